@@ -1,0 +1,54 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// benchGuard runs Enter+Exit on resource "r" of a Guard with rules on the
+// system clock, serially and from parallel goroutines. Passing requests are
+// exited; blocked ones are counted and must match wantBlocked.
+func benchGuard(b *testing.B, wantBlocked bool, rules ...core.Rule) {
+	g, err := core.New(core.WithRules(rules...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	one := func() {
+		e, err := g.Enter(ctx, "GET /api/items/{id}")
+		if (err != nil) != wantBlocked {
+			b.Fatalf("Enter: err = %v, want blocked %v", err, wantBlocked)
+		}
+		e.Exit(nil)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			one()
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				one()
+			}
+		})
+	})
+}
+
+func BenchmarkGuardNoRule(b *testing.B) { benchGuard(b, false) }
+
+func BenchmarkGuardFlowPass(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindFlow, Limit: 1 << 40})
+}
+
+func BenchmarkGuardFlowBlocked(b *testing.B) {
+	benchGuard(b, true, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindFlow, Limit: 0})
+}
+
+func BenchmarkGuardConcurrency(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 1 << 20})
+}

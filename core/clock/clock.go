@@ -1,0 +1,153 @@
+package clock
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is a monotonic time source.
+//
+// Now returns the time elapsed since the clock's origin. Sleep blocks for d,
+// or until ctx is done, in which case it returns ctx.Err().
+type Clock interface {
+	Now() time.Duration
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// System is the real monotonic clock. Its Now costs one monotonic clock
+// reading (time.Since on a time carrying a monotonic reading); it is not
+// affected by changes of the wall clock.
+type System struct {
+	origin time.Time
+}
+
+// NewSystem returns a System clock whose origin is the moment of the call.
+func NewSystem() *System { return &System{origin: time.Now()} }
+
+// Now returns the monotonic time elapsed since the clock was made.
+func (s *System) Now() time.Duration { return time.Since(s.origin) }
+
+// Sleep waits for d or until ctx is done.
+func (s *System) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Fake is a manually driven clock for tests. Its time changes only through
+// Advance and Set; sleepers wake when the time reaches their deadline. The
+// zero value is not usable: call NewFake.
+type Fake struct {
+	mu       sync.Mutex
+	now      time.Duration
+	sleepers map[*sleeper]struct{}
+	changed  chan struct{} // closed and replaced whenever the set of sleepers changes
+}
+
+type sleeper struct {
+	until time.Duration
+	wake  chan struct{}
+}
+
+// NewFake returns a fake clock reading start.
+func NewFake(start time.Duration) *Fake {
+	return &Fake{now: start, sleepers: map[*sleeper]struct{}{}, changed: make(chan struct{})}
+}
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// Advance moves the time forward by d (backwards when d is negative) and
+// wakes the sleepers whose deadline has been reached.
+func (f *Fake) Advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setLocked(f.now + d)
+}
+
+// Set sets the time to t, which may be earlier than the current time, and
+// wakes the sleepers whose deadline has been reached.
+func (f *Fake) Set(t time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setLocked(t)
+}
+
+func (f *Fake) setLocked(t time.Duration) {
+	f.now = t
+	for s := range f.sleepers {
+		if s.until <= t {
+			close(s.wake)
+			delete(f.sleepers, s)
+		}
+	}
+	f.notifyLocked()
+}
+
+func (f *Fake) notifyLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// Sleep blocks until the fake time has advanced by d or ctx is done.
+func (f *Fake) Sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	if d <= 0 {
+		f.mu.Unlock()
+		return ctx.Err()
+	}
+	s := &sleeper{until: f.now + d, wake: make(chan struct{})}
+	f.sleepers[s] = struct{}{}
+	f.notifyLocked()
+	f.mu.Unlock()
+	select {
+	case <-s.wake:
+		return nil
+	case <-ctx.Done():
+		f.mu.Lock()
+		delete(f.sleepers, s)
+		f.notifyLocked()
+		f.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// Sleepers returns the number of goroutines blocked in Sleep.
+func (f *Fake) Sleepers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.sleepers)
+}
+
+// WaitForSleepers blocks until at least n goroutines are blocked in Sleep,
+// or ctx is done. Tests use it to advance the clock only once the code under
+// test waits, without sleeping themselves.
+func (f *Fake) WaitForSleepers(ctx context.Context, n int) error {
+	for {
+		f.mu.Lock()
+		if len(f.sleepers) >= n {
+			f.mu.Unlock()
+			return nil
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

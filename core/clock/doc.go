@@ -1,0 +1,8 @@
+// Package clock provides the time source of a sluice Guard: a monotonic clock
+// read once per decision, and a fake clock for tests.
+//
+// Times are durations since an arbitrary origin fixed when the clock is made.
+// They only ever go forward on the system clock; a fake clock may be set
+// backwards, and every sluice algorithm tolerates that without dropping counts
+// or letting a limit be bypassed.
+package clock

@@ -1,0 +1,151 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/window"
+)
+
+// EnterOption adjusts one call of Enter.
+type EnterOption struct {
+	count int64
+}
+
+// WithCount makes Enter acquire n permits instead of one: a flow rule counts
+// n requests, a concurrency rule n slots.
+func WithCount(n int64) EnterOption { return EnterOption{count: n} }
+
+// Entry is the pass ticket Enter returns for an admitted request. Call Exit
+// once the request is done; Exit is idempotent, and calling it on the zero
+// Entry (the one Enter returns with an error) does nothing, so
+//
+//	e, err := guard.Enter(ctx, resource)
+//	defer e.Exit(nil)
+//
+// is safe. An Entry is a value: it holds no pooled object, so an Entry kept
+// after Exit can never end another request. Exit must not be called from two
+// goroutines at once on the same Entry.
+type Entry struct {
+	g     *Guard
+	res   *resource
+	b     *binding
+	start int64
+	n     int64
+	done  bool
+}
+
+// Resource returns the name of the resource entered, or "" for the zero
+// Entry.
+func (e *Entry) Resource() string {
+	if e.res == nil {
+		return ""
+	}
+	return e.res.name
+}
+
+// Enter asks to pass one request of resource (a route template such as
+// "GET /items/{id}" or a gRPC method). It returns an Entry to Exit when the
+// request is done, or an error: a *BlockedError (errors.Is(err, ErrBlocked))
+// when a rule rejects the request, ctx's error when ctx ends while the
+// request waits for its turn (leaky-bucket rules), or an error describing
+// bad arguments. Every rule whose resource matches applies; the request
+// passes only if all pass, and the reservations of the rules that admitted it
+// are given back when a later one rejects it.
+//
+// Enter reads the clock once. With rules that never wait it does not block;
+// ctx is only consulted when the request must wait.
+func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
+	n := int64(1)
+	for _, o := range opts {
+		if o.count != 0 {
+			n = o.count
+		}
+	}
+	if n < 1 {
+		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
+	}
+	res, cached := g.resources.get(resource)
+	b := g.bindingOf(res, resource, cached)
+	now := int64(g.clock.Now())
+
+	// Decisions of the rules admitted so far, to give back on a later
+	// rejection. Most resources have a few rules: no allocation for those.
+	var stack [8]flow.Decision
+	admitted := stack[:0]
+	var wait time.Duration
+	for i, rs := range b.rules {
+		var d flow.Decision
+		if rs.flow != nil {
+			d = rs.flow.Acquire(now, n)
+		} else {
+			ok, inFlight := rs.conc.Acquire(n)
+			d = flow.Decision{OK: ok, Limit: rs.conc.Limit(), Remaining: max(rs.conc.Limit()-inFlight, 0)}
+		}
+		if !d.OK {
+			undo(b.rules[:i], admitted, n)
+			res.stats.Add(now, window.Block, n)
+			return Entry{}, blocked(resource, rs, d)
+		}
+		admitted = append(admitted, d)
+		wait = max(wait, d.Wait)
+	}
+	if wait > 0 {
+		if err := g.clock.Sleep(ctx, wait); err != nil {
+			undo(b.rules, admitted, n)
+			res.stats.Add(now, window.Block, n)
+			return Entry{}, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
+		}
+		now += int64(wait)
+	}
+	bucket := res.stats.Add(now, window.Pass, n)
+	bucket.RaisePeak(res.inFlight.Add(n))
+	return Entry{g: g, res: res, b: b, start: now, n: n}, nil
+}
+
+// undo gives back the reservations of rules, which admitted the request
+// with the decisions ds, after a later rule rejected it.
+func undo(rules []*ruleState, ds []flow.Decision, n int64) {
+	for i, rs := range rules {
+		if rs.flow != nil {
+			rs.flow.Undo(ds[i], n)
+		} else {
+			rs.conc.Release(n)
+		}
+	}
+}
+
+func blocked(resource string, rs *ruleState, d flow.Decision) *BlockedError {
+	e := &BlockedError{
+		Resource:   resource,
+		Rule:       rs.rule.Name,
+		Kind:       rs.rule.Kind,
+		Limit:      d.Limit,
+		Remaining:  d.Remaining,
+		RetryAfter: d.RetryAfter,
+	}
+	if rs.flow != nil {
+		e.Window = rs.rule.Window
+	}
+	return e
+}
+
+// Exit ends the request: it records its completion, response time and
+// whether it failed (err != nil) in the resource's statistics, and releases
+// its concurrency slots. Calls after the first, and calls on the zero Entry,
+// do nothing. Adapters call it from a deferred function, so it runs when a
+// handler panics too.
+func (e *Entry) Exit(err error) {
+	if e.g == nil || e.done {
+		return
+	}
+	e.done = true
+	for _, c := range e.b.conc {
+		c.Release(e.n)
+	}
+	e.res.inFlight.Add(-e.n)
+	now := int64(e.g.clock.Now())
+	e.res.stats.AddRT(now, max(now-e.start, 0), err != nil)
+}

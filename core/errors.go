@@ -1,0 +1,42 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBlocked is the error every BlockedError matches with errors.Is.
+var ErrBlocked = errors.New("sluice: blocked")
+
+// BlockedError is the error Enter returns when a rule rejects a request. It
+// carries what an adapter puts in the response: the rule, its limit, the
+// quota left and when to retry.
+type BlockedError struct {
+	Resource string // the resource entered
+	Rule     string // the name of the rule that rejected the request
+	Kind     Kind   // that rule's kind
+	// Limit is the rule's limit in force (requests per Window, or in flight
+	// for concurrency).
+	Limit int64
+	// Window is the period of Limit; 0 for concurrency rules.
+	Window time.Duration
+	// Remaining is the quota left at the decision.
+	Remaining int64
+	// RetryAfter is the earliest time after which the same request would
+	// pass if nothing else arrived. It is 0 for concurrency rules, which free
+	// a slot whenever a request in flight ends.
+	RetryAfter time.Duration
+}
+
+// Error describes the block.
+func (e *BlockedError) Error() string {
+	if e.Kind == KindConcurrency {
+		return fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
+	}
+	return fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",
+		e.Resource, e.Kind, e.Rule, e.Limit, e.Window, e.RetryAfter)
+}
+
+// Is reports whether target is ErrBlocked.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }

@@ -1,0 +1,50 @@
+package core_test
+
+import (
+	"fmt"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+func ExampleParseRules() {
+	rules, err := core.ParseRules([]byte(`
+rules:
+  - name: per-user
+    resource: "GET /items/{id}"
+    kind: hotspot
+    param: header:X-User-ID
+    limit: 10
+    burst: 5
+    overrides: {vip: 1000}
+  - resource: "*"
+    kind: concurrency
+    limit: 200
+`), core.FormatYAML)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rules {
+		fmt.Printf("%s: %s %s limit %d window %v algorithm %q\n", r.Name, r.Kind, r.Resource, r.Limit, r.Window, r.Algorithm)
+	}
+
+	_, err = core.ParseRules([]byte(`
+rules:
+  - resource: "GET /items/{id}"
+    kind: flow
+    limit: ten
+    algoritm: token-bucket
+  - name: per-user
+    resource: "*"
+    kind: hotspot
+    param: header:X-User-ID
+    limit: -5
+`), core.FormatYAML)
+	fmt.Println(err)
+	// Output:
+	// per-user: hotspot GET /items/{id} limit 10 window 1s algorithm "token-bucket"
+	// concurrency *: concurrency * limit 200 window 0s algorithm ""
+	// rules[0]: line 6: unknown field "algoritm" (did you mean "algorithm"?)
+	// rules[0]: line 5: limit must be an integer, got "ten"
+	// rules[1] (per-user): limit must be >= 0, got -5
+}

@@ -1,0 +1,147 @@
+package flow
+
+import (
+	"fmt"
+	"time"
+)
+
+// Algorithm names a request-rate algorithm. The values are the ones the rules
+// file uses.
+type Algorithm string
+
+// The algorithms a flow rule may use. Cost and accuracy of each are documented
+// in doc.go.
+const (
+	LeapArray      Algorithm = "leap-array"
+	FixedWindow    Algorithm = "fixed-window"
+	SlidingLog     Algorithm = "sliding-log"
+	SlidingCounter Algorithm = "sliding-counter"
+	TokenBucket    Algorithm = "token-bucket"
+	LeakyBucket    Algorithm = "leaky-bucket"
+)
+
+// Algorithms lists every Algorithm, in the order the documentation gives them.
+var Algorithms = []Algorithm{LeapArray, FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket}
+
+// Defaults and bounds of Config fields.
+const (
+	DefaultWindow     = time.Second
+	DefaultBuckets    = 10
+	DefaultColdFactor = 3
+	// MaxBuckets bounds Config.Buckets: a leap array sums every bucket on
+	// each decision.
+	MaxBuckets = 1000
+	// MaxSlidingLogLimit bounds Config.Limit for SlidingLog, which keeps one
+	// 8-byte timestamp per admitted request in the window.
+	MaxSlidingLogLimit = 1 << 20
+)
+
+// Config describes one flow limit: at most Limit requests per Window, by
+// Algorithm. Zero fields take the defaults listed on each field.
+type Config struct {
+	Algorithm Algorithm     // default LeapArray
+	Limit     int64         // requests per Window; 0 blocks everything
+	Window    time.Duration // default DefaultWindow
+	// Buckets is the number of buckets of a LeapArray window; Window must be a
+	// multiple of Buckets nanoseconds. Default DefaultBuckets.
+	Buckets int
+	// Burst is, for TokenBucket, the number of tokens above Limit the bucket
+	// can hold.
+	Burst int64
+	// MaxWait is, for LeakyBucket, the longest a request may wait for its
+	// turn; a request whose turn is further away is rejected.
+	MaxWait time.Duration
+	// Warmup, when positive, makes the limit start at Limit/ColdFactor and
+	// grow linearly to Limit over Warmup of traffic admitted at least at half
+	// that cold limit; slower traffic or none cools the rule at the same
+	// pace. The limit in force is updated once per Window (or Warmup/100 when
+	// that is longer), so it ramps in steps of at most one Window.
+	Warmup     time.Duration
+	ColdFactor int // default DefaultColdFactor; used with Warmup
+}
+
+// FieldError is a problem with one field of a Config. Field is the name the
+// rules file uses.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+// Error returns the field name followed by the message, as in
+// "limit must be >= 0, got -5".
+func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Algorithm == "" {
+		c.Algorithm = LeapArray
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Buckets == 0 && c.Algorithm == LeapArray {
+		c.Buckets = DefaultBuckets
+	}
+	if c.ColdFactor == 0 && c.Warmup > 0 {
+		c.ColdFactor = DefaultColdFactor
+	}
+	return c
+}
+
+// Validate reports every problem of c (after defaults are applied), one
+// FieldError each, or nil when c is valid.
+func (c Config) Validate() []*FieldError {
+	c = c.WithDefaults()
+	var errs []*FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	known := false
+	for _, a := range Algorithms {
+		known = known || a == c.Algorithm
+	}
+	if !known {
+		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms)
+	}
+	if c.Limit < 0 {
+		add("limit", "must be >= 0, got %d", c.Limit)
+	}
+	if c.Window <= 0 {
+		add("window", "must be > 0, got %s", c.Window)
+	}
+	if c.Algorithm == LeapArray {
+		switch {
+		case c.Buckets < 1 || c.Buckets > MaxBuckets:
+			add("buckets", "must be between 1 and %d, got %d", MaxBuckets, c.Buckets)
+		case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
+			add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
+		}
+	} else if c.Buckets != 0 {
+		add("buckets", "only applies to algorithm %s, got %d with %s", LeapArray, c.Buckets, c.Algorithm)
+	}
+	if c.Burst < 0 {
+		add("burst", "must be >= 0, got %d", c.Burst)
+	} else if c.Burst > 0 && c.Algorithm != TokenBucket {
+		add("burst", "only applies to algorithm %s, got %d with %s", TokenBucket, c.Burst, c.Algorithm)
+	}
+	if c.MaxWait < 0 {
+		add("maxWait", "must be >= 0, got %s", c.MaxWait)
+	} else if c.MaxWait > 0 && c.Algorithm != LeakyBucket {
+		add("maxWait", "only applies to algorithm %s, got %s with %s", LeakyBucket, c.MaxWait, c.Algorithm)
+	}
+	if c.Algorithm == SlidingLog && c.Limit > MaxSlidingLogLimit {
+		add("limit", "must be <= %d with algorithm %s (one timestamp is kept per request), got %d", MaxSlidingLogLimit, SlidingLog, c.Limit)
+	}
+	if (c.Algorithm == TokenBucket || c.Algorithm == LeakyBucket) && c.Window > 0 && c.Limit > int64(c.Window) {
+		add("limit", "must be <= %d (one request per nanosecond) with window %s, got %d", int64(c.Window), c.Window, c.Limit)
+	}
+	if c.Warmup < 0 {
+		add("warmup", "must be >= 0, got %s", c.Warmup)
+	}
+	if c.ColdFactor < 0 || (c.Warmup > 0 && c.ColdFactor < 1) {
+		add("coldFactor", "must be >= 1, got %d", c.ColdFactor)
+	} else if c.ColdFactor != 0 && c.Warmup == 0 {
+		add("coldFactor", "only applies with warmup > 0")
+	}
+	return errs
+}

@@ -1,0 +1,34 @@
+// Package flow implements the request-rate algorithms of sluice flow rules.
+//
+// Every algorithm admits atomically: with any number of goroutines, the number
+// admitted in a window never exceeds what the algorithm's definition promises,
+// because a Limiter reserves first, checks, and undoes a reservation that does
+// not fit. No algorithm spins or waits for a lock held across a decision, and
+// none drops a count when the clock steps backwards: time as seen by a Limiter
+// never goes back, an earlier reading is treated as the latest one seen.
+//
+// The algorithms, their cost per decision and their accuracy:
+//
+//   - LeapArray: a ring of Buckets time buckets (package window). Lock-free;
+//     one atomic add plus a sum over Buckets buckets. Any window aligned to a
+//     bucket boundary admits at most Limit; an unaligned window may see up to
+//     one bucket's worth more. Retry-after is exact at bucket resolution.
+//   - FixedWindow: one counter per aligned window. Cheapest (one atomic add);
+//     up to 2x Limit can pass around a window boundary.
+//   - SlidingLog: the timestamps of the admitted requests of the last window.
+//     Exact for every window; a small mutex per decision and 8 bytes per
+//     request of Limit (Limit is capped at MaxSlidingLogLimit).
+//   - SlidingCounter: the previous window weighted by its overlap with the
+//     sliding window, plus the current one (prev*(window-elapsed)/window +
+//     curr). Lock-free, two counters; an approximation that assumes the
+//     previous window's requests were spread evenly.
+//   - TokenBucket: tokens refill continuously at Limit per Window up to
+//     Limit+Burst. One int64 state (the time the bucket will be full again)
+//     updated by one compare-and-swap; no refill step, no second cache.
+//   - LeakyBucket: pacing. Each request is given the slot Window/Limit after
+//     the previous one and waits for it when it lies within MaxWait, else it
+//     is rejected. Same one-CAS state as TokenBucket, in nanoseconds, so
+//     limits above 1000 per second pace correctly.
+//
+// All times are nanoseconds from the Guard's clock (package clock).
+package flow

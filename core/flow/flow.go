@@ -1,0 +1,115 @@
+package flow
+
+import (
+	"errors"
+	"math/bits"
+	"time"
+)
+
+// Decision is the outcome of Limiter.Acquire.
+type Decision struct {
+	// OK reports whether the request is admitted.
+	OK bool
+	// Wait is, for an admitted request, how long it must wait for its turn
+	// before it proceeds (LeakyBucket); 0 otherwise.
+	Wait time.Duration
+	// Limit is the limit in force at the decision (lower than Config.Limit
+	// while warming up).
+	Limit int64
+	// Remaining is the quota left after the decision: how many more
+	// requests of one could be admitted right now.
+	Remaining int64
+	// RetryAfter is, for a rejected request, the time after which the same
+	// request would be admitted if nothing else arrived; 0 when admitted.
+	RetryAfter time.Duration
+
+	ref  any   // algorithm state the reservation was made in, for Undo
+	mark int64 // algorithm value of the reservation, for Undo
+}
+
+// Limiter is one flow limit. Acquire admits or rejects n requests at now (in
+// nanoseconds of the Guard's clock); Undo gives back an admitted reservation
+// that was not used because another rule rejected the request or its wait
+// was cancelled. Both are safe for concurrent use.
+type Limiter interface {
+	Acquire(now int64, n int64) Decision
+	Undo(d Decision, n int64)
+	// Config returns the configuration the Limiter was made with, defaults
+	// applied.
+	Config() Config
+}
+
+// New returns a Limiter for cfg. When prev is the Limiter of the same rule
+// before a rule reload, the state that still means the same thing under cfg
+// is carried over (counts of a window of the same shape, a token bucket's
+// level, in-flight waiters' slots), so a reload does not reset the limit.
+func New(cfg Config, prev Limiter) (Limiter, error) {
+	cfg = cfg.WithDefaults()
+	if errs := cfg.Validate(); len(errs) > 0 {
+		all := make([]error, len(errs))
+		for i, e := range errs {
+			all[i] = e
+		}
+		return nil, errors.Join(all...)
+	}
+	var w *warmup
+	if cfg.Warmup > 0 {
+		w = newWarmup(cfg, prev)
+	}
+	th := threshold{limit: cfg.Limit, warm: w}
+	switch cfg.Algorithm {
+	case LeapArray:
+		return newLeapArray(cfg, th, prev)
+	case FixedWindow:
+		return newFixedWindow(cfg, th, prev), nil
+	case SlidingLog:
+		return newSlidingLog(cfg, th, prev), nil
+	case SlidingCounter:
+		return newSlidingCounter(cfg, th, prev), nil
+	default: // TokenBucket, LeakyBucket: Validate rejected anything else
+		return newGCRA(cfg, th, prev), nil
+	}
+}
+
+// threshold yields the limit in force at a time: the configured one, or the
+// warm-up ramp's.
+type threshold struct {
+	limit int64
+	warm  *warmup
+}
+
+func (t threshold) at(now int64) int64 {
+	if t.warm == nil {
+		return t.limit
+	}
+	return t.warm.at(now)
+}
+
+func (t threshold) admitted(n int64) {
+	if t.warm != nil {
+		t.warm.state.admitted.Add(n)
+	}
+}
+
+// mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
+// the largest int64 instead of overflowing.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return 1<<63 - 1
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	if q > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(q)
+}
+
+// floorStart returns the start of the aligned period of length p holding t.
+func floorStart(t, p int64) int64 {
+	r := t % p
+	if r < 0 {
+		r += p
+	}
+	return t - r
+}

@@ -1,0 +1,67 @@
+package flow
+
+import (
+	"time"
+
+	"github.com/sluicekit/sluice/core/window"
+)
+
+// leapArray admits while the pass count of the sliding window, kept in a
+// window.LeapArray, stays within the limit: reserve in the current bucket,
+// sum the window, undo when over.
+type leapArray struct {
+	cfg Config
+	th  threshold
+	arr *window.LeapArray
+}
+
+func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
+	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
+		return &leapArray{cfg: cfg, th: th, arr: p.arr}, nil
+	}
+	arr, err := window.New(cfg.Buckets, cfg.Window)
+	if err != nil {
+		return nil, err
+	}
+	return &leapArray{cfg: cfg, th: th, arr: arr}, nil
+}
+
+func (l *leapArray) Config() Config        { return l.cfg }
+func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
+
+func (l *leapArray) Acquire(now int64, n int64) Decision {
+	lim := l.th.at(now)
+	b := l.arr.Add(now, window.Pass, n)
+	sum := l.arr.SumSince(b.Start(), int64(l.cfg.Window), window.Pass)
+	if sum <= lim {
+		l.th.admitted(n)
+		return Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+	}
+	l.arr.Undo(b, window.Pass, n)
+	return Decision{Limit: lim, Remaining: max(lim-(sum-n), 0), RetryAfter: l.retryAfter(now, sum-n, n, lim)}
+}
+
+// retryAfter returns how long until enough of the window's count used has
+// left it for n more to fit under lim.
+func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
+	if n > lim {
+		return l.cfg.Window
+	}
+	var wait int64
+	l.arr.Each(now, func(b *window.Bucket) {
+		if used+n > lim {
+			used -= b.Get(window.Pass)
+			wait = b.Start() + int64(l.cfg.Window) - now
+		}
+	})
+	return time.Duration(max(wait, 0))
+}
+
+func (l *leapArray) Undo(d Decision, n int64) {
+	if b, ok := d.ref.(*window.Bucket); ok {
+		l.arr.Undo(b, window.Pass, n)
+	}
+}
+
+// Array returns the leap array the limiter counts in.
+func (l *leapArray) Array() *window.LeapArray { return l.arr }

@@ -1,0 +1,77 @@
+package flow
+
+import (
+	"math"
+	"time"
+)
+
+// slidingCounter estimates the count of the sliding window as the previous
+// aligned window's count weighted by its overlap with the sliding window plus
+// the current window's count: prev*(window-elapsed)/window + curr.
+type slidingCounter struct {
+	cfg Config
+	th  threshold
+	ps  *periods
+}
+
+func newSlidingCounter(cfg Config, th threshold, prev Limiter) *slidingCounter {
+	if p, ok := prev.(*slidingCounter); ok && p.cfg.Window == cfg.Window {
+		return &slidingCounter{cfg: cfg, th: th, ps: p.ps}
+	}
+	return &slidingCounter{cfg: cfg, th: th, ps: &periods{}}
+}
+
+func (s *slidingCounter) Config() Config        { return s.cfg }
+func (s *slidingCounter) warmState() *warmState { return warmStateOf(s.th) }
+
+// estimate returns the weighted count of the sliding window ending at now
+// whose aligned window is c, with curr requests in it.
+func (s *slidingCounter) estimate(c *period, now, curr int64) float64 {
+	w := float64(s.cfg.Window)
+	elapsed := min(max(float64(now-c.start), 0), w)
+	return float64(c.prev)*(w-elapsed)/w + float64(curr)
+}
+
+func (s *slidingCounter) Acquire(now int64, n int64) Decision {
+	lim := s.th.at(now)
+	c, v := s.ps.reserve(now, int64(s.cfg.Window), n)
+	est := s.estimate(c, now, v)
+	if est <= float64(lim) {
+		s.th.admitted(n)
+		return Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
+	}
+	c.count.Add(-n)
+	return Decision{
+		Limit:      lim,
+		Remaining:  max(int64(float64(lim)-(est-float64(n))), 0),
+		RetryAfter: s.retryAfter(c, now, v-n, n, lim),
+	}
+}
+
+// retryAfter solves prev*(w-e)/w + curr + n <= lim for the earliest elapsed
+// time e, in this window or, when curr alone is too many, in the next one
+// (where curr becomes prev).
+func (s *slidingCounter) retryAfter(c *period, now, curr, n, lim int64) time.Duration {
+	w := float64(s.cfg.Window)
+	if n > lim {
+		return s.cfg.Window
+	}
+	// earliest returns the elapsed time into a window with prev requests
+	// in its predecessor and cur in itself at which n more fit.
+	earliest := func(prev, cur int64) float64 {
+		room := float64(lim - cur - n)
+		if prev == 0 || room >= float64(prev) {
+			return 0
+		}
+		return w * (1 - room/float64(prev))
+	}
+	var at float64
+	if curr+n <= lim {
+		at = float64(c.start) + earliest(c.prev, curr)
+	} else {
+		at = float64(c.start) + w + earliest(curr, 0)
+	}
+	return time.Duration(max(math.Ceil(at-float64(now)), 0))
+}
+
+func (s *slidingCounter) Undo(d Decision, n int64) { undoPeriod(d, n) }

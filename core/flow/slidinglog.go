@@ -1,0 +1,100 @@
+package flow
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// slidingLog keeps the times of the last Limit admissions in a ring, oldest
+// first. A request of n fits when the (lim-n+1)-th newest admission has left
+// the window.
+type slidingLog struct {
+	cfg Config
+	th  threshold
+	log *timeLog
+}
+
+// timeLog is the ring of admission times; mu guards all of it.
+type timeLog struct {
+	mu   sync.Mutex
+	ring []int64 // admission times, ascending from head; math.MinInt64 when unused
+	head int     // index of the oldest entry
+	seq  int64   // number of admissions written, for Undo
+	last int64   // latest time seen; earlier readings are treated as this one
+}
+
+func newSlidingLog(cfg Config, th threshold, prev Limiter) *slidingLog {
+	l := &timeLog{ring: make([]int64, cfg.Limit), last: math.MinInt64}
+	for i := range l.ring {
+		l.ring[i] = math.MinInt64
+	}
+	if p, ok := prev.(*slidingLog); ok {
+		p.log.mu.Lock()
+		// Copy the newest entries, as many as fit, keeping their order.
+		k := min(len(p.log.ring), len(l.ring))
+		for i := 0; i < k; i++ {
+			l.ring[len(l.ring)-k+i] = p.log.entry(len(p.log.ring) - k + i)
+		}
+		l.last = p.log.last
+		p.log.mu.Unlock()
+	}
+	return &slidingLog{cfg: cfg, th: th, log: l}
+}
+
+func (s *slidingLog) Config() Config        { return s.cfg }
+func (s *slidingLog) warmState() *warmState { return warmStateOf(s.th) }
+
+// entry returns the i-th oldest entry.
+func (l *timeLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
+
+func (s *slidingLog) Acquire(now int64, n int64) Decision {
+	lim := s.th.at(now)
+	w := int64(s.cfg.Window)
+	l := s.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	read := now // the caller's reading: retry-after is measured on its clock
+	now = max(now, l.last)
+	l.last = now
+	size := len(l.ring)
+	// In-window entries are the newest ones: find the first in (now-w, now].
+	first := sort.Search(size, func(i int) bool { return l.entry(i) > now-w })
+	used := int64(size - first)
+	if n > lim || used+n > lim {
+		retry := w
+		if n <= lim {
+			// The (lim-n+1)-th newest entry must leave the window.
+			retry = l.entry(size-int(lim-n+1)) + w - read
+		}
+		return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: time.Duration(max(retry, 0))}
+	}
+	for i := int64(0); i < n; i++ {
+		l.ring[l.head] = now
+		l.head = (l.head + 1) % size
+	}
+	l.seq += n
+	s.th.admitted(n)
+	return Decision{OK: true, Limit: lim, Remaining: lim - used - n, mark: l.seq}
+}
+
+// Undo removes the reservation's entries when nothing was admitted after it;
+// otherwise they stay, which only makes the log stricter until they expire.
+func (s *slidingLog) Undo(d Decision, n int64) {
+	if !d.OK {
+		return
+	}
+	l := s.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d.mark != l.seq {
+		return
+	}
+	size := len(l.ring)
+	for i := int64(0); i < n; i++ {
+		l.head = (l.head - 1 + size) % size
+		l.ring[l.head] = math.MinInt64
+	}
+	l.seq -= n
+}

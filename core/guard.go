@@ -1,0 +1,255 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/concurrency"
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// DefaultMaxResources is the default bound on the number of resource names a
+// Guard keeps statistics for (WithMaxResources).
+const DefaultMaxResources = 10000
+
+// Guard holds a rule set, the state of its limits and the statistics of the
+// resources entered through it. Guards share nothing: two Guards in one
+// process never see each other's rules or counts. A Guard is safe for
+// concurrent use.
+type Guard struct {
+	clock     clock.Clock
+	resources *resourceTable
+
+	mu    sync.Mutex // serializes SetRules
+	rules atomic.Pointer[ruleSet]
+}
+
+// ruleSet is one immutable generation of compiled rules.
+type ruleSet struct {
+	rules []*ruleState // in rule order
+}
+
+// ruleState is a compiled rule with its limiter.
+type ruleState struct {
+	rule    Rule // normalized
+	pattern pattern
+	flow    flow.Limiter         // KindFlow
+	conc    *concurrency.Limiter // KindConcurrency
+	waits   bool                 // admitted requests may wait (leaky bucket)
+}
+
+// binding is the list of rules of one rule set that apply to one resource,
+// in the order they are checked: rules that never make a request wait
+// first, so a request rejected by one of them does not take a pacing slot.
+type binding struct {
+	set   *ruleSet
+	rules []*ruleState
+	conc  []*concurrency.Limiter // the concurrency limiters among rules, released by Exit
+}
+
+type config struct {
+	clock        clock.Clock
+	rules        []Rule
+	rulesFile    string
+	maxResources int
+}
+
+// Option configures a Guard made by New.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// WithClock makes the Guard read time from c instead of the system's
+// monotonic clock. Tests pass a *clock.Fake.
+func WithClock(c clock.Clock) Option {
+	return optionFunc(func(cfg *config) error {
+		if c == nil {
+			return errors.New("WithClock: clock is nil")
+		}
+		cfg.clock = c
+		return nil
+	})
+}
+
+// WithRules sets the Guard's initial rules.
+func WithRules(rules ...Rule) Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.rules = append(cfg.rules, rules...)
+		return nil
+	})
+}
+
+// WithRulesFile loads the Guard's initial rules from a YAML or JSON file
+// (see LoadRulesFile), after any given by WithRules.
+func WithRulesFile(path string) Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.rulesFile = path
+		return nil
+	})
+}
+
+// WithMaxResources bounds the number of distinct resource names the Guard
+// keeps statistics for (default DefaultMaxResources). Beyond it, new names
+// still get every matching rule applied, but share the statistics of the
+// resource named OverflowResource and their rules are matched on each call.
+func WithMaxResources(n int) Option {
+	return optionFunc(func(cfg *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxResources: must be >= 1, got %d", n)
+		}
+		cfg.maxResources = n
+		return nil
+	})
+}
+
+// New returns a Guard configured by opts. It returns an error naming the
+// problem when an option or a rule is invalid.
+func New(opts ...Option) (*Guard, error) {
+	cfg := config{maxResources: DefaultMaxResources}
+	for _, o := range opts {
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("sluice: %w", err)
+		}
+	}
+	if cfg.clock == nil {
+		cfg.clock = clock.NewSystem()
+	}
+	rules := cfg.rules
+	if cfg.rulesFile != "" {
+		fromFile, err := LoadRulesFile(cfg.rulesFile)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, fromFile...)
+	}
+	g := &Guard{clock: cfg.clock, resources: newResourceTable(cfg.maxResources)}
+	g.rules.Store(&ruleSet{})
+	if err := g.SetRules(rules); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Clock returns the Guard's clock.
+func (g *Guard) Clock() clock.Clock { return g.clock }
+
+// Rules returns the rules in force, normalized (defaults applied, names
+// filled in).
+func (g *Guard) Rules() []Rule {
+	set := g.rules.Load()
+	out := make([]Rule, len(set.rules))
+	for i, rs := range set.rules {
+		out[i] = rs.rule
+	}
+	return out
+}
+
+// SetRules validates rules and, when they are all valid, replaces the rules
+// in force atomically; otherwise it returns a *RulesError naming every
+// problem and keeps the rules in force. The state of a rule whose name, kind
+// and resource are unchanged carries over: its window counts, token bucket
+// level and requests in flight are kept, so a reload does not reset a limit.
+// Requests in flight when the rules change are released against the rules
+// they entered under.
+func (g *Guard) SetRules(rules []Rule) error {
+	norm, err := NormalizeRules(rules)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old := map[string]*ruleState{}
+	for _, rs := range g.rules.Load().rules {
+		old[rs.rule.Name] = rs
+	}
+	set := &ruleSet{}
+	var problems []Problem
+	for i, r := range norm {
+		prev := old[r.Name]
+		if prev != nil && (prev.rule.Kind != r.Kind || prev.rule.Resource != r.Resource || prev.rule.Param != r.Param) {
+			prev = nil
+		}
+		rs, err := compileRule(r, prev)
+		if err != nil {
+			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
+			continue
+		}
+		set.rules = append(set.rules, rs)
+	}
+	if len(problems) > 0 {
+		return &RulesError{Problems: problems}
+	}
+	g.rules.Store(set)
+	return nil
+}
+
+// compileRule makes the limiter of r, carrying over the state of prev, the
+// same rule in the rule set being replaced, when prev is not nil.
+func compileRule(r Rule, prev *ruleState) (*ruleState, error) {
+	rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
+	switch r.Kind {
+	case KindFlow:
+		var p flow.Limiter
+		if prev != nil {
+			p = prev.flow
+		}
+		l, err := flow.New(r.flowConfig(), p)
+		if err != nil {
+			return nil, err
+		}
+		rs.flow = l
+		rs.waits = l.Config().Algorithm == flow.LeakyBucket
+	case KindConcurrency:
+		var p *concurrency.Limiter
+		if prev != nil {
+			p = prev.conc
+		}
+		rs.conc = concurrency.New(r.Limit, p)
+	default:
+		return nil, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
+	}
+	return rs, nil
+}
+
+// bind returns the rules of set that apply to name.
+func (set *ruleSet) bind(name string) *binding {
+	b := &binding{set: set}
+	var waiting []*ruleState
+	for _, rs := range set.rules {
+		switch {
+		case !rs.pattern.match(name):
+			continue
+		case rs.waits:
+			waiting = append(waiting, rs)
+		default:
+			b.rules = append(b.rules, rs)
+		}
+		if rs.conc != nil {
+			b.conc = append(b.conc, rs.conc)
+		}
+	}
+	b.rules = append(b.rules, waiting...)
+	return b
+}
+
+// bindingOf returns the rules of the current rule set that apply to r,
+// computing them once per rule set and resource.
+func (g *Guard) bindingOf(r *resource, name string, cached bool) *binding {
+	set := g.rules.Load()
+	if !cached {
+		return set.bind(name)
+	}
+	if b := r.binding.Load(); b != nil && b.set == set {
+		return b
+	}
+	b := set.bind(name)
+	r.binding.Store(b)
+	return b
+}

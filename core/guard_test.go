@@ -1,0 +1,420 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+const ms = time.Millisecond
+
+// newGuard returns a Guard on a fake clock at 10s with rules.
+func newGuard(t testing.TB, rules ...core.Rule) (*core.Guard, *clock.Fake) {
+	t.Helper()
+	fc := clock.NewFake(10 * time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
+	require.NoError(t, err)
+	return g, fc
+}
+
+func blockedBy(t *testing.T, err error) *core.BlockedError {
+	t.Helper()
+	var b *core.BlockedError
+	require.ErrorAs(t, err, &b)
+	require.ErrorIs(t, err, core.ErrBlocked)
+	return b
+}
+
+func TestEnterWithoutRulesPasses(t *testing.T) {
+	g, _ := newGuard(t)
+	for i := 0; i < 1000; i++ {
+		e, err := g.Enter(context.Background(), "GET /hello")
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	st, ok := g.Stats("GET /hello")
+	require.True(t, ok)
+	assert.Equal(t, int64(1000), st.Pass)
+	assert.Equal(t, int64(1000), st.Complete)
+	assert.Zero(t, st.InFlight)
+}
+
+func TestFlowRuleBlocksWithDetails(t *testing.T) {
+	g, fc := newGuard(t, core.Rule{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 3})
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		e, err := g.Enter(ctx, "GET /items/{id}")
+		require.NoError(t, err, "request %d", i)
+		e.Exit(nil)
+	}
+	fc.Advance(250 * ms)
+	_, err := g.Enter(ctx, "GET /items/{id}")
+	b := blockedBy(t, err)
+	assert.Equal(t, core.BlockedError{
+		Resource: "GET /items/{id}", Rule: "items", Kind: core.KindFlow,
+		Limit: 3, Window: time.Second, Remaining: 0, RetryAfter: 750 * ms,
+	}, *b)
+	assert.Contains(t, b.Error(), `rule "items"`)
+
+	// Another resource is not limited by the rule.
+	e, err := g.Enter(ctx, "GET /other")
+	require.NoError(t, err)
+	e.Exit(nil)
+
+	fc.Advance(750 * ms)
+	e, err = g.Enter(ctx, "GET /items/{id}")
+	require.NoError(t, err, "the window has slid past the first three")
+	e.Exit(nil)
+
+	st, _ := g.Stats("GET /items/{id}")
+	assert.Equal(t, int64(1), st.Pass, "the first three passes left the last second")
+	assert.Equal(t, int64(1), st.Block, "the block 750ms ago is in the last second")
+}
+
+func TestGlobRulesMatch(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "items", Resource: "GET /items/*", Kind: core.KindFlow, Limit: 2},
+		core.Rule{Name: "all", Resource: "*", Kind: core.KindFlow, Limit: 3},
+	)
+	ctx := context.Background()
+	pass := func(res string) error {
+		e, err := g.Enter(ctx, res)
+		e.Exit(nil)
+		return err
+	}
+	require.NoError(t, pass("GET /items/{id}"))
+	require.NoError(t, pass("GET /items/{id}/tags"))
+	assert.Equal(t, "items", blockedBy(t, pass("GET /items/{id}")).Rule)
+	// The items rejection gave back its reservation in "all": one is left.
+	require.NoError(t, pass("GET /hello"))
+	assert.Equal(t, "all", blockedBy(t, pass("GET /hello")).Rule)
+}
+
+func TestRejectionGivesBackEarlierReservations(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "rate", Resource: "r", Kind: core.KindFlow, Limit: 2},
+		core.Rule{Name: "inflight", Resource: "r", Kind: core.KindConcurrency, Limit: 1},
+	)
+	ctx := context.Background()
+	held, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	for i := 0; i < 5; i++ {
+		_, err := g.Enter(ctx, "r")
+		assert.Equal(t, "inflight", blockedBy(t, err).Rule)
+	}
+	held.Exit(nil)
+	// The five rejections took nothing from the rate rule: one is left.
+	e, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	e.Exit(nil)
+	_, err = g.Enter(ctx, "r")
+	assert.Equal(t, "rate", blockedBy(t, err).Rule)
+}
+
+func TestExitIsIdempotentAndReleasesAfterPanic(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "one", Resource: "r", Kind: core.KindConcurrency, Limit: 1})
+	ctx := context.Background()
+	handler := func() {
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		defer e.Exit(errors.New("panicked"))
+		panic("boom")
+	}
+	for i := 0; i < 3; i++ {
+		assert.PanicsWithValue(t, "boom", handler)
+	}
+	e, err := g.Enter(ctx, "r")
+	require.NoError(t, err, "the panicking handlers released their slots")
+	e.Exit(nil)
+	e.Exit(nil) // a second Exit must not release a slot someone else holds
+	held, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	e.Exit(nil)
+	_, err = g.Enter(ctx, "r")
+	blockedBy(t, err)
+	held.Exit(nil)
+
+	var zero core.Entry
+	zero.Exit(nil) // the zero Entry is inert
+
+	st, _ := g.Stats("r")
+	assert.Equal(t, int64(3), st.Error)
+	assert.Equal(t, int64(5), st.Complete)
+	assert.Zero(t, st.InFlight)
+}
+
+func TestExitRecordsResponseTime(t *testing.T) {
+	g, fc := newGuard(t)
+	ctx := context.Background()
+	for _, rt := range []time.Duration{30 * ms, 10 * ms, 20 * ms} {
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		fc.Advance(rt)
+		e.Exit(nil)
+	}
+	st, _ := g.Stats("r")
+	assert.Equal(t, 60*ms, st.RT)
+	assert.Equal(t, 10*ms, st.MinRT)
+	assert.Equal(t, int64(1), st.Peak)
+}
+
+func TestLeakyBucketWaitsAndHonoursCancel(t *testing.T) {
+	g, fc := newGuard(t, core.Rule{Name: "pace", Resource: "r", Kind: core.KindFlow,
+		Algorithm: "leaky-bucket", Limit: 10, MaxWait: 250 * ms})
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "r") // first slot: now
+	require.NoError(t, err)
+	e.Exit(nil)
+
+	done := make(chan error, 1)
+	go func() {
+		e, err := g.Enter(ctx, "r") // next slot: +100ms
+		e.Exit(nil)
+		done <- err
+	}()
+	require.NoError(t, fc.WaitForSleepers(ctx, 1))
+	select {
+	case err := <-done:
+		t.Fatalf("Enter returned before its slot: %v", err)
+	default:
+	}
+	fc.Advance(100 * ms)
+	require.NoError(t, <-done)
+
+	// A waiter whose context ends gives back its slot and gets ctx's error.
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		_, err := g.Enter(cctx, "r")
+		done <- err
+	}()
+	require.NoError(t, fc.WaitForSleepers(ctx, 1))
+	cancel()
+	err = <-done
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, core.ErrBlocked)
+
+	// The slot was given back: the next request gets it (wait 100ms, not 200ms).
+	go func() {
+		e, err := g.Enter(ctx, "r")
+		e.Exit(nil)
+		done <- err
+	}()
+	require.NoError(t, fc.WaitForSleepers(ctx, 1))
+	fc.Advance(100 * ms)
+	require.NoError(t, <-done)
+}
+
+func TestSetRulesKeepsCountsAndRejectsBadRules(t *testing.T) {
+	rule := core.Rule{Name: "items", Resource: "r", Kind: core.KindFlow, Limit: 5}
+	g, _ := newGuard(t, rule)
+	ctx := context.Background()
+	enter := func() error {
+		e, err := g.Enter(ctx, "r")
+		e.Exit(nil)
+		return err
+	}
+	for i := 0; i < 4; i++ {
+		require.NoError(t, enter())
+	}
+	// Reload with the same rule plus another: the 4 passes are kept.
+	require.NoError(t, g.SetRules([]core.Rule{rule, {Resource: "x", Kind: core.KindConcurrency, Limit: 1}}))
+	require.NoError(t, enter())
+	blockedBy(t, enter())
+
+	// A bad rule set is rejected as a whole, naming the rule and field.
+	err := g.SetRules([]core.Rule{rule, {Name: "bad", Resource: "r", Kind: core.KindFlow, Limit: -5}})
+	var re *core.RulesError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, err.Error(), "rules[1] (bad): limit must be >= 0, got -5")
+	assert.Len(t, g.Rules(), 2, "the rules in force are kept")
+	blockedBy(t, enter())
+
+	// Raising the limit keeps the counts of the window.
+	rule.Limit = 6
+	require.NoError(t, g.SetRules([]core.Rule{rule}))
+	require.NoError(t, enter())
+	blockedBy(t, enter())
+}
+
+func TestReloadReleasesAgainstRulesEnteredUnder(t *testing.T) {
+	rule := core.Rule{Name: "c", Resource: "r", Kind: core.KindConcurrency, Limit: 2}
+	g, _ := newGuard(t, rule)
+	ctx := context.Background()
+	a, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	rule.Limit = 1 // same rule, lower limit: in-flight count carries over
+	require.NoError(t, g.SetRules([]core.Rule{rule}))
+	_, err = g.Enter(ctx, "r")
+	blockedBy(t, err)
+	a.Exit(nil)
+	b, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	b.Exit(nil)
+}
+
+func TestEnterRejectsBadCount(t *testing.T) {
+	g, _ := newGuard(t)
+	_, err := g.Enter(context.Background(), "r", core.WithCount(-1))
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, core.ErrBlocked)
+	assert.Contains(t, err.Error(), "count must be >= 1, got -1")
+}
+
+func TestWithCount(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow, Limit: 10})
+	e, err := g.Enter(context.Background(), "r", core.WithCount(7))
+	require.NoError(t, err)
+	e.Exit(nil)
+	_, err = g.Enter(context.Background(), "r", core.WithCount(4))
+	assert.Equal(t, int64(3), blockedBy(t, err).Remaining)
+}
+
+func TestHostileResourceNamesStayBounded(t *testing.T) {
+	fc := clock.NewFake(0)
+	g, err := core.New(core.WithClock(fc), core.WithMaxResources(100),
+		core.WithRules(core.Rule{Name: "all", Resource: "GET /x/*", Kind: core.KindFlow, Limit: 50}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	passed := 0
+	for i := 0; i < 10000; i++ {
+		e, err := g.Enter(ctx, fmt.Sprintf("GET /x/%d", i))
+		if err == nil {
+			passed++
+		}
+		e.Exit(nil)
+	}
+	assert.Equal(t, 50, passed, "the glob rule holds for names beyond the bound")
+	st, ok := g.Stats(core.OverflowResource)
+	require.True(t, ok)
+	assert.Equal(t, int64(10000-100), st.Pass+st.Block)
+	_, ok = g.Stats("GET /x/5000")
+	assert.False(t, ok)
+}
+
+func TestGuardsAreIndependent(t *testing.T) {
+	rule := core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow, Limit: 1}
+	a, _ := newGuard(t, rule)
+	b, _ := newGuard(t, rule)
+	ctx := context.Background()
+	_, err := a.Enter(ctx, "r")
+	require.NoError(t, err)
+	_, err = b.Enter(ctx, "r")
+	require.NoError(t, err, "b has its own counts")
+}
+
+func TestNewValidatesOptions(t *testing.T) {
+	_, err := core.New(core.WithMaxResources(0))
+	assert.ErrorContains(t, err, "WithMaxResources: must be >= 1, got 0")
+	_, err = core.New(core.WithClock(nil))
+	assert.ErrorContains(t, err, "WithClock: clock is nil")
+	_, err = core.New(core.WithRulesFile("/nonexistent/rules.yaml"))
+	assert.ErrorContains(t, err, "/nonexistent/rules.yaml")
+}
+
+// TestConcurrencyNeverOvershoots has 64 goroutines hammer one concurrency
+// rule; each observes the in-flight count it is part of.
+func TestConcurrencyNeverOvershoots(t *testing.T) {
+	const limit = 5
+	g, err := core.New(core.WithRules(core.Rule{Name: "c", Resource: "r", Kind: core.KindConcurrency, Limit: limit}))
+	require.NoError(t, err)
+	var inFlight, peak, passed atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				e, err := g.Enter(context.Background(), "r")
+				if err != nil {
+					continue
+				}
+				v := inFlight.Add(1)
+				for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
+				}
+				passed.Add(1)
+				inFlight.Add(-1)
+				e.Exit(nil)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, peak.Load(), int64(limit))
+	assert.Positive(t, passed.Load())
+	st, _ := g.Stats("r")
+	assert.Zero(t, st.InFlight)
+	assert.LessOrEqual(t, st.Peak, int64(limit))
+}
+
+// TestAdmittedPerWindowNeverAboveLimit has 64 goroutines hammer one rule in
+// lock-step rounds of fake time, and checks every window the algorithm
+// promises to bound.
+func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
+	const step = 50 * ms
+	for _, tc := range []struct {
+		algorithm string
+		burst     int64
+		// bound returns the most that may pass in steps [i, j).
+		bound func(i, j int) int64
+		// windows lists the step ranges to check.
+		aligned bool
+	}{
+		// leap-array: every window of 10 buckets of 100ms (20 steps) starting
+		// on a bucket boundary.
+		{algorithm: "leap-array", bound: func(i, j int) int64 { return 100 }, aligned: true},
+		// token-bucket: capacity plus refill over the span.
+		{algorithm: "token-bucket", burst: 20, bound: func(i, j int) int64 {
+			return 100 + 20 + int64(j-i-1)*100*int64(step)/int64(time.Second)
+		}},
+	} {
+		t.Run(tc.algorithm, func(t *testing.T) {
+			g, fc := newGuard(t, core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow,
+				Algorithm: tc.algorithm, Limit: 100, Burst: tc.burst})
+			const rounds, workers, perWorker = 80, 64, 4
+			perStep := make([]int64, rounds)
+			for s := 0; s < rounds; s++ {
+				var wg sync.WaitGroup
+				var passed atomic.Int64
+				for w := 0; w < workers; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < perWorker; i++ {
+							if e, err := g.Enter(context.Background(), "r"); err == nil {
+								passed.Add(1)
+								e.Exit(nil)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				perStep[s] = passed.Load()
+				fc.Advance(step)
+			}
+			total := int64(0)
+			for i := 0; i < rounds; i++ {
+				total += perStep[i]
+				for j := i + 1; j <= rounds && j-i <= 20; j++ {
+					if tc.aligned && (i%2 != 0 || j-i != 20) {
+						continue
+					}
+					sum := int64(0)
+					for _, v := range perStep[i:j] {
+						sum += v
+					}
+					require.LessOrEqual(t, sum, tc.bound(i, j), "steps [%d,%d): %v", i, j, perStep)
+				}
+			}
+			assert.GreaterOrEqual(t, total, int64(rounds/20*100), "the limit is used, not starved: %v", perStep)
+		})
+	}
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicekit/sluice/core/window"
+)
+
+// Statistics windows of a resource.
+const (
+	statInterval = time.Second
+	statBuckets  = 10
+)
+
+// resource is the per-name state of the Guard: statistics that live as long
+// as the Guard, and the rules bound to it under the current rule set.
+type resource struct {
+	name     string
+	stats    *window.LeapArray
+	inFlight atomic.Int64
+	binding  atomic.Pointer[binding]
+}
+
+func newResource(name string) *resource {
+	stats, _ := window.New(statBuckets, statInterval) // constants: cannot fail
+	return &resource{name: name, stats: stats}
+}
+
+// resourceTable maps names to resources. Lookups read an immutable map
+// through one atomic load and never lock. New names go to dirty, under mu,
+// which is copied to read after enough lookups had to lock, so the cost of
+// copying is spread over the lookups. The table holds at most max resources;
+// names beyond share one overflow resource, so hostile names cannot grow it.
+type resourceTable struct {
+	read     atomic.Pointer[map[string]*resource]
+	mu       sync.Mutex
+	dirty    map[string]*resource // every resource; guarded by mu
+	misses   int                  // lookups that locked since the last copy; guarded by mu
+	max      int
+	full     atomic.Bool
+	overflow *resource
+}
+
+// OverflowResource is the name under which statistics of resources beyond
+// the Guard's resource bound are kept (see WithMaxResources).
+const OverflowResource = "(overflow)"
+
+func newResourceTable(max int) *resourceTable {
+	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource)}
+	t.read.Store(&map[string]*resource{})
+	return t
+}
+
+// get returns the resource of name, creating it if the table has room. The
+// second result is false when name went to the overflow resource.
+func (t *resourceTable) get(name string) (*resource, bool) {
+	if r, ok := (*t.read.Load())[name]; ok {
+		return r, true
+	}
+	if t.full.Load() {
+		return t.overflow, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.dirty[name]
+	if !ok {
+		if len(t.dirty) >= t.max {
+			t.full.Store(true)
+			return t.overflow, false
+		}
+		r = newResource(name)
+		t.dirty[name] = r
+	}
+	t.misses++
+	if t.misses > len(t.dirty)/8 {
+		read := make(map[string]*resource, len(t.dirty))
+		for k, v := range t.dirty {
+			read[k] = v
+		}
+		t.read.Store(&read)
+		t.misses = 0
+	}
+	return r, true
+}
+
+// each calls fn for every resource, the overflow one last.
+func (t *resourceTable) each(fn func(*resource)) {
+	t.mu.Lock()
+	all := make([]*resource, 0, len(t.dirty))
+	for _, r := range t.dirty {
+		all = append(all, r)
+	}
+	t.mu.Unlock()
+	for _, r := range all {
+		fn(r)
+	}
+	fn(t.overflow)
+}

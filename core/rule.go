@@ -1,0 +1,77 @@
+package core
+
+import (
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// Kind is the kind of a rule.
+type Kind string
+
+// The rule kinds.
+const (
+	// KindFlow limits the request rate of a resource (package flow).
+	KindFlow Kind = "flow"
+	// KindConcurrency limits the number of requests of a resource in flight.
+	KindConcurrency Kind = "concurrency"
+	// KindHotspot limits each value of a request parameter separately.
+	KindHotspot Kind = "hotspot"
+)
+
+// Rule is one limit on the resources its Resource matches. The rules file
+// (see ParseRules) has one field per Rule field, named as in the json tags.
+// Zero fields take their documented defaults; fields that do not apply to a
+// rule's Kind or Algorithm must be zero.
+type Rule struct {
+	// Name identifies the rule in errors, headers and metrics. Optional; when
+	// empty a name is derived from Kind and Resource (see DefaultName).
+	// Names are unique within a rule set.
+	Name string `json:"name,omitempty"`
+	// Resource is an exact resource name, or a glob in which each '*'
+	// matches any run of characters, '/' included: "GET /items/*",
+	// "/pkg.Svc/*", "*". A glob rule has one state shared by all the
+	// resources it matches.
+	Resource string `json:"resource"`
+	Kind     Kind   `json:"kind"`
+	// Limit is requests per Window (flow, hotspot) or requests in flight
+	// (concurrency). 0 blocks every request.
+	Limit int64 `json:"limit"`
+	// Window is the period Limit applies to (flow, hotspot). Default 1s.
+	Window time.Duration `json:"window,omitempty"`
+	// Algorithm is a flow.Algorithm for flow rules (default leap-array), or
+	// token-bucket, leaky-bucket or concurrency for hotspot rules (default
+	// token-bucket).
+	Algorithm string `json:"algorithm,omitempty"`
+	// Buckets is the number of leap-array buckets. Default 10.
+	Buckets int `json:"buckets,omitempty"`
+	// Burst is the number of token-bucket tokens above Limit.
+	Burst int64 `json:"burst,omitempty"`
+	// MaxWait is the longest a leaky-bucket request may queue for its turn.
+	MaxWait time.Duration `json:"maxWait,omitempty"`
+	// Warmup ramps a flow limit from Limit/ColdFactor to Limit.
+	Warmup     time.Duration `json:"warmup,omitempty"`
+	ColdFactor int           `json:"coldFactor,omitempty"`
+	// Param names the request value a hotspot rule limits by, e.g.
+	// "header:X-User-ID", "query:tenant", "ip".
+	Param string `json:"param,omitempty"`
+	// MaxKeys bounds the number of param values a hotspot rule tracks.
+	MaxKeys int `json:"maxKeys,omitempty"`
+	// Overrides gives specific param values their own limit; 0 blocks the
+	// value.
+	Overrides map[string]int64 `json:"overrides,omitempty"`
+}
+
+// flowConfig returns the flow.Config of a flow rule.
+func (r *Rule) flowConfig() flow.Config {
+	return flow.Config{
+		Algorithm:  flow.Algorithm(r.Algorithm),
+		Limit:      r.Limit,
+		Window:     r.Window,
+		Buckets:    r.Buckets,
+		Burst:      r.Burst,
+		MaxWait:    r.MaxWait,
+		Warmup:     r.Warmup,
+		ColdFactor: r.ColdFactor,
+	}
+}

@@ -1,0 +1,402 @@
+package core
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// exampleRules are the rules of the RULES.md example (testdata/rules.yaml
+// and testdata/rules.json), normalized.
+var exampleRules = []Rule{
+	{
+		Name:      "items-rate",
+		Resource:  "GET /items/{id}",
+		Kind:      KindFlow,
+		Limit:     100,
+		Window:    time.Second,
+		Algorithm: "leap-array",
+		Buckets:   10,
+	},
+	{
+		Name:      "per-user",
+		Resource:  "GET /items/{id}",
+		Kind:      KindHotspot,
+		Param:     "header:X-User-ID",
+		Limit:     10,
+		Window:    time.Second,
+		Algorithm: "token-bucket",
+		Burst:     5,
+		MaxKeys:   100000,
+		Overrides: map[string]int64{"vip": 1000, "abuser": 0},
+	},
+	{
+		Name:     "concurrency *",
+		Resource: "*",
+		Kind:     KindConcurrency,
+		Limit:    200,
+	},
+}
+
+func TestParseRulesExample(t *testing.T) {
+	for file, format := range map[string]Format{"testdata/rules.yaml": FormatYAML, "testdata/rules.json": FormatJSON} {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		rules, err := ParseRules(data, format)
+		require.NoError(t, err, file)
+		assert.Equal(t, exampleRules, rules, file)
+	}
+}
+
+func TestLoadRulesFile(t *testing.T) {
+	dir := t.TempDir()
+	yamlData, err := os.ReadFile("testdata/rules.yaml")
+	require.NoError(t, err)
+	jsonData, err := os.ReadFile("testdata/rules.json")
+	require.NoError(t, err)
+	for name, data := range map[string][]byte{
+		"rules.yaml": yamlData,
+		"rules.yml":  yamlData,
+		"rules":      yamlData,
+		"rules.json": jsonData,
+		"RULES.JSON": jsonData,
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		rules, err := LoadRulesFile(path)
+		require.NoError(t, err, name)
+		assert.Equal(t, exampleRules, rules, name)
+	}
+
+	t.Run("problems", func(t *testing.T) {
+		path := filepath.Join(dir, "bad.yaml")
+		require.NoError(t, os.WriteFile(path, []byte("rules:\n  - {resource: x, kind: flow, limit: -5}\n"), 0o600))
+		_, err := LoadRulesFile(path)
+		assert.EqualError(t, err, "rules file "+path+": rules[0]: limit must be >= 0, got -5")
+		var re *RulesError
+		assert.ErrorAs(t, err, &re)
+	})
+	t.Run("JSON by extension", func(t *testing.T) {
+		path := filepath.Join(dir, "yaml-in.json")
+		require.NoError(t, os.WriteFile(path, []byte("rules: []\n"), 0o600))
+		_, err := LoadRulesFile(path)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), path)
+		assert.Contains(t, err.Error(), "invalid character")
+	})
+	t.Run("missing", func(t *testing.T) {
+		path := filepath.Join(dir, "missing.yaml")
+		_, err := LoadRulesFile(path)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+		assert.True(t, strings.HasPrefix(err.Error(), "rules file "+path+": "), err.Error())
+	})
+	t.Run("too large", func(t *testing.T) {
+		path := filepath.Join(dir, "big.yaml")
+		require.NoError(t, os.WriteFile(path, make([]byte, maxRulesFileSize+1), 0o600))
+		_, err := LoadRulesFile(path)
+		assert.EqualError(t, err, "rules file "+path+": a rules file must be at most 16 MiB (16777216 bytes)")
+	})
+}
+
+func TestParseRulesEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		format Format
+		data   string
+	}{
+		{FormatYAML, ""},
+		{FormatYAML, "\n  \n"},
+		{FormatYAML, "# no rules yet\n"},
+		{FormatYAML, "---\n"},
+		{FormatYAML, "~\n"},
+		{FormatYAML, "rules: []\n"},
+		{FormatYAML, "rules:\n"},
+		{FormatYAML, "rules: null\n"},
+		{FormatYAML, "{}"},
+		{FormatJSON, ""},
+		{FormatJSON, " \n\t"},
+		{FormatJSON, "null"},
+		{FormatJSON, `{"rules": []}`},
+		{FormatJSON, `{"rules": null}`},
+	} {
+		rules, err := ParseRules([]byte(tc.data), tc.format)
+		require.NoError(t, err, "%q", tc.data)
+		assert.Empty(t, rules, "%q", tc.data)
+	}
+}
+
+func TestParseRulesValueForms(t *testing.T) {
+	rules, err := ParseRules([]byte(`
+rules:
+  - name: 2024              # any scalar is text
+    resource: GET /a
+    kind: flow
+    limit: 0x10
+    window: 0               # the integer 0 is a duration
+    algorithm: token-bucket
+    burst: 1_000
+    warmup:                 # null: left zero
+    maxWait: ~
+  - resource: "*"
+    kind: hotspot
+    param: ip
+    window: 1m30s
+    maxKeys: +7
+    overrides: {123: 1, true: 2, null: 4, é: 0}
+`), FormatYAML)
+	require.NoError(t, err)
+	assert.Equal(t, []Rule{
+		{Name: "2024", Resource: "GET /a", Kind: KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
+		{Name: "hotspot * ip", Resource: "*", Kind: KindHotspot, Param: "ip", Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
+			Overrides: map[string]int64{"123": 1, "true": 2, "null": 4, "é": 0}},
+	}, rules)
+}
+
+func TestParseRulesProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format Format
+		data   string
+		want   []string
+	}{
+		{"negative limit", FormatYAML, `
+rules:
+  - {resource: a, kind: concurrency}
+  - {resource: b, kind: concurrency}
+  - name: per-user
+    resource: "*"
+    kind: hotspot
+    param: header:X-User-ID
+    limit: -5
+`, []string{"rules[2] (per-user): limit must be >= 0, got -5"}},
+		{"unknown field", FormatYAML, `
+rules:
+  - resource: a
+    kind: flow
+    limt: 5
+    color: red
+`, []string{
+			`rules[0]: line 5: unknown field "limt" (did you mean "limit"?)`,
+			`rules[0]: line 6: unknown field "color"`,
+		}},
+		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "maxwait": "1s"}]}`, []string{
+			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
+		}},
+		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: breaker}\n", []string{
+			`rules[0]: kind must be flow, concurrency or hotspot, got "breaker"`,
+		}},
+		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, algorithm: gcra}\n", []string{
+			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
+		}},
+		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, algorithm: leap-array}\n", []string{
+			`rules[0]: algorithm must be token-bucket, leaky-bucket or concurrency for kind hotspot, got "leap-array"`,
+		}},
+		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
+			`rules[0] (x): line 5: window must be a Go duration such as 1s or 250ms, got "abc"`,
+			`rules[0] (x): line 6: maxWait must be a Go duration such as 1s or 250ms, got 5`,
+			`rules[0] (x): line 7: warmup must be a Go duration such as 1s or 250ms, got a list`,
+		}},
+		{"negative duration", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "window": "-1s"}]}`, []string{
+			`rules[0]: window must be > 0, got -1s`,
+		}},
+		{"not integers", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
+			`rules[0] (x): line 5: limit must be an integer, got "ten"`,
+			`rules[0] (x): line 6: buckets must be an integer, got 1.5`,
+			`rules[0] (x): line 7: burst must be an integer, got true`,
+			`rules[0] (x): line 8: coldFactor must be an integer, got "3"`,
+		}},
+		{"float limit JSON", FormatJSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
+			`rules[0]: line 3: limit must be an integer, got 1.5`,
+		}},
+		{"integer overflow", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
+			`rules[0]: line 1: limit must be an integer, got 1e30`,
+			`rules[0]: line 1: burst is out of range, got 9223372036854775808`,
+		}},
+		{"duplicate name", FormatYAML, `
+rules:
+  - {name: a, resource: x, kind: concurrency}
+  - {name: b, resource: x, kind: concurrency}
+  - {name: a, resource: y, kind: concurrency}
+`, []string{`rules[2] (a): name "a" is already used by rules[0]`}},
+		{"duplicate key", FormatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
+			`rules[0]: line 5: key "limit" is set twice (first on line 4)`,
+		}},
+		{"duplicate key JSON", FormatJSON, `{"rules": [{"resource": "x", "kind": "flow", "kind": "flow"}]}`, []string{
+			`rules[0]: line 1: key "kind" is set twice (first on line 1)`,
+		}},
+		{"burst with leap-array", FormatYAML, "rules:\n  - {resource: x, kind: flow, burst: 5}\n", []string{
+			`rules[0]: burst only applies to algorithm token-bucket, got 5 with leap-array`,
+		}},
+		{"maxWait with token-bucket", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, maxWait: 1s}\n", []string{
+			`rules[0]: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
+		}},
+		{"window on concurrency", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, window: 1s}\n", []string{
+			`rules[0]: window does not apply to kind concurrency`,
+		}},
+		{"bad param prefix", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: \"hdr:X-User\"}\n", []string{
+			`rules[0]: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
+		}},
+		{"negative override", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, overrides: {abuser: -1}}\n", []string{
+			`rules[0]: overrides value for "abuser" must be >= 0, got -1`,
+		}},
+		{"bad overrides", FormatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
+			`rules[0]: line 6: overrides value for "a" must be an integer, got "x"`,
+			`rules[0]: line 7: overrides keys must be param values, got a list`,
+			`rules[0]: line 9: overrides key "c" is set twice (first on line 8)`,
+		}},
+		{"empty override key", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, overrides: {\"\": 1}}\n", []string{
+			`rules[0]: overrides keys must not be empty`,
+		}},
+		{"overrides not a mapping", FormatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "overrides": [1]}]}`, []string{
+			`rules[0]: line 1: overrides must be a mapping of param values to limits, got a list`,
+		}},
+		{"empty resource", FormatYAML, "rules:\n  - {resource: \"\", kind: flow}\n", []string{
+			`rules[0]: resource is required`,
+		}},
+		{"string fields", FormatYAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
+			`rules[0]: line 2: resource must be a string, got a mapping`,
+			`rules[0]: line 3: kind must be a string, got a list`,
+		}},
+		{"rules not a list", FormatYAML, "rules:\n  resource: x\n", []string{
+			`line 2: rules must be a list of rules, got a mapping`,
+		}},
+		{"rules a string JSON", FormatJSON, `{"rules": "all"}`, []string{
+			`line 1: rules must be a list of rules, got "all"`,
+		}},
+		{"rule not a mapping", FormatYAML, "rules:\n  - {resource: x, kind: concurrency}\n  - concurrency *\n  - [a]\n", []string{
+			`rules[1]: line 3: a rule must be a mapping of fields such as resource and kind, got "concurrency *"`,
+			`rules[2]: line 4: a rule must be a mapping of fields such as resource and kind, got a list`,
+		}},
+		{"unknown top-level key", FormatYAML, "version: 2\nrules: []\n", []string{
+			`line 1: unknown top-level key "version" (a rules file has the one key rules)`,
+		}},
+		{"top level a list", FormatYAML, "- resource: x\n  kind: flow\n", []string{
+			`line 1: a rules file must be a mapping with the one key rules, got a list`,
+		}},
+		{"top level a scalar JSON", FormatJSON, `"rules"`, []string{
+			`line 1: a rules file must be a mapping with the one key rules, got "rules"`,
+		}},
+		{"rules twice", FormatYAML, "rules: []\nrules: []\n", []string{
+			`line 2: key "rules" is set twice (first on line 1)`,
+		}},
+		{"JSON trailing garbage", FormatJSON, "{\"rules\": []}\n}", []string{
+			`line 2: unexpected data after the top-level JSON value`,
+		}},
+		{"JSON second value", FormatJSON, "{\"rules\": []} {}", []string{
+			`line 1: unexpected data after the top-level JSON value`,
+		}},
+		{"JSON syntax", FormatJSON, "{\"rules\": [\n{\"resource\" \"x\"}]}", []string{
+			`line 2: invalid character '"' after object key`,
+		}},
+		{"JSON truncated", FormatJSON, `{"rules": [{"resource": "x"`, []string{
+			`unexpected end of JSON input`,
+		}},
+		{"JSON too deep", FormatJSON, `{"rules": [{"limit": ` + strings.Repeat("[", 100), []string{
+			`line 1: values are nested more than 64 levels deep`,
+		}},
+		{"YAML syntax", FormatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
+			`yaml: line 3: mapping values are not allowed in this context`,
+		}},
+		{"YAML second document", FormatYAML, "rules: []\n---\nrules: []\n", []string{
+			`line 2: a rules file must be one YAML document, found a second`,
+		}},
+		{"YAML alias", FormatYAML, "base: &b {resource: x, kind: flow}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
+			`line 1: unknown top-level key "base" (a rules file has the one key rules)`,
+			`rules[0]: line 3: a rule must be a mapping of fields such as resource and kind, got the alias *b (rules files do not support YAML aliases)`,
+			`rules[1]: line 7: burst must be an integer, got the alias *n (rules files do not support YAML aliases)`,
+		}},
+		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n", []string{
+			`rules[0]: line 2: unknown field "<<"`,
+			`rules[0]: resource is required`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rules, err := ParseRules([]byte(tc.data), tc.format)
+			assert.Nil(t, rules)
+			assert.Equal(t, tc.want, problemLines(t, err))
+		})
+	}
+}
+
+func TestParseRulesAllProblemsInOrder(t *testing.T) {
+	data := `
+rules:
+  - name: items
+    resource: GET /items
+    kind: flow
+    limit: -1
+    algorithm: token-bucket
+    maxWait: 1s
+    limt: 3
+  - name: items
+    resource: ""
+    kind: hotspot
+    param: bogus:x
+    limit: many
+    overrides: {vip: -3, alice: 1.5}
+  - resource: "*"
+    kind: concurrency
+    window: abc
+    buckets: 4
+  - 42
+  - name: fine
+    resource: /x
+    kind: concurrency
+`
+	_, err := ParseRules([]byte(data), FormatYAML)
+	assert.Equal(t, []string{
+		`rules[0] (items): line 9: unknown field "limt" (did you mean "limit"?)`,
+		`rules[0] (items): limit must be >= 0, got -1`,
+		`rules[0] (items): maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
+		`rules[1] (items): name "items" is already used by rules[0]`,
+		`rules[1] (items): resource is required`,
+		`rules[1] (items): line 14: limit must be an integer, got "many"`,
+		`rules[1] (items): param has unknown kind "bogus" in "bogus:x" (want header, query, cookie, path or metadata)`,
+		`rules[1] (items): line 15: overrides value for "alice" must be an integer, got 1.5`,
+		`rules[1] (items): overrides value for "vip" must be >= 0, got -3`,
+		`rules[2]: line 18: window must be a Go duration such as 1s or 250ms, got "abc"`,
+		`rules[2]: buckets does not apply to kind concurrency`,
+		`rules[3]: line 20: a rule must be a mapping of fields such as resource and kind, got 42`,
+	}, problemLines(t, err))
+}
+
+func TestParseRulesLimits(t *testing.T) {
+	t.Run("size", func(t *testing.T) {
+		_, err := ParseRules(make([]byte, maxRulesFileSize+1), FormatJSON)
+		assert.Equal(t, []string{"a rules file must be at most 16 MiB (16777216 bytes)"}, problemLines(t, err))
+	})
+	t.Run("rule count", func(t *testing.T) {
+		data := "rules:\n" + strings.Repeat("- {}\n", maxRules+1)
+		_, err := ParseRules([]byte(data), FormatYAML)
+		assert.Equal(t, []string{"line 2: rules must hold at most 100000 rules, got 100001"}, problemLines(t, err))
+	})
+	t.Run("most rules", func(t *testing.T) {
+		data := `{"rules": [` + strings.Repeat(`{"resource": "x", "kind": "concurrency"},`, maxRules-1) + `{"resource": "x", "kind": "concurrency"}]}`
+		rules, err := ParseRules([]byte(data), FormatJSON)
+		require.NoError(t, err)
+		require.Len(t, rules, maxRules)
+		assert.Equal(t, "concurrency x#100000", rules[maxRules-1].Name)
+	})
+	t.Run("format", func(t *testing.T) {
+		_, err := ParseRules(nil, Format(7))
+		assert.Equal(t, []string{"unknown rules file format 7"}, problemLines(t, err))
+	})
+	t.Run("YAML nesting", func(t *testing.T) {
+		_, err := ParseRules([]byte("rules: "+strings.Repeat("[", 20000)), FormatYAML)
+		assert.Equal(t, []string{"yaml: exceeded max depth of 10000"}, problemLines(t, err))
+	})
+}
+
+func TestParseRulesErrorsAreRulesErrors(t *testing.T) {
+	_, err := ParseRules([]byte("{"), FormatJSON)
+	var re *RulesError
+	require.True(t, errors.As(err, &re))
+	assert.Equal(t, -1, re.Problems[0].Index)
+}

@@ -1,0 +1,473 @@
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// DefaultMaxKeys is the number of param values a hotspot rule tracks when
+// its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
+const DefaultMaxKeys = 100000
+
+// Bounds that ValidateRules enforces.
+const (
+	maxNameLen        = 200
+	maxResourceLen    = 1024
+	maxOverrideKeyLen = 1024
+	maxHotspotKeys    = 10_000_000
+)
+
+// The hotspot algorithms.
+const (
+	hotspotTokenBucket = "token-bucket"
+	hotspotLeakyBucket = "leaky-bucket"
+	hotspotConcurrency = "concurrency"
+)
+
+// fieldOrder lists the rule fields, by their names in the rules file, in the
+// order problems are reported. It is never modified.
+var fieldOrder = [...]string{
+	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
+	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
+}
+
+// fieldRank returns the position of field in fieldOrder, after 0 for
+// problems of a whole rule (empty field), and after every known field for
+// other names.
+func fieldRank(field string) int {
+	if field == "" {
+		return 0
+	}
+	if i := slices.Index(fieldOrder[:], field); i >= 0 {
+		return i + 1
+	}
+	return len(fieldOrder) + 1
+}
+
+// Problem is one problem of a rule set. Index is the position of the rule
+// in the set, or -1 for a problem of a rules file that belongs to no rule;
+// Name is the rule's explicit name, if any; Field is the field's name in
+// the rules file, empty for a problem of the whole rule; Line is the line
+// of a rules file the problem is on, 0 when unknown.
+type Problem struct {
+	Index int
+	Name  string
+	Field string
+	Line  int
+	Msg   string
+}
+
+// String formats p as in `rules[2] (per-user): limit must be >= 0, got -5`:
+// the rule's index, its name in parentheses when it has one, the line when
+// known, the field and the message.
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Index >= 0 {
+		fmt.Fprintf(&b, "rules[%d]", p.Index)
+		if p.Name != "" {
+			fmt.Fprintf(&b, " (%s)", displayName(p.Name))
+		}
+		b.WriteString(": ")
+	}
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + " ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Error returns p.String(), so that a Problem can be used as an error.
+func (p Problem) Error() string { return p.String() }
+
+// RulesError lists every problem of a rule set or rules file.
+type RulesError struct {
+	Problems []Problem
+}
+
+// Error returns the problems, one per line.
+func (e *RulesError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ValidateRules checks every rule of rules and returns nil when all are
+// valid, or a *RulesError listing every problem, ordered by rule index and
+// then by field in the order of the rules file documentation.
+func ValidateRules(rules []Rule) error {
+	if problems := validateRules(rules); len(problems) > 0 {
+		return &RulesError{Problems: problems}
+	}
+	return nil
+}
+
+// validateRules returns the problems of rules in report order.
+func validateRules(rules []Rule) []Problem {
+	v := validator{firstUse: map[string]int{}}
+	for i := range rules {
+		v.rule(i, &rules[i])
+	}
+	sortProblems(v.problems)
+	return v.problems
+}
+
+// sortProblems orders problems by rule index, then field; problems of the
+// same field keep their order.
+func sortProblems(problems []Problem) {
+	slices.SortStableFunc(problems, func(a, b Problem) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
+		}
+		return fieldRank(a.Field) - fieldRank(b.Field)
+	})
+}
+
+// validator collects the problems of a rule set.
+type validator struct {
+	firstUse map[string]int // explicit name -> index of its first rule
+	problems []Problem
+	index    int    // rule being checked
+	name     string // its explicit name
+}
+
+// add records a problem of field of the rule being checked.
+func (v *validator) add(field, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Index: v.index, Name: v.name, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// rule checks rules[i].
+func (v *validator) rule(i int, r *Rule) {
+	v.index, v.name = i, r.Name
+	v.checkName(r.Name)
+	v.checkResource(r.Resource)
+	switch r.Kind {
+	case KindFlow:
+		v.checkFlow(r)
+	case KindConcurrency:
+		v.checkConcurrency(r)
+	case KindHotspot:
+		v.checkHotspot(r)
+	case "":
+		v.add("kind", "is required (flow, concurrency or hotspot)")
+	default:
+		v.add("kind", "must be flow, concurrency or hotspot, got %s", quote(string(r.Kind)))
+	}
+}
+
+// checkName checks an explicit name: bounded, printable and unique.
+func (v *validator) checkName(name string) {
+	if name == "" {
+		return
+	}
+	if len(name) > maxNameLen {
+		v.add("name", "must be at most %d bytes, got %d", maxNameLen, len(name))
+	}
+	if hasControl(name) {
+		v.add("name", "must not contain control characters, got %s", quote(name))
+	}
+	if first, ok := v.firstUse[name]; ok {
+		v.add("name", "%s is already used by rules[%d]", quote(name), first)
+		return
+	}
+	v.firstUse[name] = v.index
+}
+
+// checkResource checks that a resource name or glob is present, bounded and
+// printable.
+func (v *validator) checkResource(res string) {
+	switch {
+	case res == "":
+		v.add("resource", "is required")
+	case len(res) > maxResourceLen:
+		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
+	case hasControl(res):
+		v.add("resource", "must not contain control characters, got %s", quote(res))
+	}
+}
+
+// checkFlow checks a flow rule: its flow.Config, and no hotspot fields.
+func (v *validator) checkFlow(r *Rule) {
+	for _, fe := range ruleFlowConfig(r).Validate() {
+		v.add(fe.Field, "%s", fe.Msg)
+	}
+	const msg = "only applies to kind hotspot"
+	v.zero("param", r.Param != "", msg)
+	v.zero("maxKeys", r.MaxKeys != 0, msg)
+	v.zero("overrides", len(r.Overrides) != 0, msg)
+}
+
+// ruleFlowConfig returns the flow.Config of flow rule r, without a
+// coldFactor equal to its default when there is no warmup: such a value
+// changes nothing, and the RULES.md example spells it out.
+func ruleFlowConfig(r *Rule) flow.Config {
+	c := r.flowConfig()
+	if c.Warmup == 0 && c.ColdFactor == flow.DefaultColdFactor {
+		c.ColdFactor = 0
+	}
+	return c
+}
+
+// zero reports field with msg when set, the field having to be left zero.
+func (v *validator) zero(field string, set bool, msg string) {
+	if set {
+		v.add(field, "%s", msg)
+	}
+}
+
+// checkConcurrency checks a concurrency rule: a limit and nothing else.
+func (v *validator) checkConcurrency(r *Rule) {
+	if r.Limit < 0 {
+		v.add("limit", "must be >= 0, got %d", r.Limit)
+	}
+	const msg = "does not apply to kind concurrency"
+	v.zero("window", r.Window != 0, msg)
+	v.zero("algorithm", r.Algorithm != "", msg)
+	v.zero("buckets", r.Buckets != 0, msg)
+	v.zero("burst", r.Burst != 0, msg)
+	v.zero("maxWait", r.MaxWait != 0, msg)
+	v.zero("warmup", r.Warmup != 0, msg)
+	v.zero("coldFactor", r.ColdFactor != 0, msg)
+	v.zero("param", r.Param != "", msg)
+	v.zero("maxKeys", r.MaxKeys != 0, msg)
+	v.zero("overrides", len(r.Overrides) != 0, msg)
+}
+
+// checkHotspot checks a hotspot rule.
+func (v *validator) checkHotspot(r *Rule) {
+	if r.Limit < 0 {
+		v.add("limit", "must be >= 0, got %d", r.Limit)
+	}
+	alg := cmp.Or(r.Algorithm, hotspotTokenBucket)
+	switch {
+	case alg == hotspotConcurrency:
+		v.zero("window", r.Window != 0, "does not apply to hotspot algorithm concurrency")
+	case r.Window < 0:
+		v.add("window", "must be > 0, got %s", r.Window)
+	}
+	if alg != hotspotTokenBucket && alg != hotspotLeakyBucket && alg != hotspotConcurrency {
+		v.add("algorithm", "must be token-bucket, leaky-bucket or concurrency for kind hotspot, got %s", quote(alg))
+	}
+	const msg = "does not apply to kind hotspot"
+	v.zero("buckets", r.Buckets != 0, msg)
+	onlyWith(v, "burst", r.Burst, alg, hotspotTokenBucket)
+	onlyWith(v, "maxWait", r.MaxWait, alg, hotspotLeakyBucket)
+	v.zero("warmup", r.Warmup != 0, msg)
+	v.zero("coldFactor", r.ColdFactor != 0, msg)
+	if msg := paramProblem(r.Param); msg != "" {
+		v.add("param", "%s", msg)
+	}
+	switch {
+	case r.MaxKeys < 0:
+		v.add("maxKeys", "must be >= 0, got %d", r.MaxKeys)
+	case r.MaxKeys > maxHotspotKeys:
+		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
+	}
+	v.checkOverrides(r.Overrides)
+}
+
+// onlyWith checks a field that must be >= 0 and that only algorithm want
+// uses, the rule's algorithm being alg.
+func onlyWith[T ~int64](v *validator, field string, val T, alg, want string) {
+	switch {
+	case val < 0:
+		v.add(field, "must be >= 0, got %v", val)
+	case val > 0 && alg != want:
+		v.add(field, "only applies to algorithm %s, got %v with %s", want, val, alg)
+	}
+}
+
+// checkOverrides checks the per-value limits of a hotspot rule, in key
+// order.
+func (v *validator) checkOverrides(overrides map[string]int64) {
+	for _, key := range slices.Sorted(maps.Keys(overrides)) {
+		switch {
+		case key == "":
+			v.add("overrides", "keys must not be empty")
+		case len(key) > maxOverrideKeyLen:
+			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
+		}
+		if n := overrides[key]; n < 0 {
+			v.add("overrides", "value for %s must be >= 0, got %d", quote(key), n)
+		}
+	}
+}
+
+// paramKinds are the param kinds written KIND:NAME; bareParams are the
+// params written as one word. Neither is ever modified.
+var (
+	paramKinds = [...]string{"header", "query", "cookie", "path", "metadata"}
+	bareParams = [...]string{"ip", "method", "host", "peer"}
+)
+
+// paramProblem returns what is wrong with the param of a hotspot rule, or
+// "" when it is well formed. Custom extractor names are only checked for
+// their syntax here; the Guard checks that they are registered.
+func paramProblem(param string) string {
+	const want = "(want header, query, cookie, path or metadata)"
+	kind, name, found := strings.Cut(param, ":")
+	switch {
+	case param == "":
+		return "is required for kind hotspot, e.g. header:X-User-ID or ip"
+	case !found && slices.Contains(bareParams[:], param):
+		return ""
+	case !found && isIdentifier(param):
+		return "" // a custom extractor
+	case !found:
+		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, quote(param))
+	case !slices.Contains(paramKinds[:], kind):
+		return fmt.Sprintf("has unknown kind %s in %s %s", quote(kind), quote(param), want)
+	case name == "":
+		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", quote(param), kind)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Sprintf("name must not contain spaces or control characters, got %s", quote(param))
+	}
+	return ""
+}
+
+// isIdentifier reports whether s matches ^[A-Za-z][A-Za-z0-9_.-]*$.
+func isIdentifier(s string) bool {
+	for i, c := range []byte(s) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		other := c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !letter && (i == 0 || !other) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// hasControl reports whether s contains a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// quote returns s quoted as a Go string, shortened to its first 64 bytes
+// and "..." when longer, for error messages.
+func quote(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(truncate(s, max)) + "..."
+}
+
+// truncate returns the longest prefix of s of at most n bytes that does not
+// cut a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// displayName returns a rule name as shown in problems: as is when it is a
+// valid name, else quoted (and shortened) so that a problem stays on one
+// line.
+func displayName(name string) string {
+	if len(name) > maxNameLen || hasControl(name) {
+		return quote(name)
+	}
+	return name
+}
+
+// DefaultName returns the name NormalizeRules gives a rule that has none:
+// its kind and resource, and for a hotspot rule its param, separated by
+// spaces, as in "hotspot GET /items/{id} header:X-User-ID".
+func DefaultName(r Rule) string {
+	name := string(r.Kind) + " " + r.Resource
+	if r.Kind == KindHotspot {
+		name += " " + r.Param
+	}
+	return name
+}
+
+// NormalizeRules validates rules like ValidateRules and, when they are all
+// valid, returns a copy with every default applied: window 1s, algorithm
+// leap-array (flow) or token-bucket (hotspot), 10 leap-array buckets,
+// coldFactor 3 with warmup, DefaultMaxKeys, and a name for every unnamed
+// rule. That name is DefaultName(r), shortened to 200 bytes when longer,
+// with a suffix #2, #3, ... when an earlier unnamed rule or any named one
+// already has it. The copy shares no map with rules.
+func NormalizeRules(rules []Rule) ([]Rule, error) {
+	if err := ValidateRules(rules); err != nil {
+		return nil, err
+	}
+	return normalize(rules), nil
+}
+
+// normalize returns a copy of valid rules with their defaults applied and
+// their names filled in (see NormalizeRules).
+func normalize(rules []Rule) []Rule {
+	out := make([]Rule, len(rules))
+	names := namer{taken: map[string]bool{}, next: map[string]int{}}
+	for i, r := range rules {
+		out[i] = withDefaults(r)
+		if r.Name != "" {
+			names.taken[r.Name] = true
+		}
+	}
+	for i := range out {
+		if out[i].Name == "" {
+			out[i].Name = names.unique(DefaultName(out[i]))
+		}
+	}
+	return out
+}
+
+// withDefaults returns a valid rule r with its defaults applied and its
+// Overrides copied.
+func withDefaults(r Rule) Rule {
+	r.Overrides = maps.Clone(r.Overrides)
+	switch r.Kind {
+	case KindFlow:
+		c := ruleFlowConfig(&r).WithDefaults()
+		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = string(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+	case KindHotspot:
+		r.Algorithm = cmp.Or(r.Algorithm, hotspotTokenBucket)
+		if r.Algorithm != hotspotConcurrency {
+			r.Window = cmp.Or(r.Window, flow.DefaultWindow)
+		}
+		r.MaxKeys = cmp.Or(r.MaxKeys, DefaultMaxKeys)
+	}
+	return r
+}
+
+// namer gives unnamed rules unique names.
+type namer struct {
+	taken map[string]bool // names given or explicit
+	next  map[string]int  // base name -> the last suffix number tried
+}
+
+// unique returns base, or base with the first suffix #2, #3, ... that
+// makes it a name not taken, cut so that it is at most 200 bytes long, and
+// takes it.
+func (nm *namer) unique(base string) string {
+	for n := max(nm.next[base], 1); ; n++ {
+		name := truncate(base, maxNameLen)
+		if n > 1 {
+			suffix := "#" + strconv.Itoa(n)
+			name = truncate(base, maxNameLen-len(suffix)) + suffix
+		}
+		if !nm.taken[name] {
+			nm.taken[name] = true
+			nm.next[base] = n
+			return name
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package core
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// problemLines returns the problems of err, a *RulesError, as text.
+func problemLines(t *testing.T, err error) []string {
+	t.Helper()
+	var re *RulesError
+	require.True(t, errors.As(err, &re), "want a *RulesError, got %T: %v", err, err)
+	lines := make([]string, len(re.Problems))
+	for i, p := range re.Problems {
+		lines[i] = p.String()
+	}
+	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
+	return lines
+}
+
+func TestProblemString(t *testing.T) {
+	for _, tc := range []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Index: 2, Name: "per-user", Field: "limit", Msg: "must be >= 0, got -5"}, "rules[2] (per-user): limit must be >= 0, got -5"},
+		{Problem{Index: 2, Field: "limit", Msg: "must be >= 0, got -5"}, "rules[2]: limit must be >= 0, got -5"},
+		{Problem{Index: 2, Name: "x", Msg: "a rule problem"}, "rules[2] (x): a rule problem"},
+		{Problem{Index: 1, Name: "x", Field: "limit", Line: 7, Msg: `must be an integer, got "ten"`}, `rules[1] (x): line 7: limit must be an integer, got "ten"`},
+		{Problem{Index: -1, Msg: "yaml: line 3: did not find expected key"}, "yaml: line 3: did not find expected key"},
+		{Problem{Index: -1, Line: 4, Msg: `unknown top-level key "rule"`}, `line 4: unknown top-level key "rule"`},
+		{Problem{Index: 0, Name: "a\nb", Msg: "m"}, `rules[0] ("a\nb"): m`},
+	} {
+		assert.Equal(t, tc.want, tc.p.String())
+		assert.Equal(t, tc.want, tc.p.Error())
+	}
+}
+
+func TestValidateRulesValid(t *testing.T) {
+	rules := []Rule{
+		{Resource: "GET /items/{id}", Kind: KindFlow, Limit: 100},
+		{Resource: "*", Kind: KindFlow, Limit: 10, Algorithm: "token-bucket", Burst: 5},
+		{Resource: "*", Kind: KindFlow, Limit: 10, Algorithm: "leaky-bucket", MaxWait: time.Second},
+		{Resource: "*", Kind: KindFlow, Limit: 10, Warmup: time.Minute},
+		{Resource: "*", Kind: KindConcurrency},
+		{Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 1},
+		{Resource: "*", Kind: KindHotspot, Param: "header:X-User-ID", Burst: 2, MaxKeys: 10_000_000},
+		{Resource: "*", Kind: KindHotspot, Param: "metadata:x-api-key", Algorithm: "leaky-bucket", MaxWait: time.Second},
+		{Resource: "*", Kind: KindHotspot, Param: "tenant_id.v-2", Algorithm: "concurrency", Overrides: map[string]int64{"a": 0}},
+		{Name: "named", Resource: "*", Kind: KindHotspot, Param: "path:id", Overrides: map[string]int64{}},
+	}
+	require.NoError(t, ValidateRules(rules))
+	require.NoError(t, ValidateRules(nil))
+}
+
+func TestValidateRulesProblems(t *testing.T) {
+	long := strings.Repeat("x", 1025)
+	for _, tc := range []struct {
+		name string
+		rule Rule
+		want []string
+	}{
+		{"empty", Rule{}, []string{
+			"rules[0]: resource is required",
+			"rules[0]: kind is required (flow, concurrency or hotspot)",
+		}},
+		{"unknown kind", Rule{Resource: "*", Kind: "breaker"}, []string{
+			`rules[0]: kind must be flow, concurrency or hotspot, got "breaker"`,
+		}},
+		{"name and resource bounds", Rule{Name: strings.Repeat("n", 201), Resource: long, Kind: KindConcurrency}, []string{
+			`rules[0] ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"...): name must be at most 200 bytes, got 201`,
+			`rules[0] ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"...): resource must be at most 1024 bytes, got 1025`,
+		}},
+		{"control characters", Rule{Name: "a\tb", Resource: "GET\n/x", Kind: KindConcurrency}, []string{
+			`rules[0] ("a\tb"): name must not contain control characters, got "a\tb"`,
+			`rules[0] ("a\tb"): resource must not contain control characters, got "GET\n/x"`,
+		}},
+		{"flow", Rule{Name: "f", Resource: "*", Kind: KindFlow, Limit: -5, Window: -time.Second, Burst: 5, Param: "ip", MaxKeys: 3, Overrides: map[string]int64{"a": 1}}, []string{
+			"rules[0] (f): limit must be >= 0, got -5",
+			"rules[0] (f): window must be > 0, got -1s",
+			"rules[0] (f): burst only applies to algorithm token-bucket, got 5 with leap-array",
+			"rules[0] (f): param only applies to kind hotspot",
+			"rules[0] (f): maxKeys only applies to kind hotspot",
+			"rules[0] (f): overrides only applies to kind hotspot",
+		}},
+		{"flow algorithm", Rule{Resource: "*", Kind: KindFlow, Algorithm: "token-bucket", MaxWait: time.Second, ColdFactor: 2}, []string{
+			`rules[0]: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
+			`rules[0]: coldFactor only applies with warmup > 0`,
+		}},
+		{"flow unknown algorithm", Rule{Resource: "*", Kind: KindFlow, Algorithm: "gcra"}, []string{
+			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
+		}},
+		{"concurrency", Rule{Resource: "*", Kind: KindConcurrency, Limit: -1, Window: 1, Algorithm: "x", Buckets: 1, Burst: 1, MaxWait: 1, Warmup: 1, ColdFactor: 1, Param: "ip", MaxKeys: 1, Overrides: map[string]int64{"a": 1}}, []string{
+			"rules[0]: limit must be >= 0, got -1",
+			"rules[0]: window does not apply to kind concurrency",
+			"rules[0]: algorithm does not apply to kind concurrency",
+			"rules[0]: buckets does not apply to kind concurrency",
+			"rules[0]: burst does not apply to kind concurrency",
+			"rules[0]: maxWait does not apply to kind concurrency",
+			"rules[0]: warmup does not apply to kind concurrency",
+			"rules[0]: coldFactor does not apply to kind concurrency",
+			"rules[0]: param does not apply to kind concurrency",
+			"rules[0]: maxKeys does not apply to kind concurrency",
+			"rules[0]: overrides does not apply to kind concurrency",
+		}},
+		{"hotspot", Rule{Name: "per-user", Resource: "*", Kind: KindHotspot, Limit: -5, Window: -1, Buckets: 2, Burst: -1, MaxWait: time.Second, Warmup: 1, ColdFactor: 3, MaxKeys: -1}, []string{
+			"rules[0] (per-user): limit must be >= 0, got -5",
+			"rules[0] (per-user): window must be > 0, got -1ns",
+			"rules[0] (per-user): buckets does not apply to kind hotspot",
+			"rules[0] (per-user): burst must be >= 0, got -1",
+			"rules[0] (per-user): maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket",
+			"rules[0] (per-user): warmup does not apply to kind hotspot",
+			"rules[0] (per-user): coldFactor does not apply to kind hotspot",
+			"rules[0] (per-user): param is required for kind hotspot, e.g. header:X-User-ID or ip",
+			"rules[0] (per-user): maxKeys must be >= 0, got -1",
+		}},
+		{"hotspot algorithm", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "fixed-window", MaxKeys: 10_000_001}, []string{
+			`rules[0]: algorithm must be token-bucket, leaky-bucket or concurrency for kind hotspot, got "fixed-window"`,
+			"rules[0]: maxKeys must be <= 10000000, got 10000001",
+		}},
+		{"hotspot leaky", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "leaky-bucket", Burst: 3, MaxWait: -1}, []string{
+			"rules[0]: burst only applies to algorithm token-bucket, got 3 with leaky-bucket",
+			"rules[0]: maxWait must be >= 0, got -1ns",
+		}},
+		{"hotspot concurrency window", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", Window: time.Second}, []string{
+			"rules[0]: window does not apply to hotspot algorithm concurrency",
+		}},
+		{"overrides", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Overrides: map[string]int64{"z": -2, "": 1, long: 1, "abuser": -1}}, []string{
+			"rules[0]: overrides keys must not be empty",
+			`rules[0]: overrides value for "abuser" must be >= 0, got -1`,
+			`rules[0]: overrides key "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... must be at most 1024 bytes, got 1025`,
+			`rules[0]: overrides value for "z" must be >= 0, got -2`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, problemLines(t, ValidateRules([]Rule{tc.rule})))
+		})
+	}
+}
+
+func TestValidateRulesParam(t *testing.T) {
+	const want = "(want header, query, cookie, path or metadata)"
+	for param, msg := range map[string]string{
+		"header:X-User-ID": "",
+		"query:tenant":     "",
+		"cookie:session":   "",
+		"path:id":          "",
+		"metadata:x-key":   "",
+		"header:a:b":       "",
+		"ip":               "",
+		"method":           "",
+		"host":             "",
+		"peer":             "",
+		"myExtractor":      "",
+		"a.b-c_d9":         "",
+		"hdr:x":            `param has unknown kind "hdr" in "hdr:x" ` + want,
+		":x":               `param has unknown kind "" in ":x" ` + want,
+		"header:":          `param "header:" needs a name after the colon, e.g. header:X-User-ID`,
+		"header:X User":    `param name must not contain spaces or control characters, got "header:X User"`,
+		"query:a\x00":      `param name must not contain spaces or control characters, got "query:a\x00"`,
+		"9lives":           `param must be KIND:NAME ` + want + `, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got "9lives"`,
+		"user id":          `param must be KIND:NAME ` + want + `, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got "user id"`,
+	} {
+		err := ValidateRules([]Rule{{Resource: "*", Kind: KindHotspot, Param: param}})
+		if msg == "" {
+			assert.NoError(t, err, param)
+			continue
+		}
+		assert.Equal(t, []string{"rules[0]: " + msg}, problemLines(t, err), param)
+	}
+}
+
+func TestValidateRulesDuplicateNames(t *testing.T) {
+	err := ValidateRules([]Rule{
+		{Name: "a", Resource: "*", Kind: KindConcurrency},
+		{Name: "b", Resource: "*", Kind: KindConcurrency},
+		{Name: "a", Resource: "*", Kind: KindConcurrency},
+		{Resource: "*", Kind: KindConcurrency},
+		{Name: "a", Resource: "*", Kind: KindConcurrency},
+	})
+	assert.Equal(t, []string{
+		`rules[2] (a): name "a" is already used by rules[0]`,
+		`rules[4] (a): name "a" is already used by rules[0]`,
+	}, problemLines(t, err))
+}
+
+func TestDefaultName(t *testing.T) {
+	assert.Equal(t, "flow GET /items/{id}", DefaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
+	assert.Equal(t, "concurrency *", DefaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
+	assert.Equal(t, "hotspot /pkg.Svc/* metadata:x-key", DefaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
+}
+
+func TestNormalizeRulesDefaults(t *testing.T) {
+	in := []Rule{
+		{Resource: "a", Kind: KindFlow, Limit: 5},
+		{Resource: "a", Kind: KindFlow, Limit: 5, Warmup: time.Minute},
+		{Resource: "a", Kind: KindFlow, Limit: 5, Algorithm: "token-bucket", Window: time.Minute},
+		{Resource: "a", Kind: KindFlow, Limit: 5, ColdFactor: 3},
+		{Resource: "b", Kind: KindConcurrency, Limit: 7},
+		{Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Overrides: map[string]int64{"x": 1}},
+		{Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
+	}
+	got, err := NormalizeRules(in)
+	require.NoError(t, err)
+	assert.Equal(t, []Rule{
+		{Name: "flow a", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
+		{Name: "flow a#2", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10, Warmup: time.Minute, ColdFactor: 3},
+		{Name: "flow a#3", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Minute, Algorithm: "token-bucket"},
+		{Name: "flow a#4", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
+		{Name: "concurrency b", Resource: "b", Kind: KindConcurrency, Limit: 7},
+		{Name: "hotspot c ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: DefaultMaxKeys, Overrides: map[string]int64{"x": 1}},
+		{Name: "hotspot c ip#2", Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
+	}, got)
+
+	got[5].Overrides["x"] = 100
+	assert.Equal(t, int64(1), in[5].Overrides["x"], "the copy shares the caller's map")
+
+	again, err := NormalizeRules(got)
+	require.NoError(t, err)
+	assert.Equal(t, got, again, "normalizing twice changes nothing")
+}
+
+func TestNormalizeRulesNameCollisions(t *testing.T) {
+	got, err := NormalizeRules([]Rule{
+		{Resource: "*", Kind: KindConcurrency},
+		{Name: "concurrency *#2", Resource: "*", Kind: KindConcurrency},
+		{Resource: "*", Kind: KindConcurrency},
+		{Name: "flow x", Resource: "y", Kind: KindConcurrency},
+		{Resource: "x", Kind: KindFlow},
+		{Resource: "*", Kind: KindConcurrency},
+	})
+	require.NoError(t, err)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Name)
+	}
+	assert.Equal(t, []string{"concurrency *", "concurrency *#2", "concurrency *#3", "flow x", "flow x#2", "concurrency *#4"}, names)
+}
+
+func TestNormalizeRulesLongNames(t *testing.T) {
+	res := strings.Repeat("é", 500) // 1000 bytes
+	got, err := NormalizeRules([]Rule{
+		{Resource: res, Kind: KindConcurrency},
+		{Resource: res, Kind: KindConcurrency},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "concurrency "+strings.Repeat("é", 94), got[0].Name) // 12 + 188 bytes
+	assert.Equal(t, "concurrency "+strings.Repeat("é", 93)+"#2", got[1].Name)
+	require.NoError(t, ValidateRules(got))
+}
+
+func TestNormalizeRulesInvalid(t *testing.T) {
+	got, err := NormalizeRules([]Rule{{Resource: "*", Kind: KindConcurrency, Limit: -5, Name: "per-user"}})
+	assert.Nil(t, got)
+	assert.EqualError(t, err, "rules[0] (per-user): limit must be >= 0, got -5")
+}

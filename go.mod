@@ -1,0 +1,14 @@
+module github.com/sluicekit/sluice
+
+go 1.26
+
+require (
+	github.com/stretchr/testify v1.11.1
+	go.yaml.in/yaml/v3 v3.0.6
+)
+
+require (
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
