@@ -4,13 +4,16 @@
 // admitted in a window never exceeds what the algorithm's definition promises,
 // because a Limiter reserves first, checks, and undoes a reservation that does
 // not fit. No algorithm spins or waits for a lock held across a decision, and
-// none drops a count when the clock steps backwards: time as seen by a Limiter
-// never goes back, an earlier reading is treated as the latest one seen.
+// none drops a count or lets more through when the clock steps backwards:
+// time as seen by a Limiter never goes back, an earlier reading is treated as
+// the latest one seen (or, by the buckets, as one that has seen less refill).
+// A RetryAfter is measured on the caller's clock.
 //
 // The algorithms, their cost per decision and their accuracy:
 //
 //   - LeapArray: a ring of Buckets time buckets (package window). Lock-free;
-//     one atomic add plus a sum over Buckets buckets. Any window aligned to a
+//     one atomic add plus a sum over Buckets buckets, done again when a
+//     bucket boundary passes during the decision. Any window aligned to a
 //     bucket boundary admits at most Limit; an unaligned window may see up to
 //     one bucket's worth more. Retry-after is exact at bucket resolution.
 //   - FixedWindow: one counter per aligned window. Cheapest (one atomic add);

@@ -41,8 +41,11 @@ type Limiter interface {
 
 // New returns a Limiter for cfg. When prev is the Limiter of the same rule
 // before a rule reload, the state that still means the same thing under cfg
-// is carried over (counts of a window of the same shape, a token bucket's
-// level, in-flight waiters' slots), so a reload does not reset the limit.
+// is carried over (counts of a window of the same shape, a sliding log's
+// timestamps, a token bucket's level, in-flight waiters' slots, warm-up
+// heat), so a reload does not reset the limit. A token bucket keeps the time
+// it needs to refill: with a new rate it is as full, as a share of a
+// window's worth of tokens, as it was.
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if errs := cfg.Validate(); len(errs) > 0 {

@@ -33,6 +33,15 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 	lim := l.th.at(now)
 	b := l.arr.Add(now, window.Pass, n)
 	sum := l.arr.SumSince(b.Start(), int64(l.cfg.Window), window.Pass)
+	for l.arr.Newest() > b.Start() {
+		// The window moved on while we summed: the oldest bucket of ours
+		// may have been replaced, its count missed, before we read it.
+		// Decide again in the newest bucket. This happens only when a
+		// bucket boundary falls inside the decision.
+		l.arr.Undo(b, window.Pass, n)
+		b = l.arr.Add(now, window.Pass, n)
+		sum = l.arr.SumSince(b.Start(), int64(l.cfg.Window), window.Pass)
+	}
 	if sum <= lim {
 		l.th.admitted(n)
 		return Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}

@@ -64,7 +64,7 @@ type LeapArray struct {
 	bucketLen int64
 	interval  int64
 	slots     []atomic.Pointer[Bucket]
-	latest    atomic.Int64 // start of the newest bucket installed
+	latest    atomic.Int64 // start of the newest bucket, raised before it is installed
 }
 
 // New returns a LeapArray of buckets buckets covering interval. interval
@@ -93,6 +93,13 @@ func (a *LeapArray) BucketLen() time.Duration { return time.Duration(a.bucketLen
 
 // Buckets returns the number of buckets.
 func (a *LeapArray) Buckets() int { return len(a.slots) }
+
+// Newest returns the start of the newest bucket, or math.MinInt64 before the
+// first Add. It is raised before a bucket of a new round is installed, so a
+// caller who summed the window of bucket b and then reads Newest() ==
+// b.Start() knows that no bucket of that window was replaced before its sum
+// read it: the sum was exact.
+func (a *LeapArray) Newest() int64 { return a.latest.Load() }
 
 // startOf returns the start of the bucket now falls in, never earlier than
 // the newest bucket.
@@ -128,9 +135,12 @@ func (a *LeapArray) Current(now int64) *Bucket {
 			// of this slot after startOf: count there rather than drop.
 			return b
 		}
+		// Publish the new round before installing it, so that a reader who
+		// still sees Newest at or before its bucket knows no slot has been
+		// replaced by a later round (see Newest).
+		a.raiseLatest(ws)
 		nb := newBucket(ws)
 		if s.CompareAndSwap(b, nb) {
-			a.raiseLatest(ws)
 			return nb
 		}
 		// Another writer replaced b; its bucket is at least as new as ours

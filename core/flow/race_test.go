@@ -1,0 +1,131 @@
+package flow
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/window"
+)
+
+// admission is one admitted request of a concurrency test: the clock reading
+// it was made with and its decision.
+type admission struct {
+	at int64
+	d  Decision
+}
+
+// hammer runs goroutines that Acquire one request at a time on l until the
+// shared fake time passes end. Every reading advances the time by step, so
+// time runs as fast as the goroutines ask for it and readings reach the
+// limiter slightly out of order, as they do from a real clock. It returns
+// the admissions.
+func hammer(l Limiter, goroutines int, step, end int64) []admission {
+	var clock atomic.Int64
+	per := make([][]admission, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for {
+				at := clock.Add(step)
+				if at > end {
+					return
+				}
+				if d := l.Acquire(at, 1); d.OK {
+					per[g] = append(per[g], admission{at, d})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return slices.Concat(per...)
+}
+
+const (
+	raceGoroutines = 64
+	raceLimit      = 50
+	raceWindow     = 1_000_000 // 1ms of fake time
+	raceWindows    = 40
+	raceStep       = 400 // ns of fake time per reading: 2500 readings a window
+)
+
+// TestConcurrentLeapArray: every bucket-aligned window holds at most the
+// limit, counting each admission in the bucket its count went to.
+func TestConcurrentLeapArray(t *testing.T) {
+	const buckets = 10
+	l := mustNew(t, Config{Algorithm: LeapArray, Limit: raceLimit, Window: raceWindow, Buckets: buckets}, nil)
+	adm := hammer(l, raceGoroutines, raceStep, raceWindows*raceWindow)
+
+	const bucketLen = raceWindow / buckets
+	perBucket := map[int64]int64{}
+	var first, last int64 = 1 << 62, 0
+	for _, a := range adm {
+		start := a.d.ref.(*window.Bucket).Start()
+		require.Zero(t, start%bucketLen)
+		perBucket[start]++
+		first, last = min(first, start), max(last, start)
+	}
+	for end := first; end <= last; end += bucketLen {
+		var n int64
+		for b := end - raceWindow + bucketLen; b <= end; b += bucketLen {
+			n += perBucket[b]
+		}
+		if n > raceLimit {
+			t.Errorf("window ending with bucket %d admitted %d, limit %d", end, n, raceLimit)
+		}
+	}
+	assertBusy(t, len(adm))
+}
+
+// TestConcurrentFixedWindow: every aligned window holds at most the limit.
+func TestConcurrentFixedWindow(t *testing.T) {
+	l := mustNew(t, Config{Algorithm: FixedWindow, Limit: raceLimit, Window: raceWindow}, nil)
+	adm := hammer(l, raceGoroutines, raceStep, raceWindows*raceWindow)
+	perWindow := map[int64]int64{}
+	for _, a := range adm {
+		perWindow[a.d.ref.(*period).start]++
+	}
+	for start, n := range perWindow {
+		assert.LessOrEqual(t, n, int64(raceLimit), "window %d", start)
+	}
+	assertBusy(t, len(adm))
+}
+
+// TestConcurrentTokenBucket: any span of readings [a, b] holds at most the
+// capacity plus what refills in b-a: k admissions need k*cost <= b-a + tol.
+func TestConcurrentTokenBucket(t *testing.T) {
+	const burst = 10
+	l := mustNew(t, Config{Algorithm: TokenBucket, Limit: raceLimit, Window: raceWindow, Burst: burst}, nil)
+	adm := hammer(l, raceGoroutines, raceStep, raceWindows*raceWindow)
+
+	const cost = raceWindow / raceLimit    // ns per token, exact here
+	const tol = (raceLimit + burst) * cost // capacity as time
+	times := make([]int64, len(adm))
+	for i, a := range adm {
+		times[i] = a.at
+	}
+	slices.Sort(times)
+	// With g(i) = i*cost - times[i], admissions i..j fit when
+	// (j-i+1)*cost <= times[j]-times[i] + tol, that is
+	// g(j) + cost - tol <= g(i): check against the smallest g before j.
+	minG := int64(1 << 62)
+	for j, tj := range times {
+		g := int64(j)*cost - tj
+		minG = min(minG, g)
+		if g+cost-tol > minG {
+			t.Fatalf("admissions up to %d at %d exceed the capacity plus refill", j, tj)
+		}
+	}
+	assertBusy(t, len(adm))
+}
+
+// assertBusy checks that a concurrency test admitted a good share of its
+// limit, so that the bounds it checks were under pressure.
+func assertBusy(t *testing.T, admitted int) {
+	t.Helper()
+	assert.GreaterOrEqual(t, admitted, raceLimit*raceWindows/2, "admitted in all")
+}
