@@ -29,12 +29,13 @@ func WithCount(n int64) EnterOption { return EnterOption{count: n} }
 // after Exit can never end another request. Exit must not be called from two
 // goroutines at once on the same Entry.
 type Entry struct {
-	g     *Guard
-	res   *resource
-	b     *binding
-	start int64
-	n     int64
-	done  bool
+	g      *Guard
+	res    *resource
+	b      *binding
+	start  int64
+	n      int64
+	stripe uint8 // the statistics stripe the request was counted in
+	done   bool
 }
 
 // Resource returns the name of the resource entered, or "" for the zero
@@ -68,12 +69,13 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
 	}
 	res, cached := g.resources.get(resource)
+	stats, stripe := res.stripe()
 	b := g.bindingOf(res, resource, cached)
 	now := int64(g.clock.Now())
 
 	// Decisions of the rules admitted so far, to give back on a later
-	// rejection. Most resources have a few rules: no allocation for those.
-	var stack [8]flow.Decision
+	// rejection. Most resources have one or two rules: no allocation for those.
+	var stack [2]flow.Decision
 	admitted := stack[:0]
 	var wait time.Duration
 	for i, rs := range b.rules {
@@ -86,7 +88,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		}
 		if !d.OK {
 			undo(b.rules[:i], admitted, n)
-			res.stats.Add(now, window.Block, n)
+			stats.Add(now, window.Block, n)
 			return Entry{}, blocked(resource, rs, d)
 		}
 		admitted = append(admitted, d)
@@ -95,14 +97,14 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {
 			undo(b.rules, admitted, n)
-			res.stats.Add(now, window.Block, n)
+			stats.Add(now, window.Block, n)
 			return Entry{}, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
 		}
 		now += int64(wait)
 	}
-	bucket := res.stats.Add(now, window.Pass, n)
+	bucket := stats.Add(now, window.Pass, n)
 	bucket.RaisePeak(res.inFlight.Add(n))
-	return Entry{g: g, res: res, b: b, start: now, n: n}, nil
+	return Entry{g: g, res: res, b: b, start: now, n: n, stripe: stripe}, nil
 }
 
 // undo gives back the reservations of rules, which admitted the request
@@ -147,5 +149,5 @@ func (e *Entry) Exit(err error) {
 	}
 	e.res.inFlight.Add(-e.n)
 	now := int64(e.g.clock.Now())
-	e.res.stats.AddRT(now, max(now-e.start, 0), err != nil)
+	e.res.stripes[e.stripe].AddRT(now, max(now-e.start, 0), err != nil)
 }

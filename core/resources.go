@@ -1,6 +1,8 @@
 package core
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,16 +18,44 @@ const (
 
 // resource is the per-name state of the Guard: statistics that live as long
 // as the Guard, and the rules bound to it under the current rule set.
+//
+// The statistics are striped: each request counts in one of several leap
+// arrays picked at random, so that goroutines on different CPUs entering the
+// same resource rarely write the same cache line. Snapshots merge the
+// stripes. inFlight is one counter, on its own cache line, so that the peak
+// concurrency recorded is exact.
 type resource struct {
-	name     string
-	stats    *window.LeapArray
+	name    string
+	stripes []*window.LeapArray
+	binding atomic.Pointer[binding]
+
+	_        [64]byte // keep inFlight off the lines read on every Enter
 	inFlight atomic.Int64
-	binding  atomic.Pointer[binding]
+	_        [56]byte
 }
 
-func newResource(name string) *resource {
-	stats, _ := window.New(statBuckets, statInterval) // constants: cannot fail
-	return &resource{name: name, stats: stats}
+// statStripes returns the number of statistics stripes of a resource:
+// twice the CPUs Go runs on, rounded up to a power of two, at most 16.
+func statStripes() int {
+	n := 1
+	for n < 2*runtime.GOMAXPROCS(0) && n < 16 {
+		n *= 2
+	}
+	return n
+}
+
+func newResource(name string, stripes int) *resource {
+	r := &resource{name: name, stripes: make([]*window.LeapArray, stripes)}
+	for i := range r.stripes {
+		r.stripes[i], _ = window.New(statBuckets, statInterval) // constants: cannot fail
+	}
+	return r
+}
+
+// stripe returns a statistics stripe for one request, and its index.
+func (r *resource) stripe() (*window.LeapArray, uint8) {
+	i := uint8(rand.Uint32() & uint32(len(r.stripes)-1))
+	return r.stripes[i], i
 }
 
 // resourceTable maps names to resources. Lookups read an immutable map
@@ -41,6 +71,7 @@ type resourceTable struct {
 	max      int
 	full     atomic.Bool
 	overflow *resource
+	stripes  int // statistics stripes per resource
 }
 
 // OverflowResource is the name under which statistics of resources beyond
@@ -48,7 +79,8 @@ type resourceTable struct {
 const OverflowResource = "(overflow)"
 
 func newResourceTable(max int) *resourceTable {
-	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource)}
+	stripes := statStripes()
+	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes}
 	t.read.Store(&map[string]*resource{})
 	return t
 }
@@ -70,7 +102,7 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 			t.full.Store(true)
 			return t.overflow, false
 		}
-		r = newResource(name)
+		r = newResource(name, t.stripes)
 		t.dirty[name] = r
 	}
 	t.misses++

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicekit/sluice/core/window"
+)
 
 // ResourceStats are the statistics of one resource over the last second.
 type ResourceStats struct {
@@ -34,7 +38,10 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 }
 
 func (r *resource) snapshot(now int64) ResourceStats {
-	s := r.stats.SnapshotOver(now, statInterval)
+	var s window.Snapshot
+	for _, st := range r.stripes {
+		s = s.Merge(st.SnapshotOver(now, statInterval))
+	}
 	return ResourceStats{
 		Resource: r.name,
 		InFlight: r.inFlight.Load(),

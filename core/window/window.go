@@ -65,6 +65,9 @@ type LeapArray struct {
 	interval  int64
 	slots     []atomic.Pointer[Bucket]
 	latest    atomic.Int64 // start of the newest bucket, raised before it is installed
+	// cur caches the newest bucket installed, so that the common case (now
+	// falls in the newest bucket) needs neither a division nor a slot load.
+	cur atomic.Pointer[Bucket]
 }
 
 // New returns a LeapArray of buckets buckets covering interval. interval
@@ -126,6 +129,16 @@ func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
 // Current returns the bucket for now, replacing a stale bucket in its slot.
 // When now is earlier than the newest bucket, the newest bucket is returned.
 func (a *LeapArray) Current(now int64) *Bucket {
+	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
+		// now is in the newest bucket, or earlier (counted in the newest).
+		return c
+	}
+	return a.install(now)
+}
+
+// install is Current's slow path: it finds the slot of now and replaces its
+// bucket when it is from an earlier round.
+func (a *LeapArray) install(now int64) *Bucket {
 	ws := a.startOf(now)
 	s := a.slot(ws)
 	for {
@@ -141,11 +154,22 @@ func (a *LeapArray) Current(now int64) *Bucket {
 		a.raiseLatest(ws)
 		nb := newBucket(ws)
 		if s.CompareAndSwap(b, nb) {
+			a.raiseCur(nb)
 			return nb
 		}
 		// Another writer replaced b; its bucket is at least as new as ours
 		// unless it came from an older reading, in which case we replace it
 		// in turn. Each retry sees a strictly newer bucket, so this ends.
+	}
+}
+
+// raiseCur makes b the cached newest bucket unless a newer one is cached.
+func (a *LeapArray) raiseCur(b *Bucket) {
+	for {
+		c := a.cur.Load()
+		if c != nil && c.start >= b.start || a.cur.CompareAndSwap(c, b) {
+			return
+		}
 	}
 }
 
@@ -173,6 +197,9 @@ func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
 // interval past b (b then installed stale, outside every later window), the
 // write is redone on the newest bucket by redo.
 func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
+	if a.cur.Load() == b && a.latest.Load() == b.start {
+		return b // b is the newest bucket: installed, and inside its own interval
+	}
 	if a.slot(b.start).Load() == b && b.start > a.latest.Load()-a.interval {
 		return b
 	}
@@ -278,6 +305,25 @@ func (a *LeapArray) SnapshotOver(now int64, span time.Duration) Snapshot {
 		s.MinRT = 0
 	}
 	return s
+}
+
+// Merge returns the totals of s and o together, as if their buckets were
+// one: counts add up, MinRT is the smaller of those recorded, Peak the
+// higher.
+func (s Snapshot) Merge(o Snapshot) Snapshot {
+	minRT := min(s.MinRT, o.MinRT)
+	if s.Complete == 0 || o.Complete == 0 {
+		minRT = max(s.MinRT, o.MinRT) // only one side recorded one, or none did
+	}
+	return Snapshot{
+		Pass:     s.Pass + o.Pass,
+		Block:    s.Block + o.Block,
+		Complete: s.Complete + o.Complete,
+		Error:    s.Error + o.Error,
+		RT:       s.RT + o.RT,
+		MinRT:    minRT,
+		Peak:     max(s.Peak, o.Peak),
+	}
 }
 
 // Each calls fn for each bucket of the interval ending at now, oldest first,
