@@ -11,13 +11,18 @@ import (
 // system clock, serially and from parallel goroutines. Passing requests are
 // exited; blocked ones are counted and must match wantBlocked.
 func benchGuard(b *testing.B, wantBlocked bool, rules ...core.Rule) {
+	benchGuardWith(b, wantBlocked, nil, rules...)
+}
+
+// benchGuardWith is benchGuard with Enter options.
+func benchGuardWith(b *testing.B, wantBlocked bool, opts []core.EnterOption, rules ...core.Rule) {
 	g, err := core.New(core.WithRules(rules...))
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
 	one := func() {
-		e, err := g.Enter(ctx, "GET /api/items/{id}")
+		e, err := g.Enter(ctx, "GET /api/items/{id}", opts...)
 		if (err != nil) != wantBlocked {
 			b.Fatalf("Enter: err = %v, want blocked %v", err, wantBlocked)
 		}
@@ -51,4 +56,13 @@ func BenchmarkGuardFlowBlocked(b *testing.B) {
 
 func BenchmarkGuardConcurrency(b *testing.B) {
 	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 1 << 20})
+}
+
+func BenchmarkGuardFlowHotspotConcurrency(b *testing.B) {
+	params := core.ParamMap{"header:X-User-ID": {"user-42"}}
+	benchGuardWith(b, false, []core.EnterOption{core.WithParams(params)},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindFlow, Limit: 1 << 40},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 500_000_000},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 1 << 20},
+	)
 }

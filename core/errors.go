@@ -16,22 +16,24 @@ type BlockedError struct {
 	Resource string // the resource entered
 	Rule     string // the name of the rule that rejected the request
 	Kind     Kind   // that rule's kind
+	Param    string // for hotspot rules, the param limited (Rule.Param)
 	// Limit is the rule's limit in force (requests per Window, or in flight
 	// for concurrency).
 	Limit int64
-	// Window is the period of Limit; 0 for concurrency rules.
+	// Window is the period of Limit; 0 for concurrency limits (of kind
+	// concurrency, or hotspot with algorithm concurrency).
 	Window time.Duration
 	// Remaining is the quota left at the decision.
 	Remaining int64
 	// RetryAfter is the earliest time after which the same request would
-	// pass if nothing else arrived. It is 0 for concurrency rules, which free
-	// a slot whenever a request in flight ends.
+	// pass if nothing else arrived. It is 0 for concurrency limits, which
+	// free a slot whenever a request in flight ends.
 	RetryAfter time.Duration
 }
 
 // Error describes the block.
 func (e *BlockedError) Error() string {
-	if e.Kind == KindConcurrency {
+	if e.Window == 0 {
 		return fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
 	}
 	return fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/concurrency"
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/hotspot"
 )
 
 // DefaultMaxResources is the default bound on the number of resource names a
@@ -38,7 +39,9 @@ type ruleState struct {
 	pattern pattern
 	flow    flow.Limiter         // KindFlow
 	conc    *concurrency.Limiter // KindConcurrency
+	hot     *hotspot.Limiter     // KindHotspot
 	waits   bool                 // admitted requests may wait (leaky bucket)
+	holds   bool                 // admitted requests hold a per-value slot until Exit (hotspot concurrency)
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
@@ -212,6 +215,18 @@ func compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 			p = prev.conc
 		}
 		rs.conc = concurrency.New(r.Limit, p)
+	case KindHotspot:
+		var p *hotspot.Limiter
+		if prev != nil {
+			p = prev.hot
+		}
+		l, err := hotspot.New(r.hotspotConfig(), p)
+		if err != nil {
+			return nil, err
+		}
+		rs.hot = l
+		rs.waits = l.Config().Algorithm == hotspot.LeakyBucket
+		rs.holds = l.Config().Algorithm == hotspot.Concurrency
 	default:
 		return nil, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/hotspot"
 )
 
 // Kind is the kind of a rule.
@@ -73,5 +74,18 @@ func (r *Rule) flowConfig() flow.Config {
 		MaxWait:    r.MaxWait,
 		Warmup:     r.Warmup,
 		ColdFactor: r.ColdFactor,
+	}
+}
+
+// hotspotConfig returns the hotspot.Config of a hotspot rule.
+func (r *Rule) hotspotConfig() hotspot.Config {
+	return hotspot.Config{
+		Algorithm: hotspot.Algorithm(r.Algorithm),
+		Limit:     r.Limit,
+		Window:    r.Window,
+		Burst:     r.Burst,
+		MaxWait:   r.MaxWait,
+		MaxKeys:   r.MaxKeys,
+		Overrides: r.Overrides,
 	}
 }

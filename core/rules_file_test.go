@@ -196,7 +196,7 @@ rules:
 			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
 		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, algorithm: leap-array}\n", []string{
-			`rules[0]: algorithm must be token-bucket, leaky-bucket or concurrency for kind hotspot, got "leap-array"`,
+			`rules[0]: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
 		}},
 		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
 			`rules[0] (x): line 5: window must be a Go duration such as 1s or 250ms, got "abc"`,

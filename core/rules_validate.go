@@ -1,7 +1,6 @@
 package core
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,11 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/hotspot"
 )
 
 // DefaultMaxKeys is the number of param values a hotspot rule tracks when
 // its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
-const DefaultMaxKeys = 100000
+const DefaultMaxKeys = hotspot.DefaultMaxKeys
 
 // Bounds that ValidateRules enforces.
 const (
@@ -23,13 +23,6 @@ const (
 	maxResourceLen    = 1024
 	maxOverrideKeyLen = 1024
 	maxHotspotKeys    = 10_000_000
-)
-
-// The hotspot algorithms.
-const (
-	hotspotTokenBucket = "token-bucket"
-	hotspotLeakyBucket = "leaky-bucket"
-	hotspotConcurrency = "concurrency"
 )
 
 // fieldOrder lists the rule fields, by their names in the rules file, in the
@@ -245,62 +238,29 @@ func (v *validator) checkConcurrency(r *Rule) {
 	v.zero("overrides", len(r.Overrides) != 0, msg)
 }
 
-// checkHotspot checks a hotspot rule.
+// checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
+// algorithm, burst, maxWait, maxKeys, override values), then what only the
+// rule has.
 func (v *validator) checkHotspot(r *Rule) {
-	if r.Limit < 0 {
-		v.add("limit", "must be >= 0, got %d", r.Limit)
-	}
-	alg := cmp.Or(r.Algorithm, hotspotTokenBucket)
-	switch {
-	case alg == hotspotConcurrency:
-		v.zero("window", r.Window != 0, "does not apply to hotspot algorithm concurrency")
-	case r.Window < 0:
-		v.add("window", "must be > 0, got %s", r.Window)
-	}
-	if alg != hotspotTokenBucket && alg != hotspotLeakyBucket && alg != hotspotConcurrency {
-		v.add("algorithm", "must be token-bucket, leaky-bucket or concurrency for kind hotspot, got %s", quote(alg))
+	for _, fe := range r.hotspotConfig().Validate() {
+		v.add(fe.Field, "%s", fe.Msg)
 	}
 	const msg = "does not apply to kind hotspot"
 	v.zero("buckets", r.Buckets != 0, msg)
-	onlyWith(v, "burst", r.Burst, alg, hotspotTokenBucket)
-	onlyWith(v, "maxWait", r.MaxWait, alg, hotspotLeakyBucket)
 	v.zero("warmup", r.Warmup != 0, msg)
 	v.zero("coldFactor", r.ColdFactor != 0, msg)
 	if msg := paramProblem(r.Param); msg != "" {
 		v.add("param", "%s", msg)
 	}
-	switch {
-	case r.MaxKeys < 0:
-		v.add("maxKeys", "must be >= 0, got %d", r.MaxKeys)
-	case r.MaxKeys > maxHotspotKeys:
+	if r.MaxKeys > maxHotspotKeys {
 		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
 	}
-	v.checkOverrides(r.Overrides)
-}
-
-// onlyWith checks a field that must be >= 0 and that only algorithm want
-// uses, the rule's algorithm being alg.
-func onlyWith[T ~int64](v *validator, field string, val T, alg, want string) {
-	switch {
-	case val < 0:
-		v.add(field, "must be >= 0, got %v", val)
-	case val > 0 && alg != want:
-		v.add(field, "only applies to algorithm %s, got %v with %s", want, val, alg)
-	}
-}
-
-// checkOverrides checks the per-value limits of a hotspot rule, in key
-// order.
-func (v *validator) checkOverrides(overrides map[string]int64) {
-	for _, key := range slices.Sorted(maps.Keys(overrides)) {
+	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
 		switch {
 		case key == "":
 			v.add("overrides", "keys must not be empty")
 		case len(key) > maxOverrideKeyLen:
 			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
-		}
-		if n := overrides[key]; n < 0 {
-			v.add("overrides", "value for %s must be >= 0, got %d", quote(key), n)
 		}
 	}
 }
@@ -439,11 +399,8 @@ func withDefaults(r Rule) Rule {
 		c := ruleFlowConfig(&r).WithDefaults()
 		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = string(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
 	case KindHotspot:
-		r.Algorithm = cmp.Or(r.Algorithm, hotspotTokenBucket)
-		if r.Algorithm != hotspotConcurrency {
-			r.Window = cmp.Or(r.Window, flow.DefaultWindow)
-		}
-		r.MaxKeys = cmp.Or(r.MaxKeys, DefaultMaxKeys)
+		c := r.hotspotConfig().WithDefaults()
+		r.Algorithm, r.Window, r.MaxKeys = string(c.Algorithm), c.Window, c.MaxKeys
 	}
 	return r
 }

@@ -120,7 +120,7 @@ func TestValidateRulesProblems(t *testing.T) {
 			"rules[0] (per-user): maxKeys must be >= 0, got -1",
 		}},
 		{"hotspot algorithm", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "fixed-window", MaxKeys: 10_000_001}, []string{
-			`rules[0]: algorithm must be token-bucket, leaky-bucket or concurrency for kind hotspot, got "fixed-window"`,
+			`rules[0]: algorithm unknown algorithm "fixed-window" (want one of [token-bucket leaky-bucket concurrency])`,
 			"rules[0]: maxKeys must be <= 10000000, got 10000001",
 		}},
 		{"hotspot leaky", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "leaky-bucket", Burst: 3, MaxWait: -1}, []string{
@@ -128,13 +128,13 @@ func TestValidateRulesProblems(t *testing.T) {
 			"rules[0]: maxWait must be >= 0, got -1ns",
 		}},
 		{"hotspot concurrency window", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", Window: time.Second}, []string{
-			"rules[0]: window does not apply to hotspot algorithm concurrency",
+			"rules[0]: window does not apply to algorithm concurrency, got 1s",
 		}},
 		{"overrides", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Overrides: map[string]int64{"z": -2, "": 1, long: 1, "abuser": -1}}, []string{
-			"rules[0]: overrides keys must not be empty",
 			`rules[0]: overrides value for "abuser" must be >= 0, got -1`,
-			`rules[0]: overrides key "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... must be at most 1024 bytes, got 1025`,
 			`rules[0]: overrides value for "z" must be >= 0, got -2`,
+			"rules[0]: overrides keys must not be empty",
+			`rules[0]: overrides key "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... must be at most 1024 bytes, got 1025`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

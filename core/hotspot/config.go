@@ -1,0 +1,143 @@
+package hotspot
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// Algorithm names how a hotspot rule limits each value. The values are the
+// ones the rules file uses.
+type Algorithm string
+
+// The algorithms of a hotspot rule.
+const (
+	// TokenBucket admits Limit requests per Window per value, refilled
+	// continuously, with Burst more tokens of capacity.
+	TokenBucket Algorithm = "token-bucket"
+	// LeakyBucket paces each value to one request per Window/Limit; a
+	// request whose turn lies within MaxWait is admitted with a Wait.
+	LeakyBucket Algorithm = "leaky-bucket"
+	// Concurrency admits at most Limit requests of each value in flight,
+	// each ended by Release.
+	Concurrency Algorithm = "concurrency"
+)
+
+// Algorithms lists every Algorithm.
+var Algorithms = []Algorithm{TokenBucket, LeakyBucket, Concurrency}
+
+// Defaults and bounds of Config fields.
+const (
+	DefaultWindow = time.Second
+	// DefaultMaxKeys is the number of values a Limiter tracks when
+	// Config.MaxKeys is 0.
+	DefaultMaxKeys = 100_000
+	// DefaultMaxKeyLen is the longest value, in bytes, kept as it is when
+	// Config.MaxKeyLen is 0; longer values are kept as a 16-byte hash.
+	DefaultMaxKeyLen = 256
+	// MaxMaxKeyLen bounds Config.MaxKeyLen, and so the bytes a key can
+	// occupy.
+	MaxMaxKeyLen = 4096
+)
+
+// Config describes one hotspot limit: every value of a request parameter is
+// limited separately, by Algorithm. Zero fields take the defaults listed on
+// each field.
+type Config struct {
+	Algorithm Algorithm // default TokenBucket
+	// Limit is requests per Window (TokenBucket, LeakyBucket) or requests
+	// in flight (Concurrency) for each value; 0 blocks every value.
+	Limit int64
+	// Window is the period Limit applies to (TokenBucket, LeakyBucket).
+	// Default DefaultWindow.
+	Window time.Duration
+	// Burst is, for TokenBucket, the number of tokens above a value's limit
+	// its bucket can hold (overridden values included).
+	Burst int64
+	// MaxWait is, for LeakyBucket, the longest a request may wait for its
+	// turn; a request whose turn is further away is rejected.
+	MaxWait time.Duration
+	// MaxKeys bounds the number of values tracked at once. Default
+	// DefaultMaxKeys.
+	MaxKeys int
+	// MaxKeyLen is the longest value, in bytes, stored as it is; a longer
+	// value is identified by a 128-bit keyed hash of itself. Default
+	// DefaultMaxKeyLen, at most MaxMaxKeyLen.
+	MaxKeyLen int
+	// Overrides gives specific values their own limit instead of Limit; 0
+	// blocks the value.
+	Overrides map[string]int64
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Algorithm == "" {
+		c.Algorithm = TokenBucket
+	}
+	if c.Window == 0 && c.Algorithm != Concurrency {
+		c.Window = DefaultWindow
+	}
+	if c.MaxKeys == 0 {
+		c.MaxKeys = DefaultMaxKeys
+	}
+	if c.MaxKeyLen == 0 {
+		c.MaxKeyLen = DefaultMaxKeyLen
+	}
+	return c
+}
+
+// Validate reports every problem of c (after defaults are applied), one
+// flow.FieldError each named as in the rules file, or nil when c is valid.
+func (c Config) Validate() []*flow.FieldError {
+	c = c.WithDefaults()
+	var errs []*flow.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &flow.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if !slices.Contains(Algorithms, c.Algorithm) {
+		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms)
+	}
+	buckets := c.Algorithm != Concurrency
+	// checkLimit checks a per-value limit: a bucket needs at least one
+	// nanosecond per request.
+	checkLimit := func(field, what string, v int64) {
+		switch {
+		case v < 0:
+			add(field, "%smust be >= 0, got %d", what, v)
+		case buckets && c.Window > 0 && v > int64(c.Window):
+			add(field, "%smust be <= %d (one request per nanosecond) with window %s, got %d", what, int64(c.Window), c.Window, v)
+		}
+	}
+	checkLimit("limit", "", c.Limit)
+	switch {
+	case buckets && c.Window <= 0:
+		add("window", "must be > 0, got %s", c.Window)
+	case !buckets && c.Window != 0:
+		add("window", "does not apply to algorithm %s, got %s", Concurrency, c.Window)
+	}
+	switch {
+	case c.Burst < 0:
+		add("burst", "must be >= 0, got %d", c.Burst)
+	case c.Burst > 0 && c.Algorithm != TokenBucket:
+		add("burst", "only applies to algorithm %s, got %d with %s", TokenBucket, c.Burst, c.Algorithm)
+	}
+	switch {
+	case c.MaxWait < 0:
+		add("maxWait", "must be >= 0, got %s", c.MaxWait)
+	case c.MaxWait > 0 && c.Algorithm != LeakyBucket:
+		add("maxWait", "only applies to algorithm %s, got %s with %s", LeakyBucket, c.MaxWait, c.Algorithm)
+	}
+	if c.MaxKeys < 0 {
+		add("maxKeys", "must be >= 0, got %d", c.MaxKeys)
+	}
+	if c.MaxKeyLen < 0 || c.MaxKeyLen > MaxMaxKeyLen {
+		add("maxKeyLen", "must be between 0 and %d, got %d", MaxMaxKeyLen, c.MaxKeyLen)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Overrides)) {
+		checkLimit("overrides", fmt.Sprintf("value for %q ", k), c.Overrides[k])
+	}
+	return errs
+}

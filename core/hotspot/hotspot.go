@@ -1,0 +1,183 @@
+package hotspot
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
+	"maps"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// Limiter limits each value of a request parameter separately, tracking at
+// most Config.MaxKeys values in its table. It is safe for concurrent use.
+type Limiter struct {
+	cfg  Config    // defaults applied; Overrides is the Limiter's own copy
+	gcra flow.GCRA // the buckets' parameters but Limit, which is per value
+	tab  *table
+}
+
+// Decision is the outcome of Limiter.Acquire: the flow.Decision for the
+// value (OK, Wait, Limit, Remaining, RetryAfter) and a handle on the value's
+// record for Undo and Release.
+type Decision struct {
+	flow.Decision
+
+	lim   *Limiter // that made the decision; nil when it took nothing
+	shard int32
+	rec   int32
+	gen   uint64 // the record's life at the decision
+}
+
+// New returns a Limiter for cfg, or an error listing every problem of cfg,
+// one flow.FieldError each. When prev is the Limiter of the same rule before
+// a rule reload and has the same Algorithm, MaxKeys and MaxKeyLen, the new
+// Limiter shares its table: every value keeps its bucket (as full, as a
+// share of a window, as it was) or its requests in flight, and Decisions
+// made by prev may be given to the new Limiter's Undo and Release. Otherwise
+// the new Limiter starts empty; Decisions of prev still act on prev's table.
+func New(cfg Config, prev *Limiter) (*Limiter, error) {
+	cfg = cfg.WithDefaults()
+	if errs := cfg.Validate(); len(errs) > 0 {
+		all := make([]error, len(errs))
+		for i, e := range errs {
+			all[i] = e
+		}
+		return nil, errors.Join(all...)
+	}
+	cfg.Overrides = maps.Clone(cfg.Overrides)
+	l := &Limiter{cfg: cfg, gcra: flow.GCRA{Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}}
+	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys && prev.cfg.MaxKeyLen == cfg.MaxKeyLen {
+		l.tab = prev.tab
+	} else {
+		l.tab = newTable(cfg.MaxKeys, cfg.MaxKeyLen)
+	}
+	return l, nil
+}
+
+// Config returns the configuration the Limiter was made with, defaults
+// applied.
+func (l *Limiter) Config() Config {
+	c := l.cfg
+	c.Overrides = maps.Clone(c.Overrides)
+	return c
+}
+
+// Len returns the number of values the Limiter tracks, at most MaxKeys.
+func (l *Limiter) Len() int { return l.tab.len() }
+
+// limitOf returns the limit of value: its override, else Config.Limit.
+func (l *Limiter) limitOf(value string) int64 {
+	if len(l.cfg.Overrides) > 0 {
+		if v, ok := l.cfg.Overrides[value]; ok {
+			return v
+		}
+	}
+	return l.cfg.Limit
+}
+
+// Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
+// in nanoseconds of the Guard's clock. A value whose limit is 0 is rejected
+// without being tracked. A value not yet tracked gets a record, evicting the
+// least recently used one of its shard when the shard is full; under the
+// Concurrency algorithm, a value that finds every record of its shard with
+// requests in flight is rejected (with RetryAfter 0, like any rejection of
+// that algorithm). A LeakyBucket decision may be admitted with a Wait: the
+// caller waits that long before proceeding, or gives the slot back with Undo.
+func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
+	n = max(n, 1)
+	lim := l.limitOf(value)
+	if lim == 0 {
+		return Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+	}
+	fresh := now // a bucket full at now
+	if l.cfg.Algorithm == Concurrency {
+		fresh = 0 // none in flight
+	}
+	h := maphash.String(l.tab.seed, value)
+	hashed := len(value) > l.tab.maxKeyLen
+	var digest [digestLen]byte
+	if hashed { // known by 128 bits of keyed hash, h and a second one
+		binary.LittleEndian.PutUint64(digest[:8], h)
+		binary.LittleEndian.PutUint64(digest[8:], maphash.String(l.tab.seed2, value))
+		value = string(digest[:]) // in a stack buffer: value does not escape
+	}
+	si, s := l.tab.shard(h)
+	s.mu.Lock()
+	i := s.find(h, value, hashed)
+	if i >= 0 {
+		s.touch(i)
+	} else if i = s.insert(h, value, hashed, fresh); i < 0 {
+		s.mu.Unlock()
+		return Decision{Decision: flow.Decision{Limit: lim}}
+	}
+	r := &s.recs[i]
+	d := Decision{lim: l, shard: si, rec: i, gen: r.gen}
+	if l.cfg.Algorithm == Concurrency {
+		// Reserve, then check. The shard's lock already orders every
+		// change of the count; the count is still never above lim.
+		if v := r.state.Add(n); v <= lim {
+			d.OK, d.Limit, d.Remaining = true, lim, lim-v
+			s.pin(i)
+		} else {
+			d.Limit, d.Remaining = lim, max(lim-r.state.Add(-n), 0)
+		}
+	} else {
+		g := l.gcra
+		g.Limit = lim
+		d.Decision = g.Acquire(&r.state, now, n) // one CAS: nobody else writes under the lock
+	}
+	s.mu.Unlock()
+	return d
+}
+
+// Undo gives back the n requests of an admitted decision d that were not
+// used (another rule rejected the request, or its wait was cancelled), on
+// the table d was made in. A rejected decision, or one whose value has been
+// evicted since, is ignored. Token and leaky buckets give back as
+// flow.GCRA.Undo does; Concurrency releases.
+func (l *Limiter) Undo(d Decision, n int64) {
+	p := d.lim
+	if !d.OK || p == nil {
+		return
+	}
+	if p.cfg.Algorithm == Concurrency {
+		p.release(d, n)
+		return
+	}
+	s := &p.tab.shards[d.shard]
+	s.mu.Lock()
+	if r := &s.recs[d.rec]; r.gen == d.gen {
+		g := p.gcra
+		g.Limit = d.Limit
+		g.Undo(&r.state, d.Decision, max(n, 1))
+	}
+	s.mu.Unlock()
+}
+
+// Release ends the n requests of an admitted Concurrency decision d (called
+// by Exit); it does nothing for the bucket algorithms. Each admitted
+// decision must be released once: the count of a value never goes below 0,
+// and a record reused for another value is never touched, but a second
+// Release of the same decision while other requests of the value are in
+// flight takes one of theirs.
+func (l *Limiter) Release(d Decision, n int64) {
+	if d.OK && d.lim != nil && d.lim.cfg.Algorithm == Concurrency {
+		d.lim.release(d, n)
+	}
+}
+
+// release takes n requests of d out of flight, and makes the record
+// evictable again when none is left.
+func (l *Limiter) release(d Decision, n int64) {
+	s := &l.tab.shards[d.shard]
+	s.mu.Lock()
+	if r := &s.recs[d.rec]; r.gen == d.gen {
+		v := max(r.state.Add(-max(n, 1)), 0)
+		r.state.Store(v)
+		if v == 0 {
+			s.unpin(d.rec)
+		}
+	}
+	s.mu.Unlock()
+}

@@ -1,0 +1,127 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+func TestHotspotLimitsEachValue(t *testing.T) {
+	g, fc := newGuard(t, core.Rule{
+		Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 2, Burst: 1,
+		Overrides: map[string]int64{"vip": 10, "abuser": 0},
+	})
+	ctx := context.Background()
+	enter := func(user ...string) error {
+		var opts []core.EnterOption
+		if user != nil {
+			opts = append(opts, core.WithParams(core.ParamMap{"header:X-User-ID": user}))
+		}
+		e, err := g.Enter(ctx, "GET /items/{id}", opts...)
+		e.Exit(nil)
+		return err
+	}
+	for _, tc := range []struct {
+		user string
+		pass int // admitted of a burst at one instant
+	}{
+		{"alice", 3}, // limit 2 + burst 1
+		{"bob", 3},   // alice's use does not count for bob
+		{"vip", 11},  // override 10 + burst 1
+		{"abuser", 0},
+	} {
+		passed := 0
+		for i := 0; i < 20; i++ {
+			if enter(tc.user) == nil {
+				passed++
+			}
+		}
+		assert.Equal(t, tc.pass, passed, tc.user)
+	}
+	err := enter("alice")
+	b := blockedBy(t, err)
+	assert.Equal(t, "per-user", b.Rule)
+	assert.Equal(t, core.KindHotspot, b.Kind)
+	assert.Equal(t, "header:X-User-ID", b.Param)
+	assert.Equal(t, 500*ms, b.RetryAfter, "one token per 500ms")
+
+	// A request without the param is not limited by the rule.
+	for i := 0; i < 20; i++ {
+		require.NoError(t, enter())
+	}
+	fc.Advance(500 * ms)
+	require.NoError(t, enter("alice"), "a token refilled")
+	blockedBy(t, enter("alice"))
+}
+
+func TestHotspotEveryValueIsChecked(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "rate", Resource: "r", Kind: core.KindFlow, Limit: 100},
+		core.Rule{Name: "per-tenant", Resource: "r", Kind: core.KindHotspot, Param: "query:tenant", Limit: 1},
+	)
+	ctx := context.Background()
+	enter := func(tenants ...string) error {
+		e, err := g.Enter(ctx, "r", core.WithParams(core.ParamMap{"query:tenant": tenants}))
+		e.Exit(nil)
+		return err
+	}
+	require.NoError(t, enter("a"))
+	// b passes its own check, a is over: the request is blocked and b's
+	// token given back.
+	blockedBy(t, enter("b", "a"))
+	require.NoError(t, enter("b"), "b's token was given back")
+	blockedBy(t, enter("c", "b"))
+}
+
+func TestHotspotConcurrencyReleasedOnExitAndPanic(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "inflight-per-user", Resource: "*", Kind: core.KindHotspot,
+		Param: "ip", Algorithm: "concurrency", Limit: 1})
+	ctx := context.Background()
+	alice := core.WithParams(core.ParamMap{"ip": {"192.0.2.1"}})
+	bob := core.WithParams(core.ParamMap{"ip": {"192.0.2.2"}})
+
+	held, err := g.Enter(ctx, "r", alice)
+	require.NoError(t, err)
+	_, err = g.Enter(ctx, "r", alice)
+	b := blockedBy(t, err)
+	assert.Zero(t, b.Window)
+	assert.Zero(t, b.RetryAfter)
+	other, err := g.Enter(ctx, "r", bob)
+	require.NoError(t, err, "bob has his own slot")
+	other.Exit(nil)
+	held.Exit(nil)
+
+	assert.PanicsWithValue(t, "boom", func() {
+		e, err := g.Enter(ctx, "r", alice)
+		require.NoError(t, err)
+		defer e.Exit(nil)
+		panic("boom")
+	})
+	e, err := g.Enter(ctx, "r", alice)
+	require.NoError(t, err, "the panicking handler released alice's slot")
+	e.Exit(nil)
+}
+
+func TestHotspotRulesFromFile(t *testing.T) {
+	g, err := core.New(core.WithRulesFile("testdata/rules.yaml"))
+	require.NoError(t, err)
+	ctx := context.Background()
+	user := func(u string) core.EnterOption {
+		return core.WithParams(core.ParamMap{"header:X-User-ID": {u}})
+	}
+	passed := 0
+	for i := 0; i < 30; i++ {
+		if e, err := g.Enter(ctx, "GET /items/{id}", user("carol")); err == nil {
+			passed++
+			e.Exit(nil)
+		}
+	}
+	assert.Equal(t, 15, passed, "limit 10 + burst 5")
+	_, err = g.Enter(ctx, "GET /items/{id}", user("abuser"))
+	assert.Equal(t, "per-user", blockedBy(t, err).Rule)
+}
