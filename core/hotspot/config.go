@@ -35,12 +35,6 @@ const (
 	// DefaultMaxKeys is the number of values a Limiter tracks when
 	// Config.MaxKeys is 0.
 	DefaultMaxKeys = 100_000
-	// DefaultMaxKeyLen is the longest value, in bytes, kept as it is when
-	// Config.MaxKeyLen is 0; longer values are kept as a 16-byte hash.
-	DefaultMaxKeyLen = 256
-	// MaxMaxKeyLen bounds Config.MaxKeyLen, and so the bytes a key can
-	// occupy.
-	MaxMaxKeyLen = 4096
 )
 
 // Config describes one hotspot limit: every value of a request parameter is
@@ -61,12 +55,10 @@ type Config struct {
 	// turn; a request whose turn is further away is rejected.
 	MaxWait time.Duration
 	// MaxKeys bounds the number of values tracked at once. Default
-	// DefaultMaxKeys.
+	// DefaultMaxKeys. Values of any length take the same memory: a value is
+	// known by a 128-bit keyed hash, never stored (see the package
+	// documentation).
 	MaxKeys int
-	// MaxKeyLen is the longest value, in bytes, stored as it is; a longer
-	// value is identified by a 128-bit keyed hash of itself. Default
-	// DefaultMaxKeyLen, at most MaxMaxKeyLen.
-	MaxKeyLen int
 	// Overrides gives specific values their own limit instead of Limit; 0
 	// blocks the value.
 	Overrides map[string]int64
@@ -82,9 +74,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxKeys == 0 {
 		c.MaxKeys = DefaultMaxKeys
-	}
-	if c.MaxKeyLen == 0 {
-		c.MaxKeyLen = DefaultMaxKeyLen
 	}
 	return c
 }
@@ -132,9 +121,6 @@ func (c Config) Validate() []*flow.FieldError {
 	}
 	if c.MaxKeys < 0 {
 		add("maxKeys", "must be >= 0, got %d", c.MaxKeys)
-	}
-	if c.MaxKeyLen < 0 || c.MaxKeyLen > MaxMaxKeyLen {
-		add("maxKeyLen", "must be between 0 and %d, got %d", MaxMaxKeyLen, c.MaxKeyLen)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Overrides)) {
 		checkLimit("overrides", fmt.Sprintf("value for %q ", k), c.Overrides[k])

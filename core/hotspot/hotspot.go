@@ -1,9 +1,7 @@
 package hotspot
 
 import (
-	"encoding/binary"
 	"errors"
-	"hash/maphash"
 	"maps"
 
 	"github.com/sluicekit/sluice/core/flow"
@@ -31,7 +29,7 @@ type Decision struct {
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg,
 // one flow.FieldError each. When prev is the Limiter of the same rule before
-// a rule reload and has the same Algorithm, MaxKeys and MaxKeyLen, the new
+// a rule reload and has the same Algorithm and MaxKeys, the new
 // Limiter shares its table: every value keeps its bucket (as full, as a
 // share of a window, as it was) or its requests in flight, and Decisions
 // made by prev may be given to the new Limiter's Undo and Release. Otherwise
@@ -47,10 +45,10 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)
 	l := &Limiter{cfg: cfg, gcra: flow.GCRA{Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}}
-	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys && prev.cfg.MaxKeyLen == cfg.MaxKeyLen {
+	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys {
 		l.tab = prev.tab
 	} else {
-		l.tab = newTable(cfg.MaxKeys, cfg.MaxKeyLen)
+		l.tab = newTable(cfg.MaxKeys)
 	}
 	return l, nil
 }
@@ -90,45 +88,39 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	if lim == 0 {
 		return Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
 	}
-	fresh := now // a bucket full at now
+	// A new record's state: none in flight, or a full bucket. A TAT of 0
+	// is as full as a TAT of now for any now >= 0, and costs no atomic
+	// store.
+	fresh := min(now, 0)
 	if l.cfg.Algorithm == Concurrency {
-		fresh = 0 // none in flight
+		fresh = 0
 	}
-	h := maphash.String(l.tab.seed, value)
-	hashed := len(value) > l.tab.maxKeyLen
-	var digest [digestLen]byte
-	if hashed { // known by 128 bits of keyed hash, h and a second one
-		binary.LittleEndian.PutUint64(digest[:8], h)
-		binary.LittleEndian.PutUint64(digest[8:], maphash.String(l.tab.seed2, value))
-		value = string(digest[:]) // in a stack buffer: value does not escape
-	}
-	si, s := l.tab.shard(h)
+	k := l.tab.idOf(value)
+	si, s := l.tab.shard(k)
 	s.mu.Lock()
-	i := s.find(h, value, hashed)
+	defer s.mu.Unlock()
+	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
-	} else if i = s.insert(h, value, hashed, fresh); i < 0 {
-		s.mu.Unlock()
+	} else if i = s.insert(k, fresh); i < 0 {
 		return Decision{Decision: flow.Decision{Limit: lim}}
 	}
 	r := &s.recs[i]
-	d := Decision{lim: l, shard: si, rec: i, gen: r.gen}
-	if l.cfg.Algorithm == Concurrency {
-		// Reserve, then check. The shard's lock already orders every
-		// change of the count; the count is still never above lim.
-		if v := r.state.Add(n); v <= lim {
-			d.OK, d.Limit, d.Remaining = true, lim, lim-v
-			s.pin(i)
-		} else {
-			d.Limit, d.Remaining = lim, max(lim-r.state.Add(-n), 0)
-		}
-	} else {
+	if l.cfg.Algorithm != Concurrency {
 		g := l.gcra
 		g.Limit = lim
-		d.Decision = g.Acquire(&r.state, now, n) // one CAS: nobody else writes under the lock
+		// One CAS, never retried: nobody else writes the state without
+		// the lock.
+		return Decision{Decision: g.Acquire(&r.state, now, n), lim: l, shard: si, rec: i, gen: r.gen}
 	}
-	s.mu.Unlock()
-	return d
+	// Reserve, then check. The shard's lock already orders every change
+	// of the count; the count is still never above lim.
+	v := r.state.Add(n)
+	if v > lim {
+		return Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.Add(-n), 0)}}
+	}
+	s.pin(i)
+	return Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
 }
 
 // Undo gives back the n requests of an admitted decision d that were not

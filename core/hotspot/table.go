@@ -61,14 +61,21 @@ type shard struct {
 	// half full, so that every probe ends at an empty slot.
 	slots []uint64
 	lists [2]list // probation and protected
-	_     [40]byte
+	_     [32]byte
 }
 
 // list is a doubly-linked list of records through their prev and next
 // fields, most recently used at the head. The ends are known by head and
 // tail only: the prev of the head and the next of the tail are stale and
-// never followed, so evicting the tail writes no other record.
-type list struct{ head, tail, n int32 }
+// never followed, so evicting the tail writes no other record. The list
+// keeps the tail's tag, and each record its prev's, so that evicting the
+// tail can look up its index entry while its record is still being read
+// from memory: on a table larger than the CPU caches, the two cache misses
+// overlap instead of following each other.
+type list struct {
+	head, tail, n int32
+	tailTag       uint32
+}
 
 // record is the state of one value. A record is reused for another value
 // when it is evicted; gen tells its lives apart, so that a Decision made in
@@ -79,8 +86,9 @@ type record struct {
 	gen        uint64       // life of the record, incremented on each reuse
 	id         id
 	prev, next int32
-	seg        uint8 // probation or protected; where a pinned record returns
-	pinned     bool  // requests in flight: out of both lists, never evicted
+	prevTag    uint32 // tag of prev's id
+	seg        uint8  // probation or protected; where a pinned record returns
+	pinned     bool   // requests in flight: out of both lists, never evicted
 }
 
 func newTable(maxKeys int) *table {
@@ -141,7 +149,7 @@ func (s *shard) find(k id) int32 {
 	return -1
 }
 
-// insert gives k a record, initialised with state fresh, at the head of
+// insert gives k a record, with state fresh, at the head of
 // probation: a new record while the shard has room, else the evicted record
 // of the least recently used value of probation (of protected when
 // probation is empty). It returns -1 when every record is pinned.
@@ -152,20 +160,22 @@ func (s *shard) insert(k id, fresh int64) int32 {
 		s.recs = s.recs[:n+1]
 		i = n
 	} else {
-		i = s.lists[probation].tail
-		if s.lists[probation].n == 0 {
-			i = s.lists[protected].tail
-			if s.lists[protected].n == 0 {
+		l := &s.lists[probation]
+		if l.n == 0 {
+			l = &s.lists[protected]
+			if l.n == 0 {
 				return -1
 			}
 		}
-		s.unindex(s.recs[i].id.tag(), i)
+		i = l.tail
+		s.unindex(l.tailTag, i)
 		s.unlink(i)
 	}
 	r := &s.recs[i]
-	r.gen++
-	r.state.Store(fresh)
-	r.id, r.seg, r.pinned = k, probation, false
+	*r = record{gen: r.gen + 1, id: k, seg: probation} // state 0: plain stores only
+	if fresh != 0 {
+		r.state.Store(fresh)
+	}
 	s.index(k.tag(), i)
 	s.pushFront(i)
 	return i
@@ -266,9 +276,10 @@ func (s *shard) pushFront(i int32) {
 	r := &s.recs[i]
 	l := &s.lists[r.seg]
 	if l.n == 0 {
-		l.tail = i
+		l.tail, l.tailTag = i, r.id.tag()
 	} else {
-		s.recs[l.head].prev = i
+		h := &s.recs[l.head]
+		h.prev, h.prevTag = i, r.id.tag()
 		r.next = l.head
 	}
 	l.head = i
@@ -281,19 +292,21 @@ func (s *shard) pushFront(i int32) {
 	}
 }
 
-// unlink takes record i out of its segment's list.
+// unlink takes record i out of its segment's list. Taking out an end
+// writes only the list: the new end's stale link is never followed.
 func (s *shard) unlink(i int32) {
 	r := &s.recs[i]
 	l := &s.lists[r.seg]
-	if i == l.head {
+	switch {
+	case l.n == 1: // head and tail: the list is empty
+	case i == l.head:
 		l.head = r.next
-	} else {
+	case i == l.tail:
+		l.tail, l.tailTag = r.prev, r.prevTag
+	default:
 		s.recs[r.prev].next = r.next
-	}
-	if i == l.tail {
-		l.tail = r.prev
-	} else {
-		s.recs[r.next].prev = r.prev
+		n := &s.recs[r.next]
+		n.prev, n.prevTag = r.prev, r.prevTag
 	}
 	l.n--
 }

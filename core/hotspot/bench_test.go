@@ -1,0 +1,128 @@
+package hotspot
+
+import (
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// huge is a limit no benchmark reaches.
+const huge = 1 << 40
+
+// benchAcquire measures Acquire on a fresh Limiter of cfg, serially and
+// from parallel goroutines, each request carrying the next of values in
+// turn (goroutine g starting at values[g*len(values)/8]). The time is the
+// request's number in microseconds, not a clock reading: the Guard reads its
+// clock once for all the rules of a request, so the clock is not the
+// Limiter's cost (package clock measures it). It reports the share of
+// requests admitted (admitted/op), which must be 1 on these pass paths.
+func benchAcquire(b *testing.B, cfg Config, prefill func(l *Limiter), values []string) {
+	const us = int64(time.Microsecond)
+	// loop runs requests until more is false, and counts them.
+	loop := func(l *Limiter, g int, more func() bool) (ok, all int64) {
+		j := g * len(values) / 8 % len(values)
+		for more() {
+			if l.Acquire(all*us, values[j], 1).OK {
+				ok++
+			}
+			all++
+			if j++; j == len(values) {
+				j = 0
+			}
+		}
+		return ok, all
+	}
+	run := func(b *testing.B, measure func(l *Limiter) (ok, all int64)) {
+		l := mustNew(b, cfg, nil)
+		if prefill != nil {
+			prefill(l)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		ok, all := measure(l)
+		b.ReportMetric(float64(ok)/float64(all), "admitted/op")
+	}
+	b.Run("serial", func(b *testing.B) {
+		run(b, func(l *Limiter) (ok, all int64) { return loop(l, 0, b.Loop) })
+	})
+	b.Run("parallel", func(b *testing.B) {
+		run(b, func(l *Limiter) (ok, all int64) {
+			var okAll, allAll, goroutines atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				ok, all := loop(l, int(goroutines.Add(1)), pb.Next)
+				okAll.Add(ok)
+				allAll.Add(all)
+			})
+			return okAll.Load(), allAll.Load()
+		})
+	})
+}
+
+// BenchmarkHotspotHotKey: every request carries the same value, a hit on a
+// hot record. The leaky bucket admits every request, some with a wait:
+// parallel goroutines' times drift apart, and the one behind queues behind
+// the one ahead.
+func BenchmarkHotspotHotKey(b *testing.B) {
+	for _, cfg := range []Config{
+		{Algorithm: TokenBucket, Limit: huge, Window: huge},
+		{Algorithm: LeakyBucket, Limit: huge, Window: huge, MaxWait: huge},
+	} {
+		b.Run(string(cfg.Algorithm), func(b *testing.B) {
+			benchAcquire(b, cfg, nil, []string{"user-42"})
+		})
+	}
+}
+
+// keys1M are one million distinct values of 8 to 12 bytes, as user IDs.
+var keys1M = func() []string {
+	keys := make([]string, 1_000_000)
+	for i := range keys {
+		keys[i] = "u-" + strconv.Itoa(i*7919+1_000_000)
+	}
+	return keys
+}()
+
+// BenchmarkHotspot1MKeys: one million distinct values cycle through a table
+// of 100 000, so nearly every request inserts a value and evicts another.
+// The table is filled before the clock starts; parallel goroutines start at
+// different offsets of the key list.
+func BenchmarkHotspot1MKeys(b *testing.B) {
+	cfg := Config{Limit: huge, Window: huge, MaxKeys: 100_000}
+	prefill := func(l *Limiter) {
+		for i := range 200_000 {
+			l.Acquire(0, keys1M[len(keys1M)-1-i], 1)
+		}
+	}
+	benchAcquire(b, cfg, prefill, keys1M)
+}
+
+// BenchmarkHotspotMemory reports the heap bytes per tracked value of a
+// Limiter filled with 100 000 values of 8 to 12 bytes (bytes/key), the
+// values' own strings not counted: the table copies them.
+func BenchmarkHotspotMemory(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(bytesPerKey(b, 100_000), "bytes/key")
+	}
+}
+
+// bytesPerKey returns the growth of the live heap, per value, from before a
+// Limiter with room for n values exists to after it holds n of them. It
+// offers 3n distinct values, so that every shard is full.
+func bytesPerKey(tb testing.TB, n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := mustNew(tb, Config{Limit: 10, Window: time.Second, MaxKeys: n}, nil)
+	for _, k := range keys1M[:3*n] {
+		l.Acquire(0, k, 1)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if got := l.Len(); got != n {
+		tb.Fatalf("Len() = %d after %d distinct values, want %d", got, 3*n, n)
+	}
+	runtime.KeepAlive(l)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+}

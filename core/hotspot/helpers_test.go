@@ -1,0 +1,86 @@
+package hotspot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func mustNew(t testing.TB, cfg Config, prev *Limiter) *Limiter {
+	t.Helper()
+	l, err := New(cfg, prev)
+	require.NoError(t, err)
+	return l
+}
+
+// lookup returns the record of value without using it: whether the value
+// is tracked, its state and its life.
+func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
+	k := l.tab.idOf(value)
+	_, s := l.tab.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.find(k)
+	if i < 0 {
+		return false, 0, 0
+	}
+	return true, s.recs[i].state.Load(), s.recs[i].gen
+}
+
+// checkTable fails t unless every shard of l is consistent: at most its
+// capacity of records, each indexed once and found by its id, each in
+// exactly one of the two lists or pinned, the lists linked both ways with
+// the tail tag of their tail, protected within its bound.
+func checkTable(t testing.TB, l *Limiter) {
+	t.Helper()
+	total := 0
+	for si := range l.tab.shards {
+		s := &l.tab.shards[si]
+		s.mu.Lock()
+		n := int32(len(s.recs))
+		total += int(n)
+		require.LessOrEqual(t, n, s.capRecs, "shard %d", si)
+		indexed := make([]int, n)
+		for _, e := range s.slots {
+			if e != 0 {
+				indexed[uint32(e)-1]++
+			}
+		}
+		inList := make([]int, n)
+		for seg := range s.lists {
+			ls := &s.lists[seg]
+			count, prev := int32(0), int32(-1)
+			for i := ls.head; count < ls.n; i = s.recs[i].next {
+				r := &s.recs[i]
+				require.EqualValues(t, seg, r.seg, "shard %d record %d", si, i)
+				require.False(t, r.pinned, "shard %d record %d", si, i)
+				if prev >= 0 {
+					require.Equal(t, prev, r.prev, "shard %d record %d", si, i)
+					require.Equal(t, s.recs[prev].id.tag(), r.prevTag, "shard %d record %d", si, i)
+				}
+				inList[i]++
+				prev = i
+				count++
+			}
+			if ls.n > 0 {
+				require.Equal(t, prev, ls.tail, "shard %d segment %d", si, seg)
+				require.Equal(t, s.recs[prev].id.tag(), ls.tailTag, "shard %d segment %d", si, seg)
+			}
+		}
+		require.LessOrEqual(t, s.lists[protected].n, s.protCap, "shard %d", si)
+		for i := range n {
+			r := &s.recs[i]
+			require.Equal(t, 1, indexed[i], "shard %d record %d indexed", si, i)
+			require.Equal(t, i, s.find(r.id), "shard %d record %d found", si, i)
+			if r.pinned {
+				require.Zero(t, inList[i], "shard %d pinned record %d", si, i)
+				require.Positive(t, r.state.Load(), "shard %d pinned record %d", si, i)
+			} else {
+				require.Equal(t, 1, inList[i], "shard %d record %d in lists", si, i)
+			}
+		}
+		s.mu.Unlock()
+	}
+	require.Equal(t, total, l.Len())
+	require.LessOrEqual(t, total, l.cfg.MaxKeys)
+}

@@ -1,0 +1,141 @@
+package hotspot
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestShardSize: a shard fills two cache lines exactly (see shard).
+func TestShardSize(t *testing.T) {
+	assert.EqualValues(t, 128, reflect.TypeFor[shard]().Size())
+	assert.EqualValues(t, 48, reflect.TypeFor[record]().Size())
+}
+
+// TestShape: the shards hold MaxKeys together, exactly, and each holds at
+// least minShardKeys when MaxKeys allows.
+func TestShape(t *testing.T) {
+	for _, tc := range []struct{ maxKeys, shards int }{
+		{1, 1}, {255, 1}, {256, 2}, {1000, 4}, {10_000, 64}, {100_000, 64}, {1_000_003, 64},
+	} {
+		tab := newTable(tc.maxKeys)
+		assert.Len(t, tab.shards, tc.shards, "MaxKeys %d", tc.maxKeys)
+		sum := 0
+		for i := range tab.shards {
+			s := &tab.shards[i]
+			sum += int(s.capRecs)
+			assert.Less(t, s.protCap, s.capRecs, "probation holds at least one record")
+		}
+		assert.Equal(t, tc.maxKeys, sum, "MaxKeys %d", tc.maxKeys)
+	}
+}
+
+// TestSegmentedLRU follows one shard of 10 records (8 protected at most)
+// through the cases of the eviction policy.
+func TestSegmentedLRU(t *testing.T) {
+	l := mustNew(t, Config{Limit: 1000, Window: s, MaxKeys: 10}, nil)
+	require.Len(t, l.tab.shards, 1)
+	use := func(values ...string) {
+		for _, v := range values {
+			l.Acquire(0, v, 1)
+		}
+	}
+	tracked := func(v string) bool { ok, _, _ := lookup(l, v); return ok }
+	scan := func(prefix string, n int) {
+		for i := range n {
+			use(prefix + strconv.Itoa(i))
+		}
+	}
+
+	use("hot", "hot") // seen twice: protected
+	use("once")       // seen once: probation
+	scan("scan-a-", 1000)
+	assert.True(t, tracked("hot"), "a scan evicted a protected value")
+	assert.False(t, tracked("once"), "a value seen once outlived 1000 newer ones")
+	assert.Equal(t, 10, l.Len())
+	checkTable(t, l)
+
+	// Probation holds 2: a value survives one newer value, and is promoted
+	// when seen again before it reaches the tail.
+	use("p")
+	use("q")
+	use("p")
+	scan("scan-b-", 1000)
+	assert.True(t, tracked("p"), "seen again while in probation: protected")
+	assert.False(t, tracked("q"))
+
+	// Protected holds 8: promoting a ninth value demotes protected's least
+	// recently used one to the head of probation, where a scan evicts it
+	// unless it is used again first.
+	use("hot")
+	for i := range 7 {
+		use("w"+strconv.Itoa(i), "w"+strconv.Itoa(i))
+	}
+	// Protected was hot, p, w0..w6: p, the least recent, is in probation.
+	assert.True(t, tracked("p"), "demoted, not evicted")
+	use("hot")    // protected from most to least recent: hot, w6..w0
+	use("x", "x") // w0 demoted
+	use("w0")     // used again in probation: promoted, w1 demoted
+	scan("scan-c-", 1000)
+	for _, v := range []string{"p", "w1"} {
+		assert.False(t, tracked(v), "%s: demoted, then scanned out", v)
+	}
+	for _, v := range []string{"hot", "x", "w0", "w2", "w3", "w4", "w5", "w6"} {
+		assert.True(t, tracked(v), "%s: protected", v)
+	}
+	checkTable(t, l)
+}
+
+// TestTableStress: random operations on small tables keep every invariant
+// of checkTable, for every algorithm, with releases in random order.
+func TestTableStress(t *testing.T) {
+	for _, alg := range Algorithms {
+		t.Run(string(alg), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			cfg := Config{Algorithm: alg, Limit: 3, Window: s, MaxKeys: 300}
+			if alg == Concurrency {
+				cfg.Window = 0
+			}
+			l := mustNew(t, cfg, nil)
+			type reservation struct {
+				d Decision
+				n int64
+			}
+			var held []reservation
+			for i := range 20_000 {
+				// Values from a skewed pool: a few hot, many cold.
+				v := "v" + strconv.Itoa(int(rng.ExpFloat64()*200))
+				n := 1 + rng.Int64N(2)
+				d := l.Acquire(int64(i)*int64(ms), v, n)
+				switch {
+				case d.OK && alg == Concurrency && rng.IntN(4) > 0:
+					held = append(held, reservation{d, n})
+				case d.OK && rng.IntN(8) == 0:
+					l.Undo(d, n)
+				}
+				for len(held) > 40 || (len(held) > 0 && rng.IntN(3) == 0) {
+					j := rng.IntN(len(held))
+					l.Release(held[j].d, held[j].n)
+					held[j] = held[len(held)-1]
+					held = held[:len(held)-1]
+				}
+				if i%97 == 0 {
+					checkTable(t, l)
+				}
+			}
+			checkTable(t, l)
+		})
+	}
+}
+
+// TestMemoryPerKey reports the heap bytes per tracked value of a full table
+// of 100 000 (see doc.go), and fails if it grows past 96.
+func TestMemoryPerKey(t *testing.T) {
+	perKey := bytesPerKey(t, 100_000)
+	t.Logf("%.1f bytes per tracked value", perKey)
+	assert.Less(t, perKey, 96.0)
+}
