@@ -198,6 +198,10 @@ func (e *Entry) Exit(err error) {
 		return
 	}
 	e.done = true
+	// Out of the resource's in-flight count before the slots are released,
+	// so that the count never includes a request admitted into a freed slot
+	// while this one is still counted: its peak never exceeds a limit.
+	e.res.inFlight.Add(-e.n)
 	for _, c := range e.b.conc {
 		c.Release(e.n)
 	}
@@ -207,7 +211,6 @@ func (e *Entry) Exit(err error) {
 			h.rs.hot.Release(h.d, e.n)
 		}
 	}
-	e.res.inFlight.Add(-e.n)
 	now := int64(e.g.clock.Now())
 	e.res.stripes[e.stripe].AddRT(now, max(now-e.start, 0), err != nil)
 }
