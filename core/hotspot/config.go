@@ -26,15 +26,20 @@ const (
 	Concurrency Algorithm = "concurrency"
 )
 
-// Algorithms lists every Algorithm.
-var Algorithms = []Algorithm{TokenBucket, LeakyBucket, Concurrency}
+// valid reports whether a is one of the algorithms.
+func (a Algorithm) valid() bool {
+	return a == TokenBucket || a == LeakyBucket || a == Concurrency
+}
 
 // Defaults and bounds of Config fields.
 const (
+	// DefaultWindow is the Window of a bucket when Config.Window is 0.
 	DefaultWindow = time.Second
 	// DefaultMaxKeys is the number of values a Limiter tracks when
 	// Config.MaxKeys is 0.
 	DefaultMaxKeys = 100_000
+	// MaxMaxKeys bounds Config.MaxKeys: records are indexed by int32.
+	MaxMaxKeys = 1 << 30
 )
 
 // Config describes one hotspot limit: every value of a request parameter is
@@ -55,9 +60,9 @@ type Config struct {
 	// turn; a request whose turn is further away is rejected.
 	MaxWait time.Duration
 	// MaxKeys bounds the number of values tracked at once. Default
-	// DefaultMaxKeys. Values of any length take the same memory: a value is
-	// known by a 128-bit keyed hash, never stored (see the package
-	// documentation).
+	// DefaultMaxKeys, at most MaxMaxKeys. Values of any length take the
+	// same memory: a value is known by a 128-bit keyed hash, never stored
+	// (see the package documentation).
 	MaxKeys int
 	// Overrides gives specific values their own limit instead of Limit; 0
 	// blocks the value.
@@ -86,8 +91,8 @@ func (c Config) Validate() []*flow.FieldError {
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &flow.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	if !slices.Contains(Algorithms, c.Algorithm) {
-		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms)
+	if !c.Algorithm.valid() {
+		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, []Algorithm{TokenBucket, LeakyBucket, Concurrency})
 	}
 	buckets := c.Algorithm != Concurrency
 	// checkLimit checks a per-value limit: a bucket needs at least one
@@ -119,8 +124,11 @@ func (c Config) Validate() []*flow.FieldError {
 	case c.MaxWait > 0 && c.Algorithm != LeakyBucket:
 		add("maxWait", "only applies to algorithm %s, got %s with %s", LeakyBucket, c.MaxWait, c.Algorithm)
 	}
-	if c.MaxKeys < 0 {
+	switch {
+	case c.MaxKeys < 0:
 		add("maxKeys", "must be >= 0, got %d", c.MaxKeys)
+	case c.MaxKeys > MaxMaxKeys:
+		add("maxKeys", "must be <= %d, got %d", MaxMaxKeys, c.MaxKeys)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Overrides)) {
 		checkLimit("overrides", fmt.Sprintf("value for %q ", k), c.Overrides[k])

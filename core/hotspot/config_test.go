@@ -34,6 +34,7 @@ func TestValidate(t *testing.T) {
 		{"maxWait of a token bucket", Config{MaxWait: time.Second},
 			[]string{"maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket"}},
 		{"negative maxKeys", Config{MaxKeys: -1}, []string{"maxKeys must be >= 0, got -1"}},
+		{"too many keys", Config{MaxKeys: MaxMaxKeys + 1}, []string{"maxKeys must be <= 1073741824, got 1073741825"}},
 		{"overrides", Config{Limit: 1, Window: time.Microsecond, Overrides: map[string]int64{"b": -1, "a": 5000, "ok": 0}},
 			[]string{
 				`overrides value for "a" must be <= 1000 (one request per nanosecond) with window 1µs, got 5000`,

@@ -21,7 +21,7 @@ type Limiter struct {
 type Decision struct {
 	flow.Decision
 
-	lim   *Limiter // that made the decision; nil when it took nothing
+	lim   *Limiter // that made the decision; nil when no record was used
 	shard int32
 	rec   int32
 	gen   uint64 // the record's life at the decision

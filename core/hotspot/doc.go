@@ -1,0 +1,107 @@
+// Package hotspot implements hotspot rules: a limit on each value of a
+// request parameter (a user ID, a tenant, a client IP) separately, as
+// Sentinel's parameter flow rules do, in a table whose memory stays bounded
+// however many or hostile the values are, and whose hot values survive a
+// flood of cold ones.
+//
+// # Algorithms
+//
+// Each tracked value has one record holding one int64 of state:
+//
+//   - TokenBucket: Limit requests per Window, refilled continuously, up to
+//     Limit+Burst tokens. The state is the bucket's TAT (the time it is full
+//     again), updated by flow.GCRA; a new value's bucket is full.
+//   - LeakyBucket: pacing, one request per Window/Limit; a request whose
+//     slot lies within MaxWait is admitted with Decision.Wait, the time to
+//     wait before proceeding, else rejected. Also flow.GCRA, in nanoseconds.
+//   - Concurrency: at most Limit requests of the value in flight, reserved
+//     then checked, ended by Release.
+//
+// Overrides give specific values their own limit (for TokenBucket, Burst
+// applies to it too); an override of 0 blocks the value without giving it a
+// record. A Decision carries a handle on its record for Undo and Release;
+// the handle holds the record's generation, which every reuse of the record
+// changes, so a handle never acts on a record that has since been evicted
+// and given to another value (or to a new life of the same value).
+//
+// # The table
+//
+// Values are known by a 128-bit keyed hash: two hash/maphash hashes of the
+// value under two random seeds of the table. The value itself is never
+// stored, so every value, of any length, takes the same memory, and the
+// table keeps no reference to the caller's strings. Two values are confused
+// only if both 64-bit halves collide, which for random seeds is a chance of
+// about n/2^128 per lookup in a table of n values: never, in practice. The
+// seeds are secret and per table (no package state), so the hashes cannot
+// be computed or steered from outside.
+//
+// The table is split into shards by the hash: up to 64, as many as keep at
+// least 128 records in each (a table of 100 000 has 64 shards of 1 562). Each
+// shard has its own mutex, so requests of values in different shards do not
+// contend, and holds its records in one slice, an open-addressing index
+// from hash to record, and the two lists of a segmented LRU. The index is
+// linear probing, at most half full (a full shard of 1 562 uses 4 096
+// slots), with deletion by backward shift: it needs no tombstones and, once
+// its shard is full, never rebuilds. A probe reads 1.5 slots on average
+// when the value is there and 2.5 when it is not; the keyed hash keeps it
+// so for values chosen by an attacker. An Acquire hashes the value, locks
+// its shard, probes the index, moves the record in its list, updates the
+// state by one compare-and-swap and unlocks: O(1), with no loop whose
+// length depends on time or on other records' state, and no retry (nothing
+// writes a record without its shard's lock, so flow.GCRA's compare-and-swap
+// always succeeds at once).
+//
+// # Eviction resists scans
+//
+// Each shard is a segmented LRU of MaxKeys/shards records: a probation
+// segment (at least a fifth of the shard) and a protected one (at most
+// four fifths), each a doubly-linked list threaded through the records by
+// index. A new value enters at the head of probation. Using a value again
+// while it is in probation promotes it to the head of protected; using a
+// protected value moves it to the head. When protected is over its share,
+// its least recently used record is demoted to the head of probation. When
+// the shard is full, a new value takes the record at the tail of probation
+// (of protected if probation is empty): its value is forgotten and will
+// start afresh if seen again. Every step is a constant number of list
+// operations.
+//
+// Values seen only once never leave probation, so a flood of one-time
+// values, however large, only ever evicts probation: the values in
+// protected, which were used at least twice, are not touched. A value is
+// promoted if it is used again before its shard's probation length of new
+// values arrive in its shard (at least a fifth of the shard: about a fifth
+// of MaxKeys new values over the table), and stays protected while it is
+// used again before four fifths of MaxKeys other values are promoted; a
+// demoted value gets another probation's length of chances. Every Acquire counts as a use, rejected ones
+// included, so a value being rejected keeps its (spent) bucket.
+//
+// A Concurrency record with requests in flight is pinned: it is taken out of
+// both lists, so it is never evicted and its count never lost; its last
+// Release puts it back at the head of its segment. A value that finds every
+// record of its shard pinned (more values in flight at once than the
+// shard's share of MaxKeys) is rejected until one is released.
+//
+// # Bounds and memory
+//
+// The table never holds more than MaxKeys values (default DefaultMaxKeys,
+// 100 000); eviction is per shard, so it may evict before the whole table is
+// full when values spread unevenly. A record is 48 bytes and holds no
+// pointer (the garbage collector does not scan the table); with the index,
+// a full table of 100 000 takes about 73 bytes per value (measured by
+// TestMemoryPerKey and BenchmarkHotspotMemory). Shards allocate as they fill,
+// doubling up to their share, so a table costs memory for the values it has
+// seen, not for MaxKeys; a full table never allocates again.
+//
+// # Reloading rules
+//
+// New takes the Limiter of the same rule before a reload. When the
+// algorithm and MaxKeys are unchanged, the new Limiter shares the table:
+// buckets and in-flight counts carry over (a bucket refills at the new
+// rate), and Decisions of the old Limiter may be released through the new.
+// Otherwise the new Limiter starts with an empty table, and Decisions of the
+// old one still release into the old table.
+//
+// Times are nanoseconds of the Guard's clock (package clock), passed to
+// Acquire by the caller, which reads the clock once for all the rules of a
+// request.
+package hotspot
