@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -144,4 +145,14 @@ func (c Config) Validate() []*FieldError {
 		add("coldFactor", "only applies with warmup > 0")
 	}
 	return errs
+}
+
+// JoinFieldErrors returns errs joined into one error (errors.Join), or nil
+// when there are none.
+func JoinFieldErrors(errs []*FieldError) error {
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
 }

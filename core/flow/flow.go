@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"errors"
 	"math/bits"
 	"time"
 )
@@ -48,12 +47,8 @@ type Limiter interface {
 // window's worth of tokens, as it was.
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
-	if errs := cfg.Validate(); len(errs) > 0 {
-		all := make([]error, len(errs))
-		for i, e := range errs {
-			all[i] = e
-		}
-		return nil, errors.Join(all...)
+	if err := JoinFieldErrors(cfg.Validate()); err != nil {
+		return nil, err
 	}
 	var w *warmup
 	if cfg.Warmup > 0 {

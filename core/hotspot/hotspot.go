@@ -1,7 +1,6 @@
 package hotspot
 
 import (
-	"errors"
 	"maps"
 
 	"github.com/sluicekit/sluice/core/flow"
@@ -36,12 +35,8 @@ type Decision struct {
 // the new Limiter starts empty; Decisions of prev still act on prev's table.
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
-	if errs := cfg.Validate(); len(errs) > 0 {
-		all := make([]error, len(errs))
-		for i, e := range errs {
-			all[i] = e
-		}
-		return nil, errors.Join(all...)
+	if err := flow.JoinFieldErrors(cfg.Validate()); err != nil {
+		return nil, err
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)
 	l := &Limiter{cfg: cfg, gcra: flow.GCRA{Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}}
