@@ -1,0 +1,298 @@
+package extractors
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// maxHops bounds the forwarding hops ClientIP walks: past it, the last
+// trusted hop is the client. Real proxy chains are a few hops long.
+const maxHops = 32
+
+// ClientIP returns the address of the client that sent r: the socket peer
+// (r.RemoteAddr), unless the peer lies in a trusted proxy prefix
+// (WithTrustedProxies). Then the forwarding headers are read, in this order
+// of preference:
+//
+//   - X-Forwarded-For, all its lines as one list, walked from the right:
+//     trusted hops are skipped and the first untrusted address is the client;
+//   - Forwarded (RFC 7239), the for= parameter of its elements, walked the
+//     same way;
+//   - X-Real-IP.
+//
+// A hop that is not an address (garbage, "unknown", an obfuscated "_name")
+// ends the walk: the client is the last trusted hop. When every hop is
+// trusted, the client is the leftmost one. Addresses may carry a port
+// ("192.0.2.1:443", "[2001:db8::1]:443"); IPv4-mapped IPv6 addresses are
+// returned as IPv4, and zones are dropped. The result is invalid (the zero
+// Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket.
+func (x *Extractor) ClientIP(r *http.Request) netip.Addr {
+	a, _ := x.httpClientIP(r)
+	return a
+}
+
+// httpClientIP returns ClientIP(r) and its text when that is a substring of
+// the request ("" when it must be formatted).
+func (x *Extractor) httpClientIP(r *http.Request) (netip.Addr, string) {
+	peer, text := parseHop(r.RemoteAddr)
+	if !x.isTrusted(peer) {
+		return peer, text
+	}
+	h := r.Header
+	return x.forwarded(peer, text, h["X-Forwarded-For"], h["Forwarded"], h["X-Real-Ip"])
+}
+
+// forwarded returns the client behind the trusted peer given the lines of
+// its forwarding headers.
+func (x *Extractor) forwarded(peer netip.Addr, text string, xff, fwd, real []string) (netip.Addr, string) {
+	switch {
+	case len(xff) > 0:
+		return x.walkXFF(peer, text, xff)
+	case len(fwd) > 0:
+		return x.walkForwarded(peer, text, fwd)
+	case len(real) > 0:
+		if a, t := parseHop(trimOWS(real[len(real)-1])); a.IsValid() {
+			return a, t
+		}
+	}
+	return peer, text
+}
+
+// isTrusted reports whether a lies in a trusted proxy prefix.
+func (x *Extractor) isTrusted(a netip.Addr) bool {
+	if !a.IsValid() {
+		return false
+	}
+	for _, p := range x.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkXFF walks X-Forwarded-For lines from the right, starting after the
+// trusted peer.
+func (x *Extractor) walkXFF(last netip.Addr, lastText string, lines []string) (netip.Addr, string) {
+	hops := 0
+	for li := len(lines) - 1; li >= 0; li-- {
+		line := lines[li]
+		for end := len(line); end >= 0; {
+			start := strings.LastIndexByte(line[:end], ',') + 1
+			elem := trimOWS(line[start:end])
+			end = start - 1
+			if elem == "" {
+				continue
+			}
+			if hops++; hops > maxHops {
+				return last, lastText
+			}
+			a, t := parseHop(elem)
+			if !a.IsValid() {
+				return last, lastText
+			}
+			if !x.isTrusted(a) {
+				return a, t
+			}
+			last, lastText = a, t
+		}
+	}
+	return last, lastText
+}
+
+// walkForwarded walks the for= nodes of Forwarded lines from the right,
+// starting after the trusted peer.
+func (x *Extractor) walkForwarded(last netip.Addr, lastText string, lines []string) (netip.Addr, string) {
+	var elems [maxHops]span
+	hops := 0
+	for li := len(lines) - 1; li >= 0; li-- {
+		line := lines[li]
+		n := splitQuoted(line, ',', elems[:])
+		for k := n - 1; k >= 0 && k >= n-len(elems); k-- {
+			e := elems[k%len(elems)]
+			elem := trimOWS(line[e.start:e.end])
+			if elem == "" {
+				continue
+			}
+			if hops++; hops > maxHops {
+				return last, lastText
+			}
+			a, t := parseHop(forNode(elem))
+			if !a.IsValid() {
+				return last, lastText
+			}
+			if !x.isTrusted(a) {
+				return a, t
+			}
+			last, lastText = a, t
+		}
+	}
+	return last, lastText
+}
+
+// span is the byte range [start, end) of an element of a line.
+type span struct{ start, end int }
+
+// splitQuoted splits s at the bytes sep outside quoted strings (RFC 7230
+// quoted-string, with backslash escapes) and returns the number of elements;
+// the spans of the last len(ring) of them are in ring, element k at
+// ring[k%len(ring)].
+func splitQuoted(s string, sep byte, ring []span) int {
+	n, start, quoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == sep:
+			ring[n%len(ring)] = span{start, i}
+			n++
+			start = i + 1
+		}
+	}
+	ring[n%len(ring)] = span{start, len(s)}
+	return n + 1
+}
+
+// forNode returns the value of the for= parameter of a Forwarded element
+// ("for=192.0.2.1;proto=https"), unquoted, or "" when it has none or its
+// quoted value holds an escape.
+func forNode(elem string) string {
+	var pairs [8]span
+	n := splitQuoted(elem, ';', pairs[:])
+	for k := max(0, n-len(pairs)); k < n; k++ {
+		p := pairs[k%len(pairs)]
+		name, val, ok := strings.Cut(trimOWS(elem[p.start:p.end]), "=")
+		if !ok || !strings.EqualFold(trimOWS(name), "for") {
+			continue
+		}
+		val = trimOWS(val)
+		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			val = val[1 : len(val)-1]
+			if strings.IndexByte(val, '\\') >= 0 {
+				return ""
+			}
+		}
+		return val
+	}
+	return ""
+}
+
+// parseHop parses an address as forwarding headers and RemoteAddr write it:
+// "192.0.2.1", "192.0.2.1:80", "2001:db8::1", "[2001:db8::1]:80",
+// "[2001:db8::1]", with an optional zone. It returns the address, unmapped
+// and without zone, and its text when s holds it in canonical form ("" when
+// it must be formatted); the zero Addr when s is not an address.
+func parseHop(s string) (netip.Addr, string) {
+	host := s
+	switch {
+	case s == "":
+		return netip.Addr{}, ""
+	case s[0] == '[':
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return netip.Addr{}, ""
+		}
+		host = s[1:end]
+		if rest := s[end+1:]; rest != "" && !validPort(rest) {
+			return netip.Addr{}, ""
+		}
+	case strings.Count(s, ":") == 1:
+		i := strings.IndexByte(s, ':')
+		if !validPort(s[i:]) {
+			return netip.Addr{}, ""
+		}
+		host = s[:i]
+	}
+	if !plausibleAddr(host) {
+		return netip.Addr{}, ""
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, ""
+	}
+	a = a.Unmap().WithZone("")
+	var buf [64]byte
+	if string(a.AppendTo(buf[:0])) != host {
+		return a, ""
+	}
+	return a, host
+}
+
+// validPort reports whether s is ":" followed by 1 to 5 digits.
+func validPort(s string) bool {
+	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
+		return false
+	}
+	for _, c := range []byte(s[1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plausibleAddr reports whether s could be an IP address, so that obvious
+// garbage ("unknown", "_hidden") is rejected without the error value
+// netip.ParseAddr allocates.
+func plausibleAddr(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '%':
+			return i > 0 // a zone follows
+		case !isHex(c) && c != ':' && c != '.':
+			return false
+		}
+	}
+	return true
+}
+
+// addrText returns the text of a, using text when it is not "".
+func addrText(a netip.Addr, text string) string {
+	if text != "" {
+		return text
+	}
+	return a.String()
+}
+
+// parsePrefix parses a trusted proxy: a CIDR prefix or a bare address.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.IndexByte(s, '/') >= 0 {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		return normalizePrefix(p), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap().WithZone("")
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// normalizePrefix masks p and writes an IPv4-mapped IPv6 prefix as IPv4,
+// the form addresses are compared in.
+func normalizePrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() {
+		bits := max(p.Bits()-96, 0)
+		p = netip.PrefixFrom(a.Unmap(), bits)
+	}
+	return p.Masked()
+}
+
+// appendPrefix appends p to ps unless ps holds it already.
+func appendPrefix(ps []netip.Prefix, p netip.Prefix) []netip.Prefix {
+	for _, q := range ps {
+		if q == p {
+			return ps
+		}
+	}
+	return append(ps, p)
+}

@@ -1,0 +1,79 @@
+// Package extractors maps requests to what the sluice engine (package core)
+// limits: resource names and param values. It is framework-neutral: the
+// net/http, gin and echo adapters share its HTTP side, the gRPC adapter its
+// gRPC side, so one rules file reads the same way through every adapter.
+//
+// # Resources
+//
+// HTTP resources are "METHOD TEMPLATE", where TEMPLATE is the matched route
+// template written with {name} parameters whatever the framework
+// (HTTPResource): gin and echo "/items/:id" become "/items/{id}", their
+// catch-alls "/files/*path" become "/files/{path...}" as in net/http's
+// ServeMux, and a ServeMux pattern "GET example.com/items/{id}" loses its
+// method and host. Requests that matched no route share the resource
+// Unmatched; methods outside the standard set share "OTHER". Raw paths never
+// become names, so clients cannot mint resources. gRPC resources are the
+// full method, "/pkg.Service/Method", as grpc reports it.
+//
+// # Params
+//
+// A hotspot rule names the request value it limits by (ParseParam gives the
+// syntax). The Extractor reads:
+//
+//	header:NAME    request header NAME, in any case (X-User-ID); on gRPC, metadata NAME
+//	metadata:NAME  gRPC metadata NAME, in any case; on HTTP, request header NAME
+//	query:NAME     URL query parameter NAME (case-sensitive, percent-decoded)
+//	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
+//	path:NAME      route parameter NAME (PathParams, or r.PathValue for ServeMux)
+//	ip             client IP (ClientIP; on gRPC the peer, or x-forwarded-for
+//	               metadata from trusted proxies)
+//	peer           socket peer IP, never from forwarding headers
+//	method         HTTP method (outside the standard set: "OTHER"); gRPC full method
+//	host           HTTP Host, lower-cased, without port or trailing dot; gRPC :authority likewise
+//	NAME           a custom extractor registered with WithHTTPParam or WithGRPCParam
+//
+// A request that lacks a param, or has only empty values for it, is not
+// limited by rules naming that param. Kinds that do not exist on one side
+// (query, cookie and path on gRPC; a custom name registered only for the other
+// side) are absent there.
+//
+// # Several values
+//
+// A param may carry several values, and the engine limits every one:
+// repeated header lines and comma-separated elements of a header (or
+// metadata) value each count as one value, with surrounding spaces removed
+// and empty elements skipped (binary "-bin" metadata are not split); query
+// params count repeated keys (a comma inside a query value is part of the
+// value); cookies count repeated cookies of the same name. ip, peer,
+// method, host and path have at most one value; a custom extractor's values
+// are the strings it returns.
+//
+// # Caps
+//
+// A client controls these values, so two caps bound the work and memory one
+// request costs without letting a client slip past a limit:
+//
+//   - a value longer than WithMaxValueLen bytes (default 256) is truncated
+//     to that length (at a UTF-8 boundary), not dropped: a padded value is
+//     still limited, under its prefix;
+//   - a param with more than WithMaxValues values (default 16) yields its
+//     first n-1 values and then OverflowValue in place of all the rest, so
+//     every request with too many values shares one value, and one limit,
+//     instead of escaping it.
+//
+// # Client IP
+//
+// ClientIP is the socket peer unless the peer lies in a trusted proxy prefix
+// (WithTrustedProxies; none by default, so by default forwarding headers are
+// ignored). From a trusted proxy it walks X-Forwarded-For (every line, as one
+// list) from the right, skipping trusted hops, and takes the first untrusted
+// address; without X-Forwarded-For it reads the for= parameters of Forwarded
+// (RFC 7239) the same way, and without either, X-Real-IP. A hop that is not an
+// address (garbage, "unknown", an obfuscated "_name") ends the walk at the
+// last trusted hop, so a client can never choose its own address by sending a
+// header through an untrusted path.
+//
+// An Extractor is safe for concurrent use. Its caches (canonical param names,
+// resource names) are bounded; beyond their bounds results are computed per
+// call, and stay correct.
+package extractors

@@ -1,0 +1,247 @@
+package extractors
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Defaults of the caps on client-controlled param values.
+const (
+	// DefaultMaxValueLen is the default WithMaxValueLen: the bytes kept of
+	// one param value.
+	DefaultMaxValueLen = 256
+	// DefaultMaxValues is the default WithMaxValues: the values one param
+	// yields per request.
+	DefaultMaxValues = 16
+)
+
+// Unmatched is the resource of HTTP requests that matched no route. They all
+// share it, so random paths cannot mint resources.
+const Unmatched = "(unmatched)"
+
+// OverflowValue is the value a param yields, in place of all the values
+// beyond the first n-1, when a request carries more than n = WithMaxValues
+// values for it. Every such request shares this value, and so its limit.
+const OverflowValue = "(too many values)"
+
+// Bounds of the Extractor's caches. Param strings come from rules and route
+// templates from the application, so real programs stay far below them;
+// beyond them, results are computed per call (allocating) but stay correct.
+const (
+	maxCachedParams = 1024
+	maxCachedRoutes = 8192
+)
+
+// Extractor reads resource names and param values from HTTP requests and
+// gRPC calls. It is safe for concurrent use; its options are fixed by New,
+// and its caches are bounded.
+type Extractor struct {
+	trusted     []netip.Prefix
+	maxValueLen int
+	maxValues   int
+	httpCustom  map[string]func(r *http.Request) []string
+	grpcCustom  map[string]func(ctx context.Context, fullMethod string) []string
+
+	// params caches parsed param specs by their string, copy-on-write:
+	// readers load the map without locking; mu serialises writers.
+	params atomic.Pointer[map[string]*spec]
+	// routes caches resource names by (method, route), copy-on-write too.
+	routes atomic.Pointer[map[routeKey]string]
+	mu     sync.Mutex
+}
+
+// config is what the options set; New validates it.
+type config struct {
+	trusted     []netip.Prefix
+	maxValueLen int
+	maxValues   int
+	httpCustom  map[string]func(r *http.Request) []string
+	grpcCustom  map[string]func(ctx context.Context, fullMethod string) []string
+}
+
+// Option configures an Extractor. Options are validated by New, which
+// returns an error naming the option and the bad value.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// New returns an Extractor configured by opts. Without options it trusts no
+// proxy (ClientIP is the socket peer), keeps DefaultMaxValueLen bytes of a
+// value and DefaultMaxValues values of a param, and knows no custom params.
+func New(opts ...Option) (*Extractor, error) {
+	c := config{maxValueLen: DefaultMaxValueLen, maxValues: DefaultMaxValues}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&c); err != nil {
+			return nil, err
+		}
+	}
+	x := &Extractor{
+		trusted:     c.trusted,
+		maxValueLen: c.maxValueLen,
+		maxValues:   c.maxValues,
+		httpCustom:  c.httpCustom,
+		grpcCustom:  c.grpcCustom,
+	}
+	params := map[string]*spec{}
+	x.params.Store(&params)
+	routes := map[routeKey]string{}
+	x.routes.Store(&routes)
+	return x, nil
+}
+
+// WithTrustedProxies makes ClientIP believe forwarding headers from sockets
+// peers in these prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare
+// addresses ("192.168.1.7", a /32 or /128). Options add up. The error names
+// the bad value.
+func WithTrustedProxies(prefixes ...string) Option {
+	return optionFunc(func(c *config) error {
+		for _, s := range prefixes {
+			p, err := parsePrefix(s)
+			if err != nil {
+				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix", s)
+			}
+			c.trusted = appendPrefix(c.trusted, p)
+		}
+		return nil
+	})
+}
+
+// WithTrustedProxyPrefixes is WithTrustedProxies for parsed prefixes. An
+// invalid (zero) prefix is an error.
+func WithTrustedProxyPrefixes(prefixes ...netip.Prefix) Option {
+	return optionFunc(func(c *config) error {
+		for i, p := range prefixes {
+			if !p.IsValid() {
+				return fmt.Errorf("extractors: WithTrustedProxyPrefixes: prefix %d (%v) is not valid", i, p)
+			}
+			c.trusted = appendPrefix(c.trusted, normalizePrefix(p))
+		}
+		return nil
+	})
+}
+
+// WithMaxValueLen sets the bytes kept of one param value (default
+// DefaultMaxValueLen). A longer value is truncated to n bytes, backing off
+// to the start of a UTF-8 sequence, rather than dropped, so padding a value
+// never escapes its limit. n must be at least 1.
+func WithMaxValueLen(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("extractors: WithMaxValueLen: must be >= 1, got %d", n)
+		}
+		c.maxValueLen = n
+		return nil
+	})
+}
+
+// WithMaxValues sets the values one param yields per request (default
+// DefaultMaxValues). A request with more than n values yields its first n-1
+// values and then OverflowValue for all the rest: requests with too many
+// values share one value and its limit rather than escape it. n must be at
+// least 1.
+func WithMaxValues(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("extractors: WithMaxValues: must be >= 1, got %d", n)
+		}
+		c.maxValues = n
+		return nil
+	})
+}
+
+// WithHTTPParam registers a custom HTTP param: rules naming param name read
+// the strings fn returns for the request (each one a value, capped like all
+// values; nil or empty means absent). name is a custom param name as rules
+// write it: a letter, then letters, digits, '_', '.' or '-', and not one of
+// ip, method, host or peer. fn is called at most once per request and param
+// and must be safe for concurrent use.
+func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
+	return optionFunc(func(c *config) error {
+		if err := checkCustomName("WithHTTPParam", name); err != nil {
+			return err
+		}
+		if fn == nil {
+			return fmt.Errorf("extractors: WithHTTPParam: %q: function is nil", name)
+		}
+		if _, dup := c.httpCustom[name]; dup {
+			return fmt.Errorf("extractors: WithHTTPParam: %q registered twice", name)
+		}
+		if c.httpCustom == nil {
+			c.httpCustom = map[string]func(r *http.Request) []string{}
+		}
+		c.httpCustom[name] = fn
+		return nil
+	})
+}
+
+// WithGRPCParam registers a custom gRPC param, like WithHTTPParam: rules
+// naming param name read the strings fn returns for the call's context
+// (incoming for servers, outgoing for clients) and full method.
+func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) []string) Option {
+	return optionFunc(func(c *config) error {
+		if err := checkCustomName("WithGRPCParam", name); err != nil {
+			return err
+		}
+		if fn == nil {
+			return fmt.Errorf("extractors: WithGRPCParam: %q: function is nil", name)
+		}
+		if _, dup := c.grpcCustom[name]; dup {
+			return fmt.Errorf("extractors: WithGRPCParam: %q registered twice", name)
+		}
+		if c.grpcCustom == nil {
+			c.grpcCustom = map[string]func(ctx context.Context, fullMethod string) []string{}
+		}
+		c.grpcCustom[name] = fn
+		return nil
+	})
+}
+
+// checkCustomName returns an error, naming the option, when name cannot
+// name a custom param.
+func checkCustomName(option, name string) error {
+	p, err := ParseParam(name)
+	switch {
+	case err != nil || strings.Contains(name, ":"):
+		return fmt.Errorf("extractors: %s: %q is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, name)
+	case p.Kind != KindCustom:
+		return fmt.Errorf("extractors: %s: %q is a built-in param", option, name)
+	}
+	return nil
+}
+
+// CheckParam returns an error when this Extractor cannot read the param
+// spec: when spec is malformed (see ParseParam) or names a custom param
+// registered neither with WithHTTPParam nor with WithGRPCParam. Adapters call
+// it for the params of their rules so that a typo fails at start-up instead
+// of leaving a rule without effect.
+func (x *Extractor) CheckParam(spec string) error {
+	p, err := ParseParam(spec)
+	if err != nil {
+		return err
+	}
+	if p.Kind == KindCustom && x.httpCustom[p.Name] == nil && x.grpcCustom[p.Name] == nil {
+		return fmt.Errorf("extractors: param %q is not a registered custom param (WithHTTPParam, WithGRPCParam)", spec)
+	}
+	return nil
+}
+
+// PathParams gives the route parameters of a matched HTTP request: the gin
+// and echo adapters implement it over their contexts. A nil PathParams
+// passed to HTTPParams means r.PathValue (net/http's ServeMux).
+type PathParams interface {
+	// PathParam returns the value of route parameter name, and false when
+	// the route has no such parameter.
+	PathParam(name string) (string, bool)
+}

@@ -1,0 +1,145 @@
+package extractors
+
+import (
+	"context"
+	"net"
+	"net/netip"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// GRPCParams returns the params of a gRPC call for core.WithParams; the
+// call's resource is fullMethod ("/pkg.Service/Method") as is. ctx is the
+// server's context in a server interceptor, the outgoing context in a client
+// interceptor. It reads:
+//
+//   - metadata:NAME and header:NAME: the metadata values of NAME (any case)
+//     in the incoming metadata of ctx, or, when those have none, in its
+//     outgoing metadata; each value split on commas like HTTP headers,
+//     except binary "-bin" keys;
+//   - peer: the peer's IP (peer.FromContext; absent on the client side,
+//     before the call has a peer);
+//   - ip: the peer, or, when the peer is a trusted proxy, the client behind
+//     it from the incoming "x-forwarded-for" metadata (then "forwarded", then
+//     "x-real-ip"), walked as ClientIP walks HTTP headers;
+//   - method: fullMethod;
+//   - host: the incoming ":authority", normalized like the HTTP Host;
+//   - custom params registered with WithGRPCParam.
+//
+// query, cookie and path params are absent on gRPC. The result must be used
+// by one goroutine, during the call.
+func (x *Extractor) GRPCParams(ctx context.Context, fullMethod string) core.Params {
+	return &grpcParams{x: x, ctx: ctx, method: fullMethod}
+}
+
+// grpcParams is the core.Params of one gRPC call.
+type grpcParams struct {
+	x      *Extractor
+	ctx    context.Context
+	method string
+	cur    cursor
+
+	mdSp *spec // the metadata param whose values md holds
+	md   []string
+
+	customSp *spec // the custom param whose values custom holds
+	custom   []string
+
+	ipDone bool
+	ip     string // the client IP's text; "" when there is none
+}
+
+// Param returns the i-th value of param for the call.
+func (p *grpcParams) Param(param string, i int) (string, bool) {
+	x := p.x
+	sp := x.spec(param)
+	switch sp.kind {
+	case KindHeader, KindMetadata:
+		if p.mdSp != sp {
+			p.md, p.mdSp = metadataValues(p.ctx, sp.md), sp
+		}
+		mode := modeList
+		if sp.bin {
+			mode = modePlain
+		}
+		return x.value(&p.cur, sp, p.md, mode, i)
+	case KindCustom:
+		fn := x.grpcCustom[sp.name]
+		if fn == nil {
+			return "", false
+		}
+		if p.customSp != sp {
+			p.custom, p.customSp = fn(p.ctx, p.method), sp
+		}
+		return x.value(&p.cur, sp, p.custom, modePlain, i)
+	}
+	if i != 0 {
+		return "", false
+	}
+	var v string
+	switch sp.kind {
+	case KindPeer:
+		if a := peerAddr(p.ctx); a.IsValid() {
+			v = a.String()
+		}
+	case KindIP:
+		if !p.ipDone {
+			if a, text := x.grpcClientIP(p.ctx); a.IsValid() {
+				p.ip = addrText(a, text)
+			}
+			p.ipDone = true
+		}
+		v = p.ip
+	case KindMethod:
+		v = p.method
+	case KindHost:
+		if vs := metadata.ValueFromIncomingContext(p.ctx, ":authority"); len(vs) > 0 {
+			v = normalizeHost(vs[len(vs)-1])
+		}
+	}
+	if v == "" {
+		return "", false
+	}
+	return truncate(v, x.maxValueLen), true
+}
+
+// metadataValues returns the values of the lower-case key in the incoming
+// metadata of ctx, or, when those have none, in its outgoing metadata.
+func metadataValues(ctx context.Context, key string) []string {
+	if vs := metadata.ValueFromIncomingContext(ctx, key); len(vs) > 0 {
+		return vs
+	}
+	if md, ok := metadata.FromOutgoingContext(ctx); ok {
+		return md[key]
+	}
+	return nil
+}
+
+// peerAddr returns the IP address of the peer of ctx, unmapped and without
+// zone; the zero Addr when ctx has no peer or the peer is not an IP peer.
+func peerAddr(ctx context.Context) netip.Addr {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return netip.Addr{}
+	}
+	if tcp, ok := p.Addr.(*net.TCPAddr); ok {
+		a, _ := netip.AddrFromSlice(tcp.IP)
+		return a.Unmap()
+	}
+	a, _ := parseHop(p.Addr.String())
+	return a
+}
+
+// grpcClientIP returns the client of the call in ctx: the peer, or, when it
+// is a trusted proxy, the client its forwarding metadata name.
+func (x *Extractor) grpcClientIP(ctx context.Context) (netip.Addr, string) {
+	a := peerAddr(ctx)
+	if !x.isTrusted(a) {
+		return a, ""
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	return x.forwarded(a, "", md["x-forwarded-for"], md["forwarded"], md["x-real-ip"])
+}

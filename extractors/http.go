@@ -1,0 +1,241 @@
+package extractors
+
+import (
+	"maps"
+	"net/http"
+	"strings"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// HTTPParams returns the params of r for core.WithParams: every param kind
+// of the package documentation, read lazily (only the params that a matching
+// hotspot rule names are read, and only when Enter asks). path gives the
+// route parameters for path:NAME; nil means r.PathValue (net/http's
+// ServeMux).
+//
+// It allocates the returned value and nothing else for header, metadata,
+// cookie, path, method, peer and ip params (a percent-encoded query value,
+// an IP address not written canonically, a host with capitals and custom
+// params may allocate). The result reads r and must be used by one
+// goroutine, during the request.
+func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
+	return &httpParams{x: x, r: r, path: path}
+}
+
+// httpParams is the core.Params of one HTTP request.
+type httpParams struct {
+	x    *Extractor
+	r    *http.Request
+	path PathParams
+	cur  cursor
+	one  [1]string // a one-line source (the raw query)
+
+	customSp *spec // the custom param whose values custom holds
+	custom   []string
+
+	ipDone bool
+	ip     string // the client IP's text; "" when there is none
+}
+
+// Param returns the i-th value of param for the request.
+func (p *httpParams) Param(param string, i int) (string, bool) {
+	x := p.x
+	sp := x.spec(param)
+	switch sp.kind {
+	case KindHeader, KindMetadata:
+		return x.value(&p.cur, sp, p.r.Header[sp.header], modeList, i)
+	case KindQuery:
+		if p.r.URL == nil {
+			return "", false
+		}
+		p.one[0] = p.r.URL.RawQuery
+		return x.value(&p.cur, sp, p.one[:], modeQuery, i)
+	case KindCookie:
+		return x.value(&p.cur, sp, p.r.Header["Cookie"], modeCookie, i)
+	case KindCustom:
+		fn := x.httpCustom[sp.name]
+		if fn == nil {
+			return "", false
+		}
+		if p.customSp != sp {
+			p.custom, p.customSp = fn(p.r), sp
+		}
+		return x.value(&p.cur, sp, p.custom, modePlain, i)
+	}
+	if i != 0 {
+		return "", false
+	}
+	var v string
+	switch sp.kind {
+	case KindPath:
+		if p.path != nil {
+			v, _ = p.path.PathParam(sp.name)
+		} else {
+			v = p.r.PathValue(sp.name)
+		}
+	case KindIP:
+		if !p.ipDone {
+			if a, text := x.httpClientIP(p.r); a.IsValid() {
+				p.ip = addrText(a, text)
+			}
+			p.ipDone = true
+		}
+		v = p.ip
+	case KindPeer:
+		if a, text := parseHop(p.r.RemoteAddr); a.IsValid() {
+			v = addrText(a, text)
+		}
+	case KindMethod:
+		v = standardMethod(p.r.Method)
+	case KindHost:
+		v = normalizeHost(p.r.Host)
+	}
+	if v == "" {
+		return "", false
+	}
+	return truncate(v, x.maxValueLen), true
+}
+
+// standardMethod returns m when it is a standard HTTP method, else "OTHER".
+func standardMethod(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodConnect:
+		return http.MethodConnect
+	case http.MethodOptions:
+		return http.MethodOptions
+	case http.MethodTrace:
+		return http.MethodTrace
+	}
+	return "OTHER"
+}
+
+// normalizeHost returns host without port, brackets and trailing dot, in
+// lower case: the forms a client may vary a host name by.
+func normalizeHost(host string) string {
+	if strings.HasPrefix(host, "[") {
+		if end := strings.IndexByte(host, ']'); end > 0 {
+			host = host[1:end]
+		}
+	} else if i := strings.IndexByte(host, ':'); i >= 0 && strings.LastIndexByte(host, ':') == i {
+		host = host[:i]
+	}
+	host = strings.TrimSuffix(host, ".")
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(host)
+		}
+	}
+	return host
+}
+
+// routeKey is the key of the resource name cache.
+type routeKey struct{ method, route string }
+
+// HTTPResource returns the resource name of a request with method that
+// matched route, as "METHOD TEMPLATE" (NormalizeRoute gives TEMPLATE):
+// HTTPResource("GET", "/items/:id") and HTTPResource("GET", "GET
+// /items/{id}") are both "GET /items/{id}". route is the template as the
+// framework reports it (gin's FullPath, echo's Path, net/http's r.Pattern);
+// "" (no route matched) gives Unmatched. Methods outside the standard set
+// (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) become
+// "OTHER", so clients cannot mint names. Results are cached: after the first
+// call for a (method, route) pair it does not allocate.
+func (x *Extractor) HTTPResource(method, route string) string {
+	if route == "" {
+		return Unmatched
+	}
+	key := routeKey{standardMethod(method), route}
+	if s, ok := (*x.routes.Load())[key]; ok {
+		return s
+	}
+	s := key.method + " " + NormalizeRoute(route)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old := *x.routes.Load()
+	if cached, ok := old[key]; ok {
+		return cached
+	}
+	if len(old) < maxCachedRoutes {
+		m := make(map[routeKey]string, len(old)+1)
+		maps.Copy(m, old)
+		m[key] = s
+		x.routes.Store(&m)
+	}
+	return s
+}
+
+// NormalizeRoute returns the route template of route written as net/http's
+// ServeMux writes patterns, the form resource names use:
+//
+//   - a ServeMux pattern ("GET /items/{id}", "example.com/items/{id}",
+//     "/items/{id}") loses its method and host and is otherwise kept
+//     ("{name...}" and "{$}" included);
+//   - a gin or echo route ("/items/:id", "/files/*path") has its ':name'
+//     parameters written "{name}" and its '*name' catch-alls "{name...}"
+//     (echo's unnamed "*" becomes "{*...}"; echo's escaped "\:" is a literal
+//     colon).
+//
+// A route is a ServeMux pattern when it does not start with '/' (it has a
+// method or host) or when it holds '{'; else ':' and '*' are parameters. So
+// a ServeMux pattern with neither method nor braces but with a literal ':'
+// or '*' ("/v1/items:batch") reads as a gin/echo route: register such
+// patterns with their method.
+func NormalizeRoute(route string) string {
+	if !strings.HasPrefix(route, "/") {
+		if i := strings.IndexAny(route, " \t"); i >= 0 {
+			route = strings.TrimLeft(route[i+1:], " \t")
+		}
+		if i := strings.IndexByte(route, '/'); i > 0 {
+			route = route[i:]
+		}
+		return route
+	}
+	if strings.IndexByte(route, '{') >= 0 || strings.IndexAny(route, ":*") < 0 {
+		return route
+	}
+	var b strings.Builder
+	b.Grow(len(route) + 8)
+	for i := 0; i < len(route); i++ {
+		switch c := route[i]; c {
+		case '\\':
+			if i+1 < len(route) && route[i+1] == ':' {
+				b.WriteByte(':')
+				i++
+				continue
+			}
+			b.WriteByte(c)
+		case ':', '*':
+			end := strings.IndexByte(route[i:], '/')
+			if end < 0 {
+				end = len(route) - i
+			}
+			name := route[i+1 : i+end]
+			if c == '*' && name == "" {
+				name = "*"
+			}
+			b.WriteByte('{')
+			b.WriteString(name)
+			if c == '*' {
+				b.WriteString("...")
+			}
+			b.WriteByte('}')
+			i += end - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

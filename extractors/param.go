@@ -1,0 +1,161 @@
+package extractors
+
+import (
+	"fmt"
+	"maps"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Param kinds, the Kind of a Param.
+const (
+	KindHeader   = "header"   // header:NAME, a request header (gRPC: metadata)
+	KindMetadata = "metadata" // metadata:NAME, gRPC metadata (HTTP: a request header)
+	KindQuery    = "query"    // query:NAME, a URL query parameter
+	KindCookie   = "cookie"   // cookie:NAME, a cookie
+	KindPath     = "path"     // path:NAME, a route parameter
+	KindIP       = "ip"       // ip, the client IP
+	KindPeer     = "peer"     // peer, the socket peer IP
+	KindMethod   = "method"   // method, the HTTP method or gRPC full method
+	KindHost     = "host"     // host, the HTTP Host or gRPC :authority
+	KindCustom   = "custom"   // NAME, a custom param registered in Go
+)
+
+// Param is a parsed param spec: the request value a hotspot rule limits by.
+// Kind is one of the Kind constants; Name is the header, metadata, query,
+// cookie, path parameter or custom param name as written (empty for ip,
+// peer, method and host).
+type Param struct {
+	Kind, Name string
+}
+
+// String returns the spec of p, as ParseParam reads it.
+func (p Param) String() string {
+	switch p.Kind {
+	case KindCustom:
+		return p.Name
+	case KindIP, KindPeer, KindMethod, KindHost:
+		return p.Kind
+	}
+	return p.Kind + ":" + p.Name
+}
+
+// ParseParam parses a param spec as rules write it: KIND:NAME for kinds
+// header, metadata, query, cookie and path (NAME non-empty, without spaces or
+// control characters), the words ip, peer, method and host, or a custom
+// param name: a letter, then letters, digits, '_', '.' or '-'. The error
+// names the bad spec. It accepts exactly what core accepts in Rule.Param.
+func ParseParam(spec string) (Param, error) {
+	kind, name, found := strings.Cut(spec, ":")
+	if !found {
+		switch spec {
+		case KindIP, KindPeer, KindMethod, KindHost:
+			return Param{Kind: spec}, nil
+		}
+		if isIdentifier(spec) {
+			return Param{Kind: KindCustom, Name: spec}, nil
+		}
+		return Param{}, fmt.Errorf("extractors: param %s: want KIND:NAME (header, metadata, query, cookie, path), ip, peer, method, host, or a custom name of letters, digits, '_', '.' and '-'", quote(spec))
+	}
+	switch kind {
+	case KindHeader, KindMetadata, KindQuery, KindCookie, KindPath:
+	default:
+		return Param{}, fmt.Errorf("extractors: param %s: unknown kind %s (want header, metadata, query, cookie or path)", quote(spec), quote(kind))
+	}
+	if name == "" {
+		return Param{}, fmt.Errorf("extractors: param %s: needs a name after the colon, e.g. %s:X-User-ID", quote(spec), kind)
+	}
+	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return Param{}, fmt.Errorf("extractors: param %s: name must not contain spaces or control characters", quote(spec))
+	}
+	return Param{Kind: kind, Name: name}, nil
+}
+
+// isIdentifier reports whether s matches ^[A-Za-z][A-Za-z0-9_.-]*$.
+func isIdentifier(s string) bool {
+	for i, c := range []byte(s) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		other := c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !letter && (i == 0 || !other) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// quote quotes s for an error message, shortened to 64 bytes.
+func quote(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(truncate(s, max)) + "..."
+}
+
+// truncate returns the longest prefix of s of at most n bytes that does not
+// cut a UTF-8 sequence (or, when s is not valid UTF-8 there, n-3 bytes at
+// least).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
+}
+
+// spec is a parsed param with the lookup keys its kind needs, computed once
+// per distinct param string and cached by the Extractor.
+type spec struct {
+	kind   string
+	name   string // as written
+	header string // canonical MIME header key of name (header, metadata)
+	md     string // lower-cased name (header, metadata)
+	bin    bool   // md ends in "-bin": binary metadata, never split on commas
+	valid  bool   // the spec parsed
+}
+
+// newSpec parses param into a spec; an invalid param yields a spec with
+// valid false, which reads as absent.
+func newSpec(param string) *spec {
+	p, err := ParseParam(param)
+	if err != nil {
+		return &spec{}
+	}
+	s := &spec{kind: p.Kind, name: p.Name, valid: true}
+	if p.Kind == KindHeader || p.Kind == KindMetadata {
+		s.header = textproto.CanonicalMIMEHeaderKey(p.Name)
+		s.md = strings.ToLower(p.Name)
+		s.bin = strings.HasSuffix(s.md, "-bin")
+	}
+	return s
+}
+
+// spec returns the parsed spec of param, from the cache when it is there.
+// The cache holds at most maxCachedParams specs; past that, specs are parsed
+// per call.
+func (x *Extractor) spec(param string) *spec {
+	if s, ok := (*x.params.Load())[param]; ok {
+		return s
+	}
+	s := newSpec(param)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old := *x.params.Load()
+	if cached, ok := old[param]; ok {
+		return cached
+	}
+	if len(old) < maxCachedParams {
+		m := make(map[string]*spec, len(old)+1)
+		maps.Copy(m, old)
+		m[param] = s
+		x.params.Store(&m)
+	}
+	return s
+}
