@@ -38,11 +38,10 @@ type Entry struct {
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
 	done   bool
+	quota  quotaOf
 	// The per-value concurrency reservations of hotspot rules, which Exit
-	// releases: the first one inline, more (several rules or values) in
-	// extra.
-	hot   held
-	extra []held
+	// releases.
+	holds []held
 }
 
 // held is a reservation a rule made for a request. For flow and
@@ -50,6 +49,51 @@ type Entry struct {
 type held struct {
 	rs *ruleState
 	d  hotspot.Decision
+}
+
+// quotaOf is the windowed rule an admitted request left the least quota
+// of, and that quota.
+type quotaOf struct {
+	rs               *ruleState
+	limit, remaining int64
+}
+
+// note makes the rule of rs the entry's quota when d left less quota than
+// the one noted so far.
+func (q *quotaOf) note(rs *ruleState, d flow.Decision) {
+	if rs.window && (q.rs == nil || d.Remaining < q.remaining) {
+		*q = quotaOf{rs: rs, limit: d.Limit, remaining: d.Remaining}
+	}
+}
+
+// Quota is the state of a request-rate limit after a decision, for the
+// RateLimit header fields of an allowed response.
+type Quota struct {
+	Rule      string        // the rule's name
+	Limit     int64         // requests per Window in force
+	Window    time.Duration // the rule's window
+	Remaining int64         // quota left after the request
+	// Reset is an upper bound on the time until the full quota is available
+	// again if no request arrives: the window for window algorithms, the
+	// time to refill the bucket for token and leaky buckets.
+	Reset time.Duration
+}
+
+// Quota returns the quota of the rate rule (flow or hotspot, not
+// concurrency) that the request left the least quota of, and false when no
+// rate rule applied to it.
+func (e *Entry) Quota() (Quota, bool) {
+	rs := e.quota.rs
+	if rs == nil {
+		return Quota{}, false
+	}
+	q := Quota{Rule: rs.rule.Name, Limit: e.quota.limit, Window: rs.rule.Window, Remaining: e.quota.remaining, Reset: rs.rule.Window}
+	if rs.refills && q.Limit > 0 {
+		// A bucket refills Limit per Window, continuously.
+		used := max(q.Limit+rs.rule.Burst-q.Remaining, 0)
+		q.Reset = time.Duration(float64(used) / float64(q.Limit) * float64(rs.rule.Window))
+	}
+	return q, true
 }
 
 // Resource returns the name of the resource entered, or "" for the zero
@@ -89,72 +133,97 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
 	}
 	res, cached := g.resources.get(resource)
-	stats, stripe := res.stripe()
 	b := g.bindingOf(res, resource, cached)
 	now := int64(g.clock.Now())
+	e := Entry{g: g, res: res, b: b, n: n}
+	var err error
+	switch {
+	case b.single != nil:
+		// One flow or concurrency rule that never waits: no reservation
+		// to keep for a later rejection.
+		rs := b.single
+		if d := rs.acquire(now, n); d.OK {
+			e.quota.note(rs, d)
+		} else {
+			err = blocked(resource, rs, d)
+		}
+	case len(b.rules) > 0:
+		now, err = g.admit(ctx, &e, resource, params, now)
+	}
+	stats, stripe := res.stripe(now)
+	if err != nil {
+		stats.Add(now, window.Block, n)
+		return Entry{}, err
+	}
+	e.start, e.stripe = now, stripe
+	stats.Add(now, window.Pass, n).RaisePeak(res.inFlight.Add(n))
+	return e, nil
+}
 
+// acquire asks the flow or concurrency rule of rs to admit n requests.
+func (rs *ruleState) acquire(now, n int64) flow.Decision {
+	if rs.flow != nil {
+		return rs.flow.Acquire(now, n)
+	}
+	ok, inFlight := rs.conc.Acquire(n)
+	lim := rs.conc.Limit()
+	return flow.Decision{OK: ok, Limit: lim, Remaining: max(lim-inFlight, 0)}
+}
+
+// admit checks the rules of e's binding in order and waits for the turn the
+// waiting ones gave the request. It returns the time the request proceeds,
+// and the error that stops it; on error, the reservations made are given
+// back. It notes e's quota and the per-value reservations Exit releases.
+func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, now int64) (int64, error) {
+	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
 	// few fit on the stack: no allocation for those.
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
-	reject := func(rs *ruleState, d flow.Decision) (Entry, error) {
-		undo(admitted, n)
-		stats.Add(now, window.Block, n)
-		return Entry{}, blocked(resource, rs, d)
-	}
-	for _, rs := range b.rules {
-		var d hotspot.Decision
-		switch {
-		case rs.hot != nil:
-			if params == nil {
-				continue
+	for _, rs := range e.b.rules {
+		if rs.hot == nil {
+			d := rs.acquire(now, n)
+			if !d.OK {
+				undo(admitted, n)
+				return now, blocked(resource, rs, d)
 			}
-			for i := 0; ; i++ {
-				v, ok := params.Param(rs.rule.Param, i)
-				if !ok {
-					break
-				}
-				if d = rs.hot.Acquire(now, v, n); !d.OK {
-					return reject(rs, d.Decision)
-				}
-				admitted = append(admitted, held{rs: rs, d: d})
-				wait = max(wait, d.Wait)
-			}
+			e.quota.note(rs, d)
+			admitted = append(admitted, held{rs: rs, d: hotspot.Decision{Decision: d}})
+			wait = max(wait, d.Wait)
 			continue
-		case rs.flow != nil:
-			d.Decision = rs.flow.Acquire(now, n)
-		default:
-			ok, inFlight := rs.conc.Acquire(n)
-			d.Decision = flow.Decision{OK: ok, Limit: rs.conc.Limit(), Remaining: max(rs.conc.Limit()-inFlight, 0)}
 		}
-		if !d.OK {
-			return reject(rs, d.Decision)
+		if params == nil {
+			continue
 		}
-		admitted = append(admitted, held{rs: rs, d: d})
-		wait = max(wait, d.Wait)
+		for i := 0; ; i++ {
+			v, ok := params.Param(rs.rule.Param, i)
+			if !ok {
+				break
+			}
+			d := rs.hot.Acquire(now, v, n)
+			if !d.OK {
+				undo(admitted, n)
+				return now, blocked(resource, rs, d.Decision)
+			}
+			e.quota.note(rs, d.Decision)
+			admitted = append(admitted, held{rs: rs, d: d})
+			wait = max(wait, d.Wait)
+		}
 	}
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {
 			undo(admitted, n)
-			stats.Add(now, window.Block, n)
-			return Entry{}, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
+			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
 		}
 		now += int64(wait)
 	}
-	bucket := stats.Add(now, window.Pass, n)
-	bucket.RaisePeak(res.inFlight.Add(n))
-	e := Entry{g: g, res: res, b: b, start: now, n: n, stripe: stripe}
 	for _, h := range admitted {
-		switch {
-		case !h.rs.holds:
-		case e.hot.rs == nil:
-			e.hot = h
-		default:
-			e.extra = append(e.extra, h)
+		if h.rs.holds {
+			e.holds = append(e.holds, h)
 		}
 	}
-	return e, nil
+	return now, nil
 }
 
 // undo gives back the reservations of the rules that admitted a request
@@ -194,7 +263,7 @@ func blocked(resource string, rs *ruleState, d flow.Decision) *BlockedError {
 // calls on the zero Entry, do nothing. Adapters call it from a deferred
 // function, so it runs when a handler panics too.
 func (e *Entry) Exit(err error) {
-	if e.g == nil || e.done {
+	if e.res == nil || e.done {
 		return
 	}
 	e.done = true
@@ -205,12 +274,14 @@ func (e *Entry) Exit(err error) {
 	for _, c := range e.b.conc {
 		c.Release(e.n)
 	}
-	if e.hot.rs != nil {
-		e.hot.rs.hot.Release(e.hot.d, e.n)
-		for _, h := range e.extra {
-			h.rs.hot.Release(h.d, e.n)
-		}
+	for _, h := range e.holds {
+		h.rs.hot.Release(h.d, e.n)
 	}
-	now := int64(e.g.clock.Now())
+	var now int64
+	if c := e.g.coarse; c != nil {
+		now = int64(c.Now())
+	} else {
+		now = int64(e.g.clock.Now())
+	}
 	e.res.stripes[e.stripe].AddRT(now, max(now-e.start, 0), err != nil)
 }

@@ -3,8 +3,10 @@ package core
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/concurrency"
@@ -21,7 +23,11 @@ const DefaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	clock     clock.Clock
+	clock clock.Clock
+	// coarse times responses in Exit when the Guard is on the system
+	// clock (see RTResolution); nil on other clocks, which Exit reads
+	// itself, so that tests on a fake clock see exact response times.
+	coarse    *clock.Coarse
 	resources *resourceTable
 
 	mu    sync.Mutex // serializes SetRules
@@ -42,6 +48,8 @@ type ruleState struct {
 	hot     *hotspot.Limiter     // KindHotspot
 	waits   bool                 // admitted requests may wait (leaky bucket)
 	holds   bool                 // admitted requests hold a per-value slot until Exit (hotspot concurrency)
+	window  bool                 // a rate limit per window (not a concurrency limit): it has a Quota
+	refills bool                 // a token or leaky bucket
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
@@ -51,6 +59,9 @@ type binding struct {
 	set   *ruleSet
 	rules []*ruleState
 	conc  []*concurrency.Limiter // the concurrency limiters among rules, released by Exit
+	// single is the only rule when that is a flow or concurrency rule that
+	// never waits: Enter's fast path.
+	single *ruleState
 }
 
 type config struct {
@@ -121,8 +132,17 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	if cfg.clock == nil {
-		cfg.clock = clock.NewSystem()
+	g := &Guard{clock: cfg.clock}
+	if g.clock == nil {
+		sys := clock.NewSystem()
+		coarse, err := clock.NewCoarse(sys, RTResolution)
+		if err != nil {
+			return nil, err
+		}
+		g.clock, g.coarse = sys, coarse
+		// A Guard dropped without Close stops its clock's goroutine when
+		// it is collected; the goroutine holds the clock, not the Guard.
+		runtime.AddCleanup(g, (*clock.Coarse).Stop, coarse)
 	}
 	rules := cfg.rules
 	if cfg.rulesFile != "" {
@@ -132,12 +152,33 @@ func New(opts ...Option) (*Guard, error) {
 		}
 		rules = append(rules, fromFile...)
 	}
-	g := &Guard{clock: cfg.clock, resources: newResourceTable(cfg.maxResources)}
+	g.resources = newResourceTable(cfg.maxResources)
 	g.rules.Store(&ruleSet{})
 	if err := g.SetRules(rules); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// RTResolution is the resolution of the response times a Guard on the system
+// clock records. Enter reads the monotonic clock for every decision; Exit
+// reads a clock that a goroutine of the Guard advances every RTResolution,
+// which costs an atomic load instead of a second clock reading. Response
+// times are therefore measured to within about a millisecond, like
+// Sentinel's, and a response shorter than that may be recorded as 0. The
+// goroutine runs only while requests exit, and stops with Close.
+const RTResolution = time.Millisecond
+
+// Close stops the goroutine that advances the Guard's response-time clock
+// (see RTResolution). The Guard stays usable: after Close, Exit reads the
+// monotonic clock itself. A Guard that becomes unreachable without Close
+// stops the goroutine when it is collected. Close is idempotent and returns
+// nil.
+func (g *Guard) Close() error {
+	if g.coarse != nil {
+		g.coarse.Stop()
+	}
+	return nil
 }
 
 // Clock returns the Guard's clock.
@@ -208,7 +249,10 @@ func compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 			return nil, err
 		}
 		rs.flow = l
-		rs.waits = l.Config().Algorithm == flow.LeakyBucket
+		alg := l.Config().Algorithm
+		rs.waits = alg == flow.LeakyBucket
+		rs.window = true
+		rs.refills = alg == flow.LeakyBucket || alg == flow.TokenBucket
 	case KindConcurrency:
 		var p *concurrency.Limiter
 		if prev != nil {
@@ -225,8 +269,11 @@ func compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 			return nil, err
 		}
 		rs.hot = l
-		rs.waits = l.Config().Algorithm == hotspot.LeakyBucket
-		rs.holds = l.Config().Algorithm == hotspot.Concurrency
+		alg := l.Config().Algorithm
+		rs.waits = alg == hotspot.LeakyBucket
+		rs.holds = alg == hotspot.Concurrency
+		rs.window = !rs.holds
+		rs.refills = rs.window
 	default:
 		return nil, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 	}
@@ -251,6 +298,9 @@ func (set *ruleSet) bind(name string) *binding {
 		}
 	}
 	b.rules = append(b.rules, waiting...)
+	if len(b.rules) == 1 && b.rules[0].hot == nil && !b.rules[0].waits {
+		b.single = b.rules[0]
+	}
 	return b
 }
 

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/window"
@@ -13,7 +14,18 @@ type leapArray struct {
 	cfg Config
 	th  threshold
 	arr *window.LeapArray
+	// older caches the pass count of the buckets of the window before the
+	// newest one, so that a decision reads two counts instead of summing
+	// every bucket. Those buckets only change afterwards by an Undo (a
+	// reservation given back), which makes the cached sum too high until
+	// the next bucket: a decision may then reject early, never admit
+	// beyond the limit.
+	older atomic.Pointer[olderSum]
 }
+
+// olderSum is the pass count of the buckets of the window of the bucket
+// starting at start, that bucket excluded.
+type olderSum struct{ start, sum int64 }
 
 func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
 	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
@@ -32,15 +44,16 @@ func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
 func (l *leapArray) Acquire(now int64, n int64) Decision {
 	lim := l.th.at(now)
 	b := l.arr.Add(now, window.Pass, n)
-	sum := l.arr.SumSince(b.Start(), int64(l.cfg.Window), window.Pass)
+	sum := l.sum(b)
 	for l.arr.Newest() > b.Start() {
 		// The window moved on while we summed: the oldest bucket of ours
-		// may have been replaced, its count missed, before we read it.
-		// Decide again in the newest bucket. This happens only when a
-		// bucket boundary falls inside the decision.
+		// may have been replaced, its count missed, before we read it, and
+		// a newer bucket may hold reservations we did not count. Decide
+		// again in the newest bucket. This happens only when a bucket
+		// boundary falls inside the decision.
 		l.arr.Undo(b, window.Pass, n)
 		b = l.arr.Add(now, window.Pass, n)
-		sum = l.arr.SumSince(b.Start(), int64(l.cfg.Window), window.Pass)
+		sum = l.sum(b)
 	}
 	if sum <= lim {
 		l.th.admitted(n)
@@ -48,6 +61,22 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 	}
 	l.arr.Undo(b, window.Pass, n)
 	return Decision{Limit: lim, Remaining: max(lim-(sum-n), 0), RetryAfter: l.retryAfter(now, sum-n, n, lim)}
+}
+
+// sum returns the pass count of the window ending with bucket b, which the
+// caller checks is the newest bucket after the call. The older buckets' sum
+// is computed once per bucket: b is installed only after Newest reached its
+// start, so a reservation made in an older bucket and not seen by that sum
+// was made before its maker read Newest, who then saw b and decided again
+// in b.
+func (l *leapArray) sum(b *window.Bucket) int64 {
+	ws := b.Start()
+	if o := l.older.Load(); o != nil && o.start == ws {
+		return o.sum + b.Get(window.Pass)
+	}
+	older := l.arr.SumBetween(ws-int64(l.cfg.Window), ws, window.Pass)
+	l.older.Store(&olderSum{start: ws, sum: older})
+	return older + b.Get(window.Pass)
 }
 
 // retryAfter returns how long until enough of the window's count used has

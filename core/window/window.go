@@ -275,6 +275,19 @@ func (a *LeapArray) SumSince(ws int64, span int64, ev Event) int64 {
 	return sum
 }
 
+// SumBetween returns the total of ev over the buckets whose start lies in
+// (after, before).
+func (a *LeapArray) SumBetween(after, before int64, ev Event) int64 {
+	var sum int64
+	for i := range a.slots {
+		b := a.slots[i].Load()
+		if b != nil && b.start > after && b.start < before {
+			sum += b.counts[ev].Load()
+		}
+	}
+	return sum
+}
+
 // Snapshot is the totals of a span of buckets.
 type Snapshot struct {
 	Pass, Block, Complete, Error int64

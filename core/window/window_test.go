@@ -167,6 +167,21 @@ func TestSumAndSumOver(t *testing.T) {
 	for _, tt := range overs {
 		assert.Equal(t, tt.want, a.SumOver(tt.now, tt.span, Pass), "SumOver(%d, %d)", tt.now, tt.span)
 	}
+	betweens := []struct {
+		after, before int64
+		want          int64
+	}{
+		{-1, 400, 30},
+		{-1, 300, 14}, // the newest bucket excluded
+		{0, 300, 12},  // bounds are exclusive
+		{-100, 0, 0},
+		{100, 200, 0},
+		{99, 201, 12},
+		{300, 1000, 0},
+	}
+	for _, tt := range betweens {
+		assert.Equal(t, tt.want, a.SumBetween(tt.after, tt.before, Pass), "SumBetween(%d, %d)", tt.after, tt.before)
+	}
 }
 
 // TestSumOverCappedAtInterval: a span longer than the interval must not
