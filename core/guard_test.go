@@ -418,3 +418,66 @@ func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestEntryQuota(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 10},
+		core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 5, Burst: 1},
+		core.Rule{Name: "bucket", Resource: "GET /search", Kind: core.KindFlow, Algorithm: "token-bucket", Limit: 4, Window: 2 * time.Second},
+		core.Rule{Name: "in-flight", Resource: "GET /slow", Kind: core.KindConcurrency, Limit: 3},
+	)
+	ctx := context.Background()
+	user := core.WithParams(core.ParamMap{"header:X-User-ID": {"u1"}})
+	steps := []struct {
+		resource string
+		opts     []core.EnterOption
+		want     core.Quota
+		ok       bool
+	}{
+		// Only the flow rule: the user param is missing.
+		{"GET /items/{id}", nil, core.Quota{Rule: "items", Limit: 10, Window: time.Second, Remaining: 9, Reset: time.Second}, true},
+		// The user's bucket (capacity 6) is closer to its end than the flow rule.
+		{"GET /items/{id}", []core.EnterOption{user}, core.Quota{Rule: "per-user", Limit: 5, Window: time.Second, Remaining: 5, Reset: 200 * ms}, true},
+		{"GET /items/{id}", []core.EnterOption{user, core.WithCount(3)}, core.Quota{Rule: "per-user", Limit: 5, Window: time.Second, Remaining: 2, Reset: 800 * ms}, true},
+		// A token bucket refills Limit per Window: 1 used of 4 per 2s.
+		{"GET /search", nil, core.Quota{Rule: "bucket", Limit: 4, Window: 2 * time.Second, Remaining: 3, Reset: 500 * ms}, true},
+		// A concurrency limit has no quota.
+		{"GET /slow", nil, core.Quota{}, false},
+		{"GET /other", nil, core.Quota{}, false},
+	}
+	for i, s := range steps {
+		e, err := g.Enter(ctx, s.resource, s.opts...)
+		require.NoError(t, err, "step %d", i)
+		q, ok := e.Quota()
+		assert.Equal(t, s.ok, ok, "step %d", i)
+		assert.Equal(t, s.want, q, "step %d", i)
+		e.Exit(nil)
+	}
+	var zero core.Entry
+	_, ok := zero.Quota()
+	assert.False(t, ok)
+}
+
+// TestSystemClockGuardClose: a Guard on the system clock times responses
+// with its coarse clock, keeps working after Close, and Close is idempotent.
+func TestSystemClockGuardClose(t *testing.T) {
+	g, err := core.New(core.WithRules(core.Rule{Resource: "r", Kind: core.KindFlow, Limit: 100}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	for range 3 {
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	require.NoError(t, g.Close())
+	require.NoError(t, g.Close())
+	e, err := g.Enter(ctx, "r")
+	require.NoError(t, err)
+	e.Exit(errors.New("failed"))
+	st, ok := g.Stats("r")
+	require.True(t, ok)
+	assert.Equal(t, int64(4), st.Complete)
+	assert.Equal(t, int64(1), st.Error)
+	assert.GreaterOrEqual(t, st.RT, time.Duration(0))
+	assert.Less(t, st.RT, time.Second)
+}
