@@ -60,7 +60,7 @@ type quotaOf struct {
 
 // note makes the rule of rs the entry's quota when d left less quota than
 // the one noted so far.
-func (q *quotaOf) note(rs *ruleState, d flow.Decision) {
+func (q *quotaOf) note(rs *ruleState, d *flow.Decision) {
 	if rs.window && (q.rs == nil || d.Remaining < q.remaining) {
 		*q = quotaOf{rs: rs, limit: d.Limit, remaining: d.Remaining}
 	}
@@ -143,7 +143,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		// to keep for a later rejection.
 		rs := b.single
 		if d := rs.acquire(now, n); d.OK {
-			e.quota.note(rs, d)
+			e.quota.note(rs, &d)
 		} else {
 			err = blocked(resource, rs, d)
 		}
@@ -183,13 +183,16 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	var wait time.Duration
 	for _, rs := range e.b.rules {
 		if rs.hot == nil {
-			d := rs.acquire(now, n)
+			// The decision is made in place: a held is too large to copy
+			// around on every request.
+			admitted = append(admitted, held{rs: rs})
+			d := &admitted[len(admitted)-1].d.Decision
+			*d = rs.acquire(now, n)
 			if !d.OK {
-				undo(admitted, n)
-				return now, blocked(resource, rs, d)
+				undo(admitted[:len(admitted)-1], n)
+				return now, blocked(resource, rs, *d)
 			}
 			e.quota.note(rs, d)
-			admitted = append(admitted, held{rs: rs, d: hotspot.Decision{Decision: d}})
 			wait = max(wait, d.Wait)
 			continue
 		}
@@ -201,13 +204,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if !ok {
 				break
 			}
-			d := rs.hot.Acquire(now, v, n)
+			admitted = append(admitted, held{rs: rs})
+			d := &admitted[len(admitted)-1].d
+			*d = rs.hot.Acquire(now, v, n)
 			if !d.OK {
-				undo(admitted, n)
+				undo(admitted[:len(admitted)-1], n)
 				return now, blocked(resource, rs, d.Decision)
 			}
-			e.quota.note(rs, d.Decision)
-			admitted = append(admitted, held{rs: rs, d: d})
+			e.quota.note(rs, &d.Decision)
 			wait = max(wait, d.Wait)
 		}
 	}
