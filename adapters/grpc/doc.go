@@ -1,0 +1,73 @@
+// Package sluicegrpc guards gRPC servers and clients with a sluice
+// core.Guard: interceptors that enter the Guard for every call, run it when
+// admitted and answer codes.ResourceExhausted, with retry information, when a
+// rule blocks it.
+//
+// One line protects a server:
+//
+//	grpc.NewServer(
+//		grpc.ChainUnaryInterceptor(sluicegrpc.UnaryServerInterceptor(guard)),
+//		grpc.ChainStreamInterceptor(sluicegrpc.StreamServerInterceptor(guard)),
+//	)
+//
+// # Resources and params
+//
+// The resource of a call is its full method, "/pkg.Service/Method" (rules may
+// use globs such as "/pkg.Service/*"); WithResource changes it. Hotspot rules
+// read the call's params through an extractors.Extractor (WithExtractor;
+// default extractors.New()): "metadata:NAME" (incoming metadata on servers,
+// outgoing metadata on clients), "peer" (the socket peer's IP), "ip" (the
+// peer, or the x-forwarded-for metadata when the peer is a trusted proxy),
+// "method" (the full method) and custom params. Only params that a matching
+// rule names are read.
+//
+// # Entries and outcomes
+//
+// Unary and stream interceptors share one code path: Enter, run the handler,
+// classify its error, Exit. Exit runs exactly once per admitted call, with
+// the handler's outcome, also when the handler panics: the call then counts
+// as failed, its concurrency slots are released and the panic goes on (to a
+// recovery interceptor placed after this one, or to gRPC, which ends the
+// process as for any handler panic). A server stream's entry lasts the whole
+// stream, so a concurrency rule counts open streams. By default every error
+// whose status code is not OK counts as a failure in the Guard's statistics
+// (DefaultIsFailure); WithErrorClassifier changes that. WithSkip lets calls
+// through without entering the Guard (health checks, reflection).
+//
+// Leaky-bucket rules make calls wait for their turn; a wait ends with the
+// call's context, and the call then fails with codes.Canceled or
+// codes.DeadlineExceeded.
+//
+// # Blocked calls
+//
+// A blocked call never reaches the handler. It fails with
+// BlockedStatus(b): codes.ResourceExhausted, for rate and concurrency limits
+// alike, with a google.rpc.RetryInfo detail whose retry delay is
+// the BlockedError's RetryAfter, a google.rpc.ErrorInfo and a
+// google.rpc.QuotaFailure naming the rule. The interceptor also sets the
+// grpc-retry-pushback-ms trailer (PushbackKey) to RetryAfter in milliseconds,
+// rounded up, so that a gRPC client with a retry policy waits at least as
+// long as RetryInfo says. Concurrency limits have no retry time
+// (RetryAfter 0): their calls get neither RetryInfo nor the trailer, and a
+// retrying client falls back to its own backoff. WithBlockHandler replaces
+// the status; the trailer is set anyway.
+//
+// # Clients
+//
+// The client interceptors limit outgoing calls with the same rules (the
+// resource is the full method) and return the same ResourceExhausted status
+// locally, without calling the server; a grpc.Trailer call option receives
+// the pushback trailer. An outgoing stream's entry lasts until the stream
+// ends (see Interceptors.StreamClient).
+//
+// # Construction
+//
+// New validates its options and returns an error naming a bad one, and checks
+// with the Extractor (CheckParam) that it can read the param of every hotspot
+// rule of a gRPC resource (one starting with '/') in force, so that a
+// misspelt custom param fails at start-up; rules set later with
+// Guard.SetRules are not checked. UnaryServerInterceptor and the three other
+// constructors call New and panic with its error, or when the Guard is nil,
+// at construction, before any call: a misconfigured server fails at
+// start-up.
+package sluicegrpc

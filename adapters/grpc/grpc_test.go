@@ -1,0 +1,692 @@
+package sluicegrpc_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+
+	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+const (
+	sayHello = "/sluice.examples.Greeter/SayHello"
+	count    = "/sluice.examples.Greeter/Count"
+)
+
+// testGreeter is the service under the interceptors. SayHello panics for the
+// name "panic", fails with NotFound for "missing" and waits for release (or
+// the call's end) for "hold"; Count sends 1, waits for release (or the call's
+// end) when IntervalMs is negative, then sends 2..N.
+type testGreeter struct {
+	greeterpb.UnimplementedGreeterServer
+	hellos  atomic.Int64
+	streams atomic.Int64
+	release chan struct{}
+}
+
+func (s *testGreeter) SayHello(ctx context.Context, req *greeterpb.HelloRequest) (*greeterpb.HelloReply, error) {
+	s.hellos.Add(1)
+	switch req.GetName() {
+	case "panic":
+		panic("boom")
+	case "missing":
+		return nil, status.Error(codes.NotFound, "no such greeting")
+	case "hold":
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+	}
+	return &greeterpb.HelloReply{Message: "Hello, " + req.GetName()}, nil
+}
+
+func (s *testGreeter) Count(req *greeterpb.CountRequest, stream grpc.ServerStreamingServer[greeterpb.CountReply]) error {
+	s.streams.Add(1)
+	for i := int32(1); i <= req.GetN(); i++ {
+		if err := stream.Send(&greeterpb.CountReply{Number: i}); err != nil {
+			return err
+		}
+		if i == 1 && req.GetIntervalMs() < 0 {
+			select {
+			case <-s.release:
+			case <-stream.Context().Done():
+				return status.FromContextError(stream.Context().Err()).Err()
+			}
+		}
+	}
+	return nil
+}
+
+// serve starts a gRPC server with opts and the test service on 127.0.0.1:0
+// and returns the service and a client of it; both stop with the test.
+func serve(t *testing.T, opts ...grpc.ServerOption) (*testGreeter, greeterpb.GreeterClient, *grpc.ClientConn) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer(opts...)
+	svc := &testGreeter{release: make(chan struct{})}
+	greeterpb.RegisterGreeterServer(srv, svc)
+	reflection.Register(srv)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	conn := dial(t, lis.Addr().String())
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	return svc, greeterpb.NewGreeterClient(conn), conn
+}
+
+func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// guarded is the one-liner: both server interceptors over g.
+func guarded(g *core.Guard, opts ...sluicegrpc.Option) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(sluicegrpc.UnaryServerInterceptor(g, opts...)),
+		grpc.ChainStreamInterceptor(sluicegrpc.StreamServerInterceptor(g, opts...)),
+	}
+}
+
+func newGuard(t *testing.T, fc *clock.Fake, rules ...core.Rule) *core.Guard {
+	t.Helper()
+	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
+	require.NoError(t, err)
+	return g
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func hello(ctx context.Context, c greeterpb.GreeterClient, name string, opts ...grpc.CallOption) error {
+	_, err := c.SayHello(ctx, &greeterpb.HelloRequest{Name: name}, opts...)
+	return err
+}
+
+// details decodes the error details of a blocked call.
+type details struct {
+	retry *errdetails.RetryInfo
+	info  *errdetails.ErrorInfo
+	quota *errdetails.QuotaFailure
+}
+
+func decode(t *testing.T, err error) details {
+	t.Helper()
+	st, ok := status.FromError(err)
+	require.True(t, ok, "not a status: %v", err)
+	require.Equal(t, codes.ResourceExhausted, st.Code(), "%v", err)
+	var d details
+	for _, x := range st.Details() {
+		switch x := x.(type) {
+		case *errdetails.RetryInfo:
+			d.retry = x
+		case *errdetails.ErrorInfo:
+			d.info = x
+		case *errdetails.QuotaFailure:
+			d.quota = x
+		default:
+			t.Fatalf("unexpected detail %T: %v", x, x)
+		}
+	}
+	require.NotNil(t, d.info, "ErrorInfo detail")
+	require.NotNil(t, d.quota, "QuotaFailure detail")
+	return d
+}
+
+// pushback returns the pushback trailer in milliseconds, or -1 when absent.
+func pushback(t *testing.T, md metadata.MD) int64 {
+	t.Helper()
+	v := md.Get(sluicegrpc.PushbackKey)
+	if len(v) == 0 {
+		return -1
+	}
+	require.Len(t, v, 1)
+	ms, err := strconv.ParseInt(v[0], 10, 64)
+	require.NoError(t, err)
+	return ms
+}
+
+func TestUnaryRateLimitStatusRetryInfoAndPushback(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	// 3 tokens per second: the 4th call may retry after 1s/3 = 333.333333ms,
+	// which the trailer must round up to 334.
+	g := newGuard(t, fc, core.Rule{Name: "hello-rate", Resource: sayHello, Kind: core.KindFlow,
+		Algorithm: "token-bucket", Limit: 3, Window: time.Second})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	for i := range 3 {
+		require.NoError(t, hello(ctx, c, "alice"), "call %d", i)
+	}
+	var trailer metadata.MD
+	err := hello(ctx, c, "alice", grpc.Trailer(&trailer))
+	d := decode(t, err)
+	assert.EqualValues(t, 3, svc.hellos.Load(), "a blocked call never reaches the handler")
+
+	require.NotNil(t, d.retry, "RetryInfo detail")
+	delay := d.retry.GetRetryDelay().AsDuration()
+	assert.InDelta(t, time.Second/3, delay, float64(time.Microsecond))
+	ms := pushback(t, trailer)
+	assert.EqualValues(t, 334, ms, "pushback rounds up")
+	assert.GreaterOrEqual(t, time.Duration(ms)*time.Millisecond, delay, "pushback never earlier than RetryInfo")
+
+	assert.Equal(t, sluicegrpc.ErrorDomain, d.info.GetDomain())
+	assert.Equal(t, sluicegrpc.ReasonRateLimited, d.info.GetReason())
+	assert.Equal(t, "hello-rate", d.info.GetMetadata()["rule"])
+	assert.Equal(t, sayHello, d.info.GetMetadata()["resource"])
+	assert.Equal(t, "3", d.info.GetMetadata()["limit"])
+	assert.Equal(t, "1s", d.info.GetMetadata()["window"])
+	require.Len(t, d.quota.GetViolations(), 1)
+	assert.Equal(t, "rule:hello-rate", d.quota.GetViolations()[0].GetSubject())
+
+	st, _ := g.Stats(sayHello)
+	assert.EqualValues(t, 3, st.Pass)
+	assert.EqualValues(t, 1, st.Block)
+
+	fc.Advance(delay)
+	require.NoError(t, hello(ctx, c, "alice"), "a token is back after RetryInfo's delay")
+	require.Error(t, hello(ctx, c, "alice"))
+}
+
+func TestStreamConcurrencyLastsWholeStream(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "count-streams", Resource: count, Kind: core.KindConcurrency, Limit: 2})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	// open starts a Count stream that holds after its first message.
+	open := func(ctx context.Context) (grpc.ServerStreamingClient[greeterpb.CountReply], error) {
+		s, err := c.Count(ctx, &greeterpb.CountRequest{N: 2, IntervalMs: -1})
+		require.NoError(t, err)
+		_, err = s.Recv()
+		return s, err
+	}
+	ctx1, cancel1 := context.WithCancel(ctx)
+	defer cancel1()
+	_, err := open(ctx1)
+	require.NoError(t, err)
+	s2, err := open(ctx)
+	require.NoError(t, err)
+
+	// Both streams' handlers have sent a message and are still running:
+	// the third stream is blocked.
+	_, err = open(ctx)
+	d := decode(t, err)
+	assert.Nil(t, d.retry, "concurrency blocks carry no RetryInfo")
+	assert.Equal(t, sluicegrpc.ReasonConcurrencyLimited, d.info.GetReason())
+	assert.EqualValues(t, 2, svc.streams.Load())
+	st, _ := g.Stats(count)
+	assert.EqualValues(t, 2, st.InFlight)
+
+	// Ending a stream frees its slot.
+	cancel1()
+	require.Eventually(t, func() bool {
+		st, _ := g.Stats(count)
+		return st.InFlight == 1
+	}, 5*time.Second, 5*time.Millisecond)
+	s3, err := open(ctx)
+	require.NoError(t, err)
+
+	// Streams that run to their end release their slots too.
+	close(svc.release)
+	for _, s := range []grpc.ServerStreamingClient[greeterpb.CountReply]{s2, s3} {
+		r, err := s.Recv()
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, r.GetNumber())
+		_, err = s.Recv()
+		require.ErrorIs(t, err, io.EOF)
+	}
+	require.Eventually(t, func() bool {
+		st, _ := g.Stats(count)
+		return st.InFlight == 0
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+func TestStreamRateLimitTrailer(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "count-rate", Resource: count, Kind: core.KindFlow,
+		Algorithm: "token-bucket", Limit: 1, Window: 1500 * time.Microsecond})
+	_, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	s, err := c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	require.NoError(t, err)
+
+	s, err = c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	d := decode(t, err)
+	require.NotNil(t, d.retry)
+	assert.Equal(t, 1500*time.Microsecond, d.retry.GetRetryDelay().AsDuration())
+	assert.EqualValues(t, 2, pushback(t, s.Trailer()), "1.5ms rounds up to 2ms, set through ServerStream.SetTrailer")
+}
+
+func TestSkip(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "nothing", Resource: "*", Kind: core.KindFlow, Limit: 0})
+	skip := sluicegrpc.WithSkip(func(_ context.Context, m string) bool { return m == sayHello })
+	svc, c, _ := serve(t, guarded(g, skip)...)
+	ctx := ctxT(t)
+
+	for range 5 {
+		require.NoError(t, hello(ctx, c, "alice"))
+	}
+	assert.EqualValues(t, 5, svc.hellos.Load())
+	_, ok := g.Stats(sayHello)
+	assert.False(t, ok, "skipped calls are not counted")
+
+	s, err := c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	decode(t, err)
+}
+
+// recoverUnary turns a handler's panic into codes.Internal, as recovery
+// interceptors do.
+func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = status.Errorf(codes.Internal, "panic: %v", p)
+		}
+	}()
+	return handler(ctx, req)
+}
+
+func TestPanicReleasesSlotAndCountsError(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "one", Resource: sayHello, Kind: core.KindConcurrency, Limit: 1})
+	svc, c, _ := serve(t, grpc.ChainUnaryInterceptor(sluicegrpc.UnaryServerInterceptor(g), recoverUnary))
+	ctx := ctxT(t)
+
+	err := hello(ctx, c, "panic")
+	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	assert.Contains(t, status.Convert(err).Message(), "boom")
+	st, _ := g.Stats(sayHello)
+	assert.EqualValues(t, 0, st.InFlight, "the panicking call's slot is released")
+	assert.EqualValues(t, 1, st.Error, "a panic counts as an error")
+	assert.EqualValues(t, 1, st.Complete)
+
+	for range 3 {
+		require.NoError(t, hello(ctx, c, "alice"), "the slot of the panicked call is free")
+	}
+	assert.EqualValues(t, 4, svc.hellos.Load())
+	st, _ = g.Stats(sayHello)
+	assert.EqualValues(t, 1, st.Error)
+}
+
+// TestPanicGoesOn calls the interceptor directly: the panic reaches the
+// caller unchanged, after Exit.
+func TestPanicGoesOn(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "one", Resource: sayHello, Kind: core.KindConcurrency, Limit: 1})
+	unary := sluicegrpc.UnaryServerInterceptor(g)
+	info := &grpc.UnaryServerInfo{FullMethod: sayHello}
+	require.PanicsWithValue(t, "boom", func() {
+		_, _ = unary(context.Background(), nil, info, func(context.Context, any) (any, error) { panic("boom") })
+	})
+	st, _ := g.Stats(sayHello)
+	assert.EqualValues(t, 0, st.InFlight)
+	assert.EqualValues(t, 1, st.Error)
+
+	stream := sluicegrpc.StreamServerInterceptor(g)
+	require.PanicsWithValue(t, "stream boom", func() {
+		_ = stream(nil, fakeServerStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: sayHello},
+			func(any, grpc.ServerStream) error { panic("stream boom") })
+	})
+	st, _ = g.Stats(sayHello)
+	assert.EqualValues(t, 0, st.InFlight)
+	assert.EqualValues(t, 2, st.Error)
+}
+
+type fakeServerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s fakeServerStream) Context() context.Context { return s.ctx }
+
+func TestErrorClassifier(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	rule := core.Rule{Name: "many", Resource: sayHello, Kind: core.KindFlow, Limit: 1000}
+	ctx := ctxT(t)
+
+	g := newGuard(t, fc, rule)
+	_, c, _ := serve(t, guarded(g)...)
+	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	require.NoError(t, hello(ctx, c, "alice"))
+	st, _ := g.Stats(sayHello)
+	assert.EqualValues(t, 2, st.Complete)
+	assert.EqualValues(t, 1, st.Error, "by default every non-OK code is an error")
+
+	g = newGuard(t, fc, rule)
+	clientErrors := sluicegrpc.WithErrorClassifier(func(_ context.Context, _ string, err error) bool {
+		return status.Code(err) != codes.NotFound && sluicegrpc.DefaultIsFailure(nil, "", err)
+	})
+	_, c, _ = serve(t, guarded(g, clientErrors)...)
+	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	st, _ = g.Stats(sayHello)
+	assert.EqualValues(t, 1, st.Complete)
+	assert.EqualValues(t, 0, st.Error, "the classifier excluded NotFound")
+}
+
+func TestMetadataHotspot(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "per-user", Resource: "/sluice.examples.Greeter/*", Kind: core.KindHotspot,
+		Param: "metadata:x-user-id", Limit: 1, Window: time.Second, Overrides: map[string]int64{"vip": 100}})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+	as := func(user string) context.Context { return metadata.AppendToOutgoingContext(ctx, "x-user-id", user) }
+
+	require.NoError(t, hello(as("alice"), c, "a"))
+	d := decode(t, hello(as("alice"), c, "a"))
+	assert.Equal(t, "per-user", d.info.GetMetadata()["rule"])
+	assert.Equal(t, "metadata:x-user-id", d.info.GetMetadata()["param"])
+	assert.NotContains(t, d.info.GetMetadata(), "alice")
+	require.NotNil(t, d.retry)
+	require.NoError(t, hello(as("bob"), c, "b"), "each value has its own limit")
+	for range 10 {
+		require.NoError(t, hello(as("vip"), c, "v"), "override")
+	}
+	for range 3 {
+		require.NoError(t, hello(ctx, c, "anonymous"), "a call without the metadata is not limited")
+	}
+	// The rule covers the stream too, and metadata keys are case-insensitive.
+	s, err := c.Count(metadata.AppendToOutgoingContext(ctx, "X-User-ID", "bob"), &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	decode(t, err)
+	assert.EqualValues(t, 1+1+10+3, svc.hellos.Load())
+}
+
+func TestPeerAndIPFromSocket(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	rules := []core.Rule{
+		{Name: "per-ip", Resource: sayHello, Kind: core.KindHotspot, Param: "ip", Limit: 2, Window: time.Second},
+		{Name: "per-peer", Resource: count, Kind: core.KindHotspot, Param: "peer", Limit: 1, Window: time.Second},
+	}
+	ctx := ctxT(t)
+	spoof := func(i int) context.Context {
+		return metadata.AppendToOutgoingContext(ctx, "x-forwarded-for", "203.0.113."+strconv.Itoa(i))
+	}
+
+	// 127.0.0.1 is not a trusted proxy: x-forwarded-for is ignored, and
+	// every call counts against 127.0.0.1.
+	g := newGuard(t, fc, rules...)
+	_, c, _ := serve(t, guarded(g)...)
+	require.NoError(t, hello(spoof(1), c, "a"))
+	require.NoError(t, hello(spoof(2), c, "a"))
+	d := decode(t, hello(spoof(3), c, "a"))
+	assert.Equal(t, "per-ip", d.info.GetMetadata()["rule"])
+
+	s, err := c.Count(spoof(4), &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	require.NoError(t, err)
+	s, err = c.Count(spoof(5), &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	assert.Equal(t, "per-peer", decode(t, err).info.GetMetadata()["rule"])
+
+	// Behind a trusted proxy (here: the loopback peer), "ip" is the
+	// forwarded client, while "peer" stays the socket's.
+	x, err := extractors.New(extractors.WithTrustedProxies("127.0.0.1"))
+	require.NoError(t, err)
+	g = newGuard(t, fc, rules...)
+	_, c, _ = serve(t, guarded(g, sluicegrpc.WithExtractor(x))...)
+	for i := range 5 {
+		require.NoError(t, hello(spoof(i), c, "a"), "forwarded client %d", i)
+	}
+	require.NoError(t, hello(spoof(1), c, "a"))
+	decode(t, hello(spoof(1), c, "a"))
+	s, err = c.Count(spoof(6), &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	require.NoError(t, err)
+	s, err = c.Count(spoof(7), &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	assert.Equal(t, "per-peer", decode(t, err).info.GetMetadata()["rule"], "peer ignores forwarding")
+}
+
+func TestClientInterceptorBlocksLocally(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	svc, _, conn := serve(t)
+	g := newGuard(t, fc,
+		core.Rule{Name: "out-rate", Resource: sayHello, Kind: core.KindFlow, Algorithm: "token-bucket", Limit: 1, Window: time.Second},
+		core.Rule{Name: "out-streams", Resource: count, Kind: core.KindConcurrency, Limit: 1},
+	)
+	c := greeterpb.NewGreeterClient(dial(t, conn.Target(),
+		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g)),
+		grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(g)),
+	))
+	ctx := ctxT(t)
+
+	require.NoError(t, hello(ctx, c, "alice"))
+	var trailer metadata.MD
+	d := decode(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)))
+	assert.Equal(t, "out-rate", d.info.GetMetadata()["rule"])
+	require.NotNil(t, d.retry)
+	assert.Equal(t, time.Second, d.retry.GetRetryDelay().AsDuration())
+	assert.EqualValues(t, 1000, pushback(t, trailer), "the Trailer call option gets the pushback")
+	assert.EqualValues(t, 1, svc.hellos.Load(), "the blocked call never reached the server")
+
+	// An outgoing stream holds its slot until it ends.
+	s1, err := c.Count(ctx, &greeterpb.CountRequest{N: 2, IntervalMs: -1})
+	require.NoError(t, err)
+	_, err = s1.Recv()
+	require.NoError(t, err)
+	_, err = c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	assert.Equal(t, sluicegrpc.ReasonConcurrencyLimited, decode(t, err).info.GetReason())
+	assert.EqualValues(t, 1, svc.streams.Load(), "the blocked stream never reached the server")
+
+	close(svc.release)
+	_, err = s1.Recv()
+	require.NoError(t, err)
+	_, err = s1.Recv()
+	require.ErrorIs(t, err, io.EOF)
+	st, _ := g.Stats(count)
+	assert.EqualValues(t, 0, st.InFlight, "reading to EOF ends the entry")
+	assert.EqualValues(t, 0, st.Error)
+
+	// A stream whose context ends releases its slot without being read.
+	sctx, cancel := context.WithCancel(ctx)
+	_, err = c.Count(sctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	cancel()
+	require.Eventually(t, func() bool {
+		st, _ := g.Stats(count)
+		return st.InFlight == 0
+	}, 5*time.Second, 5*time.Millisecond)
+	s3, err := c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s3.Recv()
+	require.NoError(t, err)
+	_, err = s3.Recv()
+	require.ErrorIs(t, err, io.EOF)
+}
+
+func TestLeakyBucketWaitHonoursContext(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "paced", Resource: sayHello, Kind: core.KindFlow,
+		Algorithm: "leaky-bucket", Limit: 1, Window: time.Second, MaxWait: 10 * time.Second})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	require.NoError(t, hello(ctx, c, "first"))
+
+	// The second call waits for its slot on the fake clock, which does
+	// not move: the call's deadline ends the wait.
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err := hello(short, c, "late")
+	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+	require.Eventually(t, func() bool { return fc.Sleepers() == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the server-side wait ended with the call")
+	assert.EqualValues(t, 1, svc.hellos.Load())
+
+	// A call that waits passes once its slot comes.
+	done := make(chan error, 1)
+	go func() { done <- hello(ctx, c, "patient") }()
+	require.NoError(t, fc.WaitForSleepers(ctx, 1))
+	fc.Advance(time.Second)
+	require.NoError(t, <-done)
+	assert.EqualValues(t, 2, svc.hellos.Load())
+}
+
+func TestBlockHandlerAndResource(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "greeter", Resource: "greeter", Kind: core.KindFlow,
+		Algorithm: "token-bucket", Limit: 1, Window: time.Second})
+	var seen atomic.Value
+	opts := []sluicegrpc.Option{
+		sluicegrpc.WithResource(func(context.Context, string) string { return "greeter" }),
+		sluicegrpc.WithBlockHandler(func(_ context.Context, m string, b *core.BlockedError) error {
+			seen.Store(m + " " + b.Rule)
+			return status.Error(codes.Unavailable, "try elsewhere")
+		}),
+	}
+	_, c, _ := serve(t, guarded(g, opts...)...)
+	ctx := ctxT(t)
+
+	require.NoError(t, hello(ctx, c, "a"))
+	var trailer metadata.MD
+	err := hello(ctx, c, "a", grpc.Trailer(&trailer))
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	assert.Equal(t, sayHello+" greeter", seen.Load())
+	assert.EqualValues(t, 1000, pushback(t, trailer), "the trailer is set whatever the handler returns")
+
+	// Count shares the resource, so its limit.
+	s, err := c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	_, ok := g.Stats(sayHello)
+	assert.False(t, ok)
+	st, _ := g.Stats("greeter")
+	assert.EqualValues(t, 2, st.Block)
+}
+
+func TestReflectionListsService(t *testing.T) {
+	g := newGuard(t, clock.NewFake(0), core.Rule{Resource: "*", Kind: core.KindConcurrency, Limit: 10})
+	_, _, conn := serve(t, guarded(g)...)
+	stream, err := rpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctxT(t))
+	require.NoError(t, err)
+	require.NoError(t, stream.Send(&rpb.ServerReflectionRequest{
+		MessageRequest: &rpb.ServerReflectionRequest_ListServices{ListServices: "*"},
+	}))
+	resp, err := stream.Recv()
+	require.NoError(t, err)
+	var names []string
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	assert.Contains(t, names, "sluice.examples.Greeter")
+	require.NoError(t, stream.CloseSend())
+}
+
+func TestConstruction(t *testing.T) {
+	require.PanicsWithValue(t, "sluicegrpc.UnaryServerInterceptor: sluicegrpc: nil *core.Guard", func() {
+		sluicegrpc.UnaryServerInterceptor(nil)
+	})
+	require.PanicsWithValue(t, "sluicegrpc.StreamServerInterceptor: sluicegrpc: nil *core.Guard", func() {
+		sluicegrpc.StreamServerInterceptor(nil)
+	})
+	require.PanicsWithValue(t, "sluicegrpc.UnaryClientInterceptor: sluicegrpc: nil *core.Guard", func() {
+		sluicegrpc.UnaryClientInterceptor(nil)
+	})
+	require.PanicsWithValue(t, "sluicegrpc.StreamClientInterceptor: sluicegrpc: nil *core.Guard", func() {
+		sluicegrpc.StreamClientInterceptor(nil)
+	})
+
+	g := newGuard(t, clock.NewFake(0))
+	for _, tc := range []struct {
+		opt  sluicegrpc.Option
+		want string
+	}{
+		{sluicegrpc.WithResource(nil), "WithResource"},
+		{sluicegrpc.WithExtractor(nil), "WithExtractor"},
+		{sluicegrpc.WithSkip(nil), "WithSkip"},
+		{sluicegrpc.WithBlockHandler(nil), "WithBlockHandler"},
+		{sluicegrpc.WithErrorClassifier(nil), "WithErrorClassifier"},
+		{nil, "option 0 is nil"},
+	} {
+		_, err := sluicegrpc.New(g, tc.opt)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+
+	// A hotspot rule on a custom param the extractor does not know fails
+	// at construction.
+	g = newGuard(t, clock.NewFake(0), core.Rule{Name: "per-tenant", Resource: sayHello, Kind: core.KindHotspot,
+		Param: "tenant", Limit: 1})
+	_, err := sluicegrpc.New(g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `rule "per-tenant"`)
+	x, err := extractors.New(extractors.WithGRPCParam("tenant", func(context.Context, string) []string { return nil }))
+	require.NoError(t, err)
+	_, err = sluicegrpc.New(g, sluicegrpc.WithExtractor(x))
+	require.NoError(t, err)
+}
+
+func TestBlockedStatus(t *testing.T) {
+	for _, tc := range []struct {
+		retry time.Duration
+		ms    int64 // -1: no RetryInfo, no trailer
+	}{
+		{0, -1},
+		{time.Nanosecond, 1},
+		{time.Millisecond, 1},
+		{time.Millisecond + 1, 2},
+		{1500 * time.Millisecond, 1500},
+		{time.Duration(1<<63 - 1), (1<<63 - 1) / int64(time.Millisecond)},
+	} {
+		b := &core.BlockedError{Resource: sayHello, Rule: "r", Kind: core.KindFlow, Limit: 5, Window: time.Second, RetryAfter: tc.retry}
+		st := sluicegrpc.BlockedStatus(b)
+		require.Equal(t, codes.ResourceExhausted, st.Code())
+		d := decode(t, st.Err())
+		if tc.ms < 0 {
+			assert.Nil(t, d.retry)
+			continue
+		}
+		require.NotNil(t, d.retry)
+		delay := d.retry.GetRetryDelay().AsDuration()
+		assert.LessOrEqual(t, delay, tc.retry)
+		assert.GreaterOrEqual(t, tc.ms*int64(time.Millisecond), int64(delay), "pushback never earlier than RetryInfo")
+		assert.Equal(t, tc.ms, sluicegrpc.PushbackMillisForTest(tc.retry))
+	}
+	assert.Equal(t, int64(-1), sluicegrpc.PushbackMillisForTest(-time.Second))
+	assert.Equal(t, codes.ResourceExhausted, sluicegrpc.BlockedStatus(nil).Code())
+}

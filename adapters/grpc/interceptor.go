@@ -1,0 +1,281 @@
+package sluicegrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Interceptors guards gRPC calls with a core.Guard. Its four methods return
+// the server and client interceptors; they share the Guard, the options and
+// one code path. An Interceptors is safe for concurrent use.
+type Interceptors struct {
+	g   *core.Guard
+	cfg config
+}
+
+// New returns the interceptors of g configured by opts, or an error naming
+// the invalid option (or the nil Guard).
+func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
+	c, err := newConfig(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Interceptors{g: g, cfg: *c}, nil
+}
+
+func mustNew(who string, g *core.Guard, opts []Option) *Interceptors {
+	ic, err := New(g, opts...)
+	if err != nil {
+		panic(who + ": " + err.Error())
+	}
+	return ic
+}
+
+// UnaryServerInterceptor returns a server interceptor that guards unary calls
+// with g: see New, Interceptors.UnaryServer and the package documentation.
+// It panics, when called, if g is nil or an option is invalid.
+func UnaryServerInterceptor(g *core.Guard, opts ...Option) grpc.UnaryServerInterceptor {
+	return mustNew("sluicegrpc.UnaryServerInterceptor", g, opts).UnaryServer()
+}
+
+// StreamServerInterceptor returns a server interceptor that guards streaming
+// calls with g: see Interceptors.StreamServer. It panics, when called, if g
+// is nil or an option is invalid.
+func StreamServerInterceptor(g *core.Guard, opts ...Option) grpc.StreamServerInterceptor {
+	return mustNew("sluicegrpc.StreamServerInterceptor", g, opts).StreamServer()
+}
+
+// UnaryClientInterceptor returns a client interceptor that limits outgoing
+// unary calls with g: see Interceptors.UnaryClient. It panics, when called,
+// if g is nil or an option is invalid.
+func UnaryClientInterceptor(g *core.Guard, opts ...Option) grpc.UnaryClientInterceptor {
+	return mustNew("sluicegrpc.UnaryClientInterceptor", g, opts).UnaryClient()
+}
+
+// StreamClientInterceptor returns a client interceptor that limits outgoing
+// streams with g: see Interceptors.StreamClient. It panics, when called, if g
+// is nil or an option is invalid.
+func StreamClientInterceptor(g *core.Guard, opts ...Option) grpc.StreamClientInterceptor {
+	return mustNew("sluicegrpc.StreamClientInterceptor", g, opts).StreamClient()
+}
+
+// UnaryServer returns the unary server interceptor: it enters the resource of
+// the call (its full method), runs the handler when admitted and exits with
+// the handler's outcome; a blocked call gets the block handler's error and
+// never reaches the handler.
+func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		var resp any
+		err := ic.guard(ctx, info.FullMethod, sink{}, func(ctx context.Context) error {
+			var err error
+			resp, err = handler(ctx, req)
+			return err
+		})
+		return resp, err
+	}
+}
+
+// StreamServer returns the stream server interceptor. The entry lasts the
+// whole stream: a concurrency rule counts the stream in flight until its
+// handler returns.
+func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return ic.guard(ss.Context(), info.FullMethod, sink{ss: ss}, func(context.Context) error {
+			return handler(srv, ss)
+		})
+	}
+}
+
+// UnaryClient returns the unary client interceptor: it limits outgoing calls
+// (resource: the full method; params from the outgoing metadata) and returns
+// the block error locally, without calling the server. When the call has a
+// grpc.Trailer option, a block fills it with the grpc-retry-pushback-ms
+// trailer a server would have sent.
+func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
+			return invoker(ctx, method, req, reply, cc, opts...)
+		})
+	}
+}
+
+// StreamClient returns the stream client interceptor. The entry lasts until
+// the stream ends: RecvMsg returns an error (io.EOF is success), the single
+// response of a stream without server streaming is received, or the call's
+// context is done. A stream the caller abandons without any of these (which
+// also leaks gRPC's own resources) keeps its entry.
+func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
+			return streamer(ctx, desc, cc, method, opts...)
+		}
+		e, err := ic.enter(ctx, method, sink{callOpts: opts, client: true})
+		if err != nil {
+			return nil, err
+		}
+		started := false
+		defer func() {
+			if !started {
+				e.Exit(errPanicked) // the streamer panicked; the panic goes on
+			}
+		}()
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		started = true
+		if err != nil {
+			e.Exit(ic.outcome(ctx, method, err))
+			return nil, err
+		}
+		s := &clientStream{ClientStream: cs, ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams}
+		s.stop = context.AfterFunc(ctx, func() {
+			s.finish(status.FromContextError(ctx.Err()).Err())
+		})
+		return s, nil
+	}
+}
+
+// errPanicked is the outcome Exit records for a handler that panicked.
+var errPanicked = errors.New("sluicegrpc: handler panicked")
+
+// sink says where a blocked call's trailer goes: to the server stream ss, to
+// the call's grpc.Trailer options on clients, or else to grpc.SetTrailer.
+type sink struct {
+	ss       grpc.ServerStream
+	callOpts []grpc.CallOption
+	client   bool
+}
+
+// guard is the code path every interceptor shares: skip, Enter, run the call,
+// classify its error, Exit. Exit runs exactly once, with errPanicked when fn
+// panics (the panic then goes on).
+func (ic *Interceptors) guard(ctx context.Context, fullMethod string, to sink, fn func(context.Context) error) error {
+	if ic.cfg.skip != nil && ic.cfg.skip(ctx, fullMethod) {
+		return fn(ctx)
+	}
+	e, err := ic.enter(ctx, fullMethod, to)
+	if err != nil {
+		return err
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			e.Exit(errPanicked)
+		}
+	}()
+	err = fn(ctx)
+	returned = true
+	e.Exit(ic.outcome(ctx, fullMethod, err))
+	return err
+}
+
+// enter enters the call's resource with its params. Its error is the one to
+// return to the caller: the block handler's for a block (with the pushback
+// trailer set), a status for anything else.
+func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (core.Entry, error) {
+	resource := fullMethod
+	if ic.cfg.resource != nil {
+		resource = ic.cfg.resource(ctx, fullMethod)
+	}
+	e, err := ic.g.Enter(ctx, resource, core.WithParams(ic.cfg.extractor.GRPCParams(ctx, fullMethod)))
+	if err == nil {
+		return e, nil
+	}
+	return core.Entry{}, ic.blocked(ctx, fullMethod, to, err)
+}
+
+// blocked turns an error of Enter into the error of the call.
+func (ic *Interceptors) blocked(ctx context.Context, fullMethod string, to sink, err error) error {
+	var b *core.BlockedError
+	if !errors.As(err, &b) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// A leaky-bucket wait ended with the call's context.
+			return status.FromContextError(err).Err()
+		}
+		return status.Error(codes.Internal, err.Error())
+	}
+	if ms, ok := pushbackMillis(b.RetryAfter); ok {
+		to.setTrailer(ctx, metadata.MD{PushbackKey: []string{ms}})
+	}
+	if ic.cfg.onBlock != nil {
+		if err := ic.cfg.onBlock(ctx, fullMethod, b); err != nil {
+			return err
+		}
+	}
+	return BlockedStatus(b).Err()
+}
+
+func (to sink) setTrailer(ctx context.Context, md metadata.MD) {
+	switch {
+	case to.ss != nil:
+		to.ss.SetTrailer(md)
+	case to.client:
+		for _, o := range to.callOpts {
+			if t, ok := o.(grpc.TrailerCallOption); ok && t.TrailerAddr != nil {
+				*t.TrailerAddr = md
+			}
+		}
+	default:
+		// Fails only outside a gRPC server (a direct call in a test), where
+		// there is nobody to send a trailer to.
+		_ = grpc.SetTrailer(ctx, md)
+	}
+}
+
+// outcome is the error Exit records for a call that returned err.
+func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err error) error {
+	if err == nil || !ic.cfg.isFailure(ctx, fullMethod, err) {
+		return nil
+	}
+	return err
+}
+
+// DefaultIsFailure is the default error classifier: every error whose gRPC
+// status code is not OK (errors that carry no status have code Unknown)
+// counts as a failure.
+func DefaultIsFailure(_ context.Context, _ string, err error) bool {
+	return status.Code(err) != codes.OK
+}
+
+// clientStream holds the entry of an outgoing stream until the stream ends.
+type clientStream struct {
+	grpc.ClientStream
+	ic     *Interceptors
+	ctx    context.Context
+	method string
+	entry  core.Entry
+	single bool // no server streaming: one response ends the stream
+	stop   func() bool
+	done   atomic.Bool
+}
+
+func (s *clientStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	switch {
+	case errors.Is(err, io.EOF):
+		s.finish(nil)
+	case err != nil:
+		s.finish(err)
+	case s.single:
+		s.finish(nil)
+	default:
+		return nil
+	}
+	s.stop() // read only here: the AfterFunc may run before stop is set
+	return err
+}
+
+// finish exits the entry once, whoever sees the end of the stream first.
+func (s *clientStream) finish(err error) {
+	if !s.done.CompareAndSwap(false, true) {
+		return
+	}
+	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err))
+}

@@ -1,0 +1,153 @@
+package sluicegrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// Option configures the interceptors made by New and the four interceptor
+// constructors. Options are validated at construction: an invalid one (a nil
+// function or extractor) makes New return an error naming it, and the
+// constructors panic with that error.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// config is what the options set; it is read-only once New returns.
+type config struct {
+	resource  func(ctx context.Context, fullMethod string) string
+	extractor *extractors.Extractor
+	skip      func(ctx context.Context, fullMethod string) bool
+	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
+	isFailure func(ctx context.Context, fullMethod string, err error) bool
+}
+
+// WithResource makes the interceptors name the resource of a call with fn
+// instead of using its full method ("/pkg.Service/Method"), for example to
+// group methods or to add a tenant. fn runs on every call that is not skipped.
+// Its results should come from a small set: every distinct name gets
+// statistics (bounded by core.WithMaxResources, beyond which names share the
+// core.OverflowResource statistics) and is matched against the rules.
+func WithResource(fn func(ctx context.Context, fullMethod string) string) Option {
+	return optionFunc(func(c *config) error {
+		if fn == nil {
+			return errors.New("sluicegrpc: WithResource: nil function")
+		}
+		c.resource = fn
+		return nil
+	})
+}
+
+// WithExtractor makes the interceptors read the params hotspot rules limit by
+// ("metadata:NAME", "peer", "ip", "method" and custom params) through x, for
+// example an Extractor that trusts the proxies in front of the service
+// (extractors.WithTrustedProxies) or knows custom params
+// (extractors.WithGRPCParam). The default is extractors.New() with no options:
+// it trusts no proxy, so "ip" is the socket peer.
+func WithExtractor(x *extractors.Extractor) Option {
+	return optionFunc(func(c *config) error {
+		if x == nil {
+			return errors.New("sluicegrpc: WithExtractor: nil *extractors.Extractor")
+		}
+		c.extractor = x
+		return nil
+	})
+}
+
+// WithSkip makes the interceptors pass the calls for which match returns true
+// straight to the handler (or, for client interceptors, the server), without
+// entering the Guard: they are neither limited nor counted. match runs first
+// on every call; ctx is the call's context (incoming metadata on servers,
+// outgoing on clients). Use it for health checks and reflection:
+//
+//	sluicegrpc.WithSkip(func(_ context.Context, m string) bool {
+//		return strings.HasPrefix(m, "/grpc.health.v1.Health/")
+//	})
+func WithSkip(match func(ctx context.Context, fullMethod string) bool) Option {
+	return optionFunc(func(c *config) error {
+		if match == nil {
+			return errors.New("sluicegrpc: WithSkip: nil matcher")
+		}
+		c.skip = match
+		return nil
+	})
+}
+
+// WithBlockHandler makes the interceptors return the error fn returns when a
+// rule blocks a call, instead of the default, BlockedStatus(b).Err(). A nil
+// error from fn means the default error: a blocked call never reaches the
+// handler. fn may build on BlockedStatus. The grpc-retry-pushback-ms trailer
+// is set whatever fn returns (see the package documentation).
+func WithBlockHandler(fn func(ctx context.Context, fullMethod string, b *core.BlockedError) error) Option {
+	return optionFunc(func(c *config) error {
+		if fn == nil {
+			return errors.New("sluicegrpc: WithBlockHandler: nil function")
+		}
+		c.onBlock = fn
+		return nil
+	})
+}
+
+// WithErrorClassifier makes the interceptors ask fn whether a call that
+// returned the non-nil error err failed, for the Guard's error statistics
+// (core.ResourceStats.Error, and the breaker rules that will read them).
+// A nil error is always a success. The default, DefaultIsFailure, counts
+// every error whose status code is not OK; a service whose clients' mistakes
+// should not count against it can exclude codes such as InvalidArgument,
+// NotFound or AlreadyExists. A handler that panics always counts as failed.
+func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err error) bool) Option {
+	return optionFunc(func(c *config) error {
+		if fn == nil {
+			return errors.New("sluicegrpc: WithErrorClassifier: nil function")
+		}
+		c.isFailure = fn
+		return nil
+	})
+}
+
+func newConfig(g *core.Guard, opts []Option) (*config, error) {
+	if g == nil {
+		return nil, errors.New("sluicegrpc: nil *core.Guard")
+	}
+	c := &config{}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("sluicegrpc: option %d is nil", i)
+		}
+		if err := o.apply(c); err != nil {
+			return nil, err
+		}
+	}
+	if c.extractor == nil {
+		x, err := extractors.New()
+		if err != nil {
+			return nil, fmt.Errorf("sluicegrpc: default extractor: %w", err)
+		}
+		c.extractor = x
+	}
+	if c.isFailure == nil {
+		c.isFailure = DefaultIsFailure
+	}
+	// A typo in a param fails here, at start-up, rather than leaving a rule
+	// without effect. Only gRPC rules (resources starting with '/') are
+	// checked: a Guard shared with HTTP adapters may name params that only
+	// their extractors know.
+	for _, r := range g.Rules() {
+		if r.Kind != core.KindHotspot || !strings.HasPrefix(r.Resource, "/") {
+			continue
+		}
+		if err := c.extractor.CheckParam(r.Param); err != nil {
+			return nil, fmt.Errorf("sluicegrpc: rule %q: %w", r.Name, err)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,108 @@
+package sluicegrpc
+
+import (
+	"strconv"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// PushbackKey is the trailer in which a blocked call tells a retrying client,
+// in whole milliseconds, how long to wait before the next attempt. gRPC
+// clients with a retry policy honour it (gRFC A6).
+const PushbackKey = "grpc-retry-pushback-ms"
+
+// ErrorDomain is the domain of the google.rpc.ErrorInfo detail of a blocked
+// call.
+const ErrorDomain = "sluice"
+
+// The reasons of the google.rpc.ErrorInfo detail of a blocked call.
+const (
+	// ReasonRateLimited: a rate limit (flow rule, or hotspot rule with a
+	// window) blocked the call.
+	ReasonRateLimited = "RATE_LIMITED"
+	// ReasonConcurrencyLimited: a limit on calls in flight (concurrency
+	// rule, or hotspot rule with algorithm concurrency) blocked the call.
+	ReasonConcurrencyLimited = "CONCURRENCY_LIMITED"
+)
+
+// maxAdvertised bounds the retry delay written in RetryInfo and in the
+// pushback trailer, so that its milliseconds, rounded up, still fit a
+// time.Duration when a client converts them back.
+const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Millisecond
+
+// BlockedStatus returns the status of a call that b blocked: code
+// ResourceExhausted, b's message, and the details
+//
+//   - google.rpc.RetryInfo with retry_delay = b.RetryAfter, when b.RetryAfter
+//     is positive (rate limits; concurrency limits have no retry time and get
+//     none);
+//   - google.rpc.ErrorInfo with domain ErrorDomain, reason ReasonRateLimited
+//     or ReasonConcurrencyLimited and metadata rule, resource, kind, limit,
+//     window (rate limits) and param (hotspot rules: the param's name, never
+//     the caller's value);
+//   - google.rpc.QuotaFailure with one violation whose subject is
+//     "rule:" + b.Rule.
+//
+// Block handlers (WithBlockHandler) may start from it.
+func BlockedStatus(b *core.BlockedError) *status.Status {
+	if b == nil {
+		return status.New(codes.ResourceExhausted, core.ErrBlocked.Error())
+	}
+	st := status.New(codes.ResourceExhausted, b.Error())
+	info := &errdetails.ErrorInfo{
+		Reason: ReasonRateLimited,
+		Domain: ErrorDomain,
+		Metadata: map[string]string{
+			"rule":     b.Rule,
+			"resource": b.Resource,
+			"kind":     string(b.Kind),
+			"limit":    strconv.FormatInt(b.Limit, 10),
+		},
+	}
+	desc := "limit " + strconv.FormatInt(b.Limit, 10) + " per " + b.Window.String()
+	if b.Window > 0 {
+		info.Metadata["window"] = b.Window.String()
+	} else {
+		info.Reason = ReasonConcurrencyLimited
+		desc = "limit " + strconv.FormatInt(b.Limit, 10) + " in flight"
+	}
+	if b.Param != "" {
+		info.Metadata["param"] = b.Param
+	}
+	quota := &errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
+		Subject:     "rule:" + b.Rule,
+		Description: desc,
+	}}}
+	var withDetails *status.Status
+	var err error
+	if b.RetryAfter > 0 {
+		retry := &errdetails.RetryInfo{RetryDelay: durationpb.New(min(b.RetryAfter, maxAdvertised))}
+		withDetails, err = st.WithDetails(retry, info, quota)
+	} else {
+		withDetails, err = st.WithDetails(info, quota)
+	}
+	if err != nil {
+		return st // cannot happen: details fail only on an OK status
+	}
+	return withDetails
+}
+
+// pushbackMillis returns d in whole milliseconds rounded up, as the pushback
+// trailer carries it, and false when d is not positive (no retry time).
+func pushbackMillis(d time.Duration) (string, bool) {
+	if d <= 0 {
+		return "", false
+	}
+	d = min(d, maxAdvertised)
+	ms := d / time.Millisecond
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return strconv.FormatInt(int64(ms), 10), true
+}
