@@ -2,6 +2,7 @@ package flow
 
 import (
 	"cmp"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -519,5 +520,30 @@ func TestFloorStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, floorStart(tt.t, tt.p), "floorStart(%d, %d)", tt.t, tt.p)
+	}
+}
+
+// TestGCRAPrepareSameDecisions: a prepared GCRA decides exactly as an
+// unprepared one, for token and leaky buckets, requests of one and of many.
+func TestGCRAPrepareSameDecisions(t *testing.T) {
+	params := []GCRA{
+		{Limit: 3, Window: time.Second, Burst: 2},
+		{Limit: 7, Window: 1300 * time.Millisecond},
+		{Limit: 5000, Window: time.Second, MaxWait: 3 * time.Millisecond, Queue: true},
+		{Limit: 3, Window: time.Second, MaxWait: time.Second, Queue: true},
+	}
+	for _, p := range params {
+		var plain, prepared atomic.Int64
+		pp := p.Prepare()
+		for i := range 200 {
+			now := int64(i) * int64(137*time.Microsecond)
+			n := int64(1 + i%3)
+			got, want := pp.Acquire(&prepared, now, n), p.Acquire(&plain, now, n)
+			require.Equal(t, want.OK, got.OK, "%+v step %d", p, i)
+			require.Equal(t, want.Remaining, got.Remaining, "%+v step %d", p, i)
+			require.Equal(t, want.RetryAfter, got.RetryAfter, "%+v step %d", p, i)
+			require.Equal(t, want.Wait, got.Wait, "%+v step %d", p, i)
+			require.Equal(t, plain.Load(), prepared.Load(), "%+v step %d", p, i)
+		}
 	}
 }

@@ -23,6 +23,25 @@ type GCRA struct {
 	Burst   int64         // token bucket only
 	MaxWait time.Duration // leaky bucket only
 	Queue   bool          // leaky bucket: admitted requests wait for their slot
+
+	// Set by Prepare: the cost of one request and the capacity, which
+	// Acquire otherwise computes, each with a 128-bit division, per call.
+	prepared  bool
+	cost1, cp int64
+}
+
+// Prepare returns p with the values Acquire derives from its fields
+// computed once. A GCRA used for many decisions with the same fields (one
+// per hotspot override, say) is prepared once; changing a field of a
+// prepared GCRA requires preparing it again.
+func (p GCRA) Prepare() GCRA {
+	p.prepared = false
+	if p.Limit > 0 {
+		p.cost1 = mulDiv(1, int64(p.Window), p.Limit)
+		p.cp = p.capacity()
+		p.prepared = true
+	}
+	return p
 }
 
 // Acquire admits or rejects n at now against the TAT in tat.
@@ -31,15 +50,21 @@ func (p GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
 	if lim <= 0 {
 		return Decision{Limit: lim, RetryAfter: p.Window}
 	}
-	capacity := p.capacity()
+	capacity, cost1 := p.cp, p.cost1
+	if !p.prepared {
+		capacity, cost1 = p.capacity(), mulDiv(1, w, lim)
+	}
 	if n > lim+p.Burst {
 		// Never fits; the quota left for requests of one is still reported.
 		return Decision{Limit: lim, Remaining: p.remaining(now, tat.Load(), capacity), RetryAfter: p.Window}
 	}
-	cost := mulDiv(n, w, lim)
+	cost := cost1
+	if n != 1 {
+		cost = mulDiv(n, w, lim)
+	}
 	tol := capacity
 	if p.Queue {
-		tol += cost - mulDiv(1, w, lim)
+		tol += cost - cost1
 	}
 	for {
 		t := tat.Load()
@@ -99,13 +124,15 @@ func (p GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 // gcra is the Limiter of TokenBucket and LeakyBucket flow rules: one GCRA
 // over one TAT, with the limit of the warm-up ramp when there is one.
 type gcra struct {
-	cfg Config
-	th  threshold
-	tat *atomic.Int64
+	cfg  Config
+	th   threshold
+	tat  *atomic.Int64
+	full GCRA // the parameters at the full limit, prepared
 }
 
 func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
 	g := &gcra{cfg: cfg, th: th}
+	g.full = g.params(cfg.Limit).Prepare()
 	if p, ok := prev.(*gcra); ok && p.cfg.Algorithm == cfg.Algorithm {
 		g.tat = p.tat
 	} else {
@@ -122,7 +149,11 @@ func (g *gcra) params(lim int64) GCRA {
 }
 
 func (g *gcra) Acquire(now int64, n int64) Decision {
-	d := g.params(g.th.at(now)).Acquire(g.tat, now, n)
+	p := g.full
+	if lim := g.th.at(now); lim != p.Limit {
+		p = g.params(lim) // warming up
+	}
+	d := p.Acquire(g.tat, now, n)
 	if d.OK {
 		g.th.admitted(n)
 	}

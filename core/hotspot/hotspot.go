@@ -9,8 +9,9 @@ import (
 // Limiter limits each value of a request parameter separately, tracking at
 // most Config.MaxKeys values in its table. It is safe for concurrent use.
 type Limiter struct {
-	cfg  Config    // defaults applied; Overrides is the Limiter's own copy
-	gcra flow.GCRA // the buckets' parameters but Limit, which is per value
+	cfg  Config               // defaults applied; Overrides is the Limiter's own copy
+	gcra flow.GCRA            // the buckets' parameters for Config.Limit, prepared
+	over map[string]flow.GCRA // the same for each override
 	tab  *table
 }
 
@@ -39,7 +40,14 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 		return nil, err
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)
-	l := &Limiter{cfg: cfg, gcra: flow.GCRA{Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}}
+	l := &Limiter{cfg: cfg}
+	l.gcra = l.params(cfg.Limit)
+	if len(cfg.Overrides) > 0 {
+		l.over = make(map[string]flow.GCRA, len(cfg.Overrides))
+		for v, lim := range cfg.Overrides {
+			l.over[v] = l.params(lim)
+		}
+	}
 	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys {
 		l.tab = prev.tab
 	} else {
@@ -59,14 +67,20 @@ func (l *Limiter) Config() Config {
 // Len returns the number of values the Limiter tracks, at most MaxKeys.
 func (l *Limiter) Len() int { return l.tab.len() }
 
-// limitOf returns the limit of value: its override, else Config.Limit.
-func (l *Limiter) limitOf(value string) int64 {
-	if len(l.cfg.Overrides) > 0 {
-		if v, ok := l.cfg.Overrides[value]; ok {
-			return v
+// params returns the prepared bucket parameters of limit lim.
+func (l *Limiter) params(lim int64) flow.GCRA {
+	return flow.GCRA{Limit: lim, Window: l.cfg.Window, Burst: l.cfg.Burst, MaxWait: l.cfg.MaxWait, Queue: l.cfg.Algorithm == LeakyBucket}.Prepare()
+}
+
+// paramsOf returns the bucket parameters of value: its override's, else
+// those of Config.Limit. Limit is the value's limit under every algorithm.
+func (l *Limiter) paramsOf(value string) flow.GCRA {
+	if len(l.over) > 0 {
+		if g, ok := l.over[value]; ok {
+			return g
 		}
 	}
-	return l.cfg.Limit
+	return l.gcra
 }
 
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
@@ -79,7 +93,8 @@ func (l *Limiter) limitOf(value string) int64 {
 // caller waits that long before proceeding, or gives the slot back with Undo.
 func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	n = max(n, 1)
-	lim := l.limitOf(value)
+	g := l.paramsOf(value)
+	lim := g.Limit
 	if lim == 0 {
 		return Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
 	}
@@ -102,8 +117,6 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	}
 	r := &s.recs[i]
 	if l.cfg.Algorithm != Concurrency {
-		g := l.gcra
-		g.Limit = lim
 		// One CAS, never retried: nobody else writes the state without
 		// the lock.
 		return Decision{Decision: g.Acquire(&r.state, now, n), lim: l, shard: si, rec: i, gen: r.gen}
@@ -135,9 +148,7 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		g := p.gcra
-		g.Limit = d.Limit
-		g.Undo(&r.state, d.Decision, max(n, 1))
+		p.gcra.Undo(&r.state, d.Decision, max(n, 1)) // Undo reads the limit from d
 	}
 	s.mu.Unlock()
 }
