@@ -50,7 +50,11 @@
 // long as RetryInfo says. Concurrency limits have no retry time
 // (RetryAfter 0): their calls get neither RetryInfo nor the trailer, and a
 // retrying client falls back to its own backoff. WithBlockHandler replaces
-// the status; the trailer is set anyway.
+// the status; the trailer is set anyway. A service that wants clients to try
+// another instance when a concurrency rule (a server at capacity, whoever
+// calls) blocks them can return codes.Unavailable for Kind
+// core.KindConcurrency from its block handler, as the HTTP adapters answer
+// 503 there.
 //
 // # Clients
 //

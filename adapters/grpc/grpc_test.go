@@ -326,25 +326,44 @@ func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler
 }
 
 func TestPanicReleasesSlotAndCountsError(t *testing.T) {
-	fc := clock.NewFake(time.Hour)
-	g := newGuard(t, fc, core.Rule{Name: "one", Resource: sayHello, Kind: core.KindConcurrency, Limit: 1})
-	svc, c, _ := serve(t, grpc.ChainUnaryInterceptor(sluicegrpc.UnaryServerInterceptor(g), recoverUnary))
-	ctx := ctxT(t)
+	ours := func(g *core.Guard) grpc.UnaryServerInterceptor { return sluicegrpc.UnaryServerInterceptor(g) }
+	for _, tc := range []struct {
+		name  string
+		chain func(g *core.Guard) grpc.ServerOption
+	}{
+		// The recovery interceptor runs inside ours: ours sees an
+		// Internal error.
+		{"recovery inside", func(g *core.Guard) grpc.ServerOption {
+			return grpc.ChainUnaryInterceptor(ours(g), recoverUnary)
+		}},
+		// The recovery interceptor runs outside ours: the panic goes
+		// through ours, which exits and lets it go on.
+		{"recovery outside", func(g *core.Guard) grpc.ServerOption {
+			return grpc.ChainUnaryInterceptor(recoverUnary, ours(g))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := clock.NewFake(time.Hour)
+			g := newGuard(t, fc, core.Rule{Name: "one", Resource: sayHello, Kind: core.KindConcurrency, Limit: 1})
+			svc, c, _ := serve(t, tc.chain(g))
+			ctx := ctxT(t)
 
-	err := hello(ctx, c, "panic")
-	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
-	assert.Contains(t, status.Convert(err).Message(), "boom")
-	st, _ := g.Stats(sayHello)
-	assert.EqualValues(t, 0, st.InFlight, "the panicking call's slot is released")
-	assert.EqualValues(t, 1, st.Error, "a panic counts as an error")
-	assert.EqualValues(t, 1, st.Complete)
+			err := hello(ctx, c, "panic")
+			require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+			assert.Contains(t, status.Convert(err).Message(), "boom")
+			st, _ := g.Stats(sayHello)
+			assert.EqualValues(t, 0, st.InFlight, "the panicking call's slot is released")
+			assert.EqualValues(t, 1, st.Error, "a panic counts as an error")
+			assert.EqualValues(t, 1, st.Complete)
 
-	for range 3 {
-		require.NoError(t, hello(ctx, c, "alice"), "the slot of the panicked call is free")
+			for range 3 {
+				require.NoError(t, hello(ctx, c, "alice"), "the slot of the panicked call is free")
+			}
+			assert.EqualValues(t, 4, svc.hellos.Load())
+			st, _ = g.Stats(sayHello)
+			assert.EqualValues(t, 1, st.Error)
+		})
 	}
-	assert.EqualValues(t, 4, svc.hellos.Load())
-	st, _ = g.Stats(sayHello)
-	assert.EqualValues(t, 1, st.Error)
 }
 
 // TestPanicGoesOn calls the interceptor directly: the panic reaches the
