@@ -10,6 +10,7 @@ import (
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // BenchmarkGRPCUnaryInterceptor measures what the unary server interceptor
@@ -17,7 +18,8 @@ import (
 // the interceptor function with the same handler, under one flow rule and one
 // hotspot rule on a metadata key, both far from their limits, with a context
 // carrying the call's incoming metadata. "core" is Enter and Exit with the
-// metadata value at hand (a core.ParamMap): the Guard's share of the cost.
+// metadata value at hand (a core.ParamMap): the Guard's share of the cost;
+// "extractor" reads it through extractors.GRPCParams as the interceptor does.
 //
 //	go test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms ./adapters/grpc
 func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
@@ -57,10 +59,24 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		_, err = handler(ctx, nil)
 		e.Exit(err)
 	}
+	// extractor adds reading the value from the metadata through the
+	// Extractor the interceptor uses: what is left is the interceptor's own.
+	x, err := extractors.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	withExtractor := func() {
+		e, err := g.Enter(ctx, sayHello, core.WithParams(x.GRPCParams(ctx, sayHello)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = handler(ctx, nil)
+		e.Exit(err)
+	}
 	for _, bc := range []struct {
 		name string
 		call func()
-	}{{"handler", direct}, {"core", guardOnly}, {"interceptor", intercepted}} {
+	}{{"handler", direct}, {"core", guardOnly}, {"extractor", withExtractor}, {"interceptor", intercepted}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

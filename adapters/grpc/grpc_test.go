@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -448,6 +449,21 @@ func TestMetadataHotspot(t *testing.T) {
 	_, err = s.Recv()
 	decode(t, err)
 	assert.EqualValues(t, 1+1+10+3, svc.hellos.Load())
+
+	// Hostile metadata does not slip past the limit: many values (each
+	// limited; beyond the extractor's cap they share one value) and a huge
+	// value (limited under its prefix).
+	many := make([]string, 100)
+	for i := range many {
+		many[i] = "u" + strconv.Itoa(i)
+	}
+	manyCtx := metadata.AppendToOutgoingContext(ctx, "x-user-id", strings.Join(many, ","))
+	require.NoError(t, hello(manyCtx, c, "m"))
+	decode(t, hello(manyCtx, c, "m"))
+	decode(t, hello(as("u3"), c, "m"))
+	huge := strings.Repeat("h", 8<<10)
+	require.NoError(t, hello(as(huge), c, "h"))
+	decode(t, hello(as(huge+"x"), c, "h"))
 }
 
 func TestPeerAndIPFromSocket(t *testing.T) {
