@@ -42,8 +42,8 @@
 //
 // A blocked call never reaches the handler. It fails with
 // BlockedStatus(b): codes.ResourceExhausted, for rate and concurrency limits
-// alike, with a google.rpc.RetryInfo detail whose retry delay is
-// the BlockedError's RetryAfter, a google.rpc.ErrorInfo and a
+// alike, with (for rate limits) a google.rpc.RetryInfo detail whose retry
+// delay is the BlockedError's RetryAfter, a google.rpc.ErrorInfo and a
 // google.rpc.QuotaFailure naming the rule. The interceptor also sets the
 // grpc-retry-pushback-ms trailer (PushbackKey) to RetryAfter in milliseconds,
 // rounded up, so that a gRPC client with a retry policy waits at least as
