@@ -39,19 +39,19 @@ func (x *Extractor) httpClientIP(r *http.Request) (netip.Addr, string) {
 	if !x.isTrusted(peer) {
 		return peer, text
 	}
-	h := r.Header
-	return x.forwarded(peer, text, h["X-Forwarded-For"], h["Forwarded"], h["X-Real-Ip"])
+	return x.forwarded(peer, text, map[string][]string(r.Header), "X-Forwarded-For", "Forwarded", "X-Real-Ip")
 }
 
-// forwarded returns the client behind the trusted peer given the lines of
-// its forwarding headers.
-func (x *Extractor) forwarded(peer netip.Addr, text string, xff, fwd, real []string) (netip.Addr, string) {
-	switch {
-	case len(xff) > 0:
+// forwarded returns the client behind the trusted peer given its forwarding
+// headers h, looked up lazily under the names xffKey, fwdKey and realKey.
+func (x *Extractor) forwarded(peer netip.Addr, text string, h map[string][]string, xffKey, fwdKey, realKey string) (netip.Addr, string) {
+	if xff := h[xffKey]; len(xff) > 0 {
 		return x.walkXFF(peer, text, xff)
-	case len(fwd) > 0:
+	}
+	if fwd := h[fwdKey]; len(fwd) > 0 {
 		return x.walkForwarded(peer, text, fwd)
-	case len(real) > 0:
+	}
+	if real := h[realKey]; len(real) > 0 {
 		if a, t := parseHop(trimOWS(real[len(real)-1])); a.IsValid() {
 			return a, t
 		}
@@ -199,8 +199,11 @@ func parseHop(s string) (netip.Addr, string) {
 		if rest := s[end+1:]; rest != "" && !validPort(rest) {
 			return netip.Addr{}, ""
 		}
-	case strings.Count(s, ":") == 1:
+	default:
 		i := strings.IndexByte(s, ':')
+		if i < 0 || strings.IndexByte(s[i+1:], ':') >= 0 {
+			break // no port, or IPv6 without brackets
+		}
 		if !validPort(s[i:]) {
 			return netip.Addr{}, ""
 		}
@@ -213,7 +216,12 @@ func parseHop(s string) (netip.Addr, string) {
 	if err != nil {
 		return netip.Addr{}, ""
 	}
-	a = a.Unmap().WithZone("")
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if a.Zone() != "" {
+		a = a.WithZone("")
+	}
 	var buf [64]byte
 	if string(a.AppendTo(buf[:0])) != host {
 		return a, ""

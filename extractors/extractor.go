@@ -34,6 +34,7 @@ const OverflowValue = "(too many values)"
 // beyond them, results are computed per call (allocating) but stay correct.
 const (
 	maxCachedParams = 1024
+	maxHotParams    = 8
 	maxCachedRoutes = 8192
 )
 
@@ -47,12 +48,10 @@ type Extractor struct {
 	httpCustom  map[string]func(r *http.Request) []string
 	grpcCustom  map[string]func(ctx context.Context, fullMethod string) []string
 
-	// params caches parsed param specs by their string, copy-on-write:
-	// readers load the map without locking; mu serialises writers.
-	params atomic.Pointer[map[string]*spec]
-	// routes caches resource names by (method, route), copy-on-write too.
-	routes atomic.Pointer[map[routeKey]string]
+	params cache[string, *spec]    // parsed param specs by param string
+	hot    atomic.Pointer[[]*spec] // the first maxHotParams specs, searched first; written under mu
 	mu     sync.Mutex
+	routes cache[routeKey, string] // resource names by (method, route)
 }
 
 // config is what the options set; New validates it.
@@ -94,10 +93,8 @@ func New(opts ...Option) (*Extractor, error) {
 		httpCustom:  c.httpCustom,
 		grpcCustom:  c.grpcCustom,
 	}
-	params := map[string]*spec{}
-	x.params.Store(&params)
-	routes := map[routeKey]string{}
-	x.routes.Store(&routes)
+	x.params.init(maxCachedParams)
+	x.routes.init(maxCachedRoutes)
 	return x, nil
 }
 

@@ -41,12 +41,7 @@ type grpcParams struct {
 	ctx    context.Context
 	method string
 	cur    cursor
-
-	mdSp *spec // the metadata param whose values md holds
-	md   []string
-
-	customSp *spec // the custom param whose values custom holds
-	custom   []string
+	lines  []string // the source of the cursor's param
 
 	ipDone bool
 	ip     string // the client IP's text; "" when there is none
@@ -55,26 +50,27 @@ type grpcParams struct {
 // Param returns the i-th value of param for the call.
 func (p *grpcParams) Param(param string, i int) (string, bool) {
 	x := p.x
-	sp := x.spec(param)
+	sp := x.lookup(&p.cur, param)
+	if p.cur.sp != sp {
+		p.cur.start(sp)
+		switch sp.kind {
+		case KindHeader, KindMetadata:
+			p.lines = metadataValues(p.ctx, sp.md)
+		case KindCustom:
+			p.lines = nil
+			if fn := x.grpcCustom[sp.name]; fn != nil {
+				p.lines = fn(p.ctx, p.method)
+			}
+		}
+	}
 	switch sp.kind {
 	case KindHeader, KindMetadata:
-		if p.mdSp != sp {
-			p.md, p.mdSp = metadataValues(p.ctx, sp.md), sp
-		}
-		mode := modeList
 		if sp.bin {
-			mode = modePlain
+			return x.value(&p.cur, p.lines, modePlain, i)
 		}
-		return x.value(&p.cur, sp, p.md, mode, i)
+		return x.value(&p.cur, p.lines, modeList, i)
 	case KindCustom:
-		fn := x.grpcCustom[sp.name]
-		if fn == nil {
-			return "", false
-		}
-		if p.customSp != sp {
-			p.custom, p.customSp = fn(p.ctx, p.method), sp
-		}
-		return x.value(&p.cur, sp, p.custom, modePlain, i)
+		return x.value(&p.cur, p.lines, modePlain, i)
 	}
 	if i != 0 {
 		return "", false
@@ -141,5 +137,5 @@ func (x *Extractor) grpcClientIP(ctx context.Context) (netip.Addr, string) {
 		return a, ""
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	return x.forwarded(a, "", md["x-forwarded-for"], md["forwarded"], md["x-real-ip"])
+	return x.forwarded(a, "", md, "x-forwarded-for", "forwarded", "x-real-ip")
 }

@@ -1,7 +1,6 @@
 package extractors
 
 import (
-	"maps"
 	"net/http"
 	"strings"
 
@@ -23,45 +22,60 @@ func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
 	return &httpParams{x: x, r: r, path: path}
 }
 
-// httpParams is the core.Params of one HTTP request.
+// httpParams is the core.Params of one HTTP request: the one allocation
+// HTTPParams costs, kept small (64 bytes) because allocation time grows with
+// size.
 type httpParams struct {
-	x    *Extractor
-	r    *http.Request
-	path PathParams
-	cur  cursor
-	one  [1]string // a one-line source (the raw query)
+	x      *Extractor
+	r      *http.Request
+	path   PathParams
+	cur    cursor
+	custom *customValues // allocated by the first custom param read
+}
 
-	customSp *spec // the custom param whose values custom holds
-	custom   []string
+// customValues holds what a custom extractor returned for the param sp, so
+// that it is called once while Enter reads that param's values.
+type customValues struct {
+	sp *spec
+	vs []string
+}
 
-	ipDone bool
-	ip     string // the client IP's text; "" when there is none
+// values returns the values fn gives for sp, calling fn unless they are
+// held already.
+func (c *customValues) values(sp *spec, fn func() []string) []string {
+	if c.sp != sp {
+		c.sp, c.vs = sp, fn()
+	}
+	return c.vs
 }
 
 // Param returns the i-th value of param for the request.
 func (p *httpParams) Param(param string, i int) (string, bool) {
 	x := p.x
-	sp := x.spec(param)
+	sp := x.lookup(&p.cur, param)
+	if p.cur.sp != sp {
+		p.cur.start(sp)
+	}
 	switch sp.kind {
 	case KindHeader, KindMetadata:
-		return x.value(&p.cur, sp, p.r.Header[sp.header], modeList, i)
+		return x.value(&p.cur, p.r.Header[sp.header], modeList, i)
 	case KindQuery:
 		if p.r.URL == nil {
 			return "", false
 		}
-		p.one[0] = p.r.URL.RawQuery
-		return x.value(&p.cur, sp, p.one[:], modeQuery, i)
+		return x.value(&p.cur, []string{p.r.URL.RawQuery}, modeQuery, i)
 	case KindCookie:
-		return x.value(&p.cur, sp, p.r.Header["Cookie"], modeCookie, i)
+		return x.value(&p.cur, p.r.Header["Cookie"], modeCookie, i)
 	case KindCustom:
 		fn := x.httpCustom[sp.name]
 		if fn == nil {
 			return "", false
 		}
-		if p.customSp != sp {
-			p.custom, p.customSp = fn(p.r), sp
+		if p.custom == nil {
+			p.custom = &customValues{}
 		}
-		return x.value(&p.cur, sp, p.custom, modePlain, i)
+		vs := p.custom.values(sp, func() []string { return fn(p.r) })
+		return x.value(&p.cur, vs, modePlain, i)
 	}
 	if i != 0 {
 		return "", false
@@ -75,13 +89,9 @@ func (p *httpParams) Param(param string, i int) (string, bool) {
 			v = p.r.PathValue(sp.name)
 		}
 	case KindIP:
-		if !p.ipDone {
-			if a, text := x.httpClientIP(p.r); a.IsValid() {
-				p.ip = addrText(a, text)
-			}
-			p.ipDone = true
+		if a, text := x.httpClientIP(p.r); a.IsValid() {
+			v = addrText(a, text)
 		}
-		v = p.ip
 	case KindPeer:
 		if a, text := parseHop(p.r.RemoteAddr); a.IsValid() {
 			v = addrText(a, text)
@@ -158,23 +168,10 @@ func (x *Extractor) HTTPResource(method, route string) string {
 		return Unmatched
 	}
 	key := routeKey{standardMethod(method), route}
-	if s, ok := (*x.routes.Load())[key]; ok {
+	if s, ok := x.routes.load(key); ok {
 		return s
 	}
-	s := key.method + " " + NormalizeRoute(route)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	old := *x.routes.Load()
-	if cached, ok := old[key]; ok {
-		return cached
-	}
-	if len(old) < maxCachedRoutes {
-		m := make(map[routeKey]string, len(old)+1)
-		maps.Copy(m, old)
-		m[key] = s
-		x.routes.Store(&m)
-	}
-	return s
+	return x.routes.store(key, key.method+" "+NormalizeRoute(route))
 }
 
 // NormalizeRoute returns the route template of route written as net/http's

@@ -2,8 +2,8 @@ package extractors
 
 import (
 	"fmt"
-	"maps"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -113,6 +113,7 @@ func truncate(s string, n int) string {
 // spec is a parsed param with the lookup keys its kind needs, computed once
 // per distinct param string and cached by the Extractor.
 type spec struct {
+	param  string // the spec as given
 	kind   string
 	name   string // as written
 	header string // canonical MIME header key of name (header, metadata)
@@ -126,9 +127,9 @@ type spec struct {
 func newSpec(param string) *spec {
 	p, err := ParseParam(param)
 	if err != nil {
-		return &spec{}
+		return &spec{param: param}
 	}
-	s := &spec{kind: p.Kind, name: p.Name, valid: true}
+	s := &spec{param: param, kind: p.Kind, name: p.Name, valid: true}
 	if p.Kind == KindHeader || p.Kind == KindMetadata {
 		s.header = textproto.CanonicalMIMEHeaderKey(p.Name)
 		s.md = strings.ToLower(p.Name)
@@ -138,24 +139,30 @@ func newSpec(param string) *spec {
 }
 
 // spec returns the parsed spec of param, from the cache when it is there.
-// The cache holds at most maxCachedParams specs; past that, specs are parsed
-// per call.
+// The first few specs are also kept in a list that is searched before the
+// map: rules name few params, and comparing a handful of strings (the same
+// strings each time, so equal by pointer) is cheaper than hashing one.
 func (x *Extractor) spec(param string) *spec {
-	if s, ok := (*x.params.Load())[param]; ok {
+	if hot := x.hot.Load(); hot != nil {
+		for _, s := range *hot {
+			if s.param == param {
+				return s
+			}
+		}
+	}
+	if s, ok := x.params.load(param); ok {
 		return s
 	}
-	s := newSpec(param)
+	s := x.params.store(param, newSpec(param))
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	old := *x.params.Load()
-	if cached, ok := old[param]; ok {
-		return cached
+	var hot []*spec
+	if old := x.hot.Load(); old != nil {
+		hot = *old
 	}
-	if len(old) < maxCachedParams {
-		m := make(map[string]*spec, len(old)+1)
-		maps.Copy(m, old)
-		m[param] = s
-		x.params.Store(&m)
+	if len(hot) < maxHotParams && !slices.Contains(hot, s) {
+		hot = append(slices.Clip(hot), s)
+		x.hot.Store(&hot)
 	}
 	return s
 }

@@ -13,44 +13,66 @@ const (
 	modeCookie        // ';'-separated name=value pairs of Cookie lines whose name is the name
 )
 
-// cursor remembers where the last value of a param was found, so that Enter
-// reading values 0, 1, 2... scans the source once rather than once per value.
+// cursor remembers which param was read last and where in its source its
+// last value was found, so that Enter reading values 0, 1, 2... parses the
+// param once and scans its source once. It is small because it lives in the
+// one allocation a request's params cost.
 type cursor struct {
 	sp   *spec // the param the cursor is on; nil: none
-	next int   // the index of the value the cursor stands before
-	end  bool  // the source holds no value at index next or beyond
-	line int   // position in the source: line index and byte offset
-	off  int
+	next int32 // the index of the value the cursor stands before
+	line int32 // position in the source: line index and byte offset
+	off  int32
+	end  bool // the source holds no value at index next or beyond
 }
 
-// value returns the i-th value of param sp from lines read in mode, applying
-// the caps: values beyond the first maxValues-1 of a param with more than
-// maxValues values are folded into OverflowValue, and values are truncated
-// to maxValueLen bytes.
-func (x *Extractor) value(c *cursor, sp *spec, lines []string, mode, i int) (string, bool) {
+// maxLine bounds the bytes of one source line that are read, so that cursor
+// offsets fit in an int32. Real sources are far shorter (net/http reads at
+// most 1 MiB of headers by default).
+const maxLine = 1<<31 - 1
+
+// start puts the cursor on sp, at the start of its source.
+func (c *cursor) start(sp *spec) {
+	c.sp, c.next, c.line, c.off, c.end = sp, 0, 0, 0, false
+}
+
+// lookup returns the spec of param: the cursor's when it is on param, else
+// the Extractor's (cached) parse.
+func (x *Extractor) lookup(c *cursor, param string) *spec {
+	if c.sp != nil && c.sp.param == param {
+		return c.sp
+	}
+	return x.spec(param)
+}
+
+// value returns the i-th value of the cursor's param from its source lines
+// read in mode, applying the caps: values beyond the first maxValues-1 of a
+// param with more than maxValues values are folded into OverflowValue, and
+// values are truncated to maxValueLen bytes. After finding a value it looks
+// one value ahead, so that asking for the value after the last one is cheap.
+func (x *Extractor) value(c *cursor, lines []string, mode, i int) (string, bool) {
 	if i < 0 || i >= x.maxValues {
 		return "", false
 	}
-	if c.sp != sp || c.next > i {
-		*c = cursor{sp: sp}
+	if int(c.next) > i {
+		c.start(c.sp)
 	}
 	var v string
-	for c.next <= i {
+	for int(c.next) <= i {
 		if c.end {
 			return "", false
 		}
 		var ok bool
-		if v, ok = c.scan(sp, lines, mode); !ok {
+		if v, ok = c.scan(lines, mode); !ok {
 			c.end = true
 			return "", false
 		}
 		c.next++
 	}
-	if i == x.maxValues-1 {
-		if _, more := c.scan(sp, lines, mode); more {
-			return OverflowValue, true
-		}
+	ahead := *c
+	if _, more := ahead.scan(lines, mode); !more {
 		c.end = true
+	} else if i == x.maxValues-1 {
+		return OverflowValue, true
 	}
 	if mode == modeQuery && strings.ContainsAny(v, "%+") {
 		v, _ = url.QueryUnescape(v) // scan checked the escapes
@@ -58,10 +80,10 @@ func (x *Extractor) value(c *cursor, sp *spec, lines []string, mode, i int) (str
 	return truncate(v, x.maxValueLen), true
 }
 
-// scan returns the next value of sp in lines after the cursor, and advances
-// the cursor past it.
-func (c *cursor) scan(sp *spec, lines []string, mode int) (string, bool) {
-	for c.line < len(lines) {
+// scan returns the next value of the cursor's param in lines after the
+// cursor, and advances the cursor past it.
+func (c *cursor) scan(lines []string, mode int) (string, bool) {
+	for int(c.line) < len(lines) && c.line < maxLine {
 		line := lines[c.line]
 		if mode == modePlain {
 			c.line++
@@ -70,7 +92,10 @@ func (c *cursor) scan(sp *spec, lines []string, mode int) (string, bool) {
 			}
 			continue
 		}
-		if c.off > len(line) {
+		if len(line) > maxLine-1 {
+			line = line[:maxLine-1]
+		}
+		if int(c.off) > len(line) {
 			c.line++
 			c.off = 0
 			continue
@@ -79,11 +104,11 @@ func (c *cursor) scan(sp *spec, lines []string, mode int) (string, bool) {
 		elem := rest
 		if j := strings.IndexByte(rest, separator(mode)); j >= 0 {
 			elem = rest[:j]
-			c.off += j + 1
+			c.off += int32(j) + 1
 		} else {
-			c.off = len(line) + 1
+			c.off = int32(len(line)) + 1
 		}
-		if v, ok := accept(sp, mode, elem); ok {
+		if v, ok := accept(c.sp, mode, elem); ok {
 			return v, true
 		}
 	}

@@ -1,0 +1,149 @@
+package extractors_test
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// BenchmarkHTTPParamsHeader is the per-request cost of a hotspot rule on a
+// header: HTTPParams and one header value read through Param.
+func BenchmarkHTTPParamsHeader(b *testing.B) {
+	x, err := extractors.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := newRequest(b, "GET", "/items/1?tenant=acme", "203.0.113.1:4000", "X-User-ID", "alice", "Accept", "*/*")
+	b.ReportAllocs()
+	for b.Loop() {
+		p := x.HTTPParams(r, nil)
+		if v, ok := p.Param("header:X-User-ID", 0); !ok || v != "alice" {
+			b.Fatal(v, ok)
+		}
+		if _, ok := p.Param("header:X-User-ID", 1); ok {
+			b.Fatal("one value")
+		}
+	}
+}
+
+// BenchmarkHTTPParamsKinds reads one value of each other kind.
+func BenchmarkHTTPParamsKinds(b *testing.B) {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := newRequest(b, "GET", "/items/1?a=1&tenant=acme", "10.0.0.1:4000",
+		"X-Forwarded-For", "198.51.100.7, 10.0.0.2", "Cookie", "a=1; sid=abc")
+	for _, param := range []string{"query:tenant", "cookie:sid", "ip", "peer", "method", "host"} {
+		b.Run(param, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := x.HTTPParams(r, nil).Param(param, 0); !ok {
+					b.Fatal(param)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPResource is the cached resource name of a gin-style route.
+func BenchmarkHTTPResource(b *testing.B) {
+	x, err := extractors.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if x.HTTPResource("GET", "/users/:uid/items/:id") != "GET /users/{uid}/items/{id}" {
+			b.Fatal("name")
+		}
+	}
+}
+
+// BenchmarkHTTPResourceParallel is BenchmarkHTTPResource on every core.
+func BenchmarkHTTPResourceParallel(b *testing.B) {
+	x, err := extractors.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = x.HTTPResource("GET", "/users/:uid/items/:id")
+		}
+	})
+}
+
+// BenchmarkClientIP: the socket peer (no proxy trusted), and a trusted
+// proxy's X-Forwarded-For and Forwarded walked over three hops.
+func BenchmarkClientIP(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		remote string
+		header []string
+	}{
+		{"peer", "203.0.113.1:4000", []string{"X-Forwarded-For", "6.6.6.6"}},
+		{"xff", "10.0.0.1:4000", []string{"X-Forwarded-For", "6.6.6.6, 198.51.100.7, 10.0.0.2"}},
+		{"forwarded", "10.0.0.1:4000", []string{"Forwarded", `for=6.6.6.6, for="[2001:db8::7]:80", for=10.0.0.2`}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := newRequest(b, "GET", "/", bc.remote, bc.header...)
+			b.ReportAllocs()
+			for b.Loop() {
+				if !x.ClientIP(r).IsValid() {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkGRPCParamsMetadata reads one incoming metadata value.
+func BenchmarkGRPCParamsMetadata(b *testing.B) {
+	x, err := extractors.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k1", "user-agent", "grpc-go"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := x.GRPCParams(ctx, "/pkg.Svc/Get").Param("metadata:x-api-key", 0); !ok {
+			b.Fatal("absent")
+		}
+	}
+}
+
+// TestHTTPParamsAllocs holds HTTPParams to its budget: the params value is
+// the one allocation, whatever header, cookie, path, method or peer is read.
+func TestHTTPParamsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRequest(t, "GET", "/?tenant=acme", "10.0.0.1:4000", "X-User-ID", "alice, bob",
+		"X-Forwarded-For", "198.51.100.7", "Cookie", "sid=abc")
+	r.SetPathValue("id", "7")
+	for _, param := range []string{"header:X-User-ID", "metadata:x-user-id", "query:tenant", "cookie:sid", "path:id", "ip", "peer", "method", "host"} {
+		allocs := testing.AllocsPerRun(200, func() {
+			p := x.HTTPParams(r, nil)
+			for i := 0; ; i++ {
+				if _, ok := p.Param(param, i); !ok {
+					break
+				}
+			}
+		})
+		if allocs > 1 {
+			t.Errorf("%s: %v allocations per request, want at most 1", param, allocs)
+		}
+	}
+}

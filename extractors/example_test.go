@@ -1,0 +1,172 @@
+package extractors_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// An HTTP middleware names the resource after the matched route and hands
+// the Guard the request's params; here each X-User-ID may make 2 requests
+// per window.
+func Example() {
+	guard, err := core.New(core.WithRules(core.Rule{
+		Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 2, Window: 3600e9,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	for i := 1; i <= 3; i++ {
+		r := httptest.NewRequest("GET", "/items/7", nil)
+		r.Header.Set("X-User-ID", "alice")
+		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
+		e, err := guard.Enter(r.Context(), resource, core.WithParams(x.HTTPParams(r, nil)))
+		var b *core.BlockedError
+		if errors.As(err, &b) {
+			fmt.Printf("request %d to %s: blocked by %s\n", i, resource, b.Rule)
+			continue
+		}
+		fmt.Printf("request %d to %s: passed\n", i, resource)
+		e.Exit(nil)
+	}
+	// Output:
+	// request 1 to GET /items/{id}: passed
+	// request 2 to GET /items/{id}: passed
+	// request 3 to GET /items/{id}: blocked by per-user
+}
+
+// gin, echo and net/http spell one route three ways; the resource name is
+// the same, so one rules file serves every adapter.
+func ExampleExtractor_HTTPResource() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(x.HTTPResource("GET", "/files/:dir/*path"))          // gin, echo
+	fmt.Println(x.HTTPResource("GET", "GET /files/{dir}/{path...}")) // net/http r.Pattern
+	fmt.Println(x.HTTPResource("BREW", "/pot/:id"))                  // a made-up method
+	fmt.Println(x.HTTPResource("GET", ""))                           // no route matched
+	// Output:
+	// GET /files/{dir}/{path...}
+	// GET /files/{dir}/{path...}
+	// OTHER /pot/{id}
+	// (unmatched)
+}
+
+// Params carry every value a request has for them: repeated headers and
+// comma-separated elements each count.
+func ExampleExtractor_HTTPParams() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/items/7?tenant=acme", nil)
+	r.Header.Add("X-User-ID", "alice, bob")
+	r.Header.Add("X-User-ID", "carol")
+	r.SetPathValue("id", "7") // as net/http's ServeMux does
+
+	p := x.HTTPParams(r, nil)
+	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
+		var vs []string
+		for i := 0; ; i++ {
+			v, ok := p.Param(param, i)
+			if !ok {
+				break
+			}
+			vs = append(vs, v)
+		}
+		fmt.Printf("%s: %q\n", param, vs)
+	}
+	// Output:
+	// header:x-user-id: ["alice" "bob" "carol"]
+	// query:tenant: ["acme"]
+	// path:id: ["7"]
+	// method: ["GET"]
+	// cookie:sid: []
+}
+
+// Forwarding headers count only from trusted proxies, walked from the
+// right.
+func ExampleExtractor_ClientIP() {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Forwarded-For", "6.6.6.6, 203.0.113.7, 10.0.0.2")
+
+	r.RemoteAddr = "10.0.0.1:4711" // the load balancer
+	fmt.Println(x.ClientIP(r))
+	r.RemoteAddr = "198.51.100.9:4711" // a client talking directly, spoofing the header
+	fmt.Println(x.ClientIP(r))
+	// Output:
+	// 203.0.113.7
+	// 198.51.100.9
+}
+
+// A custom param is any function of the request, registered by the name
+// rules use.
+func ExampleWithHTTPParam() {
+	x, err := extractors.New(extractors.WithHTTPParam("tenant", func(r *http.Request) []string {
+		if t := r.Header.Get("X-Tenant"); t != "" {
+			return []string{t}
+		}
+		return nil
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Tenant", "acme")
+	fmt.Println(x.HTTPParams(r, nil).Param("tenant", 0))
+	fmt.Println(x.CheckParam("tenant"), x.CheckParam("tennant") != nil)
+	// Output:
+	// acme true
+	// <nil> true
+}
+
+// A gRPC server interceptor passes its context; metadata names are in any
+// case.
+func ExampleExtractor_GRPCParams() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k-123"))
+	p := x.GRPCParams(ctx, "/shop.Items/Get")
+	fmt.Println(p.Param("metadata:X-Api-Key", 0))
+	fmt.Println(p.Param("method", 0))
+	// Output:
+	// k-123 true
+	// /shop.Items/Get true
+}
+
+func ExampleParseParam() {
+	for _, spec := range []string{"header:X-User-ID", "ip", "tenant", "form:x"} {
+		p, err := extractors.ParseParam(spec)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("kind %s, name %q\n", p.Kind, p.Name)
+	}
+	// Output:
+	// kind header, name "X-User-ID"
+	// kind ip, name ""
+	// kind custom, name "tenant"
+	// extractors: param "form:x": unknown kind "form" (want header, metadata, query, cookie or path)
+}

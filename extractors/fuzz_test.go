@@ -1,0 +1,156 @@
+package extractors_test
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// FuzzParseParam checks that ParseParam never panics, that what it accepts
+// reads back through Param.String, and that it accepts exactly what core
+// accepts as a hotspot rule's param; and that reading any param string from
+// a request never panics.
+func FuzzParseParam(f *testing.F) {
+	for _, s := range []string{"header:X-User-ID", "ip", "tenant", "query:", ":x", "form:x", "metadata:k-bin", "path:*", "a b", "\x00"} {
+		f.Add(s)
+	}
+	x, err := extractors.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	kinds := []string{
+		extractors.KindHeader, extractors.KindMetadata, extractors.KindQuery, extractors.KindCookie, extractors.KindPath,
+		extractors.KindIP, extractors.KindPeer, extractors.KindMethod, extractors.KindHost, extractors.KindCustom,
+	}
+	r, err := http.NewRequest("GET", "http://example.com/?a=1&b=2", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	r.RemoteAddr = "192.0.2.1:1"
+	r.Header.Set("Cookie", "a=1; b=2")
+	r.Header.Set("X-A", "1, 2")
+	f.Fuzz(func(t *testing.T, spec string) {
+		p, err := extractors.ParseParam(spec)
+		coreErr := core.ValidateRules([]core.Rule{{Resource: "*", Kind: core.KindHotspot, Param: spec, Limit: 1}})
+		if (err == nil) != (coreErr == nil) {
+			t.Fatalf("spec %q: ParseParam error %v, core error %v", spec, err, coreErr)
+		}
+		if err != nil {
+			if p != (extractors.Param{}) {
+				t.Fatalf("spec %q: error %v with param %+v", spec, err, p)
+			}
+		} else {
+			if !slices.Contains(kinds, p.Kind) {
+				t.Fatalf("spec %q: kind %q", spec, p.Kind)
+			}
+			if p.String() != spec {
+				t.Fatalf("spec %q: String %q", spec, p.String())
+			}
+		}
+		params := x.HTTPParams(r, nil)
+		for i := range 3 {
+			if v, ok := params.Param(spec, i); ok && (v == "" || len(v) > extractors.DefaultMaxValueLen) {
+				t.Fatalf("spec %q: value %d %q", spec, i, v)
+			}
+		}
+	})
+}
+
+// FuzzClientIP feeds ClientIP arbitrary peers and forwarding headers. The
+// result must be the zero Addr or a valid address without zone or IPv4
+// mapping; forwarding headers must count only when the peer is trusted; a
+// trusted-proxy answer other than the peer must be a hop the headers name;
+// and the ip param must be the address's canonical text.
+func FuzzClientIP(f *testing.F) {
+	f.Add("10.0.0.1:1", "198.51.100.7, 10.0.0.2", "", "")
+	f.Add("10.0.0.1:1", "", `for="[2001:db8::1]:80", for=_x`, "")
+	f.Add("10.0.0.1:1", "", "", "198.51.100.9")
+	f.Add("203.0.113.1:1", "1.1.1.1", "for=1.1.1.1", "1.1.1.1")
+	f.Add("[::ffff:10.0.0.1]:1", "fe80::1%eth0, [2001:db8::2]:7", "", "")
+	f.Add("@", "garbage", `for="unterminated`, "x")
+	trusted := []string{"10.0.0.0/8", "2001:db8::/32"}
+	x, err := extractors.New(extractors.WithTrustedProxies(trusted...), extractors.WithMaxValueLen(1<<10))
+	if err != nil {
+		f.Fatal(err)
+	}
+	plain, err := extractors.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, remote, xff, forwarded, realIP string) {
+		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/"}, RemoteAddr: remote, Header: http.Header{}}
+		for name, v := range map[string]string{"X-Forwarded-For": xff, "Forwarded": forwarded, "X-Real-Ip": realIP} {
+			if v != "" {
+				r.Header[name] = []string{v}
+			}
+		}
+		got := x.ClientIP(r)
+		peer := plain.ClientIP(r)
+		if peer.IsValid() && (peer.Zone() != "" || peer.Is4In6()) {
+			t.Fatalf("peer %v not normalized", peer)
+		}
+		if !got.IsValid() {
+			if peer.IsValid() && !isTrusted(peer, trusted) {
+				t.Fatalf("untrusted peer %v, got the zero Addr", peer)
+			}
+		} else {
+			if got.Zone() != "" || got.Is4In6() {
+				t.Fatalf("got %v: not normalized", got)
+			}
+			if got != peer && !isTrusted(peer, trusted) {
+				t.Fatalf("untrusted peer %v, got %v from headers", peer, got)
+			}
+		}
+		v, ok := x.HTTPParams(r, nil).Param("ip", 0)
+		if ok != got.IsValid() || ok && v != got.String() {
+			t.Fatalf("ip param %q, %v for %v", v, ok, got)
+		}
+		if ok && !utf8.ValidString(v) {
+			t.Fatalf("ip param %q not UTF-8", v)
+		}
+	})
+}
+
+func isTrusted(a netip.Addr, prefixes []string) bool {
+	for _, p := range prefixes {
+		if netip.MustParsePrefix(p).Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzHTTPParams reads header, query and cookie params from arbitrary raw
+// values: never a panic, never more values than the cap, never a value
+// longer than the cap (but OverflowValue) or empty.
+func FuzzHTTPParams(f *testing.F) {
+	f.Add("a, b,,c", "q=1&q=%41&q=%zz&q", "k=1; k=\"2\"; k=", "q")
+	f.Add(",,,", ";;&&==", "k", "k")
+	x, err := extractors.New(extractors.WithMaxValues(4), extractors.WithMaxValueLen(8))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, header, query, cookie, name string) {
+		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/", RawQuery: query}, RemoteAddr: "192.0.2.1:1", Header: http.Header{
+			"X-K": {header, header}, "Cookie": {cookie},
+		}}
+		p := x.HTTPParams(r, nil)
+		for _, param := range []string{"header:x-k", "query:" + name, "cookie:" + name} {
+			for i := 0; ; i++ {
+				v, ok := p.Param(param, i)
+				if !ok {
+					break
+				}
+				if i >= 4 || v == "" || len(v) > 8 && v != extractors.OverflowValue {
+					t.Fatalf("%s[%d] = %q", param, i, v)
+				}
+			}
+		}
+	})
+}
