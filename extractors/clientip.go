@@ -269,30 +269,36 @@ func addrText(a netip.Addr, text string) string {
 }
 
 // parsePrefix parses a trusted proxy: a CIDR prefix or a bare address.
-func parsePrefix(s string) (netip.Prefix, error) {
+func parsePrefix(s string) (netip.Prefix, bool) {
 	if strings.IndexByte(s, '/') >= 0 {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
-			return netip.Prefix{}, err
+			return netip.Prefix{}, false
 		}
-		return normalizePrefix(p), nil
+		return normalizePrefix(p)
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
-		return netip.Prefix{}, err
+		return netip.Prefix{}, false
 	}
 	a = a.Unmap().WithZone("")
-	return netip.PrefixFrom(a, a.BitLen()), nil
+	return netip.PrefixFrom(a, a.BitLen()), true
 }
 
-// normalizePrefix masks p and writes an IPv4-mapped IPv6 prefix as IPv4,
-// the form addresses are compared in.
-func normalizePrefix(p netip.Prefix) netip.Prefix {
-	if a := p.Addr(); a.Is4In6() {
-		bits := max(p.Bits()-96, 0)
-		p = netip.PrefixFrom(a.Unmap(), bits)
+// normalizePrefix masks p and writes an IPv4-mapped IPv6 prefix as IPv4, the
+// form addresses are compared in. A mapped prefix shorter than /96 mixes
+// IPv4 and IPv6 addresses and is refused (false), as is the zero Prefix.
+func normalizePrefix(p netip.Prefix) (netip.Prefix, bool) {
+	if !p.IsValid() {
+		return netip.Prefix{}, false
 	}
-	return p.Masked()
+	if a := p.Addr(); a.Is4In6() {
+		if p.Bits() < 96 {
+			return netip.Prefix{}, false
+		}
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), true
 }
 
 // appendPrefix appends p to ps unless ps holds it already.

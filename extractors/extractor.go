@@ -98,16 +98,16 @@ func New(opts ...Option) (*Extractor, error) {
 	return x, nil
 }
 
-// WithTrustedProxies makes ClientIP believe forwarding headers from sockets
+// WithTrustedProxies makes ClientIP believe forwarding headers from socket
 // peers in these prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare
 // addresses ("192.168.1.7", a /32 or /128). Options add up. The error names
 // the bad value.
 func WithTrustedProxies(prefixes ...string) Option {
 	return optionFunc(func(c *config) error {
 		for _, s := range prefixes {
-			p, err := parsePrefix(s)
-			if err != nil {
-				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix", s)
+			p, ok := parsePrefix(s)
+			if !ok {
+				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", s)
 			}
 			c.trusted = appendPrefix(c.trusted, p)
 		}
@@ -117,13 +117,17 @@ func WithTrustedProxies(prefixes ...string) Option {
 
 // WithTrustedProxyPrefixes is WithTrustedProxies for parsed prefixes. An
 // invalid (zero) prefix is an error.
+//
+// Prefixes are compared with addresses as IPv4 for IPv4 and IPv4-mapped
+// IPv6 alike: "::ffff:10.0.0.0/104" is "10.0.0.0/8".
 func WithTrustedProxyPrefixes(prefixes ...netip.Prefix) Option {
 	return optionFunc(func(c *config) error {
 		for i, p := range prefixes {
-			if !p.IsValid() {
-				return fmt.Errorf("extractors: WithTrustedProxyPrefixes: prefix %d (%v) is not valid", i, p)
+			n, ok := normalizePrefix(p)
+			if !ok {
+				return fmt.Errorf("extractors: WithTrustedProxyPrefixes: prefix %d (%v) is not valid (an IPv4-mapped prefix must be at least /96)", i, p)
 			}
-			c.trusted = appendPrefix(c.trusted, normalizePrefix(p))
+			c.trusted = appendPrefix(c.trusted, n)
 		}
 		return nil
 	})

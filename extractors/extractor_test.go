@@ -24,6 +24,8 @@ func TestNewOptionErrors(t *testing.T) {
 		{"proxy bad bits", extractors.WithTrustedProxies("10.0.0.0/33"), `WithTrustedProxies: "10.0.0.0/33"`},
 		{"proxy empty", extractors.WithTrustedProxies(""), `WithTrustedProxies: ""`},
 		{"zero prefix", extractors.WithTrustedProxyPrefixes(netip.Prefix{}), "WithTrustedProxyPrefixes: prefix 0"},
+		{"short mapped prefix", extractors.WithTrustedProxies("::ffff:0:0/80"), `WithTrustedProxies: "::ffff:0:0/80"`},
+		{"short mapped prefixes", extractors.WithTrustedProxyPrefixes(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::ffff:0:0/90")), "WithTrustedProxyPrefixes: prefix 1"},
 		{"value len 0", extractors.WithMaxValueLen(0), "WithMaxValueLen: must be >= 1, got 0"},
 		{"values -1", extractors.WithMaxValues(-1), "WithMaxValues: must be >= 1, got -1"},
 		{"http custom bad name", extractors.WithHTTPParam("header:x", httpFn), `WithHTTPParam: "header:x" is not a custom param name`},

@@ -13,11 +13,14 @@ import (
 // route parameters for path:NAME; nil means r.PathValue (net/http's
 // ServeMux).
 //
-// It allocates the returned value and nothing else for header, metadata,
-// cookie, path, method, peer and ip params (a percent-encoded query value,
-// an IP address not written canonically, a host with capitals and custom
-// params may allocate). The result reads r and must be used by one
-// goroutine, during the request.
+// It allocates the returned value (64 bytes) and, reading header, metadata,
+// query, cookie, path (ServeMux), method, host, peer and ip params, nothing
+// else; the exceptions are values that must be rewritten: a percent-encoded
+// query value, an IP address not written in canonical form (IPv4-mapped,
+// upper-case hex, with a zone), a host with capitals. Custom params allocate
+// a small holder for their values, plus what their function allocates.
+//
+// The result reads r and must be used by one goroutine, during the request.
 func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
 	return &httpParams{x: x, r: r, path: path}
 }
