@@ -1,0 +1,44 @@
+// Package sluiceecho puts echo routes under a sluice Guard: every request
+// enters the Guard (core.Guard.Enter) before the next handler runs and
+// exits it when that handler returns, and a request the Guard blocks gets a
+// 429 (or 503) response instead.
+//
+//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	...
+//	e := echo.New()
+//	e.Use(middleware.Recover(), sluiceecho.New(guard))
+//
+// A request's resource is "METHOD TEMPLATE", TEMPLATE being the route it
+// matched with its parameters written as net/http writes them: the route
+// "/items/:id" is the resource "GET /items/{id}", so one rules file serves
+// the net/http and gin adapters too. Requests that match no route (echo's
+// 404 and 405) share the resource extractors.Unmatched. Path params
+// (path:NAME) are the route's parameters; the other params (header:NAME,
+// query:NAME, cookie:NAME, ip, method, host, custom ones) are read by
+// package extractors, only when a matching hotspot rule names them. The
+// client IP is the socket peer unless the Extractor trusts the peer as a
+// proxy (WithExtractor); echo's RealIP and IPExtractor are not used.
+//
+// WithSkipper takes a middleware.Skipper, in the manner of echo's own
+// middleware configs.
+//
+// The response to a blocked request (status, Retry-After, RateLimit-Policy,
+// RateLimit and the problem+json body) is the one of the net/http adapter:
+// see package sluicehttp for the details and DefaultBlockHandler here;
+// WithBlockHandler replaces it.
+//
+// An admitted request exits the Guard once, when the next handler returns:
+// as an error when it returned an error (except an *echo.HTTPError below
+// 500, echo's way to answer 404 or 400) or the status is 500 or more;
+// WithErrorClassifier changes that. The handler's error is returned
+// unchanged, for echo's HTTPErrorHandler. When a handler panics, the
+// request exits as an error and the panic goes on to middleware.Recover
+// (install it before this middleware), its concurrency slots released. A
+// request that waits for a leaky-bucket turn stops waiting when its client
+// disconnects: it is counted as blocked and the middleware writes nothing
+// and returns nil.
+//
+// On the pass path the middleware formats nothing. Echo builds the chain
+// of e.Use middleware anew for every request, which costs one allocation
+// per middleware; the extractor allocates once per request for the params.
+package sluiceecho

@@ -1,0 +1,178 @@
+package sluiceecho
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// New returns an echo middleware that puts every request through guard:
+//
+//	e.Use(sluiceecho.New(guard))
+//
+// The resource of a request is "METHOD TEMPLATE", TEMPLATE being the route
+// that matched (c.Path()) with its parameters written as in net/http
+// ("/items/:id" is "GET /items/{id}", "/files/*" is "GET /files/{*...}");
+// requests that matched no route share extractors.Unmatched: those echo
+// answers 404 (no path) or 405 (a path without the method). A route
+// registered with e.RouteNotFound is a route: its requests have its
+// template. Path params (path:NAME) are the route's parameters
+// (c.ParamNames, c.ParamValues).
+//
+// A blocked request gets DefaultBlockHandler's response (or
+// WithBlockHandler's). An admitted one runs the next handler and is then
+// counted as a success or an error (WithErrorClassifier); a panic is
+// counted as an error and goes on, to middleware.Recover when it is
+// installed before this middleware. A request whose context ends while it
+// waits for a leaky-bucket turn (the client went away) gets nothing written
+// by the middleware, which returns nil.
+//
+// Use New with e.Use (after routing) rather than e.Pre, which runs before
+// the route is known: every request would then be Unmatched.
+//
+// New panics when guard is nil.
+func New(guard *core.Guard, opts ...Option) echo.MiddlewareFunc {
+	m := &middleware{}
+	m.Init("sluiceecho: New", guard)
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&m.config)
+		}
+	}
+	if m.Classify == nil {
+		m.Classify = classify
+	}
+	m.Finish("sluiceecho: New")
+	if m.block == nil {
+		m.block = DefaultBlockHandler
+	}
+	m.paths.New = func() any { return new(pathParams) }
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return m.serve(c, next) }
+	}
+}
+
+type middleware struct {
+	config
+	paths sync.Pool // of *pathParams
+}
+
+// classify is the default error classifier of echo requests.
+func classify(status int, err error) bool {
+	if err != nil && !isClientHTTPError(err) {
+		return true
+	}
+	return status >= 500
+}
+
+// isClientHTTPError reports whether err is an *echo.HTTPError with a code
+// below 500: echo's way for a handler to answer 404 or 400.
+func isClientHTTPError(err error) bool {
+	he, ok := err.(*echo.HTTPError)
+	if !ok && !errors.As(err, &he) {
+		return false
+	}
+	return he.Code < 500
+}
+
+// pathParams is the extractors.PathParams of an echo request, over its
+// c.ParamNames and c.ParamValues. The middleware keeps them in a pool: one
+// is used only during Enter.
+type pathParams struct{ c echo.Context }
+
+// PathParam returns the value of the route parameter name.
+func (p *pathParams) PathParam(name string) (string, bool) {
+	names, values := p.c.ParamNames(), p.c.ParamValues()
+	for i, n := range names {
+		if n == name && i < len(values) {
+			return values[i], true
+		}
+	}
+	return "", false
+}
+
+// noPathParams is the extractors.PathParams of a route without parameters.
+type noPathParams struct{}
+
+func (noPathParams) PathParam(string) (string, bool) { return "", false }
+
+// resourceOf returns the resource of the request c.
+func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
+	if m.resource != nil {
+		return m.resource(c)
+	}
+	path := c.Path()
+	// Echo routes an unmatched request to its NotFoundHandler with no path,
+	// or, when the path exists without the method, to its
+	// MethodNotAllowedHandler with the path of the route and the Allow
+	// header's value stored in the context.
+	if path == "" || c.Get(echo.ContextKeyHeaderAllow) != nil {
+		return extractors.Unmatched
+	}
+	return m.Extractor.HTTPResource(r.Method, path)
+}
+
+func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
+	if m.skip != nil && m.skip(c) {
+		return next(c)
+	}
+	r := c.Request()
+	resource := m.resourceOf(c, r)
+	var e core.Entry
+	if len(c.ParamNames()) == 0 {
+		e, err = m.Enter(r, resource, noPathParams{})
+	} else {
+		p := m.paths.Get().(*pathParams)
+		p.c = c
+		e, err = m.Enter(r, resource, p)
+		p.c = nil
+		m.paths.Put(p)
+	}
+	if err != nil {
+		switch b, gone := httpadapter.Rejection(r.Context(), err); {
+		case b != nil:
+			return m.block(c, b)
+		case gone:
+			// The request's context ended while it waited for its turn:
+			// the client is gone, and the middleware writes nothing.
+			return nil
+		default:
+			httpadapter.WriteEnterError(c.Response())
+			return nil
+		}
+	}
+	finished := false
+	defer func() {
+		if !finished { // next panicked: count it, and let the panic go on
+			e.Exit(httpadapter.ErrPanic)
+		}
+	}()
+	m.SetQuotaHeaders(c.Response().Header(), &e)
+	err = next(c)
+	finished = true
+	e.Exit(m.ExitError(status(c, err), err))
+	return err
+}
+
+// status returns the status the response to c has, or will have once
+// echo's error handler has dealt with err.
+func status(c echo.Context, err error) int {
+	res := c.Response()
+	if res.Committed {
+		return res.Status
+	}
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he.Code
+		}
+		return http.StatusInternalServerError
+	}
+	return http.StatusOK
+}

@@ -1,0 +1,41 @@
+// Package sluicegin puts gin routes under a sluice Guard: every request
+// enters the Guard (core.Guard.Enter) before the rest of the chain runs and
+// exits it when the chain returns, and a request the Guard blocks gets a
+// 429 (or 503) response and the chain is aborted.
+//
+//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	...
+//	r := gin.New()
+//	r.Use(gin.Recovery(), sluicegin.New(guard))
+//
+// A request's resource is "METHOD TEMPLATE", TEMPLATE being the route it
+// matched with its parameters written as net/http writes them: the route
+// "/items/:id" is the resource "GET /items/{id}" and "/files/*path" is
+// "GET /files/{path...}", so one rules file serves the net/http and echo
+// adapters too. Requests that match no route (gin's 404 and 405) share the
+// resource extractors.Unmatched. Path params (path:NAME) are the route's
+// parameters; the other params (header:NAME, query:NAME, cookie:NAME, ip,
+// method, host, custom ones) are read by package extractors, only when a
+// matching hotspot rule names them. The client IP is the socket peer unless
+// the Extractor trusts the peer as a proxy (WithExtractor); gin's own
+// ClientIP and its trusted-proxy settings are not used.
+//
+// The response to a blocked request (status, Retry-After, RateLimit-Policy,
+// RateLimit and the problem+json body) is the one of the net/http adapter:
+// see package sluicehttp for the details and DefaultBlockHandler here;
+// WithBlockHandler replaces it.
+//
+// An admitted request exits the Guard once, when the chain after the
+// middleware returns: as an error when the status is 500 or more or a
+// handler attached an error to the context (c.Error); WithErrorClassifier
+// changes that. When a handler panics, the request exits as an error and
+// the panic goes on to gin.Recovery (install it before this middleware),
+// its concurrency slots released. A request that waits for a leaky-bucket
+// turn stops waiting when its client disconnects: it is aborted, counted as
+// blocked, and the middleware writes nothing (gin then ends it as it ends
+// any request no handler answered, on a connection no one reads).
+//
+// On the pass path the middleware formats nothing and allocates nothing of
+// its own: the route parameters are handed to the extractor in place; the
+// extractor allocates once per request for the params.
+package sluicegin

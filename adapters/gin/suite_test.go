@@ -1,0 +1,66 @@
+package sluicegin_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	sluicegin "github.com/sluicekit/sluice/adapters/gin"
+	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/core"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.TestMode)
+	os.Exit(m.Run())
+}
+
+// options translates the suite's options into the adapter's.
+func options(o adaptertest.Options) []sluicegin.Option {
+	var opts []sluicegin.Option
+	if o.Extractor != nil {
+		opts = append(opts, sluicegin.WithExtractor(o.Extractor))
+	}
+	if o.SkipPath != "" {
+		// A gin.Skipper, as gin's own middleware takes.
+		var skip gin.Skipper = func(c *gin.Context) bool { return c.Request.URL.Path == o.SkipPath }
+		opts = append(opts, sluicegin.WithSkipper(skip))
+	}
+	if o.Classifier != nil {
+		opts = append(opts, sluicegin.WithErrorClassifier(o.Classifier))
+	}
+	if o.RateLimitFields {
+		opts = append(opts, sluicegin.WithRateLimitFields())
+	}
+	if o.BlockStatus != 0 {
+		opts = append(opts, sluicegin.WithBlockHandler(func(c *gin.Context, b *core.BlockedError) {
+			c.Header("X-Blocked-By", b.Rule)
+			c.Status(o.BlockStatus)
+		}))
+	}
+	return opts
+}
+
+// newEngine returns a gin engine serving routes through guard, with gin's
+// recovery before the middleware.
+func newEngine(g *core.Guard, opts []sluicegin.Option, routes []adaptertest.Route) *gin.Engine {
+	r := gin.New()
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+		c.AbortWithStatus(http.StatusInternalServerError)
+	}))
+	r.Use(sluicegin.New(g, opts...))
+	for _, rt := range routes {
+		r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), gin.WrapF(rt.Handler))
+	}
+	return r
+}
+
+// TestSuite runs the adapter suite against the gin middleware.
+func TestSuite(t *testing.T) {
+	adaptertest.Run(t, func(t testing.TB, g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) http.Handler {
+		return newEngine(g, options(o), routes)
+	})
+}

@@ -1,0 +1,764 @@
+// Package adaptertest is the behaviour suite every HTTP adapter of sluice
+// passes: each adapter's tests build a server of their framework serving
+// the suite's routes through the adapter, and Run drives it with a real
+// http.Client over a real loopback listener.
+package adaptertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// Options are the adapter options a test asks for; each adapter's Factory
+// translates them into its own options.
+type Options struct {
+	// Extractor, when not nil, is given with the adapter's WithExtractor.
+	Extractor *extractors.Extractor
+	// SkipPath, when not "", is the path whose requests skip the
+	// middleware (the adapter's WithSkipper).
+	SkipPath string
+	// Classifier, when not nil, is the adapter's WithErrorClassifier.
+	Classifier func(status int, err error) bool
+	// RateLimitFields asks for WithRateLimitFields.
+	RateLimitFields bool
+	// BlockStatus, when not 0, asks for a WithBlockHandler that answers
+	// blocked requests with this status, the header X-Blocked-By set to
+	// the rule, and no body.
+	BlockStatus int
+}
+
+// Route is one route of the suite: the adapter registers Handler for
+// Method and Path (written as a ServeMux pattern; ColonPath gives the gin
+// and echo form).
+type Route struct {
+	Method, Path string
+	Handler      http.HandlerFunc
+}
+
+// Factory builds the server under test: an http.Handler of the adapter's
+// framework serving routes through the adapter, configured with guard and
+// o, with the framework's panic recovery (answering 500) installed before
+// (outside) the adapter, so that a panicking handler passes through the
+// adapter first.
+type Factory func(t testing.TB, guard *core.Guard, o Options, routes []Route) http.Handler
+
+// ColonPath writes a ServeMux path with {name} wildcards as gin and echo
+// write routes: /items/{id} is /items/:id.
+func ColonPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + s[1:len(s)-1]
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// Problem is the problem+json body of a blocked response.
+type Problem struct {
+	Type             string   `json:"type"`
+	Title            string   `json:"title"`
+	Status           int      `json:"status"`
+	Detail           string   `json:"detail"`
+	Rule             string   `json:"rule"`
+	Limit            int64    `json:"limit"`
+	Window           float64  `json:"window"`
+	RetryAfter       int64    `json:"retryAfter"`
+	Param            string   `json:"param"`
+	ViolatedPolicies []string `json:"violated-policies"`
+}
+
+// server is one adapter under test with its routes' state.
+type server struct {
+	t      *testing.T
+	url    string
+	client *http.Client
+	guard  *core.Guard
+	clock  *clock.Fake
+
+	calls   sync.Map // path template -> *atomic.Int64: handler runs
+	entered chan struct{}
+	release chan struct{}
+	served  chan int // statuses the server wrote, for the cancellation test
+}
+
+// routes returns the suite's routes, bound to s.
+func (s *server) routes() []Route {
+	count := func(name string) {
+		n, _ := s.calls.LoadOrStore(name, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+	text := func(name, body string, status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			count(name)
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+		}
+	}
+	return []Route{
+		{"GET", "/hello", text("/hello", "hello\n", http.StatusOK)},
+		{"GET", "/health", text("/health", "ok\n", http.StatusOK)},
+		{"GET", "/fail", text("/fail", "failed\n", http.StatusInternalServerError)},
+		{"GET", "/missing", text("/missing", "not here\n", http.StatusNotFound)},
+		{"GET", "/items/{id}", func(w http.ResponseWriter, r *http.Request) {
+			count("/items/{id}")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"ok":true}`)
+		}},
+		{"GET", "/panic", func(w http.ResponseWriter, r *http.Request) {
+			count("/panic")
+			panic("adaptertest: the handler panics")
+		}},
+		{"GET", "/hold", func(w http.ResponseWriter, r *http.Request) {
+			count("/hold")
+			s.entered <- struct{}{}
+			select {
+			case <-s.release:
+			case <-r.Context().Done():
+			}
+			_, _ = io.WriteString(w, "released\n")
+		}},
+	}
+}
+
+// calls returns how many times the handler of route ran.
+func (s *server) callsOf(route string) int64 {
+	if n, ok := s.calls.Load(route); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+// start builds the adapter's server for rules and o, on a fake clock, and
+// serves it on 127.0.0.1:0 until the test ends.
+func start(t *testing.T, f Factory, o Options, rules ...core.Rule) *server {
+	t.Helper()
+	fc := clock.NewFake(0)
+	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
+	require.NoError(t, err)
+	s := &server{
+		t: t, guard: g, clock: fc,
+		entered: make(chan struct{}, 16),
+		release: make(chan struct{}),
+		served:  make(chan int, 16),
+	}
+	h := f(t, g, o, s.routes())
+	// An outer recorder reports the status each request ended with (0 when
+	// nothing was written), for the tests that need to know what the
+	// server sent to a client that went away.
+	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			select {
+			case s.served <- rec.status:
+			default:
+			}
+		}()
+		h.ServeHTTP(rec, r)
+	})
+	ts := httptest.NewUnstartedServer(outer)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.Start()
+	t.Cleanup(func() {
+		select {
+		case <-s.release:
+		default:
+			close(s.release)
+		}
+		ts.Close()
+	})
+	s.url = ts.URL
+	s.client = ts.Client()
+	s.client.Timeout = 20 * time.Second
+	return s
+}
+
+// recorder records the status written through it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// response is what a test reads of a response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends method path with the given headers ("Name: value") and reads
+// the whole response.
+func (s *server) do(method, path string, headers ...string) response {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.url+path, nil)
+	require.NoError(s.t, err)
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		require.True(s.t, ok, h)
+		req.Header.Add(k, strings.TrimSpace(v))
+	}
+	res, err := s.client.Do(req)
+	require.NoError(s.t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(s.t, err)
+	s.drainServed()
+	return response{status: res.StatusCode, header: res.Header, body: body}
+}
+
+func (s *server) get(path string, headers ...string) response {
+	s.t.Helper()
+	return s.do(http.MethodGet, path, headers...)
+}
+
+// drainServed empties the served channel, which only the cancellation test
+// reads.
+func (s *server) drainServed() {
+	for {
+		select {
+		case <-s.served:
+		default:
+			return
+		}
+	}
+}
+
+// stats returns the statistics of resource.
+func (s *server) stats(resource string) core.ResourceStats {
+	s.t.Helper()
+	st, ok := s.guard.Stats(resource)
+	require.True(s.t, ok, "no statistics for %q", resource)
+	return st
+}
+
+// checkBlocked checks a blocked response fully: its status, headers and
+// problem body agree with each other and with the rule, the RateLimit
+// fields parse as structured fields, and Retry-After is never earlier than
+// the RateLimit t. It returns Retry-After in seconds (0 when absent).
+func checkBlocked(t *testing.T, res response, status int, rule string, limit int64, window time.Duration) int64 {
+	t.Helper()
+	require.Equal(t, status, res.status, "body: %s", res.body)
+	assert.Equal(t, "application/problem+json", res.header.Get("Content-Type"))
+	assert.Equal(t, "no-store", res.header.Get("Cache-Control"))
+
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
+	assert.Equal(t, status, p.Status)
+	assert.Equal(t, rule, p.Rule)
+	assert.Equal(t, []string{rule}, p.ViolatedPolicies)
+	assert.Equal(t, limit, p.Limit)
+	assert.InDelta(t, window.Seconds(), p.Window, 1e-9)
+	assert.NotEmpty(t, p.Detail)
+	if status == http.StatusTooManyRequests {
+		assert.Equal(t, "https://iana.org/assignments/http-problem-types#quota-exceeded", p.Type)
+		assert.Equal(t, "Quota Exceeded", p.Title)
+	} else {
+		assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
+		assert.Equal(t, "Temporary Reduced Capacity", p.Title)
+	}
+
+	policies, err := ParseList(strings.Join(res.header.Values("RateLimit-Policy"), ", "))
+	require.NoError(t, err)
+	require.Len(t, policies, 1)
+	limits, err := ParseList(strings.Join(res.header.Values("RateLimit"), ", "))
+	require.NoError(t, err)
+	require.Len(t, limits, 1)
+	name, err := Decode(policies[0].Name)
+	require.NoError(t, err)
+	assert.Equal(t, rule, name)
+	assert.Equal(t, policies[0].Name, limits[0].Name)
+	assert.Equal(t, limit, policies[0].Params["q"])
+	r, ok := limits[0].Params["r"].(int64)
+	require.True(t, ok, "RateLimit r: %v", limits[0].Params)
+	assert.GreaterOrEqual(t, r, int64(0))
+
+	retry := int64(0)
+	if v := res.header.Get("Retry-After"); v != "" {
+		retry, err = strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err, "Retry-After %q is not delay-seconds", v)
+		require.GreaterOrEqual(t, retry, int64(1))
+	}
+	assert.Equal(t, retry, p.RetryAfter)
+
+	if window == 0 {
+		assert.Equal(t, "concurrent-requests", policies[0].Params["qu"])
+		assert.NotContains(t, policies[0].Params, "w")
+		assert.NotContains(t, limits[0].Params, "t")
+		assert.Zero(t, retry, "no Retry-After for a limit on requests in flight")
+		return 0
+	}
+	w := int64(window / time.Second)
+	if window%time.Second != 0 {
+		w++
+	}
+	assert.Equal(t, w, policies[0].Params["w"])
+	tv, ok := limits[0].Params["t"].(int64)
+	require.True(t, ok, "RateLimit t: %v", limits[0].Params)
+	assert.GreaterOrEqual(t, retry, tv, "Retry-After earlier than the RateLimit t")
+	assert.GreaterOrEqual(t, tv, int64(1))
+	return retry
+}
+
+// Run runs the suite against the adapter f builds, except the tests named
+// in skip (with the reason given in the name's place by the caller's
+// comment: an adapter that cannot see unmatched requests, for instance).
+func Run(t *testing.T, f Factory, skip ...string) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Factory)
+	}{
+		{"FlowLimitHolds", testFlowLimit},
+		{"RetryAfterIsNeverEarly", testRetryAfter},
+		{"RuleNameEscaped", testRuleName},
+		{"ConcurrencyLimit", testConcurrency},
+		{"Skip", testSkip},
+		{"PanicReleasesSlot", testPanic},
+		{"SpoofedForwardedFor", testSpoofing},
+		{"HotspotHeader", testHotspotHeader},
+		{"HotspotPath", testHotspotPath},
+		{"UnmatchedShareOneResource", testUnmatched},
+		{"ErrorClassifier", testClassifier},
+		{"RateLimitFieldsOnAllowed", testAllowedFields},
+		{"BlockHandler", testBlockHandler},
+		{"LeakyBucketWaitsAndHonoursContext", testLeakyWait},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if slices.Contains(skip, tt.name) {
+				t.Skip("not applicable to this adapter")
+			}
+			tt.fn(t, f)
+		})
+	}
+}
+
+func testFlowLimit(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3, Window: time.Second})
+	for i := range 3 {
+		res := s.get("/hello")
+		require.Equal(t, http.StatusOK, res.status, "request %d", i+1)
+		assert.Equal(t, "hello\n", string(res.body))
+		assert.Empty(t, res.header.Values("RateLimit"), "no RateLimit fields on admitted responses by default")
+	}
+	res := s.get("/hello")
+	checkBlocked(t, res, http.StatusTooManyRequests, "hello-rate", 3, time.Second)
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p))
+	assert.Contains(t, p.Detail, "GET /hello")
+	assert.Empty(t, p.Param)
+
+	assert.Equal(t, int64(3), s.callsOf("/hello"), "the blocked request never reached the handler")
+	st := s.stats("GET /hello")
+	assert.Equal(t, int64(3), st.Pass)
+	assert.Equal(t, int64(1), st.Block)
+	assert.Equal(t, int64(3), st.Complete)
+	assert.Zero(t, st.InFlight)
+
+	// Another route is not limited by the rule.
+	assert.Equal(t, http.StatusOK, s.get("/items/1").status)
+}
+
+// testRetryAfter checks, for every rate algorithm, that a request sent
+// Retry-After seconds after a block passes: Retry-After is never earlier
+// than the real retry time. The window of 1.5s is not a whole number of
+// seconds, so rounding down anywhere would show.
+func testRetryAfter(t *testing.T, f Factory) {
+	const window = 1500 * time.Millisecond
+	rules := []core.Rule{
+		{Algorithm: "leap-array"},
+		{Algorithm: "fixed-window"},
+		{Algorithm: "sliding-log"},
+		{Algorithm: "sliding-counter"},
+		{Algorithm: "token-bucket"},
+		{Algorithm: "leaky-bucket"},
+		{Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "token-bucket"},
+		{Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "leaky-bucket"},
+	}
+	for _, r := range rules {
+		if r.Kind == "" {
+			r.Kind = core.KindFlow
+		}
+		r.Name, r.Resource, r.Limit, r.Window = "rate-"+string(r.Kind)+"-"+r.Algorithm, "GET /hello", 3, window
+		t.Run(r.Name, func(t *testing.T) {
+			s := start(t, f, Options{}, r)
+			// Requests arrive 100ms apart, so the algorithms that spread a
+			// window over buckets see several.
+			var res response
+			for i := 0; ; i++ {
+				require.Less(t, i, 20, "the limit never held")
+				res = s.get("/hello", "X-User-ID: alice")
+				if res.status != http.StatusOK {
+					break
+				}
+				s.clock.Advance(100 * time.Millisecond)
+			}
+			retry := checkBlocked(t, res, http.StatusTooManyRequests, r.Name, 3, window)
+			require.Positive(t, retry)
+			s.clock.Advance(time.Duration(retry) * time.Second)
+			assert.Equal(t, http.StatusOK, s.get("/hello", "X-User-ID: alice").status,
+				"a request Retry-After (%ds) after the block must pass", retry)
+		})
+	}
+	t.Run("sub-second window", func(t *testing.T) {
+		s := start(t, f, Options{}, core.Rule{Name: "fast", Resource: "GET /hello", Kind: core.KindFlow, Limit: 1, Window: 100 * time.Millisecond})
+		require.Equal(t, http.StatusOK, s.get("/hello").status)
+		retry := checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "fast", 1, 100*time.Millisecond)
+		assert.Equal(t, int64(1), retry, "a retry time under a second is 1 second")
+	})
+}
+
+func testRuleName(t *testing.T, f Factory) {
+	const name = `a "quoted" \ rule: 100% ünicode, ;q=9`
+	s := start(t, f, Options{}, core.Rule{Name: name, Resource: "GET /hello", Kind: core.KindFlow, Limit: 0})
+	res := s.get("/hello")
+	checkBlocked(t, res, http.StatusTooManyRequests, name, 0, time.Second)
+}
+
+func testConcurrency(t *testing.T, f Factory) {
+	t.Run("resource", func(t *testing.T) {
+		s := start(t, f, Options{}, core.Rule{Name: "hold-inflight", Resource: "GET /hold", Kind: core.KindConcurrency, Limit: 1})
+		first := make(chan response, 1)
+		go func() { first <- s.getAsync("/hold") }()
+		<-s.entered
+		checkBlocked(t, s.get("/hold"), http.StatusServiceUnavailable, "hold-inflight", 1, 0)
+		s.release <- struct{}{}
+		assert.Equal(t, http.StatusOK, (<-first).status)
+		// The slot is free again.
+		go func() { first <- s.getAsync("/hold") }()
+		<-s.entered
+		s.release <- struct{}{}
+		assert.Equal(t, http.StatusOK, (<-first).status)
+		assert.Equal(t, int64(2), s.callsOf("/hold"))
+	})
+	t.Run("per value", func(t *testing.T) {
+		s := start(t, f, Options{}, core.Rule{Name: "user-inflight", Resource: "GET /hold", Kind: core.KindHotspot,
+			Param: "header:X-User-ID", Algorithm: "concurrency", Limit: 1})
+		first := make(chan response, 1)
+		go func() { first <- s.getAsync("/hold", "X-User-ID: alice") }()
+		<-s.entered
+		// A limit on one user's requests in flight is that user's quota: 429.
+		res := s.get("/hold", "X-User-ID: alice")
+		checkBlocked(t, res, http.StatusTooManyRequests, "user-inflight", 1, 0)
+		var p Problem
+		require.NoError(t, json.Unmarshal(res.body, &p))
+		assert.Equal(t, "header:X-User-ID", p.Param)
+		// Another user is not limited by alice's requests.
+		second := make(chan response, 1)
+		go func() { second <- s.getAsync("/hold", "X-User-ID: bob") }()
+		<-s.entered
+		s.release <- struct{}{}
+		s.release <- struct{}{}
+		assert.Equal(t, http.StatusOK, (<-first).status)
+		assert.Equal(t, http.StatusOK, (<-second).status)
+	})
+}
+
+// getAsync is get for a goroutine other than the test's: it reports
+// failures with Errorf.
+func (s *server) getAsync(path string, headers ...string) response {
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	if err != nil {
+		s.t.Errorf("request: %v", err)
+		return response{}
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(k, strings.TrimSpace(v))
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		s.t.Errorf("GET %s: %v", path, err)
+		return response{}
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, header: res.Header, body: body}
+}
+
+func testSkip(t *testing.T, f Factory) {
+	s := start(t, f, Options{SkipPath: "/health"}, core.Rule{Name: "nothing", Resource: "*", Kind: core.KindFlow, Limit: 0})
+	for range 3 {
+		assert.Equal(t, http.StatusOK, s.get("/health").status)
+	}
+	checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "nothing", 0, time.Second)
+	_, ok := s.guard.Stats("GET /health")
+	assert.False(t, ok, "a skipped request is not counted")
+}
+
+func testPanic(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "panic-inflight", Resource: "GET /panic", Kind: core.KindConcurrency, Limit: 1})
+	for i := 1; i <= 3; i++ {
+		// Each request reaches the handler: the slot of the one before was
+		// released although its handler panicked.
+		res := s.get("/panic")
+		assert.Equal(t, http.StatusInternalServerError, res.status, "request %d: %s", i, res.body)
+		assert.Equal(t, int64(i), s.callsOf("/panic"))
+		st := s.stats("GET /panic")
+		assert.Zero(t, st.InFlight)
+		assert.Equal(t, int64(i), st.Error, "the panic is recorded as an error")
+		assert.Zero(t, st.Block)
+	}
+}
+
+func testSpoofing(t *testing.T, f Factory) {
+	rule := core.Rule{Name: "per-ip", Resource: "GET /hello", Kind: core.KindHotspot, Param: "ip", Limit: 2, Window: time.Second}
+	spoofs := []string{
+		"X-Forwarded-For: 203.0.113.1",
+		"X-Forwarded-For: 203.0.113.2, 198.51.100.7",
+		"Forwarded: for=203.0.113.3",
+		"X-Real-IP: 203.0.113.4",
+		"X-Forwarded-For: garbage",
+	}
+	t.Run("untrusted peer", func(t *testing.T) {
+		s := start(t, f, Options{}, rule)
+		require.Equal(t, http.StatusOK, s.get("/hello", spoofs[0]).status)
+		require.Equal(t, http.StatusOK, s.get("/hello", spoofs[1]).status)
+		// The client is 127.0.0.1 whatever it claims: its third request
+		// and every later one are over the limit.
+		for _, h := range spoofs {
+			checkBlocked(t, s.get("/hello", h), http.StatusTooManyRequests, "per-ip", 2, time.Second)
+		}
+		checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "per-ip", 2, time.Second)
+	})
+	t.Run("trusted proxy", func(t *testing.T) {
+		// Through a trusted proxy, the forwarded addresses are the
+		// clients: each has its own limit.
+		x, err := extractors.New(extractors.WithTrustedProxies("127.0.0.0/8"))
+		require.NoError(t, err)
+		s := start(t, f, Options{Extractor: x}, rule)
+		for range 2 {
+			for _, h := range spoofs[:4] {
+				require.Equal(t, http.StatusOK, s.get("/hello", h).status, h)
+			}
+		}
+		checkBlocked(t, s.get("/hello", spoofs[0]), http.StatusTooManyRequests, "per-ip", 2, time.Second)
+	})
+}
+
+func testHotspotHeader(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 2, Window: time.Second, Overrides: map[string]int64{"vip": 5, "banned": 0}})
+	for i := range 2 {
+		require.Equal(t, http.StatusOK, s.get("/items/"+strconv.Itoa(i), "X-User-ID: alice").status)
+	}
+	res := s.get("/items/9", "X-User-ID: alice")
+	checkBlocked(t, res, http.StatusTooManyRequests, "per-user", 2, time.Second)
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p))
+	assert.Equal(t, "header:X-User-ID", p.Param)
+	assert.NotContains(t, string(res.body), "alice", "the value is never echoed")
+
+	assert.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: bob").status, "another user has its own limit")
+	assert.Equal(t, http.StatusOK, s.get("/items/1", "x-user-id: BOB").status, "header names are case-insensitive; values are not")
+	for range 5 {
+		assert.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: vip").status, "override")
+	}
+	checkBlocked(t, s.get("/items/1", "X-User-ID: vip"), http.StatusTooManyRequests, "per-user", 5, time.Second)
+	checkBlocked(t, s.get("/items/1", "X-User-ID: banned"), http.StatusTooManyRequests, "per-user", 0, time.Second)
+	// Several values: each is limited, so hiding behind a second one does
+	// not help alice.
+	checkBlocked(t, s.get("/items/1", "X-User-ID: carol, alice"), http.StatusTooManyRequests, "per-user", 2, time.Second)
+	for range 5 {
+		assert.Equal(t, http.StatusOK, s.get("/items/1").status, "a request without the header is not limited by the rule")
+	}
+}
+
+func testHotspotPath(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "per-item", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+		Param: "path:id", Limit: 1, Window: time.Second})
+	assert.Equal(t, http.StatusOK, s.get("/items/1").status)
+	checkBlocked(t, s.get("/items/1"), http.StatusTooManyRequests, "per-item", 1, time.Second)
+	assert.Equal(t, http.StatusOK, s.get("/items/2").status)
+	assert.Equal(t, http.StatusOK, s.get("/items/caf%C3%A9").status)
+	checkBlocked(t, s.get("/items/café"), http.StatusTooManyRequests, "per-item", 1, time.Second)
+	assert.Equal(t, int64(3), s.callsOf("/items/{id}"))
+}
+
+func testUnmatched(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "unmatched", Resource: extractors.Unmatched, Kind: core.KindFlow, Limit: 3, Window: time.Second})
+	assert.Equal(t, http.StatusNotFound, s.get("/nope/1").status)
+	assert.Equal(t, http.StatusNotFound, s.get("/nope/2").status)
+	assert.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed}, s.do(http.MethodPost, "/hello").status)
+	// Every unmatched request, whatever its path or method, is one resource.
+	checkBlocked(t, s.get("/random-"+strconv.Itoa(int(time.Now().UnixNano()))), http.StatusTooManyRequests, "unmatched", 3, time.Second)
+	checkBlocked(t, s.do(http.MethodDelete, "/hello"), http.StatusTooManyRequests, "unmatched", 3, time.Second)
+	st := s.stats(extractors.Unmatched)
+	assert.Equal(t, int64(3), st.Pass)
+	assert.Equal(t, int64(2), st.Block)
+	for _, raw := range []string{"GET /nope/1", "GET /nope/2", "POST /hello"} {
+		_, ok := s.guard.Stats(raw)
+		assert.False(t, ok, "%s has statistics of its own", raw)
+	}
+	assert.Equal(t, http.StatusOK, s.get("/hello").status, "matched routes are not limited by the rule")
+}
+
+func testClassifier(t *testing.T, f Factory) {
+	t.Run("default", func(t *testing.T) {
+		s := start(t, f, Options{})
+		assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
+		assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
+		assert.Equal(t, http.StatusOK, s.get("/hello").status)
+		assert.Equal(t, http.StatusNotFound, s.get("/missing").status)
+		fail := s.stats("GET /fail")
+		assert.Equal(t, int64(2), fail.Complete)
+		assert.Equal(t, int64(2), fail.Error, "5xx counts as an error")
+		assert.Zero(t, s.stats("GET /hello").Error)
+		assert.Equal(t, int64(1), s.stats("GET /missing").Complete)
+		assert.Zero(t, s.stats("GET /missing").Error, "404 is no error of the server")
+	})
+	t.Run("custom", func(t *testing.T) {
+		var mu sync.Mutex
+		var seen []int
+		s := start(t, f, Options{Classifier: func(status int, err error) bool {
+			mu.Lock()
+			seen = append(seen, status)
+			mu.Unlock()
+			return status == http.StatusOK || status == http.StatusNotFound
+		}})
+		assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
+		assert.Equal(t, http.StatusOK, s.get("/hello").status)
+		assert.Equal(t, http.StatusNotFound, s.get("/missing").status)
+		assert.Zero(t, s.stats("GET /fail").Error)
+		assert.Equal(t, int64(1), s.stats("GET /hello").Error)
+		assert.Equal(t, int64(1), s.stats("GET /missing").Error)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.ElementsMatch(t, []int{500, 200, 404}, seen)
+	})
+}
+
+func testAllowedFields(t *testing.T, f Factory) {
+	rules := []core.Rule{
+		{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: 2 * time.Second},
+		{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 2, Window: time.Second},
+	}
+	s := start(t, f, Options{RateLimitFields: true}, rules...)
+	check := func(res response, rule string, q, w, r int64) {
+		t.Helper()
+		require.Equal(t, http.StatusOK, res.status)
+		policies, err := ParseList(res.header.Get("RateLimit-Policy"))
+		require.NoError(t, err)
+		limits, err := ParseList(res.header.Get("RateLimit"))
+		require.NoError(t, err)
+		require.Len(t, policies, 1)
+		require.Len(t, limits, 1)
+		assert.Equal(t, rule, policies[0].Name)
+		assert.Equal(t, q, policies[0].Params["q"])
+		assert.Equal(t, w, policies[0].Params["w"])
+		assert.Equal(t, rule, limits[0].Name)
+		assert.Equal(t, r, limits[0].Params["r"])
+		tv, ok := limits[0].Params["t"].(int64)
+		require.True(t, ok)
+		assert.GreaterOrEqual(t, tv, int64(1))
+		assert.LessOrEqual(t, tv, w)
+	}
+	check(s.get("/hello"), "hello-rate", 10, 2, 9)
+	// The rule with the least quota left is reported: alice's.
+	check(s.get("/hello", "X-User-ID: alice"), "per-user", 2, 1, 1)
+	res := s.get("/items/1")
+	require.Equal(t, http.StatusOK, res.status)
+	assert.Empty(t, res.header.Values("RateLimit"), "no rate rule, no fields")
+	assert.Empty(t, res.header.Values("RateLimit-Policy"))
+}
+
+func testBlockHandler(t *testing.T, f Factory) {
+	s := start(t, f, Options{BlockStatus: http.StatusTeapot}, core.Rule{Name: "nothing", Resource: "GET /hello", Kind: core.KindFlow, Limit: 0})
+	res := s.get("/hello")
+	assert.Equal(t, http.StatusTeapot, res.status)
+	assert.Equal(t, "nothing", res.header.Get("X-Blocked-By"))
+	assert.Empty(t, res.body)
+	assert.Empty(t, res.header.Values("RateLimit"), "the block handler replaces the whole response")
+	assert.Zero(t, s.callsOf("/hello"))
+}
+
+func testLeakyWait(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "paced", Resource: "GET /hello", Kind: core.KindFlow,
+		Algorithm: "leaky-bucket", Limit: 1, Window: time.Second, MaxWait: 10 * time.Second})
+	require.Equal(t, http.StatusOK, s.get("/hello").status)
+
+	// The second request waits for its turn, a second later: it is served
+	// once the clock gets there.
+	done := make(chan response, 1)
+	go func() { done <- s.getAsync("/hello") }()
+	waitSleepers(t, s.clock, 1)
+	select {
+	case res := <-done:
+		t.Fatalf("the request did not wait: %d", res.status)
+	default:
+	}
+	s.clock.Advance(time.Second)
+	assert.Equal(t, http.StatusOK, (<-done).status)
+	s.drainServed()
+
+	// The third waits too; its client gives up. The middleware writes
+	// nothing, the handler never runs, and the Guard counts it blocked.
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/hello", nil)
+		res, err := s.client.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		errc <- err
+	}()
+	waitSleepers(t, s.clock, 1)
+	cancel()
+	require.True(t, errors.Is(<-errc, context.Canceled))
+	select {
+	case status := <-s.served:
+		assert.NotContains(t, []int{http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusInternalServerError}, status,
+			"the middleware answered a client that was gone")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not end the request when its client went away")
+	}
+	assert.Equal(t, int64(2), s.callsOf("/hello"))
+	// (The first request's pass is a second old: out of the statistics.)
+	st := s.stats("GET /hello")
+	assert.Equal(t, int64(1), st.Pass)
+	assert.Equal(t, int64(1), st.Block)
+	assert.Zero(t, s.clock.Sleepers())
+}
+
+func waitSleepers(t *testing.T, fc *clock.Fake, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, fc.WaitForSleepers(ctx, n), "no request waits on the clock")
+}

@@ -1,0 +1,90 @@
+package httpadapter
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// The errors an adapter gives Entry.Exit when the handler reported none.
+var (
+	// ErrStatus is given to Exit when the error classifier counts a
+	// response as an error by its status alone.
+	ErrStatus = errors.New("sluice: the response status counts as an error")
+	// ErrPanic is given to Exit when the handler panicked (or called
+	// runtime.Goexit) instead of returning.
+	ErrPanic = errors.New("sluice: the handler panicked")
+)
+
+// DefaultClassifier is the default error classifier: a request failed when
+// its response status is 500 or more, or when the handler reported an
+// error.
+func DefaultClassifier(status int, err error) bool {
+	return err != nil || status >= 500
+}
+
+// Common is the part of an adapter's configuration every HTTP adapter has.
+type Common struct {
+	Guard     *core.Guard
+	Extractor *extractors.Extractor
+	// Classify reports whether a request's outcome counts as an error.
+	Classify func(status int, err error) bool
+	// Quota makes admitted responses carry the RateLimit fields too.
+	Quota bool
+}
+
+// Init starts a configuration for guard; pkg names the adapter in the
+// panic when guard is nil.
+func (c *Common) Init(pkg string, guard *core.Guard) {
+	if guard == nil {
+		panic(pkg + ": nil *core.Guard (make one with core.New)")
+	}
+	c.Guard = guard
+}
+
+// Finish fills in the defaults of the fields no option set.
+func (c *Common) Finish(pkg string) {
+	if c.Extractor == nil {
+		x, err := extractors.New()
+		if err != nil { // cannot happen without options; say so if it does
+			panic(pkg + ": default extractor: " + err.Error())
+		}
+		c.Extractor = x
+	}
+	if c.Classify == nil {
+		c.Classify = DefaultClassifier
+	}
+}
+
+// Enter asks the Guard to admit r as resource, with r's params (path
+// parameters from path, or r.PathValue when path is nil).
+func (c *Common) Enter(r *http.Request, resource string, path extractors.PathParams) (core.Entry, error) {
+	return c.Guard.Enter(r.Context(), resource, core.WithParams(c.Extractor.HTTPParams(r, path)))
+}
+
+// ExitError returns the error to give Entry.Exit for a request that ended
+// with status and the handler's error err: nil when Classify does not count
+// the outcome as an error, else err, or ErrStatus when err is nil.
+func (c *Common) ExitError(status int, err error) error {
+	if !c.Classify(status, err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return ErrStatus
+}
+
+// SetQuotaHeaders sets the RateLimit fields of an admitted request on h
+// when c.Quota asks for them and a rate rule (flow or hotspot) applied to
+// it: the one the request left the least quota of (Entry.Quota).
+func (c *Common) SetQuotaHeaders(h http.Header, e *core.Entry) {
+	if !c.Quota {
+		return
+	}
+	if q, ok := e.Quota(); ok {
+		SetRateLimitFields(h, Policy{Rule: q.Rule, Limit: q.Limit, Window: q.Window, Remaining: q.Remaining, Reset: q.Reset})
+	}
+}

@@ -1,0 +1,118 @@
+// Package sluicehttp puts net/http handlers under a sluice Guard: every
+// request enters the Guard (core.Guard.Enter) before the handler runs and
+// exits it when the handler returns, and a request the Guard blocks gets a
+// 429 (or 503) response instead of the handler's.
+//
+//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	...
+//	http.ListenAndServe(addr, sluicehttp.Middleware(guard)(mux))
+//
+// or, one route at a time,
+//
+//	mux.Handle("GET /items/{id}", sluicehttp.Wrap(guard, items))
+//
+// # Resources and params
+//
+// A request's resource is "METHOD TEMPLATE", TEMPLATE being the ServeMux
+// pattern it matched without its method and host ("GET /items/{id}"), so
+// rules name routes, never raw paths, and one rules file serves the gin
+// and echo adapters too. Requests that match no pattern share the resource
+// extractors.Unmatched ("(unmatched)"). Middleware learns the pattern from
+// the ServeMux it wraps before the ServeMux serves the request (see
+// Middleware); Wrap reads r.Pattern. WithResource names resources
+// otherwise.
+//
+// Hotspot rules limit by request values that package extractors reads
+// (header:NAME, query:NAME, cookie:NAME, path:NAME, ip, method, host, or
+// custom params): only those a matching rule names, only when Enter asks.
+// The client IP (ip) is the socket peer unless the peer is a trusted proxy
+// of the Extractor (WithExtractor with extractors.WithTrustedProxies); by
+// default no proxy is trusted, so X-Forwarded-For and its kin cannot
+// change a client's address.
+//
+// # Blocked requests
+//
+// A blocked request gets DefaultBlockHandler's response, unless
+// WithBlockHandler replaces it:
+//
+//	HTTP/1.1 429 Too Many Requests
+//	Content-Type: application/problem+json
+//	Cache-Control: no-store
+//	Retry-After: 1
+//	RateLimit-Policy: "hello-rate";q=5;w=1
+//	RateLimit: "hello-rate";r=0;t=1
+//
+//	{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
+//	 "title":"Quota Exceeded","status":429,
+//	 "detail":"GET /hello allows 5 requests per 1s; retry in 1s",
+//	 "rule":"hello-rate","limit":5,"window":1,"retryAfter":1,
+//	 "violated-policies":["hello-rate"]}
+//
+// The status is 429 Too Many Requests for rate limits (flow rules, and
+// hotspot token and leaky buckets) and for per-value limits on requests in
+// flight (hotspot rules with algorithm concurrency): the client, or the
+// user, tenant or address it speaks for, sent too many requests. It is 503
+// Service Unavailable for concurrency rules, which limit the requests of a
+// resource in flight whoever sends them: the client blocked may have sent
+// one request in an hour, what it met is a server at capacity, which is
+// what 503 says; and a 503 lets load balancers and clients retry on another
+// instance, where the request may well pass, where a 429 would tell a
+// client that sends little to slow down.
+//
+// Retry-After is the time after which the same request would pass, in
+// whole seconds rounded up, so never earlier than the real time, and at
+// least 1 when that time is above 0. Limits on requests in flight have no
+// such time (a slot frees whenever a request ends): their responses have no
+// Retry-After.
+//
+// RateLimit-Policy and RateLimit are the fields of
+// draft-ietf-httpapi-ratelimit-headers (revision 11), Lists of structured
+// fields (RFC 9651): the policy item has the rule's limit as q and its
+// window as w, in whole seconds rounded up and at least 1 (the field has no
+// sub-second windows, so a sub-second window is advertised as a stricter
+// policy: the same quota over a longer window); the limit item has the
+// quota left as r and, as t, the seconds until the request would pass,
+// rounded up: the same number as Retry-After, which is thus never earlier
+// than t. A limit on requests in flight is advertised with
+// qu="concurrent-requests" and no w or t. Items are named by the rule, as
+// a structured-field String: '"' and '\' are escaped, and every byte
+// outside printable ASCII, and '%', is written %XX, so any rule name
+// survives intact and a percent-decoder recovers it.
+//
+// The body is an RFC 9457 problem: its type is the problem type the draft
+// defines for the status (quota-exceeded for 429,
+// temporary-reduced-capacity for 503), with the extension members rule,
+// limit, window (seconds, 0 for limits on requests in flight), retryAfter
+// (whole seconds, as in Retry-After, 0 when absent), violated-policies (the
+// rule) and, for hotspot rules, param (the param limited, never the
+// client's value).
+//
+// WithRateLimitFields makes admitted responses carry RateLimit-Policy and
+// RateLimit too, for the rate rule the request left the least quota of.
+//
+// # Outcomes
+//
+// An admitted request exits the Guard exactly once, when the handler
+// returns, as a success or an error for the Guard's statistics: an error
+// when the status written is 500 or more (WithErrorClassifier changes
+// that). A handler that panics exits as an error, and the panic goes on
+// unchanged, to the server or to a recovery middleware around this one; its
+// concurrency slots are released either way.
+//
+// A request that waits for its turn under a leaky-bucket rule waits as long
+// as its context lives: when the client disconnects (or a deadline ends the
+// request) the wait ends, the request counts as blocked, and nothing is
+// written, since no one would read it.
+//
+// The ResponseWriter the handler gets records the status and passes
+// everything on; it implements http.Flusher, http.Hijacker and
+// io.ReaderFrom, and http.ResponseController reaches the writer beneath it.
+//
+// # Cost
+//
+// On the pass path the middleware formats nothing and makes one allocation
+// of its own per request (the ResponseWriter it hands the handler, which
+// also holds the request's params); the extractor allocates one more when a
+// hotspot rule reads a param. Middleware routes each request twice, once to
+// name it and once to serve it.
+package sluicehttp

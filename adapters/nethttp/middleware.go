@@ -1,0 +1,166 @@
+package sluicehttp
+
+import (
+	"net/http"
+
+	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// Router is what Middleware needs of the handler it wraps to name requests
+// by their route before the handler runs: *http.ServeMux's Handler method,
+// which returns the pattern a request matches ("" when none does).
+type Router interface {
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
+// Middleware returns a middleware that puts every request to next through
+// guard:
+//
+//	http.ListenAndServe(addr, sluicehttp.Middleware(guard)(mux))
+//
+// The resource of a request is "METHOD TEMPLATE", TEMPLATE being the
+// pattern of next that the request matches ("GET /items/{id}"), or
+// extractors.Unmatched when it matches none. Since the middleware runs
+// before next routes the request, it asks next for the pattern: when next
+// is a Router (a *http.ServeMux), through its Handler method, which routes
+// the request a second time (next routes it again to serve it); otherwise
+// it reads r.Pattern, which is set when the middleware itself is behind a
+// ServeMux (mux.Handle("/api/", Middleware(g)(api))), and "" (Unmatched)
+// when nothing routed the request. Wrap the handlers one by one, or use
+// WithResource, when next is a router of another kind.
+//
+// Path params (path:NAME) are the wildcards of the matched pattern, read
+// from the request's path the way ServeMux reads them.
+//
+// Middleware panics when guard is nil, and the function it returns panics
+// when next is nil, as http.Handle does with a nil handler.
+func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.Handler {
+	c := newConfig("Middleware", guard, opts)
+	return func(next http.Handler) http.Handler {
+		if next == nil {
+			panic("sluicehttp: Middleware: nil http.Handler")
+		}
+		router, _ := next.(Router)
+		return &handler{config: c, next: next, router: router}
+	}
+}
+
+// Wrap returns h put through guard, for one route of a ServeMux:
+//
+//	mux.Handle("GET /items/{id}", sluicehttp.Wrap(guard, items))
+//
+// The resource of a request is "METHOD TEMPLATE" from r.Pattern, the
+// pattern the ServeMux matched ("GET /items/{id}"; the host of a pattern
+// with one is dropped); a request that no ServeMux routed (r.Pattern is
+// "") is extractors.Unmatched. WithResource names resources otherwise.
+// Path params (path:NAME) are r.PathValue(NAME).
+//
+// Wrap panics when guard or h is nil.
+func Wrap(guard *core.Guard, h http.Handler, opts ...Option) http.Handler {
+	c := newConfig("Wrap", guard, opts)
+	if h == nil {
+		panic("sluicehttp: Wrap: nil http.Handler")
+	}
+	return &handler{config: c, next: h}
+}
+
+// handler is the middleware around one http.Handler.
+type handler struct {
+	config
+	next   http.Handler
+	router Router // next as a Router; nil for Wrap, or when next is none
+}
+
+// request is the state of one request: the ResponseWriter handed to next,
+// which records the status for the error classifier, and the params given to
+// Enter. It is the middleware's one allocation per request; the params the
+// extractor allocates are made only when a hotspot rule asks for one.
+type request struct {
+	w responseWriter
+	p requestParams
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.skip != nil && h.skip(r) {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rq := &request{w: responseWriter{ResponseWriter: w}, p: requestParams{h: h, r: r}}
+	var resource string
+	switch {
+	case h.resource != nil:
+		resource = h.resource(r)
+	case h.router != nil:
+		resource = h.Extractor.HTTPResource(r.Method, rq.p.pattern())
+	default:
+		resource = h.Extractor.HTTPResource(r.Method, r.Pattern)
+	}
+	e, err := h.Guard.Enter(r.Context(), resource, core.WithParams(&rq.p))
+	if err != nil {
+		switch b, gone := httpadapter.Rejection(r.Context(), err); {
+		case b != nil:
+			h.block(w, r, b)
+		case gone:
+			// The request's context ended while it waited for its turn:
+			// the client is gone (or the server ended the request), and
+			// nothing is written.
+		default:
+			httpadapter.WriteEnterError(w)
+		}
+		return
+	}
+	finished := false
+	defer func() {
+		if !finished { // next panicked: count it, and let the panic go on
+			e.Exit(httpadapter.ErrPanic)
+		}
+	}()
+	h.SetQuotaHeaders(w.Header(), &e)
+	h.next.ServeHTTP(&rq.w, r)
+	finished = true
+	e.Exit(h.ExitError(rq.w.result(), nil))
+}
+
+// requestParams is the core.Params of a request: it makes the extractor's
+// params when Enter first asks for a param, and gives the extractor the
+// request's path params.
+type requestParams struct {
+	h        *handler
+	r        *http.Request
+	params   core.Params
+	pat      string
+	patFound bool
+}
+
+// Param returns the i-th value of param (core.Params).
+func (p *requestParams) Param(param string, i int) (string, bool) {
+	if p.params == nil {
+		var path extractors.PathParams // nil: r.PathValue
+		if p.h.router != nil {
+			path = p
+		}
+		p.params = p.h.Extractor.HTTPParams(p.r, path)
+	}
+	return p.params.Param(param, i)
+}
+
+// pattern returns the pattern of the router that r matches.
+func (p *requestParams) pattern() string {
+	if !p.patFound {
+		_, p.pat = p.h.router.Handler(p.r)
+		p.patFound = true
+	}
+	return p.pat
+}
+
+// PathParam returns the value of the wildcard name of the pattern r
+// matches (extractors.PathParams), as the router will give it to
+// r.PathValue.
+func (p *requestParams) PathParam(name string) (string, bool) {
+	if p.r.URL == nil {
+		return "", false
+	}
+	return patternValue(p.pattern(), p.r.URL.EscapedPath(), name)
+}

@@ -1,0 +1,117 @@
+package sluicehttp
+
+import (
+	"net/http"
+
+	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// Option configures Middleware and Wrap. Options that take a function or
+// an Extractor panic when it is nil, naming the option, so that a mistake
+// shows at construction.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is what the options set.
+type config struct {
+	httpadapter.Common
+	resource func(r *http.Request) string
+	skip     func(r *http.Request) bool
+	block    func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)
+}
+
+func newConfig(fn string, guard *core.Guard, opts []Option) config {
+	var c config
+	c.Init("sluicehttp: "+fn, guard)
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	c.Finish("sluicehttp: " + fn)
+	if c.block == nil {
+		c.block = DefaultBlockHandler
+	}
+	return c
+}
+
+func mustFunc(option string, isNil bool) {
+	if isNil {
+		panic("sluicehttp: " + option + ": nil function")
+	}
+}
+
+// WithResource names the resource of each request with fn instead of the
+// matched route. fn must return few distinct names (route templates, never
+// raw paths or client-chosen values): every name is a resource with its
+// own statistics, and the Guard keeps at most core.WithMaxResources of
+// them.
+func WithResource(fn func(r *http.Request) string) Option {
+	mustFunc("WithResource", fn == nil)
+	return optionFunc(func(c *config) { c.resource = fn })
+}
+
+// WithExtractor makes the middleware read resource names and param values
+// with x, for instance one that trusts your proxies
+// (extractors.WithTrustedProxies). The default is extractors.New(): no
+// trusted proxy, so the client IP is the socket peer.
+func WithExtractor(x *extractors.Extractor) Option {
+	if x == nil {
+		panic("sluicehttp: WithExtractor: nil *extractors.Extractor")
+	}
+	return optionFunc(func(c *config) { c.Extractor = x })
+}
+
+// WithSkipper makes the middleware pass the requests for which skip
+// returns true straight to the handler: they are neither limited nor
+// counted. Health checks and metrics endpoints are typical.
+func WithSkipper(skip func(r *http.Request) bool) Option {
+	mustFunc("WithSkipper", skip == nil)
+	return optionFunc(func(c *config) { c.skip = skip })
+}
+
+// WithBlockHandler replaces the whole response to a blocked request: fn
+// writes it, given the rule's verdict b. The default is
+// DefaultBlockHandler, which fn may call after adding its own touches.
+func WithBlockHandler(fn func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)) Option {
+	mustFunc("WithBlockHandler", fn == nil)
+	return optionFunc(func(c *config) { c.block = fn })
+}
+
+// WithErrorClassifier sets which outcomes of an admitted request count as
+// errors in the Guard's statistics (Entry.Exit with a non-nil error): fn
+// gets the response status (200 when the handler wrote nothing) and is
+// given a nil error (net/http handlers return none). The default counts
+// statuses of 500 and above. A handler that panics always counts as an
+// error; fn is not consulted.
+func WithErrorClassifier(fn func(status int, err error) bool) Option {
+	mustFunc("WithErrorClassifier", fn == nil)
+	return optionFunc(func(c *config) { c.Classify = fn })
+}
+
+// WithRateLimitFields makes admitted responses carry the RateLimit-Policy
+// and RateLimit fields too (blocked responses always do), describing the
+// rate rule (flow or hotspot) the request left the least quota of; a
+// request no rate rule applied to gets none. The fields are set before the
+// handler runs, which may change them. This costs a few small allocations
+// per request, which the pass path otherwise does not make.
+func WithRateLimitFields() Option {
+	return optionFunc(func(c *config) { c.Quota = true })
+}
+
+// DefaultBlockHandler writes the default response to a blocked request:
+// 429 Too Many Requests, or 503 Service Unavailable when a concurrency rule
+// (core.KindConcurrency) blocked it; Retry-After in whole seconds rounded
+// up; the RateLimit-Policy and RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers-11; and an application/problem+json
+// body (RFC 9457). The package documentation describes it in full.
+func DefaultBlockHandler(w http.ResponseWriter, r *http.Request, b *core.BlockedError) {
+	httpadapter.WriteBlocked(w, b)
+}

@@ -1,0 +1,60 @@
+package sluicehttp
+
+import (
+	"net/url"
+	"strings"
+)
+
+// patternValue returns the value that the wildcard name of the ServeMux
+// pattern takes in path, the request's escaped path, as the ServeMux gives
+// it to r.PathValue: a {name} wildcard takes its segment, a {name...}
+// wildcard the rest of the path, both unescaped. pattern is one the path
+// matched, as Router.Handler returns it ("GET /items/{id}",
+// "example.com/files/{path...}"); false when it has no such wildcard.
+func patternValue(pattern, path, name string) (string, bool) {
+	i := strings.IndexByte(pattern, '/') // after the method and host, which have no '/'
+	if i < 0 {
+		return "", false
+	}
+	pat := pattern[i:]
+	for len(pat) > 0 && pat[0] == '/' && len(path) > 0 && path[0] == '/' {
+		pat, path = pat[1:], path[1:]
+		pseg, prest := splitSegment(pat)
+		seg, rest := splitSegment(path)
+		if len(pseg) > 2 && pseg[0] == '{' && pseg[len(pseg)-1] == '}' {
+			wild := pseg[1 : len(pseg)-1]
+			if multi, ok := strings.CutSuffix(wild, "..."); ok {
+				if multi == name {
+					return unescape(path), true
+				}
+				return "", false
+			}
+			if wild == name {
+				return unescape(seg), true
+			}
+		}
+		pat, path = prest, rest
+	}
+	return "", false
+}
+
+// splitSegment splits s at its first '/': the segment before it, and the
+// rest from it ("" when there is none).
+func splitSegment(s string) (seg, rest string) {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}
+
+// unescape percent-decodes a path segment as ServeMux does, keeping it as
+// is when it is not valid.
+func unescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}

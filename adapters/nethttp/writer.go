@@ -1,0 +1,87 @@
+package sluicehttp
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+)
+
+// responseWriter is the http.ResponseWriter the middleware hands the
+// handler: it records the response status for the error classifier and
+// passes everything on. It implements http.Flusher, http.Hijacker and
+// io.ReaderFrom (so that sendfile still works), delegating to the
+// underlying writer through http.ResponseController, and Unwrap, so that
+// http.ResponseController reaches the underlying writer's other features
+// (deadlines, full duplex).
+type responseWriter struct {
+	http.ResponseWriter
+	status int // 0 until the header is written
+}
+
+// result returns the status the response ended with: the one written, or
+// 200 when the handler wrote nothing (net/http then sends 200).
+func (w *responseWriter) result() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// WriteHeader records the first final status and passes code on.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write records status 200 if none was written and passes b on.
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom copies src to the response, through the underlying writer's
+// ReadFrom when it has one (sendfile).
+func (w *responseWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(src)
+	}
+	return io.Copy(writerOnly{w.ResponseWriter}, src)
+}
+
+// writerOnly hides every method but Write, so that io.Copy does not call
+// ReadFrom back.
+type writerOnly struct{ io.Writer }
+
+// Flush sends buffered data to the client (http.Flusher); it does nothing
+// when the underlying writer cannot flush.
+func (w *responseWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+		return
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack takes over the connection (http.Hijacker), when the underlying
+// writer allows it; a hijacked request counts as status 101.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the underlying writer, for http.ResponseController.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
