@@ -51,6 +51,9 @@ type grpcParams struct {
 func (p *grpcParams) Param(param string, i int) (string, bool) {
 	x := p.x
 	sp := x.lookup(&p.cur, param)
+	if p.cur.sp == sp && p.cur.end && i >= int(p.cur.next) {
+		return "", false // past the last value, known without a look
+	}
 	if p.cur.sp != sp {
 		p.cur.start(sp)
 		switch sp.kind {

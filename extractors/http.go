@@ -56,6 +56,9 @@ func (c *customValues) values(sp *spec, fn func() []string) []string {
 func (p *httpParams) Param(param string, i int) (string, bool) {
 	x := p.x
 	sp := x.lookup(&p.cur, param)
+	if p.cur.sp == sp && p.cur.end && i >= int(p.cur.next) {
+		return "", false // past the last value, known without a look
+	}
 	if p.cur.sp != sp {
 		p.cur.start(sp)
 	}
