@@ -166,8 +166,9 @@ func WithMaxValues(n int) Option {
 // the strings fn returns for the request (each one a value, capped like all
 // values; nil or empty means absent). name is a custom param name as rules
 // write it: a letter, then letters, digits, '_', '.' or '-', and not one of
-// ip, method, host or peer. fn is called at most once per request and param
-// and must be safe for concurrent use.
+// ip, method, host or peer. fn runs when Enter starts reading the param for
+// a request, once for all its values (again only if another custom param
+// was read in between); it must be safe for concurrent use.
 func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 	return optionFunc(func(c *config) error {
 		if err := checkCustomName("WithHTTPParam", name); err != nil {

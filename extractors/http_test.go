@@ -406,3 +406,40 @@ func TestHTTPParamsOverServeMux(t *testing.T) {
 	assert.Equal(t, "GET /", s.resource, "the catch-all pattern is the route")
 	assert.Equal(t, "127.0.0.1", s.ip, "no forwarding header: the trusted peer itself")
 }
+
+// TestHTTPParamsHostileSources reads params from sources built to cost:
+// megabytes of separators and values. The values stay capped and right.
+func TestHTTPParamsHostileSources(t *testing.T) {
+	x, err := extractors.New()
+	require.NoError(t, err)
+	commas := strings.Repeat(",", 1<<20)
+	many := strings.Repeat("v,", 100000)
+	r := newRequest(t, "GET", "/?"+strings.Repeat("x=1&", 50000)+"q=a", "1.2.3.4:5",
+		"X-Sparse", commas+"a"+commas,
+		"X-Many", many,
+		"Cookie", strings.Repeat(";", 1<<20)+"s=1")
+	p := x.HTTPParams(r, nil)
+	assert.Equal(t, []string{"a"}, values(p, "header:X-Sparse"))
+	vs := values(p, "header:X-Many")
+	require.Len(t, vs, extractors.DefaultMaxValues)
+	assert.Equal(t, extractors.OverflowValue, vs[len(vs)-1])
+	assert.Equal(t, []string{"a"}, values(p, "query:q"))
+	assert.Equal(t, []string{"1"}, values(p, "cookie:s"))
+}
+
+// TestHTTPParamsManyParamStrings reads more distinct param strings than the
+// caches hold; every read stays right.
+func TestHTTPParamsManyParamStrings(t *testing.T) {
+	x, err := extractors.New()
+	require.NoError(t, err)
+	r := newRequest(t, "GET", "/", "1.2.3.4:5")
+	for i := range 3000 {
+		r.Header.Set("X-H"+itoa(i), "v"+itoa(i))
+	}
+	for round := range 2 {
+		for i := range 3000 {
+			p := x.HTTPParams(r, nil)
+			assert.Equal(t, []string{"v" + itoa(i)}, values(p, "header:x-h"+itoa(i)), "round %d", round)
+		}
+	}
+}
