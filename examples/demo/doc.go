@@ -11,8 +11,9 @@
 // The traffic patterns are:
 //
 //   - steady: GET /hello at 20 requests per second, below its limit;
-//   - bursty: every 2 seconds, 80 GET /hello (10 at a time) and 12 GET /slow
-//     at once, above their limits;
+//   - bursty: from 1.25s (once steady traffic has filled a window) every 2
+//     seconds, 80 GET /hello (10 at a time) and 12 GET /slow at once, above
+//     their limits;
 //   - hot-user: GET /items/{id} with X-User-ID mallory at 40 per second,
 //     while vip (25/s), alice and bob (5/s each) stay under their limits.
 //
@@ -26,7 +27,10 @@
 // rule applied to it (its resource matches the request's route and, for a
 // hotspot rule, the request carries the param); a request was blocked by a
 // rule when its answer was 429 or 503 and named that rule (the rule member of
-// the problem body, or else the RateLimit item). Any other outcome is a
+// the problem body, or else the RateLimit item). The seconds are the
+// clients', not aligned with the server's windows, so a second may show a
+// little more than a limit; the summary checks each rule against the most its
+// limit allows over the whole run. Any other outcome is a
 // failure; the demo then exits with status 1, as it does when a rule let
 // through more than its limit allows.
 //
