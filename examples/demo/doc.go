@@ -27,12 +27,12 @@
 // rule applied to it (its resource matches the request's route and, for a
 // hotspot rule, the request carries the param); a request was blocked by a
 // rule when its answer was 429 or 503 and named that rule (the rule member of
-// the problem body, or else the RateLimit item). The seconds are the
-// clients', not aligned with the server's windows, so a second may show a
-// little more than a limit; the summary checks each rule against the most its
-// limit allows over the whole run. Any other outcome is a
+// the problem body, or else the RateLimit item). Any other outcome is a
 // failure; the demo then exits with status 1, as it does when a rule let
-// through more than its limit allows.
+// through more than its limit allows. The seconds are the clients', not
+// aligned with the server's windows, so a second may show a little more than
+// a limit; the summary checks each rule against the most its limit allows
+// over the whole run.
 //
 // With -addr the server listens on that address, so it can be tried with curl
 // while the demo runs; such requests count against the limits but not in the
