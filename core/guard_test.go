@@ -481,3 +481,27 @@ func TestSystemClockGuardClose(t *testing.T) {
 	assert.GreaterOrEqual(t, st.RT, time.Duration(0))
 	assert.Less(t, st.RT, time.Second)
 }
+
+func TestMatchResource(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"GET /hello", "GET /hello", true},
+		{"GET /hello", "GET /hello/", false},
+		{"*", "GET /items/{id}", true},
+		{"GET /*", "GET /items/{id}", true},
+		{"GET /*", "POST /items", false},
+		{"GET /items/*", "GET /items/{id}", true},
+		{"*/{id}", "GET /items/{id}", true},
+		{"*/{id}", "GET /items/{id}/x", false},
+		{"GET *s*", "GET /items/{id}", true},
+		{"G*T /s*w", "GET /slow", true},
+		{"G*T /s*w", "GET /slows", false},
+		{"**", "", true},
+		{"a*b*c", "abbbc", true},
+		{"a*b*c", "acb", false},
+	} {
+		assert.Equal(t, tc.want, core.MatchResource(tc.pattern, tc.name), "%q ~ %q", tc.pattern, tc.name)
+	}
+}

@@ -35,3 +35,10 @@ func (p pattern) match(name string) bool {
 	}
 	return true
 }
+
+// MatchResource reports whether the resource name matches pattern as a
+// rule's Resource does: exactly, or as a glob in which each '*' matches any
+// run of characters, '/' included.
+func MatchResource(pattern, name string) bool {
+	return compilePattern(pattern).match(name)
+}

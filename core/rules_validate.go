@@ -274,7 +274,8 @@ var (
 
 // paramProblem returns what is wrong with the param of a hotspot rule, or
 // "" when it is well formed. Custom extractor names are only checked for
-// their syntax here; the Guard checks that they are registered.
+// their syntax here: the Guard does not know the extractors; adapters check
+// that they are registered (extractors.Extractor.CheckParam).
 func paramProblem(param string) string {
 	const want = "(want header, query, cookie, path or metadata)"
 	kind, name, found := strings.Cut(param, ":")

@@ -132,7 +132,7 @@ func (s *stats) fail(p *patternStat, err error) {
 func (s *stats) track(route string, h http.Handler) http.Handler {
 	var rs []*ruleStat
 	for _, r := range s.rules {
-		if r.rule.Kind == core.KindConcurrency && globMatch(r.rule.Resource, route) {
+		if r.rule.Kind == core.KindConcurrency && core.MatchResource(r.rule.Resource, route) {
 			rs = append(rs, r)
 		}
 	}
@@ -163,7 +163,7 @@ func (s *stats) track(route string, h http.Handler) http.Handler {
 // carries its param; the demo's requests carry no query, cookie or gRPC
 // values, so rules on those never apply to them.
 func applies(rule core.Rule, route string, withUser bool) bool {
-	if !globMatch(rule.Resource, route) {
+	if !core.MatchResource(rule.Resource, route) {
 		return false
 	}
 	if rule.Kind != core.KindHotspot {
@@ -186,30 +186,4 @@ func applies(rule core.Rule, route string, withUser bool) bool {
 func isUserParam(param string) bool {
 	kind, name, _ := strings.Cut(param, ":")
 	return kind == "header" && strings.EqualFold(name, userHeader)
-}
-
-// globMatch reports whether name matches the rule resource pattern, in
-// which each '*' matches any run of characters, '/' included (as in core).
-func globMatch(pattern, name string) bool {
-	p, n := 0, 0
-	star, mark := -1, 0 // the last star seen and where its match ends
-	for n < len(name) {
-		switch {
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, n
-			p++
-		case p < len(pattern) && pattern[p] == name[n]:
-			p++
-			n++
-		case star >= 0:
-			mark++
-			p, n = star+1, mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
 }
