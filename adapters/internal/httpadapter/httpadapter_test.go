@@ -1,0 +1,244 @@
+package httpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/core"
+)
+
+func TestCeilSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want int64
+	}{
+		{math.MinInt64, 0},
+		{-time.Second, 0},
+		{0, 0},
+		{1, 1},
+		{999 * time.Millisecond, 1},
+		{time.Second, 1},
+		{time.Second + 1, 2},
+		{1500 * time.Millisecond, 2},
+		{time.Minute, 60},
+		{math.MaxInt64, 9223372037}, // no overflow
+	} {
+		assert.Equal(t, tt.want, CeilSeconds(tt.d), "%d", tt.d)
+	}
+}
+
+func TestAppendSFString(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"hello-rate", `"hello-rate"`},
+		{"", `""`},
+		{`say "hi"`, `"say \"hi\""`},
+		{`back\slash`, `"back\\slash"`},
+		{"100%", `"100%25"`},
+		{"ü", `"%C3%BC"`},
+		{"a\r\nb\x00\x7f", `"a%0D%0Ab%00%7F"`},
+		{"; q=1, \"x\";r=2", `"; q=1, \"x\";r=2"`},
+	} {
+		assert.Equal(t, tt.want, string(AppendSFString(nil, tt.in)), "%q", tt.in)
+	}
+}
+
+// FuzzAppendSFString checks that any name becomes one valid structured
+// field String from which the name is recovered exactly.
+func FuzzAppendSFString(f *testing.F) {
+	for _, s := range []string{"rule", `"\`, "%", "ü\xff", "a,b;c=d", "\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		field := string(AppendSFString(nil, s))
+		items, err := adaptertest.ParseList(field)
+		require.NoError(t, err)
+		require.Len(t, items, 1)
+		got, err := adaptertest.Decode(items[0].Name)
+		require.NoError(t, err)
+		require.Equal(t, s, got)
+	})
+}
+
+// FuzzAppendJSONString checks that any string becomes valid JSON that
+// decodes to the string, invalid UTF-8 bytes each replaced by U+FFFD.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"plain", "\"\\/", "\x00\x1f\x7f", "ü\u2028\u2029", "\xff\xfe", "<script>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendJSONString(nil, s)
+		require.True(t, json.Valid(out), "%s", out)
+		var got string
+		require.NoError(t, json.Unmarshal(out, &got))
+		var want strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			want.WriteRune(r) // RuneError for an invalid byte
+			i += n
+		}
+		require.Equal(t, want.String(), got)
+	})
+}
+
+func TestRateLimitFields(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		p             Policy
+		policy, limit string
+	}{
+		{"window", Policy{Rule: "hello", Limit: 5, Window: time.Second, Remaining: 2, Reset: 300 * time.Millisecond},
+			`"hello";q=5;w=1`, `"hello";r=2;t=1`},
+		{"window rounded up", Policy{Rule: "r", Limit: 3, Window: 1500 * time.Millisecond, Remaining: 0, Reset: 1200 * time.Millisecond},
+			`"r";q=3;w=2`, `"r";r=0;t=2`},
+		{"sub-second window", Policy{Rule: "fast", Limit: 10, Window: 100 * time.Millisecond, Reset: 50 * time.Millisecond},
+			`"fast";q=10;w=1`, `"fast";r=0;t=1`},
+		{"reset now", Policy{Rule: "r", Limit: 3, Window: time.Minute, Remaining: 3},
+			`"r";q=3;w=60`, `"r";r=3;t=0`},
+		{"in flight", Policy{Rule: "slots", Limit: 3},
+			`"slots";q=3;qu="concurrent-requests"`, `"slots";r=0`},
+		{"clamped", Policy{Rule: "big", Limit: math.MaxInt64, Window: time.Hour, Remaining: -4, Reset: time.Hour},
+			`"big";q=999999999999999;w=3600`, `"big";r=0;t=3600`},
+		{"escaped name", Policy{Rule: `a"b`, Limit: 1, Window: time.Second},
+			`"a\"b";q=1;w=1`, `"a\"b";r=0;t=0`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			SetRateLimitFields(h, tt.p)
+			assert.Equal(t, []string{tt.policy}, h.Values("RateLimit-Policy"))
+			assert.Equal(t, []string{tt.limit}, h.Values("RateLimit"))
+			for _, v := range []string{tt.policy, tt.limit} {
+				_, err := adaptertest.ParseList(v)
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+func TestStatus(t *testing.T) {
+	assert.Equal(t, 429, Status(&core.BlockedError{Kind: core.KindFlow, Window: time.Second}))
+	assert.Equal(t, 429, Status(&core.BlockedError{Kind: core.KindHotspot, Window: time.Second}))
+	assert.Equal(t, 429, Status(&core.BlockedError{Kind: core.KindHotspot}), "per-value in flight")
+	assert.Equal(t, 503, Status(&core.BlockedError{Kind: core.KindConcurrency}))
+}
+
+func TestWriteBlocked(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		b       core.BlockedError
+		status  int
+		headers map[string]string
+		body    string
+	}{
+		{
+			name: "flow",
+			b: core.BlockedError{Resource: "GET /hello", Rule: "hello-rate", Kind: core.KindFlow, Limit: 5,
+				Window: time.Second, RetryAfter: 300 * time.Millisecond},
+			status: 429,
+			headers: map[string]string{"Retry-After": "1", "RateLimit-Policy": `"hello-rate";q=5;w=1`,
+				"RateLimit": `"hello-rate";r=0;t=1`, "Content-Type": "application/problem+json", "Cache-Control": "no-store"},
+			body: `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Quota Exceeded",` +
+				`"status":429,"detail":"GET /hello allows 5 requests per 1s; retry in 1s","rule":"hello-rate",` +
+				`"limit":5,"window":1,"retryAfter":1,"violated-policies":["hello-rate"]}`,
+		},
+		{
+			name: "hotspot",
+			b: core.BlockedError{Resource: "GET /items/{id}", Rule: "per-user", Kind: core.KindHotspot,
+				Param: "header:X-User-ID", Limit: 10, Window: 500 * time.Millisecond, RetryAfter: 2100 * time.Millisecond},
+			status: 429,
+			headers: map[string]string{"Retry-After": "3", "RateLimit-Policy": `"per-user";q=10;w=1`,
+				"RateLimit": `"per-user";r=0;t=3`},
+			body: `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Quota Exceeded",` +
+				`"status":429,"detail":"GET /items/{id} allows 10 requests per 500ms for each header:X-User-ID value; retry in 3s",` +
+				`"rule":"per-user","limit":10,"window":0.5,"retryAfter":3,"param":"header:X-User-ID","violated-policies":["per-user"]}`,
+		},
+		{
+			name:   "concurrency",
+			b:      core.BlockedError{Resource: "GET /slow", Rule: "slow-inflight", Kind: core.KindConcurrency, Limit: 3},
+			status: 503,
+			headers: map[string]string{"Retry-After": "", "RateLimit-Policy": `"slow-inflight";q=3;qu="concurrent-requests"`,
+				"RateLimit": `"slow-inflight";r=0`},
+			body: `{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity",` +
+				`"title":"Temporary Reduced Capacity","status":503,"detail":"GET /slow allows 3 requests in flight; retry when one ends",` +
+				`"rule":"slow-inflight","limit":3,"window":0,"retryAfter":0,"violated-policies":["slow-inflight"]}`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			w.Header().Set("Retry-After", "stale") // replaced, or removed
+			WriteBlocked(w, &tt.b)
+			assert.Equal(t, tt.status, w.Code)
+			for k, v := range tt.headers {
+				assert.Equal(t, v, w.Header().Get(k), k)
+			}
+			assert.Equal(t, tt.body, w.Body.String())
+			assert.Equal(t, fmt.Sprint(w.Body.Len()), w.Header().Get("Content-Length"))
+			assert.True(t, json.Valid(w.Body.Bytes()))
+		})
+	}
+}
+
+func TestWriteEnterError(t *testing.T) {
+	w := httptest.NewRecorder()
+	WriteEnterError(w)
+	assert.Equal(t, 500, w.Code)
+	assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
+	assert.JSONEq(t, `{"type":"about:blank","title":"Internal Server Error","status":500}`, w.Body.String())
+}
+
+func TestRejection(t *testing.T) {
+	b := &core.BlockedError{Rule: "r"}
+	live := context.Background()
+	got, gone := Rejection(live, b)
+	assert.Same(t, b, got)
+	assert.False(t, gone)
+	got, gone = Rejection(live, fmt.Errorf("wrapped: %w", b))
+	assert.Same(t, b, got)
+	assert.False(t, gone)
+
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, gone = Rejection(ended, fmt.Errorf("sluice: waiting: %w", context.Canceled))
+	assert.Nil(t, got)
+	assert.True(t, gone)
+	got, gone = Rejection(live, context.DeadlineExceeded)
+	assert.Nil(t, got)
+	assert.True(t, gone)
+
+	got, gone = Rejection(live, errors.New("something else"))
+	assert.Nil(t, got)
+	assert.False(t, gone)
+}
+
+func TestCommon(t *testing.T) {
+	var c Common
+	assert.PanicsWithValue(t, "pkg: New: nil *core.Guard (make one with core.New)", func() { c.Init("pkg: New", nil) })
+	g, err := core.New()
+	require.NoError(t, err)
+	c.Init("pkg", g)
+	c.Finish("pkg")
+	require.NotNil(t, c.Extractor)
+	require.NotNil(t, c.Classify)
+
+	assert.NoError(t, c.ExitError(200, nil))
+	assert.NoError(t, c.ExitError(404, nil))
+	assert.ErrorIs(t, c.ExitError(500, nil), ErrStatus)
+	handlerErr := errors.New("handler")
+	assert.Equal(t, handlerErr, c.ExitError(200, handlerErr), "the handler's error is given to Exit")
+
+	c.Classify = func(status int, err error) bool { return status == 404 }
+	assert.ErrorIs(t, c.ExitError(404, nil), ErrStatus)
+	assert.NoError(t, c.ExitError(500, handlerErr))
+}
