@@ -1,0 +1,247 @@
+// Package exampletest is the test the net/http, gin and echo examples
+// share: it runs an example's server on 127.0.0.1:0 and exercises every
+// route with a real client.
+package exampletest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// RunFunc is an example's run: it serves the example on addr with the rules
+// of rulesFile (the default rules when ""), calls ready with the address it
+// listens on, and returns when ctx ends, after a graceful shutdown.
+type RunFunc func(ctx context.Context, addr, rulesFile string, ready func(addr string)) error
+
+// testRules are the rules the limit tests use: the default rules' kinds,
+// with windows long enough that no limit resets during a test on a slow
+// machine.
+const testRules = `rules:
+  - name: hello-rate
+    resource: "GET /hello"
+    kind: flow
+    limit: 3
+    window: 1m
+  - name: items-per-user
+    resource: "GET /items/{id}"
+    kind: hotspot
+    param: "header:X-User-ID"
+    limit: 2
+    window: 1m
+  - name: slow-inflight
+    resource: "GET /slow"
+    kind: concurrency
+    limit: 1
+  - name: unmatched-rate
+    resource: "(unmatched)"
+    kind: flow
+    limit: 2
+    window: 1m
+`
+
+// server is one example server under test.
+type server struct {
+	t    *testing.T
+	base string
+	stop context.CancelFunc
+	done chan error
+}
+
+// start runs the example until the test ends.
+func start(t *testing.T, run RunFunc, rulesFile string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{t: t, stop: cancel, done: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go func() { s.done <- run(ctx, "127.0.0.1:0", rulesFile, func(addr string) { ready <- addr }) }()
+	select {
+	case addr := <-ready:
+		s.base = "http://" + addr
+	case err := <-s.done:
+		cancel()
+		t.Fatalf("the example did not start: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("the example did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			t.Error("the example did not stop")
+		}
+	})
+	return s
+}
+
+func (s *server) get(ctx context.Context, path string, header ...string) (int, http.Header, string) {
+	s.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
+	require.NoError(s.t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(s.t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(s.t, err)
+	return res.StatusCode, res.Header, string(body)
+}
+
+// Run tests the example run starts.
+func Run(t *testing.T, run RunFunc) {
+	t.Run("DefaultRules", func(t *testing.T) {
+		s := start(t, run, "")
+		ctx := context.Background()
+		status, h, body := s.get(ctx, "/hello")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "hello\n", body)
+		assert.Contains(t, h.Get("Content-Type"), "text/plain")
+
+		status, h, body = s.get(ctx, "/items/42", "X-User-ID", "alice")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "application/json", h.Get("Content-Type"))
+		var item map[string]string
+		require.NoError(t, json.Unmarshal([]byte(body), &item))
+		assert.Equal(t, "42", item["id"])
+
+		status, _, body = s.get(ctx, "/slow?ms=5")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "slept 5ms\n", body)
+		status, _, _ = s.get(ctx, "/slow?ms=x")
+		assert.Equal(t, http.StatusBadRequest, status)
+
+		status, _, _ = s.get(ctx, "/fail")
+		assert.Equal(t, http.StatusInternalServerError, status)
+		status, _, _ = s.get(ctx, "/no-such-route")
+		assert.Equal(t, http.StatusNotFound, status)
+
+		// The default rules block the user "blocked" outright.
+		status, h, _ = s.get(ctx, "/items/1", "X-User-ID", "blocked")
+		assert.Equal(t, http.StatusTooManyRequests, status)
+		assert.Equal(t, `"items-per-user";q=0;w=1`, h.Get("RateLimit-Policy"))
+	})
+
+	t.Run("Limits", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(testRules), 0o600))
+		s := start(t, run, file)
+		ctx := context.Background()
+
+		for range 3 {
+			status, _, _ := s.get(ctx, "/hello")
+			require.Equal(t, http.StatusOK, status)
+		}
+		status, h, body := s.get(ctx, "/hello")
+		assert.Equal(t, http.StatusTooManyRequests, status)
+		assert.Equal(t, "application/problem+json", h.Get("Content-Type"))
+		assert.Equal(t, `"hello-rate";q=3;w=60`, h.Get("RateLimit-Policy"))
+		assert.NotEmpty(t, h.Get("Retry-After"))
+		assert.Contains(t, body, `"rule":"hello-rate"`)
+
+		for range 2 {
+			status, _, _ = s.get(ctx, "/items/1", "X-User-ID", "alice")
+			require.Equal(t, http.StatusOK, status)
+		}
+		status, _, _ = s.get(ctx, "/items/2", "X-User-ID", "alice")
+		assert.Equal(t, http.StatusTooManyRequests, status)
+		status, _, _ = s.get(ctx, "/items/2", "X-User-ID", "bob")
+		assert.Equal(t, http.StatusOK, status)
+
+		for _, path := range []string{"/a", "/b"} {
+			status, _, _ = s.get(ctx, path)
+			require.Equal(t, http.StatusNotFound, status)
+		}
+		status, _, _ = s.get(ctx, "/c")
+		assert.Equal(t, http.StatusTooManyRequests, status, "unmatched paths share one limit")
+
+		// One slow request in flight: the next is refused with 503 until
+		// it ends. The first sleeps until the test cancels it.
+		first, cancelFirst := context.WithCancel(ctx)
+		firstDone := make(chan struct{})
+		go func() {
+			defer close(firstDone)
+			req, _ := http.NewRequestWithContext(first, http.MethodGet, s.base+"/slow?ms=10000", nil)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		deadline := time.Now().Add(8 * time.Second)
+		for {
+			status, _, _ = s.get(ctx, "/slow?ms=0")
+			if status == http.StatusServiceUnavailable || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		assert.Equal(t, http.StatusServiceUnavailable, status, "a second request while one is in flight")
+		cancelFirst()
+		<-firstDone
+	})
+
+	t.Run("BadRulesFile", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(file, []byte("rules:\n  - resource: x\n    kind: flow\n    limit: -5\n"), 0o600))
+		err := run(context.Background(), "127.0.0.1:0", file, func(string) { t.Error("started with bad rules") })
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "limit")
+		assert.True(t, strings.Contains(err.Error(), "rules.yaml"), err.Error())
+	})
+
+	t.Run("GracefulShutdown", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(testRules), 0o600))
+		s := start(t, run, file)
+		type result struct {
+			status int
+			body   string
+		}
+		inflight := make(chan result, 1)
+		go func() {
+			res, err := http.Get(s.base + "/slow?ms=2000")
+			if err != nil {
+				inflight <- result{}
+				return
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			inflight <- result{res.StatusCode, string(body)}
+		}()
+		// The request is in flight once a second one is refused (the rules
+		// allow one GET /slow in flight).
+		deadline := time.Now().Add(8 * time.Second)
+		for {
+			status, _, _ := s.get(context.Background(), "/slow?ms=0")
+			if status == http.StatusServiceUnavailable {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the slow request never was in flight")
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.stop()
+		select {
+		case err := <-s.done:
+			s.done <- err // for the cleanup
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the example did not stop")
+		}
+		r := <-inflight
+		assert.Equal(t, http.StatusOK, r.status, "the request in flight finished")
+		assert.Equal(t, "slept 2s\n", r.body)
+		_, err := http.Get(s.base + "/hello")
+		assert.Error(t, err, "the server no longer accepts requests")
+	})
+}
