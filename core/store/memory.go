@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// DefaultMemoryKeys is the default bound on the number of keys a Memory
+// store keeps.
+const DefaultMemoryKeys = 100000
+
+// Memory is a Store in the process's memory, on a clock.Clock: limits are
+// shared by the Guards of one process. It keeps at most its bound of keys;
+// beyond it, a new key replaces an arbitrary one, which then starts afresh.
+// Approximate limits are decided exactly. It is the reference the Redis
+// store's behaviour is tested against.
+type Memory struct {
+	clock clock.Clock
+	max   int
+
+	mu   sync.Mutex
+	lims map[string]memLimit
+}
+
+type memLimit struct {
+	lim Limit
+	l   flow.Limiter
+}
+
+// NewMemory returns a Memory store on clock c keeping at most maxKeys keys
+// (DefaultMemoryKeys when maxKeys is 0).
+func NewMemory(c clock.Clock, maxKeys int) (*Memory, error) {
+	switch {
+	case c == nil:
+		return nil, fmt.Errorf("store.NewMemory: clock is nil")
+	case maxKeys < 0:
+		return nil, fmt.Errorf("store.NewMemory: maxKeys must be >= 0, got %d", maxKeys)
+	case maxKeys == 0:
+		maxKeys = DefaultMemoryKeys
+	}
+	return &Memory{clock: c, max: maxKeys, lims: map[string]memLimit{}}, nil
+}
+
+// limiter returns the flow limiter of key for lim, making it (or remaking
+// it, carrying its state over, when lim changed) as needed.
+func (m *Memory) limiter(key string, lim Limit) (flow.Limiter, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.lims[key]
+	if ok && e.lim == lim {
+		return e.l, nil
+	}
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	l, err := flow.New(flow.Config{Algorithm: lim.Algorithm, Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, e.l)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && len(m.lims) >= m.max {
+		for k := range m.lims {
+			delete(m.lims, k)
+			break
+		}
+	}
+	m.lims[key] = memLimit{lim: lim, l: l}
+	return l, nil
+}
+
+// Take decides n requests of key under lim.
+func (m *Memory) Take(ctx context.Context, key string, lim Limit, n int64) (flow.Decision, error) {
+	l, err := m.limiter(key, lim)
+	if err != nil {
+		return flow.Decision{}, err
+	}
+	return l.Acquire(int64(m.clock.Now()), n), nil
+}
+
+// Undo gives back an admitted decision of Take.
+func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d flow.Decision, n int64) error {
+	m.mu.Lock()
+	e, ok := m.lims[key]
+	m.mu.Unlock()
+	if ok {
+		e.l.Undo(d, n)
+	}
+	return nil
+}
+
+// Len returns the number of keys the store keeps.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.lims)
+}
+
+// Close does nothing: a Memory store has no goroutine.
+func (m *Memory) Close() error { return nil }

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// Mode is how a shared limit is decided.
+type Mode string
+
+// The modes of a shared limit.
+const (
+	// Exact decides every request in the store, in one round trip: the
+	// limit holds exactly across instances.
+	Exact Mode = "exact"
+	// Approximate decides every request locally and synchronizes counts
+	// with the store periodically: nanoseconds per decision, and an
+	// overshoot bounded by what the instances admit in one sync period.
+	Approximate Mode = "approximate"
+)
+
+// Limit describes one limit kept in a Store.
+type Limit struct {
+	// Algorithm is flow.SlidingCounter, flow.TokenBucket or
+	// flow.LeakyBucket.
+	Algorithm flow.Algorithm
+	Limit     int64         // requests per Window
+	Window    time.Duration // > 0
+	Burst     int64         // token bucket: tokens above Limit
+	MaxWait   time.Duration // leaky bucket: the longest a request may wait for its turn
+	Mode      Mode          // default Exact
+}
+
+// Algorithms lists the algorithms a Store supports.
+var Algorithms = []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket}
+
+// Validate returns an error naming the first field of l that a Store cannot
+// use, or nil.
+func (l Limit) Validate() error {
+	switch {
+	case l.Algorithm != flow.SlidingCounter && l.Algorithm != flow.TokenBucket && l.Algorithm != flow.LeakyBucket:
+		return fmt.Errorf("algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got %q", l.Algorithm)
+	case l.Limit < 0:
+		return fmt.Errorf("limit must be >= 0, got %d", l.Limit)
+	case l.Window <= 0:
+		return fmt.Errorf("window must be > 0, got %s", l.Window)
+	case l.Burst < 0:
+		return fmt.Errorf("burst must be >= 0, got %d", l.Burst)
+	case l.MaxWait < 0:
+		return fmt.Errorf("maxWait must be >= 0, got %s", l.MaxWait)
+	case l.Mode != "" && l.Mode != Exact && l.Mode != Approximate:
+		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
+	}
+	return nil
+}
+
+// Store keeps limits that several Guards (usually in several processes)
+// share. Keys name one limit each: the Guard passes the rule's name, or for
+// a hotspot rule the rule's name and a hash of the value; a Store adds its
+// own prefix. A Store is safe for concurrent use.
+//
+// Take and Undo return an error when the store could not decide (it is
+// unreachable, too slow, or answered nonsense): the Guard then applies the
+// rule's failure policy. They never block longer than the Store's own
+// timeout, or than ctx allows.
+type Store interface {
+	// Take asks the limit lim kept under key to admit n requests, on the
+	// store's own clock. The decision has OK, Limit, Remaining,
+	// RetryAfter, and for a leaky bucket the Wait before the request's
+	// turn.
+	Take(ctx context.Context, key string, lim Limit, n int64) (flow.Decision, error)
+	// Undo gives back the n requests of an admitted decision d of Take,
+	// when a later rule rejected the request: best effort.
+	Undo(ctx context.Context, key string, lim Limit, d flow.Decision, n int64) error
+	// Close releases the Store's resources and stops its goroutines.
+	Close() error
+}
+
+// ErrUnavailable is the error a Store returns, wrapped, when it cannot reach
+// its backend; errors.Is(err, ErrUnavailable).
+var ErrUnavailable = errors.New("store unavailable")

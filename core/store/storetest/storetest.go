@@ -1,0 +1,192 @@
+// Package storetest is the behaviour suite every store.Store must pass. The
+// memory store runs it on a fake clock; the Redis store runs it against a
+// real redis-server, on Redis's clock.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// Harness is what the suite needs of a Store under test.
+type Harness struct {
+	// Store is a Store whose keys the suite may use freely; the suite
+	// prefixes its keys with the test's name.
+	Store store.Store
+	// Sleep lets d pass on the store's clock: Advance for a store on a
+	// fake clock, a real sleep for a store on a server's clock.
+	Sleep func(d time.Duration)
+	// Slack is how much time may pass between two calls of the suite on
+	// the store's clock: 0 on a fake clock, a few milliseconds for a
+	// server. Expected waits and retry times are checked within it.
+	Slack time.Duration
+	// Mode is the mode of the limits the suite uses.
+	Mode store.Mode
+}
+
+// Run runs the suite. newHarness is called once per test.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, h Harness, key string)
+	}{
+		{"SlidingCounterLimit", slidingCounterLimit},
+		{"TokenBucketBurstAndRefill", tokenBucket},
+		{"LeakyBucketPacing", leakyBucket},
+		{"UndoGivesBack", undoGivesBack},
+		{"CountOfMany", countOfMany},
+		{"ZeroLimitBlocks", zeroLimit},
+		{"KeysAreIndependent", keysIndependent},
+		{"ConcurrentTakesNeverExceed", concurrentTakes},
+		{"InvalidLimitIsAnError", invalidLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			tt.fn(t, h, fmt.Sprintf("storetest/%s/%d", t.Name(), time.Now().UnixNano()))
+		})
+	}
+}
+
+func take(t *testing.T, h Harness, key string, lim store.Limit, n int64) flow.Decision {
+	t.Helper()
+	lim.Mode = h.Mode
+	d, err := h.Store.Take(context.Background(), key, lim, n)
+	require.NoError(t, err)
+	return d
+}
+
+// between asserts lo-slack <= got <= hi.
+func between(t *testing.T, h Harness, got, lo, hi time.Duration, msg string) {
+	t.Helper()
+	assert.GreaterOrEqual(t, got, lo-h.Slack, msg)
+	assert.LessOrEqual(t, got, hi, msg)
+}
+
+func slidingCounterLimit(t *testing.T, h Harness, key string) {
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 5, Window: 2 * time.Second}
+	for i := range 5 {
+		d := take(t, h, key, lim, 1)
+		require.True(t, d.OK, "request %d", i)
+		assert.Equal(t, int64(5), d.Limit)
+		assert.Equal(t, int64(4-i), d.Remaining, "request %d", i)
+	}
+	d := take(t, h, key, lim, 1)
+	require.False(t, d.OK, "the 6th request in the window")
+	assert.Equal(t, int64(0), d.Remaining)
+	between(t, h, d.RetryAfter, time.Nanosecond, 2*lim.Window, "retry after")
+	// Two windows later the previous window weighs nothing.
+	h.Sleep(2*lim.Window + h.Slack)
+	assert.True(t, take(t, h, key, lim, 1).OK, "after two windows")
+}
+
+func tokenBucket(t *testing.T, h Harness, key string) {
+	// 4 per 2s: one token per 500ms; capacity 6.
+	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 4, Window: 2 * time.Second, Burst: 2}
+	for i := range 6 {
+		require.True(t, take(t, h, key, lim, 1).OK, "request %d of the burst", i)
+	}
+	d := take(t, h, key, lim, 1)
+	require.False(t, d.OK, "the bucket is empty")
+	between(t, h, d.RetryAfter, 500*time.Millisecond-h.Slack, 500*time.Millisecond, "one token's refill")
+	h.Sleep(d.RetryAfter + h.Slack)
+	assert.True(t, take(t, h, key, lim, 1).OK, "one token refilled")
+	assert.False(t, take(t, h, key, lim, 1).OK, "only one")
+}
+
+func leakyBucket(t *testing.T, h Harness, key string) {
+	// One slot per 100ms; a request may wait up to 300ms.
+	lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: 300 * time.Millisecond}
+	for i := range 4 {
+		d := take(t, h, key, lim, 1)
+		require.True(t, d.OK, "request %d", i)
+		want := time.Duration(i) * 100 * time.Millisecond
+		between(t, h, d.Wait, want-h.Slack, want, fmt.Sprintf("wait of request %d", i))
+	}
+	d := take(t, h, key, lim, 1)
+	require.False(t, d.OK, "its turn is 400ms away, beyond maxWait")
+	between(t, h, d.RetryAfter, 100*time.Millisecond-h.Slack, 100*time.Millisecond, "retry after")
+}
+
+func undoGivesBack(t *testing.T, h Harness, key string) {
+	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+		lim := store.Limit{Algorithm: alg, Limit: 2, Window: 10 * time.Second}
+		k := key + "/" + string(alg)
+		take(t, h, k, lim, 1)
+		d := take(t, h, k, lim, 1)
+		require.True(t, d.OK)
+		lim.Mode = h.Mode
+		require.NoError(t, h.Store.Undo(context.Background(), k, lim, d, 1))
+		assert.True(t, take(t, h, k, lim, 1).OK, "%s: the undone request's quota", alg)
+		assert.False(t, take(t, h, k, lim, 1).OK, "%s: and no more", alg)
+	}
+}
+
+func countOfMany(t *testing.T, h Harness, key string) {
+	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+		lim := store.Limit{Algorithm: alg, Limit: 5, Window: 10 * time.Second}
+		k := key + "/" + string(alg)
+		d := take(t, h, k, lim, 3)
+		require.True(t, d.OK, "%s", alg)
+		assert.Equal(t, int64(2), d.Remaining, "%s", alg)
+		assert.False(t, take(t, h, k, lim, 3).OK, "%s: 3 more do not fit", alg)
+		assert.True(t, take(t, h, k, lim, 2).OK, "%s: 2 do", alg)
+	}
+}
+
+func zeroLimit(t *testing.T, h Harness, key string) {
+	for _, alg := range store.Algorithms {
+		d := take(t, h, key+"/"+string(alg), store.Limit{Algorithm: alg, Limit: 0, Window: time.Second}, 1)
+		assert.False(t, d.OK, "%s", alg)
+	}
+}
+
+func keysIndependent(t *testing.T, h Harness, key string) {
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1, Window: 10 * time.Second}
+	require.True(t, take(t, h, key+"/a", lim, 1).OK)
+	require.False(t, take(t, h, key+"/a", lim, 1).OK)
+	assert.True(t, take(t, h, key+"/b", lim, 1).OK, "another key has its own limit")
+}
+
+func concurrentTakes(t *testing.T, h Harness, key string) {
+	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+		lim := store.Limit{Algorithm: alg, Limit: 50, Window: time.Minute, Mode: h.Mode}
+		k := key + "/" + string(alg)
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				for range 10 {
+					d, err := h.Store.Take(context.Background(), k, lim, 1)
+					if assert.NoError(t, err) && d.OK {
+						admitted.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, int64(50), admitted.Load(), "%s: 200 requests against a limit of 50", alg)
+	}
+}
+
+func invalidLimit(t *testing.T, h Harness, key string) {
+	bad := []store.Limit{
+		{Algorithm: flow.LeapArray, Limit: 1, Window: time.Second},
+		{Algorithm: flow.TokenBucket, Limit: -1, Window: time.Second},
+		{Algorithm: flow.TokenBucket, Limit: 1},
+	}
+	for _, lim := range bad {
+		_, err := h.Store.Take(context.Background(), key, lim, 1)
+		assert.Error(t, err, "%+v", lim)
+	}
+}
