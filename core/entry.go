@@ -49,6 +49,10 @@ type Entry struct {
 type held struct {
 	rs *ruleState
 	d  hotspot.Decision
+	// For a rule with a store: the key in the store, and whether the
+	// decision was the failure policy's instead of the store's.
+	key      string
+	fallback bool
 }
 
 // quotaOf is the windowed rule an admitted request left the least quota
@@ -142,10 +146,10 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		// One flow or concurrency rule that never waits: no reservation
 		// to keep for a later rejection.
 		rs := b.single
-		if d := rs.acquire(now, n); d.OK {
-			e.quota.note(rs, &d)
+		if h := (held{rs: rs, d: hotspot.Decision{Decision: rs.acquire(now, n)}}); h.d.OK {
+			e.quota.note(rs, &h.d.Decision)
 		} else {
-			err = blocked(resource, rs, d)
+			err = blocked(resource, &h)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, now)
@@ -181,19 +185,34 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
+	// check records the decision of the last reservation in admitted.
+	check := func(h *held) error {
+		if !h.d.OK {
+			undo(admitted[:len(admitted)-1], n)
+			return blocked(resource, h)
+		}
+		e.quota.note(h.rs, &h.d.Decision)
+		wait = max(wait, h.d.Wait)
+		return nil
+	}
 	for _, rs := range e.b.rules {
-		if rs.hot == nil {
-			// The decision is made in place: a held is too large to copy
-			// around on every request.
+		if rs.rule.Kind != KindHotspot {
+			// A flow or concurrency rule. The decision is made in place: a
+			// held is too large to copy around on every request.
 			admitted = append(admitted, held{rs: rs})
-			d := &admitted[len(admitted)-1].d.Decision
-			*d = rs.acquire(now, n)
-			if !d.OK {
-				undo(admitted[:len(admitted)-1], n)
-				return now, blocked(resource, rs, *d)
+			h := &admitted[len(admitted)-1]
+			if rs.remote != nil {
+				h.key = rs.rule.Name
+				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
+					undo(admitted[:len(admitted)-1], n)
+					return now, err
+				}
+			} else {
+				h.d.Decision = rs.acquire(now, n)
 			}
-			e.quota.note(rs, d)
-			wait = max(wait, d.Wait)
+			if err := check(h); err != nil {
+				return now, err
+			}
 			continue
 		}
 		if params == nil {
@@ -205,14 +224,24 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				break
 			}
 			admitted = append(admitted, held{rs: rs})
-			d := &admitted[len(admitted)-1].d
-			*d = rs.hot.Acquire(now, v, n)
-			if !d.OK {
-				undo(admitted[:len(admitted)-1], n)
-				return now, blocked(resource, rs, d.Decision)
+			h := &admitted[len(admitted)-1]
+			if rr := rs.remote; rr != nil {
+				lim := rr.limitOf(v)
+				if lim.Limit == 0 {
+					h.d.Decision = flow.Decision{RetryAfter: lim.Window} // blocked by an override of 0
+				} else {
+					h.key = valueKey(rs.rule.Name, v)
+					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
+						undo(admitted[:len(admitted)-1], n)
+						return now, err
+					}
+				}
+			} else {
+				h.d = rs.hot.Acquire(now, v, n)
 			}
-			e.quota.note(rs, &d.Decision)
-			wait = max(wait, d.Wait)
+			if err := check(h); err != nil {
+				return now, err
+			}
 		}
 	}
 	if wait > 0 {
@@ -233,8 +262,11 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 // undo gives back the reservations of the rules that admitted a request
 // after a later rule rejected it, or its wait was cancelled.
 func undo(admitted []held, n int64) {
-	for _, h := range admitted {
+	for i := range admitted {
+		h := &admitted[i]
 		switch rs := h.rs; {
+		case rs.remote != nil:
+			rs.remote.undo(h, n)
 		case rs.hot != nil:
 			rs.hot.Undo(h.d, n)
 		case rs.flow != nil:
@@ -245,8 +277,10 @@ func undo(admitted []held, n int64) {
 	}
 }
 
-func blocked(resource string, rs *ruleState, d flow.Decision) *BlockedError {
+func blocked(resource string, h *held) *BlockedError {
+	rs, d := h.rs, &h.d
 	e := &BlockedError{
+		Fallback:   h.fallback,
 		Resource:   resource,
 		Rule:       rs.rule.Name,
 		Kind:       rs.rule.Kind,

@@ -29,6 +29,10 @@ type BlockedError struct {
 	// pass if nothing else arrived. It is 0 for concurrency limits, which
 	// free a slot whenever a request in flight ends.
 	RetryAfter time.Duration
+	// Fallback is true when the rule keeps its counts in a store that
+	// failed, and the rejection is its failure policy's (closed, or the
+	// local limit): see Guard.Stores.
+	Fallback bool
 }
 
 // Error describes the block.

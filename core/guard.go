@@ -12,6 +12,7 @@ import (
 	"github.com/sluicekit/sluice/core/concurrency"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // DefaultMaxResources is the default bound on the number of resource names a
@@ -29,6 +30,7 @@ type Guard struct {
 	// itself, so that tests on a fake clock see exact response times.
 	coarse    *clock.Coarse
 	resources *resourceTable
+	stores    map[string]*storeConn // by name; fixed at New
 
 	mu    sync.Mutex // serializes SetRules
 	rules atomic.Pointer[ruleSet]
@@ -46,6 +48,7 @@ type ruleState struct {
 	flow    flow.Limiter         // KindFlow
 	conc    *concurrency.Limiter // KindConcurrency
 	hot     *hotspot.Limiter     // KindHotspot
+	remote  *remoteRule          // a flow or hotspot rule with a store: instead of flow and hot
 	waits   bool                 // admitted requests may wait (leaky bucket)
 	holds   bool                 // admitted requests hold a per-value slot until Exit (hotspot concurrency)
 	window  bool                 // a rate limit per window (not a concurrency limit): it has a Quota
@@ -66,6 +69,8 @@ type binding struct {
 
 type config struct {
 	clock        clock.Clock
+	stores       map[string]store.Store
+	storeBackoff time.Duration
 	rules        []Rule
 	rulesFile    string
 	maxResources int
@@ -126,13 +131,16 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: DefaultMaxResources}
+	cfg := config{maxResources: DefaultMaxResources, storeBackoff: DefaultStoreBackoff}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}}
+	for name, s := range cfg.stores {
+		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff)
+	}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)
@@ -220,7 +228,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		if prev != nil && (prev.rule.Kind != r.Kind || prev.rule.Resource != r.Resource || prev.rule.Param != r.Param) {
 			prev = nil
 		}
-		rs, err := compileRule(r, prev)
+		rs, err := compileRule(r, prev, g.stores)
 		if err != nil {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
 			continue
@@ -236,8 +244,24 @@ func (g *Guard) SetRules(rules []Rule) error {
 
 // compileRule makes the limiter of r, carrying over the state of prev, the
 // same rule in the rule set being replaced, when prev is not nil.
-func compileRule(r Rule, prev *ruleState) (*ruleState, error) {
+func compileRule(r Rule, prev *ruleState, stores map[string]*storeConn) (*ruleState, error) {
 	rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
+	if r.Store != "" {
+		var p *remoteRule
+		if prev != nil {
+			p = prev.remote
+		}
+		rr, err := compileRemote(r, stores, p)
+		if err != nil {
+			return nil, err
+		}
+		rs.remote = rr
+		alg := flow.Algorithm(r.Algorithm)
+		rs.waits = alg == flow.LeakyBucket
+		rs.window = true
+		rs.refills = alg == flow.LeakyBucket || alg == flow.TokenBucket
+		return rs, nil
+	}
 	switch r.Kind {
 	case KindFlow:
 		var p flow.Limiter
@@ -298,7 +322,7 @@ func (set *ruleSet) bind(name string) *binding {
 		}
 	}
 	b.rules = append(b.rules, waiting...)
-	if len(b.rules) == 1 && b.rules[0].hot == nil && !b.rules[0].waits {
+	if len(b.rules) == 1 && b.rules[0].hot == nil && b.rules[0].remote == nil && !b.rules[0].waits {
 		b.single = b.rules[0]
 	}
 	return b

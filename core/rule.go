@@ -61,7 +61,34 @@ type Rule struct {
 	// Overrides gives specific param values their own limit; 0 blocks the
 	// value.
 	Overrides map[string]int64 `json:"overrides,omitempty"`
+
+	// Store names the shared store that keeps a flow or hotspot rule's
+	// counts, one given to the Guard with WithStore, so that the limit
+	// holds for every Guard (every instance) using that store together.
+	// Empty: the Guard's own memory. A rule with a store uses the
+	// algorithm sliding-counter (its default), token-bucket or
+	// leaky-bucket, and no warmup.
+	Store string `json:"store,omitempty"`
+	// Mode is how the store decides: exact (default; a round trip per
+	// decision) or approximate (local decisions, counts synchronized
+	// periodically; see package store).
+	Mode string `json:"mode,omitempty"`
+	// OnFailure is what the rule does while its store fails: local
+	// (default) decides on LocalLimit in this process alone, open admits,
+	// closed rejects.
+	OnFailure string `json:"onFailure,omitempty"`
+	// LocalLimit is the limit per Window this process applies while the
+	// store fails and OnFailure is local: its share of Limit (say Limit
+	// divided by the number of instances). Default Limit.
+	LocalLimit int64 `json:"localLimit,omitempty"`
 }
+
+// Failure policies of rules with a store (Rule.OnFailure).
+const (
+	FailLocal  = "local"
+	FailOpen   = "open"
+	FailClosed = "closed"
+)
 
 // flowConfig returns the flow.Config of a flow rule.
 func (r *Rule) flowConfig() flow.Config {

@@ -416,6 +416,14 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 		r.MaxKeys, msg = intValue[int](val)
 	case "overrides":
 		r.Overrides = rp.overrides(val)
+	case "store":
+		r.Store, msg = textValue(val)
+	case "mode":
+		r.Mode, msg = textValue(val)
+	case "onFailure":
+		r.OnFailure, msg = textValue(val)
+	case "localLimit":
+		r.LocalLimit, msg = intValue[int64](val)
 	}
 	if msg != "" {
 		rp.add(key, val, "%s", msg)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // DefaultMaxKeys is the number of param values a hotspot rule tracks when
@@ -30,6 +32,7 @@ const (
 var fieldOrder = [...]string{
 	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
 	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
+	"store", "mode", "onFailure", "localLimit",
 }
 
 // fieldRank returns the position of field in fieldOrder, after 0 for
@@ -200,6 +203,39 @@ func (v *validator) checkFlow(r *Rule) {
 	v.zero("param", r.Param != "", msg)
 	v.zero("maxKeys", r.MaxKeys != 0, msg)
 	v.zero("overrides", len(r.Overrides) != 0, msg)
+	v.checkStore(r)
+}
+
+// checkStore checks the store fields of a flow or hotspot rule.
+func (v *validator) checkStore(r *Rule) {
+	if r.Store == "" {
+		const msg = "only applies to rules with a store"
+		v.zero("mode", r.Mode != "", msg)
+		v.zero("onFailure", r.OnFailure != "", msg)
+		v.zero("localLimit", r.LocalLimit != 0, msg)
+		return
+	}
+	if !isIdentifier(r.Store) {
+		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
+	}
+	switch {
+	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms, flow.Algorithm(r.Algorithm)):
+		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+	case r.Kind == KindHotspot && r.Algorithm == string(hotspot.Concurrency):
+		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+	}
+	const msg = "does not apply to rules with a store"
+	v.zero("buckets", r.Buckets != 0, msg)
+	v.zero("warmup", r.Warmup != 0, msg)
+	if m := store.Mode(r.Mode); m != "" && m != store.Exact && m != store.Approximate {
+		v.add("mode", "must be exact or approximate, got %s", quote(r.Mode))
+	}
+	if f := r.OnFailure; f != "" && f != FailLocal && f != FailOpen && f != FailClosed {
+		v.add("onFailure", "must be local, open or closed, got %s", quote(f))
+	}
+	if r.LocalLimit < 0 {
+		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
+	}
 }
 
 // ruleFlowConfig returns the flow.Config of flow rule r, without a
@@ -236,6 +272,10 @@ func (v *validator) checkConcurrency(r *Rule) {
 	v.zero("param", r.Param != "", msg)
 	v.zero("maxKeys", r.MaxKeys != 0, msg)
 	v.zero("overrides", len(r.Overrides) != 0, msg)
+	v.zero("store", r.Store != "", msg)
+	v.zero("mode", r.Mode != "", msg)
+	v.zero("onFailure", r.OnFailure != "", msg)
+	v.zero("localLimit", r.LocalLimit != 0, msg)
 }
 
 // checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
@@ -263,6 +303,7 @@ func (v *validator) checkHotspot(r *Rule) {
 			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
 		}
 	}
+	v.checkStore(r)
 }
 
 // paramKinds are the param kinds written KIND:NAME; bareParams are the
@@ -395,13 +436,26 @@ func normalize(rules []Rule) []Rule {
 // Overrides copied.
 func withDefaults(r Rule) Rule {
 	r.Overrides = maps.Clone(r.Overrides)
+	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
+		r.Algorithm = string(flow.SlidingCounter)
+	}
 	switch r.Kind {
 	case KindFlow:
 		c := ruleFlowConfig(&r).WithDefaults()
 		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = string(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+		if r.Store != "" {
+			r.Buckets = 0
+		}
 	case KindHotspot:
 		c := r.hotspotConfig().WithDefaults()
 		r.Algorithm, r.Window, r.MaxKeys = string(c.Algorithm), c.Window, c.MaxKeys
+	}
+	if r.Store != "" {
+		r.Mode = cmp.Or(r.Mode, string(store.Exact))
+		r.OnFailure = cmp.Or(r.OnFailure, FailLocal)
+		if r.LocalLimit == 0 {
+			r.LocalLimit = r.Limit
+		}
 	}
 	return r
 }

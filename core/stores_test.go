@@ -1,0 +1,289 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// switchable is a Memory store that the test can make fail, as a Redis that
+// went away does, and that counts the calls it gets. The Redis store's own
+// tests kill a real redis-server; this one tests the Guard's policies.
+type switchable struct {
+	*store.Memory
+	down  atomic.Bool
+	calls atomic.Int64
+	keys  atomic.Pointer[[]string]
+}
+
+func (s *switchable) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	s.calls.Add(1)
+	keys := append([]string(nil), s.seen()...)
+	keys = append(keys, key)
+	s.keys.Store(&keys)
+	if s.down.Load() {
+		return flow.Decision{}, fmt.Errorf("switchable: %w", store.ErrUnavailable)
+	}
+	return s.Memory.Take(ctx, key, lim, n)
+}
+
+func (s *switchable) seen() []string {
+	if p := s.keys.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func newSwitchable(t *testing.T, c clock.Clock) *switchable {
+	m, err := store.NewMemory(c, 0)
+	require.NoError(t, err)
+	return &switchable{Memory: m}
+}
+
+// guardsOnStore returns n Guards, each on its own fake clock (set seconds
+// apart: their clocks do not matter), sharing the store s as "shared".
+func guardsOnStore(t *testing.T, n int, s store.Store, rules ...core.Rule) ([]*core.Guard, []*clock.Fake) {
+	var gs []*core.Guard
+	var fcs []*clock.Fake
+	for i := range n {
+		fc := clock.NewFake(time.Duration(1+i*3600) * time.Second)
+		g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithRules(rules...))
+		require.NoError(t, err)
+		gs = append(gs, g)
+		fcs = append(fcs, fc)
+	}
+	return gs, fcs
+}
+
+func TestStoreRuleSharedAcrossGuardsWhateverTheirClocks(t *testing.T) {
+	storeClock := clock.NewFake(0)
+	s := newSwitchable(t, storeClock)
+	gs, _ := guardsOnStore(t, 3, s, core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 5, Store: "shared"})
+	ctx := context.Background()
+	passed := 0
+	for i := range 9 {
+		e, err := gs[i%3].Enter(ctx, "GET /x")
+		if err == nil {
+			passed++
+			e.Exit(nil)
+			continue
+		}
+		b := blockedBy(t, err)
+		assert.Equal(t, "global", b.Rule)
+		assert.False(t, b.Fallback)
+		assert.Equal(t, int64(5), b.Limit)
+	}
+	assert.Equal(t, 5, passed, "5 per second for the three Guards together")
+	storeClock.Advance(2 * time.Second)
+	_, err := gs[2].Enter(ctx, "GET /x")
+	assert.NoError(t, err, "the store's clock moved on")
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, gs[0].Stores())
+}
+
+func TestStoreFailurePolicies(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		policy     string
+		wantPassed int // of 5 requests while the store is down
+	}{
+		{core.FailOpen, 5},
+		{core.FailClosed, 0},
+		{core.FailLocal, 2}, // localLimit
+	} {
+		t.Run(tt.policy, func(t *testing.T) {
+			s := newSwitchable(t, clock.NewFake(0))
+			fc := clock.NewFake(time.Second)
+			g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBackoff(500*time.Millisecond),
+				core.WithRules(core.Rule{Name: "r", Resource: "GET /x", Kind: core.KindFlow, Limit: 100, Store: "shared", OnFailure: tt.policy, LocalLimit: 2}))
+			require.NoError(t, err)
+			s.down.Store(true)
+			passed := 0
+			for range 5 {
+				e, err := g.Enter(ctx, "GET /x")
+				if err == nil {
+					passed++
+					e.Exit(nil)
+					continue
+				}
+				b := blockedBy(t, err)
+				assert.True(t, b.Fallback, "the policy's decision")
+				if tt.policy == core.FailClosed {
+					assert.Equal(t, 500*time.Millisecond, b.RetryAfter, "until the store is tried again")
+				}
+			}
+			assert.Equal(t, tt.wantPassed, passed)
+			assert.Equal(t, int64(1), s.calls.Load(), "one failed call, then the store is left alone")
+			assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: false, Errors: 1, Fallbacks: 5}}, g.Stores())
+
+			// After the backoff one request tries again; it fails, and
+			// the store is left alone for another backoff.
+			fc.Advance(500 * time.Millisecond)
+			for range 3 {
+				e, err := g.Enter(ctx, "GET /x")
+				if err == nil {
+					e.Exit(nil)
+				}
+			}
+			assert.Equal(t, int64(2), s.calls.Load())
+
+			// The store comes back: the next try succeeds and every
+			// request goes to the store again.
+			s.down.Store(false)
+			fc.Advance(500 * time.Millisecond)
+			for range 3 {
+				e, err := g.Enter(ctx, "GET /x")
+				require.NoError(t, err)
+				e.Exit(nil)
+			}
+			assert.Equal(t, int64(5), s.calls.Load())
+			st := g.Stores()[0]
+			assert.True(t, st.Healthy)
+			assert.Equal(t, int64(2), st.Errors)
+		})
+	}
+}
+
+func TestStoreHotspotSharedPerValue(t *testing.T) {
+	s := newSwitchable(t, clock.NewFake(0))
+	gs, _ := guardsOnStore(t, 2, s, core.Rule{
+		Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID",
+		Limit: 2, Store: "shared", Overrides: map[string]int64{"vip": 4, "banned": 0},
+	})
+	ctx := context.Background()
+	enter := func(g *core.Guard, user string) error {
+		e, err := g.Enter(ctx, "GET /items/{id}", core.WithParams(core.ParamMap{"header:X-User-ID": {user}}))
+		e.Exit(nil)
+		return err
+	}
+	for _, tt := range []struct {
+		user   string
+		passed int
+	}{{"alice", 2}, {"bob", 2}, {"vip", 4}, {"banned", 0}, {strings.Repeat("x", 10000), 2}} {
+		passed := 0
+		for i := range 6 {
+			if err := enter(gs[i%2], tt.user); err == nil {
+				passed++
+			} else {
+				assert.Equal(t, "per-user", blockedBy(t, err).Rule)
+			}
+		}
+		assert.Equal(t, tt.passed, passed, "user %.10s across two Guards", tt.user)
+	}
+	for _, k := range s.seen() {
+		assert.LessOrEqual(t, len(k), 100, "store keys stay short: %.40q", k)
+		assert.NotContains(t, k, "banned", "a value blocked by its override never reaches the store")
+	}
+}
+
+func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
+	s := newSwitchable(t, clock.NewFake(0))
+	gs, _ := guardsOnStore(t, 1, s,
+		core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 2, Store: "shared", Algorithm: "token-bucket"},
+		core.Rule{Name: "slow", Resource: "GET /x", Kind: core.KindFlow, Algorithm: "leaky-bucket", Limit: 0},
+	)
+	for range 5 {
+		_, err := gs[0].Enter(context.Background(), "GET /x")
+		assert.Equal(t, "slow", blockedBy(t, err).Rule)
+	}
+	d, err := s.Memory.Take(context.Background(), "global", store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
+	require.NoError(t, err)
+	assert.True(t, d.OK, "the store's quota is whole")
+}
+
+func TestStoreRulesValidation(t *testing.T) {
+	_, err := core.ParseRules([]byte(`rules:
+  - name: a
+    resource: x
+    kind: flow
+    limit: 1
+    store: redis
+    algorithm: leap-array
+    buckets: 5
+    mode: eventually
+    onFailure: maybe
+    localLimit: -1
+  - name: b
+    resource: x
+    kind: concurrency
+    limit: 1
+    store: redis
+  - name: c
+    resource: x
+    kind: flow
+    limit: 1
+    mode: exact
+  - name: d
+    resource: x
+    kind: hotspot
+    param: ip
+    limit: 1
+    algorithm: concurrency
+    store: "no good"
+`), core.FormatYAML)
+	require.Error(t, err)
+	for _, want := range []string{
+		`rules[0] (a): algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`,
+		`rules[0] (a): buckets does not apply to rules with a store`,
+		`rules[0] (a): mode must be exact or approximate, got "eventually"`,
+		`rules[0] (a): onFailure must be local, open or closed, got "maybe"`,
+		`rules[0] (a): localLimit must be >= 0, got -1`,
+		`rules[1] (b): store does not apply to kind concurrency`,
+		`rules[2] (c): mode only applies to rules with a store`,
+		`rules[3] (d): store must be a store name`,
+		`rules[3] (d): algorithm must be token-bucket or leaky-bucket with a store, got "concurrency"`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+
+	// Defaults, and a store the Guard does not have.
+	rules, err := core.NormalizeRules([]core.Rule{{Resource: "x", Kind: core.KindFlow, Limit: 7, Store: "redis"}})
+	require.NoError(t, err)
+	assert.Equal(t, "sliding-counter", rules[0].Algorithm)
+	assert.Equal(t, "exact", rules[0].Mode)
+	assert.Equal(t, core.FailLocal, rules[0].OnFailure)
+	assert.Equal(t, int64(7), rules[0].LocalLimit)
+	_, err = core.New(core.WithRules(rules...))
+	assert.ErrorContains(t, err, `store "redis" is not given to the Guard (core.WithStore)`)
+
+	_, err = core.New(core.WithStore("", newSwitchable(t, clock.NewFake(0))))
+	assert.ErrorContains(t, err, "WithStore: name must be")
+	_, err = core.New(core.WithStore("a", nil))
+	assert.ErrorContains(t, err, `WithStore("a"): store is nil`)
+	_, err = core.New(core.WithStoreBackoff(0))
+	assert.ErrorContains(t, err, "WithStoreBackoff: must be > 0, got 0s")
+}
+
+// cancelling is a store whose calls last until ctx ends, as a slow store's
+// do.
+type cancelling struct{ *store.Memory }
+
+func (cancelling) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	<-ctx.Done()
+	return flow.Decision{}, fmt.Errorf("cancelling: %w", ctx.Err())
+}
+
+func TestStoreCallEndedByTheCallerIsNotAStoreFailure(t *testing.T) {
+	m, err := store.NewMemory(clock.NewFake(0), 0)
+	require.NoError(t, err)
+	g, err := core.New(core.WithClock(clock.NewFake(0)), core.WithStore("shared", cancelling{m}),
+		core.WithRules(core.Rule{Resource: "x", Kind: core.KindFlow, Limit: 5, Store: "shared"}))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = g.Enter(ctx, "x")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, errors.Is(err, core.ErrBlocked))
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, g.Stores())
+}
