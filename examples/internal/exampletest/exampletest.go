@@ -1,6 +1,3 @@
-// Package exampletest is the test the net/http, gin and echo examples
-// share: it runs an example's server on 127.0.0.1:0 and exercises every
-// route with a real client.
 package exampletest
 
 import (
