@@ -2,6 +2,7 @@ package sluicehttp
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
@@ -22,7 +23,9 @@ type Router interface {
 //
 // The resource of a request is "METHOD TEMPLATE", TEMPLATE being the
 // pattern of next that the request matches ("GET /items/{id}"), or
-// extractors.Unmatched when it matches none. Since the middleware runs
+// extractors.Unmatched when it matches none. METHOD is the pattern's method
+// when it has one, so that the HEAD requests a GET pattern serves count
+// against the GET route's limits; else the request's. Since the middleware runs
 // before next routes the request, it asks next for the pattern: when next
 // is a Router (a *http.ServeMux), through its Handler method, which routes
 // the request a second time (next routes it again to serve it); otherwise
@@ -53,8 +56,9 @@ func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.
 //
 // The resource of a request is "METHOD TEMPLATE" from r.Pattern, the
 // pattern the ServeMux matched ("GET /items/{id}"; the host of a pattern
-// with one is dropped); a request that no ServeMux routed (r.Pattern is
-// "") is extractors.Unmatched. WithResource names resources otherwise.
+// with one is dropped, and its method, when it has one, is METHOD, as with
+// Middleware); a request that no ServeMux routed (r.Pattern is "") is
+// extractors.Unmatched. WithResource names resources otherwise.
 // Path params (path:NAME) are r.PathValue(NAME).
 //
 // Wrap panics when guard or h is nil.
@@ -93,9 +97,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h.resource != nil:
 		resource = h.resource(r)
 	case h.router != nil:
-		resource = h.Extractor.HTTPResource(r.Method, rq.p.pattern())
+		pattern := rq.p.pattern()
+		resource = h.Extractor.HTTPResource(patternMethod(pattern, r.Method), pattern)
 	default:
-		resource = h.Extractor.HTTPResource(r.Method, r.Pattern)
+		resource = h.Extractor.HTTPResource(patternMethod(r.Pattern, r.Method), r.Pattern)
 	}
 	e, err := h.Guard.Enter(r.Context(), resource, core.WithParams(&rq.p))
 	if err != nil {
@@ -121,6 +126,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(&rq.w, r)
 	finished = true
 	e.Exit(h.ExitError(rq.w.result(), nil))
+}
+
+// patternMethod returns the method of a ServeMux pattern ("GET" for
+// "GET /items/{id}"), or method when the pattern has none. A pattern with
+// GET also serves HEAD requests: they run the GET handler, so they are the
+// GET route's traffic and count against its limits, instead of slipping
+// past them as a resource of their own.
+func patternMethod(pattern, method string) string {
+	if pattern == "" || pattern[0] == '/' {
+		return method
+	}
+	if i := strings.IndexAny(pattern, " \t"); i > 0 && i < strings.IndexByte(pattern, '/') {
+		return pattern[:i]
+	}
+	return method
 }
 
 // requestParams is the core.Params of a request: it makes the extractor's

@@ -279,3 +279,38 @@ func TestBlockHandlerWrapsDefault(t *testing.T) {
 	assert.Equal(t, `"none";q=0;w=1`, res.Header.Get("RateLimit-Policy"))
 	assert.Equal(t, "yes", res.Header.Get("X-Limited"))
 }
+
+// TestHeadCountsAsGet checks that the HEAD requests a GET pattern serves
+// are limited as the GET route, with Middleware and with Wrap.
+func TestHeadCountsAsGet(t *testing.T) {
+	rule := core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2}
+	head := func(srv *httptest.Server, path string) int {
+		res, err := srv.Client().Head(srv.URL + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	t.Run("Middleware", func(t *testing.T) {
+		g := newGuard(t, rule)
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /hello", ok)
+		mux.HandleFunc("/any", ok)
+		srv := serve(t, sluicehttp.Middleware(g)(mux))
+		assert.Equal(t, 200, get(t, srv, "/hello").StatusCode)
+		assert.Equal(t, 200, head(srv, "/hello"))
+		assert.Equal(t, 429, head(srv, "/hello"))
+		assert.Equal(t, 429, get(t, srv, "/hello").StatusCode)
+		assert.Equal(t, 200, head(srv, "/any"))
+		assert.True(t, hasStats(g, "HEAD /any"), "a pattern without a method takes the request's")
+	})
+	t.Run("Wrap", func(t *testing.T) {
+		g := newGuard(t, rule)
+		mux := http.NewServeMux()
+		mux.Handle("GET /hello", sluicehttp.Wrap(g, http.HandlerFunc(ok)))
+		srv := serve(t, mux)
+		assert.Equal(t, 200, head(srv, "/hello"))
+		assert.Equal(t, 200, get(t, srv, "/hello").StatusCode)
+		assert.Equal(t, 429, head(srv, "/hello"))
+		assert.False(t, hasStats(g, "HEAD /hello"))
+	})
+}

@@ -69,3 +69,17 @@ func TestPatternValueAgreesWithServeMux(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, compared, 20)
 }
+
+func TestPatternMethod(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"GET /x":            "GET",
+		"GET\texample.com/": "GET",
+		"POST  /x/{id}":     "POST",
+		"example.com/x":     "HEAD",
+		"/x":                "HEAD",
+		"":                  "HEAD",
+		"/a b":              "HEAD",
+	} {
+		assert.Equal(t, want, patternMethod(pattern, "HEAD"), pattern)
+	}
+}
