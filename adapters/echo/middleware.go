@@ -58,6 +58,9 @@ func New(guard *core.Guard, opts ...Option) echo.MiddlewareFunc {
 	}
 }
 
+// middleware is the state of one New: its configuration, and a pool of the
+// PathParams of routes with parameters, so that handing them to the
+// extractor does not allocate.
 type middleware struct {
 	config
 	paths sync.Pool // of *pathParams

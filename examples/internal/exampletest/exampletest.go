@@ -170,9 +170,16 @@ func Run(t *testing.T, run RunFunc) {
 		firstDone := make(chan struct{})
 		go func() {
 			defer close(firstDone)
-			req, _ := http.NewRequestWithContext(first, http.MethodGet, s.base+"/slow?ms=10000", nil)
-			if res, err := http.DefaultClient.Do(req); err == nil {
+			for { // until it is the one in flight, not one refused for a probe of the loop below
+				req, _ := http.NewRequestWithContext(first, http.MethodGet, s.base+"/slow?ms=10000", nil)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
 				res.Body.Close()
+				if res.StatusCode != http.StatusServiceUnavailable {
+					return
+				}
 			}
 		}()
 		deadline := time.Now().Add(8 * time.Second)
@@ -207,14 +214,19 @@ func Run(t *testing.T, run RunFunc) {
 		}
 		inflight := make(chan result, 1)
 		go func() {
-			res, err := http.Get(s.base + "/slow?ms=2000")
-			if err != nil {
-				inflight <- result{}
-				return
+			for { // until it is the one in flight, not one refused for a probe of the loop below
+				res, err := http.Get(s.base + "/slow?ms=2000")
+				if err != nil {
+					inflight <- result{}
+					return
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusServiceUnavailable {
+					inflight <- result{res.StatusCode, string(body)}
+					return
+				}
 			}
-			defer res.Body.Close()
-			body, _ := io.ReadAll(res.Body)
-			inflight <- result{res.StatusCode, string(body)}
 		}()
 		// The request is in flight once a second one is refused (the rules
 		// allow one GET /slow in flight).
