@@ -46,6 +46,7 @@ func run(ctx context.Context, addr, rulesFile string, ready func(addr string)) e
 	if err != nil {
 		return err
 	}
+	defer guard.Close()
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Use(sluiceecho.New(guard))

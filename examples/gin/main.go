@@ -46,6 +46,7 @@ func run(ctx context.Context, addr, rulesFile string, ready func(addr string)) e
 	if err != nil {
 		return err
 	}
+	defer guard.Close()
 	r := gin.New()
 	r.Use(gin.Recovery(), sluicegin.New(guard))
 	r.GET("/hello", func(c *gin.Context) { exampleapp.Hello(c.Writer) })

@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	if err != nil {
 		return err
 	}
+	defer guard.Close()
 
 	// Reflection is how grpcurl learns the service: it is not limited.
 	skipReflection := sluicegrpc.WithSkip(func(_ context.Context, method string) bool {

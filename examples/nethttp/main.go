@@ -43,6 +43,7 @@ func run(ctx context.Context, addr, rulesFile string, ready func(addr string)) e
 	if err != nil {
 		return err
 	}
+	defer guard.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { exampleapp.Hello(w) })
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) { exampleapp.Item(w, r.PathValue("id")) })

@@ -52,6 +52,7 @@ func run(w io.Writer, rulesFile string, d time.Duration) error {
 	if err != nil {
 		return err
 	}
+	defer g.Close()
 	fmt.Fprintf(w, "%d rules loaded; driving traffic for %s\n", len(rules), d)
 
 	var mu sync.Mutex
