@@ -73,6 +73,15 @@
 // last trusted hop, so a client can never choose its own address by sending a
 // header through an untrusted path.
 //
+// # Allocation
+//
+// Reading a header, query, cookie, path, method or host value allocates
+// nothing but the params value HTTPParams or GRPCParams returns (see their
+// documentation for the few exceptions). An adapter that allocates or reuses
+// an object per request can hold an HTTPRequestParams or GRPCCallParams in
+// it instead, Reset for each request: then reading params allocates nothing
+// of its own.
+//
 // An Extractor is safe for concurrent use. Its caches (canonical param names,
 // resource names) are bounded; beyond their bounds results are computed per
 // call, and stay correct.

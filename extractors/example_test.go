@@ -139,6 +139,53 @@ func ExampleWithHTTPParam() {
 	// <nil> true
 }
 
+// A middleware that allocates one object per request anyway (here, the
+// ResponseWriter it hands the handler, which would record the status)
+// holds the request's params inside it, so that they cost no allocation of
+// their own.
+func ExampleHTTPRequestParams() {
+	guard, err := core.New(core.WithRules(core.Rule{
+		Name: "per-user", Resource: "*", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 1, Window: 3600e9,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	type request struct {
+		http.ResponseWriter
+		params extractors.HTTPRequestParams
+	}
+	middleware := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rq := &request{ResponseWriter: w} // the one allocation
+			rq.params.Reset(x, r, nil)
+			e, err := guard.Enter(r.Context(), x.HTTPResource(r.Method, r.Pattern), core.WithParams(&rq.params))
+			if err != nil {
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			defer e.Exit(nil)
+			next.ServeHTTP(rq, r)
+		})
+	}
+	h := middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, user := range []string{"alice", "bob", "alice"} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("X-User-ID", user)
+		h.ServeHTTP(w, r)
+		fmt.Println(user, w.Code)
+	}
+	// Output:
+	// alice 200
+	// bob 200
+	// alice 429
+}
+
 // A gRPC server interceptor passes its context; metadata names are in any
 // case.
 func ExampleExtractor_GRPCParams() {

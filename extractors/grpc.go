@@ -29,14 +29,27 @@ import (
 //   - host: the incoming ":authority", normalized like the HTTP Host;
 //   - custom params registered with WithGRPCParam.
 //
-// query, cookie and path params are absent on gRPC. The result must be used
-// by one goroutine, during the call.
+// query, cookie and path params are absent on gRPC. The result, a
+// GRPCCallParams, must be used by one goroutine, during the call. Besides
+// itself, reading a metadata param allocates the copy of its value list that
+// metadata.ValueFromIncomingContext makes (grpc-go offers no way to read
+// incoming metadata without a copy), once per param and call; ip and peer
+// allocate the text of the address.
 func (x *Extractor) GRPCParams(ctx context.Context, fullMethod string) core.Params {
-	return &grpcParams{x: x, ctx: ctx, method: fullMethod}
+	return &GRPCCallParams{x: x, ctx: ctx, method: fullMethod}
 }
 
-// grpcParams is the core.Params of one gRPC call.
-type grpcParams struct {
+// GRPCCallParams is the core.Params of one gRPC call: what GRPCParams
+// returns, as a type that an interceptor can embed in an object it
+// allocates (or reuses) per call. Reset readies it for a call; it then
+// reads that call as GRPCParams's result does.
+//
+// It must be used by one goroutine. Enter reads its Params only while it
+// runs, so once Enter has returned a GRPCCallParams may be Reset for another
+// call, or put back in a pool: Reset it with a nil Extractor first so that it
+// does not keep the call's context alive. The zero GRPCCallParams, and one
+// Reset with a nil Extractor, has no values.
+type GRPCCallParams struct {
 	x      *Extractor
 	ctx    context.Context
 	method string
@@ -47,9 +60,19 @@ type grpcParams struct {
 	ip     string // the client IP's text; "" when there is none
 }
 
-// Param returns the i-th value of param for the call.
-func (p *grpcParams) Param(param string, i int) (string, bool) {
+// Reset readies p to give the params of the call of fullMethod whose
+// context is ctx, read with x, forgetting the call it read before.
+// Reset(nil, nil, "") drops every reference p holds.
+func (p *GRPCCallParams) Reset(x *Extractor, ctx context.Context, fullMethod string) {
+	*p = GRPCCallParams{x: x, ctx: ctx, method: fullMethod}
+}
+
+// Param returns the i-th value of param for the call (core.Params).
+func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	x := p.x
+	if x == nil || p.ctx == nil {
+		return "", false
+	}
 	sp := x.lookup(&p.cur, param)
 	if p.cur.sp == sp && p.cur.end && i >= int(p.cur.next) {
 		return "", false // past the last value, known without a look

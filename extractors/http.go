@@ -13,27 +13,54 @@ import (
 // route parameters for path:NAME; nil means r.PathValue (net/http's
 // ServeMux).
 //
-// It allocates the returned value (64 bytes) and, reading header, metadata,
-// query, cookie, path (ServeMux), method, host, peer and ip params, nothing
-// else; the exceptions are values that must be rewritten: a percent-encoded
-// query value, an IP address not written in canonical form (IPv4-mapped,
-// upper-case hex, with a zone), a host with capitals. Custom params allocate
-// a small holder for their values, plus what their function allocates.
+// It allocates the returned value (64 bytes), an HTTPRequestParams, and,
+// reading header, metadata, query, cookie, path (ServeMux), method, host,
+// peer and ip params, nothing else; the exceptions are values that must be
+// rewritten: a percent-encoded query value, an IP address not written in
+// canonical form (IPv4-mapped, upper-case hex, with a zone), a host with
+// capitals. Custom params allocate a small holder for their values, plus
+// what their function allocates. An adapter that allocates an object per
+// request anyway can hold an HTTPRequestParams inside it instead, and save
+// this allocation.
 //
 // The result reads r and must be used by one goroutine, during the request.
 func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
-	return &httpParams{x: x, r: r, path: path}
+	return &HTTPRequestParams{x: x, r: r, path: path}
 }
 
-// httpParams is the core.Params of one HTTP request: the one allocation
-// HTTPParams costs, kept small (64 bytes) because allocation time grows with
-// size.
-type httpParams struct {
+// HTTPRequestParams is the core.Params of one HTTP request: what HTTPParams
+// returns, as a type that an adapter can embed in an object it allocates (or
+// reuses) per request, so that reading the request's params costs no
+// allocation of its own. Reset readies it for a request; it then reads that
+// request as HTTPParams's result does.
+//
+// It holds the position of the last value read (so that Enter reading values
+// 0, 1, 2... of a param scans its source once) and must be used by one
+// goroutine. Enter reads its Params only while it runs, so once Enter has
+// returned an HTTPRequestParams may be Reset for another request, or put
+// back in a pool: Reset it with a nil Extractor first so that it does not
+// keep the request alive. The zero HTTPRequestParams, and one Reset with a
+// nil Extractor, has no values.
+type HTTPRequestParams struct {
+	// Kept small (64 bytes) because HTTPParams allocates it, and allocation
+	// time grows with size.
 	x      *Extractor
 	r      *http.Request
 	path   PathParams
 	cur    cursor
 	custom *customValues // allocated by the first custom param read
+}
+
+// Reset readies p to give the params of r, read with x, forgetting the
+// request it read before; path is as for HTTPParams (nil: r.PathValue).
+// Reset(nil, nil, nil) drops every reference p holds. It keeps the holder of
+// custom param values (emptied), so that reusing p does not allocate again.
+func (p *HTTPRequestParams) Reset(x *Extractor, r *http.Request, path PathParams) {
+	custom := p.custom
+	if custom != nil {
+		*custom = customValues{}
+	}
+	*p = HTTPRequestParams{x: x, r: r, path: path, custom: custom}
 }
 
 // customValues holds what a custom extractor returned for the param sp, so
@@ -52,9 +79,12 @@ func (c *customValues) values(sp *spec, fn func() []string) []string {
 	return c.vs
 }
 
-// Param returns the i-th value of param for the request.
-func (p *httpParams) Param(param string, i int) (string, bool) {
+// Param returns the i-th value of param for the request (core.Params).
+func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 	x := p.x
+	if x == nil || p.r == nil {
+		return "", false
+	}
 	sp := x.lookup(&p.cur, param)
 	if p.cur.sp == sp && p.cur.end && i >= int(p.cur.next) {
 		return "", false // past the last value, known without a look
