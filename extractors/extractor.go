@@ -51,7 +51,7 @@ type Extractor struct {
 	params cache[string, *spec]    // parsed param specs by param string
 	hot    atomic.Pointer[[]*spec] // the first maxHotParams specs, searched first; written under mu
 	mu     sync.Mutex
-	routes cache[routeKey, string] // resource names by (method, route)
+	routes cache[string, *[numMethods]string] // resource names by route, then methodIndex
 }
 
 // config is what the options set; New validates it.

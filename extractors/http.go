@@ -144,29 +144,7 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 }
 
 // standardMethod returns m when it is a standard HTTP method, else "OTHER".
-func standardMethod(m string) string {
-	switch m {
-	case http.MethodGet:
-		return http.MethodGet
-	case http.MethodHead:
-		return http.MethodHead
-	case http.MethodPost:
-		return http.MethodPost
-	case http.MethodPut:
-		return http.MethodPut
-	case http.MethodPatch:
-		return http.MethodPatch
-	case http.MethodDelete:
-		return http.MethodDelete
-	case http.MethodConnect:
-		return http.MethodConnect
-	case http.MethodOptions:
-		return http.MethodOptions
-	case http.MethodTrace:
-		return http.MethodTrace
-	}
-	return "OTHER"
-}
+func standardMethod(m string) string { return methodName(methodIndex(m)) }
 
 // normalizeHost returns host without port, brackets and trailing dot, in
 // lower case: the forms a client may vary a host name by.
@@ -187,9 +165,6 @@ func normalizeHost(host string) string {
 	return host
 }
 
-// routeKey is the key of the resource name cache.
-type routeKey struct{ method, route string }
-
 // HTTPResource returns the resource name of a request with method that
 // matched route, as "METHOD TEMPLATE" (NormalizeRoute gives TEMPLATE):
 // HTTPResource("GET", "/items/:id") and HTTPResource("GET", "GET
@@ -198,16 +173,94 @@ type routeKey struct{ method, route string }
 // "" (no route matched) gives Unmatched. Methods outside the standard set
 // (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) become
 // "OTHER", so clients cannot mint names. Results are cached: after the first
-// call for a (method, route) pair it does not allocate.
+// call for a route it does not allocate.
 func (x *Extractor) HTTPResource(method, route string) string {
 	if route == "" {
 		return Unmatched
 	}
-	key := routeKey{standardMethod(method), route}
-	if s, ok := x.routes.load(key); ok {
-		return s
+	m := methodIndex(method)
+	if names, ok := x.routes.load(route); ok {
+		return names[m]
 	}
-	return x.routes.store(key, key.method+" "+NormalizeRoute(route))
+	return x.routes.store(route, newRouteNames(route))[m]
+}
+
+// numMethods is the number of method indexes: the standard methods and
+// "OTHER".
+const numMethods = 10
+
+// newRouteNames returns the resource names of route for every method (by
+// methodIndex), made at once and in one string, so that the cache holds
+// them under the route alone and a request costs one lookup of one string.
+func newRouteNames(route string) *[numMethods]string {
+	tmpl := NormalizeRoute(route)
+	var b strings.Builder
+	b.Grow(numMethods*(len(tmpl)+1) + 60)
+	var ends [numMethods]int
+	for i := range numMethods {
+		b.WriteString(methodName(i))
+		b.WriteByte(' ')
+		b.WriteString(tmpl)
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	var names [numMethods]string
+	start := 0
+	for i, end := range ends {
+		names[i], start = all[start:end], end
+	}
+	return &names
+}
+
+// methodIndex returns the index of the standard method m, or that of
+// "OTHER" when m is none.
+func methodIndex(m string) int {
+	switch m {
+	case http.MethodGet:
+		return 0
+	case http.MethodHead:
+		return 1
+	case http.MethodPost:
+		return 2
+	case http.MethodPut:
+		return 3
+	case http.MethodPatch:
+		return 4
+	case http.MethodDelete:
+		return 5
+	case http.MethodConnect:
+		return 6
+	case http.MethodOptions:
+		return 7
+	case http.MethodTrace:
+		return 8
+	}
+	return numMethods - 1
+}
+
+// methodName returns the method of index i: standardMethod's result.
+func methodName(i int) string {
+	switch i {
+	case 0:
+		return http.MethodGet
+	case 1:
+		return http.MethodHead
+	case 2:
+		return http.MethodPost
+	case 3:
+		return http.MethodPut
+	case 4:
+		return http.MethodPatch
+	case 5:
+		return http.MethodDelete
+	case 6:
+		return http.MethodConnect
+	case 7:
+		return http.MethodOptions
+	case 8:
+		return http.MethodTrace
+	}
+	return "OTHER"
 }
 
 // NormalizeRoute returns the route template of route written as net/http's

@@ -318,6 +318,11 @@ func TestHTTPResource(t *testing.T) {
 	}
 	// gin, echo and net/http spellings of a route give one resource.
 	assert.Equal(t, x.HTTPResource("GET", "/a/:b/*c"), x.HTTPResource("GET", "GET /a/{b}/{c...}"))
+	// Every standard method names its own resource of a route, cached or not.
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"} {
+		assert.Equal(t, m+" /m/{id}", x.HTTPResource(m, "/m/:id"), m)
+		assert.Equal(t, m+" /m/{id}", x.HTTPResource(m, "/m/:id"), "cached: "+m)
+	}
 
 	if !raceEnabled {
 		allocs := testing.AllocsPerRun(100, func() { _ = x.HTTPResource("GET", "/items/:id") })

@@ -79,11 +79,15 @@ type handler struct {
 
 // request is the state of one request: the ResponseWriter handed to next,
 // which records the status for the error classifier, and the params given to
-// Enter. It is the middleware's one allocation per request; the params the
-// extractor allocates are made only when a hotspot rule asks for one.
+// Enter. It is the middleware's one allocation per request. The writer is
+// not reused for another request, since a handler may keep it.
 type request struct {
-	w responseWriter
-	p requestParams
+	w        responseWriter
+	params   extractors.HTTPRequestParams
+	h        *handler
+	r        *http.Request
+	pat      string // the pattern of the router that r matches, once patFound
+	patFound bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,18 +95,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	rq := &request{w: responseWriter{ResponseWriter: w}, p: requestParams{h: h, r: r}}
+	rq := &request{w: responseWriter{ResponseWriter: w}, h: h, r: r}
 	var resource string
 	switch {
 	case h.resource != nil:
 		resource = h.resource(r)
 	case h.router != nil:
-		pattern := rq.p.pattern()
+		pattern := rq.pattern()
 		resource = h.Extractor.HTTPResource(patternMethod(pattern, r.Method), pattern)
 	default:
 		resource = h.Extractor.HTTPResource(patternMethod(r.Pattern, r.Method), r.Pattern)
 	}
-	e, err := h.Guard.Enter(r.Context(), resource, core.WithParams(&rq.p))
+	if h.router != nil {
+		rq.params.Reset(h.Extractor, r, rq)
+	} else {
+		rq.params.Reset(h.Extractor, r, nil) // r.PathValue
+	}
+	e, err := h.Guard.Enter(r.Context(), resource, core.WithParams(&rq.params))
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -134,53 +143,35 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // GET route's traffic and count against its limits, instead of slipping
 // past them as a resource of their own.
 func patternMethod(pattern, method string) string {
-	if pattern == "" || pattern[0] == '/' {
-		return method
-	}
-	if i := strings.IndexAny(pattern, " \t"); i > 0 && i < strings.IndexByte(pattern, '/') {
-		return pattern[:i]
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '/':
+			return method // no method before the path
+		case ' ', '\t':
+			if i > 0 && strings.IndexByte(pattern[i:], '/') >= 0 {
+				return pattern[:i]
+			}
+			return method
+		}
 	}
 	return method
 }
 
-// requestParams is the core.Params of a request: it makes the extractor's
-// params when Enter first asks for a param, and gives the extractor the
-// request's path params.
-type requestParams struct {
-	h        *handler
-	r        *http.Request
-	params   core.Params
-	pat      string
-	patFound bool
-}
-
-// Param returns the i-th value of param (core.Params).
-func (p *requestParams) Param(param string, i int) (string, bool) {
-	if p.params == nil {
-		var path extractors.PathParams // nil: r.PathValue
-		if p.h.router != nil {
-			path = p
-		}
-		p.params = p.h.Extractor.HTTPParams(p.r, path)
-	}
-	return p.params.Param(param, i)
-}
-
 // pattern returns the pattern of the router that r matches.
-func (p *requestParams) pattern() string {
-	if !p.patFound {
-		_, p.pat = p.h.router.Handler(p.r)
-		p.patFound = true
+func (rq *request) pattern() string {
+	if !rq.patFound {
+		_, rq.pat = rq.h.router.Handler(rq.r)
+		rq.patFound = true
 	}
-	return p.pat
+	return rq.pat
 }
 
 // PathParam returns the value of the wildcard name of the pattern r
 // matches (extractors.PathParams), as the router will give it to
 // r.PathValue.
-func (p *requestParams) PathParam(name string) (string, bool) {
-	if p.r.URL == nil {
+func (rq *request) PathParam(name string) (string, bool) {
+	if rq.r.URL == nil {
 		return "", false
 	}
-	return patternValue(p.pattern(), p.r.URL.EscapedPath(), name)
+	return patternValue(rq.pattern(), rq.r.URL.EscapedPath(), name)
 }

@@ -79,6 +79,9 @@ func TestPatternMethod(t *testing.T) {
 		"/x":                "HEAD",
 		"":                  "HEAD",
 		"/a b":              "HEAD",
+		"GET example.com":   "HEAD",
+		"GET":               "HEAD",
+		" /x":               "HEAD",
 	} {
 		assert.Equal(t, want, patternMethod(pattern, "HEAD"), pattern)
 	}
