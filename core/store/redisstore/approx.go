@@ -1,0 +1,569 @@
+package redisstore
+
+import (
+	"context"
+	"math/bits"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// entry is the local state of one approximate limit.
+type entry struct {
+	lim     store.Limit
+	sliding bool
+	w       int64
+	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
+	gkey    string // bucket: the TAT's key, shared with exact mode
+
+	used      atomic.Bool  // a Take since the last sync
+	synced    atomic.Int64 // the sync round of the last exchange with Redis; 0 never
+	dead      atomic.Bool  // forgotten by the store, or replaced
+	refreshMu sync.Mutex   // one refresh at a time
+
+	// Sliding counter, under mu: the index of the current window; this
+	// instance's counts of it and of the previous one, and the parts of
+	// them pushed to Redis; the other instances' counts as of the last
+	// exchange.
+	mu                    sync.Mutex
+	idx                   int64
+	cur, prev             int64
+	curPushed, prevPushed int64
+	othersCur, othersPrev int64
+
+	// Bucket: the local TAT, on Redis's clock, and the cost admitted
+	// since the last push.
+	g       flow.GCRA
+	cost1   int64
+	tat     atomic.Int64
+	pending atomic.Int64
+}
+
+// now returns the time on this instance's view of Redis's clock, in
+// nanoseconds since 1970.
+func (s *Store) now() int64 { return int64(s.clk.Now()) + s.offset.Load() }
+
+func (s *Store) newEntry(key string, lim store.Limit) *entry {
+	e := &entry{lim: lim, w: int64(lim.Window)}
+	if lim.Algorithm == flow.SlidingCounter {
+		e.sliding = true
+		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
+		return e
+	}
+	g := gcraOf(lim)
+	e.gkey = s.redisKey(key, g.suffix)
+	e.g = flow.GCRA{Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
+	e.cost1 = g.cost1
+	return e
+}
+
+// entry returns the tracked entry of key for lim, making it when there is
+// room; nil when the store tracks as many keys as it may.
+func (s *Store) entry(key string, lim store.Limit) *entry {
+	if v, ok := s.entries.Load(key); ok {
+		e := v.(*entry)
+		if e.lim == lim && !e.dead.Load() {
+			return e
+		}
+		// The limit changed: start afresh. The counts in Redis stay, and
+		// the next sync pushes what the old entry admitted.
+		ne := s.newEntry(key, lim)
+		if s.entries.CompareAndSwap(key, v, ne) {
+			s.retire(e)
+			return ne
+		}
+		return s.entry(key, lim)
+	}
+	if s.tracked.Load() >= int64(s.o.maxKeys) {
+		return nil
+	}
+	ne := s.newEntry(key, lim)
+	if _, loaded := s.entries.LoadOrStore(key, ne); loaded {
+		return s.entry(key, lim) // raced: use the winner, or replace it
+	}
+	s.tracked.Add(1)
+	return ne
+}
+
+// retire marks e dead and keeps it for the next sync to push its counts.
+func (s *Store) retire(e *entry) {
+	e.dead.Store(true)
+	s.retiredMu.Lock()
+	if len(s.retired) < s.o.maxKeys {
+		s.retired = append(s.retired, e)
+	}
+	s.retiredMu.Unlock()
+}
+
+// takeApprox decides locally. A key not tracked yet, or not exchanged
+// with Redis for two sync periods, first reads the global counts (one
+// round trip) while Redis is healthy; a key that does not fit in the
+// store's bound is decided in Redis.
+func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	e := s.entry(key, lim)
+	if e == nil {
+		return s.takeRemote(ctx, key, lim, n)
+	}
+	if !e.used.Load() {
+		e.used.Store(true)
+	}
+	if e.stale(s.gen.Load()) && s.healthy() {
+		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
+			return flow.Decision{}, err
+		}
+	}
+	return e.take(s.now(), n), nil
+}
+
+// stale reports whether e has not exchanged counts with Redis in the last
+// sync round or the current one.
+func (e *entry) stale(gen int64) bool {
+	sy := e.synced.Load()
+	return sy == 0 || sy < gen-1
+}
+
+// refresh exchanges e with Redis unless another goroutine just did.
+func (s *Store) refresh(ctx context.Context, e *entry) error {
+	e.refreshMu.Lock()
+	defer e.refreshMu.Unlock()
+	if !e.stale(s.gen.Load()) || !s.healthy() {
+		return nil
+	}
+	return s.exchange(ctx, e)
+}
+
+func (e *entry) take(now, n int64) flow.Decision {
+	if !e.sliding {
+		d := e.g.Acquire(&e.tat, now, n)
+		if d.OK {
+			e.pending.Add(e.cost(n))
+		}
+		return d
+	}
+	lim := e.lim.Limit
+	e.mu.Lock()
+	if idx := now / e.w; idx > e.idx {
+		e.roll(idx)
+	}
+	el := min(max(now-e.idx*e.w, 0), e.w)
+	p := e.prev + max(e.othersPrev, 0)
+	c := e.cur + max(e.othersCur, 0)
+	est := float64(p)*float64(e.w-el)/float64(e.w) + float64(c+n)
+	if est <= float64(lim) {
+		e.cur += n
+		e.mu.Unlock()
+		return flow.Decision{OK: true, Limit: lim, Remaining: max(int64(float64(lim)-est), 0)}
+	}
+	e.mu.Unlock()
+	return slidingDecision(e.lim, false, p, c, el, n)
+}
+
+func (e *entry) cost(n int64) int64 {
+	if n == 1 {
+		return e.cost1
+	}
+	return mulDiv(n, e.w, e.lim.Limit)
+}
+
+// roll moves the sliding counter to window idx. Under e.mu.
+func (e *entry) roll(idx int64) {
+	if idx == e.idx+1 {
+		e.prev, e.prevPushed, e.othersPrev = e.cur, e.curPushed, e.othersCur
+	} else {
+		e.prev, e.prevPushed, e.othersPrev = 0, 0, 0
+	}
+	e.cur, e.curPushed, e.othersCur = 0, 0, 0
+	e.idx = idx
+}
+
+func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+	v, ok := s.entries.Load(key)
+	if !ok || v.(*entry).lim != lim {
+		return s.undoRemote(ctx, key, lim, d, n)
+	}
+	e := v.(*entry)
+	if e.sliding {
+		e.mu.Lock()
+		if e.cur >= n {
+			e.cur -= n
+		} else if e.prev >= n {
+			e.prev -= n
+		}
+		e.mu.Unlock()
+		return nil
+	}
+	cost := mulDiv(n, e.w, d.Limit)
+	if !e.g.Queue {
+		e.tat.Add(-cost)
+		e.pending.Add(-cost)
+		return nil
+	}
+	before := e.tat.Load()
+	e.g.Undo(&e.tat, d, n)
+	if e.tat.Load() == before-cost {
+		e.pending.Add(-cost)
+	}
+	return nil
+}
+
+// takeRemote decides an approximate limit the store does not track in
+// Redis, on the counts the instances' syncs keep.
+func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	if lim.Limit == 0 {
+		return flow.Decision{RetryAfter: lim.Window}, nil
+	}
+	if lim.Algorithm != flow.SlidingCounter {
+		return s.takeExact(ctx, key, lim, n) // the same TAT
+	}
+	w := int64(lim.Window)
+	now := s.now()
+	idx := now / w
+	el := now - idx*w
+	base := s.redisKey(key, "asc:"+lim.Window.String()+":")
+	c := s.getCall()
+	c.set(scriptApproxSlidingTake, base+strconv.FormatInt(idx, 10), n, lim.Limit, w, el, s.ttlMillis(now, (idx+2)*w))
+	c.keys = append(c.keys, base+strconv.FormatInt(idx-1, 10))
+	if err := s.do(ctx, c); err != nil {
+		return flow.Decision{}, err
+	}
+	defer s.putCall(c)
+	v, err := ints(c.val, 3)
+	if err != nil {
+		return flow.Decision{}, err
+	}
+	return slidingDecision(lim, v[0] == 1, v[1], v[2], el, n), nil
+}
+
+func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+	c := s.getCall()
+	switch lim.Algorithm {
+	case flow.SlidingCounter:
+		w := int64(lim.Window)
+		now := s.now()
+		idx := now / w
+		base := s.redisKey(key, "asc:"+lim.Window.String()+":")
+		ttl := s.ttlMillis(now, (idx+2)*w)
+		c.set(scriptApproxSliding, base+strconv.FormatInt(idx, 10), -n, 0, ttl, ttl)
+		c.keys = append(c.keys, base+strconv.FormatInt(idx-1, 10))
+	case flow.TokenBucket:
+		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), mulDiv(n, int64(lim.Window), d.Limit))
+	default:
+		s.putCall(c)
+		return nil
+	}
+	err := s.do(ctx, c)
+	if err == nil {
+		s.putCall(c)
+	}
+	return err
+}
+
+// ttlMillis returns the expiry, in milliseconds, of state that matters until
+// end (on Redis's clock), plus the idle expiry.
+func (s *Store) ttlMillis(now, end int64) int64 {
+	return max((end-now+int64(time.Millisecond)-1)/int64(time.Millisecond), 0) + s.o.idle.Milliseconds()
+}
+
+// snapshot is what one exchange of an entry with Redis pushed.
+type snapshot struct {
+	idx, dCur, dPrev int64 // sliding counter
+	delta            int64 // bucket
+}
+
+// prepare fills c with the exchange of e: push what this instance admitted
+// since the last exchange, read the global counts.
+func (s *Store) prepare(e *entry, c *call, now int64) snapshot {
+	if !e.sliding {
+		sn := snapshot{delta: e.pending.Swap(0)}
+		c.set(scriptApproxGCRA, e.gkey, sn.delta, strconv.FormatInt(e.tat.Load(), 10), s.o.idle.Milliseconds())
+		return sn
+	}
+	e.mu.Lock()
+	if idx := now / e.w; idx > e.idx {
+		e.roll(idx)
+	}
+	sn := snapshot{idx: e.idx, dCur: e.cur - e.curPushed, dPrev: e.prev - e.prevPushed}
+	e.curPushed, e.prevPushed = e.cur, e.prev
+	e.mu.Unlock()
+	ttl := s.ttlMillis(now, (sn.idx+2)*e.w)
+	c.set(scriptApproxSliding, e.base+strconv.FormatInt(sn.idx, 10), sn.dCur, sn.dPrev, ttl, max(ttl-e.w/int64(time.Millisecond), 1))
+	c.keys = append(c.keys, e.base+strconv.FormatInt(sn.idx-1, 10))
+	return sn
+}
+
+// apply takes in the answer to the exchange sn of e. A failed exchange's
+// counts are pushed again next time.
+func (s *Store) apply(e *entry, sn snapshot, c *call, gen int64) error {
+	err := c.err
+	var g int64
+	var v []int64
+	if err == nil {
+		if e.sliding {
+			v, err = ints(c.val, 2)
+		} else {
+			str, ok := c.val.(string)
+			var perr error
+			g, perr = strconv.ParseInt(str, 10, 64)
+			if !ok || perr != nil {
+				err = nonsense(c.val)
+			}
+		}
+	}
+	if !e.sliding {
+		if err != nil {
+			e.pending.Add(sn.delta)
+			return err
+		}
+		// The later of the local TAT and Redis's plus what was admitted
+		// since the snapshot: the local one knows of admissions whose
+		// cost another exchange is pushing right now.
+		for {
+			old := e.tat.Load()
+			if e.tat.CompareAndSwap(old, max(old, g+e.pending.Load())) {
+				break
+			}
+		}
+		e.synced.Store(gen)
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		switch e.idx {
+		case sn.idx:
+			e.curPushed -= sn.dCur
+			e.prevPushed -= sn.dPrev
+		case sn.idx + 1:
+			e.prevPushed -= sn.dCur
+		}
+		return err
+	}
+	gCur, gPrev := v[0], v[1]
+	switch e.idx {
+	case sn.idx:
+		e.othersCur = gCur - e.curPushed
+		e.othersPrev = gPrev - e.prevPushed
+	case sn.idx + 1: // the window moved on meanwhile
+		e.othersPrev = gCur - e.prevPushed
+	}
+	e.synced.Store(gen)
+	return nil
+}
+
+// exchange exchanges e with Redis now, on the caller's behalf.
+func (s *Store) exchange(ctx context.Context, e *entry) error {
+	if !s.offsetKnown.Load() {
+		if err := s.fetchOffset(ctx); err != nil {
+			return err
+		}
+	}
+	c := s.getCall()
+	sn := s.prepare(e, c, s.now())
+	if err := s.do(ctx, c); err != nil {
+		// c may still be used by a dispatcher: apply a copy.
+		_ = s.apply(e, sn, &call{err: err}, 0)
+		s.setErr(err)
+		return err
+	}
+	err := s.apply(e, sn, c, s.gen.Load())
+	s.putCall(c)
+	s.setErr(err)
+	return err
+}
+
+// fetchOffset reads Redis's clock.
+func (s *Store) fetchOffset(ctx context.Context) error {
+	c := s.getCall()
+	c.script, c.keys, c.args = scriptTime, c.keys[:0], c.args[:0]
+	before := int64(s.clk.Now())
+	if err := s.do(ctx, c); err != nil {
+		s.setErr(err)
+		return err
+	}
+	after := int64(s.clk.Now())
+	err := s.setOffset(c.val, before, after)
+	s.putCall(c)
+	s.setErr(err)
+	return err
+}
+
+// setOffset sets the offset of Redis's clock from a TIME reply read between
+// before and after on the local clock.
+func (s *Store) setOffset(val any, before, after int64) error {
+	vs, ok := val.([]any)
+	if !ok || len(vs) != 2 {
+		return nonsense(val)
+	}
+	sec, ok1 := vs[0].(string)
+	usec, ok2 := vs[1].(string)
+	a, err1 := strconv.ParseInt(sec, 10, 64)
+	b, err2 := strconv.ParseInt(usec, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return nonsense(val)
+	}
+	redisNow := a*int64(time.Second) + b*int64(time.Microsecond)
+	s.offset.Store(redisNow - before - (after-before)/2)
+	s.offsetKnown.Store(true)
+	return nil
+}
+
+func (s *Store) healthy() bool {
+	b := s.lastErr.Load()
+	return b == nil || b.err == nil
+}
+
+func (s *Store) setErr(err error) {
+	if err == nil {
+		if !s.healthy() {
+			s.lastErr.Store(&errBox{})
+		}
+		return
+	}
+	s.lastErr.Store(&errBox{err: err})
+}
+
+// Err returns the error of the approximate mode's last exchange with Redis
+// (a sync, or a key's first read), or nil when it succeeded. While it is not
+// nil, approximate limits are decided on local counts only.
+func (s *Store) Err() error {
+	if b := s.lastErr.Load(); b != nil {
+		return b.err
+	}
+	return nil
+}
+
+// Stats are counters of a Store's approximate mode.
+type Stats struct {
+	// Tracked is the number of keys tracked locally.
+	Tracked int64
+	// Syncs counts the sync rounds that exchanged counts with Redis;
+	// SyncErrors those of them that failed, wholly or in part.
+	Syncs, SyncErrors int64
+}
+
+// Stats returns the Store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Tracked: s.tracked.Load(), Syncs: s.syncs.Load(), SyncErrors: s.syncErrors.Load()}
+}
+
+func (s *Store) syncLoop() {
+	t := time.NewTicker(s.o.syncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.syncOnce()
+		}
+	}
+}
+
+// syncOnce exchanges the counts of the keys used since the last round, or
+// with counts not pushed yet, in pipelines of the batch size, and forgets
+// the keys whose state no longer matters.
+func (s *Store) syncOnce() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	gen := s.gen.Add(1)
+	now := s.now()
+	s.retiredMu.Lock()
+	work := s.retired
+	s.retired = nil
+	s.retiredMu.Unlock()
+	s.entries.Range(func(k, v any) bool {
+		e := v.(*entry)
+		if e.used.Swap(false) || e.hasPending() {
+			work = append(work, e)
+		} else if e.expired(now, int64(s.o.idle)) {
+			if s.entries.CompareAndDelete(k, v) {
+				e.dead.Store(true)
+				s.tracked.Add(-1)
+			}
+		}
+		return true
+	})
+	if len(work) == 0 {
+		return
+	}
+	var firstErr error
+	for len(work) > 0 {
+		chunk := work[:min(len(work), s.o.batch)]
+		work = work[len(chunk):]
+		if err := s.syncChunk(chunk, gen); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	s.syncs.Add(1)
+	if firstErr != nil {
+		s.syncErrors.Add(1)
+	}
+	s.setErr(firstErr)
+}
+
+func (s *Store) syncChunk(chunk []*entry, gen int64) error {
+	calls := make([]*call, len(chunk)+1)
+	calls[0] = &call{script: scriptTime}
+	before := int64(s.clk.Now())
+	now := before + s.offset.Load()
+	snaps := make([]snapshot, len(chunk))
+	for i, e := range chunk {
+		calls[i+1] = &call{}
+		snaps[i] = s.prepare(e, calls[i+1], now)
+	}
+	s.run(calls)
+	after := int64(s.clk.Now())
+	var firstErr error
+	if calls[0].err != nil {
+		firstErr = calls[0].err
+	} else if err := s.setOffset(calls[0].val, before, after); err != nil {
+		firstErr = err
+	}
+	for i, e := range chunk {
+		if err := s.apply(e, snaps[i], calls[i+1], gen); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+func (e *entry) hasPending() bool {
+	if !e.sliding {
+		return e.pending.Load() != 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur != e.curPushed || e.prev != e.prevPushed
+}
+
+// expired reports whether e's state no longer matters at now, idle after
+// the moment it stopped mattering.
+func (e *entry) expired(now, idle int64) bool {
+	if !e.sliding {
+		return e.tat.Load()+idle < now
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return (e.idx+2)*e.w+idle < now
+}
+
+// mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
+// the largest int64.
+func mulDiv(a, b, c int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if c <= 0 {
+		return 1<<63 - 1
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return 1<<63 - 1
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, 1<<63-1))
+}

@@ -1,0 +1,144 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	DefaultPrefix     = "sluice"
+	DefaultTimeout    = 50 * time.Millisecond
+	DefaultIdleExpiry = time.Second
+	DefaultBatchSize  = 128
+	DefaultSyncPeriod = 100 * time.Millisecond
+	DefaultMaxKeys    = 100000
+)
+
+// Bounds of the options.
+const (
+	MaxPrefixLen  = 128
+	MaxBatchSize  = 10000
+	MinSyncPeriod = time.Millisecond
+	MaxSyncPeriod = time.Minute
+)
+
+// An Option configures a Store made by New.
+type Option interface {
+	apply(*options) error
+}
+
+type optionFunc func(*options) error
+
+func (f optionFunc) apply(o *options) error { return f(o) }
+
+type options struct {
+	prefix     string
+	timeout    time.Duration
+	idle       time.Duration
+	batch      int
+	syncPeriod time.Duration
+	maxKeys    int
+}
+
+func defaultOptions() options {
+	return options{
+		prefix:     DefaultPrefix,
+		timeout:    DefaultTimeout,
+		idle:       DefaultIdleExpiry,
+		batch:      DefaultBatchSize,
+		syncPeriod: DefaultSyncPeriod,
+		maxKeys:    DefaultMaxKeys,
+	}
+}
+
+// WithPrefix sets the prefix of every Redis key the Store writes (default
+// DefaultPrefix): keys are PREFIX:{KEY}:SUFFIX. The prefix must be 1 to
+// MaxPrefixLen bytes without '{' or '}' (they would move the hash tag).
+func WithPrefix(p string) Option {
+	return optionFunc(func(o *options) error {
+		switch {
+		case p == "" || len(p) > MaxPrefixLen:
+			return fmt.Errorf("redisstore.WithPrefix: must be 1 to %d bytes, got %d bytes (%q)", MaxPrefixLen, len(p), p)
+		case strings.ContainsAny(p, "{}"):
+			return fmt.Errorf("redisstore.WithPrefix: must not contain '{' or '}', got %q", p)
+		}
+		o.prefix = p
+		return nil
+	})
+}
+
+// WithTimeout sets how long one call of the Store may take (default
+// DefaultTimeout): a Take or Undo that has no answer from Redis by then
+// returns an error wrapping store.ErrUnavailable. It also bounds each
+// pipeline of the approximate mode's sync.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
+		if d <= 0 || d > time.Minute {
+			return fmt.Errorf("redisstore.WithTimeout: must be > 0 and <= 1m, got %s", d)
+		}
+		o.timeout = d
+		return nil
+	})
+}
+
+// WithIdleExpiry sets how long a key outlives the time its state stops
+// mattering (default DefaultIdleExpiry): a Redis key expires that long after
+// its window's counts no longer weigh on a decision, or after its bucket is
+// full again; approximate mode forgets a locally tracked key that long after
+// the same moment. Between 1ms and 24h.
+func WithIdleExpiry(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
+		if d < time.Millisecond || d > 24*time.Hour {
+			return fmt.Errorf("redisstore.WithIdleExpiry: must be between 1ms and 24h, got %s", d)
+		}
+		o.idle = d
+		return nil
+	})
+}
+
+// WithBatchSize sets how many decisions may share one pipeline, one round
+// trip to Redis (default DefaultBatchSize; 1 to MaxBatchSize). Decisions
+// that arrive while the Store's dispatchers are busy are sent together.
+// With 1, batching is off: each Take makes its own call, on the caller's
+// goroutine, bounded by the timeout through its context, which the client
+// honours only with ContextTimeoutEnabled (else its ReadTimeout and
+// WriteTimeout bound it). The size also bounds the pipelines of the
+// approximate mode's sync.
+func WithBatchSize(n int) Option {
+	return optionFunc(func(o *options) error {
+		if n < 1 || n > MaxBatchSize {
+			return fmt.Errorf("redisstore.WithBatchSize: must be between 1 and %d, got %d", MaxBatchSize, n)
+		}
+		o.batch = n
+		return nil
+	})
+}
+
+// WithSyncPeriod sets how often approximate mode pushes this instance's
+// counts to Redis and reads back the others' (default DefaultSyncPeriod,
+// between MinSyncPeriod and MaxSyncPeriod). The overshoot of approximate
+// limits grows with it (see the package documentation).
+func WithSyncPeriod(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
+		if d < MinSyncPeriod || d > MaxSyncPeriod {
+			return fmt.Errorf("redisstore.WithSyncPeriod: must be between %s and %s, got %s", MinSyncPeriod, MaxSyncPeriod, d)
+		}
+		o.syncPeriod = d
+		return nil
+	})
+}
+
+// WithMaxKeys bounds the keys approximate mode tracks locally (default
+// DefaultMaxKeys). A key that does not fit is decided in Redis, one round
+// trip per decision, on the same counts, until idle keys are forgotten.
+func WithMaxKeys(n int) Option {
+	return optionFunc(func(o *options) error {
+		if n < 1 || n > 1<<24 {
+			return fmt.Errorf("redisstore.WithMaxKeys: must be between 1 and %d, got %d", 1<<24, n)
+		}
+		o.maxKeys = n
+		return nil
+	})
+}

@@ -1,0 +1,163 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// Times in the scripts are integer nanoseconds on Redis's clock (TIME). Lua
+// numbers are doubles, exact only up to 2^53, and nanoseconds since 1970 do
+// not fit: absolute times are kept as decimal strings of nanoseconds, split
+// into microseconds (exact: about 2^51 today) and the nanoseconds below them,
+// and all arithmetic is done on differences from now, which are small. Costs,
+// tolerances and windows are computed in Go with 128-bit products and passed
+// as integers, so nothing is rounded in Lua but the sliding counter's
+// weighted estimate, which the memory store computes in float64 too.
+const luaLib = `
+local function rd(s)
+  if not s then return nil end
+  local l = #s
+  if l <= 3 then
+    local v = tonumber(s)
+    if not v then return nil end
+    return 0, v
+  end
+  local us, ns = tonumber(string.sub(s, 1, l - 3)), tonumber(string.sub(s, l - 2))
+  if not us or not ns then return nil end
+  return us, ns
+end
+local function wr(us, ns)
+  us = us + math.floor(ns / 1000)
+  ns = ns % 1000
+  return string.format('%d%03d', us, ns)
+end
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function int(x)
+  return string.format('%d', x)
+end
+`
+
+// scriptGCRA decides a token or leaky bucket as GCRA. KEYS[1] holds the TAT
+// (theoretical arrival time). ARGV: cost of the request and tolerance in
+// nanoseconds, idle expiry in milliseconds. It returns {ok, ahead, over}:
+// ahead is TAT-now after the decision, over how far the request's TAT would
+// exceed the tolerance (0 when admitted).
+var scriptGCRA = redis.NewScript(luaLib + `
+local now = clock()
+local cost, tol, idle = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local ahead = 0
+local us, ns = rd(redis.call('GET', KEYS[1]) or nil)
+if us then ahead = math.max((us - now) * 1000 + ns, 0) end
+local nxt = ahead + cost
+if nxt > tol then return {0, ahead, nxt - tol} end
+redis.call('SET', KEYS[1], wr(now, nxt), 'PX', int(math.floor(nxt / 1000000) + idle))
+return {1, nxt, 0}
+`)
+
+// scriptUndoGCRA gives cost nanoseconds (ARGV[1]) back to the TAT in
+// KEYS[1], keeping its expiry. It returns 1 when there was a TAT.
+var scriptUndoGCRA = redis.NewScript(luaLib + `
+local us, ns = rd(redis.call('GET', KEYS[1]) or nil)
+if not us then return 0 end
+redis.call('SET', KEYS[1], wr(us, ns - tonumber(ARGV[1])), 'KEEPTTL')
+return 1
+`)
+
+// scriptSliding decides a sliding counter. KEYS[1] is a hash: s, the start
+// of the current window (nanoseconds); p, the previous window's count; c,
+// the current window's. Windows start at the first request and follow each
+// other. ARGV: window in nanoseconds, limit, n, idle expiry in
+// milliseconds. It returns {ok, p, c, e}: the counts after the decision and
+// the time elapsed in the current window.
+var scriptSliding = redis.NewScript(luaLib + `
+local now = clock()
+local w, lim, n, idle = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local st = redis.call('HMGET', KEYS[1], 's', 'p', 'c')
+local sus, sns, p, c, e = now, 0, 0, 0, 0
+local us, ns = rd(st[1] or nil)
+if us then
+  e = math.max((now - us) * 1000 - ns, 0)
+  if e < w then
+    sus, sns, p, c = us, ns, tonumber(st[2]) or 0, tonumber(st[3]) or 0
+  elseif e < 2 * w then
+    sus, sns, p, c, e = us, ns + w, tonumber(st[3]) or 0, 0, e - w
+  else
+    e = 0
+  end
+end
+if p * (w - e) / w + (c + n) > lim then return {0, p, c, e} end
+c = c + n
+redis.call('HSET', KEYS[1], 's', wr(sus, sns), 'p', int(p), 'c', int(c))
+redis.call('PEXPIRE', KEYS[1], int(math.floor((2 * w - e) / 1000000) + idle))
+return {1, p, c, e}
+`)
+
+// scriptUndoSliding gives n (ARGV[1]) back to the sliding counter in
+// KEYS[1]: to the current window, or the previous one when the window moved
+// on since.
+var scriptUndoSliding = redis.NewScript(luaLib + `
+local n = tonumber(ARGV[1])
+local st = redis.call('HMGET', KEYS[1], 'p', 'c')
+local p, c = tonumber(st[1] or nil), tonumber(st[2] or nil)
+if c and c >= n then redis.call('HSET', KEYS[1], 'c', int(c - n)) return 1 end
+if p and p >= n then redis.call('HSET', KEYS[1], 'p', int(p - n)) return 1 end
+return 0
+`)
+
+// scriptTime returns Redis's clock: {seconds, microseconds}.
+var scriptTime = redis.NewScript(`
+local t = redis.call('TIME')
+return {t[1], t[2]}
+`)
+
+// scriptApproxSliding pushes an instance's deltas of the current window's
+// counter (KEYS[1]) and the previous one's (KEYS[2]) and returns both global
+// counts. ARGV: the deltas, the counters' expiries in milliseconds. A zero
+// delta only reads.
+var scriptApproxSliding = redis.NewScript(luaLib + `
+local function bump(k, d, ttl)
+  if tonumber(d) == 0 then return tonumber(redis.call('GET', k) or '0') or 0 end
+  local v = redis.call('INCRBY', k, d)
+  redis.call('PEXPIRE', k, ttl)
+  return v
+end
+return {bump(KEYS[1], ARGV[1], ARGV[3]), bump(KEYS[2], ARGV[2], ARGV[4])}
+`)
+
+// scriptApproxSlidingTake decides an approximate sliding counter in Redis,
+// for a key the instance does not track: KEYS[1] and KEYS[2] are the
+// current and previous windows' counters. ARGV: n, limit, window and the
+// time elapsed in the current window (nanoseconds, on the instance's view of
+// Redis's clock), the current counter's expiry in milliseconds. It returns
+// {ok, p, c} with the counts after the decision.
+var scriptApproxSlidingTake = redis.NewScript(luaLib + `
+local n, lim, w, e = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local p = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if p * (w - e) / w + (c + n) > lim then return {0, p, c} end
+c = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {1, p, c}
+`)
+
+// scriptApproxGCRA merges an instance's view of a bucket into the TAT in
+// KEYS[1]: the TAT becomes the later of the stored TAT plus the instance's
+// delta (the cost it admitted since its last sync) and the instance's own
+// TAT. ARGV: delta and the instance's TAT in nanoseconds, idle expiry in
+// milliseconds. It returns the TAT (nanoseconds, as a string).
+var scriptApproxGCRA = redis.NewScript(luaLib + `
+local now = clock()
+local delta, idle = tonumber(ARGV[1]), tonumber(ARGV[3])
+local lus, lns = rd(ARGV[2])
+if not lus then lus, lns = 0, 0 end
+local rus, rns = lus, lns
+local g = redis.call('GET', KEYS[1])
+local gus, gns = rd(g or nil)
+if gus and (gus - lus) * 1000 + (gns - lns) + delta > 0 then rus, rns = gus, gns + delta end
+local out = wr(rus, rns)
+local ahead = (rus - now) * 1000 + rns
+if ahead > 0 and out ~= g then
+  redis.call('SET', KEYS[1], out, 'PX', int(math.floor(ahead / 1000000) + idle))
+end
+return out
+`)

@@ -1,0 +1,532 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// ErrClosed is returned, wrapped with store.ErrUnavailable, by a Store's
+// calls after Close.
+var ErrClosed = errors.New("redisstore: store is closed")
+
+// dispatchers is the number of goroutines that send batches: while one waits
+// for its round trip, another sends the decisions that arrived meanwhile.
+const dispatchers = 4
+
+// maxKeyLen is the longest key a Store uses as it is; a longer one is
+// replaced by its SHA-256.
+const maxKeyLen = 256
+
+// Store is a store.Store on Redis. Exact limits are decided in Redis by
+// one Lua script per decision; approximate limits are decided in the
+// process and synchronized with Redis every sync period. It is safe for
+// concurrent use; Close stops its goroutines.
+type Store struct {
+	client redis.UniversalClient
+	o      options
+	clk    *clock.System
+
+	queue  chan *call
+	stop   chan struct{}
+	closed atomic.Bool
+	wg     sync.WaitGroup
+	calls  sync.Pool // *call
+
+	// Approximate mode.
+	offset      atomic.Int64 // Redis's clock minus clk, in nanoseconds
+	offsetKnown atomic.Bool
+	entries     sync.Map // key -> *entry
+	tracked     atomic.Int64
+	gen         atomic.Int64 // sync rounds started
+	syncs       atomic.Int64
+	syncErrors  atomic.Int64
+	lastErr     atomic.Pointer[errBox]
+	syncMu      sync.Mutex // one sync at a time (the loop, Close)
+	retiredMu   sync.Mutex
+	retired     []*entry // replaced entries whose counts the next sync pushes
+}
+
+type errBox struct{ err error }
+
+// New returns a Store on client, which may be a single node, Sentinel
+// (failover) or Cluster client. The Store does not close client.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("redisstore.New: client is nil")
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("redisstore.New: option is nil")
+		}
+		if err := opt.apply(&o); err != nil {
+			return nil, err
+		}
+	}
+	s := &Store{
+		client: client,
+		o:      o,
+		clk:    clock.NewSystem(),
+		queue:  make(chan *call, 4*o.batch),
+		stop:   make(chan struct{}),
+	}
+	s.gen.Store(1)
+	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
+	s.calls.New = func() any {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return &call{done: make(chan struct{}, 1), timer: t}
+	}
+	if o.batch > 1 {
+		for range dispatchers {
+			s.wg.Go(s.dispatch)
+		}
+	}
+	s.wg.Go(s.syncLoop)
+	return s, nil
+}
+
+// Close stops the Store's goroutines, after pushing approximate mode's
+// last counts to Redis (within the timeout). Calls made after Close return
+// an error wrapping ErrClosed and store.ErrUnavailable. Close is idempotent.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.syncOnce()
+	close(s.stop)
+	s.wg.Wait()
+	return nil
+}
+
+// Take decides n requests of key under lim: in Redis for an exact limit,
+// in the process for an approximate one.
+func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	if s.closed.Load() {
+		return flow.Decision{}, errClosed()
+	}
+	if err := lim.Validate(); err != nil {
+		return flow.Decision{}, fmt.Errorf("redisstore: %w", err)
+	}
+	if n < 1 {
+		return flow.Decision{}, fmt.Errorf("redisstore: n must be >= 1, got %d", n)
+	}
+	if lim.Mode == store.Approximate {
+		return s.takeApprox(ctx, key, lim, n)
+	}
+	return s.takeExact(ctx, key, lim, n)
+}
+
+// Undo gives back the n requests of an admitted decision d of Take, best
+// effort: an exact sliding counter or token bucket in Redis, an approximate
+// limit in the process (pushed at the next sync). A leaky bucket's slot is
+// given back only in approximate mode, and only when no later request took
+// a slot after it; in exact mode it is left empty.
+func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+	if s.closed.Load() {
+		return errClosed()
+	}
+	if !d.OK || n < 1 || lim.Validate() != nil || d.Limit <= 0 {
+		return nil
+	}
+	if lim.Mode == store.Approximate {
+		return s.undoApprox(ctx, key, lim, d, n)
+	}
+	c := s.getCall()
+	switch lim.Algorithm {
+	case flow.SlidingCounter:
+		c.set(scriptUndoSliding, s.redisKey(key, "sc:"+lim.Window.String()), n)
+	case flow.TokenBucket:
+		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), mulDiv(n, int64(lim.Window), d.Limit))
+	default:
+		s.putCall(c)
+		return nil
+	}
+	err := s.do(ctx, c)
+	if err == nil {
+		s.putCall(c)
+	}
+	return err
+}
+
+func errClosed() error { return fmt.Errorf("%w: %w", store.ErrUnavailable, ErrClosed) }
+
+// redisKey returns PREFIX:{KEY}:suffix, KEY escaped so that it holds no
+// brace (the hash tag is then exactly KEY, and every key of one limit lands
+// in one Cluster slot) and hashed when long.
+func (s *Store) redisKey(key, suffix string) string {
+	if len(key) > maxKeyLen {
+		sum := sha256.Sum256([]byte(key))
+		key = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	var b strings.Builder
+	b.Grow(len(s.o.prefix) + len(key) + len(suffix) + 8)
+	b.WriteString(s.o.prefix)
+	b.WriteString(":{")
+	if key == "" {
+		b.WriteString(`\e`)
+	}
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '{':
+			b.WriteString(`\[`)
+		case '}':
+			b.WriteString(`\]`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("}:")
+	b.WriteString(suffix)
+	return b.String()
+}
+
+// takeExact decides in Redis.
+func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+	if lim.Limit == 0 {
+		return flow.Decision{RetryAfter: lim.Window}, nil
+	}
+	c := s.getCall()
+	idle := s.o.idle.Milliseconds()
+	switch lim.Algorithm {
+	case flow.SlidingCounter:
+		c.set(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), int64(lim.Window), lim.Limit, n, idle)
+	default:
+		g := gcraOf(lim)
+		c.set(scriptGCRA, s.redisKey(key, g.suffix), g.cost(n), g.tol(n), idle)
+	}
+	if err := s.do(ctx, c); err != nil {
+		return flow.Decision{}, err
+	}
+	defer s.putCall(c)
+	v, err := ints(c.val, 3)
+	if err != nil {
+		return flow.Decision{}, err
+	}
+	if lim.Algorithm == flow.SlidingCounter {
+		if len(v) != 4 {
+			return flow.Decision{}, nonsense(c.val)
+		}
+		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
+	}
+	return gcraOf(lim).decision(v[0] == 1, v[1], v[2], n), nil
+}
+
+// slidingDecision is the decision of a sliding counter with p requests in
+// the previous window, c in the current one (n included when ok) and e
+// nanoseconds elapsed in it, as the memory store makes it.
+func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) flow.Decision {
+	w, l := float64(lim.Window), lim.Limit
+	e = min(max(e, 0), int64(lim.Window))
+	est := float64(p)*(w-float64(e))/w + float64(c)
+	if ok {
+		return flow.Decision{OK: true, Limit: l, Remaining: max(int64(float64(l)-est), 0)}
+	}
+	d := flow.Decision{Limit: l, Remaining: max(int64(float64(l)-est), 0), RetryAfter: lim.Window}
+	if n > l {
+		return d
+	}
+	earliest := func(prev, cur int64) float64 {
+		room := float64(l - cur - n)
+		if prev == 0 || room >= float64(prev) {
+			return 0
+		}
+		return w * (1 - room/float64(prev))
+	}
+	var at float64
+	if c+n <= l {
+		at = earliest(p, c) - float64(e)
+	} else {
+		at = w + earliest(c, 0) - float64(e)
+	}
+	d.RetryAfter = time.Duration(max(ceil(at), 0))
+	return d
+}
+
+func ceil(x float64) float64 {
+	t := float64(int64(x))
+	if t < x {
+		t++
+	}
+	return t
+}
+
+// gcra is the arithmetic of a token or leaky bucket limit, in nanoseconds.
+type gcra struct {
+	lim      store.Limit
+	queue    bool
+	suffix   string
+	cost1    int64 // cost of one request
+	capacity int64 // how far ahead of now the TAT may be for one more request
+}
+
+func gcraOf(lim store.Limit) gcra {
+	w := int64(lim.Window)
+	g := gcra{lim: lim, suffix: "tb"}
+	if lim.Limit <= 0 {
+		return g
+	}
+	g.cost1 = mulDiv(1, w, lim.Limit)
+	if lim.Algorithm == flow.LeakyBucket {
+		g.queue, g.suffix = true, "lb"
+		g.capacity = int64(lim.MaxWait) + g.cost1
+	} else {
+		g.capacity = w + mulDiv(lim.Burst, w, lim.Limit)
+	}
+	return g
+}
+
+func (g gcra) cost(n int64) int64 { return mulDiv(n, int64(g.lim.Window), g.lim.Limit) }
+
+// tol is the tolerance a request of n must fit: -1 when it never fits.
+func (g gcra) tol(n int64) int64 {
+	if n > g.lim.Limit+g.lim.Burst {
+		return -1
+	}
+	if g.queue {
+		return g.capacity + g.cost(n) - g.cost1
+	}
+	return g.capacity
+}
+
+// decision is the decision of a request of n given the TAT's distance
+// ahead of now after it (before it, when rejected) and how far over the
+// tolerance it was.
+func (g gcra) decision(ok bool, ahead, over, n int64) flow.Decision {
+	l := g.lim.Limit
+	rem := int64(0)
+	if ahead < g.capacity {
+		rem = mulDiv(g.capacity-ahead, l, int64(g.lim.Window))
+	}
+	if !ok {
+		d := flow.Decision{Limit: l, Remaining: rem, RetryAfter: time.Duration(max(over, 1))}
+		if n > l+g.lim.Burst {
+			d.RetryAfter = g.lim.Window
+		}
+		return d
+	}
+	d := flow.Decision{OK: true, Limit: l, Remaining: rem}
+	if g.queue {
+		d.Wait = time.Duration(max(ahead-g.cost(n), 0))
+	}
+	return d
+}
+
+// ints reads a reply of at least want integers.
+func ints(val any, want int) ([]int64, error) {
+	vs, ok := val.([]any)
+	if !ok || len(vs) < want {
+		return nil, nonsense(val)
+	}
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		x, ok := v.(int64)
+		if !ok {
+			return nil, nonsense(val)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func nonsense(val any) error {
+	s := fmt.Sprint(val)
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	return fmt.Errorf("redisstore: %w: unexpected reply %s", store.ErrUnavailable, s)
+}
+
+// call is one script call, batched by a dispatcher or made directly.
+type call struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+	val    any
+	err    error
+	// state: callWaiting until a dispatcher takes it (callTaken) or the
+	// caller gives up (callAbandoned); a call abandoned before it was taken
+	// is never sent.
+	state atomic.Int32
+	done  chan struct{}
+	timer *time.Timer
+}
+
+const (
+	callWaiting = iota
+	callTaken
+	callAbandoned
+)
+
+func (c *call) set(script *redis.Script, key string, args ...any) {
+	c.script = script
+	c.keys = append(c.keys[:0], key)
+	c.args = append(c.args[:0], args...)
+}
+
+func (s *Store) getCall() *call {
+	c := s.calls.Get().(*call)
+	c.state.Store(callWaiting)
+	c.val, c.err = nil, nil
+	return c
+}
+
+// putCall recycles c, once nothing else refers to it.
+func (s *Store) putCall(c *call) {
+	clear(c.args)
+	c.val = nil
+	s.calls.Put(c)
+}
+
+// do runs c within the timeout and ctx, returning an error that wraps
+// store.ErrUnavailable when Redis did not answer, or answered an error. On
+// error c must not be recycled: a dispatcher may still hold it.
+func (s *Store) do(ctx context.Context, c *call) error {
+	if s.o.batch == 1 {
+		return s.doDirect(ctx, c)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, err)
+	}
+	t := c.timer
+	t.Reset(s.o.timeout)
+	defer t.Stop()
+	giveUp := func(why error) error {
+		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
+			return why
+		}
+		return why // sent already: the answer is dropped
+	}
+	select {
+	case s.queue <- c:
+	case <-t.C:
+		return giveUp(s.timeoutErr())
+	case <-ctx.Done():
+		return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
+	case <-s.stop:
+		return giveUp(errClosed())
+	}
+	select {
+	case <-c.done:
+		return c.err
+	case <-t.C:
+		return giveUp(s.timeoutErr())
+	case <-ctx.Done():
+		return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
+	case <-s.stop:
+		return giveUp(errClosed())
+	}
+}
+
+func (s *Store) timeoutErr() error {
+	return fmt.Errorf("redisstore: %w: no answer within %s", store.ErrUnavailable, s.o.timeout)
+}
+
+// doDirect runs c on the caller's goroutine (batching off).
+func (s *Store) doDirect(ctx context.Context, c *call) error {
+	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+	defer cancel()
+	cmd := c.script.EvalSha(ctx, s.client, c.keys, c.args...)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = c.script.Eval(ctx, s.client, c.keys, c.args...)
+	}
+	c.val, c.err = cmd.Val(), wrapErr(cmd.Err())
+	return c.err
+}
+
+func wrapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, err)
+}
+
+// dispatch sends the calls of the queue in batches: it waits for one, takes
+// whatever else is queued up to the batch size, and sends them in one
+// pipeline. A lone call is sent at once.
+func (s *Store) dispatch() {
+	batch := make([]*call, 0, s.o.batch)
+	for {
+		select {
+		case c := <-s.queue:
+			batch = append(batch[:0], c)
+		case <-s.stop:
+			return
+		}
+	more:
+		for len(batch) < s.o.batch {
+			select {
+			case c := <-s.queue:
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		live := batch[:0]
+		for _, c := range batch {
+			if c.state.CompareAndSwap(callWaiting, callTaken) {
+				live = append(live, c)
+			}
+		}
+		s.run(live)
+		for _, c := range live {
+			c.done <- struct{}{}
+		}
+	}
+}
+
+// run sends calls in one pipeline, and those that met NOSCRIPT (the
+// scripts were flushed, or a node was replaced) again with their source.
+func (s *Store) run(calls []*call) {
+	if len(calls) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout)
+	defer cancel()
+	cmds := s.pipeline(ctx, calls, false)
+	var retry []*call
+	var rcmds []*redis.Cmd
+	for i, c := range calls {
+		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+			retry = append(retry, c)
+		} else {
+			c.val, c.err = cmds[i].Val(), wrapErr(cmds[i].Err())
+		}
+	}
+	if len(retry) == 0 {
+		return
+	}
+	rcmds = s.pipeline(ctx, retry, true)
+	for i, c := range retry {
+		c.val, c.err = rcmds[i].Val(), wrapErr(rcmds[i].Err())
+	}
+}
+
+func (s *Store) pipeline(ctx context.Context, calls []*call, source bool) []*redis.Cmd {
+	pipe := s.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, c := range calls {
+		if source {
+			cmds[i] = c.script.Eval(ctx, pipe, c.keys, c.args...)
+		} else {
+			cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+	}
+	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	return cmds
+}
