@@ -64,7 +64,11 @@ type GRPCCallParams struct {
 // context is ctx, read with x, forgetting the call it read before.
 // Reset(nil, nil, "") drops every reference p holds.
 func (p *GRPCCallParams) Reset(x *Extractor, ctx context.Context, fullMethod string) {
-	*p = GRPCCallParams{x: x, ctx: ctx, method: fullMethod}
+	// Field by field: a composite literal would build a copy first.
+	p.x, p.ctx, p.method = x, ctx, fullMethod
+	p.cur = cursor{}
+	p.lines = nil
+	p.ipDone, p.ip = false, ""
 }
 
 // Param returns the i-th value of param for the call (core.Params).

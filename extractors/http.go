@@ -56,11 +56,12 @@ type HTTPRequestParams struct {
 // Reset(nil, nil, nil) drops every reference p holds. It keeps the holder of
 // custom param values (emptied), so that reusing p does not allocate again.
 func (p *HTTPRequestParams) Reset(x *Extractor, r *http.Request, path PathParams) {
-	custom := p.custom
-	if custom != nil {
-		*custom = customValues{}
+	// Field by field: a composite literal would build a copy first.
+	p.x, p.r, p.path = x, r, path
+	p.cur = cursor{}
+	if p.custom != nil {
+		p.custom.sp, p.custom.vs = nil, nil
 	}
-	*p = HTTPRequestParams{x: x, r: r, path: path, custom: custom}
 }
 
 // customValues holds what a custom extractor returned for the param sp, so

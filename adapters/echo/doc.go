@@ -38,7 +38,11 @@
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //
-// On the pass path the middleware formats nothing. Echo builds the chain
-// of e.Use middleware anew for every request, which costs one allocation
-// per middleware; the extractor allocates once per request for the params.
+// On the pass path the middleware formats nothing and allocates nothing of
+// its own: the params Enter reads (an extractors.HTTPRequestParams, which
+// the Guard uses only during Enter) come from a pool of the middleware's.
+// Echo itself builds the chain of middleware anew for every request (for
+// e.Use, group and route middleware alike), and the function each
+// echo.MiddlewareFunc returns for the request's next handler is one
+// allocation: any middleware costs that, this one included.
 package sluiceecho

@@ -52,18 +52,25 @@ func New(guard *core.Guard, opts ...Option) echo.MiddlewareFunc {
 	if m.block == nil {
 		m.block = DefaultBlockHandler
 	}
-	m.paths.New = func() any { return new(pathParams) }
+	m.requests.New = func() any { return new(request) }
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return m.serve(c, next) }
 	}
 }
 
-// middleware is the state of one New: its configuration, and a pool of the
-// PathParams of routes with parameters, so that handing them to the
-// extractor does not allocate.
+// middleware is the state of one New: its configuration, and a pool of
+// the params it hands Enter, which the Guard uses only during Enter, so
+// that they cost no allocation per request.
 type middleware struct {
 	config
-	paths sync.Pool // of *pathParams
+	requests sync.Pool // of *request
+}
+
+// request is what Enter reads of an echo request: its params, and its
+// route parameters for them.
+type request struct {
+	params extractors.HTTPRequestParams
+	path   pathParams
 }
 
 // classify is the default error classifier of echo requests.
@@ -85,8 +92,7 @@ func isClientHTTPError(err error) bool {
 }
 
 // pathParams is the extractors.PathParams of an echo request, over its
-// c.ParamNames and c.ParamValues. The middleware keeps them in a pool: one
-// is used only during Enter.
+// c.ParamNames and c.ParamValues.
 type pathParams struct{ c echo.Context }
 
 // PathParam returns the value of the route parameter name.
@@ -99,11 +105,6 @@ func (p *pathParams) PathParam(name string) (string, bool) {
 	}
 	return "", false
 }
-
-// noPathParams is the extractors.PathParams of a route without parameters.
-type noPathParams struct{}
-
-func (noPathParams) PathParam(string) (string, bool) { return "", false }
 
 // resourceOf returns the resource of the request c.
 func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
@@ -127,16 +128,11 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	}
 	r := c.Request()
 	resource := m.resourceOf(c, r)
-	var e core.Entry
-	if len(c.ParamNames()) == 0 {
-		e, err = m.Enter(r, resource, noPathParams{})
-	} else {
-		p := m.paths.Get().(*pathParams)
-		p.c = c
-		e, err = m.Enter(r, resource, p)
-		p.c = nil
-		m.paths.Put(p)
-	}
+	rq := m.requests.Get().(*request)
+	rq.path.c = c
+	e, err := m.Enter(&rq.params, r, resource, &rq.path)
+	rq.path.c = nil
+	m.requests.Put(rq) // Enter is done with it
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -156,7 +152,9 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	m.SetQuotaHeaders(c.Response().Header(), &e)
+	if m.Quota {
+		m.SetQuotaHeaders(c.Response().Header(), &e)
+	}
 	err = next(c)
 	finished = true
 	e.Exit(m.ExitError(status(c, err), err))

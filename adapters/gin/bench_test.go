@@ -5,24 +5,34 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
 
 	sluicegin "github.com/sluicekit/sluice/adapters/gin"
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 )
 
+// benchServer is a gin engine serving the benchmark routes through the
+// middleware (without it when g is nil).
+func benchServer(g *core.Guard) http.Handler {
+	r := gin.New()
+	if g != nil {
+		r.Use(sluicegin.New(g))
+	}
+	for _, rt := range adaptertest.BenchRoutes() {
+		h := rt.Handler
+		r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), func(c *gin.Context) { h(c.Writer, c.Request) })
+	}
+	return r
+}
+
 // BenchmarkGinMiddleware measures a gin engine with the middleware
 // against the same engine without it.
-func BenchmarkGinMiddleware(b *testing.B) {
-	adaptertest.Bench(b, func(g *core.Guard) http.Handler {
-		r := gin.New()
-		if g != nil {
-			r.Use(sluicegin.New(g))
-		}
-		for _, rt := range adaptertest.BenchRoutes() {
-			h := rt.Handler
-			r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), func(c *gin.Context) { h(c.Writer, c.Request) })
-		}
-		return r
-	})
+//
+//	go test -run '^$' -bench Gin -benchmem -count 6 -benchtime 100ms ./adapters/gin
+func BenchmarkGinMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
+
+// TestAllocs holds the pass path to its allocation budget: none.
+func TestAllocs(t *testing.T) {
+	assert.Equal(t, map[string]float64{"static": 0, "param": 0}, adaptertest.AllocsAdded(t, benchServer))
 }

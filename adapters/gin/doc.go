@@ -35,7 +35,8 @@
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).
 //
-// On the pass path the middleware formats nothing and allocates nothing of
-// its own: the route parameters are handed to the extractor in place; the
-// extractor allocates once per request for the params.
+// On the pass path the middleware formats nothing and allocates nothing:
+// the route parameters are handed to the extractor in place, and the params
+// Enter reads (an extractors.HTTPRequestParams, which the Guard uses only
+// during Enter) come from a pool of the middleware's.
 package sluicegin

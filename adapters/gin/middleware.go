@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // New returns a gin middleware that puts every request through guard:
@@ -39,6 +40,7 @@ func New(guard *core.Guard, opts ...Option) gin.HandlerFunc {
 	if c.block == nil {
 		c.block = DefaultBlockHandler
 	}
+	c.params.New = func() any { return new(extractors.HTTPRequestParams) }
 	return c.handle
 }
 
@@ -63,7 +65,9 @@ func (m *config) handle(c *gin.Context) {
 	} else {
 		resource = m.Extractor.HTTPResource(r.Method, c.FullPath())
 	}
-	e, err := m.Enter(r, resource, (*pathParams)(&c.Params))
+	p := m.params.Get().(*extractors.HTTPRequestParams)
+	e, err := m.Enter(p, r, resource, (*pathParams)(&c.Params))
+	m.params.Put(p) // Enter is done with it
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -83,7 +87,9 @@ func (m *config) handle(c *gin.Context) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	m.SetQuotaHeaders(c.Writer.Header(), &e)
+	if m.Quota {
+		m.SetQuotaHeaders(c.Writer.Header(), &e)
+	}
 	c.Next()
 	finished = true
 	var herr error

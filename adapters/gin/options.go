@@ -1,6 +1,8 @@
 package sluicegin
 
 import (
+	"sync"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
@@ -19,12 +21,15 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// config is what the options set.
+// config is what the options set, and the middleware's pool of the params
+// it hands Enter: they are used only during Enter, so that reusing them
+// saves their allocation per request.
 type config struct {
 	httpadapter.Common
 	resource func(c *gin.Context) string
 	skip     func(c *gin.Context) bool
 	block    func(c *gin.Context, b *core.BlockedError)
+	params   sync.Pool // of *extractors.HTTPRequestParams
 }
 
 func mustFunc(option string, isNil bool) {

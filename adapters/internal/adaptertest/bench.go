@@ -22,13 +22,13 @@ func BenchRoutes() []Route {
 // BenchGuard returns a Guard with the benchmarks' rules: one flow rule and
 // one hotspot rule on a header for every resource, with limits no
 // benchmark reaches, so that every request passes both.
-func BenchGuard(b *testing.B) *core.Guard {
+func BenchGuard(t testing.TB) *core.Guard {
 	g, err := core.New(core.WithRules(
 		core.Rule{Name: "flow", Resource: "*", Kind: core.KindFlow, Limit: 1_000_000_000},
 		core.Rule{Name: "per-user", Resource: "*", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 1_000_000_000},
 	))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	return g
 }
@@ -58,41 +58,48 @@ func Bench(b *testing.B, newHandler func(g *core.Guard) http.Handler) {
 					b.Fatal(err)
 				}
 			}
-			h := newHandler(g)
-			newReq := func() *http.Request {
-				r := httptest.NewRequest(http.MethodGet, path.url, nil)
-				r.Header.Set("X-User-ID", "alice")
-				return r
-			}
-			b.Run(path.name+"/"+mode+"/serial", func(b *testing.B) {
-				r := newReq()
-				w := newBenchWriter()
-				b.ReportAllocs()
-				for b.Loop() {
-					w.reset()
-					h.ServeHTTP(w, r)
-					if w.status != http.StatusOK {
-						b.Fatalf("status %d", w.status)
-					}
-				}
-			})
-			b.Run(path.name+"/"+mode+"/parallel", func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					r := newReq() // one per goroutine: routers write to the request
-					w := newBenchWriter()
-					for pb.Next() {
-						w.reset()
-						h.ServeHTTP(w, r)
-						if w.status != http.StatusOK {
-							b.Errorf("status %d", w.status)
-							return
-						}
-					}
-				})
-			})
+			b.Run(path.name+"/"+mode, func(b *testing.B) { BenchServe(b, newHandler(g), path.url) })
 		}
 	}
+}
+
+// BenchServe measures h serving GET url (with the X-User-ID header the
+// benchmarks' hotspot rule reads) in process, serially ("serial") and on
+// every core ("parallel"), with a reusable ResponseWriter; it fails on a
+// status other than 200.
+func BenchServe(b *testing.B, h http.Handler, url string) {
+	newReq := func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, url, nil)
+		r.Header.Set("X-User-ID", "alice")
+		return r
+	}
+	b.Run("serial", func(b *testing.B) {
+		r := newReq()
+		w := newBenchWriter()
+		b.ReportAllocs()
+		for b.Loop() {
+			w.reset()
+			h.ServeHTTP(w, r)
+			if w.status != http.StatusOK {
+				b.Fatalf("status %d", w.status)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			r := newReq() // one per goroutine: routers write to the request
+			w := newBenchWriter()
+			for pb.Next() {
+				w.reset()
+				h.ServeHTTP(w, r)
+				if w.status != http.StatusOK {
+					b.Errorf("status %d", w.status)
+					return
+				}
+			}
+		})
+	})
 }
 
 // benchWriter is a ResponseWriter that keeps the status and discards the
@@ -122,4 +129,34 @@ func (w *benchWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return len(b), nil
+}
+
+// AllocsAdded returns the allocations per request that the middleware
+// newHandler builds adds to the handler alone, on the routes of the
+// benchmarks ("static", "param") under BenchGuard's rules: what Bench
+// reports as the difference between "bare" and "sluice", counted exactly.
+// It skips t under the race detector, which changes allocation counts.
+func AllocsAdded(t *testing.T, newHandler func(g *core.Guard) http.Handler) map[string]float64 {
+	if RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	added := map[string]float64{}
+	for _, path := range []struct{ name, url string }{{"static", "/hello"}, {"param", "/items/42"}} {
+		var n [2]float64
+		for i, g := range []*core.Guard{nil, BenchGuard(t)} {
+			h := newHandler(g)
+			r := httptest.NewRequest(http.MethodGet, path.url, nil)
+			r.Header.Set("X-User-ID", "alice")
+			w := newBenchWriter()
+			n[i] = testing.AllocsPerRun(200, func() {
+				w.reset()
+				h.ServeHTTP(w, r)
+				if w.status != http.StatusOK {
+					t.Fatalf("%s: status %d", path.url, w.status)
+				}
+			})
+		}
+		added[path.name] = n[1] - n[0]
+	}
+	return added
 }

@@ -348,6 +348,7 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"SpoofedForwardedFor", testSpoofing},
 		{"HotspotHeader", testHotspotHeader},
 		{"HotspotPath", testHotspotPath},
+		{"HotspotConcurrentValues", testHotspotConcurrent},
 		{"UnmatchedShareOneResource", testUnmatched},
 		{"ErrorClassifier", testClassifier},
 		{"RateLimitFieldsOnAllowed", testAllowedFields},
@@ -604,6 +605,47 @@ func testHotspotPath(t *testing.T, f Factory) {
 	assert.Equal(t, http.StatusOK, s.get("/items/caf%C3%A9").status)
 	checkBlocked(t, s.get("/items/café"), http.StatusTooManyRequests, "per-item", 1, time.Second)
 	assert.Equal(t, int64(3), s.callsOf("/items/{id}"))
+}
+
+// testHotspotConcurrent sends the requests of many users (then items) at
+// once: each value must be limited by its own count exactly, so that the
+// params read for one request (adapters reuse the objects they read them
+// through) never stand in for another's.
+func testHotspotConcurrent(t *testing.T, f Factory) {
+	const values, limit, extra = 6, 4, 2
+	for _, param := range []string{"header:X-User-ID", "path:id"} {
+		t.Run(param, func(t *testing.T) {
+			s := start(t, f, Options{}, core.Rule{Name: "per-value", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+				Param: param, Limit: limit, Window: time.Second})
+			var mu sync.Mutex
+			passed := map[string]int{}
+			var wg sync.WaitGroup
+			for v := range values {
+				for range limit + extra {
+					wg.Go(func() {
+						value := "v" + strconv.Itoa(v)
+						res := s.getAsync("/items/"+value, "X-User-ID: "+value)
+						switch res.status {
+						case http.StatusOK:
+							mu.Lock()
+							passed[value]++
+							mu.Unlock()
+						case http.StatusTooManyRequests:
+						default:
+							t.Errorf("%s: status %d", value, res.status)
+						}
+					})
+				}
+			}
+			wg.Wait()
+			for v := range values {
+				assert.Equal(t, limit, passed["v"+strconv.Itoa(v)], "v%d", v)
+			}
+			st := s.stats("GET /items/{id}")
+			assert.Equal(t, int64(values*limit), st.Pass)
+			assert.Equal(t, int64(values*extra), st.Block)
+		})
+	}
 }
 
 func testUnmatched(t *testing.T, f Factory) {

@@ -58,10 +58,16 @@ func (c *Common) Finish(pkg string) {
 	}
 }
 
-// Enter asks the Guard to admit r as resource, with r's params (path
-// parameters from path, or r.PathValue when path is nil).
-func (c *Common) Enter(r *http.Request, resource string, path extractors.PathParams) (core.Entry, error) {
-	return c.Guard.Enter(r.Context(), resource, core.WithParams(c.Extractor.HTTPParams(r, path)))
+// Enter asks the Guard to admit r as resource, reading r's params through
+// p, which it Resets for r (path parameters from path, or r.PathValue when
+// path is nil) and, when Enter returns, Resets to hold nothing: the Guard
+// reads params only during Enter, so p may then serve another request (the
+// gin and echo adapters keep their params in a sync.Pool for that).
+func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, path extractors.PathParams) (core.Entry, error) {
+	p.Reset(c.Extractor, r, path)
+	e, err := c.Guard.Enter(r.Context(), resource, core.WithParams(p))
+	p.Reset(nil, nil, nil)
+	return e, err
 }
 
 // ExitError returns the error to give Entry.Exit for a request that ended
