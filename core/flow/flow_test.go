@@ -547,3 +547,31 @@ func TestGCRAPrepareSameDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleMatchesMulDiv: scale.of, which multiplies by a precomputed
+// reciprocal, returns exactly what mulDiv does, at the edges of its range
+// and for random operands.
+func TestScaleMatchesMulDiv(t *testing.T) {
+	const maxInt = 1<<63 - 1
+	type tc struct{ x, num, den int64 }
+	tests := []tc{
+		{0, 1, 3}, {1, 1, 3}, {3, 1, 3}, {maxInt, 1, 3}, {maxInt, maxInt - 1, maxInt},
+		{maxInt, 1, maxInt}, {maxInt - 1, maxInt - 2, maxInt - 1}, {int64(s), 999_999_999, int64(s)},
+		{1 << 62, 1, 2}, {(1 << 62) + 1, 1, 2}, {12345, 0, 7}, {5, 7, 7}, {5, 9, 7}, // num >= den: mulDiv
+	}
+	rng := uint64(0x9e3779b97f4a7c15)
+	next := func() int64 { // xorshift: reproducible operands
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int64(rng >> 1)
+	}
+	for range 20000 {
+		den := max(next()>>(next()%63), 1)
+		tests = append(tests, tc{next() >> (next() % 63), next() % den, den})
+	}
+	for _, tt := range tests {
+		got, want := newScale(tt.num, tt.den).of(tt.x), mulDiv(tt.x, tt.num, tt.den)
+		require.Equal(t, want, got, "%d*%d/%d", tt.x, tt.num, tt.den)
+	}
+}

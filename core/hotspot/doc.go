@@ -46,10 +46,10 @@
 // when the value is there and 2.5 when it is not; the keyed hash keeps it
 // so for values chosen by an attacker. An Acquire hashes the value, locks
 // its shard, probes the index, moves the record in its list, updates the
-// state by one compare-and-swap and unlocks: O(1), with no loop whose
-// length depends on time or on other records' state, and no retry (nothing
-// writes a record without its shard's lock, so flow.GCRA's compare-and-swap
-// always succeeds at once).
+// state and unlocks: O(1), with no loop whose length depends on time or on
+// other records' state, and no retry. The state is a plain int64 guarded by
+// the shard's lock, updated by flow.GCRA's Decide, the same arithmetic the
+// lock-free flow rules apply by compare-and-swap.
 //
 // # Eviction resists scans
 //

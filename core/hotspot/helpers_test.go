@@ -24,7 +24,7 @@ func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
 	if i < 0 {
 		return false, 0, 0
 	}
-	return true, s.recs[i].state.Load(), s.recs[i].gen
+	return true, s.recs[i].state, s.recs[i].gen
 }
 
 // checkTable fails t unless every shard of l is consistent: at most its
@@ -74,7 +74,7 @@ func checkTable(t testing.TB, l *Limiter) {
 			require.Equal(t, i, s.find(r.id), "shard %d record %d found", si, i)
 			if r.pinned {
 				require.Zero(t, inList[i], "shard %d pinned record %d", si, i)
-				require.Positive(t, r.state.Load(), "shard %d pinned record %d", si, i)
+				require.Positive(t, r.state, "shard %d pinned record %d", si, i)
 			} else {
 				require.Equal(t, 1, inList[i], "shard %d record %d in lists", si, i)
 			}

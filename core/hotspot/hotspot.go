@@ -9,9 +9,9 @@ import (
 // Limiter limits each value of a request parameter separately, tracking at
 // most Config.MaxKeys values in its table. It is safe for concurrent use.
 type Limiter struct {
-	cfg  Config               // defaults applied; Overrides is the Limiter's own copy
-	gcra flow.GCRA            // the buckets' parameters for Config.Limit, prepared
-	over map[string]flow.GCRA // the same for each override
+	cfg  Config                // defaults applied; Overrides is the Limiter's own copy
+	gcra flow.GCRA             // the buckets' parameters for Config.Limit, prepared
+	over map[string]*flow.GCRA // the same for each override
 	tab  *table
 }
 
@@ -43,9 +43,10 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	l := &Limiter{cfg: cfg}
 	l.gcra = l.params(cfg.Limit)
 	if len(cfg.Overrides) > 0 {
-		l.over = make(map[string]flow.GCRA, len(cfg.Overrides))
+		l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
 		for v, lim := range cfg.Overrides {
-			l.over[v] = l.params(lim)
+			g := l.params(lim)
+			l.over[v] = &g
 		}
 	}
 	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys {
@@ -74,13 +75,13 @@ func (l *Limiter) params(lim int64) flow.GCRA {
 
 // paramsOf returns the bucket parameters of value: its override's, else
 // those of Config.Limit. Limit is the value's limit under every algorithm.
-func (l *Limiter) paramsOf(value string) flow.GCRA {
+func (l *Limiter) paramsOf(value string) *flow.GCRA {
 	if len(l.over) > 0 {
 		if g, ok := l.over[value]; ok {
 			return g
 		}
 	}
-	return l.gcra
+	return &l.gcra
 }
 
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
@@ -91,16 +92,16 @@ func (l *Limiter) paramsOf(value string) flow.GCRA {
 // requests in flight is rejected (with RetryAfter 0, like any rejection of
 // that algorithm). A LeakyBucket decision may be admitted with a Wait: the
 // caller waits that long before proceeding, or gives the slot back with Undo.
-func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
+func (l *Limiter) Acquire(now int64, value string, n int64) (d Decision) {
 	n = max(n, 1)
 	g := l.paramsOf(value)
 	lim := g.Limit
 	if lim == 0 {
-		return Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+		d.RetryAfter = l.cfg.Window
+		return d
 	}
-	// A new record's state: none in flight, or a full bucket. A TAT of 0
-	// is as full as a TAT of now for any now >= 0, and costs no atomic
-	// store.
+	// A new record's state: none in flight, or a full bucket (a TAT of 0
+	// is as full as a TAT of now for any now >= 0).
 	fresh := min(now, 0)
 	if l.cfg.Algorithm == Concurrency {
 		fresh = 0
@@ -108,27 +109,35 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	k := l.tab.idOf(value)
 	si, s := l.tab.shard(k)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
 	} else if i = s.insert(k, fresh); i < 0 {
-		return Decision{Decision: flow.Decision{Limit: lim}}
+		s.mu.Unlock()
+		d.Limit = lim
+		return d
 	}
 	r := &s.recs[i]
 	if l.cfg.Algorithm != Concurrency {
-		// One CAS, never retried: nobody else writes the state without
-		// the lock.
-		return Decision{Decision: g.Acquire(&r.state, now, n), lim: l, shard: si, rec: i, gen: r.gen}
+		// The state is guarded by the shard's lock: GCRA's arithmetic,
+		// stored as is, with no atomic and no retry.
+		d.Decision, r.state = g.Decide(r.state, now, n)
+		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
+		s.mu.Unlock()
+		return d
 	}
-	// Reserve, then check. The shard's lock already orders every change
-	// of the count; the count is still never above lim.
-	v := r.state.Add(n)
-	if v > lim {
-		return Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.Add(-n), 0)}}
+	// Reserve, then check, under the shard's lock, which orders every
+	// change of the count: it is never above lim.
+	if v := r.state + n; v <= lim {
+		r.state = v
+		s.pin(i)
+		d.OK, d.Limit, d.Remaining = true, lim, lim-v
+		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
+	} else {
+		d.Limit, d.Remaining = lim, max(lim-r.state, 0)
 	}
-	s.pin(i)
-	return Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
+	s.mu.Unlock()
+	return d
 }
 
 // Undo gives back the n requests of an admitted decision d that were not
@@ -148,7 +157,7 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		p.gcra.Undo(&r.state, d.Decision, max(n, 1)) // Undo reads the limit from d
+		r.state = p.gcra.Refund(r.state, d.Decision, max(n, 1)) // Refund reads the limit from d
 	}
 	s.mu.Unlock()
 }
@@ -171,9 +180,8 @@ func (l *Limiter) release(d Decision, n int64) {
 	s := &l.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		v := max(r.state.Add(-max(n, 1)), 0)
-		r.state.Store(v)
-		if v == 0 {
+		r.state = max(r.state-max(n, 1), 0)
+		if r.state == 0 {
 			s.unpin(d.rec)
 		}
 	}

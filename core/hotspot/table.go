@@ -3,7 +3,6 @@ package hotspot
 import (
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 )
 
 // Shape of a table.
@@ -82,8 +81,8 @@ type list struct {
 // an earlier life never acts on a later one. 48 bytes, no pointers: the
 // garbage collector does not scan records.
 type record struct {
-	state      atomic.Int64 // TAT of the value's bucket, or requests in flight
-	gen        uint64       // life of the record, incremented on each reuse
+	state      int64  // TAT of the value's bucket, or requests in flight
+	gen        uint64 // life of the record, incremented on each reuse
 	id         id
 	prev, next int32
 	prevTag    uint32 // tag of prev's id
@@ -167,15 +166,24 @@ func (s *shard) insert(k id, fresh int64) int32 {
 				return -1
 			}
 		}
+		// Take the tail out of l. Its record is read first, and used only
+		// after its index entry is removed, so that on a table larger than
+		// the CPU caches the two cache misses overlap.
 		i = l.tail
+		r := &s.recs[i]
+		prev, prevTag, gen := r.prev, r.prevTag, r.gen
 		s.unindex(l.tailTag, i)
-		s.unlink(i)
+		if l.n > 1 {
+			l.tail, l.tailTag = prev, prevTag // the new tail's next is stale, never followed
+		}
+		l.n--
+		*r = record{state: fresh, gen: gen + 1, id: k, seg: probation}
+		s.index(k.tag(), i)
+		s.pushFront(i)
+		return i
 	}
 	r := &s.recs[i]
-	*r = record{gen: r.gen + 1, id: k, seg: probation} // state 0: plain stores only
-	if fresh != 0 {
-		r.state.Store(fresh)
-	}
+	*r = record{state: fresh, gen: r.gen + 1, id: k, seg: probation}
 	s.index(k.tag(), i)
 	s.pushFront(i)
 	return i
