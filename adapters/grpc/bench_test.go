@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )
@@ -19,7 +22,8 @@ import (
 // hotspot rule on a metadata key, both far from their limits, with a context
 // carrying the call's incoming metadata. "core" is Enter and Exit with the
 // metadata value at hand (a core.ParamMap): the Guard's share of the cost;
-// "extractor" reads it through extractors.GRPCParams as the interceptor does.
+// "extractor" reads it through an extractors.GRPCCallParams Reset per call,
+// as the interceptor does (which takes it from a pool).
 //
 //	go test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms ./adapters/grpc
 func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
@@ -60,13 +64,15 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		e.Exit(err)
 	}
 	// extractor adds reading the value from the metadata through the
-	// Extractor the interceptor uses: what is left is the interceptor's own.
+	// Extractor, with params reused as the interceptor reuses them: what is
+	// left is the interceptor's own.
 	x, err := extractors.New()
 	if err != nil {
 		b.Fatal(err)
 	}
-	withExtractor := func() {
-		e, err := g.Enter(ctx, sayHello, core.WithParams(x.GRPCParams(ctx, sayHello)))
+	withExtractor := func(p *extractors.GRPCCallParams) {
+		p.Reset(x, ctx, sayHello)
+		e, err := g.Enter(ctx, sayHello, core.WithParams(p))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,24 +81,60 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		call func()
-	}{{"handler", direct}, {"core", guardOnly}, {"extractor", withExtractor}, {"interceptor", intercepted}} {
+		call func(*extractors.GRPCCallParams)
+	}{
+		{"handler", func(*extractors.GRPCCallParams) { direct() }},
+		{"core", func(*extractors.GRPCCallParams) { guardOnly() }},
+		{"extractor", withExtractor},
+		{"interceptor", func(*extractors.GRPCCallParams) { intercepted() }},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
+			p := new(extractors.GRPCCallParams)
 			b.ReportAllocs()
 			for b.Loop() {
-				bc.call()
+				bc.call(p)
 			}
 		})
 		b.Run(bc.name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
+				p := new(extractors.GRPCCallParams)
 				for pb.Next() {
-					bc.call()
+					bc.call(p)
 				}
 			})
 		})
 	}
 	if st, _ := g.Stats(sayHello); st.Block != 0 {
 		b.Fatalf("blocked %d calls", st.Block)
+	}
+}
+
+// TestAllocs holds the unary server interceptor's pass path to its
+// allocation budget: none of its own, and grpc-go's copy of the values when
+// a rule reads a metadata param.
+func TestAllocs(t *testing.T) {
+	if adaptertest.RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "alice"))
+	info := &grpc.UnaryServerInfo{FullMethod: sayHello}
+	handler := func(context.Context, any) (any, error) { return nil, nil }
+	for _, tc := range []struct {
+		param string
+		want  float64
+	}{{"metadata:x-user-id", 1}, {"method", 0}} {
+		g, err := core.New(core.WithRules(
+			core.Rule{Name: "rate", Resource: sayHello, Kind: core.KindFlow, Limit: 1 << 50},
+			core.Rule{Name: "per-value", Resource: sayHello, Kind: core.KindHotspot, Param: tc.param, Limit: 1_000_000_000},
+		))
+		require.NoError(t, err)
+		unary := sluicegrpc.UnaryServerInterceptor(g)
+		allocs := testing.AllocsPerRun(200, func() {
+			if _, err := unary(ctx, nil, info, handler); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Equal(t, tc.want, allocs, tc.param)
 	}
 }

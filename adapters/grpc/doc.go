@@ -74,4 +74,13 @@
 // constructors call New and panic with its error, or when the Guard is nil,
 // at construction, before any call: a misconfigured server fails at
 // start-up.
+//
+// # Cost
+//
+// On the pass path the interceptors format nothing and allocate nothing of
+// their own: the params Enter reads (an extractors.GRPCCallParams, which the
+// Guard uses only during Enter) come from a pool of the Interceptors'.
+// Reading a metadata param costs one allocation, grpc-go's: its
+// metadata.ValueFromIncomingContext, the one way to read one incoming key,
+// returns a copy of the values.
 package sluicegrpc

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -464,6 +465,38 @@ func TestMetadataHotspot(t *testing.T) {
 	huge := strings.Repeat("h", 8<<10)
 	require.NoError(t, hello(as(huge), c, "h"))
 	decode(t, hello(as(huge+"x"), c, "h"))
+}
+
+// TestMetadataHotspotConcurrent makes the calls of many users at once: each
+// user must be limited by its own count exactly, so that the params read for
+// one call (the interceptor reuses the objects it reads them through) never
+// stand in for another's.
+func TestMetadataHotspotConcurrent(t *testing.T) {
+	const users, limit, extra = 6, 4, 2
+	g := newGuard(t, clock.NewFake(time.Hour), core.Rule{Name: "per-user", Resource: sayHello, Kind: core.KindHotspot,
+		Param: "metadata:x-user-id", Limit: limit, Window: time.Second})
+	_, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+	var passed [users]atomic.Int64
+	var wg sync.WaitGroup
+	for u := range users {
+		for range limit + extra {
+			wg.Go(func() {
+				err := hello(metadata.AppendToOutgoingContext(ctx, "x-user-id", "user-"+strconv.Itoa(u)), c, "c")
+				switch status.Code(err) {
+				case codes.OK:
+					passed[u].Add(1)
+				case codes.ResourceExhausted:
+				default:
+					t.Errorf("user-%d: %v", u, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for u := range users {
+		assert.EqualValues(t, limit, passed[u].Load(), "user-%d", u)
+	}
 }
 
 func TestPeerAndIPFromSocket(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // Interceptors guards gRPC calls with a core.Guard. Its four methods return
@@ -20,6 +22,9 @@ import (
 type Interceptors struct {
 	g   *core.Guard
 	cfg config
+	// params lends the params handed to Enter, which the Guard uses only
+	// during Enter, so that they cost no allocation per call.
+	params sync.Pool // of *extractors.GRPCCallParams
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
@@ -29,7 +34,9 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Interceptors{g: g, cfg: *c}, nil
+	ic := &Interceptors{g: g, cfg: *c}
+	ic.params.New = func() any { return new(extractors.GRPCCallParams) }
+	return ic, nil
 }
 
 func mustNew(who string, g *core.Guard, opts []Option) *Interceptors {
@@ -184,7 +191,11 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (
 	if ic.cfg.resource != nil {
 		resource = ic.cfg.resource(ctx, fullMethod)
 	}
-	e, err := ic.g.Enter(ctx, resource, core.WithParams(ic.cfg.extractor.GRPCParams(ctx, fullMethod)))
+	p := ic.params.Get().(*extractors.GRPCCallParams)
+	p.Reset(ic.cfg.extractor, ctx, fullMethod)
+	e, err := ic.g.Enter(ctx, resource, core.WithParams(p))
+	p.Reset(nil, nil, "")
+	ic.params.Put(p) // Enter is done with it
 	if err == nil {
 		return e, nil
 	}
