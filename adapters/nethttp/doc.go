@@ -113,9 +113,13 @@
 // On the pass path the middleware formats nothing and makes one allocation
 // per request: the ResponseWriter it hands the handler, which also holds
 // the request's params (an extractors.HTTPRequestParams), so reading them
-// allocates nothing more. Middleware routes each request twice, once
-// (Router.Handler) to name it and once (next.ServeHTTP) to serve it: a
-// ServeMux allocates the wildcard values of a pattern with wildcards each
-// time it routes, so such routes cost one allocation more through
-// Middleware than through Wrap, which the ServeMux has already routed to.
+// allocates nothing more. Middleware routes each request before next does,
+// to name it (Router.Handler). Around a *http.ServeMux it then calls the
+// handler it found, as the ServeMux would, unless the pattern has wildcards
+// (or another ServeMux routed the request before, or the ServeMux answers
+// the request itself): the ServeMux sets the request's path values in
+// fields only it can set, so it routes those requests a second time, and
+// allocates their wildcard values again; such routes cost one allocation
+// more through Middleware than through Wrap, which the ServeMux has
+// already routed to.
 package sluicehttp

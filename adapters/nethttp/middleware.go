@@ -2,6 +2,7 @@ package sluicehttp
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
@@ -28,11 +29,14 @@ type Router interface {
 // against the GET route's limits; else the request's. Since the middleware runs
 // before next routes the request, it asks next for the pattern: when next
 // is a Router (a *http.ServeMux), through its Handler method, which routes
-// the request a second time (next routes it again to serve it); otherwise
-// it reads r.Pattern, which is set when the middleware itself is behind a
-// ServeMux (mux.Handle("/api/", Middleware(g)(api))), and "" (Unmatched)
-// when nothing routed the request. Wrap the handlers one by one, or use
-// WithResource, when next is a router of another kind.
+// the request; otherwise it reads r.Pattern, which is set when the
+// middleware itself is behind a ServeMux (mux.Handle("/api/",
+// Middleware(g)(api))), and "" (Unmatched) when nothing routed the request.
+// Wrap the handlers one by one, or use WithResource, when next is a router
+// of another kind. A request to a Router is then served by next.ServeHTTP,
+// which routes it again, except when next is a *http.ServeMux and the
+// pattern has no wildcards: then the middleware calls the handler it found,
+// with r.Pattern set, as the ServeMux would, and the request is routed once.
 //
 // Path params (path:NAME) are the wildcards of the matched pattern, read
 // from the request's path the way ServeMux reads them.
@@ -46,7 +50,8 @@ func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.
 			panic("sluicehttp: Middleware: nil http.Handler")
 		}
 		router, _ := next.(Router)
-		return &handler{config: c, next: next, router: router}
+		mux, _ := next.(*http.ServeMux)
+		return &handler{config: c, next: next, router: router, direct: mux != nil && muxRoutesPatterns()}
 	}
 }
 
@@ -75,6 +80,20 @@ type handler struct {
 	config
 	next   http.Handler
 	router Router // next as a Router; nil for Wrap, or when next is none
+	// direct: next is a ServeMux, whose handler for a request without
+	// wildcard values may be called directly (see serve).
+	direct bool
+}
+
+// muxRoutesPatterns reports whether ServeMux is the one of Go 1.22 and
+// later, which routes by patterns with methods and wildcards and sets
+// r.Pattern, rather than the one of Go 1.21 that GODEBUG httpmuxgo121=1
+// selects. It asks a ServeMux of its own.
+func muxRoutesPatterns() bool {
+	probe := http.NewServeMux()
+	probe.Handle("GET /{x}", http.NotFoundHandler())
+	_, pattern := probe.Handler(&http.Request{Method: http.MethodGet, Host: "probe", URL: &url.URL{Path: "/a"}})
+	return pattern == "GET /{x}"
 }
 
 // request is the state of one request: the ResponseWriter handed to next,
@@ -97,12 +116,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rq := &request{w: responseWriter{ResponseWriter: w}, h: h, r: r}
 	var resource string
+	var route http.Handler // the router's handler for r, when it was asked
 	switch {
 	case h.resource != nil:
 		resource = h.resource(r)
 	case h.router != nil:
-		pattern := rq.pattern()
-		resource = h.Extractor.HTTPResource(patternMethod(pattern, r.Method), pattern)
+		route, rq.pat = h.router.Handler(r)
+		rq.patFound = true
+		resource = h.Extractor.HTTPResource(patternMethod(rq.pat, r.Method), rq.pat)
 	default:
 		resource = h.Extractor.HTTPResource(patternMethod(r.Pattern, r.Method), r.Pattern)
 	}
@@ -131,8 +152,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	h.SetQuotaHeaders(w.Header(), &e)
-	h.next.ServeHTTP(&rq.w, r)
+	if h.Quota {
+		h.SetQuotaHeaders(w.Header(), &e)
+	}
+	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
 	e.Exit(h.ExitError(rq.w.result(), nil))
 }
@@ -164,6 +187,24 @@ func (rq *request) pattern() string {
 		rq.patFound = true
 	}
 	return rq.pat
+}
+
+// serve serves r with route, the router's handler for r, when h
+// routed r to name it (route is not nil) and calling route directly is what
+// the ServeMux would do, with r.Pattern set to pattern; else with next. A
+// ServeMux also sets unexported fields for r.PathValue, so it routes the
+// requests to patterns with wildcards itself, as well as those another
+// ServeMux routed before (r.Pattern set: their path values are the other
+// ServeMux's until this one routes them), and those it answers itself
+// (RequestURI "*", no pattern matched).
+func (h *handler) serve(route http.Handler, pattern string, w http.ResponseWriter, r *http.Request) {
+	if !h.direct || route == nil || pattern == "" || r.Pattern != "" || r.RequestURI == "*" ||
+		strings.IndexByte(pattern, '{') >= 0 {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	r.Pattern = pattern
+	route.ServeHTTP(w, r)
 }
 
 // PathParam returns the value of the wildcard name of the pattern r

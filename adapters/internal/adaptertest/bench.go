@@ -66,7 +66,8 @@ func Bench(b *testing.B, newHandler func(g *core.Guard) http.Handler) {
 // BenchServe measures h serving GET url (with the X-User-ID header the
 // benchmarks' hotspot rule reads) in process, serially ("serial") and on
 // every core ("parallel"), with a reusable ResponseWriter; it fails on a
-// status other than 200.
+// status other than 200. The request is reused too, with r.Pattern cleared
+// before each serving, as a new request has it.
 func BenchServe(b *testing.B, h http.Handler, url string) {
 	newReq := func() *http.Request {
 		r := httptest.NewRequest(http.MethodGet, url, nil)
@@ -79,6 +80,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 		b.ReportAllocs()
 		for b.Loop() {
 			w.reset()
+			r.Pattern = ""
 			h.ServeHTTP(w, r)
 			if w.status != http.StatusOK {
 				b.Fatalf("status %d", w.status)
@@ -92,6 +94,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 			w := newBenchWriter()
 			for pb.Next() {
 				w.reset()
+				r.Pattern = ""
 				h.ServeHTTP(w, r)
 				if w.status != http.StatusOK {
 					b.Errorf("status %d", w.status)
@@ -150,6 +153,7 @@ func AllocsAdded(t *testing.T, newHandler func(g *core.Guard) http.Handler) map[
 			w := newBenchWriter()
 			n[i] = testing.AllocsPerRun(200, func() {
 				w.reset()
+				r.Pattern = ""
 				h.ServeHTTP(w, r)
 				if w.status != http.StatusOK {
 					t.Fatalf("%s: status %d", path.url, w.status)
