@@ -146,10 +146,10 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		// One flow or concurrency rule that never waits: no reservation
 		// to keep for a later rejection.
 		rs := b.single
-		if h := (held{rs: rs, d: hotspot.Decision{Decision: rs.acquire(now, n)}}); h.d.OK {
-			e.quota.note(rs, &h.d.Decision)
+		if d := rs.acquire(now, n); d.OK {
+			e.quota.note(rs, &d)
 		} else {
-			err = blocked(resource, &h)
+			err = blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}})
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, now)
@@ -181,26 +181,27 @@ func (rs *ruleState) acquire(now, n int64) flow.Decision {
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, now int64) (int64, error) {
 	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
-	// few fit on the stack: no allocation for those.
+	// few fit on the stack: no allocation for those. Decisions are made in
+	// place: a held is too large to copy around on every request.
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
-	// check records the decision of the last reservation in admitted.
-	check := func(h *held) error {
-		if !h.d.OK {
-			undo(admitted[:len(admitted)-1], n)
-			return blocked(resource, h)
-		}
-		e.quota.note(h.rs, &h.d.Decision)
-		wait = max(wait, h.d.Wait)
-		return nil
-	}
 	for _, rs := range e.b.rules {
+		if c := rs.conc; c != nil {
+			// A concurrency rule: its reservation is one count, and
+			// giving it back needs no decision.
+			ok, inFlight := c.Acquire(n)
+			if !ok {
+				undo(admitted, n)
+				lim := c.Limit()
+				return now, blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}})
+			}
+			admitted, _ = push(admitted, rs)
+			continue
+		}
 		if rs.rule.Kind != KindHotspot {
-			// A flow or concurrency rule. The decision is made in place: a
-			// held is too large to copy around on every request.
-			admitted = append(admitted, held{rs: rs})
-			h := &admitted[len(admitted)-1]
+			var h *held
+			admitted, h = push(admitted, rs)
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
@@ -208,11 +209,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 					return now, err
 				}
 			} else {
-				h.d.Decision = rs.acquire(now, n)
+				h.d.Decision = rs.flow.Acquire(now, n)
 			}
-			if err := check(h); err != nil {
-				return now, err
+			if !h.d.OK {
+				undo(admitted[:len(admitted)-1], n)
+				return now, blocked(resource, h)
 			}
+			e.quota.note(rs, &h.d.Decision)
+			wait = max(wait, h.d.Wait)
 			continue
 		}
 		if params == nil {
@@ -223,8 +227,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if !ok {
 				break
 			}
-			admitted = append(admitted, held{rs: rs})
-			h := &admitted[len(admitted)-1]
+			var h *held
+			admitted, h = push(admitted, rs)
 			if rr := rs.remote; rr != nil {
 				lim := rr.limitOf(v)
 				if lim.Limit == 0 {
@@ -237,11 +241,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 					}
 				}
 			} else {
-				h.d = rs.hot.Acquire(now, v, n)
+				rs.hot.AcquireTo(&h.d, now, v, n)
 			}
-			if err := check(h); err != nil {
-				return now, err
+			if !h.d.OK {
+				undo(admitted[:len(admitted)-1], n)
+				return now, blocked(resource, h)
 			}
+			e.quota.note(rs, &h.d.Decision)
+			wait = max(wait, h.d.Wait)
 		}
 	}
 	if wait > 0 {
@@ -251,12 +258,27 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(wait)
 	}
-	for _, h := range admitted {
-		if h.rs.holds {
-			e.holds = append(e.holds, h)
+	for i := range admitted {
+		if admitted[i].rs.holds {
+			e.holds = append(e.holds, admitted[i])
 		}
 	}
 	return now, nil
+}
+
+// push appends to admitted a reservation of rs, returned to be filled in.
+// It is made in place: a held built and then copied is slower to write
+// than its size suggests (the copy reads it back before it is stored).
+// Elements past the length of admitted are zero: it only ever grows.
+func push(admitted []held, rs *ruleState) ([]held, *held) {
+	if len(admitted) < cap(admitted) {
+		admitted = admitted[:len(admitted)+1]
+	} else {
+		admitted = append(admitted, held{})
+	}
+	h := &admitted[len(admitted)-1]
+	h.rs = rs
+	return admitted, h
 }
 
 // undo gives back the reservations of the rules that admitted a request
@@ -312,7 +334,8 @@ func (e *Entry) Exit(err error) {
 	for _, c := range e.b.conc {
 		c.Release(e.n)
 	}
-	for _, h := range e.holds {
+	for i := range e.holds {
+		h := &e.holds[i]
 		h.rs.hot.Release(h.d, e.n)
 	}
 	var now int64

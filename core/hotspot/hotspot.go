@@ -92,13 +92,23 @@ func (l *Limiter) paramsOf(value string) *flow.GCRA {
 // requests in flight is rejected (with RetryAfter 0, like any rejection of
 // that algorithm). A LeakyBucket decision may be admitted with a Wait: the
 // caller waits that long before proceeding, or gives the slot back with Undo.
-func (l *Limiter) Acquire(now int64, value string, n int64) (d Decision) {
+func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
+	var d Decision
+	l.AcquireTo(&d, now, value, n)
+	return d
+}
+
+// AcquireTo is Acquire writing the decision to d, every field of it,
+// instead of returning it: a Decision is too large to be returned in
+// registers, and a caller that keeps decisions (to give them back later)
+// saves copying it.
+func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	n = max(n, 1)
 	g := l.paramsOf(value)
 	lim := g.Limit
 	if lim == 0 {
-		d.RetryAfter = l.cfg.Window
-		return d
+		*d = Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+		return
 	}
 	// A new record's state: none in flight, or a full bucket (a TAT of 0
 	// is as full as a TAT of now for any now >= 0).
@@ -114,8 +124,8 @@ func (l *Limiter) Acquire(now int64, value string, n int64) (d Decision) {
 		s.touch(i)
 	} else if i = s.insert(k, fresh); i < 0 {
 		s.mu.Unlock()
-		d.Limit = lim
-		return d
+		*d = Decision{Decision: flow.Decision{Limit: lim}}
+		return
 	}
 	r := &s.recs[i]
 	if l.cfg.Algorithm != Concurrency {
@@ -124,20 +134,18 @@ func (l *Limiter) Acquire(now int64, value string, n int64) (d Decision) {
 		d.Decision, r.state = g.Decide(r.state, now, n)
 		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
 		s.mu.Unlock()
-		return d
+		return
 	}
 	// Reserve, then check, under the shard's lock, which orders every
 	// change of the count: it is never above lim.
 	if v := r.state + n; v <= lim {
 		r.state = v
 		s.pin(i)
-		d.OK, d.Limit, d.Remaining = true, lim, lim-v
-		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
+		*d = Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
 	} else {
-		d.Limit, d.Remaining = lim, max(lim-r.state, 0)
+		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state, 0)}}
 	}
 	s.mu.Unlock()
-	return d
 }
 
 // Undo gives back the n requests of an admitted decision d that were not

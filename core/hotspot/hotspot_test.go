@@ -298,3 +298,30 @@ func TestNegativeTime(t *testing.T) {
 		{at: -10 * s, value: "a", limit: 2, remaining: 0, retry: 500 * ms},
 	})
 }
+
+// TestAcquireToOverwrites: AcquireTo sets every field of the Decision it is
+// given, whatever it held, to what Acquire returns, on every path: admitted,
+// rejected, blocked by an override of 0, and with every record pinned.
+func TestAcquireToOverwrites(t *testing.T) {
+	stale := Decision{Decision: flow.Decision{OK: true, Wait: 9, Limit: 9, Remaining: 9, RetryAfter: 9}, shard: 9, rec: 9, gen: 9}
+	for _, cfg := range []Config{
+		{Limit: 1, Overrides: map[string]int64{"blocked": 0}},
+		{Algorithm: LeakyBucket, Limit: 1, MaxWait: s},
+		{Algorithm: Concurrency, Limit: 1, MaxKeys: 1},
+	} {
+		a, b := mustNew(t, cfg, nil), mustNew(t, cfg, nil)
+		stale.lim = b
+		for i, v := range []string{"u", "u", "u", "blocked", "v"} {
+			want := a.Acquire(int64(i), v, 1)
+			got := stale
+			b.AcquireTo(&got, int64(i), v, 1)
+			if want.lim != nil { // a handle on a record: of each Limiter's own table
+				require.Same(t, b, got.lim)
+				si, _ := b.tab.shard(b.tab.idOf(v))
+				require.Equal(t, si, got.shard)
+				want.lim, want.shard, got.lim, got.shard = nil, 0, nil, 0
+			}
+			require.Equal(t, want, got, "%s step %d (%s)", cfg.Algorithm, i, v)
+		}
+	}
+}
