@@ -37,21 +37,34 @@ local function int(x)
 end
 `
 
-// scriptGCRA decides a token or leaky bucket as GCRA. KEYS[1] holds the TAT
-// (theoretical arrival time). ARGV: cost of the request and tolerance in
-// nanoseconds, idle expiry in milliseconds. It returns {ok, ahead, over}:
-// ahead is TAT-now after the decision, over how far the request's TAT would
-// exceed the tolerance (0 when admitted).
+// scriptGCRA decides requests of a token or leaky bucket, in order, as
+// GCRA. KEYS[1] holds the TAT (theoretical arrival time). ARGV: the idle
+// expiry in milliseconds, then for each request its cost and tolerance in
+// nanoseconds. It returns for each request {ok, ahead, over}: ahead is
+// TAT-now after the decision, over how far the request's TAT would exceed
+// the tolerance (0 when admitted). Concurrent requests of one key share one
+// call: one TIME, one read, one write.
 var scriptGCRA = redis.NewScript(luaLib + `
 local now = clock()
-local cost, tol, idle = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local idle = tonumber(ARGV[1])
 local ahead = 0
 local us, ns = rd(redis.call('GET', KEYS[1]) or nil)
 if us then ahead = math.max((us - now) * 1000 + ns, 0) end
-local nxt = ahead + cost
-if nxt > tol then return {0, ahead, nxt - tol} end
-redis.call('SET', KEYS[1], wr(now, nxt), 'PX', int(math.floor(nxt / 1000000) + idle))
-return {1, nxt, 0}
+local out, changed = {}, false
+for i = 2, #ARGV, 2 do
+  local nxt = ahead + tonumber(ARGV[i])
+  local over = nxt - tonumber(ARGV[i + 1])
+  if over > 0 then
+    out[#out + 1], out[#out + 2], out[#out + 3] = 0, ahead, over
+  else
+    ahead, changed = nxt, true
+    out[#out + 1], out[#out + 2], out[#out + 3] = 1, nxt, 0
+  end
+end
+if changed then
+  redis.call('SET', KEYS[1], wr(now, ahead), 'PX', int(math.floor(ahead / 1000000) + idle))
+end
+return out
 `)
 
 // scriptUndoGCRA gives cost nanoseconds (ARGV[1]) back to the TAT in
@@ -63,15 +76,16 @@ redis.call('SET', KEYS[1], wr(us, ns - tonumber(ARGV[1])), 'KEEPTTL')
 return 1
 `)
 
-// scriptSliding decides a sliding counter. KEYS[1] is a hash: s, the start
-// of the current window (nanoseconds); p, the previous window's count; c,
-// the current window's. Windows start at the first request and follow each
-// other. ARGV: window in nanoseconds, limit, n, idle expiry in
-// milliseconds. It returns {ok, p, c, e}: the counts after the decision and
-// the time elapsed in the current window.
+// scriptSliding decides requests of a sliding counter, in order. KEYS[1]
+// is a hash: s, the start of the current window (nanoseconds); p, the
+// previous window's count; c, the current window's. Windows start at the
+// first request and follow each other. ARGV: window in nanoseconds, idle
+// expiry in milliseconds, then for each request its limit and n. It returns
+// for each request {ok, p, c, e}: the counts after the decision and the time
+// elapsed in the current window.
 var scriptSliding = redis.NewScript(luaLib + `
 local now = clock()
-local w, lim, n, idle = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local w, idle = tonumber(ARGV[1]), tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[1], 's', 'p', 'c')
 local sus, sns, p, c, e = now, 0, 0, 0, 0
 local us, ns = rd(st[1] or nil)
@@ -85,11 +99,21 @@ if us then
     e = 0
   end
 end
-if p * (w - e) / w + (c + n) > lim then return {0, p, c, e} end
-c = c + n
-redis.call('HSET', KEYS[1], 's', wr(sus, sns), 'p', int(p), 'c', int(c))
-redis.call('PEXPIRE', KEYS[1], int(math.floor((2 * w - e) / 1000000) + idle))
-return {1, p, c, e}
+local out, changed = {}, false
+local weighed = p * (w - e) / w
+for i = 3, #ARGV, 2 do
+  local lim, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  local ok = 0
+  if weighed + (c + n) <= lim then
+    c, changed, ok = c + n, true, 1
+  end
+  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = ok, p, c, e
+end
+if changed then
+  redis.call('HSET', KEYS[1], 's', wr(sus, sns), 'p', int(p), 'c', int(c))
+  redis.call('PEXPIRE', KEYS[1], int(math.floor((2 * w - e) / 1000000) + idle))
+end
+return out
 `)
 
 // scriptUndoSliding gives n (ARGV[1]) back to the sliding counter in

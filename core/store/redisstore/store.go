@@ -24,7 +24,7 @@ var ErrClosed = errors.New("redisstore: store is closed")
 
 // dispatchers is the number of goroutines that send batches: while one waits
 // for its round trip, another sends the decisions that arrived meanwhile.
-const dispatchers = 4
+const dispatchers = 2
 
 // maxKeyLen is the longest key a Store uses as it is; a longer one is
 // replaced by its SHA-256.
@@ -205,10 +205,10 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	idle := s.o.idle.Milliseconds()
 	switch lim.Algorithm {
 	case flow.SlidingCounter:
-		c.set(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), int64(lim.Window), lim.Limit, n, idle)
+		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, []any{int64(lim.Window), idle}, lim.Limit, n)
 	default:
 		g := gcraOf(lim)
-		c.set(scriptGCRA, s.redisKey(key, g.suffix), g.cost(n), g.tol(n), idle)
+		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 3, []any{idle}, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
 		return flow.Decision{}, err
@@ -356,9 +356,14 @@ func nonsense(val any) error {
 type call struct {
 	script *redis.Script
 	keys   []string
-	args   []any
-	val    any
-	err    error
+	// head are the arguments a decision shares with the other decisions of
+	// its key in one script call (width > 0: the number of values of each
+	// decision's reply); args are its own.
+	head  []any
+	args  []any
+	width int
+	val   any
+	err   error
 	// state: callWaiting until a dispatcher takes it (callTaken) or the
 	// caller gives up (callAbandoned); a call abandoned before it was taken
 	// is never sent.
@@ -376,7 +381,17 @@ const (
 func (c *call) set(script *redis.Script, key string, args ...any) {
 	c.script = script
 	c.keys = append(c.keys[:0], key)
+	c.head = c.head[:0]
 	c.args = append(c.args[:0], args...)
+	c.width = 0
+}
+
+// decide makes c a decision of a multi-decision script: the decisions of
+// one key in one batch share a script call.
+func (c *call) decide(script *redis.Script, key string, width int, head []any, args ...any) {
+	c.set(script, key, args...)
+	c.head = append(c.head, head...)
+	c.width = width
 }
 
 func (s *Store) getCall() *call {
@@ -389,6 +404,7 @@ func (s *Store) getCall() *call {
 // putCall recycles c, once nothing else refers to it.
 func (s *Store) putCall(c *call) {
 	clear(c.args)
+	clear(c.head)
 	c.val = nil
 	s.calls.Put(c)
 }
@@ -441,11 +457,13 @@ func (s *Store) timeoutErr() error {
 func (s *Store) doDirect(ctx context.Context, c *call) error {
 	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
 	defer cancel()
-	cmd := c.script.EvalSha(ctx, s.client, c.keys, c.args...)
+	u := unit{script: c.script, keys: c.keys, calls: []*call{c}}
+	args := u.arguments()
+	cmd := c.script.EvalSha(ctx, s.client, c.keys, args...)
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = c.script.Eval(ctx, s.client, c.keys, c.args...)
+		cmd = c.script.Eval(ctx, s.client, c.keys, args...)
 	}
-	c.val, c.err = cmd.Val(), wrapErr(cmd.Err())
+	u.distribute(cmd)
 	return c.err
 }
 
@@ -490,43 +508,119 @@ func (s *Store) dispatch() {
 	}
 }
 
-// run sends calls in one pipeline, and those that met NOSCRIPT (the
-// scripts were flushed, or a node was replaced) again with their source.
+// unit is one script call of a pipeline: one call, or the decisions of
+// one key that share it.
+type unit struct {
+	script *redis.Script
+	keys   []string
+	calls  []*call
+	cmd    *redis.Cmd
+}
+
+// arguments returns the script's arguments: the shared head, then each
+// call's own.
+func (u *unit) arguments() []any {
+	c0 := u.calls[0]
+	if len(u.calls) == 1 && len(c0.head) == 0 {
+		return c0.args
+	}
+	args := make([]any, 0, len(c0.head)+len(u.calls)*len(c0.args))
+	args = append(args, c0.head...)
+	for _, c := range u.calls {
+		args = append(args, c.args...)
+	}
+	return args
+}
+
+// distribute gives each call of u its part of the reply.
+func (u *unit) distribute(cmd *redis.Cmd) {
+	val, err := cmd.Val(), wrapErr(cmd.Err())
+	w := u.calls[0].width
+	if err != nil || w == 0 {
+		for _, c := range u.calls {
+			c.val, c.err = val, err
+		}
+		return
+	}
+	vs, ok := val.([]any)
+	if !ok || len(vs) != w*len(u.calls) {
+		err = nonsense(val)
+	}
+	for i, c := range u.calls {
+		if err != nil {
+			c.val, c.err = nil, err
+		} else {
+			c.val, c.err = vs[i*w:(i+1)*w:(i+1)*w], nil
+		}
+	}
+}
+
+// run sends calls in one pipeline, the decisions of one key in one script
+// call, and the script calls that met NOSCRIPT (the scripts were flushed,
+// or a node was replaced) again with their source.
 func (s *Store) run(calls []*call) {
 	if len(calls) == 0 {
 		return
 	}
+	units := make([]unit, 0, len(calls))
+	var byKey map[unitKey]int
+	for _, c := range calls {
+		if c.width > 0 && len(calls) > 1 {
+			if byKey == nil {
+				byKey = make(map[unitKey]int, len(calls))
+			}
+			k := unitKey{c.script, c.keys[0]}
+			if i, ok := byKey[k]; ok {
+				units[i].calls = append(units[i].calls, c)
+				continue
+			}
+			byKey[k] = len(units)
+		}
+		units = append(units, unit{script: c.script, keys: c.keys, calls: []*call{c}})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout)
 	defer cancel()
-	cmds := s.pipeline(ctx, calls, false)
-	var retry []*call
-	var rcmds []*redis.Cmd
-	for i, c := range calls {
-		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
-			retry = append(retry, c)
+	s.pipeline(ctx, units, false)
+	var retry []unit
+	for _, u := range units {
+		if redis.HasErrorPrefix(u.cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, u)
 		} else {
-			c.val, c.err = cmds[i].Val(), wrapErr(cmds[i].Err())
+			u.distribute(u.cmd)
 		}
 	}
 	if len(retry) == 0 {
 		return
 	}
-	rcmds = s.pipeline(ctx, retry, true)
-	for i, c := range retry {
-		c.val, c.err = rcmds[i].Val(), wrapErr(rcmds[i].Err())
+	s.pipeline(ctx, retry, true)
+	for _, u := range retry {
+		u.distribute(u.cmd)
 	}
 }
 
-func (s *Store) pipeline(ctx context.Context, calls []*call, source bool) []*redis.Cmd {
-	pipe := s.client.Pipeline()
-	cmds := make([]*redis.Cmd, len(calls))
-	for i, c := range calls {
+type unitKey struct {
+	script *redis.Script
+	key    string
+}
+
+func (s *Store) pipeline(ctx context.Context, units []unit, source bool) {
+	if len(units) == 1 { // no pipeline for one command
+		u := &units[0]
 		if source {
-			cmds[i] = c.script.Eval(ctx, pipe, c.keys, c.args...)
+			u.cmd = u.script.Eval(ctx, s.client, u.keys, u.arguments()...)
 		} else {
-			cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+			u.cmd = u.script.EvalSha(ctx, s.client, u.keys, u.arguments()...)
+		}
+		return
+	}
+	pipe := s.client.Pipeline()
+	for i := range units {
+		u := &units[i]
+		if source {
+			u.cmd = u.script.Eval(ctx, pipe, u.keys, u.arguments()...)
+		} else {
+			u.cmd = u.script.EvalSha(ctx, pipe, u.keys, u.arguments()...)
 		}
 	}
 	_, _ = pipe.Exec(ctx) // each command keeps its own error
-	return cmds
 }

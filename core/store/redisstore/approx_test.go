@@ -1,0 +1,273 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// pacedRun runs 10 goroutines per store, each taking from key under lim
+// once per interval (so that one instance offers at most 10/interval
+// requests per second), for d. It returns the admitted requests per store
+// and per window index of the store's clock.
+func pacedRun(t *testing.T, stores []*Store, key string, lim store.Limit, interval, d time.Duration) (perWindow map[int64]int64, total int64) {
+	var mu sync.Mutex
+	perWindow = map[int64]int64{}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for _, st := range stores {
+		for range 10 {
+			wg.Go(func() {
+				next := time.Now()
+				for time.Now().Before(end) {
+					now := st.now()
+					dec, err := st.Take(context.Background(), key, lim, 1)
+					if err != nil {
+						failed.Add(1)
+					} else if dec.OK {
+						mu.Lock()
+						perWindow[now/int64(lim.Window)]++
+						total++
+						mu.Unlock()
+					}
+					next = next.Add(interval)
+					time.Sleep(time.Until(next))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	require.Zero(t, failed.Load())
+	return perWindow, total
+}
+
+// TestApproxMultiInstanceBound runs 3 Stores on one Redis, 30 goroutines
+// offering 6x the limit, and checks every window against the documented
+// bound: L + (N-1)*A(S), where A(S) is the most one instance admits in
+// S = 2*syncPeriod + the round trip. Pacing bounds A(S) by the offered
+// rate: 10 goroutines, each at most one request per interval, admit at most
+// 10*(S/interval+1) in any span S. S is taken generously (100ms for the round
+// trip and scheduling delays of a loaded machine).
+func TestApproxMultiInstanceBound(t *testing.T) {
+	srv := sharedServer(t)
+	prefix := uniquePrefix(t)
+	const (
+		n        = 3
+		limit    = 100
+		period   = 10 * time.Millisecond
+		interval = 50 * time.Millisecond // 200 per second per instance
+	)
+	var stores []*Store
+	for range n {
+		st, err := New(srv.client(t), WithPrefix(prefix), WithSyncPeriod(period), WithTimeout(time.Second))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		stores = append(stores, st)
+	}
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
+	perWindow, _ := pacedRun(t, stores, "approx-bound", lim, interval, 2600*time.Millisecond)
+
+	s := 2*period + 100*time.Millisecond
+	a := int64(10 * (s/interval + 1))
+	bound := int64(limit) + (n-1)*a
+	var first, last int64 = 1 << 62, 0
+	for idx := range perWindow {
+		first, last = min(first, idx), max(last, idx)
+	}
+	full := 0
+	for idx := first + 1; idx < last; idx++ { // whole windows only
+		full++
+		got := perWindow[idx]
+		t.Logf("window %d: %d admitted (limit %d, bound %d, %d offered)", idx, got, limit, bound, n*10*int64(time.Second/interval))
+		assert.LessOrEqual(t, got, bound, "window %d", idx)
+		assert.GreaterOrEqual(t, got, int64(limit/2), "window %d: the limit admits, it does not starve", idx)
+	}
+	assert.GreaterOrEqual(t, full, 1)
+}
+
+// TestApproxBucketMultiInstance does the same for a token bucket: over the
+// run, the admitted requests exceed the bucket's capacity plus its refill by
+// at most (N-1)*A(S).
+func TestApproxBucketMultiInstance(t *testing.T) {
+	srv := sharedServer(t)
+	prefix := uniquePrefix(t)
+	const (
+		n        = 3
+		period   = 10 * time.Millisecond
+		interval = 50 * time.Millisecond
+		run      = 1500 * time.Millisecond
+	)
+	var stores []*Store
+	for range n {
+		st, err := New(srv.client(t), WithPrefix(prefix), WithSyncPeriod(period), WithTimeout(time.Second))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		stores = append(stores, st)
+	}
+	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 50, Window: time.Second, Burst: 10, Mode: store.Approximate}
+	start := time.Now()
+	_, total := pacedRun(t, stores, "approx-bucket", lim, interval, run)
+	took := time.Since(start)
+	s := 2*period + 100*time.Millisecond
+	a := int64(10 * (s/interval + 1))
+	allowed := 60 + int64(took.Seconds()*50) + 1
+	t.Logf("%d admitted in %s: capacity and refill %d, bound %d, %d offered", total, took, allowed, allowed+(n-1)*a, int64(took.Seconds()*600))
+	assert.LessOrEqual(t, total, allowed+(n-1)*a)
+	assert.GreaterOrEqual(t, total, int64(60))
+}
+
+// TestApproxDecisionsAreLocal counts round trips: after a key's first read,
+// approximate decisions make none (the sync is the only traffic).
+func TestApproxDecisionsAreLocal(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.client(t).(*redis.Client)
+	h := &countHook{}
+	c.AddHook(h)
+	st, err := New(c, WithPrefix(uniquePrefix(t)), WithSyncPeriod(time.Minute))
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := context.Background()
+	for _, alg := range store.Algorithms {
+		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: time.Second, Mode: store.Approximate}
+		if alg == flow.LeakyBucket {
+			lim.MaxWait = time.Second
+		}
+		_, err := st.Take(ctx, "local/"+string(alg), lim, 1)
+		require.NoError(t, err)
+		before := h.pipelines.Load()
+		for range 1000 {
+			d, err := st.Take(ctx, "local/"+string(alg), lim, 1)
+			require.NoError(t, err)
+			require.True(t, d.OK)
+		}
+		assert.Equal(t, before, h.pipelines.Load(), "%s: 1000 decisions without a round trip", alg)
+	}
+}
+
+func TestApproxAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
+	ctx := context.Background()
+	for _, alg := range store.Algorithms {
+		lim := store.Limit{Algorithm: alg, Limit: 1 << 40, Window: time.Second, Mode: store.Approximate}
+		key := "allocs/" + string(alg)
+		_, err := st.Take(ctx, key, lim, 1)
+		require.NoError(t, err)
+		allocs := testing.AllocsPerRun(1000, func() { _, _ = st.Take(ctx, key, lim, 1) })
+		assert.Zero(t, allocs, "%s", alg)
+	}
+}
+
+// TestApproxMaxKeys bounds the tracked keys: the others are decided in
+// Redis, on the same counts.
+func TestApproxMaxKeys(t *testing.T) {
+	srv := sharedServer(t)
+	prefix := uniquePrefix(t)
+	a, err := New(srv.client(t), WithPrefix(prefix), WithMaxKeys(2), WithSyncPeriod(5*time.Millisecond))
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := New(srv.client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond))
+	require.NoError(t, err)
+	defer b.Close()
+	ctx := context.Background()
+	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+		lim := store.Limit{Algorithm: alg, Limit: 4, Window: time.Minute, Mode: store.Approximate}
+		for _, k := range []string{"k1", "k2"} {
+			_, err := a.Take(ctx, string(alg)+k, lim, 1)
+			require.NoError(t, err)
+		}
+		// a tracks k1 and k2 (of the first algorithm): k3 is decided in Redis.
+		for i := range 2 {
+			d, err := a.Take(ctx, string(alg)+"k3", lim, 1)
+			require.NoError(t, err)
+			assert.True(t, d.OK, "%s: request %d", alg, i)
+		}
+		// b tracks k3: its first read sees a's 2.
+		for i := range 2 {
+			d, err := b.Take(ctx, string(alg)+"k3", lim, 1)
+			require.NoError(t, err)
+			assert.True(t, d.OK, "%s: request %d on b", alg, i)
+		}
+		d, err := b.Take(ctx, string(alg)+"k3", lim, 1)
+		require.NoError(t, err)
+		assert.False(t, d.OK, "%s: the 5th of 4, on b", alg)
+		require.Eventually(t, func() bool { return b.Stats().Syncs > 0 && b.Err() == nil }, 5*time.Second, time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // b's counts reach Redis
+		d, err = a.Take(ctx, string(alg)+"k3", lim, 1)
+		require.NoError(t, err)
+		assert.False(t, d.OK, "%s: the 5th of 4, on a, in Redis", alg)
+	}
+	assert.LessOrEqual(t, a.Stats().Tracked, int64(2))
+}
+
+// TestApproxForgetsIdleKeys checks that keys whose state no longer matters
+// are dropped from the process.
+func TestApproxForgetsIdleKeys(t *testing.T) {
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv, WithIdleExpiry(time.Millisecond), WithSyncPeriod(5*time.Millisecond))
+	ctx := context.Background()
+	for i := range 20 {
+		alg := store.Algorithms[i%len(store.Algorithms)]
+		_, err := st.Take(ctx, "idle/"+itoa(int64(i)), store.Limit{Algorithm: alg, Limit: 10, Window: 20 * time.Millisecond, Mode: store.Approximate}, 1)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int64(20), st.Stats().Tracked)
+	require.Eventually(t, func() bool { return st.Stats().Tracked == 0 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestApproxLimitChange replaces a key's entry when its limit changes; the
+// old entry's counts still reach Redis.
+func TestApproxLimitChange(t *testing.T) {
+	srv := sharedServer(t)
+	prefix := uniquePrefix(t)
+	a, err := New(srv.client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond))
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}
+	for range 5 {
+		_, err := a.Take(ctx, "change", lim, 1)
+		require.NoError(t, err)
+	}
+	lim.Limit = 6
+	d, err := a.Take(ctx, "change", lim, 1)
+	require.NoError(t, err)
+	assert.True(t, d.OK)
+	require.Eventually(t, func() bool {
+		b, err := New(srv.client(t), WithPrefix(prefix), WithSyncPeriod(time.Minute))
+		require.NoError(t, err)
+		defer b.Close()
+		d, err := b.Take(ctx, "change", lim, 1)
+		return err == nil && !d.OK // 5 + 1 of 6 are known in Redis
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestApproxUndo(t *testing.T) {
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
+	ctx := context.Background()
+	lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: time.Second, Mode: store.Approximate}
+	d1, err := st.Take(ctx, "undo", lim, 1)
+	require.NoError(t, err)
+	d2, err := st.Take(ctx, "undo", lim, 1)
+	require.NoError(t, err)
+	require.True(t, d2.OK)
+	assert.InDelta(t, float64(100*time.Millisecond), float64(d2.Wait-d1.Wait), float64(slack))
+	require.NoError(t, st.Undo(ctx, "undo", lim, d2, 1))
+	d3, err := st.Take(ctx, "undo", lim, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(d2.Wait), float64(d3.Wait), float64(slack), "the last slot was given back")
+}

@@ -1,0 +1,139 @@
+package redisstore
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// The benchmarks run against the package's Redis (a redis-server they start
+// on loopback, SLUICE_REDIS_ADDR, or miniredis). Each has a serial and a
+// 16-goroutine variant:
+//
+//	go test -run '^$' -bench 'BenchmarkRedis' -benchtime 2s ./core/store/redisstore
+//
+// BenchmarkRedisPing is the bare round trip on the same client, the floor
+// of an exact decision; BenchmarkRedisExact/unbatched is one call per
+// decision, as without the dispatcher.
+
+// parallel16 runs body from 16 goroutines.
+func parallel16(b *testing.B, body func(pb *testing.PB)) {
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((16 + procs - 1) / procs)
+	b.ReportMetric(float64((16+procs-1)/procs*procs), "goroutines")
+	b.RunParallel(body)
+}
+
+func BenchmarkRedisPing(b *testing.B) {
+	srv := sharedServer(b)
+	c := srv.client(b)
+	ctx := context.Background()
+	if err := c.Ping(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.Ping(ctx).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel16", func(b *testing.B) {
+		b.ReportAllocs()
+		parallel16(b, func(pb *testing.PB) {
+			for pb.Next() {
+				if err := c.Ping(ctx).Err(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkRedisExact(b *testing.B) {
+	srv := sharedServer(b)
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
+	ctx := context.Background()
+	for _, v := range []struct {
+		name  string
+		batch int
+	}{{"batched", DefaultBatchSize}, {"unbatched", 1}} {
+		c := srv.client(b)
+		st, err := New(c, WithPrefix(uniquePrefix(b)), WithBatchSize(v.batch), WithTimeout(time.Second))
+		if err != nil {
+			b.Fatal(err)
+		}
+		take := func() error {
+			d, err := st.Take(ctx, "bench", lim, 1)
+			if err == nil && !d.OK {
+				b.Fatal("rejected")
+			}
+			return err
+		}
+		if err := take(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(v.name+"/serial", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := take(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(v.name+"/parallel16", func(b *testing.B) {
+			b.ReportAllocs()
+			parallel16(b, func(pb *testing.PB) {
+				for pb.Next() {
+					if err := take(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		_ = st.Close()
+	}
+}
+
+func BenchmarkRedisApprox(b *testing.B) {
+	srv := sharedServer(b)
+	st, _ := newTestStore(b, srv)
+	ctx := context.Background()
+	for _, alg := range store.Algorithms {
+		lim := store.Limit{Algorithm: alg, Limit: 1 << 40, Window: time.Second, Mode: store.Approximate}
+		if alg == flow.LeakyBucket {
+			lim.MaxWait = time.Hour
+		}
+		key := "bench/" + string(alg)
+		if _, err := st.Take(ctx, key, lim, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(alg)+"/serial", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if d, _ := st.Take(ctx, key, lim, 1); !d.OK {
+					b.Fatal("rejected")
+				}
+			}
+		})
+		b.Run(string(alg)+"/parallel16", func(b *testing.B) {
+			b.ReportAllocs()
+			parallel16(b, func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = st.Take(ctx, key, lim, 1)
+				}
+			})
+		})
+	}
+}
+
+var _ redis.UniversalClient = (*redis.Client)(nil)

@@ -1,0 +1,121 @@
+// Package redisstore is a store.Store on Redis: limits shared by every
+// instance of a service, through one Redis, Redis Sentinel or Redis Cluster
+// (any go-redis UniversalClient). Give it to a Guard with core.WithStore and
+// name it in rules (`store:`); see package store.
+//
+//	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	s, err := redisstore.New(client, redisstore.WithTimeout(20*time.Millisecond))
+//	...
+//	defer s.Close()
+//
+// # Modes
+//
+// Exact (store.Exact, the default): every decision is made in Redis by a Lua
+// script, atomically, on Redis's own clock (TIME), so the instances' clocks
+// do not matter and the limit holds exactly across instances. There is one
+// script per algorithm: the sliding counter (as the memory store computes
+// it: the previous window weighted by its overlap, plus the current one),
+// and the token and leaky buckets as GCRA, on one TAT. Times are integer
+// nanoseconds; costs and tolerances are computed in Go with 128-bit
+// products, so a bucket of a million requests a second paces to the
+// nanosecond and never accumulates rounding. Scripts are called by EVALSHA;
+// a NOSCRIPT answer (a flushed cache, a new node) is retried with EVAL,
+// which caches the script again.
+//
+// Decisions are batched: the Store's dispatcher goroutines take the Takes
+// that arrive together and send them in one pipeline, one round trip, and
+// the decisions of one key in one script call (one TIME, one read, one
+// write for all of them, in arrival order). A lone Take is sent at once,
+// as one call. WithBatchSize(1) turns batching off: each Take makes its own
+// call on its own goroutine.
+//
+// Approximate (store.Approximate): decisions are made in the process, in
+// a hundred or two nanoseconds without allocating, on this instance's counts
+// plus the other instances' counts as last read from Redis. Every sync
+// period (WithSyncPeriod, default 100ms) the Store pushes what it admitted
+// since the last sync for each key in use, in pipelines of the batch size,
+// and reads back the global counts; Redis's clock is read in the same round
+// trip, and local time is kept on it. A key the Store does not track yet, or
+// did not use for two sync periods, reads the global counts first (one round
+// trip). The Store tracks at most WithMaxKeys keys; a key beyond is decided
+// in Redis, on the same counts, one round trip per decision, until idle keys
+// are forgotten (after their state stops mattering plus the idle expiry).
+//
+// The sliding counter is approximated as in RussellLuo/slidingwindow's
+// SyncWindow: counts per aligned window of Redis's clock, shared by INCRBY.
+// The token and leaky buckets decide locally on a local TAT; each sync sends
+// the cost admitted since the last one, and Redis keeps the later of (the
+// stored TAT plus that cost) and the instance's own TAT, so costs of
+// different instances add up, and a bucket that one instance alone drains
+// is exactly its local bucket. A leaky bucket's waits are then only as
+// exact as the shared TAT is fresh.
+//
+// # Overshoot of approximate limits
+//
+// Let N be the number of instances, P the sync period, R a round trip, L
+// the limit of a window W. An instance learns of another's admission at
+// most S = 2P + R after it (the other pushes it within P, the instance reads
+// it within P more). So when an instance admits a request, the admissions
+// it does not know of are those the others made in the last S, and in any
+// window the instances together admit at most
+//
+//	L + (N-1)·A(S)
+//
+// where A(S) is the most one instance admits within a span of S; for the
+// buckets, the same excess over what one bucket would admit (its capacity
+// plus its refill). A(S) is at most min(L, r·S) for an instance offered r
+// requests a second. With a load over the limit spread evenly, each
+// instance admits about L/(N·W) a second and the excess is about
+// (N-1)/N · L · S/W: 13% for N=3, P=100ms, W=1s. The worst case is a
+// burst offered to every instance at once within S of each other, after
+// a quiet spell: up to N·L. TestApproxMultiInstanceBound runs 3 instances
+// against one limit at 6x the limit and checks every window against the
+// bound.
+//
+// While Redis is unreachable, the syncs fail and each instance limits on
+// its own counts (and the last global counts it read): up to N·L per window
+// in total. Its counts are pushed once Redis is back.
+//
+// # Key layout
+//
+// Every key is PREFIX:{KEY}:SUFFIX, PREFIX from WithPrefix (default
+// "sluice"), KEY the store key the Guard passes (a rule's name, or a
+// rule's name and a value), with '\', '{' and '}' escaped as `\\`, `\[`
+// and `\]` (the empty key as `\e`), and a key longer than 256 bytes
+// replaced by sha256:HEX. {KEY} is the Redis Cluster hash tag: every key of
+// one limit is in one slot, and each script touches one slot.
+//
+//	PREFIX:{KEY}:sc:WINDOW           exact sliding counter: hash of s (the start of
+//	                                 the current window, ns), p and c (the counts of
+//	                                 the previous and current windows)
+//	PREFIX:{KEY}:tb, PREFIX:{KEY}:lb token and leaky bucket: the TAT (ns), in both modes
+//	PREFIX:{KEY}:asc:WINDOW:INDEX    approximate sliding counter: the count of window
+//	                                 INDEX (Redis time / WINDOW) of all instances
+//
+// WINDOW is a Go duration ("1s"). Each key expires once its state no longer
+// matters (two windows after its window started, or when its bucket is
+// full again) plus the idle expiry (WithIdleExpiry, default 1s).
+//
+// # Failures
+//
+// Take and Undo never take longer than the timeout (WithTimeout, default
+// 50ms) or than their context allows: a call that has no answer by then,
+// or whose answer is an error or makes no sense, returns an error wrapping
+// store.ErrUnavailable (and the context's error when the context ended), on
+// which the Guard applies the rule's failure policy and its health
+// breaker. The dispatchers do the network I/O, so this holds whatever the
+// client's own timeouts; with batching off, the call runs on the caller's
+// goroutine and the client must honour contexts (ContextTimeoutEnabled) or
+// have timeouts as short. A request whose caller gave up before it was sent
+// is not sent. When Redis comes back, the client reconnects and the Store
+// works again by itself.
+//
+// Undo is best effort: an exact sliding counter or token bucket gives the
+// count back in Redis; an exact leaky bucket leaves the slot empty (only the
+// approximate mode knows whether a later request took a slot after it).
+//
+// Approximate decisions go on when Redis is down; Err reports the last
+// sync's error and Stats counts syncs and failed syncs. Close pushes the
+// last counts, stops the Store's goroutines and waits for them; calls after
+// Close fail with ErrClosed.
+package redisstore

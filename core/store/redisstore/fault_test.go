@@ -1,0 +1,173 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// ownServer starts a Redis the test may kill, or skips with an external one.
+func ownServer(t *testing.T) *server {
+	srv := startServer(t, false)
+	if !srv.own() {
+		t.Skip("SLUICE_REDIS_ADDR: the test does not kill a Redis it did not start")
+	}
+	return srv
+}
+
+// outage runs 8 goroutines of exact Takes on st while down() holds: it
+// returns how many failed, how many succeeded, and the slowest Take.
+func outage(st *Store, lim store.Limit, d time.Duration) (failed, ok int64, worst time.Duration, errs []error) {
+	var mu sync.Mutex
+	var nf, nok atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for g := range 8 {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				start := time.Now()
+				_, err := st.Take(context.Background(), "fault/"+itoa(int64(g)), lim, 1)
+				took := time.Since(start)
+				mu.Lock()
+				worst = max(worst, took)
+				if err != nil {
+					nf.Add(1)
+					if len(errs) < 20 {
+						errs = append(errs, err)
+					}
+				} else {
+					nok.Add(1)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return nf.Load(), nok.Load(), worst, errs
+}
+
+// TestExactRedisKilled kills the redis-server mid-run: every Take fails
+// with ErrUnavailable within the timeout, and the store recovers by itself
+// when the server is back on the same port.
+func TestExactRedisKilled(t *testing.T) {
+	srv := ownServer(t)
+	for _, batch := range []int{DefaultBatchSize, 1} {
+		st, _ := newTestStore(t, srv, WithTimeout(50*time.Millisecond), WithBatchSize(batch))
+		lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1000000, Window: time.Second}
+		failed, ok, _, errs := outage(st, lim, 100*time.Millisecond)
+		require.Zero(t, failed, "batch %d: before the kill: %v", batch, errs)
+		require.NotZero(t, ok)
+
+		srv.kill()
+		failed, ok, worst, errs := outage(st, lim, 300*time.Millisecond)
+		t.Logf("batch %d: Redis down: %d failed, %d admitted, slowest Take %s", batch, failed, ok, worst)
+		assert.Zero(t, ok, "batch %d: nothing is decided while Redis is down", batch)
+		assert.NotZero(t, failed)
+		for _, err := range errs {
+			assert.ErrorIs(t, err, store.ErrUnavailable)
+		}
+		// The timeout is 50ms: allow a loaded machine plenty more.
+		assert.Less(t, worst, 500*time.Millisecond, "batch %d: slowest Take while Redis is down", batch)
+
+		srv.restart(t)
+		require.Eventually(t, func() bool {
+			d, err := st.Take(context.Background(), "after", lim, 1)
+			return err == nil && d.OK
+		}, 10*time.Second, 10*time.Millisecond, "batch %d: the store works again once Redis is back", batch)
+	}
+}
+
+// TestExactRedisStopped freezes the redis-server (SIGSTOP): the connections
+// stay open and nothing answers, so only the Store's own timeout ends each
+// Take. The server then resumes and the store works again.
+func TestExactRedisStopped(t *testing.T) {
+	srv := ownServer(t)
+	if !srv.real() {
+		t.Skip("miniredis cannot be frozen")
+	}
+	st, _ := newTestStore(t, srv, WithTimeout(50*time.Millisecond))
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
+	failed, _, _, errs := outage(st, lim, 50*time.Millisecond)
+	require.Zero(t, failed, "%v", errs)
+
+	srv.signal(t, syscall.SIGSTOP)
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.signal(t, syscall.SIGCONT)
+		}
+	}()
+	failed, ok, worst, errs := outage(st, lim, 300*time.Millisecond)
+	t.Logf("Redis frozen: %d failed, %d admitted, slowest Take %s", failed, ok, worst)
+	assert.Zero(t, ok)
+	assert.NotZero(t, failed)
+	for _, err := range errs {
+		assert.ErrorIs(t, err, store.ErrUnavailable)
+		assert.ErrorContains(t, err, "no answer within 50ms")
+	}
+	assert.Less(t, worst, 500*time.Millisecond)
+
+	srv.signal(t, syscall.SIGCONT)
+	resumed = true
+	require.Eventually(t, func() bool {
+		d, err := st.Take(context.Background(), "after", lim, 1)
+		return err == nil && d.OK
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestApproxRedisKilled: approximate decisions go on locally while Redis is
+// down, the sync reports the error, and the counts reach Redis once it is
+// back.
+func TestApproxRedisKilled(t *testing.T) {
+	srv := ownServer(t)
+	st, c := newTestStore(t, srv, WithTimeout(50*time.Millisecond), WithSyncPeriod(5*time.Millisecond))
+	ctx := context.Background()
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Hour, Mode: store.Approximate}
+	for range 3 {
+		d, err := st.Take(ctx, "down", lim, 1)
+		require.NoError(t, err)
+		require.True(t, d.OK)
+	}
+	require.Eventually(t, func() bool { return st.Stats().Syncs > 0 }, 5*time.Second, time.Millisecond)
+
+	srv.kill()
+	admitted := 0
+	var worst time.Duration
+	for range 20 {
+		start := time.Now()
+		d, err := st.Take(ctx, "down", lim, 1)
+		worst = max(worst, time.Since(start))
+		require.NoError(t, err, "approximate decisions do not need Redis")
+		if d.OK {
+			admitted++
+		}
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, 7, admitted, "the local count still limits: 3 + 7 of 10")
+	assert.Less(t, worst, 500*time.Millisecond)
+	require.Eventually(t, func() bool { return st.Err() != nil }, 5*time.Second, time.Millisecond)
+	assert.ErrorIs(t, st.Err(), store.ErrUnavailable)
+	assert.NotZero(t, st.Stats().SyncErrors)
+
+	srv.restart(t)
+	_, err := st.Take(ctx, "down", lim, 1) // used: the next sync pushes
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, _ = st.Take(ctx, "down", lim, 1)
+		return st.Err() == nil
+	}, 10*time.Second, 5*time.Millisecond, "the sync recovers by itself")
+	idx := st.now() / int64(time.Hour)
+	require.Eventually(t, func() bool {
+		n, err := c.Get(ctx, st.redisKey("down", "asc:1h0m0s:"+itoa(idx))).Int64()
+		return err == nil && n == 7
+	}, 5*time.Second, 5*time.Millisecond, "the 7 admitted during the outage reach the restarted Redis (the 3 before died with it)")
+}
