@@ -27,5 +27,7 @@ func (m ParamMap) Param(param string, i int) (string, bool) {
 }
 
 // WithParams makes Enter read the request's params from p for the hotspot
-// rules that apply.
+// rules that apply. Enter reads p only while it runs and keeps no reference
+// to it once it returns, so a caller may reuse p (from a pool, say) for
+// another request afterwards.
 func WithParams(p Params) EnterOption { return EnterOption{params: p} }
