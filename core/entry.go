@@ -120,8 +120,11 @@ func (e *Entry) Resource() string {
 // they name from WithParams, once per value; without WithParams, or when the
 // request lacks the param, they do not limit it.
 //
-// Enter reads the clock once. With rules that never wait it does not block;
-// ctx is only consulted when the request must wait.
+// Enter reads the clock once: on the system clock, the Guard's coarse clock
+// (see RTResolution) unless a rule that applies makes requests wait for
+// their turn (leaky bucket), whose pacing needs the monotonic clock. With
+// rules that never wait it does not block; ctx is only consulted when the
+// request must wait.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params
@@ -138,7 +141,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := int64(g.clock.Now())
+	now := g.now(b)
 	e := Entry{g: g, res: res, b: b, n: n}
 	var err error
 	switch {
@@ -162,6 +165,23 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	e.start, e.stripe = now, stripe
 	stats.Add(now, window.Pass, n).RaisePeak(res.inFlight.Add(n))
 	return e, nil
+}
+
+// now reads the clock for a request under the rules of b: the coarse clock
+// when the Guard has one and no rule of b makes requests wait, else the
+// Guard's clock. Exit reads the same clock as Enter, so that a response
+// time is the difference of two readings of one clock.
+func (g *Guard) now(b *binding) int64 {
+	if c := g.coarse; c != nil && !b.waits() {
+		return int64(c.Now())
+	}
+	return int64(g.clock.Now())
+}
+
+// waits reports whether a rule of b may make requests wait for their turn.
+// Those rules come last.
+func (b *binding) waits() bool {
+	return len(b.rules) > 0 && b.rules[len(b.rules)-1].waits
 }
 
 // acquire asks the flow or concurrency rule of rs to admit n requests.
@@ -338,11 +358,6 @@ func (e *Entry) Exit(err error) {
 		h := &e.holds[i]
 		h.rs.hot.Release(h.d, e.n)
 	}
-	var now int64
-	if c := e.g.coarse; c != nil {
-		now = int64(c.Now())
-	} else {
-		now = int64(e.g.clock.Now())
-	}
+	now := e.g.now(e.b)
 	e.res.stripes[e.stripe].AddRT(now, max(now-e.start, 0), err != nil)
 }

@@ -25,9 +25,9 @@ const DefaultMaxResources = 10000
 // concurrent use.
 type Guard struct {
 	clock clock.Clock
-	// coarse times responses in Exit when the Guard is on the system
-	// clock (see RTResolution); nil on other clocks, which Exit reads
-	// itself, so that tests on a fake clock see exact response times.
+	// coarse is the clock Enter and Exit read when the Guard is on the
+	// system clock (see RTResolution); nil on other clocks, which they
+	// read themselves, so that tests on a fake clock see exact times.
 	coarse    *clock.Coarse
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
@@ -168,18 +168,26 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// RTResolution is the resolution of the response times a Guard on the system
-// clock records. Enter reads the monotonic clock for every decision; Exit
-// reads a clock that a goroutine of the Guard advances every RTResolution,
-// which costs an atomic load instead of a second clock reading. Response
-// times are therefore measured to within about a millisecond, like
-// Sentinel's, and a response shorter than that may be recorded as 0. The
-// goroutine runs only while requests exit, and stops with Close.
+// RTResolution is the resolution of the clock a Guard on the system clock
+// reads for most requests: a goroutine of the Guard advances it every
+// RTResolution, so that a reading costs an atomic load instead of a reading
+// of the monotonic clock (tens of nanoseconds). Enter makes its decisions
+// on it unless a rule that applies makes requests wait for their turn
+// (leaky bucket): pacing needs the
+// monotonic clock, which Enter and Exit then read. The coarse clock lags the
+// monotonic one by about RTResolution (more when the process is too busy to
+// run its goroutine on time) and never runs ahead of it, so decisions err on
+// the side of the limits: a window ends, a bucket refills and a Retry-After
+// runs out up to that much later than they would on the monotonic clock,
+// never earlier. Response times are measured to within about a millisecond,
+// like Sentinel's, and a response shorter than that may be recorded as 0.
+// The goroutine runs only while requests come, parks after a second
+// without one, and stops with Close.
 const RTResolution = time.Millisecond
 
-// Close stops the goroutine that advances the Guard's response-time clock
-// (see RTResolution). The Guard stays usable: after Close, Exit reads the
-// monotonic clock itself. A Guard that becomes unreachable without Close
+// Close stops the goroutine that advances the Guard's coarse clock (see
+// RTResolution). The Guard stays usable: after Close, Enter and Exit read
+// the monotonic clock. A Guard that becomes unreachable without Close
 // stops the goroutine when it is collected. Close is idempotent and returns
 // nil.
 func (g *Guard) Close() error {
