@@ -65,7 +65,7 @@ func BenchmarkRedisExact(b *testing.B) {
 	for _, v := range []struct {
 		name  string
 		batch int
-	}{{"batched", DefaultBatchSize}, {"unbatched", 1}} {
+	}{{"unbatched", 1}, {"batched", DefaultBatchSize}} {
 		c := srv.client(b)
 		st, err := New(c, WithPrefix(uniquePrefix(b)), WithBatchSize(v.batch), WithTimeout(time.Second))
 		if err != nil {

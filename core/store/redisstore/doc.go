@@ -85,9 +85,9 @@
 // replaced by sha256:HEX. {KEY} is the Redis Cluster hash tag: every key of
 // one limit is in one slot, and each script touches one slot.
 //
-//	PREFIX:{KEY}:sc:WINDOW           exact sliding counter: hash of s (the start of
-//	                                 the current window, ns), p and c (the counts of
-//	                                 the previous and current windows)
+//	PREFIX:{KEY}:sc:WINDOW           exact sliding counter: "S P C", S the start of the
+//	                                 current window (ns), P and C the counts of the
+//	                                 previous and current windows
 //	PREFIX:{KEY}:tb, PREFIX:{KEY}:lb token and leaky bucket: the TAT (ns), in both modes
 //	PREFIX:{KEY}:asc:WINDOW:INDEX    approximate sliding counter: the count of window
 //	                                 INDEX (Redis time / WINDOW) of all instances

@@ -77,8 +77,8 @@ return 1
 `)
 
 // scriptSliding decides requests of a sliding counter, in order. KEYS[1]
-// is a hash: s, the start of the current window (nanoseconds); p, the
-// previous window's count; c, the current window's. Windows start at the
+// holds "S P C": S the start of the current window (nanoseconds), P the
+// previous window's count, C the current window's. Windows start at the
 // first request and follow each other. ARGV: window in nanoseconds, idle
 // expiry in milliseconds, then for each request its limit and n. It returns
 // for each request {ok, p, c, e}: the counts after the decision and the time
@@ -86,15 +86,15 @@ return 1
 var scriptSliding = redis.NewScript(luaLib + `
 local now = clock()
 local w, idle = tonumber(ARGV[1]), tonumber(ARGV[2])
-local st = redis.call('HMGET', KEYS[1], 's', 'p', 'c')
 local sus, sns, p, c, e = now, 0, 0, 0, 0
-local us, ns = rd(st[1] or nil)
+local s0, p0, c0 = string.match(redis.call('GET', KEYS[1]) or '', '^(%d+) (%d+) (%d+)$')
+local us, ns = rd(s0)
 if us then
   e = math.max((now - us) * 1000 - ns, 0)
   if e < w then
-    sus, sns, p, c = us, ns, tonumber(st[2]) or 0, tonumber(st[3]) or 0
+    sus, sns, p, c = us, ns, tonumber(p0), tonumber(c0)
   elseif e < 2 * w then
-    sus, sns, p, c, e = us, ns + w, tonumber(st[3]) or 0, 0, e - w
+    sus, sns, p, c, e = us, ns + w, tonumber(c0), 0, e - w
   else
     e = 0
   end
@@ -110,8 +110,7 @@ for i = 3, #ARGV, 2 do
   out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = ok, p, c, e
 end
 if changed then
-  redis.call('HSET', KEYS[1], 's', wr(sus, sns), 'p', int(p), 'c', int(c))
-  redis.call('PEXPIRE', KEYS[1], int(math.floor((2 * w - e) / 1000000) + idle))
+  redis.call('SET', KEYS[1], wr(sus, sns) .. ' ' .. int(p) .. ' ' .. int(c), 'PX', int(math.floor((2 * w - e) / 1000000) + idle))
 end
 return out
 `)
@@ -121,11 +120,12 @@ return out
 // on since.
 var scriptUndoSliding = redis.NewScript(luaLib + `
 local n = tonumber(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'p', 'c')
-local p, c = tonumber(st[1] or nil), tonumber(st[2] or nil)
-if c and c >= n then redis.call('HSET', KEYS[1], 'c', int(c - n)) return 1 end
-if p and p >= n then redis.call('HSET', KEYS[1], 'p', int(p - n)) return 1 end
-return 0
+local s0, p0, c0 = string.match(redis.call('GET', KEYS[1]) or '', '^(%d+) (%d+) (%d+)$')
+local p, c = tonumber(p0), tonumber(c0)
+if not c then return 0 end
+if c >= n then c = c - n elseif p >= n then p = p - n else return 0 end
+redis.call('SET', KEYS[1], s0 .. ' ' .. int(p) .. ' ' .. int(c), 'KEEPTTL')
+return 1
 `)
 
 // scriptTime returns Redis's clock: {seconds, microseconds}.

@@ -278,7 +278,14 @@ func sharedServer(tb testing.TB) *server {
 	return shared
 }
 
+// quiet drops go-redis's log lines (failed dials while a test keeps Redis
+// down).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
 	code := m.Run()
 	if sharedStop != nil {
 		sharedStop()

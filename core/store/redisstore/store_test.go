@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 const slack = 40 * time.Millisecond
 
 func TestSuiteExact(t *testing.T) {
+	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		st, _ := newTestStore(t, srv)
@@ -33,6 +35,7 @@ func TestSuiteExact(t *testing.T) {
 }
 
 func TestSuiteExactUnbatched(t *testing.T) {
+	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		st, _ := newTestStore(t, srv, WithBatchSize(1))
@@ -41,6 +44,7 @@ func TestSuiteExactUnbatched(t *testing.T) {
 }
 
 func TestSuiteApproximate(t *testing.T) {
+	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		st, _ := newTestStore(t, srv, WithSyncPeriod(10*time.Millisecond))
@@ -51,15 +55,15 @@ func TestSuiteApproximate(t *testing.T) {
 func TestSuiteCluster(t *testing.T) {
 	// A one-node Redis Cluster owning every slot: scripts touching keys of
 	// two slots would fail with CROSSSLOT.
-	srv := sharedServer(t)
-	if srv.real() {
-		if _, ok := sharedCluster(t); !ok {
-			return
-		}
-		srv, _ = sharedCluster(t)
+	t.Parallel()
+	sharedServer(t)
+	srv, ok := sharedCluster(t)
+	if !ok {
+		t.Skip("SLUICE_REDIS_ADDR and no redis-server on PATH: no cluster to test")
 	}
 	for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			storetest.Run(t, func(t *testing.T) storetest.Harness {
 				c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr}})
 				t.Cleanup(func() { _ = c.Close() })
@@ -80,7 +84,7 @@ var (
 // sharedCluster returns a one-node cluster when redis-server is on PATH.
 func sharedCluster(t *testing.T) (*server, bool) {
 	clusterOnce.Do(func() {
-		if shared.Kind != "redis-server" {
+		if _, err := exec.LookPath("redis-server"); err != nil {
 			return
 		}
 		r := &stopper{}
@@ -89,8 +93,11 @@ func sharedCluster(t *testing.T) (*server, bool) {
 		sharedStop = func() { r.run(); prev() }
 	})
 	if cluster == nil {
-		t.Log("no redis-server on PATH: the cluster runs on miniredis")
-		return shared, shared.Kind == "miniredis"
+		if shared.Kind == "miniredis" {
+			t.Log("no redis-server on PATH: the cluster is miniredis's")
+			return shared, true
+		}
+		return nil, false
 	}
 	return cluster, true
 }
