@@ -222,7 +222,11 @@ func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
 func (a *LeapArray) AddRT(now int64, rt int64, failed bool) {
 	rec := func(b *Bucket) {
 		b.counts[Complete].Add(1)
-		b.counts[RT].Add(rt)
+		if rt != 0 {
+			// A response shorter than the clock's resolution (a coarse
+			// clock's) adds nothing: no atomic add for it.
+			b.counts[RT].Add(rt)
+		}
 		if failed {
 			b.counts[Error].Add(1)
 		}

@@ -250,6 +250,11 @@ func TestBucketAccessors(t *testing.T) {
 	assert.Equal(t, int64(27), b.Get(RT))
 	assert.Equal(t, int64(2), b.Get(Complete))
 	assert.Zero(t, b.Get(Error))
+	a.AddRT(0, 0, true) // shorter than the clock's resolution: counted, with no time
+	assert.Equal(t, int64(0), b.MinRT())
+	assert.Equal(t, int64(27), b.Get(RT))
+	assert.Equal(t, int64(3), b.Get(Complete))
+	assert.Equal(t, int64(1), b.Get(Error))
 }
 
 func TestEach(t *testing.T) {
