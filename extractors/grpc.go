@@ -83,35 +83,35 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	}
 	if p.cur.sp != sp {
 		p.cur.start(sp)
-		switch sp.kind {
-		case KindHeader, KindMetadata:
+		switch sp.code {
+		case codeHeader:
 			p.lines = metadataValues(p.ctx, sp.md)
-		case KindCustom:
+		case codeCustom:
 			p.lines = nil
 			if fn := x.grpcCustom[sp.name]; fn != nil {
 				p.lines = fn(p.ctx, p.method)
 			}
 		}
 	}
-	switch sp.kind {
-	case KindHeader, KindMetadata:
+	switch sp.code {
+	case codeHeader:
 		if sp.bin {
 			return x.value(&p.cur, p.lines, modePlain, i)
 		}
 		return x.value(&p.cur, p.lines, modeList, i)
-	case KindCustom:
+	case codeCustom:
 		return x.value(&p.cur, p.lines, modePlain, i)
 	}
 	if i != 0 {
 		return "", false
 	}
 	var v string
-	switch sp.kind {
-	case KindPeer:
+	switch sp.code {
+	case codePeer:
 		if a := peerAddr(p.ctx); a.IsValid() {
 			v = a.String()
 		}
-	case KindIP:
+	case codeIP:
 		if !p.ipDone {
 			if a, text := x.grpcClientIP(p.ctx); a.IsValid() {
 				p.ip = addrText(a, text)
@@ -119,9 +119,9 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 			p.ipDone = true
 		}
 		v = p.ip
-	case KindMethod:
+	case codeMethod:
 		v = p.method
-	case KindHost:
+	case codeHost:
 		if vs := metadata.ValueFromIncomingContext(p.ctx, ":authority"); len(vs) > 0 {
 			v = normalizeHost(vs[len(vs)-1])
 		}

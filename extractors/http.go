@@ -93,17 +93,17 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 	if p.cur.sp != sp {
 		p.cur.start(sp)
 	}
-	switch sp.kind {
-	case KindHeader, KindMetadata:
+	switch sp.code {
+	case codeHeader:
 		return x.value(&p.cur, p.r.Header[sp.header], modeList, i)
-	case KindQuery:
+	case codeQuery:
 		if p.r.URL == nil {
 			return "", false
 		}
 		return x.value(&p.cur, []string{p.r.URL.RawQuery}, modeQuery, i)
-	case KindCookie:
+	case codeCookie:
 		return x.value(&p.cur, p.r.Header["Cookie"], modeCookie, i)
-	case KindCustom:
+	case codeCustom:
 		fn := x.httpCustom[sp.name]
 		if fn == nil {
 			return "", false
@@ -118,24 +118,24 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 		return "", false
 	}
 	var v string
-	switch sp.kind {
-	case KindPath:
+	switch sp.code {
+	case codePath:
 		if p.path != nil {
 			v, _ = p.path.PathParam(sp.name)
 		} else {
 			v = p.r.PathValue(sp.name)
 		}
-	case KindIP:
+	case codeIP:
 		if a, text := x.httpClientIP(p.r); a.IsValid() {
 			v = addrText(a, text)
 		}
-	case KindPeer:
+	case codePeer:
 		if a, text := parseHop(p.r.RemoteAddr); a.IsValid() {
 			v = addrText(a, text)
 		}
-	case KindMethod:
+	case codeMethod:
 		v = standardMethod(p.r.Method)
-	case KindHost:
+	case codeHost:
 		v = normalizeHost(p.r.Host)
 	}
 	if v == "" {

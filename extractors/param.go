@@ -114,22 +114,63 @@ func truncate(s string, n int) string {
 // per distinct param string and cached by the Extractor.
 type spec struct {
 	param  string // the spec as given
-	kind   string
+	code   kindCode
 	name   string // as written
 	header string // canonical MIME header key of name (header, metadata)
 	md     string // lower-cased name (header, metadata)
 	bin    bool   // md ends in "-bin": binary metadata, never split on commas
-	valid  bool   // the spec parsed
 }
 
-// newSpec parses param into a spec; an invalid param yields a spec with
-// valid false, which reads as absent.
+// kindCode is a param kind as a small integer, which Param switches on for
+// every value read.
+type kindCode uint8
+
+const (
+	codeInvalid kindCode = iota // a spec that did not parse: absent
+	codeHeader                  // header and metadata
+	codeQuery
+	codeCookie
+	codePath
+	codeIP
+	codePeer
+	codeMethod
+	codeHost
+	codeCustom
+)
+
+// codeOf returns the code of a Kind constant.
+func codeOf(kind string) kindCode {
+	switch kind {
+	case KindHeader, KindMetadata:
+		return codeHeader
+	case KindQuery:
+		return codeQuery
+	case KindCookie:
+		return codeCookie
+	case KindPath:
+		return codePath
+	case KindIP:
+		return codeIP
+	case KindPeer:
+		return codePeer
+	case KindMethod:
+		return codeMethod
+	case KindHost:
+		return codeHost
+	case KindCustom:
+		return codeCustom
+	}
+	return codeInvalid
+}
+
+// newSpec parses param into a spec; an invalid param yields a spec of code
+// codeInvalid, which reads as absent.
 func newSpec(param string) *spec {
 	p, err := ParseParam(param)
 	if err != nil {
 		return &spec{param: param}
 	}
-	s := &spec{param: param, kind: p.Kind, name: p.Name, valid: true}
+	s := &spec{param: param, code: codeOf(p.Kind), name: p.Name}
 	if p.Kind == KindHeader || p.Kind == KindMetadata {
 		s.header = textproto.CanonicalMIMEHeaderKey(p.Name)
 		s.md = strings.ToLower(p.Name)
