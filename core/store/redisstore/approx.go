@@ -99,6 +99,16 @@ func (s *Store) retire(e *entry) {
 	s.retiredMu.Unlock()
 }
 
+// lookup returns the entry of key when it is tracked for lim.
+func (s *Store) lookup(key string, lim store.Limit) *entry {
+	if v, ok := s.entries.Load(key); ok {
+		if e := v.(*entry); e.lim == lim && !e.dead.Load() {
+			return e
+		}
+	}
+	return nil
+}
+
 // takeApprox decides locally. A key not tracked yet, or not exchanged
 // with Redis for two sync periods, first reads the global counts (one
 // round trip) while Redis is healthy; a key that does not fit in the
@@ -108,6 +118,11 @@ func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n i
 	if e == nil {
 		return s.takeRemote(ctx, key, lim, n)
 	}
+	return s.takeTracked(ctx, e, n)
+}
+
+// takeTracked decides on a tracked entry.
+func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (flow.Decision, error) {
 	if !e.used.Load() {
 		e.used.Store(true)
 	}

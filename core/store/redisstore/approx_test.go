@@ -162,7 +162,7 @@ func TestApproxAllocs(t *testing.T) {
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
 	for _, alg := range store.Algorithms {
-		lim := store.Limit{Algorithm: alg, Limit: 1 << 40, Window: time.Second, Mode: store.Approximate}
+		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		key := "allocs/" + string(alg)
 		_, err := st.Take(ctx, key, lim, 1)
 		require.NoError(t, err)

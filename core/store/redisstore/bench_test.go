@@ -109,7 +109,7 @@ func BenchmarkRedisApprox(b *testing.B) {
 	st, _ := newTestStore(b, srv)
 	ctx := context.Background()
 	for _, alg := range store.Algorithms {
-		lim := store.Limit{Algorithm: alg, Limit: 1 << 40, Window: time.Second, Mode: store.Approximate}
+		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		if alg == flow.LeakyBucket {
 			lim.MaxWait = time.Hour
 		}

@@ -118,16 +118,36 @@ func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) 
 	if s.closed.Load() {
 		return flow.Decision{}, errClosed()
 	}
-	if err := lim.Validate(); err != nil {
-		return flow.Decision{}, fmt.Errorf("redisstore: %w", err)
-	}
 	if n < 1 {
 		return flow.Decision{}, fmt.Errorf("redisstore: n must be >= 1, got %d", n)
+	}
+	if lim.Mode == store.Approximate {
+		if e := s.lookup(key, lim); e != nil { // validated when tracked
+			return s.takeTracked(ctx, e, n)
+		}
+	}
+	if err := validate(lim); err != nil {
+		return flow.Decision{}, err
 	}
 	if lim.Mode == store.Approximate {
 		return s.takeApprox(ctx, key, lim, n)
 	}
 	return s.takeExact(ctx, key, lim, n)
+}
+
+// validate returns an error naming what of lim a Store cannot use: what
+// store.Limit.Validate rejects, and what flow rejects for the memory store
+// (a burst or maxWait with another algorithm, a bucket of more than one
+// request per nanosecond).
+func validate(lim store.Limit) error {
+	if err := lim.Validate(); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	cfg := flow.Config{Algorithm: lim.Algorithm, Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}
+	if err := flow.JoinFieldErrors(cfg.Validate()); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	return nil
 }
 
 // Undo gives back the n requests of an admitted decision d of Take, best
@@ -139,7 +159,7 @@ func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.De
 	if s.closed.Load() {
 		return errClosed()
 	}
-	if !d.OK || n < 1 || lim.Validate() != nil || d.Limit <= 0 {
+	if !d.OK || n < 1 || d.Limit <= 0 || validate(lim) != nil {
 		return nil
 	}
 	if lim.Mode == store.Approximate {

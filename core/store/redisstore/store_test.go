@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/storetest"
@@ -375,7 +376,11 @@ func TestKeysExpire(t *testing.T) {
 	ctx := context.Background()
 	w := 10 * time.Second
 	for _, alg := range store.Algorithms {
-		_, err := st.Take(ctx, "ttl", store.Limit{Algorithm: alg, Limit: 10, Window: w, MaxWait: time.Second}, 1)
+		lim := store.Limit{Algorithm: alg, Limit: 10, Window: w}
+		if alg == flow.LeakyBucket {
+			lim.MaxWait = time.Second
+		}
+		_, err := st.Take(ctx, "ttl", lim, 1)
 		require.NoError(t, err)
 	}
 	_, err := st.Take(ctx, "ttl", store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}, 1)
@@ -488,4 +493,34 @@ func TestLeakyBucketUndoLeavesSlot(t *testing.T) {
 	d, err = st.Take(ctx, "k", lim, 1)
 	require.NoError(t, err)
 	assert.False(t, d.OK)
+}
+
+// TestLimitsAsMemory checks that limits the memory store refuses are errors
+// here too, in both modes: among them a bucket faster than one request per
+// nanosecond, whose cost would round to nothing.
+func TestLimitsAsMemory(t *testing.T) {
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv)
+	mem, err := store.NewMemory(clock.NewFake(0), 0)
+	require.NoError(t, err)
+	bad := []store.Limit{
+		{Algorithm: flow.TokenBucket, Limit: 2e9, Window: time.Second},
+		{Algorithm: flow.LeakyBucket, Limit: 2e9, Window: time.Second},
+		{Algorithm: flow.SlidingCounter, Limit: 1, Window: time.Second, Burst: 1},
+		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, MaxWait: time.Second},
+		{Algorithm: flow.FixedWindow, Limit: 1, Window: time.Second},
+		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
+	}
+	for _, lim := range bad {
+		for _, mode := range []store.Mode{store.Exact, store.Approximate} {
+			if lim.Mode == "" {
+				lim.Mode = mode
+			}
+			_, merr := mem.Take(context.Background(), "bad", lim, 1)
+			require.Error(t, merr, "%+v", lim)
+			_, err := st.Take(context.Background(), "bad", lim, 1)
+			assert.Error(t, err, "%+v", lim)
+			assert.NotErrorIs(t, err, store.ErrUnavailable, "an invalid limit is not an outage")
+		}
+	}
 }
