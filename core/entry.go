@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/sluicekit/sluice/core/flow"
@@ -157,13 +158,15 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, now)
 	}
-	stats, stripe := res.stripe(now)
 	if err != nil {
+		stats, _ := res.stripe(rand.Uint64())
 		stats.Add(now, window.Block, n)
 		return Entry{}, err
 	}
+	inFlight := res.inFlight.Add(n)
+	stats, stripe := res.stripe(uint64(inFlight))
 	e.start, e.stripe = now, stripe
-	stats.Add(now, window.Pass, n).RaisePeak(res.inFlight.Add(n))
+	stats.Add(now, window.Pass, n).RaisePeak(inFlight)
 	return e, nil
 }
 

@@ -43,3 +43,30 @@ func TestEnterReadsCoarseClockUnlessRulesWait(t *testing.T) {
 	assert.GreaterOrEqual(t, other.start, int64(0))
 	other.Exit(nil)
 }
+
+// TestConcurrentEntriesCountInDifferentStripes: requests in flight together
+// count in different statistics stripes, as many as there are, so that
+// goroutines entering together do not write the same cache lines; and the
+// stats merge the stripes.
+func TestConcurrentEntriesCountInDifferentStripes(t *testing.T) {
+	g, err := New(WithClock(clock.NewFake(time.Second)))
+	require.NoError(t, err)
+	ctx := context.Background()
+	res, _ := g.resources.get("r")
+	entries := make([]Entry, len(res.stripes))
+	seen := map[uint8]bool{}
+	for i := range entries {
+		entries[i], err = g.Enter(ctx, "r")
+		require.NoError(t, err)
+		seen[entries[i].stripe] = true
+	}
+	assert.Len(t, seen, len(res.stripes), "one stripe each")
+	for i := range entries {
+		entries[i].Exit(nil)
+	}
+	st, _ := g.Stats("r")
+	assert.Equal(t, int64(len(entries)), st.Pass)
+	assert.Equal(t, int64(len(entries)), st.Complete)
+	assert.Equal(t, int64(len(entries)), st.Peak)
+	assert.Zero(t, st.InFlight)
+}

@@ -19,8 +19,11 @@ const (
 // as the Guard, and the rules bound to it under the current rule set.
 //
 // The statistics are striped: each request counts in one of several leap
-// arrays picked at random, so that goroutines on different CPUs entering the
-// same resource rarely write the same cache line. Snapshots merge the
+// arrays, so that goroutines on different CPUs entering the same resource
+// rarely write the same cache line. An admitted request's stripe is picked
+// by the in-flight count its entry made, which differs between requests in
+// flight together, so they count in different stripes (as many as there
+// are stripes); a rejected request's, at random. Snapshots merge the
 // stripes. inFlight is one counter, on its own cache line, so that the peak
 // concurrency recorded is exact.
 type resource struct {
@@ -52,11 +55,10 @@ func newResource(name string, stripes int) *resource {
 	return r
 }
 
-// stripe returns a statistics stripe for the request entered at now, and its
-// index. The stripe is picked by a hash of the clock reading, whose low bits
-// differ between requests about as much as random ones would, for free.
-func (r *resource) stripe(now int64) (*window.LeapArray, uint8) {
-	i := uint8((uint64(now)*0x9e3779b97f4a7c15)>>56) & uint8(len(r.stripes)-1)
+// stripe returns the statistics stripe picked by v, and its index: v's low
+// bits, so that consecutive values pick different stripes.
+func (r *resource) stripe(v uint64) (*window.LeapArray, uint8) {
+	i := uint8(v & uint64(len(r.stripes)-1))
 	return r.stripes[i], i
 }
 
