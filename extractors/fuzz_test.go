@@ -5,8 +5,11 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -152,5 +155,24 @@ func FuzzHTTPParams(f *testing.F) {
 				}
 			}
 		}
+	})
+}
+
+// FuzzHeaderOneLine checks the shortcut for a header of one line against
+// the general scan: a header of the one line s must yield the values of
+// the header of the lines s and "" (an empty line adds no value, and two
+// lines take the general path), whatever s holds.
+func FuzzHeaderOneLine(f *testing.F) {
+	for _, s := range []string{"alice", " alice\t", "", " ", "\t \t", "a,b", " , a ,", "héllo wörld", strings.Repeat("é", 10)} {
+		f.Add(s)
+	}
+	x, err := extractors.New(extractors.WithMaxValues(3), extractors.WithMaxValueLen(8))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		one := &http.Request{Header: http.Header{"X-K": {s}}}
+		two := &http.Request{Header: http.Header{"X-K": {s, ""}}}
+		assert.Equal(t, values(x.HTTPParams(two, nil), "header:x-k"), values(x.HTTPParams(one, nil), "header:x-k"), "%q", s)
 	})
 }

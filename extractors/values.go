@@ -53,6 +53,18 @@ func (x *Extractor) value(c *cursor, lines []string, mode, i int) (string, bool)
 	if i < 0 || i >= x.maxValues {
 		return "", false
 	}
+	if i == 0 && mode == modeList && len(lines) == 1 && strings.IndexByte(lines[0], ',') < 0 {
+		// The common case, one line holding one value (or none), without
+		// scanning: what scan and the look ahead would find.
+		c.start(c.sp)
+		c.end = true
+		v := trimOWS(lines[0])
+		if v == "" {
+			return "", false
+		}
+		c.next = 1
+		return truncate(v, x.maxValueLen), true
+	}
 	if int(c.next) > i {
 		c.start(c.sp)
 	}
