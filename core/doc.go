@@ -21,8 +21,9 @@
 //	defer e.Exit(nil)
 //
 // With one flow rule, Enter and Exit together read the clock twice (once to
-// decide, once for the response time), touch a handful of atomics and do
-// not allocate; a block allocates only the *BlockedError.
+// decide, once for the response time; on the system clock, a coarse clock
+// that costs an atomic load: see RTResolution), touch a handful of atomics
+// and do not allocate; a block allocates only the *BlockedError.
 //
 // A Guard has no package-level state: its clock (package clock), rules,
 // limiter state and statistics all hang off it.

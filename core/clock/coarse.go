@@ -16,9 +16,10 @@ import (
 // The goroutine runs only while the clock is read: after idleTicks
 // consecutive ticks without a reading it parks, and the next Now reads the
 // source directly and starts it again. Stop ends it for good; Now then reads
-// the source. A Guard uses a Coarse clock to time responses in Exit, where a
-// millisecond is precise enough and a second precise reading would double
-// the clock's share of a request's cost.
+// the source. A Guard on the system clock decides and times requests on a
+// Coarse clock, where a millisecond is precise enough, because a precise
+// reading costs tens of nanoseconds, a large share of a decision; requests
+// under rules that pace them read the precise clock.
 type Coarse struct {
 	src  Clock
 	res  time.Duration
