@@ -61,7 +61,7 @@ func outage(st *Store, lim store.Limit, d time.Duration) (failed, ok int64, wors
 func TestExactRedisKilled(t *testing.T) {
 	srv := ownServer(t)
 	for _, batch := range []int{DefaultBatchSize, 1} {
-		st, _ := newTestStore(t, srv, WithTimeout(50*time.Millisecond), WithBatchSize(batch))
+		st, _ := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithBatchSize(batch))
 		lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1000000, Window: time.Second}
 		failed, ok, _, errs := outage(st, lim, 100*time.Millisecond)
 		require.Zero(t, failed, "batch %d: before the kill: %v", batch, errs)
@@ -75,8 +75,8 @@ func TestExactRedisKilled(t *testing.T) {
 		for _, err := range errs {
 			assert.ErrorIs(t, err, store.ErrUnavailable)
 		}
-		// The timeout is 50ms: allow a loaded machine plenty more.
-		assert.Less(t, worst, 500*time.Millisecond, "batch %d: slowest Take while Redis is down", batch)
+		// The timeout is 200ms: allow a loaded machine plenty more.
+		assert.Less(t, worst, time.Second, "batch %d: slowest Take while Redis is down", batch)
 
 		srv.restart(t)
 		require.Eventually(t, func() bool {
@@ -94,7 +94,7 @@ func TestExactRedisStopped(t *testing.T) {
 	if !srv.real() {
 		t.Skip("miniredis cannot be frozen")
 	}
-	st, _ := newTestStore(t, srv, WithTimeout(50*time.Millisecond))
+	st, _ := newTestStore(t, srv, WithTimeout(100*time.Millisecond))
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
 	failed, _, _, errs := outage(st, lim, 50*time.Millisecond)
 	require.Zero(t, failed, "%v", errs)
@@ -112,9 +112,10 @@ func TestExactRedisStopped(t *testing.T) {
 	assert.NotZero(t, failed)
 	for _, err := range errs {
 		assert.ErrorIs(t, err, store.ErrUnavailable)
-		assert.ErrorContains(t, err, "no answer within 50ms")
+		assert.ErrorContains(t, err, "no answer within 100ms")
 	}
-	assert.Less(t, worst, 500*time.Millisecond)
+	assert.GreaterOrEqual(t, worst, 100*time.Millisecond, "only the timeout ends a Take")
+	assert.Less(t, worst, time.Second)
 
 	srv.signal(t, syscall.SIGCONT)
 	resumed = true
@@ -129,7 +130,7 @@ func TestExactRedisStopped(t *testing.T) {
 // back.
 func TestApproxRedisKilled(t *testing.T) {
 	srv := ownServer(t)
-	st, c := newTestStore(t, srv, WithTimeout(50*time.Millisecond), WithSyncPeriod(5*time.Millisecond))
+	st, c := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Hour, Mode: store.Approximate}
 	for range 3 {
@@ -153,7 +154,7 @@ func TestApproxRedisKilled(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	assert.Equal(t, 7, admitted, "the local count still limits: 3 + 7 of 10")
-	assert.Less(t, worst, 500*time.Millisecond)
+	assert.Less(t, worst, time.Second)
 	require.Eventually(t, func() bool { return st.Err() != nil }, 5*time.Second, time.Millisecond)
 	assert.ErrorIs(t, st.Err(), store.ErrUnavailable)
 	assert.NotZero(t, st.Stats().SyncErrors)

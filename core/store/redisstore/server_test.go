@@ -27,9 +27,10 @@ type server struct {
 	Addr string
 	Kind string // "redis-server", "external" or "miniredis"
 
-	port    int
-	dir     string
-	cluster bool
+	port     int
+	dir      string
+	cluster  bool
+	sentinel string // a sentinel of the master at this address
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	waited  chan struct{}
@@ -95,6 +96,15 @@ func (s *server) start() error {
 	if s.cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"))
 	}
+	if s.sentinel != "" {
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		host, port, _ := net.SplitHostPort(s.sentinel)
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor main %s %s 1\nsentinel down-after-milliseconds main 1000\n", s.port, s.dir, host, port)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			return err
+		}
+		args = []string{conf, "--sentinel"}
+	}
 	cmd := exec.Command("redis-server", args...)
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -136,6 +146,28 @@ func (s *server) makeCluster(tb tester) {
 		info, err := c.ClusterInfo(ctx).Result()
 		return err == nil && strings.Contains(info, "cluster_state:ok")
 	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// startSentinel starts a Redis Sentinel (redis-server --sentinel) watching
+// master, named "main", and waits until it knows the master.
+func startSentinel(tb testing.TB, master *server) *server {
+	s := &server{Kind: "redis-server", dir: tb.TempDir(), sentinel: master.Addr}
+	for try := 0; ; try++ {
+		s.port = freePort(tb)
+		err := s.start()
+		if err == nil {
+			break
+		}
+		require.Less(tb, try, 5, "starting redis-server --sentinel: %v", err)
+	}
+	tb.Cleanup(s.kill)
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	require.Eventually(tb, func() bool {
+		addr, err := c.GetMasterAddrByName(context.Background(), "main").Result()
+		return err == nil && len(addr) == 2 && net.JoinHostPort(addr[0], addr[1]) == master.Addr
+	}, 10*time.Second, 10*time.Millisecond)
+	return s
 }
 
 // kill kills the server's process (SIGKILL), or closes miniredis.

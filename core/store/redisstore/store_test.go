@@ -77,6 +77,35 @@ func TestSuiteCluster(t *testing.T) {
 	}
 }
 
+// TestSuiteSentinel runs the suite through a Sentinel (failover) client.
+func TestSuiteSentinel(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("no redis-server on PATH: no Sentinel to test")
+	}
+	master := startServer(t, false)
+	if !master.own() {
+		master = &server{Kind: "redis-server", dir: t.TempDir()} // SLUICE_REDIS_ADDR: start one
+		master.port = freePort(t)
+		require.NoError(t, master.start())
+		t.Cleanup(master.kill)
+	}
+	sentinel := startSentinel(t, master)
+	for _, mode := range []store.Mode{store.Exact, store.Approximate} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			storetest.Run(t, func(t *testing.T) storetest.Harness {
+				c := redis.NewUniversalClient(&redis.UniversalOptions{MasterName: "main", Addrs: []string{sentinel.Addr}})
+				t.Cleanup(func() { _ = c.Close() })
+				st, err := New(c, WithPrefix(uniquePrefix(t)), WithSyncPeriod(10*time.Millisecond))
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = st.Close() })
+				return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: mode}
+			})
+		})
+	}
+}
+
 var (
 	clusterOnce sync.Once
 	cluster     *server
