@@ -31,10 +31,10 @@ type server struct {
 	dir      string
 	cluster  bool
 	sentinel string // a sentinel of the master at this address
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	waited  chan struct{}
-	mini    *miniredis.Miniredis
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	waited   chan struct{}
+	mini     *miniredis.Miniredis
 }
 
 // real reports whether the server is a real Redis.
