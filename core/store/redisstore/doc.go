@@ -107,8 +107,12 @@
 // client's own timeouts; with batching off, the call runs on the caller's
 // goroutine and the client must honour contexts (ContextTimeoutEnabled) or
 // have timeouts as short. A request whose caller gave up before it was sent
-// is not sent. When Redis comes back, the client reconnects and the Store
-// works again by itself.
+// is not sent; one that was sent may still count in Redis. While Redis is
+// down, each call costs up to the timeout (the client retries its dials;
+// its MaxRetries tunes that), which is why the Guard stops calling a failed
+// store for a while. When Redis comes back, the client reconnects and the
+// Store works again by itself. A frozen Redis can hold a dispatcher, the
+// sync and so Close until the client's own read timeout.
 //
 // Undo is best effort: an exact sliding counter or token bucket gives the
 // count back in Redis; an exact leaky bucket leaves the slot empty (only the
