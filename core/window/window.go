@@ -186,8 +186,14 @@ func (a *LeapArray) raiseLatest(ws int64) {
 // A count is never lost: if the bucket is replaced by a newer round while the
 // add is in flight, the count is added again to the newer bucket.
 func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
-	b := a.Current(now)
+	b := a.cur.Load()
+	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
+		b = a.install(now) // Current's slow path; its fast one is above
+	}
 	b.counts[ev].Add(v)
+	if a.cur.Load() == b && a.latest.Load() == b.start {
+		return b // settle's first case, without a call
+	}
 	return a.settle(now, b, func(nb *Bucket) { nb.counts[ev].Add(v) })
 }
 
@@ -220,26 +226,33 @@ func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
 // AddRT records a completion at now: Complete += 1, RT += rt, minimum RT,
 // and Error += 1 when failed.
 func (a *LeapArray) AddRT(now int64, rt int64, failed bool) {
-	rec := func(b *Bucket) {
-		b.counts[Complete].Add(1)
-		if rt != 0 {
-			// A response shorter than the clock's resolution (a coarse
-			// clock's) adds nothing: no atomic add for it.
-			b.counts[RT].Add(rt)
-		}
-		if failed {
-			b.counts[Error].Add(1)
-		}
-		for {
-			m := b.minRT.Load()
-			if rt >= m || b.minRT.CompareAndSwap(m, rt) {
-				break
-			}
+	b := a.cur.Load()
+	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
+		b = a.install(now) // Current's slow path, as in Add
+	}
+	b.addRT(rt, failed)
+	if a.cur.Load() != b || a.latest.Load() != b.start {
+		a.settle(now, b, func(nb *Bucket) { nb.addRT(rt, failed) })
+	}
+}
+
+// addRT records a completion of response time rt in b.
+func (b *Bucket) addRT(rt int64, failed bool) {
+	b.counts[Complete].Add(1)
+	if rt != 0 {
+		// A response shorter than the clock's resolution (a coarse
+		// clock's) adds nothing: no atomic add for it.
+		b.counts[RT].Add(rt)
+	}
+	if failed {
+		b.counts[Error].Add(1)
+	}
+	for {
+		m := b.minRT.Load()
+		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
+			return
 		}
 	}
-	b := a.Current(now)
-	rec(b)
-	a.settle(now, b, rec)
 }
 
 // ObservePeak records concurrency c in the bucket for now if it is the
