@@ -317,9 +317,11 @@ func TestAcquireToOverwrites(t *testing.T) {
 			b.AcquireTo(&got, int64(i), v, 1)
 			if want.lim != nil { // a handle on a record: of each Limiter's own table
 				require.Same(t, b, got.lim)
-				si, _ := b.tab.shard(b.tab.idOf(v))
+				k := b.tab.idOf(v)
+				si, sh := b.tab.shard(k)
 				require.Equal(t, si, got.shard)
-				want.lim, want.shard, got.lim, got.shard = nil, 0, nil, 0
+				require.Equal(t, k, sh.recs[got.rec].id)
+				want.lim, want.shard, want.rec, got.lim, got.shard, got.rec = nil, 0, 0, nil, 0, 0
 			}
 			require.Equal(t, want, got, "%s step %d (%s)", cfg.Algorithm, i, v)
 		}
