@@ -138,10 +138,8 @@ func metadataValues(ctx context.Context, key string) []string {
 	if vs := metadata.ValueFromIncomingContext(ctx, key); len(vs) > 0 {
 		return vs
 	}
-	if md, ok := metadata.FromOutgoingContext(ctx); ok {
-		return md[key]
-	}
-	return nil
+	// Not FromOutgoingContext, which copies all the outgoing metadata.
+	return metadata.ValueFromOutgoingContext(ctx, key)
 }
 
 // peerAddr returns the IP address of the peer of ctx, unmapped and without

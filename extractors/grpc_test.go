@@ -59,6 +59,8 @@ func TestGRPCParamKinds(t *testing.T) {
 		{"appended outgoing metadata", metadata.AppendToOutgoingContext(bg, "K", "out2"), "metadata:k", []string{"out2"}},
 		{"incoming preferred", metadata.NewOutgoingContext(in("k", "in"), metadata.Pairs("k", "out")), "metadata:k", []string{"in"}},
 		{"outgoing when incoming lacks the key", metadata.NewOutgoingContext(in("j", "in"), metadata.Pairs("k", "out")), "metadata:k", []string{"out"}},
+		{"outgoing and appended", metadata.AppendToOutgoingContext(metadata.NewOutgoingContext(bg, metadata.Pairs("k", "a, b")), "k", "c"), "metadata:k", []string{"a", "b", "c"}},
+		{"outgoing raw map key with capitals", metadata.NewOutgoingContext(bg, metadata.MD{"X-Api-Key": {"k1"}}), "metadata:x-api-key", []string{"k1"}},
 
 		{"peer", withPeer(bg, "198.51.100.7:5000"), "peer", []string{"198.51.100.7"}},
 		{"peer v6", withPeer(bg, "[2001:db8::7]:5000"), "peer", []string{"2001:db8::7"}},

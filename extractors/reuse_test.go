@@ -120,4 +120,14 @@ func TestRequestParamsAllocs(t *testing.T) {
 			t.Fatal("values")
 		}
 	}), 1.0, "gRPC: the metadata copy only")
+
+	// A client call's outgoing metadata: the copy of the one key's values,
+	// not of all the metadata.
+	out := metadata.AppendToOutgoingContext(context.Background(), "x-user-id", "alice", "a", "1", "b", "2")
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() {
+		gp.Reset(x, out, "/a.B/C")
+		if count(gp, "metadata:x-user-id") != 1 {
+			t.Fatal("values")
+		}
+	}), 1.0, "gRPC client: the copy of one key's values only")
 }
