@@ -18,9 +18,10 @@ import (
 //
 //	go test -run '^$' -bench 'BenchmarkRedis' -benchtime 2s ./core/store/redisstore
 //
-// BenchmarkRedisPing is the bare round trip on the same client, the floor
-// of an exact decision; BenchmarkRedisExact/unbatched is one call per
-// decision, as without the dispatcher.
+// BenchmarkRedisPing is the bare round trip on the same kind of client, the
+// floor of an exact decision; BenchmarkRedisExact/unbatched is one call per
+// decision, as without the dispatcher; batched-ctxclient has a client with
+// ContextTimeoutEnabled, whose lone calls skip the dispatcher.
 
 // parallel16 runs body from 16 goroutines.
 func parallel16(b *testing.B, body func(pb *testing.PB)) {
@@ -65,8 +66,9 @@ func BenchmarkRedisExact(b *testing.B) {
 	for _, v := range []struct {
 		name  string
 		batch int
-	}{{"unbatched", 1}, {"batched", DefaultBatchSize}} {
-		c := srv.client(b)
+		ctxOK bool
+	}{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}} {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
 		st, err := New(c, WithPrefix(uniquePrefix(b)), WithBatchSize(v.batch), WithTimeout(time.Second))
 		if err != nil {
 			b.Fatal(err)
@@ -101,6 +103,7 @@ func BenchmarkRedisExact(b *testing.B) {
 			})
 		})
 		_ = st.Close()
+		_ = c.Close()
 	}
 }
 
@@ -135,5 +138,3 @@ func BenchmarkRedisApprox(b *testing.B) {
 		})
 	}
 }
-
-var _ redis.UniversalClient = (*redis.Client)(nil)

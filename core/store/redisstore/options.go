@@ -101,6 +101,9 @@ func WithIdleExpiry(d time.Duration) Option {
 // WithBatchSize sets how many decisions may share one pipeline, one round
 // trip to Redis (default DefaultBatchSize; 1 to MaxBatchSize). Decisions
 // that arrive while the Store's dispatchers are busy are sent together.
+// With a client that honours contexts (ContextTimeoutEnabled), one call at
+// a time is made on its caller's goroutine instead, which spares a lone
+// Take two goroutine switches; the others are batched.
 // With 1, batching is off: each Take makes its own call, on the caller's
 // goroutine, bounded by the timeout through its context, which the client
 // honours only with ContextTimeoutEnabled (else its ReadTimeout and

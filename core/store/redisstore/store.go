@@ -39,8 +39,13 @@ type Store struct {
 	o      options
 	clk    *clock.System
 
-	queue  chan *call
-	stop   chan struct{}
+	queue chan *call
+	stop  chan struct{}
+	// direct is set while a call runs on its caller's goroutine: with a
+	// client that honours contexts, a Take that finds no other doing so
+	// makes its call itself, sparing two goroutine switches.
+	ctxOK  bool
+	direct atomic.Bool
 	closed atomic.Bool
 	wg     sync.WaitGroup
 	calls  sync.Pool // *call
@@ -82,6 +87,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		clk:    clock.NewSystem(),
 		queue:  make(chan *call, 4*o.batch),
 		stop:   make(chan struct{}),
+		ctxOK:  honoursContext(client),
 	}
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
@@ -180,6 +186,20 @@ func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.De
 		s.putCall(c)
 	}
 	return err
+}
+
+// honoursContext reports whether client bounds its network calls by their
+// context's deadline.
+func honoursContext(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 func errClosed() error { return fmt.Errorf("%w: %w", store.ErrUnavailable, ErrClosed) }
@@ -435,6 +455,11 @@ func (s *Store) putCall(c *call) {
 func (s *Store) do(ctx context.Context, c *call) error {
 	if s.o.batch == 1 {
 		return s.doDirect(ctx, c)
+	}
+	if s.ctxOK && !s.direct.Load() && s.direct.CompareAndSwap(false, true) {
+		err := s.doDirect(ctx, c)
+		s.direct.Store(false)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, err)

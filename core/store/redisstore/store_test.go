@@ -26,11 +26,19 @@ import (
 // loaded machine.
 const slack = 40 * time.Millisecond
 
+// TestSuiteExact runs the suite with a client that honours contexts: a
+// lone call runs on its caller's goroutine, concurrent ones are batched.
+// (The cluster and Sentinel suites run with clients that do not.)
 func TestSuiteExact(t *testing.T) {
 	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		st, _ := newTestStore(t, srv)
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		st, err := New(c, WithPrefix(uniquePrefix(t)))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		require.True(t, st.ctxOK)
 		return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: store.Exact}
 	})
 }
