@@ -26,8 +26,10 @@
 // that arrive together and send them in one pipeline, one round trip, and
 // the decisions of one key in one script call (one TIME, one read, one
 // write for all of them, in arrival order). A lone Take is sent at once,
-// as one call. WithBatchSize(1) turns batching off: each Take makes its own
-// call on its own goroutine.
+// as one call; with a client that honours contexts (ContextTimeoutEnabled),
+// it is made on the caller's own goroutine, sparing two goroutine switches.
+// WithBatchSize(1) turns batching off: each Take makes its own call on its
+// own goroutine.
 //
 // Approximate (store.Approximate): decisions are made in the process, in
 // a hundred or two nanoseconds without allocating, on this instance's counts
@@ -103,10 +105,12 @@
 // or whose answer is an error or makes no sense, returns an error wrapping
 // store.ErrUnavailable (and the context's error when the context ended), on
 // which the Guard applies the rule's failure policy and its health
-// breaker. The dispatchers do the network I/O, so this holds whatever the
-// client's own timeouts; with batching off, the call runs on the caller's
-// goroutine and the client must honour contexts (ContextTimeoutEnabled) or
-// have timeouts as short. A request whose caller gave up before it was sent
+// breaker. The dispatchers do the network I/O and the caller waits for
+// them no longer than that, so this holds whatever the client's own
+// timeouts; a call made on the caller's goroutine is bounded by its
+// context, which the Store gives only to a client that honours it, or with
+// batching off, where the client must honour contexts or have timeouts as
+// short. A request whose caller gave up before it was sent
 // is not sent; one that was sent may still count in Redis. While Redis is
 // down, each call costs up to the timeout (the client retries its dials;
 // its MaxRetries tunes that), which is why the Guard stops calling a failed
