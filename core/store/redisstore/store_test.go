@@ -560,6 +560,16 @@ func TestLimitsAsMemory(t *testing.T) {
 		{Algorithm: flow.FixedWindow, Limit: 1, Window: time.Second},
 		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
+	for _, lim := range []store.Limit{
+		{Algorithm: flow.SlidingCounter, Limit: 1, Window: MaxWindow + 1},
+		{Algorithm: flow.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
+	} {
+		for _, mode := range []store.Mode{store.Exact, store.Approximate} {
+			lim.Mode = mode
+			_, err := st.Take(context.Background(), "bad", lim, 1)
+			assert.ErrorContains(t, err, "must be <= 720h0m0s", "%+v", lim)
+		}
+	}
 	for _, lim := range bad {
 		for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 			if lim.Mode == "" {
