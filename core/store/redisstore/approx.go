@@ -44,8 +44,8 @@ type entry struct {
 }
 
 // now returns the time on this instance's view of Redis's clock, in
-// nanoseconds since 1970.
-func (s *Store) now() int64 { return int64(s.clk.Now()) + s.offset.Load() }
+// nanoseconds since 1970, to the millisecond (it never runs ahead).
+func (s *Store) now() int64 { return int64(s.coarse.Now()) + s.offset.Load() }
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window)}

@@ -195,7 +195,10 @@ func TestApproxMaxKeys(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, d.OK, "%s: request %d", alg, i)
 		}
-		// b tracks k3: its first read sees a's 2.
+		// b tracks k3: its first read sees a's 2. (A few milliseconds
+		// later: b's clock, which lags Redis's by up to a millisecond and
+		// half a round trip, must not see a's TAT in its future.)
+		time.Sleep(5 * time.Millisecond)
 		for i := range 2 {
 			d, err := b.Take(ctx, string(alg)+"k3", lim, 1)
 			require.NoError(t, err)

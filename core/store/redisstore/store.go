@@ -43,6 +43,7 @@ type Store struct {
 	client redis.UniversalClient
 	o      options
 	clk    *clock.System
+	coarse *clock.Coarse // clk, read once a millisecond: approximate decisions
 
 	queue chan *call
 	stop  chan struct{}
@@ -94,6 +95,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		stop:   make(chan struct{}),
 		ctxOK:  honoursContext(client),
 	}
+	s.coarse, _ = clock.NewCoarse(s.clk, time.Millisecond) // valid arguments
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
 	s.calls.New = func() any {
@@ -120,6 +122,7 @@ func (s *Store) Close() error {
 	s.syncOnce()
 	close(s.stop)
 	s.wg.Wait()
+	s.coarse.Stop()
 	return nil
 }
 

@@ -476,6 +476,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	require.NoError(t, st.Close())
 	require.NoError(t, st.Close(), "idempotent")
 	assert.Zero(t, storeGoroutines(), "Close waits for its goroutines")
+	assert.Zero(t, countStacks("clock.(*Coarse).run("), "and stops its coarse clock")
 	_, err = st.Take(ctx, "k", lim, 1)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
@@ -485,6 +486,11 @@ func TestCloseStopsGoroutines(t *testing.T) {
 // storeGoroutines counts the goroutines running a Store's loops (other
 // tests of the package run one at a time: none runs in parallel).
 func storeGoroutines() int {
+	return countStacks("redisstore.(*Store).dispatch(") + countStacks("redisstore.(*Store).syncLoop(")
+}
+
+// countStacks counts the goroutines whose stack holds fn.
+func countStacks(fn string) int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -494,7 +500,7 @@ func storeGoroutines() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return strings.Count(string(buf), "redisstore.(*Store).dispatch(") + strings.Count(string(buf), "redisstore.(*Store).syncLoop(")
+	return strings.Count(string(buf), fn)
 }
 
 // TestTakeHonoursContext checks that a caller's cancelled context ends a
