@@ -63,11 +63,11 @@ type quotaOf struct {
 	limit, remaining int64
 }
 
-// note makes the rule of rs the entry's quota when d left less quota than
-// the one noted so far.
-func (q *quotaOf) note(rs *ruleState, d *flow.Decision) {
-	if rs.window && (q.rs == nil || d.Remaining < q.remaining) {
-		*q = quotaOf{rs: rs, limit: d.Limit, remaining: d.Remaining}
+// note makes the rule of rs the entry's quota when its decision, of limit
+// and remaining, left less quota than the one noted so far.
+func (q *quotaOf) note(rs *ruleState, limit, remaining int64) {
+	if rs.window && (q.rs == nil || remaining < q.remaining) {
+		*q = quotaOf{rs: rs, limit: limit, remaining: remaining}
 	}
 }
 
@@ -149,11 +149,18 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	case b.single != nil:
 		// One flow or concurrency rule that never waits: no reservation
 		// to keep for a later rejection.
+		// The flow rule's decision is used where it is returned: a
+		// Decision passed through another function is copied through
+		// memory, which costs more than its size suggests.
 		rs := b.single
-		if d := rs.acquire(now, n); d.OK {
-			e.quota.note(rs, &d)
-		} else {
-			err = blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}})
+		if rs.flow != nil {
+			if d := rs.flow.Acquire(now, n); d.OK {
+				e.quota.note(rs, d.Limit, d.Remaining)
+			} else {
+				err = blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}})
+			}
+		} else if ok, inFlight := rs.conc.Acquire(n); !ok {
+			err = concBlocked(resource, rs, inFlight)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, now)
@@ -187,14 +194,11 @@ func (b *binding) waits() bool {
 	return len(b.rules) > 0 && b.rules[len(b.rules)-1].waits
 }
 
-// acquire asks the flow or concurrency rule of rs to admit n requests.
-func (rs *ruleState) acquire(now, n int64) flow.Decision {
-	if rs.flow != nil {
-		return rs.flow.Acquire(now, n)
-	}
-	ok, inFlight := rs.conc.Acquire(n)
+// concBlocked returns the error of a request that the concurrency rule of
+// rs rejected, with inFlight requests in flight.
+func concBlocked(resource string, rs *ruleState, inFlight int64) *BlockedError {
 	lim := rs.conc.Limit()
-	return flow.Decision{OK: ok, Limit: lim, Remaining: max(lim-inFlight, 0)}
+	return blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}})
 }
 
 // admit checks the rules of e's binding in order and waits for the turn the
@@ -213,11 +217,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		if c := rs.conc; c != nil {
 			// A concurrency rule: its reservation is one count, and
 			// giving it back needs no decision.
-			ok, inFlight := c.Acquire(n)
-			if !ok {
+			if ok, inFlight := c.Acquire(n); !ok {
 				undo(admitted, n)
-				lim := c.Limit()
-				return now, blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}})
+				return now, concBlocked(resource, rs, inFlight)
 			}
 			admitted, _ = push(admitted, rs)
 			continue
@@ -238,7 +240,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				undo(admitted[:len(admitted)-1], n)
 				return now, blocked(resource, h)
 			}
-			e.quota.note(rs, &h.d.Decision)
+			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
 			continue
 		}
@@ -270,7 +272,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				undo(admitted[:len(admitted)-1], n)
 				return now, blocked(resource, h)
 			}
-			e.quota.note(rs, &h.d.Decision)
+			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
 		}
 	}
