@@ -37,30 +37,56 @@ func BenchGuard(t testing.TB) *core.Guard {
 // process (ServeHTTP with a reusable ResponseWriter), serially and in
 // parallel:
 // "bare" without the middleware (newHandler(nil)), "sluice" with it and
-// BenchGuard's rules, and "norules" with it and a Guard without rules (the
-// adapter's own cost, with the least the Guard can do). The difference
-// between "bare" and "sluice" is what the middleware adds; the requests
-// carry the header the hotspot rule limits by.
+// BenchGuard's rules, "norules" with it and a Guard without rules, and
+// "core" without it but behind Enter and Exit of BenchGuard's rules with
+// the param's value at hand (the Guard's share). The difference between
+// "bare" and "sluice" is what the middleware adds, and between "core" and
+// "sluice" what the adapter and the extractor add to the Guard's share; the
+// requests carry the header the hotspot rule limits by.
 //
 // The ResponseWriter is a minimal one reused across requests rather than an
 // httptest.ResponseRecorder: a recorder costs five allocations per request,
 // whose garbage collection made the differences measured here noise.
 func Bench(b *testing.B, newHandler func(g *core.Guard) http.Handler) {
-	for _, path := range []struct{ name, url string }{{"static", "/hello"}, {"param", "/items/42"}} {
-		for _, mode := range []string{"bare", "sluice", "norules"} {
-			var g *core.Guard
+	for _, path := range []struct{ name, url, resource string }{
+		{"static", "/hello", "GET /hello"},
+		{"param", "/items/42", "GET /items/{id}"},
+	} {
+		for _, mode := range []string{"bare", "core", "sluice", "norules"} {
+			var h http.Handler
 			switch mode {
+			case "bare":
+				h = newHandler(nil)
+			case "core":
+				h = guardOnly(b, BenchGuard(b), path.resource, newHandler(nil))
 			case "sluice":
-				g = BenchGuard(b)
+				h = newHandler(BenchGuard(b))
 			case "norules":
-				var err error
-				if g, err = core.New(); err != nil {
+				g, err := core.New()
+				if err != nil {
 					b.Fatal(err)
 				}
+				h = newHandler(g)
 			}
-			b.Run(path.name+"/"+mode, func(b *testing.B) { BenchServe(b, newHandler(g), path.url) })
+			b.Run(path.name+"/"+mode, func(b *testing.B) { BenchServe(b, h, path.url) })
 		}
 	}
+}
+
+// guardOnly returns next behind the least a middleware can do with g:
+// Enter resource with the request's param at hand (no extractor) and Exit,
+// the Guard's share of what a middleware adds.
+func guardOnly(b *testing.B, g *core.Guard, resource string, next http.Handler) http.Handler {
+	params := core.ParamMap{"header:X-User-ID": {"alice"}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, err := g.Enter(r.Context(), resource, core.WithParams(params))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		next.ServeHTTP(w, r)
+		e.Exit(nil)
+	})
 }
 
 // BenchServe measures h serving GET url (with the X-User-ID header the
