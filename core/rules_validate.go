@@ -236,6 +236,12 @@ func (v *validator) checkStore(r *Rule) {
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
 	}
+	if r.Window > store.MaxWindow {
+		v.add("window", "must be <= %s with a store, got %s", store.MaxWindow, r.Window)
+	}
+	if r.MaxWait > store.MaxWindow {
+		v.add("maxWait", "must be <= %s with a store, got %s", store.MaxWindow, r.MaxWait)
+	}
 }
 
 // ruleFlowConfig returns the flow.Config of flow rule r, without a

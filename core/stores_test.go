@@ -214,6 +214,7 @@ func TestStoreRulesValidation(t *testing.T) {
     mode: eventually
     onFailure: maybe
     localLimit: -1
+    window: 1000h
   - name: b
     resource: x
     kind: concurrency
@@ -239,6 +240,7 @@ func TestStoreRulesValidation(t *testing.T) {
 		`rules[0] (a): mode must be exact or approximate, got "eventually"`,
 		`rules[0] (a): onFailure must be local, open or closed, got "maybe"`,
 		`rules[0] (a): localLimit must be >= 0, got -1`,
+		`rules[0] (a): window must be <= 720h0m0s with a store, got 1000h0m0s`,
 		`rules[1] (b): store does not apply to kind concurrency`,
 		`rules[2] (c): mode only applies to rules with a store`,
 		`rules[3] (d): store must be a store name`,

@@ -35,12 +35,27 @@ type Limit struct {
 	Mode      Mode          // default Exact
 }
 
+// MaxWindow bounds a limit's Window and MaxWait: times stay far from
+// int64's range, and differences of times exact in a store's arithmetic
+// (Lua's doubles, for Redis).
+const MaxWindow = 30 * 24 * time.Hour
+
 // Algorithms lists the algorithms a Store supports.
 var Algorithms = []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket}
 
 // Validate returns an error naming the first field of l that a Store cannot
-// use, or nil.
+// use, or nil: besides the fields' own bounds, what flow.Config.Validate
+// rejects (a burst or maxWait with another algorithm, a bucket faster than
+// one request per nanosecond).
 func (l Limit) Validate() error {
+	if err := l.validate(); err != nil {
+		return err
+	}
+	cfg := flow.Config{Algorithm: l.Algorithm, Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
+	return flow.JoinFieldErrors(cfg.Validate())
+}
+
+func (l Limit) validate() error {
 	switch {
 	case l.Algorithm != flow.SlidingCounter && l.Algorithm != flow.TokenBucket && l.Algorithm != flow.LeakyBucket:
 		return fmt.Errorf("algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got %q", l.Algorithm)
@@ -52,6 +67,8 @@ func (l Limit) Validate() error {
 		return fmt.Errorf("burst must be >= 0, got %d", l.Burst)
 	case l.MaxWait < 0:
 		return fmt.Errorf("maxWait must be >= 0, got %s", l.MaxWait)
+	case l.Window > MaxWindow || l.MaxWait > MaxWindow:
+		return fmt.Errorf("window and maxWait must be <= %s with a store, got %s and %s", MaxWindow, l.Window, l.MaxWait)
 	case l.Mode != "" && l.Mode != Exact && l.Mode != Approximate:
 		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
 	}

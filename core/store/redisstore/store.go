@@ -26,11 +26,6 @@ var ErrClosed = errors.New("redisstore: store is closed")
 // for its round trip, another sends the decisions that arrived meanwhile.
 const dispatchers = 2
 
-// MaxWindow bounds a limit's window and maxWait: times stay far from
-// int64's range, and differences of times, in the scripts, exact in Lua's
-// doubles.
-const MaxWindow = 30 * 24 * time.Hour
-
 // maxKeyLen is the longest key a Store uses as it is; a longer one is
 // replaced by its SHA-256.
 const maxKeyLen = 256
@@ -149,19 +144,10 @@ func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) 
 	return s.takeExact(ctx, key, lim, n)
 }
 
-// validate returns an error naming what of lim a Store cannot use: what
-// store.Limit.Validate rejects, and what flow rejects for the memory store
-// (a burst or maxWait with another algorithm, a bucket of more than one
-// request per nanosecond).
+// validate returns an error naming what of lim a Store cannot use
+// (store.Limit.Validate).
 func validate(lim store.Limit) error {
 	if err := lim.Validate(); err != nil {
-		return fmt.Errorf("redisstore: %w", err)
-	}
-	if lim.Window > MaxWindow || lim.MaxWait > MaxWindow {
-		return fmt.Errorf("redisstore: window and maxWait must be <= %s, got %s and %s", MaxWindow, lim.Window, lim.MaxWait)
-	}
-	cfg := flow.Config{Algorithm: lim.Algorithm, Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}
-	if err := flow.JoinFieldErrors(cfg.Validate()); err != nil {
 		return fmt.Errorf("redisstore: %w", err)
 	}
 	return nil

@@ -567,7 +567,7 @@ func TestLimitsAsMemory(t *testing.T) {
 		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
 	for _, lim := range []store.Limit{
-		{Algorithm: flow.SlidingCounter, Limit: 1, Window: MaxWindow + 1},
+		{Algorithm: flow.SlidingCounter, Limit: 1, Window: store.MaxWindow + 1},
 		{Algorithm: flow.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
 	} {
 		for _, mode := range []store.Mode{store.Exact, store.Approximate} {
