@@ -319,6 +319,19 @@ var (
 	bareParams = [...]string{"ip", "method", "host", "peer"}
 )
 
+// ValidateParam returns an error saying what is wrong with param as the
+// Param of a hotspot rule, or nil when it is well formed: KIND:NAME for the
+// kinds header, query, cookie, path and metadata (NAME without spaces or
+// control characters), one of the words ip, method, host and peer, or a
+// custom extractor name of letters, digits, '_', '.' and '-' starting with
+// a letter.
+func ValidateParam(param string) error {
+	if msg := paramProblem(param); msg != "" {
+		return fmt.Errorf("param %s", msg)
+	}
+	return nil
+}
+
 // paramProblem returns what is wrong with the param of a hotspot rule, or
 // "" when it is well formed. Custom extractor names are only checked for
 // their syntax here: the Guard does not know the extractors; adapters check

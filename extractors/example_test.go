@@ -215,5 +215,5 @@ func ExampleParseParam() {
 	// kind header, name "X-User-ID"
 	// kind ip, name ""
 	// kind custom, name "tenant"
-	// extractors: param "form:x": unknown kind "form" (want header, metadata, query, cookie or path)
+	// extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
 }

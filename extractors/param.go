@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/textproto"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/sluicekit/sluice/core"
 )
 
 // Param kinds, the Kind of a Param.
@@ -49,50 +49,17 @@ func (p Param) String() string {
 // param name: a letter, then letters, digits, '_', '.' or '-'. The error
 // names the bad spec. It accepts exactly what core accepts in Rule.Param.
 func ParseParam(spec string) (Param, error) {
+	if err := core.ValidateParam(spec); err != nil {
+		return Param{}, fmt.Errorf("extractors: %w", err)
+	}
 	kind, name, found := strings.Cut(spec, ":")
-	if !found {
-		switch spec {
-		case KindIP, KindPeer, KindMethod, KindHost:
-			return Param{Kind: spec}, nil
-		}
-		if isIdentifier(spec) {
-			return Param{Kind: KindCustom, Name: spec}, nil
-		}
-		return Param{}, fmt.Errorf("extractors: param %s: want KIND:NAME (header, metadata, query, cookie, path), ip, peer, method, host, or a custom name of letters, digits, '_', '.' and '-'", quote(spec))
+	switch {
+	case found:
+		return Param{Kind: kind, Name: name}, nil
+	case spec == KindIP, spec == KindPeer, spec == KindMethod, spec == KindHost:
+		return Param{Kind: spec}, nil
 	}
-	switch kind {
-	case KindHeader, KindMetadata, KindQuery, KindCookie, KindPath:
-	default:
-		return Param{}, fmt.Errorf("extractors: param %s: unknown kind %s (want header, metadata, query, cookie or path)", quote(spec), quote(kind))
-	}
-	if name == "" {
-		return Param{}, fmt.Errorf("extractors: param %s: needs a name after the colon, e.g. %s:X-User-ID", quote(spec), kind)
-	}
-	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return Param{}, fmt.Errorf("extractors: param %s: name must not contain spaces or control characters", quote(spec))
-	}
-	return Param{Kind: kind, Name: name}, nil
-}
-
-// isIdentifier reports whether s matches ^[A-Za-z][A-Za-z0-9_.-]*$.
-func isIdentifier(s string) bool {
-	for i, c := range []byte(s) {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		other := c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
-		if !letter && (i == 0 || !other) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// quote quotes s for an error message, shortened to 64 bytes.
-func quote(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(truncate(s, max)) + "..."
+	return Param{Kind: KindCustom, Name: spec}, nil
 }
 
 // truncate returns the longest prefix of s of at most n bytes that does not

@@ -40,14 +40,14 @@ func TestParseParam(t *testing.T) {
 	}
 
 	bad := []struct{ spec, msg string }{
-		{"", `param ""`},
-		{"header:", `"header:": needs a name after the colon`},
+		{"", `param is required`},
+		{"header:", `"header:" needs a name after the colon`},
 		{"header: X", "must not contain spaces"},
 		{"header:X\x00", "control characters"},
 		{"form:x", `unknown kind "form"`},
 		{":x", `unknown kind ""`},
-		{"1abc", `param "1abc"`},
-		{"a b", `param "a b"`},
+		{"1abc", `got "1abc"`},
+		{"a b", `got "a b"`},
 		{"ip:x", `unknown kind "ip"`},
 	}
 	for _, tc := range bad {
