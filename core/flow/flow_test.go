@@ -575,3 +575,31 @@ func TestScaleMatchesMulDiv(t *testing.T) {
 		require.Equal(t, want, got, "%d*%d/%d", tt.x, tt.num, tt.den)
 	}
 }
+
+// TestGCRADecideMatchesAcquire: Decide on a plain TAT, stored by the
+// caller, makes exactly the decisions Acquire makes on an atomic one, for
+// token and leaky buckets, prepared or not, requests of one and of many,
+// including ones that never fit and a limit of 0; DecideTo overwrites every
+// field of the Decision it is given.
+func TestGCRADecideMatchesAcquire(t *testing.T) {
+	params := []GCRA{
+		{Limit: 3, Window: time.Second, Burst: 2},
+		{Limit: 5000, Window: time.Second, MaxWait: 3 * time.Millisecond, Queue: true},
+		{Limit: 0, Window: time.Second},
+	}
+	for _, p := range params {
+		for _, p := range []GCRA{p, p.Prepare()} {
+			var atomicTAT atomic.Int64
+			var plain int64
+			for i := range 300 {
+				now := int64(i) * int64(137*time.Microsecond)
+				n := int64(1 + i%7) // 6 and 7 never fit the first bucket
+				want := p.Acquire(&atomicTAT, now, n)
+				got := Decision{OK: true, Wait: 1, Limit: 1, Remaining: 1, RetryAfter: 1, ref: 1, mark: 1}
+				plain = p.DecideTo(&got, plain, now, n)
+				require.Equal(t, want, got, "%+v step %d", p, i)
+				require.Equal(t, atomicTAT.Load(), plain, "%+v step %d", p, i)
+			}
+		}
+	}
+}

@@ -12,10 +12,10 @@ import (
 // fits while the TAT stays within the tolerance ahead of now:
 // Window+Burst*Window/Limit for a token bucket (its capacity), MaxWait plus
 // the request's own cost for a leaky bucket (Queue), whose requests wait
-// until the TAT minus their cost. Decide and Refund are that arithmetic on a
-// TAT the caller guards (by a lock); Acquire and Undo apply them to an
-// atomic TAT by compare-and-swap, a lost race retrying against the newer
-// TAT, never against time.
+// until the TAT minus their cost. Decide (or DecideTo) and Refund are that
+// arithmetic on a TAT the caller guards (by a lock); Acquire and Undo apply
+// the same arithmetic to an atomic TAT by compare-and-swap, a lost race
+// retrying against the newer TAT, never against time.
 //
 // Flow rules of TokenBucket and LeakyBucket use it, and so do per-value
 // (hotspot) buckets, which keep one TAT per value.
@@ -31,7 +31,8 @@ type GCRA struct {
 	// and the scale that turns time into requests without a division.
 	prepared  bool
 	cost1, cp int64
-	perNs     scale // Limit/Window
+	perNs     scale    // Limit/Window
+	one       gcraCost // the cost of one request
 }
 
 // Prepare returns p with the values Decide derives from its fields
@@ -44,6 +45,7 @@ func (p GCRA) Prepare() GCRA {
 		p.cost1 = mulDiv(1, int64(p.Window), p.Limit)
 		p.cp = p.capacity()
 		p.perNs = newScale(p.Limit, int64(p.Window))
+		p.one = p.costOfMany(1)
 		p.prepared = true
 	}
 	return p
@@ -55,48 +57,127 @@ func (p GCRA) Prepare() GCRA {
 // compare-and-swap; a caller that guards the TAT by a lock stores the TAT
 // Decide returns instead.
 func (p *GCRA) Decide(tat, now, n int64) (Decision, int64) {
-	lim, w := p.Limit, int64(p.Window)
-	if lim <= 0 {
-		return Decision{Limit: lim, RetryAfter: p.Window}, tat
-	}
-	capacity, cost1 := p.cp, p.cost1
-	if !p.prepared {
-		capacity, cost1 = p.capacity(), mulDiv(1, w, lim)
-	}
-	if n > lim+p.Burst {
-		// Never fits; the quota left for requests of one is still reported.
-		return Decision{Limit: lim, Remaining: p.remaining(now, tat, capacity), RetryAfter: p.Window}, tat
-	}
-	cost := cost1
-	if n != 1 {
-		cost = mulDiv(n, w, lim)
-	}
-	tol := capacity
-	if p.Queue {
-		tol += cost - cost1
-	}
-	next := max(tat, now) + cost
-	if over := next - now - tol; over > 0 {
-		return Decision{Limit: lim, Remaining: p.remaining(now, tat, capacity), RetryAfter: time.Duration(over)}, tat
-	}
-	d := Decision{OK: true, Limit: lim, Remaining: p.remaining(now, next, capacity), mark: next}
-	if p.Queue {
-		d.Wait = time.Duration(next - cost - now)
-	}
+	var d Decision
+	next := p.DecideTo(&d, tat, now, n)
 	return d, next
 }
 
-// Acquire admits or rejects n at now against the TAT in tat: Decide, with
-// the new TAT stored by compare-and-swap. A lost race decides again against
-// the newer TAT.
+// DecideTo is Decide writing the decision to d, every field of it, and
+// returning the TAT after it: a Decision returned by a function is copied
+// through memory, which costs more than its size suggests, and a caller
+// that keeps decisions in place (hotspot's records, say) saves the copy.
+func (p *GCRA) DecideTo(d *Decision, tat, now, n int64) int64 {
+	c := p.costOf(n)
+	if !c.fits {
+		p.never(d, &c, tat, now)
+		return tat
+	}
+	next, over := c.advance(tat, now)
+	p.outcome(d, &c, tat, next, now, over)
+	if over > 0 {
+		return tat
+	}
+	return next
+}
+
+// Acquire admits or rejects n at now against the TAT in tat: Decide's
+// arithmetic, with the new TAT stored by compare-and-swap. Only the step
+// that depends on the TAT is inside the loop, so that the window in which
+// another goroutine can make the swap fail is short; a lost race decides
+// again against the newer TAT.
 func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
+	var d Decision
+	c := p.costOf(n)
+	if !c.fits {
+		p.never(&d, &c, tat.Load(), now)
+		return d
+	}
 	for {
 		t := tat.Load()
-		d, next := p.Decide(t, now, n)
-		if next == t || tat.CompareAndSwap(t, next) {
+		next, over := c.advance(t, now)
+		if over > 0 || tat.CompareAndSwap(t, next) {
+			p.outcome(&d, &c, t, next, now, over)
 			return d
 		}
 	}
+}
+
+// gcraCost is the part of a decision of n requests that does not depend on
+// the TAT.
+type gcraCost struct {
+	lim      int64
+	capacity int64 // see GCRA.capacity
+	cost     int64 // the TAT n requests take
+	tol      int64 // how far ahead of now the TAT may be after them
+	// fits is false when the requests are rejected whatever the TAT: the
+	// limit is 0, or they are more than the bucket holds.
+	fits bool
+}
+
+// costOf returns the cost of n requests.
+func (p *GCRA) costOf(n int64) gcraCost {
+	if n == 1 && p.prepared {
+		return p.one // the common case, in line
+	}
+	return p.costOfMany(n)
+}
+
+// costOfMany is costOf's general case.
+func (p *GCRA) costOfMany(n int64) (c gcraCost) {
+	lim, w := p.Limit, int64(p.Window)
+	c.lim = lim
+	if lim <= 0 {
+		return c
+	}
+	cost1 := p.cost1
+	c.capacity = p.cp
+	if !p.prepared {
+		c.capacity, cost1 = p.capacity(), mulDiv(1, w, lim)
+	}
+	if n > lim+p.Burst {
+		return c
+	}
+	c.cost = cost1
+	if n != 1 {
+		c.cost = mulDiv(n, w, lim)
+	}
+	c.tol = c.capacity
+	if p.Queue {
+		c.tol += c.cost - cost1 // a leaky bucket's request waits for its own slot
+	}
+	c.fits = true
+	return c
+}
+
+// advance returns the TAT after the requests of c at now against tat, and
+// by how much it is beyond the tolerance: they fit when over <= 0.
+func (c *gcraCost) advance(tat, now int64) (next, over int64) {
+	next = max(tat, now) + c.cost
+	return next, next - now - c.tol
+}
+
+// outcome writes to d the decision of the requests of c at now: admitted,
+// the TAT going from tat to next, when over <= 0, else rejected.
+func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next, now, over int64) {
+	if over > 0 {
+		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over)}
+		return
+	}
+	var wait time.Duration
+	if p.Queue {
+		wait = time.Duration(next - c.cost - now)
+	}
+	*d = Decision{OK: true, Wait: wait, Limit: c.lim, Remaining: p.remaining(now, next, c.capacity), mark: next}
+}
+
+// never writes to d the decision of requests that costOf found never fit.
+// The quota left for requests of one is still reported.
+func (p *GCRA) never(d *Decision, c *gcraCost, tat, now int64) {
+	if c.lim <= 0 {
+		*d = Decision{Limit: c.lim, RetryAfter: p.Window}
+		return
+	}
+	*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: p.Window}
 }
 
 // capacity returns how far ahead of now the TAT may be for one more request

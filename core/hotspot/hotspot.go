@@ -131,7 +131,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	if l.cfg.Algorithm != Concurrency {
 		// The state is guarded by the shard's lock: GCRA's arithmetic,
 		// stored as is, with no atomic and no retry.
-		d.Decision, r.state = g.Decide(r.state, now, n)
+		r.state = g.DecideTo(&d.Decision, r.state, now, n)
 		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
 		s.mu.Unlock()
 		return
