@@ -1,0 +1,477 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultPollInterval is how often a RulesWatcher looks at its rules file,
+// by default (WithPollInterval).
+const DefaultPollInterval = time.Second
+
+// mtimeSlack is how long after a file's modification time a RulesWatcher
+// keeps reading the file although its size and modification time look
+// unchanged: file systems record modification times with a granularity
+// (2s on FAT, a clock tick on some kernels), so a second write soon after
+// the first may leave both as they were.
+const mtimeSlack = 2 * time.Second
+
+// maxLoggedNames bounds the rule names a RulesWatcher puts in one log line
+// per list (added, removed, changed); RulesChange has them all.
+const maxLoggedNames = 10
+
+// RulesWatcher keeps a Guard's rules in step with a rules file while the
+// Guard serves. NewRulesWatcher loads the file into the Guard; Run then
+// polls the file and applies each new version with SetRules, so the counts
+// of the rules that keep their name, kind, resource and param carry over.
+// The file holds the Guard's whole rule set: rules given to New, or set
+// with SetRules, are replaced by the file's at the first load.
+//
+// A version of the file that cannot be read or is invalid (a syntax error,
+// an unknown field, a value out of range: see ParseRules) is not applied:
+// the rules in force stay, and the problem is reported once per distinct
+// content, to OnReloadError and as a warning to the logger, however many
+// polls see it. Deleting the file keeps the rules in force too; recreating
+// it applies its content.
+//
+// # Why polling
+//
+// The watcher polls (DefaultPollInterval, WithPollInterval) rather than
+// subscribing to file system events: the standard library has no portable
+// interface to them, and polling works on every system and file system,
+// network file systems and container volumes included, where a file is
+// often replaced through a renamed directory or symlink that event watches
+// on the file itself miss (each poll follows the path, symlinks included,
+// afresh). A poll costs a stat of the file; the file is read, and its
+// content hashed (SHA-256), only when its identity, size or modification
+// time changed, or when it was modified within 2 seconds of the last read
+// (file systems record modification times coarsely, so two writes in quick
+// succession can leave both unchanged). So an in-place rewrite that keeps
+// the size and sets the modification time back to an old value (cp -p or
+// touch -r onto the file) goes unnoticed until the time changes again.
+//
+// # Partial writes
+//
+// A version applies only once two consecutive polls saw the same content;
+// likewise, a problem is reported only once two consecutive polls saw it.
+// A writer that truncates the file and writes it in place,
+// os.WriteFile say, can be caught halfway by a poll: a half-written file may
+// be invalid, or worse, valid with fewer rules (an empty file is a valid
+// file with no rules); waiting for the content to hold still for a poll
+// period keeps those from ever applying. A change therefore applies one to
+// two poll periods after it is written. Writers that take longer than a
+// poll period to write the file should write a temporary file in the same
+// directory and rename it over the rules file, which replaces it at once.
+//
+// # Logging
+//
+// The watcher logs what it does with log/slog, to WithReloadLogger's logger,
+// or slog.Default() when none is given: a watcher runs unattended, and a
+// rules file that is silently ignored is a limit nobody knows is not in
+// force. Each rule set applied is logged at level Info (the number of rules,
+// the names of the rules added, removed and changed, at most 10 of each),
+// each problem at level Warn, once per distinct content or error; so the
+// log gets at most one line per poll, and only when the file changes. Pass
+// slog.New(slog.DiscardHandler) to silence it.
+//
+// A RulesWatcher is safe for concurrent use. Its callbacks are called
+// while it holds its lock, from Run's goroutine or the caller of
+// NewRulesWatcher or Reload, one at a time; they must not call the
+// watcher's methods.
+type RulesWatcher struct {
+	guard    *Guard
+	path     string
+	format   Format
+	interval time.Duration
+	logger   *slog.Logger // nil: slog.Default()
+	onReload func(RulesChange)
+	onError  func(error)
+	running  atomic.Bool
+
+	mu sync.Mutex // guards the fields below
+	// last is the previous poll's observation of the file; info and readAt
+	// are the file's FileInfo and the wall time when it was last read.
+	last   observation
+	info   os.FileInfo
+	readAt time.Time
+	// applied is the key of the content in force.
+	applied obsKey
+	// reported is the key of the last problem reported, valid while
+	// failing is true; err is the problem of the file as last seen.
+	reported obsKey
+	failing  bool
+	err      error
+}
+
+// RulesChange describes a rule set a RulesWatcher applied. Rules are
+// named by Rule.Name (the name the file gives them, or DefaultName).
+type RulesChange struct {
+	// Path is the rules file.
+	Path string
+	// Rules is the number of rules in force after the change.
+	Rules int
+	// Added, Removed and Changed name the rules that the new rule set has
+	// and the old had not, the old had and the new has not, and that both
+	// have with different fields. A changed rule keeps its counts when its
+	// kind, resource and param are unchanged (see Guard.SetRules).
+	Added, Removed, Changed []string
+}
+
+// obsKey identifies what a poll saw: the SHA-256 of the file's content, or
+// the text of the error reading it.
+type obsKey struct {
+	sum [sha256.Size]byte
+	err string
+}
+
+// observation is what a poll saw: the file's content, or why it could not
+// be read.
+type observation struct {
+	key  obsKey
+	data []byte
+	err  error
+}
+
+// WatchOption configures a RulesWatcher made by NewRulesWatcher.
+type WatchOption interface {
+	apply(*RulesWatcher) error
+}
+
+type watchOptionFunc func(*RulesWatcher) error
+
+func (f watchOptionFunc) apply(w *RulesWatcher) error { return f(w) }
+
+// WithPollInterval sets how often the watcher looks at the file (default
+// DefaultPollInterval). A change applies one to two intervals after it is
+// written (see RulesWatcher).
+func WithPollInterval(d time.Duration) WatchOption {
+	return watchOptionFunc(func(w *RulesWatcher) error {
+		if d <= 0 {
+			return fmt.Errorf("WithPollInterval: interval must be > 0, got %v", d)
+		}
+		w.interval = d
+		return nil
+	})
+}
+
+// WithReloadLogger makes the watcher log to l instead of slog.Default().
+// To log nothing, pass slog.New(slog.DiscardHandler).
+func WithReloadLogger(l *slog.Logger) WatchOption {
+	return watchOptionFunc(func(w *RulesWatcher) error {
+		if l == nil {
+			return errors.New("WithReloadLogger: logger is nil")
+		}
+		w.logger = l
+		return nil
+	})
+}
+
+// OnReload makes the watcher call f with each rule set it applies, the
+// first (by NewRulesWatcher) included.
+func OnReload(f func(RulesChange)) WatchOption {
+	return watchOptionFunc(func(w *RulesWatcher) error {
+		if f == nil {
+			return errors.New("OnReload: func is nil")
+		}
+		w.onReload = f
+		return nil
+	})
+}
+
+// OnReloadError makes the watcher call f with each problem that keeps
+// a version of the file from applying, once per distinct content or
+// error: after Run starts, once two consecutive polls saw it (see
+// RulesWatcher). An invalid file gives an error wrapping a *RulesError,
+// whose Problems name each rule and field at fault; a file that cannot be
+// read gives the error of the file system (errors.Is(err, fs.ErrNotExist)
+// for a deleted file).
+func OnReloadError(f func(error)) WatchOption {
+	return watchOptionFunc(func(w *RulesWatcher) error {
+		if f == nil {
+			return errors.New("OnReloadError: func is nil")
+		}
+		w.onError = f
+		return nil
+	})
+}
+
+// NewRulesWatcher loads the rules file at path (YAML, or JSON when its name
+// ends in ".json", as LoadRulesFile) into g with g.SetRules, and returns a
+// watcher that applies the file's later versions while Run runs. It returns
+// an error, and changes nothing, when an option is invalid or the file
+// cannot be read or is invalid. The watcher measures its poll interval on
+// g's clock (WithClock), so tests drive it with a clock.Fake.
+func NewRulesWatcher(g *Guard, path string, opts ...WatchOption) (*RulesWatcher, error) {
+	if g == nil {
+		return nil, errors.New("sluice: NewRulesWatcher: guard is nil")
+	}
+	if path == "" {
+		return nil, errors.New("sluice: NewRulesWatcher: path is empty")
+	}
+	w := &RulesWatcher{guard: g, path: path, interval: DefaultPollInterval}
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		w.format = FormatJSON
+	}
+	for _, o := range opts {
+		if err := o.apply(w); err != nil {
+			return nil, fmt.Errorf("sluice: %w", err)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o := w.observe()
+	w.last = o
+	if err := w.load(context.Background(), o, true); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path returns the rules file's path.
+func (w *RulesWatcher) Path() string { return w.path }
+
+// Run polls the rules file every poll interval and applies each new version
+// of it, until ctx is done; it then returns ctx.Err(). It returns an error
+// at once when Run is already running. The caller owns the goroutine Run
+// runs on, typically:
+//
+//	go func() { _ = w.Run(ctx) }()
+func (w *RulesWatcher) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("sluice: RulesWatcher.Run is already running")
+	}
+	defer w.running.Store(false)
+	c := w.guard.Clock()
+	for {
+		if err := c.Sleep(ctx, w.interval); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.poll(ctx)
+	}
+}
+
+// Reload reads the rules file now and, when its content differs from the
+// rules in force, applies it at once, without waiting for it to hold still
+// for a poll (for a caller that knows the file is complete: a handler of
+// SIGHUP, say). It returns the problem that keeps the file from applying,
+// also reported like Run's unless already reported for the same content,
+// or nil when the file's rules are in force.
+func (w *RulesWatcher) Reload() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o := w.observe()
+	w.last = o
+	if o.key == w.applied {
+		w.settle(context.Background())
+		return nil
+	}
+	return w.load(context.Background(), o, false)
+}
+
+// Err returns the problem of the rules file as the watcher last saw it,
+// or nil when the rules in force are the file's content. The problem of a
+// version seen by one poll only is not returned until a second poll sees
+// it too.
+func (w *RulesWatcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// poll looks at the file and applies or reports what it holds once two
+// consecutive polls saw the same.
+func (w *RulesWatcher) poll(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o := w.observe()
+	stable := o.key == w.last.key
+	w.last = o
+	switch {
+	case o.key == w.applied:
+		w.settle(ctx)
+	case !stable, w.failing && o.key == w.reported:
+		// Wait for the content to hold still; or it already failed.
+	default:
+		_ = w.load(ctx, o, false)
+	}
+}
+
+// observe returns the file's content, or why it cannot be read. It skips
+// reading a file whose identity, size and modification time are those of
+// the last read, unless that modification time was recent when the file
+// was read (see mtimeSlack), and returns the last read's observation.
+func (w *RulesWatcher) observe() observation {
+	info, err := os.Stat(w.path)
+	if err != nil {
+		return readFailure(err)
+	}
+	if prev := w.info; prev != nil && w.last.err == nil && os.SameFile(prev, info) &&
+		prev.Size() == info.Size() && prev.ModTime().Equal(info.ModTime()) &&
+		w.readAt.Sub(info.ModTime()) > mtimeSlack {
+		return w.last
+	}
+	readAt := time.Now()
+	f, err := os.Open(w.path)
+	if err != nil {
+		return readFailure(err)
+	}
+	defer f.Close()
+	info, err = f.Stat()
+	if err != nil {
+		return readFailure(err)
+	}
+	// One byte over the limit, for ParseRules to report the file too big.
+	data, err := io.ReadAll(io.LimitReader(f, maxRulesFileSize+1))
+	if err != nil {
+		return readFailure(err)
+	}
+	w.info, w.readAt = info, readAt
+	return observation{key: obsKey{sum: sha256.Sum256(data)}, data: data}
+}
+
+// readFailure is the observation of a file that cannot be read.
+func readFailure(err error) observation {
+	return observation{key: obsKey{err: err.Error()}, err: err}
+}
+
+// load applies the content o saw, or reports why it cannot; initial is
+// true for NewRulesWatcher's load, which reports nothing: it returns the
+// error.
+func (w *RulesWatcher) load(ctx context.Context, o observation, initial bool) error {
+	problem := o.err // what is wrong, for the log, which gives the path apart
+	if problem == nil {
+		rules, err := ParseRules(o.data, w.format)
+		if err == nil {
+			before := w.guard.Rules()
+			err = w.guard.SetRules(rules)
+			if err == nil {
+				w.applied = o.key
+				w.failing, w.err = false, nil
+				w.applyChange(ctx, before, w.guard.Rules(), initial)
+				return nil
+			}
+		}
+		problem = err
+	}
+	err := problem
+	if o.err == nil {
+		err = fmt.Errorf("rules file %s: %w", w.path, problem)
+	}
+	if initial {
+		return err
+	}
+	w.err = err
+	if w.failing && o.key == w.reported {
+		return err
+	}
+	w.failing, w.reported = true, o.key
+	msg := "sluice: rules file rejected; the rules in force are kept"
+	if o.err != nil {
+		msg = "sluice: rules file unreadable; the rules in force are kept"
+	}
+	w.log().LogAttrs(ctx, slog.LevelWarn, msg, slog.String("path", w.path), slog.String("err", problem.Error()))
+	if w.onError != nil {
+		w.onError(err)
+	}
+	return err
+}
+
+// settle records that the rules in force are the file's content, after
+// the file was seen unreadable or different.
+func (w *RulesWatcher) settle(ctx context.Context) {
+	if w.err != nil {
+		w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
+	}
+	w.failing, w.err = false, nil
+}
+
+// applyChange logs the change from the rules before to the rules after and
+// passes it to OnReload's func.
+func (w *RulesWatcher) applyChange(ctx context.Context, before, after []Rule, initial bool) {
+	c := diffRules(before, after)
+	c.Path = w.path
+	msg := "sluice: rules reloaded"
+	if initial {
+		msg = "sluice: rules loaded"
+	}
+	attrs := []slog.Attr{slog.String("path", w.path), slog.Int("rules", c.Rules)}
+	attrs = appendNames(attrs, "added", c.Added)
+	attrs = appendNames(attrs, "removed", c.Removed)
+	attrs = appendNames(attrs, "changed", c.Changed)
+	w.log().LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+	if w.onReload != nil {
+		w.onReload(c)
+	}
+}
+
+func (w *RulesWatcher) log() *slog.Logger {
+	if w.logger != nil {
+		return w.logger
+	}
+	return slog.Default()
+}
+
+// appendNames appends to attrs an attribute listing at most
+// maxLoggedNames names, and how many more there are; nothing when there
+// are no names.
+func appendNames(attrs []slog.Attr, key string, list []string) []slog.Attr {
+	switch {
+	case len(list) == 0:
+		return attrs
+	case len(list) > maxLoggedNames:
+		list = append(list[:maxLoggedNames:maxLoggedNames], "(+"+strconv.Itoa(len(list)-maxLoggedNames)+" more)")
+	}
+	return append(attrs, slog.Any(key, list))
+}
+
+// diffRules compares two normalized rule sets by rule name.
+func diffRules(before, after []Rule) RulesChange {
+	old := make(map[string]Rule, len(before))
+	for _, r := range before {
+		old[r.Name] = r
+	}
+	c := RulesChange{Rules: len(after)}
+	kept := make(map[string]bool, len(after))
+	for _, r := range after {
+		prev, ok := old[r.Name]
+		kept[r.Name] = true
+		switch {
+		case !ok:
+			c.Added = append(c.Added, r.Name)
+		case !sameRule(prev, r):
+			c.Changed = append(c.Changed, r.Name)
+		}
+	}
+	for _, r := range before {
+		if !kept[r.Name] {
+			c.Removed = append(c.Removed, r.Name)
+		}
+	}
+	return c
+}
+
+// sameRule reports whether a and b have the same fields, taking no
+// overrides and empty overrides as the same.
+func sameRule(a, b Rule) bool {
+	if !maps.Equal(a.Overrides, b.Overrides) {
+		return false
+	}
+	a.Overrides, b.Overrides = nil, nil
+	return reflect.DeepEqual(a, b)
+}

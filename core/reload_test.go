@@ -1,0 +1,630 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// watchPoll is the poll interval of the watchers under test.
+const watchPoll = time.Millisecond
+
+// logRecord is one line a watcher logged.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+// logRecorder is a slog.Handler that keeps what it is given.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []logRecord
+}
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = fmt.Sprint(a.Value.Any())
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, rec)
+	return nil
+}
+
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
+
+func (h *logRecorder) records() []logRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]logRecord(nil), h.recs...)
+}
+
+// watched is a Guard on a fake clock whose rules a RulesWatcher keeps in
+// step with a file, and what the watcher reported.
+type watched struct {
+	t    *testing.T
+	clk  *clock.Fake
+	g    *core.Guard
+	path string
+	w    *core.RulesWatcher
+	log  *logRecorder
+
+	mu      sync.Mutex
+	changes []core.RulesChange
+	errs    []error
+}
+
+// newWatched writes content to a rules file named name and makes a Guard
+// and its watcher for it, not running yet.
+func newWatched(t *testing.T, name, content string) *watched {
+	t.Helper()
+	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), name), log: &logRecorder{}}
+	x.write(content)
+	g, err := core.New(core.WithClock(x.clk))
+	require.NoError(t, err)
+	x.g = g
+	x.w, err = core.NewRulesWatcher(g, x.path,
+		core.WithPollInterval(watchPoll),
+		core.WithReloadLogger(slog.New(x.log)),
+		core.OnReload(func(c core.RulesChange) {
+			x.mu.Lock()
+			defer x.mu.Unlock()
+			x.changes = append(x.changes, c)
+		}),
+		core.OnReloadError(func(err error) {
+			x.mu.Lock()
+			defer x.mu.Unlock()
+			x.errs = append(x.errs, err)
+		}),
+	)
+	require.NoError(t, err)
+	return x
+}
+
+// run runs the watcher until the test ends, and checks that Run returns
+// when its context is cancelled.
+func (x *watched) run() {
+	x.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- x.w.Run(ctx) }()
+	x.waitSleeping()
+	x.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.ErrorIs(x.t, err, context.Canceled)
+		case <-time.After(10 * time.Second):
+			x.t.Error("Run did not return after its context was cancelled")
+		}
+	})
+}
+
+// waitSleeping waits until the watcher sleeps between two polls.
+func (x *watched) waitSleeping() {
+	x.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(x.t, x.clk.WaitForSleepers(ctx, 1), "the watcher does not sleep")
+}
+
+// poll makes the running watcher poll n times, and returns once it has.
+func (x *watched) poll(n int) {
+	x.t.Helper()
+	for range n {
+		x.clk.Advance(watchPoll)
+		x.waitSleeping()
+	}
+}
+
+// write writes content to the rules file in place (truncating it first).
+func (x *watched) write(content string) {
+	x.t.Helper()
+	require.NoError(x.t, os.WriteFile(x.path, []byte(content), 0o600))
+}
+
+// replace replaces the rules file by a new one with content, atomically.
+func (x *watched) replace(content string) {
+	x.t.Helper()
+	tmp := x.path + ".tmp"
+	require.NoError(x.t, os.WriteFile(tmp, []byte(content), 0o600))
+	require.NoError(x.t, os.Rename(tmp, x.path))
+}
+
+func (x *watched) reported() ([]core.RulesChange, []error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]core.RulesChange(nil), x.changes...), append([]error(nil), x.errs...)
+}
+
+func (x *watched) ruleNames() []string {
+	var names []string
+	for _, r := range x.g.Rules() {
+		names = append(names, fmt.Sprintf("%s=%d", r.Name, r.Limit))
+	}
+	return names
+}
+
+func (x *watched) warnings() []logRecord {
+	var out []logRecord
+	for _, r := range x.log.records() {
+		if r.level == slog.LevelWarn {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rulesYAML is a rules file of flow rules named name with limit limit,
+// for resources "GET /name", windows of a minute.
+func rulesYAML(nameLimits ...any) string {
+	var b strings.Builder
+	b.WriteString("rules:\n")
+	for i := 0; i+1 < len(nameLimits); i += 2 {
+		fmt.Fprintf(&b, "  - name: %s\n    resource: \"GET /%s\"\n    kind: flow\n    limit: %d\n    window: 1m\n",
+			nameLimits[i], nameLimits[i], nameLimits[i+1])
+	}
+	return b.String()
+}
+
+func TestRulesWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1, "b", 2, "c", 3))
+	assert.Equal(t, []string{"a=1", "b=2", "c=3"}, x.ruleNames(), "NewRulesWatcher loads the file")
+	changes, errs := x.reported()
+	require.Len(t, changes, 1)
+	assert.Equal(t, core.RulesChange{Path: x.path, Rules: 3, Added: []string{"a", "b", "c"}}, changes[0])
+	assert.Empty(t, errs)
+	recs := x.log.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, slog.LevelInfo, recs[0].level)
+	assert.Equal(t, "sluice: rules loaded", recs[0].msg)
+	assert.Equal(t, "3", recs[0].attrs["rules"])
+	assert.Equal(t, x.path, recs[0].attrs["path"])
+	assert.Equal(t, "[a b c]", recs[0].attrs["added"])
+	assert.NotContains(t, recs[0].attrs, "removed", "empty lists are left out")
+	assert.NotContains(t, recs[0].attrs, "changed")
+
+	x.run()
+	x.poll(3)
+	changes, _ = x.reported()
+	assert.Len(t, changes, 1, "an unchanged file applies nothing")
+
+	x.write(rulesYAML("a", 1, "b", 20, "d", 4))
+	x.poll(1)
+	assert.Equal(t, []string{"a=1", "b=2", "c=3"}, x.ruleNames(), "a version seen by one poll does not apply yet")
+	x.poll(1)
+	assert.Equal(t, []string{"a=1", "b=20", "d=4"}, x.ruleNames(), "a version seen by two polls applies")
+	changes, errs = x.reported()
+	require.Len(t, changes, 2)
+	assert.Equal(t, core.RulesChange{Path: x.path, Rules: 3, Added: []string{"d"}, Removed: []string{"c"}, Changed: []string{"b"}}, changes[1])
+	assert.Empty(t, errs)
+	recs = x.log.records()
+	require.Len(t, recs, 2)
+	assert.Equal(t, slog.LevelInfo, recs[1].level)
+	assert.Equal(t, "sluice: rules reloaded", recs[1].msg)
+	assert.Equal(t, "[d]", recs[1].attrs["added"])
+	assert.Equal(t, "[c]", recs[1].attrs["removed"])
+	assert.Equal(t, "[b]", recs[1].attrs["changed"])
+	assert.NoError(t, x.w.Err())
+
+	x.poll(5)
+	changes, _ = x.reported()
+	assert.Len(t, changes, 2, "a version applies once")
+}
+
+func TestRulesWatcherLogsAtMostTenNamesPerList(t *testing.T) {
+	var many []any
+	for i := range 25 {
+		many = append(many, fmt.Sprintf("r%02d", i), 1)
+	}
+	x := newWatched(t, "rules.yaml", rulesYAML(many...))
+	changes, _ := x.reported()
+	require.Len(t, changes, 1)
+	assert.Len(t, changes[0].Added, 25, "the change names every rule")
+	recs := x.log.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "[r00 r01 r02 r03 r04 r05 r06 r07 r08 r09 (+15 more)]", recs[0].attrs["added"])
+}
+
+// TestRulesWatcherUnderLoad rewrites the rules file while goroutines enter
+// through the Guard without pause: no Enter fails but by a limit, a
+// changed limit switches without resetting its count, the counts of the
+// unchanged rules (flow, hotspot, concurrency) carry over, and a broken
+// file is reported and ignored.
+func TestRulesWatcherUnderLoad(t *testing.T) {
+	const rulesV1 = `rules:
+  - name: a-rate
+    resource: "GET /a"
+    kind: flow
+    limit: 10
+    window: 1m
+  - name: b-per-user
+    resource: "GET /b"
+    kind: hotspot
+    param: "header:X-User-ID"
+    limit: 5
+    window: 1m
+  - name: c-inflight
+    resource: "GET /c"
+    kind: concurrency
+    limit: 1
+`
+	x := newWatched(t, "rules.yaml", rulesV1)
+	x.run()
+	ctx := context.Background()
+
+	var admitted, blocked atomic.Int64
+	var otherErrs sync.Map
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e, err := x.g.Enter(ctx, "GET /a")
+				switch {
+				case err == nil:
+					admitted.Add(1)
+					e.Exit(nil)
+				case errors.Is(err, core.ErrBlocked):
+					blocked.Add(1)
+				default:
+					otherErrs.Store(err.Error(), true)
+				}
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		otherErrs.Range(func(k, _ any) bool {
+			t.Errorf("Enter failed other than by a limit: %v", k)
+			return true
+		})
+	}()
+	// settle waits until the load has been blocked n more times, then
+	// returns the number of requests admitted so far.
+	settle := func(n int64) int64 {
+		t.Helper()
+		target := blocked.Load() + n
+		require.Eventually(t, func() bool { return blocked.Load() >= target }, 20*time.Second, time.Millisecond)
+		return admitted.Load()
+	}
+	alice := core.WithParams(core.ParamMap{"header:X-User-ID": {"alice"}})
+	enterN := func(resource string, n int, opts ...core.EnterOption) (passed int) {
+		for range n {
+			e, err := x.g.Enter(ctx, resource, opts...)
+			if err == nil {
+				passed++
+				e.Exit(nil)
+			} else {
+				require.ErrorIs(t, err, core.ErrBlocked)
+			}
+		}
+		return passed
+	}
+
+	require.Equal(t, int64(10), settle(200), "limit 10 per minute")
+	require.Equal(t, 4, enterN("GET /b", 4, alice), "alice is one request short of her limit")
+	held, err := x.g.Enter(ctx, "GET /c")
+	require.NoError(t, err)
+
+	// a-rate goes to 25: 15 more pass in the same window, not 25.
+	x.write(strings.Replace(rulesV1, "limit: 10", "limit: 25", 1))
+	x.poll(2)
+	require.Eventually(t, func() bool { return admitted.Load() == 25 }, 20*time.Second, time.Millisecond)
+	assert.Equal(t, int64(25), settle(200), "the new limit applies with the count carried over")
+	changes, _ := x.reported()
+	require.Len(t, changes, 2)
+	assert.Equal(t, []string{"a-rate"}, changes[1].Changed)
+	assert.Equal(t, 1, enterN("GET /b", 3, alice), "the unchanged hotspot rule kept alice's count")
+	_, err = x.g.Enter(ctx, "GET /c")
+	require.ErrorIs(t, err, core.ErrBlocked, "the unchanged concurrency rule kept the request in flight")
+	held.Exit(nil)
+	require.Equal(t, 1, enterN("GET /c", 1))
+
+	// A broken file is reported once and changes nothing.
+	broken := strings.Replace(rulesV1, "limit: 10", "limit: 1000", 1)
+	broken = strings.Replace(broken, "limit: 5", "limit: -5", 1)
+	x.write(broken)
+	x.poll(2)
+	_, errs := x.reported()
+	require.Len(t, errs, 1)
+	var rerr *core.RulesError
+	require.ErrorAs(t, errs[0], &rerr)
+	require.Len(t, rerr.Problems, 1)
+	p := rerr.Problems[0]
+	assert.Equal(t, 1, p.Index)
+	assert.Equal(t, "b-per-user", p.Name)
+	assert.Equal(t, "limit", p.Field)
+	assert.Contains(t, errs[0].Error(), x.path)
+	assert.Contains(t, errs[0].Error(), "rules[1] (b-per-user): limit must be >= 0, got -5")
+	assert.Equal(t, int64(25), settle(200), "the rules in force stay")
+	x.poll(5)
+	_, errs = x.reported()
+	assert.Len(t, errs, 1, "reported once")
+	require.Len(t, x.warnings(), 1)
+	assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", x.warnings()[0].msg)
+	assert.Contains(t, x.warnings()[0].attrs["err"], "limit must be >= 0, got -5")
+	assert.ErrorAs(t, x.w.Err(), &rerr)
+
+	// The fixed file applies: a-rate at 40.
+	x.write(strings.Replace(rulesV1, "limit: 10", "limit: 40", 1))
+	x.poll(2)
+	require.Eventually(t, func() bool { return admitted.Load() == 40 }, 20*time.Second, time.Millisecond)
+	assert.Equal(t, int64(40), settle(200))
+	assert.NoError(t, x.w.Err())
+
+	// In a fresh window, 40 pass.
+	before := admitted.Load()
+	x.clk.Advance(2 * time.Minute)
+	x.waitSleeping()
+	require.Eventually(t, func() bool { return admitted.Load()-before == 40 }, 20*time.Second, time.Millisecond, "%d", admitted.Load()-before)
+	assert.Equal(t, int64(40), settle(200)-before)
+}
+
+func TestRulesWatcherReportsEachBrokenVersionOnce(t *testing.T) {
+	good := rulesYAML("a", 1)
+	x := newWatched(t, "rules.yaml", good)
+	x.run()
+
+	x.write("rules:\n  - name: a\n    resource: [\n")
+	x.poll(1)
+	_, errs := x.reported()
+	assert.Empty(t, errs, "a version seen by one poll is not reported")
+	assert.NoError(t, x.w.Err())
+	x.poll(4)
+	_, errs = x.reported()
+	require.Len(t, errs, 1)
+	var rerr *core.RulesError
+	require.ErrorAs(t, errs[0], &rerr)
+	assert.Contains(t, errs[0].Error(), "yaml")
+	assert.Equal(t, []string{"a=1"}, x.ruleNames())
+
+	// Another broken version is reported too.
+	x.write(rulesYAML("a", 1) + "    algoritm: token-bucket\n")
+	x.poll(4)
+	_, errs = x.reported()
+	require.Len(t, errs, 2)
+	require.ErrorAs(t, errs[1], &rerr)
+	assert.Equal(t, 7, rerr.Problems[0].Line)
+	assert.Contains(t, rerr.Problems[0].Msg, `unknown field "algoritm"`)
+
+	// The file goes back to the rules in force: nothing to apply, the
+	// problem is over, and the first broken version is reported again
+	// when it comes back.
+	x.write(good)
+	x.poll(2)
+	assert.NoError(t, x.w.Err())
+	changes, _ := x.reported()
+	assert.Len(t, changes, 1, "nothing applied")
+	recs := x.log.records()
+	assert.Equal(t, "sluice: rules file is back to the rules in force", recs[len(recs)-1].msg)
+	x.write("rules:\n  - name: a\n    resource: [\n")
+	x.poll(2)
+	_, errs = x.reported()
+	assert.Len(t, errs, 3)
+	assert.Len(t, x.warnings(), 3)
+}
+
+// TestRulesWatcherIgnoresPartialWrites catches a file halfway through
+// in-place writes: empty (a valid file with no rules), then with its first
+// rule only (valid too), then complete. Only the complete file applies.
+func TestRulesWatcherIgnoresPartialWrites(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1, "b", 2))
+	x.run()
+	next := rulesYAML("a", 10, "b", 20)
+
+	x.write("")
+	x.poll(1)
+	x.write(next[:strings.Index(next, "  - name: b")])
+	x.poll(1)
+	x.write(next[:len(next)-5]) // "limit: 20\n    window: 1m" cut in the middle
+	x.poll(1)
+	x.write(next)
+	x.poll(1)
+	assert.Equal(t, []string{"a=1", "b=2"}, x.ruleNames(), "no partial version applied")
+	x.poll(1)
+	assert.Equal(t, []string{"a=10", "b=20"}, x.ruleNames())
+	changes, errs := x.reported()
+	require.Len(t, changes, 2, "one change: the complete file")
+	assert.Equal(t, []string{"a", "b"}, changes[1].Changed)
+	assert.Empty(t, errs, "no partial version reported")
+}
+
+func TestRulesWatcherSurvivesDeletionAndRecreation(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
+	x.run()
+
+	require.NoError(t, os.Remove(x.path))
+	x.poll(1)
+	_, errs := x.reported()
+	assert.Empty(t, errs, "a file missing for one poll is not reported")
+	x.poll(4)
+	_, errs = x.reported()
+	require.Len(t, errs, 1, "reported once")
+	assert.ErrorIs(t, errs[0], fs.ErrNotExist)
+	assert.ErrorIs(t, x.w.Err(), fs.ErrNotExist)
+	assert.Equal(t, []string{"a=1"}, x.ruleNames(), "the rules in force stay")
+	require.Len(t, x.warnings(), 1)
+	assert.Equal(t, "sluice: rules file unreadable; the rules in force are kept", x.warnings()[0].msg)
+
+	// Recreated as it was: nothing to apply.
+	x.write(rulesYAML("a", 1))
+	x.poll(2)
+	assert.NoError(t, x.w.Err())
+	changes, _ := x.reported()
+	assert.Len(t, changes, 1)
+
+	// Deleted and recreated with new rules: they apply.
+	require.NoError(t, os.Remove(x.path))
+	x.poll(3)
+	x.write(rulesYAML("a", 5))
+	x.poll(2)
+	assert.Equal(t, []string{"a=5"}, x.ruleNames())
+	assert.NoError(t, x.w.Err())
+	_, errs = x.reported()
+	assert.Len(t, errs, 2)
+
+	// Replaced by a rename, as editors and deployment tools do.
+	x.replace(rulesYAML("a", 7))
+	x.poll(2)
+	assert.Equal(t, []string{"a=7"}, x.ruleNames())
+}
+
+func TestRulesWatcherNoticesRewritesThatKeepSizeAndTime(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
+	x.run()
+	info, err := os.Stat(x.path)
+	require.NoError(t, err)
+
+	// Same size, and the modification time put back: the file was
+	// modified recently, so the watcher reads it anyway.
+	x.write(rulesYAML("a", 2))
+	require.NoError(t, os.Chtimes(x.path, time.Time{}, info.ModTime()))
+	x.poll(2)
+	assert.Equal(t, []string{"a=2"}, x.ruleNames())
+
+	// A file renamed over it keeps the old file's size and an old
+	// modification time (mv keeps it): it is another file, so it is read.
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(x.path, time.Time{}, old))
+	x.poll(2)
+	tmp := x.path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(rulesYAML("a", 3)), 0o600))
+	require.NoError(t, os.Chtimes(tmp, time.Time{}, old))
+	require.NoError(t, os.Rename(tmp, x.path))
+	x.poll(2)
+	assert.Equal(t, []string{"a=3"}, x.ruleNames())
+
+	// A file that was not modified for longer than the file system's
+	// time granularity is not read again while its size and time stay:
+	// an in-place rewrite that restores both goes unnoticed (documented),
+	// until the file's time changes.
+	x.poll(1)
+	x.write(rulesYAML("a", 4))
+	require.NoError(t, os.Chtimes(x.path, time.Time{}, old))
+	x.poll(3)
+	assert.Equal(t, []string{"a=3"}, x.ruleNames())
+	require.NoError(t, os.Chtimes(x.path, time.Time{}, time.Now()))
+	x.poll(2)
+	assert.Equal(t, []string{"a=4"}, x.ruleNames())
+}
+
+func TestRulesWatcherReloadAppliesAtOnce(t *testing.T) {
+	x := newWatched(t, "rules.json", `{"rules": [{"name": "a", "resource": "GET /a", "kind": "flow", "limit": 1}]}`)
+	assert.Equal(t, []string{"a=1"}, x.ruleNames(), "a .json file is JSON")
+
+	require.NoError(t, x.w.Reload(), "unchanged")
+	changes, _ := x.reported()
+	assert.Len(t, changes, 1)
+
+	x.write(`{"rules": [{"name": "a", "resource": "GET /a", "kind": "flow", "limit": 2}]}`)
+	require.NoError(t, x.w.Reload())
+	assert.Equal(t, []string{"a=2"}, x.ruleNames(), "applied without a second look")
+
+	x.write(`{"rules": [{"name": "a", "resource": "GET /a", "kind": "flow", "limit": -1}]}`)
+	err := x.w.Reload()
+	var rerr *core.RulesError
+	require.ErrorAs(t, err, &rerr)
+	assert.Equal(t, "limit", rerr.Problems[0].Field)
+	require.ErrorAs(t, x.w.Reload(), &rerr, "still broken")
+	_, errs := x.reported()
+	assert.Len(t, errs, 1, "reported once")
+	assert.Equal(t, []string{"a=2"}, x.ruleNames())
+}
+
+func TestRulesWatcherReportsRulesTheGuardRefuses(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
+	x.write(rulesYAML("a", 1) + "    store: nowhere\n    algorithm: sliding-counter\n")
+	err := x.w.Reload()
+	require.Error(t, err)
+	var rerr *core.RulesError
+	require.ErrorAs(t, err, &rerr)
+	assert.Equal(t, "a", rerr.Problems[0].Name)
+	assert.Contains(t, err.Error(), "nowhere")
+	assert.Equal(t, []string{"a=1"}, x.ruleNames())
+}
+
+func TestRulesWatcherRunStopsWithItsContext(t *testing.T) {
+	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- x.w.Run(ctx) }()
+	x.waitSleeping()
+	require.Error(t, x.w.Run(ctx), "a second Run at once is refused")
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	assert.Zero(t, x.clk.Sleepers())
+
+	// It can run again, and stops at once with a done context.
+	require.ErrorIs(t, x.w.Run(ctx), context.Canceled)
+}
+
+func TestNewRulesWatcherErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "rules.yaml")
+	require.NoError(t, os.WriteFile(good, []byte(rulesYAML("a", 1)), 0o600))
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("rules:\n  - name: x\n    resource: x\n    kind: flow\n    limit: -5\n"), 0o600))
+	g, err := core.New(core.WithRules(core.Rule{Name: "keep", Resource: "*", Kind: core.KindFlow, Limit: 1}))
+	require.NoError(t, err)
+	defer g.Close()
+
+	for _, tc := range []struct {
+		name string
+		g    *core.Guard
+		path string
+		opts []core.WatchOption
+		want string
+	}{
+		{"nil guard", nil, good, nil, "guard is nil"},
+		{"empty path", g, "", nil, "path is empty"},
+		{"zero interval", g, good, []core.WatchOption{core.WithPollInterval(0)}, "WithPollInterval: interval must be > 0, got 0s"},
+		{"negative interval", g, good, []core.WatchOption{core.WithPollInterval(-time.Second)}, "WithPollInterval: interval must be > 0, got -1s"},
+		{"nil logger", g, good, []core.WatchOption{core.WithReloadLogger(nil)}, "WithReloadLogger: logger is nil"},
+		{"nil OnReload", g, good, []core.WatchOption{core.OnReload(nil)}, "OnReload: func is nil"},
+		{"nil OnReloadError", g, good, []core.WatchOption{core.OnReloadError(nil)}, "OnReloadError: func is nil"},
+		{"missing file", g, filepath.Join(dir, "nope.yaml"), nil, "nope.yaml"},
+		{"bad file", g, bad, nil, "rules file " + bad + ": rules[0] (x): limit must be >= 0, got -5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := core.NewRulesWatcher(tc.g, tc.path, append(tc.opts, core.WithReloadLogger(slog.New(slog.DiscardHandler)))...)
+			require.Error(t, err)
+			assert.Nil(t, w)
+			assert.Contains(t, err.Error(), tc.want)
+			require.Len(t, g.Rules(), 1)
+			assert.Equal(t, "keep", g.Rules()[0].Name, "the rules in force stay")
+		})
+	}
+}
