@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/store/redistest"
 )
 
 // The benchmarks run against the package's Redis (a redis-server they start
@@ -33,7 +34,7 @@ func parallel16(b *testing.B, body func(pb *testing.PB)) {
 
 func BenchmarkRedisPing(b *testing.B) {
 	srv := sharedServer(b)
-	c := srv.client(b)
+	c := srv.Client(b)
 	ctx := context.Background()
 	if err := c.Ping(ctx).Err(); err != nil {
 		b.Fatal(err)
@@ -69,7 +70,7 @@ func BenchmarkRedisExact(b *testing.B) {
 		ctxOK bool
 	}{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}} {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
-		st, err := New(c, WithPrefix(uniquePrefix(b)), WithBatchSize(v.batch), WithTimeout(time.Second))
+		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
 		if err != nil {
 			b.Fatal(err)
 		}

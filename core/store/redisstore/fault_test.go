@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,16 +13,8 @@ import (
 
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/store/redistest"
 )
-
-// ownServer starts a Redis the test may kill, or skips with an external one.
-func ownServer(t *testing.T) *server {
-	srv := startServer(t, false)
-	if !srv.own() {
-		t.Skip("SLUICE_REDIS_ADDR: the test does not kill a Redis it did not start")
-	}
-	return srv
-}
 
 // outage runs 8 goroutines of exact Takes on st while down() holds: it
 // returns how many failed, how many succeeded, and the slowest Take.
@@ -60,7 +51,7 @@ func outage(st *Store, lim store.Limit, d time.Duration) (failed, ok int64, wors
 // with ErrUnavailable within the timeout, and the store recovers by itself
 // when the server is back on the same port.
 func TestExactRedisKilled(t *testing.T) {
-	srv := ownServer(t)
+	srv := redistest.StartOwned(t)
 	for _, batch := range []int{DefaultBatchSize, 1} {
 		st, _ := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithBatchSize(batch))
 		lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1000000, Window: time.Second}
@@ -68,7 +59,7 @@ func TestExactRedisKilled(t *testing.T) {
 		require.Zero(t, failed, "batch %d: before the kill: %v", batch, errs)
 		require.NotZero(t, ok)
 
-		srv.kill()
+		srv.Kill()
 		failed, ok, worst, errs := outage(st, lim, 300*time.Millisecond)
 		t.Logf("batch %d: Redis down: %d failed, %d admitted, slowest Take %s", batch, failed, ok, worst)
 		assert.Zero(t, ok, "batch %d: nothing is decided while Redis is down", batch)
@@ -79,7 +70,7 @@ func TestExactRedisKilled(t *testing.T) {
 		// The timeout is 200ms: allow a loaded machine plenty more.
 		assert.Less(t, worst, time.Second, "batch %d: slowest Take while Redis is down", batch)
 
-		srv.restart(t)
+		srv.Restart(t)
 		require.Eventually(t, func() bool {
 			d, err := st.Take(context.Background(), "after", lim, 1)
 			return err == nil && d.OK
@@ -91,8 +82,8 @@ func TestExactRedisKilled(t *testing.T) {
 // stay open and nothing answers, so only the Store's own timeout ends each
 // Take. The server then resumes and the store works again.
 func TestExactRedisStopped(t *testing.T) {
-	srv := ownServer(t)
-	if !srv.real() {
+	srv := redistest.StartOwned(t)
+	if !srv.Real() {
 		t.Skip("miniredis cannot be frozen")
 	}
 	for _, ctxOK := range []bool{false, true} {
@@ -100,16 +91,16 @@ func TestExactRedisStopped(t *testing.T) {
 		// caller's goroutine: its context bounds them.
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxOK})
 		t.Cleanup(func() { _ = c.Close() })
-		st, err := New(c, WithPrefix(uniquePrefix(t)), WithTimeout(100*time.Millisecond))
+		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(100*time.Millisecond))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
 		failed, _, _, errs := outage(st, lim, 50*time.Millisecond)
 		require.Zero(t, failed, "%v", errs)
 
-		srv.signal(t, syscall.SIGSTOP)
+		srv.Freeze(t)
 		failed, ok, worst, errs := outage(st, lim, 300*time.Millisecond)
-		srv.signal(t, syscall.SIGCONT)
+		srv.Thaw(t)
 		t.Logf("context-honouring client %v: Redis frozen: %d failed, %d admitted, slowest Take %s", ctxOK, failed, ok, worst)
 		assert.Zero(t, ok)
 		assert.NotZero(t, failed)
@@ -130,7 +121,7 @@ func TestExactRedisStopped(t *testing.T) {
 // down, the sync reports the error, and the counts reach Redis once it is
 // back.
 func TestApproxRedisKilled(t *testing.T) {
-	srv := ownServer(t)
+	srv := redistest.StartOwned(t)
 	st, c := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Hour, Mode: store.Approximate}
@@ -141,7 +132,7 @@ func TestApproxRedisKilled(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return st.Stats().Syncs > 0 }, 5*time.Second, time.Millisecond)
 
-	srv.kill()
+	srv.Kill()
 	admitted := 0
 	var worst time.Duration
 	for range 20 {
@@ -160,7 +151,7 @@ func TestApproxRedisKilled(t *testing.T) {
 	assert.ErrorIs(t, st.Err(), store.ErrUnavailable)
 	assert.NotZero(t, st.Stats().SyncErrors)
 
-	srv.restart(t)
+	srv.Restart(t)
 	_, err := st.Take(ctx, "down", lim, 1) // used: the next sync pushes
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
@@ -169,7 +160,7 @@ func TestApproxRedisKilled(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "the sync recovers by itself")
 	idx := st.now() / int64(time.Hour)
 	want := int64(7) // the 3 admitted before died with the server
-	if srv.mini != nil {
+	if srv.Kind == redistest.Miniredis {
 		want = 10 // miniredis keeps its data across a restart
 	}
 	require.Eventually(t, func() bool {

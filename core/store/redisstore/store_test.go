@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/store/redistest"
 	"github.com/sluicekit/sluice/core/store/storetest"
 )
 
@@ -35,7 +35,7 @@ func TestSuiteExact(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
-		st, err := New(c, WithPrefix(uniquePrefix(t)))
+		st, err := New(c, WithPrefix(redistest.UniquePrefix()))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		require.True(t, st.ctxOK)
@@ -76,7 +76,7 @@ func TestSuiteCluster(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) storetest.Harness {
 				c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr}})
 				t.Cleanup(func() { _ = c.Close() })
-				st, err := New(c, WithPrefix(uniquePrefix(t)), WithSyncPeriod(10*time.Millisecond))
+				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond))
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = st.Close() })
 				return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: mode}
@@ -88,24 +88,18 @@ func TestSuiteCluster(t *testing.T) {
 // TestSuiteSentinel runs the suite through a Sentinel (failover) client.
 func TestSuiteSentinel(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("redis-server"); err != nil {
+	if !redistest.HasRedisServer() {
 		t.Skip("no redis-server on PATH: no Sentinel to test")
 	}
-	master := startServer(t, false)
-	if !master.own() {
-		master = &server{Kind: "redis-server", dir: t.TempDir()} // SLUICE_REDIS_ADDR: start one
-		master.port = freePort(t)
-		require.NoError(t, master.start())
-		t.Cleanup(master.kill)
-	}
-	sentinel := startSentinel(t, master)
+	master := redistest.StartOwned(t)
+	sentinel := redistest.StartSentinel(t, master)
 	for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			storetest.Run(t, func(t *testing.T) storetest.Harness {
 				c := redis.NewUniversalClient(&redis.UniversalOptions{MasterName: "main", Addrs: []string{sentinel.Addr}})
 				t.Cleanup(func() { _ = c.Close() })
-				st, err := New(c, WithPrefix(uniquePrefix(t)), WithSyncPeriod(10*time.Millisecond))
+				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond))
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = st.Close() })
 				return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: mode}
@@ -114,30 +108,11 @@ func TestSuiteSentinel(t *testing.T) {
 	}
 }
 
-var (
-	clusterOnce sync.Once
-	cluster     *server
-)
-
-// sharedCluster returns a one-node cluster when redis-server is on PATH.
-func sharedCluster(t *testing.T) (*server, bool) {
-	clusterOnce.Do(func() {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			return
-		}
-		r := &stopper{}
-		cluster = startServer(r, true)
-		prev := sharedStop
-		sharedStop = func() { r.run(); prev() }
-	})
-	if cluster == nil {
-		if shared.Kind == "miniredis" {
-			t.Log("no redis-server on PATH: the cluster is miniredis's")
-			return shared, true
-		}
-		return nil, false
-	}
-	return cluster, true
+// sharedCluster returns the package's one-node cluster (miniredis without
+// redis-server on PATH), or false when there is none to test.
+func sharedCluster(t *testing.T) (*redistest.Server, bool) {
+	t.Helper()
+	return shared.Cluster(t)
 }
 
 func TestOptionsValidated(t *testing.T) {
@@ -176,10 +151,10 @@ func TestOptionsValidated(t *testing.T) {
 // test's duration).
 func TestMultiInstanceExact(t *testing.T) {
 	srv := sharedServer(t)
-	prefix := uniquePrefix(t)
+	prefix := redistest.UniquePrefix()
 	var stores []*Store
 	for range 3 {
-		c := srv.client(t)
+		c := srv.Client(t)
 		st, err := New(c, WithPrefix(prefix), WithTimeout(time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
@@ -227,10 +202,10 @@ func TestMultiInstanceExact(t *testing.T) {
 // costing one round trip.
 func TestBatching(t *testing.T) {
 	srv := sharedServer(t)
-	c := srv.client(t).(*redis.Client)
+	c := srv.Client(t)
 	h := &countHook{}
 	c.AddHook(h)
-	st, err := New(c, WithPrefix(uniquePrefix(t)), WithTimeout(time.Second))
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(time.Second))
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
@@ -462,9 +437,9 @@ func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 // Store started, and that calls after Close fail.
 func TestCloseStopsGoroutines(t *testing.T) {
 	srv := sharedServer(t)
-	c := srv.client(t)
+	c := srv.Client(t)
 	ctx := context.Background()
-	st, err := New(c, WithPrefix(uniquePrefix(t)), WithSyncPeriod(time.Millisecond))
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Millisecond))
 	require.NoError(t, err)
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Second}
 	_, err = st.Take(ctx, "k", lim, 1)
