@@ -4,6 +4,12 @@
 //	go run ./examples/echo                          # default rules, 127.0.0.1:8080
 //	go run ./examples/echo -addr :9090 -rules my-rules.yaml
 //
+// With -rules, the example applies the file's changes while it serves:
+// it looks at the file every -reload (default 1s; 0: never), applies a new
+// version once two looks saw it, keeps the counts of the rules that stay,
+// and logs each reload, or the problem of a bad version, whose rules are
+// not applied.
+//
 //	curl -i localhost:8080/hello                    # 5 per second, then 429
 //	curl -i -H 'X-User-ID: alice' localhost:8080/items/42   # 3 per second per user
 //	curl -i 'localhost:8080/slow?ms=2000'           # 2 in flight, then 503
@@ -16,8 +22,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"log"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,34 +34,32 @@ import (
 	"github.com/labstack/echo/v4"
 
 	sluiceecho "github.com/sluicekit/sluice/adapters/echo"
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	rules := flag.String("rules", "", "rules file (YAML, or JSON with a .json name); default: the embedded rules")
-	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *addr, *rules, func(addr string) { log.Printf("echo example listening on http://%s", addr) })
-	if err != nil {
-		log.Fatal(err)
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "echo example:", err)
+		}
+		os.Exit(2)
 	}
 }
 
-// run serves the example on addr until ctx ends.
-func run(ctx context.Context, addr, rulesFile string, ready func(addr string)) error {
-	guard, err := exampleapp.Guard(rulesFile)
-	if err != nil {
-		return err
-	}
-	defer guard.Close()
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Use(sluiceecho.New(guard))
-	e.GET("/hello", func(c echo.Context) error { exampleapp.Hello(c.Response()); return nil })
-	e.GET("/items/:id", func(c echo.Context) error { exampleapp.Item(c.Response(), c.Param("id")); return nil })
-	e.GET("/slow", func(c echo.Context) error { exampleapp.Slow(c.Response(), c.Request()); return nil })
-	e.GET("/fail", func(c echo.Context) error { exampleapp.Fail(c.Response()); return nil })
-	return exampleapp.Serve(ctx, addr, e, ready)
+// run serves the example as args say (see exampleapp.Run) until ctx ends,
+// logging to out.
+func run(ctx context.Context, args []string, out io.Writer, ready func(addr string)) error {
+	return exampleapp.Run(ctx, "echo", args, out, ready, func(guard *core.Guard) http.Handler {
+		e := echo.New()
+		e.HideBanner, e.HidePort = true, true
+		e.Use(sluiceecho.New(guard))
+		e.GET("/hello", func(c echo.Context) error { exampleapp.Hello(c.Response()); return nil })
+		e.GET("/items/:id", func(c echo.Context) error { exampleapp.Item(c.Response(), c.Param("id")); return nil })
+		e.GET("/slow", func(c echo.Context) error { exampleapp.Slow(c.Response(), c.Request()); return nil })
+		e.GET("/fail", func(c echo.Context) error { exampleapp.Fail(c.Response()); return nil })
+		return e
+	})
 }

@@ -4,8 +4,12 @@
 // SayHello at 5 calls per second, every method at 2 calls per second per
 // x-user-id metadata value, and at most 2 Count streams at once. A blocked
 // call fails with codes.ResourceExhausted, a google.rpc.RetryInfo detail and
-// the grpc-retry-pushback-ms trailer. Server reflection is on, so grpcurl can
-// call it:
+// the grpc-retry-pushback-ms trailer. With -rules, the example applies the
+// file's changes while it serves: it looks at the file every -reload
+// (default 1s; 0: never), applies a new version once two looks saw it,
+// keeps the counts of the rules that stay, and logs each reload, or the
+// problem of a bad version, whose rules are not applied. Server reflection
+// is on, so grpcurl can call it:
 //
 //	go run ./examples/grpc -addr 127.0.0.1:50051
 //	grpcurl -plaintext -H 'x-user-id: alice' -d '{"name":"alice"}' 127.0.0.1:50051 sluice.examples.Greeter/SayHello
@@ -23,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -37,6 +42,7 @@ import (
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
+	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
 
 //go:embed rules.yaml
@@ -59,6 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	fs.SetOutput(out)
 	addr := fs.String("addr", "127.0.0.1:50051", "address to listen on")
 	rulesFile := fs.String("rules", "", "rules file (YAML, or JSON with a .json name); default: the embedded rules.yaml")
+	reload := fs.Duration("reload", core.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
 	grace := fs.Duration("grace", 5*time.Second, "longest to wait for calls in flight at shutdown")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,21 +74,11 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 
-	var rules []core.Rule
-	var err error
-	if *rulesFile != "" {
-		rules, err = core.LoadRulesFile(*rulesFile)
-	} else {
-		rules, err = core.ParseRules(defaultRules, core.FormatYAML)
-	}
+	guard, stopGuard, err := exampleapp.NewGuard(ctx, *rulesFile, defaultRules, *reload, slog.New(slog.NewTextHandler(out, nil)))
 	if err != nil {
 		return err
 	}
-	guard, err := core.New(core.WithRules(rules...))
-	if err != nil {
-		return err
-	}
-	defer guard.Close()
+	defer stopGuard()
 
 	// Reflection is how grpcurl learns the service: it is not limited.
 	skipReflection := sluicegrpc.WithSkip(func(_ context.Context, method string) bool {
@@ -98,7 +95,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d rules loaded; serving sluice.examples.Greeter on %s\n", len(rules), lis.Addr())
+	fmt.Fprintf(out, "%d rules loaded; serving sluice.examples.Greeter on %s\n", len(guard.Rules()), lis.Addr())
 	if listening != nil {
 		listening(lis.Addr())
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,4 +207,40 @@ func TestRulesFlag(t *testing.T) {
 	require.ErrorContains(t, err, "limit")
 	err = run(context.Background(), []string{"-nope"}, io.Discard, nil)
 	require.Error(t, err)
+	err = run(context.Background(), []string{"-reload", "soon"}, io.Discard, nil)
+	require.Error(t, err)
+}
+
+func TestRulesReload(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	rules := func(limit int) []byte {
+		return fmt.Appendf(nil, "rules:\n  - name: greeter-rate\n    resource: \"/sluice.examples.Greeter/*\"\n    kind: flow\n    limit: %d\n    window: 1m\n", limit)
+	}
+	require.NoError(t, os.WriteFile(file, rules(0), 0o600))
+	conn, out, _ := start(t, "-rules", file, "-reload", "10ms")
+	client := greeterpb.NewGreeterClient(conn)
+	ctx := testCtx(t)
+	_, err := client.SayHello(ctx, &greeterpb.HelloRequest{})
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "limit 0")
+
+	// The limit goes to 2 per minute: calls pass, two of them.
+	require.NoError(t, os.WriteFile(file, rules(2), 0o600))
+	require.Eventually(t, func() bool {
+		_, err := client.SayHello(ctx, &greeterpb.HelloRequest{})
+		require.True(t, err == nil || status.Code(err) == codes.ResourceExhausted, "%v", err)
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond, "the new limit never applied\n%s", out)
+	_, err = client.SayHello(ctx, &greeterpb.HelloRequest{})
+	require.NoError(t, err)
+	_, err = client.SayHello(ctx, &greeterpb.HelloRequest{})
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "limit 2")
+	assert.Contains(t, out.String(), `msg="sluice: rules reloaded" path=`+file+` rules=1 changed=[greeter-rate]`)
+
+	// A broken version is logged and ignored.
+	require.NoError(t, os.WriteFile(file, rules(-1), 0o600))
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "rules file rejected") }, 10*time.Second, 5*time.Millisecond)
+	assert.Contains(t, out.String(), `err="rules[0] (greeter-rate): limit must be >= 0, got -1"`)
+	_, err = client.SayHello(ctx, &greeterpb.HelloRequest{})
+	require.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "limit 2 per 1m0s")
 }

@@ -4,6 +4,12 @@
 //	go run ./examples/nethttp                       # default rules, 127.0.0.1:8080
 //	go run ./examples/nethttp -addr :9090 -rules my-rules.yaml
 //
+// With -rules, the example applies the file's changes while it serves:
+// it looks at the file every -reload (default 1s; 0: never), applies a new
+// version once two looks saw it, keeps the counts of the rules that stay,
+// and logs each reload, or the problem of a bad version, whose rules are
+// not applied.
+//
 //	curl -i localhost:8080/hello                    # 5 per second, then 429
 //	curl -i -H 'X-User-ID: alice' localhost:8080/items/42   # 3 per second per user
 //	curl -i 'localhost:8080/slow?ms=2000'           # 2 in flight, then 503
@@ -14,40 +20,40 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"log"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	rules := flag.String("rules", "", "rules file (YAML, or JSON with a .json name); default: the embedded rules")
-	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *addr, *rules, func(addr string) { log.Printf("nethttp example listening on http://%s", addr) })
-	if err != nil {
-		log.Fatal(err)
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "nethttp example:", err)
+		}
+		os.Exit(2)
 	}
 }
 
-// run serves the example on addr until ctx ends.
-func run(ctx context.Context, addr, rulesFile string, ready func(addr string)) error {
-	guard, err := exampleapp.Guard(rulesFile)
-	if err != nil {
-		return err
-	}
-	defer guard.Close()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { exampleapp.Hello(w) })
-	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) { exampleapp.Item(w, r.PathValue("id")) })
-	mux.HandleFunc("GET /slow", exampleapp.Slow)
-	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) { exampleapp.Fail(w) })
-	return exampleapp.Serve(ctx, addr, sluicehttp.Middleware(guard)(mux), ready)
+// run serves the example as args say (see exampleapp.Run) until ctx ends,
+// logging to out.
+func run(ctx context.Context, args []string, out io.Writer, ready func(addr string)) error {
+	return exampleapp.Run(ctx, "nethttp", args, out, ready, func(guard *core.Guard) http.Handler {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { exampleapp.Hello(w) })
+		mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) { exampleapp.Item(w, r.PathValue("id")) })
+		mux.HandleFunc("GET /slow", exampleapp.Slow)
+		mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) { exampleapp.Fail(w) })
+		return sluicehttp.Middleware(guard)(mux)
+	})
 }

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/sluicekit/sluice/core"
 )
 
 // defaultRules is rules.yaml, the rules the examples load when given none.
@@ -21,22 +19,6 @@ var defaultRules []byte
 
 // DefaultRules returns the default rules file's content.
 func DefaultRules() []byte { return append([]byte(nil), defaultRules...) }
-
-// Guard returns a Guard with the rules of rulesFile, or the default rules
-// when rulesFile is "".
-func Guard(rulesFile string) (*core.Guard, error) {
-	var rules []core.Rule
-	var err error
-	if rulesFile == "" {
-		rules, err = core.ParseRules(defaultRules, core.FormatYAML)
-	} else {
-		rules, err = core.LoadRulesFile(rulesFile)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return core.New(core.WithRules(rules...))
-}
 
 // Hello answers GET /hello.
 func Hello(w http.ResponseWriter) {

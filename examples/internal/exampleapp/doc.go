@@ -1,6 +1,8 @@
 // Package exampleapp is what the net/http, gin and echo examples share:
-// their default rules, the handlers of their routes, and a server that
-// shuts down gracefully.
+// their command line and program (Run), their default rules, the handlers
+// of their routes, and a server that shuts down gracefully. NewGuard, the
+// rules loading with live reload of a rules file, serves the gRPC example
+// too.
 //
 // Every example serves the same routes:
 //

@@ -1,4 +1,4 @@
 // Package exampletest is the test the net/http, gin and echo examples
 // share: it runs an example's server on 127.0.0.1:0 and exercises every
-// route with a real client.
+// route with a real client, and rewrites its rules file while it serves.
 package exampletest

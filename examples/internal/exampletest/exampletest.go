@@ -1,6 +1,7 @@
 package exampletest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// RunFunc is an example's run: it serves the example on addr with the rules
-// of rulesFile (the default rules when ""), calls ready with the address it
-// listens on, and returns when ctx ends, after a graceful shutdown.
-type RunFunc func(ctx context.Context, addr, rulesFile string, ready func(addr string)) error
+// RunFunc is an example's run: it serves the example as args say (-addr,
+// -rules, -reload: see exampleapp.Run), logging to out, calls ready with the
+// address it listens on, and returns when ctx ends, after a graceful
+// shutdown.
+type RunFunc func(ctx context.Context, args []string, out io.Writer, ready func(addr string)) error
 
 // testRules are the rules the limit tests use: the default rules' kinds,
 // with windows long enough that no limit resets during a test on a slow
@@ -46,27 +49,47 @@ const testRules = `rules:
     window: 1m
 `
 
+// syncBuffer is an example's log, written by its goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // server is one example server under test.
 type server struct {
 	t    *testing.T
 	base string
+	log  *syncBuffer
 	stop context.CancelFunc
 	done chan error
 }
 
-// start runs the example until the test ends.
-func start(t *testing.T, run RunFunc, rulesFile string) *server {
+// start runs the example with args, on 127.0.0.1:0, until the test ends.
+func start(t *testing.T, run RunFunc, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{t: t, stop: cancel, done: make(chan error, 1)}
+	s := &server{t: t, log: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
-	go func() { s.done <- run(ctx, "127.0.0.1:0", rulesFile, func(addr string) { ready <- addr }) }()
+	args = append([]string{"-addr", "127.0.0.1:0"}, args...)
+	go func() { s.done <- run(ctx, args, s.log, func(addr string) { ready <- addr }) }()
 	select {
 	case addr := <-ready:
 		s.base = "http://" + addr
 	case err := <-s.done:
 		cancel()
-		t.Fatalf("the example did not start: %v", err)
+		t.Fatalf("the example did not start: %v\n%s", err, s.log)
 	case <-time.After(20 * time.Second):
 		cancel()
 		t.Fatal("the example did not start")
@@ -100,8 +123,9 @@ func (s *server) get(ctx context.Context, path string, header ...string) (int, h
 // Run tests the example run starts.
 func Run(t *testing.T, run RunFunc) {
 	t.Run("DefaultRules", func(t *testing.T) {
-		s := start(t, run, "")
+		s := start(t, run)
 		ctx := context.Background()
+		assert.Contains(t, s.log.String(), "example listening")
 		status, h, body := s.get(ctx, "/hello")
 		assert.Equal(t, http.StatusOK, status)
 		assert.Equal(t, "hello\n", body)
@@ -134,8 +158,9 @@ func Run(t *testing.T, run RunFunc) {
 	t.Run("Limits", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "rules.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(testRules), 0o600))
-		s := start(t, run, file)
+		s := start(t, run, "-rules", file)
 		ctx := context.Background()
+		assert.Contains(t, s.log.String(), `msg="sluice: rules loaded"`)
 
 		for range 3 {
 			status, _, _ := s.get(ctx, "/hello")
@@ -198,16 +223,26 @@ func Run(t *testing.T, run RunFunc) {
 	t.Run("BadRulesFile", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "rules.yaml")
 		require.NoError(t, os.WriteFile(file, []byte("rules:\n  - resource: x\n    kind: flow\n    limit: -5\n"), 0o600))
-		err := run(context.Background(), "127.0.0.1:0", file, func(string) { t.Error("started with bad rules") })
+		err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-rules", file}, io.Discard,
+			func(string) { t.Error("started with bad rules") })
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "limit")
 		assert.True(t, strings.Contains(err.Error(), "rules.yaml"), err.Error())
 	})
 
+	t.Run("BadArguments", func(t *testing.T) {
+		for _, args := range [][]string{{"-nope"}, {"-reload", "soon"}, {"extra"}} {
+			err := run(context.Background(), args, io.Discard, func(string) { t.Error("started with bad arguments") })
+			assert.Error(t, err, "%q", args)
+		}
+	})
+
+	t.Run("Reload", func(t *testing.T) { testReload(t, run) })
+
 	t.Run("GracefulShutdown", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "rules.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(testRules), 0o600))
-		s := start(t, run, file)
+		s := start(t, run, "-rules", file)
 		type result struct {
 			status int
 			body   string
@@ -253,4 +288,57 @@ func Run(t *testing.T, run RunFunc) {
 		_, err := http.Get(s.base + "/hello")
 		assert.Error(t, err, "the server no longer accepts requests")
 	})
+}
+
+// testReload rewrites the rules file of a running example: the new limit
+// applies with the count of the rule carried over, and a broken version is
+// logged and ignored.
+func testReload(t *testing.T, run RunFunc) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(testRules), 0o600))
+	s := start(t, run, "-rules", file, "-reload", "10ms")
+	ctx := context.Background()
+	for range 3 {
+		status, _, _ := s.get(ctx, "/hello")
+		require.Equal(t, http.StatusOK, status)
+	}
+	status, h, _ := s.get(ctx, "/hello")
+	require.Equal(t, http.StatusTooManyRequests, status)
+	assert.Equal(t, `"hello-rate";q=3;w=60`, h.Get("RateLimit-Policy"))
+
+	// hello-rate goes from 3 to 6 per minute: 3 more pass, in place of
+	// the 6 a reset count would let through.
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(testRules, "limit: 3", "limit: 6", 1)), 0o600))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, _, _ = s.get(ctx, "/hello")
+		if status == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		require.Equal(t, http.StatusTooManyRequests, status)
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, http.StatusOK, status, "the new limit never applied\n%s", s.log)
+	passed := 1
+	for {
+		status, h, _ = s.get(ctx, "/hello")
+		if status != http.StatusOK {
+			break
+		}
+		passed++
+		require.Less(t, passed, 10)
+	}
+	assert.Equal(t, 3, passed, "the count of hello-rate carried over")
+	assert.Equal(t, http.StatusTooManyRequests, status)
+	assert.Equal(t, `"hello-rate";q=6;w=60`, h.Get("RateLimit-Policy"))
+	assert.Contains(t, s.log.String(), `msg="sluice: rules reloaded" path=`+file+` rules=4 changed=[hello-rate]`)
+
+	// A broken version is logged, and the rules in force stay.
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(testRules, "limit: 3", "limit: -3", 1)), 0o600))
+	require.Eventually(t, func() bool { return strings.Contains(s.log.String(), "rules file rejected") }, 10*time.Second, 5*time.Millisecond)
+	assert.Contains(t, s.log.String(), `level=WARN msg="sluice: rules file rejected; the rules in force are kept" path=`+file+
+		` err="rules[0] (hello-rate): limit must be >= 0, got -3"`)
+	status, h, _ = s.get(ctx, "/hello")
+	assert.Equal(t, http.StatusTooManyRequests, status)
+	assert.Equal(t, `"hello-rate";q=6;w=60`, h.Get("RateLimit-Policy"))
 }
