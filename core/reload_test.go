@@ -628,3 +628,32 @@ func TestNewRulesWatcherErrors(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRulesWatcherPoll measures a look at an unchanged rules file of
+// four rules: read and hashed (modified within 2s of the last read), or
+// only stat'ed (modified long before).
+func BenchmarkRulesWatcherPoll(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		old  bool
+	}{{"Read", false}, {"StatOnly", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "rules.yaml")
+			require.NoError(b, os.WriteFile(path, []byte(rulesYAML("a", 1, "b", 2, "c", 3, "d", 4)), 0o600))
+			if tc.old {
+				require.NoError(b, os.Chtimes(path, time.Time{}, time.Now().Add(-time.Hour)))
+			}
+			g, err := core.New()
+			require.NoError(b, err)
+			defer g.Close()
+			w, err := core.NewRulesWatcher(g, path, core.WithReloadLogger(slog.New(slog.DiscardHandler)))
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := w.Reload(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
