@@ -1,0 +1,183 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/store/redisstore"
+)
+
+// defaultRules is rules.yaml, the rules an instance loads when given none.
+//
+//go:embed rules.yaml
+var defaultRules []byte
+
+// DefaultRules returns the default rules file's content.
+func DefaultRules() []byte { return append([]byte(nil), defaultRules...) }
+
+// Defaults of Config.
+const (
+	DefaultAddr   = "127.0.0.1:8080"
+	DefaultRedis  = "127.0.0.1:6379"
+	DefaultPrefix = "sluice-example"
+)
+
+// Config configures one instance.
+type Config struct {
+	// Addr is the address to listen on (DefaultAddr when "").
+	Addr string
+	// Redis is the Redis address (DefaultRedis when ""); several,
+	// separated by commas, are the nodes of a Redis Cluster.
+	Redis string
+	// RulesFile is a YAML or JSON rules file; "" means the default rules.
+	RulesFile string
+	// Name is the instance's name in responses; "" means the address it
+	// listens on.
+	Name string
+	// Prefix is the prefix of the instance's Redis keys (DefaultPrefix
+	// when ""). Instances share limits when they share a Redis and a
+	// prefix.
+	Prefix string
+	// Logf logs what the instance does (log.Printf when nil).
+	Logf func(format string, args ...any)
+}
+
+// Status is the answer of GET /status.
+type Status struct {
+	Instance string             `json:"instance"`
+	Redis    string             `json:"redis"`
+	Stores   []core.StoreStatus `json:"stores"`
+	// SyncError is the error of the approximate mode's last sync with
+	// Redis, "" when it worked.
+	SyncError string      `json:"syncError,omitempty"`
+	Rules     []core.Rule `json:"rules"`
+}
+
+// Run serves one instance until ctx ends, then shuts it down gracefully
+// (requests in flight finish) and closes its Guard, store and Redis client.
+// It calls ready with the address it listens on once it accepts
+// connections. An unreachable Redis does not stop it: the rules with a
+// store apply their failure policy until Redis answers.
+func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = log.Printf
+	}
+	rules, err := loadRules(cfg.RulesFile)
+	if err != nil {
+		return err
+	}
+	redisAddr := cmp.Or(cfg.Redis, DefaultRedis)
+	// ContextTimeoutEnabled: the store bounds each call by its context, and
+	// makes a lone call on the request's goroutine.
+	client := redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs:                 strings.Split(redisAddr, ","),
+		ContextTimeoutEnabled: true,
+		DialTimeout:           time.Second,
+	})
+	defer client.Close()
+	st, err := redisstore.New(client, redisstore.WithPrefix(cmp.Or(cfg.Prefix, DefaultPrefix)))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	guard, err := core.New(core.WithStore("redis", st), core.WithRules(rules...))
+	if err != nil {
+		if cfg.RulesFile != "" { // a rule names another store
+			return fmt.Errorf("%s: %w", cfg.RulesFile, err)
+		}
+		return err
+	}
+	defer guard.Close()
+
+	ping, cancel := context.WithTimeout(ctx, time.Second)
+	if err := client.Ping(ping).Err(); err != nil {
+		logf("redis at %s does not answer (%v): rules with a store apply their onFailure policy until it does", redisAddr, err)
+	}
+	cancel()
+
+	ln, err := net.Listen("tcp", cmp.Or(cfg.Addr, DefaultAddr))
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	name := cmp.Or(cfg.Name, addr)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "hello from "+name+"\n")
+	})
+	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]string{"q": r.URL.Query().Get("q"), "instance": name})
+	})
+	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]string{"id": r.PathValue("id"), "instance": name})
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		s := Status{Instance: name, Redis: redisAddr, Stores: guard.Stores(), Rules: guard.Rules()}
+		if err := st.Err(); err != nil {
+			s.SyncError = err.Error()
+		}
+		writeJSON(w, s)
+	})
+	h := sluicehttp.Middleware(guard)(mux)
+	instance := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Instance", name)
+		h.ServeHTTP(w, r)
+	})
+	logf("instance %s listening on http://%s, limits shared through Redis at %s", name, addr, redisAddr)
+	return serve(ctx, ln, instance, ready)
+}
+
+// serve serves h on ln until ctx ends, then shuts down gracefully, letting
+// requests in flight finish (for up to 15 seconds). It calls ready with
+// the address once it accepts connections.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(addr string)) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func loadRules(file string) ([]core.Rule, error) {
+	if file == "" {
+		return core.ParseRules(defaultRules, core.FormatYAML)
+	}
+	return core.LoadRulesFile(file)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

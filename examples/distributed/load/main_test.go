@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/examples/distributed/internal/server"
+)
+
+func TestMain(m *testing.M) {
+	redistest.QuietRedisLogs()
+	os.Exit(m.Run())
+}
+
+var admittedLine = regexp.MustCompile(`(?m)^admitted: (\d+) in (\d+) s .*; blocked (\d+); failed (\d+)$`)
+
+// TestInProcess starts 3 instances and drives them at 4.5x GET /hello's
+// limit of 20 per second for 2 seconds: the table has a row per second, and
+// the instances together admit what the sliding counter allows in 2
+// seconds (at most a window more than 2 windows' worth, for the windows
+// the run overlaps).
+func TestInProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-redis", srv.Addr, "-duration", "2s", "-rate", "90"}, &out)
+	require.NoError(t, err, out.String())
+	text := out.String()
+	t.Log("\n" + text)
+	for _, want := range []string{"instance a on 127.0.0.1:", "instance c on", "3 instances sharing the Redis at " + srv.Addr,
+		"rule hello-global: 20 per 1s for all instances together (sliding-counter, exact)",
+		" sec     a     b     c   total   limit  blocked\n"} {
+		assert.Contains(t, text, want)
+	}
+	assert.Regexp(t, `(?m)^   1(\s+\d+){4}      20\s+\d+$`, text)
+	assert.Regexp(t, `(?m)^   2(\s+\d+){4}      20\s+\d+$`, text)
+	m := admittedLine.FindStringSubmatch(text)
+	require.NotNil(t, m, "the summary")
+	admitted, _ := strconv.Atoi(m[1])
+	failed, _ := strconv.Atoi(m[4])
+	assert.Equal(t, "2", m[2])
+	assert.Zero(t, failed)
+	assert.GreaterOrEqual(t, admitted, 20)
+	assert.LessOrEqual(t, admitted, 60)
+}
+
+// TestTargets drives instances that are already running, by address.
+func TestTargets(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	prefix := redistest.UniquePrefix()
+	var addrs []string
+	done := make(chan error, 2)
+	for _, name := range []string{"left", "right"} {
+		ready := make(chan string, 1)
+		go func() {
+			done <- server.Run(ctx, server.Config{Addr: "127.0.0.1:0", Redis: srv.Addr, Name: name, Prefix: prefix, Logf: t.Logf},
+				func(addr string) { ready <- addr })
+		}()
+		addrs = append(addrs, <-ready)
+	}
+	defer func() {
+		cancel()
+		for range 2 {
+			assert.NoError(t, <-done)
+		}
+	}()
+	var out bytes.Buffer
+	err := run(ctx, []string{"-targets", strings.Join(addrs, ","), "-duration", "1s", "-rate", "50", "-path", "/search?q=x"}, &out)
+	require.NoError(t, err, out.String())
+	text := out.String()
+	t.Log("\n" + text)
+	assert.NotContains(t, text, "instances sharing", "no instance started")
+	assert.Contains(t, text, "driving GET /search?q=x on 2 instances at 50 requests/s for 1s; rule search-global: 100 per 1s for all instances together (sliding-counter, approximate)")
+	assert.Contains(t, text, " sec  left  right   total   limit  blocked\n")
+	m := admittedLine.FindStringSubmatch(text)
+	require.NotNil(t, m)
+	assert.Equal(t, "0", m[3], "50 a second is under the limit of 100")
+	assert.NotEqual(t, "0", m[1])
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate", "0"}, "-rate must be between 1 and 10000, got 0"},
+		{[]string{"-duration", "10ms"}, "-duration must be between 1s and 1h, got 10ms"},
+		{[]string{"-path", "hello"}, `-path must start with /, got "hello"`},
+		{[]string{"-instances", "30"}, "-instances must be between 1 and 26, got 30"},
+		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"-nope"}, "flag provided but not defined: -nope"},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), tc.args, &out)
+		require.Error(t, err, "%v", tc.args)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
