@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/store/redistest"
 	"github.com/sluicekit/sluice/examples/distributed/internal/server"
 )
@@ -168,7 +167,7 @@ func TestInstancesShareLimits(t *testing.T) {
 	for i, base := range bases {
 		s := status(t, base)
 		assert.Equal(t, []string{"a", "b", "c"}[i], s.Instance)
-		assert.Equal(t, []core.StoreStatus{{Name: "redis", Healthy: true}}, s.Stores, "no fallback")
+		assert.Equal(t, []server.StoreState{{Name: "redis", Healthy: true}}, s.Stores, "no fallback")
 	}
 }
 
@@ -189,7 +188,7 @@ func TestDefaultRules(t *testing.T) {
 
 	s := status(t, base)
 	assert.Equal(t, srv.Addr, s.Redis)
-	assert.Equal(t, []core.StoreStatus{{Name: "redis", Healthy: true}}, s.Stores)
+	assert.Equal(t, []server.StoreState{{Name: "redis", Healthy: true}}, s.Stores)
 	modes := map[string]string{}
 	for _, rule := range s.Rules {
 		assert.Equal(t, "redis", rule.Store, rule.Name)

@@ -58,13 +58,23 @@ type Config struct {
 
 // Status is the answer of GET /status.
 type Status struct {
-	Instance string             `json:"instance"`
-	Redis    string             `json:"redis"`
-	Stores   []core.StoreStatus `json:"stores"`
+	Instance string       `json:"instance"`
+	Redis    string       `json:"redis"`
+	Stores   []StoreState `json:"stores"`
 	// SyncError is the error of the approximate mode's last sync with
 	// Redis, "" when it worked.
 	SyncError string      `json:"syncError,omitempty"`
 	Rules     []core.Rule `json:"rules"`
+}
+
+// StoreState is a core.StoreStatus in JSON: the health of a store the
+// Guard uses, the calls that failed and the decisions its rules' failure
+// policies made.
+type StoreState struct {
+	Name      string `json:"name"`
+	Healthy   bool   `json:"healthy"`
+	Errors    int64  `json:"errors"`
+	Fallbacks int64  `json:"fallbacks"`
 }
 
 // Run serves one instance until ctx ends, then shuts it down gracefully
@@ -129,7 +139,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		writeJSON(w, map[string]string{"id": r.PathValue("id"), "instance": name})
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		s := Status{Instance: name, Redis: redisAddr, Stores: guard.Stores(), Rules: guard.Rules()}
+		s := Status{Instance: name, Redis: redisAddr, Rules: guard.Rules()}
+		for _, st := range guard.Stores() {
+			s.Stores = append(s.Stores, StoreState{st.Name, st.Healthy, st.Errors, st.Fallbacks})
+		}
 		if err := st.Err(); err != nil {
 			s.SyncError = err.Error()
 		}
