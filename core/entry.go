@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
 	"github.com/sluicekit/sluice/core/window"
@@ -43,6 +44,27 @@ type Entry struct {
 	// The per-value concurrency reservations of hotspot rules, which Exit
 	// releases.
 	holds []held
+	// The tickets of the binding's breakers, in their order: the first two
+	// in brk, the others in brkMore.
+	brk     [2]breaker.Ticket
+	brkMore []breaker.Ticket
+}
+
+// setTicket keeps t, the ticket of the i-th breaker of e's binding.
+func (e *Entry) setTicket(i int, t breaker.Ticket) {
+	if i < len(e.brk) {
+		e.brk[i] = t
+	} else {
+		e.brkMore = append(e.brkMore, t)
+	}
+}
+
+// ticket returns the ticket of the i-th breaker of e's binding.
+func (e *Entry) ticket(i int) breaker.Ticket {
+	if i < len(e.brk) {
+		return e.brk[i]
+	}
+	return e.brkMore[i-len(e.brk)]
 }
 
 // held is a reservation a rule made for a request. For flow and
@@ -54,6 +76,7 @@ type held struct {
 	// decision was the failure policy's instead of the store's.
 	key      string
 	fallback bool
+	t        breaker.Ticket // for a breaker rule
 }
 
 // quotaOf is the windowed rule an admitted request left the least quota
@@ -157,23 +180,28 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			if d := rs.flow.Acquire(now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
 			} else {
-				err = blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}})
+				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, now, n)
 			}
 		} else if ok, inFlight := rs.conc.Acquire(n); !ok {
-			err = concBlocked(resource, rs, inFlight)
+			err = g.concBlocked(resource, rs, inFlight, now, n)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, now)
 	}
 	if err != nil {
-		stats, _ := res.stripe(rand.Uint64())
-		stats.Add(now, window.Block, n)
+		if be, ok := err.(*BlockedError); ok {
+			stats, stripe := res.stripe(rand.Uint64())
+			stats.Add(now, window.Block, n)
+			res.totals[stripe].block.Add(n)
+			res.blockedBy[reasonOf(be)].Add(n)
+		}
 		return Entry{}, err
 	}
 	inFlight := res.inFlight.Add(n)
 	stats, stripe := res.stripe(uint64(inFlight))
 	e.start, e.stripe = now, stripe
 	stats.Add(now, window.Pass, n).RaisePeak(inFlight)
+	res.totals[stripe].pass.Add(n)
 	return e, nil
 }
 
@@ -196,9 +224,9 @@ func (b *binding) waits() bool {
 
 // concBlocked returns the error of a request that the concurrency rule of
 // rs rejected, with inFlight requests in flight.
-func concBlocked(resource string, rs *ruleState, inFlight int64) *BlockedError {
+func (g *Guard) concBlocked(resource string, rs *ruleState, inFlight, now, n int64) *BlockedError {
 	lim := rs.conc.Limit()
-	return blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}})
+	return g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}, now, n)
 }
 
 // admit checks the rules of e's binding in order and waits for the turn the
@@ -213,13 +241,27 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
-	for _, rs := range e.b.rules {
+	for i, rs := range e.b.rules {
+		if br := rs.brk; br != nil {
+			// A breaker: the first rules of the binding, so i is its
+			// index among the binding's breakers.
+			t, retry, ok := br.Allow(now)
+			if !ok {
+				undo(admitted, n)
+				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, now, n)
+			}
+			var h *held
+			admitted, h = push(admitted, rs)
+			h.t = t
+			e.setTicket(i, t)
+			continue
+		}
 		if c := rs.conc; c != nil {
 			// A concurrency rule: its reservation is one count, and
 			// giving it back needs no decision.
 			if ok, inFlight := c.Acquire(n); !ok {
 				undo(admitted, n)
-				return now, concBlocked(resource, rs, inFlight)
+				return now, g.concBlocked(resource, rs, inFlight, now, n)
 			}
 			admitted, _ = push(admitted, rs)
 			continue
@@ -238,7 +280,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			if !h.d.OK {
 				undo(admitted[:len(admitted)-1], n)
-				return now, blocked(resource, h)
+				return now, g.blocked(resource, h, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -270,7 +312,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			if !h.d.OK {
 				undo(admitted[:len(admitted)-1], n)
-				return now, blocked(resource, h)
+				return now, g.blocked(resource, h, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -312,6 +354,8 @@ func undo(admitted []held, n int64) {
 	for i := range admitted {
 		h := &admitted[i]
 		switch rs := h.rs; {
+		case rs.brk != nil:
+			rs.brk.Undo(h.t)
 		case rs.remote != nil:
 			rs.remote.undo(h, n)
 		case rs.hot != nil:
@@ -324,8 +368,11 @@ func undo(admitted []held, n int64) {
 	}
 }
 
-func blocked(resource string, h *held) *BlockedError {
+// blocked returns the error of n requests at now that the rule of h
+// rejected with h's decision, and counts them in the rule's statistics.
+func (g *Guard) blocked(resource string, h *held, now, n int64) *BlockedError {
 	rs, d := h.rs, &h.d
+	rs.block(g, now, n)
 	e := &BlockedError{
 		Fallback:   h.fallback,
 		Resource:   resource,
@@ -336,7 +383,7 @@ func blocked(resource string, h *held) *BlockedError {
 		Remaining:  d.Remaining,
 		RetryAfter: d.RetryAfter,
 	}
-	if rs.rule.Kind != KindConcurrency && rs.rule.Algorithm != string(hotspot.Concurrency) {
+	if rs.rule.Kind != KindConcurrency && rs.rule.Kind != KindBreaker && rs.rule.Algorithm != string(hotspot.Concurrency) {
 		e.Window = rs.rule.Window
 	}
 	return e
@@ -364,5 +411,17 @@ func (e *Entry) Exit(err error) {
 		h.rs.hot.Release(h.d, e.n)
 	}
 	now := e.g.now(e.b)
-	e.res.stripes[e.stripe].AddRT(now, max(now-e.start, 0), err != nil)
+	rt := max(now-e.start, 0)
+	e.res.stripes[e.stripe].AddRT(now, rt, err != nil)
+	t := &e.res.totals[e.stripe]
+	t.complete.Add(1)
+	if rt != 0 {
+		t.rt.Add(rt)
+	}
+	if err != nil {
+		t.errors.Add(1)
+	}
+	for i, rs := range e.b.breakers {
+		rs.brk.Done(now, e.ticket(i), time.Duration(rt), err != nil)
+	}
 }

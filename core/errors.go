@@ -27,7 +27,10 @@ type BlockedError struct {
 	Remaining int64
 	// RetryAfter is the earliest time after which the same request would
 	// pass if nothing else arrived. It is 0 for concurrency limits, which
-	// free a slot whenever a request in flight ends.
+	// free a slot whenever a request in flight ends. For a breaker (Kind
+	// KindBreaker; Limit, Window and Remaining 0) it is the time until the
+	// breaker lets probes through, or, while it is half-open with every
+	// probe out, until the probes' deadline.
 	RetryAfter time.Duration
 	// Fallback is true when the rule keeps its counts in a store that
 	// failed, and the rejection is its failure policy's (closed, or the
@@ -37,6 +40,9 @@ type BlockedError struct {
 
 // Error describes the block.
 func (e *BlockedError) Error() string {
+	if e.Kind == KindBreaker {
+		return fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
+	}
 	if e.Window == 0 {
 		return fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
 	}

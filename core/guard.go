@@ -3,11 +3,14 @@ package core
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/concurrency"
 	"github.com/sluicekit/sluice/core/flow"
@@ -31,6 +34,7 @@ type Guard struct {
 	coarse    *clock.Coarse
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
+	reporter  *reporter
 
 	mu    sync.Mutex // serializes SetRules
 	rules atomic.Pointer[ruleSet]
@@ -48,6 +52,8 @@ type ruleState struct {
 	flow    flow.Limiter         // KindFlow
 	conc    *concurrency.Limiter // KindConcurrency
 	hot     *hotspot.Limiter     // KindHotspot
+	brk     *breaker.Breaker     // KindBreaker
+	stats   *ruleStats           // carried over with the limiter
 	remote  *remoteRule          // a flow or hotspot rule with a store: instead of flow and hot
 	waits   bool                 // admitted requests may wait (leaky bucket)
 	holds   bool                 // admitted requests hold a per-value slot until Exit (hotspot concurrency)
@@ -62,6 +68,9 @@ type binding struct {
 	set   *ruleSet
 	rules []*ruleState
 	conc  []*concurrency.Limiter // the concurrency limiters among rules, released by Exit
+	// breakers are the breaker rules among rules, first in rules and in
+	// the same order; Exit reports outcomes to them.
+	breakers []*ruleState
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
@@ -74,6 +83,8 @@ type config struct {
 	rules        []Rule
 	rulesFile    string
 	maxResources int
+	listeners    []func(BreakerEvent)
+	logger       *slog.Logger
 }
 
 // Option configures a Guard made by New.
@@ -138,9 +149,6 @@ func New(opts ...Option) (*Guard, error) {
 		}
 	}
 	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}}
-	for name, s := range cfg.stores {
-		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff)
-	}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)
@@ -151,6 +159,11 @@ func New(opts ...Option) (*Guard, error) {
 		// A Guard dropped without Close stops its clock's goroutine when
 		// it is collected; the goroutine holds the clock, not the Guard.
 		runtime.AddCleanup(g, (*clock.Coarse).Stop, coarse)
+	}
+	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
+	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
+	for name, s := range cfg.stores {
+		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, g.reporter)
 	}
 	rules := cfg.rules
 	if cfg.rulesFile != "" {
@@ -185,15 +198,18 @@ func New(opts ...Option) (*Guard, error) {
 // without one, and stops with Close.
 const RTResolution = time.Millisecond
 
-// Close stops the goroutine that advances the Guard's coarse clock (see
-// RTResolution). The Guard stays usable: after Close, Enter and Exit read
-// the monotonic clock. A Guard that becomes unreachable without Close
-// stops the goroutine when it is collected. Close is idempotent and returns
-// nil.
+// Close stops the goroutines of the Guard: the one that advances its coarse
+// clock (see RTResolution) and the one that calls breaker listeners and
+// logs (see WithBreakerListener), after it delivered what was queued. The
+// Guard stays usable: after Close, Enter and Exit read the monotonic clock,
+// and breaker changes are no longer reported. A Guard that becomes
+// unreachable without Close stops the goroutines when it is collected.
+// Close is idempotent and returns nil.
 func (g *Guard) Close() error {
 	if g.coarse != nil {
 		g.coarse.Stop()
 	}
+	g.reporter.stop()
 	return nil
 }
 
@@ -236,7 +252,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		if prev != nil && (prev.rule.Kind != r.Kind || prev.rule.Resource != r.Resource || prev.rule.Param != r.Param) {
 			prev = nil
 		}
-		rs, err := compileRule(r, prev, g.stores)
+		rs, err := g.compileRule(r, prev)
 		if err != nil {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
 			continue
@@ -252,14 +268,19 @@ func (g *Guard) SetRules(rules []Rule) error {
 
 // compileRule makes the limiter of r, carrying over the state of prev, the
 // same rule in the rule set being replaced, when prev is not nil.
-func compileRule(r Rule, prev *ruleState, stores map[string]*storeConn) (*ruleState, error) {
+func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
+	if prev != nil {
+		rs.stats = prev.stats
+	} else {
+		rs.stats = newRuleStats()
+	}
 	if r.Store != "" {
 		var p *remoteRule
 		if prev != nil {
 			p = prev.remote
 		}
-		rr, err := compileRemote(r, stores, p)
+		rr, err := compileRemote(r, g.stores, p)
 		if err != nil {
 			return nil, err
 		}
@@ -306,6 +327,20 @@ func compileRule(r Rule, prev *ruleState, stores map[string]*storeConn) (*ruleSt
 		rs.holds = alg == hotspot.Concurrency
 		rs.window = !rs.holds
 		rs.refills = rs.window
+	case KindBreaker:
+		var p *breaker.Breaker
+		if prev != nil {
+			p = prev.brk
+		}
+		name, resource, rp := r.Name, r.Resource, g.reporter
+		l, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
+			rp.send(report{breaker: &BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
+				At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
+		})
+		if err != nil {
+			return nil, err
+		}
+		rs.brk = l
 	default:
 		return nil, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 	}
@@ -320,6 +355,9 @@ func (set *ruleSet) bind(name string) *binding {
 		switch {
 		case !rs.pattern.match(name):
 			continue
+		case rs.brk != nil:
+			b.breakers = append(b.breakers, rs)
+			continue
 		case rs.waits:
 			waiting = append(waiting, rs)
 		default:
@@ -329,8 +367,9 @@ func (set *ruleSet) bind(name string) *binding {
 			b.conc = append(b.conc, rs.conc)
 		}
 	}
-	b.rules = append(b.rules, waiting...)
-	if len(b.rules) == 1 && b.rules[0].hot == nil && b.rules[0].remote == nil && !b.rules[0].waits {
+	// Breakers first: an open one rejects before any limit is taken.
+	b.rules = append(append(slices.Clone(b.breakers), b.rules...), waiting...)
+	if len(b.rules) == 1 && (b.rules[0].flow != nil || b.rules[0].conc != nil) && !b.rules[0].waits {
 		b.single = b.rules[0]
 	}
 	return b

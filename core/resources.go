@@ -29,7 +29,11 @@ const (
 type resource struct {
 	name    string
 	stripes []*window.LeapArray
+	totals  []totals // per stripe: counts since the resource was made
 	binding atomic.Pointer[binding]
+	// blockedBy counts the requests blocked, by reason (see reasonOf);
+	// only the block path writes it.
+	blockedBy [numReasons]atomic.Int64
 
 	_        [64]byte // keep inFlight off the lines read on every Enter
 	inFlight atomic.Int64
@@ -47,8 +51,15 @@ func statStripes() int {
 	return n
 }
 
+// totals are the counts of one statistics stripe of a resource since it was
+// made, on a cache line of their own.
+type totals struct {
+	pass, block, complete, errors, rt atomic.Int64
+	_                                 [24]byte
+}
+
 func newResource(name string, stripes int) *resource {
-	r := &resource{name: name, stripes: make([]*window.LeapArray, stripes)}
+	r := &resource{name: name, stripes: make([]*window.LeapArray, stripes), totals: make([]totals, stripes)}
 	for i := range r.stripes {
 		r.stripes[i], _ = window.New(statBuckets, statInterval) // constants: cannot fail
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
 )
@@ -18,6 +19,10 @@ const (
 	KindConcurrency Kind = "concurrency"
 	// KindHotspot limits each value of a request parameter separately.
 	KindHotspot Kind = "hotspot"
+	// KindBreaker is a circuit breaker: it watches the outcomes of a
+	// resource's requests and rejects them all for a while when too many
+	// are slow or fail (package breaker).
+	KindBreaker Kind = "breaker"
 )
 
 // Rule is one limit on the resources its Resource matches. The rules file
@@ -38,13 +43,15 @@ type Rule struct {
 	// Limit is requests per Window (flow, hotspot) or requests in flight
 	// (concurrency). 0 blocks every request.
 	Limit int64 `json:"limit"`
-	// Window is the period Limit applies to (flow, hotspot). Default 1s.
+	// Window is the period Limit applies to (flow, hotspot; default 1s),
+	// or the span of a breaker's statistics (default 10s).
 	Window time.Duration `json:"window,omitempty"`
 	// Algorithm is a flow.Algorithm for flow rules (default leap-array), or
 	// token-bucket, leaky-bucket or concurrency for hotspot rules (default
 	// token-bucket).
 	Algorithm string `json:"algorithm,omitempty"`
-	// Buckets is the number of leap-array buckets. Default 10.
+	// Buckets is the number of leap-array buckets of a flow rule or a
+	// breaker's statistics. Default 10.
 	Buckets int `json:"buckets,omitempty"`
 	// Burst is the number of token-bucket tokens above Limit.
 	Burst int64 `json:"burst,omitempty"`
@@ -81,6 +88,25 @@ type Rule struct {
 	// store fails and OnFailure is local: its share of Limit (say Limit
 	// divided by the number of instances). Default Limit.
 	LocalLimit int64 `json:"localLimit,omitempty"`
+
+	// Strategy is what a breaker trips on: slow-ratio, error-ratio or
+	// error-count (breaker.Strategy).
+	Strategy string `json:"strategy,omitempty"`
+	// Threshold trips a breaker: a ratio in (0, 1] of slow or failed
+	// requests, or a number of failed requests (error-count).
+	Threshold float64 `json:"threshold,omitempty"`
+	// MaxRT is the response time above which a request is slow
+	// (slow-ratio).
+	MaxRT time.Duration `json:"maxRT,omitempty"`
+	// MinRequests is the number of requests that must complete in a
+	// breaker's window before it may trip. Default 10.
+	MinRequests int64 `json:"minRequests,omitempty"`
+	// OpenFor is how long an open breaker rejects requests before it lets
+	// probes through (half-open), and how long a probe may take. Default 5s.
+	OpenFor time.Duration `json:"openFor,omitempty"`
+	// Probes is the number of requests a half-open breaker lets through;
+	// all must succeed for it to close. Default 1.
+	Probes int64 `json:"probes,omitempty"`
 }
 
 // Failure policies of rules with a store (Rule.OnFailure).
@@ -101,6 +127,20 @@ func (r *Rule) flowConfig() flow.Config {
 		MaxWait:    r.MaxWait,
 		Warmup:     r.Warmup,
 		ColdFactor: r.ColdFactor,
+	}
+}
+
+// breakerConfig returns the breaker.Config of a breaker rule.
+func (r *Rule) breakerConfig() breaker.Config {
+	return breaker.Config{
+		Strategy:    breaker.Strategy(r.Strategy),
+		Threshold:   r.Threshold,
+		MaxRT:       r.MaxRT,
+		Window:      r.Window,
+		Buckets:     r.Buckets,
+		MinRequests: r.MinRequests,
+		OpenFor:     r.OpenFor,
+		Probes:      r.Probes,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -424,6 +425,18 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 		r.OnFailure, msg = textValue(val)
 	case "localLimit":
 		r.LocalLimit, msg = intValue[int64](val)
+	case "strategy":
+		r.Strategy, msg = textValue(val)
+	case "threshold":
+		r.Threshold, msg = floatValue(val)
+	case "maxRT":
+		r.MaxRT, msg = durationValue(val)
+	case "minRequests":
+		r.MinRequests, msg = intValue[int64](val)
+	case "openFor":
+		r.OpenFor, msg = durationValue(val)
+	case "probes":
+		r.Probes, msg = intValue[int64](val)
 	}
 	if msg != "" {
 		rp.add(key, val, "%s", msg)
@@ -477,6 +490,18 @@ func intValue[T int | int64](n *yaml.Node) (T, string) {
 		return 0, "is out of range, got " + describe(n)
 	}
 	return T(v), ""
+}
+
+// floatValue returns the value of a finite number scalar, integer or
+// not, or a problem.
+func floatValue(n *yaml.Node) (float64, string) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		var v float64
+		if err := n.Decode(&v); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return v, ""
+		}
+	}
+	return 0, "must be a number, got " + describe(n)
 }
 
 // durationValue returns the value of a scalar holding a Go duration, or

@@ -189,8 +189,14 @@ rules:
 		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "maxwait": "1s"}]}`, []string{
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
-		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: breaker}\n", []string{
-			`rules[0]: kind must be flow, concurrency or hotspot, got "breaker"`,
+		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
+			`rules[0]: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
+		}},
+		{"breaker threshold not a number", FormatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
+			`rules[0]: line 2: threshold must be a number, got "half"`,
+		}},
+		{"breaker threshold JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
+			`rules[0]: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
 		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, algorithm: gcra}\n", []string{
 			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,

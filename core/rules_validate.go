@@ -33,6 +33,7 @@ var fieldOrder = [...]string{
 	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
 	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
 	"store", "mode", "onFailure", "localLimit",
+	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
 }
 
 // fieldRank returns the position of field in fieldOrder, after 0 for
@@ -156,11 +157,48 @@ func (v *validator) rule(i int, r *Rule) {
 		v.checkConcurrency(r)
 	case KindHotspot:
 		v.checkHotspot(r)
+	case KindBreaker:
+		v.checkBreaker(r)
 	case "":
-		v.add("kind", "is required (flow, concurrency or hotspot)")
+		v.add("kind", "is required (flow, concurrency, hotspot or breaker)")
 	default:
-		v.add("kind", "must be flow, concurrency or hotspot, got %s", quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", quote(string(r.Kind)))
 	}
+	if r.Kind != KindBreaker {
+		v.noBreakerFields(r, "only applies to kind breaker")
+	}
+}
+
+// noBreakerFields reports with msg the breaker fields r sets.
+func (v *validator) noBreakerFields(r *Rule, msg string) {
+	v.zero("strategy", r.Strategy != "", msg)
+	v.zero("threshold", r.Threshold != 0, msg)
+	v.zero("maxRT", r.MaxRT != 0, msg)
+	v.zero("minRequests", r.MinRequests != 0, msg)
+	v.zero("openFor", r.OpenFor != 0, msg)
+	v.zero("probes", r.Probes != 0, msg)
+}
+
+// checkBreaker checks a breaker rule: its breaker.Config, and none of the
+// fields of limits.
+func (v *validator) checkBreaker(r *Rule) {
+	for _, fe := range r.breakerConfig().Validate() {
+		v.add(fe.Field, "%s", fe.Msg)
+	}
+	const msg = "does not apply to kind breaker"
+	v.zero("limit", r.Limit != 0, msg)
+	v.zero("algorithm", r.Algorithm != "", msg)
+	v.zero("burst", r.Burst != 0, msg)
+	v.zero("maxWait", r.MaxWait != 0, msg)
+	v.zero("warmup", r.Warmup != 0, msg)
+	v.zero("coldFactor", r.ColdFactor != 0, msg)
+	v.zero("param", r.Param != "", msg)
+	v.zero("maxKeys", r.MaxKeys != 0, msg)
+	v.zero("overrides", len(r.Overrides) != 0, msg)
+	v.zero("store", r.Store != "", msg)
+	v.zero("mode", r.Mode != "", msg)
+	v.zero("onFailure", r.OnFailure != "", msg)
+	v.zero("localLimit", r.LocalLimit != 0, msg)
 }
 
 // checkName checks an explicit name: bounded, printable and unique.
@@ -468,6 +506,9 @@ func withDefaults(r Rule) Rule {
 	case KindHotspot:
 		c := r.hotspotConfig().WithDefaults()
 		r.Algorithm, r.Window, r.MaxKeys = string(c.Algorithm), c.Window, c.MaxKeys
+	case KindBreaker:
+		c := r.breakerConfig().WithDefaults()
+		r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
 	}
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, string(store.Exact))

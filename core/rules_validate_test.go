@@ -67,10 +67,24 @@ func TestValidateRulesProblems(t *testing.T) {
 	}{
 		{"empty", Rule{}, []string{
 			"rules[0]: resource is required",
-			"rules[0]: kind is required (flow, concurrency or hotspot)",
+			"rules[0]: kind is required (flow, concurrency, hotspot or breaker)",
 		}},
-		{"unknown kind", Rule{Resource: "*", Kind: "breaker"}, []string{
-			`rules[0]: kind must be flow, concurrency or hotspot, got "breaker"`,
+		{"unknown kind", Rule{Resource: "*", Kind: "bulkhead"}, []string{
+			`rules[0]: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
+		}},
+		{"breaker fields", Rule{Name: "b", Resource: "*", Kind: KindBreaker, Limit: 5, Strategy: "error-ratio", Threshold: 2, MaxRT: time.Second, Probes: -1, Param: "ip"}, []string{
+			"rules[0] (b): limit does not apply to kind breaker",
+			"rules[0] (b): param does not apply to kind breaker",
+			"rules[0] (b): threshold must be a ratio in (0, 1] with strategy error-ratio, got 2",
+			"rules[0] (b): maxRT only applies to strategy slow-ratio",
+			"rules[0] (b): probes must be between 1 and 1000, got -1",
+		}},
+		{"breaker without strategy", Rule{Resource: "*", Kind: KindBreaker}, []string{
+			"rules[0]: strategy is required (slow-ratio, error-ratio or error-count)",
+		}},
+		{"breaker fields on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Strategy: "error-count", OpenFor: time.Second}, []string{
+			"rules[0]: strategy only applies to kind breaker",
+			"rules[0]: openFor only applies to kind breaker",
 		}},
 		{"name and resource bounds", Rule{Name: strings.Repeat("n", 201), Resource: long, Kind: KindConcurrency}, []string{
 			`rules[0] ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"...): name must be at most 200 bytes, got 201`,

@@ -67,12 +67,13 @@ type storeConn struct {
 	downUntil atomic.Int64
 	errors    atomic.Int64 // failed calls
 	fallbacks atomic.Int64 // decisions made by failure policies
+	reporter  *reporter
 }
 
 const healthy = math.MinInt64
 
-func newStoreConn(name string, s store.Store, backoff time.Duration) *storeConn {
-	c := &storeConn{name: name, s: s, backoff: int64(backoff)}
+func newStoreConn(name string, s store.Store, backoff time.Duration, rp *reporter) *storeConn {
+	c := &storeConn{name: name, s: s, backoff: int64(backoff), reporter: rp}
 	c.downUntil.Store(healthy)
 	return c
 }
@@ -84,15 +85,21 @@ func (c *storeConn) allow(now int64) bool {
 	return u == healthy || now >= u && c.downUntil.CompareAndSwap(u, now+c.backoff)
 }
 
+// succeeded records a call that worked: the store is healthy, and the
+// reporter hears of it when it was not.
 func (c *storeConn) succeeded() {
-	if c.downUntil.Load() != healthy {
-		c.downUntil.Store(healthy)
+	if u := c.downUntil.Load(); u != healthy && c.downUntil.CompareAndSwap(u, healthy) {
+		c.reporter.send(report{store: &storeReport{name: c.name}})
 	}
 }
 
-func (c *storeConn) failed(now int64) {
+// failed records a call that failed with err at now: the store is left
+// alone for the backoff, and the reporter hears of it when it was healthy.
+func (c *storeConn) failed(now int64, err error) {
 	c.errors.Add(1)
-	c.downUntil.Store(now + c.backoff)
+	if c.downUntil.Swap(now+c.backoff) == healthy {
+		c.reporter.send(report{store: &storeReport{name: c.name, err: err}})
+	}
 }
 
 // StoreStatus is the state of a store a Guard uses.
@@ -207,9 +214,10 @@ func (rr *remoteRule) take(ctx context.Context, h *held, now int64, lim store.Li
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return err // the caller gave up: not the store's failure
 		}
-		c.failed(now)
+		c.failed(now, err)
 	}
 	c.fallbacks.Add(1)
+	h.rs.stats.fallbacks.Add(1)
 	h.fallback = true
 	switch {
 	case rr.policy == FailOpen:
