@@ -167,6 +167,9 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
+// MarshalText returns the String of s, so that JSON shows states as words.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
 // Transition is a change of a breaker's state.
 type Transition struct {
 	From, To State
