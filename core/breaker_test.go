@@ -237,3 +237,20 @@ func TestWithBreakerListenerAndLoggerValidate(t *testing.T) {
 	_, err = core.New(core.WithLogger(nil))
 	assert.ErrorContains(t, err, "WithLogger: logger is nil")
 }
+
+// TestEveryBreakerOfAResourceHearsOutcomes: with two breakers on a
+// resource, the second one (its ticket kept apart from the first's) trips.
+func TestEveryBreakerOfAResourceHearsOutcomes(t *testing.T) {
+	g, fc := newGuard(t,
+		core.Rule{Name: "lenient", Resource: "GET /*", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 100, MinRequests: 1},
+		core.Rule{Name: "strict", Resource: "GET /x", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 2, MinRequests: 1},
+	)
+	require.NoError(t, call(g, fc, "GET /x", 0, errFailed))
+	require.NoError(t, call(g, fc, "GET /x", 0, errFailed))
+	b := blockedBy(t, call(g, fc, "GET /x", 0, nil))
+	assert.Equal(t, "strict", b.Rule)
+	require.NoError(t, call(g, fc, "GET /y", 0, nil), "the lenient breaker stays closed")
+	s := g.Snapshot()
+	assert.Equal(t, int64(3), s.Rules[0].Breaker.Requests)
+	assert.Equal(t, int64(2), s.Rules[0].Breaker.Bad)
+}

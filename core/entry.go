@@ -40,31 +40,13 @@ type Entry struct {
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
 	done   bool
-	quota  quotaOf
+	// brk is the ticket of the first breaker of the binding; those of
+	// the others are in holds.
+	brk   breaker.Ticket
+	quota quotaOf
 	// The per-value concurrency reservations of hotspot rules, which Exit
 	// releases.
 	holds []held
-	// The tickets of the binding's breakers, in their order: the first two
-	// in brk, the others in brkMore.
-	brk     [2]breaker.Ticket
-	brkMore []breaker.Ticket
-}
-
-// setTicket keeps t, the ticket of the i-th breaker of e's binding.
-func (e *Entry) setTicket(i int, t breaker.Ticket) {
-	if i < len(e.brk) {
-		e.brk[i] = t
-	} else {
-		e.brkMore = append(e.brkMore, t)
-	}
-}
-
-// ticket returns the ticket of the i-th breaker of e's binding.
-func (e *Entry) ticket(i int) breaker.Ticket {
-	if i < len(e.brk) {
-		return e.brk[i]
-	}
-	return e.brkMore[i-len(e.brk)]
 }
 
 // held is a reservation a rule made for a request. For flow and
@@ -189,20 +171,27 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		now, err = g.admit(ctx, &e, resource, params, now)
 	}
 	if err != nil {
-		if be, ok := err.(*BlockedError); ok {
-			stats, stripe := res.stripe(rand.Uint64())
-			stats.Add(now, window.Block, n)
-			res.totals[stripe].block.Add(n)
-			res.blockedBy[reasonOf(be)].Add(n)
-		}
+		g.rejected(res, err, now, n)
 		return Entry{}, err
 	}
-	inFlight := res.inFlight.Add(n)
+	inFlight := res.entered.Add(n) - res.exited.Load()
 	stats, stripe := res.stripe(uint64(inFlight))
 	e.start, e.stripe = now, stripe
 	stats.Add(now, window.Pass, n).RaisePeak(inFlight)
-	res.totals[stripe].pass.Add(n)
 	return e, nil
+}
+
+// rejected counts n permits of res that Enter rejected at now with err, if
+// err is a block, in the resource's statistics.
+func (g *Guard) rejected(res *resource, err error, now, n int64) {
+	be, ok := err.(*BlockedError)
+	if !ok {
+		return
+	}
+	stats, stripe := res.stripe(rand.Uint64())
+	stats.Add(now, window.Block, n)
+	res.totals[stripe].block.Add(n)
+	res.blockedBy[reasonOf(be)].Add(n)
 }
 
 // now reads the clock for a request under the rules of b: the coarse clock
@@ -253,7 +242,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			var h *held
 			admitted, h = push(admitted, rs)
 			h.t = t
-			e.setTicket(i, t)
+			if i == 0 {
+				e.brk = t
+			}
 			continue
 		}
 		if c := rs.conc; c != nil {
@@ -326,7 +317,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		now += int64(wait)
 	}
 	for i := range admitted {
-		if admitted[i].rs.holds {
+		// Exit releases per-value slots and reports to the breakers
+		// after the first.
+		if rs := admitted[i].rs; rs.holds || rs.brk != nil && i > 0 {
 			e.holds = append(e.holds, admitted[i])
 		}
 	}
@@ -402,26 +395,33 @@ func (e *Entry) Exit(err error) {
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	e.res.inFlight.Add(-e.n)
+	e.res.exited.Add(e.n)
 	for _, c := range e.b.conc {
 		c.Release(e.n)
 	}
 	for i := range e.holds {
-		h := &e.holds[i]
-		h.rs.hot.Release(h.d, e.n)
+		if h := &e.holds[i]; h.rs.hot != nil {
+			h.rs.hot.Release(h.d, e.n)
+		}
 	}
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
 	e.res.stripes[e.stripe].AddRT(now, rt, err != nil)
-	t := &e.res.totals[e.stripe]
-	t.complete.Add(1)
-	if rt != 0 {
-		t.rt.Add(rt)
+	if rt != 0 || err != nil {
+		t := &e.res.totals[e.stripe]
+		if rt != 0 {
+			t.rt.Add(rt)
+		}
+		if err != nil {
+			t.errors.Add(1)
+		}
 	}
-	if err != nil {
-		t.errors.Add(1)
-	}
-	for i, rs := range e.b.breakers {
-		rs.brk.Done(now, e.ticket(i), time.Duration(rt), err != nil)
+	if len(e.b.breakers) > 0 {
+		e.b.breakers[0].brk.Done(now, e.brk, time.Duration(rt), err != nil)
+		for i := range e.holds {
+			if h := &e.holds[i]; h.rs.brk != nil {
+				h.rs.brk.Done(now, h.t, time.Duration(rt), err != nil)
+			}
+		}
 	}
 }

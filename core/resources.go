@@ -24,8 +24,15 @@ const (
 // by the in-flight count its entry made, which differs between requests in
 // flight together, so they count in different stripes (as many as there
 // are stripes); a rejected request's, at random. Snapshots merge the
-// stripes. inFlight is one counter, on its own cache line, so that the peak
-// concurrency recorded is exact.
+// stripes.
+//
+// entered and exited count the permits admitted and exited since the
+// resource was made: their difference is the count in flight, and they are
+// the totals of passed and completed permits, so those totals cost no
+// atomic add of their own. Each is on its own cache line. Exit adds to
+// exited before it releases the request's slots, and Enter reads exited
+// after it added to entered, so the in-flight count Enter records as a peak
+// is never above the true one, and never above a concurrency limit.
 type resource struct {
 	name    string
 	stripes []*window.LeapArray
@@ -35,10 +42,15 @@ type resource struct {
 	// only the block path writes it.
 	blockedBy [numReasons]atomic.Int64
 
-	_        [64]byte // keep inFlight off the lines read on every Enter
-	inFlight atomic.Int64
-	_        [56]byte
+	_       [64]byte // keep entered off the lines read on every Enter
+	entered atomic.Int64
+	_       [56]byte
+	exited  atomic.Int64
+	_       [56]byte
 }
+
+// inFlight returns the number of permits in flight.
+func (r *resource) inFlight() int64 { return r.entered.Load() - r.exited.Load() }
 
 // statStripes returns the number of statistics stripes of a resource:
 // twice the CPUs Go runs on, rounded up to a power of two, at most 16
@@ -51,11 +63,13 @@ func statStripes() int {
 	return n
 }
 
-// totals are the counts of one statistics stripe of a resource since it was
-// made, on a cache line of their own.
+// totals are counts of one statistics stripe of a resource since it was
+// made, on a cache line of their own (see also entered and exited). They
+// are written by blocks, failures and responses that took time (not on
+// every request).
 type totals struct {
-	pass, block, complete, errors, rt atomic.Int64
-	_                                 [24]byte
+	block, errors, rt atomic.Int64
+	_                 [40]byte
 }
 
 func newResource(name string, stripes int) *resource {

@@ -72,7 +72,9 @@ func (s ResourceStats) AvgRT() time.Duration {
 }
 
 // Totals are the counts of a resource since the Guard first saw it: they
-// only grow, as Prometheus counters do.
+// only grow, as Prometheus counters do. Pass, Block and Complete count
+// permits (one per request unless Enter was given WithCount), Error
+// requests.
 type Totals struct {
 	Pass, Block, Complete, Error int64
 	RT                           time.Duration // total response time
@@ -162,7 +164,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	}
 	out := ResourceStats{
 		Resource: r.name,
-		InFlight: r.inFlight.Load(),
+		InFlight: r.inFlight(),
 		Pass:     s.Pass,
 		Block:    s.Block,
 		Complete: s.Complete,
@@ -171,11 +173,13 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		MinRT:    time.Duration(s.MinRT),
 		Peak:     s.Peak,
 	}
+	// exited first: a request that exits between the two loads counts as
+	// passed, not yet completed, never completed without having passed.
+	out.Total.Complete = r.exited.Load()
+	out.Total.Pass = r.entered.Load()
 	for i := range r.totals {
 		t := &r.totals[i]
-		out.Total.Pass += t.pass.Load()
 		out.Total.Block += t.block.Load()
-		out.Total.Complete += t.complete.Load()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
 	}

@@ -185,21 +185,25 @@ type Transition struct {
 }
 
 // Ticket is what Allow gives an admitted request, to hand back to Done or
-// Undo: the epoch it was let through in, whether it is a probe, and a bit
+// Undo: the epoch it was let through in (modulo 2^30: a ticket 2^30
+// transitions old is never still out), whether it is a probe, and a bit
 // that is set in every ticket Allow gives, so that the zero Ticket belongs to
-// no request. One word, as it is kept in every request's entry.
-type Ticket uint64
+// no request. 32 bits, as it is kept in every request's entry.
+type Ticket uint32
+
+const ticketEpochMask = 1<<30 - 1
 
 func ticket(epoch uint64, probe bool) Ticket {
-	t := Ticket(epoch<<2 | 1)
+	t := Ticket(epoch&ticketEpochMask)<<2 | 1
 	if probe {
 		t |= 2
 	}
 	return t
 }
 
-func (t Ticket) epoch() uint64 { return uint64(t) >> 2 }
-func (t Ticket) valid() bool   { return t&1 != 0 }
+// of reports whether t was given in epoch.
+func (t Ticket) of(epoch uint64) bool { return uint64(t>>2) == epoch&ticketEpochMask }
+func (t Ticket) valid() bool          { return t&1 != 0 }
 
 // Probe reports whether the request is one of a half-open breaker's probes.
 func (t Ticket) Probe() bool { return t&2 != 0 }
@@ -338,12 +342,12 @@ func (b *Breaker) Undo(t Ticket) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.w.Load(); stateOf(w) == HalfOpen && epochOf(w) == t.epoch() && issuedOf(w) > 0 {
+	if w := b.w.Load(); stateOf(w) == HalfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
 		// Under mu no transition can happen; only probes let through
 		// race, each retry following one.
 		for !b.w.CompareAndSwap(w, w-issuedOne) {
 			w = b.w.Load()
-			if stateOf(w) != HalfOpen || epochOf(w) != t.epoch() || issuedOf(w) == 0 {
+			if stateOf(w) != HalfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
 				return
 			}
 		}
@@ -366,7 +370,7 @@ func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
 		return
 	}
 	w := b.w.Load()
-	if w != word(t.epoch(), Closed) {
+	if stateOf(w) != Closed || !t.of(epochOf(w)) {
 		return
 	}
 	st := b.stats.Load()
@@ -405,7 +409,7 @@ func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.w.Load()
-	if stateOf(w) != HalfOpen || epochOf(w) != t.epoch() {
+	if stateOf(w) != HalfOpen || !t.of(epochOf(w)) {
 		return
 	}
 	switch {
