@@ -416,7 +416,7 @@ func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 	case bad:
 		b.transitionLocked(w, now, Open, -1, 1, "probe failed")
 	case b.passed+1 >= b.cfg.Probes:
-		b.transitionLocked(w, now, Closed, b.passed+1, 0, fmt.Sprintf("%d probes succeeded", b.passed+1))
+		b.transitionLocked(w, now, Closed, b.passed+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed+1, b.cfg.Probes))
 	default:
 		b.passed++
 	}
