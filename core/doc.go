@@ -1,6 +1,6 @@
-// Package core is the sluice engine: a Guard holds flow, concurrency (and,
-// later, hotspot) rules and decides, per request, whether a resource may
-// take more traffic.
+// Package core is the sluice engine: a Guard holds flow, concurrency,
+// hotspot and breaker rules and decides, per request, whether a resource
+// may take more traffic.
 //
 // A resource is the name of a protected thing: a route template such as
 // "GET /items/{id}", or a gRPC method such as "/pkg.Service/Method". Rules
@@ -24,6 +24,17 @@
 // decide, once for the response time; on the system clock, a coarse clock
 // that costs an atomic load: see RTResolution), touch a handful of atomics
 // and do not allocate; a block allocates only the *BlockedError.
+//
+// Breaker rules (KindBreaker, package breaker) learn from the error Exit is
+// given and the response time it measures; an open breaker blocks with a
+// BlockedError of Kind KindBreaker. Their state changes go to listeners
+// (WithBreakerListener) and to a rate-limited slog log (WithLogger), on a
+// goroutine of the Guard, never on a request's.
+//
+// Snapshot returns the statistics of every resource (the last second, and
+// totals since the Guard first saw it) and every rule (blocked requests,
+// failure-policy decisions, breaker state), for metrics exporters (package
+// prometheus) and the dashboard (package dashboard).
 //
 // A Guard has no package-level state: its clock (package clock), rules,
 // limiter state and statistics all hang off it.
