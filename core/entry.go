@@ -181,17 +181,16 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	return e, nil
 }
 
-// rejected counts n permits of res that Enter rejected at now with err, if
-// err is a block, in the resource's statistics.
+// rejected counts n permits of res that Enter rejected at now with err (a
+// block, or the end of the context of a request waiting for its turn) in
+// the resource's statistics.
 func (g *Guard) rejected(res *resource, err error, now, n int64) {
-	be, ok := err.(*BlockedError)
-	if !ok {
-		return
-	}
 	stats, stripe := res.stripe(rand.Uint64())
 	stats.Add(now, window.Block, n)
 	res.totals[stripe].block.Add(n)
-	res.blockedBy[reasonOf(be)].Add(n)
+	if be, ok := err.(*BlockedError); ok {
+		res.blockedBy[reasonOf(be)].Add(n)
+	}
 }
 
 // now reads the clock for a request under the rules of b: the coarse clock

@@ -79,7 +79,9 @@ type Totals struct {
 	Pass, Block, Complete, Error int64
 	RT                           time.Duration // total response time
 	// BlockedBy counts the blocked requests by reason (see Reasons); it
-	// holds the reasons with a count only.
+	// holds the reasons with a count only. Block also counts requests whose
+	// context ended while they waited for their turn (leaky bucket), which
+	// have no reason.
 	BlockedBy map[string]int64
 }
 

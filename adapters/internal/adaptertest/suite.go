@@ -71,6 +71,7 @@ func ColonPath(p string) string {
 
 // Problem is the problem+json body of a blocked response.
 type Problem struct {
+	Kind             string   `json:"kind"`
 	Type             string   `json:"type"`
 	Title            string   `json:"title"`
 	Status           int      `json:"status"`
@@ -354,6 +355,8 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"RateLimitFieldsOnAllowed", testAllowedFields},
 		{"BlockHandler", testBlockHandler},
 		{"LeakyBucketWaitsAndHonoursContext", testLeakyWait},
+		{"BreakerOpensAndCloses", testBreaker},
+		{"BreakerTripsOnSlowResponses", testBreakerSlow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -799,4 +802,82 @@ func waitSleepers(t *testing.T, fc *clock.Fake, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, fc.WaitForSleepers(ctx, n), "no request waits on the clock")
+}
+
+// checkBreakerBlocked checks the response to a request an open breaker
+// blocked: 503, Retry-After equal to the body's retryAfter and at least
+// minRetry seconds, no RateLimit fields, a problem body naming the rule.
+func checkBreakerBlocked(t *testing.T, res response, rule string, minRetry int64) {
+	t.Helper()
+	require.Equal(t, http.StatusServiceUnavailable, res.status, "body: %s", res.body)
+	assert.Equal(t, "application/problem+json", res.header.Get("Content-Type"))
+	assert.Equal(t, "no-store", res.header.Get("Cache-Control"))
+	assert.Empty(t, res.header.Values("RateLimit"), "a breaker is no quota policy")
+	assert.Empty(t, res.header.Values("RateLimit-Policy"))
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
+	assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	assert.Equal(t, rule, p.Rule)
+	assert.Equal(t, "breaker", p.Kind)
+	assert.Contains(t, p.Detail, "circuit breaker")
+	assert.Zero(t, p.Limit)
+	assert.Empty(t, p.ViolatedPolicies)
+	retry, err := strconv.ParseInt(res.header.Get("Retry-After"), 10, 64)
+	require.NoError(t, err, "Retry-After %q", res.header.Get("Retry-After"))
+	assert.GreaterOrEqual(t, retry, minRetry)
+	assert.Equal(t, retry, p.RetryAfter)
+}
+
+func testBreaker(t *testing.T, f Factory) {
+	s := start(t, f, Options{RateLimitFields: true},
+		core.Rule{Name: "fail-rate", Resource: "GET /fail", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
+		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-count",
+			Threshold: 2, MinRequests: 1, OpenFor: 5 * time.Second})
+	for range 2 {
+		res := s.get("/fail")
+		require.Equal(t, http.StatusInternalServerError, res.status)
+		assert.NotEmpty(t, res.header.Values("RateLimit"), "allowed responses carry the flow rule's fields")
+	}
+	// Two 5xx: the breaker is open, and the handler is not called.
+	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 5)
+	assert.Equal(t, int64(2), s.callsOf("/fail"))
+	s.clock.Advance(3 * time.Second)
+	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 2)
+	// Other routes are not affected.
+	assert.Equal(t, http.StatusOK, s.get("/hello").status)
+
+	// After openFor, one probe reaches the handler; it fails, so the
+	// breaker opens again.
+	s.clock.Advance(2 * time.Second)
+	assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
+	assert.Equal(t, int64(3), s.callsOf("/fail"))
+	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 5)
+	snap := s.guard.Snapshot()
+	require.NotNil(t, snap.Rules[1].Breaker)
+	assert.Equal(t, int64(2), snap.Rules[1].Breaker.Trips)
+	assert.Equal(t, int64(3), snap.Resources[0].Total.BlockedBy[core.ReasonBreaker])
+}
+
+func testBreakerSlow(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "hold-breaker", Resource: "GET /hold", Kind: core.KindBreaker,
+		Strategy: "slow-ratio", Threshold: 1, MaxRT: 100 * time.Millisecond, MinRequests: 1, OpenFor: time.Second})
+	first := make(chan response, 1)
+	go func() { first <- s.getAsync("/hold") }()
+	<-s.entered
+	s.clock.Advance(150 * time.Millisecond) // the request takes 150ms on the Guard's clock
+	s.release <- struct{}{}
+	require.Equal(t, http.StatusOK, (<-first).status, "a slow response is still a response")
+	checkBreakerBlocked(t, s.get("/hold"), "hold-breaker", 1)
+	assert.Equal(t, int64(1), s.callsOf("/hold"))
+	// The probe is fast: the breaker closes.
+	s.clock.Advance(time.Second)
+	go func() { first <- s.getAsync("/hold") }()
+	<-s.entered
+	s.release <- struct{}{}
+	require.Equal(t, http.StatusOK, (<-first).status)
+	go func() { first <- s.getAsync("/hold") }()
+	<-s.entered
+	s.release <- struct{}{}
+	require.Equal(t, http.StatusOK, (<-first).status, "closed again")
 }

@@ -24,9 +24,9 @@ const (
 
 // Status returns the status of the default response to a request b
 // blocked: 503 Service Unavailable when a concurrency rule (Kind
-// concurrency) blocked it, and 429 Too Many Requests for every other rule,
-// per-value in-flight limits (hotspot rules with algorithm concurrency)
-// included.
+// concurrency) or an open circuit breaker (Kind breaker) blocked it, and 429
+// Too Many Requests for every other rule, per-value in-flight limits
+// (hotspot rules with algorithm concurrency) included.
 //
 // 429 says that the client sent too many requests: that is true of a rate
 // limit, and of a per-value limit, which counts the requests of one user,
@@ -36,9 +36,10 @@ const (
 // 503 says (RFC 9110, section 15.6.4: "temporary overload"); load balancers
 // and clients may retry a 503 on another instance, where the request may
 // well pass, while a 429 tells a client to slow down, which is not what a
-// busy server needs from a client that sends little.
+// busy server needs from a client that sends little. An open breaker says
+// the same of a failing resource.
 func Status(b *core.BlockedError) int {
-	if b.Kind == core.KindConcurrency {
+	if b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusTooManyRequests
@@ -50,9 +51,15 @@ func blockedPolicy(b *core.BlockedError) Policy {
 }
 
 // SetBlockedHeaders sets the fields of the default response to b on h:
-// Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked).
+// Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked). A breaker
+// is no quota policy: for it, RateLimit-Policy and RateLimit are removed.
 func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
-	SetRateLimitFields(h, blockedPolicy(b))
+	if b.Kind == core.KindBreaker {
+		delete(h, keyRateLimitPolicy)
+		delete(h, keyRateLimit)
+	} else {
+		SetRateLimitFields(h, blockedPolicy(b))
+	}
 	if s := CeilSeconds(b.RetryAfter); s > 0 {
 		h[keyRetryAfter] = []string{strconv.FormatInt(s, 10)}
 	} else {
@@ -62,7 +69,7 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 
 // WriteBlocked writes the default response to a request b blocked:
 //
-//   - status Status(b): 429, or 503 for a concurrency rule;
+//   - status Status(b): 429, or 503 for a concurrency rule or a breaker;
 //   - Retry-After: b.RetryAfter in whole seconds, rounded up (at least 1 when
 //     it is above 0, absent when it is 0, as for limits on requests in
 //     flight, which free a slot whenever a request ends);
@@ -70,7 +77,8 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     on requests in flight: "<rule>";q=<limit>;qu="concurrent-requests");
 //   - RateLimit: "<rule>";r=<remaining>;t=<seconds until the request would
 //     pass> (no t for a limit on requests in flight). t and Retry-After are
-//     the same number, so Retry-After is never earlier than t;
+//     the same number, so Retry-After is never earlier than t. Neither
+//     field is sent for a breaker, which is no quota;
 //   - Cache-Control: no-store;
 //   - an application/problem+json body (RFC 9457) with members type,
 //     title, status, detail, and the extension members rule, limit,
@@ -78,7 +86,9 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     retryAfter (whole seconds, as in Retry-After, 0 when absent),
 //     violated-policies (the rule, as the problem types of
 //     draft-ietf-httpapi-ratelimit-headers define it) and, for hotspot
-//     rules, param (the param the rule limits by, never its value).
+//     rules, param (the param the rule limits by, never its value). For a
+//     breaker the members are rule, kind ("breaker") and retryAfter: it has
+//     no limit, window or quota policy.
 //
 // The rule name is written as a structured-field String (AppendSFString)
 // in the fields, and as a JSON string in the body.
@@ -112,6 +122,11 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	dst = AppendJSONString(dst, Detail(b))
 	dst = append(dst, `,"rule":`...)
 	dst = AppendJSONString(dst, b.Rule)
+	if b.Kind == core.KindBreaker {
+		dst = append(dst, `,"kind":"breaker","retryAfter":`...)
+		dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
+		return append(dst, '}')
+	}
 	dst = append(dst, `,"limit":`...)
 	dst = strconv.AppendInt(dst, b.Limit, 10)
 	dst = append(dst, `,"window":`...)
@@ -128,8 +143,17 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 }
 
 // Detail returns the problem detail of a request b blocked, a sentence for
-// people: "GET /hello allows 5 requests per 1s; retry in 1s".
+// people: "GET /hello allows 5 requests per 1s; retry in 1s", or for a
+// breaker "GET /fail is failing: circuit breaker \"fail-breaker\" is
+// open; retry in 5s".
 func Detail(b *core.BlockedError) string {
+	if b.Kind == core.KindBreaker {
+		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`
+		if s := CeilSeconds(b.RetryAfter); s > 0 {
+			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
+		}
+		return d
+	}
 	per := ""
 	if b.Param != "" {
 		per = " for each " + b.Param + " value"
