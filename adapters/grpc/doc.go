@@ -42,7 +42,8 @@
 //
 // A blocked call never reaches the handler. It fails with
 // BlockedStatus(b): codes.ResourceExhausted, for rate and concurrency limits
-// alike, with (for rate limits) a google.rpc.RetryInfo detail whose retry
+// alike (codes.Unavailable, with RetryInfo and an ErrorInfo of reason
+// CIRCUIT_OPEN, when an open circuit breaker blocked it), with (for rate limits) a google.rpc.RetryInfo detail whose retry
 // delay is the BlockedError's RetryAfter, a google.rpc.ErrorInfo and a
 // google.rpc.QuotaFailure naming the rule. The interceptor also sets the
 // grpc-retry-pushback-ms trailer (PushbackKey) to RetryAfter in milliseconds,

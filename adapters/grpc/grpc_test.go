@@ -758,3 +758,85 @@ func TestBlockedStatus(t *testing.T) {
 	assert.Equal(t, int64(-1), sluicegrpc.PushbackMillisForTest(-time.Second))
 	assert.Equal(t, codes.ResourceExhausted, sluicegrpc.BlockedStatus(nil).Code())
 }
+
+// breakerDetails checks that err is the status of a call an open breaker
+// blocked, and returns its RetryInfo delay and ErrorInfo.
+func breakerDetails(t *testing.T, err error) (time.Duration, *errdetails.ErrorInfo) {
+	t.Helper()
+	st, ok := status.FromError(err)
+	require.True(t, ok, "not a status: %v", err)
+	require.Equal(t, codes.Unavailable, st.Code(), "%v", err)
+	var retry *errdetails.RetryInfo
+	var info *errdetails.ErrorInfo
+	for _, x := range st.Details() {
+		switch x := x.(type) {
+		case *errdetails.RetryInfo:
+			retry = x
+		case *errdetails.ErrorInfo:
+			info = x
+		default:
+			t.Fatalf("unexpected detail %T: %v (a breaker is no quota)", x, x)
+		}
+	}
+	require.NotNil(t, retry, "RetryInfo detail")
+	require.NotNil(t, info, "ErrorInfo detail")
+	assert.Equal(t, sluicegrpc.ReasonCircuitOpen, info.GetReason())
+	assert.Equal(t, sluicegrpc.ErrorDomain, info.GetDomain())
+	assert.Equal(t, "breaker", info.GetMetadata()["kind"])
+	return retry.GetRetryDelay().AsDuration(), info
+}
+
+func TestBreakerBlocksUnaryAndStreamWithUnavailable(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "greeter-breaker", Resource: "*", Kind: core.KindBreaker,
+		Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: 5 * time.Second})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	for range 2 {
+		assert.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	}
+	var trailer metadata.MD
+	delay, info := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)))
+	assert.Equal(t, 5*time.Second, delay)
+	assert.EqualValues(t, 5000, pushback(t, trailer))
+	assert.Equal(t, "greeter-breaker", info.GetMetadata()["rule"])
+	assert.Equal(t, sayHello, info.GetMetadata()["resource"])
+	assert.EqualValues(t, 2, svc.hellos.Load(), "a blocked call never reaches the handler")
+
+	// The breaker's glob covers the stream too: one state for both.
+	stream, err := c.Count(ctx, &greeterpb.CountRequest{N: 1}, grpc.Trailer(&trailer))
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	delay, _ = breakerDetails(t, err)
+	assert.Equal(t, 5*time.Second, delay)
+	assert.EqualValues(t, 0, svc.streams.Load())
+
+	// After openFor a probe goes through; its success closes the breaker.
+	fc.Advance(5 * time.Second)
+	require.NoError(t, hello(ctx, c, "alice"))
+	require.NoError(t, hello(ctx, c, "bob"))
+	stream, err = c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.NoError(t, err)
+}
+
+func TestClientBreakerBlocksLocally(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	svc, _, conn := serve(t)
+	g := newGuard(t, fc, core.Rule{Name: "out-breaker", Resource: sayHello, Kind: core.KindBreaker,
+		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 2, OpenFor: time.Second})
+	c := greeterpb.NewGreeterClient(dial(t, conn.Target(),
+		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g))))
+	ctx := ctxT(t)
+
+	require.NoError(t, hello(ctx, c, "alice"))
+	assert.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	var trailer metadata.MD
+	delay, _ := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)))
+	assert.Equal(t, time.Second, delay)
+	assert.EqualValues(t, 1000, pushback(t, trailer))
+	assert.EqualValues(t, 2, svc.hellos.Load(), "the blocked call never left the client")
+}

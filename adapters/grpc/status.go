@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluicekit/sluice/core"
@@ -29,6 +30,9 @@ const (
 	// ReasonConcurrencyLimited: a limit on calls in flight (concurrency
 	// rule, or hotspot rule with algorithm concurrency) blocked the call.
 	ReasonConcurrencyLimited = "CONCURRENCY_LIMITED"
+	// ReasonCircuitOpen: an open circuit breaker (breaker rule) blocked the
+	// call.
+	ReasonCircuitOpen = "CIRCUIT_OPEN"
 )
 
 // maxAdvertised bounds the retry delay written in RetryInfo and in the
@@ -49,10 +53,19 @@ const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Milliseco
 //   - google.rpc.QuotaFailure with one violation whose subject is
 //     "rule:" + b.Rule.
 //
+// A call an open circuit breaker blocked (b.Kind core.KindBreaker) gets
+// code Unavailable instead: the method is failing, not the caller's quota
+// exhausted, and Unavailable is the code clients retry, after the
+// google.rpc.RetryInfo delay; its ErrorInfo has reason ReasonCircuitOpen
+// and metadata rule, resource and kind, and there is no QuotaFailure.
+//
 // Block handlers (WithBlockHandler) may start from it.
 func BlockedStatus(b *core.BlockedError) *status.Status {
 	if b == nil {
 		return status.New(codes.ResourceExhausted, core.ErrBlocked.Error())
+	}
+	if b.Kind == core.KindBreaker {
+		return breakerStatus(b)
 	}
 	st := status.New(codes.ResourceExhausted, b.Error())
 	info := &errdetails.ErrorInfo{
@@ -87,6 +100,25 @@ func BlockedStatus(b *core.BlockedError) *status.Status {
 	} else {
 		withDetails, err = st.WithDetails(info, quota)
 	}
+	if err != nil {
+		return st // cannot happen: details fail only on an OK status
+	}
+	return withDetails
+}
+
+// breakerStatus returns the status of a call an open breaker blocked.
+func breakerStatus(b *core.BlockedError) *status.Status {
+	st := status.New(codes.Unavailable, b.Error())
+	info := &errdetails.ErrorInfo{
+		Reason:   ReasonCircuitOpen,
+		Domain:   ErrorDomain,
+		Metadata: map[string]string{"rule": b.Rule, "resource": b.Resource, "kind": string(b.Kind)},
+	}
+	details := []protoadapt.MessageV1{info}
+	if b.RetryAfter > 0 {
+		details = []protoadapt.MessageV1{&errdetails.RetryInfo{RetryDelay: durationpb.New(min(b.RetryAfter, maxAdvertised))}, info}
+	}
+	withDetails, err := st.WithDetails(details...)
 	if err != nil {
 		return st // cannot happen: details fail only on an OK status
 	}
