@@ -188,9 +188,11 @@ func (g *Guard) rejected(res *resource, err error, now, n int64) {
 	stats, stripe := res.stripe(rand.Uint64())
 	stats.Add(now, window.Block, n)
 	res.totals[stripe].block.Add(n)
+	reason := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
-		res.blockedBy[reasonOf(be)].Add(n)
+		reason = reasonOf(be)
 	}
+	res.blockedBy[reason].Add(n)
 }
 
 // now reads the clock for a request under the rules of b: the coarse clock

@@ -12,20 +12,26 @@ import (
 )
 
 // Reasons a request is blocked for, as Totals.BlockedBy counts them: the
-// kind of the rule that blocked it, or ReasonFallback when a rule with a
-// store blocked it by its failure policy while the store failed.
+// kind of the rule that blocked it, ReasonFallback when a rule with a
+// store blocked it by its failure policy while the store failed, or
+// ReasonCancelled when its context ended while it waited for its turn
+// (leaky bucket).
 const (
 	ReasonFlow        = string(KindFlow)
 	ReasonConcurrency = string(KindConcurrency)
 	ReasonHotspot     = string(KindHotspot)
 	ReasonBreaker     = string(KindBreaker)
 	ReasonFallback    = "fallback"
+	ReasonCancelled   = "cancelled"
 )
 
-// Reasons lists the block reasons in a fixed order.
-var Reasons = []string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback}
+// Reasons lists the block reasons in a fixed order. It is never modified.
+var Reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled}
 
-const numReasons = 5
+const numReasons = 6
+
+// reasonCancelled is the index of ReasonCancelled in Reasons.
+const reasonCancelled = 5
 
 // reasonOf returns the index in Reasons of the reason of b.
 func reasonOf(b *BlockedError) int {
@@ -42,7 +48,8 @@ func reasonOf(b *BlockedError) int {
 	return 0
 }
 
-// Reason returns why b blocked its request: one of Reasons.
+// Reason returns why b blocked its request: one of Reasons but
+// ReasonCancelled.
 func (e *BlockedError) Reason() string { return Reasons[reasonOf(e)] }
 
 // ResourceStats are the statistics of one resource: over the last second,
@@ -79,9 +86,7 @@ type Totals struct {
 	Pass, Block, Complete, Error int64
 	RT                           time.Duration // total response time
 	// BlockedBy counts the blocked requests by reason (see Reasons); it
-	// holds the reasons with a count only. Block also counts requests whose
-	// context ended while they waited for their turn (leaky bucket), which
-	// have no reason.
+	// holds the reasons with a count only.
 	BlockedBy map[string]int64
 }
 

@@ -1,0 +1,207 @@
+package sluiceprom
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/breaker"
+)
+
+// DefaultNamespace is the prefix of every metric name unless WithNamespace
+// gives another.
+const DefaultNamespace = "sluice"
+
+// Collector is a prometheus.Collector of a Guard's statistics: each scrape
+// takes one core.Guard.Snapshot and reports it as the metrics listed in the
+// package documentation. It is safe for concurrent use.
+type Collector struct {
+	g    *core.Guard
+	desc descs
+}
+
+// descs are the descriptions of the collector's metrics.
+type descs struct {
+	passed, blocked, completed, errors, rtSeconds, inFlight *prometheus.Desc
+	ruleBlocked, ruleFallbacks, ruleInFlight                *prometheus.Desc
+	breakerState, breakerTrips                              *prometheus.Desc
+	storeHealthy, storeErrors, storeFallbacks               *prometheus.Desc
+	dropped                                                 *prometheus.Desc
+}
+
+type config struct {
+	namespace string
+	labels    prometheus.Labels
+}
+
+// Option configures a Collector made by NewCollector or Handler.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// nameRE matches the metric name prefixes and label names the collector
+// accepts: Prometheus's classic names, which every version of it takes.
+var nameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// WithNamespace makes every metric name start with ns and an underscore
+// instead of DefaultNamespace. ns must be a valid metric name.
+func WithNamespace(ns string) Option {
+	return optionFunc(func(c *config) error {
+		if !nameRE.MatchString(ns) {
+			return fmt.Errorf("WithNamespace(%q): must match %s", ns, nameRE)
+		}
+		c.namespace = ns
+		return nil
+	})
+}
+
+// WithConstLabels adds labels to every metric, e.g. the instance's name.
+// Label names must be valid Prometheus label names and must not be one of
+// the collector's own (resource, reason, rule, kind, state, store).
+func WithConstLabels(labels prometheus.Labels) Option {
+	return optionFunc(func(c *config) error {
+		for name := range labels {
+			switch {
+			case !nameRE.MatchString(name) || strings.HasPrefix(name, "__"):
+				return fmt.Errorf("WithConstLabels: %q is not a valid label name", name)
+			case ownLabels[name]:
+				return fmt.Errorf("WithConstLabels: %q is a label of the collector's own metrics", name)
+			}
+		}
+		c.labels = labels
+		return nil
+	})
+}
+
+// ownLabels are the variable labels the collector uses.
+var ownLabels = map[string]bool{"resource": true, "reason": true, "rule": true, "kind": true, "state": true, "store": true}
+
+// NewCollector returns a Collector of g's statistics, or an error naming a
+// bad option.
+func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
+	if g == nil {
+		return nil, errors.New("sluiceprom: NewCollector: guard is nil")
+	}
+	cfg := config{namespace: DefaultNamespace}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("sluiceprom: NewCollector: nil option")
+		}
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("sluiceprom: %w", err)
+		}
+	}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(cfg.namespace+"_"+name, help, labels, cfg.labels)
+	}
+	return &Collector{g: g, desc: descs{
+		passed:         d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with WithCount).", "resource"),
+		blocked:        d("requests_blocked_total", "Requests a Guard blocked, by resource and reason: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended.", "resource", "reason"),
+		completed:      d("requests_completed_total", "Admitted requests that exited, by resource.", "resource"),
+		errors:         d("requests_errors_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", "resource"),
+		rtSeconds:      d("response_time_seconds_total", "Total response time of the completed requests, by resource, in seconds; divide its rate by that of requests_completed_total for the average.", "resource"),
+		inFlight:       d("requests_in_flight", "Requests admitted and not yet exited, by resource.", "resource"),
+		ruleBlocked:    d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
+		ruleFallbacks:  d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
+		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
+		breakerState:   d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
+		breakerTrips:   d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
+		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 from a failed call until a call succeeds again.", "store"),
+		storeErrors:    d("store_errors_total", "Calls to a shared store that failed.", "store"),
+		storeFallbacks: d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
+		dropped:        d("events_dropped_total", "Breaker state changes that listeners did not get because their queue was full."),
+	}}, nil
+}
+
+// Describe sends the descriptions of every metric the collector reports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	d := &c.desc
+	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight,
+		d.ruleBlocked, d.ruleFallbacks, d.ruleInFlight, d.breakerState, d.breakerTrips,
+		d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
+		ch <- x
+	}
+}
+
+// states are the breaker states reported by breaker_state.
+var states = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
+
+// Collect takes a snapshot of the Guard and sends its metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.g.Snapshot()
+	d := &c.desc
+	emit := func(desc *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
+		m, err := prometheus.NewConstMetric(desc, typ, v, labels...)
+		if err != nil {
+			m = prometheus.NewInvalidMetric(desc, err) // the scrape reports it; nothing panics
+		}
+		ch <- m
+	}
+	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
+	for _, r := range s.Resources {
+		t := r.Total
+		emit(d.passed, counter, float64(t.Pass), r.Resource)
+		for _, reason := range core.Reasons {
+			emit(d.blocked, counter, float64(t.BlockedBy[reason]), r.Resource, reason)
+		}
+		emit(d.completed, counter, float64(t.Complete), r.Resource)
+		emit(d.errors, counter, float64(t.Error), r.Resource)
+		emit(d.rtSeconds, counter, t.RT.Seconds(), r.Resource)
+		emit(d.inFlight, gauge, float64(r.InFlight), r.Resource)
+	}
+	for _, r := range s.Rules {
+		name, kind, res := r.Rule.Name, string(r.Rule.Kind), r.Rule.Resource
+		emit(d.ruleBlocked, counter, float64(r.BlockedTotal), name, kind, res)
+		if r.Rule.Store != "" {
+			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
+		}
+		if r.Rule.Kind == core.KindConcurrency {
+			emit(d.ruleInFlight, gauge, float64(r.InFlight), name, res)
+		}
+		if b := r.Breaker; b != nil {
+			for _, st := range states {
+				v := 0.0
+				if b.State == st {
+					v = 1
+				}
+				emit(d.breakerState, gauge, v, name, res, st.String())
+			}
+			emit(d.breakerTrips, counter, float64(b.Trips), name, res)
+		}
+	}
+	for _, st := range s.Stores {
+		healthy := 0.0
+		if st.Healthy {
+			healthy = 1
+		}
+		emit(d.storeHealthy, gauge, healthy, st.Name)
+		emit(d.storeErrors, counter, float64(st.Errors), st.Name)
+		emit(d.storeFallbacks, counter, float64(st.Fallbacks), st.Name)
+	}
+	emit(d.dropped, counter, float64(s.DroppedEvents))
+}
+
+// Handler returns an http.Handler serving g's metrics in the Prometheus
+// exposition formats, from a registry of its own holding only a Collector of
+// g, for a service that has no registry of its own. Mount it at /metrics.
+func Handler(g *core.Guard, opts ...Option) (http.Handler, error) {
+	c, err := NewCollector(g, opts...)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, fmt.Errorf("sluiceprom: %w", err)
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+}
