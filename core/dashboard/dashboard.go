@@ -1,0 +1,168 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Defaults and bounds of the options.
+const (
+	DefaultTitle   = "sluice"
+	DefaultHistory = 60
+	MaxHistory     = 3600
+)
+
+type config struct {
+	title   string
+	history int
+}
+
+// Option configures the handler New makes.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// WithTitle sets the page's title (default DefaultTitle): at most 200
+// bytes, no control characters.
+func WithTitle(title string) Option {
+	return optionFunc(func(c *config) error {
+		if title == "" || len(title) > 200 || strings.ContainsFunc(title, unicode.IsControl) {
+			return fmt.Errorf("WithTitle(%q): must be 1 to 200 bytes without control characters", title)
+		}
+		c.title = title
+		return nil
+	})
+}
+
+// WithHistory sets how many seconds of passed and blocked requests the
+// page's charts show (default DefaultHistory, at most MaxHistory). The page
+// keeps them itself, from its polls: a page opened just now starts empty.
+func WithHistory(seconds int) Option {
+	return optionFunc(func(c *config) error {
+		if seconds < 2 || seconds > MaxHistory {
+			return fmt.Errorf("WithHistory(%d): must be between 2 and %d", seconds, MaxHistory)
+		}
+		c.history = seconds
+		return nil
+	})
+}
+
+// handler serves the page, its script and style, and the snapshot.
+type handler struct {
+	g    *core.Guard
+	page []byte
+	js   []byte
+	css  []byte
+}
+
+// New returns an http.Handler that serves the dashboard of g: the page for
+// any path but those ending in /dashboard.js, /dashboard.css (its assets)
+// and /api/snapshot (the JSON the page polls every second). The page refers
+// to them relatively, so the handler may be mounted under any prefix, with
+// or without http.StripPrefix:
+//
+//	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
+//
+// A request for the page whose path does not end in "/" is redirected to
+// the path with one. Everything is embedded: the page makes no request
+// but to the handler. Only GET and HEAD are served.
+func New(g *core.Guard, opts ...Option) (http.Handler, error) {
+	if g == nil {
+		return nil, errors.New("dashboard: New: guard is nil")
+	}
+	cfg := config{title: DefaultTitle, history: DefaultHistory}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("dashboard: New: nil option")
+		}
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("dashboard: %w", err)
+		}
+	}
+	tmpl, err := template.ParseFS(assets, "assets/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	var page bytes.Buffer
+	if err := tmpl.Execute(&page, cfg); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	js, _ := assets.ReadFile("assets/dashboard.js")
+	css, _ := assets.ReadFile("assets/dashboard.css")
+	return &handler{g: g, page: page.Bytes(), js: js, css: css}, nil
+}
+
+// Title and History are the page template's fields.
+func (c config) Title() string { return c.title }
+func (c config) History() int  { return c.history }
+
+// csp lets the page load its own script and style and fetch its snapshot,
+// and nothing else.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hd.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/api/snapshot") || p == "api/snapshot":
+		body, err := json.Marshal(view(h.g.Snapshot(), time.Now()))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		write(w, "application/json", body)
+	case strings.HasSuffix(p, "/dashboard.js"):
+		write(w, "text/javascript; charset=utf-8", h.js)
+	case strings.HasSuffix(p, "/dashboard.css"):
+		write(w, "text/css; charset=utf-8", h.css)
+	default:
+		if orig := originalPath(r); !strings.HasSuffix(orig, "/") {
+			// Relative references need the page's URL to end in "/".
+			http.Redirect(w, r, orig+"/", http.StatusMovedPermanently)
+			return
+		}
+		hd.Set("Content-Security-Policy", csp)
+		hd.Set("Referrer-Policy", "no-referrer")
+		write(w, "text/html; charset=utf-8", h.page)
+	}
+}
+
+// originalPath returns the path the client asked for, before any
+// http.StripPrefix.
+func originalPath(r *http.Request) string {
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+		return u.EscapedPath()
+	}
+	return r.URL.EscapedPath()
+}
+
+func write(w http.ResponseWriter, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	_, _ = w.Write(body)
+}
