@@ -129,7 +129,7 @@
       keep.add(r.name);
       const tr = row(table, r.name, (tr) => {
         cell(tr, "rule", r.name, "name", "name").textContent = r.name;
-        cell(tr, "rule", r.name, "kind", "");
+        cell(tr, "rule", r.name, "kind", "kind");
         cell(tr, "rule", r.name, "resource", "name");
         cell(tr, "rule", r.name, "summary", "name");
         cell(tr, "rule", r.name, "blocked", "block");
@@ -174,6 +174,7 @@
     }
     prune(table, keep);
     document.getElementById("no-stores").classList.toggle("hidden", list.length > 0);
+    table.classList.toggle("hidden", list.length === 0);
   }
 
   const status = document.getElementById("status");
