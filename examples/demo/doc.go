@@ -36,5 +36,9 @@
 //
 // With -addr the server listens on that address, so it can be tried with curl
 // while the demo runs; such requests count against the limits but not in the
-// tables.
+// tables. The server also serves the Guard's live dashboard at
+// /debug/sluice/ and its Prometheus metrics at /metrics:
+//
+//	go run ./examples/demo -duration 2m -addr 127.0.0.1:8080 &
+//	open http://127.0.0.1:8080/debug/sluice/
 package main

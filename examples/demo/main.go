@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -65,7 +66,9 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	if err != nil {
 		return err
 	}
-	guard, err := core.New(core.WithRules(rules...))
+	// The Guard's own log (breaker changes, rules that block) would break
+	// up the table: the table says it all.
+	guard, err := core.New(core.WithRules(rules...), core.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,8 @@ func isMethod(w string) bool {
 func (r *report) header(url string, d time.Duration, source string) {
 	r.printf("sluice demo: serving %s for %s; try it with\n", url, d)
 	r.printf("  curl -i %s/hello\n", url)
-	r.printf("  curl -i -H '%s: mallory' %s/items/1\n\n", userHeader, url)
+	r.printf("  curl -i -H '%s: mallory' %s/items/1\n", userHeader, url)
+	r.printf("and watch it on %s/debug/sluice/ (metrics: /metrics)\n\n", url)
 	r.printf("rules (%s):\n", clean(source))
 	for _, rs := range r.st.rules {
 		r.item(rs.rule.Name, describe(rs.rule))
@@ -378,6 +379,8 @@ func describe(r core.Rule) string {
 			s = fmt.Sprintf("hotspot on %s: %d per %s per %s (%s%s)", res, r.Limit, r.Window, clean(r.Param), clean(r.Algorithm), extras(r))
 		}
 		return s + overrides(r.Overrides)
+	case core.KindBreaker:
+		return fmt.Sprintf("breaker on %s: %s >= %v of >= %d in %s, open %s", res, clean(r.Strategy), r.Threshold, r.MinRequests, r.Window, r.OpenFor)
 	default:
 		return fmt.Sprintf("%s on %s", clean(string(r.Kind)), res)
 	}

@@ -10,6 +10,7 @@ import (
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
 
 // The demo's routes, as net/http ServeMux patterns; the middleware names
@@ -31,10 +32,15 @@ type server struct {
 }
 
 // startServer listens on addr (a random loopback port when "") and serves
-// the demo's routes behind the sluicehttp middleware.
+// the demo's routes behind the sluicehttp middleware, and the Guard's
+// dashboard at /debug/sluice/ and metrics at /metrics.
 func startServer(addr string, guard *core.Guard, st *stats) (*server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
+	}
+	h, err := exampleapp.Ops(guard, sluicehttp.Middleware(guard)(newMux(st)))
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -43,7 +49,7 @@ func startServer(addr string, guard *core.Guard, st *stats) (*server, error) {
 	s := &server{
 		url: "http://" + dialAddr(ln.Addr()),
 		srv: &http.Server{
-			Handler:           sluicehttp.Middleware(guard)(newMux(st)),
+			Handler:           h,
 			ReadHeaderTimeout: 5 * time.Second,
 			IdleTimeout:       30 * time.Second,
 		},

@@ -29,6 +29,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	rulesFile := fs.String("rules", "", "rules file (YAML, or JSON with a .json name); default: the embedded rules.yaml")
 	reload := fs.Duration("reload", core.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
 	grace := fs.Duration("grace", 5*time.Second, "longest to wait for calls in flight at shutdown")
+	opsAddr := fs.String("http", "127.0.0.1:8081", "address of the HTTP server of the dashboard (/debug/sluice/) and metrics (/metrics); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,6 +92,34 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	)
 	greeterpb.RegisterGreeterServer(srv, greeter{})
 	reflection.Register(srv)
+
+	if *opsAddr != "" {
+		// The operators' pages, on HTTP beside the gRPC server, until run
+		// returns.
+		ops, err := exampleapp.Ops(guard, http.NotFoundHandler())
+		if err != nil {
+			return err
+		}
+		opsCtx, stopOps := context.WithCancel(ctx)
+		opsDone := make(chan error, 1)
+		opsReady := make(chan struct{})
+		go func() {
+			opsDone <- exampleapp.Serve(opsCtx, *opsAddr, ops, func(a string) {
+				fmt.Fprintf(out, "dashboard on http://%s/debug/sluice/, metrics on http://%s/metrics\n", a, a)
+				close(opsReady)
+			})
+		}()
+		select {
+		case <-opsReady:
+		case err := <-opsDone:
+			stopOps()
+			return fmt.Errorf("-http: %w", err)
+		}
+		defer func() {
+			stopOps()
+			<-opsDone
+		}()
+	}
 
 	lis, err := net.Listen("tcp", *addr)
 	if err != nil {

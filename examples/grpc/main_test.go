@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +55,7 @@ func start(t *testing.T, args ...string) (*grpc.ClientConn, *syncBuffer, func() 
 	addrs := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), out, func(a net.Addr) { addrs <- a })
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-http", "127.0.0.1:0"}, args...), out, func(a net.Addr) { addrs <- a })
 	}()
 	var addr net.Addr
 	select {
@@ -163,11 +165,31 @@ func TestServerBothMethodsAndLimits(t *testing.T) {
 	assert.Contains(t, names, "sluice.examples.Greeter")
 	require.NoError(t, refl.CloseSend())
 
+	// The operators' pages: metrics count the blocked calls, and the
+	// dashboard's snapshot shows the rules.
+	m := regexp.MustCompile(`dashboard on http://(\S+)/debug/sluice/`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "no dashboard address in the log:\n%s", out.String())
+	metrics := httpGet(t, "http://"+m[1]+"/metrics")
+	assert.Regexp(t, `sluice_requests_blocked_total\{reason="hotspot",resource="/sluice.examples.Greeter/SayHello"\} [1-9]`, metrics)
+	assert.Contains(t, httpGet(t, "http://"+m[1]+"/debug/sluice/api/snapshot"), `"resource":"/sluice.examples.Greeter/Count"`)
+
 	// Graceful shutdown once no call is in flight.
 	cancelHeld()
 	require.NoError(t, stop())
 	assert.Contains(t, out.String(), "3 rules loaded; serving sluice.examples.Greeter on 127.0.0.1:")
 	assert.Contains(t, out.String(), "shutting down")
+}
+
+// httpGet returns the body of a GET of url, which must answer 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+	return string(body)
 }
 
 func TestGraceBoundsShutdown(t *testing.T) {

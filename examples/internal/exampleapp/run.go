@@ -15,7 +15,7 @@ import (
 // NewGuard returns a Guard with the rules of rulesFile, or those of the
 // YAML defaults when rulesFile is "". With a file and reload > 0, it also
 // runs a core.RulesWatcher that looks at the file every reload and applies
-// its changes, logging to logger, until ctx ends or stop is called. stop
+// its changes, logging to logger (as the Guard does), until ctx ends or stop is called. stop
 // stops the watcher, waits for it to return and closes the Guard; call it
 // once the Guard is no longer used.
 func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload time.Duration, logger *slog.Logger) (guard *core.Guard, stop func(), err error) {
@@ -24,13 +24,13 @@ func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload tim
 		if err != nil {
 			return nil, nil, fmt.Errorf("default rules: %w", err)
 		}
-		guard, err := core.New(core.WithRules(rules...))
+		guard, err := core.New(core.WithRules(rules...), core.WithLogger(logger))
 		if err != nil {
 			return nil, nil, err
 		}
 		return guard, func() { _ = guard.Close() }, nil
 	}
-	guard, err = core.New()
+	guard, err = core.New(core.WithLogger(logger))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,7 +65,9 @@ func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload tim
 //	-rules FILE      rules file (YAML, or JSON with a .json name); default: the embedded rules
 //	-reload PERIOD   how often to look at the rules file for changes (default 1s; 0: never)
 //
-// makes a Guard with those rules, serves handler(guard) on the address and
+// makes a Guard with those rules, serves handler(guard) on the address,
+// with the Guard's dashboard at /debug/sluice/ and metrics at /metrics (see
+// Ops), and
 // applies the changes of the rules file, until ctx ends; it then shuts down
 // gracefully (see Serve). It logs to out, and calls ready, when not nil,
 // with the address it listens on.
@@ -87,8 +89,12 @@ func Run(ctx context.Context, name string, args []string, out io.Writer, ready f
 		return err
 	}
 	defer stop()
-	return Serve(ctx, *addr, handler(guard), func(addr string) {
-		logger.Info(name+" example listening", "url", "http://"+addr)
+	h, err := Ops(guard, handler(guard))
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, *addr, h, func(addr string) {
+		logger.Info(name+" example listening", "url", "http://"+addr, "dashboard", "http://"+addr+"/debug/sluice/", "metrics", "http://"+addr+"/metrics")
 		if ready != nil {
 			ready(addr)
 		}

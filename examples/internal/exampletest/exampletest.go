@@ -153,6 +153,32 @@ func Run(t *testing.T, run RunFunc) {
 		status, h, _ = s.get(ctx, "/items/1", "X-User-ID", "blocked")
 		assert.Equal(t, http.StatusTooManyRequests, status)
 		assert.Equal(t, `"items-per-user";q=0;w=1`, h.Get("RateLimit-Policy"))
+
+		// GET /fail fails: after 5 failures its breaker opens.
+		for range 4 {
+			status, _, _ = s.get(ctx, "/fail")
+			assert.Equal(t, http.StatusInternalServerError, status)
+		}
+		status, h, body = s.get(ctx, "/fail")
+		assert.Equal(t, http.StatusServiceUnavailable, status, "%s", body)
+		assert.Contains(t, body, `circuit breaker \"fail-breaker\" is open`)
+		assert.NotEmpty(t, h.Get("Retry-After"))
+
+		// The operators' pages: metrics and the dashboard.
+		status, h, body = s.get(ctx, "/metrics")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Contains(t, h.Get("Content-Type"), "text/plain")
+		assert.Contains(t, body, `sluice_requests_blocked_total{reason="breaker",resource="GET /fail"} 1`)
+		assert.Contains(t, body, `sluice_breaker_state{resource="GET /fail",rule="fail-breaker",state="open"} 1`)
+		status, h, body = s.get(ctx, "/debug/sluice/")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Contains(t, h.Get("Content-Type"), "text/html")
+		assert.Contains(t, body, "dashboard.js")
+		status, _, body = s.get(ctx, "/debug/sluice/api/snapshot")
+		assert.Equal(t, http.StatusOK, status)
+		assert.Contains(t, body, `"name":"fail-breaker"`)
+		assert.NotContains(t, body, "/metrics", "the operators' pages are no resources")
+		assert.NotContains(t, body, "/debug")
 	})
 
 	t.Run("Limits", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/store/redisstore"
+	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
 
 // defaultRules is rules.yaml, the rules an instance loads when given none.
@@ -153,8 +154,13 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		w.Header().Set("X-Instance", name)
 		h.ServeHTTP(w, r)
 	})
-	logf("instance %s listening on http://%s, limits shared through Redis at %s", name, addr, redisAddr)
-	return serve(ctx, ln, instance, ready)
+	ops, err := exampleapp.Ops(guard, instance)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	logf("instance %s listening on http://%s, limits shared through Redis at %s; dashboard on http://%s/debug/sluice/, metrics on http://%s/metrics", name, addr, redisAddr, addr, addr)
+	return serve(ctx, ln, ops, ready)
 }
 
 // serve serves h on ln until ctx ends, then shuts down gracefully, letting
