@@ -187,6 +187,12 @@ func (v *validator) checkBreaker(r *Rule) {
 	}
 	const msg = "does not apply to kind breaker"
 	v.zero("limit", r.Limit != 0, msg)
+	v.noRateFields(r, msg)
+}
+
+// noRateFields reports with msg the fields of rate limits r sets, but
+// limit, window and buckets: the fields no concurrency or breaker rule has.
+func (v *validator) noRateFields(r *Rule, msg string) {
 	v.zero("algorithm", r.Algorithm != "", msg)
 	v.zero("burst", r.Burst != 0, msg)
 	v.zero("maxWait", r.MaxWait != 0, msg)
@@ -307,19 +313,8 @@ func (v *validator) checkConcurrency(r *Rule) {
 	}
 	const msg = "does not apply to kind concurrency"
 	v.zero("window", r.Window != 0, msg)
-	v.zero("algorithm", r.Algorithm != "", msg)
 	v.zero("buckets", r.Buckets != 0, msg)
-	v.zero("burst", r.Burst != 0, msg)
-	v.zero("maxWait", r.MaxWait != 0, msg)
-	v.zero("warmup", r.Warmup != 0, msg)
-	v.zero("coldFactor", r.ColdFactor != 0, msg)
-	v.zero("param", r.Param != "", msg)
-	v.zero("maxKeys", r.MaxKeys != 0, msg)
-	v.zero("overrides", len(r.Overrides) != 0, msg)
-	v.zero("store", r.Store != "", msg)
-	v.zero("mode", r.Mode != "", msg)
-	v.zero("onFailure", r.OnFailure != "", msg)
-	v.zero("localLimit", r.LocalLimit != 0, msg)
+	v.noRateFields(r, msg)
 }
 
 // checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
