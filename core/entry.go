@@ -317,11 +317,13 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(wait)
 	}
-	for i := range admitted {
-		// Exit releases per-value slots and reports to the breakers
-		// after the first.
-		if rs := admitted[i].rs; rs.holds || rs.brk != nil && i > 0 {
-			e.holds = append(e.holds, admitted[i])
+	if e.b.keeps {
+		for i := range admitted {
+			// Exit releases per-value slots and reports to the breakers
+			// after the first.
+			if rs := admitted[i].rs; rs.holds || rs.brk != nil && i > 0 {
+				e.holds = append(e.holds, admitted[i])
+			}
 		}
 	}
 	return now, nil

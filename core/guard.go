@@ -74,6 +74,10 @@ type binding struct {
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
+	// keeps is true when admitted requests keep reservations for Exit in
+	// Entry.holds: per-value slots, or the tickets of breakers after the
+	// first.
+	keeps bool
 }
 
 type config struct {
@@ -366,7 +370,9 @@ func (set *ruleSet) bind(name string) *binding {
 		if rs.conc != nil {
 			b.conc = append(b.conc, rs.conc)
 		}
+		b.keeps = b.keeps || rs.holds
 	}
+	b.keeps = b.keeps || len(b.breakers) > 1
 	// Breakers first: an open one rejects before any limit is taken.
 	b.rules = append(append(slices.Clone(b.breakers), b.rules...), waiting...)
 	if len(b.rules) == 1 && (b.rules[0].flow != nil || b.rules[0].conc != nil) && !b.rules[0].waits {
