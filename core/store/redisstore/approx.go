@@ -44,8 +44,11 @@ type entry struct {
 }
 
 // now returns the time on this instance's view of Redis's clock, in
-// nanoseconds since 1970, to the millisecond (it never runs ahead).
-func (s *Store) now() int64 { return int64(s.coarse.Now()) + s.offset.Load() }
+// nanoseconds since 1970, to the millisecond (it never runs ahead). It never
+// goes back either: each measure of the offset is off by up to half a round
+// trip, and a pacing decision made on a clock that stepped back would make
+// a request wait longer than its slot.
+func (s *Store) now() int64 { return max(int64(s.coarse.Now())+s.offset.Load(), s.floor.Load()) }
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window)}
@@ -421,7 +424,15 @@ func (s *Store) setOffset(val any, before, after int64) error {
 		return nonsense(val)
 	}
 	redisNow := a*int64(time.Second) + b*int64(time.Microsecond)
-	s.offset.Store(redisNow - before - (after-before)/2)
+	offset := redisNow - before - (after-before)/2
+	if old := s.offset.Load(); s.offsetKnown.Load() && offset < old {
+		// The time seen through the old offset so far becomes the floor,
+		// before the lower offset is in.
+		seen := int64(s.coarse.Now()) + old
+		for f := s.floor.Load(); f < seen && !s.floor.CompareAndSwap(f, seen); f = s.floor.Load() {
+		}
+	}
+	s.offset.Store(offset)
 	s.offsetKnown.Store(true)
 	return nil
 }

@@ -54,15 +54,20 @@ type Store struct {
 	// Approximate mode.
 	offset      atomic.Int64 // Redis's clock minus clk, in nanoseconds
 	offsetKnown atomic.Bool
-	entries     sync.Map // key -> *entry
-	tracked     atomic.Int64
-	gen         atomic.Int64 // sync rounds started
-	syncs       atomic.Int64
-	syncErrors  atomic.Int64
-	lastErr     atomic.Pointer[errBox]
-	syncMu      sync.Mutex // one sync at a time (the loop, Close)
-	retiredMu   sync.Mutex
-	retired     []*entry // replaced entries whose counts the next sync pushes
+	// floor is the least time now returns: the time it returned when a
+	// new measure of offset came out lower than the one before, so that
+	// this view of Redis's clock never goes back (it stands still
+	// instead, until it catches up).
+	floor      atomic.Int64
+	entries    sync.Map // key -> *entry
+	tracked    atomic.Int64
+	gen        atomic.Int64 // sync rounds started
+	syncs      atomic.Int64
+	syncErrors atomic.Int64
+	lastErr    atomic.Pointer[errBox]
+	syncMu     sync.Mutex // one sync at a time (the loop, Close)
+	retiredMu  sync.Mutex
+	retired    []*entry // replaced entries whose counts the next sync pushes
 }
 
 type errBox struct{ err error }

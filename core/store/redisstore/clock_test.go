@@ -1,0 +1,42 @@
+package redisstore
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestViewOfRedisClockNeverGoesBack: a measure of Redis's clock that comes
+// out lower than the last (each is off by up to half a round trip) makes
+// the store's view stand still, not step back, so that a pacing decision
+// never makes a request wait longer than its slot.
+func TestViewOfRedisClockNeverGoesBack(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never called
+	defer client.Close()
+	st, err := New(client)
+	require.NoError(t, err)
+	defer st.Close()
+	reply := func(at time.Time) []any {
+		return []any{strconv.FormatInt(at.Unix(), 10), strconv.FormatInt(int64(at.Nanosecond()/1000), 10)}
+	}
+	measure := func(redisNow time.Time) {
+		local := int64(st.clk.Now())
+		require.NoError(t, st.setOffset(reply(redisNow), local, local))
+	}
+	measure(time.Now())
+	t1 := st.now()
+	measure(time.Now().Add(-50 * time.Millisecond)) // 50ms lower
+	t2 := st.now()
+	assert.GreaterOrEqual(t, t2, t1, "the view of Redis's clock went back")
+	assert.Less(t, t2-t1, int64(10*time.Millisecond), "it stands still rather than jumping")
+	// It moves again once the lower measure catches up.
+	require.Eventually(t, func() bool { return st.now() > t2 }, 5*time.Second, 5*time.Millisecond)
+	// A higher measure applies at once.
+	before := st.now()
+	measure(time.Now().Add(time.Second))
+	assert.Greater(t, st.now()-before, int64(900*time.Millisecond))
+}
