@@ -29,11 +29,19 @@ const (
 // entered and exited count the permits admitted and exited since the
 // resource was made: their difference is the count in flight, and they are
 // the totals of passed and completed permits, so those totals cost no
-// atomic add of their own. Each is on its own cache line. Exit adds to
+// atomic add of their own. They share a cache line of their own: Enter
+// writes one and reads the other, Exit writes the other, so a request
+// moves one line between CPUs, as one in-flight counter would. Exit adds to
 // exited before it releases the request's slots, and Enter reads exited
 // after it added to entered, so the in-flight count Enter records as a peak
 // is never above the true one, and never above a concurrency limit.
 type resource struct {
+	// First, so that they are on the first cache line of the resource,
+	// alone: a resource is 256 bytes, allocated 256-aligned.
+	entered atomic.Int64
+	exited  atomic.Int64
+	_       [48]byte
+
 	name    string
 	stripes []*window.LeapArray
 	totals  []totals // per stripe: counts since the resource was made
@@ -41,12 +49,6 @@ type resource struct {
 	// blockedBy counts the requests blocked, by reason (see reasonOf);
 	// only the block path writes it.
 	blockedBy [numReasons]atomic.Int64
-
-	_       [64]byte // keep entered off the lines read on every Enter
-	entered atomic.Int64
-	_       [56]byte
-	exited  atomic.Int64
-	_       [56]byte
 }
 
 // inFlight returns the number of permits in flight.
