@@ -66,3 +66,11 @@ func BenchmarkGuardFlowHotspotConcurrency(b *testing.B) {
 		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 1 << 20},
 	)
 }
+
+// BenchmarkGuardFlowBreaker is a flow rule and a closed breaker on one
+// resource: the breaker's cost on a request that passes.
+func BenchmarkGuardFlowBreaker(b *testing.B) {
+	benchGuard(b, false,
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindFlow, Limit: 1 << 40},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5})
+}
