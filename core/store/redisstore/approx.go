@@ -409,8 +409,17 @@ func (s *Store) fetchOffset(ctx context.Context) error {
 	return err
 }
 
+// Bounds on the measures of Redis's clock that setOffset takes: a round
+// trip up to looseRTT, or twice the best, is always tight enough; a measure
+// in force is replaced by a looser one once it is offsetMaxAge old.
+const (
+	looseRTT     = 2 * time.Millisecond
+	offsetMaxAge = time.Minute
+)
+
 // setOffset sets the offset of Redis's clock from a TIME reply read between
-// before and after on the local clock.
+// before and after on the local clock, unless the measure is too loose (see
+// looseRTT).
 func (s *Store) setOffset(val any, before, after int64) error {
 	vs, ok := val.([]any)
 	if !ok || len(vs) != 2 {
@@ -424,7 +433,19 @@ func (s *Store) setOffset(val any, before, after int64) error {
 		return nonsense(val)
 	}
 	redisNow := a*int64(time.Second) + b*int64(time.Microsecond)
-	offset := redisNow - before - (after-before)/2
+	// The measure is off by up to half its round trip: one that took
+	// much longer than the best (a loaded machine, a long pipeline) does
+	// not replace one less than a minute old.
+	rtt := after - before
+	best := s.bestRTT.Load()
+	if s.offsetKnown.Load() && rtt > max(2*best, int64(looseRTT)) && after-s.offsetAt.Load() < int64(offsetMaxAge) {
+		return nil
+	}
+	if rtt < best {
+		s.bestRTT.Store(rtt)
+	}
+	s.offsetAt.Store(after)
+	offset := redisNow - before - rtt/2
 	if old := s.offset.Load(); s.offsetKnown.Load() && offset < old {
 		// The time seen through the old offset so far becomes the floor,
 		// before the lower offset is in.

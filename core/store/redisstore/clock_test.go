@@ -40,3 +40,29 @@ func TestViewOfRedisClockNeverGoesBack(t *testing.T) {
 	measure(time.Now().Add(time.Second))
 	assert.Greater(t, st.now()-before, int64(900*time.Millisecond))
 }
+
+// TestLooseMeasuresOfRedisClockAreIgnored: a measure whose round trip took
+// far longer than the best one (off by up to half of it) does not replace
+// a recent tight one.
+func TestLooseMeasuresOfRedisClockAreIgnored(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never called
+	defer client.Close()
+	st, err := New(client)
+	require.NoError(t, err)
+	defer st.Close()
+	local := int64(st.clk.Now())
+	redisNow := time.Now()
+	reply := []any{strconv.FormatInt(redisNow.Unix(), 10), strconv.FormatInt(int64(redisNow.Nanosecond()/1000), 10)}
+	require.NoError(t, st.setOffset(reply, local, local+int64(time.Millisecond))) // tight
+	tight := st.offset.Load()
+	// The same reply, read over a 300ms round trip: its midpoint is 150ms
+	// later, its offset 150ms lower. Ignored.
+	require.NoError(t, st.setOffset(reply, local, local+int64(300*time.Millisecond)))
+	assert.Equal(t, tight, st.offset.Load())
+	// A tight one applies.
+	require.NoError(t, st.setOffset(reply, local+int64(10*time.Millisecond), local+int64(11*time.Millisecond)))
+	assert.Equal(t, tight-int64(10*time.Millisecond), st.offset.Load())
+	// Once the tight one is a minute old, a loose one applies again.
+	require.NoError(t, st.setOffset(reply, local+int64(2*time.Minute), local+int64(2*time.Minute+300*time.Millisecond)))
+	assert.Equal(t, tight-int64(2*time.Minute+150*time.Millisecond)+int64(500*time.Microsecond), st.offset.Load())
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,12 @@ type Store struct {
 	// new measure of offset came out lower than the one before, so that
 	// this view of Redis's clock never goes back (it stands still
 	// instead, until it catches up).
-	floor      atomic.Int64
+	floor atomic.Int64
+	// bestRTT is the shortest round trip a measure of offset took, and
+	// offsetAt the local time of the measure in force: a measure that took
+	// much longer than the best is too loose to replace a recent one.
+	bestRTT    atomic.Int64
+	offsetAt   atomic.Int64
 	entries    sync.Map // key -> *entry
 	tracked    atomic.Int64
 	gen        atomic.Int64 // sync rounds started
@@ -98,6 +104,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	s.coarse, _ = clock.NewCoarse(s.clk, time.Millisecond) // valid arguments
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
+	s.bestRTT.Store(math.MaxInt64)
 	s.calls.New = func() any {
 		t := time.NewTimer(time.Hour)
 		t.Stop()
