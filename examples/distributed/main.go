@@ -30,6 +30,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/sluicekit/sluice/core/store/redisstore"
 	"log"
 	"os"
 	"os/signal"
@@ -45,6 +46,7 @@ func main() {
 	flag.StringVar(&cfg.RulesFile, "rules", "", "rules `file` (YAML, or JSON when named *.json); default: the embedded rules")
 	flag.StringVar(&cfg.Name, "name", "", "instance `name` shown in responses (default: the address)")
 	flag.StringVar(&cfg.Prefix, "prefix", server.DefaultPrefix, "`prefix` of the Redis keys")
+	flag.DurationVar(&cfg.Timeout, "timeout", redisstore.DefaultTimeout, "longest wait for Redis per call, before a rule applies its failure policy")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "distributed: unexpected arguments %q\n", flag.Args())

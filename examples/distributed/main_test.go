@@ -59,6 +59,9 @@ func start(t *testing.T, cfg server.Config) string {
 	ready := make(chan string, 1)
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Logf = t.Logf
+	// Generous: the tests assert "no fallback", which a call slower than
+	// the 50ms default on a loaded CI machine would break.
+	cfg.Timeout = 2 * time.Second
 	go func() { done <- run(ctx, cfg, func(addr string) { ready <- addr }) }()
 	var addr string
 	select {

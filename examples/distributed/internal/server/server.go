@@ -53,6 +53,9 @@ type Config struct {
 	// when ""). Instances share limits when they share a Redis and a
 	// prefix.
 	Prefix string
+	// Timeout bounds each call to Redis (redisstore.DefaultTimeout when
+	// 0); past it a rule applies its failure policy.
+	Timeout time.Duration
 	// Logf logs what the instance does (log.Printf when nil).
 	Logf func(format string, args ...any)
 }
@@ -101,7 +104,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		DialTimeout:           time.Second,
 	})
 	defer client.Close()
-	st, err := redisstore.New(client, redisstore.WithPrefix(cmp.Or(cfg.Prefix, DefaultPrefix)))
+	st, err := redisstore.New(client, redisstore.WithPrefix(cmp.Or(cfg.Prefix, DefaultPrefix)),
+		redisstore.WithTimeout(cmp.Or(cfg.Timeout, redisstore.DefaultTimeout)))
 	if err != nil {
 		return err
 	}
