@@ -3,9 +3,11 @@ package sluiceprom
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -54,31 +56,41 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 var nameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // WithNamespace makes every metric name start with ns and an underscore
-// instead of DefaultNamespace. ns must be a valid metric name.
+// instead of DefaultNamespace. ns must be a classic Prometheus name:
+// letters, digits and '_', not starting with a digit or "__" (reserved);
+// no ':', which Prometheus keeps for recording rules.
 func WithNamespace(ns string) Option {
 	return optionFunc(func(c *config) error {
-		if !nameRE.MatchString(ns) {
-			return fmt.Errorf("WithNamespace(%q): must match %s", ns, nameRE)
+		if !nameRE.MatchString(ns) || strings.HasPrefix(ns, "__") {
+			return fmt.Errorf("WithNamespace(%q): must be letters, digits and '_', not starting with a digit or \"__\"", ns)
 		}
 		c.namespace = ns
 		return nil
 	})
 }
 
-// WithConstLabels adds labels to every metric, e.g. the instance's name.
-// Label names must be valid Prometheus label names and must not be one of
-// the collector's own (resource, reason, rule, kind, state, store).
+// WithConstLabels adds labels with fixed values to every metric, e.g. the
+// instance's name. Label names must be valid Prometheus label names, not
+// reserved (starting with "__") and not one of the collector's own
+// (resource, reason, rule, kind, state, store); values must be valid UTF-8.
+// Given more than once, the labels add up, a later value replacing an
+// earlier one. The map is copied.
 func WithConstLabels(labels prometheus.Labels) Option {
 	return optionFunc(func(c *config) error {
-		for name := range labels {
+		for name, value := range labels {
 			switch {
 			case !nameRE.MatchString(name) || strings.HasPrefix(name, "__"):
 				return fmt.Errorf("WithConstLabels: %q is not a valid label name", name)
 			case ownLabels[name]:
 				return fmt.Errorf("WithConstLabels: %q is a label of the collector's own metrics", name)
+			case !utf8.ValidString(value):
+				return fmt.Errorf("WithConstLabels: the value of %q is not valid UTF-8: %q", name, value)
 			}
 		}
-		c.labels = labels
+		if c.labels == nil {
+			c.labels = prometheus.Labels{}
+		}
+		maps.Copy(c.labels, labels)
 		return nil
 	})
 }
@@ -105,7 +117,7 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 		return prometheus.NewDesc(cfg.namespace+"_"+name, help, labels, cfg.labels)
 	}
 	return &Collector{g: g, desc: descs{
-		passed:         d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with WithCount).", "resource"),
+		passed:         d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with core.WithCount).", "resource"),
 		blocked:        d("requests_blocked_total", "Requests a Guard blocked, by resource and reason: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended.", "resource", "reason"),
 		completed:      d("requests_completed_total", "Admitted requests that exited, by resource.", "resource"),
 		errors:         d("requests_errors_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", "resource"),
@@ -141,9 +153,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.g.Snapshot()
 	d := &c.desc
 	emit := func(desc *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
+		for i, l := range labels {
+			labels[i] = labelValue(l)
+		}
 		m, err := prometheus.NewConstMetric(desc, typ, v, labels...)
 		if err != nil {
-			m = prometheus.NewInvalidMetric(desc, err) // the scrape reports it; nothing panics
+			// Not expected: the label values are valid UTF-8 and their
+			// number is right. The registry reports the error for this
+			// series rather than the scrape panicking.
+			m = prometheus.NewInvalidMetric(desc, err)
 		}
 		ch <- m
 	}
@@ -189,6 +207,20 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.storeFallbacks, counter, float64(st.Fallbacks), st.Name)
 	}
 	emit(d.dropped, counter, float64(s.DroppedEvents))
+}
+
+// labelValue returns s as a label value: as it is when it is valid UTF-8
+// (quotes, backslashes and newlines included: the exposition escapes
+// them), else with each run of invalid bytes replaced by U+FFFD, which
+// Prometheus would otherwise refuse, failing the series or the whole
+// scrape. Rule names and resources are usually valid UTF-8, but nothing
+// stops a caller of core.Guard.Enter from naming a resource with raw
+// bytes.
+func labelValue(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Handler returns an http.Handler serving g's metrics in the Prometheus

@@ -3,10 +3,13 @@ package sluiceprom_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,13 +19,32 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
+	"github.com/sluicekit/sluice/core/store/redisstore"
+	"github.com/sluicekit/sluice/core/store/redistest"
 )
+
+var quiet = core.WithLogger(slog.New(slog.DiscardHandler))
+
+// serve registers cs in a new pedantic registry and serves it over a
+// loopback listener until the test ends; it returns the URL to scrape.
+func serve(t *testing.T, cs ...prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	for _, c := range cs {
+		require.NoError(t, reg.Register(c))
+	}
+	// The default HTTPErrorOnError: any bad series fails the scrape.
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 // scrape GETs url and parses the text exposition.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
@@ -37,8 +59,8 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// value returns the value of the series of family name with labels, and
-// whether it is there.
+// value returns the value of the series of family name whose labels
+// include the name-value pairs labels, and whether there is one.
 func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
 	f := fams[name]
 	if f == nil {
@@ -51,7 +73,7 @@ next:
 			got[lp.GetName()] = lp.GetValue()
 		}
 		for i := 0; i+1 < len(labels); i += 2 {
-			if got[labels[i]] != labels[i+1] {
+			if v, ok := got[labels[i]]; !ok || v != labels[i+1] {
 				continue next
 			}
 		}
@@ -65,135 +87,485 @@ next:
 	return 0, false
 }
 
+// must asserts that the series of family name with labels has the value
+// want.
 func must(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
 	t.Helper()
 	v, ok := value(fams, name, labels...)
-	require.True(t, ok, "no series %s%v", name, labels)
-	assert.Equal(t, want, v, "%s%v", name, labels)
+	if assert.True(t, ok, "no series %s%q", name, labels) {
+		assert.Equal(t, want, v, "%s%q", name, labels)
+	}
 }
 
+// labelValues returns the values of label in the series of family name.
+func labelValues(fams map[string]*dto.MetricFamily, name, label string) []string {
+	var out []string
+	for _, m := range fams[name].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == label {
+				out = append(out, lp.GetValue())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestScrape drives a Guard with flow, concurrency and breaker rules on a
+// fake clock and reads the exact counts back from a real scrape.
 func TestScrape(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
+	g, err := core.New(core.WithClock(fc), quiet, core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3},
 		core.Rule{Name: "inflight", Resource: "GET /*", Kind: core.KindConcurrency, Limit: 2},
 		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: 5 * time.Second},
-		core.Rule{Name: "odd \"name\" \\ with ünïcode", Resource: "GET /odd", Kind: core.KindFlow, Limit: 0},
 	))
 	require.NoError(t, err)
 	defer g.Close()
-	reg := prometheus.NewPedanticRegistry()
 	c, err := sluiceprom.NewCollector(g)
 	require.NoError(t, err)
-	require.NoError(t, reg.Register(c))
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	url := serve(t, c)
+
+	// Before any request: the rules' series are there, at zero; no
+	// resource has been seen yet.
+	fams := scrape(t, url)
+	must(t, fams, 0, "sluice_rule_blocked_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
+	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "resource", "GET /fail", "state", "closed")
+	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "open")
+	assert.Nil(t, fams["sluice_requests_passed_total"])
 
 	ctx := context.Background()
-	for range 5 { // 3 pass, 2 blocked by the flow rule
+	for range 5 { // 3 pass and take 100ms each, 2 are blocked by the flow rule
 		if e, err := g.Enter(ctx, "GET /hello"); err == nil {
 			fc.Advance(100 * time.Millisecond)
 			e.Exit(nil)
 		}
 	}
-	for range 3 { // 2 fail, then the breaker is open
+	for range 3 { // 2 fail and open the breaker, which blocks the third
 		if e, err := g.Enter(ctx, "GET /fail"); err == nil {
 			e.Exit(errors.New("500"))
 		}
 	}
-	_, err = g.Enter(ctx, "GET /odd")
-	require.Error(t, err)
-	held, err := g.Enter(ctx, "GET /items/{id}")
+	// Two held: the concurrency rule blocks the third.
+	a, err := g.Enter(ctx, "GET /items/{id}")
 	require.NoError(t, err)
+	b, err := g.Enter(ctx, "GET /items/{id}")
+	require.NoError(t, err)
+	_, err = g.Enter(ctx, "GET /items/{id}")
+	var be *core.BlockedError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "inflight", be.Rule)
 
-	fams := scrape(t, srv.URL)
+	fams = scrape(t, url)
+	// Resources.
 	must(t, fams, 3, "sluice_requests_passed_total", "resource", "GET /hello")
 	must(t, fams, 2, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "flow")
-	must(t, fams, 0, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "breaker")
 	must(t, fams, 3, "sluice_requests_completed_total", "resource", "GET /hello")
+	must(t, fams, 0, "sluice_requests_errors_total", "resource", "GET /hello")
 	must(t, fams, 0.3, "sluice_response_time_seconds_total", "resource", "GET /hello")
+	must(t, fams, 0, "sluice_requests_in_flight", "resource", "GET /hello")
+	must(t, fams, 2, "sluice_requests_passed_total", "resource", "GET /fail")
 	must(t, fams, 2, "sluice_requests_errors_total", "resource", "GET /fail")
 	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /fail", "reason", "breaker")
-	must(t, fams, 1, "sluice_requests_in_flight", "resource", "GET /items/{id}")
+	must(t, fams, 2, "sluice_requests_passed_total", "resource", "GET /items/{id}")
+	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /items/{id}", "reason", "concurrency")
+	must(t, fams, 2, "sluice_requests_in_flight", "resource", "GET /items/{id}")
+	// Every reason has a series for every resource, zero or not.
+	for _, res := range []string{"GET /hello", "GET /fail", "GET /items/{id}"} {
+		for _, reason := range core.Reasons {
+			_, ok := value(fams, "sluice_requests_blocked_total", "resource", res, "reason", reason)
+			assert.True(t, ok, "%s %s", res, reason)
+		}
+	}
+	must(t, fams, 0, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "breaker")
+	assert.Len(t, fams["sluice_requests_blocked_total"].GetMetric(), 3*len(core.Reasons))
+	// Rules.
 	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
-	must(t, fams, 1, "sluice_rule_in_flight", "rule", "inflight")
-	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "state", "open")
+	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
+	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "fail-breaker", "kind", "breaker", "resource", "GET /fail")
+	must(t, fams, 2, "sluice_rule_in_flight", "rule", "inflight", "resource", "GET /*")
+	assert.Equal(t, []string{"inflight"}, labelValues(fams, "sluice_rule_in_flight", "rule"), "only concurrency rules have in-flight series")
+	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "resource", "GET /fail", "state", "open")
 	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "closed")
 	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
-	must(t, fams, 1, "sluice_breaker_trips_total", "rule", "fail-breaker")
-	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "odd \"name\" \\ with ünïcode")
+	must(t, fams, 1, "sluice_breaker_trips_total", "rule", "fail-breaker", "resource", "GET /fail")
+	assert.Nil(t, fams["sluice_rule_fallbacks_total"], "no rule has a store")
+	assert.Nil(t, fams["sluice_store_healthy"], "the Guard has no store")
 	must(t, fams, 0, "sluice_events_dropped_total")
-	_, ok := value(fams, "sluice_rule_in_flight", "rule", "hello-rate")
-	assert.False(t, ok, "only concurrency rules have in-flight series")
+	// Types.
+	for name, typ := range map[string]dto.MetricType{
+		"sluice_requests_passed_total":       dto.MetricType_COUNTER,
+		"sluice_requests_blocked_total":      dto.MetricType_COUNTER,
+		"sluice_requests_completed_total":    dto.MetricType_COUNTER,
+		"sluice_requests_errors_total":       dto.MetricType_COUNTER,
+		"sluice_response_time_seconds_total": dto.MetricType_COUNTER,
+		"sluice_requests_in_flight":          dto.MetricType_GAUGE,
+		"sluice_rule_blocked_total":          dto.MetricType_COUNTER,
+		"sluice_rule_in_flight":              dto.MetricType_GAUGE,
+		"sluice_breaker_state":               dto.MetricType_GAUGE,
+		"sluice_breaker_trips_total":         dto.MetricType_COUNTER,
+		"sluice_events_dropped_total":        dto.MetricType_COUNTER,
+	} {
+		if assert.Contains(t, fams, name) {
+			assert.Equal(t, typ, fams[name].GetType(), name)
+		}
+	}
 
-	// Counters move on; the open breaker closes after a good probe.
-	held.Exit(nil)
+	// The held requests exit; after OpenFor a probe makes the breaker
+	// half-open while it runs, and closes it when it succeeds.
+	a.Exit(nil)
+	b.Exit(nil)
 	fc.Advance(5 * time.Second)
-	e, err := g.Enter(ctx, "GET /fail")
+	probe, err := g.Enter(ctx, "GET /fail")
 	require.NoError(t, err)
-	e.Exit(nil)
-	fams = scrape(t, srv.URL)
+	fams = scrape(t, url)
+	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
+	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "open")
+	must(t, fams, 1, "sluice_rule_in_flight", "rule", "inflight")
+	probe.Exit(nil)
+	fams = scrape(t, url)
 	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "state", "closed")
+	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
+	must(t, fams, 1, "sluice_breaker_trips_total", "rule", "fail-breaker")
 	must(t, fams, 0, "sluice_rule_in_flight", "rule", "inflight")
+	must(t, fams, 0, "sluice_requests_in_flight", "resource", "GET /items/{id}")
 	must(t, fams, 3, "sluice_requests_completed_total", "resource", "GET /fail")
+	must(t, fams, 2, "sluice_requests_completed_total", "resource", "GET /items/{id}")
+
+	// The counters of a rule survive a reload that keeps its name, kind
+	// and resource; a removed rule's series go.
+	require.NoError(t, g.SetRules([]core.Rule{{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3}}))
+	fams = scrape(t, url)
+	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate")
+	assert.Equal(t, []string{"hello-rate"}, labelValues(fams, "sluice_rule_blocked_total", "rule"))
+	assert.Nil(t, fams["sluice_breaker_state"])
 
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 }
 
-func TestStoresAndOptions(t *testing.T) {
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)))
+// TestOddNames checks that rule and resource names pass through as label
+// values whatever their characters.
+func TestOddNames(t *testing.T) {
+	const (
+		rule     = `say "hi" \ to ünïcode ☃ 日本 {x="y"}`
+		resource = "GET /line1\nline2 \"q\" \\n ✓\t"
+		bad      = "GET /bad\xff\xfebyte"
+	)
+	// A rule name cannot hold a newline (core refuses control characters);
+	// a resource name, which any caller of Enter gives, can.
+	_, err := core.New(quiet, core.WithRules(core.Rule{Name: "a\nb", Resource: "x", Kind: core.KindFlow, Limit: 1}))
+	require.ErrorContains(t, err, "control characters")
+
+	g, err := core.New(quiet, core.WithRules(core.Rule{Name: rule, Resource: "GET /odd", Kind: core.KindFlow, Limit: 0}))
 	require.NoError(t, err)
 	defer g.Close()
-	h, err := sluiceprom.Handler(g, sluiceprom.WithNamespace("edge"), sluiceprom.WithConstLabels(prometheus.Labels{"instance_name": "a"}))
+	c, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	url := serve(t, c)
+
+	ctx := context.Background()
+	_, err = g.Enter(ctx, "GET /odd")
+	require.Error(t, err)
+	for _, r := range []string{resource, bad} {
+		e, err := g.Enter(ctx, r)
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+
+	fams := scrape(t, url) // a 200: no series failed
+	must(t, fams, 1, "sluice_rule_blocked_total", "rule", rule, "resource", "GET /odd")
+	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /odd", "reason", "flow")
+	must(t, fams, 1, "sluice_requests_passed_total", "resource", resource)
+	// Invalid UTF-8, which Prometheus refuses, becomes U+FFFD.
+	must(t, fams, 1, "sluice_requests_passed_total", "resource", "GET /bad\uFFFDbyte")
+	assert.Equal(t, []string{"GET /bad\uFFFDbyte", resource, "GET /odd"}, labelValues(fams, "sluice_requests_passed_total", "resource"))
+}
+
+// TestStores reads a store's health, errors and fallbacks, with a Redis
+// that works and then is killed.
+func TestStores(t *testing.T) {
+	redistest.QuietRedisLogs()
+	srv := redistest.StartOwned(t)
+	client := srv.Client(t, func(o *redis.Options) { o.MaxRetries = -1 })
+	st, err := redisstore.New(client, redisstore.WithPrefix(redistest.UniquePrefix()), redisstore.WithTimeout(2*time.Second))
+	require.NoError(t, err)
+	defer st.Close()
+	fc := clock.NewFake(time.Hour)
+	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("redis", st), core.WithRules(
+		core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "redis", OnFailure: core.FailLocal, LocalLimit: 1},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	c, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	url := serve(t, c)
+
+	ctx := context.Background()
+	enter := func() error {
+		e, err := g.Enter(ctx, "GET /s")
+		if err == nil {
+			e.Exit(nil)
+		}
+		return err
+	}
+	require.NoError(t, enter())
+	require.NoError(t, enter())
+	fams := scrape(t, url)
+	must(t, fams, 1, "sluice_store_healthy", "store", "redis")
+	must(t, fams, 0, "sluice_store_errors_total", "store", "redis")
+	must(t, fams, 0, "sluice_store_fallbacks_total", "store", "redis")
+	must(t, fams, 0, "sluice_rule_fallbacks_total", "rule", "shared", "kind", "flow", "resource", "GET /s")
+
+	// Redis is gone: the first request finds out (one error) and the
+	// local policy admits it; the next two, within the backoff, do not
+	// call Redis, and the local limit of 1 blocks them.
+	srv.Kill()
+	require.NoError(t, enter())
+	require.Error(t, enter())
+	require.Error(t, enter())
+	fams = scrape(t, url)
+	must(t, fams, 0, "sluice_store_healthy", "store", "redis")
+	must(t, fams, 1, "sluice_store_errors_total", "store", "redis")
+	must(t, fams, 3, "sluice_store_fallbacks_total", "store", "redis")
+	must(t, fams, 3, "sluice_rule_fallbacks_total", "rule", "shared")
+	must(t, fams, 3, "sluice_requests_passed_total", "resource", "GET /s")
+	must(t, fams, 2, "sluice_requests_blocked_total", "resource", "GET /s", "reason", "fallback")
+	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "shared")
+
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// TestConcurrentScrapes scrapes while requests flow, under -race: counters
+// never go down, and at the end they add up to what was sent.
+func TestConcurrentScrapes(t *testing.T) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "rate", Resource: "GET /a", Kind: core.KindFlow, Limit: 50},
+		core.Rule{Name: "conc", Resource: "*", Kind: core.KindConcurrency, Limit: 3},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	h, err := sluiceprom.Handler(g)
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	// Traffic until 20 scrapes have been made during it.
+	const workers, scrapes = 4, 20
+	var sent atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res := "GET /a"
+				if i%2 == 1 {
+					res = fmt.Sprintf("GET /b%d", w)
+				}
+				sent.Add(1)
+				if e, err := g.Enter(context.Background(), res); err == nil {
+					e.Exit(nil)
+				}
+			}
+		})
+	}
+	total := func(fams map[string]*dto.MetricFamily) float64 {
+		var n float64
+		for _, name := range []string{"sluice_requests_passed_total", "sluice_requests_blocked_total"} {
+			for _, m := range fams[name].GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+		return n
+	}
+	last := -1.0
+	for range scrapes {
+		n := total(scrape(t, srv.URL))
+		assert.GreaterOrEqual(t, n, last)
+		last = n
+	}
+	close(stop)
+	wg.Wait()
+	fams := scrape(t, srv.URL)
+	assert.Equal(t, float64(sent.Load()), total(fams))
+	for _, name := range []string{"sluice_requests_passed_total", "sluice_requests_completed_total"} {
+		v, _ := value(fams, name, "resource", "GET /a")
+		assert.Positive(t, v, name)
+	}
+	must(t, fams, 0, "sluice_rule_in_flight", "rule", "conc")
+	t.Logf("%d requests during %d scrapes", sent.Load(), scrapes)
+}
+
+// TestOptions checks the options and that their errors name the option and
+// the value.
+func TestOptions(t *testing.T) {
+	g, err := core.New(quiet)
+	require.NoError(t, err)
+	defer g.Close()
+
+	h, err := sluiceprom.Handler(g, sluiceprom.WithNamespace("edge"),
+		sluiceprom.WithConstLabels(prometheus.Labels{"instance_name": "a", "zone": "x"}),
+		sluiceprom.WithConstLabels(prometheus.Labels{"zone": "eu-1"}))
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	fams := scrape(t, srv.URL)
-	must(t, fams, 0, "edge_events_dropped_total", "instance_name", "a")
+	must(t, fams, 0, "edge_events_dropped_total", "instance_name", "a", "zone", "eu-1")
+	assert.Nil(t, fams["sluice_events_dropped_total"])
 
 	for _, tc := range []struct {
 		opt  sluiceprom.Option
 		want string
 	}{
-		{sluiceprom.WithNamespace("1bad"), `WithNamespace("1bad"): must match`},
-		{sluiceprom.WithNamespace("a-b"), `WithNamespace("a-b")`},
-		{sluiceprom.WithConstLabels(prometheus.Labels{"rule": "x"}), `"rule" is a label of the collector's own metrics`},
-		{sluiceprom.WithConstLabels(prometheus.Labels{"__x": "x"}), `"__x" is not a valid label name`},
-		{sluiceprom.WithConstLabels(prometheus.Labels{"a b": "x"}), `"a b" is not a valid label name`},
+		{sluiceprom.WithNamespace(""), `WithNamespace(""): must be letters, digits and '_'`},
+		{sluiceprom.WithNamespace("1bad"), `WithNamespace("1bad"): must be`},
+		{sluiceprom.WithNamespace("a-b"), `WithNamespace("a-b"): must be`},
+		{sluiceprom.WithNamespace("a:b"), `WithNamespace("a:b"): must be`},
+		{sluiceprom.WithNamespace("__x"), `WithNamespace("__x"): must be`},
+		{sluiceprom.WithConstLabels(prometheus.Labels{"rule": "x"}), `WithConstLabels: "rule" is a label of the collector's own metrics`},
+		{sluiceprom.WithConstLabels(prometheus.Labels{"__x": "x"}), `WithConstLabels: "__x" is not a valid label name`},
+		{sluiceprom.WithConstLabels(prometheus.Labels{"a b": "x"}), `WithConstLabels: "a b" is not a valid label name`},
+		{sluiceprom.WithConstLabels(prometheus.Labels{"ok": "\xff"}), `WithConstLabels: the value of "ok" is not valid UTF-8: "\xff"`},
+		{nil, "NewCollector: nil option"},
 	} {
 		_, err := sluiceprom.NewCollector(g, tc.opt)
+		assert.ErrorContains(t, err, tc.want)
+		assert.ErrorContains(t, err, "sluiceprom: ")
+		_, err = sluiceprom.Handler(g, tc.opt)
 		assert.ErrorContains(t, err, tc.want)
 	}
 	_, err = sluiceprom.NewCollector(nil)
 	assert.ErrorContains(t, err, "guard is nil")
-	_, err = sluiceprom.Handler(g, nil)
-	assert.ErrorContains(t, err, "nil option")
+	_, err = sluiceprom.Handler(nil)
+	assert.ErrorContains(t, err, "guard is nil")
+
+	// The caller's map is copied.
+	labels := prometheus.Labels{"instance_name": "a"}
+	c, err := sluiceprom.NewCollector(g, sluiceprom.WithConstLabels(labels))
+	require.NoError(t, err)
+	labels["instance_name"] = "changed"
+	fams = scrape(t, serve(t, c))
+	must(t, fams, 0, "sluice_events_dropped_total", "instance_name", "a")
 }
 
-func BenchmarkCollect(b *testing.B) {
+// TestTwoGuards registers the collectors of two Guards in one registry:
+// they need a const label to tell them apart.
+func TestTwoGuards(t *testing.T) {
+	var cs []*sluiceprom.Collector
+	for i, name := range []string{"public", "internal"} {
+		g, err := core.New(quiet)
+		require.NoError(t, err)
+		defer g.Close()
+		for range i + 1 {
+			e, err := g.Enter(context.Background(), "GET /x")
+			require.NoError(t, err)
+			e.Exit(nil)
+		}
+		c, err := sluiceprom.NewCollector(g, sluiceprom.WithConstLabels(prometheus.Labels{"guard": name}))
+		require.NoError(t, err)
+		cs = append(cs, c)
+	}
+	fams := scrape(t, serve(t, cs[0], cs[1]))
+	must(t, fams, 1, "sluice_requests_passed_total", "guard", "public", "resource", "GET /x")
+	must(t, fams, 2, "sluice_requests_passed_total", "guard", "internal", "resource", "GET /x")
+
+	// Without the label, the second collector's metrics are the first's.
+	g, err := core.New(quiet)
+	require.NoError(t, err)
+	defer g.Close()
+	a, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	b, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(a))
+	var are prometheus.AlreadyRegisteredError
+	assert.ErrorAs(t, reg.Register(b), &are)
+}
+
+// benchGuard returns a Guard with 100 resources that have seen traffic
+// and 10 rules: 4 flow, 3 concurrency and 3 breaker rules.
+func benchGuard(b *testing.B) *core.Guard {
 	var rules []core.Rule
 	for i := range 10 {
-		rules = append(rules, core.Rule{Resource: "GET /r" + strings.Repeat("x", i) + "/*", Kind: core.KindFlow, Limit: 1000})
+		r := core.Rule{Resource: fmt.Sprintf("GET /r%d/*", i)}
+		switch {
+		case i < 4:
+			r.Kind, r.Limit = core.KindFlow, 1000
+		case i < 7:
+			r.Kind, r.Limit = core.KindConcurrency, 100
+		default:
+			r.Kind, r.Strategy, r.Threshold = core.KindBreaker, "error-ratio", 0.5
+		}
+		rules = append(rules, r)
 	}
-	g, err := core.New(core.WithRules(rules...), core.WithLogger(slog.New(slog.DiscardHandler)))
+	g, err := core.New(core.WithRules(rules...), quiet)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer g.Close()
+	b.Cleanup(func() { g.Close() })
 	for i := range 100 {
-		if e, err := g.Enter(context.Background(), "GET /r/"+strings.Repeat("y", i)); err == nil {
+		if e, err := g.Enter(context.Background(), fmt.Sprintf("GET /r%d/item%d", i%10, i)); err == nil {
 			e.Exit(nil)
 		}
 	}
-	c, err := sluiceprom.NewCollector(g)
+	if n := len(g.Snapshot().Resources); n != 100 {
+		b.Fatalf("%d resources", n)
+	}
+	return g
+}
+
+// BenchmarkCollect is the collector's part of a scrape of a Guard with 100
+// resources and 10 rules: one Snapshot and about 1,250 const metrics.
+func BenchmarkCollect(b *testing.B) {
+	c, err := sluiceprom.NewCollector(benchGuard(b))
 	if err != nil {
 		b.Fatal(err)
 	}
+	ch := make(chan prometheus.Metric, 4096)
+	n := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		ch := make(chan prometheus.Metric, 2048)
 		c.Collect(ch)
+		n = len(ch)
+		for len(ch) > 0 {
+			<-ch
+		}
+	}
+	b.ReportMetric(float64(n), "metrics/op")
+}
+
+// BenchmarkSnapshot is the Guard's part of BenchmarkCollect.
+func BenchmarkSnapshot(b *testing.B) {
+	g := benchGuard(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		g.Snapshot()
+	}
+}
+
+// BenchmarkScrape is a whole scrape through Handler: Collect, the
+// registry's Gather and the text encoding.
+func BenchmarkScrape(b *testing.B) {
+	h, err := sluiceprom.Handler(benchGuard(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
 	}
 }

@@ -3,44 +3,84 @@
 //
 // NewCollector returns a prometheus.Collector to register in a registry of
 // your own; Handler returns an http.Handler with a registry holding only
-// that collector, for /metrics. Each scrape takes one core.Guard.Snapshot:
-// it costs time in proportion to the resources and rules, never a lock that
-// requests wait on.
+// that collector, for a service without one, to mount at /metrics:
+//
+//	h, err := sluiceprom.Handler(guard)
+//	if err != nil {
+//		return err
+//	}
+//	http.Handle("/metrics", h)
+//
+// Each scrape takes one core.Guard.Snapshot and turns it into const
+// metrics: it costs time in proportion to the resources and rules (a
+// dozen series per resource, roughly a microsecond and 11 allocations
+// each, most of them client_golang's), and never takes a lock that
+// requests wait on. The collector keeps no state between scrapes, so
+// counters are exactly the Guard's.
 //
 // # Metrics
 //
 // Names start with the namespace, "sluice" unless WithNamespace gives
-// another. Labels are resource names (route templates and gRPC methods,
-// bounded by the Guard's resource bound), rule names, kinds, reasons,
-// breaker states and store names: never a param value, so a flood of user
-// IDs or client IPs adds no series.
+// another; WithConstLabels adds labels to every series. The labels are
+// resource names (route templates and gRPC methods, bounded by the Guard's
+// resource bound, core.WithMaxResources, beyond which resources are counted
+// under core.OverflowResource), rule names, kinds, block reasons, breaker
+// states and store names: never a param value, so a flood of user IDs or
+// client IPs adds no series.
 //
-//	sluice_requests_passed_total{resource}                counter  requests admitted (permits, with WithCount)
-//	sluice_requests_blocked_total{resource,reason}        counter  requests blocked, by reason: flow, concurrency,
-//	                                                               hotspot, breaker (the kind of the rule), fallback
-//	                                                               (a failure policy while a store failed), cancelled
-//	                                                               (the context ended while waiting for a turn)
-//	sluice_requests_completed_total{resource}             counter  admitted requests that exited
-//	sluice_requests_errors_total{resource}                counter  of those, the ones that failed (by default 5xx,
-//	                                                               handler errors, non-OK gRPC codes)
-//	sluice_response_time_seconds_total{resource}          counter  their total response time; rate(this) /
-//	                                                               rate(completed) is the average
-//	sluice_requests_in_flight{resource}                   gauge    admitted and not yet exited
-//	sluice_rule_blocked_total{rule,kind,resource}         counter  requests each rule blocked (resource is the
-//	                                                               rule's, a name or a glob)
-//	sluice_rule_fallbacks_total{rule,kind,resource}       counter  decisions of a rule with a store made by its
-//	                                                               failure policy
-//	sluice_rule_in_flight{rule,resource}                  gauge    requests holding a slot of a concurrency rule
-//	sluice_breaker_state{rule,resource,state}             gauge    1 for the state a breaker rule is in (closed,
-//	                                                               open, half-open), 0 for the other two
-//	sluice_breaker_trips_total{rule,resource}             counter  times a breaker rule opened
-//	sluice_store_healthy{store}                           gauge    1 while a shared store works, else 0
-//	sluice_store_errors_total{store}                      counter  failed calls to a store
-//	sluice_store_fallbacks_total{store}                   counter  decisions made by failure policies instead
-//	                                                               of the store
-//	sluice_events_dropped_total                           counter  breaker changes listeners did not get
+// Per resource, from the first request the Guard saw for it:
 //
-// Counters of a resource start when the Guard first sees it; those of a
-// rule when it is first set, and carry over a reload that keeps its name,
-// kind and resource.
+//	sluice_requests_passed_total{resource}              counter  requests admitted (permits, with core.WithCount)
+//	sluice_requests_blocked_total{resource,reason}      counter  requests blocked, by reason (see below); every
+//	                                                             reason has a series, at 0 until it blocks one
+//	sluice_requests_completed_total{resource}           counter  admitted requests that exited
+//	sluice_requests_errors_total{resource}              counter  of those, the ones that failed (by default 5xx,
+//	                                                             handler errors, non-OK gRPC codes)
+//	sluice_response_time_seconds_total{resource}        counter  their total response time in seconds;
+//	                                                             rate(this) / rate(completed) is the average
+//	sluice_requests_in_flight{resource}                 gauge    admitted and not yet exited
+//
+// The reasons are those of core.Reasons: flow, concurrency, hotspot and
+// breaker (the kind of the rule that blocked the request), fallback (a rule
+// with a store blocked it by its failure policy while the store failed) and
+// cancelled (its context ended while it waited for its turn in a leaky
+// bucket).
+//
+// Per rule in force, from when the rule was first set (a rule that keeps
+// its name, kind and resource across core.Guard.SetRules keeps its counts;
+// a removed rule's series disappear). The resource label of a rule is the
+// rule's Resource, an exact name or a glob:
+//
+//	sluice_rule_blocked_total{rule,kind,resource}       counter  requests the rule blocked
+//	sluice_rule_fallbacks_total{rule,kind,resource}     counter  decisions the rule made by its failure policy
+//	                                                             because its store failed (rules with a store only)
+//	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency rules only)
+//	sluice_breaker_state{rule,resource,state}           gauge    1 for the state the breaker is in, 0 for the
+//	                                                             other two; state is closed, open or half-open,
+//	                                                             all three always there (breaker rules only)
+//	sluice_breaker_trips_total{rule,resource}           counter  times the breaker opened (breaker rules only)
+//
+// Per store given with core.WithStore:
+//
+//	sluice_store_healthy{store}                         gauge    1 while the store works; 0 from a failed call
+//	                                                             until a call succeeds again
+//	sluice_store_errors_total{store}                    counter  calls to the store that failed
+//	sluice_store_fallbacks_total{store}                 counter  decisions made by rules' failure policies
+//	                                                             instead of the store
+//
+// For the Guard:
+//
+//	sluice_events_dropped_total                         counter  breaker changes that listeners
+//	                                                             (core.WithBreakerListener) did not get because
+//	                                                             their queue was full
+//
+// Label values are the names as they are, quotes, backslashes, newlines
+// and any Unicode included (the exposition escapes them), except that
+// invalid UTF-8, which Prometheus refuses, is replaced by U+FFFD: a scrape
+// never fails on a name.
+//
+// Two Guards in one registry need a const label to tell their series
+// apart, e.g. WithConstLabels(prometheus.Labels{"guard": "public"}); their
+// collectors otherwise describe the same metrics, and the registry refuses
+// the second.
 package sluiceprom

@@ -1,8 +1,13 @@
 package sluiceprom_test
 
 import (
+	"context"
+	"fmt"
 	"log"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -10,28 +15,74 @@ import (
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 )
 
+// A service without a Prometheus registry of its own mounts Handler at
+// /metrics.
 func ExampleHandler() {
-	guard, err := core.New(core.WithRules(core.Rule{Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 100}))
+	guard, err := core.New(core.WithRules(
+		core.Rule{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 2, Window: time.Minute},
+	))
 	if err != nil {
 		log.Fatal(err)
 	}
-	metrics, err := sluiceprom.Handler(guard)
+	defer guard.Close()
+	h, err := sluiceprom.Handler(guard)
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
-	// ... mux.Handle your routes, wrapped with an adapter over guard.
+	http.Handle("/metrics", h)
+	// ... your routes, wrapped with an adapter over guard, then
+	// http.ListenAndServe(addr, nil).
+
+	// Three requests: the rule lets two through a minute.
+	for range 3 {
+		if e, err := guard.Enter(context.Background(), "GET /items/{id}"); err == nil {
+			e.Exit(nil)
+		}
+	}
+	// What Prometheus gets from GET /metrics, in part.
+	rec := httptest.NewRecorder()
+	http.DefaultServeMux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for line := range strings.Lines(rec.Body.String()) {
+		if strings.HasPrefix(line, "sluice_requests_passed_total{") ||
+			strings.HasPrefix(line, `sluice_requests_blocked_total{reason="flow"`) ||
+			strings.HasPrefix(line, "sluice_rule_blocked_total{") {
+			fmt.Print(line)
+		}
+	}
+	// Output:
+	// sluice_requests_blocked_total{reason="flow",resource="GET /items/{id}"} 1
+	// sluice_requests_passed_total{resource="GET /items/{id}"} 2
+	// sluice_rule_blocked_total{kind="flow",resource="GET /items/{id}",rule="items"} 1
 }
 
+// A service with a registry registers a Collector in it, here with a label
+// naming the instance on every series.
 func ExampleNewCollector() {
 	guard, err := core.New()
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer guard.Close()
 	c, err := sluiceprom.NewCollector(guard, sluiceprom.WithConstLabels(prometheus.Labels{"instance_name": "checkout-1"}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	prometheus.MustRegister(c) // in the default registry, beside the process metrics
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		log.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A new Guard has seen no resource, no rule and no store yet.
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				fmt.Printf("%s{%s=%q} %g\n", f.GetName(), l.GetName(), l.GetValue(), m.GetCounter().GetValue())
+			}
+		}
+	}
+	// Output:
+	// sluice_events_dropped_total{instance_name="checkout-1"} 0
 }
