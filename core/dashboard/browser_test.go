@@ -11,13 +11,18 @@ import (
 	"image/png"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +34,11 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/dashboard"
 )
+
+// The browser test drives headless Chromium through the DevTools protocol
+// (CDP): JSON messages over a websocket, {"id", "method", "params",
+// "sessionId"} out, {"id", "result"|"error"} replies and {"method",
+// "params"} events back.
 
 // findChromium returns the path of a Chromium or Chrome binary, or "".
 func findChromium() string {
@@ -43,59 +53,107 @@ func findChromium() string {
 	return ""
 }
 
-// browser is a headless Chromium driven through the DevTools protocol.
+// cdpMessage is a CDP reply or event.
+type cdpMessage struct {
+	ID        int64           `json:"id"`
+	Method    string          `json:"method"`
+	SessionID string          `json:"sessionId"`
+	Params    json.RawMessage `json:"params"`
+	Result    json.RawMessage `json:"result"`
+	Error     *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// browser is a headless Chromium with one page, driven over CDP.
 type browser struct {
 	ws      *websocket.Conn
-	session string
-	mu      sync.Mutex
-	next    int
+	session string // of the page, once attached
+	next    atomic.Int64
+
+	mu       sync.Mutex
+	waiting  map[int64]chan cdpMessage
+	closed   error    // why the connection ended, once it has
+	requests []string // URLs the page requested
+	problems []string // exceptions, console errors, failed loads
 }
 
 var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 
-// startBrowser starts headless Chromium with a page target open at url,
-// and stops it when the test ends.
-func startBrowser(t *testing.T, url string) *browser {
+// startBrowser starts headless Chromium with one page target attached (no
+// page loaded yet), and stops it, with every process it started, when the
+// test ends.
+func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin := findChromium()
 	if bin == "" {
 		if os.Getenv("SLUICE_REQUIRE_BROWSER") == "1" {
-			t.Fatal("no chromium on PATH, and SLUICE_REQUIRE_BROWSER=1 (Debian: apt-get install chromium)")
+			t.Fatal("no chromium, chromium-browser or google-chrome on PATH, and SLUICE_REQUIRE_BROWSER=1 (Debian: apt-get install chromium)")
 		}
-		t.Skip("no chromium on PATH (Debian: apt-get install chromium); set SLUICE_REQUIRE_BROWSER=1 to fail instead")
+		t.Skip("no chromium, chromium-browser or google-chrome on PATH: skipping the browser test (Debian: apt-get install chromium; SLUICE_REQUIRE_BROWSER=1 fails instead)")
 	}
+	// Its profile, and its crash handler's database, which Chromium keeps
+	// in the user's config directory, go to a directory of this test: no
+	// file outside it, and every process of this browser names it.
+	dir := t.TempDir()
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-		"--disable-dev-shm-usage", "--remote-debugging-port=0", "--remote-allow-origins=*",
-		"--user-data-dir="+t.TempDir(), "--window-size=1280,900", "about:blank")
+		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-extensions", "--disable-default-apps", "--disable-crash-reporter", "--disable-breakpad",
+		"--disable-dev-shm-usage", "--mute-audio", "--hide-scrollbars", "--remote-debugging-port=0",
+		"--remote-allow-origins=*", "--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,900", "about:blank")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the browser and its helpers
+	exited := make(chan struct{})
+	go func() {
 		_ = cmd.Wait()
-	})
+		close(exited)
+	}()
+	b := &browser{waiting: map[int64]chan cdpMessage{}}
+	t.Cleanup(func() { b.stop(t, cmd, exited, dir) })
+
+	// Its stderr until it ends: the DevTools address, and the last lines
+	// should it fail to start.
 	found := make(chan string, 1)
+	var tail []string
+	var tailMu sync.Mutex
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if m := devtoolsRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+			line := sc.Text()
+			if m := devtoolsRE.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
 			}
+			tailMu.Lock()
+			tail = append(tail[max(0, len(tail)-19):], line)
+			tailMu.Unlock()
 		}
 	}()
 	var wsURL string
 	select {
 	case wsURL = <-found:
-	case <-time.After(30 * time.Second):
-		t.Fatal("chromium did not report its DevTools address within 30s")
+	case <-exited:
+		tailMu.Lock()
+		defer tailMu.Unlock()
+		t.Fatalf("chromium exited before it listened for DevTools; its stderr ends:\n%s", strings.Join(tail, "\n"))
+	case <-time.After(60 * time.Second):
+		t.Fatal("chromium did not report its DevTools address within 60s")
 	}
-	ws, err := websocket.Dial(wsURL, "", "http://127.0.0.1/")
+
+	cfg, err := websocket.NewConfig(wsURL, "http://127.0.0.1/")
 	require.NoError(t, err)
-	ws.MaxPayloadBytes = 64 << 20
-	t.Cleanup(func() { _ = ws.Close() })
-	b := &browser{ws: ws}
+	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
+	b.ws, err = websocket.DialConfig(cfg)
+	require.NoError(t, err, "connecting to %s", wsURL)
+	b.ws.MaxPayloadBytes = 64 << 20
+	go b.read()
+
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
@@ -105,82 +163,234 @@ func startBrowser(t *testing.T, url string) *browser {
 	}
 	b.call(t, "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
 	b.session = attached.SessionID
+	for _, domain := range []string{"Page", "Runtime", "Network", "Log"} {
+		b.call(t, domain+".enable", map[string]any{}, nil)
+	}
 	b.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
-	b.call(t, "Page.navigate", map[string]any{"url": url}, nil)
 	return b
 }
 
-// call sends a command (to the page's session once attached) and decodes
-// its result into out; it skips the events that arrive meanwhile.
+// stop closes the browser, kills what is left of it and checks that no
+// process naming dir, its crash handlers too (they leave its process
+// group), survives.
+func (b *browser) stop(t *testing.T, cmd *exec.Cmd, exited chan struct{}, dir string) {
+	if b.ws != nil {
+		// Politely first: Chromium then stops its helpers itself.
+		msg := map[string]any{"id": b.next.Add(1), "method": "Browser.close", "params": map[string]any{}}
+		_ = b.ws.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		_ = websocket.JSON.Send(b.ws, msg)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+		}
+		_ = b.ws.Close()
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("chromium (pid %d) did not exit after SIGKILL", cmd.Process.Pid)
+	}
+	var left []int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left = processesNaming(dir)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("chromium processes left running: %v", left)
+	}
+}
+
+// processesNaming returns the live processes whose command line names dir.
+func processesNaming(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(dir)) { // a zombie's is empty
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// read receives every message: replies go to their callers, events of
+// interest are recorded.
+func (b *browser) read() {
+	for {
+		var m cdpMessage
+		if err := websocket.JSON.Receive(b.ws, &m); err != nil {
+			b.mu.Lock()
+			b.closed = err
+			for id, ch := range b.waiting {
+				close(ch)
+				delete(b.waiting, id)
+			}
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Lock()
+		if m.ID != 0 {
+			if ch := b.waiting[m.ID]; ch != nil {
+				ch <- m
+				delete(b.waiting, m.ID)
+			}
+		} else {
+			b.event(m)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// event records the page's requests and anything that went wrong in it
+// (errors: a warning may be a new Chromium's deprecation notice).
+func (b *browser) event(m cdpMessage) {
+	switch m.Method {
+	case "Network.requestWillBeSent":
+		var p struct {
+			Request struct {
+				URL string `json:"url"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			b.requests = append(b.requests, p.Request.URL)
+		}
+	case "Network.loadingFailed":
+		var p struct {
+			Canceled bool `json:"canceled"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && !p.Canceled {
+			b.problems = append(b.problems, "loading failed: "+string(m.Params))
+		}
+	case "Runtime.exceptionThrown":
+		b.problems = append(b.problems, "exception: "+string(m.Params))
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && (p.Type == "error" || p.Type == "assert") {
+			b.problems = append(b.problems, "console: "+string(m.Params))
+		}
+	case "Log.entryAdded":
+		var p struct {
+			Entry struct {
+				Level string `json:"level"`
+			} `json:"entry"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.Entry.Level == "error" {
+			b.problems = append(b.problems, "log: "+string(m.Params))
+		}
+	}
+}
+
+// call sends a command (to the page once attached) and decodes its result
+// into out.
 func (b *browser) call(t *testing.T, method string, params any, out any) {
 	t.Helper()
+	id := b.next.Add(1)
+	ch := make(chan cdpMessage, 1)
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.next++
-	msg := map[string]any{"id": b.next, "method": method, "params": params}
+	if b.closed != nil {
+		b.mu.Unlock()
+		t.Fatalf("%s: the DevTools connection is closed: %v", method, b.closed)
+	}
+	b.waiting[id] = ch
+	b.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method, "params": params}
 	if b.session != "" {
 		msg["sessionId"] = b.session
 	}
-	require.NoError(t, websocket.JSON.Send(b.ws, msg))
-	_ = b.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-	for {
-		var reply struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		require.NoError(t, websocket.JSON.Receive(b.ws, &reply), "waiting for the reply to %s", method)
-		if reply.ID != b.next {
-			continue // an event, or nothing we wait for
-		}
+	_ = b.ws.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	require.NoError(t, websocket.JSON.Send(b.ws, msg), "sending %s", method)
+	select {
+	case reply, ok := <-ch:
+		require.True(t, ok, "%s: the DevTools connection closed", method)
 		require.Nil(t, reply.Error, "%s: %+v", method, reply.Error)
 		if out != nil {
-			require.NoError(t, json.Unmarshal(reply.Result, out))
+			require.NoError(t, json.Unmarshal(reply.Result, out), "%s", method)
 		}
-		return
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no reply to %s within 60s", method)
 	}
 }
 
 // eval evaluates a JavaScript expression in the page and returns its
-// value as a string ("" for null or undefined).
+// value, JSON-encoded ("null" for null and undefined).
 func (b *browser) eval(t *testing.T, expr string) string {
 	t.Helper()
 	var res struct {
 		Result struct {
-			Value any `json:"value"`
+			Value json.RawMessage `json:"value"`
 		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
 	}
 	b.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res)
-	if res.Result.Value == nil {
-		return ""
+	require.Nil(t, res.ExceptionDetails, "evaluating %s", expr)
+	if len(res.Result.Value) == 0 {
+		return "null"
 	}
-	return fmt.Sprint(res.Result.Value)
+	return string(res.Result.Value)
 }
 
-// field returns the text of the cell of field for the item whose data-attr
-// is name.
-func (b *browser) field(t *testing.T, attr, name, field string) string {
+// text returns the text the page shows in the cell of field of the item
+// whose data-ATTR is name (for a badge, its data-value), or "" when there
+// is no such cell. name may hold any character.
+func (b *browser) text(t *testing.T, attr, name, field string) string {
 	t.Helper()
-	q, _ := json.Marshal(fmt.Sprintf(`[data-%s=%q][data-field=%q]`, attr, name, field))
-	return b.eval(t, fmt.Sprintf(`(function(){const e=document.querySelector(%s); return e ? (e.dataset.value || e.textContent) : null})()`, q))
+	args, _ := json.Marshal([]string{"data-" + attr, name, field})
+	v := b.eval(t, fmt.Sprintf(`(function([attr, name, field]) {
+		for (const e of document.querySelectorAll("[" + attr + "]")) {
+			if (e.getAttribute(attr) === name && e.dataset.field === field) return e.dataset.value || e.textContent;
+		}
+		return "";
+	})(%s)`, args))
+	var s string
+	require.NoError(t, json.Unmarshal([]byte(v), &s), "%s", v)
+	return s
 }
 
-// number waits until the field shows a number and returns it.
-func (b *browser) number(t *testing.T, attr, name, field string) int64 {
+// number returns the number the page shows in the cell of field of the
+// item named name, and false when it shows none (yet).
+func (b *browser) number(t *testing.T, attr, name, field string) (int64, bool) {
 	t.Helper()
-	var v int64
-	require.Eventually(t, func() bool {
-		n, err := strconv.ParseInt(b.field(t, attr, name, field), 10, 64)
-		v = n
-		return err == nil
-	}, 30*time.Second, 100*time.Millisecond, "%s %s %s shows no number", attr, name, field)
-	return v
+	n, err := strconv.ParseInt(b.text(t, attr, name, field), 10, 64)
+	return n, err == nil
 }
 
-// TestDashboardInBrowser serves the dashboard of a Guard under real traffic
-// and reads, in headless Chromium, the numbers the page shows.
+// waitFor calls cond, in the test's goroutine, until it returns true, and
+// fails the test with what cond last said when timeout passes first.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s (%s)", what, timeout, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// hostileName is a rule name that would run script if the page wrote it
+// as HTML.
+const hostileName = `<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`
+
+// TestDashboardInBrowser serves the dashboard of a Guard under real HTTP
+// traffic and reads, in headless Chromium, the numbers the page shows.
 func TestDashboardInBrowser(t *testing.T) {
 	const helloLimit = 5
 	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
@@ -189,47 +399,49 @@ func TestDashboardInBrowser(t *testing.T) {
 		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
 			MinRequests: 3, Window: 5 * time.Second, OpenFor: 2 * time.Second},
 		core.Rule{Name: "inflight", Resource: "*", Kind: core.KindConcurrency, Limit: 50},
+		core.Rule{Name: hostileName, Resource: "GET /admin/*", Kind: core.KindConcurrency, Limit: 1},
 	))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	dash, err := dashboard.New(g, dashboard.WithTitle("sluice demo"), dashboard.WithHistory(30))
 	require.NoError(t, err)
 
+	// The application: each route enters the Guard under its pattern.
 	mux := http.NewServeMux()
 	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", dash))
-	route := func(resource string, status int, params func(*http.Request) core.Params) {
+	route := func(resource string, status int, param string) {
 		mux.HandleFunc(resource, func(w http.ResponseWriter, r *http.Request) {
 			var opts []core.EnterOption
-			if params != nil {
-				opts = append(opts, core.WithParams(params(r)))
+			if param != "" {
+				opts = append(opts, core.WithParams(core.ParamMap{param: r.Header.Values("X-User-ID")}))
 			}
 			e, err := g.Enter(r.Context(), resource, opts...)
 			if err != nil {
 				w.WriteHeader(http.StatusTooManyRequests)
 				return
 			}
-			time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+			time.Sleep(time.Duration(1+rand.IntN(3)) * time.Millisecond)
 			w.WriteHeader(status)
-			var failed error
 			if status >= 500 {
-				failed = errors.New("500")
+				e.Exit(errors.New(http.StatusText(status)))
+			} else {
+				e.Exit(nil)
 			}
-			e.Exit(failed)
 		})
 	}
-	route("GET /hello", http.StatusOK, nil)
-	route("GET /fail", http.StatusInternalServerError, nil)
-	route("GET /items/{id}", http.StatusOK, func(r *http.Request) core.Params {
-		return core.ParamMap{"header:X-User-ID": r.Header.Values("X-User-ID")}
-	})
+	route("GET /hello", http.StatusOK, "")
+	route("GET /fail", http.StatusInternalServerError, "")
+	route("GET /items/{id}", http.StatusOK, "header:X-User-ID")
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	// Traffic until the test ends: /hello at about 20/s (over its limit
-	// of 5), /fail at 5/s, and users on /items/{id}.
+	// Traffic until the test ends: GET /hello at 20/s, 4 times its limit;
+	// GET /fail at 5/s, every request failing; GET /items/{id}, one user
+	// at 10/s (over 3/s) and one at 2/s.
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })
+	var helloOK, helloBlocked atomic.Int64
 	drive := func(path string, every time.Duration, user string) {
 		wg.Go(func() {
 			tick := time.NewTicker(every)
@@ -244,8 +456,18 @@ func TestDashboardInBrowser(t *testing.T) {
 				if user != "" {
 					req.Header.Set("X-User-ID", user)
 				}
-				if res, err := http.DefaultClient.Do(req); err == nil {
-					res.Body.Close()
+				res, err := srv.Client().Do(req)
+				if err != nil {
+					continue
+				}
+				res.Body.Close()
+				if path == "/hello" {
+					switch res.StatusCode {
+					case http.StatusOK:
+						helloOK.Add(1)
+					case http.StatusTooManyRequests:
+						helloBlocked.Add(1)
+					}
 				}
 			}
 		})
@@ -255,43 +477,92 @@ func TestDashboardInBrowser(t *testing.T) {
 	drive("/items/1", 100*time.Millisecond, "mallory")
 	drive("/items/2", 500*time.Millisecond, "alice")
 
-	b := startBrowser(t, srv.URL+"/debug/sluice/")
-
-	// The page shows live numbers that change from one poll to the next.
-	first := b.number(t, "resource", "GET /hello", "totalPass")
-	require.Eventually(t, func() bool {
-		return b.number(t, "resource", "GET /hello", "totalPass") > first
-	}, 30*time.Second, 200*time.Millisecond, "the passed total of GET /hello on the page never moved past %d", first)
-	require.Eventually(t, func() bool {
-		return b.number(t, "resource", "GET /hello", "block") > 0 && b.number(t, "rule", "hello-rate", "blocked") > 0
-	}, 30*time.Second, 200*time.Millisecond, "the page never showed GET /hello blocked")
-	// Passed per second never above the limit (the Guard's last second).
-	for range 5 {
-		pass := b.number(t, "resource", "GET /hello", "pass")
-		assert.LessOrEqual(t, pass, int64(helloLimit), "passed/s on the page above the limit")
-		time.Sleep(300 * time.Millisecond)
+	b := startBrowser(t)
+	pageURL := srv.URL + "/debug/sluice/"
+	b.call(t, "Page.navigate", map[string]any{"url": pageURL}, nil)
+	polls := func() int64 {
+		n, _ := strconv.ParseInt(strings.Trim(b.eval(t, `document.getElementById("updated")?.dataset.polls ?? ""`), `"`), 10, 64)
+		return n
 	}
-	// The breaker on /fail opens under its failures, and the page says so.
-	require.Eventually(t, func() bool {
-		return b.field(t, "rule", "fail-breaker", "state") == "open"
-	}, 30*time.Second, 100*time.Millisecond, "the page never showed the breaker open (state %q)", b.field(t, "rule", "fail-breaker", "state"))
-	assert.Equal(t, "live", b.eval(t, `document.getElementById("status").textContent`))
-	assert.Equal(t, "sluice demo", b.eval(t, `document.title`))
-	// The charts have points.
-	require.Eventually(t, func() bool {
-		n, _ := strconv.Atoi(b.eval(t, `String(document.querySelector('[data-resource="GET /hello"][data-field="chart"] polyline').getAttribute("points").split(" ").length)`))
-		return n >= 3
-	}, 30*time.Second, 200*time.Millisecond)
-	// The page's numbers are the Guard's.
-	fromPage := b.number(t, "resource", "GET /hello", "totalPass")
+	waitFor(t, 60*time.Second, "the page showing a snapshot", func() (bool, string) {
+		return polls() > 0, "status " + b.eval(t, `document.getElementById("status")?.textContent`)
+	})
+	assert.JSONEq(t, `"sluice demo"`, b.eval(t, `document.title`))
+
+	// First reading.
+	firstPolls := polls()
+	firstPass, ok := b.number(t, "resource", "GET /hello", "totalPass")
+	if !ok { // the first poll may come before the first request
+		waitFor(t, 30*time.Second, "GET /hello on the page", func() (bool, string) {
+			firstPass, ok = b.number(t, "resource", "GET /hello", "totalPass")
+			return ok, ""
+		})
+	}
+
+	// Second reading, a few polls later: the numbers moved, and agree with
+	// the traffic. Every poll in between shows GET /hello passing at most
+	// its limit per second.
+	var sawPass, sawBlock bool
+	var last string
+	waitFor(t, 60*time.Second, "GET /hello passing and blocked on the page, over 3 polls", func() (bool, string) {
+		pass, ok1 := b.number(t, "resource", "GET /hello", "pass")
+		block, ok2 := b.number(t, "resource", "GET /hello", "block")
+		require.True(t, ok1 && ok2, "GET /hello shows no numbers")
+		require.LessOrEqual(t, pass, int64(helloLimit), "passed/s of GET /hello on the page above its limit")
+		sawPass = sawPass || pass > 0
+		sawBlock = sawBlock || block > 0
+		last = fmt.Sprintf("passed/s %d, blocked/s %d, polls %d", pass, block, polls())
+		return sawPass && sawBlock && polls() >= firstPolls+3, last
+	})
+	secondPass, _ := b.number(t, "resource", "GET /hello", "totalPass")
+	assert.Greater(t, secondPass, firstPass, "the passed total of GET /hello did not move")
+	secondBlock, _ := b.number(t, "resource", "GET /hello", "totalBlock")
+	assert.Positive(t, secondBlock)
+	// The page's totals are the Guard's of a moment ago, which the clients
+	// saw as 200s and 429s (a request counts in the Guard before its client
+	// sees its answer).
 	st, ok := g.Stats("GET /hello")
 	require.True(t, ok)
-	assert.LessOrEqual(t, fromPage, st.Total.Pass)
-	assert.Greater(t, fromPage, int64(0))
+	assert.LessOrEqual(t, secondPass, st.Total.Pass)
+	assert.LessOrEqual(t, secondBlock, st.Total.Block)
+	assert.LessOrEqual(t, helloOK.Load(), st.Total.Pass)
+	assert.LessOrEqual(t, helloBlocked.Load(), st.Total.Block)
+	ruleBlocked, ok := b.number(t, "rule", "hello-rate", "blockedTotal")
+	require.True(t, ok)
+	assert.Positive(t, ruleBlocked)
 
-	update := os.Getenv("SLUICE_UPDATE_SCREENSHOT") == "1"
-	if update {
-		time.Sleep(25 * time.Second) // charts with some history for the picture
+	// The breaker on GET /fail opens under its failures, and the page says so.
+	waitFor(t, 30*time.Second, "the breaker shown open", func() (bool, string) {
+		state := b.text(t, "rule", "fail-breaker", "state")
+		return state == "open", "state " + state
+	})
+	trips, ok := b.number(t, "rule", "fail-breaker", "trips")
+	assert.True(t, ok && trips >= 1, "trips %d", trips)
+	assert.JSONEq(t, `"badge open"`, b.eval(t, `document.querySelector('[data-rule="fail-breaker"][data-field="state"] span').className`))
+	assert.JSONEq(t, `"rgb(198, 40, 40)"`, b.eval(t, `getComputedStyle(document.querySelector('[data-rule="fail-breaker"][data-field="state"] span')).backgroundColor`), "open is red")
+
+	// The hostile rule name is shown as it is, as text.
+	assert.Equal(t, hostileName, b.text(t, "rule", hostileName, "name"))
+	assert.Equal(t, "null", b.eval(t, `window.pwned`))
+	assert.Equal(t, "0", b.eval(t, `document.querySelectorAll("img, main script").length`))
+
+	// The summary tiles and the charts.
+	tile := b.eval(t, `document.getElementById("sum-pass").textContent`)
+	assert.Regexp(t, `^"\d+"$`, tile)
+	waitFor(t, 30*time.Second, "a chart of 3 points", func() (bool, string) {
+		v := b.eval(t, `document.querySelector('[data-resource="GET /hello"][data-field="chart"] polyline.pass').getAttribute("points").split(" ").length`)
+		n, _ := strconv.Atoi(v)
+		return n >= 3, v + " points"
+	})
+	assert.JSONEq(t, `"live"`, b.eval(t, `document.getElementById("status").textContent`))
+
+	if os.Getenv("SLUICE_UPDATE_SCREENSHOT") == "1" {
+		// Charts with some history for the picture.
+		waitFor(t, 60*time.Second, "a chart of 28 points", func() (bool, string) {
+			v := strings.Trim(b.eval(t, `document.querySelector('[data-resource="GET /hello"][data-field="chart"]').dataset.points`), `"`)
+			n, _ := strconv.Atoi(v)
+			return n >= 28, v + " points"
+		})
 	}
 	var shot struct {
 		Data string `json:"data"`
@@ -301,8 +572,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	cfg, err := png.DecodeConfig(bytes.NewReader(img))
 	require.NoError(t, err)
-	assert.Equal(t, 1280, cfg.Width)
-	if update {
-		require.NoError(t, os.WriteFile("testdata/dashboard.png", img, 0o644))
+	assert.Equal(t, [2]int{1280, 900}, [2]int{cfg.Width, cfg.Height})
+	if os.Getenv("SLUICE_UPDATE_SCREENSHOT") == "1" {
+		require.NoError(t, os.WriteFile(filepath.Join("testdata", "dashboard.png"), img, 0o644))
+		t.Logf("wrote testdata/dashboard.png")
 	}
+
+	// The page asked for nothing but the handler's own URLs, and nothing
+	// went wrong in it: no exception, no console error, no refused load.
+	b.mu.Lock()
+	requests, problems := slices.Clone(b.requests), slices.Clone(b.problems)
+	b.mu.Unlock()
+	assert.Contains(t, requests, pageURL+"api/snapshot")
+	assert.Contains(t, requests, pageURL+"dashboard.js")
+	for _, u := range requests {
+		assert.True(t, strings.HasPrefix(u, srv.URL+"/debug/sluice/") || strings.HasPrefix(u, "data:"), "the page requested %s", u)
+	}
+	assert.Empty(t, problems)
 }

@@ -73,17 +73,19 @@ type handler struct {
 	css  []byte
 }
 
-// New returns an http.Handler that serves the dashboard of g: the page for
-// any path but those ending in /dashboard.js, /dashboard.css (its assets)
-// and /api/snapshot (the JSON the page polls every second). The page refers
-// to them relatively, so the handler may be mounted under any prefix, with
-// or without http.StripPrefix:
+// New returns an http.Handler that serves the dashboard of g. Whatever
+// path it gets, it serves the page at any path ending in "/", its script
+// and style at the sibling paths dashboard.js and dashboard.css, and the
+// JSON snapshot the page polls every second at api/snapshot; other paths
+// are not found. The page refers to the others relatively, so the handler
+// may be mounted under any prefix, with or without http.StripPrefix:
 //
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
+//	mux.Handle("/debug/sluice/", h)
 //
-// A request for the page whose path does not end in "/" is redirected to
-// the path with one. Everything is embedded: the page makes no request
-// but to the handler. Only GET and HEAD are served.
+// The empty path (the prefix itself, stripped) is redirected to the prefix
+// with a slash. Everything is embedded: the page makes no request but to
+// the handler. Only GET and HEAD are served.
 func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	if g == nil {
 		return nil, errors.New("dashboard: New: guard is nil")
@@ -110,19 +112,28 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	return &handler{g: g, page: page.Bytes(), js: js, css: css}, nil
 }
 
-// Title and History are the page template's fields.
+// Title returns the page's title, for its template.
 func (c config) Title() string { return c.title }
-func (c config) History() int  { return c.history }
 
-// csp lets the page load its own script and style and fetch its snapshot,
-// and nothing else.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+// History returns the seconds of history of the page's charts, for its
+// template.
+func (c config) History() int { return c.history }
 
+// pageCSP lets the page load its own script and style and fetch its
+// snapshot, and nothing else; the other responses may do nothing at all.
+const (
+	pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+	noneCSP = "default-src 'none'; frame-ancestors 'none'"
+)
+
+// ServeHTTP serves the page, its script and style, and the snapshot (see
+// New).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Security-Policy", noneCSP)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hd.Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -130,30 +141,38 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := r.URL.Path
 	switch {
-	case strings.HasSuffix(p, "/api/snapshot") || p == "api/snapshot":
+	case p == "":
+		// The prefix itself, stripped: the page's relative references need
+		// its URL to end in "/". The Location is relative to the prefix, so
+		// that no path can make it point at another host.
+		orig := originalPath(r)
+		if orig == "" || strings.HasSuffix(orig, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		hd.Set("Location", "./"+orig[strings.LastIndexByte(orig, '/')+1:]+"/")
+		w.WriteHeader(http.StatusMovedPermanently)
+	case strings.HasSuffix(p, "/"):
+		hd.Set("Content-Security-Policy", pageCSP)
+		hd.Set("Referrer-Policy", "no-referrer")
+		write(w, "text/html; charset=utf-8", h.page)
+	case p == "api/snapshot" || strings.HasSuffix(p, "/api/snapshot"):
 		body, err := json.Marshal(view(h.g.Snapshot(), time.Now()))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		write(w, "application/json", body)
-	case strings.HasSuffix(p, "/dashboard.js"):
+	case p == "dashboard.js" || strings.HasSuffix(p, "/dashboard.js"):
 		write(w, "text/javascript; charset=utf-8", h.js)
-	case strings.HasSuffix(p, "/dashboard.css"):
+	case p == "dashboard.css" || strings.HasSuffix(p, "/dashboard.css"):
 		write(w, "text/css; charset=utf-8", h.css)
 	default:
-		if orig := originalPath(r); !strings.HasSuffix(orig, "/") {
-			// Relative references need the page's URL to end in "/".
-			http.Redirect(w, r, orig+"/", http.StatusMovedPermanently)
-			return
-		}
-		hd.Set("Content-Security-Policy", csp)
-		hd.Set("Referrer-Policy", "no-referrer")
-		write(w, "text/html; charset=utf-8", h.page)
+		http.NotFound(w, r)
 	}
 }
 
-// originalPath returns the path the client asked for, before any
+// originalPath returns the escaped path the client asked for, before any
 // http.StripPrefix.
 func originalPath(r *http.Request) string {
 	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {

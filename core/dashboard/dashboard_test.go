@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,10 +41,20 @@ func serve(t *testing.T, g *core.Guard, opts ...dashboard.Option) string {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
+	mux.Handle("/debug/sluice", http.StripPrefix("/debug/sluice", h))
 	mux.Handle("/raw/", h) // mounted without StripPrefix
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+func keys(m any) []string {
+	var out []string
+	for k := range m.(map[string]any) {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestSnapshotJSON(t *testing.T) {
@@ -50,6 +62,7 @@ func TestSnapshotJSON(t *testing.T) {
 	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2},
 		core.Rule{Name: hostile, Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 1, MinRequests: 1, OpenFor: 3 * time.Second},
+		core.Rule{Resource: "*", Kind: core.KindConcurrency, Limit: 10},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -60,11 +73,15 @@ func TestSnapshotJSON(t *testing.T) {
 			e.Exit(nil)
 		}
 	}
+	held, err := g.Enter(ctx, "GET /slow") // in flight while the snapshots are taken
+	require.NoError(t, err)
+	defer held.Exit(nil)
 	e, err := g.Enter(ctx, "GET /fail")
 	require.NoError(t, err)
 	e.Exit(errors.New("boom"))
 	_, err = g.Enter(ctx, "GET /fail")
-	require.Error(t, err)
+	var be *core.BlockedError
+	require.ErrorAs(t, err, &be)
 
 	base := serve(t, g)
 	for _, url := range []string{base + "/debug/sluice/api/snapshot", base + "/raw/api/snapshot"} {
@@ -72,26 +89,105 @@ func TestSnapshotJSON(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.StatusCode)
 		assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
 		assert.Equal(t, "no-store", res.Header.Get("Cache-Control"))
+		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+		assert.NotContains(t, string(body), "<script>", "names are JSON-escaped")
+
+		// The keys, as the page reads them.
+		var raw map[string]any
+		require.NoError(t, json.Unmarshal(body, &raw), "%s", body)
+		assert.Equal(t, []string{"droppedEvents", "resources", "rules", "stores", "time"}, keys(raw))
+		res0 := raw["resources"].([]any)[0]
+		assert.Equal(t, []string{"avgRtMs", "block", "complete", "error", "inFlight", "minRtMs", "name", "pass", "peak", "total"}, keys(res0))
+		assert.Equal(t, []string{"avgRtMs", "block", "blockedBy", "complete", "error", "pass", "rtMs"}, keys(res0.(map[string]any)["total"]))
+		rules := raw["rules"].([]any)
+		assert.Equal(t, []string{"blocked", "blockedTotal", "fallbacks", "inFlight", "kind", "name", "resource", "summary"}, keys(rules[0]))
+		assert.Equal(t, []string{"bad", "requests", "retryAfterMs", "state", "trips"}, keys(rules[1].(map[string]any)["breaker"]))
+		assert.Equal(t, []any{}, raw["stores"])
+
+		// The values.
 		var s dashboard.Snapshot
 		require.NoError(t, json.Unmarshal(body, &s), "%s", body)
-		require.Len(t, s.Resources, 2)
-		hello := s.Resources[1]
+		assert.WithinDuration(t, time.Now(), s.Time, time.Minute)
+		require.Len(t, s.Resources, 3)
+		fail, hello, slow := s.Resources[0], s.Resources[1], s.Resources[2]
+		assert.Equal(t, "GET /fail", fail.Name)
+		assert.Equal(t, int64(1), fail.Error)
+		assert.Equal(t, int64(1), fail.Block)
+		assert.Equal(t, map[string]int64{"breaker": 1}, fail.Total.BlockedBy)
 		assert.Equal(t, "GET /hello", hello.Name)
 		assert.Equal(t, int64(2), hello.Pass)
 		assert.Equal(t, int64(1), hello.Block)
+		assert.Equal(t, int64(2), hello.Complete)
 		assert.Equal(t, 4.0, hello.AvgRTMs)
-		assert.Equal(t, map[string]int64{"flow": 1}, hello.Total.BlockedBy)
-		assert.Equal(t, int64(1), s.Resources[0].Error)
-		require.Len(t, s.Rules, 2)
-		assert.Equal(t, "2 per 1s, leap-array", s.Rules[0].Summary)
-		assert.Equal(t, int64(1), s.Rules[0].Blocked)
-		require.NotNil(t, s.Rules[1].Breaker)
-		assert.Equal(t, hostile, s.Rules[1].Name)
-		assert.Equal(t, "open", s.Rules[1].Breaker.State)
-		assert.Equal(t, 3000.0, s.Rules[1].Breaker.RetryAfterMs)
+		assert.Equal(t, 4.0, hello.MinRTMs)
+		assert.Equal(t, dashboard.Totals{Pass: 2, Block: 1, Complete: 2, RTMs: 8, AvgRTMs: 4, BlockedBy: map[string]int64{"flow": 1}}, hello.Total)
+		assert.Equal(t, "GET /slow", slow.Name)
+		assert.Equal(t, int64(1), slow.InFlight)
+		assert.Equal(t, map[string]int64{}, slow.Total.BlockedBy)
+
+		require.Len(t, s.Rules, 3)
+		assert.Equal(t, dashboard.Rule{Name: "hello-rate", Kind: "flow", Resource: "GET /hello", Summary: "2 per 1s, leap-array",
+			Blocked: 1, BlockedTotal: 1}, s.Rules[0])
+		brk := s.Rules[1]
+		assert.Equal(t, hostile, brk.Name)
+		assert.Equal(t, "breaker", brk.Kind)
+		assert.Equal(t, "error-count >= 1 of >= 1 in 10s, open 3s", brk.Summary)
+		assert.Equal(t, int64(1), brk.BlockedTotal)
+		require.NotNil(t, brk.Breaker)
+		assert.Equal(t, dashboard.Breaker{State: "open", Requests: 1, Bad: 1, Trips: 1, RetryAfterMs: 3000}, *brk.Breaker)
+		conc := s.Rules[2]
+		assert.Equal(t, "concurrency *", conc.Name)
+		assert.Equal(t, "10 in flight", conc.Summary)
+		assert.Equal(t, int64(1), conc.InFlight)
+		assert.Nil(t, conc.Breaker)
 		assert.Equal(t, []dashboard.Store{}, s.Stores)
 	}
+
+	// A second on: the last second's counts are gone, the totals stay, the
+	// breaker probes sooner.
+	fc.Advance(time.Second)
+	_, body := get(t, base+"/debug/sluice/api/snapshot")
+	var s dashboard.Snapshot
+	require.NoError(t, json.Unmarshal(body, &s))
+	hello := s.Resources[1]
+	assert.Equal(t, [3]int64{0, 0, 0}, [3]int64{hello.Pass, hello.Block, hello.Complete})
+	assert.Equal(t, 0.0, hello.AvgRTMs)
+	assert.Equal(t, int64(2), hello.Total.Pass)
+	assert.Equal(t, int64(0), s.Rules[0].Blocked)
+	assert.Equal(t, int64(1), s.Rules[0].BlockedTotal)
+	assert.Equal(t, 2000.0, s.Rules[1].Breaker.RetryAfterMs)
 }
+
+func TestSummary(t *testing.T) {
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
+		core.Rule{Name: "a", Resource: "A", Kind: core.KindFlow, Limit: 100, Algorithm: "token-bucket", Burst: 20},
+		core.Rule{Name: "b", Resource: "B", Kind: core.KindFlow, Limit: 10, Algorithm: "leaky-bucket", MaxWait: 500 * time.Millisecond},
+		core.Rule{Name: "c", Resource: "C", Kind: core.KindFlow, Limit: 50, Warmup: 10 * time.Second, ColdFactor: 3},
+		core.Rule{Name: "d", Resource: "D", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Overrides: map[string]int64{"vip": 30}},
+		core.Rule{Name: "e", Resource: "E", Kind: core.KindHotspot, Param: "ip", Limit: 2, Algorithm: "concurrency"},
+		core.Rule{Name: "f", Resource: "F", Kind: core.KindBreaker, Strategy: "slow-ratio", MaxRT: 200 * time.Millisecond, Threshold: 0.5, Probes: 2},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	_, body := get(t, serve(t, g)+"/debug/sluice/api/snapshot")
+	var s dashboard.Snapshot
+	require.NoError(t, json.Unmarshal(body, &s))
+	var got []string
+	for _, r := range s.Rules {
+		got = append(got, r.Summary)
+	}
+	assert.Equal(t, []string{
+		"100 per 1s, token-bucket, burst 20",
+		"10 per 1s, leaky-bucket, wait <= 500ms",
+		"50 per 1s, leap-array, warmup 10s",
+		"3 per 1s per header:X-User-ID, token-bucket, 1 override",
+		"2 in flight per ip",
+		"slow-ratio (> 200ms) >= 0.5 of >= 10 in 10s, open 5s, 2 probes",
+	}, got)
+}
+
+// urlRE finds absolute and protocol-relative URLs.
+var urlRE = regexp.MustCompile(`(?i)(https?:|wss?:|ftp:)?//[a-z0-9.-]+`)
 
 func TestPage(t *testing.T) {
 	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)))
@@ -99,39 +195,76 @@ func TestPage(t *testing.T) {
 	defer g.Close()
 	base := serve(t, g, dashboard.WithTitle(`checkout "<b>"`), dashboard.WithHistory(30))
 
-	res, body := get(t, base+"/debug/sluice/")
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
-	csp := res.Header.Get("Content-Security-Policy")
-	assert.Contains(t, csp, "default-src 'none'")
-	assert.Contains(t, csp, "script-src 'self'")
-	assert.Contains(t, string(body), `<title>checkout &#34;&lt;b&gt;&#34;</title>`, "the title is escaped")
-	assert.Contains(t, string(body), `data-history="30"`)
-	// Nothing is loaded from elsewhere.
-	for _, path := range []string{"/debug/sluice/", "/debug/sluice/dashboard.js", "/debug/sluice/dashboard.css"} {
+	for _, path := range []string{"/debug/sluice/", "/raw/", "/raw/deeper/"} {
 		res, body := get(t, base+path)
 		require.Equal(t, http.StatusOK, res.StatusCode, path)
-		assert.NotRegexp(t, regexp.MustCompile(`(?i)(src|href)\s*=\s*"?(https?:)?//|url\(|@import|fetch\(\s*"(https?:)?//`), string(body), "%s refers to another host", path)
-		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+		assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
+		csp := res.Header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "base-uri 'none'"} {
+			assert.Contains(t, csp, want)
+		}
+		assert.NotContains(t, csp, "unsafe")
+		assert.Contains(t, string(body), `<title>checkout &#34;&lt;b&gt;&#34;</title>`, "the title is escaped")
+		assert.Contains(t, string(body), `<h1>checkout &#34;&lt;b&gt;&#34;</h1>`, "the title is escaped")
+		assert.Contains(t, string(body), `data-history="30"`)
+		assert.Contains(t, string(body), `src="dashboard.js"`, "relative references")
+		assert.Contains(t, string(body), `href="dashboard.css"`, "relative references")
 	}
+	// Nothing refers to another host, not even as a namespace name, and
+	// nothing is inline: the CSP would refuse it.
+	for _, path := range []string{"/debug/sluice/", "/debug/sluice/dashboard.js", "/debug/sluice/dashboard.css", "/raw/dashboard.js"} {
+		res, body := get(t, base+path)
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		assert.Empty(t, urlRE.FindAllString(string(body), -1), "%s refers to another host", path)
+		assert.NotRegexp(t, `(?i)@import|url\(|<script>|\sstyle=|\son[a-z]+=`, string(body), "%s", path)
+		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+		assert.Equal(t, "no-store", res.Header.Get("Cache-Control"))
+	}
+	res, _ := get(t, base+"/debug/sluice/dashboard.js")
+	assert.Equal(t, "text/javascript; charset=utf-8", res.Header.Get("Content-Type"))
+	res, _ = get(t, base+"/debug/sluice/dashboard.css")
+	assert.Equal(t, "text/css; charset=utf-8", res.Header.Get("Content-Type"))
+
 	// Names are only ever written as text.
 	_, js := get(t, base+"/debug/sluice/dashboard.js")
 	assert.Contains(t, string(js), `fetch("api/snapshot"`)
-	assert.NotContains(t, string(js), "innerHTML")
-	assert.NotContains(t, string(js), "insertAdjacentHTML")
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("} {
+		assert.NotContains(t, string(js), sink)
+	}
 
-	// The page's URL must end in a slash for its relative references
-	// (ServeMux redirects /debug/sluice itself).
-	res, _ = get(t, base+"/raw/sub")
+	// The prefix itself, stripped, is redirected to the page, relatively.
+	res, _ = get(t, base+"/debug/sluice")
 	assert.Equal(t, http.StatusMovedPermanently, res.StatusCode)
-	assert.Equal(t, "/raw/sub/", res.Header.Get("Location"))
-
-	req, _ := http.NewRequest(http.MethodPost, base+"/debug/sluice/api/snapshot", nil)
-	res, err = http.DefaultClient.Do(req)
+	assert.Equal(t, "./sluice/", res.Header.Get("Location"))
+	res, err = http.Get(base + "/debug/sluice")
 	require.NoError(t, err)
 	res.Body.Close()
-	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
-	assert.Equal(t, "GET, HEAD", res.Header.Get("Allow"))
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "/debug/sluice/", res.Request.URL.Path)
+
+	// Anything else is not found.
+	for _, path := range []string{"/debug/sluice/favicon.ico", "/raw/sub", "/debug/sluice/api/snapshot/x", "/debug/sluice/api"} {
+		res, _ := get(t, base+path)
+		assert.Equal(t, http.StatusNotFound, res.StatusCode, path)
+	}
+
+	// HEAD: headers, no body.
+	res, err = http.Head(base + "/debug/sluice/api/snapshot")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
+
+	for _, path := range []string{"/debug/sluice/api/snapshot", "/debug/sluice/", "/raw/dashboard.js"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+			req, _ := http.NewRequest(method, base+path, strings.NewReader("x"))
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, "%s %s", method, path)
+			assert.Equal(t, "GET, HEAD", res.Header.Get("Allow"))
+		}
+	}
 }
 
 func TestOptions(t *testing.T) {

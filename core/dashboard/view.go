@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluicekit/sluice/core"
@@ -33,10 +34,14 @@ type Resource struct {
 
 // Totals are a resource's counts since the Guard first saw it.
 type Totals struct {
-	Pass      int64            `json:"pass"`
-	Block     int64            `json:"block"`
-	Complete  int64            `json:"complete"`
-	Error     int64            `json:"error"`
+	Pass     int64   `json:"pass"`
+	Block    int64   `json:"block"`
+	Complete int64   `json:"complete"`
+	Error    int64   `json:"error"`
+	RTMs     float64 `json:"rtMs"`    // total response time of the completed requests
+	AvgRTMs  float64 `json:"avgRtMs"` // RTMs / Complete; 0 when none completed
+	// BlockedBy counts the blocked requests by reason: the kind of the rule
+	// that blocked them, "fallback" or "cancelled" (core.Reasons).
 	BlockedBy map[string]int64 `json:"blockedBy"`
 }
 
@@ -81,10 +86,15 @@ func view(s core.Snapshot, now time.Time) Snapshot {
 		if blockedBy == nil {
 			blockedBy = map[string]int64{}
 		}
+		var avg time.Duration
+		if t.Complete > 0 {
+			avg = t.RT / time.Duration(t.Complete)
+		}
 		out.Resources = append(out.Resources, Resource{
 			Name: r.Resource, InFlight: r.InFlight, Pass: r.Pass, Block: r.Block, Complete: r.Complete, Error: r.Error,
 			AvgRTMs: ms(r.AvgRT()), MinRTMs: ms(r.MinRT), Peak: r.Peak,
-			Total: Totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error, BlockedBy: blockedBy},
+			Total: Totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error,
+				RTMs: ms(t.RT), AvgRTMs: ms(avg), BlockedBy: blockedBy},
 		})
 	}
 	for _, r := range s.Rules {
@@ -103,26 +113,58 @@ func view(s core.Snapshot, now time.Time) Snapshot {
 
 // summary describes rule r's limit for people.
 func summary(r core.Rule) string {
-	var s string
+	var b strings.Builder
 	switch r.Kind {
 	case core.KindConcurrency:
-		return fmt.Sprintf("%d in flight", r.Limit)
+		fmt.Fprintf(&b, "%d in flight", r.Limit)
 	case core.KindBreaker:
-		s = fmt.Sprintf("%s >= %v", r.Strategy, r.Threshold)
+		fmt.Fprintf(&b, "%s", r.Strategy)
 		if r.MaxRT > 0 {
-			s = fmt.Sprintf("%s (> %s) >= %v", r.Strategy, r.MaxRT, r.Threshold)
+			fmt.Fprintf(&b, " (> %s)", r.MaxRT)
 		}
-		return fmt.Sprintf("%s of >= %d in %s, open %s", s, r.MinRequests, r.Window, r.OpenFor)
+		fmt.Fprintf(&b, " >= %v of >= %d in %s, open %s", r.Threshold, r.MinRequests, r.Window, r.OpenFor)
+		if r.Probes > 1 {
+			fmt.Fprintf(&b, ", %d probes", r.Probes)
+		}
 	case core.KindHotspot:
 		if r.Algorithm == "concurrency" {
-			return fmt.Sprintf("%d in flight per %s", r.Limit, r.Param)
+			fmt.Fprintf(&b, "%d in flight per %s", r.Limit, r.Param)
+		} else {
+			fmt.Fprintf(&b, "%d per %s per %s, %s", r.Limit, r.Window, r.Param, r.Algorithm)
 		}
-		s = fmt.Sprintf("%d per %s per %s, %s", r.Limit, r.Window, r.Param, r.Algorithm)
+		if n := len(r.Overrides); n > 0 {
+			fmt.Fprintf(&b, ", %d override%s", n, plural(n))
+		}
 	default:
-		s = fmt.Sprintf("%d per %s, %s", r.Limit, r.Window, r.Algorithm)
+		fmt.Fprintf(&b, "%d per %s, %s", r.Limit, r.Window, r.Algorithm)
+		if r.Warmup > 0 {
+			fmt.Fprintf(&b, ", warmup %s", r.Warmup)
+		}
+	}
+	if r.Burst > 0 {
+		fmt.Fprintf(&b, ", burst %d", r.Burst)
+	}
+	if r.MaxWait > 0 {
+		fmt.Fprintf(&b, ", wait <= %s", r.MaxWait)
 	}
 	if r.Store != "" {
-		s += fmt.Sprintf(", store %s (%s)", r.Store, r.Mode)
+		fmt.Fprintf(&b, ", store %s", r.Store)
+		if r.Mode != "" {
+			fmt.Fprintf(&b, " (%s)", r.Mode)
+		}
+		if r.OnFailure != "" {
+			fmt.Fprintf(&b, ", on failure %s", r.OnFailure)
+			if r.OnFailure == core.FailLocal && r.LocalLimit > 0 && r.LocalLimit != r.Limit {
+				fmt.Fprintf(&b, " %d", r.LocalLimit)
+			}
+		}
 	}
-	return s
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,10 +1,12 @@
 // The sluice dashboard: polls api/snapshot every second and renders it.
-// Every name comes from users: it is set with textContent, never as HTML.
+// Every name comes from users: it is only ever set with textContent or as
+// an attribute value, never parsed as HTML.
 "use strict";
 (function () {
   const history = Math.max(2, parseInt(document.body.dataset.history, 10) || 60);
-  const series = new Map(); // resource -> {pass: [], block: []}
-  const svgNS = "http://www.w3.org/2000/svg";
+  const series = new Map(); // resource -> {pass: [], block: []}, the last `history` polls
+  const spark = document.getElementById("spark").content.firstElementChild;
+  const W = 200, H = 36;
 
   function el(tag, cls) {
     const e = document.createElement(tag);
@@ -25,19 +27,27 @@
     return tr;
   }
 
-  // cell adds a cell for field of the item named name (data-NAMEATTR).
-  function cell(tr, attr, name, field, cls) {
-    const td = el("td", cls);
-    td.setAttribute("data-" + attr, name);
-    td.dataset.field = field;
-    tr.appendChild(td);
-    return td;
+  // cells adds to tr one cell per [field, class] of fields, each with the
+  // attributes data-ATTR=name and data-field=field.
+  function cells(tr, attr, name, fields) {
+    for (const [field, cls] of fields) {
+      const td = el("td", cls);
+      td.setAttribute("data-" + attr, name);
+      td.dataset.field = field;
+      tr.appendChild(td);
+    }
+    tr.cells[0].textContent = name;
   }
 
-  function set(tr, field, text, cls) {
-    const td = tr.querySelector('[data-field="' + field + '"]');
+  function get(tr, field) {
+    return tr.querySelector('[data-field="' + field + '"]');
+  }
+
+  // set shows text in the cell of field; zero greys it.
+  function set(tr, field, text, zero) {
+    const td = get(tr, field);
     if (td.textContent !== text) td.textContent = text;
-    if (cls !== undefined) td.classList.toggle("zero", cls);
+    if (zero !== undefined) td.classList.toggle("zero", zero);
   }
 
   function ms(v) {
@@ -53,35 +63,34 @@
     }
   }
 
+  // chart draws the series s in the cell td: the newest at the right edge,
+  // one point per poll, scaled to the highest value shown.
   function chart(td, s) {
-    const w = 180, h = 34;
-    let svg = td.querySelector("svg");
+    let svg = td.firstElementChild;
     if (!svg) {
-      svg = document.createElementNS(svgNS, "svg");
-      svg.setAttribute("width", w);
-      svg.setAttribute("height", h);
-      svg.setAttribute("viewBox", "0 0 " + w + " " + h);
-      for (const [name, color] of [["block", "#c62828"], ["pass", "#2e7d32"]]) {
-        const p = document.createElementNS(svgNS, "polyline");
-        p.setAttribute("fill", "none");
-        p.setAttribute("stroke", color);
-        p.setAttribute("stroke-width", "1.5");
-        p.dataset.series = name;
-        svg.appendChild(p);
-      }
+      svg = spark.cloneNode(true);
       td.appendChild(svg);
     }
-    const top = Math.max(1, ...s.pass, ...s.block);
+    let top = 1;
+    for (const v of s.pass) top = Math.max(top, v);
+    for (const v of s.block) top = Math.max(top, v);
+    const step = W / (history - 1);
     for (const p of svg.querySelectorAll("polyline")) {
       const vals = s[p.dataset.series];
       const pts = vals.map((v, i) => {
-        const x = w - (vals.length - 1 - i) * (w / (history - 1));
-        const y = h - 2 - (v / top) * (h - 4);
+        const x = W - (vals.length - 1 - i) * step;
+        const y = H - 1.5 - (v / top) * (H - 12);
         return x.toFixed(1) + "," + y.toFixed(1);
       });
       p.setAttribute("points", pts.join(" "));
     }
+    svg.querySelector("text").textContent = top + "/s";
+    td.dataset.points = String(s.pass.length);
   }
+
+  const resourceFields = [["name", "name"], ["pass", "num pass"], ["block", "num block"], ["chart", "chart"],
+    ["inFlight", "num"], ["error", "num err"], ["avgRt", "num"], ["minRt", "num"],
+    ["totalPass", "num"], ["totalBlock", "num"], ["totalError", "num"]];
 
   function resources(list) {
     const table = document.getElementById("resources");
@@ -93,27 +102,28 @@
       s.pass.push(r.pass);
       s.block.push(r.block);
       if (s.pass.length > history) { s.pass.shift(); s.block.shift(); }
-      const tr = row(table, r.name, (tr) => {
-        cell(tr, "resource", r.name, "name", "name").textContent = r.name;
-        for (const f of ["pass", "block", "chart", "inFlight", "error", "avgRt", "minRt", "totalPass", "totalBlock"]) {
-          cell(tr, "resource", r.name, f, f === "pass" ? "pass" : f === "block" ? "block" : f === "chart" ? "chart" : "");
-        }
-      });
+      const tr = row(table, r.name, (tr) => cells(tr, "resource", r.name, resourceFields));
       set(tr, "pass", String(r.pass), r.pass === 0);
       set(tr, "block", String(r.block), r.block === 0);
-      set(tr, "inFlight", String(r.inFlight));
-      set(tr, "error", String(r.error));
+      set(tr, "inFlight", String(r.inFlight), r.inFlight === 0);
+      set(tr, "error", String(r.error), r.error === 0);
       set(tr, "avgRt", r.complete ? ms(r.avgRtMs) : "–");
       set(tr, "minRt", r.complete ? ms(r.minRtMs) : "–");
       set(tr, "totalPass", String(r.total.pass));
       set(tr, "totalBlock", String(r.total.block));
-      chart(tr.querySelector('[data-field="chart"]'), s);
+      set(tr, "totalError", String(r.total.error));
+      const reasons = Object.entries(r.total.blockedBy || {}).map(([k, v]) => k + " " + v).join(", ");
+      get(tr, "totalBlock").title = reasons ? "blocked by " + reasons : "";
+      chart(get(tr, "chart"), s);
     }
     prune(table, keep);
     for (const k of Array.from(series.keys())) if (!keep.has(k)) series.delete(k);
     document.getElementById("no-resources").classList.toggle("hidden", list.length > 0);
+    table.classList.toggle("hidden", list.length === 0);
   }
 
+  // badge shows text as a coloured badge of class cls in td, and as its
+  // data-value.
   function badge(td, text, cls) {
     let b = td.firstElementChild;
     if (!b) { b = el("span"); td.appendChild(b); }
@@ -122,73 +132,97 @@
     td.dataset.value = text;
   }
 
+  const ruleFields = [["name", "name"], ["kind", "text"], ["resource", "name res"], ["summary", "name summary"],
+    ["blocked", "num block"], ["blockedTotal", "num"], ["state", "text"], ["trips", "num"],
+    ["inFlight", "num"], ["fallbacks", "num"]];
+
   function rules(list) {
     const table = document.getElementById("rules");
     const keep = new Set();
     for (const r of list) {
       keep.add(r.name);
-      const tr = row(table, r.name, (tr) => {
-        cell(tr, "rule", r.name, "name", "name").textContent = r.name;
-        cell(tr, "rule", r.name, "kind", "kind");
-        cell(tr, "rule", r.name, "resource", "name");
-        cell(tr, "rule", r.name, "summary", "name");
-        cell(tr, "rule", r.name, "blocked", "block");
-        cell(tr, "rule", r.name, "blockedTotal", "");
-        cell(tr, "rule", r.name, "state", "");
-        cell(tr, "rule", r.name, "inFlight", "");
-        cell(tr, "rule", r.name, "fallbacks", "");
-      });
+      const tr = row(table, r.name, (tr) => cells(tr, "rule", r.name, ruleFields));
       set(tr, "kind", r.kind);
       set(tr, "resource", r.resource);
       set(tr, "summary", r.summary);
       set(tr, "blocked", String(r.blocked), r.blocked === 0);
       set(tr, "blockedTotal", String(r.blockedTotal));
       set(tr, "inFlight", r.kind === "concurrency" ? String(r.inFlight) : "");
-      set(tr, "fallbacks", r.fallbacks ? String(r.fallbacks) : "");
-      const st = tr.querySelector('[data-field="state"]');
+      set(tr, "fallbacks", String(r.fallbacks), r.fallbacks === 0);
+      const st = get(tr, "state");
       if (r.breaker) {
-        badge(st, r.breaker.state, r.breaker.state);
-        st.title = r.breaker.trips + " trips; " + r.breaker.bad + " bad of " + r.breaker.requests + " in the window";
-      } else if (st.firstChild) {
-        st.textContent = "";
+        const b = r.breaker;
+        badge(st, b.state, b.state);
+        let tip = b.bad + " bad of " + b.requests + " requests in the window";
+        if (b.state !== "closed" && b.retryAfterMs > 0) tip += "; probes in " + ms(b.retryAfterMs);
+        st.title = tip;
+        set(tr, "trips", String(b.trips), b.trips === 0);
+      } else {
+        if (st.firstChild) st.textContent = "";
+        delete st.dataset.value;
+        set(tr, "trips", "");
       }
     }
     prune(table, keep);
     document.getElementById("no-rules").classList.toggle("hidden", list.length > 0);
+    table.classList.toggle("hidden", list.length === 0);
   }
+
+  const storeFields = [["name", "name"], ["health", "text"], ["errors", "num"], ["fallbacks", "num"]];
 
   function stores(list) {
     const table = document.getElementById("stores");
     const keep = new Set();
     for (const s of list) {
       keep.add(s.name);
-      const tr = row(table, s.name, (tr) => {
-        cell(tr, "store", s.name, "name", "name").textContent = s.name;
-        cell(tr, "store", s.name, "health", "");
-        cell(tr, "store", s.name, "errors", "");
-        cell(tr, "store", s.name, "fallbacks", "");
-      });
-      badge(tr.querySelector('[data-field="health"]'), s.healthy ? "healthy" : "down", s.healthy ? "healthy" : "down");
-      set(tr, "errors", String(s.errors));
-      set(tr, "fallbacks", String(s.fallbacks));
+      const tr = row(table, s.name, (tr) => cells(tr, "store", s.name, storeFields));
+      badge(get(tr, "health"), s.healthy ? "healthy" : "down", s.healthy ? "healthy" : "down");
+      set(tr, "errors", String(s.errors), s.errors === 0);
+      set(tr, "fallbacks", String(s.fallbacks), s.fallbacks === 0);
     }
     prune(table, keep);
     document.getElementById("no-stores").classList.toggle("hidden", list.length > 0);
     table.classList.toggle("hidden", list.length === 0);
   }
 
+  // summary fills the tiles: sums over the resources, counts of the rest.
+  function summary(s) {
+    const sum = (f) => s.resources.reduce((a, r) => a + r[f], 0);
+    const tile = (id, v, warn) => {
+      const e = document.getElementById(id);
+      const text = String(v);
+      if (e.textContent !== text) e.textContent = text;
+      if (warn !== undefined) e.classList.toggle("warn", warn);
+    };
+    tile("sum-pass", sum("pass"));
+    tile("sum-block", sum("block"));
+    tile("sum-inflight", sum("inFlight"));
+    const errors = sum("error");
+    tile("sum-error", errors, errors > 0);
+    const breakers = s.rules.filter((r) => r.breaker && r.breaker.state !== "closed").length;
+    tile("sum-breakers", breakers, breakers > 0);
+    const down = s.stores.filter((st) => !st.healthy).length;
+    tile("sum-stores", down, down > 0);
+    tile("sum-dropped", s.droppedEvents, s.droppedEvents > 0);
+  }
+
   const status = document.getElementById("status");
   const updated = document.getElementById("updated");
   let polls = 0;
 
+  // poll fetches and shows one snapshot, then schedules the next a second
+  // after this one started (or at once if it took longer): polls never
+  // overlap.
   async function poll() {
+    const started = Date.now();
     try {
-      const res = await fetch("api/snapshot", { cache: "no-store" });
+      const res = await fetch("api/snapshot", { cache: "no-store", headers: { Accept: "application/json" } });
       if (!res.ok) throw new Error("HTTP " + res.status);
       const s = await res.json();
       resources(s.resources);
       rules(s.rules);
       stores(s.stores);
+      summary(s);
       polls++;
       status.textContent = "live";
       status.className = "status ok";
@@ -198,8 +232,8 @@
       status.textContent = "no data: " + e.message;
       status.className = "status err";
     }
+    setTimeout(poll, Math.max(0, 1000 - (Date.now() - started)));
   }
 
   poll();
-  setInterval(poll, 1000);
 })();
