@@ -89,9 +89,11 @@ func WithErrorClassifier(fn func(status int, err error) bool) Option {
 }
 
 // WithRateLimitFields makes admitted responses carry the RateLimit-Policy
-// and RateLimit fields too (blocked responses always do), describing the
-// rate rule (flow or hotspot) the request left the least quota of; a
-// request no rate rule applied to gets none. The fields are set before the
+// and RateLimit fields too, describing the rate rule (flow or hotspot) the
+// request left the least quota of; a request no rate rule applied to gets
+// none. (Responses blocked by a rate or concurrency limit always carry
+// them; those an open circuit breaker blocked never do, with or without
+// this option: a breaker is no quota.) The fields are set before the
 // next handlers run, which may change them. This costs a few small
 // allocations per request, which the pass path otherwise does not make.
 func WithRateLimitFields() Option {
@@ -100,10 +102,11 @@ func WithRateLimitFields() Option {
 
 // DefaultBlockHandler writes the default response to a blocked request:
 // 429 Too Many Requests, or 503 Service Unavailable when a concurrency rule
-// (core.KindConcurrency) blocked it; Retry-After in whole seconds rounded
-// up; the RateLimit-Policy and RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers-11; and an application/problem+json
-// body (RFC 9457). It is the response of the net/http adapter,
+// (core.KindConcurrency) or an open circuit breaker (core.KindBreaker)
+// blocked it; Retry-After in whole seconds rounded up; the RateLimit-Policy
+// and RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (not for
+// a breaker, which is no quota); and an application/problem+json body
+// (RFC 9457). It is the response of the net/http adapter,
 // sluicehttp.DefaultBlockHandler, whose package documentation describes it
 // in full.
 func DefaultBlockHandler(c *gin.Context, b *core.BlockedError) {

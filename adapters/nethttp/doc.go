@@ -57,7 +57,8 @@
 // one request in an hour, what it met is a server at capacity, which is
 // what 503 says; and a 503 lets load balancers and clients retry on another
 // instance, where the request may well pass, where a 429 would tell a
-// client that sends little to slow down.
+// client that sends little to slow down. It is 503 for an open circuit
+// breaker too (see "Circuit breakers" below).
 //
 // Retry-After is the time after which the same request would pass, in
 // whole seconds rounded up, so never earlier than the real time, and at
@@ -89,6 +90,32 @@
 //
 // WithRateLimitFields makes admitted responses carry RateLimit-Policy and
 // RateLimit too, for the rate rule the request left the least quota of.
+//
+// # Circuit breakers
+//
+// A request that a circuit breaker (a rule of kind breaker) blocks, because
+// the resource's recent requests failed or were slow, gets 503 Service
+// Unavailable: the resource is failing, whoever asks.
+//
+//	HTTP/1.1 503 Service Unavailable
+//	Content-Type: application/problem+json
+//	Cache-Control: no-store
+//	Retry-After: 5
+//
+//	{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity",
+//	 "title":"Temporary Reduced Capacity","status":503,
+//	 "detail":"GET /fail is failing: circuit breaker \"fail-breaker\" is open; retry in 5s",
+//	 "rule":"fail-breaker","kind":"breaker","retryAfter":5}
+//
+// Retry-After is the time until the breaker lets a probe through (while it
+// is half-open with every probe out, until the probes' deadline), rounded
+// up as for other blocks. A breaker is no quota policy: the response has no
+// RateLimit-Policy or RateLimit fields (not even with WithRateLimitFields;
+// fields an earlier middleware set are removed), and its problem has no
+// limit, window or violated-policies members; kind says what blocked the
+// request. The handler is not called while the breaker is open; the
+// outcomes of the requests it lets through, classified by the error
+// classifier (see "Outcomes"), are what opens and closes it.
 //
 // # Outcomes
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -92,7 +93,8 @@ type server struct {
 	guard  *core.Guard
 	clock  *clock.Fake
 
-	calls   sync.Map // path template -> *atomic.Int64: handler runs
+	calls   sync.Map     // path template -> *atomic.Int64: handler runs
+	flaky   atomic.Int64 // the status GET /flaky answers; 0 for 500
 	entered chan struct{}
 	release chan struct{}
 	served  chan int // statuses the server wrote, for the cancellation test
@@ -117,6 +119,15 @@ func (s *server) routes() []Route {
 		{"GET", "/health", text("/health", "ok\n", http.StatusOK)},
 		{"GET", "/fail", text("/fail", "failed\n", http.StatusInternalServerError)},
 		{"GET", "/missing", text("/missing", "not here\n", http.StatusNotFound)},
+		{"GET", "/flaky", func(w http.ResponseWriter, r *http.Request) {
+			count("/flaky")
+			status := int(s.flaky.Load())
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, http.StatusText(status)+"\n")
+		}},
 		{"GET", "/items/{id}", func(w http.ResponseWriter, r *http.Request) {
 			count("/items/{id}")
 			w.Header().Set("Content-Type", "application/json")
@@ -150,6 +161,13 @@ func (s *server) callsOf(route string) int64 {
 // serves it on 127.0.0.1:0 until the test ends.
 func start(t *testing.T, f Factory, o Options, rules ...core.Rule) *server {
 	t.Helper()
+	return startWith(t, f, o, nil, rules...)
+}
+
+// startWith is start with header fields that a middleware outside the
+// adapter sets on every response before the adapter runs.
+func startWith(t *testing.T, f Factory, o Options, preset http.Header, rules ...core.Rule) *server {
+	t.Helper()
 	fc := clock.NewFake(0)
 	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
 	require.NoError(t, err)
@@ -164,6 +182,9 @@ func start(t *testing.T, f Factory, o Options, rules ...core.Rule) *server {
 	// nothing was written), for the tests that need to know what the
 	// server sent to a client that went away.
 	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range preset {
+			w.Header()[k] = slices.Clone(v)
+		}
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			select {
@@ -357,6 +378,8 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"LeakyBucketWaitsAndHonoursContext", testLeakyWait},
 		{"BreakerOpensAndCloses", testBreaker},
 		{"BreakerTripsOnSlowResponses", testBreakerSlow},
+		{"BreakerProbeSuccessCloses", testBreakerRecovers},
+		{"BreakerResponseExact", testBreakerResponse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -804,10 +827,14 @@ func waitSleepers(t *testing.T, fc *clock.Fake, n int) {
 	require.NoError(t, fc.WaitForSleepers(ctx, n), "no request waits on the clock")
 }
 
-// checkBreakerBlocked checks the response to a request an open breaker
-// blocked: 503, Retry-After equal to the body's retryAfter and at least
-// minRetry seconds, no RateLimit fields, a problem body naming the rule.
-func checkBreakerBlocked(t *testing.T, res response, rule string, minRetry int64) {
+// checkBreakerBlocked checks the response to a request of resource an
+// open breaker named rule blocked: 503, Retry-After equal to the body's
+// retryAfter and at least minRetry seconds, no RateLimit fields, a
+// temporary-reduced-capacity problem with exactly the members type, title,
+// status, detail, rule, kind and retryAfter (no quota claims), whose detail
+// names the resource, the rule and the retry time. It returns Retry-After in
+// seconds.
+func checkBreakerBlocked(t *testing.T, res response, resource, rule string, minRetry int64) int64 {
 	t.Helper()
 	require.Equal(t, http.StatusServiceUnavailable, res.status, "body: %s", res.body)
 	assert.Equal(t, "application/problem+json", res.header.Get("Content-Type"))
@@ -817,16 +844,20 @@ func checkBreakerBlocked(t *testing.T, res response, rule string, minRetry int64
 	var p Problem
 	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
 	assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
+	assert.Equal(t, "Temporary Reduced Capacity", p.Title)
 	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
 	assert.Equal(t, rule, p.Rule)
 	assert.Equal(t, "breaker", p.Kind)
-	assert.Contains(t, p.Detail, "circuit breaker")
-	assert.Zero(t, p.Limit)
-	assert.Empty(t, p.ViolatedPolicies)
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(res.body, &members))
+	assert.ElementsMatch(t, []string{"type", "title", "status", "detail", "rule", "kind", "retryAfter"}, slices.Collect(maps.Keys(members)),
+		"a breaker's problem makes no quota claims (limit, window, violated-policies): %s", res.body)
 	retry, err := strconv.ParseInt(res.header.Get("Retry-After"), 10, 64)
 	require.NoError(t, err, "Retry-After %q", res.header.Get("Retry-After"))
 	assert.GreaterOrEqual(t, retry, minRetry)
 	assert.Equal(t, retry, p.RetryAfter)
+	assert.Equal(t, resource+` is failing: circuit breaker "`+rule+`" is open; retry in `+strconv.FormatInt(retry, 10)+"s", p.Detail)
+	return retry
 }
 
 func testBreaker(t *testing.T, f Factory) {
@@ -840,10 +871,10 @@ func testBreaker(t *testing.T, f Factory) {
 		assert.NotEmpty(t, res.header.Values("RateLimit"), "allowed responses carry the flow rule's fields")
 	}
 	// Two 5xx: the breaker is open, and the handler is not called.
-	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 5)
+	checkBreakerBlocked(t, s.get("/fail"), "GET /fail", "fail-breaker", 5)
 	assert.Equal(t, int64(2), s.callsOf("/fail"))
 	s.clock.Advance(3 * time.Second)
-	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 2)
+	checkBreakerBlocked(t, s.get("/fail"), "GET /fail", "fail-breaker", 2)
 	// Other routes are not affected.
 	assert.Equal(t, http.StatusOK, s.get("/hello").status)
 
@@ -852,7 +883,7 @@ func testBreaker(t *testing.T, f Factory) {
 	s.clock.Advance(2 * time.Second)
 	assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
 	assert.Equal(t, int64(3), s.callsOf("/fail"))
-	checkBreakerBlocked(t, s.get("/fail"), "fail-breaker", 5)
+	checkBreakerBlocked(t, s.get("/fail"), "GET /fail", "fail-breaker", 5)
 	snap := s.guard.Snapshot()
 	require.NotNil(t, snap.Rules[1].Breaker)
 	assert.Equal(t, int64(2), snap.Rules[1].Breaker.Trips)
@@ -868,16 +899,100 @@ func testBreakerSlow(t *testing.T, f Factory) {
 	s.clock.Advance(150 * time.Millisecond) // the request takes 150ms on the Guard's clock
 	s.release <- struct{}{}
 	require.Equal(t, http.StatusOK, (<-first).status, "a slow response is still a response")
-	checkBreakerBlocked(t, s.get("/hold"), "hold-breaker", 1)
+	checkBreakerBlocked(t, s.get("/hold"), "GET /hold", "hold-breaker", 1)
 	assert.Equal(t, int64(1), s.callsOf("/hold"))
-	// The probe is fast: the breaker closes.
+	// The probe is fast: the breaker closes. While it is out, the
+	// half-open breaker blocks the others, until the probe's deadline
+	// (openFor after it started).
 	s.clock.Advance(time.Second)
 	go func() { first <- s.getAsync("/hold") }()
 	<-s.entered
+	checkBreakerBlocked(t, s.get("/hold"), "GET /hold", "hold-breaker", 1)
+	assert.Equal(t, int64(2), s.callsOf("/hold"))
 	s.release <- struct{}{}
 	require.Equal(t, http.StatusOK, (<-first).status)
 	go func() { first <- s.getAsync("/hold") }()
 	<-s.entered
 	s.release <- struct{}{}
 	require.Equal(t, http.StatusOK, (<-first).status, "closed again")
+}
+
+// testBreakerRecovers trips an error-count breaker with failing requests,
+// checks that nothing reaches the handler while it is open, then lets a
+// successful probe through after openFor: the breaker closes, requests pass
+// again, and it trips again on fresh statistics.
+func testBreakerRecovers(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, core.Rule{Name: "flaky-breaker", Resource: "GET /flaky", Kind: core.KindBreaker,
+		Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: 1500 * time.Millisecond})
+	for i := range 2 {
+		res := s.get("/flaky")
+		require.Equal(t, http.StatusInternalServerError, res.status, "request %d goes through and fails", i+1)
+		assert.Empty(t, res.header.Values("Retry-After"))
+	}
+	// Open: however many requests come, none reaches the handler.
+	for range 3 {
+		assert.Equal(t, int64(2), checkBreakerBlocked(t, s.get("/flaky"), "GET /flaky", "flaky-breaker", 1),
+			"1.5s until a probe: Retry-After rounds up")
+	}
+	assert.Equal(t, int64(2), s.callsOf("/flaky"))
+	s.clock.Advance(1499 * time.Millisecond)
+	assert.Equal(t, int64(1), checkBreakerBlocked(t, s.get("/flaky"), "GET /flaky", "flaky-breaker", 1))
+	assert.Equal(t, int64(2), s.callsOf("/flaky"), "the handler is not called while the breaker is open")
+
+	// openFor has passed: the probe reaches the handler, which works again,
+	// and its success closes the breaker.
+	s.flaky.Store(http.StatusOK)
+	s.clock.Advance(time.Millisecond)
+	for i := range 6 {
+		res := s.get("/flaky")
+		require.Equal(t, http.StatusOK, res.status, "request %d after openFor: %s", i+1, res.body)
+		assert.Equal(t, "OK\n", string(res.body))
+	}
+	assert.Equal(t, int64(8), s.callsOf("/flaky"))
+
+	// Closed afresh: one failure is under the threshold, the second trips
+	// it again.
+	s.flaky.Store(0)
+	require.Equal(t, http.StatusInternalServerError, s.get("/flaky").status)
+	require.Equal(t, http.StatusInternalServerError, s.get("/flaky").status)
+	checkBreakerBlocked(t, s.get("/flaky"), "GET /flaky", "flaky-breaker", 2)
+	assert.Equal(t, int64(10), s.callsOf("/flaky"))
+
+	snap := s.guard.Snapshot()
+	require.Len(t, snap.Rules, 1)
+	require.NotNil(t, snap.Rules[0].Breaker)
+	assert.Equal(t, "open", snap.Rules[0].Breaker.State.String())
+	assert.Equal(t, int64(2), snap.Rules[0].Breaker.Trips)
+	require.Len(t, snap.Resources, 1)
+	assert.Equal(t, int64(5), snap.Resources[0].Total.BlockedBy[core.ReasonBreaker])
+}
+
+// testBreakerResponse checks a breaker's response byte for byte, with the
+// RateLimit fields asked for on allowed responses and set by a middleware
+// outside the adapter: the blocked response has none of them.
+func testBreakerResponse(t *testing.T, f Factory) {
+	preset := http.Header{"Ratelimit-Policy": {`"outer";q=9;w=1`}, "Ratelimit": {`"outer";r=8;t=1`}}
+	s := startWith(t, f, Options{RateLimitFields: true}, preset,
+		core.Rule{Name: "flaky-rate", Resource: "GET /flaky", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
+		core.Rule{Name: "flaky-breaker", Resource: "GET /flaky", Kind: core.KindBreaker, Strategy: "error-count",
+			Threshold: 1, MinRequests: 1, OpenFor: 4500 * time.Millisecond})
+	res := s.get("/flaky")
+	require.Equal(t, http.StatusInternalServerError, res.status)
+	assert.Equal(t, []string{`"flaky-rate";q=100;w=60`}, res.header.Values("RateLimit-Policy"), "the flow rule's fields replace the outer ones")
+
+	res = s.get("/flaky")
+	require.Equal(t, http.StatusServiceUnavailable, res.status)
+	want := `{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity",` +
+		`"title":"Temporary Reduced Capacity","status":503,` +
+		`"detail":"GET /flaky is failing: circuit breaker \"flaky-breaker\" is open; retry in 5s",` +
+		`"rule":"flaky-breaker","kind":"breaker","retryAfter":5}`
+	assert.Equal(t, want, string(res.body))
+	assert.Equal(t, []string{"5"}, res.header.Values("Retry-After"))
+	assert.Equal(t, []string{"application/problem+json"}, res.header.Values("Content-Type"))
+	assert.Equal(t, []string{"no-store"}, res.header.Values("Cache-Control"))
+	assert.Equal(t, []string{"nosniff"}, res.header.Values("X-Content-Type-Options"))
+	assert.Equal(t, strconv.Itoa(len(want)), res.header.Get("Content-Length"))
+	assert.Empty(t, res.header.Values("RateLimit-Policy"), "no RateLimit fields, not even those set outside the adapter")
+	assert.Empty(t, res.header.Values("RateLimit"))
+	assert.Equal(t, int64(1), s.callsOf("/flaky"))
 }

@@ -52,7 +52,10 @@ func blockedPolicy(b *core.BlockedError) Policy {
 
 // SetBlockedHeaders sets the fields of the default response to b on h:
 // Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked). A breaker
-// is no quota policy: for it, RateLimit-Policy and RateLimit are removed.
+// is no quota policy: for a block by a breaker (b.Kind core.KindBreaker)
+// only Retry-After is set, and RateLimit-Policy and RateLimit fields already
+// on h (from an earlier middleware, say) are removed, so that the response
+// claims no quota.
 func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 	if b.Kind == core.KindBreaker {
 		delete(h, keyRateLimitPolicy)
@@ -72,7 +75,8 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //   - status Status(b): 429, or 503 for a concurrency rule or a breaker;
 //   - Retry-After: b.RetryAfter in whole seconds, rounded up (at least 1 when
 //     it is above 0, absent when it is 0, as for limits on requests in
-//     flight, which free a slot whenever a request ends);
+//     flight, which free a slot whenever a request ends); for a breaker,
+//     the time until it lets a probe through;
 //   - RateLimit-Policy: "<rule>";q=<limit>;w=<window in seconds> (for a limit
 //     on requests in flight: "<rule>";q=<limit>;qu="concurrent-requests");
 //   - RateLimit: "<rule>";r=<remaining>;t=<seconds until the request would
@@ -87,8 +91,9 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     violated-policies (the rule, as the problem types of
 //     draft-ietf-httpapi-ratelimit-headers define it) and, for hotspot
 //     rules, param (the param the rule limits by, never its value). For a
-//     breaker the members are rule, kind ("breaker") and retryAfter: it has
-//     no limit, window or quota policy.
+//     breaker the type is temporary-reduced-capacity and the extension
+//     members are rule, kind ("breaker") and retryAfter, and nothing else:
+//     a breaker has no limit, window or quota policy to violate.
 //
 // The rule name is written as a structured-field String (AppendSFString)
 // in the fields, and as a JSON string in the body.
@@ -106,7 +111,11 @@ func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 }
 
 // AppendProblem appends the problem+json body of the default response to b
-// with the given status (see WriteBlocked).
+// with the given status (see WriteBlocked): the members type, title, status,
+// detail and rule, then, for a breaker (b.Kind core.KindBreaker), kind and
+// retryAfter; for any other rule limit, window, retryAfter, param (hotspot
+// rules) and violated-policies. The type is temporary-reduced-capacity for
+// status 503 and quota-exceeded for any other.
 func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	typ, title := ProblemQuotaExceeded, "Quota Exceeded"
 	if status == http.StatusServiceUnavailable {
@@ -145,7 +154,9 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 // Detail returns the problem detail of a request b blocked, a sentence for
 // people: "GET /hello allows 5 requests per 1s; retry in 1s", or for a
 // breaker "GET /fail is failing: circuit breaker \"fail-breaker\" is
-// open; retry in 5s".
+// open; retry in 5s" (the retry time is Retry-After's, and is left out when
+// b.RetryAfter is 0). A half-open breaker whose probes are all out is
+// described as open too: for the client it is.
 func Detail(b *core.BlockedError) string {
 	if b.Kind == core.KindBreaker {
 		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`

@@ -132,6 +132,81 @@ func TestStatus(t *testing.T) {
 	assert.Equal(t, 429, Status(&core.BlockedError{Kind: core.KindHotspot, Window: time.Second}))
 	assert.Equal(t, 429, Status(&core.BlockedError{Kind: core.KindHotspot}), "per-value in flight")
 	assert.Equal(t, 503, Status(&core.BlockedError{Kind: core.KindConcurrency}))
+	assert.Equal(t, 503, Status(&core.BlockedError{Kind: core.KindBreaker, RetryAfter: time.Second}))
+}
+
+func TestWriteBlockedBreaker(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		b      core.BlockedError
+		retry  string
+		detail string
+	}{
+		{"open", core.BlockedError{Resource: "GET /fail", Rule: "fail-breaker", Kind: core.KindBreaker, RetryAfter: 4200 * time.Millisecond},
+			"5", `GET /fail is failing: circuit breaker \"fail-breaker\" is open; retry in 5s`},
+		{"no retry time", core.BlockedError{Resource: "GET /fail", Rule: "fail-breaker", Kind: core.KindBreaker},
+			"", `GET /fail is failing: circuit breaker \"fail-breaker\" is open`},
+		{"escaped", core.BlockedError{Resource: "GET /a\"b", Rule: "x\ny", Kind: core.KindBreaker, RetryAfter: time.Nanosecond},
+			"1", `GET /a\"b is failing: circuit breaker \"x\ny\" is open; retry in 1s`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			// Fields an earlier middleware set: a breaker's response
+			// claims no quota, and has a Retry-After only when it knows
+			// the retry time.
+			w.Header().Set("Retry-After", "stale")
+			w.Header().Set("RateLimit-Policy", `"outer";q=1;w=1`)
+			w.Header().Set("RateLimit", `"outer";r=0;t=1`)
+			WriteBlocked(w, &tt.b)
+			assert.Equal(t, 503, w.Code)
+			assert.Equal(t, tt.retry, w.Header().Get("Retry-After"))
+			assert.Empty(t, w.Header().Values("RateLimit-Policy"))
+			assert.Empty(t, w.Header().Values("RateLimit"))
+			assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
+			assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
+			retry := tt.retry
+			if retry == "" {
+				retry = "0"
+			}
+			rule, _ := json.Marshal(tt.b.Rule)
+			want := `{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity",` +
+				`"title":"Temporary Reduced Capacity","status":503,"detail":"` + tt.detail + `",` +
+				`"rule":` + string(rule) + `,"kind":"breaker","retryAfter":` + retry + `}`
+			assert.Equal(t, want, w.Body.String())
+			assert.Equal(t, fmt.Sprint(w.Body.Len()), w.Header().Get("Content-Length"))
+			assert.True(t, json.Valid(w.Body.Bytes()))
+		})
+	}
+}
+
+// TestSetBlockedHeadersKinds checks the fields of each kind of block on a
+// header that already holds RateLimit fields: replaced for quotas, removed
+// for a breaker.
+func TestSetBlockedHeadersKinds(t *testing.T) {
+	for _, tt := range []struct {
+		b                    core.BlockedError
+		retry, policy, limit string
+	}{
+		{core.BlockedError{Rule: "f", Kind: core.KindFlow, Limit: 2, Window: time.Second, RetryAfter: time.Second},
+			"1", `"f";q=2;w=1`, `"f";r=0;t=1`},
+		{core.BlockedError{Rule: "c", Kind: core.KindConcurrency, Limit: 2},
+			"", `"c";q=2;qu="concurrent-requests"`, `"c";r=0`},
+		{core.BlockedError{Rule: "b", Kind: core.KindBreaker, RetryAfter: 2500 * time.Millisecond},
+			"3", "", ""},
+	} {
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"outer";q=1;w=1`)
+		h.Set("RateLimit", `"outer";r=0;t=1`)
+		h.Set("Retry-After", "9")
+		SetBlockedHeaders(h, &tt.b)
+		assert.Equal(t, tt.retry, h.Get("Retry-After"), tt.b.Rule)
+		assert.Equal(t, tt.policy, h.Get("RateLimit-Policy"), tt.b.Rule)
+		assert.Equal(t, tt.limit, h.Get("RateLimit"), tt.b.Rule)
+		if tt.policy == "" {
+			assert.NotContains(t, h, "Ratelimit-Policy")
+			assert.NotContains(t, h, "Ratelimit")
+		}
+	}
 }
 
 func TestWriteBlocked(t *testing.T) {
