@@ -1,7 +1,7 @@
 // Package sluicegrpc guards gRPC servers and clients with a sluice
 // core.Guard: interceptors that enter the Guard for every call, run it when
-// admitted and answer codes.ResourceExhausted, with retry information, when a
-// rule blocks it.
+// admitted and answer codes.ResourceExhausted (codes.Unavailable for an open
+// circuit breaker), with retry information, when a rule blocks it.
 //
 // One line protects a server:
 //
@@ -41,28 +41,47 @@
 // # Blocked calls
 //
 // A blocked call never reaches the handler. It fails with
-// BlockedStatus(b): codes.ResourceExhausted, for rate and concurrency limits
-// alike (codes.Unavailable, with RetryInfo and an ErrorInfo of reason
-// CIRCUIT_OPEN, when an open circuit breaker blocked it), with (for rate limits) a google.rpc.RetryInfo detail whose retry
-// delay is the BlockedError's RetryAfter, a google.rpc.ErrorInfo and a
-// google.rpc.QuotaFailure naming the rule. The interceptor also sets the
-// grpc-retry-pushback-ms trailer (PushbackKey) to RetryAfter in milliseconds,
-// rounded up, so that a gRPC client with a retry policy waits at least as
-// long as RetryInfo says. Concurrency limits have no retry time
-// (RetryAfter 0): their calls get neither RetryInfo nor the trailer, and a
-// retrying client falls back to its own backoff. WithBlockHandler replaces
-// the status; the trailer is set anyway. A service that wants clients to try
-// another instance when a concurrency rule (a server at capacity, whoever
-// calls) blocks them can return codes.Unavailable for Kind
-// core.KindConcurrency from its block handler, as the HTTP adapters answer
-// 503 there.
+// BlockedStatus(b), whose code and details depend on what blocked it:
+//
+//   - a rate or concurrency limit: codes.ResourceExhausted, for both, with
+//     a google.rpc.RetryInfo detail whose retry delay is the BlockedError's
+//     RetryAfter (rate limits only), a google.rpc.ErrorInfo of reason
+//     RATE_LIMITED or CONCURRENCY_LIMITED and a google.rpc.QuotaFailure
+//     naming the rule;
+//   - an open circuit breaker (a rule of kind breaker, which opens when the
+//     method's recent calls failed or were slow): codes.Unavailable, since
+//     the method is failing whoever calls, not the caller over a quota, and
+//     Unavailable is the code clients and retry policies treat as
+//     transient. Its details are a google.rpc.RetryInfo whose retry delay is
+//     the time until the breaker lets a probe through (while it is
+//     half-open with every probe out, until the probes' deadline) and a
+//     google.rpc.ErrorInfo of reason CIRCUIT_OPEN (ReasonCircuitOpen) with
+//     metadata rule, resource and kind ("breaker"); there is no
+//     QuotaFailure, a breaker being no quota.
+//
+// The interceptor also sets the grpc-retry-pushback-ms trailer
+// (PushbackKey) to RetryAfter in milliseconds, rounded up, so that a gRPC
+// client with a retry policy waits at least as long as RetryInfo says.
+// Concurrency limits have no retry time (RetryAfter 0): their calls get
+// neither RetryInfo nor the trailer, and a retrying client falls back to its
+// own backoff. WithBlockHandler replaces the status; the trailer is set
+// anyway. A service that wants clients to try another instance when a
+// concurrency rule (a server at capacity, whoever calls) blocks them can
+// return codes.Unavailable for Kind core.KindConcurrency from its block
+// handler, as the HTTP adapters answer 503 there.
+//
+// Outcomes are what opens and closes a breaker: by default every call
+// that ends with a code other than OK counts as failed (see "Entries and
+// outcomes"), and the Guard measures each call's response time.
 //
 // # Clients
 //
 // The client interceptors limit outgoing calls with the same rules (the
-// resource is the full method) and return the same ResourceExhausted status
-// locally, without calling the server; a grpc.Trailer call option receives
-// the pushback trailer. An outgoing stream's entry lasts until the stream
+// resource is the full method) and return the same status locally, without
+// calling the server: ResourceExhausted for a limit, Unavailable for an
+// open breaker, which on a client keeps calls away from a server whose
+// answers keep failing; a grpc.Trailer call option receives the pushback
+// trailer. An outgoing stream's entry lasts until the stream
 // ends (see Interceptors.StreamClient).
 //
 // # Construction

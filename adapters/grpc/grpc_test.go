@@ -35,9 +35,10 @@ const (
 )
 
 // testGreeter is the service under the interceptors. SayHello panics for the
-// name "panic", fails with NotFound for "missing" and waits for release (or
-// the call's end) for "hold"; Count sends 1, waits for release (or the call's
-// end) when IntervalMs is negative, then sends 2..N.
+// name "panic", fails with NotFound for "missing" and with Internal for
+// "fail", and waits for release (or the call's end) for "hold"; Count fails
+// with Internal when N is negative, else sends 1, waits for release (or the
+// call's end) when IntervalMs is negative, then sends 2..N.
 type testGreeter struct {
 	greeterpb.UnimplementedGreeterServer
 	hellos  atomic.Int64
@@ -52,6 +53,8 @@ func (s *testGreeter) SayHello(ctx context.Context, req *greeterpb.HelloRequest)
 		panic("boom")
 	case "missing":
 		return nil, status.Error(codes.NotFound, "no such greeting")
+	case "fail":
+		return nil, status.Error(codes.Internal, "the greeter is broken")
 	case "hold":
 		select {
 		case <-s.release:
@@ -63,6 +66,9 @@ func (s *testGreeter) SayHello(ctx context.Context, req *greeterpb.HelloRequest)
 
 func (s *testGreeter) Count(req *greeterpb.CountRequest, stream grpc.ServerStreamingServer[greeterpb.CountReply]) error {
 	s.streams.Add(1)
+	if req.GetN() < 0 {
+		return status.Error(codes.Internal, "the counter is broken")
+	}
 	for i := int32(1); i <= req.GetN(); i++ {
 		if err := stream.Send(&greeterpb.CountReply{Number: i}); err != nil {
 			return err
@@ -760,12 +766,16 @@ func TestBlockedStatus(t *testing.T) {
 }
 
 // breakerDetails checks that err is the status of a call an open breaker
-// blocked, and returns its RetryInfo delay and ErrorInfo.
-func breakerDetails(t *testing.T, err error) (time.Duration, *errdetails.ErrorInfo) {
+// named rule blocked on resource: Unavailable, a RetryInfo and an ErrorInfo
+// of reason CIRCUIT_OPEN with metadata rule, resource and kind, and no other
+// detail (no QuotaFailure: a breaker is no quota). It returns the RetryInfo
+// delay.
+func breakerDetails(t *testing.T, err error, rule, resource string) time.Duration {
 	t.Helper()
 	st, ok := status.FromError(err)
 	require.True(t, ok, "not a status: %v", err)
 	require.Equal(t, codes.Unavailable, st.Code(), "%v", err)
+	assert.Contains(t, st.Message(), "circuit open")
 	var retry *errdetails.RetryInfo
 	var info *errdetails.ErrorInfo
 	for _, x := range st.Details() {
@@ -781,9 +791,30 @@ func breakerDetails(t *testing.T, err error) (time.Duration, *errdetails.ErrorIn
 	require.NotNil(t, retry, "RetryInfo detail")
 	require.NotNil(t, info, "ErrorInfo detail")
 	assert.Equal(t, sluicegrpc.ReasonCircuitOpen, info.GetReason())
+	assert.Equal(t, "CIRCUIT_OPEN", info.GetReason())
 	assert.Equal(t, sluicegrpc.ErrorDomain, info.GetDomain())
-	assert.Equal(t, "breaker", info.GetMetadata()["kind"])
-	return retry.GetRetryDelay().AsDuration(), info
+	assert.Equal(t, map[string]string{"rule": rule, "resource": resource, "kind": "breaker"}, info.GetMetadata())
+	return retry.GetRetryDelay().AsDuration()
+}
+
+// countAll opens a Count stream of n and reads it to its end, returning the
+// numbers received and the error that ended it (nil for io.EOF).
+func countAll(ctx context.Context, c greeterpb.GreeterClient, n int32, opts ...grpc.CallOption) ([]int32, metadata.MD, error) {
+	stream, err := c.Count(ctx, &greeterpb.CountRequest{N: n}, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var got []int32
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			return got, stream.Trailer(), nil
+		}
+		if err != nil {
+			return got, stream.Trailer(), err
+		}
+		got = append(got, r.GetNumber())
+	}
 }
 
 func TestBreakerBlocksUnaryAndStreamWithUnavailable(t *testing.T) {
@@ -793,50 +824,180 @@ func TestBreakerBlocksUnaryAndStreamWithUnavailable(t *testing.T) {
 	svc, c, _ := serve(t, guarded(g)...)
 	ctx := ctxT(t)
 
+	// The first failing calls go through and fail.
 	for range 2 {
-		assert.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+		assert.Equal(t, codes.Internal, status.Code(hello(ctx, c, "fail")))
 	}
-	var trailer metadata.MD
-	delay, info := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)))
-	assert.Equal(t, 5*time.Second, delay)
-	assert.EqualValues(t, 5000, pushback(t, trailer))
-	assert.Equal(t, "greeter-breaker", info.GetMetadata()["rule"])
-	assert.Equal(t, sayHello, info.GetMetadata()["resource"])
+	// The breaker is open: Unavailable, RetryInfo and the pushback trailer,
+	// and the handler is not called.
+	for range 3 {
+		var trailer metadata.MD
+		delay := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)), "greeter-breaker", sayHello)
+		assert.Equal(t, 5*time.Second, delay)
+		assert.EqualValues(t, 5000, pushback(t, trailer))
+	}
 	assert.EqualValues(t, 2, svc.hellos.Load(), "a blocked call never reaches the handler")
 
-	// The breaker's glob covers the stream too: one state for both.
-	stream, err := c.Count(ctx, &greeterpb.CountRequest{N: 1}, grpc.Trailer(&trailer))
-	if err == nil {
-		_, err = stream.Recv()
-	}
-	delay, _ = breakerDetails(t, err)
-	assert.Equal(t, 5*time.Second, delay)
+	// The breaker's glob covers the stream too: one state for both. Its
+	// trailer comes through ServerStream.SetTrailer.
+	fc.Advance(1500 * time.Millisecond)
+	got, trailer, err := countAll(ctx, c, 1)
+	assert.Empty(t, got)
+	delay := breakerDetails(t, err, "greeter-breaker", count)
+	assert.Equal(t, 3500*time.Millisecond, delay)
+	assert.EqualValues(t, 3500, pushback(t, trailer))
 	assert.EqualValues(t, 0, svc.streams.Load())
 
 	// After openFor a probe goes through; its success closes the breaker.
-	fc.Advance(5 * time.Second)
+	fc.Advance(3500 * time.Millisecond)
 	require.NoError(t, hello(ctx, c, "alice"))
 	require.NoError(t, hello(ctx, c, "bob"))
-	stream, err = c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	got, trailer, err = countAll(ctx, c, 2)
 	require.NoError(t, err)
-	_, err = stream.Recv()
-	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2}, got)
+	assert.EqualValues(t, -1, pushback(t, trailer))
+	assert.EqualValues(t, 4, svc.hellos.Load())
+	assert.EqualValues(t, 1, svc.streams.Load())
+
+	snap := g.Snapshot()
+	require.NotNil(t, snap.Rules[0].Breaker)
+	assert.Equal(t, "closed", snap.Rules[0].Breaker.State.String())
+	assert.EqualValues(t, 1, snap.Rules[0].Breaker.Trips)
+}
+
+func TestBreakerTripsOnFailingStreams(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "count-breaker", Resource: count, Kind: core.KindBreaker,
+		Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: 2 * time.Second})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	for range 2 {
+		_, _, err := countAll(ctx, c, -1)
+		assert.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	}
+	_, trailer, err := countAll(ctx, c, 1)
+	assert.Equal(t, 2*time.Second, breakerDetails(t, err, "count-breaker", count))
+	assert.EqualValues(t, 2000, pushback(t, trailer))
+	assert.EqualValues(t, 2, svc.streams.Load(), "a blocked stream never reaches the handler")
+	require.NoError(t, hello(ctx, c, "alice"), "the breaker covers its resource only")
+
+	// A failed probe opens it again; a successful one closes it.
+	fc.Advance(2 * time.Second)
+	_, _, err = countAll(ctx, c, -1)
+	assert.Equal(t, codes.Internal, status.Code(err), "the probe reaches the handler")
+	_, _, err = countAll(ctx, c, 1)
+	assert.Equal(t, 2*time.Second, breakerDetails(t, err, "count-breaker", count))
+	fc.Advance(2 * time.Second)
+	for range 3 {
+		got, _, err := countAll(ctx, c, 1)
+		require.NoError(t, err)
+		assert.Equal(t, []int32{1}, got)
+	}
+	assert.EqualValues(t, 6, svc.streams.Load())
+}
+
+func TestBreakerTripsOnSlowCalls(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g := newGuard(t, fc, core.Rule{Name: "slow-breaker", Resource: sayHello, Kind: core.KindBreaker,
+		Strategy: "slow-ratio", Threshold: 1, MaxRT: 100 * time.Millisecond, MinRequests: 1, OpenFor: time.Second})
+	svc, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+
+	// The call takes 150ms on the Guard's clock: it succeeds, but slowly.
+	done := make(chan error, 1)
+	go func() { done <- hello(ctx, c, "hold") }()
+	require.Eventually(t, func() bool { return svc.hellos.Load() == 1 }, 5*time.Second, time.Millisecond)
+	fc.Advance(150 * time.Millisecond)
+	svc.release <- struct{}{}
+	require.NoError(t, <-done)
+
+	assert.Equal(t, time.Second, breakerDetails(t, hello(ctx, c, "alice"), "slow-breaker", sayHello))
+	assert.EqualValues(t, 1, svc.hellos.Load())
+	// A fast probe closes it.
+	fc.Advance(time.Second)
+	require.NoError(t, hello(ctx, c, "alice"))
+	require.NoError(t, hello(ctx, c, "alice"))
 }
 
 func TestClientBreakerBlocksLocally(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	svc, _, conn := serve(t)
-	g := newGuard(t, fc, core.Rule{Name: "out-breaker", Resource: sayHello, Kind: core.KindBreaker,
+	g := newGuard(t, fc, core.Rule{Name: "out-breaker", Resource: "/sluice.examples.Greeter/*", Kind: core.KindBreaker,
 		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 2, OpenFor: time.Second})
 	c := greeterpb.NewGreeterClient(dial(t, conn.Target(),
-		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g))))
+		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g)),
+		grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(g))))
 	ctx := ctxT(t)
 
+	// One success, one failure the server answered: half failed, the
+	// client's breaker opens.
 	require.NoError(t, hello(ctx, c, "alice"))
-	assert.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	assert.Equal(t, codes.Internal, status.Code(hello(ctx, c, "fail")))
 	var trailer metadata.MD
-	delay, _ := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)))
+	delay := breakerDetails(t, hello(ctx, c, "alice", grpc.Trailer(&trailer)), "out-breaker", sayHello)
 	assert.Equal(t, time.Second, delay)
 	assert.EqualValues(t, 1000, pushback(t, trailer))
 	assert.EqualValues(t, 2, svc.hellos.Load(), "the blocked call never left the client")
+
+	// Outgoing streams are blocked locally too, before the stream opens.
+	fc.Advance(250 * time.Millisecond)
+	trailer = nil
+	_, err := c.Count(ctx, &greeterpb.CountRequest{N: 1}, grpc.Trailer(&trailer))
+	assert.Equal(t, 750*time.Millisecond, breakerDetails(t, err, "out-breaker", count))
+	assert.EqualValues(t, 750, pushback(t, trailer))
+	assert.EqualValues(t, 0, svc.streams.Load())
+
+	// After openFor, a probe leaves the client; its success closes the
+	// breaker, and calls and streams go out again.
+	fc.Advance(750 * time.Millisecond)
+	require.NoError(t, hello(ctx, c, "alice"))
+	got, _, err := countAll(ctx, c, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2}, got)
+	require.NoError(t, hello(ctx, c, "bob"))
+	assert.EqualValues(t, 4, svc.hellos.Load())
+	assert.EqualValues(t, 1, svc.streams.Load())
+}
+
+func TestClientBreakerTripsOnFailingStreams(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	svc, _, conn := serve(t)
+	g := newGuard(t, fc, core.Rule{Name: "out-count-breaker", Resource: count, Kind: core.KindBreaker,
+		Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: time.Second})
+	c := greeterpb.NewGreeterClient(dial(t, conn.Target(),
+		grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(g))))
+	ctx := ctxT(t)
+
+	// The outcome of an outgoing stream is the error its end brings.
+	for range 2 {
+		_, _, err := countAll(ctx, c, -1)
+		assert.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	}
+	_, err := c.Count(ctx, &greeterpb.CountRequest{N: 1})
+	assert.Equal(t, time.Second, breakerDetails(t, err, "out-count-breaker", count))
+	assert.EqualValues(t, 2, svc.streams.Load())
+
+	fc.Advance(time.Second)
+	got, _, err := countAll(ctx, c, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2, 3}, got)
+	got, _, err = countAll(ctx, c, 1)
+	require.NoError(t, err, "closed")
+	assert.Equal(t, []int32{1}, got)
+}
+
+func TestBlockedStatusBreaker(t *testing.T) {
+	b := &core.BlockedError{Resource: sayHello, Rule: "b", Kind: core.KindBreaker, RetryAfter: 1500 * time.Microsecond}
+	assert.Equal(t, 1500*time.Microsecond, breakerDetails(t, sluicegrpc.BlockedStatus(b).Err(), "b", sayHello))
+	assert.EqualValues(t, 2, sluicegrpc.PushbackMillisForTest(b.RetryAfter), "the trailer rounds up")
+
+	// Without a retry time (which core does not give a breaker) there is
+	// no RetryInfo; the code and ErrorInfo stay.
+	st := sluicegrpc.BlockedStatus(&core.BlockedError{Resource: sayHello, Rule: "b", Kind: core.KindBreaker})
+	assert.Equal(t, codes.Unavailable, st.Code())
+	require.Len(t, st.Details(), 1)
+	info, ok := st.Details()[0].(*errdetails.ErrorInfo)
+	require.True(t, ok, "%T", st.Details()[0])
+	assert.Equal(t, sluicegrpc.ReasonCircuitOpen, info.GetReason())
 }
