@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -174,10 +173,14 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		g.rejected(res, err, now, n)
 		return Entry{}, err
 	}
-	inFlight := res.entered.Add(n) - res.exited.Load()
-	stats, stripe := res.stripe(uint64(inFlight))
-	e.start, e.stripe = now, stripe
-	stats.Add(now, window.Pass, n).RaisePeak(inFlight)
+	st, i := res.stripe(g.resources.picker.pick())
+	entered := st.entered.Add(n)
+	inFlight := entered - st.exited.Load()
+	if entered>>peakSampling != (entered-n)>>peakSampling {
+		inFlight = max(inFlight, res.inFlightSince())
+	}
+	e.start, e.stripe = now, i
+	st.stats.Add(now, window.Pass, n).RaisePeak(inFlight)
 	return e, nil
 }
 
@@ -185,9 +188,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 // block, or the end of the context of a request waiting for its turn) in
 // the resource's statistics.
 func (g *Guard) rejected(res *resource, err error, now, n int64) {
-	stats, stripe := res.stripe(rand.Uint64())
-	stats.Add(now, window.Block, n)
-	res.totals[stripe].block.Add(n)
+	st, _ := res.stripe(g.resources.picker.pick())
+	st.stats.Add(now, window.Block, n)
+	st.block.Add(n)
 	reason := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		reason = reasonOf(be)
@@ -398,7 +401,8 @@ func (e *Entry) Exit(err error) {
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	e.res.exited.Add(e.n)
+	st := &e.res.stripes[e.stripe]
+	st.exited.Add(e.n)
 	for _, c := range e.b.conc {
 		c.Release(e.n)
 	}
@@ -409,15 +413,12 @@ func (e *Entry) Exit(err error) {
 	}
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
-	e.res.stripes[e.stripe].AddRT(now, rt, err != nil)
-	if rt != 0 || err != nil {
-		t := &e.res.totals[e.stripe]
-		if rt != 0 {
-			t.rt.Add(rt)
-		}
-		if err != nil {
-			t.errors.Add(1)
-		}
+	st.stats.AddRT(now, rt, err != nil)
+	if rt != 0 {
+		st.rt.Add(rt)
+	}
+	if err != nil {
+		st.errors.Add(1)
 	}
 	if len(e.b.breakers) > 0 {
 		e.b.breakers[0].brk.Done(now, e.brk, time.Duration(rt), err != nil)

@@ -44,29 +44,61 @@ func TestEnterReadsCoarseClockUnlessRulesWait(t *testing.T) {
 	other.Exit(nil)
 }
 
-// TestConcurrentEntriesCountInDifferentStripes: requests in flight together
-// count in different statistics stripes, as many as there are, so that
-// goroutines entering together do not write the same cache lines; and the
-// stats merge the stripes.
-func TestConcurrentEntriesCountInDifferentStripes(t *testing.T) {
+// TestStripesMergeAndPeak: requests count in the stripe of the CPU they
+// enter on; a CPU whose token is taken gets a new one, with the next
+// index, so entries made while tokens are held count in different
+// stripes. Stats merge the stripes, and the peak adds up the stripes' counts.
+func TestStripesMergeAndPeak(t *testing.T) {
 	g, err := New(WithClock(clock.NewFake(time.Second)))
 	require.NoError(t, err)
 	ctx := context.Background()
 	res, _ := g.resources.get("r")
-	entries := make([]Entry, len(res.stripes))
-	seen := map[uint8]bool{}
+	picker := g.resources.picker
+	if raceEnabled {
+		t.Skip("under -race, sync.Pool drops tokens at random")
+	}
+	entries := make([]Entry, 16*len(res.stripes))
+	seen := map[uint8]int{}
+	var held []any
 	for i := range entries {
+		if i%16 == 0 {
+			// Hold this CPU's token: the next Enter makes a new one.
+			held = append(held, picker.tokens.Get())
+		}
 		entries[i], err = g.Enter(ctx, "r")
 		require.NoError(t, err)
-		seen[entries[i].stripe] = true
+		seen[entries[i].stripe]++
 	}
-	assert.Len(t, seen, len(res.stripes), "one stripe each")
+	assert.Len(t, seen, len(res.stripes), "entries made while tokens were held count in different stripes")
+	st, _ := g.Stats("r")
+	assert.Equal(t, int64(len(entries)), st.InFlight)
+	assert.Equal(t, int64(len(entries)), st.Peak, "a stripe adds up every stripe's count at its sixteenth entry")
 	for i := range entries {
 		entries[i].Exit(nil)
 	}
-	st, _ := g.Stats("r")
+	st, _ = g.Stats("r")
 	assert.Equal(t, int64(len(entries)), st.Pass)
 	assert.Equal(t, int64(len(entries)), st.Complete)
-	assert.Equal(t, int64(len(entries)), st.Peak)
+	assert.Equal(t, int64(len(entries)), st.Total.Pass)
+	assert.Equal(t, int64(len(entries)), st.Total.Complete)
 	assert.Zero(t, st.InFlight)
+	for _, h := range held {
+		picker.tokens.Put(h)
+	}
+}
+
+// TestStripePickerTokens: tokens made together have consecutive indexes,
+// and a token put back is got back.
+func TestStripePickerTokens(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race, sync.Pool drops tokens at random")
+	}
+	p := newStripePicker()
+	a := p.tokens.Get().(*stripeToken)
+	b := p.tokens.Get().(*stripeToken)
+	assert.Equal(t, uint32(0), a.i)
+	assert.Equal(t, uint32(1), b.i)
+	p.tokens.Put(b)
+	assert.Equal(t, uint32(1), p.pick(), "the token put back")
+	assert.Equal(t, uint32(1), p.pick(), "and again")
 }

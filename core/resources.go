@@ -18,75 +18,125 @@ const (
 // resource is the per-name state of the Guard: statistics that live as long
 // as the Guard, and the rules bound to it under the current rule set.
 //
-// The statistics are striped: each request counts in one of several leap
-// arrays, so that goroutines on different CPUs entering the same resource
-// rarely write the same cache line. An admitted request's stripe is picked
-// by the in-flight count its entry made, which differs between requests in
-// flight together, so they count in different stripes (as many as there
-// are stripes); a rejected request's, at random. Snapshots merge the
-// stripes.
-//
-// entered and exited count the permits admitted and exited since the
-// resource was made: their difference is the count in flight, and they are
-// the totals of passed and completed permits, so those totals cost no
-// atomic add of their own. They share a cache line of their own: Enter
-// writes one and reads the other, Exit writes the other, so a request
-// moves one line between CPUs, as one in-flight counter would. Exit adds to
-// exited before it releases the request's slots, and Enter reads exited
-// after it added to entered, so the in-flight count Enter records as a peak
-// is never above the true one, and never above a concurrency limit.
+// The statistics are striped: each request counts in one stripe, picked
+// by the processor (P) the goroutine entering runs on (see stripePicker),
+// so that requests entering on different CPUs write different cache lines
+// and a CPU keeps writing lines it holds. Snapshots merge the stripes.
 type resource struct {
-	// First, so that they are on the first cache line of the resource,
-	// alone: a resource is 256 bytes, allocated 256-aligned.
-	entered atomic.Int64
-	exited  atomic.Int64
-	_       [48]byte
-
 	name    string
-	stripes []*window.LeapArray
-	totals  []totals // per stripe: counts since the resource was made
+	stripes []stripe
 	binding atomic.Pointer[binding]
 	// blockedBy counts the requests blocked, by reason (see reasonOf);
 	// only the block path writes it.
 	blockedBy [numReasons]atomic.Int64
 }
 
-// inFlight returns the number of permits in flight.
-func (r *resource) inFlight() int64 { return r.entered.Load() - r.exited.Load() }
+// stripe is one statistics stripe of a resource: counts since the resource
+// was made, and the leap array of its recent statistics, on a cache line of
+// their own (a stripe is 64 bytes, and stripes are allocated together,
+// 64-aligned).
+//
+// entered and exited count the permits admitted and exited through the
+// stripe: their difference is the stripe's count in flight, and they are
+// the totals of passed and completed permits, so those totals cost no
+// atomic add of their own. A request exits through the stripe it entered
+// by. Exit adds to exited before it releases the request's slots, and
+// Enter reads exited after it added to entered, so the in-flight count
+// Enter records as a peak is never above the true one, and never above a
+// concurrency limit. block, errors and rt are written by blocks, failures
+// and responses that took time (not on every request).
+type stripe struct {
+	entered, exited   atomic.Int64
+	block, errors, rt atomic.Int64
+	stats             *window.LeapArray // never changes
+	_                 [16]byte
+}
+
+// inFlight returns the number of permits in flight: exited first, so that
+// a request entering and exiting meanwhile is not counted as exited only.
+func (r *resource) inFlight() int64 {
+	var n int64
+	for i := range r.stripes {
+		n -= r.stripes[i].exited.Load()
+	}
+	for i := range r.stripes {
+		n += r.stripes[i].entered.Load()
+	}
+	return n
+}
+
+// peakSampling makes Enter add up the in-flight counts of every stripe of
+// a resource once per 1<<peakSampling permits a stripe admits (see
+// inFlightSince); otherwise it records its own stripe's count as a peak.
+const peakSampling = 4
+
+// inFlightSince returns a count of permits in flight that is never above
+// the true count at the time of the call: entered first, so that a request
+// entering and exiting meanwhile counts as exited only. Enter records it
+// as a peak: it stays within a concurrency limit.
+func (r *resource) inFlightSince() int64 {
+	var n int64
+	for i := range r.stripes {
+		n += r.stripes[i].entered.Load()
+	}
+	for i := range r.stripes {
+		n -= r.stripes[i].exited.Load()
+	}
+	return n
+}
 
 // statStripes returns the number of statistics stripes of a resource:
-// twice the CPUs Go runs on, rounded up to a power of two, at most 16
-// (a power of two, so that stripe can mask a hash).
+// the CPUs Go runs on, rounded up to a power of two, at most 16 (a power
+// of two, so that a stripe index can be masked).
 func statStripes() int {
 	n := 1
-	for n < 2*runtime.GOMAXPROCS(0) && n < 16 {
+	for n < runtime.GOMAXPROCS(0) && n < 16 {
 		n *= 2
 	}
 	return n
 }
 
-// totals are counts of one statistics stripe of a resource since it was
-// made, on a cache line of their own (see also entered and exited). They
-// are written by blocks, failures and responses that took time (not on
-// every request).
-type totals struct {
-	block, errors, rt atomic.Int64
-	_                 [40]byte
-}
-
 func newResource(name string, stripes int) *resource {
-	r := &resource{name: name, stripes: make([]*window.LeapArray, stripes), totals: make([]totals, stripes)}
+	r := &resource{name: name, stripes: make([]stripe, stripes)}
 	for i := range r.stripes {
-		r.stripes[i], _ = window.New(statBuckets, statInterval) // constants: cannot fail
+		r.stripes[i].stats, _ = window.New(statBuckets, statInterval) // constants: cannot fail
 	}
 	return r
 }
 
-// stripe returns the statistics stripe picked by v, and its index: v's low
-// bits, so that consecutive values pick different stripes.
-func (r *resource) stripe(v uint64) (*window.LeapArray, uint8) {
-	i := uint8(v & uint64(len(r.stripes)-1))
-	return r.stripes[i], i
+// stripe returns the stripe picked by hint (see stripePicker), and its
+// index.
+func (r *resource) stripe(hint uint32) (*stripe, uint8) {
+	i := uint8(hint & uint32(len(r.stripes)-1))
+	return &r.stripes[i], i
+}
+
+// stripePicker picks the statistics stripe of a request by the processor
+// (P) its goroutine runs on: a sync.Pool keeps one token per P, each with
+// an index taken from a counter when it was made, so the goroutines of one
+// P get its token back, and tokens made together have consecutive
+// indexes. A garbage collection may drop tokens: new ones take the next
+// indexes. Getting and putting back a token costs about as much as an
+// uncontended atomic add, and no more when every CPU picks at once.
+type stripePicker struct {
+	tokens sync.Pool
+	next   atomic.Uint32
+}
+
+type stripeToken struct{ i uint32 }
+
+func newStripePicker() *stripePicker {
+	p := &stripePicker{}
+	p.tokens.New = func() any { return &stripeToken{i: p.next.Add(1) - 1} }
+	return p
+}
+
+// pick returns the stripe hint of the calling goroutine's P.
+func (p *stripePicker) pick() uint32 {
+	t := p.tokens.Get().(*stripeToken)
+	i := t.i
+	p.tokens.Put(t)
+	return i
 }
 
 // resourceTable maps names to resources. Lookups read an immutable map
@@ -103,6 +153,7 @@ type resourceTable struct {
 	full     atomic.Bool
 	overflow *resource
 	stripes  int // statistics stripes per resource
+	picker   *stripePicker
 }
 
 // OverflowResource is the name under which statistics of resources beyond
@@ -111,7 +162,7 @@ const OverflowResource = "(overflow)"
 
 func newResourceTable(max int) *resourceTable {
 	stripes := statStripes()
-	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes}
+	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes, picker: newStripePicker()}
 	t.read.Store(&map[string]*resource{})
 	return t
 }
