@@ -173,7 +173,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		g.rejected(res, err, now, n)
 		return Entry{}, err
 	}
-	st, i := res.stripe(g.resources.picker.pick())
+	st, i := res.stripe(g.resources.picker.Pick())
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
@@ -188,7 +188,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 // block, or the end of the context of a request waiting for its turn) in
 // the resource's statistics.
 func (g *Guard) rejected(res *resource, err error, now, n int64) {
-	st, _ := res.stripe(g.resources.picker.pick())
+	st, _ := res.stripe(g.resources.picker.Pick())
 	st.stats.Add(now, window.Block, n)
 	st.block.Add(n)
 	reason := reasonCancelled

@@ -1,11 +1,11 @@
 package core
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/window"
 )
 
@@ -19,19 +19,19 @@ const (
 // as the Guard, and the rules bound to it under the current rule set.
 //
 // The statistics are striped: each request counts in one stripe, picked
-// by the processor (P) the goroutine entering runs on (see stripePicker),
+// by the processor (P) the goroutine entering runs on (see stripe.Picker),
 // so that requests entering on different CPUs write different cache lines
 // and a CPU keeps writing lines it holds. Snapshots merge the stripes.
 type resource struct {
 	name    string
-	stripes []stripe
+	stripes []resStripe
 	binding atomic.Pointer[binding]
 	// blockedBy counts the requests blocked, by reason (see reasonOf);
 	// only the block path writes it.
 	blockedBy [numReasons]atomic.Int64
 }
 
-// stripe is one statistics stripe of a resource: counts since the resource
+// resStripe is one statistics stripe of a resource: counts since the resource
 // was made, and the leap array of its recent statistics, on a cache line of
 // their own (a stripe is 64 bytes, and stripes are allocated together,
 // 64-aligned).
@@ -45,7 +45,7 @@ type resource struct {
 // Enter records as a peak is never above the true one, and never above a
 // concurrency limit. block, errors and rt are written by blocks, failures
 // and responses that took time (not on every request).
-type stripe struct {
+type resStripe struct {
 	entered, exited   atomic.Int64
 	block, errors, rt atomic.Int64
 	stats             *window.LeapArray // never changes
@@ -85,58 +85,19 @@ func (r *resource) inFlightSince() int64 {
 	return n
 }
 
-// statStripes returns the number of statistics stripes of a resource:
-// the CPUs Go runs on, rounded up to a power of two, at most 16 (a power
-// of two, so that a stripe index can be masked).
-func statStripes() int {
-	n := 1
-	for n < runtime.GOMAXPROCS(0) && n < 16 {
-		n *= 2
-	}
-	return n
-}
-
 func newResource(name string, stripes int) *resource {
-	r := &resource{name: name, stripes: make([]stripe, stripes)}
+	r := &resource{name: name, stripes: make([]resStripe, stripes)}
 	for i := range r.stripes {
 		r.stripes[i].stats, _ = window.New(statBuckets, statInterval) // constants: cannot fail
 	}
 	return r
 }
 
-// stripe returns the stripe picked by hint (see stripePicker), and its
+// stripe returns the stripe picked by hint (see stripe.Picker), and its
 // index.
-func (r *resource) stripe(hint uint32) (*stripe, uint8) {
+func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
 	i := uint8(hint & uint32(len(r.stripes)-1))
 	return &r.stripes[i], i
-}
-
-// stripePicker picks the statistics stripe of a request by the processor
-// (P) its goroutine runs on: a sync.Pool keeps one token per P, each with
-// an index taken from a counter when it was made, so the goroutines of one
-// P get its token back, and tokens made together have consecutive
-// indexes. A garbage collection may drop tokens: new ones take the next
-// indexes. Getting and putting back a token costs about as much as an
-// uncontended atomic add, and no more when every CPU picks at once.
-type stripePicker struct {
-	tokens sync.Pool
-	next   atomic.Uint32
-}
-
-type stripeToken struct{ i uint32 }
-
-func newStripePicker() *stripePicker {
-	p := &stripePicker{}
-	p.tokens.New = func() any { return &stripeToken{i: p.next.Add(1) - 1} }
-	return p
-}
-
-// pick returns the stripe hint of the calling goroutine's P.
-func (p *stripePicker) pick() uint32 {
-	t := p.tokens.Get().(*stripeToken)
-	i := t.i
-	p.tokens.Put(t)
-	return i
 }
 
 // resourceTable maps names to resources. Lookups read an immutable map
@@ -153,7 +114,7 @@ type resourceTable struct {
 	full     atomic.Bool
 	overflow *resource
 	stripes  int // statistics stripes per resource
-	picker   *stripePicker
+	picker   *stripe.Picker
 }
 
 // OverflowResource is the name under which statistics of resources beyond
@@ -161,8 +122,8 @@ type resourceTable struct {
 const OverflowResource = "(overflow)"
 
 func newResourceTable(max int) *resourceTable {
-	stripes := statStripes()
-	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes, picker: newStripePicker()}
+	stripes := stripe.Count()
+	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes, picker: stripe.NewPicker()}
 	t.read.Store(&map[string]*resource{})
 	return t
 }

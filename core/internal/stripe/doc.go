@@ -1,0 +1,7 @@
+// Package stripe spreads counters that every request writes over several
+// cache lines, one per CPU, so that requests on different CPUs do not move
+// the same line between them. Go has no cheap way to ask which CPU a
+// goroutine runs on; a Picker gives one of a small set of indexes that
+// stays the same for the goroutines of one processor (P) and differs
+// between processors.
+package stripe
