@@ -147,6 +147,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
 	now := g.now(b)
+	cpu := g.resources.picker.Pick()
 	e := Entry{g: g, res: res, b: b, n: n}
 	var err error
 	switch {
@@ -158,7 +159,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		// memory, which costs more than its size suggests.
 		rs := b.single
 		if rs.flow != nil {
-			if d := rs.flow.Acquire(now, n); d.OK {
+			if d := rs.flow.AcquireOn(cpu, now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
 			} else {
 				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, now, n)
@@ -167,13 +168,13 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			err = g.concBlocked(resource, rs, inFlight, now, n)
 		}
 	case len(b.rules) > 0:
-		now, err = g.admit(ctx, &e, resource, params, now)
+		now, err = g.admit(ctx, &e, resource, params, cpu, now)
 	}
 	if err != nil {
-		g.rejected(res, err, now, n)
+		g.rejected(res, err, cpu, now, n)
 		return Entry{}, err
 	}
-	st, i := res.stripe(g.resources.picker.Pick())
+	st, i := res.stripe(cpu)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
@@ -186,9 +187,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 
 // rejected counts n permits of res that Enter rejected at now with err (a
 // block, or the end of the context of a request waiting for its turn) in
-// the resource's statistics.
-func (g *Guard) rejected(res *resource, err error, now, n int64) {
-	st, _ := res.stripe(g.resources.picker.Pick())
+// the resource's statistics, in the stripe of cpu.
+func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
+	st, _ := res.stripe(cpu)
 	st.stats.Add(now, window.Block, n)
 	st.block.Add(n)
 	reason := reasonCancelled
@@ -226,7 +227,9 @@ func (g *Guard) concBlocked(resource string, rs *ruleState, inFlight, now, n int
 // waiting ones gave the request. It returns the time the request proceeds,
 // and the error that stops it; on error, the reservations made are given
 // back. It notes e's quota and the per-value reservations Exit releases.
-func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, now int64) (int64, error) {
+// cpu is the caller's stripe index (see stripe.Picker), for the limiters
+// that keep a share of their quota per CPU.
+func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
 	// few fit on the stack: no allocation for those. Decisions are made in
@@ -271,7 +274,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 					return now, err
 				}
 			} else {
-				h.d.Decision = rs.flow.Acquire(now, n)
+				h.d.Decision = rs.flow.AcquireOn(cpu, now, n)
 			}
 			if !h.d.OK {
 				undo(admitted[:len(admitted)-1], n)

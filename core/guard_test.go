@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -361,8 +362,9 @@ func TestConcurrencyNeverOvershoots(t *testing.T) {
 func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 	const step = 50 * ms
 	for _, tc := range []struct {
-		algorithm string
-		burst     int64
+		name, algorithm string
+		limit, burst    int64
+		perWorker       int // requests per worker and step
 		// bound returns the most that may pass in steps [i, j).
 		bound func(i, j int) int64
 		// windows lists the step ranges to check.
@@ -370,16 +372,20 @@ func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 	}{
 		// leap-array: every window of 10 buckets of 100ms (20 steps) starting
 		// on a bucket boundary.
-		{algorithm: "leap-array", bound: func(i, j int) int64 { return 100 }, aligned: true},
+		{algorithm: "leap-array", limit: 100, perWorker: 4, bound: func(i, j int) int64 { return 100 }, aligned: true},
+		// The same with a limit large enough for CPUs to lease shares of
+		// the quota.
+		{name: "leap-array leased", algorithm: "leap-array", limit: 20000, perWorker: 40, bound: func(i, j int) int64 { return 20000 }, aligned: true},
 		// token-bucket: capacity plus refill over the span.
-		{algorithm: "token-bucket", burst: 20, bound: func(i, j int) int64 {
+		{algorithm: "token-bucket", limit: 100, burst: 20, perWorker: 4, bound: func(i, j int) int64 {
 			return 100 + 20 + int64(j-i-1)*100*int64(step)/int64(time.Second)
 		}},
 	} {
-		t.Run(tc.algorithm, func(t *testing.T) {
+		t.Run(cmp.Or(tc.name, tc.algorithm), func(t *testing.T) {
 			g, fc := newGuard(t, core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow,
-				Algorithm: tc.algorithm, Limit: 100, Burst: tc.burst})
-			const rounds, workers, perWorker = 80, 64, 4
+				Algorithm: tc.algorithm, Limit: tc.limit, Burst: tc.burst})
+			const rounds, workers = 80, 64
+			perWorker := tc.perWorker
 			perStep := make([]int64, rounds)
 			for s := 0; s < rounds; s++ {
 				var wg sync.WaitGroup
@@ -414,7 +420,7 @@ func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 					require.LessOrEqual(t, sum, tc.bound(i, j), "steps [%d,%d): %v", i, j, perStep)
 				}
 			}
-			assert.GreaterOrEqual(t, total, int64(rounds/20*100), "the limit is used, not starved: %v", perStep)
+			assert.GreaterOrEqual(t, total, rounds/20*tc.limit, "the limit is used, not starved: %v", perStep)
 		})
 	}
 }

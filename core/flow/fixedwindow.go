@@ -74,6 +74,8 @@ func newFixedWindow(cfg Config, th threshold, prev Limiter) *fixedWindow {
 func (f *fixedWindow) Config() Config        { return f.cfg }
 func (f *fixedWindow) warmState() *warmState { return warmStateOf(f.th) }
 
+func (f *fixedWindow) AcquireOn(_ uint32, now, n int64) Decision { return f.Acquire(now, n) }
+
 func (f *fixedWindow) Acquire(now int64, n int64) Decision {
 	lim := f.th.at(now)
 	w := int64(f.cfg.Window)

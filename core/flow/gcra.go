@@ -265,6 +265,8 @@ func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket}
 }
 
+func (g *gcra) AcquireOn(_ uint32, now, n int64) Decision { return g.Acquire(now, n) }
+
 func (g *gcra) Acquire(now int64, n int64) Decision {
 	p := &g.full
 	if lim := g.th.at(now); lim != p.Limit {

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/window"
 )
 
@@ -21,25 +22,138 @@ type leapArray struct {
 	// the next bucket: a decision may then reject early, never admit
 	// beyond the limit.
 	older atomic.Pointer[olderSum]
+	// leases are the CPUs' shares of the quota, one per stripe (see
+	// AcquireOn); nil when the limit warms up.
+	leases []lease
 }
+
+// A lease is a share of the window's quota that one CPU took in advance,
+// counted in the bucket it was taken in, and valid while that bucket is
+// the current one: AcquireOn admits from it with one compare-and-swap on
+// a cache line that only that CPU writes, instead of an atomic add on the
+// bucket's count, which every CPU writes.
+//
+// word holds a generation (which changes with every new lease) and the
+// permits left; b is the bucket the lease was counted in. A refill claims
+// the lease by moving word to an odd generation with no permits, gives
+// back what was left of the old lease to its bucket, then stores the new
+// bucket and, last, word with the next even generation and the new
+// permits. A reader that loads word, then b, and swaps word from the value
+// it loaded has therefore used a permit of the lease of b: a refill in
+// between would have changed word.
+type lease struct {
+	word atomic.Int64
+	b    atomic.Pointer[window.Bucket]
+	_    [48]byte
+}
+
+const (
+	leaseBits = 20 // bits of lease.word holding the permits left
+	leaseLeft = 1<<leaseBits - 1
+	leaseGen  = 1 << leaseBits // one generation in lease.word
+
+	// maxLease is the most permits a CPU leases at once, and leaseShare
+	// bounds a lease to 1/(leaseShare*CPUs) of the quota left: the leases
+	// out hold back at most about 1/leaseShare of it from the other CPUs.
+	// A lease is taken only when it can be minLease permits: with less
+	// quota left, every decision is made on the bucket's count.
+	maxLease   = 64
+	leaseShare = 256
+	minLease   = 8
+)
 
 // olderSum is the pass count of the buckets of the window of the bucket
 // starting at start, that bucket excluded.
 type olderSum struct{ start, sum int64 }
 
 func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
+	l := &leapArray{cfg: cfg, th: th}
+	if th.warm == nil {
+		l.leases = make([]lease, stripe.Count())
+	}
 	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
-		return &leapArray{cfg: cfg, th: th, arr: p.arr}, nil
+		// The counts carry over; what is left of the old limiter's leases
+		// goes back to the window.
+		l.arr = p.arr
+		for i := range p.leases {
+			p.giveBack(&p.leases[i])
+		}
+		return l, nil
 	}
 	arr, err := window.New(cfg.Buckets, cfg.Window)
 	if err != nil {
 		return nil, err
 	}
-	return &leapArray{cfg: cfg, th: th, arr: arr}, nil
+	l.arr = arr
+	return l, nil
 }
 
 func (l *leapArray) Config() Config        { return l.cfg }
 func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
+
+// AcquireOn admits from the lease of cpu when it has n permits left for
+// the current bucket, else makes the decision on the window (Acquire) and,
+// when the quota left is large, takes a new lease for cpu.
+func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
+	if l.leases == nil {
+		return l.Acquire(now, n)
+	}
+	ls := &l.leases[cpu&uint32(len(l.leases)-1)]
+	if w := ls.word.Load(); w&leaseLeft >= n {
+		b := l.arr.Current(now)
+		if ls.b.Load() == b && ls.word.CompareAndSwap(w, w-n) {
+			// The lease's permits are counted in b: the quota left is
+			// the window's, plus what the lease has left.
+			lim := l.th.limit
+			return Decision{OK: true, Limit: lim, Remaining: max(lim-l.sum(b), 0) + w&leaseLeft - n, ref: b}
+		}
+	}
+	return l.refill(ls, now, n)
+}
+
+// refill decides n permits at now on the window and, when they are
+// admitted and the quota left allows, replaces the lease ls with a new
+// one, giving back what was left of the old.
+func (l *leapArray) refill(ls *lease, now, n int64) Decision {
+	d := l.Acquire(now, n)
+	if !d.OK {
+		return d
+	}
+	chunk := min(maxLease, d.Remaining/(leaseShare*int64(len(l.leases))))
+	if chunk < minLease {
+		return d
+	}
+	w := ls.word.Load()
+	if w&leaseGen != 0 || !ls.word.CompareAndSwap(w, w&^leaseLeft+leaseGen) {
+		return d // another refill of this lease is under way
+	}
+	l.giveBackLeft(ls.b.Load(), w&leaseLeft)
+	next := w&^leaseLeft + 2*leaseGen
+	if ld := l.Acquire(now, chunk); ld.OK {
+		ls.b.Store(ld.ref.(*window.Bucket))
+		next += chunk
+		d.Remaining = ld.Remaining + chunk
+	}
+	ls.word.Store(next)
+	return d
+}
+
+// giveBack ends the lease ls and gives back what it had left.
+func (l *leapArray) giveBack(ls *lease) {
+	w := ls.word.Load()
+	b := ls.b.Load() // the bucket of w if the swap succeeds (see lease)
+	if w&leaseGen == 0 && ls.word.CompareAndSwap(w, w&^leaseLeft+2*leaseGen) {
+		l.giveBackLeft(b, w&leaseLeft)
+	}
+}
+
+// giveBackLeft takes left permits of a lease out of the count of b, its
+// bucket, if b is still in the window.
+func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
+	if b != nil && left > 0 {
+		l.arr.Undo(b, window.Pass, left)
+	}
+}
 
 func (l *leapArray) Acquire(now int64, n int64) Decision {
 	lim := l.th.at(now)

@@ -32,6 +32,8 @@ func (s *slidingCounter) estimate(c *period, now, curr int64) float64 {
 	return float64(c.prev)*(w-elapsed)/w + float64(curr)
 }
 
+func (s *slidingCounter) AcquireOn(_ uint32, now, n int64) Decision { return s.Acquire(now, n) }
+
 func (s *slidingCounter) Acquire(now int64, n int64) Decision {
 	lim := s.th.at(now)
 	c, v := s.ps.reserve(now, int64(s.cfg.Window), n)

@@ -49,6 +49,8 @@ func (s *slidingLog) warmState() *warmState { return warmStateOf(s.th) }
 // entry returns the i-th oldest entry.
 func (l *timeLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
 
+func (s *slidingLog) AcquireOn(_ uint32, now, n int64) Decision { return s.Acquire(now, n) }
+
 func (s *slidingLog) Acquire(now int64, n int64) Decision {
 	lim := s.th.at(now)
 	w := int64(s.cfg.Window)

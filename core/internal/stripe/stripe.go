@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,34 +19,77 @@ func Count() int {
 }
 
 // Picker picks the stripe of the calling goroutine by the processor (P) it
-// runs on: a sync.Pool keeps one token per P, each with an index taken from
-// a counter when it was made, so the goroutines of one P get its token
-// back, and tokens made together have consecutive indexes. A garbage
-// collection may drop tokens: new ones take the next indexes. Getting a
-// token and putting it back costs about as much as an uncontended atomic
-// add, and no more when every CPU picks at once. The zero Picker is not
-// usable: make one with NewPicker.
+// runs on: a sync.Pool keeps one token per P, so the goroutines of one P
+// get its token back, and a token is made with the next index. Tokens move
+// between processors now and then (a goroutine moved to another processor
+// while it held one, a garbage collection dropped one), so two processors
+// may come to hold tokens of the same stripe. Each stripe therefore
+// remembers the token that picked it last: a token that finds another one
+// there several picks in a row moves to a stripe at random, until the
+// processors picking at once have stripes of their own. Getting a token and
+// putting it back costs about as much as an uncontended atomic add, and no
+// more when every CPU picks at once. The zero Picker is not usable: make
+// one with NewPicker.
 type Picker struct {
 	tokens sync.Pool
 	next   atomic.Uint32
+	n      uint32        // stripes: Count()
+	last   [16]lastToken // by stripe: the token that picked it last
 }
 
-type token struct{ i uint32 }
+// lastToken is the token that picked a stripe last, on a cache line of its
+// own: it is read on every pick, and written when the stripe's token
+// changes.
+type lastToken struct {
+	t atomic.Pointer[token]
+	_ [56]byte
+}
+
+// token holds a processor's stripe. Only the goroutine holding it (between
+// getting it from the pool and putting it back) reads or writes it.
+type token struct {
+	i      uint32 // the stripe, < Picker.n
+	misses uint32 // picks in a row that found another token last on i
+}
+
+// movesAfter is the number of picks in a row that must find another token
+// last on a token's stripe before it moves to another stripe.
+const movesAfter = 4
 
 // NewPicker returns a Picker whose first token has index 0.
 func NewPicker() *Picker {
-	p := &Picker{}
-	p.tokens.New = func() any { return &token{i: p.next.Add(1) - 1} }
+	p := &Picker{n: uint32(Count())}
+	p.tokens.New = func() any { return &token{i: (p.next.Add(1) - 1) % p.n} }
 	return p
 }
 
-// Pick returns the index of the calling goroutine's processor: mask it
-// with Count()-1 (or any power of two less one).
+// Pick returns the stripe of the calling goroutine's processor, less than
+// Count().
 func (p *Picker) Pick() uint32 {
 	t := p.tokens.Get().(*token)
-	i := t.i
+	i := p.pickWith(t)
 	p.tokens.Put(t)
 	return i
+}
+
+// pickWith returns the stripe of t, after moving it if other tokens keep
+// picking it too.
+func (p *Picker) pickWith(t *token) uint32 {
+	if p.last[t.i].t.Load() != t {
+		p.miss(t)
+	} else if t.misses != 0 {
+		t.misses = 0
+	}
+	return t.i
+}
+
+// miss records that t found another token last on its stripe, and moves t
+// to a stripe at random when that happened movesAfter times in a row.
+func (p *Picker) miss(t *token) {
+	if t.misses++; t.misses >= movesAfter {
+		t.i, t.misses = rand.Uint32N(p.n), 0
+	}
+	p.last[t.i].t.Store(t)
 }
 
 // Hold takes the calling processor's token until the returned function is

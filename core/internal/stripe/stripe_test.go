@@ -4,19 +4,59 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// TestPickerTokens: tokens made together have consecutive indexes, and the
-// token put back is got back.
+// TestPickerTokens: a processor gets its token back, and a processor
+// without one gets a new token with the next stripe.
 func TestPickerTokens(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under -race, sync.Pool drops tokens at random")
+	}
+	if Count() < 2 {
+		t.Skip("one stripe")
 	}
 	p := NewPicker()
 	release := p.Hold() // token 0
 	assert.Equal(t, uint32(1), p.Pick(), "a new token while 0 is held")
 	assert.Equal(t, uint32(1), p.Pick(), "the same token again")
 	release()
+}
+
+// TestTokensSharingAStripeMoveApart: two tokens that keep picking the same
+// stripe by turns move until they pick different ones, and then stay.
+func TestTokensSharingAStripeMoveApart(t *testing.T) {
+	if Count() < 2 {
+		t.Skip("one stripe")
+	}
+	p := NewPicker()
+	a, b := &token{}, &token{}
+	for range 1000 {
+		p.pickWith(a)
+		p.pickWith(b)
+	}
+	ia, ib := p.pickWith(a), p.pickWith(b)
+	require.NotEqual(t, ia, ib, "still on one stripe")
+	for range 100 {
+		assert.Equal(t, ia, p.pickWith(a))
+		assert.Equal(t, ib, p.pickWith(b))
+	}
+	assert.Less(t, ia, uint32(Count()))
+	assert.Less(t, ib, uint32(Count()))
+}
+
+// TestOneTokenStays: a token alone on its stripe never moves, and a
+// single miss (another token picked its stripe once) does not move it.
+func TestOneTokenStays(t *testing.T) {
+	p := NewPicker()
+	a, b := &token{}, &token{}
+	for range movesAfter - 1 {
+		p.pickWith(a)
+		p.pickWith(b) // b picks a's stripe once between two of a's
+		p.pickWith(a)
+		p.pickWith(a)
+	}
+	assert.Equal(t, uint32(0), a.i)
 }
 
 func TestCount(t *testing.T) {
