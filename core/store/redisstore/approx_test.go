@@ -225,9 +225,10 @@ func TestApproxForgetsIdleKeys(t *testing.T) {
 	for i := range 20 {
 		alg := store.Algorithms[i%len(store.Algorithms)]
 		// One request fills a bucket for the whole window: the state of
-		// every key matters for 400ms at least, longer than 20 first
-		// reads take on a loaded machine.
-		_, err := st.Take(ctx, "idle/"+itoa(int64(i)), store.Limit{Algorithm: alg, Limit: 1, Window: 400 * time.Millisecond, Mode: store.Approximate}, 1)
+		// every key matters for 2s at least, longer than 20 first reads
+		// take on a loaded machine (400ms was not, under -race beside
+		// other tests).
+		_, err := st.Take(ctx, "idle/"+itoa(int64(i)), store.Limit{Algorithm: alg, Limit: 1, Window: 2 * time.Second, Mode: store.Approximate}, 1)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, int64(20), st.Stats().Tracked)
