@@ -164,8 +164,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			} else {
 				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, now, n)
 			}
-		} else if ok, inFlight := rs.conc.Acquire(n); !ok {
-			err = g.concBlocked(resource, rs, inFlight, now, n)
+		} else if !rs.conc.AcquireOn(cpu, n) {
+			err = g.concBlocked(resource, rs, now, n)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, cpu, now)
@@ -217,9 +217,9 @@ func (b *binding) waits() bool {
 }
 
 // concBlocked returns the error of a request that the concurrency rule of
-// rs rejected, with inFlight requests in flight.
-func (g *Guard) concBlocked(resource string, rs *ruleState, inFlight, now, n int64) *BlockedError {
-	lim := rs.conc.Limit()
+// rs rejected.
+func (g *Guard) concBlocked(resource string, rs *ruleState, now, n int64) *BlockedError {
+	lim, inFlight := rs.conc.Limit(), rs.conc.InFlight()
 	return g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}, now, n)
 }
 
@@ -243,7 +243,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			// index among the binding's breakers.
 			t, retry, ok := br.Allow(now)
 			if !ok {
-				undo(admitted, n)
+				undo(admitted, cpu, n)
 				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, now, n)
 			}
 			var h *held
@@ -257,9 +257,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		if c := rs.conc; c != nil {
 			// A concurrency rule: its reservation is one count, and
 			// giving it back needs no decision.
-			if ok, inFlight := c.Acquire(n); !ok {
-				undo(admitted, n)
-				return now, g.concBlocked(resource, rs, inFlight, now, n)
+			if !c.AcquireOn(cpu, n) {
+				undo(admitted, cpu, n)
+				return now, g.concBlocked(resource, rs, now, n)
 			}
 			admitted, _ = push(admitted, rs)
 			continue
@@ -270,14 +270,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
-					undo(admitted[:len(admitted)-1], n)
+					undo(admitted[:len(admitted)-1], cpu, n)
 					return now, err
 				}
 			} else {
 				h.d.Decision = rs.flow.AcquireOn(cpu, now, n)
 			}
 			if !h.d.OK {
-				undo(admitted[:len(admitted)-1], n)
+				undo(admitted[:len(admitted)-1], cpu, n)
 				return now, g.blocked(resource, h, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
@@ -301,7 +301,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				} else {
 					h.key = valueKey(rs.rule.Name, v)
 					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
-						undo(admitted[:len(admitted)-1], n)
+						undo(admitted[:len(admitted)-1], cpu, n)
 						return now, err
 					}
 				}
@@ -309,7 +309,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				rs.hot.AcquireTo(&h.d, now, v, n)
 			}
 			if !h.d.OK {
-				undo(admitted[:len(admitted)-1], n)
+				undo(admitted[:len(admitted)-1], cpu, n)
 				return now, g.blocked(resource, h, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
@@ -318,7 +318,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	}
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {
-			undo(admitted, n)
+			undo(admitted, cpu, n)
 			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
 		}
 		now += int64(wait)
@@ -351,8 +351,8 @@ func push(admitted []held, rs *ruleState) ([]held, *held) {
 }
 
 // undo gives back the reservations of the rules that admitted a request
-// after a later rule rejected it, or its wait was cancelled.
-func undo(admitted []held, n int64) {
+// on the CPU cpu after a later rule rejected it, or its wait was cancelled.
+func undo(admitted []held, cpu uint32, n int64) {
 	for i := range admitted {
 		h := &admitted[i]
 		switch rs := h.rs; {
@@ -365,7 +365,7 @@ func undo(admitted []held, n int64) {
 		case rs.flow != nil:
 			rs.flow.Undo(h.d.Decision, n)
 		default:
-			rs.conc.Release(n)
+			rs.conc.ReleaseOn(cpu, n)
 		}
 	}
 }
@@ -407,7 +407,7 @@ func (e *Entry) Exit(err error) {
 	st := &e.res.stripes[e.stripe]
 	st.exited.Add(e.n)
 	for _, c := range e.b.conc {
-		c.Release(e.n)
+		c.ReleaseOn(uint32(e.stripe), e.n)
 	}
 	for i := range e.holds {
 		if h := &e.holds[i]; h.rs.hot != nil {

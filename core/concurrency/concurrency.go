@@ -1,26 +1,74 @@
 package concurrency
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core/internal/stripe"
+)
 
 // Limiter bounds the number of requests in flight. It reserves first and
 // checks after (add, compare, undo on failure), so any number of goroutines
 // together never hold more than the limit. The zero value is not usable: call
 // New.
+//
+// A limit of at least MinLeasedLimit lets each CPU keep a few free slots of
+// its own (AcquireOn, ReleaseOn), so that requests on different CPUs do not
+// all write the one shared count; see the package doc.
 type Limiter struct {
-	limit    int64
-	inFlight *atomic.Int64
+	limit int64
+	s     *state
 }
+
+// state is the count of a rule's slots, shared by its Limiters across
+// reloads.
+type state struct {
+	// taken counts the slots taken: in flight, and free in a CPU's lease.
+	taken  atomic.Int64
+	leases []lease // one per stripe
+	// room is the number of slots not taken from which CPUs keep free
+	// slots: MinLeasedLimit.
+	room int64
+}
+
+// lease is the free slots one CPU keeps, on a cache line of its own.
+type lease struct {
+	free atomic.Int64
+	_    [56]byte
+}
+
+const (
+	// maxLease is the most free slots a CPU keeps, and leaseShare bounds
+	// what it takes at once to 1/(leaseShare*CPUs) of the slots not
+	// taken; it takes none unless that is minLease slots.
+	maxLease   = 64
+	leaseShare = 256
+	minLease   = 8
+)
+
+// MinLeasedLimit is the smallest limit whose Limiter lets CPUs keep free
+// slots: one CPU's lease of minLease slots must be at most 1/leaseShare of
+// it, shared by the CPUs.
+func MinLeasedLimit() int64 { return minLeasedLimit(stripe.Count()) }
+
+func minLeasedLimit(stripes int) int64 { return minLease * leaseShare * int64(stripes) }
 
 // New returns a Limiter allowing limit requests in flight. When prev is the
 // Limiter of the same rule before a rule reload, the in-flight count is
 // shared with it, so requests admitted under the old rule are still counted
-// and released against the new one.
+// and released against the new one; the free slots CPUs kept under the old
+// limit are given back.
 func New(limit int64, prev *Limiter) *Limiter {
 	l := &Limiter{limit: limit}
 	if prev != nil {
-		l.inFlight = prev.inFlight
+		l.s = prev.s
+		for i := range l.s.leases {
+			if f := l.s.leases[i].free.Swap(0); f > 0 {
+				l.s.taken.Add(-f)
+			}
+		}
 	} else {
-		l.inFlight = new(atomic.Int64)
+		n := stripe.Count()
+		l.s = &state{leases: make([]lease, n), room: minLeasedLimit(n)}
 	}
 	return l
 }
@@ -28,18 +76,64 @@ func New(limit int64, prev *Limiter) *Limiter {
 // Limit returns the limit.
 func (l *Limiter) Limit() int64 { return l.limit }
 
-// InFlight returns the number of requests in flight.
-func (l *Limiter) InFlight() int64 { return l.inFlight.Load() }
+// InFlight returns the number of requests in flight: the slots taken, less
+// those free in CPUs' leases.
+func (l *Limiter) InFlight() int64 {
+	var free int64
+	for i := range l.s.leases {
+		free += l.s.leases[i].free.Load()
+	}
+	return max(l.s.taken.Load()-free, 0)
+}
 
 // Acquire takes n slots if they fit and reports whether they did, with the
-// number in flight after the decision (without the n when rejected).
+// number in flight after the decision (without the n when rejected). It
+// uses no CPU's lease.
 func (l *Limiter) Acquire(n int64) (ok bool, inFlight int64) {
-	v := l.inFlight.Add(n)
+	v := l.s.taken.Add(n)
 	if v <= l.limit {
 		return true, v
 	}
-	return false, l.inFlight.Add(-n)
+	return false, l.s.taken.Add(-n)
 }
 
-// Release gives back n slots taken by Acquire.
-func (l *Limiter) Release(n int64) { l.inFlight.Add(-n) }
+// AcquireOn is Acquire by a caller on the CPU cpu, an index from a stripe
+// picker: it takes the slots from the CPU's lease when it has them, and
+// otherwise from the shared count, then, with a limit of at least
+// MinLeasedLimit and many slots left, fills the CPU's lease. It reports
+// whether the slots were taken.
+func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
+	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
+	if f := ls.free.Load(); f >= n && ls.free.CompareAndSwap(f, f-n) {
+		return true
+	}
+	v := l.s.taken.Add(n)
+	if v > l.limit {
+		l.s.taken.Add(-n)
+		return false
+	}
+	if chunk := min(maxLease, (l.limit-v)/(leaseShare*int64(len(l.s.leases)))); chunk >= minLease {
+		if l.s.taken.Add(chunk) <= l.limit {
+			ls.free.Add(chunk)
+		} else {
+			l.s.taken.Add(-chunk)
+		}
+	}
+	return true
+}
+
+// Release gives back n slots taken by Acquire or AcquireOn to the shared
+// count.
+func (l *Limiter) Release(n int64) { l.s.taken.Add(-n) }
+
+// ReleaseOn gives back n slots taken by AcquireOn or Acquire, by a caller
+// on the CPU cpu: to the CPU's lease while it holds at most maxLease and
+// at least MinLeasedLimit slots are not taken, else to the shared count.
+func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
+	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
+	if f := ls.free.Load(); f+n <= maxLease && l.limit-l.s.taken.Load() >= l.s.room {
+		ls.free.Add(n)
+		return
+	}
+	l.s.taken.Add(-n)
+}

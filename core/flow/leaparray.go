@@ -111,28 +111,25 @@ func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
 	return l.refill(ls, now, n)
 }
 
-// refill decides n permits at now on the window and, when they are
-// admitted and the quota left allows, replaces the lease ls with a new
-// one, giving back what was left of the old.
+// refill replaces the lease ls, which cannot serve n permits at now: it
+// gives back what the old lease had left, decides n permits at now on the
+// window, and when they are admitted and the quota left allows, leases a
+// share of the quota to the CPU.
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
-	d := l.Acquire(now, n)
-	if !d.OK {
-		return d
-	}
-	chunk := min(maxLease, d.Remaining/(leaseShare*int64(len(l.leases))))
-	if chunk < minLease {
-		return d
-	}
 	w := ls.word.Load()
 	if w&leaseGen != 0 || !ls.word.CompareAndSwap(w, w&^leaseLeft+leaseGen) {
-		return d // another refill of this lease is under way
+		return l.Acquire(now, n) // another refill of this lease is under way
 	}
+	// The lease is this call's until its word is stored again.
 	l.giveBackLeft(ls.b.Load(), w&leaseLeft)
 	next := w&^leaseLeft + 2*leaseGen
-	if ld := l.Acquire(now, chunk); ld.OK {
-		ls.b.Store(ld.ref.(*window.Bucket))
-		next += chunk
-		d.Remaining = ld.Remaining + chunk
+	d := l.Acquire(now, n)
+	if chunk := min(maxLease, d.Remaining/(leaseShare*int64(len(l.leases)))); d.OK && chunk >= minLease {
+		if ld := l.Acquire(now, chunk); ld.OK {
+			ls.b.Store(ld.ref.(*window.Bucket))
+			next += chunk
+			d.Remaining = ld.Remaining + chunk
+		}
 	}
 	ls.word.Store(next)
 	return d
@@ -148,10 +145,12 @@ func (l *leapArray) giveBack(ls *lease) {
 }
 
 // giveBackLeft takes left permits of a lease out of the count of b, its
-// bucket, if b is still in the window.
+// bucket, if b is still in the window. The sum of the buckets before the
+// newest, cached, is computed again: b may be one of them.
 func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
 	if b != nil && left > 0 {
 		l.arr.Undo(b, window.Pass, left)
+		l.older.Store(nil)
 	}
 }
 
