@@ -162,10 +162,10 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			if d := rs.flow.AcquireOn(cpu, now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
 			} else {
-				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, now, n)
+				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
 			}
 		} else if !rs.conc.AcquireOn(cpu, n) {
-			err = g.concBlocked(resource, rs, now, n)
+			err = g.concBlocked(resource, rs, cpu, now, n)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, cpu, now)
@@ -196,7 +196,7 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	if be, ok := err.(*BlockedError); ok {
 		reason = reasonOf(be)
 	}
-	res.blockedBy[reason].Add(n)
+	st.blockedBy[reason].Add(n)
 }
 
 // now reads the clock for a request under the rules of b: the coarse clock
@@ -218,9 +218,9 @@ func (b *binding) waits() bool {
 
 // concBlocked returns the error of a request that the concurrency rule of
 // rs rejected.
-func (g *Guard) concBlocked(resource string, rs *ruleState, now, n int64) *BlockedError {
+func (g *Guard) concBlocked(resource string, rs *ruleState, cpu uint32, now, n int64) *BlockedError {
 	lim, inFlight := rs.conc.Limit(), rs.conc.InFlight()
-	return g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}, now, n)
+	return g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}, cpu, now, n)
 }
 
 // admit checks the rules of e's binding in order and waits for the turn the
@@ -244,7 +244,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			t, retry, ok := br.Allow(now)
 			if !ok {
 				undo(admitted, cpu, n)
-				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, now, n)
+				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, cpu, now, n)
 			}
 			var h *held
 			admitted, h = push(admitted, rs)
@@ -259,7 +259,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			// giving it back needs no decision.
 			if !c.AcquireOn(cpu, n) {
 				undo(admitted, cpu, n)
-				return now, g.concBlocked(resource, rs, now, n)
+				return now, g.concBlocked(resource, rs, cpu, now, n)
 			}
 			admitted, _ = push(admitted, rs)
 			continue
@@ -278,7 +278,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			if !h.d.OK {
 				undo(admitted[:len(admitted)-1], cpu, n)
-				return now, g.blocked(resource, h, now, n)
+				return now, g.blocked(resource, h, cpu, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -310,7 +310,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			if !h.d.OK {
 				undo(admitted[:len(admitted)-1], cpu, n)
-				return now, g.blocked(resource, h, now, n)
+				return now, g.blocked(resource, h, cpu, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -370,11 +370,12 @@ func undo(admitted []held, cpu uint32, n int64) {
 	}
 }
 
-// blocked returns the error of n requests at now that the rule of h
-// rejected with h's decision, and counts them in the rule's statistics.
-func (g *Guard) blocked(resource string, h *held, now, n int64) *BlockedError {
+// blocked returns the error of n requests at now on the CPU cpu that the
+// rule of h rejected with h's decision, and counts them in the rule's
+// statistics.
+func (g *Guard) blocked(resource string, h *held, cpu uint32, now, n int64) *BlockedError {
 	rs, d := h.rs, &h.d
-	rs.block(g, now, n)
+	rs.block(g, cpu, now, n)
 	e := &BlockedError{
 		Fallback:   h.fallback,
 		Resource:   resource,

@@ -26,15 +26,13 @@ type resource struct {
 	name    string
 	stripes []resStripe
 	binding atomic.Pointer[binding]
-	// blockedBy counts the requests blocked, by reason (see reasonOf);
-	// only the block path writes it.
-	blockedBy [numReasons]atomic.Int64
 }
 
-// resStripe is one statistics stripe of a resource: counts since the resource
-// was made, and the leap array of its recent statistics, on a cache line of
-// their own (a stripe is 64 bytes, and stripes are allocated together,
-// 64-aligned).
+// resStripe is one statistics stripe of a resource: counts since the
+// resource was made, and the leap array of its recent statistics, on cache
+// lines of their own (a resStripe is 128 bytes, and stripes are allocated
+// together, 64-aligned): the first written by every request, the second by
+// blocks.
 //
 // entered and exited count the permits admitted and exited through the
 // stripe: their difference is the stripe's count in flight, and they are
@@ -44,11 +42,14 @@ type resource struct {
 // Enter reads exited after it added to entered, so the in-flight count
 // Enter records as a peak is never above the true one, and never above a
 // concurrency limit. block, errors and rt are written by blocks, failures
-// and responses that took time (not on every request).
+// and responses that took time (not on every request); blockedBy counts
+// the requests blocked by reason (see reasonOf).
 type resStripe struct {
 	entered, exited   atomic.Int64
 	block, errors, rt atomic.Int64
 	stats             *window.LeapArray // never changes
+	_                 [16]byte
+	blockedBy         [numReasons]atomic.Int64
 	_                 [16]byte
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/window"
 )
 
@@ -197,7 +198,11 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.RT += time.Duration(t.rt.Load())
 	}
 	for i, reason := range Reasons {
-		if n := r.blockedBy[i].Load(); n > 0 {
+		var n int64
+		for j := range r.stripes {
+			n += r.stripes[j].blockedBy[i].Load()
+		}
+		if n > 0 {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
@@ -209,9 +214,11 @@ func (r *resource) snapshot(now int64) ResourceStats {
 
 // ruleStats are the counts a rule keeps of itself. Only the block path and
 // failure policies write them: a request a rule admits costs it nothing.
+// Blocks count in the stripe of the CPU the request was blocked on (see
+// stripe.Picker), so that a rule blocking on every CPU does not move one
+// cache line between them.
 type ruleStats struct {
-	blocks    *window.LeapArray // Block: requests blocked per bucket
-	blocked   atomic.Int64      // since the rule was first set
+	stripes   []ruleStripe
 	fallbacks atomic.Int64
 	// lastLog is the time of the last log of a block (see
 	// BlockLogInterval), math.MinInt64 before the first; logged is the
@@ -220,23 +227,45 @@ type ruleStats struct {
 	logged  atomic.Int64
 }
 
+// ruleStripe is the block counts of a rule on one CPU, on a cache line of
+// its own.
+type ruleStripe struct {
+	blocks  *window.LeapArray // Block: requests blocked per bucket
+	blocked atomic.Int64      // since the rule was first set
+	_       [48]byte
+}
+
 func newRuleStats() *ruleStats {
-	la, _ := window.New(statBuckets, statInterval) // constants: cannot fail
-	st := &ruleStats{blocks: la}
+	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count())}
+	for i := range st.stripes {
+		st.stripes[i].blocks, _ = window.New(statBuckets, statInterval) // constants: cannot fail
+	}
 	st.lastLog.Store(math.MinInt64)
 	return st
 }
 
-// block counts n requests blocked at now by the rule of rs, and tells the
-// reporter so once per BlockLogInterval.
-func (rs *ruleState) block(g *Guard, now, n int64) {
+// blocked returns the requests the rule blocked over the second ending at
+// now, and since it was first set.
+func (st *ruleStats) blocked(now int64) (last, total int64) {
+	for i := range st.stripes {
+		last += st.stripes[i].blocks.Sum(now, window.Block)
+		total += st.stripes[i].blocked.Load()
+	}
+	return last, total
+}
+
+// block counts n requests blocked at now on the CPU cpu by the rule of rs,
+// and tells the reporter so once per BlockLogInterval.
+func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	st := rs.stats
-	st.blocks.Add(now, window.Block, n)
-	total := st.blocked.Add(n)
+	sp := &st.stripes[cpu&uint32(len(st.stripes)-1)]
+	sp.blocks.Add(now, window.Block, n)
+	sp.blocked.Add(n)
 	last := st.lastLog.Load()
 	if last != math.MinInt64 && now-last < int64(BlockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
+	_, total := st.blocked(now)
 	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: total - st.logged.Swap(total)}
 	if last != math.MinInt64 {
 		r.over = time.Duration(now - last)
@@ -245,12 +274,8 @@ func (rs *ruleState) block(g *Guard, now, n int64) {
 }
 
 func (rs *ruleState) snapshot(now int64) RuleStats {
-	out := RuleStats{
-		Rule:         rs.rule,
-		Blocked:      rs.stats.blocks.Sum(now, window.Block),
-		BlockedTotal: rs.stats.blocked.Load(),
-		Fallbacks:    rs.stats.fallbacks.Load(),
-	}
+	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
+	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
 	if rs.conc != nil {
 		out.InFlight = rs.conc.InFlight()
 	}

@@ -156,6 +156,11 @@ func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
 
 func (l *leapArray) Acquire(now int64, n int64) Decision {
 	lim := l.th.at(now)
+	if used := l.sum(l.arr.Current(now)); used+n > lim {
+		// Full without the n: rejected without writing the bucket's
+		// count, which would move its cache line to this CPU and back.
+		return l.rejected(now, used, n, lim)
+	}
 	b := l.arr.Add(now, window.Pass, n)
 	sum := l.sum(b)
 	for l.arr.Newest() > b.Start() {
@@ -173,7 +178,13 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 		return Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
 	}
 	l.arr.Undo(b, window.Pass, n)
-	return Decision{Limit: lim, Remaining: max(lim-(sum-n), 0), RetryAfter: l.retryAfter(now, sum-n, n, lim)}
+	return l.rejected(now, sum-n, n, lim)
+}
+
+// rejected returns the decision rejecting n requests at now with used of
+// lim taken in the window.
+func (l *leapArray) rejected(now, used, n, lim int64) Decision {
+	return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: l.retryAfter(now, used, n, lim)}
 }
 
 // sum returns the pass count of the window ending with bucket b, which the
