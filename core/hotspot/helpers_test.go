@@ -24,7 +24,7 @@ func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
 	if i < 0 {
 		return false, 0, 0
 	}
-	return true, s.recs[i].state, s.recs[i].gen
+	return true, *s.stateOf(i), s.recs[i].gen
 }
 
 // checkTable fails t unless every shard of l is consistent: at most its

@@ -119,6 +119,14 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	k := l.tab.idOf(value)
 	si, s := l.tab.shard(k)
 	s.mu.Lock()
+	if s.frontRec >= 0 && s.front == k {
+		// The front (a bucket table's): the record is only read.
+		s.touch(s.frontRec)
+		s.frontState = g.DecideTo(&d.Decision, s.frontState, now, n)
+		d.lim, d.shard, d.rec, d.gen = l, si, s.frontRec, s.frontGen
+		s.mu.Unlock()
+		return
+	}
 	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
@@ -130,8 +138,15 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	r := &s.recs[i]
 	if l.cfg.Algorithm != Concurrency {
 		// The state is guarded by the shard's lock: GCRA's arithmetic,
-		// stored as is, with no atomic and no retry.
-		r.state = g.DecideTo(&d.Decision, r.state, now, n)
+		// stored as is, with no atomic and no retry. A value decided
+		// twice in a row becomes the front (see shard).
+		st := &r.state
+		if s.lastH == k.h {
+			s.promote(i)
+			st = &s.frontState
+		}
+		s.lastH = k.h
+		*st = g.DecideTo(&d.Decision, *st, now, n)
 		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
 		s.mu.Unlock()
 		return
@@ -165,7 +180,8 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		r.state = p.gcra.Refund(r.state, d.Decision, max(n, 1)) // Refund reads the limit from d
+		st := s.stateOf(d.rec)
+		*st = p.gcra.Refund(*st, d.Decision, max(n, 1)) // Refund reads the limit from d
 	}
 	s.mu.Unlock()
 }

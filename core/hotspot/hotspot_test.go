@@ -327,3 +327,59 @@ func TestAcquireToOverwrites(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontKeepsEachValuesState: values decided twice in a row take turns
+// as a shard's front (see shard); each keeps its own bucket through the
+// turns, and the front's state is the one an Undo gives back to and an
+// eviction drops.
+func TestFrontKeepsEachValuesState(t *testing.T) {
+	admitted := func(l *Limiter, at time.Duration, v string, times int) (n int) {
+		for range times {
+			if l.Acquire(int64(at), v, 1).OK {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("turns", func(t *testing.T) {
+		l := mustNew(t, Config{Limit: 3, Window: s, MaxKeys: 2}, nil) // one shard
+		require.Len(t, l.tab.shards, 1)
+		sh := &l.tab.shards[0]
+		assert.Equal(t, 2, admitted(l, 0, "a", 2))
+		assert.Equal(t, sh.frontRec, recOf(t, l, "a"), "a decided twice in a row: the front")
+		assert.Equal(t, 2, admitted(l, 0, "b", 2))
+		assert.Equal(t, sh.frontRec, recOf(t, l, "b"), "then b")
+		assert.Equal(t, 1, admitted(l, 0, "a", 3), "a kept its bucket: one token of three left")
+		assert.Equal(t, 1, admitted(l, 0, "b", 3), "so did b")
+		assert.Equal(t, sh.frontRec, recOf(t, l, "b"))
+		d := l.Acquire(int64(s), "b", 1) // a full window later: refilled
+		require.True(t, d.OK)
+		l.Undo(d, 1)
+		assert.Equal(t, 3, admitted(l, s, "b", 4), "the Undo gave the token back to the front")
+		checkTable(t, l)
+	})
+	t.Run("eviction", func(t *testing.T) {
+		l := mustNew(t, Config{Limit: 3, Window: s, MaxKeys: 1}, nil)
+		sh := &l.tab.shards[0]
+		assert.Equal(t, 3, admitted(l, 0, "b", 4))
+		require.Equal(t, sh.frontRec, recOf(t, l, "b"))
+		admitted(l, 0, "c", 1) // takes b's record
+		ok, _, _ := lookup(l, "b")
+		require.False(t, ok, "b evicted")
+		assert.Equal(t, int32(-1), sh.frontRec, "no front once its record went to another value")
+		assert.Equal(t, 3, admitted(l, 0, "b", 4), "b back with a full bucket")
+		checkTable(t, l)
+	})
+}
+
+// recOf returns the record of value, which must be tracked.
+func recOf(t *testing.T, l *Limiter, value string) int32 {
+	t.Helper()
+	k := l.tab.idOf(value)
+	_, s := l.tab.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.find(k)
+	require.GreaterOrEqual(t, i, int32(0), "%s not tracked", value)
+	return i
+}

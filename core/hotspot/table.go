@@ -46,21 +46,54 @@ type id struct{ h, h2 uint64 }
 // index from id to record, and the two segments of its LRU.
 //
 // The shards of a table lie next to each other in one slice; the padding
-// makes a shard 128 bytes, so that the mutexes of neighbouring shards are
-// not on one cache line or on the adjacent line that CPUs prefetch in
-// pairs, and goroutines working on different shards do not slow each other
-// down. TestShardSize checks the size.
+// makes a shard three cache lines, 192 bytes, so that the mutexes of
+// neighbouring shards are not on one cache line or on the adjacent line
+// that CPUs prefetch in pairs, and goroutines working on different shards
+// do not slow each other down. TestShardSize checks the size.
+//
+// The front is a copy of one record's bucket state on the mutex's cache
+// line: the state of the value a bucket table decided twice in a row,
+// until another value is. While a record is the front, its own state is
+// stale and the front's is the one read and written. A hot value decided
+// from several CPUs then moves one cache line between them, the lock's,
+// instead of two; its record is only read (to keep the LRU order) and
+// stays in every CPU's cache.
 type shard struct {
-	mu      sync.Mutex
-	capRecs int32    // most records the shard may hold
-	protCap int32    // most records the protected segment may hold
-	recs    []record // the records in use; their number only grows, to capRecs
+	mu         sync.Mutex
+	front      id     // the value of the front record
+	frontState int64  // the front record's state
+	frontGen   uint64 // the front record's gen
+	lastH      uint64 // id.h of the value decided last
+	frontRec   int32  // the front record; -1 when none
+	capRecs    int32  // most records the shard may hold
+	protCap    int32  // most records the protected segment may hold
+	_          [4]byte
+	recs       []record // the records in use; their number only grows, to capRecs
 	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
 	// for an empty slot, probed linearly from tag&(len-1) and kept at most
 	// half full, so that every probe ends at an empty slot.
 	slots []uint64
 	lists [2]list // probation and protected
-	_     [32]byte
+	_     [48]byte
+}
+
+// promote makes record i the front, writing the state of the record that
+// was back to it.
+func (s *shard) promote(i int32) {
+	if s.frontRec >= 0 {
+		s.recs[s.frontRec].state = s.frontState
+	}
+	r := &s.recs[i]
+	s.front, s.frontRec, s.frontGen, s.frontState = r.id, i, r.gen, r.state
+}
+
+// stateOf returns where the state of record i is kept: the front's when i
+// is the front.
+func (s *shard) stateOf(i int32) *int64 {
+	if i == s.frontRec {
+		return &s.frontState
+	}
+	return &s.recs[i].state
 }
 
 // list is a doubly-linked list of records through their prev and next
@@ -98,6 +131,7 @@ func newTable(maxKeys int) *table {
 	t := &table{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
 	for i := range t.shards {
 		s := &t.shards[i]
+		s.frontRec = -1
 		s.capRecs = int32(maxKeys / n)
 		if i < maxKeys%n {
 			s.capRecs++ // together the shards hold maxKeys, exactly
@@ -177,6 +211,9 @@ func (s *shard) insert(k id, fresh int64) int32 {
 			l.tail, l.tailTag = prev, prevTag // the new tail's next is stale, never followed
 		}
 		l.n--
+		if i == s.frontRec {
+			s.frontRec = -1 // its state goes with the value
+		}
 		*r = record{state: fresh, gen: gen + 1, id: k, seg: probation}
 		s.index(k.tag(), i)
 		s.pushFront(i)

@@ -10,9 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestShardSize: a shard fills two cache lines exactly (see shard).
+// TestShardSize: a shard fills three cache lines exactly, and the fields
+// a decision on the front reads and writes are on the first (see shard).
 func TestShardSize(t *testing.T) {
-	assert.EqualValues(t, 128, reflect.TypeFor[shard]().Size())
+	assert.EqualValues(t, 192, reflect.TypeFor[shard]().Size())
+	for _, name := range []string{"mu", "front", "frontState", "frontGen", "lastH", "frontRec"} {
+		f, _ := reflect.TypeFor[shard]().FieldByName(name)
+		assert.LessOrEqual(t, f.Offset+f.Type.Size(), uintptr(64), "%s on the first line", name)
+	}
 	assert.EqualValues(t, 48, reflect.TypeFor[record]().Size())
 }
 
