@@ -425,10 +425,10 @@ func (e *Entry) Exit(err error) {
 		st.errors.Add(1)
 	}
 	if len(e.b.breakers) > 0 {
-		e.b.breakers[0].brk.Done(now, e.brk, time.Duration(rt), err != nil)
+		e.b.breakers[0].brk.DoneOn(uint32(e.stripe), now, e.brk, time.Duration(rt), err != nil)
 		for i := range e.holds {
 			if h := &e.holds[i]; h.rs.brk != nil {
-				h.rs.brk.Done(now, h.t, time.Duration(rt), err != nil)
+				h.rs.brk.DoneOn(uint32(e.stripe), now, h.t, time.Duration(rt), err != nil)
 			}
 		}
 	}

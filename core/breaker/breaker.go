@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/window"
 )
 
@@ -244,7 +245,7 @@ type Breaker struct {
 
 	w     atomic.Uint64 // state word
 	until atomic.Int64  // open: the time the breaker goes half-open; half-open: the probes' deadline
-	stats atomic.Pointer[window.LeapArray]
+	stats atomic.Pointer[stats]
 
 	mu     sync.Mutex // serializes transitions
 	passed int64      // probes that succeeded in the current half-open period; guarded by mu
@@ -280,7 +281,7 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 		b.w.Store(w)
 		b.until.Store(prev.until.Load())
 		b.trips.Store(prev.trips.Load())
-		if old := prev.stats.Load(); old.Interval() == cfg.Window && old.Buckets() == cfg.Buckets {
+		if old := prev.stats.Load(); old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
 			b.stats.Store(old)
 		}
 		prev.mu.Unlock()
@@ -291,12 +292,35 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 	return b, nil
 }
 
-func (b *Breaker) newStats() *window.LeapArray {
-	la, err := window.New(b.cfg.Buckets, b.cfg.Window)
-	if err != nil {
-		panic("breaker: validated config rejected by window.New: " + err.Error())
+// stats are the completions and bad outcomes a closed breaker trips on,
+// counted in one leap array per CPU stripe (see DoneOn), so that requests
+// completing on different CPUs do not write one cache line.
+type stats struct{ arrs []*window.LeapArray }
+
+func (b *Breaker) newStats() *stats {
+	st := &stats{arrs: make([]*window.LeapArray, stripe.Count())}
+	for i := range st.arrs {
+		la, err := window.New(b.cfg.Buckets, b.cfg.Window)
+		if err != nil {
+			panic("breaker: validated config rejected by window.New: " + err.Error())
+		}
+		st.arrs[i] = la
 	}
-	return la
+	return st
+}
+
+// of returns the leap array of the stripe of cpu.
+func (st *stats) of(cpu uint32) *window.LeapArray {
+	return st.arrs[cpu&uint32(len(st.arrs)-1)]
+}
+
+// sum returns the count of ev over the window ending at now.
+func (st *stats) sum(now int64, ev window.Event) int64 {
+	var n int64
+	for _, a := range st.arrs {
+		n += a.Sum(now, ev)
+	}
+	return n
 }
 
 // Config returns the breaker's configuration, defaults applied.
@@ -358,6 +382,13 @@ func (b *Breaker) Undo(t Ticket) {
 // its response time and whether it failed. Outcomes of requests let through
 // before the breaker's last transition are ignored.
 func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
+	b.DoneOn(0, now, t, rt, failed)
+}
+
+// DoneOn is Done by a caller on the CPU cpu, an index from a stripe picker:
+// the outcome counts in that CPU's statistics, and the breaker decides on
+// the sum of all.
+func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, failed bool) {
 	if !t.valid() {
 		return
 	}
@@ -374,12 +405,13 @@ func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
 		return
 	}
 	st := b.stats.Load()
-	st.Add(now, window.Complete, 1)
+	arr := st.of(cpu)
+	arr.Add(now, window.Complete, 1)
 	if !bad {
 		return // a good outcome never trips a breaker
 	}
-	st.Add(now, window.Error, 1)
-	total, nbad := st.Sum(now, window.Complete), st.Sum(now, window.Error)
+	arr.Add(now, window.Error, 1)
+	total, nbad := st.sum(now, window.Complete), st.sum(now, window.Error)
 	if total < b.cfg.MinRequests {
 		return
 	}
@@ -477,7 +509,7 @@ type Stats struct {
 func (b *Breaker) Stats(now int64) Stats {
 	w := b.w.Load()
 	st := b.stats.Load()
-	s := Stats{State: stateOf(w), Requests: st.Sum(now, window.Complete), Bad: st.Sum(now, window.Error), Trips: b.trips.Load()}
+	s := Stats{State: stateOf(w), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
 	if s.State == Open {
 		s.RetryAfter = time.Duration(max(b.until.Load()-now, 0))
 	}

@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const ms = int64(time.Millisecond)
@@ -317,4 +320,25 @@ func TestProbesNeverExceeded(t *testing.T) {
 			t.Fatalf("round %d: %s after all probes succeeded", round, s)
 		}
 	}
+}
+
+// TestOutcomesOnSeveralCPUsAddUp: outcomes reported from different CPUs
+// count in their own statistics, and the breaker trips on their sum.
+func TestOutcomesOnSeveralCPUsAddUp(t *testing.T) {
+	b := mustNew(t, Config{Strategy: ErrorRatio, Threshold: 0.5, MinRequests: 8, Window: time.Second, Buckets: 10, OpenFor: time.Second}, nil)
+	done := func(cpu uint32, at int64, failed bool) {
+		tk, _, ok := b.Allow(at)
+		require.True(t, ok, "at %d", at)
+		b.DoneOn(cpu, at, tk, 0, failed)
+	}
+	for i := range 4 {
+		done(uint32(i), int64(i), false)
+	}
+	for i := range 3 {
+		done(uint32(i+4), int64(10+i), true)
+	}
+	st := b.Stats(20)
+	assert.Equal(t, Stats{State: Closed, Requests: 7, Bad: 3}, st, "the sum of every CPU's counts")
+	done(7, 20, true) // 4 bad of 8, on 8 CPUs: the ratio of the sum trips it
+	assert.Equal(t, Open, b.Stats(21).State)
 }
