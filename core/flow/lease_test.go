@@ -1,9 +1,6 @@
 package flow
 
 import (
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,48 +111,14 @@ func TestReloadGivesLeasesBack(t *testing.T) {
 // ended before it.
 func TestConcurrentLeases(t *testing.T) {
 	const (
-		buckets   = 10
-		win       = 1_000_000 // 1ms of fake time
-		bucketLen = win / buckets
-		lim       = 20000
-		step      = 10 // 100k readings a window
-		windows   = 4
+		buckets = 10
+		win     = 1_000_000 // 1ms of fake time
+		lim     = 20000
+		step    = 10 // 100k readings a window
+		windows = 4
 	)
 	l := leapOf(t, Config{Limit: lim, Window: win, Buckets: buckets}, nil)
-	var clock atomic.Int64
-	per := make([][]admission, raceGoroutines)
-	var wg sync.WaitGroup
-	for g := range raceGoroutines {
-		wg.Go(func() {
-			for {
-				at := clock.Add(step)
-				if at > windows*win {
-					return
-				}
-				if d := l.AcquireOn(uint32(g), at, 1); d.OK {
-					per[g] = append(per[g], admission{at, d})
-				}
-			}
-		})
-	}
-	wg.Wait()
-	adm := slices.Concat(per...)
-	perBucket := map[int64]int64{}
-	var first, last int64 = 1 << 62, 0
-	for _, a := range adm {
-		start := a.d.ref.(*window.Bucket).Start()
-		require.Less(t, a.at, start+bucketLen, "admitted at %d, counted in the bucket starting %d", a.at, start)
-		perBucket[start]++
-		first, last = min(first, start), max(last, start)
-	}
-	for end := first; end <= last; end += bucketLen {
-		var n int64
-		for b := end - win + bucketLen; b <= end; b += bucketLen {
-			n += perBucket[b]
-		}
-		if n > lim {
-			t.Errorf("window ending with bucket %d admitted %d, limit %d", end, n, lim)
-		}
-	}
+	adm := hammerWith(raceGoroutines, step, windows*win, func(g int, at int64) Decision { return l.AcquireOn(uint32(g), at, 1) })
+	checkBucketWindows(t, adm, win, buckets, lim)
 	assert.GreaterOrEqual(t, len(adm), lim*windows/2, "admitted in all")
 }

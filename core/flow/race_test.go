@@ -25,6 +25,12 @@ type admission struct {
 // limiter slightly out of order, as they do from a real clock. It returns
 // the admissions.
 func hammer(l Limiter, goroutines int, step, end int64) []admission {
+	return hammerWith(goroutines, step, end, func(_ int, at int64) Decision { return l.Acquire(at, 1) })
+}
+
+// hammerWith is hammer with acquire deciding each request, given the
+// goroutine's number.
+func hammerWith(goroutines int, step, end int64, acquire func(g int, at int64) Decision) []admission {
 	var clock atomic.Int64
 	per := make([][]admission, goroutines)
 	var wg sync.WaitGroup
@@ -35,7 +41,7 @@ func hammer(l Limiter, goroutines int, step, end int64) []admission {
 				if at > end {
 					return
 				}
-				if d := l.Acquire(at, 1); d.OK {
+				if d := acquire(g, at); d.OK {
 					per[g] = append(per[g], admission{at, d})
 				}
 			}
@@ -60,25 +66,35 @@ func TestConcurrentLeapArray(t *testing.T) {
 	l := mustNew(t, Config{Algorithm: LeapArray, Limit: raceLimit, Window: raceWindow, Buckets: buckets}, nil)
 	adm := hammer(l, raceGoroutines, raceStep, raceWindows*raceWindow)
 
-	const bucketLen = raceWindow / buckets
+	checkBucketWindows(t, adm, raceWindow, buckets, raceLimit)
+	assertBusy(t, len(adm))
+}
+
+// checkBucketWindows checks that every window of buckets buckets, aligned
+// to a bucket boundary, holds at most lim of the admissions, each counted
+// in the leap array's bucket its count went to; and that no admission is
+// counted in a bucket that ended before it was made.
+func checkBucketWindows(t *testing.T, adm []admission, win, buckets, lim int64) {
+	t.Helper()
+	bucketLen := win / buckets
 	perBucket := map[int64]int64{}
 	var first, last int64 = 1 << 62, 0
 	for _, a := range adm {
 		start := a.d.ref.(*window.Bucket).Start()
 		require.Zero(t, start%bucketLen)
+		require.Less(t, a.at, start+bucketLen, "admitted at %d, counted in the bucket starting %d", a.at, start)
 		perBucket[start]++
 		first, last = min(first, start), max(last, start)
 	}
 	for end := first; end <= last; end += bucketLen {
 		var n int64
-		for b := end - raceWindow + bucketLen; b <= end; b += bucketLen {
+		for b := end - win + bucketLen; b <= end; b += bucketLen {
 			n += perBucket[b]
 		}
-		if n > raceLimit {
-			t.Errorf("window ending with bucket %d admitted %d, limit %d", end, n, raceLimit)
+		if n > lim {
+			t.Errorf("window ending with bucket %d admitted %d, limit %d", end, n, lim)
 		}
 	}
-	assertBusy(t, len(adm))
 }
 
 // TestConcurrentFixedWindow: every aligned window holds at most the limit.
