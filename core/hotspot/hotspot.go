@@ -119,11 +119,11 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	k := l.tab.idOf(value)
 	si, s := l.tab.shard(k)
 	s.mu.Lock()
-	if s.frontRec >= 0 && s.front == k {
+	if i := s.frontRec; i >= 0 && s.front == k {
 		// The front (a bucket table's): the record is only read.
-		s.touch(s.frontRec)
+		s.touch(i)
 		s.frontState = g.DecideTo(&d.Decision, s.frontState, now, n)
-		d.lim, d.shard, d.rec, d.gen = l, si, s.frontRec, s.frontGen
+		d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
 		s.mu.Unlock()
 		return
 	}
@@ -141,11 +141,12 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 		// stored as is, with no atomic and no retry. A value decided
 		// twice in a row becomes the front (see shard).
 		st := &r.state
-		if s.lastH == k.h {
+		if tag := k.tag(); s.lastTag != tag {
+			s.lastTag = tag
+		} else {
 			s.promote(i)
 			st = &s.frontState
 		}
-		s.lastH = k.h
 		*st = g.DecideTo(&d.Decision, *st, now, n)
 		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
 		s.mu.Unlock()

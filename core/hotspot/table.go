@@ -45,11 +45,14 @@ type id struct{ h, h2 uint64 }
 // shard is one lock's worth of a table: its records, an open-addressing
 // index from id to record, and the two segments of its LRU.
 //
-// The shards of a table lie next to each other in one slice; the padding
-// makes a shard three cache lines, 192 bytes, so that the mutexes of
-// neighbouring shards are not on one cache line or on the adjacent line
-// that CPUs prefetch in pairs, and goroutines working on different shards
-// do not slow each other down. TestShardSize checks the size.
+// The shards of a table lie next to each other in one slice; a shard is two
+// cache lines, 128 bytes, so that the mutexes of neighbouring shards are
+// not on one cache line or on the adjacent line that CPUs prefetch in
+// pairs, and goroutines working on different shards do not slow each other
+// down. The first line holds what a decision writes (the mutex, the LRU
+// lists' ends, the front's state), the second what it only reads (the
+// slices, the front's value), which stays in every CPU's cache.
+// TestShardSize checks the layout.
 //
 // The front is a copy of one record's bucket state on the mutex's cache
 // line: the state of the value a bucket table decided twice in a row,
@@ -60,21 +63,19 @@ type id struct{ h, h2 uint64 }
 // stays in every CPU's cache.
 type shard struct {
 	mu         sync.Mutex
-	front      id     // the value of the front record
-	frontState int64  // the front record's state
-	frontGen   uint64 // the front record's gen
-	lastH      uint64 // id.h of the value decided last
-	frontRec   int32  // the front record; -1 when none
-	capRecs    int32  // most records the shard may hold
-	protCap    int32  // most records the protected segment may hold
-	_          [4]byte
-	recs       []record // the records in use; their number only grows, to capRecs
+	lists      [2]list // probation and protected
+	frontState int64   // the front record's state
+	lastTag    uint32  // tag of the value decided last
+	frontRec   int32   // the front record; -1 when none
+	capRecs    int32   // most records the shard may hold
+	protCap    int32   // most records the protected segment may hold
+
+	recs []record // the records in use; their number only grows, to capRecs
 	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
 	// for an empty slot, probed linearly from tag&(len-1) and kept at most
 	// half full, so that every probe ends at an empty slot.
 	slots []uint64
-	lists [2]list // probation and protected
-	_     [48]byte
+	front id // the value of the front record
 }
 
 // promote makes record i the front, writing the state of the record that
@@ -84,7 +85,7 @@ func (s *shard) promote(i int32) {
 		s.recs[s.frontRec].state = s.frontState
 	}
 	r := &s.recs[i]
-	s.front, s.frontRec, s.frontGen, s.frontState = r.id, i, r.gen, r.state
+	s.front, s.frontRec, s.frontState = r.id, i, r.state
 }
 
 // stateOf returns where the state of record i is kept: the front's when i
