@@ -49,7 +49,11 @@
 // state and unlocks: O(1), with no loop whose length depends on time or on
 // other records' state, and no retry. The state is a plain int64 guarded by
 // the shard's lock, updated by flow.GCRA's Decide, the same arithmetic the
-// lock-free flow rules apply by compare-and-swap.
+// lock-free flow rules apply by compare-and-swap. A token or leaky bucket
+// shard keeps the state of the value it decided twice in a row, its front,
+// on the cache line of its mutex: a hot value decided from several CPUs at
+// once moves that one line between them, not a second one for its record,
+// and skips the probe.
 //
 // # Eviction resists scans
 //
