@@ -385,9 +385,10 @@ func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
 	b.DoneOn(0, now, t, rt, failed)
 }
 
-// DoneOn is Done by a caller on the CPU cpu, an index from a stripe picker:
-// the outcome counts in that CPU's statistics, and the breaker decides on
-// the sum of all.
+// DoneOn is Done by a caller on the CPU cpu: any number, the same for the
+// callers on one CPU (the Guard passes the stripe of the processor the
+// request entered on). The outcome counts in that CPU's statistics, and
+// the breaker decides on the sum of all, whatever cpu is.
 func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, failed bool) {
 	if !t.valid() {
 		return

@@ -97,11 +97,12 @@ func (l *Limiter) Acquire(n int64) (ok bool, inFlight int64) {
 	return false, l.s.taken.Add(-n)
 }
 
-// AcquireOn is Acquire by a caller on the CPU cpu, an index from a stripe
-// picker: it takes the slots from the CPU's lease when it has them, and
-// otherwise from the shared count, then, with a limit of at least
-// MinLeasedLimit and many slots left, fills the CPU's lease. It reports
-// whether the slots were taken.
+// AcquireOn is Acquire by a caller on the CPU cpu: any number, the same for
+// the callers on one CPU (the Guard passes the stripe of the processor its
+// goroutine runs on); the limit holds whatever cpu is. It takes the slots
+// from the CPU's lease when it has them, and otherwise from the shared
+// count, then, with a limit of at least MinLeasedLimit and many slots
+// left, fills the CPU's lease. It reports whether the slots were taken.
 func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
 	if f := ls.free.Load(); f >= n && ls.free.CompareAndSwap(f, f-n) {

@@ -32,11 +32,13 @@ type Decision struct {
 // was cancelled. Both are safe for concurrent use.
 type Limiter interface {
 	Acquire(now int64, n int64) Decision
-	// AcquireOn is Acquire by a caller running on the CPU cpu, an index
-	// from a stripe picker: callers on one processor pass the same one.
-	// A LeapArray limiter serves it from a share of its quota it set
-	// aside for that CPU when much of the quota is left (see the package
-	// doc); the others ignore cpu.
+	// AcquireOn is Acquire by a caller running on the CPU cpu: any
+	// number, the same for the callers on one CPU and different for
+	// callers on different ones (the Guard passes the stripe of the
+	// processor its goroutine runs on). A LeapArray limiter serves it
+	// from a share of its quota it set aside for that CPU when much of
+	// the quota is left (see the package doc); the others ignore cpu.
+	// Limits hold whatever cpu is; only speed depends on it.
 	AcquireOn(cpu uint32, now, n int64) Decision
 	Undo(d Decision, n int64)
 	// Config returns the configuration the Limiter was made with, defaults
