@@ -23,7 +23,11 @@ type Limiter struct {
 // reloads.
 type state struct {
 	// taken counts the slots taken: in flight, and free in a CPU's lease.
-	taken  atomic.Int64
+	taken atomic.Int64
+	// limit is the limit of the rule's newest Limiter: requests admitted
+	// under an older one release their slots to leases only while it
+	// leaves room, so that a lowered limit takes hold.
+	limit  atomic.Int64
 	leases []lease // one per stripe
 	// room is the number of slots not taken from which CPUs keep free
 	// slots: MinLeasedLimit.
@@ -61,6 +65,7 @@ func New(limit int64, prev *Limiter) *Limiter {
 	l := &Limiter{limit: limit}
 	if prev != nil {
 		l.s = prev.s
+		l.s.limit.Store(limit)
 		for i := range l.s.leases {
 			if f := l.s.leases[i].free.Swap(0); f > 0 {
 				l.s.taken.Add(-f)
@@ -69,6 +74,7 @@ func New(limit int64, prev *Limiter) *Limiter {
 	} else {
 		n := stripe.Count()
 		l.s = &state{leases: make([]lease, n), room: minLeasedLimit(n)}
+		l.s.limit.Store(limit)
 	}
 	return l
 }
@@ -113,8 +119,9 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 		l.s.taken.Add(-n)
 		return false
 	}
-	if chunk := min(maxLease, (l.limit-v)/(leaseShare*int64(len(l.s.leases)))); chunk >= minLease {
-		if l.s.taken.Add(chunk) <= l.limit {
+	lim := min(l.limit, l.s.limit.Load())
+	if chunk := min(maxLease, (lim-v)/(leaseShare*int64(len(l.s.leases)))); chunk >= minLease {
+		if l.s.taken.Add(chunk) <= lim {
 			ls.free.Add(chunk)
 		} else {
 			l.s.taken.Add(-chunk)
@@ -129,10 +136,11 @@ func (l *Limiter) Release(n int64) { l.s.taken.Add(-n) }
 
 // ReleaseOn gives back n slots taken by AcquireOn or Acquire, by a caller
 // on the CPU cpu: to the CPU's lease while it holds at most maxLease and
-// at least MinLeasedLimit slots are not taken, else to the shared count.
+// at least MinLeasedLimit slots are not taken under the limit of the
+// rule's newest Limiter, else to the shared count.
 func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
 	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
-	if f := ls.free.Load(); f+n <= maxLease && l.limit-l.s.taken.Load() >= l.s.room {
+	if f := ls.free.Load(); f+n <= maxLease && l.s.limit.Load()-l.s.taken.Load() >= l.s.room {
 		ls.free.Add(n)
 		return
 	}

@@ -80,6 +80,28 @@ func TestReloadGivesFreeSlotsBack(t *testing.T) {
 	assert.False(t, next.AcquireOn(0, 1), "the lowered limit holds")
 }
 
+// TestLoweredLimitHoldsWhileOldRequestsExit: after a reload lowers the
+// limit below the requests in flight, the slots those requests release
+// under the old Limiter go back to the shared count, not to a CPU's lease
+// a new request could take them from: no request is admitted until fewer
+// than the new limit are in flight.
+func TestLoweredLimitHoldsWhileOldRequestsExit(t *testing.T) {
+	big := 4 * MinLeasedLimit()
+	prev := New(big, nil)
+	const held = 1000
+	for i := range held {
+		require.True(t, prev.AcquireOn(uint32(i), 1))
+	}
+	const lower = 500
+	next := New(lower, prev)
+	for i := range held - lower {
+		prev.ReleaseOn(0, 1) // an old request exits on CPU 0
+		require.False(t, next.AcquireOn(0, 1), "admitted with %d in flight, limit %d", held-i-1, lower)
+	}
+	prev.ReleaseOn(0, 1)
+	assert.True(t, next.AcquireOn(0, 1), "fewer than the limit in flight")
+}
+
 // TestConcurrentLeasedSlots: 64 goroutines on more CPU indexes than there
 // are leases together try to hold more slots than a limit large enough for
 // leases, then release and take slots by turns: the slots held never
