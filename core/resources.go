@@ -97,8 +97,8 @@ func newResource(name string, stripes int) *resource {
 // stripe returns the stripe picked by hint (see stripe.Picker), and its
 // index.
 func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
-	i := uint8(hint & uint32(len(r.stripes)-1))
-	return &r.stripes[i], i
+	i := stripe.Of(hint, len(r.stripes))
+	return &r.stripes[i], uint8(i)
 }
 
 // resourceTable maps names to resources. Lookups read an immutable map

@@ -258,7 +258,7 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 // and tells the reporter so once per BlockLogInterval.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	st := rs.stats
-	sp := &st.stripes[cpu&uint32(len(st.stripes)-1)]
+	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Block, n)
 	sp.blocked.Add(n)
 	last := st.lastLog.Load()

@@ -311,7 +311,7 @@ func (b *Breaker) newStats() *stats {
 
 // of returns the leap array of the stripe of cpu.
 func (st *stats) of(cpu uint32) *window.LeapArray {
-	return st.arrs[cpu&uint32(len(st.arrs)-1)]
+	return st.arrs[stripe.Of(cpu, len(st.arrs))]
 }
 
 // sum returns the count of ev over the window ending at now.

@@ -30,7 +30,7 @@ type state struct {
 	limit  atomic.Int64
 	leases []lease // one per stripe
 	// room is the number of slots not taken from which CPUs keep free
-	// slots: MinLeasedLimit.
+	// slots (stripe.MinLeased).
 	room int64
 }
 
@@ -40,21 +40,13 @@ type lease struct {
 	_    [56]byte
 }
 
-const (
-	// maxLease is the most free slots a CPU keeps, and leaseShare bounds
-	// what it takes at once to 1/(leaseShare*CPUs) of the slots not
-	// taken; it takes none unless that is minLease slots.
-	maxLease   = 64
-	leaseShare = 256
-	minLease   = 8
-)
+// maxLease is the most free slots a CPU keeps; what it takes at once is
+// sized by stripe.LeaseSize.
+const maxLease = stripe.MaxLease
 
 // MinLeasedLimit is the smallest limit whose Limiter lets CPUs keep free
-// slots: one CPU's lease of minLease slots must be at most 1/leaseShare of
-// it, shared by the CPUs.
-func MinLeasedLimit() int64 { return minLeasedLimit(stripe.Count()) }
-
-func minLeasedLimit(stripes int) int64 { return minLease * leaseShare * int64(stripes) }
+// slots (stripe.MinLeased over the CPUs).
+func MinLeasedLimit() int64 { return stripe.MinLeased(stripe.Count()) }
 
 // New returns a Limiter allowing limit requests in flight. When prev is the
 // Limiter of the same rule before a rule reload, the in-flight count is
@@ -73,7 +65,7 @@ func New(limit int64, prev *Limiter) *Limiter {
 		}
 	} else {
 		n := stripe.Count()
-		l.s = &state{leases: make([]lease, n), room: minLeasedLimit(n)}
+		l.s = &state{leases: make([]lease, n), room: stripe.MinLeased(n)}
 		l.s.limit.Store(limit)
 	}
 	return l
@@ -110,7 +102,7 @@ func (l *Limiter) Acquire(n int64) (ok bool, inFlight int64) {
 // count, then, with a limit of at least MinLeasedLimit and many slots
 // left, fills the CPU's lease. It reports whether the slots were taken.
 func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
-	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
+	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
 	if f := ls.free.Load(); f >= n && ls.free.CompareAndSwap(f, f-n) {
 		return true
 	}
@@ -120,7 +112,7 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 		return false
 	}
 	lim := min(l.limit, l.s.limit.Load())
-	if chunk := min(maxLease, (lim-v)/(leaseShare*int64(len(l.s.leases)))); chunk >= minLease {
+	if chunk := stripe.LeaseSize(lim-v, len(l.s.leases)); chunk > 0 {
 		if l.s.taken.Add(chunk) <= lim {
 			ls.free.Add(chunk)
 		} else {
@@ -139,7 +131,7 @@ func (l *Limiter) Release(n int64) { l.s.taken.Add(-n) }
 // at least MinLeasedLimit slots are not taken under the limit of the
 // rule's newest Limiter, else to the shared count.
 func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
-	ls := &l.s.leases[cpu&uint32(len(l.s.leases)-1)]
+	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
 	if f := ls.free.Load(); f+n <= maxLease && l.s.limit.Load()-l.s.taken.Load() >= l.s.room {
 		ls.free.Add(n)
 		return

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/internal/stripe"
 )
 
 // TestSmallLimitKeepsNoSlots: below MinLeasedLimit no CPU keeps free
@@ -28,8 +30,8 @@ func TestSmallLimitKeepsNoSlots(t *testing.T) {
 func TestLeasedSlots(t *testing.T) {
 	lim := 2 * MinLeasedLimit()
 	l := New(lim, nil)
-	chunk := min(int64(maxLease), (lim-1)/(leaseShare*int64(len(l.s.leases))))
-	require.GreaterOrEqual(t, chunk, int64(minLease))
+	chunk := stripe.LeaseSize(lim-1, len(l.s.leases))
+	require.Positive(t, chunk)
 	require.True(t, l.AcquireOn(0, 1))
 	assert.Equal(t, 1+chunk, l.s.taken.Load(), "one slot and a lease")
 	assert.Equal(t, int64(1), l.InFlight())

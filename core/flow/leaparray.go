@@ -47,19 +47,12 @@ type lease struct {
 	_    [48]byte
 }
 
+// A lease is sized by stripe.LeaseSize: with little quota left, every
+// decision is made on the bucket's count.
 const (
 	leaseBits = 20 // bits of lease.word holding the permits left
 	leaseLeft = 1<<leaseBits - 1
 	leaseGen  = 1 << leaseBits // one generation in lease.word
-
-	// maxLease is the most permits a CPU leases at once, and leaseShare
-	// bounds a lease to 1/(leaseShare*CPUs) of the quota left: the leases
-	// out hold back at most about 1/leaseShare of it from the other CPUs.
-	// A lease is taken only when it can be minLease permits: with less
-	// quota left, every decision is made on the bucket's count.
-	maxLease   = 64
-	leaseShare = 256
-	minLease   = 8
 )
 
 // olderSum is the pass count of the buckets of the window of the bucket
@@ -98,7 +91,7 @@ func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
 	if l.leases == nil {
 		return l.Acquire(now, n)
 	}
-	ls := &l.leases[cpu&uint32(len(l.leases)-1)]
+	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
 	if w := ls.word.Load(); w&leaseLeft >= n {
 		b := l.arr.Current(now)
 		if ls.b.Load() == b && ls.word.CompareAndSwap(w, w-n) {
@@ -124,7 +117,7 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	l.giveBackLeft(ls.b.Load(), w&leaseLeft)
 	next := w&^leaseLeft + 2*leaseGen
 	d := l.Acquire(now, n)
-	if chunk := min(maxLease, d.Remaining/(leaseShare*int64(len(l.leases)))); d.OK && chunk >= minLease {
+	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
 		if ld := l.Acquire(now, chunk); ld.OK {
 			ls.b.Store(ld.ref.(*window.Bucket))
 			next += chunk

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/window"
 )
 
@@ -19,7 +20,7 @@ func leapOf(t *testing.T, cfg Config, prev Limiter) *leapArray {
 
 // chunkFor returns the lease a CPU takes with remaining permits left.
 func chunkFor(l *leapArray, remaining int64) int64 {
-	return min(maxLease, remaining/(leaseShare*int64(len(l.leases))))
+	return stripe.LeaseSize(remaining, len(l.leases))
 }
 
 // TestLeaseOnOneCPU: with much quota left, a CPU takes a lease with its
@@ -30,7 +31,7 @@ func TestLeaseOnOneCPU(t *testing.T) {
 	const lim = 1 << 20
 	l := leapOf(t, Config{Limit: lim, Window: s, Buckets: 10}, nil)
 	chunk := chunkFor(l, lim-1)
-	require.Equal(t, int64(maxLease), chunk)
+	require.Equal(t, int64(stripe.MaxLease), chunk)
 	at := int64(500 * ms)
 	for i := int64(1); i <= 2*chunk+1; i++ {
 		d := l.AcquireOn(0, at, 1)

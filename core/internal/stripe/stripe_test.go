@@ -63,3 +63,25 @@ func TestCount(t *testing.T) {
 	n := Count()
 	assert.True(t, n >= 1 && n <= 16 && n&(n-1) == 0, "a power of two in [1, 16], got %d", n)
 }
+
+// TestLeaseSize: a lease is at most MaxLease and 1/(LeaseShare·stripes) of
+// what is left, and none below MinLease; MinLeased is where leasing starts.
+func TestLeaseSize(t *testing.T) {
+	for _, tc := range []struct {
+		left    int64
+		stripes int
+		want    int64
+	}{
+		{1 << 30, 2, MaxLease},
+		{MinLeased(2), 2, MinLease},
+		{MinLeased(2) - 1, 2, 0},
+		{20 * LeaseShare * 2, 2, 20},
+		{MinLeased(16), 16, MinLease},
+		{MinLeased(16) - 1, 16, 0},
+		{0, 1, 0},
+	} {
+		assert.Equal(t, tc.want, LeaseSize(tc.left, tc.stripes), "LeaseSize(%d, %d)", tc.left, tc.stripes)
+	}
+	assert.Equal(t, 3, Of(7, 4))
+	assert.Equal(t, 0, Of(7, 1))
+}
