@@ -20,9 +20,12 @@ type entry struct {
 	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
 	gkey    string // bucket: the TAT's key, shared with exact mode
 
-	used      atomic.Bool  // a Take since the last sync
+	// state holds stUsed and stDead. One word, so that the sync's sweep
+	// forgets an entry only if no Take marked it used meanwhile
+	// (CompareAndSwap from 0), and a Take that finds its entry dead after
+	// deciding knows its decision may be lost and decides again.
+	state     atomic.Int32
 	synced    atomic.Int64 // the sync round of the last exchange with Redis; 0 never
-	dead      atomic.Bool  // forgotten by the store, or replaced
 	refreshMu sync.Mutex   // one refresh at a time
 
 	// Sliding counter, under mu: the index of the current window; this
@@ -43,6 +46,14 @@ type entry struct {
 	pending atomic.Int64
 }
 
+// Bits of entry.state.
+const (
+	stUsed int32 = 1 << iota // a Take since the last sync round (set on a new entry)
+	stDead                   // forgotten by the store, or replaced
+)
+
+func (e *entry) dead() bool { return e.state.Load()&stDead != 0 }
+
 // now returns the time on this instance's view of Redis's clock, in
 // nanoseconds since 1970, to the millisecond (it never runs ahead). It never
 // goes back either: each measure of the offset is off by up to half a round
@@ -52,6 +63,9 @@ func (s *Store) now() int64 { return max(int64(s.coarse.Now())+s.offset.Load(), 
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window)}
+	// Born used: the sweep forgets an entry only after a whole round
+	// without a Take, never between its making and its first Take.
+	e.state.Store(stUsed)
 	if lim.Algorithm == flow.SlidingCounter {
 		e.sliding = true
 		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
@@ -69,10 +83,10 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 func (s *Store) entry(key string, lim store.Limit) *entry {
 	if v, ok := s.entries.Load(key); ok {
 		e := v.(*entry)
-		if e.lim == lim && !e.dead.Load() {
+		if e.lim == lim && !e.dead() {
 			return e
 		}
-		// The limit changed: start afresh. The counts in Redis stay, and
+		// The limit changed (or the sweep is forgetting e): start afresh. The counts in Redis stay, and
 		// the next sync pushes what the old entry admitted.
 		ne := s.newEntry(key, lim)
 		if s.entries.CompareAndSwap(key, v, ne) {
@@ -94,7 +108,7 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 
 // retire marks e dead and keeps it for the next sync to push its counts.
 func (s *Store) retire(e *entry) {
-	e.dead.Store(true)
+	e.state.Or(stDead)
 	s.retiredMu.Lock()
 	if len(s.retired) < s.o.maxKeys {
 		s.retired = append(s.retired, e)
@@ -105,7 +119,7 @@ func (s *Store) retire(e *entry) {
 // lookup returns the entry of key when it is tracked for lim.
 func (s *Store) lookup(key string, lim store.Limit) *entry {
 	if v, ok := s.entries.Load(key); ok {
-		if e := v.(*entry); e.lim == lim && !e.dead.Load() {
+		if e := v.(*entry); e.lim == lim && !e.dead() {
 			return e
 		}
 	}
@@ -116,18 +130,29 @@ func (s *Store) lookup(key string, lim store.Limit) *entry {
 // with Redis for two sync periods, first reads the global counts (one
 // round trip) while Redis is healthy; a key that does not fit in the
 // store's bound is decided in Redis.
+//
+// A decision on an entry that died meanwhile (the sweep forgot it, or
+// its limit was replaced) is made again on the key's new entry, once; then
+// in Redis. Its count may then be pushed twice (the old entry of a replaced
+// limit pushes what it admitted), never lost.
 func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
-	e := s.entry(key, lim)
-	if e == nil {
-		return s.takeRemote(ctx, key, lim, n)
+	for range 2 {
+		e := s.entry(key, lim)
+		if e == nil {
+			break
+		}
+		if d, err := s.takeTracked(ctx, e, n); err != nil || !e.dead() {
+			return d, err
+		}
 	}
-	return s.takeTracked(ctx, e, n)
+	return s.takeRemote(ctx, key, lim, n)
 }
 
-// takeTracked decides on a tracked entry.
+// takeTracked decides on a tracked entry. The caller checks that e is not
+// dead afterwards.
 func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (flow.Decision, error) {
-	if !e.used.Load() {
-		e.used.Store(true)
+	if e.state.Load()&stUsed == 0 {
+		e.state.Or(stUsed)
 	}
 	if e.stale(s.gen.Load()) && s.healthy() {
 		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
@@ -524,11 +549,12 @@ func (s *Store) syncOnce() {
 	s.retiredMu.Unlock()
 	s.entries.Range(func(k, v any) bool {
 		e := v.(*entry)
-		if e.used.Swap(false) || e.hasPending() {
+		if e.state.And(^stUsed)&stUsed != 0 || e.hasPending() {
 			work = append(work, e)
-		} else if e.expired(now, int64(s.o.idle)) {
-			if s.entries.CompareAndDelete(k, v) {
-				e.dead.Store(true)
+		} else if e.expired(now, int64(s.o.idle)) && e.state.CompareAndSwap(0, stDead) {
+			// Dead before it leaves the map: a Take that marked it used
+			// first keeps it; one that marks it after sees it dead.
+			if s.entries.CompareAndDelete(k, v) { // else entry replaced it
 				s.tracked.Add(-1)
 			}
 		}

@@ -278,3 +278,74 @@ func TestApproxUndo(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, float64(d2.Wait), float64(d3.Wait), float64(slack), "the last slot was given back")
 }
+
+// TestApproxSweepSparesNewEntry replays the interleaving that lost a
+// request: a sync sweeps a key between the making of its entry and its
+// first Take. A new entry's TAT of 0 looks long expired; it must still
+// keep that Take.
+func TestApproxSweepSparesNewEntry(t *testing.T) {
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
+	ctx := context.Background()
+	for _, alg := range store.Algorithms {
+		t.Run(string(alg), func(t *testing.T) {
+			lim := store.Limit{Algorithm: alg, Limit: 1, Window: time.Minute, Mode: store.Approximate}
+			key := "sweep-new/" + string(alg)
+			e := st.entry(key, lim)
+			require.NotNil(t, e)
+			st.syncOnce() // the sweep comes first
+			d, err := st.takeTracked(ctx, e, 1)
+			require.NoError(t, err)
+			require.True(t, d.OK)
+			require.False(t, e.dead(), "the sweep forgot an entry before its first Take")
+			d, err = st.Take(ctx, key, lim, 1)
+			require.NoError(t, err)
+			assert.False(t, d.OK, "the first Take was lost: a second one of a limit of 1 passed")
+		})
+	}
+}
+
+// TestApproxSweepAndTake checks the two orders of a sweep forgetting an
+// idle entry and a Take that holds it: a Take that marked the entry used
+// first keeps it alive; one that comes after the sweep finds it dead, and
+// Take decides again on a new entry instead of losing the request.
+func TestApproxSweepAndTake(t *testing.T) {
+	srv := sharedServer(t)
+	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute), WithIdleExpiry(time.Millisecond))
+	ctx := context.Background()
+	// A limit whose state stops mattering 20ms after a Take.
+	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1, Window: 20 * time.Millisecond, Mode: store.Approximate}
+	idle := func(key string) *entry {
+		t.Helper()
+		_, err := st.Take(ctx, key, lim, 1)
+		require.NoError(t, err)
+		e := st.lookup(key, lim)
+		require.NotNil(t, e)
+		st.syncOnce() // pushes the Take; clears used
+		time.Sleep(50 * time.Millisecond)
+		require.True(t, e.expired(st.now(), int64(time.Millisecond)))
+		return e
+	}
+
+	e := idle("sweep-take/first")
+	if e.state.Load()&stUsed == 0 {
+		e.state.Or(stUsed) // a Take marks it used, then the sweep runs
+	}
+	st.syncOnce()
+	assert.False(t, e.dead(), "swept although a Take had marked it used")
+	assert.Same(t, e, st.lookup("sweep-take/first", lim))
+
+	e = idle("sweep-take/after")
+	st.syncOnce()
+	require.True(t, e.dead(), "an idle, expired entry is forgotten")
+	assert.Nil(t, st.lookup("sweep-take/after", lim))
+	_, err := st.takeTracked(ctx, e, 1)
+	require.NoError(t, err)
+	assert.True(t, e.dead(), "a Take on a forgotten entry must see it dead, to decide again")
+	d, err := st.Take(ctx, "sweep-take/after", lim, 1)
+	require.NoError(t, err)
+	assert.True(t, d.OK)
+	ne := st.lookup("sweep-take/after", lim)
+	require.NotNil(t, ne)
+	assert.NotSame(t, e, ne)
+}

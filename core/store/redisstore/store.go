@@ -144,7 +144,9 @@ func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) 
 	}
 	if lim.Mode == store.Approximate {
 		if e := s.lookup(key, lim); e != nil { // validated when tracked
-			return s.takeTracked(ctx, e, n)
+			if d, err := s.takeTracked(ctx, e, n); err != nil || !e.dead() {
+				return d, err
+			}
 		}
 	}
 	if err := validate(lim); err != nil {
