@@ -64,11 +64,7 @@ func BenchmarkRedisExact(b *testing.B) {
 	srv := sharedServer(b)
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
 	ctx := context.Background()
-	for _, v := range []struct {
-		name  string
-		batch int
-		ctxOK bool
-	}{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}} {
+	for _, v := range exactVariants {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
 		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
 		if err != nil {
@@ -105,6 +101,77 @@ func BenchmarkRedisExact(b *testing.B) {
 		})
 		_ = st.Close()
 		_ = c.Close()
+	}
+}
+
+// exactVariants are the Stores the exact benchmarks compare: one call per
+// decision, the default (batched through the dispatcher, a client without
+// ContextTimeoutEnabled), and the default with the recommended client.
+var exactVariants = []struct {
+	name  string
+	batch int
+	ctxOK bool
+}{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}}
+
+// BenchmarkRedisExactVsPing times, serially, one exact decision and one
+// PING (on the same kind of client) per iteration, in alternating order,
+// and reports both and their ratio: this machine's round trips drift by a
+// third within a minute, which a ratio of two benchmarks run one after the
+// other reads as a difference between them.
+//
+//	go test -run '^$' -bench ExactVsPing -benchtime 3s ./core/store/redisstore
+func BenchmarkRedisExactVsPing(b *testing.B) {
+	srv := sharedServer(b)
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
+	ctx := context.Background()
+	for _, v := range exactVariants {
+		b.Run(v.name, func(b *testing.B) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
+			defer c.Close()
+			st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ping := func() {
+				if err := c.Ping(ctx).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			take := func() {
+				if d, err := st.Take(ctx, "bench", lim, 1); err != nil || !d.OK {
+					b.Fatal(d, err)
+				}
+			}
+			ping()
+			take()
+			var tPing, tTake time.Duration
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				if i%2 == 0 {
+					ping()
+				} else {
+					take()
+				}
+				t1 := time.Now()
+				if i%2 == 0 {
+					take()
+				} else {
+					ping()
+				}
+				t2 := time.Now()
+				if i%2 == 0 {
+					tPing, tTake = tPing+t1.Sub(t0), tTake+t2.Sub(t1)
+				} else {
+					tTake, tPing = tTake+t1.Sub(t0), tPing+t2.Sub(t1)
+				}
+				i++
+			}
+			b.ReportMetric(float64(tPing.Nanoseconds())/float64(i), "ping-ns")
+			b.ReportMetric(float64(tTake.Nanoseconds())/float64(i), "exact-ns")
+			b.ReportMetric(float64(tTake)/float64(tPing), "exact/ping")
+		})
 	}
 }
 
