@@ -27,7 +27,11 @@
 // the decisions of one key in one script call (one TIME, one read, one
 // write for all of them, in arrival order). A lone Take is sent at once,
 // as one call; with a client that honours contexts (ContextTimeoutEnabled),
-// it is made on the caller's own goroutine, sparing two goroutine switches.
+// it is made on the caller's own goroutine, sparing two goroutine switches
+// (on a 2-core VM they cost about 20µs: a lone decision took 1.7x a PING
+// without ContextTimeoutEnabled, 1.3x with it; BenchmarkRedisExactVsPing).
+// A client that does not honour contexts cannot be called there: its reads
+// would wait for its own ReadTimeout, not the Store's timeout.
 // WithBatchSize(1) turns batching off: each Take makes its own call on its
 // own goroutine.
 //
