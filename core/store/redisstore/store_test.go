@@ -26,6 +26,12 @@ import (
 // loaded machine.
 const slack = 40 * time.Millisecond
 
+// suiteTimeout is the Stores' timeout in the behaviour suites, which test
+// decisions, not timeouts (the fault tests do): the default 50ms is
+// shorter than a call can take when the machine runs every package's
+// tests at once under -race.
+const suiteTimeout = 2 * time.Second
+
 // TestSuiteExact runs the suite with a client that honours contexts: a
 // lone call runs on its caller's goroutine, concurrent ones are batched.
 // (The cluster and Sentinel suites run with clients that do not.)
@@ -35,7 +41,7 @@ func TestSuiteExact(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
-		st, err := New(c, WithPrefix(redistest.UniquePrefix()))
+		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		require.True(t, st.ctxOK)
@@ -47,7 +53,7 @@ func TestSuiteExactUnbatched(t *testing.T) {
 	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		st, _ := newTestStore(t, srv, WithBatchSize(1))
+		st, _ := newTestStore(t, srv, WithBatchSize(1), WithTimeout(suiteTimeout))
 		return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: store.Exact}
 	})
 }
@@ -56,7 +62,7 @@ func TestSuiteApproximate(t *testing.T) {
 	t.Parallel() // the suites mostly sleep
 	srv := sharedServer(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		st, _ := newTestStore(t, srv, WithSyncPeriod(10*time.Millisecond))
+		st, _ := newTestStore(t, srv, WithSyncPeriod(10*time.Millisecond), WithTimeout(suiteTimeout))
 		return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: store.Approximate}
 	})
 }
@@ -76,7 +82,7 @@ func TestSuiteCluster(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) storetest.Harness {
 				c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr}})
 				t.Cleanup(func() { _ = c.Close() })
-				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond))
+				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond), WithTimeout(suiteTimeout))
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = st.Close() })
 				return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: mode}
@@ -99,7 +105,7 @@ func TestSuiteSentinel(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) storetest.Harness {
 				c := redis.NewUniversalClient(&redis.UniversalOptions{MasterName: "main", Addrs: []string{sentinel.Addr}})
 				t.Cleanup(func() { _ = c.Close() })
-				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond))
+				st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond), WithTimeout(suiteTimeout))
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = st.Close() })
 				return storetest.Harness{Store: st, Sleep: time.Sleep, Slack: slack, Mode: mode}
