@@ -86,8 +86,9 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		if e.lim == lim && !e.dead() {
 			return e
 		}
-		// The limit changed (or the sweep is forgetting e): start afresh. The counts in Redis stay, and
-		// the next sync pushes what the old entry admitted.
+		// The limit changed (or the sweep is forgetting e): start afresh.
+		// The counts in Redis stay, and the next sync pushes what the old
+		// entry admitted.
 		ne := s.newEntry(key, lim)
 		if s.entries.CompareAndSwap(key, v, ne) {
 			s.retire(e)
