@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -37,6 +38,12 @@ type entry struct {
 	cur, prev             int64
 	curPushed, prevPushed int64
 	othersCur, othersPrev int64
+	// Sliding counter leases (see takeLeased), made when two Takes first
+	// contend for mu; idxNow is idx, readable without mu, and remaining
+	// the quota left after the last decision under mu.
+	leases    atomic.Pointer[[]lease]
+	idxNow    atomic.Int64
+	remaining atomic.Int64
 
 	// Bucket: the local TAT, on Redis's clock, and the cost admitted
 	// since the last push.
@@ -45,6 +52,24 @@ type entry struct {
 	tat     atomic.Int64
 	pending atomic.Int64
 }
+
+// lease is a CPU's lease of a sliding counter's current window: permits
+// counted in the entry's cur, which the CPU admits without the entry's
+// mutex while the window lasts. word is the window's index (its low
+// 56 bits) shifted left by leaseBits, plus the permits left. Padded to
+// its own cache line.
+type lease struct {
+	word atomic.Uint64
+	_    [56]byte
+}
+
+const (
+	leaseBits = 8 // bits of lease.word holding the permits left (MaxLease fits)
+	leaseLeft = 1<<leaseBits - 1
+)
+
+// leaseWord returns the lease word of left permits in window idx.
+func leaseWord(idx, left int64) uint64 { return uint64(idx)<<leaseBits | uint64(left) }
 
 // Bits of entry.state.
 const (
@@ -160,7 +185,7 @@ func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (flow.Decisi
 			return flow.Decision{}, err
 		}
 	}
-	return e.take(s.now(), n), nil
+	return e.take(s.picker, s.now(), n), nil
 }
 
 // stale reports whether e has not exchanged counts with Redis in the last
@@ -180,7 +205,9 @@ func (s *Store) refresh(ctx context.Context, e *entry) error {
 	return s.exchange(ctx, e)
 }
 
-func (e *entry) take(now, n int64) flow.Decision {
+// take decides n at now on e's local state. pk picks the CPU whose lease
+// a sliding counter uses.
+func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 	if !e.sliding {
 		d := e.g.Acquire(&e.tat, now, n)
 		if d.OK {
@@ -189,7 +216,18 @@ func (e *entry) take(now, n int64) flow.Decision {
 		return d
 	}
 	lim := e.lim.Limit
-	e.mu.Lock()
+	ls := e.leases.Load()
+	var cpu uint32
+	if ls != nil {
+		cpu = pk.Pick()
+		if e.takeLeased(ls, cpu, now, n) {
+			return flow.Decision{OK: true, Limit: lim, Remaining: e.remaining.Load()}
+		}
+	}
+	contended := !e.mu.TryLock()
+	if contended {
+		e.mu.Lock()
+	}
 	if idx := now / e.w; idx > e.idx {
 		e.roll(idx)
 	}
@@ -199,11 +237,64 @@ func (e *entry) take(now, n int64) flow.Decision {
 	est := float64(p)*float64(e.w-el)/float64(e.w) + float64(c+n)
 	if est <= float64(lim) {
 		e.cur += n
+		left := max(int64(float64(lim)-est), 0)
+		if ls == nil {
+			// Made meanwhile by another Take (a new slice would strand
+			// what the leases of this one hold), or now, if two Takes
+			// contend and the quota left is worth leasing.
+			if ls = e.leases.Load(); ls == nil && contended && stripe.LeaseSize(left, stripe.Count()) > 0 {
+				s := make([]lease, stripe.Count())
+				ls = &s
+				e.leases.Store(ls)
+			}
+			if ls != nil {
+				cpu = pk.Pick()
+			}
+		}
+		if ls != nil {
+			left -= e.refill(ls, cpu, left)
+			e.remaining.Store(left)
+		}
 		e.mu.Unlock()
-		return flow.Decision{OK: true, Limit: lim, Remaining: max(int64(float64(lim)-est), 0)}
+		return flow.Decision{OK: true, Limit: lim, Remaining: left}
 	}
 	e.mu.Unlock()
 	return slidingDecision(e.lim, false, p, c, el, n)
+}
+
+// takeLeased admits n at now from the lease of cpu, without e.mu, when it
+// holds n permits of the current window. A sliding counter that two Takes
+// contend for gets leases (take): each CPU then takes up to
+// stripe.MaxLease permits at once under e.mu, counted in cur (so pushed to
+// Redis as admitted), and admits them one by one on its own cache line.
+// What a lease has left goes back to cur when its CPU refills it in the
+// same window; a lease of a window that ended stays counted in it, so
+// leases hold back at most stripe.MaxLease permits per CPU, never admit
+// beyond the limit, and make requests on several CPUs stop taking turns
+// on the entry's mutex. A single CompareAndSwap: a lost race decides
+// under e.mu.
+func (e *entry) takeLeased(ls *[]lease, cpu uint32, now, n int64) bool {
+	idx := e.idxNow.Load()
+	if now < idx*e.w || now-idx*e.w >= e.w {
+		return false // another window: decided under e.mu, which rolls
+	}
+	l := &(*ls)[stripe.Of(cpu, len(*ls))]
+	w := l.word.Load()
+	return w>>leaseBits == uint64(idx)<<leaseBits>>leaseBits && int64(w&leaseLeft) >= n &&
+		l.word.CompareAndSwap(w, w-uint64(n))
+}
+
+// refill gives the lease of cpu its share of left, the quota left in the
+// current window, in place of what it held: what it held in this window
+// goes back to cur. It returns the permits leased. Under e.mu.
+func (e *entry) refill(ls *[]lease, cpu uint32, left int64) int64 {
+	k := stripe.LeaseSize(left, len(*ls))
+	old := (*ls)[stripe.Of(cpu, len(*ls))].word.Swap(leaseWord(e.idx, k))
+	if old>>leaseBits == uint64(e.idx)<<leaseBits>>leaseBits {
+		e.cur -= int64(old & leaseLeft)
+	}
+	e.cur += k
+	return k
 }
 
 func (e *entry) cost(n int64) int64 {
@@ -222,6 +313,7 @@ func (e *entry) roll(idx int64) {
 	}
 	e.cur, e.curPushed, e.othersCur = 0, 0, 0
 	e.idx = idx
+	e.idxNow.Store(idx)
 }
 
 func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
 )
@@ -348,4 +350,149 @@ func TestApproxSweepAndTake(t *testing.T) {
 	ne := st.lookup("sweep-take/after", lim)
 	require.NotNil(t, ne)
 	assert.NotSame(t, e, ne)
+}
+
+// leasedNow returns what e's current window holds in leases: permits
+// counted in cur that no Take has admitted yet.
+func leasedNow(e *entry) int64 {
+	ls := e.leases.Load()
+	if ls == nil {
+		return 0
+	}
+	var n int64
+	for i := range *ls {
+		if w := (*ls)[i].word.Load(); w>>leaseBits == uint64(e.idx)<<leaseBits>>leaseBits {
+			n += int64(w & leaseLeft)
+		}
+	}
+	return n
+}
+
+// TestApproxSlidingLeases decides a sliding counter with leases through
+// a table of timestamps: every admission is counted once in the window it
+// is made in (cur minus what leases still hold), leases of a window that
+// ended are not used in the next, and near the limit they are given back,
+// so admissions stop at the limit, short of it by at most the leases of
+// the other CPUs.
+func TestApproxSlidingLeases(t *testing.T) {
+	st, _ := newTestStore(t, sharedServer(t), WithSyncPeriod(time.Minute))
+	const limit = 20000
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Minute, Mode: store.Approximate}
+	e := st.newEntry("leases", lim)
+	ls := make([]lease, stripe.Count())
+	e.leases.Store(&ls)
+	w := int64(time.Minute)
+	t0 := 1000*w + w/10 // 6s into window 1000
+	admitted := func(at int64, n int) (ok int64) {
+		for range n {
+			if e.take(st.picker, at, 1).OK {
+				ok++
+			}
+		}
+		return ok
+	}
+
+	ok := admitted(t0, 100)
+	assert.Equal(t, int64(100), ok)
+	e.mu.Lock()
+	assert.Equal(t, ok, e.cur-leasedNow(e), "each admission counted once in cur")
+	assert.Greater(t, leasedNow(e), int64(0), "a lease was taken")
+	assert.LessOrEqual(t, e.cur, int64(100+stripe.MaxLease*len(ls)))
+	e.mu.Unlock()
+
+	// Every CPU holds 30 permits of this window. A Take of more than its
+	// lease holds is decided under the mutex, and the lease it refills
+	// gives its 30 back.
+	e.mu.Lock()
+	for i := range ls {
+		e.cur -= int64(ls[i].word.Load() & leaseLeft)
+		ls[i].word.Store(leaseWord(e.idx, 30))
+		e.cur += 30
+	}
+	e.mu.Unlock()
+	require.True(t, e.take(st.picker, t0, 100).OK)
+	ok += 100
+	e.mu.Lock()
+	assert.Equal(t, ok, e.cur-leasedNow(e), "a refilled lease gives back what it held")
+	e.mu.Unlock()
+
+	// The next window: the old window's leases are not used in it; its
+	// count (leases included) becomes the previous window's.
+	t1 := t0 + w
+	e.mu.Lock()
+	oldCur := e.cur
+	e.mu.Unlock()
+	ok = admitted(t1, 50)
+	assert.Equal(t, int64(50), ok)
+	e.mu.Lock()
+	assert.Equal(t, int64(1001), e.idx)
+	assert.Equal(t, oldCur, e.prev)
+	assert.Equal(t, ok, e.cur-leasedNow(e), "the new window counts only its own admissions")
+	e.mu.Unlock()
+	for i := range ls {
+		if ls[i].word.Load()>>leaseBits == 1000 {
+			assert.False(t, e.takeLeased(&ls, uint32(i), t1, 1), "CPU %d used a lease of the window before", i)
+		}
+	}
+
+	// Up to the limit, in a window two windows on (nothing before it).
+	t3 := t0 + 3*w
+	ok = admitted(t3, 2*limit)
+	assert.LessOrEqual(t, ok, int64(limit), "never beyond the limit")
+	assert.GreaterOrEqual(t, ok, int64(limit-stripe.MaxLease*len(ls)), "short of it by at most the other CPUs' leases")
+	e.mu.Lock()
+	assert.Equal(t, ok, e.cur-leasedNow(e))
+	assert.LessOrEqual(t, e.cur, int64(limit))
+	e.mu.Unlock()
+}
+
+// TestApproxSlidingLeasesConcurrent hammers one approximate sliding
+// counter from 32 goroutines through Take: its window admits the limit
+// at most, and short of it by at most the leases out; every permit counted
+// was admitted or is still leased (a lease slice made twice stranded
+// permits); the contention gave the counter leases.
+func TestApproxSlidingLeasesConcurrent(t *testing.T) {
+	st, _ := newTestStore(t, sharedServer(t), WithTimeout(2*time.Second))
+	const limit = 50000
+	// A day's window: the run does not straddle two, but when it does
+	// (at midnight on Redis's clock) the run is made again.
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: 24 * time.Hour, Mode: store.Approximate}
+	ctx := context.Background()
+	for attempt := 0; ; attempt++ {
+		key := "leases-concurrent/" + itoa(int64(attempt))
+		before := st.now() / int64(lim.Window)
+		var ok, failed atomic.Int64
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				for {
+					d, err := st.Take(ctx, key, lim, 1)
+					if err != nil {
+						failed.Add(1)
+						return
+					}
+					if !d.OK {
+						return
+					}
+					ok.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if st.now()/int64(lim.Window) != before && attempt == 0 {
+			continue
+		}
+		require.Zero(t, failed.Load())
+		assert.LessOrEqual(t, ok.Load(), int64(limit))
+		assert.GreaterOrEqual(t, ok.Load(), int64(limit-stripe.MaxLease*stripe.Count()))
+		e := st.lookup(key, lim)
+		require.NotNil(t, e)
+		e.mu.Lock()
+		assert.Equal(t, ok.Load(), e.cur-leasedNow(e), "every permit counted is admitted or still leased")
+		e.mu.Unlock()
+		if runtime.GOMAXPROCS(0) > 1 {
+			assert.NotNil(t, e.leases.Load(), "32 goroutines on 2 CPUs contended for the counter")
+		}
+		return
+	}
 }

@@ -50,6 +50,15 @@
 //
 // The sliding counter is approximated as in RussellLuo/slidingwindow's
 // SyncWindow: counts per aligned window of Redis's clock, shared by INCRBY.
+// Locally its counts are under a mutex; once two Takes contend for it, each
+// CPU leases up to 64 permits of the current window at a time (at most
+// 1/256 of what is left per CPU, none when under 8), counted and pushed as
+// admitted when leased, and admits them on a cache line of its own: a
+// hot key decided on every CPU takes 35-55ns a decision instead of 110-150
+// (2 CPUs, BenchmarkRedisApprox). A lease never admits beyond the limit;
+// what it holds unused when its window ends stays counted in that window,
+// so a window can admit up to 64 per CPU fewer than the limit. A key with
+// leases holds 64 bytes per CPU more.
 // The token and leaky buckets decide locally on a local TAT; each sync sends
 // the cost admitted since the last one, and Redis keeps the later of (the
 // stored TAT plus that cost) and the instance's own TAT, so costs of

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -39,7 +40,8 @@ type Store struct {
 	client redis.UniversalClient
 	o      options
 	clk    *clock.System
-	coarse *clock.Coarse // clk, read once a millisecond: approximate decisions
+	coarse *clock.Coarse  // clk, read once a millisecond: approximate decisions
+	picker *stripe.Picker // the CPU of a Take, for approximate sliding counters' leases
 
 	queue chan *call
 	stop  chan struct{}
@@ -102,6 +104,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		ctxOK:  honoursContext(client),
 	}
 	s.coarse, _ = clock.NewCoarse(s.clk, time.Millisecond) // valid arguments
+	s.picker = stripe.NewPicker()
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
 	s.bestRTT.Store(math.MaxInt64)
