@@ -71,6 +71,15 @@ const (
 // leaseWord returns the lease word of left permits in window idx.
 func leaseWord(idx, left int64) uint64 { return uint64(idx)<<leaseBits | uint64(left) }
 
+// leaseOf returns the permits a lease word holds in window idx: 0 when it
+// is a lease of another window.
+func leaseOf(w uint64, idx int64) int64 {
+	if w>>leaseBits != leaseWord(idx, 0)>>leaseBits {
+		return 0
+	}
+	return int64(w & leaseLeft)
+}
+
 // Bits of entry.state.
 const (
 	stUsed int32 = 1 << iota // a Take since the last sync round (set on a new entry)
@@ -239,15 +248,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 		e.cur += n
 		left := max(int64(float64(lim)-est), 0)
 		if ls == nil {
-			// Made meanwhile by another Take (a new slice would strand
-			// what the leases of this one hold), or now, if two Takes
-			// contend and the quota left is worth leasing.
-			if ls = e.leases.Load(); ls == nil && contended && stripe.LeaseSize(left, stripe.Count()) > 0 {
-				s := make([]lease, stripe.Count())
-				ls = &s
-				e.leases.Store(ls)
-			}
-			if ls != nil {
+			if ls = e.startLeases(contended, left); ls != nil {
 				cpu = pk.Pick()
 			}
 		}
@@ -280,8 +281,20 @@ func (e *entry) takeLeased(ls *[]lease, cpu uint32, now, n int64) bool {
 	}
 	l := &(*ls)[stripe.Of(cpu, len(*ls))]
 	w := l.word.Load()
-	return w>>leaseBits == uint64(idx)<<leaseBits>>leaseBits && int64(w&leaseLeft) >= n &&
-		l.word.CompareAndSwap(w, w-uint64(n))
+	return leaseOf(w, idx) >= n && l.word.CompareAndSwap(w, w-uint64(n))
+}
+
+// startLeases returns e's leases, made by another Take meanwhile (a second
+// slice would strand what the first one's leases hold), or made now when
+// this Take contended for e.mu and left, the quota left, is worth leasing;
+// nil otherwise. Under e.mu.
+func (e *entry) startLeases(contended bool, left int64) *[]lease {
+	if ls := e.leases.Load(); ls != nil || !contended || stripe.LeaseSize(left, stripe.Count()) == 0 {
+		return ls
+	}
+	ls := make([]lease, stripe.Count())
+	e.leases.Store(&ls)
+	return &ls
 }
 
 // refill gives the lease of cpu its share of left, the quota left in the
@@ -290,10 +303,7 @@ func (e *entry) takeLeased(ls *[]lease, cpu uint32, now, n int64) bool {
 func (e *entry) refill(ls *[]lease, cpu uint32, left int64) int64 {
 	k := stripe.LeaseSize(left, len(*ls))
 	old := (*ls)[stripe.Of(cpu, len(*ls))].word.Swap(leaseWord(e.idx, k))
-	if old>>leaseBits == uint64(e.idx)<<leaseBits>>leaseBits {
-		e.cur -= int64(old & leaseLeft)
-	}
-	e.cur += k
+	e.cur += k - leaseOf(old, e.idx)
 	return k
 }
 

@@ -361,9 +361,7 @@ func leasedNow(e *entry) int64 {
 	}
 	var n int64
 	for i := range *ls {
-		if w := (*ls)[i].word.Load(); w>>leaseBits == uint64(e.idx)<<leaseBits>>leaseBits {
-			n += int64(w & leaseLeft)
-		}
+		n += leaseOf((*ls)[i].word.Load(), e.idx)
 	}
 	return n
 }
@@ -405,7 +403,7 @@ func TestApproxSlidingLeases(t *testing.T) {
 	// gives its 30 back.
 	e.mu.Lock()
 	for i := range ls {
-		e.cur -= int64(ls[i].word.Load() & leaseLeft)
+		e.cur -= leaseOf(ls[i].word.Load(), e.idx)
 		ls[i].word.Store(leaseWord(e.idx, 30))
 		e.cur += 30
 	}

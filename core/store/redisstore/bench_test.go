@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"testing"
 	"time"
@@ -62,24 +63,8 @@ func BenchmarkRedisPing(b *testing.B) {
 
 func BenchmarkRedisExact(b *testing.B) {
 	srv := sharedServer(b)
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
-	ctx := context.Background()
 	for _, v := range exactVariants {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
-		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
-		if err != nil {
-			b.Fatal(err)
-		}
-		take := func() error {
-			d, err := st.Take(ctx, "bench", lim, 1)
-			if err == nil && !d.OK {
-				b.Fatal("rejected")
-			}
-			return err
-		}
-		if err := take(); err != nil {
-			b.Fatal(err)
-		}
+		_, take := v.open(b, srv)
 		b.Run(v.name+"/serial", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -99,19 +84,45 @@ func BenchmarkRedisExact(b *testing.B) {
 				}
 			})
 		})
-		_ = st.Close()
-		_ = c.Close()
 	}
 }
 
-// exactVariants are the Stores the exact benchmarks compare: one call per
-// decision, the default (batched through the dispatcher, a client without
-// ContextTimeoutEnabled), and the default with the recommended client.
-var exactVariants = []struct {
+// exactVariant is a Store the exact benchmarks compare.
+type exactVariant struct {
 	name  string
 	batch int
-	ctxOK bool
-}{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}}
+	ctxOK bool // the client has ContextTimeoutEnabled
+}
+
+// exactVariants are one call per decision, the default (batched through
+// the dispatcher, a client without ContextTimeoutEnabled), and the default
+// with the recommended client.
+var exactVariants = []exactVariant{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}}
+
+// open returns v's client on srv and a function making one exact decision
+// through v's Store (failing b when it is rejected), after one warm-up
+// decision; both are closed when b ends.
+func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, func() error) {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
+	b.Cleanup(func() { _ = c.Close() })
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
+	take := func() error {
+		d, err := st.Take(context.Background(), "bench", lim, 1)
+		if err == nil && !d.OK {
+			b.Fatal("rejected")
+		}
+		return err
+	}
+	if err := take(); err != nil {
+		b.Fatal(err)
+	}
+	return c, take
+}
 
 // BenchmarkRedisExactVsPing times, serially, one exact decision and one
 // PING (on the same kind of client) per iteration, in alternating order,
@@ -122,49 +133,25 @@ var exactVariants = []struct {
 //	go test -run '^$' -bench ExactVsPing -benchtime 3s ./core/store/redisstore
 func BenchmarkRedisExactVsPing(b *testing.B) {
 	srv := sharedServer(b)
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
-	ctx := context.Background()
 	for _, v := range exactVariants {
 		b.Run(v.name, func(b *testing.B) {
-			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
-			defer c.Close()
-			st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			ping := func() {
-				if err := c.Ping(ctx).Err(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			take := func() {
-				if d, err := st.Take(ctx, "bench", lim, 1); err != nil || !d.OK {
-					b.Fatal(d, err)
-				}
-			}
-			ping()
-			take()
+			c, take := v.open(b, srv)
+			ping := func() error { return c.Ping(context.Background()).Err() }
 			var tPing, tTake time.Duration
 			i := 0
 			for b.Loop() {
+				first, second, tFirst, tSecond := ping, take, &tPing, &tTake
+				if i%2 == 1 {
+					first, second, tFirst, tSecond = take, ping, &tTake, &tPing
+				}
 				t0 := time.Now()
-				if i%2 == 0 {
-					ping()
-				} else {
-					take()
-				}
+				err1 := first()
 				t1 := time.Now()
-				if i%2 == 0 {
-					take()
-				} else {
-					ping()
-				}
-				t2 := time.Now()
-				if i%2 == 0 {
-					tPing, tTake = tPing+t1.Sub(t0), tTake+t2.Sub(t1)
-				} else {
-					tTake, tPing = tTake+t1.Sub(t0), tPing+t2.Sub(t1)
+				err2 := second()
+				*tFirst += t1.Sub(t0)
+				*tSecond += time.Since(t1)
+				if err := errors.Join(err1, err2); err != nil {
+					b.Fatal(err)
 				}
 				i++
 			}
