@@ -9,17 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/window"
 )
 
-// TestEnterReadsCoarseClockUnlessRulesWait: a Guard on the system clock
-// makes decisions on its coarse clock, except for resources with a rule
-// that makes requests wait (leaky bucket), whose Enter and Exit read the
-// Guard's clock. The Guard's clock is swapped for a fake one far from the
-// system clock's reading, so the two are told apart.
-func TestEnterReadsCoarseClockUnlessRulesWait(t *testing.T) {
+// TestEnterClocks: on a Guard on the system clock, rules that keep state in
+// time decide on the Guard's clock (the coarse one runs late when the host
+// is busy); requests are timed on the coarse clock, unless a rule makes them
+// wait (leaky bucket), whose Enter and Exit then read the Guard's clock. The
+// Guard's clock is swapped for a fake one far from the system clock's
+// reading, so the two are told apart.
+func TestEnterClocks(t *testing.T) {
 	g, err := New(WithRules(
 		Rule{Name: "paced", Resource: "paced", Kind: KindFlow, Algorithm: "leaky-bucket", Limit: 1000, MaxWait: time.Second},
-		Rule{Name: "windowed", Resource: "*", Kind: KindFlow, Limit: 1000},
+		Rule{Name: "windowed", Resource: "windowed", Kind: KindFlow, Limit: 1000},
+		Rule{Name: "inflight", Resource: "inflight", Kind: KindConcurrency, Limit: 1000},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -37,9 +40,16 @@ func TestEnterReadsCoarseClockUnlessRulesWait(t *testing.T) {
 	st, _ := g.Stats("paced")
 	assert.Equal(t, 5*time.Millisecond, st.RT, "Exit reads the clock Enter read")
 
-	other, err := g.Enter(ctx, "other")
+	windowed, err := g.Enter(ctx, "windowed")
 	require.NoError(t, err)
-	assert.Less(t, other.start, int64(far), "no waiting rule: the coarse clock")
+	assert.Less(t, windowed.start, int64(far), "timed on the coarse clock")
+	arr := g.rules.Load().rules[1].flow.(interface{ Array() *window.LeapArray }).Array()
+	assert.Equal(t, int64(far), arr.Newest(), "decided on the Guard's clock")
+	windowed.Exit(nil)
+
+	other, err := g.Enter(ctx, "inflight")
+	require.NoError(t, err)
+	assert.Less(t, other.start, int64(far), "no rule in time: the coarse clock")
 	assert.GreaterOrEqual(t, other.start, int64(0))
 	other.Exit(nil)
 }

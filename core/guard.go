@@ -78,6 +78,9 @@ type binding struct {
 	// Entry.holds: per-value slots, or the tickets of breakers after the
 	// first.
 	keeps bool
+	// timed is true when a rule of b decides by the time: every kind but
+	// concurrency limits (see Guard.decisionTime).
+	timed bool
 }
 
 type config struct {
@@ -361,6 +364,7 @@ func (set *ruleSet) bind(name string) *binding {
 			continue
 		case rs.brk != nil:
 			b.breakers = append(b.breakers, rs)
+			b.timed = true
 			continue
 		case rs.waits:
 			waiting = append(waiting, rs)
@@ -371,6 +375,7 @@ func (set *ruleSet) bind(name string) *binding {
 			b.conc = append(b.conc, rs.conc)
 		}
 		b.keeps = b.keeps || rs.holds
+		b.timed = b.timed || rs.conc == nil && !rs.holds
 	}
 	b.keeps = b.keeps || len(b.breakers) > 1
 	// Breakers first: an open one rejects before any limit is taken.
