@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/bits"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -77,70 +75,17 @@ func (q *quotaOf) note(rs *ruleState, limit, remaining int64) {
 	}
 }
 
-// Quota is one quota policy of a request after a decision, as the
-// RateLimit header fields describe it: a rate limit (flow or hotspot rule)
-// admits Limit requests per Window; a concurrency limit (Window 0) admits
-// Limit requests in flight.
+// Quota is the state of a request-rate limit after a decision, for the
+// RateLimit header fields of an allowed response.
 type Quota struct {
-	Rule string // the rule's name
-	// Limit is the rule's configured limit (a warm-up ramp's lower limit
-	// in force is not advertised: Remaining shows it), with a token
-	// bucket's burst: the most requests the rule ever admits at once.
-	Limit int64
-	// Window is the period of Limit: the rule's window, or, for a token
-	// bucket with a burst, the time it takes to refill Limit tokens, so
-	// that Limit per Window is the bucket's rate. 0 for concurrency.
-	Window time.Duration
-	// Remaining is the quota left after the decision (before it, for a
-	// request that was rejected): at most Limit.
-	Remaining int64
+	Rule      string        // the rule's name
+	Limit     int64         // requests per Window in force
+	Window    time.Duration // the rule's window
+	Remaining int64         // quota left after the request
 	// Reset is an upper bound on the time until the full quota is available
 	// again if no request arrives: the window for window algorithms, the
-	// time to refill the bucket for token and leaky buckets. For a rule
-	// that rejected the request (Blocked) it is instead the time after
-	// which it would admit it, 0 if it never will or is a concurrency
-	// limit.
+	// time to refill the bucket for token and leaky buckets.
 	Reset time.Duration
-	// Blocked is true when the rule rejected the request (in
-	// BlockedError.Policies only).
-	Blocked bool
-}
-
-// quota returns the quota policy of the rule of rs after a decision that
-// left remaining under the limit lim (the value's, for a hotspot rule).
-func (rs *ruleState) quota(lim, remaining int64) Quota {
-	r := &rs.rule
-	if rs.flow != nil {
-		lim = r.Limit // not a warm-up ramp's limit
-	}
-	q := Quota{Rule: r.Name, Limit: lim}
-	if rs.window {
-		q.Window, q.Reset = r.Window, r.Window
-		if rs.refills && lim > 0 && r.Burst > 0 {
-			q.Limit = min(lim, math.MaxInt64-r.Burst) + r.Burst
-			q.Window = scaleUp(r.Window, q.Limit, lim)
-		}
-	}
-	q.Remaining = min(max(remaining, 0), q.Limit)
-	if rs.window && rs.refills && lim > 0 {
-		// A bucket refills lim per window, continuously.
-		q.Reset = scaleUp(r.Window, q.Limit-q.Remaining, lim)
-	}
-	return q
-}
-
-// scaleUp returns d*num/den for non-negative d and num and positive den,
-// rounded up, and at most the longest Duration.
-func scaleUp(d time.Duration, num, den int64) time.Duration {
-	hi, lo := bits.Mul64(uint64(d), uint64(num))
-	if hi >= uint64(den) {
-		return math.MaxInt64
-	}
-	q, rem := bits.Div64(hi, lo, uint64(den))
-	if rem != 0 {
-		q++
-	}
-	return time.Duration(min(q, math.MaxInt64))
 }
 
 // Quota returns the quota of the rate rule (flow or hotspot, not
@@ -151,7 +96,13 @@ func (e *Entry) Quota() (Quota, bool) {
 	if rs == nil {
 		return Quota{}, false
 	}
-	return rs.quota(e.quota.limit, e.quota.remaining), true
+	q := Quota{Rule: rs.rule.Name, Limit: e.quota.limit, Window: rs.rule.Window, Remaining: e.quota.remaining, Reset: rs.rule.Window}
+	if rs.refills && q.Limit > 0 {
+		// A bucket refills Limit per Window, continuously.
+		used := max(q.Limit+rs.rule.Burst-q.Remaining, 0)
+		q.Reset = time.Duration(float64(used) / float64(q.Limit) * float64(rs.rule.Window))
+	}
+	return q, true
 }
 
 // Resource returns the name of the resource entered, or "" for the zero
@@ -213,8 +164,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
 			}
 		} else if !rs.conc.AcquireOn(cpu, n) {
-			h := concHeld(rs)
-			err = g.blocked(resource, &h, cpu, now, n)
+			err = g.concBlocked(resource, rs, cpu, now, n)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, cpu, now)
@@ -295,11 +245,6 @@ func (g *Guard) concBlocked(resource string, rs *ruleState, cpu uint32, now, n i
 // back. It notes e's quota and the per-value reservations Exit releases.
 // cpu is the caller's stripe index (see stripe.Picker), for the limiters
 // that keep a share of their quota per CPU.
-//
-// Once a rule rejects the request, the rules after it are still asked,
-// each permit they grant given back at once (take and undo: the limiters
-// have no read-only question, and this costs only rejected requests), so
-// that the error carries every rejection and the latest retry time.
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
@@ -308,75 +253,48 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
-	// blocked is the error once a rule rejected the request; from then on
-	// decisions are made in probe and given back at once.
-	var blocked *BlockedError
-	var probe held
 	for i, rs := range e.b.rules {
 		if br := rs.brk; br != nil {
 			// A breaker: the first rules of the binding, so i is its
 			// index among the binding's breakers.
 			t, retry, ok := br.Allow(now)
-			switch {
-			case !ok:
-				h := held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}
-				if blocked == nil {
-					blocked = g.blockedAfter(resource, admitted, &h, cpu, now, n)
-				} else {
-					g.reject(blocked, &h, cpu, now, n)
-				}
-			case blocked != nil:
-				br.Undo(t)
-			default:
-				var h *held
-				admitted, h = push(admitted, rs)
-				h.t = t
-				if i == 0 {
-					e.brk = t
-				}
+			if !ok {
+				undo(admitted, cpu, n)
+				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, cpu, now, n)
+			}
+			var h *held
+			admitted, h = push(admitted, rs)
+			h.t = t
+			if i == 0 {
+				e.brk = t
 			}
 			continue
 		}
 		if c := rs.conc; c != nil {
 			// A concurrency rule: its reservation is one count, and
 			// giving it back needs no decision.
-			switch {
-			case !c.AcquireOn(cpu, n):
-				h := concHeld(rs)
-				if blocked == nil {
-					blocked = g.blockedAfter(resource, admitted, &h, cpu, now, n)
-				} else {
-					g.reject(blocked, &h, cpu, now, n)
-				}
-			case blocked != nil:
-				c.ReleaseOn(cpu, n)
-			default:
-				admitted, _ = push(admitted, rs)
+			if !c.AcquireOn(cpu, n) {
+				undo(admitted, cpu, n)
+				return now, g.concBlocked(resource, rs, cpu, now, n)
 			}
+			admitted, _ = push(admitted, rs)
 			continue
 		}
 		if rs.rule.Kind != KindHotspot {
-			h := &probe
-			if blocked == nil {
-				admitted, h = push(admitted, rs)
-			} else {
-				probe = held{rs: rs}
-			}
+			var h *held
+			admitted, h = push(admitted, rs)
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
-					if blocked != nil {
-						return now, blocked // ctx ended while asking the rules after a rejection
-					}
 					undo(admitted[:len(admitted)-1], cpu, n)
 					return now, err
 				}
 			} else {
 				h.d.Decision = rs.flow.AcquireOn(cpu, now, n)
 			}
-			if !h.d.OK || blocked != nil {
-				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
-				continue
+			if !h.d.OK {
+				undo(admitted[:len(admitted)-1], cpu, n)
+				return now, g.blocked(resource, h, cpu, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -390,12 +308,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if !ok {
 				break
 			}
-			h := &probe
-			if blocked == nil {
-				admitted, h = push(admitted, rs)
-			} else {
-				probe = held{rs: rs}
-			}
+			var h *held
+			admitted, h = push(admitted, rs)
 			if rr := rs.remote; rr != nil {
 				lim := rr.limitOf(v)
 				if lim.Limit == 0 {
@@ -403,9 +317,6 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				} else {
 					h.key = valueKey(rs.rule.Name, v)
 					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
-						if blocked != nil {
-							return now, blocked
-						}
 						undo(admitted[:len(admitted)-1], cpu, n)
 						return now, err
 					}
@@ -413,16 +324,13 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			} else {
 				rs.hot.AcquireTo(&h.d, now, v, n)
 			}
-			if !h.d.OK || blocked != nil {
-				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
-				continue
+			if !h.d.OK {
+				undo(admitted[:len(admitted)-1], cpu, n)
+				return now, g.blocked(resource, h, cpu, now, n)
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
 		}
-	}
-	if blocked != nil {
-		return now, blocked
 	}
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {

@@ -1,77 +1,132 @@
 package flow
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+)
 
-// warmup is the warm-up ramp of a rule: the limit in force grows linearly from
-// Limit/ColdFactor to Limit as the rule accumulates heat, and heat accumulates
-// while traffic runs at least at half the cold limit and drains at the same
-// pace while it runs below. Heat is measured in nanoseconds, from 0 (cold) to
-// Config.Warmup (warm), and updated at most once per tick by whichever caller
-// wins a compare-and-swap, so reading the limit costs two atomic loads.
+// warmup is the warm-up of a rule, the model of Sentinel's WarmUpController
+// and Guava's SmoothWarmingUp: a store of tokens fills at Limit per Window
+// and loses a token per admitted request, and how full it is sets the limit
+// in force. At or below the warning level the rule is warm (Limit); above
+// it the time a request costs grows linearly with the tokens, to ColdFactor
+// times Limit's at the most the store holds (the limit there is
+// Limit/ColdFactor). Above the warning level the store fills only while
+// traffic runs below Limit/ColdFactor, so it stays cold until traffic has
+// used it up: a rule that idles below Limit/ColdFactor stays cold, and one
+// that runs between that and Limit settles at the warning level, warm.
 //
-// A tick is at least one Window: the window algorithms admit in bursts (a
-// saturated fixed window admits its whole limit at the window's start and
-// nothing after), so the admitted rate is only meaningful over a window. A
-// shorter tick would see the quiet part of a saturated window as idle and
-// cool a rule that runs at its limit.
+// With P = Warmup/Window and cold factor c, the warning level is P*Limit/(c-1)
+// tokens and the store holds P*2*Limit/(c+1) more, so that traffic at the
+// limit in force empties that part in Warmup: the store's fill is the area
+// under the cost of a request between the two levels.
+//
+// The store is updated at most once per tick by whichever caller wins a
+// compare-and-swap, so reading the limit costs two atomic loads. A tick is
+// at least one Window: the window algorithms admit in bursts (a saturated
+// fixed window admits its whole limit at the window's start and nothing
+// after), so the admitted rate is only meaningful over a window. The limit in
+// force over a tick is the mean rate at which traffic at that limit empties
+// the store over the tick, so a full-rate spike from cold is warm after
+// Warmup, not a tick later.
 type warmup struct {
-	limit, cold    int64
-	warmup, window int64
-	tick           int64
-	state          *warmState
+	limit int64
+	cold  int64   // Limit/ColdFactor, at least 1 unless Limit is 0
+	tick  int64   // ns
+	fill  float64 // tokens per ns
+	cf    float64 // ColdFactor
+	warn  float64 // warning level, tokens
+	max   float64 // tokens the store holds
+	// slope is how much the cost of a request grows per token above warn,
+	// in ns per token per token; 0 when ColdFactor is 1 (no warm-up).
+	slope float64
+	state *warmState
 }
 
-// warmState is the part of a warm-up that a rule reload carries over.
+// warmState is the part of a warm-up that a rule reload carries over. The
+// level is kept as a share of the most the store holds, so that it means
+// the same coldness under a new limit or warm-up.
 type warmState struct {
-	last     atomic.Int64 // time of the last heat update
-	heat     atomic.Int64 // ns, in [0, warmup]
-	eff      atomic.Int64 // limit in force
-	admitted atomic.Int64 // requests admitted since last
+	last     atomic.Int64  // time of the last update
+	level    atomic.Uint64 // float64 bits: stored tokens / max, in [0, 1]
+	eff      atomic.Int64  // limit in force
+	admitted atomic.Int64  // requests admitted since last
 }
 
 func newWarmup(cfg Config, prev Limiter) *warmup {
-	cold := max(cfg.Limit/int64(cfg.ColdFactor), 1)
-	if cfg.Limit == 0 {
-		cold = 0
-	}
+	cf := float64(cfg.ColdFactor)
+	periods := float64(cfg.Warmup) / float64(cfg.Window)
 	w := &warmup{
-		limit:  cfg.Limit,
-		cold:   cold,
-		warmup: int64(cfg.Warmup),
-		window: int64(cfg.Window),
-		tick:   max(int64(cfg.Warmup)/100, int64(cfg.Window)),
+		limit: cfg.Limit,
+		cold:  max(cfg.Limit/int64(cfg.ColdFactor), 1),
+		tick:  max(int64(cfg.Warmup)/100, int64(cfg.Window)),
+		fill:  float64(cfg.Limit) / float64(cfg.Window),
+		cf:    cf,
+	}
+	if cfg.Limit == 0 {
+		w.cold = 0
+	}
+	if cfg.ColdFactor > 1 && cfg.Limit > 0 {
+		w.warn = periods * float64(cfg.Limit) / (cf - 1)
+		w.max = w.warn + periods*2*float64(cfg.Limit)/(cf+1)
+		w.slope = (cf - 1) / w.fill / (w.max - w.warn)
 	}
 	if p, ok := prev.(interface{ warmState() *warmState }); ok && p.warmState() != nil {
 		w.state = p.warmState()
-		w.state.heat.Store(min(w.state.heat.Load(), w.warmup))
 	} else {
 		w.state = &warmState{}
+		w.state.level.Store(math.Float64bits(1)) // cold
 	}
-	w.state.eff.Store(w.limitFor(w.state.heat.Load()))
+	w.state.eff.Store(w.limitFor(w.tokens()))
 	return w
 }
 
-func (w *warmup) limitFor(heat int64) int64 {
-	return w.cold + mulDiv(w.limit-w.cold, heat, w.warmup)
+// tokens returns the tokens stored.
+func (w *warmup) tokens() float64 {
+	return math.Float64frombits(w.state.level.Load()) * w.max
 }
 
-// at returns the limit in force at now, first updating the heat when a tick
-// has passed since the last update.
+// limitFor returns the limit in force over the next tick with tokens stored:
+// the tokens traffic admitted at that limit uses up over a tick, per Window.
+func (w *warmup) limitFor(tokens float64) int64 {
+	above := tokens - w.warn
+	if w.slope == 0 || above <= 0 {
+		return w.limit
+	}
+	// The cost of a request is i = 1/fill + slope*above, and traffic at
+	// 1/i uses above at d(above)/dt = -1/i, so i*i falls by 2*slope per ns.
+	t := float64(w.tick)
+	i0 := 1/w.fill + w.slope*above
+	i2 := i0*i0 - 2*w.slope*t
+	var used float64
+	if warm := 1 / w.fill; i2 > warm*warm {
+		used = above - (math.Sqrt(i2)-warm)/w.slope
+	} else { // warm within the tick, at Limit from then on
+		used = above + (t-(i0*i0-warm*warm)/(2*w.slope))*w.fill
+	}
+	// Rounded to the nearest, so that traffic at the limit in force uses
+	// the tokens the model says, on average, and a spike warms in Warmup.
+	return min(max(int64(math.Round(used/(t*w.fill)*float64(w.limit))), w.cold), w.limit)
+}
+
+// at returns the limit in force at now, first updating the store when a
+// tick has passed since the last update.
 func (w *warmup) at(now int64) int64 {
 	s := w.state
 	last := s.last.Load()
 	if elapsed := now - last; elapsed >= w.tick && s.last.CompareAndSwap(last, now) {
-		a := s.admitted.Swap(0)
-		heat := s.heat.Load()
-		// Heating when the admitted rate reached half the cold rate:
-		// a/elapsed >= cold/2/window.
-		if float64(a)*2*float64(w.window) >= float64(w.cold)*float64(elapsed) && a > 0 {
-			heat = min(heat+elapsed, w.warmup)
-		} else {
-			heat = max(heat-elapsed, 0)
+		a := float64(s.admitted.Swap(0))
+		tokens := w.tokens()
+		// The store fills below the warning level, and above it while the
+		// admitted rate is below the cold limit's.
+		if tokens < w.warn || a < float64(elapsed)*w.fill/w.cf {
+			tokens += float64(elapsed) * w.fill
 		}
-		s.heat.Store(heat)
-		s.eff.Store(w.limitFor(heat))
+		tokens = min(max(tokens-a, 0), w.max)
+		if w.max > 0 {
+			s.level.Store(math.Float64bits(tokens / w.max))
+		}
+		s.eff.Store(w.limitFor(tokens))
 	}
 	return s.eff.Load()
 }
