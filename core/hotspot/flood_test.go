@@ -83,3 +83,162 @@ func TestFlood(t *testing.T) {
 	}
 	checkTable(t, flooded)
 }
+
+// floods are the patterns of a hostile flood of junk values against a
+// table of maxKeys: 10 x maxKeys values each sent once, each sent twice in a
+// row, each sent twice a block of maxKeys/8 values apart (promoted, as
+// values seen twice are), and 3 x maxKeys values cycled for 20 x maxKeys
+// requests (each evicted before it comes back, with a debt of its own).
+var floods = []struct {
+	name string
+	n    func(maxKeys int) int       // requests
+	junk func(i, maxKeys int) string // the value of request i
+}{
+	{"once", func(m int) int { return 10 * m }, func(i, _ int) string { return "junk-" + strconv.Itoa(i) }},
+	{"twice", func(m int) int { return 20 * m }, func(i, _ int) string { return "junk-" + strconv.Itoa(i/2) }},
+	{"twice-apart", func(m int) int { return 20 * m }, func(i, m int) string {
+		b := m / 8
+		return "junk-" + strconv.Itoa(i/(2*b)*b+i%b)
+	}},
+	{"cycling", func(m int) int { return 20 * m }, func(i, m int) string { return "junk-" + strconv.Itoa(i%(3*m)) }},
+}
+
+// TestFloodKeepsDebts: "5 login attempts per 15 minutes per user" survives
+// every flood of floods, under each algorithm: a value whose state still
+// limits it is never given a fresh one because of other values.
+//
+// Before the flood, heavy users spend their whole limit (and are rejected
+// once more: seen twice, they are protected) and light users make one
+// attempt (seen once, in probation). During the flood, 2 minutes of junk
+// values (shorter than a token's 3 minutes), the heavy users try again 5
+// times, far enough apart to be evicted in between: each attempt must be
+// rejected. At its end the light users try
+// Limit+1 times. A Limiter that sees no flood gets the same requests of the
+// users, and the flooded one admits at most as many, user by user: its
+// debts may be later than a value's own (a conservative error), never
+// earlier. Once every debt can have been paid (a bucket's capacity after
+// the flood), both admit exactly the same. The table never holds more than
+// MaxKeys values, nor its debts more cells than their fixed share.
+//
+// Without debts, evicted users came back with a full bucket: admitted during
+// the flood (heavy) or once more than the quiet Limiter (light).
+// Concurrency users hold Limit requests (heavy) or one (light) in flight
+// through the flood; they are released at its end.
+func TestFloodKeepsDebts(t *testing.T) {
+	const (
+		maxKeys  = 1000
+		heavy    = 20
+		light    = 20
+		checks   = 5 // each after 2 to 4 x maxKeys junk requests
+		floodEnd = 2 * time.Minute
+	)
+	users := func(kind string, n int) []string {
+		vs := make([]string, n)
+		for i := range vs {
+			vs[i] = kind + "-" + strconv.Itoa(i)
+		}
+		return vs
+	}
+	heavyUsers, lightUsers := users("heavy", heavy), users("light", light)
+	for _, cfg := range []Config{
+		{Algorithm: TokenBucket, Limit: 5, Window: 15 * time.Minute, MaxKeys: maxKeys},
+		{Algorithm: LeakyBucket, Limit: 5, Window: 15 * time.Minute, MaxKeys: maxKeys},
+		{Algorithm: Concurrency, Limit: 5, MaxKeys: maxKeys},
+	} {
+		// payday is when every debt of the flood is paid: a bucket's
+		// capacity after the last request (a token bucket's window, a
+		// leaky bucket's one slot); in-flight requests are released at
+		// floodEnd.
+		payday := floodEnd + cfg.Window
+		if cfg.Algorithm == LeakyBucket {
+			payday = floodEnd + cfg.Window/time.Duration(cfg.Limit)
+		}
+		for _, fl := range floods {
+			t.Run(string(cfg.Algorithm)+"/"+fl.name, func(t *testing.T) {
+				flooded, quiet := mustNew(t, cfg, nil), mustNew(t, cfg, nil)
+				var held []Decision // in flight, of both Limiters
+				// try makes one attempt of user at at on both Limiters,
+				// and returns how many each admitted.
+				var admitted, reference map[string]int = map[string]int{}, map[string]int{}
+				try := func(at time.Duration, user string) {
+					for _, l := range []*Limiter{flooded, quiet} {
+						d := l.Acquire(int64(at), user, 1)
+						if !d.OK {
+							continue
+						}
+						if l == flooded {
+							admitted[user]++
+						} else {
+							reference[user]++
+						}
+						held = append(held, d)
+					}
+				}
+				for _, u := range heavyUsers {
+					for range cfg.Limit + 1 {
+						try(0, u)
+					}
+				}
+				for _, u := range lightUsers {
+					try(0, u)
+				}
+
+				n := fl.n(maxKeys)
+				for i := range n {
+					at := time.Second + time.Duration(i)*(floodEnd-time.Second)/time.Duration(n)
+					if d := flooded.Acquire(int64(at), fl.junk(i, maxKeys), 1); d.OK {
+						flooded.Release(d, 1) // concurrency: over at once
+					}
+					if i%(n/checks) == 0 {
+						for _, u := range heavyUsers {
+							before := admitted[u]
+							try(at, u)
+							require.Equal(t, before, admitted[u], "%s admitted after %d junk requests", u, i)
+						}
+						require.LessOrEqual(t, flooded.Len(), maxKeys)
+					}
+				}
+				for _, u := range lightUsers {
+					for range cfg.Limit + 1 {
+						try(floodEnd, u)
+					}
+					require.LessOrEqual(t, admitted[u], reference[u], "%s after the flood: more than without it", u)
+				}
+				checkTable(t, flooded)
+				checkDebts(t, flooded)
+
+				for _, d := range held {
+					d.lim.Release(d, 1)
+				}
+				clear(admitted)
+				clear(reference)
+				for _, u := range append(heavyUsers, lightUsers...) {
+					for range cfg.Limit + 1 {
+						try(payday, u)
+					}
+				}
+				assert.Equal(t, reference, admitted, "once every debt is paid")
+				assert.Len(t, admitted, heavy+light)
+			})
+		}
+	}
+}
+
+// checkDebts fails t unless each shard's debts of l hold no more cells than
+// their fixed share, and no cell's TAT is later than the shard's until.
+func checkDebts(t testing.TB, l *Limiter) {
+	t.Helper()
+	if l.cfg.Algorithm == Concurrency {
+		require.Nil(t, l.tab.debts, "a Concurrency table keeps no debts")
+		return
+	}
+	for si := range l.tab.shards {
+		s, d := &l.tab.shards[si], &l.tab.debts[si]
+		s.mu.Lock()
+		require.LessOrEqual(t, len(d.cells), max(int(s.capRecs)/2, minDebtCells), "shard %d", si)
+		for _, c := range d.cells {
+			require.LessOrEqual(t, c.tat, d.until, "shard %d", si)
+		}
+		s.mu.Unlock()
+	}
+}

@@ -52,7 +52,7 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys {
 		l.tab = prev.tab
 	} else {
-		l.tab = newTable(cfg.MaxKeys)
+		l.tab = newTable(cfg.MaxKeys, cfg.Algorithm != Concurrency)
 	}
 	return l, nil
 }
@@ -130,7 +130,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
-	} else if i = s.insert(k, fresh); i < 0 {
+	} else if i = s.insert(k, fresh, now, l.tab.debtsOf(si)); i < 0 {
 		s.mu.Unlock()
 		*d = Decision{Decision: flow.Decision{Limit: lim}}
 		return

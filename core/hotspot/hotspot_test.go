@@ -172,9 +172,10 @@ func TestStaleHandles(t *testing.T) {
 		require.False(t, l.Acquire(0, "b", 1).OK)
 		l.Undo(old, 1)
 		assert.False(t, l.Acquire(0, "b", 1).OK, "a's Undo gave b a token")
-		require.True(t, l.Acquire(0, "a", 1).OK) // a again, in a new life of the record
+		assert.False(t, l.Acquire(0, "a", 1).OK, "a evicted with its token spent came back with it")
+		require.True(t, l.Acquire(int64(s), "a", 1).OK) // refilled, in a new life of the record
 		l.Undo(old, 1)
-		assert.False(t, l.Acquire(0, "a", 1).OK, "an Undo of a's first life gave its second a token")
+		assert.False(t, l.Acquire(int64(s), "a", 1).OK, "an Undo of a's first life gave its second a token")
 	})
 	t.Run("concurrency", func(t *testing.T) {
 		l := mustNew(t, Config{Algorithm: Concurrency, Limit: 1, MaxKeys: 1}, nil)
@@ -331,7 +332,7 @@ func TestAcquireToOverwrites(t *testing.T) {
 // TestFrontKeepsEachValuesState: values decided twice in a row take turns
 // as a shard's front (see shard); each keeps its own bucket through the
 // turns, and the front's state is the one an Undo gives back to and an
-// eviction drops.
+// eviction leaves as the value's debt.
 func TestFrontKeepsEachValuesState(t *testing.T) {
 	admitted := func(l *Limiter, at time.Duration, v string, times int) (n int) {
 		for range times {
@@ -367,7 +368,8 @@ func TestFrontKeepsEachValuesState(t *testing.T) {
 		ok, _, _ := lookup(l, "b")
 		require.False(t, ok, "b evicted")
 		assert.Equal(t, int32(-1), sh.frontRec, "no front once its record went to another value")
-		assert.Equal(t, 3, admitted(l, 0, "b", 4), "b back with a full bucket")
+		assert.Zero(t, admitted(l, 0, "b", 4), "b back with its spent bucket")
+		assert.Equal(t, 3, admitted(l, s, "b", 4), "and refilled a window later")
 		checkTable(t, l)
 	})
 }

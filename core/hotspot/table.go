@@ -36,6 +36,7 @@ type table struct {
 	seed, seed2 maphash.Seed // per table, secret: the two halves of an id
 	shardMask   uint64
 	shards      []shard
+	debts       []debts // of each shard, for a bucket table; nil for Concurrency
 }
 
 // id is the identity of a value: two 64-bit keyed hashes of it. The low
@@ -124,12 +125,20 @@ type record struct {
 	pinned     bool   // requests in flight: out of both lists, never evicted
 }
 
-func newTable(maxKeys int) *table {
+// newTable returns an empty table of maxKeys records; a bucket table
+// (buckets) remembers the debts of the values it evicts.
+func newTable(maxKeys int, buckets bool) *table {
 	n := 1
 	for n < maxShards && maxKeys/(2*n) >= minShardKeys {
 		n *= 2
 	}
 	t := &table{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
+	if buckets {
+		t.debts = make([]debts, n)
+		for i := range t.debts {
+			t.debts[i].until = noDebt
+		}
+	}
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.frontRec = -1
@@ -145,6 +154,14 @@ func newTable(maxKeys int) *table {
 // idOf returns the id of value.
 func (t *table) idOf(value string) id {
 	return id{maphash.String(t.seed, value), maphash.String(t.seed2, value)}
+}
+
+// debtsOf returns the debts of shard si, or nil for a Concurrency table.
+func (t *table) debtsOf(si int32) *debts {
+	if t.debts == nil {
+		return nil
+	}
+	return &t.debts[si]
 }
 
 // shard returns the shard of k and its index.
@@ -183,11 +200,16 @@ func (s *shard) find(k id) int32 {
 	return -1
 }
 
-// insert gives k a record, with state fresh, at the head of
-// probation: a new record while the shard has room, else the evicted record
-// of the least recently used value of probation (of protected when
-// probation is empty). It returns -1 when every record is pinned.
-func (s *shard) insert(k id, fresh int64) int32 {
+// insert gives k a record at the head of probation: a new record while the
+// shard has room, else the evicted record of the least recently used value
+// of probation (of protected when probation is empty). It returns -1 when
+// every record is pinned. The record's state is fresh, or, with the shard's
+// debts d (a bucket table), the debt k was evicted with if it is later; an
+// evicted bucket whose TAT is later than now leaves its debt in d.
+func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
+	if d != nil {
+		fresh = max(fresh, d.take(k, now))
+	}
 	var i int32
 	if n := int32(len(s.recs)); n < s.capRecs {
 		s.grow(n + 1)
@@ -206,14 +228,17 @@ func (s *shard) insert(k id, fresh int64) int32 {
 		// the CPU caches the two cache misses overlap.
 		i = l.tail
 		r := &s.recs[i]
-		prev, prevTag, gen := r.prev, r.prevTag, r.gen
+		prev, prevTag, gen, old, st := r.prev, r.prevTag, r.gen, r.id, r.state
 		s.unindex(l.tailTag, i)
 		if l.n > 1 {
 			l.tail, l.tailTag = prev, prevTag // the new tail's next is stale, never followed
 		}
 		l.n--
 		if i == s.frontRec {
-			s.frontRec = -1 // its state goes with the value
+			s.frontRec, st = -1, s.frontState
+		}
+		if d != nil && st > now {
+			d.record(old, st, now, s.capRecs) // a bucket not yet full
 		}
 		*r = record{state: fresh, gen: gen + 1, id: k, seg: probation}
 		s.index(k.tag(), i)

@@ -31,7 +31,7 @@ func TestShape(t *testing.T) {
 	for _, tc := range []struct{ maxKeys, shards int }{
 		{1, 1}, {255, 1}, {256, 2}, {1000, 4}, {10_000, 64}, {100_000, 64}, {1_000_003, 64},
 	} {
-		tab := newTable(tc.maxKeys)
+		tab := newTable(tc.maxKeys, true)
 		assert.Len(t, tab.shards, tc.shards, "MaxKeys %d", tc.maxKeys)
 		sum := 0
 		for i := range tab.shards {
