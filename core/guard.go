@@ -189,20 +189,19 @@ func New(opts ...Option) (*Guard, error) {
 }
 
 // RTResolution is the resolution of the clock a Guard on the system clock
-// reads for most requests: a goroutine of the Guard advances it every
-// RTResolution, so that a reading costs an atomic load instead of a reading
-// of the monotonic clock (tens of nanoseconds). Enter makes its decisions
-// on it unless a rule that applies makes requests wait for their turn
-// (leaky bucket): pacing needs the
-// monotonic clock, which Enter and Exit then read. The coarse clock lags the
-// monotonic one by about RTResolution (more when the process is too busy to
-// run its goroutine on time) and never runs ahead of it, so decisions err on
-// the side of the limits: a window ends, a bucket refills and a Retry-After
-// runs out up to that much later than they would on the monotonic clock,
-// never earlier. Response times are measured to within about a millisecond,
-// like Sentinel's, and a response shorter than that may be recorded as 0.
-// The goroutine runs only while requests come, parks after a second
-// without one, and stops with Close.
+// times requests on (statistics, response times): a goroutine of the Guard
+// advances it every RTResolution, so that a reading costs an atomic load
+// instead of a reading of the monotonic clock (tens of nanoseconds). Rules
+// decide on the monotonic clock (concurrency limits need no clock): when the
+// host is busy the goroutine runs late, by tens or hundreds of milliseconds,
+// and a clock that lags by a varying amount would let a window span more
+// real time than it should and make retry hints early. Requests under rules
+// that make them wait for their turn (leaky bucket) are timed on the
+// monotonic clock too. Response times are measured to within about a
+// millisecond, like Sentinel's (more when the goroutine runs late), and a
+// response shorter than that may be recorded as 0. The goroutine runs only
+// while requests come, parks after a second without one, and stops with
+// Close.
 const RTResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
