@@ -89,11 +89,13 @@ const (
 func (e *entry) dead() bool { return e.state.Load()&stDead != 0 }
 
 // now returns the time on this instance's view of Redis's clock, in
-// nanoseconds since 1970, to the millisecond (it never runs ahead). It never
-// goes back either: each measure of the offset is off by up to half a round
-// trip, and a pacing decision made on a clock that stepped back would make
-// a request wait longer than its slot.
-func (s *Store) now() int64 { return max(int64(s.coarse.Now())+s.offset.Load(), s.floor.Load()) }
+// nanoseconds since 1970. It reads the monotonic clock: a coarse clock's
+// goroutine runs late when the host is busy, and counts stamped on a
+// lagging clock leave their window early. It never goes back: each measure
+// of the offset is off by up to half a round trip, and a pacing decision
+// made on a clock that stepped back would make a request wait longer than
+// its slot.
+func (s *Store) now() int64 { return max(int64(s.clk.Now())+s.offset.Load(), s.floor.Load()) }
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window)}
@@ -577,7 +579,7 @@ func (s *Store) setOffset(val any, before, after int64) error {
 	if old := s.offset.Load(); s.offsetKnown.Load() && offset < old {
 		// The time seen through the old offset so far becomes the floor,
 		// before the lower offset is in.
-		seen := int64(s.coarse.Now()) + old
+		seen := int64(s.clk.Now()) + old
 		for f := s.floor.Load(); f < seen && !s.floor.CompareAndSwap(f, seen); f = s.floor.Load() {
 		}
 	}

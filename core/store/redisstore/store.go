@@ -40,7 +40,6 @@ type Store struct {
 	client redis.UniversalClient
 	o      options
 	clk    *clock.System
-	coarse *clock.Coarse  // clk, read once a millisecond: approximate decisions
 	picker *stripe.Picker // the CPU of a Take, for approximate sliding counters' leases
 
 	queue chan *call
@@ -103,7 +102,6 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		stop:   make(chan struct{}),
 		ctxOK:  honoursContext(client),
 	}
-	s.coarse, _ = clock.NewCoarse(s.clk, time.Millisecond) // valid arguments
 	s.picker = stripe.NewPicker()
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
@@ -132,7 +130,6 @@ func (s *Store) Close() error {
 	s.syncOnce()
 	close(s.stop)
 	s.wg.Wait()
-	s.coarse.Stop()
 	return nil
 }
 
