@@ -35,6 +35,15 @@ const (
 	// MaxSlidingLogLimit bounds Config.Limit for SlidingLog, which keeps one
 	// 8-byte timestamp per admitted request in the window.
 	MaxSlidingLogLimit = 1 << 20
+	// MaxLimit bounds Config.Limit (and Limit+Burst): counts, and a count
+	// plus a request's n, stay exact in float64 (the sliding counter's
+	// estimate, Lua's numbers in a Redis store).
+	MaxLimit = 1 << 52
+	// MaxSpan bounds every span of time a limiter adds to now: Window,
+	// MaxWait, and a token bucket's capacity Window+Burst*Window/Limit
+	// (the time a spent bucket takes to fill). About 52 days: times stay
+	// far from int64's range, and differences of times exact in float64.
+	MaxSpan = time.Duration(1 << 52)
 )
 
 // Config describes one flow limit: at most Limit requests per Window, by
@@ -106,9 +115,13 @@ func (c Config) Validate() []*FieldError {
 	}
 	if c.Limit < 0 {
 		add("limit", "must be >= 0, got %d", c.Limit)
+	} else if c.Limit > MaxLimit {
+		add("limit", "must be <= %d, got %d", MaxLimit, c.Limit)
 	}
 	if c.Window <= 0 {
 		add("window", "must be > 0, got %s", c.Window)
+	} else if c.Window > MaxSpan {
+		add("window", "must be <= %s (%d ns), got %s", MaxSpan, int64(MaxSpan), c.Window)
 	}
 	if c.Algorithm == LeapArray {
 		switch {
@@ -133,8 +146,8 @@ func (c Config) Validate() []*FieldError {
 	if c.Algorithm == SlidingLog && c.Limit > MaxSlidingLogLimit {
 		add("limit", "must be <= %d with algorithm %s (one timestamp is kept per request), got %d", MaxSlidingLogLimit, SlidingLog, c.Limit)
 	}
-	if (c.Algorithm == TokenBucket || c.Algorithm == LeakyBucket) && c.Window > 0 && c.Limit > int64(c.Window) {
-		add("limit", "must be <= %d (one request per nanosecond) with window %s, got %d", int64(c.Window), c.Window, c.Limit)
+	if c.Algorithm == TokenBucket || c.Algorithm == LeakyBucket {
+		errs = append(errs, BucketBounds(c.Limit, c.Window, c.Burst, c.MaxWait)...)
 	}
 	if c.Warmup < 0 {
 		add("warmup", "must be >= 0, got %s", c.Warmup)
@@ -143,6 +156,36 @@ func (c Config) Validate() []*FieldError {
 		add("coldFactor", "must be >= 1, got %d", c.ColdFactor)
 	} else if c.ColdFactor != 0 && c.Warmup == 0 {
 		add("coldFactor", "only applies with warmup > 0")
+	}
+	return errs
+}
+
+// BucketBounds returns the problems of the upper bounds of a token or
+// leaky bucket of limit per window with burst (token bucket) and maxWait
+// (leaky bucket), whichever field is the one to lower, each with the
+// largest value allowed: at most one request per nanosecond, Limit+Burst
+// at most MaxLimit, MaxWait and the capacity at most MaxSpan. Negative
+// values and a zero window are left to the caller.
+func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.Duration) []*FieldError {
+	var errs []*FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	w := int64(window)
+	if w > 0 && limit > w {
+		add("limit", "must be <= %d (one request per nanosecond) with window %s, got %d", w, window, limit)
+	}
+	if maxWait > MaxSpan {
+		add("maxWait", "must be <= %s (%d ns), got %s", MaxSpan, int64(MaxSpan), maxWait)
+	}
+	if limit <= 0 || burst <= 0 || w <= 0 || window > MaxSpan || limit > MaxLimit {
+		return errs
+	}
+	// Window + burst*window/limit <= MaxSpan, and limit+burst <= MaxLimit.
+	most := min(mulDiv(int64(MaxSpan)-w, limit, w), MaxLimit-limit)
+	if burst > most {
+		add("burst", "must be <= %d with limit %d per %s (a spent bucket must fill within %s, and limit+burst be <= %d), got %d",
+			most, limit, window, MaxSpan, int64(MaxLimit), burst)
 	}
 	return errs
 }

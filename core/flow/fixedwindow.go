@@ -79,6 +79,11 @@ func (f *fixedWindow) AcquireOn(_ uint32, now, n int64) Decision { return f.Acqu
 func (f *fixedWindow) Acquire(now int64, n int64) Decision {
 	lim := f.th.at(now)
 	w := int64(f.cfg.Window)
+	if n > lim {
+		// Never fits; not added, so that no count can overflow.
+		used := f.ps.at(now, w).count.Load()
+		return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: f.cfg.Window}
+	}
 	c, v := f.ps.reserve(now, w, n)
 	if v <= lim {
 		f.th.admitted(n)
@@ -86,9 +91,6 @@ func (f *fixedWindow) Acquire(now int64, n int64) Decision {
 	}
 	c.count.Add(-n)
 	retry := c.start + w - now
-	if n > lim {
-		retry = w
-	}
 	return Decision{Limit: lim, Remaining: max(lim-(v-n), 0), RetryAfter: time.Duration(max(retry, 0))}
 }
 

@@ -22,8 +22,9 @@ type Decision struct {
 	// request would be admitted if nothing else arrived; 0 when admitted.
 	RetryAfter time.Duration
 
-	ref  any   // algorithm state the reservation was made in, for Undo
-	mark int64 // algorithm value of the reservation, for Undo
+	ref      any   // algorithm state the reservation was made in, for Undo
+	mark     int64 // algorithm value of the reservation, for Undo
+	markFrac int64 // the fraction of a nanosecond of a bucket's mark
 }
 
 // Limiter is one flow limit. Acquire admits or rejects n requests at now (in

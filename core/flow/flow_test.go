@@ -225,16 +225,16 @@ func TestLeakyBucket(t *testing.T) {
 			},
 		},
 		{
-			// 3000/s: 333333ns slots, to the nanosecond.
+			// 3000/s: slots of 333333⅓ns, exactly; hints rounded up.
 			name: "3000 per second, maxWait 0",
 			cfg:  Config{Algorithm: LeakyBucket, Limit: 3000, Window: s},
 			steps: []step{
 				{at: 0, ok: true},
-				{at: 0, retry: 333333},
-				{at: 333332, retry: 1},
-				{at: 333333, ok: true},
-				{at: 666666, ok: true},
-				{at: 666667, retry: 333332},
+				{at: 0, retry: 333334},
+				{at: 333333, retry: 1},
+				{at: 333334, ok: true},
+				{at: 666667, retry: 1},
+				{at: 666668, ok: true},
 			},
 		},
 	}
@@ -409,7 +409,8 @@ func TestLeakyBucketUndo(t *testing.T) {
 	l.Undo(b, 1) // the latest slot: rewound
 	c := l.Acquire(0, 1)
 	assert.Equal(t, 100*ms, c.Wait, "b's slot is given again")
-	l.Undo(a, 1) // a later slot was taken since: a's stays empty
+	l.Undo(a, 1) // a later slot was taken since: a's is a hole
+	assert.Equal(t, time.Duration(0), l.Acquire(0, 1).Wait, "a's slot is given again")
 	assert.Equal(t, 200*ms, l.Acquire(0, 1).Wait)
 	l.Undo(Decision{}, 1) // no panic, no effect
 	l.Undo(l.Acquire(0, 100), 100)

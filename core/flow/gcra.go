@@ -1,21 +1,32 @@
 package flow
 
 import (
+	"math/bits"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // GCRA is the arithmetic of a token bucket or leaky bucket as the generic
-// cell rate algorithm, over one int64 of state, the TAT: the time at which
-// the bucket will be full again (token bucket) or the next free slot begins
-// (leaky bucket). A request of n costs n*Window/Limit nanoseconds of TAT and
-// fits while the TAT stays within the tolerance ahead of now:
-// Window+Burst*Window/Limit for a token bucket (its capacity), MaxWait plus
-// the request's own cost for a leaky bucket (Queue), whose requests wait
-// until the TAT minus their cost. Decide (or DecideTo) and Refund are that
-// arithmetic on a TAT the caller guards (by a lock); Acquire and Undo apply
-// the same arithmetic to an atomic TAT by compare-and-swap, a lost race
-// retrying against the newer TAT, never against time.
+// cell rate algorithm, over one state, the TAT: the time at which the bucket
+// will be full again (token bucket) or the next free slot begins (leaky
+// bucket). A request of n costs n*Window/Limit of TAT and fits while the TAT
+// stays within the tolerance ahead of now: Window+Burst*Window/Limit for a
+// token bucket (its capacity), MaxWait plus the request's own cost for a
+// leaky bucket (Queue), whose requests wait until the TAT minus their cost.
+//
+// The arithmetic is exact: a cost is kept as nanoseconds plus a fraction of
+// one in units of 1/Limit ns (see instant), so that a rate whose cost is not
+// a whole number of nanoseconds (3 per second, 6e8 per second) is honoured
+// exactly. Decide (or DecideTo) and Refund are that arithmetic on a TAT of
+// whole nanoseconds that the caller guards (by a lock): the TAT's fraction
+// is dropped, so such a bucket admits up to one request per
+// Window/Limit-nanoseconds-rounded-down more than its rate, which matters
+// only when Window/Limit is a few nanoseconds. Acquire and Undo apply it to
+// an atomic TAT by compare-and-swap, a lost race retrying against the
+// newer TAT, never against time; flow rules whose cost has a fraction keep
+// it exactly (see gcra).
 //
 // Flow rules of TokenBucket and LeakyBucket use it, and so do per-value
 // (hotspot) buckets, which keep one TAT per value.
@@ -26,13 +37,51 @@ type GCRA struct {
 	MaxWait time.Duration // leaky bucket only
 	Queue   bool          // leaky bucket: admitted requests wait for their slot
 
-	// Set by Prepare: the cost of one request and the capacity, which
-	// Decide otherwise computes, each with a 128-bit division, per call,
-	// and the scale that turns time into requests without a division.
-	prepared  bool
-	cost1, cp int64
-	perNs     scale    // Limit/Window
-	one       gcraCost // the cost of one request
+	// den is the denominator of the fractions of a nanosecond, Limit when
+	// 0; a flow rule that warms up uses its full limit for every limit of
+	// the ramp, rounding costs up and tolerances down to it.
+	den int64
+	// Set by Prepare: the cost of one request, which Decide otherwise
+	// computes per call, and the scale that turns time into requests
+	// without a division.
+	prepared bool
+	perNs    scale    // Limit/Window
+	one      gcraCost // the cost of one request
+}
+
+// instant is a time or a duration of GCRA's arithmetic: ns nanoseconds plus
+// frac/den of one, 0 <= frac < den, den the GCRA's denominator.
+type instant struct{ ns, frac int64 }
+
+// at returns the instant of t nanoseconds.
+func at(t int64) instant { return instant{ns: t} }
+
+func (a instant) plus(b instant, den int64) instant {
+	a.ns += b.ns
+	if a.frac += b.frac; a.frac >= den {
+		a.frac -= den
+		a.ns++
+	}
+	return a
+}
+
+func (a instant) minus(b instant, den int64) instant {
+	a.ns -= b.ns
+	if a.frac -= b.frac; a.frac < 0 {
+		a.frac += den
+		a.ns--
+	}
+	return a
+}
+
+func (a instant) after(b instant) bool { return a.ns > b.ns || a.ns == b.ns && a.frac > b.frac }
+
+// ceil returns a rounded up to a whole nanosecond.
+func (a instant) ceil() int64 {
+	if a.frac > 0 {
+		return a.ns + 1
+	}
+	return a.ns
 }
 
 // Prepare returns p with the values Decide derives from its fields
@@ -42,8 +91,6 @@ type GCRA struct {
 func (p GCRA) Prepare() GCRA {
 	p.prepared = false
 	if p.Limit > 0 {
-		p.cost1 = mulDiv(1, int64(p.Window), p.Limit)
-		p.cp = p.capacity()
 		p.perNs = newScale(p.Limit, int64(p.Window))
 		p.one = p.costOfMany(1)
 		p.prepared = true
@@ -51,11 +98,46 @@ func (p GCRA) Prepare() GCRA {
 	return p
 }
 
+// denom returns the denominator of p's fractions.
+func (p *GCRA) denom() int64 {
+	if p.den > 0 {
+		return p.den
+	}
+	return p.Limit
+}
+
+// share returns x*Window/Limit as an instant, rounded up (a cost) or down
+// (a tolerance) to a unit of 1/den when den is not Limit; it saturates at
+// 2^62 nanoseconds, beyond any span Config allows.
+func (p *GCRA) share(x int64, up bool) instant {
+	lim := uint64(p.Limit)
+	hi, lo := bits.Mul64(uint64(x), uint64(p.Window))
+	if hi >= lim {
+		return at(1 << 62)
+	}
+	q, r := bits.Div64(hi, lo, lim)
+	if q >= 1<<62 {
+		return at(1 << 62)
+	}
+	den := uint64(p.denom())
+	if den == lim || r == 0 {
+		return instant{int64(q), int64(r)}
+	}
+	fh, fl := bits.Mul64(r, den)
+	f, fr := bits.Div64(fh, fl, lim)
+	if up && fr != 0 {
+		if f++; f == den {
+			q, f = q+1, 0
+		}
+	}
+	return instant{int64(q), int64(f)}
+}
+
 // Decide is the arithmetic of Acquire without the atomic: it decides n at
 // now against a bucket whose TAT is tat and returns the decision with the
-// TAT after it (tat itself when rejected). Acquire applies it by
-// compare-and-swap; a caller that guards the TAT by a lock stores the TAT
-// Decide returns instead.
+// TAT after it (tat itself when rejected), rounded down to a nanosecond.
+// Acquire applies it by compare-and-swap; a caller that guards the TAT by a
+// lock stores the TAT Decide returns instead.
 func (p *GCRA) Decide(tat, now, n int64) (Decision, int64) {
 	var d Decision
 	next := p.DecideTo(&d, tat, now, n)
@@ -69,15 +151,15 @@ func (p *GCRA) Decide(tat, now, n int64) (Decision, int64) {
 func (p *GCRA) DecideTo(d *Decision, tat, now, n int64) int64 {
 	c := p.costOf(n)
 	if !c.fits {
-		p.never(d, &c, tat, now)
+		p.never(d, &c, at(tat), now)
 		return tat
 	}
-	next, over := c.advance(tat, now)
-	p.outcome(d, &c, tat, next, now, over)
-	if over > 0 {
+	next, over := c.advance(at(tat), now, p.denom())
+	p.outcome(d, &c, at(tat), next, now, over)
+	if over.after(instant{}) {
 		return tat
 	}
-	return next
+	return next.ns
 }
 
 // Acquire admits or rejects n at now against the TAT in tat: Decide's
@@ -89,14 +171,15 @@ func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
 	var d Decision
 	c := p.costOf(n)
 	if !c.fits {
-		p.never(&d, &c, tat.Load(), now)
+		p.never(&d, &c, at(tat.Load()), now)
 		return d
 	}
+	den := p.denom()
 	for {
 		t := tat.Load()
-		next, over := c.advance(t, now)
-		if over > 0 || tat.CompareAndSwap(t, next) {
-			p.outcome(&d, &c, t, next, now, over)
+		next, over := c.advance(at(t), now, den)
+		if over.after(instant{}) || tat.CompareAndSwap(t, next.ns) {
+			p.outcome(&d, &c, at(t), next, now, over)
 			return d
 		}
 	}
@@ -106,9 +189,9 @@ func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
 // the TAT.
 type gcraCost struct {
 	lim      int64
-	capacity int64 // see GCRA.capacity
-	cost     int64 // the TAT n requests take
-	tol      int64 // how far ahead of now the TAT may be after them
+	capacity instant // see GCRA.capacity
+	cost     instant // the TAT n requests take
+	tol      instant // how far ahead of now the TAT may be after them
 	// fits is false when the requests are rejected whatever the TAT: the
 	// limit is 0, or they are more than the bucket holds.
 	fits bool
@@ -124,55 +207,53 @@ func (p *GCRA) costOf(n int64) gcraCost {
 
 // costOfMany is costOf's general case.
 func (p *GCRA) costOfMany(n int64) (c gcraCost) {
-	lim, w := p.Limit, int64(p.Window)
-	c.lim = lim
-	if lim <= 0 {
+	c.lim = p.Limit
+	if c.lim <= 0 {
 		return c
 	}
-	cost1 := p.cost1
-	c.capacity = p.cp
-	if !p.prepared {
-		c.capacity, cost1 = p.capacity(), mulDiv(1, w, lim)
-	}
-	if n > lim+p.Burst {
+	c.capacity = p.capacity()
+	if n > c.lim+p.Burst {
 		return c
 	}
-	c.cost = cost1
-	if n != 1 {
-		c.cost = mulDiv(n, w, lim)
-	}
+	c.cost = p.share(n, true)
 	c.tol = c.capacity
 	if p.Queue {
-		c.tol += c.cost - cost1 // a leaky bucket's request waits for its own slot
+		c.tol = at(int64(p.MaxWait)).plus(c.cost, p.denom()) // a leaky bucket's request waits for its own slot
 	}
 	c.fits = true
 	return c
 }
 
 // advance returns the TAT after the requests of c at now against tat, and
-// by how much it is beyond the tolerance: they fit when over <= 0.
-func (c *gcraCost) advance(tat, now int64) (next, over int64) {
-	next = max(tat, now) + c.cost
-	return next, next - now - c.tol
+// by how much it is beyond the tolerance: they fit when over is not after
+// zero.
+func (c *gcraCost) advance(tat instant, now, den int64) (next, over instant) {
+	if tat.ns < now {
+		tat = at(now)
+	}
+	next = tat.plus(c.cost, den)
+	return next, next.minus(at(now), den).minus(c.tol, den)
 }
 
 // outcome writes to d the decision of the requests of c at now: admitted,
-// the TAT going from tat to next, when over <= 0, else rejected.
-func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next, now, over int64) {
-	if over > 0 {
-		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over)}
+// the TAT going from tat to next, when over is not after zero, else
+// rejected. Waits and retry hints are rounded up to a nanosecond: never
+// early.
+func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next instant, now int64, over instant) {
+	if over.after(instant{}) {
+		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.ceil())}
 		return
 	}
 	var wait time.Duration
 	if p.Queue {
-		wait = time.Duration(next - c.cost - now)
+		wait = time.Duration(next.minus(c.cost, p.denom()).ceil() - now)
 	}
-	*d = Decision{OK: true, Wait: wait, Limit: c.lim, Remaining: p.remaining(now, next, c.capacity), mark: next}
+	*d = Decision{OK: true, Wait: wait, Limit: c.lim, Remaining: p.remaining(now, next, c.capacity), mark: next.ns, markFrac: next.frac}
 }
 
 // never writes to d the decision of requests that costOf found never fit.
 // The quota left for requests of one is still reported.
-func (p *GCRA) never(d *Decision, c *gcraCost, tat, now int64) {
+func (p *GCRA) never(d *Decision, c *gcraCost, tat instant, now int64) {
 	if c.lim <= 0 {
 		*d = Decision{Limit: c.lim, RetryAfter: p.Window}
 		return
@@ -183,24 +264,27 @@ func (p *GCRA) never(d *Decision, c *gcraCost, tat, now int64) {
 // capacity returns how far ahead of now the TAT may be for one more request
 // of one to fit: the bucket's size as time for a token bucket, MaxWait plus
 // one request's cost for a leaky bucket.
-func (p *GCRA) capacity() int64 {
-	w := int64(p.Window)
+func (p *GCRA) capacity() instant {
 	if p.Queue {
-		return int64(p.MaxWait) + mulDiv(1, w, p.Limit)
+		return at(int64(p.MaxWait)).plus(p.share(1, true), p.denom())
 	}
-	return w + mulDiv(p.Burst, w, p.Limit)
+	return at(int64(p.Window)).plus(p.share(p.Burst, false), p.denom())
 }
 
-// remaining returns how many requests of one fit when the TAT is t.
-func (p *GCRA) remaining(now, t, capacity int64) int64 {
-	ahead := max(t-now, 0)
-	if ahead >= capacity {
+// remaining returns how many requests of one fit when the TAT is t, rounded
+// down.
+func (p *GCRA) remaining(now int64, t, capacity instant) int64 {
+	if t.ns < now {
+		t = at(now)
+	}
+	left := capacity.minus(t.minus(at(now), p.denom()), p.denom())
+	if left.ns <= 0 {
 		return 0
 	}
 	if p.prepared {
-		return p.perNs.of(capacity - ahead)
+		return p.perNs.of(left.ns)
 	}
-	return mulDiv(capacity-ahead, p.Limit, int64(p.Window))
+	return mulDiv(left.ns, p.Limit, int64(p.Window))
 }
 
 // Refund is the arithmetic of Undo without the atomic: it returns the TAT
@@ -211,12 +295,15 @@ func (p *GCRA) Refund(tat int64, d Decision, n int64) int64 {
 	if !d.OK {
 		return tat
 	}
-	cost := mulDiv(n, int64(p.Window), d.Limit)
+	q := *p
+	q.Limit, q.prepared = d.Limit, false
+	cost := q.share(n, true)
+	end := instant{d.mark, d.markFrac}
 	switch {
 	case !p.Queue:
-		return tat - cost
-	case tat == d.mark:
-		return d.mark - cost
+		return tat - cost.ns
+	case tat == end.ns:
+		return end.minus(cost, q.denom()).ns
 	}
 	return tat
 }
@@ -226,8 +313,9 @@ func (p *GCRA) Refund(tat int64, d Decision, n int64) int64 {
 // ignored. A token bucket subtracts the cost, which is exact unless the
 // bucket ran full again between Acquire and Undo (the tokens given back then
 // exceed what overflowed; Undo normally follows Acquire at once). A leaky
-// bucket only rewinds when no later request took a slot after this one:
-// later slots are promised, so the freed slot is otherwise left empty.
+// bucket only rewinds when no later request took a slot after this one;
+// the flow rules' leaky buckets also reuse other slots given back (see
+// gcra.Undo).
 func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 	for {
 		t := tat.Load()
@@ -239,21 +327,90 @@ func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 }
 
 // gcra is the Limiter of TokenBucket and LeakyBucket flow rules: one GCRA
-// over one TAT, with the limit of the warm-up ramp when there is one.
+// over one bucketState, with the limit of the warm-up ramp when there is
+// one.
+//
+// When the cost of a request is a whole number of nanoseconds (Window a
+// multiple of Limit) and the limit does not warm up, the TAT is one atomic
+// int64 decided by compare-and-swap (GCRA.Acquire). Otherwise the TAT has a
+// fraction of a nanosecond, kept exactly, and decisions are made under the
+// state's mutex (locked).
+//
+// A leaky bucket's waiter that gives up (Undo) leaves a hole in the
+// schedule: the TAT moves back when its slot was the last one, else the
+// slot is recorded, merged with adjacent holes, and later requests take the
+// earliest hole that holds them before the TAT, so that nobody waits for a
+// request that left. Holes are only consulted, under the mutex, when the
+// TAT is ahead of now (the request waits anyway); a request that finds no
+// hole ahead decides by compare-and-swap as before.
 type gcra struct {
-	cfg  Config
-	th   threshold
-	tat  *atomic.Int64
-	full GCRA // the parameters at the full limit, prepared
+	cfg    Config
+	th     threshold
+	st     *bucketState
+	full   GCRA // the parameters at the full limit, prepared
+	locked bool // the TAT has a fraction: every decision holds st.mu
+}
+
+// maxHoles bounds the holes a leaky bucket remembers; beyond it the latest
+// are forgotten (left empty), which errs on the strict side.
+const maxHoles = 1024
+
+// bucketState is the TAT of a flow rule's bucket, carried over on reload.
+type bucketState struct {
+	tat atomic.Int64 // whole nanoseconds of the TAT
+	mu  sync.Mutex
+	// Guarded by mu: the fraction of the TAT (frac/den ns, zero unless
+	// locked), and a leaky bucket's holes ahead, sorted and disjoint.
+	frac, den int64
+	holes     []hole
+	nholes    atomic.Int32 // len(holes), read without mu
+}
+
+// hole is a span of a leaky bucket's schedule given back by a waiter.
+type hole struct{ from, to instant }
+
+// load returns the TAT, its fraction rounded up when it was written with
+// another denominator than den. The caller holds mu.
+func (s *bucketState) load(den int64) instant {
+	t := at(s.tat.Load())
+	if s.frac > 0 {
+		if s.den == den {
+			t.frac = s.frac
+		} else {
+			t.ns++
+		}
+	}
+	return t
+}
+
+// swap replaces the TAT old by t, unless a decision made without mu
+// changed it since. The caller holds mu.
+func (s *bucketState) swap(old, t instant, den int64) bool {
+	if !s.tat.CompareAndSwap(old.ns, t.ns) {
+		return false
+	}
+	s.frac, s.den = t.frac, den
+	return true
 }
 
 func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
 	g := &gcra{cfg: cfg, th: th}
+	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || th.warm != nil)
 	g.full = g.params(cfg.Limit).Prepare()
 	if p, ok := prev.(*gcra); ok && p.cfg.Algorithm == cfg.Algorithm {
-		g.tat = p.tat
+		g.st = p.st
+		if !g.locked {
+			// The fraction, if any, is rounded up: decisions without the
+			// mutex see whole nanoseconds.
+			g.st.mu.Lock()
+			if g.st.frac > 0 {
+				g.st.tat.Add(1)
+				g.st.frac = 0
+			}
+			g.st.mu.Unlock()
+		}
 	} else {
-		g.tat = new(atomic.Int64)
+		g.st = new(bucketState)
 	}
 	return g
 }
@@ -262,7 +419,7 @@ func (g *gcra) Config() Config        { return g.cfg }
 func (g *gcra) warmState() *warmState { return warmStateOf(g.th) }
 
 func (g *gcra) params(lim int64) GCRA {
-	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket}
+	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
 func (g *gcra) AcquireOn(_ uint32, now, n int64) Decision { return g.Acquire(now, n) }
@@ -273,14 +430,162 @@ func (g *gcra) Acquire(now int64, n int64) Decision {
 		warm := g.params(lim) // warming up
 		p = &warm
 	}
-	d := p.Acquire(g.tat, now, n)
+	var d Decision
+	if g.locked || g.st.nholes.Load() > 0 && g.st.tat.Load() > now {
+		g.st.mu.Lock()
+		g.acquireLocked(&d, p, now, n)
+		g.st.mu.Unlock()
+	} else {
+		d = p.Acquire(&g.st.tat, now, n)
+	}
 	if d.OK {
 		g.th.admitted(n)
 	}
 	return d
 }
 
+// acquireLocked is Acquire under st.mu: the earliest hole that holds the
+// requests, else GCRA's arithmetic on the TAT with its fraction.
+func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
+	s, den := g.st, p.denom()
+	c := p.costOf(n)
+	if !c.fits {
+		p.never(d, &c, s.load(den), now)
+		return
+	}
+	for {
+		t := s.load(den)
+		if p.Queue && len(s.holes) > 0 && t.ns >= now && g.fillHole(d, p, &c, t, now) {
+			return
+		}
+		next, over := c.advance(t, now, den)
+		if over.after(instant{}) {
+			p.outcome(d, &c, t, next, now, over)
+			if r, ok := g.holeRetry(p, &c, now); ok && r < d.RetryAfter {
+				d.RetryAfter = r
+			}
+			return
+		}
+		if s.swap(t, next, den) {
+			p.outcome(d, &c, t, next, now, over)
+			return
+		}
+	}
+}
+
+// fillHole admits the requests of c at now into the earliest hole that
+// holds them within the tolerance, when there is one, and forgets the holes
+// that have passed. tat is the TAT, for Remaining.
+func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat instant, now int64) bool {
+	s, den := g.st, p.denom()
+	defer func() { s.nholes.Store(int32(len(s.holes))) }()
+	one := p.share(1, true)
+	live := s.holes[:0]
+	taken := false
+	for _, h := range s.holes {
+		if one.after(h.to.minus(at(now), den)) {
+			continue // too short for any request from now on
+		}
+		if !taken {
+			start := h.from
+			if start.ns < now {
+				start = at(now)
+			}
+			end := start.plus(c.cost, den)
+			if !end.after(h.to) && !end.minus(at(now), den).after(c.tol) {
+				taken = true
+				*d = Decision{
+					OK: true, Wait: time.Duration(start.ceil() - now), Limit: c.lim,
+					Remaining: p.remaining(now, tat, c.capacity), mark: end.ns, markFrac: end.frac,
+				}
+				if !h.to.after(end) {
+					continue
+				}
+				h.from = end
+			}
+		}
+		live = append(live, h)
+	}
+	s.holes = live
+	return taken
+}
+
+// holeRetry returns when the earliest hole that can hold the requests of c
+// comes within the tolerance, if one does. The caller holds st.mu.
+func (g *gcra) holeRetry(p *GCRA, c *gcraCost, now int64) (time.Duration, bool) {
+	den := p.denom()
+	for _, h := range g.st.holes {
+		start := h.from
+		if start.ns < now {
+			start = at(now)
+		}
+		end := start.plus(c.cost, den)
+		if !end.after(h.to) {
+			return time.Duration(end.minus(at(now), den).minus(c.tol, den).ceil()), true
+		}
+	}
+	return 0, false
+}
+
 func (g *gcra) Undo(d Decision, n int64) {
+	if !d.OK {
+		return
+	}
 	p := g.params(d.Limit)
-	p.Undo(g.tat, d, n)
+	if !g.locked && !p.Queue {
+		p.Undo(&g.st.tat, d, n) // a token bucket's tokens, by compare-and-swap
+		return
+	}
+	s, den := g.st, p.denom()
+	cost := p.share(n, true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !p.Queue {
+		for t := s.load(den); !s.swap(t, t.minus(cost, den), den); t = s.load(den) {
+		}
+		return
+	}
+	end := instant{d.mark, d.markFrac}
+	s.free(end.minus(cost, den), end, den)
+}
+
+// free gives the slot [from, to) of a leaky bucket back: the TAT moves back
+// to from when the slot was the last one taken, and on over the holes that
+// then end at the TAT; else the slot becomes a hole. The caller holds mu.
+func (s *bucketState) free(from, to instant, den int64) {
+	defer func() { s.nholes.Store(int32(len(s.holes))) }()
+	for t := s.load(den); t == to; t = s.load(den) {
+		if !s.swap(t, from, den) {
+			continue // a decision without mu took a slot: compare again
+		}
+		for len(s.holes) > 0 {
+			h := s.holes[len(s.holes)-1]
+			if h.to != from || !s.swap(from, h.from, den) {
+				return
+			}
+			from = h.from
+			s.holes = s.holes[:len(s.holes)-1]
+		}
+		return
+	}
+	// Insert [from, to) in order, merged with the holes it touches.
+	i := sort.Search(len(s.holes), func(i int) bool { return !from.after(s.holes[i].from) })
+	if i > 0 && s.holes[i-1].to == from {
+		i--
+		from = s.holes[i].from
+		s.holes = append(s.holes[:i], s.holes[i+1:]...)
+	}
+	if i < len(s.holes) && s.holes[i].from == to {
+		to = s.holes[i].to
+		s.holes = append(s.holes[:i], s.holes[i+1:]...)
+	}
+	if len(s.holes) == maxHoles {
+		if i == maxHoles {
+			return // the latest hole is the one forgotten
+		}
+		s.holes = s.holes[:maxHoles-1]
+	}
+	s.holes = append(s.holes, hole{})
+	copy(s.holes[i+1:], s.holes[i:])
+	s.holes[i] = hole{from, to}
 }

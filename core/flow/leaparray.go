@@ -149,7 +149,7 @@ func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
 
 func (l *leapArray) Acquire(now int64, n int64) Decision {
 	lim := l.th.at(now)
-	if used := l.sum(l.arr.Current(now)); used+n > lim {
+	if used := l.sum(l.arr.Current(now)); n > lim || used+n > lim {
 		// Full without the n: rejected without writing the bucket's
 		// count, which would move its cache line to this CPU and back.
 		return l.rejected(now, used, n, lim)

@@ -36,6 +36,12 @@ func (s *slidingCounter) AcquireOn(_ uint32, now, n int64) Decision { return s.A
 
 func (s *slidingCounter) Acquire(now int64, n int64) Decision {
 	lim := s.th.at(now)
+	if n > lim {
+		// Never fits; not added, so that no count can overflow.
+		c := s.ps.at(now, int64(s.cfg.Window))
+		est := s.estimate(c, now, c.count.Load())
+		return Decision{Limit: lim, Remaining: max(int64(float64(lim)-est), 0), RetryAfter: s.cfg.Window}
+	}
 	c, v := s.ps.reserve(now, int64(s.cfg.Window), n)
 	est := s.estimate(c, now, v)
 	if est <= float64(lim) {
