@@ -61,8 +61,9 @@ type Config struct {
 	MaxWait time.Duration
 	// MaxKeys bounds the number of values tracked at once. Default
 	// DefaultMaxKeys, at most MaxMaxKeys. Values of any length take the
-	// same memory: a value is known by a 128-bit keyed hash, never stored
-	// (see the package documentation).
+	// same memory: a value is known by a 128-bit keyed hash, never stored.
+	// An evicted value keeps its debt: its limit is never reset by other
+	// values (see the package documentation).
 	MaxKeys int
 	// Overrides gives specific values their own limit instead of Limit; 0
 	// blocks the value.

@@ -65,9 +65,8 @@
 // protected value moves it to the head. When protected is over its share,
 // its least recently used record is demoted to the head of probation. When
 // the shard is full, a new value takes the record at the tail of probation
-// (of protected if probation is empty): its value is forgotten and will
-// start afresh if seen again. Every step is a constant number of list
-// operations.
+// (of protected if probation is empty); its value keeps its debt (below).
+// Every step is a constant number of list operations.
 //
 // Values seen only once never leave probation, so a flood of one-time
 // values, however large, only ever evicts probation: the values in
@@ -76,25 +75,76 @@
 // values arrive in its shard (at least a fifth of the shard: about a fifth
 // of MaxKeys new values over the table), and stays protected while it is
 // used again before four fifths of MaxKeys other values are promoted; a
-// demoted value gets another probation's length of chances. Every Acquire counts as a use, rejected ones
-// included, so a value being rejected keeps its (spent) bucket.
+// demoted value gets another probation's length of chances. Every Acquire
+// counts as a use, rejected ones included. Which values stay in the table is
+// a matter of speed and precision only: limits do not depend on it.
 //
-// A Concurrency record with requests in flight is pinned: it is taken out of
-// both lists, so it is never evicted and its count never lost; its last
-// Release puts it back at the head of its segment. A value that finds every
-// record of its shard pinned (more values in flight at once than the
-// shard's share of MaxKeys) is rejected until one is released.
+// # Evicted values keep their debt
+//
+// A value whose state still limits it is never given a fresh state because
+// of other values, whatever their number and pattern (each once, twice,
+// cycling), and memory stays bounded by MaxKeys:
+//
+//   - Concurrency: a record with requests in flight is pinned: taken out of
+//     both lists, it is never evicted and its count never lost; its last
+//     Release puts it back at the head of its segment. A value that finds
+//     every record of its shard pinned (more values in flight at once than
+//     the shard's share of MaxKeys) is rejected until one is released.
+//   - TokenBucket, LeakyBucket: a bucket evicted while its TAT is later than
+//     the time of the eviction (tokens spent, or slots taken) leaves that
+//     TAT, its debt, in its shard's debts: a fixed array of max(records/2,
+//     64) cells of 16 bytes, allocated at the shard's first such eviction.
+//     Seen again, the value's bucket resumes from a TAT at least as late as
+//     the one it was evicted with. A bucket evicted full leaves nothing: it
+//     restarts full, as it was.
+//
+// A debt is written to two cells chosen by a hash of the value; a cell holds
+// one value's TAT or, when live debts of several values meet in it, the
+// latest of theirs (a cell whose TAT has passed is free again). A value's
+// debt is the earlier of its two cells' TATs, a cell holding another single
+// value's debt counting as none. So the error is on the side of the limit
+// only: a value that owes nothing, or less, inherits a debt when both its
+// cells hold several values' debts, and starts with the bucket of the latest
+// of them. While live debts are fewer than about a quarter of the cells,
+// that almost never happens. A flood that puts more values in debt than the
+// table and its cells tell apart makes new values start with spent buckets
+// (values in the table are not affected): any of them could be a value
+// returning with its debt, so one that inherits a debt and spends more is
+// remembered owing both, and under a long flood the cells fill with whole
+// buckets' debts. Measured by TestFloodDegrade on a "5 per 15 minutes"
+// token bucket of MaxKeys 1000, a new user's first request during 2 minutes
+// of junk values each sent twice: with 1000 junk values every new user has
+// its 5 attempts; with 4000, about 40% have 5 and 2-4% none; with 10 000,
+// 16-20% have 5 and 54-58% none. A debt, inherited or not, is paid at most
+// one bucket capacity (Window + Burst*Window/Limit for a token bucket,
+// MaxWait + Window/Limit for a leaky bucket; the longest over Limit and
+// Overrides) after the last request admitted before it was recorded: one
+// capacity after a flood stops, every value not limited by its own requests
+// has its whole limit again. New values stay exact while MaxKeys exceeds
+// the number of values in debt at once (those used within one capacity).
+//
+// A cell tells values apart by 63 bits of their hash (58 in a table of 64
+// shards, whose values share the 6 bits that choose their shard), and a
+// value seen again frees the cells it alone holds, its record carrying the
+// debt: two values of a shard agreeing on those bits, a chance of about
+// 2^-58 per pair, would let one free the other's debt. A debt is written
+// when the eviction's time is earlier than the TAT; requests of several
+// goroutines read the clock before taking the shard's lock, so a request
+// that read it before an eviction but decides after it may find the
+// evicted value's bucket full early by at most the time between the two
+// readings.
 //
 // # Bounds and memory
 //
 // The table never holds more than MaxKeys values (default DefaultMaxKeys,
 // 100 000); eviction is per shard, so it may evict before the whole table is
 // full when values spread unevenly. A record is 48 bytes and holds no
-// pointer (the garbage collector does not scan the table); with the index,
-// a full table of 100 000 takes about 73 bytes per value (measured by
-// TestMemoryPerKey and BenchmarkHotspotMemory). Shards allocate as they fill,
-// doubling up to their share, so a table costs memory for the values it has
-// seen, not for MaxKeys; a full table never allocates again.
+// pointer (the garbage collector does not scan the table); with the index
+// and the debts (8 bytes per value), a full table of 100 000 takes about 82
+// bytes per value (measured by TestMemoryPerKey and BenchmarkHotspotMemory).
+// Shards allocate as they fill, doubling up to their share, and their debts
+// at their first eviction of a live bucket, so a table costs memory for the
+// values it has seen, not for MaxKeys; a full table never allocates again.
 //
 // # Reloading rules
 //
@@ -102,8 +152,8 @@
 // algorithm and MaxKeys are unchanged, the new Limiter shares the table:
 // buckets and in-flight counts carry over (a bucket refills at the new
 // rate), and Decisions of the old Limiter may be released through the new.
-// Otherwise the new Limiter starts with an empty table, and Decisions of the
-// old one still release into the old table.
+// Otherwise the new Limiter starts with an empty table and no debts, and
+// Decisions of the old one still release into the old table.
 //
 // Times are nanoseconds of the Guard's clock (package clock), passed to
 // Acquire by the caller, which reads the clock once for all the rules of a

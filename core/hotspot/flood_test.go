@@ -242,3 +242,47 @@ func checkDebts(t testing.TB, l *Limiter) {
 		s.mu.Unlock()
 	}
 }
+
+// TestFloodDegrade measures what a flood of junk values, each sent twice
+// over 2 minutes, leaves new users of "5 per 15 minutes" with a table of
+// 1000 (figures in doc.go): the attempts left to each of 200 new users,
+// probed by one request during the flood (logged as a count of users with
+// 0..5 attempts). A flood the table holds leaves them all 5 (almost: a
+// few debts can meet in cells); a larger one makes them start with spent
+// buckets, a conservative error; one capacity after the flood, every new
+// user has 5 again.
+func TestFloodDegrade(t *testing.T) {
+	const (
+		maxKeys  = 1000
+		probes   = 200
+		floodEnd = 2 * time.Minute
+	)
+	cfg := Config{Limit: 5, Window: 15 * time.Minute, MaxKeys: maxKeys}
+	for _, values := range []int{maxKeys, 4 * maxKeys, 10 * maxKeys} {
+		l := mustNew(t, cfg, nil)
+		n := 2 * values
+		var left [6]int // users by attempts left
+		for i := range n {
+			at := int64(time.Duration(i) * floodEnd / time.Duration(n))
+			l.Acquire(at, "junk-"+strconv.Itoa(i/2), 1)
+			if i%(n/probes) == 0 {
+				if d := l.Acquire(at, "new-"+strconv.Itoa(i), 1); d.OK {
+					left[d.Remaining+1]++
+				} else {
+					left[0]++
+				}
+			}
+		}
+		t.Logf("%5d junk values: new users by attempts left 0..5: %v (%.0f%% with 5, %.0f%% with 0)",
+			values, left, 100*float64(left[5])/probes, 100*float64(left[0])/probes)
+		if values == maxKeys {
+			assert.GreaterOrEqual(t, left[5], probes*9/10, "a flood the table holds")
+		}
+		for i := range probes {
+			d := l.Acquire(int64(floodEnd+cfg.Window), "after-"+strconv.Itoa(i), 1)
+			require.True(t, d.OK)
+			require.EqualValues(t, 4, d.Remaining, "one capacity after the flood")
+		}
+		checkDebts(t, l)
+	}
+}

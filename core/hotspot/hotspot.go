@@ -87,7 +87,9 @@ func (l *Limiter) paramsOf(value string) *flow.GCRA {
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
 // in nanoseconds of the Guard's clock. A value whose limit is 0 is rejected
 // without being tracked. A value not yet tracked gets a record, evicting the
-// least recently used one of its shard when the shard is full; under the
+// least recently used one of its shard when the shard is full; a bucket
+// resumes from the debt its value was evicted with, if any (see the package
+// documentation). Under the
 // Concurrency algorithm, a value that finds every record of its shard with
 // requests in flight is rejected (with RetryAfter 0, like any rejection of
 // that algorithm). A LeakyBucket decision may be admitted with a Wait: the
