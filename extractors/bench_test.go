@@ -92,6 +92,37 @@ func BenchmarkHTTPParamsKinds(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPParamsIPv6 reads the ip param of IPv6 clients as Enter does
+// (value 0, then the look for value 1), reusing an HTTPRequestParams as the
+// adapters do, so that only the ip param's own cost shows: the socket peer,
+// and a trusted proxy's X-Forwarded-For.
+func BenchmarkHTTPParamsIPv6(b *testing.B) {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name   string
+		remote string
+		header []string
+	}{
+		{"peer", "[2001:db8:1:2:3:4:5:6]:4000", nil},
+		{"xff", "10.0.0.1:4000", []string{"X-Forwarded-For", "2001:db8:1:2:3:4:5:6, 10.0.0.2"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := newRequest(b, "GET", "/", bc.remote, bc.header...)
+			var p extractors.HTTPRequestParams
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Reset(x, r, nil)
+				if n := count(&p, "ip"); n != 1 {
+					b.Fatal(n)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkHTTPResource is the cached resource name of a gin-style route.
 func BenchmarkHTTPResource(b *testing.B) {
 	x, err := extractors.New()

@@ -36,6 +36,31 @@ func TestCacheBoundAndPromotion(t *testing.T) {
 	assert.Nil(t, c.dirty)
 }
 
+// TestCacheFullTakesNoLock: once full, a cache holds every key in its
+// lock-free map, and a miss (a client flooding new keys) neither waits for
+// the lock nor is cached.
+func TestCacheFullTakesNoLock(t *testing.T) {
+	var c cache[string, int]
+	c.init(10)
+	for i := range 11 {
+		c.store(strconv.Itoa(i), i)
+	}
+	require.True(t, c.full.Load())
+	assert.Len(t, *c.read.Load(), 10)
+	c.mu.Lock() // a miss that took the lock would block here
+	defer c.mu.Unlock()
+	for i := range 20 {
+		k := strconv.Itoa(i)
+		v, ok := c.load(k)
+		assert.Equal(t, i < 10, ok, k)
+		if ok {
+			assert.Equal(t, i, v)
+		}
+		assert.Equal(t, i, c.store(k, i), k)
+	}
+	assert.Equal(t, 7, c.store("7", -1), "store keeps the cached value")
+}
+
 func TestCacheConcurrent(t *testing.T) {
 	var c cache[string, string]
 	c.init(64)

@@ -26,7 +26,9 @@ const maxHops = 32
 // trusted, the client is the leftmost one. Addresses may carry a port
 // ("192.0.2.1:443", "[2001:db8::1]:443"); IPv4-mapped IPv6 addresses are
 // returned as IPv4, and zones are dropped. The result is invalid (the zero
-// Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket.
+// Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket. It
+// is the exact address; the ip param of an IPv6 client is its prefix
+// (WithIPv6Prefix).
 func (x *Extractor) ClientIP(r *http.Request) netip.Addr {
 	a, _ := x.httpClientIP(r)
 	return a
@@ -258,6 +260,22 @@ func plausibleAddr(s string) bool {
 		}
 	}
 	return true
+}
+
+// ipValue returns the ip param of the client a whose text is text (as
+// addrText takes it): a for IPv4, the prefix of WithIPv6Prefix for IPv6,
+// its text cached by prefix so that a returning client costs no
+// allocation.
+func (x *Extractor) ipValue(a netip.Addr, text string) string {
+	if !a.Is6() || x.ipv6Bits == 128 {
+		return addrText(a, text)
+	}
+	p, _ := a.Prefix(x.ipv6Bits) // a valid address without zone and bits <= 128: no error
+	key := p.Addr().As16()
+	if v, ok := x.v6.load(key); ok {
+		return v
+	}
+	return x.v6.store(key, p.String())
 }
 
 // addrText returns the text of a, using text when it is not "".

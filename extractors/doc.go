@@ -26,7 +26,7 @@
 //	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
 //	path:NAME      route parameter NAME (PathParams, or r.PathValue for ServeMux)
 //	ip             client IP (ClientIP; on gRPC the peer, or x-forwarded-for
-//	               metadata from trusted proxies)
+//	               metadata from trusted proxies); for IPv6, its /64 (WithIPv6Prefix)
 //	peer           socket peer IP, never from forwarding headers
 //	method         HTTP method (outside the standard set: "OTHER"); gRPC full method
 //	host           HTTP Host, lower-cased, without port or trailing dot; gRPC :authority likewise
@@ -72,6 +72,13 @@
 // address (garbage, "unknown", an obfuscated "_name") ends the walk at the
 // last trusted hop, so a client can never choose its own address by sending a
 // header through an untrusted path.
+//
+// A host on IPv6 is given a whole subnet, a /64 at least, and can send each
+// request from a new address of it. So the ip param of an IPv6 client is its
+// prefix, "2001:db8:1:2::/64" (WithIPv6Prefix sets the length, 1 to 128; 128
+// keeps addresses apart), and a limit on ip holds for the whole subnet. IPv4
+// clients, IPv4-mapped IPv6 addresses among them, are their address. ClientIP
+// and the peer param are the exact address.
 //
 // # Allocation
 //

@@ -18,6 +18,9 @@ const (
 	// DefaultMaxValues is the default WithMaxValues: the values one param
 	// yields per request.
 	DefaultMaxValues = 16
+	// DefaultIPv6Prefix is the default WithIPv6Prefix: the ip param of an
+	// IPv6 client is its /64, the subnet one host or home is given.
+	DefaultIPv6Prefix = 64
 )
 
 // Unmatched is the resource of HTTP requests that matched no route. They all
@@ -33,9 +36,10 @@ const OverflowValue = "(too many values)"
 // templates from the application, so real programs stay far below them;
 // beyond them, results are computed per call (allocating) but stay correct.
 const (
-	maxCachedParams = 1024
-	maxHotParams    = 8
-	maxCachedRoutes = 8192
+	maxCachedParams   = 1024
+	maxHotParams      = 8
+	maxCachedRoutes   = 8192
+	maxCachedPrefixes = 4096 // IPv6 prefixes' texts, by client: a flood fills it
 )
 
 // Extractor reads resource names and param values from HTTP requests and
@@ -43,6 +47,7 @@ const (
 // and its caches are bounded.
 type Extractor struct {
 	trusted     []netip.Prefix
+	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
 	httpCustom  map[string]func(r *http.Request) []string
@@ -52,11 +57,13 @@ type Extractor struct {
 	hot    atomic.Pointer[[]*spec] // the first maxHotParams specs, searched first; written under mu
 	mu     sync.Mutex
 	routes cache[string, *[numMethods]string] // resource names by route, then methodIndex
+	v6     cache[[16]byte, string]            // ip param values by masked IPv6 address
 }
 
 // config is what the options set; New validates it.
 type config struct {
 	trusted     []netip.Prefix
+	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
 	httpCustom  map[string]func(r *http.Request) []string
@@ -74,10 +81,11 @@ type optionFunc func(*config) error
 func (f optionFunc) apply(c *config) error { return f(c) }
 
 // New returns an Extractor configured by opts. Without options it trusts no
-// proxy (ClientIP is the socket peer), keeps DefaultMaxValueLen bytes of a
-// value and DefaultMaxValues values of a param, and knows no custom params.
+// proxy (ClientIP is the socket peer), gives IPv6 clients the ip param of
+// their DefaultIPv6Prefix, keeps DefaultMaxValueLen bytes of a value and
+// DefaultMaxValues values of a param, and knows no custom params.
 func New(opts ...Option) (*Extractor, error) {
-	c := config{maxValueLen: DefaultMaxValueLen, maxValues: DefaultMaxValues}
+	c := config{ipv6Bits: DefaultIPv6Prefix, maxValueLen: DefaultMaxValueLen, maxValues: DefaultMaxValues}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -88,6 +96,7 @@ func New(opts ...Option) (*Extractor, error) {
 	}
 	x := &Extractor{
 		trusted:     c.trusted,
+		ipv6Bits:    c.ipv6Bits,
 		maxValueLen: c.maxValueLen,
 		maxValues:   c.maxValues,
 		httpCustom:  c.httpCustom,
@@ -95,6 +104,7 @@ func New(opts ...Option) (*Extractor, error) {
 	}
 	x.params.init(maxCachedParams)
 	x.routes.init(maxCachedRoutes)
+	x.v6.init(maxCachedPrefixes)
 	return x, nil
 }
 
@@ -129,6 +139,24 @@ func WithTrustedProxyPrefixes(prefixes ...netip.Prefix) Option {
 			}
 			c.trusted = appendPrefix(c.trusted, n)
 		}
+		return nil
+	})
+}
+
+// WithIPv6Prefix sets how many leading bits of an IPv6 client's address make
+// its ip param (default DefaultIPv6Prefix): a host is usually given a whole
+// /64 (a home or a cloud instance often a /56 or /48), so its addresses are
+// one client, and a limit on ip holds for all of them. The value is the
+// prefix, as "2001:db8:1:2::/64"; 128 keeps each address apart, written
+// without a length. IPv4 clients, IPv4-mapped IPv6 addresses among them,
+// are their address. The peer param and ClientIP stay the exact address.
+// bits must be between 1 and 128.
+func WithIPv6Prefix(bits int) Option {
+	return optionFunc(func(c *config) error {
+		if bits < 1 || bits > 128 {
+			return fmt.Errorf("extractors: WithIPv6Prefix: prefix length must be between 1 and 128 bits, got %d", bits)
+		}
+		c.ipv6Bits = bits
 		return nil
 	})
 }

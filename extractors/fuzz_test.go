@@ -69,7 +69,8 @@ func FuzzParseParam(f *testing.F) {
 // result must be the zero Addr or a valid address without zone or IPv4
 // mapping; forwarding headers must count only when the peer is trusted; a
 // trusted-proxy answer other than the peer must be a hop the headers name;
-// and the ip param must be the address's canonical text.
+// and the ip param must be the address's canonical text, or for IPv6 that
+// of its /64.
 func FuzzClientIP(f *testing.F) {
 	f.Add("10.0.0.1:1", "198.51.100.7, 10.0.0.2", "", "")
 	f.Add("10.0.0.1:1", "", `for="[2001:db8::1]:80", for=_x`, "")
@@ -111,8 +112,13 @@ func FuzzClientIP(f *testing.F) {
 			}
 		}
 		v, ok := x.HTTPParams(r, nil).Param("ip", 0)
-		if ok != got.IsValid() || ok && v != got.String() {
+		if ok != got.IsValid() || ok && got.Is4() && v != got.String() {
 			t.Fatalf("ip param %q, %v for %v", v, ok, got)
+		}
+		if ok && got.Is6() {
+			if p, err := netip.ParsePrefix(v); err != nil || p.Bits() != 64 || p != p.Masked() || !p.Contains(got) || p.String() != v {
+				t.Fatalf("ip param %q for %v: not the canonical text of its /64", v, got)
+			}
 		}
 		if ok && !utf8.ValidString(v) {
 			t.Fatalf("ip param %q not UTF-8", v)

@@ -114,7 +114,7 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	case codeIP:
 		if !p.ipDone {
 			if a, text := x.grpcClientIP(p.ctx); a.IsValid() {
-				p.ip = addrText(a, text)
+				p.ip = x.ipValue(a, text)
 			}
 			p.ipDone = true
 		}

@@ -67,7 +67,7 @@ func TestGRPCParamKinds(t *testing.T) {
 		{"no peer", bg, "peer", nil},
 		{"ip is peer", withPeer(in("x-forwarded-for", "1.1.1.1"), "198.51.100.7:5000"), "ip", []string{"198.51.100.7"}},
 		{"ip via trusted proxy", withPeer(in("x-forwarded-for", "6.6.6.6, 198.51.100.7"), "10.0.0.1:5000"), "ip", []string{"198.51.100.7"}},
-		{"ip via trusted proxy forwarded", withPeer(in("forwarded", `for="[2001:db8::7]:1"`), "10.0.0.1:5000"), "ip", []string{"2001:db8::7"}},
+		{"ip via trusted proxy forwarded", withPeer(in("forwarded", `for="[2001:db8::7]:1"`), "10.0.0.1:5000"), "ip", []string{"2001:db8::/64"}},
 		{"ip via trusted proxy x-real-ip", withPeer(in("x-real-ip", "198.51.100.9"), "10.0.0.1:5000"), "ip", []string{"198.51.100.9"}},
 		{"ip trusted proxy without headers", withPeer(bg, "10.0.0.1:5000"), "ip", []string{"10.0.0.1"}},
 		{"ip without peer", in("x-forwarded-for", "1.1.1.1"), "ip", nil},

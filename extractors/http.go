@@ -17,7 +17,8 @@ import (
 // reading header, metadata, query, cookie, path (ServeMux), method, host,
 // peer and ip params, nothing else; the exceptions are values that must be
 // rewritten: a percent-encoded query value, an IP address not written in
-// canonical form (IPv4-mapped, upper-case hex, with a zone), a host with
+// canonical form (IPv4-mapped, upper-case hex, with a zone), the ip of an
+// IPv6 client whose prefix's text is not among the 4096 cached, a host with
 // capitals. Custom params allocate a small holder for their values, plus
 // what their function allocates. An adapter that allocates an object per
 // request anyway can hold an HTTPRequestParams inside it instead, and save
@@ -127,7 +128,7 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 		}
 	case codeIP:
 		if a, text := x.httpClientIP(p.r); a.IsValid() {
-			v = addrText(a, text)
+			v = x.ipValue(a, text)
 		}
 	case codePeer:
 		if a, text := parseHop(p.r.RemoteAddr); a.IsValid() {

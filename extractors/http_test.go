@@ -104,7 +104,8 @@ func TestHTTPParamKinds(t *testing.T) {
 		// ip and peer
 		{"ip peer", newRequest(t, "GET", "/", "1.2.3.4:5", "X-Forwarded-For", "9.9.9.9"), nil, "ip", []string{"1.2.3.4"}},
 		{"ip via trusted proxy", newRequest(t, "GET", "/", "10.0.0.1:5", "X-Forwarded-For", "9.9.9.9"), nil, "ip", []string{"9.9.9.9"}},
-		{"ip v6 peer", newRequest(t, "GET", "/", "[2001:DB8::1]:5"), nil, "ip", []string{"2001:db8::1"}},
+		{"ip v6 peer", newRequest(t, "GET", "/", "[2001:DB8::1]:5"), nil, "ip", []string{"2001:db8::/64"}},
+		{"peer v6", newRequest(t, "GET", "/", "[2001:DB8::1]:5"), nil, "peer", []string{"2001:db8::1"}},
 		{"ip unix socket", newRequest(t, "GET", "/", "@"), nil, "ip", nil},
 		{"peer ignores forwarding", newRequest(t, "GET", "/", "10.0.0.1:5", "X-Forwarded-For", "9.9.9.9"), nil, "peer", []string{"10.0.0.1"}},
 		{"peer mapped", newRequest(t, "GET", "/", "[::ffff:1.2.3.4]:5"), nil, "peer", []string{"1.2.3.4"}},
