@@ -474,23 +474,23 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 }
 
 // fillHole admits the requests of c at now into the earliest hole that
-// holds them within the tolerance, when there is one, and forgets the holes
-// that have passed. tat is the TAT, for Remaining.
+// holds them within the tolerance, when there is one, and forgets what has
+// passed of the holes (a hole too short now may grow when its neighbour is
+// given back). tat is the TAT, for Remaining.
 func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat instant, now int64) bool {
 	s, den := g.st, p.denom()
 	defer func() { s.nholes.Store(int32(len(s.holes))) }()
-	one := p.share(1, true)
 	live := s.holes[:0]
 	taken := false
 	for _, h := range s.holes {
-		if one.after(h.to.minus(at(now), den)) {
-			continue // too short for any request from now on
+		if !h.to.after(at(now)) {
+			continue // passed
+		}
+		if h.from.ns < now {
+			h.from = at(now) // what has passed of it cannot be used
 		}
 		if !taken {
 			start := h.from
-			if start.ns < now {
-				start = at(now)
-			}
 			end := start.plus(c.cost, den)
 			if !end.after(h.to) && !end.minus(at(now), den).after(c.tol) {
 				taken = true
