@@ -273,3 +273,30 @@ func TestNormalizeRulesInvalid(t *testing.T) {
 	assert.Nil(t, got)
 	assert.EqualError(t, err, "rules[0] (per-user): limit must be >= 0, got -5")
 }
+
+// TestValidateRulesNumbers: values the limiters cannot honour exactly are
+// refused, each problem naming the rule, the field and the largest value
+// allowed (before, burst 1000000 on 2 per 24h passed and then rejected
+// every request, and a window near the longest Duration admitted every
+// one).
+func TestValidateRulesNumbers(t *testing.T) {
+	day := 24 * time.Hour
+	rules := []Rule{
+		{Name: "daily", Resource: "*", Kind: KindFlow, Limit: 2, Window: day, Algorithm: "token-bucket", Burst: 1_000_000},
+		{Name: "forever", Resource: "*", Kind: KindFlow, Limit: 1, Window: 1<<63 - 1, Algorithm: "sliding-log"},
+		{Name: "huge", Resource: "*", Kind: KindFlow, Limit: 1 << 62, Algorithm: "fixed-window"},
+		{Name: "patient", Resource: "*", Kind: KindFlow, Limit: 1, Algorithm: "leaky-bucket", MaxWait: 1<<63 - 1},
+		{Name: "per-user", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 2, Window: day, Burst: 1_000_000, Overrides: map[string]int64{"vip": 1}},
+		{Name: "per-user-wait", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 2, Algorithm: "leaky-bucket", MaxWait: 1<<63 - 1},
+		{Name: "per-user-window", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 2, Window: 1<<63 - 1},
+	}
+	assert.Equal(t, []string{
+		"rules[0] (daily): burst must be <= 102 with limit 2 per 24h0m0s (a spent bucket must fill within 1250h59m59.627370496s, and limit+burst be <= 4503599627370496), got 1000000",
+		"rules[1] (forever): window must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
+		"rules[2] (huge): limit must be <= 4503599627370496, got 4611686018427387904",
+		"rules[3] (patient): maxWait must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
+		"rules[4] (per-user): burst must be <= 51 with limit 1 per 24h0m0s (a spent bucket must fill within 1250h59m59.627370496s, and limit+burst be <= 4503599627370496), got 1000000",
+		"rules[5] (per-user-wait): maxWait must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
+		"rules[6] (per-user-window): window must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
+	}, problemLines(t, ValidateRules(rules)))
+}

@@ -38,7 +38,9 @@ func (m *bucketModel) acquire(now, n int64) (ok bool, wait, retry int64) {
 	if n > c.Limit+c.Burst {
 		return false, 0, int64(c.Window)
 	}
-	per := func(x int64) *big.Rat { return new(big.Rat).SetFrac64(x*int64(c.Window)/gcd(x, c.Limit)/1, c.Limit/gcd(x, c.Limit)) }
+	per := func(x int64) *big.Rat { // x*Window/Limit, without overflow
+		return new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(x), big.NewInt(int64(c.Window))), big.NewInt(c.Limit))
+	}
 	cost := per(n)
 	tol := new(big.Rat).Add(rat(int64(c.Window)), per(c.Burst))
 	if c.Algorithm == LeakyBucket {
@@ -60,13 +62,6 @@ func (m *bucketModel) acquire(now, n int64) (ok bool, wait, retry int64) {
 	return true, wait, 0
 }
 
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return max(a, 1)
-}
-
 // TestBucketsExactAtEveryRate: token and leaky buckets follow the exact
 // rational definition at rates whose cost is not a whole number of
 // nanoseconds, up to one request per nanosecond, and at the largest burst
@@ -80,10 +75,10 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 		{Algorithm: TokenBucket, Limit: 3, Window: s},
 		{Algorithm: TokenBucket, Limit: 3, Window: s, Burst: 2},
 		{Algorithm: LeakyBucket, Limit: 3000, Window: s, MaxWait: ms},
-		{Algorithm: TokenBucket, Limit: int64(s), Window: s},          // one per nanosecond
-		{Algorithm: TokenBucket, Limit: int64(s) - 1, Window: s},      // cost 1ns plus a billionth
-		{Algorithm: LeakyBucket, Limit: int64(s) - 1, Window: s},      // maxWait 0
-		{Algorithm: TokenBucket, Limit: 7, Window: day, Burst: 300},   // 7 per day
+		{Algorithm: TokenBucket, Limit: int64(s), Window: s},        // one per nanosecond
+		{Algorithm: TokenBucket, Limit: int64(s) - 1, Window: s},    // cost 1ns plus a billionth
+		{Algorithm: LeakyBucket, Limit: int64(s) - 1, Window: s},    // maxWait 0
+		{Algorithm: TokenBucket, Limit: 7, Window: day, Burst: 300}, // 7 per day
 		{Algorithm: TokenBucket, Limit: 2, Window: day, Burst: mulDiv(int64(MaxSpan-day), 2, int64(day))},
 		{Algorithm: LeakyBucket, Limit: 7, Window: day, MaxWait: MaxSpan},
 	}
