@@ -98,6 +98,20 @@ func BenchmarkHotspot1MKeys(b *testing.B) {
 	benchAcquire(b, cfg, prefill, keys1M)
 }
 
+// BenchmarkHotspot1MKeysInDebt is BenchmarkHotspot1MKeys with buckets that
+// are still in debt when evicted (one request costs 10s of a bucket of
+// 10 000s), as under a flood: every eviction writes a debt and every new
+// value reads its cells (see debts).
+func BenchmarkHotspot1MKeysInDebt(b *testing.B) {
+	cfg := Config{Limit: 1000, Window: 10_000 * time.Second, MaxKeys: 100_000}
+	prefill := func(l *Limiter) {
+		for i := range 200_000 {
+			l.Acquire(0, keys1M[len(keys1M)-1-i], 1)
+		}
+	}
+	benchAcquire(b, cfg, prefill, keys1M)
+}
+
 // BenchmarkHotspotMemory reports the heap bytes per tracked value of a
 // Limiter filled with 100 000 values of 8 to 12 bytes (bytes/key), the
 // values' own strings not counted: the table copies them.

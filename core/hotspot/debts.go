@@ -58,13 +58,15 @@ func (d *debts) cellsOf(k id) (a, b *debtCell) {
 	return &d.cells[uint64(uint32(k.h2))*n>>32], &d.cells[(k.h2>>32)*n>>32]
 }
 
+// owing reports whether any value may owe a debt at now: when not, no cell
+// need be read.
+func (d *debts) owing(now int64) bool { return d.until > now }
+
 // take returns the debt of k at now, the TAT its bucket is to resume from
 // (noDebt when it owes none), and frees k's own cells: k is being given a
-// record, which carries the debt from now on.
+// record, which carries the debt from now on. It is called only while
+// owing.
 func (d *debts) take(k id, now int64) int64 {
-	if d.until <= now {
-		return noDebt // every debt paid: no cell to read
-	}
 	a, b := d.cellsOf(k)
 	o := ownerOf(k)
 	tat := min(a.owed(o, now), b.owed(o, now))

@@ -207,7 +207,7 @@ func (s *shard) find(k id) int32 {
 // debts d (a bucket table), the debt k was evicted with if it is later; an
 // evicted bucket whose TAT is later than now leaves its debt in d.
 func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
-	if d != nil {
+	if d != nil && d.owing(now) {
 		fresh = max(fresh, d.take(k, now))
 	}
 	var i int32
