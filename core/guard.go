@@ -87,6 +87,7 @@ type config struct {
 	clock        clock.Clock
 	stores       map[string]store.Store
 	storeBackoff time.Duration
+	storeTrip    int
 	rules        []Rule
 	rulesFile    string
 	maxResources int
@@ -170,7 +171,7 @@ func New(opts ...Option) (*Guard, error) {
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	for name, s := range cfg.stores {
-		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, g.reporter)
+		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
 	rules := cfg.rules
 	if cfg.rulesFile != "" {

@@ -17,9 +17,18 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// DefaultStoreBackoff is how long a Guard stops calling a store after it
-// failed, by default (WithStoreBackoff).
-const DefaultStoreBackoff = time.Second
+// Defaults of a Guard's store breaker (WithStoreBackoff, WithStoreTrip).
+const (
+	// DefaultStoreBackoff is how long a Guard leaves a store alone once
+	// its breaker opened, before one request probes it.
+	DefaultStoreBackoff = time.Second
+	// DefaultStoreTrip is how many consecutive failed rounds of calls open
+	// a store's breaker.
+	DefaultStoreTrip = 5
+)
+
+// MaxStoreTrip bounds WithStoreTrip.
+const MaxStoreTrip = 1000
 
 // WithStore gives the Guard the store s under name: rules whose Store is
 // name keep their counts in s. The Guard does not close s; its owner does,
@@ -42,10 +51,11 @@ func WithStore(name string, s store.Store) Option {
 	})
 }
 
-// WithStoreBackoff sets how long the Guard stops calling a store after a
-// call failed (default DefaultStoreBackoff). Meanwhile the rules of that
-// store apply their failure policy at once; then one request tries the
-// store again, and its success brings the store back.
+// WithStoreBackoff sets how long the Guard leaves a store alone once its
+// breaker opened (default DefaultStoreBackoff; see WithStoreTrip).
+// Meanwhile the rules of that store apply their failure policy at once;
+// then one request at a time probes the store, and a success closes the
+// breaker.
 func WithStoreBackoff(d time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if d <= 0 {
@@ -56,61 +66,139 @@ func WithStoreBackoff(d time.Duration) Option {
 	})
 }
 
-// storeConn is a store as a Guard uses it: with a health breaker and
-// counters.
-type storeConn struct {
-	name    string
-	s       store.Store
-	backoff int64
-	// downUntil is the clock time until which the store is not called
-	// after a failure; healthy when the store works.
-	downUntil atomic.Int64
-	errors    atomic.Int64 // failed calls
-	fallbacks atomic.Int64 // decisions made by failure policies
-	reporter  *reporter
+// WithStoreTrip sets how many consecutive failed rounds of calls open a
+// store's breaker (default DefaultStoreTrip, 1 to MaxStoreTrip). A call
+// that fails makes only its own request apply the failure policy; a
+// success resets the count. Calls that were in flight together form one
+// round: when several fail, the first counts and the others do not, so a
+// stall of the host (or of Redis) that times out every call in flight at
+// once counts once, and only failures that go on after it count again.
+// 1 opens the breaker on any failure.
+func WithStoreTrip(rounds int) Option {
+	return optionFunc(func(cfg *config) error {
+		if rounds < 1 || rounds > MaxStoreTrip {
+			return fmt.Errorf("WithStoreTrip: must be between 1 and %d, got %d", MaxStoreTrip, rounds)
+		}
+		cfg.storeTrip = rounds
+		return nil
+	})
 }
 
-const healthy = math.MinInt64
+// storeConn is a store as a Guard uses it: with a breaker and counters.
+//
+// The breaker is closed while openUntil is healthy: every request calls
+// the store. A failed call makes its request apply the failure policy and,
+// when it is the first failure of its round, adds one to streak; a success
+// resets streak. A round is the calls made between two counted failures:
+// round is the number of counted failures, read when a call starts, and a
+// failure counts only if round has not moved since (CompareAndSwap). When
+// streak reaches trip, the breaker opens: openUntil is the clock time from
+// which one request may probe the store. The probe claims the breaker by
+// setting openUntil to inProbe, so no other request probes until it ends:
+// its success closes the breaker, its failure opens it for another
+// backoff from the probe's start, and a probe whose caller gave up lets
+// the next request probe.
+type storeConn struct {
+	name     string
+	s        store.Store
+	backoff  int64
+	trip     int64
+	reporter *reporter
 
-func newStoreConn(name string, s store.Store, backoff time.Duration, rp *reporter) *storeConn {
-	c := &storeConn{name: name, s: s, backoff: int64(backoff), reporter: rp}
-	c.downUntil.Store(healthy)
+	openUntil atomic.Int64 // healthy while closed; inProbe while a probe runs
+	round     atomic.Int64
+	streak    atomic.Int64
+	errors    atomic.Int64 // failed calls
+	fallbacks atomic.Int64 // decisions made by failure policies
+}
+
+const (
+	healthy = math.MinInt64
+	inProbe = math.MaxInt64
+)
+
+// probing is the round a probe of an open breaker calls in.
+const probing = -1
+
+func newStoreConn(name string, s store.Store, backoff time.Duration, trip int, rp *reporter) *storeConn {
+	if trip == 0 {
+		trip = DefaultStoreTrip
+	}
+	c := &storeConn{name: name, s: s, backoff: int64(backoff), trip: int64(trip), reporter: rp}
+	c.openUntil.Store(healthy)
 	return c
 }
 
-// allow reports whether a request at now may call the store: always while
-// it is healthy; after a failure, one request per backoff period.
-func (c *storeConn) allow(now int64) bool {
-	u := c.downUntil.Load()
-	return u == healthy || now >= u && c.downUntil.CompareAndSwap(u, now+c.backoff)
+// allow reports whether a request at now may call the store, and the
+// round it calls in (probing for the probe of an open breaker): always
+// while the breaker is closed; while it is open, one probe at a time once
+// the backoff has passed.
+func (c *storeConn) allow(now int64) (int64, bool) {
+	u := c.openUntil.Load()
+	if u == healthy {
+		return c.round.Load(), true
+	}
+	return probing, now >= u && c.openUntil.CompareAndSwap(u, inProbe)
 }
 
-// succeeded records a call that worked: the store is healthy, and the
-// reporter hears of it when it was not.
+// succeeded records a call that worked: the streak of failures ends, and
+// an open breaker closes (the reporter hears of it).
 func (c *storeConn) succeeded() {
-	if u := c.downUntil.Load(); u != healthy && c.downUntil.CompareAndSwap(u, healthy) {
+	if c.streak.Load() != 0 {
+		c.streak.Store(0)
+	}
+	if u := c.openUntil.Load(); u != healthy && c.openUntil.CompareAndSwap(u, healthy) {
 		c.reporter.send(report{store: &storeReport{name: c.name}})
 	}
 }
 
-// failed records a call that failed with err at now: the store is left
-// alone for the backoff, and the reporter hears of it when it was healthy.
-func (c *storeConn) failed(now int64, err error) {
+// failed records a call of round, made at now, that failed with err: a
+// probe's failure opens the breaker for another backoff; the first failure
+// of a round adds to the streak, and the one that makes it trip opens the
+// breaker (the reporter hears of it).
+func (c *storeConn) failed(now, round int64, err error) {
 	c.errors.Add(1)
-	if c.downUntil.Swap(now+c.backoff) == healthy {
+	if round == probing {
+		c.openUntil.CompareAndSwap(inProbe, now+c.backoff)
+		return
+	}
+	if !c.round.CompareAndSwap(round, round+1) {
+		return
+	}
+	if c.streak.Add(1) >= c.trip && c.openUntil.CompareAndSwap(healthy, now+c.backoff) {
 		c.reporter.send(report{store: &storeReport{name: c.name, err: err}})
 	}
+}
+
+// abandoned records that the caller of a call of round, made at now, gave
+// up: not the store's failure, but a probe's end, after which the next
+// request probes.
+func (c *storeConn) abandoned(now, round int64) {
+	if round == probing {
+		c.openUntil.CompareAndSwap(inProbe, now)
+	}
+}
+
+// retryAfter is the hint of a request that the failure policy closed
+// rejected at now: the time until a probe while the breaker is open, else
+// the backoff (the Guard cannot tell a passing failure from the first of
+// an outage, nor when a probe in flight ends).
+func (c *storeConn) retryAfter(now int64) time.Duration {
+	if u := c.openUntil.Load(); u != healthy && u != inProbe {
+		return time.Duration(max(u-now, 0))
+	}
+	return time.Duration(c.backoff)
 }
 
 // StoreStatus is the state of a store a Guard uses.
 type StoreStatus struct {
 	Name string
-	// Healthy is false from a failed call until a call succeeds again.
+	// Healthy is false while the store's breaker is open: from the failure
+	// that opened it (see WithStoreTrip) until a call succeeds again.
 	Healthy bool
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead
-	// of the store, because it failed or was being left alone after a
-	// failure.
+	// of the store, because their call failed or the breaker was open.
 	Errors, Fallbacks int64
 }
 
@@ -118,7 +206,7 @@ type StoreStatus struct {
 func (g *Guard) Stores() []StoreStatus {
 	out := make([]StoreStatus, 0, len(g.stores))
 	for _, c := range g.stores {
-		out = append(out, StoreStatus{Name: c.name, Healthy: c.downUntil.Load() == healthy, Errors: c.errors.Load(), Fallbacks: c.fallbacks.Load()})
+		out = append(out, StoreStatus{Name: c.name, Healthy: c.openUntil.Load() == healthy, Errors: c.errors.Load(), Fallbacks: c.fallbacks.Load()})
 	}
 	slices.SortFunc(out, func(a, b StoreStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -204,7 +292,7 @@ func (rr *remoteRule) limitOf(value string) store.Limit {
 // It returns an error only when ctx ended during the store's call.
 func (rr *remoteRule) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
 	c := rr.conn
-	if c.allow(now) {
+	if round, ok := c.allow(now); ok {
 		d, err := c.s.Take(ctx, h.key, lim, n)
 		if err == nil {
 			c.succeeded()
@@ -212,9 +300,10 @@ func (rr *remoteRule) take(ctx context.Context, h *held, now int64, lim store.Li
 			return nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			c.abandoned(now, round)
 			return err // the caller gave up: not the store's failure
 		}
-		c.failed(now, err)
+		c.failed(now, round, err)
 	}
 	c.fallbacks.Add(1)
 	h.rs.stats.fallbacks.Add(1)
@@ -223,7 +312,7 @@ func (rr *remoteRule) take(ctx context.Context, h *held, now int64, lim store.Li
 	case rr.policy == FailOpen:
 		h.d.Decision = flow.Decision{OK: true, Limit: lim.Limit, Remaining: lim.Limit}
 	case rr.policy == FailClosed:
-		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: time.Duration(max(c.downUntil.Load()-now, 0))}
+		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: c.retryAfter(now)}
 	case rr.localHot != nil:
 		h.d = rr.localHot.Acquire(now, value, n)
 	default:

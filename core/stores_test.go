@@ -105,7 +105,9 @@ func TestStoreFailurePolicies(t *testing.T) {
 		t.Run(tt.policy, func(t *testing.T) {
 			s := newSwitchable(t, clock.NewFake(0))
 			fc := clock.NewFake(time.Second)
-			g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBackoff(500*time.Millisecond),
+			// One failure opens the breaker: every request after it is
+			// the policy's at once.
+			g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBackoff(500*time.Millisecond), core.WithStoreTrip(1),
 				core.WithRules(core.Rule{Name: "r", Resource: "GET /x", Kind: core.KindFlow, Limit: 100, Store: "shared", OnFailure: tt.policy, LocalLimit: 2}))
 			require.NoError(t, err)
 			s.down.Store(true)
@@ -265,6 +267,10 @@ func TestStoreRulesValidation(t *testing.T) {
 	assert.ErrorContains(t, err, `WithStore("a"): store is nil`)
 	_, err = core.New(core.WithStoreBackoff(0))
 	assert.ErrorContains(t, err, "WithStoreBackoff: must be > 0, got 0s")
+	_, err = core.New(core.WithStoreTrip(0))
+	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 0")
+	_, err = core.New(core.WithStoreTrip(1001))
+	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 1001")
 }
 
 // cancelling is a store whose calls last until ctx ends, as a slow store's
