@@ -145,3 +145,56 @@ func assertBusy(t *testing.T, admitted int) {
 	t.Helper()
 	assert.GreaterOrEqual(t, admitted, raceLimit*raceWindows/2, "admitted in all")
 }
+
+// TestConcurrentLeakyBucketUndo: goroutines take leaky-bucket slots of one
+// or two requests and give half of them back a step later, while time
+// runs; the slots kept never overlap (each request proceeds at least its
+// predecessor's cost after it), whether a slot came from the TAT by
+// compare-and-swap or from a hole under the lock, whole or split, with a
+// whole-nanosecond cost and with a fractional one.
+func TestConcurrentLeakyBucketUndo(t *testing.T) {
+	const step = raceStep / 8
+	nOf := func(at int64) int64 { return 1 + at/step%2 }
+	for _, lim := range []int64{raceLimit, 3 * raceLimit} { // cost 20000ns, 6666⅔ns
+		t.Run("", func(t *testing.T) {
+			l := mustNew(t, Config{Algorithm: LeakyBucket, Limit: lim, Window: raceWindow, MaxWait: raceWindows * raceWindow}, nil)
+			// Each goroutine gives back every other slot it takes one
+			// step later, when others have taken slots after it: holes.
+			type taken struct {
+				d Decision
+				n int64
+			}
+			pending := make([]taken, raceGoroutines)
+			var undone atomic.Int64
+			adm := hammerWith(raceGoroutines, step, raceWindows*raceWindow/4, func(g int, at int64) Decision {
+				d := l.Acquire(at, nOf(at))
+				if p := pending[g]; p.d.OK {
+					l.Undo(p.d, p.n)
+					undone.Add(1)
+					pending[g] = taken{}
+				} else if d.OK {
+					pending[g] = taken{d, nOf(at)}
+					return Decision{} // not kept: given back next step
+				}
+				return d
+			})
+			for _, p := range pending {
+				l.Undo(p.d, p.n)
+			}
+			require.Positive(t, undone.Load())
+			type slot struct{ start, n int64 }
+			slots := make([]slot, len(adm))
+			for i, a := range adm {
+				slots[i] = slot{a.at + int64(a.d.Wait), nOf(a.at)} // starts rounded up
+			}
+			slices.SortFunc(slots, func(a, b slot) int { return int(a.start - b.start) })
+			for i := 1; i < len(slots); i++ {
+				// Starts are rounded up: with a fractional cost, a
+				// nanosecond less than the cost may part two.
+				prev := slots[i-1]
+				require.GreaterOrEqual(t, slots[i].start-prev.start, prev.n*raceWindow/lim-1, "slots %d and %d", i-1, i)
+			}
+			assert.Greater(t, len(adm), int(raceWindows/4*lim/4), "admitted in all")
+		})
+	}
+}
