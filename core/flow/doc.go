@@ -40,7 +40,27 @@
 //   - LeakyBucket: pacing. Each request is given the slot Window/Limit after
 //     the previous one and waits for it when it lies within MaxWait, else it
 //     is rejected. Same one-CAS state as TokenBucket, in nanoseconds, so
-//     limits above 1000 per second pace correctly.
+//     limits above 1000 per second pace correctly. A waiter that gives up
+//     (Undo) gives its slot back: the state moves back when it was the last
+//     slot, else the slot is kept as a hole (up to 1024 of them per rule,
+//     adjacent ones merged) that the next request takes when it is the
+//     earliest free time ahead, so nobody waits for a request that left.
+//     Holes are read under a mutex, only by requests that wait anyway.
+//
+// Both buckets are exact: a request costs Window/Limit, kept as whole
+// nanoseconds plus a fraction in units of 1/Limit ns, so 3 per second or
+// 6e8 per second is honoured to the request; waits and retry hints are
+// rounded up to the nanosecond, never early. When Window is a multiple of
+// Limit (1000 per second, 10 per minute) the fraction is always zero and a
+// decision is one compare-and-swap; otherwise, and while a limit warms up,
+// decisions hold a small mutex (warming limits round each cost up to a
+// unit of 1/Limit ns).
+//
+// Numbers are honoured exactly or refused by Config.Validate: Limit at most
+// MaxLimit (2^52), at most one request per nanosecond for the buckets, and
+// every span a limiter adds to now (Window, MaxWait, a token bucket's
+// Window+Burst*Window/Limit) at most MaxSpan (2^52 ns, about 52 days); a
+// request of n larger than the limit is rejected without being counted.
 //
 // All times are nanoseconds from the Guard's clock (package clock).
 package flow
