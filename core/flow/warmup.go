@@ -17,9 +17,9 @@ import (
 // that runs between that and Limit settles at the warning level, warm.
 //
 // With P = Warmup/Window and cold factor c, the warning level is P*Limit/(c-1)
-// tokens and the store holds P*2*Limit/(c+1) more, so that traffic at the
-// limit in force empties that part in Warmup: the store's fill is the area
-// under the cost of a request between the two levels.
+// tokens and the store holds P*2*Limit/(c+1) more: the time traffic at the
+// limit in force takes to use those up, the area under the cost of a
+// request between the two levels, is Warmup.
 //
 // The store is updated at most once per tick by whichever caller wins a
 // compare-and-swap, so reading the limit costs two atomic loads. A tick is
