@@ -169,18 +169,24 @@ func (p *GCRA) DecideTo(d *Decision, tat, now, n int64) int64 {
 // again against the newer TAT.
 func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
 	var d Decision
+	p.acquireTo(&d, tat, now, n)
+	return d
+}
+
+// acquireTo is Acquire writing the decision to d (see DecideTo).
+func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	c := p.costOf(n)
 	if !c.fits {
-		p.never(&d, &c, at(tat.Load()), now)
-		return d
+		p.never(d, &c, at(tat.Load()), now)
+		return
 	}
 	den := p.denom()
 	for {
 		t := tat.Load()
 		next, over := c.advance(at(t), now, den)
 		if over.after(instant{}) || tat.CompareAndSwap(t, next.ns) {
-			p.outcome(&d, &c, at(t), next, now, over)
-			return d
+			p.outcome(d, &c, at(t), next, now, over)
+			return
 		}
 	}
 }
@@ -436,7 +442,7 @@ func (g *gcra) Acquire(now int64, n int64) Decision {
 		g.acquireLocked(&d, p, now, n)
 		g.st.mu.Unlock()
 	} else {
-		d = p.Acquire(&g.st.tat, now, n)
+		p.acquireTo(&d, &g.st.tat, now, n)
 	}
 	if d.OK {
 		g.th.admitted(n)
