@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -75,17 +77,70 @@ func (q *quotaOf) note(rs *ruleState, limit, remaining int64) {
 	}
 }
 
-// Quota is the state of a request-rate limit after a decision, for the
-// RateLimit header fields of an allowed response.
+// Quota is one quota policy of a request after a decision, as the
+// RateLimit header fields describe it: a rate limit (flow or hotspot rule)
+// admits Limit requests per Window; a concurrency limit (Window 0) admits
+// Limit requests in flight.
 type Quota struct {
-	Rule      string        // the rule's name
-	Limit     int64         // requests per Window in force
-	Window    time.Duration // the rule's window
-	Remaining int64         // quota left after the request
+	Rule string // the rule's name
+	// Limit is the rule's configured limit (a warm-up ramp's lower limit
+	// in force is not advertised: Remaining shows it), with a token
+	// bucket's burst: the most requests the rule ever admits at once.
+	Limit int64
+	// Window is the period of Limit: the rule's window, or, for a token
+	// bucket with a burst, the time it takes to refill Limit tokens, so
+	// that Limit per Window is the bucket's rate. 0 for concurrency.
+	Window time.Duration
+	// Remaining is the quota left after the decision (before it, for a
+	// request that was rejected): at most Limit.
+	Remaining int64
 	// Reset is an upper bound on the time until the full quota is available
 	// again if no request arrives: the window for window algorithms, the
-	// time to refill the bucket for token and leaky buckets.
+	// time to refill the bucket for token and leaky buckets. For a rule
+	// that rejected the request (Blocked) it is instead the time after
+	// which it would admit it, 0 if it never will or is a concurrency
+	// limit.
 	Reset time.Duration
+	// Blocked is true when the rule rejected the request (in
+	// BlockedError.Policies only).
+	Blocked bool
+}
+
+// quota returns the quota policy of the rule of rs after a decision that
+// left remaining under the limit lim (the value's, for a hotspot rule).
+func (rs *ruleState) quota(lim, remaining int64) Quota {
+	r := &rs.rule
+	if rs.flow != nil {
+		lim = r.Limit // not a warm-up ramp's limit
+	}
+	q := Quota{Rule: r.Name, Limit: lim}
+	if rs.window {
+		q.Window, q.Reset = r.Window, r.Window
+		if rs.refills && lim > 0 && r.Burst > 0 {
+			q.Limit = min(lim, math.MaxInt64-r.Burst) + r.Burst
+			q.Window = scaleUp(r.Window, q.Limit, lim)
+		}
+	}
+	q.Remaining = min(max(remaining, 0), q.Limit)
+	if rs.window && rs.refills && lim > 0 {
+		// A bucket refills lim per window, continuously.
+		q.Reset = scaleUp(r.Window, q.Limit-q.Remaining, lim)
+	}
+	return q
+}
+
+// scaleUp returns d*num/den for non-negative d and num and positive den,
+// rounded up, and at most the longest Duration.
+func scaleUp(d time.Duration, num, den int64) time.Duration {
+	hi, lo := bits.Mul64(uint64(d), uint64(num))
+	if hi >= uint64(den) {
+		return math.MaxInt64
+	}
+	q, rem := bits.Div64(hi, lo, uint64(den))
+	if rem != 0 {
+		q++
+	}
+	return time.Duration(min(q, math.MaxInt64))
 }
 
 // Quota returns the quota of the rate rule (flow or hotspot, not
@@ -96,13 +151,7 @@ func (e *Entry) Quota() (Quota, bool) {
 	if rs == nil {
 		return Quota{}, false
 	}
-	q := Quota{Rule: rs.rule.Name, Limit: e.quota.limit, Window: rs.rule.Window, Remaining: e.quota.remaining, Reset: rs.rule.Window}
-	if rs.refills && q.Limit > 0 {
-		// A bucket refills Limit per Window, continuously.
-		used := max(q.Limit+rs.rule.Burst-q.Remaining, 0)
-		q.Reset = time.Duration(float64(used) / float64(q.Limit) * float64(rs.rule.Window))
-	}
-	return q, true
+	return rs.quota(e.quota.limit, e.quota.remaining), true
 }
 
 // Resource returns the name of the resource entered, or "" for the zero
@@ -121,7 +170,10 @@ func (e *Entry) Resource() string {
 // request waits for its turn (leaky-bucket rules), or an error describing
 // bad arguments. Every rule whose resource matches applies; the request
 // passes only if all pass, and the reservations of the rules that admitted it
-// are given back when a later one rejects it. Hotspot rules read the params
+// are given back when a later one rejects it. The rules after a rejecting
+// one are still asked, what they grant given back at once, so that the
+// BlockedError tells every rule that rejects the request and the latest
+// time any of them allows. Hotspot rules read the params
 // they name from WithParams, once per value; without WithParams, or when the
 // request lacks the param, they do not limit it.
 //
@@ -164,7 +216,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
 			}
 		} else if !rs.conc.AcquireOn(cpu, n) {
-			err = g.concBlocked(resource, rs, cpu, now, n)
+			h := concHeld(rs)
+			err = g.blocked(resource, &h, cpu, now, n)
 		}
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, cpu, now)
@@ -232,19 +285,17 @@ func (b *binding) waits() bool {
 	return len(b.rules) > 0 && b.rules[len(b.rules)-1].waits
 }
 
-// concBlocked returns the error of a request that the concurrency rule of
-// rs rejected.
-func (g *Guard) concBlocked(resource string, rs *ruleState, cpu uint32, now, n int64) *BlockedError {
-	lim, inFlight := rs.conc.Limit(), rs.conc.InFlight()
-	return g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}, cpu, now, n)
-}
-
 // admit checks the rules of e's binding in order and waits for the turn the
 // waiting ones gave the request. It returns the time the request proceeds,
 // and the error that stops it; on error, the reservations made are given
 // back. It notes e's quota and the per-value reservations Exit releases.
 // cpu is the caller's stripe index (see stripe.Picker), for the limiters
 // that keep a share of their quota per CPU.
+//
+// Once a rule rejects the request, the rules after it are still asked,
+// each permit they grant given back at once (take and undo: the limiters
+// have no read-only question, and this costs only rejected requests), so
+// that the error carries every rejection and the latest retry time.
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
@@ -253,48 +304,75 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	var stack [4]held
 	admitted := stack[:0]
 	var wait time.Duration
+	// blocked is the error once a rule rejected the request; from then on
+	// decisions are made in probe and given back at once.
+	var blocked *BlockedError
+	var probe held
 	for i, rs := range e.b.rules {
 		if br := rs.brk; br != nil {
 			// A breaker: the first rules of the binding, so i is its
 			// index among the binding's breakers.
 			t, retry, ok := br.Allow(now)
-			if !ok {
-				undo(admitted, cpu, n)
-				return now, g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}, cpu, now, n)
-			}
-			var h *held
-			admitted, h = push(admitted, rs)
-			h.t = t
-			if i == 0 {
-				e.brk = t
+			switch {
+			case !ok:
+				h := held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{RetryAfter: retry}}}
+				if blocked == nil {
+					blocked = g.blockedAfter(resource, admitted, &h, cpu, now, n)
+				} else {
+					g.reject(blocked, &h, cpu, now, n)
+				}
+			case blocked != nil:
+				br.Undo(t)
+			default:
+				var h *held
+				admitted, h = push(admitted, rs)
+				h.t = t
+				if i == 0 {
+					e.brk = t
+				}
 			}
 			continue
 		}
 		if c := rs.conc; c != nil {
 			// A concurrency rule: its reservation is one count, and
 			// giving it back needs no decision.
-			if !c.AcquireOn(cpu, n) {
-				undo(admitted, cpu, n)
-				return now, g.concBlocked(resource, rs, cpu, now, n)
+			switch {
+			case !c.AcquireOn(cpu, n):
+				h := concHeld(rs)
+				if blocked == nil {
+					blocked = g.blockedAfter(resource, admitted, &h, cpu, now, n)
+				} else {
+					g.reject(blocked, &h, cpu, now, n)
+				}
+			case blocked != nil:
+				c.ReleaseOn(cpu, n)
+			default:
+				admitted, _ = push(admitted, rs)
 			}
-			admitted, _ = push(admitted, rs)
 			continue
 		}
 		if rs.rule.Kind != KindHotspot {
-			var h *held
-			admitted, h = push(admitted, rs)
+			h := &probe
+			if blocked == nil {
+				admitted, h = push(admitted, rs)
+			} else {
+				probe = held{rs: rs}
+			}
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
+					if blocked != nil {
+						return now, blocked // ctx ended while asking the rules after a rejection
+					}
 					undo(admitted[:len(admitted)-1], cpu, n)
 					return now, err
 				}
 			} else {
 				h.d.Decision = rs.flow.AcquireOn(cpu, now, n)
 			}
-			if !h.d.OK {
-				undo(admitted[:len(admitted)-1], cpu, n)
-				return now, g.blocked(resource, h, cpu, now, n)
+			if !h.d.OK || blocked != nil {
+				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
+				continue
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
@@ -308,8 +386,12 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if !ok {
 				break
 			}
-			var h *held
-			admitted, h = push(admitted, rs)
+			h := &probe
+			if blocked == nil {
+				admitted, h = push(admitted, rs)
+			} else {
+				probe = held{rs: rs}
+			}
 			if rr := rs.remote; rr != nil {
 				lim := rr.limitOf(v)
 				if lim.Limit == 0 {
@@ -317,6 +399,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				} else {
 					h.key = valueKey(rs.rule.Name, v)
 					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
+						if blocked != nil {
+							return now, blocked
+						}
 						undo(admitted[:len(admitted)-1], cpu, n)
 						return now, err
 					}
@@ -324,13 +409,16 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			} else {
 				rs.hot.AcquireTo(&h.d, now, v, n)
 			}
-			if !h.d.OK {
-				undo(admitted[:len(admitted)-1], cpu, n)
-				return now, g.blocked(resource, h, cpu, now, n)
+			if !h.d.OK || blocked != nil {
+				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
+				continue
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
 			wait = max(wait, h.d.Wait)
 		}
+	}
+	if blocked != nil {
+		return now, blocked
 	}
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {
@@ -370,42 +458,155 @@ func push(admitted []held, rs *ruleState) ([]held, *held) {
 // on the CPU cpu after a later rule rejected it, or its wait was cancelled.
 func undo(admitted []held, cpu uint32, n int64) {
 	for i := range admitted {
-		h := &admitted[i]
-		switch rs := h.rs; {
-		case rs.brk != nil:
-			rs.brk.Undo(h.t)
-		case rs.remote != nil:
-			rs.remote.undo(h, n)
-		case rs.hot != nil:
-			rs.hot.Undo(h.d, n)
-		case rs.flow != nil:
-			rs.flow.Undo(h.d.Decision, n)
-		default:
-			rs.conc.ReleaseOn(cpu, n)
-		}
+		undoOne(&admitted[i], cpu, n)
 	}
+}
+
+// undoOne gives back the reservation h.
+func undoOne(h *held, cpu uint32, n int64) {
+	switch rs := h.rs; {
+	case rs.brk != nil:
+		rs.brk.Undo(h.t)
+	case rs.remote != nil:
+		rs.remote.undo(h, n)
+	case rs.hot != nil:
+		rs.hot.Undo(h.d, n)
+	case rs.flow != nil:
+		rs.flow.Undo(h.d.Decision, n)
+	default:
+		rs.conc.ReleaseOn(cpu, n)
+	}
+}
+
+// settle acts on the decision in h of a request that a rule rejected: the
+// first rejection (blocked nil), whose h is the last of admitted, makes the
+// request's error (blockedAfter); after it, a rejection is added to the
+// error, and an admission noted in it and given back at once. It returns
+// the error.
+func (g *Guard) settle(blocked *BlockedError, admitted []held, h *held, resource string, cpu uint32, now, n int64) *BlockedError {
+	switch {
+	case blocked == nil:
+		return g.blockedAfter(resource, admitted[:len(admitted)-1], h, cpu, now, n)
+	case h.d.OK:
+		blocked.passed(h, n)
+		undoOne(h, cpu, n)
+	default:
+		g.reject(blocked, h, cpu, now, n)
+	}
+	return blocked
+}
+
+// concHeld returns the decision of the concurrency rule of rs that
+// rejected a request.
+func concHeld(rs *ruleState) held {
+	lim, inFlight := rs.conc.Limit(), rs.conc.InFlight()
+	return held{rs: rs, d: hotspot.Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}}}
 }
 
 // blocked returns the error of n requests at now on the CPU cpu that the
 // rule of h rejected with h's decision, and counts them in the rule's
 // statistics.
 func (g *Guard) blocked(resource string, h *held, cpu uint32, now, n int64) *BlockedError {
+	return g.blockedAfter(resource, nil, h, cpu, now, n)
+}
+
+// blockedAfter is blocked for a request that the rules of admitted admitted
+// before the rule of h rejected it: it notes their quota policies in the
+// error and gives their reservations back.
+func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *BlockedError {
+	a := &blockedAlloc{e: BlockedError{Resource: resource}}
+	b := &a.e
+	b.Policies = a.policies[:0]
+	for i := range admitted {
+		b.passed(&admitted[i], n)
+	}
+	undo(admitted, cpu, n)
+	g.reject(b, h, cpu, now, n)
+	if len(b.Policies) == 0 {
+		b.Policies = nil
+	}
+	return b
+}
+
+// blockedAlloc is a BlockedError with room for its first policies: one
+// allocation for both.
+type blockedAlloc struct {
+	e        BlockedError
+	policies [2]Quota
+}
+
+// passed notes in b the quota policy of a rate rule that admitted the n
+// permits of a request b's rules rejected: the quota left before them, as
+// their reservation is given back.
+func (b *BlockedError) passed(h *held, n int64) {
+	if rs := h.rs; rs.window {
+		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
+	}
+}
+
+// reject adds to b the rejection of n requests at now by the rule of h,
+// with h's decision, and counts it in the rule's statistics (once per
+// request, however many values of a hotspot rule it rejects). The rule
+// becomes the one b describes when it is the first to reject, when it
+// never admits the request and none before it was found to, or when its
+// retry time is later than theirs.
+func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs, d := h.rs, &h.d
-	rs.block(g, cpu, now, n)
-	e := &BlockedError{
-		Fallback:   h.fallback,
-		Resource:   resource,
-		Rule:       rs.rule.Name,
-		Kind:       rs.rule.Kind,
-		Param:      rs.rule.Param,
-		Limit:      d.Limit,
-		Remaining:  d.Remaining,
-		RetryAfter: d.RetryAfter,
+	never := rs.never(h, n)
+	retry := d.RetryAfter
+	if never {
+		retry = 0
 	}
-	if rs.rule.Kind != KindConcurrency && rs.rule.Kind != KindBreaker && rs.rule.Algorithm != string(hotspot.Concurrency) {
-		e.Window = rs.rule.Window
+	q := rs.quota(d.Limit, d.Remaining)
+	q.Reset, q.Blocked = retry, true
+	if rs.brk != nil || !b.note(q) { // a breaker is no quota policy
+		rs.block(g, cpu, now, n)
 	}
-	return e
+	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
+		return
+	}
+	b.Rule, b.Kind, b.Param = rs.rule.Name, rs.rule.Kind, rs.rule.Param
+	b.Limit, b.Window, b.Remaining = q.Limit, q.Window, q.Remaining
+	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
+}
+
+// note adds the quota policy q to b's. A policy of the rule of the last
+// one (another value of a hotspot rule) is merged into it: a rejection
+// outweighs an admission, then the later retry time or the smaller quota
+// left counts. note reports whether a rejection by q's rule was noted
+// before.
+func (b *BlockedError) note(q Quota) bool {
+	if k := len(b.Policies) - 1; k >= 0 && b.Policies[k].Rule == q.Rule {
+		p := &b.Policies[k]
+		seen := p.Blocked
+		if q.Blocked != p.Blocked {
+			if q.Blocked {
+				*p = q
+			}
+		} else if q.Blocked && q.Reset > p.Reset || !q.Blocked && q.Remaining < p.Remaining {
+			*p = q
+		}
+		return seen
+	}
+	b.Policies = append(b.Policies, q)
+	return false
+}
+
+// never reports whether the rule of h can never admit the n permits of the
+// request it decided with h's decision: its limit for the request (the
+// configured one for a flow rule in memory, whose decision may carry a
+// warm-up ramp's; the decision's, a value's own, for the others), plus a
+// token bucket's burst, is below n. A failure policy's decision (h.fallback)
+// and a breaker's tell nothing of that.
+func (rs *ruleState) never(h *held, n int64) bool {
+	if h.fallback || rs.brk != nil {
+		return false
+	}
+	lim := h.d.Limit
+	if rs.flow != nil {
+		lim = rs.rule.Limit
+	}
+	return n > lim && n-lim > rs.rule.Burst
 }
 
 // Exit ends the request: it records its completion, response time and

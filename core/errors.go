@@ -3,51 +3,91 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // ErrBlocked is the error every BlockedError matches with errors.Is.
 var ErrBlocked = errors.New("sluice: blocked")
 
-// BlockedError is the error Enter returns when a rule rejects a request. It
-// carries what an adapter puts in the response: the rule, its limit, the
-// quota left and when to retry.
+// BlockedError is the error Enter returns when rules reject a request. It
+// carries what an adapter puts in the response: the rule that decided it,
+// its limit, the quota left, when to retry, and the quota policies of every
+// rule that applied.
+//
+// Enter asks every rule that applies, also after one rejected the request
+// (the later ones without keeping their permits), so that RetryAfter is the
+// latest time any of them allows, not the first one's.
 type BlockedError struct {
 	Resource string // the resource entered
-	Rule     string // the name of the rule that rejected the request
-	Kind     Kind   // that rule's kind
-	Param    string // for hotspot rules, the param limited (Rule.Param)
-	// Limit is the rule's limit in force (requests per Window, or in flight
-	// for concurrency).
+	// Rule is the name of the rule that decided the response: one that
+	// never lets the request pass (see Never), else the rejecting rule
+	// whose retry time is the latest (the first of those on a tie).
+	Rule  string
+	Kind  Kind   // that rule's kind
+	Param string // for hotspot rules, the param limited (Rule.Param)
+	// Limit is that rule's quota (Quota.Limit: the configured limit, with
+	// a token bucket's burst; requests in flight for concurrency).
 	Limit int64
-	// Window is the period of Limit; 0 for concurrency limits (of kind
-	// concurrency, or hotspot with algorithm concurrency).
+	// Window is the period of Limit (Quota.Window); 0 for concurrency
+	// limits (of kind concurrency, or hotspot with algorithm concurrency).
 	Window time.Duration
-	// Remaining is the quota left at the decision.
+	// Remaining is that rule's quota left at the decision, at most Limit.
 	Remaining int64
-	// RetryAfter is the earliest time after which the same request would
-	// pass if nothing else arrived. It is 0 for concurrency limits, which
-	// free a slot whenever a request in flight ends. For a breaker (Kind
-	// KindBreaker; Limit, Window and Remaining 0) it is the time until the
-	// breaker lets probes through, or, while it is half-open with every
-	// probe out, until the probes' deadline.
+	// RetryAfter is the latest of the times after which each rejecting
+	// rule would admit the same request if nothing else arrived: the
+	// earliest a retry may pass, as far as the state at the decision can
+	// tell. A concurrency limit adds none (a slot frees whenever a request
+	// in flight ends), so RetryAfter is 0 when only such limits rejected.
+	// For a breaker (Kind KindBreaker; Limit, Window and Remaining 0) it is
+	// the time until the breaker lets probes through, or, while it is
+	// half-open with every probe out, until the probes' deadline. It is 0
+	// when Never is true.
 	RetryAfter time.Duration
 	// Fallback is true when the rule keeps its counts in a store that
 	// failed, and the rejection is its failure policy's (closed, or the
 	// local limit): see Guard.Stores.
 	Fallback bool
+	// Never is true when the request can never pass, however long it
+	// waits: a rule's limit for it is 0 (a limit of 0, a hotspot value
+	// overridden to 0) or below the permits it asks for (WithCount above a
+	// rule's capacity: its limit, plus a token bucket's burst). Adapters
+	// then give no retry time, so that clients do not retry.
+	Never bool
+	// Policies are the quota policies of the request, in rule order: one
+	// for every rate rule (flow or hotspot, not concurrency) that applied
+	// to it, and for every concurrency limit that rejected it. Those that
+	// rejected it have Blocked set, and their Reset is their own retry
+	// time. Breakers have none: they are no quota.
+	Policies []Quota
 }
 
 // Error describes the block.
 func (e *BlockedError) Error() string {
-	if e.Kind == KindBreaker {
-		return fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
+	var s string
+	switch {
+	case e.Kind == KindBreaker:
+		s = fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
+	case e.Never && e.Window == 0:
+		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit)
+	case e.Never:
+		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit, e.Window)
+	case e.Window == 0:
+		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
+	default:
+		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",
+			e.Resource, e.Kind, e.Rule, e.Limit, e.Window, e.RetryAfter)
 	}
-	if e.Window == 0 {
-		return fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
+	var others []string
+	for _, p := range e.Policies {
+		if p.Blocked && p.Rule != e.Rule {
+			others = append(others, fmt.Sprintf("%q", p.Rule))
+		}
 	}
-	return fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",
-		e.Resource, e.Kind, e.Rule, e.Limit, e.Window, e.RetryAfter)
+	if len(others) > 0 {
+		s += " (also rejected by " + strings.Join(others, ", ") + ")"
+	}
+	return s
 }
 
 // Is reports whether target is ErrBlocked.

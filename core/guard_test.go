@@ -64,6 +64,7 @@ func TestFlowRuleBlocksWithDetails(t *testing.T) {
 	assert.Equal(t, core.BlockedError{
 		Resource: "GET /items/{id}", Rule: "items", Kind: core.KindFlow,
 		Limit: 3, Window: time.Second, Remaining: 0, RetryAfter: 750 * ms,
+		Policies: []core.Quota{{Rule: "items", Limit: 3, Window: time.Second, Remaining: 0, Reset: 750 * ms, Blocked: true}},
 	}, *b)
 	assert.Contains(t, b.Error(), `rule "items"`)
 
@@ -442,9 +443,11 @@ func TestEntryQuota(t *testing.T) {
 	}{
 		// Only the flow rule: the user param is missing.
 		{"GET /items/{id}", nil, core.Quota{Rule: "items", Limit: 10, Window: time.Second, Remaining: 9, Reset: time.Second}, true},
-		// The user's bucket (capacity 6) is closer to its end than the flow rule.
-		{"GET /items/{id}", []core.EnterOption{user}, core.Quota{Rule: "per-user", Limit: 5, Window: time.Second, Remaining: 5, Reset: 200 * ms}, true},
-		{"GET /items/{id}", []core.EnterOption{user, core.WithCount(3)}, core.Quota{Rule: "per-user", Limit: 5, Window: time.Second, Remaining: 2, Reset: 800 * ms}, true},
+		// The user's bucket (capacity 6) is closer to its end than the flow
+		// rule. Its policy is its capacity, 6, per the 1.2s it takes to
+		// refill them at 5/s: the remaining quota is never above the limit.
+		{"GET /items/{id}", []core.EnterOption{user}, core.Quota{Rule: "per-user", Limit: 6, Window: 1200 * ms, Remaining: 5, Reset: 200 * ms}, true},
+		{"GET /items/{id}", []core.EnterOption{user, core.WithCount(3)}, core.Quota{Rule: "per-user", Limit: 6, Window: 1200 * ms, Remaining: 2, Reset: 800 * ms}, true},
 		// A token bucket refills Limit per Window: 1 used of 4 per 2s.
 		{"GET /search", nil, core.Quota{Rule: "bucket", Limit: 4, Window: 2 * time.Second, Remaining: 3, Reset: 500 * ms}, true},
 		// A concurrency limit has no quota.

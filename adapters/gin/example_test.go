@@ -76,5 +76,5 @@ func ExampleWithSkipper() {
 	}
 	// Output:
 	// /healthz 200
-	// /work 429
+	// /work 403
 }

@@ -45,9 +45,14 @@
 //
 //   - a rate or concurrency limit: codes.ResourceExhausted, for both, with
 //     a google.rpc.RetryInfo detail whose retry delay is the BlockedError's
-//     RetryAfter (rate limits only), a google.rpc.ErrorInfo of reason
-//     RATE_LIMITED or CONCURRENCY_LIMITED and a google.rpc.QuotaFailure
-//     naming the rule;
+//     RetryAfter (rate limits only): the latest time any rule that rejected
+//     the call allows, a google.rpc.ErrorInfo of reason RATE_LIMITED or
+//     CONCURRENCY_LIMITED and a google.rpc.QuotaFailure naming every rule
+//     that rejected it;
+//   - a call that can never pass (a rule's limit for it is 0, as for a
+//     hotspot value overridden to 0, or below the permits it asks for):
+//     codes.ResourceExhausted with no RetryInfo, an ErrorInfo of reason
+//     WILL_NOT_PASS (ReasonWillNotPass) and the QuotaFailure;
 //   - an open circuit breaker (a rule of kind breaker, which opens when the
 //     method's recent calls failed or were slow): codes.Unavailable, since
 //     the method is failing whoever calls, not the caller over a quota, and
@@ -61,7 +66,9 @@
 //
 // The interceptor also sets the grpc-retry-pushback-ms trailer
 // (PushbackKey) to RetryAfter in milliseconds, rounded up, so that a gRPC
-// client with a retry policy waits at least as long as RetryInfo says.
+// client with a retry policy waits at least as long as RetryInfo says; for
+// a call that can never pass it sets it to -1, which tells such a client
+// not to retry at all (gRFC A6).
 // Concurrency limits have no retry time (RetryAfter 0): their calls get
 // neither RetryInfo nor the trailer, and a retrying client falls back to its
 // own backoff. WithBlockHandler replaces the status; the trailer is set

@@ -1,17 +1,19 @@
 package sluicegrpc
 
-import "time"
+import (
+	"strconv"
+	"time"
 
-// PushbackMillisForTest returns the pushback trailer value for d, or -1 when
-// there is none.
+	"github.com/sluicekit/sluice/core"
+)
+
+// PushbackMillisForTest returns the pushback trailer value of a call
+// blocked with retry time d, or -1 when there is none.
 func PushbackMillisForTest(d time.Duration) int64 {
-	s, ok := pushbackMillis(d)
+	s, ok := pushback(&core.BlockedError{RetryAfter: d})
 	if !ok {
 		return -1
 	}
-	var ms int64
-	for _, c := range s {
-		ms = ms*10 + int64(c-'0')
-	}
+	ms, _ := strconv.ParseInt(s, 10, 64)
 	return ms
 }

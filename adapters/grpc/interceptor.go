@@ -212,7 +212,7 @@ func (ic *Interceptors) blocked(ctx context.Context, fullMethod string, to sink,
 		}
 		return status.Error(codes.Internal, err.Error())
 	}
-	if ms, ok := pushbackMillis(b.RetryAfter); ok {
+	if ms, ok := pushback(b); ok {
 		to.setTrailer(ctx, metadata.MD{PushbackKey: []string{ms}})
 	}
 	if ic.cfg.onBlock != nil {

@@ -33,6 +33,9 @@ const (
 	// ReasonCircuitOpen: an open circuit breaker (breaker rule) blocked the
 	// call.
 	ReasonCircuitOpen = "CIRCUIT_OPEN"
+	// ReasonWillNotPass: a rule's limit for the call is 0, or below the
+	// permits it asks for: it can never pass (core.BlockedError.Never).
+	ReasonWillNotPass = "WILL_NOT_PASS"
 )
 
 // maxAdvertised bounds the retry delay written in RetryInfo and in the
@@ -43,15 +46,17 @@ const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Milliseco
 // BlockedStatus returns the status of a call that b blocked: code
 // ResourceExhausted, b's message, and the details
 //
-//   - google.rpc.RetryInfo with retry_delay = b.RetryAfter, when b.RetryAfter
-//     is positive (rate limits; concurrency limits have no retry time and get
-//     none);
-//   - google.rpc.ErrorInfo with domain ErrorDomain, reason ReasonRateLimited
-//     or ReasonConcurrencyLimited and metadata rule, resource, kind, limit,
-//     window (rate limits) and param (hotspot rules: the param's name, never
-//     the caller's value);
-//   - google.rpc.QuotaFailure with one violation whose subject is
-//     "rule:" + b.Rule.
+//   - google.rpc.RetryInfo with retry_delay = b.RetryAfter (the latest time
+//     any rejecting rule allows), when b.RetryAfter is positive (rate
+//     limits; concurrency limits have no retry time and get none, nor does
+//     a call that can never pass);
+//   - google.rpc.ErrorInfo with domain ErrorDomain, reason ReasonRateLimited,
+//     ReasonConcurrencyLimited, or ReasonWillNotPass for a call that can
+//     never pass (b.Never), and metadata rule, resource, kind, limit, window
+//     (rate limits) and param (hotspot rules: the param's name, never the
+//     caller's value), of the rule that decided (b.Rule);
+//   - google.rpc.QuotaFailure with one violation per rule that rejected the
+//     call, whose subject is "rule:" + the rule's name.
 //
 // A call an open circuit breaker blocked (b.Kind core.KindBreaker) gets
 // code Unavailable instead: the method is failing, not the caller's quota
@@ -78,23 +83,29 @@ func BlockedStatus(b *core.BlockedError) *status.Status {
 			"limit":    strconv.FormatInt(b.Limit, 10),
 		},
 	}
-	desc := "limit " + strconv.FormatInt(b.Limit, 10) + " per " + b.Window.String()
 	if b.Window > 0 {
 		info.Metadata["window"] = b.Window.String()
 	} else {
 		info.Reason = ReasonConcurrencyLimited
-		desc = "limit " + strconv.FormatInt(b.Limit, 10) + " in flight"
+	}
+	if b.Never {
+		info.Reason = ReasonWillNotPass
 	}
 	if b.Param != "" {
 		info.Metadata["param"] = b.Param
 	}
-	quota := &errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-		Subject:     "rule:" + b.Rule,
-		Description: desc,
-	}}}
+	quota := &errdetails.QuotaFailure{}
+	for _, p := range b.Policies {
+		if p.Blocked {
+			quota.Violations = append(quota.Violations, violation(p.Rule, p.Limit, p.Window))
+		}
+	}
+	if len(quota.Violations) == 0 { // a BlockedError made outside core
+		quota.Violations = append(quota.Violations, violation(b.Rule, b.Limit, b.Window))
+	}
 	var withDetails *status.Status
 	var err error
-	if b.RetryAfter > 0 {
+	if b.RetryAfter > 0 && !b.Never {
 		retry := &errdetails.RetryInfo{RetryDelay: durationpb.New(min(b.RetryAfter, maxAdvertised))}
 		withDetails, err = st.WithDetails(retry, info, quota)
 	} else {
@@ -104,6 +115,18 @@ func BlockedStatus(b *core.BlockedError) *status.Status {
 		return st // cannot happen: details fail only on an OK status
 	}
 	return withDetails
+}
+
+// violation returns the QuotaFailure violation of the rule named rule, of
+// limit per window (in flight when window is 0).
+func violation(rule string, limit int64, window time.Duration) *errdetails.QuotaFailure_Violation {
+	desc := "limit " + strconv.FormatInt(limit, 10)
+	if window > 0 {
+		desc += " per " + window.String()
+	} else {
+		desc += " in flight"
+	}
+	return &errdetails.QuotaFailure_Violation{Subject: "rule:" + rule, Description: desc}
 }
 
 // breakerStatus returns the status of a call an open breaker blocked.
@@ -125,9 +148,16 @@ func breakerStatus(b *core.BlockedError) *status.Status {
 	return withDetails
 }
 
-// pushbackMillis returns d in whole milliseconds rounded up, as the pushback
-// trailer carries it, and false when d is not positive (no retry time).
-func pushbackMillis(d time.Duration) (string, bool) {
+// pushback returns the pushback trailer's value for a call b blocked: the
+// retry delay in whole milliseconds, rounded up; "-1" for a call that can
+// never pass, which tells gRPC clients not to retry it at all (gRFC A6: a
+// negative pushback); and false when there is no retry time (limits on
+// calls in flight).
+func pushback(b *core.BlockedError) (string, bool) {
+	if b.Never {
+		return "-1", true
+	}
+	d := b.RetryAfter
 	if d <= 0 {
 		return "", false
 	}

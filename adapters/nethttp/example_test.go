@@ -147,7 +147,7 @@ func ExampleWithBlockHandler() {
 		log.Fatal(err)
 	}
 	res.Body.Close()
-	fmt.Println(res.StatusCode, res.Header.Get("X-Blocked-By"), res.Header.Get("RateLimit"))
+	fmt.Println(res.StatusCode, res.Header.Get("X-Blocked-By"), res.Header.Get("Content-Type"))
 	// Output:
-	// 429 closed "closed";r=0;t=1
+	// 403 closed application/problem+json
 }

@@ -272,12 +272,13 @@ func TestBlockHandlerWrapsDefault(t *testing.T) {
 		sluicehttp.DefaultBlockHandler(w, r, b)
 	}))(mux))
 	res := get(t, srv, "/x")
-	assert.Equal(t, 429, res.StatusCode)
+	assert.Equal(t, 403, res.StatusCode, "a limit of 0: never passes")
 	require.NotNil(t, got)
 	assert.True(t, errors.Is(got, core.ErrBlocked))
 	assert.Equal(t, "GET /x", got.Resource)
 	assert.Equal(t, "none", got.Rule)
-	assert.Equal(t, `"none";q=0;w=1`, res.Header.Get("RateLimit-Policy"))
+	assert.True(t, got.Never)
+	assert.Empty(t, res.Header.Get("RateLimit-Policy"), "no reset time for a request that never passes")
 	assert.Equal(t, "yes", res.Header.Get("X-Limited"))
 }
 

@@ -286,9 +286,12 @@ func (s *server) stats(resource string) core.ResourceStats {
 }
 
 // checkBlocked checks a blocked response fully: its status, headers and
-// problem body agree with each other and with the rule, the RateLimit
-// fields parse as structured fields, and Retry-After is never earlier than
-// the RateLimit t. It returns Retry-After in seconds (0 when absent).
+// problem body agree with each other and with the rule that decided it, the
+// RateLimit fields parse as structured fields, list the rule, and no r
+// exceeds its q, and Retry-After is never earlier than any RateLimit t. A
+// 403 is a request that can never pass: no Retry-After, no RateLimit
+// fields, no retryAfter member. It returns Retry-After in seconds (0 when
+// absent).
 func checkBlocked(t *testing.T, res response, status int, rule string, limit int64, window time.Duration) int64 {
 	t.Helper()
 	require.Equal(t, status, res.status, "body: %s", res.body)
@@ -299,45 +302,48 @@ func checkBlocked(t *testing.T, res response, status int, rule string, limit int
 	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
 	assert.Equal(t, status, p.Status)
 	assert.Equal(t, rule, p.Rule)
-	assert.Equal(t, []string{rule}, p.ViolatedPolicies)
+	assert.Contains(t, p.ViolatedPolicies, rule)
 	assert.Equal(t, limit, p.Limit)
 	assert.InDelta(t, window.Seconds(), p.Window, 1e-9)
 	assert.NotEmpty(t, p.Detail)
-	if status == http.StatusTooManyRequests {
+	switch status {
+	case http.StatusTooManyRequests:
 		assert.Equal(t, "https://iana.org/assignments/http-problem-types#quota-exceeded", p.Type)
 		assert.Equal(t, "Quota Exceeded", p.Title)
-	} else {
+	case http.StatusForbidden:
+		checkNever(t, res)
+		return 0
+	default:
 		assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
 		assert.Equal(t, "Temporary Reduced Capacity", p.Title)
 	}
 
-	policies, err := ParseList(strings.Join(res.header.Values("RateLimit-Policy"), ", "))
-	require.NoError(t, err)
-	require.Len(t, policies, 1)
-	limits, err := ParseList(strings.Join(res.header.Values("RateLimit"), ", "))
-	require.NoError(t, err)
-	require.Len(t, limits, 1)
-	name, err := Decode(policies[0].Name)
-	require.NoError(t, err)
-	assert.Equal(t, rule, name)
-	assert.Equal(t, policies[0].Name, limits[0].Name)
-	assert.Equal(t, limit, policies[0].Params["q"])
-	r, ok := limits[0].Params["r"].(int64)
-	require.True(t, ok, "RateLimit r: %v", limits[0].Params)
-	assert.GreaterOrEqual(t, r, int64(0))
+	policies, limits := rateLimitFields(t, res)
+	i := slices.IndexFunc(policies, func(it Item) bool {
+		name, err := Decode(it.Name)
+		return err == nil && name == rule
+	})
+	require.GreaterOrEqual(t, i, 0, "RateLimit-Policy lists %q: %v", rule, policies)
+	assert.Equal(t, limit, policies[i].Params["q"])
 
 	retry := int64(0)
 	if v := res.header.Get("Retry-After"); v != "" {
+		var err error
 		retry, err = strconv.ParseInt(v, 10, 64)
 		require.NoError(t, err, "Retry-After %q is not delay-seconds", v)
 		require.GreaterOrEqual(t, retry, int64(1))
 	}
 	assert.Equal(t, retry, p.RetryAfter)
+	for _, l := range limits {
+		if tv, ok := l.Params["t"].(int64); ok {
+			assert.GreaterOrEqual(t, retry, tv, "Retry-After earlier than the RateLimit t of %q", l.Name)
+		}
+	}
 
 	if window == 0 {
-		assert.Equal(t, "concurrent-requests", policies[0].Params["qu"])
-		assert.NotContains(t, policies[0].Params, "w")
-		assert.NotContains(t, limits[0].Params, "t")
+		assert.Equal(t, "concurrent-requests", policies[i].Params["qu"])
+		assert.NotContains(t, policies[i].Params, "w")
+		assert.NotContains(t, limits[i].Params, "t")
 		assert.Zero(t, retry, "no Retry-After for a limit on requests in flight")
 		return 0
 	}
@@ -345,12 +351,52 @@ func checkBlocked(t *testing.T, res response, status int, rule string, limit int
 	if window%time.Second != 0 {
 		w++
 	}
-	assert.Equal(t, w, policies[0].Params["w"])
-	tv, ok := limits[0].Params["t"].(int64)
-	require.True(t, ok, "RateLimit t: %v", limits[0].Params)
-	assert.GreaterOrEqual(t, retry, tv, "Retry-After earlier than the RateLimit t")
+	assert.Equal(t, w, policies[i].Params["w"])
+	tv, ok := limits[i].Params["t"].(int64)
+	require.True(t, ok, "RateLimit t: %v", limits[i].Params)
 	assert.GreaterOrEqual(t, tv, int64(1))
 	return retry
+}
+
+// rateLimitFields parses the RateLimit-Policy and RateLimit fields of res,
+// which must list the same policies in the same order, each r between 0
+// and its q.
+func rateLimitFields(t *testing.T, res response) (policies, limits []Item) {
+	t.Helper()
+	policies, err := ParseList(strings.Join(res.header.Values("RateLimit-Policy"), ", "))
+	require.NoError(t, err)
+	limits, err = ParseList(strings.Join(res.header.Values("RateLimit"), ", "))
+	require.NoError(t, err)
+	require.Len(t, limits, len(policies))
+	for i := range policies {
+		_, err := Decode(policies[i].Name)
+		require.NoError(t, err)
+		assert.Equal(t, policies[i].Name, limits[i].Name)
+		r, ok := limits[i].Params["r"].(int64)
+		require.True(t, ok, "RateLimit r: %v", limits[i].Params)
+		assert.GreaterOrEqual(t, r, int64(0))
+		assert.LessOrEqual(t, r, policies[i].Params["q"], "r never exceeds q: %s", policies[i].Name)
+	}
+	return policies, limits
+}
+
+// checkNever checks the response to a request that can never pass: 403,
+// the will-not-pass problem type, and nothing that invites a retry.
+func checkNever(t *testing.T, res response) {
+	t.Helper()
+	require.Equal(t, http.StatusForbidden, res.status, "body: %s", res.body)
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
+	assert.Equal(t, "https://github.com/sluicekit/sluice#request-will-not-pass", p.Type)
+	assert.Equal(t, "Request Will Not Pass", p.Title)
+	assert.Contains(t, p.Detail, "will never pass")
+	assert.NotEmpty(t, p.ViolatedPolicies)
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(res.body, &members))
+	assert.NotContains(t, members, "retryAfter")
+	assert.Empty(t, res.header.Values("Retry-After"), "no retry hint")
+	assert.Empty(t, res.header.Values("RateLimit"), "no reset time to wait for")
+	assert.Empty(t, res.header.Values("RateLimit-Policy"))
 }
 
 // Run runs the suite against the adapter f builds, except the tests named
@@ -380,6 +426,9 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"BreakerTripsOnSlowResponses", testBreakerSlow},
 		{"BreakerProbeSuccessCloses", testBreakerRecovers},
 		{"BreakerResponseExact", testBreakerResponse},
+		{"RetryAfterIsLatestOfSeveralRules", testSeveralRules},
+		{"NeverPassesGetsNoRetryHint", testNeverPasses},
+		{"BucketPolicyShowsItsBurst", testBucketPolicy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -468,9 +517,14 @@ func testRetryAfter(t *testing.T, f Factory) {
 
 func testRuleName(t *testing.T, f Factory) {
 	const name = `a "quoted" \ rule: 100% ünicode, ;q=9`
-	s := start(t, f, Options{}, core.Rule{Name: name, Resource: "GET /hello", Kind: core.KindFlow, Limit: 0})
+	s := start(t, f, Options{}, core.Rule{Name: name, Resource: "GET /hello", Kind: core.KindFlow, Limit: 1})
+	require.Equal(t, http.StatusOK, s.get("/hello").status)
 	res := s.get("/hello")
-	checkBlocked(t, res, http.StatusTooManyRequests, name, 0, time.Second)
+	checkBlocked(t, res, http.StatusTooManyRequests, name, 1, time.Second)
+	policies, _ := rateLimitFields(t, res)
+	got, err := Decode(policies[0].Name)
+	require.NoError(t, err)
+	assert.Equal(t, name, got)
 }
 
 func testConcurrency(t *testing.T, f Factory) {
@@ -539,7 +593,7 @@ func testSkip(t *testing.T, f Factory) {
 	for range 3 {
 		assert.Equal(t, http.StatusOK, s.get("/health").status)
 	}
-	checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "nothing", 0, time.Second)
+	checkBlocked(t, s.get("/hello"), http.StatusForbidden, "nothing", 0, time.Second)
 	_, ok := s.guard.Stats("GET /health")
 	assert.False(t, ok, "a skipped request is not counted")
 }
@@ -613,7 +667,7 @@ func testHotspotHeader(t *testing.T, f Factory) {
 		assert.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: vip").status, "override")
 	}
 	checkBlocked(t, s.get("/items/1", "X-User-ID: vip"), http.StatusTooManyRequests, "per-user", 5, time.Second)
-	checkBlocked(t, s.get("/items/1", "X-User-ID: banned"), http.StatusTooManyRequests, "per-user", 0, time.Second)
+	checkBlocked(t, s.get("/items/1", "X-User-ID: banned"), http.StatusForbidden, "per-user", 0, time.Second)
 	// Several values: each is limited, so hiding behind a second one does
 	// not help alice.
 	checkBlocked(t, s.get("/items/1", "X-User-ID: carol, alice"), http.StatusTooManyRequests, "per-user", 2, time.Second)
@@ -995,4 +1049,89 @@ func testBreakerResponse(t *testing.T, f Factory) {
 	assert.Empty(t, res.header.Values("RateLimit-Policy"), "no RateLimit fields, not even those set outside the adapter")
 	assert.Empty(t, res.header.Values("RateLimit"))
 	assert.Equal(t, int64(1), s.callsOf("/flaky"))
+}
+
+// severalRules are a flow rule of 3 per second and a per-user token bucket
+// of 1 per 10s on one route: the per-user rule's wait is the longer.
+func severalRules() []core.Rule {
+	return []core.Rule{
+		{Name: "items-rate", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 3, Window: time.Second},
+		{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID",
+			Limit: 1, Window: 10 * time.Second, Overrides: map[string]int64{"banned": 0}},
+	}
+}
+
+// testSeveralRules: when the flow rule and the per-user rule both reject a
+// request, Retry-After is the per-user rule's (the later) retry time, the
+// RateLimit fields list both policies, each with its own t, and
+// violated-policies names both; a client that waits exactly Retry-After
+// passes, one that waits the flow rule's t does not. A request only the
+// per-user rule rejects lists the flow rule's quota as it was before it.
+func testSeveralRules(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, severalRules()...)
+	for _, u := range []string{"alice", "bob", "carol"} {
+		require.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: "+u).status, u)
+	}
+	s.clock.Advance(100 * time.Millisecond)
+	res := s.get("/items/1", "X-User-ID: alice")
+	retry := checkBlocked(t, res, http.StatusTooManyRequests, "per-user", 1, 10*time.Second)
+	assert.Equal(t, int64(10), retry, "9.9s, the per-user rule's, rounded up")
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p))
+	assert.Equal(t, []string{"items-rate", "per-user"}, p.ViolatedPolicies)
+	assert.Equal(t, "header:X-User-ID", p.Param)
+	assert.Equal(t, []string{`"items-rate";q=3;w=1, "per-user";q=1;w=10`}, res.header.Values("RateLimit-Policy"))
+	assert.Equal(t, []string{`"items-rate";r=0;t=1, "per-user";r=0;t=10`}, res.header.Values("RateLimit"))
+
+	s.clock.Advance(time.Second)
+	checkBlocked(t, s.get("/items/1", "X-User-ID: alice"), http.StatusTooManyRequests, "per-user", 1, 10*time.Second)
+	s.clock.Advance(time.Duration(retry)*time.Second - time.Second)
+	require.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: alice").status, "a client that waits as told passes")
+
+	// Only the per-user rule rejects: the flow rule's quota is listed as
+	// the rejected request found it (its permit was given back).
+	res = s.get("/items/1", "X-User-ID: alice")
+	checkBlocked(t, res, http.StatusTooManyRequests, "per-user", 1, 10*time.Second)
+	require.NoError(t, json.Unmarshal(res.body, &p))
+	assert.Equal(t, []string{"per-user"}, p.ViolatedPolicies)
+	assert.Equal(t, []string{`"items-rate";r=2;t=1, "per-user";r=0;t=10`}, res.header.Values("RateLimit"))
+	for _, u := range []string{"bob", "carol"} {
+		require.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: "+u).status, "%s: the rejected request took nothing", u)
+	}
+}
+
+// testNeverPasses: a request no wait lets through (a value overridden to
+// 0) gets 403 with the will-not-pass problem and nothing that invites a
+// retry, also when another rule that rejects it has a retry time.
+func testNeverPasses(t *testing.T, f Factory) {
+	s := start(t, f, Options{}, severalRules()...)
+	res := s.get("/items/1", "X-User-ID: banned")
+	checkBlocked(t, res, http.StatusForbidden, "per-user", 0, 10*time.Second)
+	for _, u := range []string{"a", "b", "c"} {
+		require.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: "+u).status, u)
+	}
+	res = s.get("/items/1", "X-User-ID: banned")
+	checkBlocked(t, res, http.StatusForbidden, "per-user", 0, 10*time.Second)
+	var p Problem
+	require.NoError(t, json.Unmarshal(res.body, &p))
+	assert.Equal(t, []string{"items-rate", "per-user"}, p.ViolatedPolicies)
+	assert.NotContains(t, string(res.body), "banned", "the value is never echoed")
+	assert.Equal(t, int64(3), s.callsOf("/items/{id}"), "blocked requests never reach the handler")
+}
+
+// testBucketPolicy: a token bucket's policy holds its burst (q is its
+// capacity, over the time it takes to refill it at the bucket's rate), so
+// that r never exceeds q, on admitted and blocked responses alike.
+func testBucketPolicy(t *testing.T, f Factory) {
+	s := start(t, f, Options{RateLimitFields: true}, core.Rule{Name: "bucket", Resource: "GET /hello", Kind: core.KindFlow,
+		Algorithm: "token-bucket", Limit: 2, Burst: 3, Window: time.Second})
+	for i := range 5 {
+		res := s.get("/hello")
+		require.Equal(t, http.StatusOK, res.status, "request %d: the burst", i+1)
+		rateLimitFields(t, res)
+		assert.Equal(t, []string{`"bucket";q=5;w=3`}, res.header.Values("RateLimit-Policy"), "5 per 2.5s, rounded up")
+		assert.Equal(t, []string{`"bucket";r=` + strconv.Itoa(4-i) + ";t=" + strconv.Itoa((i+2)/2)}, res.header.Values("RateLimit"))
+	}
+	retry := checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "bucket", 5, 2500*time.Millisecond)
+	assert.Equal(t, int64(1), retry, "a token every 500ms")
 }

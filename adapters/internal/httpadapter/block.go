@@ -20,13 +20,18 @@ const (
 	// ProblemReducedCapacity is the problem type of a 503 response: the
 	// server cannot take the request now, whoever sends it.
 	ProblemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+	// ProblemWillNotPass is the problem type of a 403 response to a request
+	// that can never pass (core.BlockedError.Never): a rule's limit for it
+	// is 0, or below the permits it asks for. Retrying cannot help.
+	ProblemWillNotPass = "https://github.com/sluicekit/sluice#request-will-not-pass"
 )
 
 // Status returns the status of the default response to a request b
-// blocked: 503 Service Unavailable when a concurrency rule (Kind
-// concurrency) or an open circuit breaker (Kind breaker) blocked it, and 429
-// Too Many Requests for every other rule, per-value in-flight limits
-// (hotspot rules with algorithm concurrency) included.
+// blocked: 403 Forbidden when the request can never pass (b.Never), 503
+// Service Unavailable when a concurrency rule (Kind concurrency) or an open
+// circuit breaker (Kind breaker) blocked it, and 429 Too Many Requests for
+// every other rule, per-value in-flight limits (hotspot rules with
+// algorithm concurrency) included.
 //
 // 429 says that the client sent too many requests: that is true of a rate
 // limit, and of a per-value limit, which counts the requests of one user,
@@ -37,17 +42,18 @@ const (
 // and clients may retry a 503 on another instance, where the request may
 // well pass, while a 429 tells a client to slow down, which is not what a
 // busy server needs from a client that sends little. An open breaker says
-// the same of a failing resource.
+// the same of a failing resource. A request no wait lets through (a value
+// whose limit is 0, a cost above a rule's capacity) is refused with 403,
+// which clients and retry libraries do not repeat (RFC 9110, section
+// 15.5.4), where they retry a 429 or a 503 even without Retry-After.
 func Status(b *core.BlockedError) int {
-	if b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker {
+	switch {
+	case b.Never:
+		return http.StatusForbidden
+	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusTooManyRequests
-}
-
-// blockedPolicy returns the RateLimit fields' description of b.
-func blockedPolicy(b *core.BlockedError) Policy {
-	return Policy{Rule: b.Rule, Limit: b.Limit, Window: b.Window, Remaining: b.Remaining, Reset: b.RetryAfter}
 }
 
 // SetBlockedHeaders sets the fields of the default response to b on h:
@@ -55,15 +61,18 @@ func blockedPolicy(b *core.BlockedError) Policy {
 // is no quota policy: for a block by a breaker (b.Kind core.KindBreaker)
 // only Retry-After is set, and RateLimit-Policy and RateLimit fields already
 // on h (from an earlier middleware, say) are removed, so that the response
-// claims no quota.
+// claims no quota. A request that can never pass (b.Never) gets none of the
+// three: nothing that reads as a time to come back.
 func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
-	if b.Kind == core.KindBreaker {
-		delete(h, keyRateLimitPolicy)
-		delete(h, keyRateLimit)
-	} else {
-		SetRateLimitFields(h, blockedPolicy(b))
+	switch {
+	case b.Never || b.Kind == core.KindBreaker:
+		SetRateLimitFields(h)
+	case len(b.Policies) > 0:
+		SetRateLimitFields(h, b.Policies...)
+	default: // a BlockedError made outside core
+		SetRateLimitFields(h, core.Quota{Rule: b.Rule, Limit: b.Limit, Window: b.Window, Remaining: b.Remaining, Reset: b.RetryAfter, Blocked: true})
 	}
-	if s := CeilSeconds(b.RetryAfter); s > 0 {
+	if s := CeilSeconds(b.RetryAfter); s > 0 && !b.Never {
 		h[keyRetryAfter] = []string{strconv.FormatInt(s, 10)}
 	} else {
 		delete(h, keyRetryAfter)
@@ -72,31 +81,39 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 
 // WriteBlocked writes the default response to a request b blocked:
 //
-//   - status Status(b): 429, or 503 for a concurrency rule or a breaker;
-//   - Retry-After: b.RetryAfter in whole seconds, rounded up (at least 1 when
-//     it is above 0, absent when it is 0, as for limits on requests in
-//     flight, which free a slot whenever a request ends); for a breaker,
-//     the time until it lets a probe through;
-//   - RateLimit-Policy: "<rule>";q=<limit>;w=<window in seconds> (for a limit
-//     on requests in flight: "<rule>";q=<limit>;qu="concurrent-requests");
-//   - RateLimit: "<rule>";r=<remaining>;t=<seconds until the request would
-//     pass> (no t for a limit on requests in flight). t and Retry-After are
-//     the same number, so Retry-After is never earlier than t. Neither
-//     field is sent for a breaker, which is no quota;
+//   - status Status(b): 429, 503 for a concurrency rule or a breaker, 403
+//     for a request that can never pass;
+//   - Retry-After: b.RetryAfter, the latest time any rejecting rule allows,
+//     in whole seconds, rounded up (at least 1 when it is above 0, absent
+//     when it is 0, as for limits on requests in flight, which free a slot
+//     whenever a request ends, and for a request that can never pass); for
+//     a breaker, the time until it lets a probe through;
+//   - RateLimit-Policy: one member per policy of b.Policies (every rate rule
+//     that applied, and every concurrency rule that rejected),
+//     "<rule>";q=<limit>;w=<window in seconds> (for a limit on requests in
+//     flight: "<rule>";q=<limit>;qu="concurrent-requests");
+//   - RateLimit: the same members, "<rule>";r=<remaining>;t=<seconds until
+//     the quota is restored, or, for a rule that rejected the request, until
+//     it would admit it> (no t for a limit on requests in flight). Every t is
+//     at most Retry-After. Neither field is sent for a breaker, which is no
+//     quota, nor for a request that can never pass;
 //   - Cache-Control: no-store;
 //   - an application/problem+json body (RFC 9457) with members type,
 //     title, status, detail, and the extension members rule, limit,
 //     window (seconds, a JSON number, 0 for limits on requests in flight),
 //     retryAfter (whole seconds, as in Retry-After, 0 when absent),
-//     violated-policies (the rule, as the problem types of
-//     draft-ietf-httpapi-ratelimit-headers define it) and, for hotspot
-//     rules, param (the param the rule limits by, never its value). For a
-//     breaker the type is temporary-reduced-capacity and the extension
+//     violated-policies (every rule that rejected the request, as the
+//     problem types of draft-ietf-httpapi-ratelimit-headers define it) and,
+//     for hotspot rules, param (the param the rule limits by, never its
+//     value); rule, limit, window and param are those of the rule that
+//     decided the response (core.BlockedError.Rule). For a request that can
+//     never pass the type is ProblemWillNotPass and there is no retryAfter.
+//     For a breaker the type is temporary-reduced-capacity and the extension
 //     members are rule, kind ("breaker") and retryAfter, and nothing else:
 //     a breaker has no limit, window or quota policy to violate.
 //
-// The rule name is written as a structured-field String (AppendSFString)
-// in the fields, and as a JSON string in the body.
+// The rule names are written as structured-field Strings (AppendSFString)
+// in the fields, and as JSON strings in the body.
 func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 	status := Status(b)
 	body := AppendProblem(make([]byte, 0, 512+2*len(b.Rule)+len(b.Resource)), b, status)
@@ -113,12 +130,17 @@ func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 // AppendProblem appends the problem+json body of the default response to b
 // with the given status (see WriteBlocked): the members type, title, status,
 // detail and rule, then, for a breaker (b.Kind core.KindBreaker), kind and
-// retryAfter; for any other rule limit, window, retryAfter, param (hotspot
-// rules) and violated-policies. The type is temporary-reduced-capacity for
-// status 503 and quota-exceeded for any other.
+// retryAfter; for any other rule limit, window, retryAfter (not for a
+// request that can never pass), param (hotspot rules) and
+// violated-policies. The type is will-not-pass for a request that can never
+// pass, temporary-reduced-capacity for status 503 and quota-exceeded for
+// any other.
 func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	typ, title := ProblemQuotaExceeded, "Quota Exceeded"
-	if status == http.StatusServiceUnavailable {
+	switch {
+	case b.Never:
+		typ, title = ProblemWillNotPass, "Request Will Not Pass"
+	case status == http.StatusServiceUnavailable:
 		typ, title = ProblemReducedCapacity, "Temporary Reduced Capacity"
 	}
 	dst = append(dst, `{"type":`...)
@@ -140,14 +162,27 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	dst = strconv.AppendInt(dst, b.Limit, 10)
 	dst = append(dst, `,"window":`...)
 	dst = strconv.AppendFloat(dst, max(b.Window, 0).Seconds(), 'f', -1, 64)
-	dst = append(dst, `,"retryAfter":`...)
-	dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
+	if !b.Never {
+		dst = append(dst, `,"retryAfter":`...)
+		dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
+	}
 	if b.Param != "" {
 		dst = append(dst, `,"param":`...)
 		dst = AppendJSONString(dst, b.Param)
 	}
 	dst = append(dst, `,"violated-policies":[`...)
-	dst = AppendJSONString(dst, b.Rule)
+	if len(b.Policies) == 0 { // a BlockedError made outside core
+		dst = AppendJSONString(dst, b.Rule)
+	}
+	sep := false
+	for i := range b.Policies {
+		if p := &b.Policies[i]; p.Blocked {
+			if sep {
+				dst = append(dst, ',')
+			}
+			dst, sep = AppendJSONString(dst, p.Rule), true
+		}
+	}
 	return append(dst, "]}"...)
 }
 
@@ -155,8 +190,10 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 // people: "GET /hello allows 5 requests per 1s; retry in 1s", or for a
 // breaker "GET /fail is failing: circuit breaker \"fail-breaker\" is
 // open; retry in 5s" (the retry time is Retry-After's, and is left out when
-// b.RetryAfter is 0). A half-open breaker whose probes are all out is
-// described as open too: for the client it is.
+// b.RetryAfter is 0), or for a request that can never pass "GET /hello
+// allows this request's header:X-User-ID value 0 requests per 1m0s: this
+// request will never pass; do not retry it". A half-open breaker whose
+// probes are all out is described as open too: for the client it is.
 func Detail(b *core.BlockedError) string {
 	if b.Kind == core.KindBreaker {
 		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`
@@ -165,19 +202,31 @@ func Detail(b *core.BlockedError) string {
 		}
 		return d
 	}
+	limit := strconv.FormatInt(b.Limit, 10) + " requests"
+	if b.Window > 0 {
+		limit += " per " + b.Window.String()
+	} else {
+		limit += " in flight"
+	}
+	if b.Never {
+		whom := ""
+		if b.Param != "" {
+			whom = "this request's " + b.Param + " value "
+		}
+		return b.Resource + " allows " + whom + limit + ": this request will never pass; do not retry it"
+	}
 	per := ""
 	if b.Param != "" {
 		per = " for each " + b.Param + " value"
 	}
-	limit := strconv.FormatInt(b.Limit, 10)
 	if b.Window <= 0 {
-		return b.Resource + " allows " + limit + " requests in flight" + per + "; retry when one ends"
+		return b.Resource + " allows " + limit + per + "; retry when one ends"
 	}
 	retry := ""
 	if s := CeilSeconds(b.RetryAfter); s > 0 {
 		retry = "; retry in " + strconv.FormatInt(s, 10) + "s"
 	}
-	return b.Resource + " allows " + limit + " requests per " + b.Window.String() + per + retry
+	return b.Resource + " allows " + limit + per + retry
 }
 
 // AppendJSONString appends s as a JSON string. Quotes, backslashes and

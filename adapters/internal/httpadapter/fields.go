@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sluicekit/sluice/core"
 )
 
 // Header keys in canonical form, so the headers are set without
@@ -69,56 +71,67 @@ func AppendSFString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// Policy describes one limit for the RateLimit fields: the rule, its quota
-// and window (0 for a limit on requests in flight), the quota left and the
-// time until it is restored.
-type Policy struct {
-	Rule      string
-	Limit     int64
-	Window    time.Duration
-	Remaining int64
-	Reset     time.Duration
-}
-
-// AppendPolicyField appends the RateLimit-Policy field value of p: a quota
+// AppendPolicyField appends the RateLimit-Policy field member of q: a quota
 // policy item named by the rule, with q the limit and w the window in whole
 // seconds, rounded up and at least 1 (the field has no sub-second windows,
 // so a sub-second window is advertised as a stricter policy: the same quota
 // over a longer window). A limit on requests in flight has no window; it is
 // advertised with the quota unit "concurrent-requests".
-func AppendPolicyField(dst []byte, p Policy) []byte {
-	dst = AppendSFString(dst, p.Rule)
+func AppendPolicyField(dst []byte, q core.Quota) []byte {
+	dst = AppendSFString(dst, q.Rule)
 	dst = append(dst, ";q="...)
-	dst = appendSFInteger(dst, p.Limit)
-	if p.Window <= 0 {
+	dst = appendSFInteger(dst, q.Limit)
+	if q.Window <= 0 {
 		return append(dst, `;qu="concurrent-requests"`...)
 	}
 	dst = append(dst, ";w="...)
-	return appendSFInteger(dst, max(CeilSeconds(p.Window), 1))
+	return appendSFInteger(dst, max(CeilSeconds(q.Window), 1))
 }
 
-// AppendLimitField appends the RateLimit field value of p: a service limit
+// AppendLimitField appends the RateLimit field member of q: a service limit
 // item named by the rule, with r the quota left and, for a windowed limit,
-// t the seconds until the quota is restored, rounded up. A limit on requests
-// in flight has no t: a slot frees whenever a request ends.
-func AppendLimitField(dst []byte, p Policy) []byte {
-	dst = AppendSFString(dst, p.Rule)
+// t the seconds until the quota is restored (for a rule that rejected the
+// request, until it would admit it), rounded up. A limit on requests in
+// flight has no t: a slot frees whenever a request ends.
+func AppendLimitField(dst []byte, q core.Quota) []byte {
+	dst = AppendSFString(dst, q.Rule)
 	dst = append(dst, ";r="...)
-	dst = appendSFInteger(dst, p.Remaining)
-	if p.Window <= 0 {
+	dst = appendSFInteger(dst, q.Remaining)
+	if q.Window <= 0 {
 		return dst
 	}
 	dst = append(dst, ";t="...)
-	return appendSFInteger(dst, CeilSeconds(p.Reset))
+	return appendSFInteger(dst, CeilSeconds(q.Reset))
 }
 
 // SetRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
-// describe p, replacing any already set.
-func SetRateLimitFields(h http.Header, p Policy) {
-	buf := make([]byte, 0, 2*len(p.Rule)+64)
-	buf = AppendPolicyField(buf, p)
+// list the policies qs, in order (draft-ietf-httpapi-ratelimit-headers
+// fields are Lists), replacing any already set; with no policy it removes
+// them.
+func SetRateLimitFields(h http.Header, qs ...core.Quota) {
+	if len(qs) == 0 {
+		delete(h, keyRateLimitPolicy)
+		delete(h, keyRateLimit)
+		return
+	}
+	size := 0
+	for i := range qs {
+		size += 2*len(qs[i].Rule) + 72
+	}
+	buf := make([]byte, 0, size)
+	for i := range qs {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = AppendPolicyField(buf, qs[i])
+	}
 	n := len(buf)
-	buf = AppendLimitField(buf, p)
+	for i := range qs {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = AppendLimitField(buf, qs[i])
+	}
 	s := string(buf)
 	h[keyRateLimitPolicy] = []string{s[:n]}
 	h[keyRateLimit] = []string{s[n:]}

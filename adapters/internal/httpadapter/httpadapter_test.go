@@ -96,22 +96,22 @@ func FuzzAppendJSONString(f *testing.F) {
 func TestRateLimitFields(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
-		p             Policy
+		p             core.Quota
 		policy, limit string
 	}{
-		{"window", Policy{Rule: "hello", Limit: 5, Window: time.Second, Remaining: 2, Reset: 300 * time.Millisecond},
+		{"window", core.Quota{Rule: "hello", Limit: 5, Window: time.Second, Remaining: 2, Reset: 300 * time.Millisecond},
 			`"hello";q=5;w=1`, `"hello";r=2;t=1`},
-		{"window rounded up", Policy{Rule: "r", Limit: 3, Window: 1500 * time.Millisecond, Remaining: 0, Reset: 1200 * time.Millisecond},
+		{"window rounded up", core.Quota{Rule: "r", Limit: 3, Window: 1500 * time.Millisecond, Remaining: 0, Reset: 1200 * time.Millisecond},
 			`"r";q=3;w=2`, `"r";r=0;t=2`},
-		{"sub-second window", Policy{Rule: "fast", Limit: 10, Window: 100 * time.Millisecond, Reset: 50 * time.Millisecond},
+		{"sub-second window", core.Quota{Rule: "fast", Limit: 10, Window: 100 * time.Millisecond, Reset: 50 * time.Millisecond},
 			`"fast";q=10;w=1`, `"fast";r=0;t=1`},
-		{"reset now", Policy{Rule: "r", Limit: 3, Window: time.Minute, Remaining: 3},
+		{"reset now", core.Quota{Rule: "r", Limit: 3, Window: time.Minute, Remaining: 3},
 			`"r";q=3;w=60`, `"r";r=3;t=0`},
-		{"in flight", Policy{Rule: "slots", Limit: 3},
+		{"in flight", core.Quota{Rule: "slots", Limit: 3},
 			`"slots";q=3;qu="concurrent-requests"`, `"slots";r=0`},
-		{"clamped", Policy{Rule: "big", Limit: math.MaxInt64, Window: time.Hour, Remaining: -4, Reset: time.Hour},
+		{"clamped", core.Quota{Rule: "big", Limit: math.MaxInt64, Window: time.Hour, Remaining: -4, Reset: time.Hour},
 			`"big";q=999999999999999;w=3600`, `"big";r=0;t=3600`},
-		{"escaped name", Policy{Rule: `a"b`, Limit: 1, Window: time.Second},
+		{"escaped name", core.Quota{Rule: `a"b`, Limit: 1, Window: time.Second},
 			`"a\"b";q=1;w=1`, `"a\"b";r=0;t=0`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

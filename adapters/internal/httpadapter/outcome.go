@@ -91,6 +91,6 @@ func (c *Common) SetQuotaHeaders(h http.Header, e *core.Entry) {
 		return
 	}
 	if q, ok := e.Quota(); ok {
-		SetRateLimitFields(h, Policy{Rule: q.Rule, Limit: q.Limit, Window: q.Window, Remaining: q.Remaining, Reset: q.Reset})
+		SetRateLimitFields(h, q)
 	}
 }
