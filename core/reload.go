@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,11 +38,13 @@ const maxLoggedNames = 10
 // with SetRules, are replaced by the file's at the first load.
 //
 // A version of the file that cannot be read or is invalid (a syntax error,
-// an unknown field, a value out of range: see ParseRules) is not applied:
-// the rules in force stay, and the problem is reported once per distinct
+// an unknown field, a value out of range, an empty file or a bare "rules:",
+// a file that may have been cut short: see ParseRules) is not applied: the
+// rules in force stay, and the problem is reported once per distinct
 // content, to OnReloadError and as a warning to the logger, however many
 // polls see it. Deleting the file keeps the rules in force too; recreating
-// it applies its content.
+// it applies its content. A file removes every rule only when it says so:
+// "rules: []".
 //
 // # Why polling
 //
@@ -68,10 +67,11 @@ const maxLoggedNames = 10
 // A version applies only once two consecutive polls saw the same content;
 // likewise, a problem is reported only once two consecutive polls saw it.
 // A writer that truncates the file and writes it in place,
-// os.WriteFile say, can be caught halfway by a poll: a half-written file may
-// be invalid, or worse, valid with fewer rules (an empty file is a valid
-// file with no rules); waiting for the content to hold still for a poll
-// period keeps those from ever applying. A change therefore applies one to
+// os.WriteFile say, can be caught halfway by a poll. ParseRules refuses
+// most files cut short (empty, or ending in the middle of a line, a key or
+// before a limit), but a YAML file cut at a line break after a complete
+// rule is a valid file with fewer rules; waiting for the content to hold
+// still for a poll period keeps those from ever applying. A change therefore applies one to
 // two poll periods after it is written. Writers that take longer than a
 // poll period to write the file should write a temporary file in the same
 // directory and rename it over the rules file, which replaces it at once.
@@ -221,10 +221,7 @@ func NewRulesWatcher(g *Guard, path string, opts ...WatchOption) (*RulesWatcher,
 	if path == "" {
 		return nil, errors.New("sluice: NewRulesWatcher: path is empty")
 	}
-	w := &RulesWatcher{guard: g, path: path, interval: DefaultPollInterval}
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		w.format = FormatJSON
-	}
+	w := &RulesWatcher{guard: g, path: path, format: formatOf(path), interval: DefaultPollInterval}
 	for _, o := range opts {
 		if err := o.apply(w); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
@@ -336,8 +333,9 @@ func (w *RulesWatcher) observe() observation {
 	if err != nil {
 		return readFailure(err)
 	}
-	// One byte over the limit, for ParseRules to report the file too big.
-	data, err := io.ReadAll(io.LimitReader(f, maxRulesFileSize+1))
+	// Up to the first byte or rule over the limits, for ParseRules to
+	// refuse.
+	data, err := readRules(f, w.format)
 	if err != nil {
 		return readFailure(err)
 	}

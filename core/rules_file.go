@@ -40,63 +40,127 @@ const (
 
 // LoadRulesFile reads and parses the rules file at path (see ParseRules): a
 // file whose name ends in ".json", in any case, is JSON; any other is YAML.
-// Its errors start with the path.
+// It stops reading at the first byte over the size limit or the first rule
+// over the count limit. Its errors start with the path.
 func LoadRulesFile(path string) ([]Rule, error) {
-	format := FormatYAML
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		format = FormatJSON
-	}
-	rules, err := readRulesFile(path, format)
+	rules, err := readRulesFile(path, formatOf(path))
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
 	}
 	return rules, nil
 }
 
-// readRulesFile reads at most one byte more than the size limit of the file
-// at path and parses it.
+// formatOf returns the format of the rules file at path, by its extension.
+func formatOf(path string) Format {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return FormatJSON
+	}
+	return FormatYAML
+}
+
+// readRulesFile reads the file at path with readRules and parses it.
 func readRulesFile(path string, format Format) ([]Rule, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRulesFileSize+1))
+	data, err := readRules(f, format)
 	if err != nil {
 		return nil, err
 	}
 	return ParseRules(data, format)
 }
 
+// readChunk is how much readRules reads at a time.
+const readChunk = 64 << 10
+
+// readRules reads a rules file from r, counting its rules as it reads (see
+// ruleCounter): it stops after the first byte over the size limit, or at
+// the line of the first rule over the count limit, so that ParseRules
+// refuses what it returns without parsing it.
+func readRules(r io.Reader, format Format) ([]byte, error) {
+	c := newRuleCounter(format)
+	data := make([]byte, 0, readChunk)
+	for {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, readChunk)
+		}
+		n, err := r.Read(data[len(data):min(cap(data), maxRulesFileSize+1)])
+		data = data[:len(data)+n]
+		c.feed(data, false)
+		switch {
+		case c.over(), len(data) > maxRulesFileSize, err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
 // ParseRules parses a rules file: a mapping whose one key, rules, holds a
 // list of rules, each a mapping of the fields of Rule named as in its json
 // tags. Durations are Go durations ("1s", "250ms") or 0; overrides maps
-// param values to limits. An empty file has no rules. ParseRules returns
-// the rules normalized (see NormalizeRules), or a *RulesError listing every
-// problem of the file: syntax, unknown fields, values of the wrong type,
-// duplicate keys, and every problem ValidateRules finds; problems found
-// reading the file give its line.
+// param values to limits. ParseRules returns the rules normalized (see
+// NormalizeRules), or a *RulesError listing every problem of the file:
+// syntax, unknown fields, values of the wrong type, duplicate keys, and
+// every problem ValidateRules finds; problems found reading the file give
+// its line.
 //
-// The input is limited to 16 MiB and 100,000 rules; YAML aliases are not
-// accepted.
+// A file that may have been cut short is refused, so that a rules file
+// caught halfway through a write, or left so by a full disk or a crash,
+// never applies as a smaller rule set:
+//   - a file with no rules key (an empty file, one of comments only) or
+//     with a bare "rules:" or "rules: null": a file with no rules says so
+//     with "rules: []" (JSON: {"rules": []});
+//   - a YAML file whose last line has no line break and ends with a plain
+//     value or comment (a value cut in the middle: "limit: 1" for
+//     "limit: 100"); a file that ends with a closing bracket or quote is
+//     complete, and so is a JSON file, which cannot end early and parse;
+//   - a field with an empty value ("window:"), as a cut after a key leaves
+//     it; null, written out, leaves the field zero;
+//   - a flow, concurrency or hotspot rule without limit (a cut before the
+//     limit would block every request): "limit: 0" blocks every request.
+//
+// A YAML file cut at a line break after a complete field or rule is a valid
+// shorter file and cannot be told from one: a writer must replace a rules
+// file at once (write another file and rename it over the rules file) or
+// leave the RulesWatcher time to see it hold still (see RulesWatcher).
+//
+// The input is limited to 16 MiB and 100,000 rules; the rules are counted
+// from the text before it is parsed (parsing takes memory about 30 times
+// the size of the text). YAML aliases are not accepted.
 func ParseRules(data []byte, format Format) ([]Rule, error) {
+	if len(data) > maxRulesFileSize {
+		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxRulesFileSize)
+	}
+	c := newRuleCounter(format)
+	if c.feed(data, true); c.over() {
+		return nil, &RulesError{Problems: []Problem{{Index: -1, Field: "rules", Line: c.overLine,
+			Msg: fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)}}}
+	}
 	root, err := decodeRulesFile(data, format)
 	if err != nil {
-		return nil, &RulesError{Problems: []Problem{{Index: -1, Msg: err.Error()}}}
+		return nil, fileProblem(0, "%s", err)
 	}
 	p := fileParser{unread: map[fieldKey]bool{}}
 	rules := p.document(root)
+	if format == FormatYAML && p.problems == nil {
+		p.checkEnd(data)
+	}
 	if problems := p.merge(validateRules(rules)); len(problems) > 0 {
 		return nil, &RulesError{Problems: problems}
 	}
 	return normalize(rules), nil
 }
 
+// fileProblem returns a *RulesError of one problem of the file as a whole.
+func fileProblem(line int, format string, args ...any) *RulesError {
+	return &RulesError{Problems: []Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
+}
+
 // decodeRulesFile parses data into a node tree, nil for an empty file.
 func decodeRulesFile(data []byte, format Format) (*yaml.Node, error) {
-	if len(data) > maxRulesFileSize {
-		return nil, fmt.Errorf("a rules file must be at most 16 MiB (%d bytes)", maxRulesFileSize)
-	}
 	switch format {
 	case FormatYAML:
 		return decodeYAML(data)
@@ -154,6 +218,196 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 		return nil, fmt.Errorf("line %d: unexpected data after the top-level JSON value", j.line())
 	}
 	return root, nil
+}
+
+// ruleCounter counts the rules of a rules file from its text, before the
+// text is parsed, so that a file with too many rules is refused without
+// building its node tree, which takes about 30 times the size of the text.
+// It counts the items of the rules list that start a mapping in JSON and in
+// YAML flow style ("rules: [{...}, ...]"), and, in YAML block style, the
+// lines that start an item ("- ") at the indentation of the list's first
+// item. It can miss items (an item that is not a mapping, a list it does not
+// recognize); ParseRules counts the parsed list too. It counts more items
+// than the list has only when a quoted string spans lines that look like
+// items.
+type ruleCounter struct {
+	yaml     bool
+	off      int // bytes of the text counted
+	line     int // lines before off
+	state    counterState
+	n        int // items counted
+	overLine int // line of the first item over maxRules, once over
+
+	indent int // YAML block style: the indentation of the items
+
+	// JSON and YAML flow style: the nesting depth, the kinds of the
+	// outermost containers ('[' or '{'), the depth of the rules list, and
+	// the quote or comment the scan is in.
+	depth     int
+	outer     [3]byte
+	listDepth int
+	quote     byte
+	escaped   bool
+	comment   bool
+	prev      byte
+}
+
+type counterState int
+
+const (
+	seekKey   counterState = iota // YAML: looking for the rules key
+	seekItem                      // YAML: looking for the first item of a block list
+	blockList                     // YAML: counting the items of a block list
+	flowList                      // counting the items of a flow list (JSON, YAML)
+	counted                       // the list ended, or is not one the counter reads
+)
+
+// newRuleCounter returns a counter of the rules of a file in format.
+func newRuleCounter(format Format) *ruleCounter {
+	if format == FormatJSON {
+		return &ruleCounter{state: flowList, listDepth: 2}
+	}
+	return &ruleCounter{yaml: true}
+}
+
+// over reports whether the counter found more than maxRules rules.
+func (c *ruleCounter) over() bool { return c.overLine > 0 }
+
+// feed counts the rules in data after what earlier calls counted: data is
+// the text read so far, final once it is all of it. YAML is counted by
+// whole lines.
+func (c *ruleCounter) feed(data []byte, final bool) {
+	if !c.yaml {
+		c.scanFlow(data[c.off:]) // JSON is not split into lines
+		c.off = len(data)
+		return
+	}
+	for c.off < len(data) && c.state != counted && !c.over() {
+		rest := data[c.off:]
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			if !final {
+				return
+			}
+			end = len(rest) - 1
+		}
+		c.off += end + 1
+		if c.state == flowList {
+			c.scanFlow(rest[:end+1])
+			continue
+		}
+		c.scanLine(rest[:end+1])
+		if c.state != flowList { // else scanFlow saw the line break
+			c.line++
+		}
+	}
+}
+
+// scanLine counts the items on a line of YAML, with its line break
+// (unless it is the last line), outside flow style.
+func (c *ruleCounter) scanLine(chunk []byte) {
+	line := bytes.TrimRight(chunk, "\r\n")
+	text := bytes.TrimLeft(line, " ")
+	indent := len(line) - len(text)
+	if c.state != seekKey && (len(text) == 0 || text[0] == '#') {
+		return // blank, or a comment
+	}
+	switch c.state {
+	case seekKey:
+		for _, key := range []string{"rules:", `"rules":`, "'rules':"} {
+			if rest, ok := bytes.CutPrefix(line, []byte(key)); ok {
+				c.state = counted
+				rest = bytes.TrimLeft(rest, " \t")
+				switch {
+				case len(rest) == 0 || rest[0] == '#':
+					c.state = seekItem
+				case rest[0] == '[':
+					c.state, c.listDepth, c.prev = flowList, 1, ' '
+					c.scanFlow(chunk[len(line)-len(rest):])
+				}
+				return
+			}
+		}
+	case seekItem:
+		c.state = counted
+		if isItem(text) {
+			c.state, c.indent = blockList, indent
+			c.count()
+		}
+	case blockList:
+		switch {
+		case indent > c.indent: // inside an item
+		case indent == c.indent && isItem(text):
+			c.count()
+		default:
+			c.state = counted
+		}
+	}
+}
+
+// isItem reports whether the text of a YAML line starts a block list item.
+func isItem(text []byte) bool {
+	return len(text) > 0 && text[0] == '-' && (len(text) == 1 || text[1] == ' ' || text[1] == '\t')
+}
+
+// count counts an item on the current line.
+func (c *ruleCounter) count() {
+	c.n++
+	if c.n > maxRules {
+		c.overLine = c.line + 1
+	}
+}
+
+// scanFlow counts the mappings opened directly in the rules list in chunk,
+// JSON or YAML flow style, following quotes (and in YAML, comments).
+func (c *ruleCounter) scanFlow(chunk []byte) {
+	for _, b := range chunk {
+		prev := c.prev
+		c.prev = b
+		switch {
+		case b == '\n':
+			c.line++
+			c.comment = false
+		case c.comment:
+		case c.quote != 0:
+			switch {
+			case c.escaped:
+				c.escaped = false
+			case b == '\\' && c.quote == '"':
+				c.escaped = true
+			case b == c.quote:
+				c.quote = 0
+				c.prev = 0 // '' in a YAML single-quoted string reopens it
+			}
+		case b == '"' || c.yaml && b == '\'' && isFlowBoundary(prev):
+			c.quote = b
+		case c.yaml && b == '#' && (prev == ' ' || prev == '\t'):
+			c.comment = true
+		case b == '[' || b == '{':
+			if b == '{' && c.depth == c.listDepth && c.outer[c.listDepth] == '[' && (c.yaml || c.outer[1] == '{') {
+				c.count()
+				if c.over() {
+					return
+				}
+			}
+			c.depth++
+			if c.depth < len(c.outer) {
+				c.outer[c.depth] = b
+			}
+		case b == ']' || b == '}':
+			c.depth--
+			if c.depth < c.listDepth && c.yaml {
+				c.state = counted
+				return
+			}
+		}
+	}
+}
+
+// isFlowBoundary reports whether a quote after b starts a quoted string in
+// YAML flow style, rather than being part of a plain one.
+func isFlowBoundary(b byte) bool {
+	return b == 0 || strings.IndexByte(" \t\n[]{},:", b) >= 0
 }
 
 // jsonReader reads a JSON document token by token into yaml.Nodes.
@@ -275,9 +529,14 @@ func (p *fileParser) merge(validated []Problem) []Problem {
 	return all
 }
 
+// noRules is how problems of a file without rules say what to write.
+const noRules = `a rules file with no rules says so with "rules: []"`
+
 // document reads the top-level mapping of a rules file and its rules.
 func (p *fileParser) document(root *yaml.Node) []Rule {
 	if root == nil || isNull(root) {
+		p.problems = append(p.problems, Problem{Index: -1, Field: "rules",
+			Msg: "is missing: the file is empty (it may have been cut short); " + noRules})
 		return nil
 	}
 	if root.Kind != yaml.MappingNode {
@@ -296,14 +555,17 @@ func (p *fileParser) document(root *yaml.Node) []Rule {
 			list = val
 		}
 	}
-	if list == nil || isNull(list) {
+	switch {
+	case list == nil:
+		p.add(-1, "", "rules", root, "is missing; %s", noRules)
 		return nil
-	}
-	if list.Kind != yaml.SequenceNode {
+	case isNull(list):
+		p.add(-1, "", "rules", list, "must be a list of rules, got null (the file may have been cut short); %s", noRules)
+		return nil
+	case list.Kind != yaml.SequenceNode:
 		p.add(-1, "", "rules", list, "must be a list of rules, got %s", describe(list))
 		return nil
-	}
-	if len(list.Content) > maxRules {
+	case len(list.Content) > maxRules:
 		p.add(-1, "", "rules", list, "must hold at most %d rules, got %d", maxRules, len(list.Content))
 		return nil
 	}
@@ -312,6 +574,19 @@ func (p *fileParser) document(root *yaml.Node) []Rule {
 		rules[i] = p.rule(i, n)
 	}
 	return rules
+}
+
+// checkEnd records a problem when the YAML file data ends in the middle of
+// a line, after a plain value or a comment: a file cut there parses, with
+// the value cut short.
+func (p *fileParser) checkEnd(data []byte) {
+	text := bytes.TrimRight(data, " \t")
+	if len(text) == 0 || bytes.ContainsAny(text[len(text)-1:], "\n\r]}\"'") {
+		return
+	}
+	last := text[bytes.LastIndexAny(text, "\n\r")+1:]
+	p.problems = append(p.problems, Problem{Index: -1, Line: 1 + bytes.Count(text, []byte{'\n'}),
+		Msg: fmt.Sprintf("the file ends without a line break after %s: it may have been cut short in the middle of a value; end it with a line break", quote(string(last)))})
 }
 
 // rule reads rules[index] from its mapping n.
@@ -333,6 +608,10 @@ func (p *fileParser) rule(index int, n *yaml.Node) Rule {
 		default:
 			rp.field(&r, name, key, val)
 		}
+	}
+	if _, ok := seen["limit"]; !ok && (r.Kind == KindFlow || r.Kind == KindConcurrency || r.Kind == KindHotspot) {
+		rp.add("limit", n, "is required for kind %s (limit: 0 blocks every request)", r.Kind)
+		p.markUnread(index, "limit")
 	}
 	return r
 }
@@ -383,6 +662,10 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 		return
 	}
 	if isNull(val) {
+		if val.Value == "" { // a key and nothing after it
+			rp.add(key, keyNode, "has no value (the file may have been cut short); give one, or remove the key")
+			rp.p.markUnread(rp.index, key)
+		}
 		return
 	}
 	var msg string

@@ -102,33 +102,51 @@ func TestLoadRulesFile(t *testing.T) {
 		path := filepath.Join(dir, "big.yaml")
 		require.NoError(t, os.WriteFile(path, make([]byte, maxRulesFileSize+1), 0o600))
 		_, err := LoadRulesFile(path)
-		assert.EqualError(t, err, "rules file "+path+": a rules file must be at most 16 MiB (16777216 bytes)")
+		assert.EqualError(t, err, "rules file "+path+": a rules file must be at most 16 MiB (16777216 bytes), got more")
 	})
 }
 
-func TestParseRulesEmpty(t *testing.T) {
+// TestParseRulesNoRules: a file with no rules applies only when it says
+// so with an empty list; an empty file, one of comments only, or a bare
+// "rules:" is what a file cut short looks like, and is refused.
+func TestParseRulesNoRules(t *testing.T) {
 	for _, tc := range []struct {
 		format Format
 		data   string
 	}{
-		{FormatYAML, ""},
-		{FormatYAML, "\n  \n"},
-		{FormatYAML, "# no rules yet\n"},
-		{FormatYAML, "---\n"},
-		{FormatYAML, "~\n"},
 		{FormatYAML, "rules: []\n"},
-		{FormatYAML, "rules:\n"},
-		{FormatYAML, "rules: null\n"},
-		{FormatYAML, "{}"},
-		{FormatJSON, ""},
-		{FormatJSON, " \n\t"},
-		{FormatJSON, "null"},
+		{FormatYAML, "# no rules yet\nrules: [ ]   # none\n"},
+		{FormatYAML, "{rules: []}"},
 		{FormatJSON, `{"rules": []}`},
-		{FormatJSON, `{"rules": null}`},
 	} {
 		rules, err := ParseRules([]byte(tc.data), tc.format)
 		require.NoError(t, err, "%q", tc.data)
 		assert.Empty(t, rules, "%q", tc.data)
+	}
+	const empty = `rules is missing: the file is empty (it may have been cut short); a rules file with no rules says so with "rules: []"`
+	for _, tc := range []struct {
+		format Format
+		data   string
+		want   string
+	}{
+		{FormatYAML, "", empty},
+		{FormatYAML, "\n  \n", empty},
+		{FormatYAML, "# no rules yet\n", empty},
+		{FormatYAML, "---\n", empty},
+		{FormatYAML, "~\n", empty},
+		{FormatYAML, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{FormatYAML, "rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{FormatYAML, "rules: # all of them\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{FormatYAML, "rules: null\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{FormatJSON, "", empty},
+		{FormatJSON, " \n\t", empty},
+		{FormatJSON, "null", empty},
+		{FormatJSON, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{FormatJSON, `{"rules": null}`, `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+	} {
+		rules, err := ParseRules([]byte(tc.data), tc.format)
+		assert.Nil(t, rules)
+		assert.Equal(t, []string{tc.want}, problemLines(t, err), "%q", tc.data)
 	}
 }
 
@@ -142,19 +160,20 @@ rules:
     window: 0               # the integer 0 is a duration
     algorithm: token-bucket
     burst: 1_000
-    warmup:                 # null: left zero
+    warmup: null            # null: left zero
     maxWait: ~
   - resource: "*"
     kind: hotspot
     param: ip
     window: 1m30s
+    limit: 3
     maxKeys: +7
     overrides: {123: 1, true: 2, null: 4, é: 0}
 `), FormatYAML)
 	require.NoError(t, err)
 	assert.Equal(t, []Rule{
 		{Name: "2024", Resource: "GET /a", Kind: KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
-		{Name: "hotspot * ip", Resource: "*", Kind: KindHotspot, Param: "ip", Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
+		{Name: "hotspot * ip", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 3, Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
 			Overrides: map[string]int64{"123": 1, "true": 2, "null": 4, "é": 0}},
 	}, rules)
 }
@@ -168,8 +187,8 @@ func TestParseRulesProblems(t *testing.T) {
 	}{
 		{"negative limit", FormatYAML, `
 rules:
-  - {resource: a, kind: concurrency}
-  - {resource: b, kind: concurrency}
+  - {resource: a, kind: concurrency, limit: 1}
+  - {resource: b, kind: concurrency, limit: 1}
   - name: per-user
     resource: "*"
     kind: hotspot
@@ -185,8 +204,9 @@ rules:
 `, []string{
 			`rules[0]: line 5: unknown field "limt" (did you mean "limit"?)`,
 			`rules[0]: line 6: unknown field "color"`,
+			`rules[0]: line 3: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
-		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "maxwait": "1s"}]}`, []string{
+		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
 		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
@@ -198,18 +218,18 @@ rules:
 		{"breaker threshold JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
 			`rules[0]: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
-		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, algorithm: gcra}\n", []string{
+		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
 			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
-		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, algorithm: leap-array}\n", []string{
+		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
 			`rules[0]: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
 		}},
-		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
-			`rules[0] (x): line 5: window must be a Go duration such as 1s or 250ms, got "abc"`,
-			`rules[0] (x): line 6: maxWait must be a Go duration such as 1s or 250ms, got 5`,
-			`rules[0] (x): line 7: warmup must be a Go duration such as 1s or 250ms, got a list`,
+		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
+			`rules[0] (x): line 6: window must be a Go duration such as 1s or 250ms, got "abc"`,
+			`rules[0] (x): line 7: maxWait must be a Go duration such as 1s or 250ms, got 5`,
+			`rules[0] (x): line 8: warmup must be a Go duration such as 1s or 250ms, got a list`,
 		}},
-		{"negative duration", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "window": "-1s"}]}`, []string{
+		{"negative duration", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
 			`rules[0]: window must be > 0, got -1s`,
 		}},
 		{"not integers", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
@@ -227,43 +247,43 @@ rules:
 		}},
 		{"duplicate name", FormatYAML, `
 rules:
-  - {name: a, resource: x, kind: concurrency}
-  - {name: b, resource: x, kind: concurrency}
-  - {name: a, resource: y, kind: concurrency}
+  - {name: a, resource: x, kind: concurrency, limit: 1}
+  - {name: b, resource: x, kind: concurrency, limit: 1}
+  - {name: a, resource: y, kind: concurrency, limit: 1}
 `, []string{`rules[2] (a): name "a" is already used by rules[0]`}},
 		{"duplicate key", FormatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
 			`rules[0]: line 5: key "limit" is set twice (first on line 4)`,
 		}},
-		{"duplicate key JSON", FormatJSON, `{"rules": [{"resource": "x", "kind": "flow", "kind": "flow"}]}`, []string{
+		{"duplicate key JSON", FormatJSON, `{"rules": [{"resource": "x", "kind": "flow", "limit": 1, "kind": "flow"}]}`, []string{
 			`rules[0]: line 1: key "kind" is set twice (first on line 1)`,
 		}},
-		{"burst with leap-array", FormatYAML, "rules:\n  - {resource: x, kind: flow, burst: 5}\n", []string{
+		{"burst with leap-array", FormatYAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
 			`rules[0]: burst only applies to algorithm token-bucket, got 5 with leap-array`,
 		}},
-		{"maxWait with token-bucket", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, maxWait: 1s}\n", []string{
+		{"maxWait with token-bucket", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
 			`rules[0]: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
 		}},
-		{"window on concurrency", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, window: 1s}\n", []string{
+		{"window on concurrency", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
 			`rules[0]: window does not apply to kind concurrency`,
 		}},
-		{"bad param prefix", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: \"hdr:X-User\"}\n", []string{
+		{"bad param prefix", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
 			`rules[0]: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
 		}},
-		{"negative override", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, overrides: {abuser: -1}}\n", []string{
+		{"negative override", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
 			`rules[0]: overrides value for "abuser" must be >= 0, got -1`,
 		}},
-		{"bad overrides", FormatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
-			`rules[0]: line 6: overrides value for "a" must be an integer, got "x"`,
-			`rules[0]: line 7: overrides keys must be param values, got a list`,
-			`rules[0]: line 9: overrides key "c" is set twice (first on line 8)`,
+		{"bad overrides", FormatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
+			`rules[0]: line 7: overrides value for "a" must be an integer, got "x"`,
+			`rules[0]: line 8: overrides keys must be param values, got a list`,
+			`rules[0]: line 10: overrides key "c" is set twice (first on line 9)`,
 		}},
-		{"empty override key", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, overrides: {\"\": 1}}\n", []string{
+		{"empty override key", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
 			`rules[0]: overrides keys must not be empty`,
 		}},
-		{"overrides not a mapping", FormatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "overrides": [1]}]}`, []string{
+		{"overrides not a mapping", FormatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
 			`rules[0]: line 1: overrides must be a mapping of param values to limits, got a list`,
 		}},
-		{"empty resource", FormatYAML, "rules:\n  - {resource: \"\", kind: flow}\n", []string{
+		{"empty resource", FormatYAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
 			`rules[0]: resource is required`,
 		}},
 		{"string fields", FormatYAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
@@ -276,7 +296,7 @@ rules:
 		{"rules a string JSON", FormatJSON, `{"rules": "all"}`, []string{
 			`line 1: rules must be a list of rules, got "all"`,
 		}},
-		{"rule not a mapping", FormatYAML, "rules:\n  - {resource: x, kind: concurrency}\n  - concurrency *\n  - [a]\n", []string{
+		{"rule not a mapping", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1}\n  - concurrency *\n  - [a]\n", []string{
 			`rules[1]: line 3: a rule must be a mapping of fields such as resource and kind, got "concurrency *"`,
 			`rules[2]: line 4: a rule must be a mapping of fields such as resource and kind, got a list`,
 		}},
@@ -313,12 +333,12 @@ rules:
 		{"YAML second document", FormatYAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
 		}},
-		{"YAML alias", FormatYAML, "base: &b {resource: x, kind: flow}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
+		{"YAML alias", FormatYAML, "base: &b {resource: x, kind: flow, limit: 1}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
 			`line 1: unknown top-level key "base" (a rules file has the one key rules)`,
 			`rules[0]: line 3: a rule must be a mapping of fields such as resource and kind, got the alias *b (rules files do not support YAML aliases)`,
 			`rules[1]: line 7: burst must be an integer, got the alias *n (rules files do not support YAML aliases)`,
 		}},
-		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n", []string{
+		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
 			`rules[0]: line 2: unknown field "<<"`,
 			`rules[0]: resource is required`,
 		}},
@@ -355,6 +375,7 @@ rules:
   - name: fine
     resource: /x
     kind: concurrency
+    limit: 1
 `
 	_, err := ParseRules([]byte(data), FormatYAML)
 	assert.Equal(t, []string{
@@ -367,6 +388,7 @@ rules:
 		`rules[1] (items): param has unknown kind "bogus" in "bogus:x" (want header, query, cookie, path or metadata)`,
 		`rules[1] (items): line 15: overrides value for "alice" must be an integer, got 1.5`,
 		`rules[1] (items): overrides value for "vip" must be >= 0, got -3`,
+		`rules[2]: line 16: limit is required for kind concurrency (limit: 0 blocks every request)`,
 		`rules[2]: line 18: window must be a Go duration such as 1s or 250ms, got "abc"`,
 		`rules[2]: buckets does not apply to kind concurrency`,
 		`rules[3]: line 20: a rule must be a mapping of fields such as resource and kind, got 42`,
@@ -376,15 +398,15 @@ rules:
 func TestParseRulesLimits(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
 		_, err := ParseRules(make([]byte, maxRulesFileSize+1), FormatJSON)
-		assert.Equal(t, []string{"a rules file must be at most 16 MiB (16777216 bytes)"}, problemLines(t, err))
+		assert.Equal(t, []string{"a rules file must be at most 16 MiB (16777216 bytes), got more"}, problemLines(t, err))
 	})
 	t.Run("rule count", func(t *testing.T) {
 		data := "rules:\n" + strings.Repeat("- {}\n", maxRules+1)
 		_, err := ParseRules([]byte(data), FormatYAML)
-		assert.Equal(t, []string{"line 2: rules must hold at most 100000 rules, got 100001"}, problemLines(t, err))
+		assert.Equal(t, []string{"line 100002: rules must hold at most 100000 rules, got more: rules[100000] starts on this line"}, problemLines(t, err))
 	})
 	t.Run("most rules", func(t *testing.T) {
-		data := `{"rules": [` + strings.Repeat(`{"resource": "x", "kind": "concurrency"},`, maxRules-1) + `{"resource": "x", "kind": "concurrency"}]}`
+		data := `{"rules": [` + strings.Repeat(`{"resource": "x", "kind": "concurrency", "limit": 1},`, maxRules-1) + `{"resource": "x", "kind": "concurrency", "limit": 1}]}`
 		rules, err := ParseRules([]byte(data), FormatJSON)
 		require.NoError(t, err)
 		require.Len(t, rules, maxRules)
