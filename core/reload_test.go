@@ -657,3 +657,75 @@ func BenchmarkRulesWatcherPoll(b *testing.B) {
 		})
 	}
 }
+
+// TestRulesWatcherKeepsRulesWhenTheFileIsEmptyOrCut runs a Guard made
+// with WithRulesFile, whose file a RulesWatcher keeps in step: the file is
+// rewritten on disk empty, with a bare "rules:", cut in the middle of a
+// value, cut after a key, and cut before a limit. Each version is refused
+// with a warning naming the file and the problem, and requests through
+// Enter show the limit of 5 still in force; "rules: []" then removes it.
+func TestRulesWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
+	const rules = "rules:\n  - name: five\n    resource: GET /a\n    kind: flow\n    limit: 5\n    window: 1m\n  - name: inflight\n    resource: GET /b\n    kind: concurrency\n    limit: 100\n"
+	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), "rules.yaml"), log: &logRecorder{}}
+	x.write(rules)
+	g, err := core.New(core.WithClock(x.clk), core.WithRulesFile(x.path), core.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	x.g = g
+	x.w, err = core.NewRulesWatcher(g, x.path, core.WithPollInterval(watchPoll), core.WithReloadLogger(slog.New(x.log)),
+		core.OnReloadError(func(err error) {
+			x.mu.Lock()
+			defer x.mu.Unlock()
+			x.errs = append(x.errs, err)
+		}))
+	require.NoError(t, err)
+	x.run()
+	ctx := context.Background()
+	// pass enters n requests in a fresh window and returns how many passed.
+	pass := func(n int) (passed int) {
+		t.Helper()
+		x.clk.Advance(time.Minute)
+		x.waitSleeping()
+		for range n {
+			e, err := g.Enter(ctx, "GET /a")
+			if err != nil {
+				require.ErrorIs(t, err, core.ErrBlocked)
+				continue
+			}
+			passed++
+			e.Exit(nil)
+		}
+		return passed
+	}
+	require.Equal(t, 5, pass(8))
+
+	cut := strings.Index(rules, "  - name: inflight")
+	for i, tc := range []struct{ content, problem string }{
+		{"", `rules is missing: the file is empty (it may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{"rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{strings.Replace(rules, "limit: 5\n    window: 1m\n", "limit: 500\n", 1)[:strings.Index(rules, "limit: 5")+len("limit: 5")],
+			`line 5: the file ends without a line break after "    limit: 5": it may have been cut short in the middle of a value; end it with a line break`},
+		{rules[:strings.Index(rules, " 1m")] + "\n", `rules[0] (five): line 6: window has no value (the file may have been cut short); give one, or remove the key`},
+		{rules[:strings.Index(rules, "    limit: 5")], `rules[0] (five): line 2: limit is required for kind flow (limit: 0 blocks every request)`},
+		{rules[:cut] + "  - name: inflight\n    resource: GET /b\n    kind: concurrency\n", `rules[1] (inflight): line 7: limit is required for kind concurrency (limit: 0 blocks every request)`},
+	} {
+		x.write(tc.content)
+		x.poll(2)
+		_, errs := x.reported()
+		require.Len(t, errs, i+1, "%q is refused", tc.content)
+		assert.Equal(t, "rules file "+x.path+": "+tc.problem, errs[i].Error())
+		warnings := x.warnings()
+		require.Len(t, warnings, i+1, "%q is refused with a warning", tc.content)
+		assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", warnings[i].msg)
+		assert.Equal(t, x.path, warnings[i].attrs["path"])
+		assert.Equal(t, tc.problem, warnings[i].attrs["err"])
+		assert.Equal(t, 5, pass(8), "%q: the limit of 5 stays", tc.content)
+		assert.Len(t, g.Rules(), 2)
+	}
+
+	x.write("rules: []\n")
+	x.poll(2)
+	assert.Empty(t, g.Rules(), "a file that says it has no rules applies")
+	assert.NoError(t, x.w.Err())
+	assert.Equal(t, 8, pass(8))
+	assert.Len(t, x.warnings(), 6)
+}

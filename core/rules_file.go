@@ -72,21 +72,22 @@ func readRulesFile(path string, format Format) ([]Rule, error) {
 	return ParseRules(data, format)
 }
 
-// readChunk is how much readRules reads at a time.
-const readChunk = 64 << 10
-
-// readRules reads a rules file from r, counting its rules as it reads (see
+// readRules reads a rules file from f, counting its rules as it reads (see
 // ruleCounter): it stops after the first byte over the size limit, or at
 // the line of the first rule over the count limit, so that ParseRules
 // refuses what it returns without parsing it.
-func readRules(r io.Reader, format Format) ([]byte, error) {
+func readRules(f *os.File, format Format) ([]byte, error) {
+	size := 64 << 10
+	if info, err := f.Stat(); err == nil && info.Size() < maxRulesFileSize {
+		size = max(size, int(info.Size())+1) // +1 to see the end
+	}
 	c := newRuleCounter(format)
-	data := make([]byte, 0, readChunk)
+	data := make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
-			data = slices.Grow(data, readChunk)
+			data = slices.Grow(data, cap(data)) // the file grew while read
 		}
-		n, err := r.Read(data[len(data):min(cap(data), maxRulesFileSize+1)])
+		n, err := f.Read(data[len(data):min(cap(data), maxRulesFileSize+1)])
 		data = data[:len(data)+n]
 		c.feed(data, false)
 		switch {

@@ -1,10 +1,14 @@
 package core
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,6 +342,19 @@ rules:
 			`rules[0]: line 3: a rule must be a mapping of fields such as resource and kind, got the alias *b (rules files do not support YAML aliases)`,
 			`rules[1]: line 7: burst must be an integer, got the alias *n (rules files do not support YAML aliases)`,
 		}},
+		{"empty values", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: hotspot\n    param: ip\n    limit: 1\n    window:\n    maxKeys: ~\n    overrides:\n", []string{
+			`rules[0] (x): line 7: window has no value (the file may have been cut short); give one, or remove the key`,
+			`rules[0] (x): line 9: overrides has no value (the file may have been cut short); give one, or remove the key`,
+		}},
+		{"no limit", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
+			`rules[0] (x): line 2: limit is required for kind flow (limit: 0 blocks every request)`,
+		}},
+		{"cut in the middle of a value", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
+			`line 5: the file ends without a line break after "    limit: 1": it may have been cut short in the middle of a value; end it with a line break`,
+		}},
+		{"cut in a comment", FormatYAML, "rules: [] # non", []string{
+			`line 1: the file ends without a line break after "rules: [] # non": it may have been cut short in the middle of a value; end it with a line break`,
+		}},
 		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
 			`rules[0]: line 2: unknown field "<<"`,
 			`rules[0]: resource is required`,
@@ -427,4 +444,177 @@ func TestParseRulesErrorsAreRulesErrors(t *testing.T) {
 	var re *RulesError
 	require.True(t, errors.As(err, &re))
 	assert.Equal(t, -1, re.Problems[0].Index)
+}
+
+// TestParseRulesRefusesFilesCutShort cuts every rules file of testdata at
+// every byte, as a reader racing a writer, a full disk or a crash leaves
+// it, and parses each prefix. The promise (see ParseRules):
+//   - a JSON file cut anywhere is refused;
+//   - a YAML file cut anywhere but at a line break is refused: in the
+//     middle of a value ("limit: 1" for "limit: 100"), after a key, after
+//     "- ", before the limit of a rule, or to nothing;
+//   - a YAML file cut at a line break may parse (a shorter file cannot be
+//     told from a cut one), but then every rule it has keeps the name,
+//     resource, kind and limit the whole file gives it: a cut can leave
+//     out rules, or fields written after the limit, and change no limit.
+//
+// The same holds for a prefix followed by zero bytes, as a crash can leave
+// a file whose size was written before its data.
+func TestParseRulesRefusesFilesCutShort(t *testing.T) {
+	for _, file := range testdataRulesFiles(t) {
+		if strings.Contains(file, "invalid") {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		format := formatOf(file)
+		whole, err := ParseRules(data, format)
+		require.NoError(t, err, file)
+		complete := len(bytes.TrimRight(data, " \t\r\n"))
+		var accepted, refused int
+		for cut := range complete {
+			prefix := data[:cut]
+			_, err := ParseRules(append(slices.Clip(prefix), 0, 0, 0, 0), format)
+			require.Error(t, err, "%s cut at byte %d, then zeros", file, cut)
+			rules, err := ParseRules(prefix, format)
+			if err != nil {
+				refused++
+				continue
+			}
+			accepted++
+			require.Equal(t, FormatYAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
+			atBreak := bytes.TrimRight(prefix, " ") // a cut in the indentation of a line is one at its start
+			require.True(t, len(atBreak) == 0 || atBreak[len(atBreak)-1] == '\n', "%s cut at byte %d, in the middle of line %q, parsed",
+				file, cut, prefix[bytes.LastIndexByte(prefix, '\n')+1:])
+			require.LessOrEqual(t, len(rules), len(whole))
+			for i, r := range rules {
+				w := whole[i]
+				require.Equal(t, []any{w.Name, w.Resource, w.Kind, w.Limit}, []any{r.Name, r.Resource, r.Kind, r.Limit},
+					"%s cut at byte %d (line %d) changed rules[%d]", file, cut, 1+bytes.Count(prefix, []byte{'\n'}), i)
+			}
+		}
+		require.NotZero(t, refused)
+		t.Logf("%s: %d cuts refused, %d cut at a line break parsed as a shorter file", file, refused, accepted)
+	}
+}
+
+// testdataRulesFiles returns the rules files of testdata: valid ones, and
+// those meant to be invalid, named *invalid*.
+func testdataRulesFiles(t testing.TB) []string {
+	files, err := filepath.Glob("testdata/*rules*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+// TestRuleCounter checks the count of rules made from the text before
+// parsing against the parsed count, in every form a rules list takes.
+func TestRuleCounter(t *testing.T) {
+	for _, tc := range []struct {
+		format Format
+		data   string
+		want   int
+	}{
+		{FormatYAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
+		{FormatYAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
+		{FormatYAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
+		{FormatYAML, "\"rules\":\n\n  - a\n", 1},
+		{FormatYAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
+		{FormatYAML, "rules: &x\n  - a\n", 0},
+		{FormatYAML, "rules:\n---\n", 0},
+		{FormatYAML, "rules:\n  - a\n  - b", 2},
+		{FormatJSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
+		{FormatJSON, `{"other": [{}], "rules": [{}]}`, 2},
+		{FormatJSON, `[{}, {}]`, 0},
+	} {
+		c := newRuleCounter(tc.format)
+		c.feed([]byte(tc.data), true)
+		assert.Equal(t, tc.want, c.n, "%q", tc.data)
+
+		// Fed a byte at a time, as readRules may.
+		c = newRuleCounter(tc.format)
+		for i := range len(tc.data) {
+			c.feed([]byte(tc.data[:i+1]), false)
+		}
+		c.feed([]byte(tc.data), true)
+		assert.Equal(t, tc.want, c.n, "%q fed a byte at a time", tc.data)
+	}
+	for _, file := range testdataRulesFiles(t) {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		rules, err := ParseRules(data, formatOf(file))
+		if err != nil {
+			continue
+		}
+		c := newRuleCounter(formatOf(file))
+		c.feed(data, true)
+		assert.Equal(t, len(rules), c.n, file)
+	}
+}
+
+// tooManyRules returns a rules file of about 15 MB, in format, holding more
+// than twice as many rules as a file may.
+func tooManyRules(format Format) []byte {
+	var b bytes.Buffer
+	if format == FormatJSON {
+		b.WriteString(`{"rules": [`)
+		for i := 0; b.Len() < 15<<20; i++ {
+			fmt.Fprintf(&b, "\n{\"name\": \"r%06d\", \"resource\": \"GET /r%d\", \"kind\": \"flow\", \"limit\": 5},", i, i)
+		}
+		b.WriteString("\n{\"resource\": \"*\", \"kind\": \"flow\", \"limit\": 5}]}\n")
+		return b.Bytes()
+	}
+	b.WriteString("rules:\n")
+	for i := 0; b.Len() < 15<<20; i++ {
+		fmt.Fprintf(&b, "  - {name: r%06d, resource: \"GET /r%d\", kind: flow, limit: 5}\n", i, i)
+	}
+	return b.Bytes()
+}
+
+// TestLoadRulesFileTooManyRules loads a 15 MB file of 200,000 rules and
+// more: it is refused, naming the line of the first rule over the limit,
+// after reading about half of it and without parsing it. The memory it
+// allocates is measured (runtime.MemStats), not its time: it stays below
+// twice the size of the file (parsing it took 30 times its size, 448 MB).
+func TestLoadRulesFileTooManyRules(t *testing.T) {
+	for _, format := range []Format{FormatYAML, FormatJSON} {
+		path := filepath.Join(t.TempDir(), "rules.yaml")
+		if format == FormatJSON {
+			path = filepath.Join(t.TempDir(), "rules.json")
+		}
+		data := tooManyRules(format)
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		line := maxRules + 2 // the "rules:" line, or the JSON "{"rules": [", then one rule a line
+		want := fmt.Sprintf("rules file %s: line %d: rules must hold at most 100000 rules, got more: rules[100000] starts on this line", path, line)
+
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := LoadRulesFile(path)
+		runtime.ReadMemStats(&after)
+		assert.EqualError(t, err, want)
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("format %d: a file of %d bytes refused after allocating %d bytes", format, len(data), allocated)
+		assert.Less(t, allocated, uint64(2*len(data)))
+
+		_, err = ParseRules(data, format)
+		assert.EqualError(t, err, strings.TrimPrefix(want, "rules file "+path+": "))
+	}
+}
+
+// BenchmarkParseRulesTooMany measures how much a 15 MB file of 200,000
+// rules and more costs to refuse.
+func BenchmarkParseRulesTooMany(b *testing.B) {
+	for _, format := range []Format{FormatYAML, FormatJSON} {
+		b.Run([]string{"YAML", "JSON"}[format], func(b *testing.B) {
+			data := tooManyRules(format)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseRules(data, format); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		})
+	}
 }
