@@ -63,7 +63,9 @@ type Rule struct {
 	// Param names the request value a hotspot rule limits by, e.g.
 	// "header:X-User-ID", "query:tenant", "ip".
 	Param string `json:"param,omitempty"`
-	// MaxKeys bounds the number of param values a hotspot rule tracks.
+	// MaxKeys bounds the number of param values a hotspot rule tracks; a
+	// value evicted while it is still limited keeps its debt (see package
+	// hotspot).
 	MaxKeys int `json:"maxKeys,omitempty"`
 	// Overrides gives specific param values their own limit; 0 blocks the
 	// value.
