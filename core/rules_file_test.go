@@ -450,13 +450,14 @@ func TestParseRulesErrorsAreRulesErrors(t *testing.T) {
 // every byte, as a reader racing a writer, a full disk or a crash leaves
 // it, and parses each prefix. The promise (see ParseRules):
 //   - a JSON file cut anywhere is refused;
-//   - a YAML file cut anywhere but at a line break is refused: in the
-//     middle of a value ("limit: 1" for "limit: 100"), after a key, after
-//     "- ", before the limit of a rule, or to nothing;
-//   - a YAML file cut at a line break may parse (a shorter file cannot be
-//     told from a cut one), but then every rule it has keeps the name,
-//     resource, kind and limit the whole file gives it: a cut can leave
-//     out rules, or fields written after the limit, and change no limit.
+//   - a YAML file cut in the middle of a line is refused: in a value
+//     ("limit: 1" for "limit: 100") or a comment, after a key, after "- ",
+//     before the limit of a rule, or to nothing;
+//   - a YAML file cut at a line break, or right after a closing quote or
+//     bracket, may parse (a shorter file cannot be told from a cut one),
+//     but then every rule it has keeps the name, resource, kind and limit
+//     the whole file gives it: a cut can leave out rules, or fields
+//     written after the limit, and change no limit.
 //
 // The same holds for a prefix followed by zero bytes, as a crash can leave
 // a file whose size was written before its data.
@@ -483,8 +484,10 @@ func TestParseRulesRefusesFilesCutShort(t *testing.T) {
 			}
 			accepted++
 			require.Equal(t, FormatYAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
-			atBreak := bytes.TrimRight(prefix, " ") // a cut in the indentation of a line is one at its start
-			require.True(t, len(atBreak) == 0 || atBreak[len(atBreak)-1] == '\n', "%s cut at byte %d, in the middle of line %q, parsed",
+			// A cut in the indentation of a line is one at its start; one
+			// right after a closing quote or bracket leaves the value whole.
+			end := bytes.TrimRight(prefix, " ")
+			require.True(t, len(end) == 0 || bytes.ContainsAny(end[len(end)-1:], "\n\"']}"), "%s cut at byte %d, in the middle of line %q, parsed",
 				file, cut, prefix[bytes.LastIndexByte(prefix, '\n')+1:])
 			require.LessOrEqual(t, len(rules), len(whole))
 			for i, r := range rules {
@@ -494,7 +497,7 @@ func TestParseRulesRefusesFilesCutShort(t *testing.T) {
 			}
 		}
 		require.NotZero(t, refused)
-		t.Logf("%s: %d cuts refused, %d cut at a line break parsed as a shorter file", file, refused, accepted)
+		t.Logf("%s: %d cuts refused, %d (at a line break or a closing quote) parsed as a shorter file", file, refused, accepted)
 	}
 }
 

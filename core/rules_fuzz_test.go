@@ -10,7 +10,7 @@ import (
 // panics, accepted rules are valid and normalized, and a rejection names
 // at least one problem.
 func FuzzParseRules(f *testing.F) {
-	for _, file := range []string{"testdata/rules.yaml", "testdata/rules.json"} {
+	for _, file := range testdataRulesFiles(f) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
