@@ -71,6 +71,6 @@ func ExampleRulesWatcher() {
 	// level=INFO msg="sluice: rules loaded" rules=1 added=[hello]
 	// level=INFO msg="sluice: rules reloaded" rules=1 changed=[hello]
 	// limit: 50
-	// level=WARN msg="sluice: rules file rejected; the rules in force are kept" err="rules[0] (hello): limit must be >= 0, got -1"
+	// level=WARN msg="sluice: rules file rejected; the rules in force are kept" err="rules[0] (hello): line 5: limit must be >= 0, got -1"
 	// limit still: 50
 }

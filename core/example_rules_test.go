@@ -46,5 +46,5 @@ rules:
 	// concurrency *: concurrency * limit 200 window 0s algorithm ""
 	// rules[0]: line 6: unknown field "algoritm" (did you mean "algorithm"?)
 	// rules[0]: line 5: limit must be an integer, got "ten"
-	// rules[1] (per-user): limit must be >= 0, got -5
+	// rules[1] (per-user): line 11: limit must be >= 0, got -5
 }

@@ -363,7 +363,7 @@ func TestRulesWatcherUnderLoad(t *testing.T) {
 	assert.Equal(t, "b-per-user", p.Name)
 	assert.Equal(t, "limit", p.Field)
 	assert.Contains(t, errs[0].Error(), x.path)
-	assert.Contains(t, errs[0].Error(), "rules[1] (b-per-user): limit must be >= 0, got -5")
+	assert.Contains(t, errs[0].Error(), "rules[1] (b-per-user): line 11: limit must be >= 0, got -5")
 	assert.Equal(t, int64(25), settle(200), "the rules in force stay")
 	x.poll(5)
 	_, errs = x.reported()
@@ -616,7 +616,7 @@ func TestNewRulesWatcherErrors(t *testing.T) {
 		{"nil OnReload", g, good, []core.WatchOption{core.OnReload(nil)}, "OnReload: func is nil"},
 		{"nil OnReloadError", g, good, []core.WatchOption{core.OnReloadError(nil)}, "OnReloadError: func is nil"},
 		{"missing file", g, filepath.Join(dir, "nope.yaml"), nil, "nope.yaml"},
-		{"bad file", g, bad, nil, "rules file " + bad + ": rules[0] (x): limit must be >= 0, got -5"},
+		{"bad file", g, bad, nil, "rules file " + bad + ": rules[0] (x): line 5: limit must be >= 0, got -5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := core.NewRulesWatcher(tc.g, tc.path, append(tc.opts, core.WithReloadLogger(slog.New(slog.DiscardHandler)))...)

@@ -142,7 +142,8 @@ func ParseRules(data []byte, format Format) ([]Rule, error) {
 	}
 	root, err := decodeRulesFile(data, format)
 	if err != nil {
-		return nil, fileProblem(0, "%s", err)
+		line, msg := splitLine(err.Error())
+		return nil, fileProblem(line, "%s", msg)
 	}
 	p := fileParser{unread: map[fieldKey]bool{}}
 	rules := p.document(root)
@@ -153,6 +154,22 @@ func ParseRules(data []byte, format Format) ([]Rule, error) {
 		return nil, &RulesError{Problems: problems}
 	}
 	return normalize(rules), nil
+}
+
+// splitLine returns the line a syntax error's text names, "yaml: line 3:
+// msg" (go.yaml.in/yaml's) or "line 3: msg" (decodeJSON's), and the text
+// without it; 0 and the text when it names none.
+func splitLine(text string) (int, string) {
+	prefix, rest, ok := strings.Cut(text, "line ")
+	if !ok || prefix != "" && prefix != "yaml: " {
+		return 0, text
+	}
+	num, msg, ok := strings.Cut(rest, ": ")
+	line, err := strconv.Atoi(num)
+	if !ok || err != nil || line <= 0 {
+		return 0, text
+	}
+	return line, prefix + msg
 }
 
 // fileProblem returns a *RulesError of one problem of the file as a whole.
@@ -504,6 +521,7 @@ const wholeRule = "*"
 type fileParser struct {
 	problems []Problem
 	unread   map[fieldKey]bool // fields that could not be read
+	list     *yaml.Node        // the rules list, once read
 }
 
 // add records a problem at node n.
@@ -523,11 +541,27 @@ func (p *fileParser) merge(validated []Problem) []Problem {
 	all := p.problems
 	for _, v := range validated {
 		if !p.unread[fieldKey{v.Index, v.Field}] && !p.unread[fieldKey{v.Index, wholeRule}] {
+			v.Line = p.line(v.Index, v.Field)
 			all = append(all, v)
 		}
 	}
 	sortProblems(all)
 	return all
+}
+
+// line returns the line of field of rules[index] in the file: its key's,
+// or the rule's when the rule does not set it.
+func (p *fileParser) line(index int, field string) int {
+	if p.list == nil || index < 0 || index >= len(p.list.Content) {
+		return 0
+	}
+	n := p.list.Content[index]
+	for key := range pairs(n) {
+		if name, _ := keyText(key); name == field {
+			return key.Line
+		}
+	}
+	return n.Line
 }
 
 // noRules is how problems of a file without rules say what to write.
@@ -570,6 +604,7 @@ func (p *fileParser) document(root *yaml.Node) []Rule {
 		p.add(-1, "", "rules", list, "must hold at most %d rules, got %d", maxRules, len(list.Content))
 		return nil
 	}
+	p.list = list
 	rules := make([]Rule, len(list.Content))
 	for i, n := range list.Content {
 		rules[i] = p.rule(i, n)

@@ -83,7 +83,7 @@ func TestLoadRulesFile(t *testing.T) {
 		path := filepath.Join(dir, "bad.yaml")
 		require.NoError(t, os.WriteFile(path, []byte("rules:\n  - {resource: x, kind: flow, limit: -5}\n"), 0o600))
 		_, err := LoadRulesFile(path)
-		assert.EqualError(t, err, "rules file "+path+": rules[0]: limit must be >= 0, got -5")
+		assert.EqualError(t, err, "rules file "+path+": rules[0]: line 2: limit must be >= 0, got -5")
 		var re *RulesError
 		assert.ErrorAs(t, err, &re)
 	})
@@ -198,7 +198,7 @@ rules:
     kind: hotspot
     param: header:X-User-ID
     limit: -5
-`, []string{"rules[2] (per-user): limit must be >= 0, got -5"}},
+`, []string{"rules[2] (per-user): line 9: limit must be >= 0, got -5"}},
 		{"unknown field", FormatYAML, `
 rules:
   - resource: a
@@ -214,19 +214,19 @@ rules:
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
 		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
-			`rules[0]: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
+			`rules[0]: line 2: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
 		}},
 		{"breaker threshold not a number", FormatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
 			`rules[0]: line 2: threshold must be a number, got "half"`,
 		}},
 		{"breaker threshold JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
-			`rules[0]: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
+			`rules[0]: line 1: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
 		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
-			`rules[0]: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
+			`rules[0]: line 2: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
 		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
-			`rules[0]: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
+			`rules[0]: line 2: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
 		}},
 		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
 			`rules[0] (x): line 6: window must be a Go duration such as 1s or 250ms, got "abc"`,
@@ -234,7 +234,7 @@ rules:
 			`rules[0] (x): line 8: warmup must be a Go duration such as 1s or 250ms, got a list`,
 		}},
 		{"negative duration", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
-			`rules[0]: window must be > 0, got -1s`,
+			`rules[0]: line 1: window must be > 0, got -1s`,
 		}},
 		{"not integers", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
 			`rules[0] (x): line 5: limit must be an integer, got "ten"`,
@@ -254,7 +254,7 @@ rules:
   - {name: a, resource: x, kind: concurrency, limit: 1}
   - {name: b, resource: x, kind: concurrency, limit: 1}
   - {name: a, resource: y, kind: concurrency, limit: 1}
-`, []string{`rules[2] (a): name "a" is already used by rules[0]`}},
+`, []string{`rules[2] (a): line 5: name "a" is already used by rules[0]`}},
 		{"duplicate key", FormatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
 			`rules[0]: line 5: key "limit" is set twice (first on line 4)`,
 		}},
@@ -262,19 +262,19 @@ rules:
 			`rules[0]: line 1: key "kind" is set twice (first on line 1)`,
 		}},
 		{"burst with leap-array", FormatYAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
-			`rules[0]: burst only applies to algorithm token-bucket, got 5 with leap-array`,
+			`rules[0]: line 2: burst only applies to algorithm token-bucket, got 5 with leap-array`,
 		}},
 		{"maxWait with token-bucket", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
-			`rules[0]: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
+			`rules[0]: line 2: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
 		}},
 		{"window on concurrency", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
-			`rules[0]: window does not apply to kind concurrency`,
+			`rules[0]: line 2: window does not apply to kind concurrency`,
 		}},
 		{"bad param prefix", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
-			`rules[0]: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
+			`rules[0]: line 2: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
 		}},
 		{"negative override", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
-			`rules[0]: overrides value for "abuser" must be >= 0, got -1`,
+			`rules[0]: line 2: overrides value for "abuser" must be >= 0, got -1`,
 		}},
 		{"bad overrides", FormatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
 			`rules[0]: line 7: overrides value for "a" must be an integer, got "x"`,
@@ -282,13 +282,13 @@ rules:
 			`rules[0]: line 10: overrides key "c" is set twice (first on line 9)`,
 		}},
 		{"empty override key", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
-			`rules[0]: overrides keys must not be empty`,
+			`rules[0]: line 2: overrides keys must not be empty`,
 		}},
 		{"overrides not a mapping", FormatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
 			`rules[0]: line 1: overrides must be a mapping of param values to limits, got a list`,
 		}},
 		{"empty resource", FormatYAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
-			`rules[0]: resource is required`,
+			`rules[0]: line 2: resource is required`,
 		}},
 		{"string fields", FormatYAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
 			`rules[0]: line 2: resource must be a string, got a mapping`,
@@ -332,7 +332,7 @@ rules:
 			`line 1: values are nested more than 64 levels deep`,
 		}},
 		{"YAML syntax", FormatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
-			`yaml: line 3: mapping values are not allowed in this context`,
+			`line 3: yaml: mapping values are not allowed in this context`,
 		}},
 		{"YAML second document", FormatYAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
@@ -357,7 +357,7 @@ rules:
 		}},
 		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
 			`rules[0]: line 2: unknown field "<<"`,
-			`rules[0]: resource is required`,
+			`rules[0]: line 2: resource is required`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -397,17 +397,17 @@ rules:
 	_, err := ParseRules([]byte(data), FormatYAML)
 	assert.Equal(t, []string{
 		`rules[0] (items): line 9: unknown field "limt" (did you mean "limit"?)`,
-		`rules[0] (items): limit must be >= 0, got -1`,
-		`rules[0] (items): maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
-		`rules[1] (items): name "items" is already used by rules[0]`,
-		`rules[1] (items): resource is required`,
+		`rules[0] (items): line 6: limit must be >= 0, got -1`,
+		`rules[0] (items): line 8: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
+		`rules[1] (items): line 10: name "items" is already used by rules[0]`,
+		`rules[1] (items): line 11: resource is required`,
 		`rules[1] (items): line 14: limit must be an integer, got "many"`,
-		`rules[1] (items): param has unknown kind "bogus" in "bogus:x" (want header, query, cookie, path or metadata)`,
+		`rules[1] (items): line 13: param has unknown kind "bogus" in "bogus:x" (want header, query, cookie, path or metadata)`,
 		`rules[1] (items): line 15: overrides value for "alice" must be an integer, got 1.5`,
-		`rules[1] (items): overrides value for "vip" must be >= 0, got -3`,
+		`rules[1] (items): line 15: overrides value for "vip" must be >= 0, got -3`,
 		`rules[2]: line 16: limit is required for kind concurrency (limit: 0 blocks every request)`,
 		`rules[2]: line 18: window must be a Go duration such as 1s or 250ms, got "abc"`,
-		`rules[2]: buckets does not apply to kind concurrency`,
+		`rules[2]: line 19: buckets does not apply to kind concurrency`,
 		`rules[3]: line 20: a rule must be a mapping of fields such as resource and kind, got 42`,
 	}, problemLines(t, err))
 }

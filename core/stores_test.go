@@ -237,16 +237,16 @@ func TestStoreRulesValidation(t *testing.T) {
 `), core.FormatYAML)
 	require.Error(t, err)
 	for _, want := range []string{
-		`rules[0] (a): algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`,
-		`rules[0] (a): buckets does not apply to rules with a store`,
-		`rules[0] (a): mode must be exact or approximate, got "eventually"`,
-		`rules[0] (a): onFailure must be local, open or closed, got "maybe"`,
-		`rules[0] (a): localLimit must be >= 0, got -1`,
-		`rules[0] (a): window must be <= 720h0m0s with a store, got 1000h0m0s`,
-		`rules[1] (b): store does not apply to kind concurrency`,
-		`rules[2] (c): mode only applies to rules with a store`,
-		`rules[3] (d): store must be a store name`,
-		`rules[3] (d): algorithm must be token-bucket or leaky-bucket with a store, got "concurrency"`,
+		`rules[0] (a): line 7: algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`,
+		`rules[0] (a): line 8: buckets does not apply to rules with a store`,
+		`rules[0] (a): line 9: mode must be exact or approximate, got "eventually"`,
+		`rules[0] (a): line 10: onFailure must be local, open or closed, got "maybe"`,
+		`rules[0] (a): line 11: localLimit must be >= 0, got -1`,
+		`rules[0] (a): line 12: window must be <= 720h0m0s with a store, got 1000h0m0s`,
+		`rules[1] (b): line 17: store does not apply to kind concurrency`,
+		`rules[2] (c): line 22: mode only applies to rules with a store`,
+		`rules[3] (d): line 29: store must be a store name`,
+		`rules[3] (d): line 28: algorithm must be token-bucket or leaky-bucket with a store, got "concurrency"`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
