@@ -53,19 +53,35 @@ func newInstance(t *testing.T, srv *redistest.Server, prefix string, storeOpts [
 // timeout that a loaded machine's round trips never reach.
 var patient = []redisstore.Option{redisstore.WithTimeout(time.Second)}
 
-// countHook counts the commands a client sends (a pipeline counts once).
-type countHook struct{ n atomic.Int64 }
+// countHook counts the commands a client sends (a pipeline counts once),
+// and, when within is set, those whose context has no deadline, or one
+// further than within ahead: calls the store does not bound by its timeout.
+type countHook struct {
+	n         atomic.Int64
+	within    time.Duration
+	unbounded atomic.Int64
+}
+
+func (h *countHook) sent(ctx context.Context) {
+	h.n.Add(1)
+	if h.within == 0 {
+		return
+	}
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > h.within {
+		h.unbounded.Add(1)
+	}
+}
 
 func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
+		h.sent(ctx)
 		return next(ctx, cmd)
 	}
 }
 func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
+		h.sent(ctx)
 		return next(ctx, cmds)
 	}
 }
@@ -326,10 +342,11 @@ func TestGuardsClockSkew(t *testing.T) {
 }
 
 // TestGuardRedisKilled kills the redis-server mid-run, for each failure
-// policy: the first request that meets the outage pays one failed call;
-// the rest are decided by the policy at once, without calling Redis, until
-// the backoff has passed (on the Guard's fake clock), when one request
-// tries again. BlockedError.Fallback and Guard.Stores show it. Once
+// policy: the first trip requests that meet the outage each pay a failed
+// call and are decided by the policy; then the breaker opens and the rest
+// are decided by the policy at once, without calling Redis, until the
+// backoff has passed (on the Guard's fake clock), when one request tries
+// again. BlockedError.Fallback and Guard.Stores show it. Once
 // redis-server is back on the same port, the Guard returns to it by
 // itself.
 func TestGuardRedisKilled(t *testing.T) {
@@ -337,6 +354,7 @@ func TestGuardRedisKilled(t *testing.T) {
 	const (
 		timeout = 200 * time.Millisecond
 		backoff = time.Second
+		trip    = 3
 	)
 	for _, tc := range []struct {
 		policy     string
@@ -356,7 +374,7 @@ func TestGuardRedisKilled(t *testing.T) {
 					Store: "redis", OnFailure: tc.policy, LocalLimit: 2},
 			}
 			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
-				core.WithClock(fc), core.WithStoreBackoff(backoff), core.WithRules(rules...))
+				core.WithClock(fc), core.WithStoreBackoff(backoff), core.WithStoreTrip(trip), core.WithRules(rules...))
 			ctx := context.Background()
 			enter := func(resource, user string) (time.Duration, error) {
 				start := time.Now()
@@ -378,8 +396,9 @@ func TestGuardRedisKilled(t *testing.T) {
 			for i := range 10 {
 				took, err := enter("GET /x", "alice")
 				worst = max(worst, took)
-				if i == 0 {
-					assert.Greater(t, in.hook.n.Load(), calls, "the first request tries Redis")
+				if i < trip {
+					assert.Greater(t, in.hook.n.Load(), calls, "request %d tries Redis", i)
+					assert.Equal(t, i == trip-1, !in.g.Stores()[0].Healthy, "the breaker opens after %d failures", trip)
 					calls = in.hook.n.Load()
 				}
 				if err == nil {
@@ -391,7 +410,7 @@ func TestGuardRedisKilled(t *testing.T) {
 				assert.Equal(t, "global", b.Rule)
 				switch tc.policy {
 				case core.FailClosed:
-					assert.Equal(t, backoff, b.RetryAfter, "until Redis is tried again")
+					assert.Equal(t, backoff, b.RetryAfter, "until Redis is tried again (or, before the breaker opens, the backoff)")
 				case core.FailLocal:
 					assert.Equal(t, int64(3), b.Limit, "the local limit")
 				}
@@ -412,9 +431,9 @@ func TestGuardRedisKilled(t *testing.T) {
 			}
 			assert.Equal(t, map[string]int{"alice": tc.userPassed, "bob": tc.userPassed}, withZeros(usersPassed, "alice", "bob"), "GET /u per user while Redis is down")
 			assert.Equal(t, calls, in.hook.n.Load(), "no call to Redis within the backoff")
-			assert.Equal(t, []core.StoreStatus{{Name: "redis", Healthy: false, Errors: 1, Fallbacks: 18}}, in.g.Stores())
+			assert.Equal(t, []core.StoreStatus{{Name: "redis", Healthy: false, Errors: trip, Fallbacks: 18}}, in.g.Stores())
 			t.Logf("%s: slowest Enter while Redis is down: %s (store timeout %s)", tc.policy, worst, timeout)
-			assert.Less(t, worst, timeout+time.Second, "bounded by the store's timeout (and a loaded machine's delays)")
+			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout")
 
 			// After the backoff one request tries Redis again, and fails.
 			fc.Advance(backoff)
@@ -424,7 +443,7 @@ func TestGuardRedisKilled(t *testing.T) {
 			assert.Greater(t, in.hook.n.Load(), calls, "one request tried again")
 			st := in.g.Stores()[0]
 			assert.False(t, st.Healthy)
-			assert.Equal(t, int64(2), st.Errors)
+			assert.Equal(t, int64(trip+1), st.Errors)
 
 			// redis-server comes back on the same port: the next try
 			// succeeds and the Guard uses Redis again.
@@ -458,24 +477,22 @@ func withZeros(m map[string]int, keys ...string) map[string]int {
 }
 
 // TestGuardRedisDownLatency keeps Redis down (killed, or frozen so that
-// only the store's timeout ends a call) for a second under 4 goroutines of
-// requests, on the system clock: the health breaker lets one request per
-// backoff pay for a call, so the failed calls number at most the
-// goroutines (the calls in flight when Redis went down) plus one per
-// backoff period, whatever the number of requests, and every Enter
-// returns within the timeout (plus a loaded machine's delays). Without
-// the breaker every request would pay the timeout.
-//
-// The backoff is longer than the timeout, as with the defaults (1s and
-// 50ms): a failed call restarts the backoff from the request's start, so a
-// call that takes a whole backoff leaves none.
+// only the store's timeout ends a call) under 4 goroutines of requests, on
+// the system clock and the default breaker. It checks what the Guard does,
+// not how long the loaded machine took: before the breaker opens, each
+// goroutine makes at most one call per round (DefaultStoreTrip rounds, and
+// the next one's start);
+// once it is open, 200 requests per goroutine make at most one call per
+// backoff of the time they took (the probes), so the others cannot wait
+// for Redis; and every call to Redis carries a deadline no further than
+// the store's timeout.
 func TestGuardRedisDownLatency(t *testing.T) {
 	srv := redistest.StartOwned(t)
 	const (
 		timeout    = 100 * time.Millisecond
 		backoff    = 300 * time.Millisecond
 		goroutines = 4
-		outage     = time.Second
+		after      = 200 // requests per goroutine once the breaker is open
 	)
 	for _, how := range []string{"killed", "frozen"} {
 		t.Run(how, func(t *testing.T) {
@@ -486,55 +503,71 @@ func TestGuardRedisDownLatency(t *testing.T) {
 				Store: "redis", OnFailure: core.FailOpen}
 			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
 				core.WithStoreBackoff(backoff), core.WithRules(rule))
+			in.hook.within = timeout
 			ctx := context.Background()
 			e, err := in.g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
 			e.Exit(nil)
 
-			var requests, slow atomic.Int64
+			var requests atomic.Int64
 			var mu sync.Mutex
 			var worst time.Duration
-			var wg sync.WaitGroup
+			enter := func() bool {
+				t0 := time.Now()
+				e, err := in.g.Enter(ctx, "GET /x")
+				took := time.Since(t0)
+				if err != nil {
+					t.Errorf("fail open admits: %v", err)
+					return false
+				}
+				e.Exit(nil)
+				requests.Add(1)
+				mu.Lock()
+				worst = max(worst, took)
+				mu.Unlock()
+				return true
+			}
 			if how == "killed" {
 				srv.Kill()
 			} else {
 				srv.Freeze(t)
 			}
-			start := time.Now()
-			end := start.Add(outage)
+			var wg sync.WaitGroup
+			deadline := time.Now().Add(30 * time.Second)
 			for range goroutines {
 				wg.Go(func() {
-					for time.Now().Before(end) {
-						t0 := time.Now()
-						e, err := in.g.Enter(ctx, "GET /x")
-						took := time.Since(t0)
-						if err != nil {
-							t.Errorf("fail open admits: %v", err)
-							return
-						}
-						e.Exit(nil)
-						requests.Add(1)
-						if took >= timeout/2 {
-							slow.Add(1)
-						}
-						mu.Lock()
-						worst = max(worst, took)
-						mu.Unlock()
-						time.Sleep(time.Millisecond)
+					for in.g.Stores()[0].Healthy && time.Now().Before(deadline) && enter() {
 					}
 				})
 			}
 			wg.Wait()
-			down := time.Since(start)
+			require.False(t, in.g.Stores()[0].Healthy, "the breaker opens")
+			opened := in.g.Stores()[0].Errors
+			// One call per goroutine per round; calls of the round after
+			// the last may start before the breaker is marked open.
+			assert.LessOrEqual(t, opened, int64(goroutines*(core.DefaultStoreTrip+1)), "one call per goroutine per round until the breaker opens")
+			assert.GreaterOrEqual(t, opened, int64(core.DefaultStoreTrip))
+
+			probes := in.hook.n.Load()
+			start := time.Now()
+			for range goroutines {
+				wg.Go(func() {
+					for range after {
+						if !enter() {
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			took := time.Since(start)
+			probes = in.hook.n.Load() - probes
 			st := in.g.Stores()[0]
-			t.Logf("%s: %d requests in %s, %d failed store calls, %d slower than %s, slowest %s",
-				how, requests.Load(), down, st.Errors, slow.Load(), timeout/2, worst)
-			maxCalls := int64(goroutines) + int64(down/backoff) + 2
-			assert.LessOrEqual(t, st.Errors, maxCalls, "one call per backoff")
-			assert.LessOrEqual(t, slow.Load(), maxCalls+5, "the other requests do not wait (5 for a loaded machine's delays)")
-			assert.Greater(t, requests.Load(), 10*maxCalls, "most requests did not call Redis")
+			t.Logf("%s: %d failed calls opened the breaker; then %d requests in %s made %d calls; slowest Enter %s (timeout %s)",
+				how, opened, goroutines*after, took, probes, worst, timeout)
+			assert.LessOrEqual(t, probes, int64(took/backoff)+1, "one probe per backoff")
 			assert.Equal(t, requests.Load(), st.Fallbacks, "every request during the outage was the policy's")
-			assert.Less(t, worst, timeout+time.Second, "the store's timeout bounds every request")
+			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout")
 
 			if how == "killed" {
 				srv.Restart(t)

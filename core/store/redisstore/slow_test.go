@@ -1,0 +1,176 @@
+package redisstore_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/store/redisstore"
+	"github.com/sluicekit/sluice/core/store/redistest"
+)
+
+func forced() bool { return os.Getenv("SLUICE_SLOW_REPLIES") == "1" }
+
+// busy saturates the CPUs with GOMAXPROCS spinning goroutines until t
+// ends.
+func busy(t *testing.T) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for x := 0; !stop.Load(); x++ {
+				_ = x * x
+			}
+		})
+	}
+	t.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+	})
+}
+
+// slowHook makes one command (or pipeline) in each period wait for its
+// context's end before it is sent: a reply slower than the store's
+// timeout, while Redis itself is healthy.
+type slowHook struct {
+	period time.Duration
+	last   atomic.Int64
+	slowed atomic.Int64
+}
+
+func (h *slowHook) stall(ctx context.Context) {
+	now := time.Now().UnixNano()
+	if l := h.last.Load(); now-l < int64(h.period) || !h.last.CompareAndSwap(l, now) {
+		return
+	}
+	h.slowed.Add(1)
+	<-ctx.Done()
+}
+
+func (h *slowHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *slowHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.stall(ctx)
+		return next(ctx, cmd)
+	}
+}
+func (h *slowHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.stall(ctx)
+		return next(ctx, cmds)
+	}
+}
+
+// TestGuardSlowRepliesUnderLoad runs a Guard on a healthy Redis, with the
+// default timeout (50ms) and breaker, while spinning goroutines saturate
+// the CPUs and a reply a second comes too late: each late reply makes
+// only its own request the failure policy's, so every window of the rule
+// (a sliding counter of 200 per second, counted in Redis's windows)
+// admits within 5% of the limit, with fail open or closed. Only admissions
+// whose whole Enter lies in a window count, so a loaded machine can only
+// lower the counts. With a breaker that opened on one failure, fail open
+// admitted every request for a second after each late reply.
+//
+// It is skipped until the store stops failing answers that came in time
+// but were read late: with the CPUs saturated, a goroutine runs tens of
+// milliseconds after its reply arrived, its read deadline (the timeout)
+// has passed by then, and every call fails (about 20 a second here, in
+// runs long enough to open the breaker).
+func TestGuardSlowRepliesUnderLoad(t *testing.T) {
+	if testing.Short() || !forced() {
+		t.Skip("the store fails replies read late under CPU saturation: set SLUICE_SLOW_REPLIES=1 to run")
+	}
+	srv := redisstore.SharedRedis(t)
+	const (
+		limit      = 200
+		goroutines = 8
+		run        = 4 * time.Second
+	)
+	for _, policy := range []string{core.FailOpen, core.FailClosed} {
+		t.Run(policy, func(t *testing.T) {
+			prefix := redistest.UniquePrefix()
+			c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
+			slow := &slowHook{period: time.Second}
+			slow.last.Store(time.Now().UnixNano())
+			c.AddHook(slow)
+			st, err := redisstore.New(c, redisstore.WithPrefix(prefix))
+			require.NoError(t, err)
+			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: limit, Window: time.Second,
+				Store: "redis", OnFailure: policy}
+			g, err := core.New(core.WithStore("redis", st), core.WithRules(rule))
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_ = g.Close()
+				_ = st.Close()
+			})
+			busy(t)
+
+			type span struct{ before, after int64 }
+			admitted := make([][]span, goroutines)
+			var wg sync.WaitGroup
+			end := time.Now().Add(run)
+			for i := range goroutines {
+				wg.Go(func() {
+					for time.Now().Before(end) {
+						before := time.Now().UnixNano()
+						e, err := g.Enter(context.Background(), "GET /x")
+						after := time.Now().UnixNano()
+						if err == nil {
+							e.Exit(nil)
+							admitted[i] = append(admitted[i], span{before, after})
+						}
+					}
+				})
+			}
+			wg.Wait()
+			stats := g.Stores()[0]
+
+			// The sliding counter's windows in Redis follow each other
+			// from its first request: "S P C", S the current one's start.
+			v, err := c.Get(context.Background(), prefix+":{global}:sc:1s").Result()
+			require.NoError(t, err)
+			s, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			require.NoError(t, err)
+			w := int64(time.Second)
+			counts := map[int64]int{} // by window start
+			var first int64 = 1<<63 - 1
+			for _, spans := range admitted {
+				for _, sp := range spans {
+					first = min(first, sp.before)
+					k := s - ((s-sp.before)/w)*w // start of the window of before
+					if sp.before < k {
+						k -= w
+					}
+					if sp.after < k+w {
+						counts[k]++
+					}
+				}
+			}
+			t.Logf("%s: %d late replies, %d failed calls, %d fallbacks; per window: %v", policy, slow.slowed.Load(), stats.Errors, stats.Fallbacks, counts)
+			require.NotZero(t, slow.slowed.Load())
+			assert.True(t, stats.Healthy, "the breaker did not open")
+			assert.Equal(t, stats.Errors, stats.Fallbacks, "only requests whose own call failed were the policy's")
+			checked := 0
+			for k, n := range counts {
+				if k <= first || k+w > end.UnixNano() {
+					continue // not a whole window of the run
+				}
+				checked++
+				assert.LessOrEqual(t, n, limit*105/100, "window at %d", k)
+			}
+			assert.NotZero(t, checked)
+			assert.LessOrEqual(t, float64(stats.Fallbacks), 0.05*limit*run.Seconds(), "policy decisions: under 5%% of the limit")
+		})
+	}
+}
