@@ -8,7 +8,10 @@
 // giving reservations back) and asks the Store only for the count.
 //
 // When a Store fails (Take returns an error), the Guard applies the rule's
-// failure policy: fail open, fail closed, or decide on a local limit. It also
-// stops calling that Store for a while, so a Redis that is down costs one
-// timeout, not one per request, and tries again by itself.
+// failure policy to that request: fail open, fail closed, or decide on a
+// local limit. Only a pattern that means an outage (core.WithStoreTrip
+// consecutive failed rounds of calls) makes it stop calling the Store for a
+// while (core.WithStoreBackoff), so a Redis that is down costs a few
+// timeouts, not one per request; then it probes the Store one request at a
+// time and goes back to it by itself.
 package store
