@@ -905,18 +905,23 @@ func describeKey(key *yaml.Node) string {
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field
-// name that is close to a known one, else "".
+// name that is close to a known one, the closest (the first in fieldOrder
+// of those as close), else "".
 func suggestField(name string) string {
 	const maxDistance = 2
 	if len(name) > 2*len("coldFactor") {
 		return ""
 	}
+	best, bestDistance := "", maxDistance+1
 	for _, f := range fieldOrder {
-		if editDistance(strings.ToLower(name), strings.ToLower(f)) <= maxDistance {
-			return fmt.Sprintf(" (did you mean %q?)", f)
+		if d := editDistance(strings.ToLower(name), strings.ToLower(f)); d < bestDistance {
+			best, bestDistance = f, d
 		}
 	}
-	return ""
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
 // editDistance returns the Levenshtein distance of a and b, in bytes.

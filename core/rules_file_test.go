@@ -210,6 +210,10 @@ rules:
 			`rules[0]: line 6: unknown field "color"`,
 			`rules[0]: line 3: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
+		{"closest field", FormatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, windw: 1s, brst: 2}\n", []string{
+			`rules[0]: line 2: unknown field "windw" (did you mean "window"?)`,
+			`rules[0]: line 2: unknown field "brst" (did you mean "burst"?)`,
+		}},
 		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},

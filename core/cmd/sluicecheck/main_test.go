@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// sluicecheck builds the command and returns the path of its binary.
+func sluicecheck(t *testing.T) string {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	bin := filepath.Join(t.TempDir(), "sluicecheck")
+	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// result is what a run of the command printed, and its exit status.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runCmd(t *testing.T, bin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err)
+	}
+	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+}
+
+// TestSluicecheck builds the command and runs it on rules files on disk:
+// the repository's own, valid and invalid testdata, a missing file, and
+// without arguments.
+func TestSluicecheck(t *testing.T) {
+	bin := sluicecheck(t)
+	testdata := filepath.Join("..", "..", "testdata")
+	examples := filepath.Join("..", "..", "..", "examples")
+
+	t.Run("valid", func(t *testing.T) {
+		files := []string{
+			filepath.Join(testdata, "rules.yaml"),
+			filepath.Join(testdata, "rules.json"),
+			filepath.Join(testdata, "rules-breaker.yaml"),
+			filepath.Join(testdata, "rules-none.yaml"),
+			filepath.Join(examples, "internal", "exampleapp", "rules.yaml"),
+		}
+		r := runCmd(t, bin, files...)
+		assert.Equal(t, 0, r.code)
+		assert.Empty(t, r.stderr)
+		assert.Equal(t, files[0]+": 3 rules: 1 flow, 1 concurrency, 1 hotspot\n"+
+			files[1]+": 3 rules: 1 flow, 1 concurrency, 1 hotspot\n"+
+			files[2]+": 2 rules: 2 breaker\n"+
+			files[3]+": 0 rules (the file removes every rule)\n"+
+			files[4]+": 5 rules: 2 flow, 1 concurrency, 1 hotspot, 1 breaker\n", r.stdout)
+	})
+
+	t.Run("invalid", func(t *testing.T) {
+		good := filepath.Join(testdata, "rules.yaml")
+		negative := filepath.Join(testdata, "invalid-rules-negative-limit.yaml")
+		bare := filepath.Join(testdata, "invalid-rules-bare.yaml")
+		kind := filepath.Join(testdata, "invalid-rules-kind.json")
+		missing := filepath.Join(t.TempDir(), "missing.yaml")
+		r := runCmd(t, bin, negative, good, bare, kind, missing)
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, good+": 3 rules: 1 flow, 1 concurrency, 1 hotspot\n", r.stdout, "valid files are still reported")
+		assert.Equal(t, negative+`:6: rules[0] (per-user): limit must be >= 0, got -5
+`+negative+`: invalid: 1 problem
+`+bare+`:2: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"
+`+bare+`: invalid: 1 problem
+`+kind+`:1: rules[0] (a): kind must be flow, concurrency, hotspot or breaker, got "bulkhead"
+`+kind+`: invalid: 1 problem
+`+missing+`: open: no such file or directory
+`, r.stderr)
+	})
+
+	t.Run("every problem", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - name: items
+    resource: GET /items
+    kind: flow
+    limit: 10
+    windw: 1s
+  - name: per-user
+    resource: GET /items/{id}
+    kind: hotspot
+    param: header:X-User-ID
+    limit: 5
+    burst: -1
+    overrides:
+      vip: many
+`), 0o600))
+		r := runCmd(t, bin, path)
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, path+`:6: rules[0] (items): unknown field "windw" (did you mean "window"?)
+`+path+`:12: rules[1] (per-user): burst must be >= 0, got -1
+`+path+`:14: rules[1] (per-user): overrides value for "vip" must be an integer, got "many"
+`+path+`: invalid: 3 problems
+`, r.stderr)
+	})
+
+	t.Run("usage", func(t *testing.T) {
+		for _, args := range [][]string{nil, {"-bogus", "rules.yaml"}, {"-schema", "rules.yaml"}} {
+			r := runCmd(t, bin, args...)
+			assert.Equal(t, 2, r.code, "%q", args)
+			assert.Empty(t, r.stdout)
+			assert.Contains(t, r.stderr, "usage: sluicecheck rules.yaml", "%q", args)
+		}
+	})
+
+	t.Run("schema", func(t *testing.T) {
+		r := runCmd(t, bin, "-schema")
+		assert.Equal(t, 0, r.code)
+		assert.Equal(t, core.RulesSchema, r.stdout)
+		assert.True(t, strings.HasPrefix(r.stdout, "{"))
+	})
+}
