@@ -128,7 +128,7 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
 		breakerState:   d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
 		breakerTrips:   d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
-		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 from a failed call until a call succeeds again.", "store"),
+		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
 		storeErrors:    d("store_errors_total", "Calls to a shared store that failed.", "store"),
 		storeFallbacks: d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
 		dropped:        d("events_dropped_total", "Breaker state changes that listeners did not get because their queue was full."),

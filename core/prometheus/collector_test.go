@@ -293,7 +293,7 @@ func TestStores(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("redis", st), core.WithRules(
+	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("redis", st), core.WithStoreTrip(1), core.WithRules(
 		core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "redis", OnFailure: core.FailLocal, LocalLimit: 1},
 	))
 	require.NoError(t, err)
@@ -318,9 +318,10 @@ func TestStores(t *testing.T) {
 	must(t, fams, 0, "sluice_store_fallbacks_total", "store", "redis")
 	must(t, fams, 0, "sluice_rule_fallbacks_total", "rule", "shared", "kind", "flow", "resource", "GET /s")
 
-	// Redis is gone: the first request finds out (one error) and the
-	// local policy admits it; the next two, within the backoff, do not
-	// call Redis, and the local limit of 1 blocks them.
+	// Redis is gone: the first request finds out (one error, which opens
+	// the store's breaker: WithStoreTrip(1)) and the local policy admits
+	// it; the next two, within the backoff, do not call Redis, and the
+	// local limit of 1 blocks them.
 	srv.Kill()
 	require.NoError(t, enter())
 	require.Error(t, enter())
