@@ -261,7 +261,7 @@ func TestRulesReload(t *testing.T) {
 	// A broken version is logged and ignored.
 	require.NoError(t, os.WriteFile(file, rules(-1), 0o600))
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "rules file rejected") }, 10*time.Second, 5*time.Millisecond)
-	assert.Contains(t, out.String(), `err="rules[0] (greeter-rate): limit must be >= 0, got -1"`)
+	assert.Contains(t, out.String(), `err="rules[0] (greeter-rate): line 5: limit must be >= 0, got -1"`)
 	_, err = client.SayHello(ctx, &greeterpb.HelloRequest{})
 	require.Equal(t, codes.ResourceExhausted, status.Code(err))
 	assert.Contains(t, status.Convert(err).Message(), "limit 2 per 1m0s")
