@@ -305,9 +305,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	admitted := stack[:0]
 	var wait time.Duration
 	// blocked is the error once a rule rejected the request; from then on
-	// decisions are made in probe and given back at once.
+	// each decision is given back at once (see slot).
 	var blocked *BlockedError
-	var probe held
 	for i, rs := range e.b.rules {
 		if br := rs.brk; br != nil {
 			// A breaker: the first rules of the binding, so i is its
@@ -352,12 +351,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			continue
 		}
 		if rs.rule.Kind != KindHotspot {
-			h := &probe
-			if blocked == nil {
-				admitted, h = push(admitted, rs)
-			} else {
-				probe = held{rs: rs}
-			}
+			var h *held
+			admitted, h = slot(admitted, rs, blocked != nil)
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
@@ -386,12 +381,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			if !ok {
 				break
 			}
-			h := &probe
-			if blocked == nil {
-				admitted, h = push(admitted, rs)
-			} else {
-				probe = held{rs: rs}
-			}
+			var h *held
+			admitted, h = slot(admitted, rs, blocked != nil)
 			if rr := rs.remote; rr != nil {
 				lim := rr.limitOf(v)
 				if lim.Limit == 0 {
@@ -452,6 +443,18 @@ func push(admitted []held, rs *ruleState) ([]held, *held) {
 	h := &admitted[len(admitted)-1]
 	h.rs = rs
 	return admitted, h
+}
+
+// slot is push, but for a request already rejected (its reservations
+// given back), whose decisions are given back one at a time: admitted then
+// holds that one.
+func slot(admitted []held, rs *ruleState, rejected bool) ([]held, *held) {
+	if !rejected {
+		return push(admitted, rs)
+	}
+	admitted = admitted[:1]
+	admitted[0] = held{rs: rs}
+	return admitted, &admitted[0]
 }
 
 // undo gives back the reservations of the rules that admitted a request
