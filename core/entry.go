@@ -17,11 +17,19 @@ import (
 type EnterOption struct {
 	count  int64
 	params Params
+	quotas *[]Quota
 }
 
 // WithCount makes Enter acquire n permits instead of one: a flow rule counts
 // n requests, a concurrency rule n slots.
 func WithCount(n int64) EnterOption { return EnterOption{count: n} }
+
+// WithQuotas makes Enter append to *dst, for a request it admits, the quota
+// policy of every rate rule (flow or hotspot) that admitted it, in rule
+// order: what the RateLimit fields of an admitted response list (a hotspot
+// rule limiting several values of the request gives the one with the least
+// quota left). A rejected request's are in BlockedError.Policies instead.
+func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 
 // Entry is the pass ticket Enter returns for an admitted request. Call Exit
 // once the request is done; Exit is idempotent, and calling it on the zero
@@ -184,12 +192,16 @@ func (e *Entry) Resource() string {
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params
+	var quotas *[]Quota
 	for _, o := range opts {
 		if o.count != 0 {
 			n = o.count
 		}
 		if o.params != nil {
 			params = o.params
+		}
+		if o.quotas != nil {
+			quotas = o.quotas
 		}
 	}
 	if n < 1 {
@@ -212,6 +224,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		if rs.flow != nil {
 			if d := rs.flow.AcquireOn(cpu, now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
+				if quotas != nil {
+					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
+				}
 			} else {
 				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
 			}
@@ -220,7 +235,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			err = g.blocked(resource, &h, cpu, now, n)
 		}
 	case len(b.rules) > 0:
-		now, err = g.admit(ctx, &e, resource, params, cpu, now)
+		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
 	}
 	if err != nil {
 		g.rejected(res, err, cpu, now, n)
@@ -288,7 +303,8 @@ func (b *binding) waits() bool {
 // admit checks the rules of e's binding in order and waits for the turn the
 // waiting ones gave the request. It returns the time the request proceeds,
 // and the error that stops it; on error, the reservations made are given
-// back. It notes e's quota and the per-value reservations Exit releases.
+// back. It notes e's quota, the policies of the rate rules in quotas (see
+// WithQuotas) and the per-value reservations Exit releases.
 // cpu is the caller's stripe index (see stripe.Picker), for the limiters
 // that keep a share of their quota per CPU.
 //
@@ -296,7 +312,7 @@ func (b *binding) waits() bool {
 // each permit they grant given back at once (take and undo: the limiters
 // have no read-only question, and this costs only rejected requests), so
 // that the error carries every rejection and the latest retry time.
-func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, cpu uint32, now int64) (int64, error) {
+func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// The reservations made so far, to give back on a later rejection. A
 	// few fit on the stack: no allocation for those. Decisions are made in
@@ -370,6 +386,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				continue
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
+			if quotas != nil {
+				*quotas, _ = notePolicy(*quotas, rs.quota(h.d.Limit, h.d.Remaining))
+			}
 			wait = max(wait, h.d.Wait)
 			continue
 		}
@@ -405,6 +424,9 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				continue
 			}
 			e.quota.note(rs, h.d.Limit, h.d.Remaining)
+			if quotas != nil {
+				*quotas, _ = notePolicy(*quotas, rs.quota(h.d.Limit, h.d.Remaining))
+			}
 			wait = max(wait, h.d.Wait)
 		}
 	}
@@ -573,14 +595,22 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
 }
 
-// note adds the quota policy q to b's. A policy of the rule of the last
-// one (another value of a hotspot rule) is merged into it: a rejection
-// outweighs an admission, then the later retry time or the smaller quota
-// left counts. note reports whether a rejection by q's rule was noted
-// before.
+// note adds the quota policy q to b's (notePolicy) and reports whether a
+// rejection by q's rule was noted before.
 func (b *BlockedError) note(q Quota) bool {
-	if k := len(b.Policies) - 1; k >= 0 && b.Policies[k].Rule == q.Rule {
-		p := &b.Policies[k]
+	var seen bool
+	b.Policies, seen = notePolicy(b.Policies, q)
+	return seen
+}
+
+// notePolicy appends the quota policy q to ps. A policy of the rule of the
+// last one (another value of a hotspot rule) is merged into it instead: a
+// rejection outweighs an admission, then the later retry time or the
+// smaller quota left counts. notePolicy reports whether a rejection by q's
+// rule was noted before.
+func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
+	if k := len(ps) - 1; k >= 0 && ps[k].Rule == q.Rule {
+		p := &ps[k]
 		seen := p.Blocked
 		if q.Blocked != p.Blocked {
 			if q.Blocked {
@@ -589,10 +619,9 @@ func (b *BlockedError) note(q Quota) bool {
 		} else if q.Blocked && q.Reset > p.Reset || !q.Blocked && q.Remaining < p.Remaining {
 			*p = q
 		}
-		return seen
+		return ps, seen
 	}
-	b.Policies = append(b.Policies, q)
-	return false
+	return append(ps, q), false
 }
 
 // never reports whether the rule of h can never admit the n permits of the

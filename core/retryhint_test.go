@@ -215,3 +215,34 @@ func TestQuotaPolicyConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestWithQuotas: an admitted request's quota policies, one per rate rule
+// that admitted it, in rule order; a hotspot rule limiting two values of
+// the request gives the one with the least quota left; concurrency rules
+// have none.
+func TestWithQuotas(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "rate", Resource: "r", Kind: core.KindFlow, Limit: 10},
+		core.Rule{Name: "in-flight", Resource: "r", Kind: core.KindConcurrency, Limit: 5},
+		core.Rule{Name: "per-user", Resource: "r", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Window: time.Minute},
+		core.Rule{Name: "single", Resource: "s", Kind: core.KindFlow, Limit: 4},
+	)
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "r", core.WithParams(core.ParamMap{"header:X-User-ID": {"alice"}}))
+	require.NoError(t, err)
+	e.Exit(nil)
+	var qs []core.Quota
+	e, err = g.Enter(ctx, "r", core.WithParams(core.ParamMap{"header:X-User-ID": {"alice", "bob"}}), core.WithQuotas(&qs))
+	require.NoError(t, err)
+	e.Exit(nil)
+	assert.Equal(t, []core.Quota{
+		{Rule: "rate", Limit: 10, Window: time.Second, Remaining: 8, Reset: time.Second},
+		{Rule: "per-user", Limit: 3, Window: time.Minute, Remaining: 1, Reset: 40 * time.Second},
+	}, qs, "alice's bucket, the emptier")
+
+	qs = qs[:0]
+	e, err = g.Enter(ctx, "s", core.WithQuotas(&qs))
+	require.NoError(t, err)
+	e.Exit(nil)
+	assert.Equal(t, []core.Quota{{Rule: "single", Limit: 4, Window: time.Second, Remaining: 3, Reset: time.Second}}, qs, "the one-rule path")
+}

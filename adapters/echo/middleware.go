@@ -130,7 +130,11 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	resource := m.resourceOf(c, r)
 	rq := m.requests.Get().(*request)
 	rq.path.c = c
-	e, err := m.Enter(&rq.params, r, resource, &rq.path)
+	var quotas *[]core.Quota // the RateLimit fields of an admitted response
+	if m.Quota {
+		quotas = new([]core.Quota)
+	}
+	e, err := m.Enter(&rq.params, r, resource, &rq.path, quotas)
 	rq.path.c = nil
 	m.requests.Put(rq) // Enter is done with it
 	if err != nil {
@@ -153,7 +157,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 		}
 	}()
 	if m.Quota {
-		m.SetQuotaHeaders(c.Response().Header(), &e)
+		m.SetQuotaHeaders(c.Response().Header(), *quotas)
 	}
 	err = next(c)
 	finished = true

@@ -66,7 +66,11 @@ func (m *config) handle(c *gin.Context) {
 		resource = m.Extractor.HTTPResource(r.Method, c.FullPath())
 	}
 	p := m.params.Get().(*extractors.HTTPRequestParams)
-	e, err := m.Enter(p, r, resource, (*pathParams)(&c.Params))
+	var quotas *[]core.Quota // the RateLimit fields of an admitted response
+	if m.Quota {
+		quotas = new([]core.Quota)
+	}
+	e, err := m.Enter(p, r, resource, (*pathParams)(&c.Params), quotas)
 	m.params.Put(p) // Enter is done with it
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
@@ -88,7 +92,7 @@ func (m *config) handle(c *gin.Context) {
 		}
 	}()
 	if m.Quota {
-		m.SetQuotaHeaders(c.Writer.Header(), &e)
+		m.SetQuotaHeaders(c.Writer.Header(), *quotas)
 	}
 	c.Next()
 	finished = true

@@ -132,7 +132,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rq.params.Reset(h.Extractor, r, nil) // r.PathValue
 	}
-	e, err := h.Guard.Enter(r.Context(), resource, core.WithParams(&rq.params))
+	var quotas *[]core.Quota // the RateLimit fields of an admitted response
+	if h.Quota {
+		quotas = new([]core.Quota)
+	}
+	e, err := h.GuardEnter(r.Context(), resource, &rq.params, quotas)
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -153,7 +157,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if h.Quota {
-		h.SetQuotaHeaders(w.Header(), &e)
+		h.SetQuotaHeaders(w.Header(), *quotas)
 	}
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true

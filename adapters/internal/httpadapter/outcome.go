@@ -1,6 +1,7 @@
 package httpadapter
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -62,12 +63,24 @@ func (c *Common) Finish(pkg string) {
 // p, which it Resets for r (path parameters from path, or r.PathValue when
 // path is nil) and, when Enter returns, Resets to hold nothing: the Guard
 // reads params only during Enter, so p may then serve another request (the
-// gin and echo adapters keep their params in a sync.Pool for that).
-func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, path extractors.PathParams) (core.Entry, error) {
+// gin and echo adapters keep their params in a sync.Pool for that). quotas
+// is as for GuardEnter.
+func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
 	p.Reset(c.Extractor, r, path)
-	e, err := c.Guard.Enter(r.Context(), resource, core.WithParams(p))
+	e, err := c.GuardEnter(r.Context(), resource, p, quotas)
 	p.Reset(nil, nil, nil)
 	return e, err
+}
+
+// GuardEnter enters resource with the params p; when quotas is not nil
+// (c.Quota asks for the RateLimit fields of admitted responses), the
+// policies of the rate rules that admit the request are appended to it
+// (core.WithQuotas), for SetQuotaHeaders.
+func (c *Common) GuardEnter(ctx context.Context, resource string, p core.Params, quotas *[]core.Quota) (core.Entry, error) {
+	if quotas != nil {
+		return c.Guard.Enter(ctx, resource, core.WithParams(p), core.WithQuotas(quotas))
+	}
+	return c.Guard.Enter(ctx, resource, core.WithParams(p))
 }
 
 // ExitError returns the error to give Entry.Exit for a request that ended
@@ -83,14 +96,11 @@ func (c *Common) ExitError(status int, err error) error {
 	return ErrStatus
 }
 
-// SetQuotaHeaders sets the RateLimit fields of an admitted request on h
-// when c.Quota asks for them and a rate rule (flow or hotspot) applied to
-// it: the one the request left the least quota of (Entry.Quota).
-func (c *Common) SetQuotaHeaders(h http.Header, e *core.Entry) {
-	if !c.Quota {
-		return
-	}
-	if q, ok := e.Quota(); ok {
-		SetRateLimitFields(h, q)
+// SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
+// one member per rate rule (flow or hotspot) that admitted it, the quotas
+// GuardEnter gathered. Without any, h is left as it is.
+func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
+	if len(quotas) > 0 {
+		SetRateLimitFields(h, quotas...)
 	}
 }
