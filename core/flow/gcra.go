@@ -375,18 +375,16 @@ type bucketState struct {
 // hole is a span of a leaky bucket's schedule given back by a waiter.
 type hole struct{ from, to instant }
 
-// load returns the TAT, its fraction rounded up when it was written with
-// another denominator than den. The caller holds mu.
+// load returns the TAT. A fraction written with another denominator than
+// den (by the rule before a reload) is first rounded up in the state, so
+// that swap compares with what is stored. The caller holds mu.
 func (s *bucketState) load(den int64) instant {
-	t := at(s.tat.Load())
-	if s.frac > 0 {
-		if s.den == den {
-			t.frac = s.frac
-		} else {
-			t.ns++
+	if s.frac > 0 && s.den != den {
+		for t := s.tat.Load(); !s.tat.CompareAndSwap(t, t+1); t = s.tat.Load() {
 		}
+		s.frac = 0
 	}
-	return t
+	return instant{s.tat.Load(), s.frac}
 }
 
 // swap replaces the TAT old by t, unless a decision made without mu
@@ -405,16 +403,26 @@ func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
 	g.full = g.params(cfg.Limit).Prepare()
 	if p, ok := prev.(*gcra); ok && p.cfg.Algorithm == cfg.Algorithm {
 		g.st = p.st
-		if !g.locked {
-			// The fraction, if any, is rounded up: decisions without the
-			// mutex see whole nanoseconds.
-			g.st.mu.Lock()
-			if g.st.frac > 0 {
-				g.st.tat.Add(1)
-				g.st.frac = 0
-			}
-			g.st.mu.Unlock()
+		g.st.mu.Lock()
+		if !g.locked && g.st.frac > 0 {
+			// The fraction is rounded up: decisions without the mutex
+			// see whole nanoseconds.
+			g.st.tat.Add(1)
+			g.st.frac = 0
 		}
+		if p.cfg.Limit != cfg.Limit {
+			// The holes' fractions were of another denominator: they
+			// shrink to whole nanoseconds.
+			holes := g.st.holes[:0]
+			for _, h := range g.st.holes {
+				if h = (hole{at(h.from.ceil()), at(h.to.ns)}); h.to.after(h.from) {
+					holes = append(holes, h)
+				}
+			}
+			g.st.holes = holes
+			g.st.nholes.Store(int32(len(holes)))
+		}
+		g.st.mu.Unlock()
 	} else {
 		g.st = new(bucketState)
 	}

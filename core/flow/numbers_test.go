@@ -378,3 +378,37 @@ func TestLeakyHolesBounded(t *testing.T) {
 	assert.Equal(t, int32(maxHoles), g.st.nholes.Load())
 	assert.Equal(t, time.Duration(0), l.Acquire(0, 1).Wait, "the earliest hole is remembered")
 }
+
+// TestLeakyHolesSurviveReload: a slot given back before a reload is still
+// taken after it, at the new rate.
+func TestLeakyHolesSurviveReload(t *testing.T) {
+	cfg := Config{Algorithm: LeakyBucket, Limit: 3, Window: s, MaxWait: 10 * s}
+	l := mustNew(t, cfg, nil)
+	var ds []Decision
+	for range 4 {
+		ds = append(ds, l.Acquire(0, 1))
+	}
+	l.Undo(ds[1], 1) // [333333333⅓, 666666666⅔)
+	cfg.Limit = 6    // slots of 166666666⅔ns
+	l = mustNew(t, cfg, l)
+	assert.Equal(t, time.Duration(333333334), l.Acquire(0, 1).Wait, "the hole, shrunk to whole nanoseconds")
+	// What is left of it, [500000000⅔, 666666666), is a little short of a
+	// slot: the next ones go after the last slot (rounded up at the reload).
+	assert.Equal(t, time.Duration(1333333334), l.Acquire(0, 1).Wait)
+	assert.Equal(t, time.Duration(1500000001), l.Acquire(0, 1).Wait)
+}
+
+// TestFractionSurvivesReload: a bucket reloaded with another limit keeps
+// its TAT, its fraction rounded up (it was in units of the old limit); the
+// next decisions follow the new rate from there.
+func TestFractionSurvivesReload(t *testing.T) {
+	l := mustNew(t, Config{Algorithm: TokenBucket, Limit: 3, Window: s}, nil)
+	require.True(t, l.Acquire(0, 2).OK) // TAT 666666666⅔ ahead of a full bucket
+	l = mustNew(t, Config{Algorithm: TokenBucket, Limit: 7, Window: s}, l)
+	// Full again at 666666667 (rounded up): 1s of capacity from there
+	// minus 666666667 leaves room for 2 of 142857142⁶⁄₇ns.
+	play(t, l, []step{
+		{at: 0, n: 2, ok: true, remaining: 0},
+		{at: 0, retry: 95238096},
+	})
+}
