@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -448,7 +447,7 @@ func TestApproxSlidingLeases(t *testing.T) {
 // counter from 32 goroutines through Take: its window admits the limit
 // at most, and short of it by at most the leases out; every permit counted
 // was admitted or is still leased (a lease slice made twice stranded
-// permits); the contention gave the counter leases.
+// permits).
 func TestApproxSlidingLeasesConcurrent(t *testing.T) {
 	st, _ := newTestStore(t, sharedServer(t), WithTimeout(2*time.Second))
 	const limit = 50000
@@ -488,9 +487,10 @@ func TestApproxSlidingLeasesConcurrent(t *testing.T) {
 		e.mu.Lock()
 		assert.Equal(t, ok.Load(), e.cur-leasedNow(e), "every permit counted is admitted or still leased")
 		e.mu.Unlock()
-		if runtime.GOMAXPROCS(0) > 1 {
-			assert.NotNil(t, e.leases.Load(), "32 goroutines on 2 CPUs contended for the counter")
-		}
+		// Whether the goroutines contended (and so made leases) depends on
+		// the host: on a busy one the process may run on one CPU at a time.
+		// TestApproxSlidingLeases makes leases by a table.
+		t.Logf("leases made: %v", e.leases.Load() != nil)
 		return
 	}
 }
