@@ -61,11 +61,14 @@ type Config struct {
 	// MaxWait is, for LeakyBucket, the longest a request may wait for its
 	// turn; a request whose turn is further away is rejected.
 	MaxWait time.Duration
-	// Warmup, when positive, makes the limit start at Limit/ColdFactor and
-	// grow linearly to Limit over Warmup of traffic admitted at least at half
-	// that cold limit; slower traffic or none cools the rule at the same
-	// pace. The limit in force is updated once per Window (or Warmup/100 when
-	// that is longer), so it ramps in steps of at most one Window.
+	// Warmup, when positive, makes a rule start cold, at about
+	// Limit/ColdFactor, and warm up as its traffic uses a store of tokens
+	// (Sentinel's and Guava's warm-up): a full-rate spike from cold reaches
+	// Limit after Warmup, slowly at first. Traffic below Limit/ColdFactor, or
+	// none, lets the rule cool again: from warm it is cold after
+	// 2·Warmup/(ColdFactor+1) of idling. Requests given back (Undo) do not
+	// count. The limit in force is updated once per Window (or Warmup/100
+	// when that is longer).
 	Warmup     time.Duration
 	ColdFactor int // default DefaultColdFactor; used with Warmup
 }

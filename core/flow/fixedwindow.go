@@ -94,4 +94,9 @@ func (f *fixedWindow) Acquire(now int64, n int64) Decision {
 	return Decision{Limit: lim, Remaining: max(lim-(v-n), 0), RetryAfter: time.Duration(max(retry, 0))}
 }
 
-func (f *fixedWindow) Undo(d Decision, n int64) { undoPeriod(d, n) }
+func (f *fixedWindow) Undo(d Decision, n int64) {
+	if d.OK {
+		undoPeriod(d, n)
+		f.th.undone(n)
+	}
+}

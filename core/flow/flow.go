@@ -98,6 +98,10 @@ func (t threshold) admitted(n int64) {
 	}
 }
 
+// undone takes n admitted requests given back (Undo) out of the traffic
+// that warms the limit up: a request another rule rejected must not warm it.
+func (t threshold) undone(n int64) { t.admitted(-n) }
+
 // mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
 // the largest int64 instead of overflowing.
 func mulDiv(a, b, c int64) int64 {

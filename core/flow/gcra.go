@@ -545,6 +545,7 @@ func (g *gcra) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
+	g.th.undone(n)
 	p := g.params(d.Limit)
 	if !g.locked && !p.Queue {
 		p.Undo(&g.st.tat, d, n) // a token bucket's tokens, by compare-and-swap

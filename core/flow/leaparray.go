@@ -213,8 +213,9 @@ func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
 }
 
 func (l *leapArray) Undo(d Decision, n int64) {
-	if b, ok := d.ref.(*window.Bucket); ok {
+	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
 		l.arr.Undo(b, window.Pass, n)
+		l.th.undone(n)
 	}
 }
 

@@ -82,4 +82,9 @@ func (s *slidingCounter) retryAfter(c *period, now, curr, n, lim int64) time.Dur
 	return time.Duration(max(math.Ceil(at-float64(now)), 0))
 }
 
-func (s *slidingCounter) Undo(d Decision, n int64) { undoPeriod(d, n) }
+func (s *slidingCounter) Undo(d Decision, n int64) {
+	if d.OK {
+		undoPeriod(d, n)
+		s.th.undone(n)
+	}
+}

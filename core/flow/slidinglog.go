@@ -87,6 +87,7 @@ func (s *slidingLog) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
+	s.th.undone(n)
 	l := s.log
 	l.mu.Lock()
 	defer l.mu.Unlock()

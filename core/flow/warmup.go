@@ -115,7 +115,7 @@ func (w *warmup) at(now int64) int64 {
 	s := w.state
 	last := s.last.Load()
 	if elapsed := now - last; elapsed >= w.tick && s.last.CompareAndSwap(last, now) {
-		a := float64(s.admitted.Swap(0))
+		a := float64(max(s.admitted.Swap(0), 0)) // below 0 after Undos of a previous tick's requests
 		tokens := w.tokens()
 		// The store fills below the warning level, and above it while the
 		// admitted rate is below the cold limit's.

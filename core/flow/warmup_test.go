@@ -288,3 +288,29 @@ func TestWarmupReload(t *testing.T) {
 	traffic(plain, t0, t0+5*s, spike, nil)
 	assert.Equal(t, int64(31), mustNew(t, warmCfg(LeapArray), plain).Acquire(int64(t0+5*s), 1).Limit)
 }
+
+// TestWarmupUndoneDoesNotWarm: requests admitted and then given back (Undo:
+// another rule rejected them, or their wait was cancelled) are no traffic
+// for the warm-up: a full-rate spike that every time is given back leaves
+// the rule cold, while the same spike kept warms it in 10s.
+func TestWarmupUndoneDoesNotWarm(t *testing.T) {
+	const t0 = 100 * s
+	for _, alg := range []Algorithm{LeapArray, FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket} {
+		t.Run(string(alg), func(t *testing.T) {
+			for _, undo := range []bool{false, true} {
+				l := mustNew(t, warmCfg(alg), nil)
+				for at := t0; at < t0+30*s; at += spike {
+					if d := l.Acquire(int64(at), 1); d.OK && undo {
+						l.Undo(d, 1)
+					}
+				}
+				lim := l.Acquire(int64(t0+30*s), 1).Limit
+				if undo {
+					assert.Less(t, lim, int64(40), "every admission given back: still cold")
+				} else {
+					assert.Equal(t, int64(90), lim, "admissions kept: warm")
+				}
+			}
+		})
+	}
+}
