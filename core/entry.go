@@ -15,14 +15,16 @@ import (
 
 // EnterOption adjusts one call of Enter.
 type EnterOption struct {
-	count  int64
-	params Params
-	quotas *[]Quota
+	count    int64
+	hasCount bool // WithCount was given, even WithCount(0)
+	params   Params
+	quotas   *[]Quota
 }
 
 // WithCount makes Enter acquire n permits instead of one: a flow rule counts
-// n requests, a concurrency rule n slots.
-func WithCount(n int64) EnterOption { return EnterOption{count: n} }
+// n requests, a concurrency rule n slots. n must be at least 1: Enter
+// returns an error otherwise.
+func WithCount(n int64) EnterOption { return EnterOption{count: n, hasCount: true} }
 
 // WithQuotas makes Enter append to *dst, for a request it admits, the quota
 // policy of every rate rule (flow or hotspot) that admitted it, in rule
@@ -194,7 +196,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	var params Params
 	var quotas *[]Quota
 	for _, o := range opts {
-		if o.count != 0 {
+		if o.hasCount {
 			n = o.count
 		}
 		if o.params != nil {
@@ -366,15 +368,18 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			continue
 		}
+		if blocked != nil && rs.remote != nil {
+			// A rule kept in a shared store is not asked after a
+			// rejection: a round trip per rejected request would let a
+			// flood that is rejected anyway load the store.
+			continue
+		}
 		if rs.rule.Kind != KindHotspot {
 			var h *held
 			admitted, h = slot(admitted, rs, blocked != nil)
 			if rs.remote != nil {
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
-					if blocked != nil {
-						return now, blocked // ctx ended while asking the rules after a rejection
-					}
 					undo(admitted[:len(admitted)-1], cpu, n)
 					return now, err
 				}
@@ -397,8 +402,8 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		for i := 0; ; i++ {
 			v, ok := params.Param(rs.rule.Param, i)
-			if !ok {
-				break
+			if !ok || blocked != nil && rs.remote != nil {
+				break // see above for a shared store's rule after a rejection
 			}
 			var h *held
 			admitted, h = slot(admitted, rs, blocked != nil)
@@ -409,9 +414,6 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				} else {
 					h.key = valueKey(rs.rule.Name, v)
 					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
-						if blocked != nil {
-							return now, blocked
-						}
 						undo(admitted[:len(admitted)-1], cpu, n)
 						return now, err
 					}
