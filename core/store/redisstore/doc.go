@@ -115,22 +115,41 @@
 // # Failures
 //
 // Take and Undo never take longer than the timeout (WithTimeout, default
-// 50ms) or than their context allows: a call that has no answer by then,
-// or whose answer is an error or makes no sense, returns an error wrapping
-// store.ErrUnavailable (and the context's error when the context ended), on
-// which the Guard applies the rule's failure policy and its health
-// breaker. The dispatchers do the network I/O and the caller waits for
-// them no longer than that, so this holds whatever the client's own
-// timeouts; a call made on the caller's goroutine is bounded by its
-// context, which the Store gives only to a client that honours it, or with
-// batching off, where the client must honour contexts or have timeouts as
-// short. A request whose caller gave up before it was sent
-// is not sent; one that was sent may still count in Redis. While Redis is
-// down, each call costs up to the timeout (the client retries its dials;
-// its MaxRetries tunes that), which is why the Guard stops calling a failed
-// store for a while. When Redis comes back, the client reconnects and the
-// Store works again by itself. A frozen Redis can hold a dispatcher, the
-// sync and so Close until the client's own read timeout.
+// 50ms) or than their context allows, while the process runs on time: a
+// call that has no answer by then, or whose answer is an error or makes no
+// sense, returns an error wrapping store.ErrUnavailable (and the context's
+// error when the context ended), on which the Guard applies the rule's
+// failure policy and its health breaker. The dispatchers do the network
+// I/O and the caller waits for them no longer than that, so this holds
+// whatever the client's own timeouts; a call made on the caller's
+// goroutine is bounded by its context, which the Store gives only to a
+// client that honours it, or with batching off, where the client must
+// honour contexts or have timeouts as short. A request whose caller gave
+// up before it was sent is not sent; one that was sent may still count in
+// Redis.
+//
+// On a saturated host, a goroutine runs long after the event it waits for:
+// a reply that came in 100µs may be read 100ms later. That is not Redis
+// failing, and calls then wait longer: the timeout plus the lag (how late
+// the Store's timers fired in the last second), and as long again each time
+// their own timer fires late, never more than the timeout plus WithMaxLag
+// (default 1s) in all; Redis's client gets that deadline too, and a reply
+// that arrived while its caller waited to run is taken. While the Store's
+// timers fire on time (within 1ms), a frozen Redis fails each call after
+// the timeout; on a saturated host, after at most the timeout plus
+// WithMaxLag (plus how late the caller's goroutine then runs, which no
+// timer can bound). TestGuardSlowRepliesUnderLoad runs a Guard at 200 a
+// second on a healthy Redis with the CPUs saturated: every window admits at
+// most the limit plus 5%, and the failure policy decides under 5% of the
+// requests.
+//
+// While Redis is down, each call costs up to the timeout (the client
+// retries its dials; its MaxRetries tunes that), which is why the Guard
+// stops calling a failed store for a while. When Redis comes back, the
+// client reconnects and the Store works again by itself. A frozen Redis
+// can hold a dispatcher, the sync and so Close for the timeout plus
+// WithMaxLag with a client that honours contexts, else until the client's
+// own read timeout.
 //
 // Undo is best effort: an exact sliding counter or token bucket gives the
 // count back in Redis; an exact leaky bucket leaves the slot empty (only the

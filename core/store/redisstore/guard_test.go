@@ -433,7 +433,7 @@ func TestGuardRedisKilled(t *testing.T) {
 			assert.Equal(t, calls, in.hook.n.Load(), "no call to Redis within the backoff")
 			assert.Equal(t, []core.StoreStatus{{Name: "redis", Healthy: false, Errors: trip, Fallbacks: 18}}, in.g.Stores())
 			t.Logf("%s: slowest Enter while Redis is down: %s (store timeout %s)", tc.policy, worst, timeout)
-			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout")
+			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout plus its lag allowance")
 
 			// After the backoff one request tries Redis again, and fails.
 			fc.Advance(backoff)
@@ -503,7 +503,7 @@ func TestGuardRedisDownLatency(t *testing.T) {
 				Store: "redis", OnFailure: core.FailOpen}
 			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
 				core.WithStoreBackoff(backoff), core.WithRules(rule))
-			in.hook.within = timeout
+			in.hook.within = timeout + redisstore.DefaultMaxLag
 			ctx := context.Background()
 			e, err := in.g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
@@ -567,7 +567,7 @@ func TestGuardRedisDownLatency(t *testing.T) {
 				how, opened, goroutines*after, took, probes, worst, timeout)
 			assert.LessOrEqual(t, probes, int64(took/backoff)+1, "one probe per backoff")
 			assert.Equal(t, requests.Load(), st.Fallbacks, "every request during the outage was the policy's")
-			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout")
+			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout plus its lag allowance")
 
 			if how == "killed" {
 				srv.Restart(t)

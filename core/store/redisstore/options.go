@@ -14,6 +14,7 @@ const (
 	DefaultBatchSize  = 128
 	DefaultSyncPeriod = 100 * time.Millisecond
 	DefaultMaxKeys    = 100000
+	DefaultMaxLag     = time.Second
 )
 
 // Bounds of the options.
@@ -22,6 +23,7 @@ const (
 	MaxBatchSize  = 10000
 	MinSyncPeriod = time.Millisecond
 	MaxSyncPeriod = time.Minute
+	MaxMaxLag     = time.Minute
 )
 
 // An Option configures a Store made by New.
@@ -40,6 +42,7 @@ type options struct {
 	batch      int
 	syncPeriod time.Duration
 	maxKeys    int
+	maxLag     time.Duration
 }
 
 func defaultOptions() options {
@@ -50,6 +53,7 @@ func defaultOptions() options {
 		batch:      DefaultBatchSize,
 		syncPeriod: DefaultSyncPeriod,
 		maxKeys:    DefaultMaxKeys,
+		maxLag:     DefaultMaxLag,
 	}
 }
 
@@ -72,13 +76,34 @@ func WithPrefix(p string) Option {
 // WithTimeout sets how long one call of the Store may take (default
 // DefaultTimeout): a Take or Undo that has no answer from Redis by then
 // returns an error wrapping store.ErrUnavailable. It also bounds each
-// pipeline of the approximate mode's sync.
+// pipeline of the approximate mode's sync. While the process runs late
+// (a busy host), calls wait longer, up to the timeout plus WithMaxLag.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(o *options) error {
 		if d <= 0 || d > time.Minute {
 			return fmt.Errorf("redisstore.WithTimeout: must be > 0 and <= 1m, got %s", d)
 		}
 		o.timeout = d
+		return nil
+	})
+}
+
+// WithMaxLag sets how much longer than the timeout a call may wait for its
+// answer while the process runs late (default DefaultMaxLag, 0 to
+// MaxMaxLag; 0 waits the timeout only). On a saturated host a goroutine
+// runs tens or hundreds of milliseconds after its reply arrived: a call
+// then waits the timeout plus the lag the Store's timers have shown lately
+// (how late they fired), and, each time its own timer fires late, as long
+// again, never more than the timeout plus WithMaxLag in all. Redis's
+// client is given that much too, so that a reply read late is not a
+// timeout. On a host that runs on time the lag is about zero and a frozen
+// Redis fails each call after the timeout.
+func WithMaxLag(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
+		if d < 0 || d > MaxMaxLag {
+			return fmt.Errorf("redisstore.WithMaxLag: must be between 0 and %s, got %s", MaxMaxLag, d)
+		}
+		o.maxLag = d
 		return nil
 	})
 }

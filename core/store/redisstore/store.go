@@ -50,6 +50,10 @@ type Store struct {
 	ctxOK  bool
 	direct atomic.Bool
 	closed atomic.Bool
+	// lagMax is the most a timer of the Store fired late lately
+	// (nanoseconds), lagAt when it was last seen: see lag.
+	lagMax atomic.Int64
+	lagAt  atomic.Int64
 	wg     sync.WaitGroup
 	calls  sync.Pool // *call
 
@@ -121,8 +125,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 }
 
 // Close stops the Store's goroutines, after pushing approximate mode's
-// last counts to Redis (within the timeout). Calls made after Close return
-// an error wrapping ErrClosed and store.ErrUnavailable. Close is idempotent.
+// last counts to Redis (within the timeout plus WithMaxLag). Calls made
+// after Close return an error wrapping ErrClosed and store.ErrUnavailable.
+// Close is idempotent.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
@@ -460,58 +465,136 @@ func (s *Store) putCall(c *call) {
 	s.calls.Put(c)
 }
 
-// do runs c within the timeout and ctx, returning an error that wraps
+// do runs c within the timeout (extended while the process runs late,
+// see WithMaxLag) and ctx, returning an error that wraps
 // store.ErrUnavailable when Redis did not answer, or answered an error. On
 // error c must not be recycled: a dispatcher may still hold it.
 func (s *Store) do(ctx context.Context, c *call) error {
+	start := int64(s.clk.Now())
 	if s.o.batch == 1 {
-		return s.doDirect(ctx, c)
+		return s.doDirect(ctx, c, start)
 	}
-	if s.ctxOK && !s.direct.Load() && s.direct.CompareAndSwap(false, true) {
-		err := s.doDirect(ctx, c)
+	// On time, a lone call is made on its caller's goroutine; while the
+	// process runs late, by a dispatcher, so that the caller's timer can
+	// tell how late it runs and wait on.
+	if s.ctxOK && s.lag(start) == 0 && !s.direct.Load() && s.direct.CompareAndSwap(false, true) {
+		err := s.doDirect(ctx, c, start)
 		s.direct.Store(false)
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, err)
 	}
+	due := start + int64(s.o.timeout) + s.lag(start)
 	t := c.timer
-	t.Reset(s.o.timeout)
+	t.Reset(time.Duration(due - start))
 	defer t.Stop()
 	giveUp := func(why error) error {
-		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
-			return why
+		// Sent already, or not: either way the answer is dropped.
+		c.state.CompareAndSwap(callWaiting, callAbandoned)
+		return why
+	}
+	sent := false
+	for {
+		if !sent {
+			select {
+			case s.queue <- c:
+				sent = true
+				continue
+			case <-t.C:
+			case <-ctx.Done():
+				return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
+			case <-s.stop:
+				return giveUp(errClosed())
+			}
+		} else {
+			select {
+			case <-c.done:
+				return c.err
+			case <-t.C:
+				// An answer that came while this goroutine waited to
+				// run is taken.
+				select {
+				case <-c.done:
+					return c.err
+				default:
+				}
+			case <-ctx.Done():
+				return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
+			case <-s.stop:
+				return giveUp(errClosed())
+			}
 		}
-		return why // sent already: the answer is dropped
+		var ok bool
+		if due, ok = s.waitOn(start, due); !ok {
+			return giveUp(s.timeoutErr())
+		}
+		t.Reset(time.Duration(due - int64(s.clk.Now())))
 	}
-	select {
-	case s.queue <- c:
-	case <-t.C:
-		return giveUp(s.timeoutErr())
-	case <-ctx.Done():
-		return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
-	case <-s.stop:
-		return giveUp(errClosed())
+}
+
+// Lag: how late the process runs, as the Store's timers show it.
+const (
+	// minLag is the lateness of a timer that counts as lag: less is the
+	// timers' own jitter.
+	minLag = time.Millisecond
+	// lagMemory is how long a lag seen is remembered.
+	lagMemory = time.Second
+)
+
+// lag returns how late the Store's timers fired lately, at most the
+// WithMaxLag: 0 when none fired minLag late in the last lagMemory.
+func (s *Store) lag(now int64) int64 {
+	l := s.lagMax.Load()
+	if l == 0 || now-s.lagAt.Load() > int64(lagMemory) {
+		return 0
 	}
-	select {
-	case <-c.done:
-		return c.err
-	case <-t.C:
-		return giveUp(s.timeoutErr())
-	case <-ctx.Done():
-		return giveUp(fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, ctx.Err()))
-	case <-s.stop:
-		return giveUp(errClosed())
+	return min(l, int64(s.o.maxLag))
+}
+
+// sawLag records that a timer due at due fired at now: the largest
+// lateness is kept for lagMemory, and one at least half as large keeps it
+// longer.
+func (s *Store) sawLag(due, now int64) {
+	late := now - due
+	if late < int64(minLag) || s.o.maxLag == 0 {
+		return
 	}
+	if cur := s.lag(now); late >= cur {
+		s.lagMax.Store(late)
+		s.lagAt.Store(now)
+	} else if 2*late >= cur {
+		s.lagAt.Store(now)
+	}
+}
+
+// waitOn is called when the timer of a call started at start, due at due,
+// fired without an answer. It returns the new due time and true when the
+// call waits on: its timer fired late, so its answer may be waiting for a
+// goroutine that runs as late; it then waits as long again, or the lag,
+// if longer. Never beyond the timeout plus WithMaxLag after start.
+func (s *Store) waitOn(start, due int64) (int64, bool) {
+	now := int64(s.clk.Now())
+	s.sawLag(due, now)
+	late := now - due
+	if late < int64(minLag) {
+		return 0, false
+	}
+	next := min(now+max(late, s.lag(now)), start+int64(s.o.timeout)+int64(s.o.maxLag))
+	return next, next > now
 }
 
 func (s *Store) timeoutErr() error {
 	return fmt.Errorf("redisstore: %w: no answer within %s", store.ErrUnavailable, s.o.timeout)
 }
 
-// doDirect runs c on the caller's goroutine (batching off).
-func (s *Store) doDirect(ctx context.Context, c *call) error {
-	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+// doDirect runs c on the caller's goroutine (batching off, or a lone call
+// while the process runs on time), started at start: its context ends
+// after the timeout plus the lag. A call that fails because the caller ran
+// late past that end shows the lag, so the next calls wait longer.
+func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
+	due := start + int64(s.o.timeout) + s.lag(start)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(due-start))
 	defer cancel()
 	u := unit{script: c.script, keys: c.keys, calls: []*call{c}}
 	args := u.arguments()
@@ -520,6 +603,9 @@ func (s *Store) doDirect(ctx context.Context, c *call) error {
 		cmd = c.script.Eval(ctx, s.client, c.keys, args...)
 	}
 	u.distribute(cmd)
+	if c.err != nil {
+		s.sawLag(due, int64(s.clk.Now())) // late past due, if at all
+	}
 	return c.err
 }
 
@@ -634,7 +720,9 @@ func (s *Store) run(calls []*call) {
 		}
 		units = append(units, unit{script: c.script, keys: c.keys, calls: []*call{c}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout)
+	// The callers wait up to the timeout plus WithMaxLag when they run
+	// late; so does the client, or a reply read late would be a timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout+s.o.maxLag)
 	defer cancel()
 	s.pipeline(ctx, units, false)
 	var retry []unit
