@@ -172,7 +172,7 @@ func TestBreakerRulesFile(t *testing.T) {
 	assert.Equal(t, []core.Rule{
 		{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
 			MinRequests: 5, Window: 10 * time.Second, Buckets: 20, OpenFor: 5 * time.Second, Probes: 2},
-		{Name: "breaker GET /slow", Resource: "GET /slow", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.8,
+		{Name: "breaker:GET:/slow", Resource: "GET /slow", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.8,
 			MaxRT: 250 * ms, MinRequests: breaker.DefaultMinRequests, Window: breaker.DefaultWindow, Buckets: breaker.DefaultBuckets,
 			OpenFor: breaker.DefaultOpenFor, Probes: breaker.DefaultProbes},
 	}, rules)

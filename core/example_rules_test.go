@@ -43,7 +43,7 @@ rules:
 	fmt.Println(err)
 	// Output:
 	// per-user: hotspot GET /items/{id} limit 10 window 1s algorithm "token-bucket"
-	// concurrency *: concurrency * limit 200 window 0s algorithm ""
+	// concurrency:*: concurrency * limit 200 window 0s algorithm ""
 	// rules[0]: line 6: unknown field "algoritm" (did you mean "algorithm"?)
 	// rules[0]: line 5: limit must be an integer, got "ten"
 	// rules[1] (per-user): line 11: limit must be >= 0, got -5

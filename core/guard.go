@@ -240,7 +240,8 @@ func (g *Guard) Rules() []Rule {
 // and resource are unchanged carries over: its window counts, token bucket
 // level and requests in flight are kept, so a reload does not reset a limit.
 // Requests in flight when the rules change are released against the rules
-// they entered under.
+// they entered under. Resources are put in canonical form
+// (CanonicalResource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := NormalizeRules(rules)
 	if err != nil {
@@ -270,6 +271,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.rules.Store(set)
+	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }
 

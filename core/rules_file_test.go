@@ -42,7 +42,7 @@ var exampleRules = []Rule{
 		Overrides: map[string]int64{"vip": 1000, "abuser": 0},
 	},
 	{
-		Name:     "concurrency *",
+		Name:     "concurrency:*",
 		Resource: "*",
 		Kind:     KindConcurrency,
 		Limit:    200,
@@ -177,7 +177,7 @@ rules:
 	require.NoError(t, err)
 	assert.Equal(t, []Rule{
 		{Name: "2024", Resource: "GET /a", Kind: KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
-		{Name: "hotspot * ip", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 3, Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
+		{Name: "hotspot:*:ip", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 3, Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
 			Overrides: map[string]int64{"123": 1, "true": 2, "null": 4, "é": 0}},
 	}, rules)
 }
@@ -431,7 +431,7 @@ func TestParseRulesLimits(t *testing.T) {
 		rules, err := ParseRules([]byte(data), FormatJSON)
 		require.NoError(t, err)
 		require.Len(t, rules, maxRules)
-		assert.Equal(t, "concurrency x#100000", rules[maxRules-1].Name)
+		assert.Equal(t, "concurrency:x#100000", rules[maxRules-1].Name)
 	})
 	t.Run("format", func(t *testing.T) {
 		_, err := ParseRules(nil, Format(7))

@@ -207,7 +207,14 @@ func (v *validator) noRateFields(r *Rule, msg string) {
 	v.zero("localLimit", r.LocalLimit != 0, msg)
 }
 
-// checkName checks an explicit name: bounded, printable and unique.
+// NameChars are the characters of rule names besides ASCII letters and
+// digits: the characters that RateLimit fields (structured-field strings),
+// problem bodies (JSON), Prometheus label values and logs all carry as they
+// are, so that a name reads the same in each.
+const NameChars = "-_.:/{}*$#()"
+
+// checkName checks an explicit name: bounded, of the name charset, and
+// unique.
 func (v *validator) checkName(name string) {
 	if name == "" {
 		return
@@ -215,8 +222,8 @@ func (v *validator) checkName(name string) {
 	if len(name) > maxNameLen {
 		v.add("name", "must be at most %d bytes, got %d", maxNameLen, len(name))
 	}
-	if hasControl(name) {
-		v.add("name", "must not contain control characters, got %s", quote(name))
+	if !isName(name) {
+		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, quote(name))
 	}
 	if first, ok := v.firstUse[name]; ok {
 		v.add("name", "%s is already used by rules[%d]", quote(name), first)
@@ -225,8 +232,8 @@ func (v *validator) checkName(name string) {
 	v.firstUse[name] = v.index
 }
 
-// checkResource checks that a resource name or glob is present, bounded and
-// printable.
+// checkResource checks that a resource name or glob is present, bounded,
+// printable and has a canonical form (CanonicalResource).
 func (v *validator) checkResource(res string) {
 	switch {
 	case res == "":
@@ -235,6 +242,10 @@ func (v *validator) checkResource(res string) {
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
 	case hasControl(res):
 		v.add("resource", "must not contain control characters, got %s", quote(res))
+	default:
+		if _, err := CanonicalResource(res); err != nil {
+			v.add("resource", "%s", err)
+		}
 	}
 }
 
@@ -459,11 +470,25 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
+// isName reports whether s has only ASCII letters, digits and NameChars.
+func isName(s string) bool {
+	for _, c := range []byte(s) {
+		if !isNameChar(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(NameChars, c) >= 0
+}
+
 // displayName returns a rule name as shown in problems: as is when it is a
 // valid name, else quoted (and shortened) so that a problem stays on one
 // line.
 func displayName(name string) string {
-	if len(name) > maxNameLen || hasControl(name) {
+	if len(name) > maxNameLen || !isName(name) {
 		return quote(name)
 	}
 	return name
@@ -471,17 +496,35 @@ func displayName(name string) string {
 
 // DefaultName returns the name NormalizeRules gives a rule that has none:
 // its kind and resource, and for a hotspot rule its param, separated by
-// spaces, as in "hotspot GET /items/{id} header:X-User-ID".
+// colons, with the resource's spaces written as colons too and every other
+// character outside the name charset (see NameChars) as '_', as in
+// "hotspot:GET:/items/{id}:header:X-User-ID". NormalizeRules gives it the
+// rule with its resource in canonical form.
 func DefaultName(r Rule) string {
-	name := string(r.Kind) + " " + r.Resource
+	name := string(r.Kind) + ":" + r.Resource
 	if r.Kind == KindHotspot {
-		name += " " + r.Param
+		name += ":" + r.Param
 	}
-	return name
+	if isName(name) {
+		return name
+	}
+	var b strings.Builder
+	for _, c := range name {
+		switch {
+		case c == ' ':
+			b.WriteByte(':')
+		case c < utf8.RuneSelf && isNameChar(byte(c)):
+			b.WriteRune(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }
 
 // NormalizeRules validates rules like ValidateRules and, when they are all
-// valid, returns a copy with every default applied: window 1s, algorithm
+// valid, returns a copy with every resource in canonical form
+// (CanonicalResource) and every default applied: window 1s, algorithm
 // leap-array (flow) or token-bucket (hotspot), 10 leap-array buckets,
 // coldFactor 3 with warmup, DefaultMaxKeys, and a name for every unnamed
 // rule. That name is DefaultName(r), shortened to 200 bytes when longer,
@@ -513,9 +556,10 @@ func normalize(rules []Rule) []Rule {
 	return out
 }
 
-// withDefaults returns a valid rule r with its defaults applied and its
-// Overrides copied.
+// withDefaults returns a valid rule r with its resource in canonical form,
+// its defaults applied and its Overrides copied.
 func withDefaults(r Rule) Rule {
+	r.Resource, _ = CanonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
 		r.Algorithm = string(flow.SlidingCounter)

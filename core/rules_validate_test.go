@@ -91,7 +91,7 @@ func TestValidateRulesProblems(t *testing.T) {
 			`rules[0] ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"...): resource must be at most 1024 bytes, got 1025`,
 		}},
 		{"control characters", Rule{Name: "a\tb", Resource: "GET\n/x", Kind: KindConcurrency}, []string{
-			`rules[0] ("a\tb"): name must not contain control characters, got "a\tb"`,
+			`rules[0] ("a\tb"): name must contain only ASCII letters, digits and -_.:/{}*$#() (it is written as is in RateLimit fields, problem bodies, metrics and logs), got "a\tb"`,
 			`rules[0] ("a\tb"): resource must not contain control characters, got "GET\n/x"`,
 		}},
 		{"flow", Rule{Name: "f", Resource: "*", Kind: KindFlow, Limit: -5, Window: -time.Second, Burst: 5, Param: "ip", MaxKeys: 3, Overrides: map[string]int64{"a": 1}}, []string{
@@ -204,9 +204,9 @@ func TestValidateRulesDuplicateNames(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	assert.Equal(t, "flow GET /items/{id}", DefaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
-	assert.Equal(t, "concurrency *", DefaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
-	assert.Equal(t, "hotspot /pkg.Svc/* metadata:x-key", DefaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
+	assert.Equal(t, "flow:GET:/items/{id}", DefaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
+	assert.Equal(t, "concurrency:*", DefaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
+	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", DefaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
 }
 
 func TestNormalizeRulesDefaults(t *testing.T) {
@@ -222,13 +222,13 @@ func TestNormalizeRulesDefaults(t *testing.T) {
 	got, err := NormalizeRules(in)
 	require.NoError(t, err)
 	assert.Equal(t, []Rule{
-		{Name: "flow a", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
-		{Name: "flow a#2", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10, Warmup: time.Minute, ColdFactor: 3},
-		{Name: "flow a#3", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Minute, Algorithm: "token-bucket"},
-		{Name: "flow a#4", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
-		{Name: "concurrency b", Resource: "b", Kind: KindConcurrency, Limit: 7},
-		{Name: "hotspot c ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: DefaultMaxKeys, Overrides: map[string]int64{"x": 1}},
-		{Name: "hotspot c ip#2", Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
+		{Name: "flow:a", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
+		{Name: "flow:a#2", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10, Warmup: time.Minute, ColdFactor: 3},
+		{Name: "flow:a#3", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Minute, Algorithm: "token-bucket"},
+		{Name: "flow:a#4", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
+		{Name: "concurrency:b", Resource: "b", Kind: KindConcurrency, Limit: 7},
+		{Name: "hotspot:c:ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: DefaultMaxKeys, Overrides: map[string]int64{"x": 1}},
+		{Name: "hotspot:c:ip#2", Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
 	}, got)
 
 	got[5].Overrides["x"] = 100
@@ -242,9 +242,9 @@ func TestNormalizeRulesDefaults(t *testing.T) {
 func TestNormalizeRulesNameCollisions(t *testing.T) {
 	got, err := NormalizeRules([]Rule{
 		{Resource: "*", Kind: KindConcurrency},
-		{Name: "concurrency *#2", Resource: "*", Kind: KindConcurrency},
+		{Name: "concurrency:*#2", Resource: "*", Kind: KindConcurrency},
 		{Resource: "*", Kind: KindConcurrency},
-		{Name: "flow x", Resource: "y", Kind: KindConcurrency},
+		{Name: "flow:x", Resource: "y", Kind: KindConcurrency},
 		{Resource: "x", Kind: KindFlow},
 		{Resource: "*", Kind: KindConcurrency},
 	})
@@ -253,7 +253,7 @@ func TestNormalizeRulesNameCollisions(t *testing.T) {
 	for _, r := range got {
 		names = append(names, r.Name)
 	}
-	assert.Equal(t, []string{"concurrency *", "concurrency *#2", "concurrency *#3", "flow x", "flow x#2", "concurrency *#4"}, names)
+	assert.Equal(t, []string{"concurrency:*", "concurrency:*#2", "concurrency:*#3", "flow:x", "flow:x#2", "concurrency:*#4"}, names)
 }
 
 func TestNormalizeRulesLongNames(t *testing.T) {
@@ -263,8 +263,8 @@ func TestNormalizeRulesLongNames(t *testing.T) {
 		{Resource: res, Kind: KindConcurrency},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "concurrency "+strings.Repeat("é", 94), got[0].Name) // 12 + 188 bytes
-	assert.Equal(t, "concurrency "+strings.Repeat("é", 93)+"#2", got[1].Name)
+	assert.Equal(t, "concurrency:"+strings.Repeat("_", 188), got[0].Name) // 12 + 188 bytes; 'é' is not in the name charset
+	assert.Equal(t, "concurrency:"+strings.Repeat("_", 186)+"#2", got[1].Name)
 	require.NoError(t, ValidateRules(got))
 }
 

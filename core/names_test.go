@@ -1,0 +1,202 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// TestCanonicalResource lists resources as rules write them and their
+// canonical form, or why they are refused.
+func TestCanonicalResource(t *testing.T) {
+	const methods = `method must be GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE, OTHER or * (every method)`
+	for _, tc := range []struct{ in, want, err string }{
+		// Canonical already.
+		{in: "GET /items/{id}", want: "GET /items/{id}"},
+		{in: "GET /files/{path...}", want: "GET /files/{path...}"},
+		{in: "GET /files/{*...}", want: "GET /files/{*...}"}, // echo's unnamed catch-all
+		{in: "GET /{$}", want: "GET /{$}"},
+		{in: "GET /items/*", want: "GET /items/*"},
+		{in: "* /items/{id}", want: "* /items/{id}"},
+		{in: "GET *", want: "GET *"},
+		{in: "OTHER /x", want: "OTHER /x"},
+		{in: "GET /v1/items:batch", want: "GET /v1/items:batch"}, // ':' inside a segment is literal
+		{in: "/items/{id}", want: "/items/{id}"},                 // every method
+		{in: "/pkg.Service/Method", want: "/pkg.Service/Method"}, // gRPC
+		{in: "/pkg.Service/*", want: "/pkg.Service/*"},
+		{in: "*", want: "*"},
+		{in: "checkout", want: "checkout"}, // custom names are kept
+		{in: "db query", want: "db query"},
+		{in: "get user", want: "get user"},
+		{in: "(unmatched)", want: "(unmatched)"},
+
+		// Normalized.
+		{in: "GET /items/:id", want: "GET /items/{id}"},
+		{in: "GET /users/:uid/items/:id", want: "GET /users/{uid}/items/{id}"},
+		{in: "GET /files/*path", want: "GET /files/{path...}"},
+		{in: "/items/:id", want: "/items/{id}"},
+		{in: "get /items/{id}", want: "GET /items/{id}"},
+		{in: "Post /items", want: "POST /items"},
+		{in: "GET  /items/{id}", want: "GET /items/{id}"},
+		{in: "  GET /items/{id} ", want: "GET /items/{id}"},
+		{in: " /items/{id}", want: "/items/{id}"},
+
+		// Refused.
+		{in: "GET /items/[a-", err: `uses the glob syntax "[", which sluice does not support (a glob has only '*'), got "GET /items/[a-"; use '*', which matches any run of characters, '/' included`},
+		{in: "GET /items/?", err: `uses the glob syntax "?", which sluice does not support (a glob has only '*'), got "GET /items/?"; use '*', which matches any run of characters, '/' included`},
+		{in: "GET /items/**", err: `uses the glob syntax "**", which sluice does not support (a glob has only '*'), got "GET /items/**"; write "GET /items/*"`},
+		{in: "/a/**/b", err: `uses the glob syntax "**", which sluice does not support (a glob has only '*'), got "/a/**/b"; write "/a/*/b"`},
+		{in: "FETCH /items", err: methods + `, got "FETCH" in "FETCH /items"`},
+		{in: "GET items/{id}", err: `template must start with '/', got "GET items/{id}"; write "GET /items/{id}"`},
+		{in: "GET /items /{id}", err: `template must not contain spaces, got "GET /items /{id}"; write "GET /items/{id}"`},
+		{in: "/items/{id} GET", err: `template must not contain spaces, and a method goes first, got "/items/{id} GET"; write e.g. "GET /items/{id}"`},
+		{in: "GET /items/{a,b}", err: `wildcard must be a whole segment {name}, a last {name...} or a last {$}, got "{a,b}" in "GET /items/{a,b}"`},
+		{in: "GET /items/{id", err: `wildcard must be a whole segment {name}, a last {name...} or a last {$}, got "{id" in "GET /items/{id"`},
+		{in: "GET /x{id}", err: `wildcard must be a whole segment {name}, a last {name...} or a last {$}, got "x{id}" in "GET /x{id}"`},
+		{in: "GET /{path...}/x", err: `wildcard must be a whole segment {name}, a last {name...} or a last {$}, got "{path...}" in "GET /{path...}/x"`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := core.CanonicalResource(tc.in)
+			if tc.err != "" {
+				assert.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			again, err := core.CanonicalResource(got)
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "canonical forms are fixed points")
+		})
+	}
+}
+
+// TestResourceRefusedWithRule checks that a refused resource names the
+// rule, the field, the value and a suggestion, at construction and at
+// SetRules, and that the rules in force stay.
+func TestResourceRefusedWithRule(t *testing.T) {
+	_, err := core.New(quietLog(), core.WithRules(
+		core.Rule{Name: "ok", Resource: "GET /a", Kind: core.KindFlow, Limit: 1},
+		core.Rule{Name: "items", Resource: "GET /items/[a-", Kind: core.KindFlow, Limit: 1},
+	))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `rules[1] (items): resource uses the glob syntax "[", which sluice does not support`)
+
+	g, err := core.New(quietLog(), core.WithRules(core.Rule{Name: "ok", Resource: "GET /a", Kind: core.KindFlow, Limit: 1}))
+	require.NoError(t, err)
+	defer g.Close()
+	err = g.SetRules([]core.Rule{{Resource: "FETCH /a", Kind: core.KindFlow, Limit: 1}})
+	assert.EqualError(t, err, `rules[0]: resource method must be GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE, OTHER or * (every method), got "FETCH" in "FETCH /a"`)
+	require.Len(t, g.Rules(), 1)
+	assert.Equal(t, "ok", g.Rules()[0].Name)
+}
+
+// TestNormalizedRuleLimits checks end to end that a rule written in a
+// framework's syntax, in lower case or with stray spaces limits the
+// requests named the canonical way, as the extractors name them; that a
+// rule without a method limits every method, together; and that the
+// normalization is logged once, at Info.
+func TestNormalizedRuleLimits(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		resource string
+		names    []string // entered in turn; the limit is 2 for them all
+		other    string   // a name the rule does not limit
+	}{
+		{"GET /items/:id", []string{"GET /items/{id}"}, "POST /items/{id}"},
+		{"get  /items/{id}", []string{"GET /items/{id}"}, "POST /items/{id}"},
+		{"GET /files/*path", []string{"GET /files/{path...}"}, "GET /files/{other...}"},
+		{"/items/:id", []string{"GET /items/{id}", "POST /items/{id}", "DELETE /items/{id}"}, "GET /items/{id}/x"},
+		{"/items/*", []string{"GET /items/{id}", "OTHER /items/{id}/x"}, "GET /users/{id}"},
+		{"/pkg.Svc/Get", []string{"/pkg.Svc/Get"}, "/pkg.Svc/List"},
+	} {
+		t.Run(tc.resource, func(t *testing.T) {
+			logs := &logRecorder{}
+			g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(logs)),
+				core.WithRules(core.Rule{Name: "r", Resource: tc.resource, Kind: core.KindFlow, Limit: 2, Window: time.Minute}))
+			require.NoError(t, err)
+			defer g.Close()
+			var normalized []logRecord // logged by New, before any request
+			for _, rec := range logs.records() {
+				if strings.Contains(rec.msg, "normalized") {
+					normalized = append(normalized, rec)
+				}
+			}
+			passed := 0
+			for i := range 6 {
+				if e, err := g.Enter(ctx, tc.names[i%len(tc.names)]); err == nil {
+					passed++
+					e.Exit(nil)
+				}
+			}
+			assert.Equal(t, 2, passed, "the rule limits %v", tc.names)
+			for range 3 {
+				e, err := g.Enter(ctx, tc.other)
+				require.NoError(t, err, "the rule does not limit %s", tc.other)
+				e.Exit(nil)
+			}
+
+			want, _ := core.CanonicalResource(tc.resource)
+			assert.Equal(t, want, g.Rules()[0].Resource)
+			if want == tc.resource {
+				assert.Empty(t, normalized, "a canonical resource is not logged")
+				return
+			}
+			require.Len(t, normalized, 1, "logged once")
+			assert.Equal(t, slog.LevelInfo, normalized[0].level)
+			line := "rules[0] (r): " + strconv.Quote(tc.resource) + " is " + strconv.Quote(want)
+			assert.Equal(t, fmt.Sprint([]string{line}), normalized[0].attrs["rules"])
+		})
+	}
+}
+
+// TestRuleNames checks that names outside the charset every output
+// carries as is are refused with the rule's index, the value and the
+// allowed set, and that default names fit it and have no spaces.
+func TestRuleNames(t *testing.T) {
+	const allowed = "must contain only ASCII letters, digits and -_.:/{}*$#() (it is written as is in RateLimit fields, problem bodies, metrics and logs)"
+	for _, name := range []string{"50%-off", "per user", `a"b`, `a\b`, "a,b", "a;q=1", "a=b", "é", "<b>", "a\tb"} {
+		err := core.ValidateRules([]core.Rule{
+			{Name: "fine", Resource: "*", Kind: core.KindConcurrency},
+			{Name: name, Resource: "*", Kind: core.KindConcurrency},
+		})
+		require.Error(t, err, name)
+		var re *core.RulesError
+		require.ErrorAs(t, err, &re)
+		require.Len(t, re.Problems, 1, name)
+		p := re.Problems[0]
+		assert.Equal(t, 1, p.Index)
+		assert.Equal(t, "name", p.Field)
+		assert.Equal(t, allowed+", got "+strconv.Quote(name), p.Msg, name)
+	}
+	require.NoError(t, core.ValidateRules([]core.Rule{{Name: "Rule-9_a.b:c/{d}*$#(e)", Resource: "*", Kind: core.KindConcurrency}}))
+
+	for _, tc := range []struct {
+		rule core.Rule
+		want string
+	}{
+		{core.Rule{Resource: "GET /items/{id}", Kind: core.KindFlow}, "flow:GET:/items/{id}"},
+		{core.Rule{Resource: "GET /items/:id", Kind: core.KindFlow}, "flow:GET:/items/{id}"},
+		{core.Rule{Resource: "*", Kind: core.KindConcurrency}, "concurrency:*"},
+		{core.Rule{Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID"}, "hotspot:GET:/items/{id}:header:X-User-ID"},
+		{core.Rule{Resource: "/pkg.Svc/*", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 1}, "breaker:/pkg.Svc/*"},
+		{core.Rule{Resource: "db query+é", Kind: core.KindConcurrency}, "concurrency:db:query__"},
+		{core.Rule{Resource: "(unmatched)", Kind: core.KindConcurrency}, "concurrency:(unmatched)"},
+	} {
+		got, err := core.NormalizeRules([]core.Rule{tc.rule})
+		require.NoError(t, err, tc.rule.Resource)
+		assert.Equal(t, tc.want, got[0].Name)
+		assert.NoError(t, core.ValidateRules(got), "a default name is a valid name")
+	}
+}
+
+func quietLog() core.Option { return core.WithLogger(slog.New(slog.DiscardHandler)) }
