@@ -14,7 +14,8 @@ func mustNew(t testing.TB, cfg Config, prev *Limiter) *Limiter {
 }
 
 // lookup returns the record of value without using it: whether the value
-// is tracked, its state and its life.
+// is tracked, its state (a TAT's whole nanoseconds, or requests in
+// flight) and its life.
 func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
 	k := l.tab.idOf(value)
 	_, s := l.tab.shard(k)
@@ -24,7 +25,7 @@ func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
 	if i < 0 {
 		return false, 0, 0
 	}
-	return true, *s.stateOf(i), s.recs[i].gen
+	return true, s.stateOf(i).ns, s.recs[i].gen
 }
 
 // checkTable fails t unless every shard of l is consistent: at most its
@@ -74,7 +75,7 @@ func checkTable(t testing.TB, l *Limiter) {
 			require.Equal(t, i, s.find(r.id), "shard %d record %d found", si, i)
 			if r.pinned {
 				require.Zero(t, inList[i], "shard %d pinned record %d", si, i)
-				require.Positive(t, r.state, "shard %d pinned record %d", si, i)
+				require.Positive(t, r.state.ns, "shard %d pinned record %d", si, i)
 			} else {
 				require.Equal(t, 1, inList[i], "shard %d record %d in lists", si, i)
 			}

@@ -9,10 +9,13 @@ import (
 // Limiter limits each value of a request parameter separately, tracking at
 // most Config.MaxKeys values in its table. It is safe for concurrent use.
 type Limiter struct {
-	cfg  Config                // defaults applied; Overrides is the Limiter's own copy
-	gcra flow.GCRA             // the buckets' parameters for Config.Limit, prepared
-	over map[string]*flow.GCRA // the same for each override
-	tab  *table
+	cfg    Config             // defaults applied; Overrides is the Limiter's own copy
+	bucket *bucket            // the buckets' arithmetic for Config.Limit; nil for Concurrency
+	over   map[string]*bucket // the same for each override
+	tab    *table
+	// epoch is the table's epoch the Limiter's fractions are in; when the
+	// table's is another, a later Limiter changed the limits (see round).
+	epoch uint64
 }
 
 // Decision is the outcome of Limiter.Acquire: the flow.Decision for the
@@ -24,7 +27,8 @@ type Decision struct {
 	lim   *Limiter // that made the decision; nil when no record was used
 	shard int32
 	rec   int32
-	gen   uint64 // the record's life at the decision
+	gen   uint64  // the record's life at the decision
+	mark  instant // an admitted bucket decision's TAT after it: the end of its slot
 }
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg,
@@ -41,18 +45,24 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)
 	l := &Limiter{cfg: cfg}
-	l.gcra = l.params(cfg.Limit)
-	if len(cfg.Overrides) > 0 {
-		l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
+	buckets := cfg.Algorithm != Concurrency
+	if buckets {
+		l.bucket = newBucket(&cfg, cfg.Limit)
 		for v, lim := range cfg.Overrides {
-			g := l.params(lim)
-			l.over[v] = &g
+			if l.over == nil {
+				l.over = make(map[string]*bucket, len(cfg.Overrides))
+			}
+			l.over[v] = newBucket(&cfg, lim)
 		}
 	}
-	if prev != nil && prev.cfg.Algorithm == cfg.Algorithm && prev.cfg.MaxKeys == cfg.MaxKeys {
-		l.tab = prev.tab
-	} else {
-		l.tab = newTable(cfg.MaxKeys, cfg.Algorithm != Concurrency)
+	if prev == nil || prev.cfg.Algorithm != cfg.Algorithm || prev.cfg.MaxKeys != cfg.MaxKeys {
+		l.tab = newTable(cfg.MaxKeys, buckets)
+		return l, nil
+	}
+	l.tab = prev.tab
+	l.epoch = prev.epoch
+	if buckets && (prev.epoch != l.tab.epoch.Load() || prev.cfg.Limit != cfg.Limit || !maps.Equal(prev.cfg.Overrides, cfg.Overrides)) {
+		l.epoch = l.tab.round()
 	}
 	return l, nil
 }
@@ -68,20 +78,26 @@ func (l *Limiter) Config() Config {
 // Len returns the number of values the Limiter tracks, at most MaxKeys.
 func (l *Limiter) Len() int { return l.tab.len() }
 
-// params returns the prepared bucket parameters of limit lim.
-func (l *Limiter) params(lim int64) flow.GCRA {
-	return flow.GCRA{Limit: lim, Window: l.cfg.Window, Burst: l.cfg.Burst, MaxWait: l.cfg.MaxWait, Queue: l.cfg.Algorithm == LeakyBucket}.Prepare()
-}
-
-// paramsOf returns the bucket parameters of value: its override's, else
-// those of Config.Limit. Limit is the value's limit under every algorithm.
-func (l *Limiter) paramsOf(value string) *flow.GCRA {
+// bucketOf returns the buckets' arithmetic of value: its override's, else
+// that of Config.Limit.
+func (l *Limiter) bucketOf(value string) *bucket {
 	if len(l.over) > 0 {
-		if g, ok := l.over[value]; ok {
-			return g
+		if b, ok := l.over[value]; ok {
+			return b
 		}
 	}
-	return &l.gcra
+	return l.bucket
+}
+
+// limitOf returns the limit of value. Limit is the value's limit under
+// every algorithm.
+func (l *Limiter) limitOf(value string) int64 {
+	if len(l.cfg.Overrides) > 0 {
+		if lim, ok := l.cfg.Overrides[value]; ok {
+			return lim
+		}
+	}
+	return l.cfg.Limit
 }
 
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
@@ -106,62 +122,95 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 // saves copying it.
 func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	n = max(n, 1)
-	g := l.paramsOf(value)
-	lim := g.Limit
-	if lim == 0 {
-		*d = Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+	if l.cfg.Algorithm == Concurrency {
+		l.enter(d, now, value, n)
 		return
 	}
-	// A new record's state: none in flight, or a full bucket (a TAT of 0
-	// is as full as a TAT of now for any now >= 0).
-	fresh := min(now, 0)
-	if l.cfg.Algorithm == Concurrency {
-		fresh = 0
+	b := l.bucketOf(value)
+	if b.lim == 0 {
+		*d = Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+		return
 	}
 	k := l.tab.idOf(value)
 	si, s := l.tab.shard(k)
 	s.mu.Lock()
-	if i := s.frontRec; i >= 0 && s.front == k {
-		// The front (a bucket table's): the record is only read.
-		s.touch(i)
-		s.frontState = g.DecideTo(&d.Decision, s.frontState, now, n)
-		d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
-		s.mu.Unlock()
-		return
-	}
-	i := s.find(k)
-	if i >= 0 {
-		s.touch(i)
-	} else if i = s.insert(k, fresh, now, l.tab.debtsOf(si)); i < 0 {
-		s.mu.Unlock()
-		*d = Decision{Decision: flow.Decision{Limit: lim}}
-		return
-	}
-	r := &s.recs[i]
-	if l.cfg.Algorithm != Concurrency {
-		// The state is guarded by the shard's lock: GCRA's arithmetic,
-		// stored as is, with no atomic and no retry. A value decided
-		// twice in a row becomes the front (see shard).
-		st := &r.state
+	i := s.frontRec
+	st := &s.frontState
+	if i >= 0 && s.front == k {
+		s.touch(i) // the front: the record is only read
+	} else {
+		// A new record's bucket is full: a TAT of 0 is as full as a TAT
+		// of now for any now >= 0.
+		if i = s.find(k); i >= 0 {
+			s.touch(i)
+		} else {
+			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si))
+		}
+		// A value decided twice in a row becomes the front (see shard).
+		st = &s.recs[i].state
 		if tag := k.tag(); s.lastTag != tag {
 			s.lastTag = tag
 		} else {
 			s.promote(i)
 			st = &s.frontState
 		}
-		*st = g.DecideTo(&d.Decision, *st, now, n)
-		d.lim, d.shard, d.rec, d.gen = l, si, i, r.gen
-		s.mu.Unlock()
+	}
+	switch r := &s.recs[i]; {
+	case l.epoch != l.tab.epoch.Load():
+		l.decideStale(d, b, s, i, st, now, n)
+	case r.gaps == 0:
+		b.decide(d, st, now, n)
+	case st.ns >= now:
+		s.decideGaps(d, b, i, st, now, n)
+	default:
+		s.dropGaps(i) // the TAT is behind now: they have passed
+		b.decide(d, st, now, n)
+	}
+	d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
+	s.mu.Unlock()
+}
+
+// decideStale decides as bucket.decide for a Limiter whose limits a later
+// one changed: the TAT, whose fraction may be in another limit's units, is
+// rounded up to a nanosecond before and after, which errs on the side of
+// the limit by less than a nanosecond. Such a Limiter still decides the
+// requests that read the rules before a reload.
+func (l *Limiter) decideStale(d *Decision, b *bucket, s *shard, i int32, st *instant, now, n int64) {
+	*st = at(st.ceil())
+	if s.recs[i].gaps > 0 {
+		s.dropGaps(i)
+	}
+	b.decide(d, st, now, n)
+	*st = at(st.ceil())
+}
+
+// enter is AcquireTo for Concurrency: reserve, then check, under the
+// shard's lock, which orders every change of the count: it is never above
+// the limit.
+func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
+	lim := l.limitOf(value)
+	if lim == 0 {
+		*d = Decision{}
 		return
 	}
-	// Reserve, then check, under the shard's lock, which orders every
-	// change of the count: it is never above lim.
-	if v := r.state + n; v <= lim {
-		r.state = v
+	k := l.tab.idOf(value)
+	si, s := l.tab.shard(k)
+	s.mu.Lock()
+	i := s.find(k)
+	if i >= 0 {
+		s.touch(i)
+	} else if i = s.insert(k, 0, now, nil); i < 0 {
+		s.mu.Unlock()
+		*d = Decision{Decision: flow.Decision{Limit: lim}}
+		return
+	}
+	r := &s.recs[i]
+	if v := r.state.ns + n; v <= lim {
+		r.state.ns = v
 		s.pin(i)
 		*d = Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
 	} else {
-		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state, 0)}}
+		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.ns, 0)}}
 	}
 	s.mu.Unlock()
 }
@@ -169,8 +218,9 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 // Undo gives back the n requests of an admitted decision d that were not
 // used (another rule rejected the request, or its wait was cancelled), on
 // the table d was made in. A rejected decision, or one whose value has been
-// evicted since, is ignored. Token and leaky buckets give back as
-// flow.GCRA.Undo does; Concurrency releases.
+// evicted since, is ignored. A token bucket gets its tokens back; a leaky
+// bucket gets its slot back, taken by the value's next request that it
+// holds (see gap); Concurrency releases.
 func (l *Limiter) Undo(d Decision, n int64) {
 	p := d.lim
 	if !d.OK || p == nil {
@@ -183,8 +233,7 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		st := s.stateOf(d.rec)
-		*st = p.gcra.Refund(*st, d.Decision, max(n, 1)) // Refund reads the limit from d
+		p.refund(s, d, max(n, 1))
 	}
 	s.mu.Unlock()
 }
@@ -207,10 +256,33 @@ func (l *Limiter) release(d Decision, n int64) {
 	s := &l.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		r.state = max(r.state-max(n, 1), 0)
-		if r.state == 0 {
+		r.state.ns = max(r.state.ns-max(n, 1), 0)
+		if r.state.ns == 0 {
 			s.unpin(d.rec)
 		}
 	}
 	s.mu.Unlock()
+}
+
+// refund gives the cost of the n requests of the admitted bucket decision
+// d back to its record in s, whose lock the caller holds: a token bucket's
+// tokens, a leaky bucket's slot (see shard.freeSlot). The cost is that of
+// d's limit. A decision of a Limiter whose limits a later one changed gives
+// back whole nanoseconds only, within its slot (see decideStale).
+func (l *Limiter) refund(s *shard, d Decision, n int64) {
+	lim := d.Limit
+	st := s.stateOf(d.rec)
+	cost := share(n, int64(l.cfg.Window), lim)
+	from, to := d.mark.minus(cost, lim), d.mark
+	if l.epoch != l.tab.epoch.Load() {
+		*st = at(st.ceil())
+		cost, from, to = at(cost.ns), at(from.ceil()), at(to.ns)
+		lim = 1 // whole nanoseconds: no fraction
+	}
+	switch {
+	case l.cfg.Algorithm == TokenBucket:
+		*st = st.minus(cost, lim)
+	case to.after(from):
+		s.freeSlot(d.rec, st, from, to)
+	}
 }

@@ -3,6 +3,7 @@ package hotspot
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // Shape of a table.
@@ -37,6 +38,9 @@ type table struct {
 	shardMask   uint64
 	shards      []shard
 	debts       []debts // of each shard, for a bucket table; nil for Concurrency
+	// epoch is that of the Limiter whose limits the fractions of the
+	// table's TATs are in: the latest New that changed them (see round).
+	epoch atomic.Uint64
 }
 
 // id is the identity of a value: two 64-bit keyed hashes of it. The low
@@ -44,16 +48,18 @@ type table struct {
 type id struct{ h, h2 uint64 }
 
 // shard is one lock's worth of a table: its records, an open-addressing
-// index from id to record, and the two segments of its LRU.
+// index from id to record, the two segments of its LRU, and the gaps of its
+// leaky buckets.
 //
-// The shards of a table lie next to each other in one slice; a shard is two
-// cache lines, 128 bytes, so that the mutexes of neighbouring shards are
-// not on one cache line or on the adjacent line that CPUs prefetch in
+// The shards of a table lie next to each other in one slice; a shard is
+// three cache lines, 192 bytes, so that the mutexes of neighbouring shards
+// are not on one cache line or on the adjacent line that CPUs prefetch in
 // pairs, and goroutines working on different shards do not slow each other
 // down. The first line holds what a decision writes (the mutex, the LRU
 // lists' ends, the front's state), the second what it only reads (the
-// slices, the front's value), which stays in every CPU's cache.
-// TestShardSize checks the layout.
+// slices, the front's value), which stays in every CPU's cache, the third
+// what only a miss or a leaky bucket's gaps use. TestShardSize checks the
+// layout.
 //
 // The front is a copy of one record's bucket state on the mutex's cache
 // line: the state of the value a bucket table decided twice in a row,
@@ -65,11 +71,9 @@ type id struct{ h, h2 uint64 }
 type shard struct {
 	mu         sync.Mutex
 	lists      [2]list // probation and protected
-	frontState int64   // the front record's state
+	frontState instant // the front record's state
 	lastTag    uint32  // tag of the value decided last
 	frontRec   int32   // the front record; -1 when none
-	capRecs    int32   // most records the shard may hold
-	protCap    int32   // most records the protected segment may hold
 
 	recs []record // the records in use; their number only grows, to capRecs
 	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
@@ -77,6 +81,12 @@ type shard struct {
 	// half full, so that every probe ends at an empty slot.
 	slots []uint64
 	front id // the value of the front record
+
+	capRecs int32 // most records the shard may hold
+	protCap int32 // most records the protected segment may hold
+	gaps    []gap // of its leaky buckets, at most maxGaps (see gap)
+	gapNow  int64 // the latest time a decision with gaps saw
+	_       [24]byte
 }
 
 // promote makes record i the front, writing the state of the record that
@@ -91,7 +101,7 @@ func (s *shard) promote(i int32) {
 
 // stateOf returns where the state of record i is kept: the front's when i
 // is the front.
-func (s *shard) stateOf(i int32) *int64 {
+func (s *shard) stateOf(i int32) *instant {
 	if i == s.frontRec {
 		return &s.frontState
 	}
@@ -113,16 +123,19 @@ type list struct {
 
 // record is the state of one value. A record is reused for another value
 // when it is evicted; gen tells its lives apart, so that a Decision made in
-// an earlier life never acts on a later one. 48 bytes, no pointers: the
+// an earlier life never acts on a later one. 56 bytes, no pointers: the
 // garbage collector does not scan records.
 type record struct {
-	state      int64  // TAT of the value's bucket, or requests in flight
+	// state is the TAT of the value's bucket, or (Concurrency) requests in
+	// flight in state.ns.
+	state      instant
 	gen        uint64 // life of the record, incremented on each reuse
 	id         id
 	prev, next int32
 	prevTag    uint32 // tag of prev's id
 	seg        uint8  // probation or protected; where a pinned record returns
 	pinned     bool   // requests in flight: out of both lists, never evicted
+	gaps       uint16 // the shard's gaps of this record's bucket
 }
 
 // newTable returns an empty table of maxKeys records; a bucket table
@@ -229,6 +242,9 @@ func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
 		i = l.tail
 		r := &s.recs[i]
 		prev, prevTag, gen, old, st := r.prev, r.prevTag, r.gen, r.id, r.state
+		if r.gaps > 0 {
+			s.dropGaps(i) // the debt, its TAT, waits for them as if taken
+		}
 		s.unindex(l.tailTag, i)
 		if l.n > 1 {
 			l.tail, l.tailTag = prev, prevTag // the new tail's next is stale, never followed
@@ -237,16 +253,16 @@ func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
 		if i == s.frontRec {
 			s.frontRec, st = -1, s.frontState
 		}
-		if d != nil && st > now {
-			d.record(old, st, now, s.capRecs) // a bucket not yet full
+		if d != nil && st.ceil() > now {
+			d.record(old, st.ceil(), now, s.capRecs) // a bucket not yet full
 		}
-		*r = record{state: fresh, gen: gen + 1, id: k, seg: probation}
+		*r = record{state: at(fresh), gen: gen + 1, id: k, seg: probation}
 		s.index(k.tag(), i)
 		s.pushFront(i)
 		return i
 	}
 	r := &s.recs[i]
-	*r = record{state: fresh, gen: r.gen + 1, id: k, seg: probation}
+	*r = record{state: at(fresh), gen: r.gen + 1, id: k, seg: probation}
 	s.index(k.tag(), i)
 	s.pushFront(i)
 	return i
@@ -380,4 +396,31 @@ func (s *shard) unlink(i int32) {
 		n.prev, n.prevTag = r.prev, r.prevTag
 	}
 	l.n--
+}
+
+// round makes the fractions of the TATs of t whole nanoseconds, rounded up
+// (as the gaps shrink to whole nanoseconds), and returns the table's new
+// epoch: a fraction is in units of its value's limit, and a Limiter made
+// with other limits is about to decide on t. A Limiter of another epoch
+// rounds the TATs it decides on, before and after, and gives back whole
+// nanoseconds: fractions are only ever in the units of the latest limits.
+func (t *table) round() uint64 {
+	e := t.epoch.Add(1)
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		s.frontState = at(s.frontState.ceil())
+		for j := range s.recs {
+			s.recs[j].state = at(s.recs[j].state.ceil())
+		}
+		for j := 0; j < len(s.gaps); j++ {
+			g := &s.gaps[j]
+			if g.from, g.to = at(g.from.ceil()), at(g.to.ns); !g.to.after(g.from) {
+				s.dropGap(j)
+				j--
+			}
+		}
+		s.mu.Unlock()
+	}
+	return e
 }

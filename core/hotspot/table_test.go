@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestShardSize: a shard fills two cache lines exactly; the fields a
-// decision writes are on the first, those it only reads on the second (see
-// shard).
+// TestShardSize: a shard fills three cache lines exactly; the fields a
+// decision writes are on the first, those it only reads on the second, the
+// rest on the third (see shard).
 func TestShardSize(t *testing.T) {
 	typ := reflect.TypeFor[shard]()
-	assert.EqualValues(t, 128, typ.Size())
-	assert.EqualValues(t, 48, reflect.TypeFor[record]().Size())
+	assert.EqualValues(t, 192, typ.Size())
+	assert.EqualValues(t, 56, reflect.TypeFor[record]().Size())
 	for _, name := range []string{"mu", "lists", "frontState", "lastTag", "frontRec"} {
 		f, _ := typ.FieldByName(name)
 		assert.LessOrEqual(t, f.Offset+f.Type.Size(), uintptr(64), "%s on the first line", name)
@@ -24,6 +24,11 @@ func TestShardSize(t *testing.T) {
 	for _, name := range []string{"recs", "slots", "front"} {
 		f, _ := typ.FieldByName(name)
 		assert.GreaterOrEqual(t, f.Offset, uintptr(64), "%s on the second line", name)
+		assert.LessOrEqual(t, f.Offset+f.Type.Size(), uintptr(128), "%s on the second line", name)
+	}
+	for _, name := range []string{"capRecs", "protCap", "gaps", "gapNow"} {
+		f, _ := typ.FieldByName(name)
+		assert.GreaterOrEqual(t, f.Offset, uintptr(128), "%s on the third line", name)
 	}
 }
 

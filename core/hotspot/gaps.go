@@ -1,0 +1,151 @@
+package hotspot
+
+import (
+	"time"
+
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// maxGaps bounds the gaps a shard remembers: 256 of 40 bytes, allocated as
+// they are given back. A gap given back when the shard's are all live is
+// forgotten, which only makes later requests wait longer.
+const maxGaps = 256
+
+// gap is a span of a leaky bucket's schedule that a waiter gave back (its
+// wait was cancelled, or another rule rejected its request) while later
+// slots of its value were taken: a hole before the value's TAT. The next
+// requests of the value take the earliest gap that holds them instead of
+// queueing after the TAT, so that nobody waits for requests that left.
+// This is the flow rules' design (flow's holes), with the gaps of all the
+// values of a shard in one bounded list.
+type gap struct {
+	from, to instant
+	rec      int32 // the record of the value
+}
+
+// Gaps of a shard, in s.gaps, unordered; record.gaps counts a record's.
+// They are guarded by the shard's mutex, and dropped with their record's
+// life (evicted, its debt is its TAT: its gaps are forgotten) or, all at
+// once, when its TAT is behind now (they have passed).
+
+// decideGaps is bucket.decide for record i of shard s, whose TAT *t is
+// ahead of now and which has gaps: the requests take the earliest gap that
+// holds them within the tolerance, else they queue after the TAT as usual,
+// and a rejection's retry hint is when that earliest gap comes within the
+// tolerance, if it is sooner. What has passed of the record's gaps is
+// forgotten on the way (a gap too short now may grow when its neighbour is
+// given back).
+func (s *shard) decideGaps(d *Decision, b *bucket, i int32, t *instant, now, n int64) {
+	s.gapNow = max(s.gapNow, now)
+	cost, tol, fits := b.cost(n)
+	if !fits {
+		b.decide(d, t, now, n)
+		return
+	}
+	r := &s.recs[i]
+	best, w := -1, 0
+	for _, g := range s.gaps {
+		if g.rec == i {
+			if !g.to.after(at(now)) {
+				r.gaps-- // passed
+				continue
+			}
+			if g.from.ns < now {
+				g.from = at(now) // what has passed of it cannot be used
+			}
+			if !g.from.plus(cost, b.lim).after(g.to) && (best < 0 || s.gaps[best].from.after(g.from)) {
+				best = w
+			}
+		}
+		s.gaps[w] = g
+		w++
+	}
+	clear(s.gaps[w:])
+	s.gaps = s.gaps[:w]
+	if best < 0 {
+		b.decide(d, t, now, n)
+		return
+	}
+	g := &s.gaps[best]
+	end := g.from.plus(cost, b.lim)
+	if over := end.minus(at(now), b.lim).minus(tol, b.lim); over.after(instant{}) {
+		// Too far; the TAT, later, is too. The gap is the earlier retry.
+		b.decide(d, t, now, n)
+		d.RetryAfter = min(d.RetryAfter, time.Duration(over.ceil()))
+		return
+	}
+	d.Decision = flow.Decision{OK: true, Wait: time.Duration(g.from.ceil() - now), Limit: b.lim, Remaining: b.remaining(now, *t)}
+	d.mark = end
+	if g.from = end; !g.to.after(end) {
+		s.dropGap(best)
+	}
+}
+
+// freeSlot gives the slot [from, to) of record i's leaky bucket, whose TAT
+// is *t, back: the TAT moves back to from when the slot was the last one
+// taken, and on over the record's gaps that then end at the TAT; else the
+// slot becomes a gap, merged with the record's gaps it touches.
+func (s *shard) freeSlot(i int32, t *instant, from, to instant) {
+	if *t == to {
+		*t = from
+		for j := 0; j < len(s.gaps); j++ {
+			if g := s.gaps[j]; g.rec == i && g.to == *t {
+				*t = g.from
+				s.dropGap(j)
+				j = -1 // the gap before it may now end at the TAT
+			}
+		}
+		return
+	}
+	for j := 0; j < len(s.gaps); j++ {
+		switch g := s.gaps[j]; {
+		case g.rec != i:
+			continue
+		case g.to == from:
+			from = g.from
+		case g.from == to:
+			to = g.to
+		default:
+			continue
+		}
+		s.dropGap(j)
+		j--
+	}
+	if len(s.gaps) == maxGaps {
+		s.dropPassedGaps()
+		if len(s.gaps) == maxGaps {
+			return // forgotten: later requests wait for it as if it were taken
+		}
+	}
+	s.gaps = append(s.gaps, gap{from: from, to: to, rec: i})
+	s.recs[i].gaps++
+}
+
+// dropGap forgets gap j.
+func (s *shard) dropGap(j int) {
+	s.recs[s.gaps[j].rec].gaps--
+	last := len(s.gaps) - 1
+	s.gaps[j] = s.gaps[last]
+	s.gaps = s.gaps[:last]
+}
+
+// dropGaps forgets the gaps of record i.
+func (s *shard) dropGaps(i int32) {
+	for j := 0; j < len(s.gaps) && s.recs[i].gaps > 0; j++ {
+		if s.gaps[j].rec == i {
+			s.dropGap(j)
+			j--
+		}
+	}
+}
+
+// dropPassedGaps forgets the gaps that ended by the latest time a decision
+// with gaps saw.
+func (s *shard) dropPassedGaps() {
+	for j := 0; j < len(s.gaps); j++ {
+		if !s.gaps[j].to.after(at(s.gapNow)) {
+			s.dropGap(j)
+			j--
+		}
+	}
+}
