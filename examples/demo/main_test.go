@@ -119,7 +119,9 @@ func TestRunEmbeddedRulesEveryRuleBlocksAndHolds(t *testing.T) {
 	assert.Positive(t, totals[4].blocked, "bursts go over the limits")
 	assert.Positive(t, totals[5].blocked, "the hot user is limited")
 
-	assert.Regexp(t, `(?m)^summary: \d+ requests in 2\.\ds$`, s)
+	// Two seconds of traffic, and the time the last requests take to end:
+	// on a busy host that may be more than a second.
+	assert.Regexp(t, `(?m)^summary: \d+ requests in [2-9]\.\ds$`, s)
 	assert.Regexp(t, `(?m)^  hello-rate +held  \d+\.\d/s vs 50/s \(\d+ <= \d+\)$`, s)
 	assert.Regexp(t, `(?m)^  per-user +held  mallory \d+\.\d/s vs 10/s \(\d+ <= \d+\); others 0 blocked$`, s)
 	assert.Regexp(t, `(?m)^  slow-inflight +held  peak [1-4] in flight vs limit 4$`, s)
