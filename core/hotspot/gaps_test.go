@@ -181,3 +181,101 @@ func TestLeakyCancelledTurnsReused(t *testing.T) {
 		})
 	}
 }
+
+// TestLeakyGapsBounded: a shard remembers at most maxGaps gaps, whatever
+// its values; a slot given back beyond them is left empty, which only
+// makes later requests wait longer, never admits one early.
+func TestLeakyGapsBounded(t *testing.T) {
+	const c = time.Microsecond
+	l := mustNew(t, Config{Algorithm: LeakyBucket, Limit: int64(s / c), Window: s, MaxWait: s, MaxKeys: 8}, nil)
+	require.Len(t, l.tab.shards, 1)
+	sh := &l.tab.shards[0]
+	var ds []Decision
+	for range 3 * maxGaps {
+		ds = append(ds, l.Acquire(0, "u", 1))
+	}
+	w1 := l.Acquire(0, "w", 1)
+	require.True(t, l.Acquire(0, "w", 1).OK)
+	for i := 0; i < len(ds)-1; i += 2 { // none adjacent: a gap each
+		l.Undo(ds[i], 1)
+	}
+	assert.Len(t, sh.gaps, maxGaps)
+	assert.EqualValues(t, maxGaps, sh.recs[recOf(t, l, "u")].gaps)
+	l.Undo(w1, 1) // another value of the shard: forgotten too
+	assert.Equal(t, c, l.Acquire(0, "w", 1).Wait-c, "w waits after its last slot")
+	for i := range maxGaps {
+		assert.Equal(t, time.Duration(2*i)*c, l.Acquire(0, "u", 1).Wait, "the remembered gaps, in order")
+	}
+	assert.Empty(t, sh.gaps)
+	assert.Equal(t, time.Duration(3*maxGaps)*c, l.Acquire(0, "u", 1).Wait, "the forgotten ones are waited for")
+	checkTable(t, l)
+}
+
+// TestLeakyGapsOfEvictedValue: a value evicted with gaps leaves its TAT as
+// its debt (its gaps are forgotten: it waits for them), and the gaps of the
+// record's new value are its own.
+func TestLeakyGapsOfEvictedValue(t *testing.T) {
+	l := mustNew(t, Config{Algorithm: LeakyBucket, Limit: 10, Window: s, MaxWait: 10 * s, MaxKeys: 1}, nil)
+	var ds []Decision
+	for range 4 {
+		ds = append(ds, l.Acquire(0, "a", 1))
+	}
+	l.Undo(ds[1], 1)
+	sh := &l.tab.shards[0]
+	require.Len(t, sh.gaps, 1)
+	b := l.Acquire(0, "b", 1) // evicts a
+	assert.Empty(t, sh.gaps)
+	assert.Zero(t, sh.recs[0].gaps)
+	l.Undo(ds[2], 1) // a's old record: another life, ignored
+	assert.Empty(t, sh.gaps)
+	require.True(t, l.Acquire(0, "b", 1).OK)
+	l.Undo(b, 1)
+	assert.Len(t, sh.gaps, 1, "b's own gap")
+	assert.Equal(t, 400*ms, l.Acquire(0, "a", 1).Wait, "a, back, owes its TAT")
+}
+
+// TestLeakyGapsAcrossReload: gaps survive a reload; one that changes the
+// limits shrinks them to whole nanoseconds (they were in units of the old
+// limit), and a slot the old Limiter gives back after it is given back in
+// whole nanoseconds within it.
+func TestLeakyGapsAcrossReload(t *testing.T) {
+	cfg := Config{Algorithm: LeakyBucket, Limit: 3, Window: s, MaxWait: 10 * s}
+	l1 := mustNew(t, cfg, nil)
+	var ds []Decision
+	for range 5 {
+		ds = append(ds, l1.Acquire(0, "a", 1))
+	}
+	l1.Undo(ds[1], 1) // [333333333⅓, 666666666⅔)
+	l2 := mustNew(t, cfg, l1)
+	d := l2.Acquire(0, "a", 1)
+	assert.Equal(t, time.Duration(333333334), d.Wait, "the gap, as it was")
+	l2.Undo(d, 1)
+	cfg.Limit = 6 // slots of 166666666⅔ns
+	l3 := mustNew(t, cfg, l2)
+	l1.Undo(ds[3], 1) // stale: [1s, 1333333333⅓) gives back [1s, 1333333333)
+	assert.Equal(t, time.Duration(333333334), l3.Acquire(0, "a", 1).Wait, "the gap, shrunk to [333333334, 666666666)")
+	assert.Equal(t, s, l3.Acquire(0, "a", 1).Wait, "the old Limiter's")
+	// What is left of each, [500000000⅔, 666666666) and [1166666666⅔,
+	// 1333333333), is a little short of a slot: the next requests queue
+	// after the TAT, 1666666666⅔ rounded up at the reload.
+	assert.Equal(t, time.Duration(1666666667), l3.Acquire(0, "a", 1).Wait)
+	assert.Equal(t, time.Duration(1833333334), l3.Acquire(0, "a", 1).Wait)
+}
+
+// TestTokenUndoExact: tokens given back are exactly the cost taken, with
+// its fraction.
+func TestTokenUndoExact(t *testing.T) {
+	l := mustNew(t, Config{Limit: 3, Window: s}, nil)
+	ds := play(t, l, []step{
+		{value: "a", ok: true, limit: 3, remaining: 2},
+		{value: "a", n: 2, ok: true, limit: 3, remaining: 0},
+	})
+	l.Undo(ds[1], 2)
+	play(t, l, []step{
+		{value: "a", ok: true, limit: 3, remaining: 1}, // TAT 666666666⅔
+		{value: "a", ok: true, limit: 3, remaining: 0},
+		{value: "a", limit: 3, retry: 333333334},
+		{at: 333333333, value: "a", limit: 3, retry: 1},
+		{at: 333333334, value: "a", ok: true, limit: 3},
+	})
+}

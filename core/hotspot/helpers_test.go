@@ -80,6 +80,22 @@ func checkTable(t testing.TB, l *Limiter) {
 				require.Equal(t, 1, inList[i], "shard %d record %d in lists", si, i)
 			}
 		}
+		// Gaps: counted by their record, at most maxGaps, each non-empty
+		// and before its record's TAT, those of a record disjoint.
+		require.LessOrEqual(t, len(s.gaps), maxGaps, "shard %d", si)
+		gaps := make([]uint16, n)
+		for j, g := range s.gaps {
+			require.Less(t, g.rec, n, "shard %d gap %d", si, j)
+			gaps[g.rec]++
+			require.True(t, g.to.after(g.from), "shard %d gap %d empty", si, j)
+			require.False(t, g.to.after(*s.stateOf(g.rec)), "shard %d gap %d after its TAT", si, j)
+			for _, h := range s.gaps[j+1:] {
+				require.False(t, h.rec == g.rec && h.to.after(g.from) && g.to.after(h.from), "shard %d: gaps %+v and %+v overlap", si, g, h)
+			}
+		}
+		for i := range n {
+			require.Equal(t, gaps[i], s.recs[i].gaps, "shard %d record %d gaps", si, i)
+		}
 		s.mu.Unlock()
 	}
 	require.Equal(t, total, l.Len())

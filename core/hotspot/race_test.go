@@ -2,10 +2,12 @@ package hotspot
 
 import (
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,4 +136,49 @@ func TestConcurrentBuckets(t *testing.T) {
 	for v := range values {
 		assert.EqualValues(t, 120, admitted[v].Load(), "value %d", v)
 	}
+}
+
+// TestConcurrentLeakyGaps: 16 goroutines queue requests of 4 values of one
+// shard on leaky buckets and give a third of them back, while the clock
+// moves on; the admitted requests of a value that are still held never
+// share a slot, and the gaps stay consistent with their records.
+func TestConcurrentLeakyGaps(t *testing.T) {
+	const goroutines, values, perGoroutine = 16, 4, 300
+	l := mustNew(t, Config{Algorithm: LeakyBucket, Limit: 3, Window: time.Millisecond, MaxWait: time.Second, MaxKeys: 8}, nil)
+	var clock atomic.Int64
+	type slot struct{ from, to instant }
+	var mu sync.Mutex
+	held := make([][]slot, values)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				v := (g + i) % values
+				d := l.Acquire(clock.Add(int64(i%3)*1000), "v"+strconv.Itoa(v), 1)
+				if !d.OK {
+					continue
+				}
+				if i%3 == 0 {
+					l.Undo(d, 1)
+					continue
+				}
+				mu.Lock()
+				held[v] = append(held[v], slot{d.mark.minus(share(1, int64(time.Millisecond), 3), 3), d.mark})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for v, slots := range held {
+		slices.SortFunc(slots, func(a, b slot) int {
+			if a.from.after(b.from) {
+				return 1
+			}
+			return -1
+		})
+		for j := 1; j < len(slots); j++ {
+			require.False(t, slots[j-1].to.after(slots[j].from), "value %d: slots %+v and %+v overlap", v, slots[j-1], slots[j])
+		}
+	}
+	checkTable(t, l)
 }
