@@ -6,16 +6,43 @@
 //
 // # Algorithms
 //
-// Each tracked value has one record holding one int64 of state:
+// Each tracked value has one record holding its state:
 //
 //   - TokenBucket: Limit requests per Window, refilled continuously, up to
 //     Limit+Burst tokens. The state is the bucket's TAT (the time it is full
-//     again), updated by flow.GCRA; a new value's bucket is full.
+//     again), by the arithmetic of flow.GCRA; a new value's bucket is full.
 //   - LeakyBucket: pacing, one request per Window/Limit; a request whose
 //     slot lies within MaxWait is admitted with Decision.Wait, the time to
-//     wait before proceeding, else rejected. Also flow.GCRA, in nanoseconds.
+//     wait before proceeding, else rejected. Also a TAT, the end of the
+//     last slot taken.
 //   - Concurrency: at most Limit requests of the value in flight, reserved
 //     then checked, ended by Release.
+//
+// Buckets are exact at every rate a rule accepts (up to one request per
+// nanosecond, windows and capacities up to flow.MaxSpan): a TAT is kept as
+// nanoseconds plus a fraction of one in units of 1/limit ns, the value's
+// limit, in which one request's cost, Window/limit, is whole. 3 per second
+// or 6e8 per second (1.67 ns a request) admit exactly that; only waits and
+// retry hints are rounded, up, to a nanosecond. The fraction is in units of
+// the value's limit: a reload that changes a limit (Limit or an override)
+// rounds every TAT of the table up to a nanosecond, and the Limiter before
+// the reload, which may still decide requests that read the rules before
+// it, rounds the TATs it decides on up before and after, and gives back
+// whole nanoseconds: neither ever admits early.
+//
+// A leaky bucket's waiter that gives up (Undo: its wait was cancelled, or
+// another rule rejected the request) gives its slot back: when its slot was
+// the last one taken the TAT moves back, else the slot becomes a gap, merged
+// with the value's adjacent gaps, and the value's next requests take the
+// earliest gap that holds them (within MaxWait) before queueing after the
+// TAT; a rejection's retry hint is when that gap comes within reach, if
+// sooner. So after any pattern of cancellations a new request waits no
+// longer than the live requests of its value ahead of it require. Gaps are
+// kept per shard, at most 256 of 40 bytes (allocated as they are given
+// back), and dropped when they have passed or their value is evicted (its
+// debt is its TAT). A slot given back when its shard holds 256 live gaps is
+// forgotten: requests then wait for it as if it were taken, longer, never
+// earlier.
 //
 // Overrides give specific values their own limit (for TokenBucket, Burst
 // applies to it too); an override of 0 blocks the value without giving it a
@@ -47,9 +74,10 @@
 // so for values chosen by an attacker. An Acquire hashes the value, locks
 // its shard, probes the index, moves the record in its list, updates the
 // state and unlocks: O(1), with no loop whose length depends on time or on
-// other records' state, and no retry. The state is a plain int64 guarded by
-// the shard's lock, updated by flow.GCRA's Decide, the same arithmetic the
-// lock-free flow rules apply by compare-and-swap. A token or leaky bucket
+// other records' state, and no retry (a leaky bucket with gaps also scans
+// its shard's gaps, at most 256). The state is plain memory guarded by the
+// shard's lock, updated by the arithmetic of flow.GCRA, which the flow
+// rules apply to one atomic TAT. A token or leaky bucket
 // shard keeps the state of the value it decided twice in a row, its front,
 // on the cache line of its mutex: a hot value decided from several CPUs at
 // once moves that one line between them, not a second one for its record,
@@ -92,7 +120,7 @@
 //     the shard's share of MaxKeys) is rejected until one is released.
 //   - TokenBucket, LeakyBucket: a bucket evicted while its TAT is later than
 //     the time of the eviction (tokens spent, or slots taken) leaves that
-//     TAT, its debt, in its shard's debts: a fixed array of max(records/2,
+//     TAT, rounded up to a nanosecond, its debt, in its shard's debts: a fixed array of max(records/2,
 //     64) cells of 16 bytes, allocated at the shard's first such eviction.
 //     Seen again, the value's bucket resumes from a TAT at least as late as
 //     the one it was evicted with. A bucket evicted full leaves nothing: it
@@ -138,9 +166,9 @@
 //
 // The table never holds more than MaxKeys values (default DefaultMaxKeys,
 // 100 000); eviction is per shard, so it may evict before the whole table is
-// full when values spread unevenly. A record is 48 bytes and holds no
+// full when values spread unevenly. A record is 56 bytes and holds no
 // pointer (the garbage collector does not scan the table); with the index
-// and the debts (8 bytes per value), a full table of 100 000 takes about 82
+// and the debts (8 bytes per value), a full table of 100 000 takes about 87
 // bytes per value (measured by TestMemoryPerKey and BenchmarkHotspotMemory).
 // Shards allocate as they fill, doubling up to their share, and their debts
 // at their first eviction of a live bucket, so a table costs memory for the
