@@ -136,3 +136,33 @@ func (c Config) Validate() []*flow.FieldError {
 	}
 	return errs
 }
+
+// Bounds reports the problems of the upper bounds of c's buckets (after
+// defaults are applied), which Validate leaves out: Window at most
+// flow.MaxSpan, then flow.BucketBounds (Burst, MaxWait) for Limit and each
+// override, each field once, with the bound of the lowest limit, which
+// allows the least. Within them every bucket is exact (see the package
+// documentation). It is nil for Concurrency and for a Config whose window
+// or limit Validate refuses. New refuses a Config with such problems.
+func (c Config) Bounds() []*flow.FieldError {
+	c = c.WithDefaults()
+	if c.Algorithm == Concurrency || c.Window <= 0 || c.Limit < 0 {
+		return nil
+	}
+	if c.Window > flow.MaxSpan {
+		return []*flow.FieldError{{Field: "window", Msg: fmt.Sprintf("must be <= %s (%d ns), got %s", flow.MaxSpan, int64(flow.MaxSpan), c.Window)}}
+	}
+	limits := append([]int64{c.Limit}, slices.Collect(maps.Values(c.Overrides))...)
+	slices.Sort(limits)
+	var errs []*flow.FieldError
+	seen := map[string]bool{"limit": true} // Validate checks limits
+	for _, lim := range limits {
+		for _, fe := range flow.BucketBounds(lim, c.Window, c.Burst, c.MaxWait) {
+			if !seen[fe.Field] {
+				seen[fe.Field] = true
+				errs = append(errs, fe)
+			}
+		}
+	}
+	return errs
+}

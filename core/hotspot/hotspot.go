@@ -31,8 +31,8 @@ type Decision struct {
 	mark  instant // an admitted bucket decision's TAT after it: the end of its slot
 }
 
-// New returns a Limiter for cfg, or an error listing every problem of cfg,
-// one flow.FieldError each. When prev is the Limiter of the same rule before
+// New returns a Limiter for cfg, or an error listing every problem of cfg
+// (Config.Validate, then Config.Bounds), one flow.FieldError each. When prev is the Limiter of the same rule before
 // a rule reload and has the same Algorithm and MaxKeys, the new
 // Limiter shares its table: every value keeps its bucket (as full, as a
 // share of a window, as it was) or its requests in flight, and Decisions
@@ -40,7 +40,11 @@ type Decision struct {
 // the new Limiter starts empty; Decisions of prev still act on prev's table.
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
-	if err := flow.JoinFieldErrors(cfg.Validate()); err != nil {
+	errs := cfg.Validate()
+	if errs == nil {
+		errs = cfg.Bounds()
+	}
+	if err := flow.JoinFieldErrors(errs); err != nil {
 		return nil, err
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)

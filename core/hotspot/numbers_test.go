@@ -120,8 +120,13 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 	}
 	for _, cfg := range cfgs {
 		// Each rule's values: one of its limit, one of an override whose
-		// cost has another fraction.
-		cfg.Overrides = map[string]int64{"vip": max(cfg.Limit/3*2+1, 1)}
+		// cost has another fraction (higher with a burst, which is bounded
+		// for the lowest limit).
+		vip := cfg.Limit/3*2 + 1
+		if cfg.Burst > 0 {
+			vip = 3*cfg.Limit + 5
+		}
+		cfg.Overrides = map[string]int64{"vip": vip}
 		name := fmt.Sprintf("%s %d per %s burst %d maxWait %s", cfg.Algorithm, cfg.Limit, cfg.Window, cfg.Burst, cfg.MaxWait)
 		t.Run(name, func(t *testing.T) {
 			l := mustNew(t, cfg, nil)
@@ -259,5 +264,36 @@ func TestNeverFitsAtTheEdges(t *testing.T) {
 		}
 		d := l.Acquire(t0, "a", cfg.Limit+cfg.Burst-1)
 		require.True(t, d.OK, "%s: the rest of the bucket", cfg.Algorithm)
+	}
+}
+
+// TestBoundsRefused: a Config beyond what the buckets honour exactly is
+// refused by New, naming the field and the largest value allowed (for the
+// lowest of the limit and the overrides); the largest values are accepted.
+func TestBoundsRefused(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		cfg   Config
+		field string
+		most  string
+	}{
+		{Config{Limit: 2, Window: day, Burst: 1_000_000}, "burst", "must be <= 102 "},
+		{Config{Limit: 200, Window: day, Burst: 1_000_000, Overrides: map[string]int64{"low": 2}}, "burst", "must be <= 102 "},
+		{Config{Limit: 1, Window: math.MaxInt64}, "window", "must be <= 1250h59m59.627370496s (4503599627370496 ns)"},
+		{Config{Algorithm: LeakyBucket, Limit: 1, MaxWait: math.MaxInt64}, "maxWait", "must be <= 1250h59m59.627370496s (4503599627370496 ns)"},
+		{Config{Limit: int64(s), Window: s, Burst: math.MaxInt64 - int64(s)}, "burst", "must be <= 4503598627370496 "},
+	} {
+		_, err := New(tc.cfg, nil)
+		require.Error(t, err, "%+v", tc.cfg)
+		assert.Contains(t, err.Error(), tc.field+" "+tc.most, "%+v", tc.cfg)
+	}
+	for _, cfg := range []Config{
+		{Limit: 2, Window: day, Burst: 102},
+		{Limit: 1, Window: flow.MaxSpan},
+		{Algorithm: LeakyBucket, Limit: 1, MaxWait: flow.MaxSpan},
+		{Algorithm: Concurrency, Limit: math.MaxInt64},
+	} {
+		_, err := New(cfg, nil)
+		assert.NoError(t, err, "%+v", cfg)
 	}
 }
