@@ -159,6 +159,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 			st = &s.frontState
 		}
 	}
+	d.mark = instant{} // set when admitted
 	switch r := &s.recs[i]; {
 	case l.epoch != l.tab.epoch.Load():
 		l.decideStale(d, b, s, i, st, now, n)
