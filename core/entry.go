@@ -69,7 +69,10 @@ type held struct {
 	// decision was the failure policy's instead of the store's.
 	key      string
 	fallback bool
-	t        breaker.Ticket // for a breaker rule
+	// missing is true when a hotspot rule with onMissing reject rejected
+	// the request for lacking its param: it never passes.
+	missing bool
+	t       breaker.Ticket // for a breaker rule
 }
 
 // quotaOf is the windowed rule an admitted request left the least quota
@@ -184,8 +187,9 @@ func (e *Entry) Resource() string {
 // one are still asked, what they grant given back at once, so that the
 // BlockedError tells every rule that rejects the request and the latest
 // time any of them allows. Hotspot rules read the params
-// they name from WithParams, once per value; without WithParams, or when the
-// request lacks the param, they do not limit it.
+// they name from WithParams, once per value; a request without WithParams,
+// or without the param, is what the rule's OnMissing says: not limited by
+// the rule (the default), rejected, or limited with the others lacking it.
 //
 // Rules decide on the monotonic clock; statistics and response times are
 // timed on the Guard's coarse clock (see RTResolution). With rules that
@@ -398,11 +402,31 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			continue
 		}
 		if params == nil {
-			continue
+			if m := rs.rule.OnMissing; m != MissingReject && m != MissingShared {
+				continue
+			}
+			params = ParamMap(nil) // a request without params
 		}
-		for i := 0; ; i++ {
-			v, ok := params.Param(rs.rule.Param, i)
-			if !ok || blocked != nil && rs.remote != nil {
+		v, ok := params.Param(rs.rule.Param, 0)
+		if v != "" && v[0] == 0 {
+			v = rs.escape(v)
+		}
+		if !ok {
+			switch rs.rule.OnMissing {
+			case MissingReject:
+				var h *held
+				admitted, h = slot(admitted, rs, blocked != nil)
+				h.missing = true
+				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
+				continue
+			case MissingShared:
+				v, ok = missingValue, true
+			default:
+				continue
+			}
+		}
+		for i := 1; ok; i++ {
+			if blocked != nil && rs.remote != nil {
 				break // see above for a shared store's rule after a rejection
 			}
 			var h *held
@@ -423,13 +447,16 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 			if !h.d.OK || blocked != nil {
 				blocked = g.settle(blocked, admitted, h, resource, cpu, now, n)
-				continue
+			} else {
+				e.quota.note(rs, h.d.Limit, h.d.Remaining)
+				if quotas != nil {
+					*quotas, _ = notePolicy(*quotas, rs.quota(h.d.Limit, h.d.Remaining))
+				}
+				wait = max(wait, h.d.Wait)
 			}
-			e.quota.note(rs, h.d.Limit, h.d.Remaining)
-			if quotas != nil {
-				*quotas, _ = notePolicy(*quotas, rs.quota(h.d.Limit, h.d.Remaining))
+			if v, ok = params.Param(rs.rule.Param, i); v != "" && v[0] == 0 {
+				v = rs.escape(v)
 			}
-			wait = max(wait, h.d.Wait)
 		}
 	}
 	if blocked != nil {
@@ -452,6 +479,21 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 	}
 	return now, nil
+}
+
+// missingValue is the value of the requests without the param of a hotspot
+// rule with onMissing shared. No request's own value is passed as it: such a
+// rule passes a value starting with a NUL byte with one more in front (see
+// ruleState.escape), so none is a lone NUL byte.
+const missingValue = "\x00"
+
+// escape returns v, a value starting with a NUL byte, as the hotspot rule
+// rs limits it (see missingValue).
+func (rs *ruleState) escape(v string) string {
+	if rs.rule.OnMissing == MissingShared {
+		return missingValue + v
+	}
+	return v
 }
 
 // push appends to admitted a reservation of rs, returned to be filled in.
@@ -630,9 +672,13 @@ func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
 // request it decided with h's decision: its limit for the request (the
 // configured one for a flow rule in memory, whose decision may carry a
 // warm-up ramp's; the decision's, a value's own, for the others), plus a
-// token bucket's burst, is below n. A failure policy's decision (h.fallback)
+// token bucket's burst, is below n, or the request lacks the param of a
+// rule that rejects such requests (h.missing). A failure policy's decision (h.fallback)
 // and a breaker's tell nothing of that.
 func (rs *ruleState) never(h *held, n int64) bool {
+	if h.missing {
+		return true
+	}
 	if h.fallback || rs.brk != nil {
 		return false
 	}

@@ -9,7 +9,8 @@ type Params interface {
 	// Param returns the i-th value (from 0) of param, and false when the
 	// request has no i-th value: a param may carry several values (a
 	// repeated header, a comma-separated list), and every one is limited.
-	// A request without the param is not limited by rules naming it.
+	// Rule.OnMissing says what a rule does with a request without its
+	// param.
 	Param(param string, i int) (string, bool)
 }
 

@@ -76,6 +76,10 @@ type Rule struct {
 	// Overrides gives specific param values their own limit; 0 blocks the
 	// value.
 	Overrides map[string]int64 `json:"overrides,omitempty"`
+	// OnMissing is what a hotspot rule does with a request that lacks its
+	// param (no value, or no WithParams): MissingSkip (empty means skip),
+	// MissingReject or MissingShared.
+	OnMissing OnMissing `json:"onMissing,omitempty"`
 
 	// Store names the shared store that keeps a flow or hotspot rule's
 	// counts, one given to the Guard with WithStore, so that the limit
@@ -116,6 +120,23 @@ type Rule struct {
 	// all must succeed for it to close. Default 1.
 	Probes int64 `json:"probes,omitempty"`
 }
+
+// OnMissing is what a hotspot rule does with a request that lacks its param
+// (Rule.OnMissing).
+type OnMissing string
+
+// The OnMissing policies.
+const (
+	// MissingSkip does not limit the request by the rule.
+	MissingSkip OnMissing = "skip"
+	// MissingReject rejects the request: it will never pass
+	// (BlockedError.Never), and counts as a block of the rule.
+	MissingReject OnMissing = "reject"
+	// MissingShared limits all the requests that lack the param together,
+	// as one value no request can send (its state is the rule's limit,
+	// overrides aside).
+	MissingShared OnMissing = "shared"
+)
 
 // Failure policies of rules with a store (Rule.OnFailure).
 const (

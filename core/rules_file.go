@@ -736,6 +736,10 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 		r.MaxKeys, msg = intValue[int](val)
 	case "overrides":
 		r.Overrides = rp.overrides(val)
+	case "onMissing":
+		var m string
+		m, msg = textValue(val)
+		r.OnMissing = OnMissing(m)
 	case "store":
 		r.Store, msg = textValue(val)
 	case "mode":

@@ -32,6 +32,7 @@ const (
 var fieldOrder = [...]string{
 	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
 	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
+	"onMissing",
 	"store", "mode", "onFailure", "localLimit",
 	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
 }
@@ -201,6 +202,7 @@ func (v *validator) noRateFields(r *Rule, msg string) {
 	v.zero("param", r.Param != "", msg)
 	v.zero("maxKeys", r.MaxKeys != 0, msg)
 	v.zero("overrides", len(r.Overrides) != 0, msg)
+	v.zero("onMissing", r.OnMissing != "", msg)
 	v.zero("store", r.Store != "", msg)
 	v.zero("mode", r.Mode != "", msg)
 	v.zero("onFailure", r.OnFailure != "", msg)
@@ -258,6 +260,7 @@ func (v *validator) checkFlow(r *Rule) {
 	v.zero("param", r.Param != "", msg)
 	v.zero("maxKeys", r.MaxKeys != 0, msg)
 	v.zero("overrides", len(r.Overrides) != 0, msg)
+	v.zero("onMissing", r.OnMissing != "", msg)
 	v.checkStore(r)
 }
 
@@ -346,10 +349,17 @@ func (v *validator) checkHotspot(r *Rule) {
 	if r.MaxKeys > maxHotspotKeys {
 		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
 	}
+	switch r.OnMissing {
+	case "", MissingSkip, MissingReject, MissingShared:
+	default:
+		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
+	}
 	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
 		switch {
 		case key == "":
 			v.add("overrides", "keys must not be empty")
+		case r.OnMissing == MissingShared && key[0] == 0:
+			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
 		case len(key) > maxOverrideKeyLen:
 			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
 		}
