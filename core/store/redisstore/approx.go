@@ -20,6 +20,10 @@ type entry struct {
 	w       int64
 	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
 	gkey    string // bucket: the TAT's key, shared with exact mode
+	// id names the entry in Redis's records of pushes: the Store's id and
+	// the entry's number. seq numbers its pushes.
+	id  string
+	seq atomic.Int64
 
 	// state holds stUsed and stDead. One word, so that the sync's sweep
 	// forgets an entry only if no Take marked it used meanwhile
@@ -30,9 +34,9 @@ type entry struct {
 	refreshMu sync.Mutex   // one refresh at a time
 
 	// Sliding counter, under mu: the index of the current window; this
-	// instance's counts of it and of the previous one, and the parts of
-	// them pushed to Redis; the other instances' counts as of the last
-	// exchange.
+	// entry's counts of it and of the previous one, and the parts of
+	// them Redis confirmed holding; the other instances' counts as of the
+	// last exchange.
 	mu                    sync.Mutex
 	idx                   int64
 	cur, prev             int64
@@ -45,12 +49,13 @@ type entry struct {
 	idxNow    atomic.Int64
 	remaining atomic.Int64
 
-	// Bucket: the local TAT, on Redis's clock, and the cost admitted
-	// since the last push.
-	g       flow.GCRA
-	cost1   int64
-	tat     atomic.Int64
-	pending atomic.Int64
+	// Bucket: the local TAT, on Redis's clock; the cost this entry
+	// admitted, and the part of it Redis confirmed holding.
+	g        flow.GCRA
+	cost1    int64
+	tat      atomic.Int64
+	admitted atomic.Int64
+	pushed   atomic.Int64
 }
 
 // lease is a CPU's lease of a sliding counter's current window: permits
@@ -98,7 +103,7 @@ func (e *entry) dead() bool { return e.state.Load()&stDead != 0 }
 func (s *Store) now() int64 { return max(int64(s.clk.Now())+s.offset.Load(), s.floor.Load()) }
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
-	e := &entry{lim: lim, w: int64(lim.Window)}
+	e := &entry{lim: lim, w: int64(lim.Window), id: s.id + "." + strconv.FormatInt(s.serial.Add(1), 36)}
 	// Born used: the sweep forgets an entry only after a whole round
 	// without a Take, never between its making and its first Take.
 	e.state.Store(stUsed)
@@ -222,7 +227,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 	if !e.sliding {
 		d := e.g.Acquire(&e.tat, now, n)
 		if d.OK {
-			e.pending.Add(e.cost(n))
+			e.admitted.Add(e.cost(n))
 		}
 		return d
 	}
@@ -347,13 +352,13 @@ func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d f
 	cost := mulDiv(n, e.w, d.Limit)
 	if !e.g.Queue {
 		e.tat.Add(-cost)
-		e.pending.Add(-cost)
+		e.admitted.Add(-cost)
 		return nil
 	}
 	before := e.tat.Load()
 	e.g.Undo(&e.tat, d, n)
 	if e.tat.Load() == before-cost {
-		e.pending.Add(-cost)
+		e.admitted.Add(-cost)
 	}
 	return nil
 }
@@ -394,9 +399,7 @@ func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d f
 		now := s.now()
 		idx := now / w
 		base := s.redisKey(key, "asc:"+lim.Window.String()+":")
-		ttl := s.ttlMillis(now, (idx+2)*w)
-		c.set(scriptApproxSliding, base+strconv.FormatInt(idx, 10), -n, 0, ttl, ttl)
-		c.keys = append(c.keys, base+strconv.FormatInt(idx-1, 10))
+		c.set(scriptApproxSlidingUndo, base+strconv.FormatInt(idx, 10), n)
 	case flow.TokenBucket:
 		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), mulDiv(n, int64(lim.Window), d.Limit))
 	default:
@@ -416,90 +419,99 @@ func (s *Store) ttlMillis(now, end int64) int64 {
 	return max((end-now+int64(time.Millisecond)-1)/int64(time.Millisecond), 0) + s.o.idle.Milliseconds()
 }
 
-// snapshot is what one exchange of an entry with Redis pushed.
+// snapshot is what one exchange of an entry with Redis pushed: the
+// entry's totals (see scriptApproxSliding and scriptApproxGCRA).
 type snapshot struct {
-	idx, dCur, dPrev int64 // sliding counter
-	delta            int64 // bucket
+	idx, cur, prev int64 // sliding counter
+	total          int64 // bucket
 }
 
-// prepare fills c with the exchange of e: push what this instance admitted
-// since the last exchange, read the global counts.
+// prepare fills c with the exchange of e: push this entry's totals, read
+// the global counts.
 func (s *Store) prepare(e *entry, c *call, now int64) snapshot {
 	if !e.sliding {
-		sn := snapshot{delta: e.pending.Swap(0)}
-		c.set(scriptApproxGCRA, e.gkey, sn.delta, strconv.FormatInt(e.tat.Load(), 10), s.o.idle.Milliseconds())
+		sn := snapshot{total: e.admitted.Load()}
+		c.set(scriptApproxGCRA, e.gkey, e.seq.Add(1), sn.total, e.pushed.Load(), strconv.FormatInt(e.tat.Load(), 10), s.o.idle.Milliseconds())
+		c.keys = append(c.keys, e.gkey+":in:"+e.id)
 		return sn
 	}
 	e.mu.Lock()
 	if idx := now / e.w; idx > e.idx {
 		e.roll(idx)
 	}
-	sn := snapshot{idx: e.idx, dCur: e.cur - e.curPushed, dPrev: e.prev - e.prevPushed}
-	e.curPushed, e.prevPushed = e.cur, e.prev
+	sn := snapshot{idx: e.idx, cur: e.cur, prev: e.prev}
+	seq := e.seq.Add(1) // under mu: a later snapshot has a larger number
 	e.mu.Unlock()
 	ttl := s.ttlMillis(now, (sn.idx+2)*e.w)
-	c.set(scriptApproxSliding, e.base+strconv.FormatInt(sn.idx, 10), sn.dCur, sn.dPrev, ttl, max(ttl-e.w/int64(time.Millisecond), 1))
-	c.keys = append(c.keys, e.base+strconv.FormatInt(sn.idx-1, 10))
+	cur, prev := e.base+strconv.FormatInt(sn.idx, 10), e.base+strconv.FormatInt(sn.idx-1, 10)
+	c.set(scriptApproxSliding, cur, e.id, seq, sn.cur, sn.prev, ttl, max(ttl-e.w/int64(time.Millisecond), 1))
+	c.keys = append(c.keys, prev, cur+":in", prev+":in")
 	return sn
 }
 
-// apply takes in the answer to the exchange sn of e. A failed exchange's
-// counts are pushed again next time.
+// apply takes in the answer to the exchange sn of e. The counts of a
+// failed exchange are pushed again next time: a push reached Redis or not,
+// its totals count once.
 func (s *Store) apply(e *entry, sn snapshot, c *call, gen int64) error {
 	err := c.err
-	var g int64
-	var v []int64
-	if err == nil {
-		if e.sliding {
-			v, err = ints(c.val, 2)
-		} else {
-			str, ok := c.val.(string)
-			var perr error
-			g, perr = strconv.ParseInt(str, 10, 64)
-			if !ok || perr != nil {
-				err = nonsense(c.val)
-			}
-		}
-	}
 	if !e.sliding {
+		var g, mine int64
+		if err == nil {
+			g, mine, err = tatReply(c.val)
+		}
 		if err != nil {
-			e.pending.Add(sn.delta)
 			return err
 		}
+		e.pushed.Store(mine)
 		// The later of the local TAT and Redis's plus what was admitted
-		// since the snapshot: the local one knows of admissions whose
-		// cost another exchange is pushing right now.
+		// beyond what Redis counted of this entry: the local one knows
+		// of admissions another exchange is pushing right now.
 		for {
 			old := e.tat.Load()
-			if e.tat.CompareAndSwap(old, max(old, g+e.pending.Load())) {
+			if e.tat.CompareAndSwap(old, max(old, g+e.admitted.Load()-mine)) {
 				break
 			}
 		}
 		e.synced.Store(gen)
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err != nil {
-		switch e.idx {
-		case sn.idx:
-			e.curPushed -= sn.dCur
-			e.prevPushed -= sn.dPrev
-		case sn.idx + 1:
-			e.prevPushed -= sn.dCur
+	var v []int64
+	if err == nil {
+		if v, err = ints(c.val, 4); err == nil && len(v) != 4 {
+			err = nonsense(c.val)
 		}
+	}
+	if err != nil {
 		return err
 	}
-	gCur, gPrev := v[0], v[1]
+	gCur, gPrev, mCur, mPrev := v[0], v[1], v[2], v[3]
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	switch e.idx {
 	case sn.idx:
-		e.othersCur = gCur - e.curPushed
-		e.othersPrev = gPrev - e.prevPushed
+		e.othersCur, e.curPushed = gCur-mCur, mCur
+		e.othersPrev, e.prevPushed = gPrev-mPrev, mPrev
 	case sn.idx + 1: // the window moved on meanwhile
-		e.othersPrev = gCur - e.prevPushed
+		e.othersPrev, e.prevPushed = gCur-mCur, mCur
 	}
 	e.synced.Store(gen)
 	return nil
+}
+
+// tatReply reads the reply of scriptApproxGCRA.
+func tatReply(val any) (tat, mine int64, err error) {
+	vs, ok := val.([]any)
+	if !ok || len(vs) != 2 {
+		return 0, 0, nonsense(val)
+	}
+	a, ok1 := vs[0].(string)
+	b, ok2 := vs[1].(string)
+	tat, err1 := strconv.ParseInt(a, 10, 64)
+	mine, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return 0, 0, nonsense(val)
+	}
+	return tat, mine, nil
 }
 
 // exchange exchanges e with Redis now, on the caller's behalf.
@@ -711,7 +723,7 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) error {
 
 func (e *entry) hasPending() bool {
 	if !e.sliding {
-		return e.pending.Load() != 0
+		return e.admitted.Load() != e.pushed.Load()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -107,10 +107,23 @@
 //	PREFIX:{KEY}:tb, PREFIX:{KEY}:lb token and leaky bucket: the TAT (ns), in both modes
 //	PREFIX:{KEY}:asc:WINDOW:INDEX    approximate sliding counter: the count of window
 //	                                 INDEX (Redis time / WINDOW) of all instances
+//	PREFIX:{KEY}:asc:WINDOW:INDEX:in its record of pushes: a hash of "SEQ TOTAL" by
+//	                                 instance entry (ID)
+//	PREFIX:{KEY}:tb:in:ID (lb:in:ID) approximate bucket: the record of an instance
+//	                                 entry's pushes, "SEQ TOTAL" (ns of cost)
+//
+// ID is a random id of the Store and the number of the local entry of the
+// key. Approximate pushes are idempotent: each sends the entry's running
+// total (of a window, or of a bucket's cost), and Redis adds what its record
+// lacks; a push whose reply was lost (a connection cut, a Redis killed
+// between the command and its reply) is sent again and counts once. A Redis
+// that lost its data (a restart without persistence) gets each instance's
+// whole count of the current window back at the next sync.
 //
 // WINDOW is a Go duration ("1s"). Each key expires once its state no longer
 // matters (two windows after its window started, or when its bucket is
-// full again) plus the idle expiry (WithIdleExpiry, default 1s).
+// full again) plus the idle expiry (WithIdleExpiry, default 1s); records of
+// pushes expire with their window or bucket.
 //
 // # Failures
 //
@@ -133,8 +146,8 @@
 // failing, and calls then wait longer: the timeout plus the lag (how late
 // the Store's timers fired in the last second), and as long again each time
 // their own timer fires late, never more than the timeout plus WithMaxLag
-// (default 1s) in all; Redis's client gets that deadline too, and a reply
-// that arrived while its caller waited to run is taken. While the Store's
+// (default 1s) in all; Redis's client is then given that much too, and a
+// reply that arrived while its caller waited to run is taken. While the Store's
 // timers fire on time (within 1ms), a frozen Redis fails each call after
 // the timeout; on a saturated host, after at most the timeout plus
 // WithMaxLag (plus how late the caller's goroutine then runs, which no

@@ -134,18 +134,51 @@ local t = redis.call('TIME')
 return {t[1], t[2]}
 `)
 
-// scriptApproxSliding pushes an instance's deltas of the current window's
-// counter (KEYS[1]) and the previous one's (KEYS[2]) and returns both global
-// counts. ARGV: the deltas, the counters' expiries in milliseconds. A zero
-// delta only reads.
+// scriptApproxSliding pushes an instance entry's counts of the current
+// window (KEYS[1], the count of all instances) and the previous one
+// (KEYS[2]), and returns both global counts and the entry's counts Redis
+// holds: {current, previous, the entry's current, the entry's previous}.
+// Pushes are idempotent: each sends the entry's running total of a window,
+// and a hash per window (KEYS[3], KEYS[4]) records, under the entry's id,
+// the total counted and the push's sequence number; a push adds the
+// difference from the recorded total, and one older than the record (a
+// repeat, or a late push of a concurrent sync) adds nothing. A lost reply
+// is then repeated safely. ARGV: the entry's id, the push's sequence
+// number, the two totals, the keys' expiries in milliseconds. A window
+// without a record and a total of 0 is only read.
 var scriptApproxSliding = redis.NewScript(luaLib + `
-local function bump(k, d, ttl)
-  if tonumber(d) == 0 then return tonumber(redis.call('GET', k) or '0') or 0 end
-  local v = redis.call('INCRBY', k, d)
-  redis.call('PEXPIRE', k, ttl)
-  return v
+local id, seq = ARGV[1], tonumber(ARGV[2])
+local function push(k, rk, total, ttl)
+  total = tonumber(total)
+  local rs, rt = 0, 0
+  local rec = redis.call('HGET', rk, id)
+  if rec then
+    local a, b = string.match(rec, '^(%d+) (%d+)$')
+    rs, rt = tonumber(a) or 0, tonumber(b) or 0
+  end
+  if seq > rs and (rec or total ~= 0) then
+    if total ~= rt then
+      redis.call('INCRBY', k, int(total - rt))
+      redis.call('PEXPIRE', k, ttl)
+    end
+    redis.call('HSET', rk, id, ARGV[2] .. ' ' .. int(total))
+    redis.call('PEXPIRE', rk, ttl)
+    rt = total
+  end
+  return tonumber(redis.call('GET', k) or '0') or 0, rt
 end
-return {bump(KEYS[1], ARGV[1], ARGV[3]), bump(KEYS[2], ARGV[2], ARGV[4])}
+local c, mc = push(KEYS[1], KEYS[3], ARGV[3], ARGV[5])
+local p, mp = push(KEYS[2], KEYS[4], ARGV[4], ARGV[6])
+return {c, p, mc, mp}
+`)
+
+// scriptApproxSlidingUndo takes n (ARGV[1]) off the count of a window
+// (KEYS[1]), keeping its expiry, when it holds that many.
+var scriptApproxSlidingUndo = redis.NewScript(`
+local n = tonumber(ARGV[1])
+if (tonumber(redis.call('GET', KEYS[1]) or '0') or 0) < n then return 0 end
+redis.call('DECRBY', KEYS[1], ARGV[1])
+return 1
 `)
 
 // scriptApproxSlidingTake decides an approximate sliding counter in Redis,
@@ -164,15 +197,35 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {1, p, c}
 `)
 
-// scriptApproxGCRA merges an instance's view of a bucket into the TAT in
-// KEYS[1]: the TAT becomes the later of the stored TAT plus the instance's
-// delta (the cost it admitted since its last sync) and the instance's own
-// TAT. ARGV: delta and the instance's TAT in nanoseconds, idle expiry in
-// milliseconds. It returns the TAT (nanoseconds, as a string).
+// scriptApproxGCRA merges an instance entry's view of a bucket into the TAT
+// in KEYS[1]: the TAT becomes the later of the stored TAT plus the cost the
+// entry admitted since the cost Redis counted of it, and the entry's own
+// TAT. Pushes are idempotent: each sends the entry's running total of cost
+// (nanoseconds), and KEYS[2], the entry's record, holds the push's sequence
+// number and the total counted; a push older than the record adds nothing,
+// and without a record (a new entry, or one expired with its bucket) the
+// total confirmed before (ARGV[3]) is taken as counted. ARGV: sequence
+// number, total, total confirmed, the entry's TAT in nanoseconds, idle
+// expiry in milliseconds. It returns {TAT, the entry's total counted}, both
+// as decimal strings of nanoseconds.
 var scriptApproxGCRA = redis.NewScript(luaLib + `
 local now = clock()
-local delta, idle = tonumber(ARGV[1]), tonumber(ARGV[3])
-local lus, lns = rd(ARGV[2])
+local seq, idle = tonumber(ARGV[1]), tonumber(ARGV[5])
+local rs, rt = 0, ARGV[3]
+local rec = redis.call('GET', KEYS[2])
+if rec then
+  local a, b = string.match(rec, '^(%d+) (%d+)$')
+  if a then rs, rt = tonumber(a), b end
+end
+local fresh = seq > rs
+local delta = 0
+if fresh then
+  local tus, tns = rd(ARGV[2])
+  local cus, cns = rd(rt)
+  delta = (tus - cus) * 1000 + (tns - cns)
+  rt = ARGV[2]
+end
+local lus, lns = rd(ARGV[4])
 if not lus then lus, lns = 0, 0 end
 local rus, rns = lus, lns
 local g = redis.call('GET', KEYS[1])
@@ -180,8 +233,12 @@ local gus, gns = rd(g or nil)
 if gus and (gus - lus) * 1000 + (gns - lns) + delta > 0 then rus, rns = gus, gns + delta end
 local out = wr(rus, rns)
 local ahead = (rus - now) * 1000 + rns
+local ttl = int(math.floor(math.max(ahead, 0) / 1000000) + idle)
 if ahead > 0 and out ~= g then
-  redis.call('SET', KEYS[1], out, 'PX', int(math.floor(ahead / 1000000) + idle))
+  redis.call('SET', KEYS[1], out, 'PX', ttl)
 end
-return out
+if fresh then
+  redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. rt, 'PX', ttl)
+end
+return {out, rt}
 `)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -68,9 +69,13 @@ type Store struct {
 	// bestRTT is the shortest round trip a measure of offset took, and
 	// offsetAt the local time of the measure in force: a measure that took
 	// much longer than the best is too loose to replace a recent one.
-	bestRTT    atomic.Int64
-	offsetAt   atomic.Int64
-	entries    sync.Map // key -> *entry
+	bestRTT  atomic.Int64
+	offsetAt atomic.Int64
+	entries  sync.Map // key -> *entry
+	// id names the Store in Redis's records of approximate pushes, with
+	// each entry's number from serial (see entry.id).
+	id         string
+	serial     atomic.Int64
 	tracked    atomic.Int64
 	gen        atomic.Int64 // sync rounds started
 	syncs      atomic.Int64
@@ -106,6 +111,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		stop:   make(chan struct{}),
 		ctxOK:  honoursContext(client),
 	}
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
+	s.id = hex.EncodeToString(id[:])
 	s.picker = stripe.NewPicker()
 	s.gen.Store(1)
 	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
@@ -720,9 +728,16 @@ func (s *Store) run(calls []*call) {
 		}
 		units = append(units, unit{script: c.script, keys: c.keys, calls: []*call{c}})
 	}
-	// The callers wait up to the timeout plus WithMaxLag when they run
-	// late; so does the client, or a reply read late would be a timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.timeout+s.o.maxLag)
+	// While the process runs late, callers wait longer (see waitOn), and
+	// the client is given all they may wait, or a reply read late would
+	// be a timeout; callers decide when to give up. On time, the timeout:
+	// a dispatcher stuck in a dead Redis's dial retries would hold back
+	// the calls behind it.
+	d := s.o.timeout
+	if s.lag(int64(s.clk.Now())) > 0 {
+		d += s.o.maxLag
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	s.pipeline(ctx, units, false)
 	var retry []unit
