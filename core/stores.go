@@ -266,14 +266,15 @@ func compileRemote(r Rule, conns map[string]*storeConn, prev *remoteRule) (*remo
 }
 
 // valueKey returns the store key of a hotspot rule's value: the rule's name
-// and the value, or a SHA-256 of a long value, so that keys stay short and
-// the same in every instance.
+// and the value ("=" before it), or a SHA-256 of a long value ("#" before
+// it), so that keys stay short and the same in every instance, and no short
+// value a client sends names a long value's key.
 func valueKey(rule, value string) string {
 	if len(value) <= 64 {
-		return rule + "\x00" + value
+		return rule + "\x00=" + value
 	}
 	sum := sha256.Sum256([]byte(value))
-	return rule + "\x00sha256:" + hex.EncodeToString(sum[:16])
+	return rule + "\x00#" + hex.EncodeToString(sum[:16])
 }
 
 // limitOf returns the limit of a hotspot rule's value: its override's, or
