@@ -368,30 +368,10 @@ func (v *validator) checkHotspot(r *Rule) {
 }
 
 // checkBucketBounds checks the upper bounds of the buckets of a hotspot
-// rule (flow.BucketBounds: window, burst, maxWait) for its limit and each
-// override's, reporting the bound of the lowest; hotspot.Config checks the
-// rest.
+// rule (hotspot.Config.Bounds); hotspot.Config.Validate checks the rest.
 func (v *validator) checkBucketBounds(r *Rule) {
-	c := r.hotspotConfig().WithDefaults()
-	if c.Algorithm == hotspot.Concurrency || c.Window <= 0 || c.Limit < 0 {
-		return
-	}
-	if c.Window > flow.MaxSpan {
-		v.add("window", "must be <= %s (%d ns), got %s", flow.MaxSpan, int64(flow.MaxSpan), c.Window)
-		return
-	}
-	// Lowest first: the lowest limit allows the smallest burst.
-	limits := slices.Sorted(maps.Values(c.Overrides))
-	limits = append([]int64{c.Limit}, limits...)
-	slices.Sort(limits)
-	seen := map[string]bool{"limit": true} // hotspot.Config checks limits
-	for _, lim := range limits {
-		for _, fe := range flow.BucketBounds(lim, c.Window, c.Burst, c.MaxWait) {
-			if !seen[fe.Field] {
-				seen[fe.Field] = true
-				v.add(fe.Field, "%s", fe.Msg)
-			}
-		}
+	for _, fe := range r.hotspotConfig().Bounds() {
+		v.add(fe.Field, "%s", fe.Msg)
 	}
 }
 

@@ -2,7 +2,6 @@ package sluicehttp_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -39,85 +38,25 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // failure timeout only
 	defer stop()
-	type result struct {
-		i    int
-		code int
-		err  error
-	}
-	results := make(chan result, 64)
-	send := func(ctx context.Context, i int, user string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
-		if err != nil {
-			results <- result{i: i, err: err}
-			return
-		}
-		req.Header.Set("X-User-ID", user)
-		res, err := srv.Client().Do(req)
-		if err != nil {
-			results <- result{i: i, err: err}
-			return
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		results <- result{i: i, code: res.StatusCode}
-	}
-
-	// Client i takes slot i: each is sent once the one before it waits.
-	cancels := make([]context.CancelFunc, 40)
-	for i := range 40 {
-		cctx, cancel := context.WithCancel(ctx)
-		cancels[i] = cancel
-		defer cancel()
-		go send(cctx, i, "alice")
-		if i == 0 {
-			r := <-results // slot 0 is now: served at once
-			require.NoError(t, r.err)
-			require.Equal(t, http.StatusOK, r.code)
-			continue
-		}
-		require.NoError(t, fake.WaitForSleepers(ctx, i))
-	}
+	q := newLeakyQueue(t, ctx, fake, srv)
+	q.queue("alice")
 	// bob queues too: his first request is served at once, his second
 	// waits 100ms, in his own bucket.
-	go send(ctx, 50, "bob")
-	if r := <-results; assert.NoError(t, r.err) {
+	go q.send(ctx, 50, "bob")
+	if r := <-q.results; assert.NoError(t, r.err) {
 		assert.Equal(t, 50, r.i)
 	}
-	go send(ctx, 51, "bob")
+	go q.send(ctx, 51, "bob")
 	require.NoError(t, fake.WaitForSleepers(ctx, 40))
 
-	// 24 of alice's clients hang up: all of 1..32 but 3, 7, ..., 31.
-	for i := 1; i <= 32; i++ {
-		if i%4 != 3 {
-			cancels[i]()
-		}
-	}
-	for range 24 {
-		select {
-		case r := <-results:
-			require.Error(t, r.err, "client %d hung up", r.i)
-		case <-ctx.Done():
-			t.Fatal("the clients did not hang up")
-		}
-	}
-	// The server gives each turn back when it sees the hang-up.
-	for {
-		st, _ := g.Stats(resource)
-		if st.Total.BlockedBy[core.ReasonCancelled] == 24 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the server saw %d of 24 hang-ups", st.Total.BlockedBy[core.ReasonCancelled])
-		case <-time.After(time.Millisecond):
-		}
-	}
+	// 24 of alice's clients hang up.
+	q.hangUp(g, resource)
 	require.Equal(t, 16, fake.Sleepers(), "15 of alice's clients and bob's second")
 
 	// alice's patient clients take slots 1 and 2, the earliest free ones;
 	// bob's second is served at his own 100ms.
 	for i, slot := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
-		go send(ctx, 100+i, "alice")
+		go q.send(ctx, 100+i, "alice")
 		require.NoError(t, fake.WaitForSleepers(ctx, 17-i))
 		fake.Set(slot - 1)
 		assert.Equal(t, 17-i, fake.Sleepers(), "nobody's slot before %s", slot)
@@ -128,7 +67,7 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 		}
 		for len(want) > 0 {
 			select {
-			case r := <-results:
+			case r := <-q.results:
 				require.NoError(t, r.err)
 				assert.True(t, want[r.i], "client %d served at %s", r.i, slot)
 				assert.Equal(t, http.StatusOK, r.code)
@@ -137,8 +76,5 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 				t.Fatalf("clients %v were not served at %s", want, slot)
 			}
 		}
-	}
-	for _, cancel := range cancels {
-		cancel()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -36,80 +37,20 @@ func TestLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // failure timeout only
 	defer stop()
-	type result struct {
-		i    int
-		code int
-		err  error
-	}
-	results := make(chan result, 64)
-	send := func(ctx context.Context, i int) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
-		if err != nil {
-			results <- result{i: i, err: err}
-			return
-		}
-		res, err := srv.Client().Do(req)
-		if err != nil {
-			results <- result{i: i, err: err}
-			return
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		results <- result{i: i, code: res.StatusCode}
-	}
-
-	// Client i takes slot i: each is sent once the one before it waits.
-	cancels := make([]context.CancelFunc, 40)
-	for i := range 40 {
-		cctx, cancel := context.WithCancel(ctx)
-		cancels[i] = cancel
-		defer cancel()
-		go send(cctx, i)
-		if i == 0 {
-			r := <-results // slot 0 is now: served at once
-			require.NoError(t, r.err)
-			require.Equal(t, http.StatusOK, r.code)
-			continue
-		}
-		require.NoError(t, fake.WaitForSleepers(ctx, i))
-	}
-	// 24 hang up: all of 1..32 but 3, 7, ..., 31.
-	for i := 1; i <= 32; i++ {
-		if i%4 != 3 {
-			cancels[i]()
-		}
-	}
-	for range 24 {
-		select {
-		case r := <-results:
-			require.Error(t, r.err, "client %d hung up", r.i)
-		case <-ctx.Done():
-			t.Fatal("the clients did not hang up")
-		}
-	}
-	// The server gives each turn back when it sees the hang-up.
-	for {
-		st, _ := g.Stats(resource)
-		if st.Total.BlockedBy[core.ReasonCancelled] == 24 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the server saw %d of 24 hang-ups", st.Total.BlockedBy[core.ReasonCancelled])
-		case <-time.After(time.Millisecond):
-		}
-	}
+	q := newLeakyQueue(t, ctx, fake, srv)
+	q.queue("")
+	q.hangUp(g, resource)
 	require.Equal(t, 15, fake.Sleepers())
 
 	// Patient clients take slots 1 and 2, the earliest free ones.
 	for i, slot := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
-		go send(ctx, 100+i)
+		go q.send(ctx, 100+i, "")
 		require.NoError(t, fake.WaitForSleepers(ctx, 16))
 		fake.Set(slot - 1)
 		assert.Equal(t, 16, fake.Sleepers(), "nobody's slot before %s", slot)
 		fake.Set(slot)
 		select {
-		case r := <-results:
+		case r := <-q.results:
 			require.NoError(t, r.err)
 			assert.Equal(t, 100+i, r.i, "the patient client is served at %s", slot)
 			assert.Equal(t, http.StatusOK, r.code)
@@ -117,7 +58,104 @@ func TestLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 			t.Fatalf("the patient client was not served at %s", slot)
 		}
 	}
-	for _, cancel := range cancels {
-		cancel()
+}
+
+// leakyResult is what one client of a leakyQueue got.
+type leakyResult struct {
+	i    int
+	code int
+	err  error
+}
+
+// leakyQueue is the scenario of TestLeakyCancelledClientsGiveTheirTurnBack
+// and TestHotspotLeakyCancelledClientsGiveTheirTurnBack: 40 clients queue
+// on a leaky bucket of 10 per second (slots 100ms apart) on a fake clock,
+// then 24 of them hang up.
+type leakyQueue struct {
+	t       *testing.T
+	ctx     context.Context // the failure timeout
+	fake    *clock.Fake
+	srv     *httptest.Server
+	results chan leakyResult
+	cancels []context.CancelFunc // of the 40 clients, called at cleanup
+}
+
+func newLeakyQueue(t *testing.T, ctx context.Context, fake *clock.Fake, srv *httptest.Server) *leakyQueue {
+	q := &leakyQueue{t: t, ctx: ctx, fake: fake, srv: srv, results: make(chan leakyResult, 64)}
+	t.Cleanup(func() {
+		for _, cancel := range q.cancels {
+			cancel()
+		}
+	})
+	return q
+}
+
+// send sends client i's GET /slow, with the X-User-ID user unless it is
+// empty, and reports its outcome on q.results.
+func (q *leakyQueue) send(ctx context.Context, i int, user string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.srv.URL+"/slow", nil)
+	if err != nil {
+		q.results <- leakyResult{i: i, err: err}
+		return
+	}
+	if user != "" {
+		req.Header.Set("X-User-ID", user)
+	}
+	res, err := q.srv.Client().Do(req)
+	if err != nil {
+		q.results <- leakyResult{i: i, err: err}
+		return
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	q.results <- leakyResult{i: i, code: res.StatusCode}
+}
+
+// queue sends clients 0..39 of user; client i takes slot i: each is sent
+// once the one before it waits, and client 0 is served at once.
+func (q *leakyQueue) queue(user string) {
+	t := q.t
+	for i := range 40 {
+		ctx, cancel := context.WithCancel(q.ctx)
+		q.cancels = append(q.cancels, cancel)
+		go q.send(ctx, i, user)
+		if i == 0 {
+			r := <-q.results // slot 0 is now: served at once
+			require.NoError(t, r.err)
+			require.Equal(t, http.StatusOK, r.code)
+			continue
+		}
+		require.NoError(t, q.fake.WaitForSleepers(q.ctx, i))
+	}
+}
+
+// hangUp cancels 24 of the queued clients, all of 1..32 but 3, 7, ..., 31,
+// and waits until the server has seen them hang up and given each turn
+// back.
+func (q *leakyQueue) hangUp(g *core.Guard, resource string) {
+	t := q.t
+	for i := 1; i <= 32; i++ {
+		if i%4 != 3 {
+			q.cancels[i]()
+		}
+	}
+	for range 24 {
+		select {
+		case r := <-q.results:
+			require.Error(t, r.err, "client %d hung up", r.i)
+		case <-q.ctx.Done():
+			t.Fatal("the clients did not hang up")
+		}
+	}
+	for {
+		st, _ := g.Stats(resource)
+		if st.Total.BlockedBy[core.ReasonCancelled] == 24 {
+			return
+		}
+		select {
+		case <-q.ctx.Done():
+			t.Fatalf("the server saw %d of 24 hang-ups", st.Total.BlockedBy[core.ReasonCancelled])
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
