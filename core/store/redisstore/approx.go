@@ -632,11 +632,20 @@ type Stats struct {
 	// Syncs counts the sync rounds that exchanged counts with Redis;
 	// SyncErrors those of them that failed, wholly or in part.
 	Syncs, SyncErrors int64
+	// MaxSyncGap is the longest time, since New, from the start of a
+	// successful sync round to the end of the next successful one (a
+	// round with nothing to exchange succeeds): an admission reaches Redis
+	// within this Store's MaxSyncGap, and another Store's decisions within
+	// that Store's MaxSyncGap more (see the package documentation). About
+	// the sync period plus a round trip while the host runs on time; it
+	// grows with the lag of a busy host and with Redis's failures.
+	MaxSyncGap time.Duration
 }
 
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Tracked: s.tracked.Load(), Syncs: s.syncs.Load(), SyncErrors: s.syncErrors.Load()}
+	return Stats{Tracked: s.tracked.Load(), Syncs: s.syncs.Load(), SyncErrors: s.syncErrors.Load(),
+		MaxSyncGap: time.Duration(s.maxSyncGap.Load())}
 }
 
 func (s *Store) syncLoop() {
@@ -658,6 +667,7 @@ func (s *Store) syncLoop() {
 func (s *Store) syncOnce() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	start := int64(s.clk.Now())
 	gen := s.gen.Add(1)
 	now := s.now()
 	s.retiredMu.Lock()
@@ -678,6 +688,7 @@ func (s *Store) syncOnce() {
 		return true
 	})
 	if len(work) == 0 {
+		s.syncDone(start)
 		return
 	}
 	var firstErr error
@@ -691,8 +702,21 @@ func (s *Store) syncOnce() {
 	s.syncs.Add(1)
 	if firstErr != nil {
 		s.syncErrors.Add(1)
+	} else {
+		s.syncDone(start)
 	}
 	s.setErr(firstErr)
+}
+
+// syncDone records a successful sync round that started at start, for
+// Stats.MaxSyncGap. Under syncMu.
+func (s *Store) syncDone(start int64) {
+	if prev := s.okSyncStart.Load(); prev != 0 {
+		if gap := int64(s.clk.Now()) - prev; gap > s.maxSyncGap.Load() {
+			s.maxSyncGap.Store(gap)
+		}
+	}
+	s.okSyncStart.Store(start)
 }
 
 func (s *Store) syncChunk(chunk []*entry, gen int64) error {

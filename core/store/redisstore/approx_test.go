@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -492,5 +493,132 @@ func TestApproxSlidingLeasesConcurrent(t *testing.T) {
 		// TestApproxSlidingLeases makes leases by a table.
 		t.Logf("leases made: %v", e.leases.Load() != nil)
 		return
+	}
+}
+
+// spin saturates the CPUs with 2xGOMAXPROCS spinning goroutines until t
+// ends.
+func spin(t *testing.T) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for x := 0; !stop.Load(); x++ {
+				_ = x * x
+			}
+		})
+	}
+	t.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+	})
+}
+
+// mostWithin returns the most of the admissions spans (each [before,
+// after] around an admission) that can lie in one span of length s: those
+// that meet [x, x+s], for x at each span's end.
+func mostWithin(spans [][2]int64, s int64) int64 {
+	var most int64
+	for _, x := range spans {
+		var n int64
+		for _, y := range spans {
+			if y[0] <= x[1]+s && y[1] >= x[1] {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// TestApproxBoundUnderLoad runs two Stores (instances) on one Redis, with
+// the default sync period, while spinning goroutines saturate the CPUs, and
+// checks every whole window (of Redis's clock, each Store's view) against
+// the documented bound with S measured: L + A(S), where S is the sum of the
+// Stores' Stats.MaxSyncGap (plus the difference of their clocks' offsets)
+// and A(S) the most one instance admitted within a span of S. An admission
+// counts in a window only when its whole Take lies in it, and A(S) counts
+// every admission whose Take meets the span, so a loaded machine can only
+// lower the counts and raise the bound.
+func TestApproxBoundUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5s under CPU saturation")
+	}
+	srv := sharedServer(t)
+	prefix := redistest.UniquePrefix()
+	const (
+		n        = 2
+		limit    = 100
+		interval = 50 * time.Millisecond // 10 goroutines: 200 a second per instance
+		run      = 4 * time.Second
+	)
+	var stores []*Store
+	for range n {
+		st, err := New(srv.Client(t), WithPrefix(prefix))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		stores = append(stores, st)
+	}
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
+	w := int64(lim.Window)
+	spin(t)
+
+	spans := make([][][2]int64, n)
+	var mu sync.Mutex
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(run)
+	for i, st := range stores {
+		for range 10 {
+			wg.Go(func() {
+				next := time.Now()
+				for time.Now().Before(end) {
+					before := st.now()
+					d, err := st.Take(context.Background(), "approx-load", lim, 1)
+					after := st.now()
+					if err != nil {
+						failed.Add(1)
+					} else if d.OK {
+						mu.Lock()
+						spans[i] = append(spans[i], [2]int64{before, after})
+						mu.Unlock()
+					}
+					next = next.Add(interval)
+					time.Sleep(time.Until(next))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	require.Zero(t, failed.Load())
+
+	var s int64
+	for _, st := range stores {
+		s += int64(st.Stats().MaxSyncGap)
+	}
+	s += max(stores[0].offset.Load()-stores[1].offset.Load(), stores[1].offset.Load()-stores[0].offset.Load())
+	var a int64
+	perWindow := map[int64]int64{}
+	var first, last int64 = 1 << 62, 0
+	for _, sp := range spans {
+		a = max(a, mostWithin(sp, s))
+		for _, x := range sp {
+			first, last = min(first, x[0]/w), max(last, x[1]/w)
+			if x[0]/w == x[1]/w {
+				perWindow[x[0]/w]++
+			}
+		}
+	}
+	bound := int64(limit) + (n-1)*a
+	full := 0
+	for idx := first + 1; idx < last; idx++ {
+		full++
+		got := perWindow[idx]
+		t.Logf("window %d: %d admitted (limit %d; S = %s, A(S) = %d, bound %d)", idx, got, limit, time.Duration(s), a, bound)
+		assert.LessOrEqual(t, got, bound, "window %d", idx)
+	}
+	assert.NotZero(t, full)
+	for i, st := range stores {
+		t.Logf("store %d: %+v", i, st.Stats())
 	}
 }

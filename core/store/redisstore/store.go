@@ -80,10 +80,15 @@ type Store struct {
 	gen        atomic.Int64 // sync rounds started
 	syncs      atomic.Int64
 	syncErrors atomic.Int64
-	lastErr    atomic.Pointer[errBox]
-	syncMu     sync.Mutex // one sync at a time (the loop, Close)
-	retiredMu  sync.Mutex
-	retired    []*entry // replaced entries whose counts the next sync pushes
+	// okSyncStart is when the last successful sync round started (on
+	// clk), maxSyncGap the longest span from one's start to the next
+	// one's end (Stats.MaxSyncGap).
+	okSyncStart atomic.Int64
+	maxSyncGap  atomic.Int64
+	lastErr     atomic.Pointer[errBox]
+	syncMu      sync.Mutex // one sync at a time (the loop, Close)
+	retiredMu   sync.Mutex
+	retired     []*entry // replaced entries whose counts the next sync pushes
 }
 
 type errBox struct{ err error }
