@@ -729,7 +729,9 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) error {
 		calls[i+1] = &call{}
 		snaps[i] = s.prepare(e, calls[i+1], now)
 	}
-	s.run(calls)
+	ctx, cancel := context.WithTimeout(context.Background(), s.clientTimeout())
+	defer cancel()
+	s.run(ctx, calls)
 	after := int64(s.clk.Now())
 	var firstErr error
 	if calls[0].err != nil {

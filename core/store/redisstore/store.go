@@ -437,8 +437,11 @@ type call struct {
 	// caller gives up (callAbandoned); a call abandoned before it was taken
 	// is never sent.
 	state atomic.Int32
-	done  chan struct{}
-	timer *time.Timer
+	// flight is the pipeline of a call a dispatcher took, set before
+	// state becomes callTaken.
+	flight *flight
+	done   chan struct{}
+	timer  *time.Timer
 }
 
 const (
@@ -503,8 +506,9 @@ func (s *Store) do(ctx context.Context, c *call) error {
 	t.Reset(time.Duration(due - start))
 	defer t.Stop()
 	giveUp := func(why error) error {
-		// Sent already, or not: either way the answer is dropped.
-		c.state.CompareAndSwap(callWaiting, callAbandoned)
+		if !c.state.CompareAndSwap(callWaiting, callAbandoned) {
+			c.flight.leave() // sent already: the answer is dropped
+		}
 		return why
 	}
 	sent := false
@@ -650,13 +654,20 @@ func (s *Store) dispatch() {
 				break more
 			}
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.clientTimeout())
+		f := &flight{cancel: cancel}
+		f.waiting.Store(int32(len(batch)))
 		live := batch[:0]
 		for _, c := range batch {
+			c.flight = f
 			if c.state.CompareAndSwap(callWaiting, callTaken) {
 				live = append(live, c)
+			} else {
+				f.leave() // abandoned before it was sent
 			}
 		}
-		s.run(live)
+		s.run(ctx, live)
+		cancel()
 		for _, c := range live {
 			c.done <- struct{}{}
 		}
@@ -713,7 +724,7 @@ func (u *unit) distribute(cmd *redis.Cmd) {
 // run sends calls in one pipeline, the decisions of one key in one script
 // call, and the script calls that met NOSCRIPT (the scripts were flushed,
 // or a node was replaced) again with their source.
-func (s *Store) run(calls []*call) {
+func (s *Store) run(ctx context.Context, calls []*call) {
 	if len(calls) == 0 {
 		return
 	}
@@ -733,17 +744,6 @@ func (s *Store) run(calls []*call) {
 		}
 		units = append(units, unit{script: c.script, keys: c.keys, calls: []*call{c}})
 	}
-	// While the process runs late, callers wait longer (see waitOn), and
-	// the client is given all they may wait, or a reply read late would
-	// be a timeout; callers decide when to give up. On time, the timeout:
-	// a dispatcher stuck in a dead Redis's dial retries would hold back
-	// the calls behind it.
-	d := s.o.timeout
-	if s.lag(int64(s.clk.Now())) > 0 {
-		d += s.o.maxLag
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
 	s.pipeline(ctx, units, false)
 	var retry []unit
 	for _, u := range units {
@@ -759,6 +759,33 @@ func (s *Store) run(calls []*call) {
 	s.pipeline(ctx, retry, true)
 	for _, u := range retry {
 		u.distribute(u.cmd)
+	}
+}
+
+// clientTimeout is how long the client may take over a pipeline. While the
+// process runs late, callers wait longer (see waitOn), and the client is
+// given all they may wait, or a reply read late would be a timeout; callers
+// decide when to give up, and a dispatcher's pipeline ends when all its
+// callers did (flight). On time, the timeout.
+func (s *Store) clientTimeout() time.Duration {
+	if s.lag(int64(s.clk.Now())) > 0 {
+		return s.o.timeout + s.o.maxLag
+	}
+	return s.o.timeout
+}
+
+// flight is a dispatcher's pipeline in flight: its context ends when every
+// caller of its calls gave up, so that a dispatcher does not wait longer
+// than anyone waits for its answers (in a dead Redis's dial retries, say).
+type flight struct {
+	cancel  context.CancelFunc
+	waiting atomic.Int32
+}
+
+// leave records that a caller no longer waits.
+func (f *flight) leave() {
+	if f.waiting.Add(-1) == 0 {
+		f.cancel()
 	}
 }
 
