@@ -159,3 +159,7 @@ func floorStart(t, p int64) int64 {
 	}
 	return t - r
 }
+
+// Mark returns the TAT after an admitted bucket decision: the end of its
+// slot.
+func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }

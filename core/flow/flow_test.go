@@ -577,11 +577,11 @@ func TestScaleMatchesMulDiv(t *testing.T) {
 	}
 }
 
-// TestGCRADecideMatchesAcquire: Decide on a plain TAT, stored by the
-// caller, makes exactly the decisions Acquire makes on an atomic one, for
-// token and leaky buckets, prepared or not, requests of one and of many,
-// including ones that never fit and a limit of 0; DecideTo overwrites every
-// field of the Decision it is given.
+// TestGCRADecideMatchesAcquire: DecideAt on a plain TAT, stored by the
+// caller, makes exactly the decisions Acquire makes on an atomic one (whose
+// fraction is dropped), for token and leaky buckets, prepared or not,
+// requests of one and of many, including ones that never fit and a limit
+// of 0; DecideAt overwrites every field of the Decision it is given.
 func TestGCRADecideMatchesAcquire(t *testing.T) {
 	params := []GCRA{
 		{Limit: 3, Window: time.Second, Burst: 2},
@@ -591,15 +591,15 @@ func TestGCRADecideMatchesAcquire(t *testing.T) {
 	for _, p := range params {
 		for _, p := range []GCRA{p, p.Prepare()} {
 			var atomicTAT atomic.Int64
-			var plain int64
+			var plain Instant
 			for i := range 300 {
 				now := int64(i) * int64(137*time.Microsecond)
 				n := int64(1 + i%7) // 6 and 7 never fit the first bucket
 				want := p.Acquire(&atomicTAT, now, n)
 				got := Decision{OK: true, Wait: 1, Limit: 1, Remaining: 1, RetryAfter: 1, ref: 1, mark: 1}
-				plain = p.DecideTo(&got, plain, now, n)
+				plain = at(p.DecideAt(&got, plain, now, n).NS)
 				require.Equal(t, want, got, "%+v step %d", p, i)
-				require.Equal(t, atomicTAT.Load(), plain, "%+v step %d", p, i)
+				require.Equal(t, atomicTAT.Load(), plain.NS, "%+v step %d", p, i)
 			}
 		}
 	}

@@ -17,19 +17,19 @@ import (
 // leaky bucket (Queue), whose requests wait until the TAT minus their cost.
 //
 // The arithmetic is exact: a cost is kept as nanoseconds plus a fraction of
-// one in units of 1/Limit ns (see instant), so that a rate whose cost is not
+// one in units of 1/Limit ns (an Instant), so that a rate whose cost is not
 // a whole number of nanoseconds (3 per second, 6e8 per second) is honoured
-// exactly. Decide (or DecideTo) and Refund are that arithmetic on a TAT of
-// whole nanoseconds that the caller guards (by a lock): the TAT's fraction
-// is dropped, so such a bucket admits up to one request per
-// Window/Limit-nanoseconds-rounded-down more than its rate, which matters
-// only when Window/Limit is a few nanoseconds. Acquire and Undo apply it to
-// an atomic TAT by compare-and-swap, a lost race retrying against the
-// newer TAT, never against time; flow rules whose cost has a fraction keep
-// it exactly (see gcra).
+// exactly. DecideAt is that arithmetic on a TAT with its fraction that the
+// caller guards (by a lock). Acquire and Undo apply it to an atomic TAT of
+// whole nanoseconds by compare-and-swap, a lost race retrying against the
+// newer TAT, never against time: the TAT's fraction is dropped, so such a
+// bucket admits up to one request per Window/Limit-nanoseconds-rounded-down
+// more than its rate, which matters only when Window/Limit is a few
+// nanoseconds; flow rules whose cost has a fraction keep it exactly (see
+// gcra).
 //
 // Flow rules of TokenBucket and LeakyBucket use it, and so do per-value
-// (hotspot) buckets, which keep one TAT per value.
+// (hotspot) buckets, which keep one TAT per value and decide by DecideAt.
 type GCRA struct {
 	Limit   int64
 	Window  time.Duration
@@ -41,7 +41,7 @@ type GCRA struct {
 	// 0; a flow rule that warms up uses its full limit for every limit of
 	// the ramp, rounding costs up and tolerances down to it.
 	den int64
-	// Set by Prepare: the cost of one request, which Decide otherwise
+	// Set by Prepare: the cost of one request, which a decision otherwise
 	// computes per call, and the scale that turns time into requests
 	// without a division.
 	prepared bool
@@ -49,42 +49,46 @@ type GCRA struct {
 	one      gcraCost // the cost of one request
 }
 
-// instant is a time or a duration of GCRA's arithmetic: ns nanoseconds plus
-// frac/den of one, 0 <= frac < den, den the GCRA's denominator.
-type instant struct{ ns, frac int64 }
+// Instant is a time or a duration of GCRA's arithmetic: NS nanoseconds plus
+// Frac/den of one, 0 <= Frac < den, den the GCRA's Limit (a hotspot value's
+// limit, say).
+type Instant struct{ NS, Frac int64 }
 
-// at returns the instant of t nanoseconds.
-func at(t int64) instant { return instant{ns: t} }
+// at returns the Instant of t nanoseconds.
+func at(t int64) Instant { return Instant{NS: t} }
 
-func (a instant) plus(b instant, den int64) instant {
-	a.ns += b.ns
-	if a.frac += b.frac; a.frac >= den {
-		a.frac -= den
-		a.ns++
+// Plus returns a+b, fractions in units of 1/den.
+func (a Instant) Plus(b Instant, den int64) Instant {
+	a.NS += b.NS
+	if a.Frac += b.Frac; a.Frac >= den {
+		a.Frac -= den
+		a.NS++
 	}
 	return a
 }
 
-func (a instant) minus(b instant, den int64) instant {
-	a.ns -= b.ns
-	if a.frac -= b.frac; a.frac < 0 {
-		a.frac += den
-		a.ns--
+// Minus returns a-b, fractions in units of 1/den.
+func (a Instant) Minus(b Instant, den int64) Instant {
+	a.NS -= b.NS
+	if a.Frac -= b.Frac; a.Frac < 0 {
+		a.Frac += den
+		a.NS--
 	}
 	return a
 }
 
-func (a instant) after(b instant) bool { return a.ns > b.ns || a.ns == b.ns && a.frac > b.frac }
+// After reports whether a is later than b.
+func (a Instant) After(b Instant) bool { return a.NS > b.NS || a.NS == b.NS && a.Frac > b.Frac }
 
-// ceil returns a rounded up to a whole nanosecond.
-func (a instant) ceil() int64 {
-	if a.frac > 0 {
-		return a.ns + 1
+// Ceil returns a rounded up to a whole nanosecond.
+func (a Instant) Ceil() int64 {
+	if a.Frac > 0 {
+		return a.NS + 1
 	}
-	return a.ns
+	return a.NS
 }
 
-// Prepare returns p with the values Decide derives from its fields
+// Prepare returns p with the values a decision derives from its fields
 // computed once. A GCRA used for many decisions with the same fields (one
 // per hotspot override, say) is prepared once; changing a field of a
 // prepared GCRA requires preparing it again.
@@ -106,10 +110,10 @@ func (p *GCRA) denom() int64 {
 	return p.Limit
 }
 
-// share returns x*Window/Limit as an instant, rounded up (a cost) or down
+// share returns x*Window/Limit as an Instant, rounded up (a cost) or down
 // (a tolerance) to a unit of 1/den when den is not Limit; it saturates at
 // 2^62 nanoseconds, beyond any span Config allows.
-func (p *GCRA) share(x int64, up bool) instant {
+func (p *GCRA) share(x int64, up bool) Instant {
 	lim := uint64(p.Limit)
 	hi, lo := bits.Mul64(uint64(x), uint64(p.Window))
 	if hi >= lim {
@@ -121,7 +125,7 @@ func (p *GCRA) share(x int64, up bool) instant {
 	}
 	den := uint64(p.denom())
 	if den == lim || r == 0 {
-		return instant{int64(q), int64(r)}
+		return Instant{int64(q), int64(r)}
 	}
 	fh, fl := bits.Mul64(r, den)
 	f, fr := bits.Div64(fh, fl, lim)
@@ -130,39 +134,39 @@ func (p *GCRA) share(x int64, up bool) instant {
 			q, f = q+1, 0
 		}
 	}
-	return instant{int64(q), int64(f)}
+	return Instant{int64(q), int64(f)}
 }
 
-// Decide is the arithmetic of Acquire without the atomic: it decides n at
-// now against a bucket whose TAT is tat and returns the decision with the
-// TAT after it (tat itself when rejected), rounded down to a nanosecond.
-// Acquire applies it by compare-and-swap; a caller that guards the TAT by a
-// lock stores the TAT Decide returns instead.
-func (p *GCRA) Decide(tat, now, n int64) (Decision, int64) {
-	var d Decision
-	next := p.DecideTo(&d, tat, now, n)
-	return d, next
-}
-
-// DecideTo is Decide writing the decision to d, every field of it, and
-// returning the TAT after it: a Decision returned by a function is copied
-// through memory, which costs more than its size suggests, and a caller
-// that keeps decisions in place (hotspot's records, say) saves the copy.
-func (p *GCRA) DecideTo(d *Decision, tat, now, n int64) int64 {
-	c := p.costOf(n)
+// DecideAt decides n at now against a bucket whose TAT is tat, writing
+// every field of the decision to d (a caller that keeps decisions in place,
+// as hotspot's records, saves the copy of a returned one), and returns the
+// TAT after it: tat itself when rejected. It is the arithmetic of Acquire
+// for a caller that guards the TAT by a lock, with its fraction kept.
+func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
+	var buf gcraCost
+	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.never(d, &c, at(tat), now)
+		p.never(d, c, tat, now)
 		return tat
 	}
-	next, over := c.advance(at(tat), now, p.denom())
-	p.outcome(d, &c, at(tat), next, now, over)
-	if over.after(instant{}) {
+	next, over := c.advance(tat, now, p.denom())
+	p.outcome(d, c, tat, next, now, over)
+	if over.After(Instant{}) {
 		return tat
 	}
-	return next.ns
+	return next
 }
 
-// Acquire admits or rejects n at now against the TAT in tat: Decide's
+// Cost returns the TAT n requests take: n*Window/Limit, rounded up.
+func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
+
+// Remaining returns how many requests of one fit at now when the TAT is
+// tat, rounded down: the Remaining of a decision.
+func (p *GCRA) Remaining(now int64, tat Instant) int64 {
+	return p.remaining(now, tat, p.capacity())
+}
+
+// Acquire admits or rejects n at now against the TAT in tat: DecideAt's
 // arithmetic, with the new TAT stored by compare-and-swap. Only the step
 // that depends on the TAT is inside the loop, so that the window in which
 // another goroutine can make the swap fail is short; a lost race decides
@@ -173,19 +177,20 @@ func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
 	return d
 }
 
-// acquireTo is Acquire writing the decision to d (see DecideTo).
+// acquireTo is Acquire writing the decision to d (see DecideAt).
 func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
-	c := p.costOf(n)
+	var buf gcraCost
+	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.never(d, &c, at(tat.Load()), now)
+		p.never(d, c, at(tat.Load()), now)
 		return
 	}
 	den := p.denom()
 	for {
 		t := tat.Load()
 		next, over := c.advance(at(t), now, den)
-		if over.after(instant{}) || tat.CompareAndSwap(t, next.ns) {
-			p.outcome(d, &c, at(t), next, now, over)
+		if over.After(Instant{}) || tat.CompareAndSwap(t, next.NS) {
+			p.outcome(d, c, at(t), next, now, over)
 			return
 		}
 	}
@@ -195,20 +200,22 @@ func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 // the TAT.
 type gcraCost struct {
 	lim      int64
-	capacity instant // see GCRA.capacity
-	cost     instant // the TAT n requests take
-	tol      instant // how far ahead of now the TAT may be after them
+	capacity Instant // see GCRA.capacity
+	cost     Instant // the TAT n requests take
+	tol      Instant // how far ahead of now the TAT may be after them
 	// fits is false when the requests are rejected whatever the TAT: the
 	// limit is 0, or they are more than the bucket holds.
 	fits bool
 }
 
-// costOf returns the cost of n requests.
-func (p *GCRA) costOf(n int64) gcraCost {
+// costOf returns the cost of n requests: p's own, not copied, for one
+// request of a prepared p (the common case), else computed in buf.
+func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 	if n == 1 && p.prepared {
-		return p.one // the common case, in line
+		return &p.one
 	}
-	return p.costOfMany(n)
+	*buf = p.costOfMany(n)
+	return buf
 }
 
 // costOfMany is costOf's general case.
@@ -224,7 +231,7 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 	c.cost = p.share(n, true)
 	c.tol = c.capacity
 	if p.Queue {
-		c.tol = at(int64(p.MaxWait)).plus(c.cost, p.denom()) // a leaky bucket's request waits for its own slot
+		c.tol = at(int64(p.MaxWait)).Plus(c.cost, p.denom()) // a leaky bucket's request waits for its own slot
 	}
 	c.fits = true
 	return c
@@ -233,33 +240,36 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 // advance returns the TAT after the requests of c at now against tat, and
 // by how much it is beyond the tolerance: they fit when over is not after
 // zero.
-func (c *gcraCost) advance(tat instant, now, den int64) (next, over instant) {
-	if tat.ns < now {
+func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
+	if tat.NS < now {
 		tat = at(now)
 	}
-	next = tat.plus(c.cost, den)
-	return next, next.minus(at(now), den).minus(c.tol, den)
+	next = tat.Plus(c.cost, den)
+	return next, next.Minus(at(now), den).Minus(c.tol, den)
 }
 
 // outcome writes to d the decision of the requests of c at now: admitted,
 // the TAT going from tat to next, when over is not after zero, else
 // rejected. Waits and retry hints are rounded up to a nanosecond: never
 // early.
-func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next instant, now int64, over instant) {
-	if over.after(instant{}) {
-		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.ceil())}
+func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
+	if over.After(Instant{}) {
+		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
 		return
 	}
 	var wait time.Duration
 	if p.Queue {
-		wait = time.Duration(next.minus(c.cost, p.denom()).ceil() - now)
+		wait = time.Duration(next.Minus(c.cost, p.denom()).Ceil() - now)
 	}
-	*d = Decision{OK: true, Wait: wait, Limit: c.lim, Remaining: p.remaining(now, next, c.capacity), mark: next.ns, markFrac: next.frac}
+	// Field by field: a composite literal is built on the stack and copied,
+	// which stalls on reading back what was just written.
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, c.lim, p.remaining(now, next, c.capacity), 0
+	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
 
 // never writes to d the decision of requests that costOf found never fit.
 // The quota left for requests of one is still reported.
-func (p *GCRA) never(d *Decision, c *gcraCost, tat instant, now int64) {
+func (p *GCRA) never(d *Decision, c *gcraCost, tat Instant, now int64) {
 	if c.lim <= 0 {
 		*d = Decision{Limit: c.lim, RetryAfter: p.Window}
 		return
@@ -270,62 +280,67 @@ func (p *GCRA) never(d *Decision, c *gcraCost, tat instant, now int64) {
 // capacity returns how far ahead of now the TAT may be for one more request
 // of one to fit: the bucket's size as time for a token bucket, MaxWait plus
 // one request's cost for a leaky bucket.
-func (p *GCRA) capacity() instant {
+func (p *GCRA) capacity() Instant {
 	if p.Queue {
-		return at(int64(p.MaxWait)).plus(p.share(1, true), p.denom())
+		return at(int64(p.MaxWait)).Plus(p.share(1, true), p.denom())
 	}
-	return at(int64(p.Window)).plus(p.share(p.Burst, false), p.denom())
+	return at(int64(p.Window)).Plus(p.share(p.Burst, false), p.denom())
 }
 
 // remaining returns how many requests of one fit when the TAT is t, rounded
 // down.
-func (p *GCRA) remaining(now int64, t, capacity instant) int64 {
-	if t.ns < now {
+func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
+	if t.NS < now {
 		t = at(now)
 	}
-	left := capacity.minus(t.minus(at(now), p.denom()), p.denom())
-	if left.ns <= 0 {
+	left := capacity.Minus(t.Minus(at(now), p.denom()), p.denom())
+	if left.NS < 0 {
 		return 0
 	}
-	if p.prepared {
-		return p.perNs.of(left.ns)
+	if left.Frac == 0 && p.prepared && p.perNs.frac != 0 {
+		return p.perNs.of(left.NS) // no division
 	}
-	return mulDiv(left.ns, p.Limit, int64(p.Window))
+	if p.denom() != p.Limit {
+		left.Frac = 0 // of another denominator (warming up): rounded down
+	}
+	// left*Limit/Window with left's fraction: (left.NS*Limit + Frac)/Window,
+	// at most Limit+Burst.
+	hi, lo := bits.Mul64(uint64(left.NS), uint64(p.Limit))
+	lo, c := bits.Add64(lo, uint64(left.Frac), 0)
+	if hi += c; hi == 0 {
+		return int64(lo / uint64(p.Window)) // a 64-bit division: faster
+	}
+	if hi >= uint64(p.Window) {
+		return 1<<63 - 1
+	}
+	q, _ := bits.Div64(hi, lo, uint64(p.Window))
+	return int64(q)
 }
 
-// Refund is the arithmetic of Undo without the atomic: it returns the TAT
-// tat after the cost of an admitted decision d of n is given back (tat
-// itself for a rejected decision, or a leaky bucket's slot that was not the
-// last one taken).
-func (p *GCRA) Refund(tat int64, d Decision, n int64) int64 {
+// Undo gives the cost of an admitted decision d of n back to tat, by
+// compare-and-swap; a rejected decision reserved nothing and is ignored. A
+// token bucket subtracts the cost, which is exact unless the bucket ran
+// full again between Acquire and Undo (the tokens given back then exceed
+// what overflowed; Undo normally follows Acquire at once). A leaky bucket
+// only rewinds when its slot (d.Mark) was the last one taken; the flow
+// rules' leaky buckets also reuse other slots given back (see gcra.Undo).
+func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 	if !d.OK {
-		return tat
+		return
 	}
 	q := *p
 	q.Limit, q.prepared = d.Limit, false
 	cost := q.share(n, true)
-	end := instant{d.mark, d.markFrac}
-	switch {
-	case !p.Queue:
-		return tat - cost.ns
-	case tat == end.ns:
-		return end.minus(cost, q.denom()).ns
-	}
-	return tat
-}
-
-// Undo gives the cost of an admitted decision d of n back to tat (Refund,
-// stored by compare-and-swap); a rejected decision reserved nothing and is
-// ignored. A token bucket subtracts the cost, which is exact unless the
-// bucket ran full again between Acquire and Undo (the tokens given back then
-// exceed what overflowed; Undo normally follows Acquire at once). A leaky
-// bucket only rewinds when no later request took a slot after this one;
-// the flow rules' leaky buckets also reuse other slots given back (see
-// gcra.Undo).
-func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
+	end := d.Mark()
 	for {
 		t := tat.Load()
-		next := p.Refund(t, d, n)
+		next := t
+		switch {
+		case !p.Queue:
+			next = t - cost.NS
+		case t == end.NS:
+			next = end.Minus(cost, q.denom()).NS
+		}
 		if next == t || tat.CompareAndSwap(t, next) {
 			return
 		}
@@ -373,27 +388,27 @@ type bucketState struct {
 }
 
 // hole is a span of a leaky bucket's schedule given back by a waiter.
-type hole struct{ from, to instant }
+type hole struct{ from, to Instant }
 
 // load returns the TAT. A fraction written with another denominator than
 // den (by the rule before a reload) is first rounded up in the state, so
 // that swap compares with what is stored. The caller holds mu.
-func (s *bucketState) load(den int64) instant {
+func (s *bucketState) load(den int64) Instant {
 	if s.frac > 0 && s.den != den {
 		for t := s.tat.Load(); !s.tat.CompareAndSwap(t, t+1); t = s.tat.Load() {
 		}
 		s.frac = 0
 	}
-	return instant{s.tat.Load(), s.frac}
+	return Instant{s.tat.Load(), s.frac}
 }
 
 // swap replaces the TAT old by t, unless a decision made without mu
 // changed it since. The caller holds mu.
-func (s *bucketState) swap(old, t instant, den int64) bool {
-	if !s.tat.CompareAndSwap(old.ns, t.ns) {
+func (s *bucketState) swap(old, t Instant, den int64) bool {
+	if !s.tat.CompareAndSwap(old.NS, t.NS) {
 		return false
 	}
-	s.frac, s.den = t.frac, den
+	s.frac, s.den = t.Frac, den
 	return true
 }
 
@@ -415,7 +430,7 @@ func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
 			// shrink to whole nanoseconds.
 			holes := g.st.holes[:0]
 			for _, h := range g.st.holes {
-				if h = (hole{at(h.from.ceil()), at(h.to.ns)}); h.to.after(h.from) {
+				if h = (hole{at(h.from.Ceil()), at(h.to.NS)}); h.to.After(h.from) {
 					holes = append(holes, h)
 				}
 			}
@@ -462,26 +477,27 @@ func (g *gcra) Acquire(now int64, n int64) Decision {
 // requests, else GCRA's arithmetic on the TAT with its fraction.
 func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	s, den := g.st, p.denom()
-	c := p.costOf(n)
+	var buf gcraCost
+	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.never(d, &c, s.load(den), now)
+		p.never(d, c, s.load(den), now)
 		return
 	}
 	for {
 		t := s.load(den)
-		if p.Queue && len(s.holes) > 0 && t.ns >= now && g.fillHole(d, p, &c, t, now) {
+		if p.Queue && len(s.holes) > 0 && t.NS >= now && g.fillHole(d, p, c, t, now) {
 			return
 		}
 		next, over := c.advance(t, now, den)
-		if over.after(instant{}) {
-			p.outcome(d, &c, t, next, now, over)
-			if r, ok := g.holeRetry(p, &c, now); ok && r < d.RetryAfter {
+		if over.After(Instant{}) {
+			p.outcome(d, c, t, next, now, over)
+			if r, ok := g.holeRetry(p, c, now); ok && r < d.RetryAfter {
 				d.RetryAfter = r
 			}
 			return
 		}
 		if s.swap(t, next, den) {
-			p.outcome(d, &c, t, next, now, over)
+			p.outcome(d, c, t, next, now, over)
 			return
 		}
 	}
@@ -491,28 +507,28 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 // holds them within the tolerance, when there is one, and forgets what has
 // passed of the holes (a hole too short now may grow when its neighbour is
 // given back). tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat instant, now int64) bool {
+func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) bool {
 	s, den := g.st, p.denom()
 	defer func() { s.nholes.Store(int32(len(s.holes))) }()
 	live := s.holes[:0]
 	taken := false
 	for _, h := range s.holes {
-		if !h.to.after(at(now)) {
+		if !h.to.After(at(now)) {
 			continue // passed
 		}
-		if h.from.ns < now {
+		if h.from.NS < now {
 			h.from = at(now) // what has passed of it cannot be used
 		}
 		if !taken {
 			start := h.from
-			end := start.plus(c.cost, den)
-			if !end.after(h.to) && !end.minus(at(now), den).after(c.tol) {
+			end := start.Plus(c.cost, den)
+			if !end.After(h.to) && !end.Minus(at(now), den).After(c.tol) {
 				taken = true
 				*d = Decision{
-					OK: true, Wait: time.Duration(start.ceil() - now), Limit: c.lim,
-					Remaining: p.remaining(now, tat, c.capacity), mark: end.ns, markFrac: end.frac,
+					OK: true, Wait: time.Duration(start.Ceil() - now), Limit: c.lim,
+					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
 				}
-				if !h.to.after(end) {
+				if !h.to.After(end) {
 					continue
 				}
 				h.from = end
@@ -530,12 +546,12 @@ func (g *gcra) holeRetry(p *GCRA, c *gcraCost, now int64) (time.Duration, bool) 
 	den := p.denom()
 	for _, h := range g.st.holes {
 		start := h.from
-		if start.ns < now {
+		if start.NS < now {
 			start = at(now)
 		}
-		end := start.plus(c.cost, den)
-		if !end.after(h.to) {
-			return time.Duration(end.minus(at(now), den).minus(c.tol, den).ceil()), true
+		end := start.Plus(c.cost, den)
+		if !end.After(h.to) {
+			return time.Duration(end.Minus(at(now), den).Minus(c.tol, den).Ceil()), true
 		}
 	}
 	return 0, false
@@ -556,18 +572,18 @@ func (g *gcra) Undo(d Decision, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !p.Queue {
-		for t := s.load(den); !s.swap(t, t.minus(cost, den), den); t = s.load(den) {
+		for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
 		}
 		return
 	}
-	end := instant{d.mark, d.markFrac}
-	s.free(end.minus(cost, den), end, den)
+	end := d.Mark()
+	s.free(end.Minus(cost, den), end, den)
 }
 
 // free gives the slot [from, to) of a leaky bucket back: the TAT moves back
 // to from when the slot was the last one taken, and on over the holes that
 // then end at the TAT; else the slot becomes a hole. The caller holds mu.
-func (s *bucketState) free(from, to instant, den int64) {
+func (s *bucketState) free(from, to Instant, den int64) {
 	defer func() { s.nholes.Store(int32(len(s.holes))) }()
 	for t := s.load(den); t == to; t = s.load(den) {
 		if !s.swap(t, from, den) {
@@ -584,7 +600,7 @@ func (s *bucketState) free(from, to instant, den int64) {
 		return
 	}
 	// Insert [from, to) in order, merged with the holes it touches.
-	i := sort.Search(len(s.holes), func(i int) bool { return !from.after(s.holes[i].from) })
+	i := sort.Search(len(s.holes), func(i int) bool { return !from.After(s.holes[i].from) })
 	if i > 0 && s.holes[i-1].to == from {
 		i--
 		from = s.holes[i].from

@@ -1,10 +1,6 @@
 package hotspot
 
-import (
-	"time"
-
-	"github.com/sluicekit/sluice/core/flow"
-)
+import "github.com/sluicekit/sluice/core/flow"
 
 // maxGaps bounds the gaps a shard remembers: 256 of 40 bytes, allocated as
 // they are given back. A gap given back when the shard's are all live is
@@ -19,7 +15,7 @@ const maxGaps = 256
 // This is the flow rules' design (flow's holes), with the gaps of all the
 // values of a shard in one bounded list.
 type gap struct {
-	from, to instant
+	from, to flow.Instant
 	rec      int32 // the record of the value
 }
 
@@ -28,32 +24,28 @@ type gap struct {
 // life (evicted, its debt is its TAT: its gaps are forgotten) or, all at
 // once, when its TAT is behind now (they have passed).
 
-// decideGaps is bucket.decide for record i of shard s, whose TAT *t is
-// ahead of now and which has gaps: the requests take the earliest gap that
-// holds them within the tolerance, else they queue after the TAT as usual,
-// and a rejection's retry hint is when that earliest gap comes within the
-// tolerance, if it is sooner. What has passed of the record's gaps is
-// forgotten on the way (a gap too short now may grow when its neighbour is
-// given back).
-func (s *shard) decideGaps(d *Decision, b *bucket, i int32, t *instant, now, n int64) {
+// decideGaps is flow.GCRA.DecideAt for record i of shard s, whose TAT *t
+// is ahead of now and which has gaps: the requests take the earliest gap
+// that holds them within the tolerance, else they queue after the TAT as
+// usual, and a rejection's retry hint is when that earliest gap comes
+// within the tolerance, if it is sooner. What has passed of the record's
+// gaps is forgotten on the way (a gap too short now may grow when its
+// neighbour is given back).
+func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, now, n int64) {
 	s.gapNow = max(s.gapNow, now)
-	cost, tol, fits := b.cost(n)
-	if !fits {
-		b.decide(d, t, now, n)
-		return
-	}
+	cost := b.Cost(n)
 	r := &s.recs[i]
 	best, w := -1, 0
 	for _, g := range s.gaps {
 		if g.rec == i {
-			if !g.to.after(at(now)) {
+			if !g.to.After(flow.Instant{NS: now}) {
 				r.gaps-- // passed
 				continue
 			}
-			if g.from.ns < now {
-				g.from = at(now) // what has passed of it cannot be used
+			if g.from.NS < now {
+				g.from = flow.Instant{NS: now} // what has passed of it cannot be used
 			}
-			if !g.from.plus(cost, b.lim).after(g.to) && (best < 0 || s.gaps[best].from.after(g.from)) {
+			if !g.from.Plus(cost, b.Limit).After(g.to) && (best < 0 || s.gaps[best].from.After(g.from)) {
 				best = w
 			}
 		}
@@ -63,20 +55,23 @@ func (s *shard) decideGaps(d *Decision, b *bucket, i int32, t *instant, now, n i
 	clear(s.gaps[w:])
 	s.gaps = s.gaps[:w]
 	if best < 0 {
-		b.decide(d, t, now, n)
+		*t = b.DecideAt(&d.Decision, *t, now, n)
 		return
 	}
+	// The gap decides as a TAT at its start would, but for Remaining,
+	// which is the TAT's.
 	g := &s.gaps[best]
-	end := g.from.plus(cost, b.lim)
-	if over := end.minus(at(now), b.lim).minus(tol, b.lim); over.after(instant{}) {
-		// Too far; the TAT, later, is too. The gap is the earlier retry.
-		b.decide(d, t, now, n)
-		d.RetryAfter = min(d.RetryAfter, time.Duration(over.ceil()))
+	end := b.DecideAt(&d.Decision, g.from, now, n)
+	if !d.OK {
+		// Too far (or more than the bucket holds); the TAT, later, is too.
+		// The gap is the earlier retry.
+		retry := d.RetryAfter
+		*t = b.DecideAt(&d.Decision, *t, now, n)
+		d.RetryAfter = min(d.RetryAfter, retry)
 		return
 	}
-	d.Decision = flow.Decision{OK: true, Wait: time.Duration(g.from.ceil() - now), Limit: b.lim, Remaining: b.remaining(now, *t)}
-	d.mark = end
-	if g.from = end; !g.to.after(end) {
+	d.Remaining = b.Remaining(now, *t)
+	if g.from = end; !g.to.After(end) {
 		s.dropGap(best)
 	}
 }
@@ -85,7 +80,7 @@ func (s *shard) decideGaps(d *Decision, b *bucket, i int32, t *instant, now, n i
 // is *t, back: the TAT moves back to from when the slot was the last one
 // taken, and on over the record's gaps that then end at the TAT; else the
 // slot becomes a gap, merged with the record's gaps it touches.
-func (s *shard) freeSlot(i int32, t *instant, from, to instant) {
+func (s *shard) freeSlot(i int32, t *flow.Instant, from, to flow.Instant) {
 	if *t == to {
 		*t = from
 		for j := 0; j < len(s.gaps); j++ {
@@ -143,7 +138,7 @@ func (s *shard) dropGaps(i int32) {
 // with gaps saw.
 func (s *shard) dropPassedGaps() {
 	for j := 0; j < len(s.gaps); j++ {
-		if !s.gaps[j].to.after(at(s.gapNow)) {
+		if !s.gaps[j].to.After(flow.Instant{NS: s.gapNow}) {
 			s.dropGap(j)
 			j--
 		}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/flow"
 )
 
 func mustNew(t testing.TB, cfg Config, prev *Limiter) *Limiter {
@@ -25,7 +27,7 @@ func lookup(l *Limiter, value string) (ok bool, state int64, gen uint64) {
 	if i < 0 {
 		return false, 0, 0
 	}
-	return true, s.stateOf(i).ns, s.recs[i].gen
+	return true, s.stateOf(i).NS, s.recs[i].gen
 }
 
 // checkTable fails t unless every shard of l is consistent: at most its
@@ -75,7 +77,7 @@ func checkTable(t testing.TB, l *Limiter) {
 			require.Equal(t, i, s.find(r.id), "shard %d record %d found", si, i)
 			if r.pinned {
 				require.Zero(t, inList[i], "shard %d pinned record %d", si, i)
-				require.Positive(t, r.state.ns, "shard %d pinned record %d", si, i)
+				require.Positive(t, r.state.NS, "shard %d pinned record %d", si, i)
 			} else {
 				require.Equal(t, 1, inList[i], "shard %d record %d in lists", si, i)
 			}
@@ -87,10 +89,10 @@ func checkTable(t testing.TB, l *Limiter) {
 		for j, g := range s.gaps {
 			require.Less(t, g.rec, n, "shard %d gap %d", si, j)
 			gaps[g.rec]++
-			require.True(t, g.to.after(g.from), "shard %d gap %d empty", si, j)
-			require.False(t, g.to.after(*s.stateOf(g.rec)), "shard %d gap %d after its TAT", si, j)
+			require.True(t, g.to.After(g.from), "shard %d gap %d empty", si, j)
+			require.False(t, g.to.After(*s.stateOf(g.rec)), "shard %d gap %d after its TAT", si, j)
 			for _, h := range s.gaps[j+1:] {
-				require.False(t, h.rec == g.rec && h.to.after(g.from) && g.to.after(h.from), "shard %d: gaps %+v and %+v overlap", si, g, h)
+				require.False(t, h.rec == g.rec && h.to.After(g.from) && g.to.After(h.from), "shard %d: gaps %+v and %+v overlap", si, g, h)
 			}
 		}
 		for i := range n {
@@ -100,4 +102,10 @@ func checkTable(t testing.TB, l *Limiter) {
 	}
 	require.Equal(t, total, l.Len())
 	require.LessOrEqual(t, total, l.cfg.MaxKeys)
+}
+
+// outcome returns what d tells its caller: its exported fields, without
+// the mark that Undo uses.
+func outcome(d Decision) flow.Decision {
+	return flow.Decision{OK: d.OK, Wait: d.Wait, Limit: d.Limit, Remaining: d.Remaining, RetryAfter: d.RetryAfter}
 }

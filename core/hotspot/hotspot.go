@@ -9,9 +9,9 @@ import (
 // Limiter limits each value of a request parameter separately, tracking at
 // most Config.MaxKeys values in its table. It is safe for concurrent use.
 type Limiter struct {
-	cfg    Config             // defaults applied; Overrides is the Limiter's own copy
-	bucket *bucket            // the buckets' arithmetic for Config.Limit; nil for Concurrency
-	over   map[string]*bucket // the same for each override
+	cfg    Config                // defaults applied; Overrides is the Limiter's own copy
+	bucket *flow.GCRA            // the buckets' arithmetic for Config.Limit; nil for Concurrency
+	over   map[string]*flow.GCRA // the same for each override
 	tab    *table
 	// epoch is the table's epoch the Limiter's fractions are in; when the
 	// table's is another, a later Limiter changed the limits (see round).
@@ -27,8 +27,7 @@ type Decision struct {
 	lim   *Limiter // that made the decision; nil when no record was used
 	shard int32
 	rec   int32
-	gen   uint64  // the record's life at the decision
-	mark  instant // an admitted bucket decision's TAT after it: the end of its slot
+	gen   uint64 // the record's life at the decision
 }
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg
@@ -54,7 +53,7 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 		l.bucket = newBucket(&cfg, cfg.Limit)
 		for v, lim := range cfg.Overrides {
 			if l.over == nil {
-				l.over = make(map[string]*bucket, len(cfg.Overrides))
+				l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
 			}
 			l.over[v] = newBucket(&cfg, lim)
 		}
@@ -82,9 +81,18 @@ func (l *Limiter) Config() Config {
 // Len returns the number of values the Limiter tracks, at most MaxKeys.
 func (l *Limiter) Len() int { return l.tab.len() }
 
+// newBucket returns the arithmetic of the token or leaky buckets of limit
+// lim under cfg: a prepared flow.GCRA, which decides on each value's TAT
+// with its fraction (DecideAt). One of limit 0 only tells that its values
+// are blocked.
+func newBucket(cfg *Config, lim int64) *flow.GCRA {
+	g := flow.GCRA{Limit: lim, Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}.Prepare()
+	return &g
+}
+
 // bucketOf returns the buckets' arithmetic of value: its override's, else
 // that of Config.Limit.
-func (l *Limiter) bucketOf(value string) *bucket {
+func (l *Limiter) bucketOf(value string) *flow.GCRA {
 	if len(l.over) > 0 {
 		if b, ok := l.over[value]; ok {
 			return b
@@ -131,7 +139,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 		return
 	}
 	b := l.bucketOf(value)
-	if b.lim == 0 {
+	if b.Limit == 0 {
 		*d = Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
 		return
 	}
@@ -159,34 +167,33 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 			st = &s.frontState
 		}
 	}
-	d.mark = instant{} // set when admitted
 	switch r := &s.recs[i]; {
 	case l.epoch != l.tab.epoch.Load():
 		l.decideStale(d, b, s, i, st, now, n)
 	case r.gaps == 0:
-		b.decide(d, st, now, n)
-	case st.ns >= now:
+		*st = b.DecideAt(&d.Decision, *st, now, n)
+	case st.NS >= now:
 		s.decideGaps(d, b, i, st, now, n)
 	default:
 		s.dropGaps(i) // the TAT is behind now: they have passed
-		b.decide(d, st, now, n)
+		*st = b.DecideAt(&d.Decision, *st, now, n)
 	}
 	d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
 	s.mu.Unlock()
 }
 
-// decideStale decides as bucket.decide for a Limiter whose limits a later
+// decideStale decides as flow.GCRA.DecideAt for a Limiter whose limits a later
 // one changed: the TAT, whose fraction may be in another limit's units, is
 // rounded up to a nanosecond before and after, which errs on the side of
 // the limit by less than a nanosecond. Such a Limiter still decides the
 // requests that read the rules before a reload.
-func (l *Limiter) decideStale(d *Decision, b *bucket, s *shard, i int32, st *instant, now, n int64) {
-	*st = at(st.ceil())
+func (l *Limiter) decideStale(d *Decision, b *flow.GCRA, s *shard, i int32, st *flow.Instant, now, n int64) {
+	*st = flow.Instant{NS: st.Ceil()}
 	if s.recs[i].gaps > 0 {
 		s.dropGaps(i)
 	}
-	b.decide(d, st, now, n)
-	*st = at(st.ceil())
+	*st = b.DecideAt(&d.Decision, *st, now, n)
+	*st = flow.Instant{NS: st.Ceil()}
 }
 
 // enter is AcquireTo for Concurrency: reserve, then check, under the
@@ -210,12 +217,12 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 		return
 	}
 	r := &s.recs[i]
-	if v := r.state.ns + n; v <= lim {
-		r.state.ns = v
+	if v := r.state.NS + n; v <= lim {
+		r.state.NS = v
 		s.pin(i)
 		*d = Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
 	} else {
-		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.ns, 0)}}
+		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.NS, 0)}}
 	}
 	s.mu.Unlock()
 }
@@ -261,8 +268,8 @@ func (l *Limiter) release(d Decision, n int64) {
 	s := &l.tab.shards[d.shard]
 	s.mu.Lock()
 	if r := &s.recs[d.rec]; r.gen == d.gen {
-		r.state.ns = max(r.state.ns-max(n, 1), 0)
-		if r.state.ns == 0 {
+		r.state.NS = max(r.state.NS-max(n, 1), 0)
+		if r.state.NS == 0 {
 			s.unpin(d.rec)
 		}
 	}
@@ -277,17 +284,17 @@ func (l *Limiter) release(d Decision, n int64) {
 func (l *Limiter) refund(s *shard, d Decision, n int64) {
 	lim := d.Limit
 	st := s.stateOf(d.rec)
-	cost := share(n, int64(l.cfg.Window), lim)
-	from, to := d.mark.minus(cost, lim), d.mark
+	cost := (&flow.GCRA{Limit: lim, Window: l.cfg.Window}).Cost(n)
+	from, to := d.Mark().Minus(cost, lim), d.Mark()
 	if l.epoch != l.tab.epoch.Load() {
-		*st = at(st.ceil())
-		cost, from, to = at(cost.ns), at(from.ceil()), at(to.ns)
+		*st = flow.Instant{NS: st.Ceil()}
+		cost, from, to = flow.Instant{NS: cost.NS}, flow.Instant{NS: from.Ceil()}, flow.Instant{NS: to.NS}
 		lim = 1 // whole nanoseconds: no fraction
 	}
 	switch {
 	case l.cfg.Algorithm == TokenBucket:
-		*st = st.minus(cost, lim)
-	case to.after(from):
+		*st = st.Minus(cost, lim)
+	case to.After(from):
 		s.freeSlot(d.rec, st, from, to)
 	}
 }

@@ -304,7 +304,7 @@ func TestNegativeTime(t *testing.T) {
 // given, whatever it held, to what Acquire returns, on every path: admitted,
 // rejected, blocked by an override of 0, and with every record pinned.
 func TestAcquireToOverwrites(t *testing.T) {
-	stale := Decision{Decision: flow.Decision{OK: true, Wait: 9, Limit: 9, Remaining: 9, RetryAfter: 9}, shard: 9, rec: 9, gen: 9, mark: instant{9, 9}}
+	stale := Decision{Decision: flow.Decision{OK: true, Wait: 9, Limit: 9, Remaining: 9, RetryAfter: 9}, shard: 9, rec: 9, gen: 9}
 	for _, cfg := range []Config{
 		{Limit: 1, Overrides: map[string]int64{"blocked": 0}},
 		{Algorithm: LeakyBucket, Limit: 1, MaxWait: s},

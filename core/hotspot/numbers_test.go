@@ -152,7 +152,7 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 				}
 				d := l.Acquire(now, v, n)
 				want := m.acquire(now, n)
-				require.Equal(t, want, d.Decision, "step %d: Acquire(%d, %s, %d)", i, now, v, n)
+				require.Equal(t, want, outcome(d), "step %d: Acquire(%d, %s, %d)", i, now, v, n)
 				if d.OK {
 					admitted++
 				}
@@ -198,7 +198,7 @@ func TestFractionsThroughEvictionAndFront(t *testing.T) {
 	for i, v := range strings.Split("aabbabbaaabababbbaabaabb", "") {
 		now += 100_000_001
 		d := l.Acquire(now, v, 1)
-		require.Equal(t, models[v].acquire(now, 1), d.Decision, "step %d: %s at %d", i, v, now)
+		require.Equal(t, models[v].acquire(now, 1), outcome(d), "step %d: %s at %d", i, v, now)
 	}
 	require.Len(t, l.tab.shards, 1)
 	require.Equal(t, recOf(t, l, "b"), l.tab.shards[0].frontRec, "b is the front")

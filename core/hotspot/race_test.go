@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/flow"
 )
 
 // TestConcurrentInFlight: 64 goroutines make requests of 8 values, each
@@ -146,7 +148,7 @@ func TestConcurrentLeakyGaps(t *testing.T) {
 	const goroutines, values, perGoroutine = 16, 4, 300
 	l := mustNew(t, Config{Algorithm: LeakyBucket, Limit: 3, Window: time.Millisecond, MaxWait: time.Second, MaxKeys: 8}, nil)
 	var clock atomic.Int64
-	type slot struct{ from, to instant }
+	type slot struct{ from, to flow.Instant }
 	var mu sync.Mutex
 	held := make([][]slot, values)
 	var wg sync.WaitGroup
@@ -163,7 +165,7 @@ func TestConcurrentLeakyGaps(t *testing.T) {
 					continue
 				}
 				mu.Lock()
-				held[v] = append(held[v], slot{d.mark.minus(share(1, int64(time.Millisecond), 3), 3), d.mark})
+				held[v] = append(held[v], slot{d.Mark().Minus((&flow.GCRA{Limit: 3, Window: time.Millisecond}).Cost(1), 3), d.Mark()})
 				mu.Unlock()
 			}
 		})
@@ -171,13 +173,13 @@ func TestConcurrentLeakyGaps(t *testing.T) {
 	wg.Wait()
 	for v, slots := range held {
 		slices.SortFunc(slots, func(a, b slot) int {
-			if a.from.after(b.from) {
+			if a.from.After(b.from) {
 				return 1
 			}
 			return -1
 		})
 		for j := 1; j < len(slots); j++ {
-			require.False(t, slots[j-1].to.after(slots[j].from), "value %d: slots %+v and %+v overlap", v, slots[j-1], slots[j])
+			require.False(t, slots[j-1].to.After(slots[j].from), "value %d: slots %+v and %+v overlap", v, slots[j-1], slots[j])
 		}
 	}
 	checkTable(t, l)

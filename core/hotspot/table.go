@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core/flow"
 )
 
 // Shape of a table.
@@ -70,10 +72,10 @@ type id struct{ h, h2 uint64 }
 // stays in every CPU's cache.
 type shard struct {
 	mu         sync.Mutex
-	lists      [2]list // probation and protected
-	frontState instant // the front record's state
-	lastTag    uint32  // tag of the value decided last
-	frontRec   int32   // the front record; -1 when none
+	lists      [2]list      // probation and protected
+	frontState flow.Instant // the front record's state
+	lastTag    uint32       // tag of the value decided last
+	frontRec   int32        // the front record; -1 when none
 
 	recs []record // the records in use; their number only grows, to capRecs
 	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
@@ -101,7 +103,7 @@ func (s *shard) promote(i int32) {
 
 // stateOf returns where the state of record i is kept: the front's when i
 // is the front.
-func (s *shard) stateOf(i int32) *instant {
+func (s *shard) stateOf(i int32) *flow.Instant {
 	if i == s.frontRec {
 		return &s.frontState
 	}
@@ -127,8 +129,8 @@ type list struct {
 // garbage collector does not scan records.
 type record struct {
 	// state is the TAT of the value's bucket, or (Concurrency) requests in
-	// flight in state.ns.
-	state      instant
+	// flight in state.NS.
+	state      flow.Instant
 	gen        uint64 // life of the record, incremented on each reuse
 	id         id
 	prev, next int32
@@ -253,16 +255,16 @@ func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
 		if i == s.frontRec {
 			s.frontRec, st = -1, s.frontState
 		}
-		if d != nil && st.ceil() > now {
-			d.record(old, st.ceil(), now, s.capRecs) // a bucket not yet full
+		if d != nil && st.Ceil() > now {
+			d.record(old, st.Ceil(), now, s.capRecs) // a bucket not yet full
 		}
-		*r = record{state: at(fresh), gen: gen + 1, id: k, seg: probation}
+		*r = record{state: flow.Instant{NS: fresh}, gen: gen + 1, id: k, seg: probation}
 		s.index(k.tag(), i)
 		s.pushFront(i)
 		return i
 	}
 	r := &s.recs[i]
-	*r = record{state: at(fresh), gen: r.gen + 1, id: k, seg: probation}
+	*r = record{state: flow.Instant{NS: fresh}, gen: r.gen + 1, id: k, seg: probation}
 	s.index(k.tag(), i)
 	s.pushFront(i)
 	return i
@@ -409,13 +411,13 @@ func (t *table) round() uint64 {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
-		s.frontState = at(s.frontState.ceil())
+		s.frontState = flow.Instant{NS: s.frontState.Ceil()}
 		for j := range s.recs {
-			s.recs[j].state = at(s.recs[j].state.ceil())
+			s.recs[j].state = flow.Instant{NS: s.recs[j].state.Ceil()}
 		}
 		for j := 0; j < len(s.gaps); j++ {
 			g := &s.gaps[j]
-			if g.from, g.to = at(g.from.ceil()), at(g.to.ns); !g.to.after(g.from) {
+			if g.from, g.to = (flow.Instant{NS: g.from.Ceil()}), (flow.Instant{NS: g.to.NS}); !g.to.After(g.from) {
 				s.dropGap(j)
 				j--
 			}
