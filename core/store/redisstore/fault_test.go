@@ -118,6 +118,75 @@ func TestExactRedisStopped(t *testing.T) {
 	}
 }
 
+// deadlines is a client hook that keeps the longest time from a command's
+// start to its context's deadline.
+type deadlines struct{ longest atomic.Int64 }
+
+func (h *deadlines) saw(ctx context.Context) {
+	if d, ok := ctx.Deadline(); ok {
+		for l := int64(time.Until(d)); ; {
+			old := h.longest.Load()
+			if l <= old || h.longest.CompareAndSwap(old, l) {
+				break
+			}
+		}
+	} else {
+		h.longest.Store(1 << 62)
+	}
+}
+
+func (h *deadlines) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *deadlines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.saw(ctx)
+		return next(ctx, cmd)
+	}
+}
+func (h *deadlines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.saw(ctx)
+		return next(ctx, cmds)
+	}
+}
+
+// TestExactRedisStoppedUnderLoad freezes the redis-server while spinning
+// goroutines saturate the CPUs: the Store's timers fire late, calls wait
+// longer (WithMaxLag), and still every Take fails, none is decided, and no
+// command is given more than the timeout plus WithMaxLag.
+func TestExactRedisStoppedUnderLoad(t *testing.T) {
+	srv := redistest.StartOwned(t)
+	if !srv.Real() {
+		t.Skip("miniredis cannot be frozen")
+	}
+	const timeout, maxLag = 50 * time.Millisecond, 300 * time.Millisecond
+	h := &deadlines{}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	c.AddHook(h)
+	t.Cleanup(func() { _ = c.Close() })
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(timeout), WithMaxLag(maxLag))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
+	spin(t)
+	// The first calls under load may fail, until the Store has seen its
+	// timers fire late.
+	failed, ok, _, _ := outage(st, lim, 300*time.Millisecond)
+	require.NotZero(t, ok)
+	t.Logf("Redis up, CPUs saturated: %d failed, %d decided", failed, ok)
+
+	srv.Freeze(t)
+	failed, ok, worst, errs := outage(st, lim, 500*time.Millisecond)
+	srv.Thaw(t)
+	t.Logf("Redis frozen, CPUs saturated: %d failed, %d admitted, slowest Take %s, longest deadline %s", failed, ok, worst, time.Duration(h.longest.Load()))
+	assert.Zero(t, ok)
+	assert.NotZero(t, failed)
+	for _, err := range errs {
+		assert.ErrorIs(t, err, store.ErrUnavailable)
+	}
+	assert.GreaterOrEqual(t, worst, timeout, "only the timeout ends a Take")
+	assert.LessOrEqual(t, time.Duration(h.longest.Load()), timeout+maxLag, "no command is given more than the timeout plus the lag allowance")
+}
+
 // TestApproxRedisKilled: approximate decisions go on locally while Redis is
 // down, the sync reports the error, and the counts reach Redis once it is
 // back: all 10 of the window, since the restarted Redis lost the 3 pushed

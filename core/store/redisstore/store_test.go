@@ -138,6 +138,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithBatchSize(MaxBatchSize + 1), "10001"},
 		{WithSyncPeriod(0), "WithSyncPeriod: must be between 1ms and 1m0s, got 0s"},
 		{WithMaxKeys(-1), "WithMaxKeys: must be between 1 and 16777216, got -1"},
+		{WithMaxLag(-time.Millisecond), "WithMaxLag: must be between 0 and 1m0s, got -1ms"},
+		{WithMaxLag(2 * time.Minute), "2m0s"},
 		{nil, "option is nil"},
 	}
 	for _, b := range bad {
