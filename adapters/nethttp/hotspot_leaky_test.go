@@ -1,7 +1,6 @@
 package sluicehttp_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -9,9 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/clock"
 )
 
 // TestHotspotLeakyCancelledClientsGiveTheirTurnBack: 40 clients of one user
@@ -24,43 +21,29 @@ import (
 // load, and nothing waits on a wall-clock bound but a generous failure
 // timeout.
 func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
-	const resource = "GET /slow"
-	fake := clock.NewFake(0)
-	g, err := core.New(core.WithClock(fake), core.WithRules(core.Rule{
-		Resource: resource, Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "leaky-bucket",
-		Limit: 10, Window: time.Second, MaxWait: time.Minute,
-	}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
-	mux := http.NewServeMux()
-	mux.HandleFunc(resource, ok)
-	srv := serve(t, sluicehttp.Middleware(g)(mux))
-
-	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // failure timeout only
-	defer stop()
-	q := newLeakyQueue(t, ctx, fake, srv)
+	q := newLeakyQueue(t, core.Rule{Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "leaky-bucket", Limit: 10, Window: time.Second, MaxWait: time.Minute})
 	q.queue("alice")
 	// bob queues too: his first request is served at once, his second
 	// waits 100ms, in his own bucket.
-	go q.send(ctx, 50, "bob")
+	go q.send(q.ctx, 50, "bob")
 	if r := <-q.results; assert.NoError(t, r.err) {
 		assert.Equal(t, 50, r.i)
 	}
-	go q.send(ctx, 51, "bob")
-	require.NoError(t, fake.WaitForSleepers(ctx, 40))
+	go q.send(q.ctx, 51, "bob")
+	require.NoError(t, q.fake.WaitForSleepers(q.ctx, 40))
 
 	// 24 of alice's clients hang up.
-	q.hangUp(g, resource)
-	require.Equal(t, 16, fake.Sleepers(), "15 of alice's clients and bob's second")
+	q.hangUp()
+	require.Equal(t, 16, q.fake.Sleepers(), "15 of alice's clients and bob's second")
 
 	// alice's patient clients take slots 1 and 2, the earliest free ones;
 	// bob's second is served at his own 100ms.
 	for i, slot := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
-		go q.send(ctx, 100+i, "alice")
-		require.NoError(t, fake.WaitForSleepers(ctx, 17-i))
-		fake.Set(slot - 1)
-		assert.Equal(t, 17-i, fake.Sleepers(), "nobody's slot before %s", slot)
-		fake.Set(slot)
+		go q.send(q.ctx, 100+i, "alice")
+		require.NoError(t, q.fake.WaitForSleepers(q.ctx, 17-i))
+		q.fake.Set(slot - 1)
+		assert.Equal(t, 17-i, q.fake.Sleepers(), "nobody's slot before %s", slot)
+		q.fake.Set(slot)
 		want := map[int]bool{100 + i: true}
 		if i == 0 {
 			want[51] = true
@@ -72,7 +55,7 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 				assert.True(t, want[r.i], "client %d served at %s", r.i, slot)
 				assert.Equal(t, http.StatusOK, r.code)
 				delete(want, r.i)
-			case <-ctx.Done():
+			case <-q.ctx.Done():
 				t.Fatalf("clients %v were not served at %s", want, slot)
 			}
 		}

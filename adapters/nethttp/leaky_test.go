@@ -24,37 +24,24 @@ import (
 // exact whatever the load, and nothing waits on a wall-clock bound but a
 // generous failure timeout.
 func TestLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
-	const resource = "GET /slow"
-	fake := clock.NewFake(0)
-	g, err := core.New(core.WithClock(fake), core.WithRules(core.Rule{
-		Resource: resource, Kind: core.KindFlow, Algorithm: "leaky-bucket",
-		Limit: 10, Window: time.Second, MaxWait: time.Minute,
-	}))
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.HandleFunc(resource, ok)
-	srv := serve(t, sluicehttp.Middleware(g)(mux))
-
-	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // failure timeout only
-	defer stop()
-	q := newLeakyQueue(t, ctx, fake, srv)
+	q := newLeakyQueue(t, core.Rule{Kind: core.KindFlow, Algorithm: "leaky-bucket", Limit: 10, Window: time.Second, MaxWait: time.Minute})
 	q.queue("")
-	q.hangUp(g, resource)
-	require.Equal(t, 15, fake.Sleepers())
+	q.hangUp()
+	require.Equal(t, 15, q.fake.Sleepers())
 
 	// Patient clients take slots 1 and 2, the earliest free ones.
 	for i, slot := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
-		go q.send(ctx, 100+i, "")
-		require.NoError(t, fake.WaitForSleepers(ctx, 16))
-		fake.Set(slot - 1)
-		assert.Equal(t, 16, fake.Sleepers(), "nobody's slot before %s", slot)
-		fake.Set(slot)
+		go q.send(q.ctx, 100+i, "")
+		require.NoError(t, q.fake.WaitForSleepers(q.ctx, 16))
+		q.fake.Set(slot - 1)
+		assert.Equal(t, 16, q.fake.Sleepers(), "nobody's slot before %s", slot)
+		q.fake.Set(slot)
 		select {
 		case r := <-q.results:
 			require.NoError(t, r.err)
 			assert.Equal(t, 100+i, r.i, "the patient client is served at %s", slot)
 			assert.Equal(t, http.StatusOK, r.code)
-		case <-ctx.Done():
+		case <-q.ctx.Done():
 			t.Fatalf("the patient client was not served at %s", slot)
 		}
 	}
@@ -74,18 +61,30 @@ type leakyResult struct {
 type leakyQueue struct {
 	t       *testing.T
 	ctx     context.Context // the failure timeout
-	fake    *clock.Fake
+	fake    *clock.Fake     // the Guard's clock
+	g       *core.Guard
 	srv     *httptest.Server
 	results chan leakyResult
 	cancels []context.CancelFunc // of the 40 clients, called at cleanup
 }
 
-func newLeakyQueue(t *testing.T, ctx context.Context, fake *clock.Fake, srv *httptest.Server) *leakyQueue {
-	q := &leakyQueue{t: t, ctx: ctx, fake: fake, srv: srv, results: make(chan leakyResult, 64)}
+// newLeakyQueue serves GET /slow over a real loopback server through a
+// Guard of rule (for resource GET /slow) on a fake clock.
+func newLeakyQueue(t *testing.T, rule core.Rule) *leakyQueue {
+	rule.Resource = "GET /slow"
+	fake := clock.NewFake(0)
+	g, err := core.New(core.WithClock(fake), core.WithRules(rule))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	mux := http.NewServeMux()
+	mux.HandleFunc(rule.Resource, ok)
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // failure timeout only
+	q := &leakyQueue{t: t, ctx: ctx, fake: fake, g: g, srv: serve(t, sluicehttp.Middleware(g)(mux)), results: make(chan leakyResult, 64)}
 	t.Cleanup(func() {
 		for _, cancel := range q.cancels {
 			cancel()
 		}
+		stop()
 	})
 	return q
 }
@@ -132,7 +131,7 @@ func (q *leakyQueue) queue(user string) {
 // hangUp cancels 24 of the queued clients, all of 1..32 but 3, 7, ..., 31,
 // and waits until the server has seen them hang up and given each turn
 // back.
-func (q *leakyQueue) hangUp(g *core.Guard, resource string) {
+func (q *leakyQueue) hangUp() {
 	t := q.t
 	for i := 1; i <= 32; i++ {
 		if i%4 != 3 {
@@ -148,7 +147,7 @@ func (q *leakyQueue) hangUp(g *core.Guard, resource string) {
 		}
 	}
 	for {
-		st, _ := g.Stats(resource)
+		st, _ := q.g.Stats("GET /slow")
 		if st.Total.BlockedBy[core.ReasonCancelled] == 24 {
 			return
 		}
