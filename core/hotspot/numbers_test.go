@@ -3,7 +3,6 @@ package hotspot
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -13,83 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/bucketmodel"
 )
 
 const us = time.Microsecond
 
-// bucketModel is a value's token or leaky bucket in exact rational
-// arithmetic (math/big), the definition it must follow to the nanosecond:
-// waits and retry hints rounded up, Remaining rounded down.
-type bucketModel struct {
-	cfg Config
-	lim int64
-	tat *big.Rat
+// model returns the exact model of a bucket of limit lim under cfg.
+func model(cfg Config, lim int64) *bucketmodel.Bucket {
+	c := cfg.WithDefaults()
+	return &bucketmodel.Bucket{Limit: lim, Window: c.Window, Burst: c.Burst, MaxWait: c.MaxWait, Leaky: c.Algorithm == LeakyBucket}
 }
 
-func rat(x int64) *big.Rat { return new(big.Rat).SetInt64(x) }
-
-// floorRat returns x rounded down to an integer.
-func floorRat(x *big.Rat) int64 {
-	q, _ := new(big.Int).DivMod(x.Num(), x.Denom(), new(big.Int))
-	return q.Int64()
-}
-
-// ceilRat returns x rounded up to an integer.
-func ceilRat(x *big.Rat) int64 {
-	q, m := new(big.Int).DivMod(x.Num(), x.Denom(), new(big.Int))
-	if m.Sign() != 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	return q.Int64()
-}
-
-// per returns x*Window/lim.
-func (m *bucketModel) per(x int64) *big.Rat {
-	return new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(x), big.NewInt(int64(m.cfg.Window))), big.NewInt(m.lim))
-}
-
-// remaining is how many requests of one fit at now when the TAT is tat.
-func (m *bucketModel) remaining(now int64, tat *big.Rat) int64 {
-	capacity := new(big.Rat).Add(rat(int64(m.cfg.Window)), m.per(m.cfg.Burst))
-	if m.cfg.Algorithm == LeakyBucket {
-		capacity = new(big.Rat).Add(rat(int64(m.cfg.MaxWait)), m.per(1))
-	}
-	ahead := new(big.Rat).Sub(tat, rat(now))
-	if ahead.Sign() < 0 {
-		ahead = rat(0)
-	}
-	left := new(big.Rat).Sub(capacity, ahead)
-	if left.Sign() <= 0 {
-		return 0
-	}
-	return floorRat(new(big.Rat).Quo(left, m.per(1)))
-}
-
-func (m *bucketModel) acquire(now, n int64) flow.Decision {
-	c := m.cfg
-	if n > m.lim+c.Burst {
-		return flow.Decision{Limit: m.lim, Remaining: m.remaining(now, m.tat), RetryAfter: c.Window}
-	}
-	cost := m.per(n)
-	tol := new(big.Rat).Add(rat(int64(c.Window)), m.per(c.Burst))
-	if c.Algorithm == LeakyBucket {
-		tol = new(big.Rat).Add(rat(int64(c.MaxWait)), cost)
-	}
-	start := m.tat
-	if start.Cmp(rat(now)) < 0 {
-		start = rat(now)
-	}
-	next := new(big.Rat).Add(start, cost)
-	over := new(big.Rat).Sub(new(big.Rat).Sub(next, rat(now)), tol)
-	if over.Sign() > 0 {
-		return flow.Decision{Limit: m.lim, Remaining: m.remaining(now, m.tat), RetryAfter: time.Duration(ceilRat(over))}
-	}
-	m.tat = next
-	d := flow.Decision{OK: true, Limit: m.lim, Remaining: m.remaining(now, next)}
-	if c.Algorithm == LeakyBucket {
-		d.Wait = time.Duration(ceilRat(new(big.Rat).Sub(start, rat(now))))
-	}
-	return d
+// decide returns the model's decision of n at now, as a flow.Decision.
+func decide(m *bucketmodel.Bucket, now, n int64) flow.Decision {
+	ok, wait, retry := m.Acquire(now, n)
+	return flow.Decision{OK: ok, Wait: wait, Limit: m.Limit, Remaining: m.Remaining(now), RetryAfter: retry}
 }
 
 // TestBucketsExactAtEveryRate: every value's token or leaky bucket, its
@@ -130,9 +67,9 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 		name := fmt.Sprintf("%s %d per %s burst %d maxWait %s", cfg.Algorithm, cfg.Limit, cfg.Window, cfg.Burst, cfg.MaxWait)
 		t.Run(name, func(t *testing.T) {
 			l := mustNew(t, cfg, nil)
-			models := map[string]*bucketModel{}
+			models := map[string]*bucketmodel.Bucket{}
 			for v, lim := range map[string]int64{"a": cfg.Limit, "vip": cfg.Overrides["vip"]} {
-				models[v] = &bucketModel{cfg: cfg.WithDefaults(), lim: lim, tat: rat(math.MinInt64)}
+				models[v] = model(cfg, lim)
 			}
 			rng := rand.New(rand.NewPCG(1, uint64(cfg.Limit)))
 			now := int64(1 << 40)
@@ -145,13 +82,13 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 				m := models[v]
 				// Steps around the cost: the bucket stays near full and
 				// near empty, where rounding would show.
-				now += int64(rng.Float64() * 2 * float64(cfg.Window) / float64(m.lim))
+				now += int64(rng.Float64() * 2 * float64(cfg.Window) / float64(m.Limit))
 				n := int64(1)
 				if i%7 == 0 {
 					n = 1 + rng.Int64N(3)
 				}
 				d := l.Acquire(now, v, n)
-				want := m.acquire(now, n)
+				want := decide(m, now, n)
 				require.Equal(t, want, outcome(d), "step %d: Acquire(%d, %s, %d)", i, now, v, n)
 				if d.OK {
 					admitted++
@@ -190,15 +127,15 @@ func TestHighRateAdmitsTheLimit(t *testing.T) {
 func TestFractionsThroughEvictionAndFront(t *testing.T) {
 	cfg := Config{Limit: 3, Window: s, MaxKeys: 2} // one shard of 2
 	l := mustNew(t, cfg, nil)
-	models := map[string]*bucketModel{}
+	models := map[string]*bucketmodel.Bucket{}
 	for _, v := range []string{"a", "b"} {
-		models[v] = &bucketModel{cfg: cfg.WithDefaults(), lim: 3, tat: rat(math.MinInt64)}
+		models[v] = model(cfg, 3)
 	}
 	now := int64(0)
 	for i, v := range strings.Split("aabbabbaaabababbbaabaabb", "") {
 		now += 100_000_001
 		d := l.Acquire(now, v, 1)
-		require.Equal(t, models[v].acquire(now, 1), outcome(d), "step %d: %s at %d", i, v, now)
+		require.Equal(t, decide(models[v], now, 1), outcome(d), "step %d: %s at %d", i, v, now)
 	}
 	require.Len(t, l.tab.shards, 1)
 	require.Equal(t, recOf(t, l, "b"), l.tab.shards[0].frontRec, "b is the front")
