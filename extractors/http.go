@@ -291,7 +291,7 @@ func NormalizeRoute(route string) string {
 		}
 		return route
 	}
-	if strings.IndexByte(route, '{') >= 0 || strings.IndexAny(route, ":*") < 0 {
+	if strings.IndexByte(route, '{') >= 0 || !strings.ContainsAny(route, ":*") {
 		return route
 	}
 	var b strings.Builder

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -19,12 +18,8 @@ import (
 // sluicecheck builds the command and returns the path of its binary.
 func sluicecheck(t *testing.T) string {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
 	bin := filepath.Join(t.TempDir(), "sluicecheck")
-	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return bin
 }
