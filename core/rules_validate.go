@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -299,6 +300,21 @@ func (v *validator) checkStore(r *Rule) {
 	}
 	if r.MaxWait > store.MaxWindow {
 		v.add("maxWait", "must be <= %s with a store, got %s", store.MaxWindow, r.MaxWait)
+	}
+	if alg := flow.Algorithm(r.Algorithm); alg == flow.TokenBucket || alg == flow.LeakyBucket || r.Kind == KindHotspot && alg == "" {
+		w := int64(cmp.Or(r.Window, time.Second))
+		v.storeCost("limit", "", r.Limit, w)
+		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
+			v.storeCost("overrides", fmt.Sprintf("value %s: ", quote(k)), r.Overrides[k], w)
+		}
+	}
+}
+
+// storeCost checks a bucket's limit of a rule with a store (see
+// store.BucketLimitOK).
+func (v *validator) storeCost(field, what string, limit, window int64) {
+	if largest, ok := store.BucketLimitOK(limit, time.Duration(window)); !ok {
+		v.add(field, "%s%s", what, store.BucketLimitProblem(largest, limit, time.Duration(window)))
 	}
 }
 

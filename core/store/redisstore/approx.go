@@ -114,7 +114,10 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	}
 	g := gcraOf(lim)
 	e.gkey = s.redisKey(key, g.suffix)
-	e.g = flow.GCRA{Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
+	// The window of whole-nanosecond costs (see costOf): the same bucket as
+	// the exact scripts'.
+	w := time.Duration(mulDiv(g.cost1, lim.Limit, 1))
+	e.g = flow.GCRA{Limit: lim.Limit, Window: w, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
 	e.cost1 = g.cost1
 	return e
 }
@@ -318,7 +321,7 @@ func (e *entry) cost(n int64) int64 {
 	if n == 1 {
 		return e.cost1
 	}
-	return mulDiv(n, e.w, e.lim.Limit)
+	return costOf(n, e.w, e.lim.Limit)
 }
 
 // roll moves the sliding counter to window idx. Under e.mu.
@@ -349,7 +352,7 @@ func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d f
 		e.mu.Unlock()
 		return nil
 	}
-	cost := mulDiv(n, e.w, d.Limit)
+	cost := costOf(n, e.w, d.Limit)
 	if !e.g.Queue {
 		e.tat.Add(-cost)
 		e.admitted.Add(-cost)
@@ -401,7 +404,7 @@ func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d f
 		base := s.redisKey(key, "asc:"+lim.Window.String()+":")
 		c.set(scriptApproxSlidingUndo, base+strconv.FormatInt(idx, 10), n)
 	case flow.TokenBucket:
-		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), mulDiv(n, int64(lim.Window), d.Limit))
+		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), costOf(n, int64(lim.Window), d.Limit))
 	default:
 		s.putCall(c)
 		return nil
@@ -769,6 +772,19 @@ func (e *entry) expired(now, idle int64) bool {
 
 // mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
 // the largest int64.
+// costOf returns the cost of n requests in a bucket of limit per window w,
+// in whole nanoseconds: n times w/limit rounded up, so that the bucket never
+// admits more than its limit (rules refuse the limits whose rounding would
+// lose a request per window: core's store bounds), and n requests cost n
+// times one.
+func costOf(n, w, limit int64) int64 {
+	one := mulDiv(1, w, limit)
+	if w%limit != 0 {
+		one++
+	}
+	return mulDiv(n, one, 1)
+}
+
 func mulDiv(a, b, c int64) int64 {
 	if a <= 0 || b <= 0 {
 		return 0

@@ -34,6 +34,8 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 			{store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: day, Burst: 1_000_000}, "burst must be <= 102 "},
 			{store.Limit{Algorithm: flow.TokenBucket, Limit: int64(time.Second), Window: time.Second, Burst: math.MaxInt64 - int64(time.Second)}, "burst must be <= 4503598627370496 "},
 			{store.Limit{Algorithm: flow.SlidingCounter, Limit: math.MaxInt64, Window: time.Second}, "limit must be <= 4503599627370496"},
+			// Whole nanoseconds per request: 1e9/10000001 would round to 99.
+			{store.Limit{Algorithm: flow.TokenBucket, Limit: 10_000_001, Window: time.Second}, "limit must be <= 31622 with a store and a window of 1s"},
 		} {
 			_, err := st.Take(ctx, "refused", tc.lim, 1)
 			require.Error(t, err)
@@ -97,4 +99,23 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 		assert.False(t, d.OK, "beyond the longest wait")
 		assert.Positive(t, d.RetryAfter)
 	})
+}
+
+// TestCostOf: a bucket's cost in a store is whole nanoseconds, window/limit
+// rounded up, so it never admits more than its limit, and n requests cost n
+// times one (the approximate mode's local bucket and the scripts agree).
+func TestCostOf(t *testing.T) {
+	for _, tc := range []struct{ w, limit, one int64 }{
+		{int64(time.Second), 3, 333_333_334},
+		{int64(time.Second), 4, 250_000_000},
+		{int64(time.Second), 31622, 31624}, // 31623.5... rounded up
+		{int64(24 * time.Hour), 7, 12_342_857_142_858},
+	} {
+		assert.Equal(t, tc.one, costOf(1, tc.w, tc.limit), "%d per %d", tc.limit, tc.w)
+		for _, n := range []int64{2, 7, 1000} {
+			c := costOf(n, tc.w, tc.limit)
+			assert.Equal(t, n*tc.one, c)
+			assert.GreaterOrEqual(t, c*tc.limit, n*tc.w, "never cheaper than n*w/limit")
+		}
+	}
 }

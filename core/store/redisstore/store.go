@@ -205,7 +205,7 @@ func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.De
 	case flow.SlidingCounter:
 		c.set(scriptUndoSliding, s.redisKey(key, "sc:"+lim.Window.String()), n)
 	case flow.TokenBucket:
-		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), mulDiv(n, int64(lim.Window), d.Limit))
+		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), costOf(n, int64(lim.Window), d.Limit))
 	default:
 		s.putCall(c)
 		return nil
@@ -350,7 +350,7 @@ func gcraOf(lim store.Limit) gcra {
 	if lim.Limit <= 0 {
 		return g
 	}
-	g.cost1 = mulDiv(1, w, lim.Limit)
+	g.cost1 = costOf(1, w, lim.Limit)
 	if lim.Algorithm == flow.LeakyBucket {
 		g.queue, g.suffix = true, "lb"
 		g.capacity = int64(lim.MaxWait) + g.cost1
@@ -360,7 +360,7 @@ func gcraOf(lim store.Limit) gcra {
 	return g
 }
 
-func (g gcra) cost(n int64) int64 { return mulDiv(n, int64(g.lim.Window), g.lim.Limit) }
+func (g gcra) cost(n int64) int64 { return costOf(n, int64(g.lim.Window), g.lim.Limit) }
 
 // tol is the tolerance a request of n must fit: -1 when it never fits.
 func (g gcra) tol(n int64) int64 {
