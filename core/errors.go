@@ -17,7 +17,8 @@ var ErrBlocked = errors.New("sluice: blocked")
 //
 // Enter asks every rule that applies, also after one rejected the request
 // (the later ones without keeping their permits), so that RetryAfter is the
-// latest time any of them allows, not the first one's.
+// latest time any of them allows, not the first one's; rules kept in a store
+// are not asked after a rejection (see Guard.admit).
 type BlockedError struct {
 	Resource string // the resource entered
 	// Rule is the name of the rule that decided the response: one that
