@@ -17,8 +17,9 @@ var ErrBlocked = errors.New("sluice: blocked")
 //
 // Enter asks every rule that applies, also after one rejected the request
 // (the later ones without keeping their permits), so that RetryAfter is the
-// latest time any of them allows, not the first one's; rules kept in a store
-// are not asked after a rejection (see Guard.admit).
+// latest time any of them allows, not the first one's. Rules kept in a store
+// are not asked after a rejection: a round trip per rejected request would
+// let a flood that is rejected anyway load the store.
 type BlockedError struct {
 	Resource string // the resource entered
 	// Rule is the name of the rule that decided the response: one that
