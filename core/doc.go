@@ -20,10 +20,10 @@
 //	}
 //	defer e.Exit(nil)
 //
-// With one flow rule, Enter and Exit together read the clock twice (once to
-// decide, once for the response time; on the system clock, a coarse clock
-// that costs an atomic load: see RTResolution), touch a handful of atomics
-// and do not allocate; a block allocates only the *BlockedError.
+// With one flow rule, Enter reads the monotonic clock once to decide, Enter
+// and Exit read a coarse clock that costs an atomic load to time the request
+// (see RTResolution), touch a handful of atomics and do not allocate; a
+// block allocates only the *BlockedError.
 //
 // Breaker rules (KindBreaker, package breaker) learn from the error Exit is
 // given and the response time it measures; an open breaker blocks with a

@@ -28,9 +28,10 @@ const DefaultMaxResources = 10000
 // concurrent use.
 type Guard struct {
 	clock clock.Clock
-	// coarse is the clock Enter and Exit read when the Guard is on the
-	// system clock (see RTResolution); nil on other clocks, which they
-	// read themselves, so that tests on a fake clock see exact times.
+	// coarse is the clock Enter and Exit time requests on when the Guard
+	// is on the system clock (see RTResolution); nil on other clocks,
+	// which they read themselves, so that tests on a fake clock see exact
+	// times.
 	coarse    *clock.Coarse
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New

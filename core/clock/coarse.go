@@ -16,10 +16,11 @@ import (
 // The goroutine runs only while the clock is read: after idleTicks
 // consecutive ticks without a reading it parks, and the next Now reads the
 // source directly and starts it again. Stop ends it for good; Now then reads
-// the source. A Guard on the system clock decides and times requests on a
-// Coarse clock, where a millisecond is precise enough, because a precise
-// reading costs tens of nanoseconds, a large share of a decision; requests
-// under rules that pace them read the precise clock.
+// the source. A Guard on the system clock times requests (statistics,
+// response times) on a Coarse clock, where a millisecond is precise enough;
+// its rules decide on the source: a reading that lags by a varying amount,
+// by hundreds of milliseconds on a busy host, cannot keep a limit in real
+// time.
 type Coarse struct {
 	src  Clock
 	res  time.Duration
