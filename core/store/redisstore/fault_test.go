@@ -118,8 +118,8 @@ func TestExactRedisStopped(t *testing.T) {
 	}
 }
 
-// deadlines is a client hook that keeps the longest time from a command's
-// start to its context's deadline.
+// deadlines keeps the longest time from a command's start to its
+// context's deadline (saw, through redistest.BeforeCommand).
 type deadlines struct{ longest atomic.Int64 }
 
 func (h *deadlines) saw(ctx context.Context) {
@@ -135,20 +135,6 @@ func (h *deadlines) saw(ctx context.Context) {
 	}
 }
 
-func (h *deadlines) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *deadlines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.saw(ctx)
-		return next(ctx, cmd)
-	}
-}
-func (h *deadlines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.saw(ctx)
-		return next(ctx, cmds)
-	}
-}
-
 // TestExactRedisStoppedUnderLoad freezes the redis-server while spinning
 // goroutines saturate the CPUs: the Store's timers fire late, calls wait
 // longer (WithMaxLag), and still every Take fails, none is decided, and no
@@ -161,7 +147,7 @@ func TestExactRedisStoppedUnderLoad(t *testing.T) {
 	const timeout, maxLag = 50 * time.Millisecond, 300 * time.Millisecond
 	h := &deadlines{}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-	c.AddHook(h)
+	c.AddHook(redistest.BeforeCommand(h.saw))
 	t.Cleanup(func() { _ = c.Close() })
 	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(timeout), WithMaxLag(maxLag))
 	require.NoError(t, err)

@@ -38,8 +38,9 @@ func busy(t *testing.T) {
 }
 
 // slowHook makes one command (or pipeline) in each period wait for its
-// context's end before it is sent: a reply slower than the store's
-// timeout, while Redis itself is healthy.
+// context's end before it is sent (stall, through
+// redistest.BeforeCommand): a reply slower than the store's timeout, while
+// Redis itself is healthy.
 type slowHook struct {
 	period time.Duration
 	last   atomic.Int64
@@ -56,20 +57,6 @@ func (h *slowHook) stall(ctx context.Context) {
 	}
 	h.slowed.Add(1)
 	<-ctx.Done()
-}
-
-func (h *slowHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *slowHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.stall(ctx)
-		return next(ctx, cmd)
-	}
-}
-func (h *slowHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.stall(ctx)
-		return next(ctx, cmds)
-	}
 }
 
 // TestGuardSlowRepliesUnderLoad runs a Guard on a healthy Redis, with the
@@ -102,7 +89,7 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 			c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 			slow := &slowHook{period: time.Second}
 			slow.last.Store(time.Now().UnixNano())
-			c.AddHook(slow)
+			c.AddHook(redistest.BeforeCommand(slow.stall))
 			st, err := redisstore.New(c, redisstore.WithPrefix(prefix))
 			require.NoError(t, err)
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: limit, Window: time.Second,
