@@ -352,6 +352,9 @@ func (v *validator) checkConcurrency(r *Rule) {
 // rule has.
 func (v *validator) checkHotspot(r *Rule) {
 	for _, fe := range r.hotspotConfig().Validate() {
+		if fe.Field == "maxKeys" && r.MaxKeys > maxHotspotKeys {
+			continue // the tighter bound below says it
+		}
 		v.add(fe.Field, "%s", fe.Msg)
 	}
 	v.checkBucketBounds(r)

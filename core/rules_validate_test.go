@@ -137,6 +137,9 @@ func TestValidateRulesProblems(t *testing.T) {
 			`rules[0]: algorithm unknown algorithm "fixed-window" (want one of [token-bucket leaky-bucket concurrency])`,
 			"rules[0]: maxKeys must be <= 10000000, got 10000001",
 		}},
+		{"maxKeys over both bounds", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", MaxKeys: 1 << 31}, []string{
+			"rules[0]: maxKeys must be <= 10000000, got 2147483648", // one bound, the tighter
+		}},
 		{"hotspot leaky", Rule{Resource: "*", Kind: KindHotspot, Param: "ip", Algorithm: "leaky-bucket", Burst: 3, MaxWait: -1}, []string{
 			"rules[0]: burst only applies to algorithm token-bucket, got 3 with leaky-bucket",
 			"rules[0]: maxWait must be >= 0, got -1ns",
