@@ -1,0 +1,94 @@
+package core
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+// allFieldRules are valid rules that set, between them, every field of
+// Rule, with each kind and algorithm family.
+func allFieldRules() []Rule {
+	return []Rule{
+		{Name: "warm", Resource: "GET /items/{id}", Kind: KindFlow, Limit: 100, Window: 1500 * time.Millisecond,
+			Algorithm: "leap-array", Buckets: 5, Warmup: 90 * time.Second, ColdFactor: 4},
+		{Resource: "POST /items", Kind: KindFlow, Limit: 10, Algorithm: "token-bucket", Burst: 5},
+		{Resource: "*", Kind: KindFlow, Limit: 10, Algorithm: "leaky-bucket", MaxWait: 250 * time.Millisecond},
+		{Name: "shared", Resource: "/pkg.Svc/*", Kind: KindFlow, Limit: 50, Window: time.Minute, Algorithm: "sliding-counter",
+			Store: "redis", Mode: "approximate", OnFailure: FailLocal, LocalLimit: 20},
+		{Resource: "GET /slow", Kind: KindFlow, Limit: 5, Store: "redis", OnFailure: FailClosed},
+		{Name: "inflight", Resource: "GET /report", Kind: KindConcurrency, Limit: 7},
+		{Resource: "GET /off", Kind: KindConcurrency, Limit: 0},
+		{Name: "per-user", Resource: "GET /items/*", Kind: KindHotspot, Limit: 3, Window: 2 * time.Second,
+			Algorithm: "leaky-bucket", MaxWait: 100 * time.Millisecond, Param: "header:X-User-ID", MaxKeys: 1000,
+			Overrides: map[string]int64{"alice": 0, "123": 50, "true": 2, "a: b": 1}, OnMissing: MissingShared},
+		{Resource: "*", Kind: KindHotspot, Limit: 9, Param: "ip", Store: "redis", OnFailure: FailOpen, OnMissing: MissingReject},
+		{Name: "slow", Resource: "GET /db", Kind: KindBreaker, Strategy: "slow-ratio", Threshold: 0.25, MaxRT: 300 * time.Millisecond,
+			Window: 20 * time.Second, Buckets: 20, MinRequests: 20, OpenFor: 2 * time.Second, Probes: 3},
+		{Resource: "GET /api", Kind: KindBreaker, Strategy: "error-count", Threshold: 5},
+	}
+}
+
+func TestRuleMarshalRoundTrip(t *testing.T) {
+	rules := allFieldRules()
+	set := map[string]bool{}
+	for _, r := range rules {
+		v := reflect.ValueOf(r)
+		for i := range v.NumField() {
+			if !v.Field(i).IsZero() {
+				set[v.Type().Field(i).Name] = true
+			}
+		}
+	}
+	for f := range reflect.TypeFor[Rule]().Fields() {
+		assert.True(t, set[f.Name], "no rule sets Rule.%s", f.Name)
+	}
+	want, err := NormalizeRules(rules)
+	require.NoError(t, err)
+
+	doc := map[string][]Rule{"rules": rules}
+	for _, tc := range []struct {
+		format  Format
+		marshal func(any) ([]byte, error)
+	}{
+		{FormatJSON, json.Marshal},
+		{FormatYAML, yaml.Marshal},
+	} {
+		data, err := tc.marshal(doc)
+		require.NoError(t, err)
+		got, err := ParseRules(data, tc.format)
+		require.NoError(t, err, "%s", data)
+		assert.Equal(t, want, got, "%s", data)
+	}
+}
+
+func TestRuleMarshalForm(t *testing.T) {
+	for _, tc := range []struct {
+		rule       Rule
+		json, yaml string
+	}{
+		{Rule{Resource: "*", Kind: KindConcurrency}, `{"resource":"*","kind":"concurrency","limit":0}`,
+			"resource: '*'\nkind: concurrency\nlimit: 0\n"},
+		{Rule{Resource: "GET /x", Kind: KindFlow, Limit: 5, Window: 1500 * time.Millisecond, MaxWait: 500 * time.Millisecond, Algorithm: "leaky-bucket"},
+			`{"resource":"GET /x","kind":"flow","limit":5,"window":"1.5s","algorithm":"leaky-bucket","maxWait":"500ms"}`,
+			"resource: GET /x\nkind: flow\nlimit: 5\nwindow: 1.5s\nalgorithm: leaky-bucket\nmaxWait: 500ms\n"},
+		{Rule{Resource: "GET /x", Kind: KindBreaker, Strategy: "error-ratio", Threshold: 0.5, OpenFor: time.Minute},
+			`{"resource":"GET /x","kind":"breaker","strategy":"error-ratio","threshold":0.5,"openFor":"1m0s"}`,
+			"resource: GET /x\nkind: breaker\nstrategy: error-ratio\nthreshold: 0.5\nopenFor: 1m0s\n"},
+	} {
+		j, err := json.Marshal(tc.rule)
+		require.NoError(t, err)
+		assert.Equal(t, tc.json, string(j))
+		pj, err := json.Marshal(&tc.rule)
+		require.NoError(t, err)
+		assert.Equal(t, tc.json, string(pj), "a *Rule marshals the same")
+		y, err := yaml.Marshal(tc.rule)
+		require.NoError(t, err)
+		assert.Equal(t, tc.yaml, string(y))
+	}
+}
