@@ -363,9 +363,10 @@ func TestConcurrencyNeverOvershoots(t *testing.T) {
 func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 	const step = 50 * ms
 	for _, tc := range []struct {
-		name, algorithm string
-		limit, burst    int64
-		perWorker       int // requests per worker and step
+		name         string
+		algorithm    core.Algorithm
+		limit, burst int64
+		perWorker    int // requests per worker and step
 		// bound returns the most that may pass in steps [i, j).
 		bound func(i, j int) int64
 		// windows lists the step ranges to check.
@@ -382,7 +383,7 @@ func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 			return 100 + 20 + int64(j-i-1)*100*int64(step)/int64(time.Second)
 		}},
 	} {
-		t.Run(cmp.Or(tc.name, tc.algorithm), func(t *testing.T) {
+		t.Run(cmp.Or(tc.name, string(tc.algorithm)), func(t *testing.T) {
 			g, fc := newGuard(t, core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow,
 				Algorithm: tc.algorithm, Limit: tc.limit, Burst: tc.burst})
 			const rounds, workers = 80, 64

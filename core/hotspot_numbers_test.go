@@ -39,7 +39,7 @@ func TestHotspotHighRateAdmitsTheLimit(t *testing.T) {
 	} {
 		t.Run(alg, func(t *testing.T) {
 			g, fc := newGuard(t, core.Rule{
-				Resource: "GET /x", Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: alg,
+				Resource: "GET /x", Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: core.Algorithm(alg),
 				Limit: 600, Window: time.Microsecond, Overrides: map[string]int64{"vip": 700},
 			})
 			for user, want := range want {
@@ -87,7 +87,7 @@ func TestHotspotRetryHintsExact(t *testing.T) {
 // largest value allowed; the largest values are accepted and honoured.
 func TestHotspotBoundsRefused(t *testing.T) {
 	day := 24 * time.Hour
-	rule := func(alg string, limit int64, window time.Duration, burst int64, maxWait time.Duration) core.Rule {
+	rule := func(alg core.Algorithm, limit int64, window time.Duration, burst int64, maxWait time.Duration) core.Rule {
 		return core.Rule{
 			Name: "per-user", Resource: "GET /x", Kind: core.KindHotspot, Param: "header:X-User-ID",
 			Algorithm: alg, Limit: limit, Window: window, Burst: burst, MaxWait: maxWait,

@@ -120,7 +120,7 @@ func TestLimitsHoldInRealTimeOnLateClock(t *testing.T) {
 	}
 	for _, st := range starvations {
 		for _, r := range rules {
-			t.Run(st.name+"/"+r.rule.Algorithm, func(t *testing.T) {
+			t.Run(st.name+"/"+string(r.rule.Algorithm), func(t *testing.T) {
 				rule := r.rule
 				rule.Resource, rule.Kind, rule.Limit, rule.Window = "r", KindFlow, limit, win
 				g, err := New(WithRules(rule))
@@ -177,8 +177,8 @@ func hammer(t *testing.T, g *Guard, dur, on, off time.Duration) []span {
 // clock, about half of such retries were rejected with ticks held back.
 func TestRetryHintNeverEarlyOnLateClock(t *testing.T) {
 	for _, st := range starvations {
-		for _, alg := range []string{"sliding-log", "leap-array", "token-bucket"} {
-			t.Run(st.name+"/"+alg, func(t *testing.T) {
+		for _, alg := range []Algorithm{AlgorithmSlidingLog, AlgorithmLeapArray, AlgorithmTokenBucket} {
+			t.Run(st.name+"/"+string(alg), func(t *testing.T) {
 				g, err := New(WithRules(Rule{Resource: "r", Kind: KindFlow, Algorithm: alg, Limit: 5, Window: 100 * time.Millisecond}))
 				require.NoError(t, err)
 				defer g.Close()

@@ -6,6 +6,7 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // Kind is the kind of a rule.
@@ -52,10 +53,10 @@ type Rule struct {
 	// Window is the period Limit applies to (flow, hotspot; default 1s),
 	// or the span of a breaker's statistics (default 10s).
 	Window time.Duration `json:"window,omitempty"`
-	// Algorithm is a flow.Algorithm for flow rules (default leap-array), or
-	// token-bucket, leaky-bucket or concurrency for hotspot rules (default
-	// token-bucket).
-	Algorithm string `json:"algorithm,omitempty"`
+	// Algorithm is one of the Algorithm constants: for flow rules a
+	// flow.Algorithm (default leap-array), for hotspot rules token-bucket
+	// (default), leaky-bucket or concurrency.
+	Algorithm Algorithm `json:"algorithm,omitempty"`
 	// Buckets is the number of leap-array buckets of a flow rule or a
 	// breaker's statistics. Default 10.
 	Buckets int `json:"buckets,omitempty"`
@@ -88,22 +89,21 @@ type Rule struct {
 	// algorithm sliding-counter (its default), token-bucket or
 	// leaky-bucket, and no warmup.
 	Store string `json:"store,omitempty"`
-	// Mode is how the store decides: exact (default; a round trip per
-	// decision) or approximate (local decisions, counts synchronized
+	// Mode is how the store decides: store.Exact (default; a round trip per
+	// decision) or store.Approximate (local decisions, counts synchronized
 	// periodically; see package store).
-	Mode string `json:"mode,omitempty"`
-	// OnFailure is what the rule does while its store fails: local
-	// (default) decides on LocalLimit in this process alone, open admits,
-	// closed rejects.
-	OnFailure string `json:"onFailure,omitempty"`
+	Mode store.Mode `json:"mode,omitempty"`
+	// OnFailure is what the rule does while its store fails: FailLocal
+	// (default), FailOpen or FailClosed.
+	OnFailure FailurePolicy `json:"onFailure,omitempty"`
 	// LocalLimit is the limit per Window this process applies while the
 	// store fails and OnFailure is local: its share of Limit (say Limit
 	// divided by the number of instances). Default Limit.
 	LocalLimit int64 `json:"localLimit,omitempty"`
 
-	// Strategy is what a breaker trips on: slow-ratio, error-ratio or
-	// error-count (breaker.Strategy).
-	Strategy string `json:"strategy,omitempty"`
+	// Strategy is what a breaker trips on: breaker.SlowRatio,
+	// breaker.ErrorRatio or breaker.ErrorCount.
+	Strategy breaker.Strategy `json:"strategy,omitempty"`
 	// Threshold trips a breaker: a ratio in (0, 1] of slow or failed
 	// requests, or a number of failed requests (error-count).
 	Threshold float64 `json:"threshold,omitempty"`
@@ -138,11 +138,36 @@ const (
 	MissingShared OnMissing = "shared"
 )
 
-// Failure policies of rules with a store (Rule.OnFailure).
+// Algorithm is the algorithm of a flow or hotspot rule (Rule.Algorithm):
+// one of the flow.Algorithm or hotspot.Algorithm values, which the
+// constants below name.
+type Algorithm string
+
+// The rule algorithms. Flow rules take all but AlgorithmConcurrency;
+// hotspot rules take AlgorithmTokenBucket, AlgorithmLeakyBucket and
+// AlgorithmConcurrency.
 const (
-	FailLocal  = "local"
-	FailOpen   = "open"
-	FailClosed = "closed"
+	AlgorithmLeapArray      = Algorithm(flow.LeapArray)
+	AlgorithmFixedWindow    = Algorithm(flow.FixedWindow)
+	AlgorithmSlidingLog     = Algorithm(flow.SlidingLog)
+	AlgorithmSlidingCounter = Algorithm(flow.SlidingCounter)
+	AlgorithmTokenBucket    = Algorithm(flow.TokenBucket)
+	AlgorithmLeakyBucket    = Algorithm(flow.LeakyBucket)
+	AlgorithmConcurrency    = Algorithm(hotspot.Concurrency)
+)
+
+// FailurePolicy is what a rule with a store does while its store fails
+// (Rule.OnFailure).
+type FailurePolicy string
+
+// The failure policies.
+const (
+	// FailLocal decides on Rule.LocalLimit in this process alone.
+	FailLocal FailurePolicy = "local"
+	// FailOpen admits every request.
+	FailOpen FailurePolicy = "open"
+	// FailClosed rejects every request.
+	FailClosed FailurePolicy = "closed"
 )
 
 // flowConfig returns the flow.Config of a flow rule.

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // ruleFile is a Rule in the form of the rules file: durations are Go
@@ -74,4 +77,31 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 // MarshalJSON, for go.yaml.in/yaml/v3 and gopkg.in/yaml.v3.
 func (r Rule) MarshalYAML() (any, error) {
 	return r.fileForm(), nil
+}
+
+// UnmarshalJSON reads r from a rule of a JSON rules file, as MarshalJSON
+// writes it, with the checks of ParseRules on each field (names, types,
+// durations, duplicates, limit given) but without validating or normalizing
+// the rule: use ParseRules or ValidateRules for that.
+func (r *Rule) UnmarshalJSON(data []byte) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	n, err := decodeJSON(data)
+	if err != nil {
+		return err
+	}
+	return r.UnmarshalYAML(n)
+}
+
+// UnmarshalYAML reads r from a rule of a YAML rules file, as UnmarshalJSON
+// does from JSON.
+func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
+	p := fileParser{unread: map[fieldKey]bool{}}
+	rule := p.rule(0, n)
+	if p.problems != nil {
+		return &RulesError{Problems: p.problems}
+	}
+	*r = rule
+	return nil
 }

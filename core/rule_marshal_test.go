@@ -9,18 +9,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // allFieldRules are valid rules that set, between them, every field of
-// Rule, with each kind and algorithm family.
+// Rule, with each kind and algorithm family. Enumerated fields take typed
+// constants and untyped string literals alike.
 func allFieldRules() []Rule {
 	return []Rule{
 		{Name: "warm", Resource: "GET /items/{id}", Kind: KindFlow, Limit: 100, Window: 1500 * time.Millisecond,
 			Algorithm: "leap-array", Buckets: 5, Warmup: 90 * time.Second, ColdFactor: 4},
-		{Resource: "POST /items", Kind: KindFlow, Limit: 10, Algorithm: "token-bucket", Burst: 5},
+		{Resource: "POST /items", Kind: KindFlow, Limit: 10, Algorithm: AlgorithmTokenBucket, Burst: 5},
 		{Resource: "*", Kind: KindFlow, Limit: 10, Algorithm: "leaky-bucket", MaxWait: 250 * time.Millisecond},
 		{Name: "shared", Resource: "/pkg.Svc/*", Kind: KindFlow, Limit: 50, Window: time.Minute, Algorithm: "sliding-counter",
-			Store: "redis", Mode: "approximate", OnFailure: FailLocal, LocalLimit: 20},
+			Store: "redis", Mode: store.Approximate, OnFailure: FailLocal, LocalLimit: 20},
 		{Resource: "GET /slow", Kind: KindFlow, Limit: 5, Store: "redis", OnFailure: FailClosed},
 		{Name: "inflight", Resource: "GET /report", Kind: KindConcurrency, Limit: 7},
 		{Resource: "GET /off", Kind: KindConcurrency, Limit: 0},
@@ -28,7 +32,7 @@ func allFieldRules() []Rule {
 			Algorithm: "leaky-bucket", MaxWait: 100 * time.Millisecond, Param: "header:X-User-ID", MaxKeys: 1000,
 			Overrides: map[string]int64{"alice": 0, "123": 50, "true": 2, "a: b": 1}, OnMissing: MissingShared},
 		{Resource: "*", Kind: KindHotspot, Limit: 9, Param: "ip", Store: "redis", OnFailure: FailOpen, OnMissing: MissingReject},
-		{Name: "slow", Resource: "GET /db", Kind: KindBreaker, Strategy: "slow-ratio", Threshold: 0.25, MaxRT: 300 * time.Millisecond,
+		{Name: "slow", Resource: "GET /db", Kind: KindBreaker, Strategy: breaker.SlowRatio, Threshold: 0.25, MaxRT: 300 * time.Millisecond,
 			Window: 20 * time.Second, Buckets: 20, MinRequests: 20, OpenFor: 2 * time.Second, Probes: 3},
 		{Resource: "GET /api", Kind: KindBreaker, Strategy: "error-count", Threshold: 5},
 	}
@@ -91,4 +95,22 @@ func TestRuleMarshalForm(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tc.yaml, string(y))
 	}
+}
+
+func TestRuleUnmarshalRoundTrip(t *testing.T) {
+	rules := allFieldRules()
+	j, err := json.Marshal(rules)
+	require.NoError(t, err)
+	var fromJSON []Rule
+	require.NoError(t, json.Unmarshal(j, &fromJSON))
+	assert.Equal(t, rules, fromJSON)
+	y, err := yaml.Marshal(rules)
+	require.NoError(t, err)
+	var fromYAML []Rule
+	require.NoError(t, yaml.Unmarshal(y, &fromYAML))
+	assert.Equal(t, rules, fromYAML)
+
+	var r Rule
+	err = json.Unmarshal([]byte(`{"resource":"*","kind":"flow","limit":1,"window":1000000000}`), &r)
+	assert.ErrorContains(t, err, "window must be a Go duration such as 1s or 250ms, got 1000000000")
 }

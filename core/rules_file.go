@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // Format is the syntax of a rules file.
@@ -711,15 +714,13 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 	case "resource":
 		r.Resource, msg = textValue(val)
 	case "kind":
-		var kind string
-		kind, msg = textValue(val)
-		r.Kind = Kind(kind)
+		r.Kind, msg = typedText[Kind](val)
 	case "limit":
 		r.Limit, msg = intValue[int64](val)
 	case "window":
 		r.Window, msg = durationValue(val)
 	case "algorithm":
-		r.Algorithm, msg = textValue(val)
+		r.Algorithm, msg = typedText[Algorithm](val)
 	case "buckets":
 		r.Buckets, msg = intValue[int](val)
 	case "burst":
@@ -737,19 +738,17 @@ func (rp *ruleParser) field(r *Rule, key string, keyNode, val *yaml.Node) {
 	case "overrides":
 		r.Overrides = rp.overrides(val)
 	case "onMissing":
-		var m string
-		m, msg = textValue(val)
-		r.OnMissing = OnMissing(m)
+		r.OnMissing, msg = typedText[OnMissing](val)
 	case "store":
 		r.Store, msg = textValue(val)
 	case "mode":
-		r.Mode, msg = textValue(val)
+		r.Mode, msg = typedText[store.Mode](val)
 	case "onFailure":
-		r.OnFailure, msg = textValue(val)
+		r.OnFailure, msg = typedText[FailurePolicy](val)
 	case "localLimit":
 		r.LocalLimit, msg = intValue[int64](val)
 	case "strategy":
-		r.Strategy, msg = textValue(val)
+		r.Strategy, msg = typedText[breaker.Strategy](val)
 	case "threshold":
 		r.Threshold, msg = floatValue(val)
 	case "maxRT":
@@ -801,6 +800,12 @@ func textValue(n *yaml.Node) (string, string) {
 		return "", "must be a string, got " + describe(n)
 	}
 	return n.Value, ""
+}
+
+// typedText returns the text of a scalar as a T, or a problem.
+func typedText[T ~string](n *yaml.Node) (T, string) {
+	s, msg := textValue(n)
+	return T(s), msg
 }
 
 // intValue returns the value of an integer scalar as a T, or a problem.

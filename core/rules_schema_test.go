@@ -108,7 +108,7 @@ func TestRulesSchemaMatchesRule(t *testing.T) {
 	}
 	assert.Equal(t, algorithms, props["algorithm"].Enum)
 	assert.Equal(t, strs(store.Exact, store.Approximate), props["mode"].Enum)
-	assert.Equal(t, []string{FailLocal, FailOpen, FailClosed}, props["onFailure"].Enum)
+	assert.Equal(t, strs(FailLocal, FailOpen, FailClosed), props["onFailure"].Enum)
 	assert.Equal(t, strs(MissingSkip, MissingReject, MissingShared), props["onMissing"].Enum)
 	assert.Equal(t, strs(breaker.SlowRatio, breaker.ErrorRatio, breaker.ErrorCount), props["strategy"].Enum)
 }

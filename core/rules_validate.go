@@ -280,13 +280,13 @@ func (v *validator) checkStore(r *Rule) {
 	switch {
 	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms, flow.Algorithm(r.Algorithm)):
 		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
-	case r.Kind == KindHotspot && r.Algorithm == string(hotspot.Concurrency):
+	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
 		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
 	v.zero("buckets", r.Buckets != 0, msg)
 	v.zero("warmup", r.Warmup != 0, msg)
-	if m := store.Mode(r.Mode); m != "" && m != store.Exact && m != store.Approximate {
+	if m := r.Mode; m != "" && m != store.Exact && m != store.Approximate {
 		v.add("mode", "must be exact or approximate, got %s", quote(r.Mode))
 	}
 	if f := r.OnFailure; f != "" && f != FailLocal && f != FailOpen && f != FailClosed {
@@ -459,7 +459,8 @@ func hasControl(s string) bool {
 
 // quote returns s quoted as a Go string, shortened to its first 64 bytes
 // and "..." when longer, for error messages.
-func quote(s string) string {
+func quote[T ~string](t T) string {
+	s := string(t)
 	const max = 64
 	if len(s) <= max {
 		return strconv.Quote(s)
@@ -571,24 +572,24 @@ func withDefaults(r Rule) Rule {
 	r.Resource, _ = CanonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
-		r.Algorithm = string(flow.SlidingCounter)
+		r.Algorithm = AlgorithmSlidingCounter
 	}
 	switch r.Kind {
 	case KindFlow:
 		c := ruleFlowConfig(&r).WithDefaults()
-		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = string(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
 		if r.Store != "" {
 			r.Buckets = 0
 		}
 	case KindHotspot:
 		c := r.hotspotConfig().WithDefaults()
-		r.Algorithm, r.Window, r.MaxKeys = string(c.Algorithm), c.Window, c.MaxKeys
+		r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
 	case KindBreaker:
 		c := r.breakerConfig().WithDefaults()
 		r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
 	}
 	if r.Store != "" {
-		r.Mode = cmp.Or(r.Mode, string(store.Exact))
+		r.Mode = cmp.Or(r.Mode, store.Exact)
 		r.OnFailure = cmp.Or(r.OnFailure, FailLocal)
 		if r.LocalLimit == 0 {
 			r.LocalLimit = r.Limit

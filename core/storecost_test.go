@@ -12,7 +12,7 @@ import (
 // window is refused with the largest allowed, for the rule's limit and each
 // override, unless it divides the window.
 func TestStoreBucketLimits(t *testing.T) {
-	rule := func(kind Kind, alg string, limit int64, overrides map[string]int64) Rule {
+	rule := func(kind Kind, alg Algorithm, limit int64, overrides map[string]int64) Rule {
 		r := Rule{Name: "r", Resource: "GET /x", Kind: kind, Algorithm: alg, Limit: limit, Store: "redis", Overrides: overrides}
 		if kind == KindHotspot {
 			r.Param = "ip"

@@ -216,7 +216,7 @@ func (g *Guard) Stores() []StoreStatus {
 type remoteRule struct {
 	conn      *storeConn
 	lim       store.Limit
-	policy    string
+	policy    FailurePolicy
 	overrides map[string]int64 // a hotspot rule's (the rule's own copy)
 	// The limiters of the local failure policy, at LocalLimit: local for
 	// a flow rule, localHot for a hotspot rule.

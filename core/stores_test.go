@@ -95,14 +95,14 @@ func TestStoreRuleSharedAcrossGuardsWhateverTheirClocks(t *testing.T) {
 func TestStoreFailurePolicies(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
-		policy     string
+		policy     core.FailurePolicy
 		wantPassed int // of 5 requests while the store is down
 	}{
 		{core.FailOpen, 5},
 		{core.FailClosed, 0},
 		{core.FailLocal, 2}, // localLimit
 	} {
-		t.Run(tt.policy, func(t *testing.T) {
+		t.Run(string(tt.policy), func(t *testing.T) {
 			s := newSwitchable(t, clock.NewFake(0))
 			fc := clock.NewFake(time.Second)
 			// One failure opens the breaker: every request after it is
@@ -254,8 +254,8 @@ func TestStoreRulesValidation(t *testing.T) {
 	// Defaults, and a store the Guard does not have.
 	rules, err := core.NormalizeRules([]core.Rule{{Resource: "x", Kind: core.KindFlow, Limit: 7, Store: "redis"}})
 	require.NoError(t, err)
-	assert.Equal(t, "sliding-counter", rules[0].Algorithm)
-	assert.Equal(t, "exact", rules[0].Mode)
+	assert.Equal(t, core.AlgorithmSlidingCounter, rules[0].Algorithm)
+	assert.Equal(t, store.Exact, rules[0].Mode)
 	assert.Equal(t, core.FailLocal, rules[0].OnFailure)
 	assert.Equal(t, int64(7), rules[0].LocalLimit)
 	_, err = core.New(core.WithRules(rules...))

@@ -370,17 +370,17 @@ func describe(r core.Rule) string {
 	case core.KindConcurrency:
 		return fmt.Sprintf("concurrency on %s: %d in flight", res, r.Limit)
 	case core.KindFlow:
-		return fmt.Sprintf("flow on %s: %d per %s (%s%s)", res, r.Limit, r.Window, clean(r.Algorithm), extras(r))
+		return fmt.Sprintf("flow on %s: %d per %s (%s%s)", res, r.Limit, r.Window, clean(string(r.Algorithm)), extras(r))
 	case core.KindHotspot:
 		var s string
 		if r.Algorithm == "concurrency" {
 			s = fmt.Sprintf("hotspot on %s: %d in flight per %s", res, r.Limit, clean(r.Param))
 		} else {
-			s = fmt.Sprintf("hotspot on %s: %d per %s per %s (%s%s)", res, r.Limit, r.Window, clean(r.Param), clean(r.Algorithm), extras(r))
+			s = fmt.Sprintf("hotspot on %s: %d per %s per %s (%s%s)", res, r.Limit, r.Window, clean(r.Param), clean(string(r.Algorithm)), extras(r))
 		}
 		return s + overrides(r.Overrides)
 	case core.KindBreaker:
-		return fmt.Sprintf("breaker on %s: %s >= %v of >= %d in %s, open %s", res, clean(r.Strategy), r.Threshold, r.MinRequests, r.Window, r.OpenFor)
+		return fmt.Sprintf("breaker on %s: %s >= %v of >= %d in %s, open %s", res, clean(string(r.Strategy)), r.Threshold, r.MinRequests, r.Window, r.OpenFor)
 	default:
 		return fmt.Sprintf("%s on %s", clean(string(r.Kind)), res)
 	}

@@ -195,7 +195,7 @@ func TestDefaultRules(t *testing.T) {
 	modes := map[string]string{}
 	for _, rule := range s.Rules {
 		assert.Equal(t, "redis", rule.Store, rule.Name)
-		modes[rule.Name] = rule.Mode
+		modes[rule.Name] = string(rule.Mode)
 	}
 	assert.Equal(t, map[string]string{"hello-global": "exact", "search-global": "approximate", "items-per-user": "exact"}, modes)
 

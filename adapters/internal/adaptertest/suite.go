@@ -486,7 +486,7 @@ func testRetryAfter(t *testing.T, f Factory) {
 		if r.Kind == "" {
 			r.Kind = core.KindFlow
 		}
-		r.Name, r.Resource, r.Limit, r.Window = "rate-"+string(r.Kind)+"-"+r.Algorithm, "GET /hello", 3, window
+		r.Name, r.Resource, r.Limit, r.Window = "rate-"+string(r.Kind)+"-"+string(r.Algorithm), "GET /hello", 3, window
 		t.Run(r.Name, func(t *testing.T) {
 			s := start(t, f, Options{}, r)
 			// Requests arrive 100ms apart, so the algorithms that spread a

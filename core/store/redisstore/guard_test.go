@@ -154,7 +154,7 @@ func TestGuardsShareExactLimit(t *testing.T) {
 		{core.Rule{Algorithm: "sliding-counter", Limit: 100, Window: time.Hour}, 100, 0},
 		{core.Rule{Algorithm: "token-bucket", Limit: 60, Window: time.Minute, Burst: 40}, 100, 1},
 	} {
-		t.Run(tc.rule.Algorithm, func(t *testing.T) {
+		t.Run(string(tc.rule.Algorithm), func(t *testing.T) {
 			rule := tc.rule
 			rule.Name, rule.Resource, rule.Kind, rule.Store = "global", "GET /items", core.KindFlow, "redis"
 			prefix := redistest.UniquePrefix()
@@ -211,7 +211,7 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 		{core.Rule{Algorithm: "sliding-counter", Limit: 100, Window: time.Hour}, 100, 0},
 		{core.Rule{Algorithm: "token-bucket", Limit: 50, Window: time.Second, Burst: 10}, 60, 50},
 	} {
-		t.Run(tc.rule.Algorithm, func(t *testing.T) {
+		t.Run(string(tc.rule.Algorithm), func(t *testing.T) {
 			rule := tc.rule
 			rule.Name, rule.Resource, rule.Kind, rule.Store, rule.Mode = "global", "GET /items", core.KindFlow, "redis", "approximate"
 			prefix := redistest.UniquePrefix()
@@ -293,8 +293,8 @@ func TestGuardsShareHotspotLimits(t *testing.T) {
 // moving their clocks (forwards or back) changes nothing.
 func TestGuardsClockSkew(t *testing.T) {
 	srv := redisstore.SharedRedis(t)
-	for _, alg := range []string{"sliding-counter", "token-bucket", "leaky-bucket"} {
-		t.Run(alg, func(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.AlgorithmSlidingCounter, core.AlgorithmTokenBucket, core.AlgorithmLeakyBucket} {
+		t.Run(string(alg), func(t *testing.T) {
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Algorithm: alg, Limit: 10, Window: time.Hour, Store: "redis"}
 			if alg == "leaky-bucket" {
 				rule.MaxWait = 0 // a request whose turn is not now is rejected
@@ -357,7 +357,7 @@ func TestGuardRedisKilled(t *testing.T) {
 		trip    = 3
 	)
 	for _, tc := range []struct {
-		policy     string
+		policy     core.FailurePolicy
 		flowPassed int // of 10 requests during the outage
 		userPassed int // of 4 requests of one user
 	}{
@@ -365,7 +365,7 @@ func TestGuardRedisKilled(t *testing.T) {
 		{core.FailClosed, 0, 0},
 		{core.FailLocal, 3, 2}, // the localLimit of each rule
 	} {
-		t.Run(tc.policy, func(t *testing.T) {
+		t.Run(string(tc.policy), func(t *testing.T) {
 			fc := clock.NewFake(time.Hour)
 			rules := []core.Rule{
 				{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 1000, Window: time.Hour,

@@ -83,8 +83,8 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 		goroutines = 8
 		run        = 4 * time.Second
 	)
-	for _, policy := range []string{core.FailOpen, core.FailClosed} {
-		t.Run(policy, func(t *testing.T) {
+	for _, policy := range []core.FailurePolicy{core.FailOpen, core.FailClosed} {
+		t.Run(string(policy), func(t *testing.T) {
 			prefix := redistest.UniquePrefix()
 			c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 			slow := &slowHook{period: time.Second}
