@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
 // The tests of this file check limits against real time on a Guard whose
@@ -66,27 +65,13 @@ func lateClock(t *testing.T, g *Guard) {
 	time.Sleep(150 * time.Millisecond)
 }
 
-// busyHost keeps twice as many goroutines as CPUs spinning until the test
-// ends, so the Guard's clock goroutine waits for a CPU like any other.
-func busyHost(t *testing.T) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for !stop.Load() {
-			}
-		})
-	}
-	t.Cleanup(func() { stop.Store(true); wg.Wait() })
-}
-
 // starvations are the two ways the tests below make the coarse clock late.
 var starvations = []struct {
 	name  string
 	apply func(t *testing.T, g *Guard)
 }{
 	{"ticks held back", lateClock},
-	{"busy host", func(t *testing.T, _ *Guard) { busyHost(t) }},
+	{"busy host", func(t *testing.T, _ *Guard) { loadtest.Saturate(t, 2) }},
 }
 
 // TestLimitsHoldInRealTimeOnLateClock: no rule admits more than its bound

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
@@ -496,24 +496,6 @@ func TestApproxSlidingLeasesConcurrent(t *testing.T) {
 	}
 }
 
-// spin saturates the CPUs with 2xGOMAXPROCS spinning goroutines until t
-// ends.
-func spin(t *testing.T) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for x := 0; !stop.Load(); x++ {
-				_ = x * x
-			}
-		})
-	}
-	t.Cleanup(func() {
-		stop.Store(true)
-		wg.Wait()
-	})
-}
-
 // mostWithin returns the most of the admissions spans (each [before,
 // after] around an admission) that can lie in one span of length s: those
 // that meet [x, x+s], for x at each span's end.
@@ -561,7 +543,7 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 	}
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
 	w := int64(lim.Window)
-	spin(t)
+	loadtest.Saturate(t, 2)
 
 	spans := make([][][2]int64, n)
 	var mu sync.Mutex

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
 )
@@ -156,7 +157,7 @@ func TestExactRedisStoppedUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
-	spin(t)
+	loadtest.Saturate(t, 2)
 	// The first calls under load may fail, until the Store has seen its
 	// timers fire late.
 	var failed, ok int64

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,27 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/core/store/redistest"
 )
-
-// busy saturates the CPUs with GOMAXPROCS spinning goroutines until t
-// ends.
-func busy(t *testing.T) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for x := 0; !stop.Load(); x++ {
-				_ = x * x
-			}
-		})
-	}
-	t.Cleanup(func() {
-		stop.Store(true)
-		wg.Wait()
-	})
-}
 
 // slowHook makes one command (or pipeline) in each period wait for its
 // context's end before it is sent (stall, through
@@ -100,7 +82,7 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 				_ = g.Close()
 				_ = st.Close()
 			})
-			busy(t)
+			loadtest.Saturate(t, 1)
 
 			type span struct{ before, after int64 }
 			admitted := make([][]span, goroutines)
