@@ -37,8 +37,9 @@ type Guard struct {
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
 
-	mu    sync.Mutex // serializes SetRules
-	rules atomic.Pointer[ruleSet]
+	mu      sync.Mutex // serializes SetRules and AddParamSource
+	rules   atomic.Pointer[ruleSet]
+	sources []ParamSource // of the rules' params (see ParamSource); written under mu
 }
 
 // ruleSet is one immutable generation of compiled rules.
@@ -94,6 +95,7 @@ type config struct {
 	maxResources int
 	listeners    []func(BreakerEvent)
 	logger       *slog.Logger
+	sources      []ParamSource
 }
 
 // Option configures a Guard made by New.
@@ -157,7 +159,7 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)
@@ -241,7 +243,8 @@ func (g *Guard) Rules() []Rule {
 // and resource are unchanged carries over: its window counts, token bucket
 // level and requests in flight are kept, so a reload does not reset a limit.
 // Requests in flight when the rules change are released against the rules
-// they entered under. Resources are put in canonical form
+// they entered under. A rule naming a param that none of the Guard's param
+// sources supplies is a problem (see ParamSource). Resources are put in canonical form
 // (CanonicalResource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := NormalizeRules(rules)
@@ -250,6 +253,9 @@ func (g *Guard) SetRules(rules []Rule) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if problems := paramSourceProblems(norm, g.sources); len(problems) > 0 {
+		return &RulesError{Problems: problems}
+	}
 	old := map[string]*ruleState{}
 	for _, rs := range g.rules.Load().rules {
 		old[rs.rule.Name] = rs

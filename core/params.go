@@ -1,5 +1,13 @@
 package core
 
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
 // Params gives Enter the values of a request's params, the request values
 // hotspot rules limit by (Rule.Param: "header:X-User-ID", "query:tenant",
 // "ip", ...). Adapters implement it over their request type. Enter asks only
@@ -32,3 +40,112 @@ func (m ParamMap) Param(param string, i int) (string, bool) {
 // to it once it returns, so a caller may reuse p (from a pool, say) for
 // another request afterwards.
 func WithParams(p Params) EnterOption { return EnterOption{params: p} }
+
+// ParamSource is what supplies the params of a Guard's hotspot rules: the
+// extractor of an adapter (extractors.Extractor and the views its HTTPSource
+// and GRPCSource return), or CustomParams for params a program passes to
+// Enter itself. CheckParam returns an error, saying what to do, when the
+// source cannot supply param; param is well formed (ValidateParam).
+//
+// A Guard without sources accepts every well-formed param. Once it has
+// one (WithParamSource, Guard.AddParamSource), a rule whose param no source
+// supplies is refused by New, SetRules and every reload, which keep the
+// rules in force: a rule never waits for a param that never comes.
+type ParamSource interface {
+	CheckParam(param string) error
+}
+
+// WithParamSource gives the Guard a source of params from the start, so
+// that New refuses a rule naming a param s cannot supply (see ParamSource).
+// Adapters add their extractor themselves (Guard.AddParamSource); give it
+// here too to get the refusal as New's error rather than as the adapter's
+// panic at construction.
+func WithParamSource(s ParamSource) Option {
+	return optionFunc(func(cfg *config) error {
+		if s == nil {
+			return errors.New("WithParamSource: source is nil")
+		}
+		cfg.sources = append(cfg.sources, s)
+		return nil
+	})
+}
+
+// CustomParams returns a ParamSource of the custom params a program passes
+// to Enter itself (WithParams), for a Guard that also serves adapters:
+// without it, their sources would refuse a rule naming such a param.
+func CustomParams(names ...string) ParamSource {
+	return &customParams{names: slices.Clone(names)}
+}
+
+type customParams struct{ names []string }
+
+func (c *customParams) CheckParam(param string) error {
+	if slices.Contains(c.names, param) {
+		return nil
+	}
+	return fmt.Errorf("%s is not among the CustomParams %s", quote(param), quote(strings.Join(c.names, ", ")))
+}
+
+// AddParamSource adds s to the sources of the Guard's params (see
+// ParamSource) and returns nil, or, when a rule in force names a param that
+// none of its sources supply, a *RulesError naming it, without adding s.
+// Adding a source equal to one the Guard has does nothing. Adapters call
+// it with their extractor when they are made.
+func (g *Guard) AddParamSource(s ParamSource) error {
+	if s == nil {
+		return errors.New("sluice: AddParamSource: source is nil")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, have := range g.sources {
+		if sameSource(have, s) {
+			return nil
+		}
+	}
+	sources := append(slices.Clip(g.sources), s)
+	var rules []Rule
+	for _, rs := range g.rules.Load().rules {
+		rules = append(rules, rs.rule)
+	}
+	if problems := paramSourceProblems(rules, sources); len(problems) > 0 {
+		return &RulesError{Problems: problems}
+	}
+	g.sources = sources
+	return nil
+}
+
+// sameSource reports whether a and b are the same source: equal values of
+// a comparable type.
+func sameSource(a, b ParamSource) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// paramSourceProblems returns a problem for each rule of rules whose param
+// none of sources supplies; none when sources is empty.
+func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
+	if len(sources) == 0 {
+		return nil
+	}
+	var problems []Problem
+	for i, r := range rules {
+		if r.Param == "" || ValidateParam(r.Param) != nil {
+			continue
+		}
+		var msgs []string
+		for _, s := range sources {
+			err := s.CheckParam(r.Param)
+			if err == nil {
+				msgs = nil
+				break
+			}
+			if m := err.Error(); !slices.Contains(msgs, m) {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) > 0 {
+			problems = append(problems, Problem{Index: i, Name: r.Name, Field: "param", Msg: strings.Join(msgs, "; ")})
+		}
+	}
+	return problems
+}

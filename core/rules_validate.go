@@ -416,8 +416,8 @@ func ValidateParam(param string) error {
 
 // paramProblem returns what is wrong with the param of a hotspot rule, or
 // "" when it is well formed. Custom extractor names are only checked for
-// their syntax here: the Guard does not know the extractors; adapters check
-// that they are registered (extractors.Extractor.CheckParam).
+// their syntax here; whether anything supplies them is the Guard's param
+// sources' to say (ParamSource).
 func paramProblem(param string) string {
 	const want = "(want header, query, cookie, path or metadata)"
 	kind, name, found := strings.Cut(param, ":")

@@ -3,11 +3,15 @@ package extractors
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core"
 )
 
 // Defaults of the caps on client-controlled param values.
@@ -253,18 +257,81 @@ func checkCustomName(option, name string) error {
 
 // CheckParam returns an error when this Extractor cannot read the param
 // spec: when spec is malformed (see ParseParam) or names a custom param
-// registered neither with WithHTTPParam nor with WithGRPCParam. Adapters call
-// it for the params of their rules so that a typo fails at start-up instead
-// of leaving a rule without effect.
+// registered neither with WithHTTPParam nor with WithGRPCParam. An
+// Extractor is a core.ParamSource: give it to core.WithParamSource so that
+// the Guard refuses rules naming params it cannot supply. The adapters use
+// the view of their protocol, HTTPSource or GRPCSource.
 func (x *Extractor) CheckParam(spec string) error {
+	custom := slices.Collect(maps.Keys(x.httpCustom))
+	for name := range x.grpcCustom {
+		if x.httpCustom[name] == nil {
+			custom = append(custom, name)
+		}
+	}
+	return checkCustom(spec, "", "WithHTTPParam or WithGRPCParam", custom)
+}
+
+// HTTPSource returns the core.ParamSource of the params this Extractor
+// reads from HTTP requests: the built-in params and the custom params
+// registered with WithHTTPParam. The HTTP adapters add it to their Guard.
+// Sources of Extractors without custom HTTP params are equal.
+func (x *Extractor) HTTPSource() core.ParamSource {
+	if len(x.httpCustom) == 0 {
+		return source{grpc: false}
+	}
+	return source{x: x, grpc: false}
+}
+
+// GRPCSource is HTTPSource for gRPC calls: the built-in params and the
+// custom params registered with WithGRPCParam.
+func (x *Extractor) GRPCSource() core.ParamSource {
+	if len(x.grpcCustom) == 0 {
+		return source{grpc: true}
+	}
+	return source{x: x, grpc: true}
+}
+
+// source is the view of an Extractor's params for one protocol; x is nil
+// when the Extractor has no custom params for it.
+type source struct {
+	x    *Extractor
+	grpc bool
+}
+
+func (s source) CheckParam(spec string) error {
+	var custom []string
+	if s.x != nil {
+		if s.grpc {
+			custom = slices.Collect(maps.Keys(s.x.grpcCustom))
+		} else {
+			custom = slices.Collect(maps.Keys(s.x.httpCustom))
+		}
+	}
+	if s.grpc {
+		return checkCustom(spec, "gRPC", "WithGRPCParam", custom)
+	}
+	return checkCustom(spec, "HTTP", "WithHTTPParam", custom)
+}
+
+// checkCustom returns an error when spec is malformed or names a custom
+// param not among custom, the names registered for protocol with option.
+func checkCustom(spec, protocol, option string, custom []string) error {
 	p, err := ParseParam(spec)
 	if err != nil {
 		return err
 	}
-	if p.Kind == KindCustom && x.httpCustom[p.Name] == nil && x.grpcCustom[p.Name] == nil {
-		return fmt.Errorf("extractors: param %q is not a registered custom param (WithHTTPParam, WithGRPCParam)", spec)
+	if p.Kind != KindCustom || slices.Contains(custom, p.Name) {
+		return nil
 	}
-	return nil
+	have := "none"
+	if len(custom) > 0 {
+		slices.Sort(custom)
+		have = strings.Join(custom, ", ")
+	}
+	if protocol != "" {
+		protocol += " "
+	}
+	return fmt.Errorf("%q is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the adapter (WithExtractor)", spec, protocol, have, option)
 }
 
 // PathParams gives the route parameters of a matched HTTP request: the gin

@@ -108,6 +108,28 @@ func TestCheckParam(t *testing.T) {
 	for _, spec := range []string{"header:X-User-ID", "ip", "peer", "method", "host", "tenant", "region", "metadata:k"} {
 		assert.NoError(t, x.CheckParam(spec), spec)
 	}
-	require.ErrorContains(t, x.CheckParam("tenantt"), `"tenantt" is not a registered custom param`)
+	require.ErrorContains(t, x.CheckParam("tenantt"), `"tenantt" is not a custom param of the extractor (registered: region, tenant)`)
 	require.ErrorContains(t, x.CheckParam("form:x"), `unknown kind "form"`)
+}
+
+func TestSources(t *testing.T) {
+	x1, err := extractors.New()
+	require.NoError(t, err)
+	x2, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	require.NoError(t, err)
+	assert.Equal(t, x1.HTTPSource(), x2.HTTPSource(), "extractors without custom params have equal sources")
+	assert.NotEqual(t, x1.HTTPSource(), x1.GRPCSource())
+
+	x, err := extractors.New(
+		extractors.WithHTTPParam("tenant", func(*http.Request) []string { return nil }),
+		extractors.WithGRPCParam("region", func(context.Context, string) []string { return nil }),
+	)
+	require.NoError(t, err)
+	for _, spec := range []string{"ip", "header:X-User-ID", "tenant"} {
+		assert.NoError(t, x.HTTPSource().CheckParam(spec), spec)
+	}
+	assert.EqualError(t, x.HTTPSource().CheckParam("region"), `"region" is not a custom param of the HTTP extractor (registered: tenant): register it with extractors.WithHTTPParam and give that Extractor to the adapter (WithExtractor)`)
+	assert.NoError(t, x.GRPCSource().CheckParam("region"))
+	assert.ErrorContains(t, x.GRPCSource().CheckParam("tenant"), `"tenant" is not a custom param of the gRPC extractor (registered: region): register it with extractors.WithGRPCParam`)
+	assert.ErrorContains(t, x1.GRPCSource().CheckParam("tenant"), `(registered: none)`)
 }

@@ -93,11 +93,12 @@
 //
 // # Construction
 //
-// New validates its options and returns an error naming a bad one, and checks
-// with the Extractor (CheckParam) that it can read the param of every hotspot
-// rule of a gRPC resource (one starting with '/') in force, so that a
-// misspelt custom param fails at start-up; rules set later with
-// Guard.SetRules are not checked. UnaryServerInterceptor and the three other
+// New validates its options and returns an error naming a bad one, and adds
+// the Extractor's gRPC params (extractors.Extractor.GRPCSource) to the
+// Guard's param sources (core.ParamSource): a hotspot rule naming a param
+// that no source of the Guard supplies, such as a misspelt custom param, is
+// an error of New, and is refused by every later SetRules and reload, which
+// keep the rules in force. UnaryServerInterceptor and the three other
 // constructors call New and panic with its error, or when the Guard is nil,
 // at construction, before any call: a misconfigured server fails at
 // start-up.

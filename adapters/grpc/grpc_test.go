@@ -728,7 +728,7 @@ func TestConstruction(t *testing.T) {
 		Param: "tenant", Limit: 1})
 	_, err := sluicegrpc.New(g)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `rule "per-tenant"`)
+	assert.Contains(t, err.Error(), `rules[0] (per-tenant): param "tenant" is not a custom param of the gRPC extractor (registered: none)`)
 	x, err := extractors.New(extractors.WithGRPCParam("tenant", func(context.Context, string) []string { return nil }))
 	require.NoError(t, err)
 	_, err = sluicegrpc.New(g, sluicegrpc.WithExtractor(x))

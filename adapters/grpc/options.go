@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -137,17 +136,8 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 	if c.isFailure == nil {
 		c.isFailure = DefaultIsFailure
 	}
-	// A typo in a param fails here, at start-up, rather than leaving a rule
-	// without effect. Only gRPC rules (resources starting with '/') are
-	// checked: a Guard shared with HTTP adapters may name params that only
-	// their extractors know.
-	for _, r := range g.Rules() {
-		if r.Kind != core.KindHotspot || !strings.HasPrefix(r.Resource, "/") {
-			continue
-		}
-		if err := c.extractor.CheckParam(r.Param); err != nil {
-			return nil, fmt.Errorf("sluicegrpc: rule %q: %w", r.Name, err)
-		}
+	if err := g.AddParamSource(c.extractor.GRPCSource()); err != nil {
+		return nil, fmt.Errorf("sluicegrpc: %w", err)
 	}
 	return c, nil
 }

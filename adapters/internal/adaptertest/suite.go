@@ -429,6 +429,7 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"RetryAfterIsLatestOfSeveralRules", testSeveralRules},
 		{"NeverPassesGetsNoRetryHint", testNeverPasses},
 		{"BucketPolicyShowsItsBurst", testBucketPolicy},
+		{"UnknownParamRefused", testUnknownParam},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,7 +45,9 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 	c.Guard = guard
 }
 
-// Finish fills in the defaults of the fields no option set.
+// Finish fills in the defaults of the fields no option set, and adds the
+// Extractor's HTTP params to the Guard's param sources: it panics, naming
+// them, when rules in force name params the Extractor cannot supply.
 func (c *Common) Finish(pkg string) {
 	if c.Extractor == nil {
 		x, err := extractors.New()
@@ -56,6 +58,9 @@ func (c *Common) Finish(pkg string) {
 	}
 	if c.Classify == nil {
 		c.Classify = DefaultClassifier
+	}
+	if err := c.Guard.AddParamSource(c.Extractor.HTTPSource()); err != nil {
+		panic(pkg + ": " + err.Error())
 	}
 }
 

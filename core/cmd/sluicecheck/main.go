@@ -20,6 +20,11 @@
 // given to the Guard (core.WithStore), which the Guard checks when it
 // starts.
 //
+// With -params, it also refuses a hotspot rule naming a custom param that is
+// not in the list: give it the custom params the service's extractors
+// register (extractors.WithHTTPParam, WithGRPCParam), as in
+// "-params user,tenant", to catch the rule the service would refuse.
+//
 // With -schema, it prints the JSON Schema of a rules file (core.RulesSchema)
 // for editors, and exits.
 package main
@@ -31,9 +36,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 func main() {
@@ -45,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("sluicecheck", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	schema := flags.Bool("schema", false, "print the JSON Schema of a rules file and exit")
+	params := flags.String("params", "", "comma-separated custom params the service's extractors supply; others are refused")
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: sluicecheck rules.yaml [more rules files]\n       sluicecheck -schema")
 		flags.PrintDefaults()
@@ -63,9 +71,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flags.Usage()
 		return 2
 	}
+	var custom []string
+	if *params != "" {
+		for _, name := range strings.Split(*params, ",") {
+			custom = append(custom, strings.TrimSpace(name))
+		}
+	}
 	status := 0
 	for _, path := range flags.Args() {
-		if !check(path, stdout, stderr) {
+		if !check(path, custom, stdout, stderr) {
 			status = 1
 		}
 	}
@@ -73,9 +87,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // check loads the rules file at path and reports what it holds to stdout,
-// or its problems to stderr; it returns whether the file is valid.
-func check(path string, stdout, stderr io.Writer) bool {
+// or its problems to stderr; it returns whether the file is valid. With
+// custom params (-params), a rule naming another custom param is a problem.
+func check(path string, custom []string, stdout, stderr io.Writer) bool {
 	rules, err := core.LoadRulesFile(path)
+	if err == nil && custom != nil {
+		var rerr core.RulesError
+		for i, r := range rules {
+			if p, perr := extractors.ParseParam(r.Param); perr == nil && p.Kind == extractors.KindCustom && !slices.Contains(custom, p.Name) {
+				rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
+					Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(custom, ", "))})
+			}
+		}
+		if len(rerr.Problems) > 0 {
+			err = &rerr
+		}
+	}
 	if err == nil {
 		fmt.Fprintf(stdout, "%s: %s\n", path, summary(rules))
 		return true

@@ -115,6 +115,22 @@ func TestSluicecheck(t *testing.T) {
 `, r.stderr)
 	})
 
+	t.Run("params", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - {name: per-user, resource: "GET /items/{id}", kind: hotspot, param: user, limit: 5}
+  - {name: per-tenant, resource: "GET /items/{id}", kind: hotspot, param: tenantt, limit: 5}
+  - {name: per-ip, resource: "GET /items/{id}", kind: hotspot, param: ip, limit: 5}
+`), 0o600))
+		r := runCmd(t, bin, "-params", "user, tenant", path)
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, path+`: rules[1] (per-tenant): param "tenantt" is not among the custom params given with -params (user, tenant)
+`+path+`: invalid: 1 problem
+`, r.stderr)
+		r = runCmd(t, bin, path)
+		assert.Equal(t, 0, r.code, "without -params, any custom param")
+	})
+
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{nil, {"-bogus", "rules.yaml"}, {"-schema", "rules.yaml"}} {
 			r := runCmd(t, bin, args...)
