@@ -1,10 +1,7 @@
 package extractors_test
 
 import (
-	"context"
 	"testing"
-
-	"google.golang.org/grpc/metadata"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -176,21 +173,6 @@ func BenchmarkClientIP(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkGRPCParamsMetadata reads one incoming metadata value.
-func BenchmarkGRPCParamsMetadata(b *testing.B) {
-	x, err := extractors.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k1", "user-agent", "grpc-go"))
-	b.ReportAllocs()
-	for b.Loop() {
-		if n := count(x.GRPCParams(ctx, "/pkg.Svc/Get"), "metadata:x-api-key"); n != 1 {
-			b.Fatal(n)
-		}
 	}
 }
 

@@ -41,19 +41,20 @@ func (x *Extractor) httpClientIP(r *http.Request) (netip.Addr, string) {
 	if !x.isTrusted(peer) {
 		return peer, text
 	}
-	return x.forwarded(peer, text, map[string][]string(r.Header), "X-Forwarded-For", "Forwarded", "X-Real-Ip")
+	return x.forwarded(peer, text, func(key string) []string { return r.Header[key] }, "X-Forwarded-For", "Forwarded", "X-Real-Ip")
 }
 
 // forwarded returns the client behind the trusted peer given its forwarding
-// headers h, looked up lazily under the names xffKey, fwdKey and realKey.
-func (x *Extractor) forwarded(peer netip.Addr, text string, h map[string][]string, xffKey, fwdKey, realKey string) (netip.Addr, string) {
-	if xff := h[xffKey]; len(xff) > 0 {
+// headers, looked up lazily with get under the names xffKey, fwdKey and
+// realKey.
+func (x *Extractor) forwarded(peer netip.Addr, text string, get func(key string) []string, xffKey, fwdKey, realKey string) (netip.Addr, string) {
+	if xff := get(xffKey); len(xff) > 0 {
 		return x.walkXFF(peer, text, xff)
 	}
-	if fwd := h[fwdKey]; len(fwd) > 0 {
+	if fwd := get(fwdKey); len(fwd) > 0 {
 		return x.walkForwarded(peer, text, fwd)
 	}
-	if real := h[realKey]; len(real) > 0 {
+	if real := get(realKey); len(real) > 0 {
 		if a, t := parseHop(trimOWS(real[len(real)-1])); a.IsValid() {
 			return a, t
 		}

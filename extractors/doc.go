@@ -1,7 +1,9 @@
 // Package extractors maps requests to what the sluice engine (package core)
 // limits: resource names and param values. It is framework-neutral: the
 // net/http, gin and echo adapters share its HTTP side, the gRPC adapter its
-// gRPC side, so one rules file reads the same way through every adapter.
+// gRPC side, so one rules file reads the same way through every adapter. It
+// imports no framework: gRPC calls are read through a GRPCCall, which the
+// gRPC adapter provides (sluicegrpc.CallInfo).
 //
 // # Resources
 //

@@ -1,14 +1,11 @@
 package extractors_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log"
 	"net/http"
 	"net/http/httptest"
-
-	"google.golang.org/grpc/metadata"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -184,22 +181,6 @@ func ExampleHTTPRequestParams() {
 	// alice 200
 	// bob 200
 	// alice 429
-}
-
-// A gRPC server interceptor passes its context; metadata names are in any
-// case.
-func ExampleExtractor_GRPCParams() {
-	x, err := extractors.New()
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k-123"))
-	p := x.GRPCParams(ctx, "/shop.Items/Get")
-	fmt.Println(p.Param("metadata:X-Api-Key", 0))
-	fmt.Println(p.Param("method", 0))
-	// Output:
-	// k-123 true
-	// /shop.Items/Get true
 }
 
 func ExampleParseParam() {

@@ -2,26 +2,36 @@ package extractors
 
 import (
 	"context"
-	"net"
 	"net/netip"
-
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 
 	"github.com/sluicekit/sluice/core"
 )
 
-// GRPCParams returns the params of a gRPC call for core.WithParams; the
-// call's resource is fullMethod ("/pkg.Service/Method") as is. ctx is the
-// server's context in a server interceptor, the outgoing context in a client
-// interceptor. It reads:
+// GRPCCall reads what GRPCCallParams needs of a gRPC call from its context:
+// metadata and the peer. The gRPC adapter implements it over grpc-go
+// (sluicegrpc.CallInfo), so that this package does not import grpc.
+type GRPCCall interface {
+	// Metadata returns the values of the lower-case key (matched in any
+	// case) in the incoming metadata of ctx, or with outgoing in its
+	// outgoing metadata; nil when there are none. The caller neither keeps
+	// nor changes the slice.
+	Metadata(ctx context.Context, key string, outgoing bool) []string
+	// Peer returns the IP address of the peer of ctx, unmapped and without
+	// zone; the zero Addr when ctx has no peer or it is not an IP peer.
+	Peer(ctx context.Context) netip.Addr
+}
+
+// GRPCParams returns the params of a gRPC call for core.WithParams, read
+// through call (sluicegrpc.CallInfo{}); the call's resource is fullMethod
+// ("/pkg.Service/Method") as is. ctx is the server's context in a server
+// interceptor, the outgoing context in a client interceptor. It reads:
 //
 //   - metadata:NAME and header:NAME: the metadata values of NAME (any case)
 //     in the incoming metadata of ctx, or, when those have none, in its
 //     outgoing metadata; each value split on commas like HTTP headers,
 //     except binary "-bin" keys;
-//   - peer: the peer's IP (peer.FromContext; absent on the client side,
-//     before the call has a peer);
+//   - peer: the peer's IP (absent on the client side, before the call has a
+//     peer);
 //   - ip: the peer, or, when the peer is a trusted proxy, the client behind
 //     it from the incoming "x-forwarded-for" metadata (then "forwarded", then
 //     "x-real-ip"), walked as ClientIP walks HTTP headers;
@@ -31,12 +41,11 @@ import (
 //
 // query, cookie and path params are absent on gRPC. The result, a
 // GRPCCallParams, must be used by one goroutine, during the call. Besides
-// itself, reading a metadata param allocates the copy of its value list that
-// metadata.ValueFromIncomingContext makes (grpc-go offers no way to read
-// incoming metadata without a copy), once per param and call; ip and peer
-// allocate the text of the address.
-func (x *Extractor) GRPCParams(ctx context.Context, fullMethod string) core.Params {
-	return &GRPCCallParams{x: x, ctx: ctx, method: fullMethod}
+// itself, reading a metadata param allocates what call.Metadata does (with
+// grpc-go, a copy of the key's value list, once per param and call); ip and
+// peer allocate the text of the address.
+func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod string) core.Params {
+	return &GRPCCallParams{x: x, call: call, ctx: ctx, method: fullMethod}
 }
 
 // GRPCCallParams is the core.Params of one gRPC call: what GRPCParams
@@ -46,11 +55,12 @@ func (x *Extractor) GRPCParams(ctx context.Context, fullMethod string) core.Para
 //
 // It must be used by one goroutine. Enter reads its Params only while it
 // runs, so once Enter has returned a GRPCCallParams may be Reset for another
-// call, or put back in a pool: Reset it with a nil Extractor first so that it
-// does not keep the call's context alive. The zero GRPCCallParams, and one
+// call, or put back in a pool: Reset it with nils first so that it does
+// not keep the call's context alive. The zero GRPCCallParams, and one
 // Reset with a nil Extractor, has no values.
 type GRPCCallParams struct {
 	x      *Extractor
+	call   GRPCCall
 	ctx    context.Context
 	method string
 	cur    cursor
@@ -61,11 +71,11 @@ type GRPCCallParams struct {
 }
 
 // Reset readies p to give the params of the call of fullMethod whose
-// context is ctx, read with x, forgetting the call it read before.
-// Reset(nil, nil, "") drops every reference p holds.
-func (p *GRPCCallParams) Reset(x *Extractor, ctx context.Context, fullMethod string) {
+// context is ctx, read with x through call, forgetting the call it read
+// before. Reset(nil, nil, nil, "") drops every reference p holds.
+func (p *GRPCCallParams) Reset(x *Extractor, call GRPCCall, ctx context.Context, fullMethod string) {
 	// Field by field: a composite literal would build a copy first.
-	p.x, p.ctx, p.method = x, ctx, fullMethod
+	p.x, p.call, p.ctx, p.method = x, call, ctx, fullMethod
 	p.cur = cursor{}
 	p.lines = nil
 	p.ipDone, p.ip = false, ""
@@ -74,7 +84,7 @@ func (p *GRPCCallParams) Reset(x *Extractor, ctx context.Context, fullMethod str
 // Param returns the i-th value of param for the call (core.Params).
 func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	x := p.x
-	if x == nil || p.ctx == nil {
+	if x == nil || p.call == nil || p.ctx == nil {
 		return "", false
 	}
 	sp := x.lookup(&p.cur, param)
@@ -85,7 +95,7 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 		p.cur.start(sp)
 		switch sp.code {
 		case codeHeader:
-			p.lines = metadataValues(p.ctx, sp.md)
+			p.lines = p.metadata(sp.md)
 		case codeCustom:
 			p.lines = nil
 			if fn := x.grpcCustom[sp.name]; fn != nil {
@@ -108,12 +118,12 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	var v string
 	switch sp.code {
 	case codePeer:
-		if a := peerAddr(p.ctx); a.IsValid() {
+		if a := p.call.Peer(p.ctx); a.IsValid() {
 			v = a.String()
 		}
 	case codeIP:
 		if !p.ipDone {
-			if a, text := x.grpcClientIP(p.ctx); a.IsValid() {
+			if a, text := p.clientIP(); a.IsValid() {
 				p.ip = x.ipValue(a, text)
 			}
 			p.ipDone = true
@@ -122,7 +132,7 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	case codeMethod:
 		v = p.method
 	case codeHost:
-		if vs := metadata.ValueFromIncomingContext(p.ctx, ":authority"); len(vs) > 0 {
+		if vs := p.call.Metadata(p.ctx, ":authority", false); len(vs) > 0 {
 			v = normalizeHost(vs[len(vs)-1])
 		}
 	}
@@ -132,38 +142,22 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	return truncate(v, x.maxValueLen), true
 }
 
-// metadataValues returns the values of the lower-case key in the incoming
-// metadata of ctx, or, when those have none, in its outgoing metadata.
-func metadataValues(ctx context.Context, key string) []string {
-	if vs := metadata.ValueFromIncomingContext(ctx, key); len(vs) > 0 {
+// metadata returns the values of the lower-case key in the incoming
+// metadata of the call, or, when those have none, in its outgoing metadata.
+func (p *GRPCCallParams) metadata(key string) []string {
+	if vs := p.call.Metadata(p.ctx, key, false); len(vs) > 0 {
 		return vs
 	}
-	// Not FromOutgoingContext, which copies all the outgoing metadata.
-	return metadata.ValueFromOutgoingContext(ctx, key)
+	return p.call.Metadata(p.ctx, key, true)
 }
 
-// peerAddr returns the IP address of the peer of ctx, unmapped and without
-// zone; the zero Addr when ctx has no peer or the peer is not an IP peer.
-func peerAddr(ctx context.Context) netip.Addr {
-	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
-		return netip.Addr{}
-	}
-	if tcp, ok := p.Addr.(*net.TCPAddr); ok {
-		a, _ := netip.AddrFromSlice(tcp.IP)
-		return a.Unmap()
-	}
-	a, _ := parseHop(p.Addr.String())
-	return a
-}
-
-// grpcClientIP returns the client of the call in ctx: the peer, or, when it
-// is a trusted proxy, the client its forwarding metadata name.
-func (x *Extractor) grpcClientIP(ctx context.Context) (netip.Addr, string) {
-	a := peerAddr(ctx)
-	if !x.isTrusted(a) {
+// clientIP returns the client of the call: the peer, or, when it is a
+// trusted proxy, the client its incoming forwarding metadata name.
+func (p *GRPCCallParams) clientIP() (netip.Addr, string) {
+	a := p.call.Peer(p.ctx)
+	if !p.x.isTrusted(a) {
 		return a, ""
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	return x.forwarded(a, "", md, "x-forwarded-for", "forwarded", "x-real-ip")
+	return p.x.forwarded(a, "", func(key string) []string { return p.call.Metadata(p.ctx, key, false) },
+		"x-forwarded-for", "forwarded", "x-real-ip")
 }

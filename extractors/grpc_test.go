@@ -2,137 +2,58 @@ package extractors_test
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"strings"
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// withPeer returns ctx with a TCP peer at addr ("ip:port").
-func withPeer(ctx context.Context, addr string) context.Context {
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		panic(err)
-	}
-	return peer.NewContext(ctx, &peer.Peer{Addr: tcp})
+// fakeCall is an extractors.GRPCCall over fixed metadata and peer, whatever
+// the context. (adapters/grpc tests the params over grpc-go's CallInfo.)
+type fakeCall struct {
+	in, out map[string][]string
+	peer    netip.Addr
 }
 
-func TestGRPCParamKinds(t *testing.T) {
-	x, err := extractors.New(
-		extractors.WithTrustedProxies("10.0.0.0/8"),
-		extractors.WithGRPCParam("tenant", func(ctx context.Context, fullMethod string) []string {
-			return []string{"t-" + strings.TrimPrefix(fullMethod, "/")}
-		}),
-		extractors.WithHTTPParam("httponly", noValues),
-	)
-	require.NoError(t, err)
-	const method = "/pkg.Svc/Get"
-	bg := t.Context()
-	in := func(kv ...string) context.Context { return metadata.NewIncomingContext(bg, metadata.Pairs(kv...)) }
+func (c *fakeCall) Metadata(_ context.Context, key string, outgoing bool) []string {
+	if outgoing {
+		return c.out[key]
+	}
+	return c.in[key]
+}
 
+func (c *fakeCall) Peer(context.Context) netip.Addr { return c.peer }
+
+// TestGRPCCallParams reads a call through a GRPCCall: incoming metadata
+// before outgoing, forwarding metadata only incoming and only from a trusted
+// peer.
+func TestGRPCCallParams(t *testing.T) {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	require.NoError(t, err)
+	proxy, client := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("198.51.100.7")
 	for _, tc := range []struct {
 		name   string
-		ctx    context.Context
+		call   *fakeCall
 		param  string
 		values []string
 	}{
-		{"metadata", in("x-api-key", "k1"), "metadata:x-api-key", []string{"k1"}},
-		{"metadata any case", in("x-api-key", "k1"), "metadata:X-Api-KEY", []string{"k1"}},
-		{"metadata raw map key with capitals", metadata.NewIncomingContext(bg, metadata.MD{"X-Api-Key": {"k1"}}), "metadata:x-api-key", []string{"k1"}},
-		{"header is metadata", in("x-user-id", "alice"), "header:X-User-ID", []string{"alice"}},
-		{"metadata values and commas", in("k", "a, b", "k", "c"), "metadata:k", []string{"a", "b", "c"}},
-		{"binary metadata not split", in("k-bin", "a,b"), "metadata:k-bin", []string{"a,b"}},
-		{"metadata absent", in("other", "x"), "metadata:k", nil},
-		{"no metadata", bg, "metadata:k", nil},
-		{"outgoing metadata", metadata.NewOutgoingContext(bg, metadata.Pairs("k", "out")), "metadata:k", []string{"out"}},
-		{"appended outgoing metadata", metadata.AppendToOutgoingContext(bg, "K", "out2"), "metadata:k", []string{"out2"}},
-		{"incoming preferred", metadata.NewOutgoingContext(in("k", "in"), metadata.Pairs("k", "out")), "metadata:k", []string{"in"}},
-		{"outgoing when incoming lacks the key", metadata.NewOutgoingContext(in("j", "in"), metadata.Pairs("k", "out")), "metadata:k", []string{"out"}},
-		{"outgoing and appended", metadata.AppendToOutgoingContext(metadata.NewOutgoingContext(bg, metadata.Pairs("k", "a, b")), "k", "c"), "metadata:k", []string{"a", "b", "c"}},
-		{"outgoing raw map key with capitals", metadata.NewOutgoingContext(bg, metadata.MD{"X-Api-Key": {"k1"}}), "metadata:x-api-key", []string{"k1"}},
-
-		{"peer", withPeer(bg, "198.51.100.7:5000"), "peer", []string{"198.51.100.7"}},
-		{"peer v6", withPeer(bg, "[2001:db8::7]:5000"), "peer", []string{"2001:db8::7"}},
-		{"no peer", bg, "peer", nil},
-		{"ip is peer", withPeer(in("x-forwarded-for", "1.1.1.1"), "198.51.100.7:5000"), "ip", []string{"198.51.100.7"}},
-		{"ip via trusted proxy", withPeer(in("x-forwarded-for", "6.6.6.6, 198.51.100.7"), "10.0.0.1:5000"), "ip", []string{"198.51.100.7"}},
-		{"ip via trusted proxy forwarded", withPeer(in("forwarded", `for="[2001:db8::7]:1"`), "10.0.0.1:5000"), "ip", []string{"2001:db8::/64"}},
-		{"ip via trusted proxy x-real-ip", withPeer(in("x-real-ip", "198.51.100.9"), "10.0.0.1:5000"), "ip", []string{"198.51.100.9"}},
-		{"ip trusted proxy without headers", withPeer(bg, "10.0.0.1:5000"), "ip", []string{"10.0.0.1"}},
-		{"ip without peer", in("x-forwarded-for", "1.1.1.1"), "ip", nil},
-
-		{"method", bg, "method", []string{method}},
-		{"host", in(":authority", "API.example.com:443"), "host", []string{"api.example.com"}},
-		{"host absent", bg, "host", nil},
-		{"custom", bg, "tenant", []string{"t-pkg.Svc/Get"}},
-		{"custom for http only", bg, "httponly", nil},
-
-		{"query absent on grpc", in("q", "1"), "query:q", nil},
-		{"cookie absent on grpc", in("cookie", "a=1"), "cookie:a", nil},
-		{"path absent on grpc", bg, "path:id", nil},
+		{"incoming", &fakeCall{in: map[string][]string{"k": {"a, b"}}}, "metadata:K", []string{"a", "b"}},
+		{"incoming preferred", &fakeCall{in: map[string][]string{"k": {"in"}}, out: map[string][]string{"k": {"out"}}}, "metadata:k", []string{"in"}},
+		{"outgoing", &fakeCall{out: map[string][]string{"k": {"out"}}}, "header:k", []string{"out"}},
+		{"peer", &fakeCall{peer: client}, "peer", []string{"198.51.100.7"}},
+		{"ip untrusted peer", &fakeCall{peer: client, in: map[string][]string{"x-forwarded-for": {"1.1.1.1"}}}, "ip", []string{"198.51.100.7"}},
+		{"ip trusted peer", &fakeCall{peer: proxy, in: map[string][]string{"x-forwarded-for": {"1.1.1.1"}}}, "ip", []string{"1.1.1.1"}},
+		{"ip outgoing forwarding ignored", &fakeCall{peer: proxy, out: map[string][]string{"x-forwarded-for": {"1.1.1.1"}}}, "ip", []string{"10.0.0.1"}},
+		{"host", &fakeCall{in: map[string][]string{":authority": {"API.example.com:443"}}}, "host", []string{"api.example.com"}},
+		{"host not outgoing", &fakeCall{out: map[string][]string{":authority": {"api.example.com"}}}, "host", nil},
+		{"method", &fakeCall{}, "method", []string{"/a.B/C"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := x.GRPCParams(tc.ctx, method)
-			assert.Equal(t, tc.values, values(p, tc.param))
-			assert.Equal(t, tc.values, values(p, tc.param), "reading again gives the same values")
+			assert.Equal(t, tc.values, values(x.GRPCParams(tc.call, t.Context(), "/a.B/C"), tc.param))
 		})
 	}
-}
-
-func noValues(*http.Request) []string { return nil }
-
-func TestGRPCParamCaps(t *testing.T) {
-	x, err := extractors.New(extractors.WithMaxValueLen(3), extractors.WithMaxValues(2))
-	require.NoError(t, err)
-	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("k", "abcdef", "k", "x", "k", "y"))
-	assert.Equal(t, []string{"abc", extractors.OverflowValue}, values(x.GRPCParams(ctx, "/a.B/C"), "metadata:k"))
-}
-
-// TestGRPCParamsOverServer serves a real gRPC health service on a loopback
-// listener with an interceptor that reads params as the gRPC adapter does,
-// and calls it with a real client sending metadata.
-func TestGRPCParamsOverServer(t *testing.T) {
-	x, err := extractors.New(extractors.WithTrustedProxies("127.0.0.0/8"))
-	require.NoError(t, err)
-
-	type seen struct{ method, key, peer, ip, host string }
-	got := make(chan seen, 1)
-	srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		p := x.GRPCParams(ctx, info.FullMethod)
-		var s seen
-		s.method, _ = p.Param("method", 0)
-		s.key, _ = p.Param("metadata:X-Api-Key", 0)
-		s.peer, _ = p.Param("peer", 0)
-		s.ip, _ = p.Param("ip", 0)
-		s.host, _ = p.Param("host", 0)
-		got <- s
-		return h(ctx, req)
-	}))
-	healthpb.RegisterHealthServer(srv, health.NewServer())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-
-	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cc.Close() })
-
-	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-api-key", "k1", "x-forwarded-for", "203.0.113.7")
-	_, err = healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
-	require.NoError(t, err)
-	assert.Equal(t, seen{
-		method: "/grpc.health.v1.Health/Check", key: "k1", peer: "127.0.0.1", ip: "203.0.113.7", host: "127.0.0.1",
-	}, <-got)
+	assert.Empty(t, values(x.GRPCParams(nil, t.Context(), "/a.B/C"), "method"), "without a GRPCCall")
 }

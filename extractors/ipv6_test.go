@@ -65,8 +65,8 @@ func TestIPv6Prefix(t *testing.T) {
 				assert.Equal(t, []string{tt.peer}, values(x.HTTPParams(r, nil), "peer"), "peer")
 			}
 			if tt.header == nil { // the same over gRPC, from the peer
-				ctx := withPeer(context.Background(), tt.remote)
-				assert.Equal(t, []string{tt.ip}, values(x.GRPCParams(ctx, "/pkg.Svc/M"), "ip"), "grpc ip")
+				call := &fakeCall{peer: netip.MustParseAddrPort(tt.remote).Addr().Unmap().WithZone("")}
+				assert.Equal(t, []string{tt.ip}, values(x.GRPCParams(call, context.Background(), "/pkg.Svc/M"), "ip"), "grpc ip")
 			}
 			// ClientIP stays the address.
 			assert.Equal(t, tt.peer, x.ClientIP(newRequest(t, "GET", "/", tt.remote)).String())

@@ -71,7 +71,7 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		b.Fatal(err)
 	}
 	withExtractor := func(p *extractors.GRPCCallParams) {
-		p.Reset(x, ctx, sayHello)
+		p.Reset(x, sluicegrpc.CallInfo{}, ctx, sayHello)
 		e, err := g.Enter(ctx, sayHello, core.WithParams(p))
 		if err != nil {
 			b.Fatal(err)

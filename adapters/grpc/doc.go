@@ -19,7 +19,9 @@
 // outgoing metadata on clients), "peer" (the socket peer's IP), "ip" (the
 // peer, or the x-forwarded-for metadata when the peer is a trusted proxy),
 // "method" (the full method) and custom params. Only params that a matching
-// rule names are read.
+// rule names are read. CallInfo reads grpc-go's metadata and peer for the
+// extractor; an interceptor of one's own passes it to
+// Extractor.GRPCParams.
 //
 // # Entries and outcomes
 //

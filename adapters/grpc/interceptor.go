@@ -192,9 +192,9 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (
 		resource = ic.cfg.resource(ctx, fullMethod)
 	}
 	p := ic.params.Get().(*extractors.GRPCCallParams)
-	p.Reset(ic.cfg.extractor, ctx, fullMethod)
+	p.Reset(ic.cfg.extractor, CallInfo{}, ctx, fullMethod)
 	e, err := ic.g.Enter(ctx, resource, core.WithParams(p))
-	p.Reset(nil, nil, "")
+	p.Reset(nil, nil, nil, "")
 	ic.params.Put(p) // Enter is done with it
 	if err == nil {
 		return e, nil
