@@ -122,8 +122,8 @@ func TestRunEmbeddedRulesEveryRuleBlocksAndHolds(t *testing.T) {
 	// Two seconds of traffic, and the time the last requests take to end:
 	// on a busy host that may be more than a second.
 	assert.Regexp(t, `(?m)^summary: \d+ requests in [2-9]\.\ds$`, s)
-	assert.Regexp(t, `(?m)^  hello-rate +held  \d+\.\d/s vs 50/s \(\d+ <= \d+\)$`, s)
-	assert.Regexp(t, `(?m)^  per-user +held  mallory \d+\.\d/s vs 10/s \(\d+ <= \d+\); others 0 blocked$`, s)
+	assert.Regexp(t, `(?m)^  hello-rate +held  \d+ passed of \d+ allowed \(\d+%; 50 per 1s window,\s+\d+\s+windows\s+touched\s+in\s+\d+\.\ds\)$`, s)
+	assert.Regexp(t, `(?m)^  per-user +held  mallory: \d+ passed of \d+ allowed \(\d+%; a full bucket\s+of\s+10,\s+then\s+10\s+per\s+1s\s+for\s+\d+\.\ds\);\s+others\s+0\s+blocked$`, s)
 	assert.Regexp(t, `(?m)^  slow-inflight +held  peak [1-4] in flight vs limit 4$`, s)
 	requireNoLeaks(t, base)
 }
@@ -148,7 +148,7 @@ func TestRunRulesFileJSON(t *testing.T) {
 	assert.Equal(t, "all", rows[12].sec)
 	assert.Positive(t, rows[12].blocked, "all-get blocks the demo's traffic")
 	// 1.2s: at most 30 x (2 + 1) + 5 pass the glob rule over all routes.
-	assert.Regexp(t, `(?m)^  all-get +held  \d+\.\d/s vs 30/s \(\d+ <= \d+\)$`, s)
+	assert.Regexp(t, `(?m)^  all-get +held  \d+ passed of \d+ allowed \(\d+%; a full bucket of 35, then 30$`, s)
 	assert.Regexp(t, `(?m)^  per-ip +n/a +the demo does not count per value of ip$`, s)
 	assert.Regexp(t, `(?m)^  unused +n/a +no traffic$`, s)
 	requireNoLeaks(t, base)
@@ -285,7 +285,7 @@ func TestCheckFailsWhenMorePassThanAllowed(t *testing.T) {
 	}
 	c := check(rs, 2*time.Second)
 	assert.Equal(t, statusFail, c.status)
-	assert.Equal(t, "15.5/s vs 10/s (31 > 30)", c.text)
+	assert.Equal(t, "31 passed, MORE than the 30 allowed (10 per 1s window, 3 windows touched in 2.0s)", c.text)
 	rs.rule = core.Rule{Kind: core.KindConcurrency, Limit: 3}
 	rs.peak.Store(4)
 	assert.Equal(t, checkResult{statusFail, "peak 4 in flight vs limit 3"}, check(rs, time.Second))

@@ -188,10 +188,9 @@ func (r *report) summary(elapsed time.Duration, interrupted bool) error {
 		r.row("all", "pattern", p.def.name, p.passed.total.Load(), p.blocked.total.Load(), p.failed.total.Load())
 	}
 
-	r.printf("\n%s\n%s\n%s\n",
-		"checks: pass rate seen vs limit, and requests passed <= the most the rule",
-		"allows in the run (token bucket: limit + burst + refill; other algorithms:",
-		"limit x (windows begun + 1)):")
+	r.printf("\n%s\n%s\n",
+		"checks: what each rule passed against the most it can allow over the whole",
+		"run (the share is under 100% when traffic pressed the limit only at times):")
 	var broken []string
 	for _, rs := range r.st.rules {
 		c := check(rs, elapsed)
@@ -245,9 +244,7 @@ func check(rs *ruleStat, elapsed time.Duration) checkResult {
 		return checkResult{verdict(peak <= rule.Limit),
 			fmt.Sprintf("peak %d in flight vs limit %d", peak, rule.Limit)}
 	case rule.Kind == core.KindFlow:
-		bound := allowed(rule, rule.Limit, elapsed)
-		return checkResult{verdict(passed <= bound),
-			fmt.Sprintf("%s vs %s (%d %s %d)", rate(passed, rule.Window, elapsed), perWindow(rule.Limit, rule.Window), passed, atMost(passed, bound), bound)}
+		return checkResult{verdict(passed <= allowed(rule, rule.Limit, elapsed)), against(rule, rule.Limit, passed, elapsed)}
 	case rule.Kind == core.KindHotspot && rule.Algorithm == "concurrency":
 		return checkResult{statusNone, "per-value requests in flight are not measured"}
 	case rule.Kind == core.KindHotspot && rs.values != nil:
@@ -300,11 +297,9 @@ func checkValues(rs *ruleStat, elapsed time.Duration) checkResult {
 			othersBlocked += rs.values[u].blocked.Load()
 		}
 	}
-	limit := valueLimit(rule, worst)
 	passed := rs.values[worst].passed.Load()
-	bound := allowed(rule, limit, elapsed)
-	return checkResult{verdict(held), fmt.Sprintf("%s %s vs %s (%d %s %d); others %d blocked",
-		clean(worst), rate(passed, rule.Window, elapsed), perWindow(limit, rule.Window), passed, atMost(passed, bound), bound, othersBlocked)}
+	return checkResult{verdict(held), fmt.Sprintf("%s: %s; others %d blocked",
+		clean(worst), against(rule, valueLimit(rule, worst), passed, elapsed), othersBlocked)}
 }
 
 // valueLimit returns the limit of value under a hotspot rule.
@@ -327,16 +322,32 @@ func allowed(rule core.Rule, limit int64, elapsed time.Duration) int64 {
 		refill := (limit*int64(elapsed) + int64(w) - 1) / int64(w) // ceil; no overflow below ~9e9 req/s-s
 		return limit + rule.Burst + refill
 	}
-	windows := int64((elapsed + w - 1) / w)
-	return limit*(windows+1) + rule.Burst
+	return limit*windowsTouched(w, elapsed) + rule.Burst
 }
 
-// atMost returns "<=" when n <= bound, else ">".
-func atMost(n, bound int64) string {
-	if n <= bound {
-		return "<="
+// windowsTouched is how many aligned windows of w a run of elapsed
+// overlaps at most: ceil(elapsed/w) + 1.
+func windowsTouched(w, elapsed time.Duration) int64 {
+	return int64((elapsed+w-1)/w) + 1
+}
+
+// against says how passed compares with what rule, with limit per window,
+// allows over a run of elapsed, and why it allows that much:
+// "161 passed of 350 allowed (46%; 50 per 1s window, 7 windows touched in 5.0s)".
+func against(rule core.Rule, limit, passed int64, elapsed time.Duration) string {
+	bound := allowed(rule, limit, elapsed)
+	why := fmt.Sprintf("%d per %s window, %d windows touched in %.1fs", limit, rule.Window, windowsTouched(rule.Window, elapsed), elapsed.Seconds())
+	if rule.Algorithm == "token-bucket" {
+		why = fmt.Sprintf("a full bucket of %d, then %d per %s for %.1fs", limit+rule.Burst, limit, rule.Window, elapsed.Seconds())
 	}
-	return ">"
+	if passed > bound {
+		return fmt.Sprintf("%d passed, MORE than the %d allowed (%s)", passed, bound, why)
+	}
+	share := 100.0
+	if bound > 0 {
+		share = 100 * float64(passed) / float64(bound)
+	}
+	return fmt.Sprintf("%d passed of %d allowed (%.0f%%; %s)", passed, bound, share, why)
 }
 
 func verdict(ok bool) string {
@@ -344,23 +355,6 @@ func verdict(ok bool) string {
 		return statusHeld
 	}
 	return statusFail
-}
-
-// rate formats n requests in elapsed as a rate per window.
-func rate(n int64, window, elapsed time.Duration) string {
-	r := float64(n) * float64(window) / float64(elapsed)
-	if window == time.Second {
-		return fmt.Sprintf("%.1f/s", r)
-	}
-	return fmt.Sprintf("%.1f/%s", r, window)
-}
-
-// perWindow formats a limit per window.
-func perWindow(limit int64, window time.Duration) string {
-	if window == time.Second {
-		return fmt.Sprintf("%d/s", limit)
-	}
-	return fmt.Sprintf("%d/%s", limit, window)
 }
 
 // describe says what a rule limits, in one sentence.
