@@ -2,6 +2,7 @@ package sluicehttp_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -150,4 +151,42 @@ func ExampleWithBlockHandler() {
 	fmt.Println(res.StatusCode, res.Header.Get("X-Blocked-By"), res.Header.Get("Content-Type"))
 	// Output:
 	// 403 closed application/problem+json
+}
+
+// A client whose calls to another service go through a Guard: the third
+// call of the minute never leaves the process.
+func ExampleNewTransport() {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok\n")
+	}))
+	defer upstream.Close()
+
+	guard, err := core.New(core.WithRules(
+		core.Rule{Name: "upstream-rate", Resource: "GET 127.0.0.1", Kind: core.KindFlow, Limit: 2, Window: time.Minute},
+	))
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := sluicehttp.NewTransport(guard, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := &http.Client{Transport: t}
+	for range 3 {
+		res, err := client.Get(upstream.URL)
+		var b *core.BlockedError
+		switch {
+		case errors.As(err, &b):
+			fmt.Println("blocked by", b.Rule, "for at most", b.Window)
+		case err != nil:
+			log.Fatal(err)
+		default:
+			fmt.Println(res.Status)
+			res.Body.Close() // ends the call for the Guard
+		}
+	}
+	// Output:
+	// 200 OK
+	// 200 OK
+	// blocked by upstream-rate for at most 1m0s
 }

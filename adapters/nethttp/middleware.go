@@ -44,7 +44,7 @@ type Router interface {
 // Middleware panics when guard is nil, and the function it returns panics
 // when next is nil, as http.Handle does with a nil handler.
 func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.Handler {
-	c := newConfig("Middleware", guard, opts)
+	c := mustConfig("Middleware", guard, opts)
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			panic("sluicehttp: Middleware: nil http.Handler")
@@ -68,7 +68,7 @@ func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.
 //
 // Wrap panics when guard or h is nil.
 func Wrap(guard *core.Guard, h http.Handler, opts ...Option) http.Handler {
-	c := newConfig("Wrap", guard, opts)
+	c := mustConfig("Wrap", guard, opts)
 	if h == nil {
 		panic("sluicehttp: Wrap: nil http.Handler")
 	}

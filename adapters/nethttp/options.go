@@ -1,6 +1,7 @@
 package sluicehttp
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
@@ -8,7 +9,7 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Option configures Middleware and Wrap. Options that take a function or
+// Option configures Middleware, Wrap and NewTransport. Options that take a function or
 // an Extractor panic when it is nil, naming the option, so that a mistake
 // shows at construction.
 type Option interface {
@@ -25,9 +26,14 @@ type config struct {
 	resource func(r *http.Request) string
 	skip     func(r *http.Request) bool
 	block    func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)
+	// serverOnly names an option given that only a server applies, which
+	// NewTransport refuses.
+	serverOnly string
 }
 
-func newConfig(fn string, guard *core.Guard, opts []Option) config {
+// newConfig applies opts for fn, which panics with the error unless it
+// returns it.
+func newConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 	var c config
 	c.Init("sluicehttp: "+fn, guard)
 	for _, o := range opts {
@@ -35,9 +41,20 @@ func newConfig(fn string, guard *core.Guard, opts []Option) config {
 			o.apply(&c)
 		}
 	}
-	c.Finish("sluicehttp: " + fn)
 	if c.block == nil {
 		c.block = DefaultBlockHandler
+	}
+	if err := c.FinishErr(); err != nil {
+		return c, fmt.Errorf("sluicehttp: %s: %w", fn, err)
+	}
+	return c, nil
+}
+
+// mustConfig is newConfig for the constructors that panic.
+func mustConfig(fn string, guard *core.Guard, opts []Option) config {
+	c, err := newConfig(fn, guard, opts)
+	if err != nil {
+		panic(err.Error())
 	}
 	return c
 }
@@ -82,7 +99,7 @@ func WithSkipper(skip func(r *http.Request) bool) Option {
 // DefaultBlockHandler, which fn may call after adding its own touches.
 func WithBlockHandler(fn func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)) Option {
 	mustFunc("WithBlockHandler", fn == nil)
-	return optionFunc(func(c *config) { c.block = fn })
+	return optionFunc(func(c *config) { c.block, c.serverOnly = fn, "WithBlockHandler" })
 }
 
 // WithErrorClassifier sets which outcomes of an admitted request count as
@@ -105,7 +122,7 @@ func WithErrorClassifier(fn func(status int, err error) bool) Option {
 // handler runs, which may change them. This costs a few small allocations
 // per request, which the pass path otherwise does not make.
 func WithRateLimitFields() Option {
-	return optionFunc(func(c *config) { c.Quota = true })
+	return optionFunc(func(c *config) { c.Quota, c.serverOnly = true, "WithRateLimitFields" })
 }
 
 // DefaultBlockHandler writes the default response to a blocked request:

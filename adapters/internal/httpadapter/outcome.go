@@ -3,6 +3,7 @@ package httpadapter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/sluicekit/sluice/core"
@@ -49,19 +50,24 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 // Extractor's HTTP params to the Guard's param sources: it panics, naming
 // them, when rules in force name params the Extractor cannot supply.
 func (c *Common) Finish(pkg string) {
+	if err := c.FinishErr(); err != nil {
+		panic(pkg + ": " + err.Error())
+	}
+}
+
+// FinishErr is Finish returning the error instead of panicking.
+func (c *Common) FinishErr() error {
 	if c.Extractor == nil {
 		x, err := extractors.New()
 		if err != nil { // cannot happen without options; say so if it does
-			panic(pkg + ": default extractor: " + err.Error())
+			return fmt.Errorf("default extractor: %w", err)
 		}
 		c.Extractor = x
 	}
 	if c.Classify == nil {
 		c.Classify = DefaultClassifier
 	}
-	if err := c.Guard.AddParamSource(c.Extractor.HTTPSource()); err != nil {
-		panic(pkg + ": " + err.Error())
-	}
+	return c.Guard.AddParamSource(c.Extractor.HTTPSource())
 }
 
 // Enter asks the Guard to admit r as resource, reading r's params through

@@ -1,0 +1,127 @@
+package sluicehttp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
+)
+
+// Transport is an http.RoundTripper that puts the requests a client makes
+// through a Guard, so that calls to other services have flow, concurrency,
+// hotspot and breaker rules too:
+//
+//	t, err := sluicehttp.NewTransport(guard, nil)
+//	client := &http.Client{Transport: t}
+//
+// A blocked call never reaches the network: RoundTrip returns the
+// *core.BlockedError (which the client wraps in a *url.Error; errors.As
+// finds it). An admitted call ends when its response body is read to the
+// end or closed, as http.Client asks of every caller: a concurrency slot is
+// held, and the response time runs, until then. A transport error, or a
+// response the error classifier counts as one (by default a status of 500
+// and above), is a failure for breakers.
+type Transport struct {
+	config
+	base   http.RoundTripper
+	params sync.Pool // of *extractors.HTTPRequestParams, used during Enter only
+}
+
+// NewTransport returns a Transport that sends admitted requests through
+// base (http.DefaultTransport when nil). The resource of a request is
+// "METHOD HOST", its method and URL host name without the port
+// ("GET api.example.com"; rules may name "* api.example.com" for every
+// method), or what WithResource returns. WithExtractor, WithSkipper,
+// WithResource and WithErrorClassifier apply; WithBlockHandler and
+// WithRateLimitFields are for servers, and NewTransport returns an error
+// naming them, as it does a rule naming a param the Extractor cannot
+// supply (see core.ParamSource). Params are read from the outgoing request (headers, query,
+// host, method, custom HTTP params); ip and path are absent. It panics when
+// guard is nil.
+func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (*Transport, error) {
+	c, err := newConfig("NewTransport", guard, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.serverOnly != "" {
+		return nil, fmt.Errorf("sluicehttp: NewTransport: %s does not apply to a client's requests", c.serverOnly)
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Transport{config: c, base: base}, nil
+}
+
+// RoundTrip admits r under the Guard's rules and sends it through the base
+// RoundTripper, or returns the rejection without sending it (closing r's
+// body, as a RoundTripper must).
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.skip != nil && t.skip(r) {
+		return t.base.RoundTrip(r)
+	}
+	var resource string
+	if t.resource != nil {
+		resource = t.resource(r)
+	} else {
+		resource = t.Extractor.HTTPResource(r.Method, r.URL.Hostname())
+	}
+	p, _ := t.params.Get().(*extractors.HTTPRequestParams)
+	if p == nil {
+		p = new(extractors.HTTPRequestParams)
+	}
+	e, err := t.Enter(p, r, resource, nil, nil)
+	t.params.Put(p)
+	if err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, err
+	}
+	res, err := t.base.RoundTrip(r)
+	if err != nil {
+		e.Exit(t.ExitError(0, err))
+		return nil, err
+	}
+	body := &exitBody{ReadCloser: res.Body, e: e, err: t.ExitError(res.StatusCode, nil)}
+	if res.Body == nil {
+		body.ReadCloser = http.NoBody
+	}
+	res.Body = body
+	return res, nil
+}
+
+// exitBody is a response body that exits its request's entry when it is
+// read to the end or closed, whichever comes first.
+type exitBody struct {
+	io.ReadCloser
+	e    core.Entry
+	err  error // the outcome to exit with
+	done atomic.Bool
+}
+
+func (b *exitBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
+		b.exit(err) // the body failed: the call did
+	} else if err != nil {
+		b.exit(b.err)
+	}
+	return n, err
+}
+
+func (b *exitBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.exit(b.err)
+	return err
+}
+
+func (b *exitBody) exit(err error) {
+	if b.done.CompareAndSwap(false, true) {
+		b.e.Exit(err)
+	}
+}
