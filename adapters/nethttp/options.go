@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -27,8 +28,9 @@ type config struct {
 	skip     func(r *http.Request) bool
 	block    func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)
 	// serverOnly names an option given that only a server applies, which
-	// NewTransport refuses.
-	serverOnly string
+	// NewTransport refuses; clientOnly one that only NewTransport applies.
+	serverOnly, clientOnly string
+	throttle               *throttle.Throttle
 }
 
 // newConfig applies opts for fn, which panics with the error unless it
@@ -53,6 +55,9 @@ func newConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 // mustConfig is newConfig for the constructors that panic.
 func mustConfig(fn string, guard *core.Guard, opts []Option) config {
 	c, err := newConfig(fn, guard, opts)
+	if err == nil && c.clientOnly != "" {
+		err = fmt.Errorf("sluicehttp: %s: %s applies only to NewTransport", fn, c.clientOnly)
+	}
 	if err != nil {
 		panic(err.Error())
 	}
@@ -123,6 +128,19 @@ func WithErrorClassifier(fn func(status int, err error) bool) Option {
 // per request, which the pass path otherwise does not make.
 func WithRateLimitFields() Option {
 	return optionFunc(func(c *config) { c.Quota, c.serverOnly = true, "WithRateLimitFields" })
+}
+
+// WithThrottle makes a Transport throttle its calls on the client side
+// with t (see package throttle): when an upstream answers 429 or 503, or
+// not at all, the Transport rejects a share of the calls to it locally,
+// and an upstream's Retry-After pauses the calls to it for that long. A
+// call the throttle rejects returns a *throttle.Error, which matches
+// core.ErrBlocked. For NewTransport only; Middleware and Wrap panic with it.
+func WithThrottle(t *throttle.Throttle) Option {
+	if t == nil {
+		panic("sluicehttp: WithThrottle: nil *throttle.Throttle")
+	}
+	return optionFunc(func(c *config) { c.throttle, c.clientOnly = t, "WithThrottle" })
 }
 
 // DefaultBlockHandler writes the default response to a blocked request:

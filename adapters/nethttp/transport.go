@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -37,7 +40,7 @@ type Transport struct {
 // "METHOD HOST", its method and URL host name without the port
 // ("GET api.example.com"; rules may name "* api.example.com" for every
 // method), or what WithResource returns. WithExtractor, WithSkipper,
-// WithResource and WithErrorClassifier apply; WithBlockHandler and
+// WithResource, WithErrorClassifier and WithThrottle apply; WithBlockHandler and
 // WithRateLimitFields are for servers, and NewTransport returns an error
 // naming them, as it does a rule naming a param the Extractor cannot
 // supply (see core.ParamSource). Params are read from the outgoing request (headers, query,
@@ -70,6 +73,12 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		resource = t.Extractor.HTTPResource(r.Method, r.URL.Hostname())
 	}
+	if t.throttle != nil {
+		if err := t.throttle.Allow(resource); err != nil {
+			closeBody(r)
+			return nil, err
+		}
+	}
 	p, _ := t.params.Get().(*extractors.HTTPRequestParams)
 	if p == nil {
 		p = new(extractors.HTTPRequestParams)
@@ -77,12 +86,13 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	e, err := t.Enter(p, r, resource, nil, nil)
 	t.params.Put(p)
 	if err != nil {
-		if r.Body != nil {
-			_ = r.Body.Close()
-		}
+		closeBody(r)
 		return nil, err
 	}
 	res, err := t.base.RoundTrip(r)
+	if t.throttle != nil {
+		t.record(resource, res, err)
+	}
 	if err != nil {
 		e.Exit(t.ExitError(0, err))
 		return nil, err
@@ -93,6 +103,47 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	res.Body = body
 	return res, nil
+}
+
+// closeBody closes r's body, as a RoundTripper that does not send r must.
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+}
+
+// record tells the throttle how a call ended: rejected when the upstream
+// answered 429 or 503 or not at all, paused for its Retry-After.
+func (t *Transport) record(resource string, res *http.Response, err error) {
+	if err != nil {
+		t.throttle.Record(resource, false, 0)
+		return
+	}
+	rejected := res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable
+	var pause time.Duration
+	if rejected {
+		pause = retryAfter(res.Header.Get("Retry-After"), time.Now())
+	}
+	t.throttle.Record(resource, !rejected, pause)
+}
+
+// retryAfter returns the wait a Retry-After field value asks for, delay
+// seconds or an HTTP date after now; 0 when it asks for none or does not
+// parse.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, int64(math.MaxInt64/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0)
+	}
+	return 0
 }
 
 // exitBody is a response body that exits its request's entry when it is

@@ -3,6 +3,7 @@ package sluicehttp_test
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -192,4 +195,64 @@ func TestTransportOptions(t *testing.T) {
 	// A rule naming a param the transport's extractor lacks is refused.
 	_, err = sluicehttp.NewTransport(newGuard(t, core.Rule{Name: "per-tenant", Resource: "inventory", Kind: core.KindHotspot, Param: "tenant", Limit: 1}), nil)
 	assert.EqualError(t, err, `sluicehttp: NewTransport: rules[0] (per-tenant): param "tenant" is not a custom param of the HTTP extractor (registered: none): register it with extractors.WithHTTPParam and give that Extractor to the adapter (WithExtractor)`)
+}
+
+// TestTransportThrottle: against an upstream that rejects every call, the
+// client sends only a few of them; a Retry-After pauses the calls; once the
+// upstream recovers and the window has passed, every call is sent again.
+func TestTransportThrottle(t *testing.T) {
+	u := newUpstream(t)
+	g := newGuard(t)
+	fc := g.Clock().(*clock.Fake)
+	rng := rand.New(rand.NewPCG(1, 2))
+	th, err := throttle.New(fc, throttle.WithRandom(rng.Float64))
+	require.NoError(t, err)
+	c := client(t, g, sluicehttp.WithThrottle(th))
+
+	u.status.Store(http.StatusTooManyRequests)
+	throttled := 0
+	for range 200 {
+		status, err := call(c, u, "/x")
+		var te *throttle.Error
+		switch {
+		case errors.As(err, &te):
+			throttled++
+			assert.True(t, errors.Is(err, core.ErrBlocked))
+		case err != nil:
+			t.Fatal(err)
+		default:
+			assert.Equal(t, http.StatusTooManyRequests, status)
+		}
+	}
+	hits := u.hits.Load()
+	assert.Equal(t, int64(200-throttled), hits)
+	t.Logf("the upstream got %d of 200 calls", hits)
+	assert.LessOrEqual(t, hits, int64(20), "an upstream that rejects everything gets a few calls, not 200")
+	assert.GreaterOrEqual(t, hits, int64(2))
+
+	fc.Advance(throttle.DefaultWindow)
+	u.status.Store(0)
+	for range 50 {
+		status, err := call(c, u, "/x")
+		require.NoError(t, err, "a recovered upstream gets every call")
+		assert.Equal(t, http.StatusOK, status)
+	}
+
+	// A Retry-After pauses the resource: the next calls stay local.
+	pausing := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	res, err := c.Get(pausing.URL)
+	require.NoError(t, err)
+	res.Body.Close()
+	fc.Advance(10 * time.Second)
+	_, err = c.Get(pausing.URL)
+	var te *throttle.Error
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, 20*time.Second, te.RetryAfter)
+
+	assert.PanicsWithValue(t, "sluicehttp: Middleware: WithThrottle applies only to NewTransport", func() {
+		sluicehttp.Middleware(g, sluicehttp.WithThrottle(th))
+	})
 }

@@ -1,0 +1,233 @@
+package throttle
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// Defaults of the options.
+const (
+	DefaultK            = 2.0
+	DefaultWindow       = 2 * time.Minute
+	DefaultMaxPause     = 5 * time.Minute
+	DefaultMaxResources = 1024
+)
+
+// buckets is the number of buckets a window is counted in.
+const buckets = 10
+
+// Throttle decides whether a client sends a call to its upstream (see the
+// package documentation). It is safe for concurrent use.
+type Throttle struct {
+	clock    clock.Clock
+	k        float64
+	window   time.Duration
+	maxPause time.Duration
+	maxRes   int
+	random   func() float64
+
+	mu        sync.Mutex
+	resources map[string]*state
+	overflow  *state // the resources beyond maxRes
+}
+
+// state is one resource's counts: buckets of window/buckets, each holding
+// the calls attempted and accepted in it, and its pause.
+type state struct {
+	mu          sync.Mutex
+	start       [buckets]time.Duration // of each bucket; a bucket older than the window counts 0
+	requests    [buckets]int64
+	accepts     [buckets]int64
+	pausedUntil time.Duration
+}
+
+// Option configures New.
+type Option func(*Throttle) error
+
+// WithK sets K, the attempts per accepted call allowed before the client
+// throttles (default DefaultK). It must be at least 1: below, the client
+// would throttle an upstream that accepts every call.
+func WithK(k float64) Option {
+	return func(t *Throttle) error {
+		if !(k >= 1) || k > 1e6 {
+			return fmt.Errorf("throttle: WithK: must be between 1 and 1e6, got %v", k)
+		}
+		t.k = k
+		return nil
+	}
+}
+
+// WithWindow sets the sliding window calls are counted over (default
+// DefaultWindow), between 10ms and 24h.
+func WithWindow(d time.Duration) Option {
+	return func(t *Throttle) error {
+		if d < 10*time.Millisecond || d > 24*time.Hour {
+			return fmt.Errorf("throttle: WithWindow: must be between 10ms and 24h, got %s", d)
+		}
+		t.window = d
+		return nil
+	}
+}
+
+// WithMaxPause bounds how long an upstream's retry time pauses a resource
+// (default DefaultMaxPause); 0 ignores retry times.
+func WithMaxPause(d time.Duration) Option {
+	return func(t *Throttle) error {
+		if d < 0 {
+			return fmt.Errorf("throttle: WithMaxPause: must be >= 0, got %s", d)
+		}
+		t.maxPause = d
+		return nil
+	}
+}
+
+// WithMaxResources bounds the resources counted apart (default
+// DefaultMaxResources); beyond, the others share one count.
+func WithMaxResources(n int) Option {
+	return func(t *Throttle) error {
+		if n < 1 {
+			return fmt.Errorf("throttle: WithMaxResources: must be >= 1, got %d", n)
+		}
+		t.maxRes = n
+		return nil
+	}
+}
+
+// WithRandom replaces the source of the random numbers in [0, 1) that
+// decide a rejection (default math/rand/v2's Float64), for tests.
+func WithRandom(f func() float64) Option {
+	return func(t *Throttle) error {
+		if f == nil {
+			return errors.New("throttle: WithRandom: function is nil")
+		}
+		t.random = f
+		return nil
+	}
+}
+
+// New returns a Throttle on clock c (a Guard's: guard.Clock()).
+func New(c clock.Clock, opts ...Option) (*Throttle, error) {
+	if c == nil {
+		return nil, errors.New("throttle: New: clock is nil")
+	}
+	t := &Throttle{clock: c, k: DefaultK, window: DefaultWindow, maxPause: DefaultMaxPause,
+		maxRes: DefaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("throttle: New: nil option")
+		}
+		if err := o(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Error is the error of a call the Throttle rejected locally. It matches
+// core.ErrBlocked.
+type Error struct {
+	Resource string
+	// RetryAfter is the time left of the upstream's pause, 0 when the call
+	// was rejected by probability.
+	RetryAfter time.Duration
+	// Probability is the rejection probability at the decision; 1 while
+	// paused.
+	Probability float64
+}
+
+// Error describes the rejection.
+func (e *Error) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("sluice: %s throttled by the client: the upstream asked to retry after %s", e.Resource, e.RetryAfter)
+	}
+	return fmt.Sprintf("sluice: %s throttled by the client: the upstream rejects calls (rejecting with probability %.2f)", e.Resource, e.Probability)
+}
+
+// Is reports whether target is core.ErrBlocked.
+func (e *Error) Is(target error) bool { return target == core.ErrBlocked }
+
+// state returns the state of resource.
+func (t *Throttle) state(resource string) *state {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.resources[resource]; ok {
+		return s
+	}
+	if len(t.resources) >= t.maxRes {
+		return t.overflow
+	}
+	s := &state{}
+	t.resources[resource] = s
+	return s
+}
+
+// Allow returns nil when a call to resource may be sent, or an *Error.
+// A call it rejects counts as attempted; one it lets through counts when
+// Record says how it ended, so that a call the program drops after Allow
+// (a Guard's rule blocked it, say) does not count.
+func (t *Throttle) Allow(resource string) error {
+	now := t.clock.Now()
+	s := t.state(resource)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if left := s.pausedUntil - now; left > 0 {
+		return &Error{Resource: resource, RetryAfter: left, Probability: 1}
+	}
+	req, acc := s.totals(now, t.window)
+	p := max(0, (float64(req)-t.k*float64(acc))/float64(req+1))
+	if p > 0 && t.random() < p {
+		s.requests[s.bucket(now, t.window)]++
+		return &Error{Resource: resource, Probability: p}
+	}
+	return nil
+}
+
+// Record tells the Throttle how a call to resource that Allow let through
+// ended: accepted, or rejected by the upstream for overload (HTTP 429 or
+// 503, gRPC ResourceExhausted or Unavailable, or no answer). retryAfter,
+// when above 0, is the upstream's retry time: the resource is paused for
+// that long, at most the maximum pause.
+func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Duration) {
+	now := t.clock.Now()
+	s := t.state(resource)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.bucket(now, t.window)
+	s.requests[i]++
+	if accepted {
+		s.accepts[i]++
+	}
+	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil {
+		s.pausedUntil = now + d
+	}
+}
+
+// bucket returns the index of the bucket of now, emptied when it held an
+// older span.
+func (s *state) bucket(now, window time.Duration) int {
+	width := window / buckets
+	start := now - now%width
+	i := int((now / width) % buckets)
+	if s.start[i] != start {
+		s.start[i], s.requests[i], s.accepts[i] = start, 0, 0
+	}
+	return i
+}
+
+// totals returns the calls attempted and accepted in the window ending at
+// now.
+func (s *state) totals(now, window time.Duration) (req, acc int64) {
+	for i := range buckets {
+		if now-s.start[i] < window {
+			req += s.requests[i]
+			acc += s.accepts[i]
+		}
+	}
+	return req, acc
+}
