@@ -243,7 +243,13 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
 	}
+	if !cached {
+		b.overflowed(cpu, n, err == nil)
+	}
 	if err != nil {
+		if b.single != nil {
+			evaluated(b.rules, cpu, n) // admit counts its own
+		}
 		g.rejected(res, err, cpu, now, n)
 		return Entry{}, err
 	}
@@ -329,7 +335,11 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	var blocked *BlockedError
+	first := 0 // the rule that blocked the request first, once blocked
 	for i, rs := range e.b.rules {
+		if blocked == nil {
+			first = i
+		}
 		if br := rs.brk; br != nil {
 			// A breaker: the first rules of the binding, so i is its
 			// index among the binding's breakers.
@@ -385,6 +395,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				h.key = rs.rule.Name
 				if err := rs.remote.take(ctx, h, now, rs.remote.lim, "", n); err != nil {
 					undo(admitted[:len(admitted)-1], cpu, n)
+					evaluated(e.b.rules[:i+1], cpu, n)
 					return now, err
 				}
 			} else {
@@ -425,7 +436,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				continue
 			}
 		}
-		for i := 1; ok; i++ {
+		for k := 1; ok; k++ {
 			if blocked != nil && rs.remote != nil {
 				break // see above for a shared store's rule after a rejection
 			}
@@ -439,6 +450,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 					h.key = valueKey(rs.rule.Name, v)
 					if err := rr.take(ctx, h, now, lim, v, n); err != nil {
 						undo(admitted[:len(admitted)-1], cpu, n)
+						evaluated(e.b.rules[:i+1], cpu, n)
 						return now, err
 					}
 				}
@@ -454,17 +466,25 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				}
 				wait = max(wait, h.d.Wait)
 			}
-			if v, ok = params.Param(rs.rule.Param, i); v != "" && v[0] == 0 {
+			if v, ok = params.Param(rs.rule.Param, k); v != "" && v[0] == 0 {
 				v = rs.escape(v)
 			}
 		}
 	}
 	if blocked != nil {
+		// The rules after the first to block were asked too, but those
+		// with a store.
+		for i, rs := range e.b.rules {
+			if i <= first || rs.remote == nil {
+				evaluated(e.b.rules[i:i+1], cpu, n)
+			}
+		}
 		return now, blocked
 	}
 	if wait > 0 {
 		if err := g.clock.Sleep(ctx, wait); err != nil {
 			undo(admitted, cpu, n)
+			evaluated(e.b.rules, cpu, n)
 			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, wait, err)
 		}
 		now += int64(wait)

@@ -36,6 +36,7 @@ type Guard struct {
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
+	watch     *watch
 
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
@@ -95,6 +96,7 @@ type config struct {
 	maxResources int
 	listeners    []func(BreakerEvent)
 	logger       *slog.Logger
+	unmatched    time.Duration
 	sources      []ParamSource
 }
 
@@ -153,7 +155,7 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: DefaultMaxResources, storeBackoff: DefaultStoreBackoff}
+	cfg := config{maxResources: DefaultMaxResources, storeBackoff: DefaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
@@ -173,6 +175,8 @@ func New(opts ...Option) (*Guard, error) {
 	}
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
+	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
+	runtime.AddCleanup(g, (*watch).stop, g.watch)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -219,6 +223,7 @@ func (g *Guard) Close() error {
 	if g.coarse != nil {
 		g.coarse.Stop()
 	}
+	g.watch.stop()
 	g.reporter.stop()
 	return nil
 }
@@ -277,7 +282,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 	if len(problems) > 0 {
 		return &RulesError{Problems: problems}
 	}
-	g.rules.Store(set)
+	g.watch.rulesSet(g.rules.Swap(set), set)
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }
@@ -406,6 +411,7 @@ func (g *Guard) bindingOf(r *resource, name string, cached bool) *binding {
 		return b
 	}
 	b := set.bind(name)
+	b.bindTo(r)
 	r.binding.Store(b)
 	return b
 }

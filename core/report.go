@@ -3,12 +3,17 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/clock"
 )
 
 // BreakerEvent is a change of state of a breaker rule, as listeners given
@@ -70,9 +75,18 @@ const (
 
 // report is one thing the reporter tells: exactly one field is set.
 type report struct {
-	breaker  *BreakerEvent
-	store    *storeReport
-	blocking *blockingReport
+	breaker   *BreakerEvent
+	store     *storeReport
+	blocking  *blockingReport
+	unmatched *unmatchedReport
+}
+
+// unmatchedReport tells that the rule at index of the rule set applied to
+// no request for over since it was set.
+type unmatchedReport struct {
+	index          int
+	rule, resource string
+	over           time.Duration
 }
 
 type storeReport struct {
@@ -192,6 +206,10 @@ func (rp *reporter) deliver(r report) {
 		}
 		rp.logf(slog.LevelInfo, "sluice: rule blocked requests", slog.String("rule", b.rule), slog.String("resource", b.resource),
 			slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))
+	case r.unmatched != nil:
+		u := r.unmatched
+		rp.logf(slog.LevelWarn, "sluice: rule matched no request since it was set; check its resource against the resources requests get (Guard.Snapshot)",
+			slog.Int("index", u.index), slog.String("rule", u.rule), slog.String("resource", u.resource), slog.Duration("over", u.over))
 	}
 }
 
@@ -210,4 +228,235 @@ func (rp *reporter) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 		rp.suppressed = 0
 	}
 	rp.log.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// DefaultUnmatchedAfter is how long a rule may apply to no request, after
+// the Guard starts or the SetRules that set or changed it, before the Guard
+// warns about it, by default (WithUnmatchedAfter).
+const DefaultUnmatchedAfter = 5 * time.Minute
+
+// WithUnmatchedAfter sets how long a rule may apply to no request after the
+// Guard starts, or after the SetRules that added or changed it, before the
+// Guard logs a warning naming it (once; again only after it changes) and
+// flags it (RuleStats.Unmatched): a rule whose resource names nothing
+// requests are called limits nothing. The default is DefaultUnmatchedAfter;
+// 0 turns the warning and the flag off, for a Guard whose rules cover
+// routes that may go unused that long. d must not be negative.
+func WithUnmatchedAfter(d time.Duration) Option {
+	return optionFunc(func(cfg *config) error {
+		if d < 0 {
+			return fmt.Errorf("WithUnmatchedAfter: must be >= 0 (0 turns the warning off), got %s", d)
+		}
+		cfg.unmatched = d
+		return nil
+	})
+}
+
+// unmatched reports whether the rule, matched or not (see matched), is
+// flagged unmatched at now when rules are flagged after after.
+func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) bool {
+	return after > 0 && !matched && now-st.since.Load() >= int64(after)
+}
+
+// watch is the part of a Guard that looks at its rules from outside
+// requests: it warns about rules that apply to no request (see
+// WithUnmatchedAfter), from a goroutine that runs only while a rule of the
+// rule set in force may become due, and about rules that match no route
+// the adapters know (see Guard.AddRoutes). It holds no reference to the
+// Guard, which may be collected while its goroutine sleeps.
+//
+// The goroutine reads the Guard's clock, but sleeps on timers, at most
+// watchPoll at a time: sleeping on the Guard's clock would add a sleeper
+// that a test on a clock.Fake, counting the sleepers of its own code
+// (WaitForSleepers), does not expect.
+type watch struct {
+	after time.Duration // 0: no warning
+	clock clock.Clock
+	rp    *reporter
+
+	mu     sync.Mutex // guards the fields below
+	cancel context.CancelFunc
+	closed bool
+	wg     sync.WaitGroup
+	set    *ruleSet        // in force
+	routes map[string]bool // the routes adapters serve (see AddRoutes)
+	// unrouted names the rules of set that were logged as matching no
+	// route.
+	unrouted map[string]bool
+}
+
+// watchPoll is the longest the goroutine of a watch sleeps before it reads
+// the Guard's clock again.
+const watchPoll = 100 * time.Millisecond
+
+func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
+	return &watch{after: after, clock: c, rp: rp, routes: map[string]bool{}}
+}
+
+// rulesSet is called by SetRules once set replaced prev (nil at New): it
+// dates the rules added or changed, checks set against the routes, and
+// restarts the goroutine on set.
+func (w *watch) rulesSet(prev, set *ruleSet) {
+	now := int64(w.clock.Now())
+	kept := map[*ruleStats]Rule{}
+	if prev != nil {
+		for _, rs := range prev.rules {
+			kept[rs.stats] = rs.rule
+		}
+	}
+	for _, rs := range set.rules {
+		if r, ok := kept[rs.stats]; !ok || !reflect.DeepEqual(r, rs.rule) {
+			rs.stats.since.Store(now)
+			rs.stats.warned.Store(false)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.set, w.unrouted = set, map[string]bool{}
+	w.checkRoutes()
+	if w.cancel != nil {
+		w.cancel()
+		w.cancel = nil
+	}
+	if w.closed || w.after == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.wg.Add(1)
+	go w.run(ctx, set)
+}
+
+// run warns about the rules of set that become unmatched, each once, until
+// none may become so, or ctx ends.
+func (w *watch) run(ctx context.Context, set *ruleSet) {
+	defer w.wg.Done()
+	for {
+		now := int64(w.clock.Now())
+		next := int64(math.MaxInt64)
+		for i, rs := range set.rules {
+			st := rs.stats
+			if st.warned.Load() || st.matched() {
+				continue
+			}
+			since := st.since.Load()
+			if due := since + int64(w.after); due > now {
+				next = min(next, due)
+			} else if st.warned.CompareAndSwap(false, true) {
+				w.rp.send(report{unmatched: &unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)}})
+			}
+		}
+		if next == math.MaxInt64 || ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(min(time.Duration(next-now), watchPoll))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			// It looks once more: a stop racing with the deadline still
+			// gets the warning out.
+		}
+	}
+}
+
+// stop ends the goroutine and waits for it. It is idempotent.
+func (w *watch) stop() {
+	w.mu.Lock()
+	w.closed = true
+	if w.cancel != nil {
+		w.cancel()
+		w.cancel = nil
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+// AddRoutes tells the Guard routes an adapter serves, as resource names
+// ("GET /items/{id}"; a template without a method, "/static/{path...}",
+// serves every method): it adds them to those it knows, and logs at Warn,
+// in one record, the HTTP rules in force that match none of them, now and
+// after every SetRules, each rule once per rule set. The adapters that can
+// list their routes call it (sluicegin.WithRoutes, sluiceecho at its first
+// request, sluicehttp.Handle); a service can call it with the routes of
+// another router. HTTP rules are those whose resource is "METHOD
+// TEMPLATE", or a template that is not a gRPC full method
+// ("/pkg.Service/Method": two segments, a '.' in the first); rules naming
+// gRPC methods or custom names are not checked. Give every route of the
+// service, across all its adapters: a rule matching only routes not given
+// is reported.
+func (g *Guard) AddRoutes(routes ...string) {
+	w := g.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	added := false
+	for _, r := range routes {
+		if r = strings.TrimSpace(r); r != "" && !w.routes[r] {
+			w.routes[r] = true
+			added = true
+		}
+	}
+	if added {
+		w.checkRoutes()
+	}
+}
+
+// checkRoutes logs the rules of the set in force that match no route and
+// were not logged so. w.mu is held.
+func (w *watch) checkRoutes() {
+	if len(w.routes) == 0 || w.set == nil {
+		return
+	}
+	var unrouted []string
+	n := 0
+	for i, rs := range w.set.rules {
+		if w.unrouted[rs.rule.Name] || !isHTTPResource(rs.rule.Resource) || w.routed(rs.pattern) {
+			continue
+		}
+		w.unrouted[rs.rule.Name] = true
+		if n++; len(unrouted) < maxLoggedResources {
+			unrouted = append(unrouted, fmt.Sprintf("rules[%d] (%s): %s", i, rs.rule.Name, quote(rs.rule.Resource)))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	attrs := []slog.Attr{slog.Any("rules", unrouted), slog.Int("routes", len(w.routes))}
+	if n > len(unrouted) {
+		attrs = append(attrs, slog.Int("more", n-len(unrouted)))
+	}
+	w.rp.log.LogAttrs(context.Background(), slog.LevelWarn, "sluice: rules match no route of the service; check their resources against the routes", attrs...)
+}
+
+// routed reports whether p matches a route of w. w.mu is held.
+func (w *watch) routed(p pattern) bool {
+	for r := range w.routes {
+		if !strings.HasPrefix(r, "/") {
+			if p.match(r) {
+				return true
+			}
+			continue
+		}
+		for _, m := range resourceMethods {
+			if p.match(m + " " + r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isHTTPResource reports whether res, a rule's resource in canonical form,
+// names HTTP routes (see AddRoutes).
+func isHTTPResource(res string) bool {
+	if strings.HasPrefix(res, "/") {
+		first, rest, _ := strings.Cut(res[1:], "/")
+		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
+	}
+	m, tmpl, ok := strings.Cut(res, " ")
+	if !ok || !strings.HasPrefix(tmpl, "/") {
+		return false
+	}
+	_, isMethod := canonicalMethod(m)
+	return isMethod
 }

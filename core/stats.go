@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,6 +111,27 @@ type RuleStats struct {
 	InFlight int64
 	// Breaker is the state of a breaker rule; nil for other kinds.
 	Breaker *breaker.Stats
+	// Resources names, sorted, the resources the rule applied to since
+	// it was first set: those requests entered while it was in force,
+	// OverflowResource standing for the names beyond WithMaxResources.
+	Resources []string
+	// Evaluated counts the permits (requests, unless Enter was given
+	// WithCount) the rule was checked against since it was first set, as
+	// BlockedTotal does; a hotspot rule counts the requests it let pass
+	// because they lack its param. A request blocked by an earlier rule
+	// still counts for the rules after it, which are asked too, except for
+	// rules with a store, which are not asked then (see Guard.Enter). The
+	// permits admitted are counted through the statistics of the
+	// resources (Totals.Pass) and cost the rule nothing; so, when the rule
+	// is new, the few requests to its resources that had picked their
+	// rules just before SetRules returned may count too, although the
+	// rules before it decided them.
+	Evaluated int64
+	// Unmatched is true when the rule applied to no request for
+	// WithUnmatchedAfter since it was set or last changed: its resource
+	// likely names nothing requests are called (see Guard.Snapshot's
+	// Resources for the names they get).
+	Unmatched bool
 }
 
 // Snapshot is the state of a Guard at one time: its resources' and rules'
@@ -131,8 +153,10 @@ func (g *Guard) Snapshot() Snapshot {
 	now := int64(g.clock.Now())
 	s := Snapshot{At: time.Duration(now), Stores: g.Stores(), DroppedEvents: g.reporter.dropped.Load()}
 	var overflow *ResourceStats
+	entered := map[*resource]int64{}
 	g.resources.each(func(r *resource) {
 		rs := r.snapshot(now)
+		entered[r] = rs.Total.Pass
 		if r == g.resources.overflow {
 			if rs.Total.Pass+rs.Total.Block > 0 {
 				overflow = &rs
@@ -146,7 +170,7 @@ func (g *Guard) Snapshot() Snapshot {
 		s.Resources = append(s.Resources, *overflow)
 	}
 	for _, rs := range g.rules.Load().rules {
-		s.Rules = append(s.Rules, rs.snapshot(now))
+		s.Rules = append(s.Rules, rs.snapshot(now, entered, g.watch.after))
 	}
 	return s
 }
@@ -217,9 +241,28 @@ func (r *resource) snapshot(now int64) ResourceStats {
 // Blocks count in the stripe of the CPU the request was blocked on (see
 // stripe.Picker), so that a rule blocking on every CPU does not move one
 // cache line between them.
+//
+// The requests a rule evaluates are counted mostly by the resources it
+// applies to: each admitted request counts in its resource (resStripe.
+// entered), and every rule of the resource's binding was asked about it.
+// So a rule keeps, per resource it was bound to, the resource's count of
+// admitted permits then (bound), and counts in its stripes only the permits
+// it evaluated that no resource counts for it: those not admitted (blocked,
+// failed or cancelled, counted by admit and Enter), and those of the
+// overflow resource, which is shared by names with different rules.
+// Evaluated is their sum, which only grows.
 type ruleStats struct {
 	stripes   []ruleStripe
 	fallbacks atomic.Int64
+	// since is the Guard's time when the rule was set in its current form
+	// (see Guard.watch), warned whether it was since logged as unmatched.
+	since  atomic.Int64
+	warned atomic.Bool
+	// overflow is set once requests beyond the resource bound matched the
+	// rule.
+	overflow atomic.Bool
+	mu       sync.Mutex
+	bound    map[*resource]int64 // guarded by mu
 	// lastLog is the time of the last log of a block (see
 	// BlockLogInterval), math.MinInt64 before the first; logged is the
 	// blocked count then.
@@ -230,9 +273,10 @@ type ruleStats struct {
 // ruleStripe is the block counts of a rule on one CPU, on a cache line of
 // its own.
 type ruleStripe struct {
-	blocks  *window.LeapArray // Block: requests blocked per bucket
-	blocked atomic.Int64      // since the rule was first set
-	_       [48]byte
+	blocks    *window.LeapArray // Block: requests blocked per bucket
+	blocked   atomic.Int64      // since the rule was first set
+	evaluated atomic.Int64      // permits evaluated that no resource counts (see ruleStats)
+	_         [40]byte
 }
 
 func newRuleStats() *ruleStats {
@@ -241,7 +285,91 @@ func newRuleStats() *ruleStats {
 		st.stripes[i].blocks, _ = window.New(statBuckets, statInterval) // constants: cannot fail
 	}
 	st.lastLog.Store(math.MinInt64)
+	st.bound = map[*resource]int64{}
 	return st
+}
+
+// bindTo notes that the rules of b apply to r from now on: r's admitted
+// permits count for them from here (see ruleStats). bindingOf calls it
+// before any request uses b.
+func (b *binding) bindTo(r *resource) {
+	if len(b.rules) == 0 {
+		return
+	}
+	var entered int64
+	for i := range r.stripes {
+		entered += r.stripes[i].entered.Load()
+	}
+	for _, rs := range b.rules {
+		st := rs.stats
+		st.mu.Lock()
+		if _, ok := st.bound[r]; !ok {
+			st.bound[r] = entered
+		}
+		st.mu.Unlock()
+	}
+}
+
+// evaluated counts n permits evaluated on the CPU cpu by each rule of rules
+// that no resource counts for them (see ruleStats).
+func evaluated(rules []*ruleState, cpu uint32, n int64) {
+	for _, rs := range rules {
+		st := rs.stats
+		st.stripes[stripe.Of(cpu, len(st.stripes))].evaluated.Add(n)
+	}
+}
+
+// overflowed counts a request of n permits to a name beyond the resource
+// bound that the rules of b decided, admitted or not (not admitted: counted
+// already).
+func (b *binding) overflowed(cpu uint32, n int64, admitted bool) {
+	for _, rs := range b.rules {
+		if !rs.stats.overflow.Load() {
+			rs.stats.overflow.Store(true)
+		}
+	}
+	if admitted {
+		evaluated(b.rules, cpu, n)
+	}
+}
+
+// matched reports whether the rule applied to a request since it was first
+// set.
+func (st *ruleStats) matched() bool {
+	if st.overflow.Load() {
+		return true
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.bound) > 0
+}
+
+// evaluations returns the rule's bound resources, sorted, and the permits
+// it evaluated (see RuleStats.Evaluated). entered has the admitted permits
+// of resources read already.
+func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) {
+	var n int64
+	for i := range st.stripes {
+		n += st.stripes[i].evaluated.Load()
+	}
+	st.mu.Lock()
+	names := make([]string, 0, len(st.bound)+1)
+	for r, base := range st.bound {
+		names = append(names, r.name)
+		e, ok := entered[r]
+		if !ok {
+			for i := range r.stripes {
+				e += r.stripes[i].entered.Load()
+			}
+		}
+		n += max(e-base, 0) // r read before it was bound: it counts at the next snapshot
+	}
+	st.mu.Unlock()
+	slices.Sort(names)
+	if st.overflow.Load() {
+		names = append(names, OverflowResource)
+	}
+	return names, n
 }
 
 // blocked returns the requests the rule blocked over the second ending at
@@ -273,9 +401,11 @@ func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	g.reporter.send(report{blocking: r})
 }
 
-func (rs *ruleState) snapshot(now int64) RuleStats {
+func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedAfter time.Duration) RuleStats {
 	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
 	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
+	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
+	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
 	if rs.conc != nil {
 		out.InFlight = rs.conc.InFlight()
 	}

@@ -394,8 +394,9 @@ const hostileName = `<img src=x onerror="window.pwned=1"><script>window.pwned=2<
 // traffic and reads, in headless Chromium, the numbers the page shows.
 func TestDashboardInBrowser(t *testing.T) {
 	const helloLimit = 5
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Second), core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: helloLimit},
+		core.Rule{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: helloLimit},
 		core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3},
 		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
 			MinRequests: 3, Window: 5 * time.Second, OpenFor: 2 * time.Second},
@@ -541,6 +542,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.True(t, ok && trips >= 1, "trips %d", trips)
 	assert.JSONEq(t, `"badge open"`, b.eval(t, `document.querySelector('[data-rule="fail-breaker"][data-field="state"] span').className`))
 	assert.JSONEq(t, `"rgb(198, 40, 40)"`, b.eval(t, `getComputedStyle(document.querySelector('[data-rule="fail-breaker"][data-field="state"] span')).backgroundColor`), "open is red")
+
+	// What each rule applies to, and how many requests it evaluated; a
+	// rule that matched nothing for WithUnmatchedAfter is flagged.
+	assert.Equal(t, "GET /hello", b.text(t, "rule", "hello-rate", "applies"))
+	evaluated, ok := b.number(t, "rule", "hello-rate", "evaluated")
+	assert.True(t, ok && evaluated >= secondPass+secondBlock, "evaluated %d", evaluated)
+	assert.Contains(t, b.text(t, "rule", "inflight", "applies"), "GET /hello")
+	waitFor(t, 30*time.Second, "the typo rule flagged unmatched", func() (bool, string) {
+		text := b.text(t, "rule", "typo", "applies")
+		return text == "unmatched", text
+	})
+	assert.JSONEq(t, `"badge unmatched"`, b.eval(t, `document.querySelector('[data-rule="typo"][data-field="applies"] span').className`))
+	unmatched, _ := strconv.Atoi(strings.Trim(b.eval(t, `document.getElementById("sum-unmatched").textContent`), `"`))
+	assert.GreaterOrEqual(t, unmatched, 1)
 
 	// The hostile resource name is shown as it is, as text.
 	assert.Equal(t, hostileName, b.text(t, "rule", "hostile", "resource"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -98,7 +99,7 @@ func TestSnapshotJSON(t *testing.T) {
 		assert.Equal(t, []string{"avgRtMs", "block", "complete", "error", "inFlight", "minRtMs", "name", "pass", "peak", "total"}, keys(res0))
 		assert.Equal(t, []string{"avgRtMs", "block", "blockedBy", "complete", "error", "pass", "rtMs"}, keys(res0.(map[string]any)["total"]))
 		rules := raw["rules"].([]any)
-		assert.Equal(t, []string{"blocked", "blockedTotal", "fallbacks", "inFlight", "kind", "name", "resource", "summary"}, keys(rules[0]))
+		assert.Equal(t, []string{"blocked", "blockedTotal", "evaluated", "fallbacks", "inFlight", "kind", "name", "resource", "resourceCount", "resources", "summary", "unmatched"}, keys(rules[0]))
 		assert.Equal(t, []string{"bad", "requests", "retryAfterMs", "state", "trips"}, keys(rules[1].(map[string]any)["breaker"]))
 		assert.Equal(t, []any{}, raw["stores"])
 
@@ -125,7 +126,7 @@ func TestSnapshotJSON(t *testing.T) {
 
 		require.Len(t, s.Rules, 3)
 		assert.Equal(t, dashboard.Rule{Name: "hello-rate", Kind: "flow", Resource: "GET /hello", Summary: "2 per 1s, leap-array",
-			Blocked: 1, BlockedTotal: 1}, s.Rules[0])
+			Blocked: 1, BlockedTotal: 1, Evaluated: 3, Resources: []string{"GET /hello"}, ResourceCount: 1}, s.Rules[0])
 		brk := s.Rules[1]
 		assert.Equal(t, "fail-breaker", brk.Name)
 		assert.Equal(t, "breaker", brk.Kind)
@@ -137,6 +138,8 @@ func TestSnapshotJSON(t *testing.T) {
 		assert.Equal(t, "concurrency:*", conc.Name)
 		assert.Equal(t, "10 in flight", conc.Summary)
 		assert.Equal(t, int64(1), conc.InFlight)
+		assert.Equal(t, []string{"GET /fail", "GET /hello", "GET /slow"}, conc.Resources)
+		assert.Equal(t, int64(3+1+2), conc.Evaluated)
 		assert.Nil(t, conc.Breaker)
 		assert.Equal(t, []dashboard.Store{}, s.Stores)
 	}
@@ -154,6 +157,36 @@ func TestSnapshotJSON(t *testing.T) {
 	assert.Equal(t, int64(0), s.Rules[0].Blocked)
 	assert.Equal(t, int64(1), s.Rules[0].BlockedTotal)
 	assert.Equal(t, 2000.0, s.Rules[1].Breaker.RetryAfterMs)
+}
+
+// TestRuleResourcesAndUnmatched checks the resources listed per rule, at
+// most MaxRuleResources of them, and the unmatched flag.
+func TestRuleResourcesAndUnmatched(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Minute), core.WithRules(
+		core.Rule{Name: "all", Resource: "GET /*", Kind: core.KindFlow, Limit: 1000},
+		core.Rule{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 10},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	for i := range dashboard.MaxRuleResources + 2 {
+		e, err := g.Enter(context.Background(), fmt.Sprintf("GET /r%02d", i))
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	fc.Advance(time.Minute)
+	base := serve(t, g)
+	_, body := get(t, base+"/debug/sluice/api/snapshot")
+	var s dashboard.Snapshot
+	require.NoError(t, json.Unmarshal(body, &s), "%s", body)
+	all, typo := s.Rules[0], s.Rules[1]
+	assert.Len(t, all.Resources, dashboard.MaxRuleResources)
+	assert.Equal(t, "GET /r00", all.Resources[0])
+	assert.Equal(t, dashboard.MaxRuleResources+2, all.ResourceCount)
+	assert.Equal(t, int64(dashboard.MaxRuleResources+2), all.Evaluated)
+	assert.False(t, all.Unmatched)
+	assert.Equal(t, []string{}, typo.Resources)
+	assert.True(t, typo.Unmatched)
 }
 
 func TestSummary(t *testing.T) {

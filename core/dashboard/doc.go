@@ -3,7 +3,9 @@
 // served by the same handler) that shows every resource with its passed and
 // blocked requests per second as small charts of the last minute, requests
 // in flight, errors and response times; every rule with its limit, blocked
-// requests and, for breakers, their state and trips; and the shared
+// and evaluated requests, the resources it applies to (or a flag when it
+// matched no request for core.WithUnmatchedAfter) and, for breakers, their
+// state and trips; and the shared
 // stores' health. The page polls a JSON endpoint of the same handler every
 // second and keeps the charts' history itself.
 //
@@ -31,10 +33,12 @@
 //	                          "rtMs": 120.5, "avgRtMs": 0.4, "blockedBy": {"flow": 700}}}],
 //	 "rules": [{"name": "hello-rate", "kind": "flow", "resource": "GET /hello",
 //	            "summary": "5 per 1s, leap-array", "blocked": 12, "blockedTotal": 700,
-//	            "fallbacks": 0, "inFlight": 0},
+//	            "fallbacks": 0, "inFlight": 0, "evaluated": 1000,
+//	            "resources": ["GET /hello"], "resourceCount": 1, "unmatched": false},
 //	           {"name": "fail-breaker", "kind": "breaker", "resource": "GET /fail",
 //	            "summary": "error-ratio >= 0.5 of >= 10 in 10s, open 5s", "blocked": 3, "blockedTotal": 40,
-//	            "fallbacks": 0, "inFlight": 0,
+//	            "fallbacks": 0, "inFlight": 0, "evaluated": 52,
+//	            "resources": ["GET /fail"], "resourceCount": 1, "unmatched": false,
 //	            "breaker": {"state": "open", "requests": 10, "bad": 6, "trips": 1, "retryAfterMs": 4200}}],
 //	 "stores": [{"name": "redis", "healthy": true, "errors": 0, "fallbacks": 0}],
 //	 "droppedEvents": 0}
@@ -45,7 +49,12 @@
 // resource (blockedBy by reason: a rule kind, "fallback" or "cancelled").
 // rules are in rule order, with their normalized name, kind and resource,
 // summary a description of the limit for people, blocked over the last
-// second and blockedTotal since the rule was set; inFlight is for
+// second and blockedTotal since the rule was set; evaluated counts the
+// requests it was checked against (core.RuleStats.Evaluated), resources
+// lists the first MaxRuleResources of the resources it applied to and
+// resourceCount counts them all; unmatched is true when it applied to no
+// request for core.WithUnmatchedAfter since it was set or changed, which
+// the page shows as a badge and counts in a tile; inFlight is for
 // concurrency rules; breaker, for breaker rules only, has the state
 // (closed, open or half-open), the requests and bad ones in the breaker's
 // window, the trips so far and, while open, how long until it probes.

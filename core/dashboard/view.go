@@ -56,7 +56,20 @@ type Rule struct {
 	Fallbacks    int64    `json:"fallbacks"`
 	InFlight     int64    `json:"inFlight"`
 	Breaker      *Breaker `json:"breaker,omitempty"`
+	// Evaluated counts the requests the rule was checked against
+	// (core.RuleStats.Evaluated).
+	Evaluated int64 `json:"evaluated"`
+	// Resources are the first MaxRuleResources, in order, of the
+	// resources the rule applied to; ResourceCount counts them all.
+	Resources     []string `json:"resources"`
+	ResourceCount int      `json:"resourceCount"`
+	// Unmatched is true when the rule applied to no request for
+	// core.WithUnmatchedAfter since it was set or changed.
+	Unmatched bool `json:"unmatched"`
 }
+
+// MaxRuleResources bounds the resources listed per rule (Rule.Resources).
+const MaxRuleResources = 10
 
 // Breaker is the state of a breaker rule.
 type Breaker struct {
@@ -99,7 +112,12 @@ func view(s core.Snapshot, now time.Time) Snapshot {
 	}
 	for _, r := range s.Rules {
 		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
-			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight}
+			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
+			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), MaxRuleResources)], ResourceCount: len(r.Resources),
+			Unmatched: r.Unmatched}
+		if v.Resources == nil {
+			v.Resources = []string{}
+		}
 		if b := r.Breaker; b != nil {
 			v.Breaker = &Breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}

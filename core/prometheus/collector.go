@@ -32,6 +32,7 @@ type Collector struct {
 type descs struct {
 	passed, blocked, completed, errors, rtSeconds, inFlight *prometheus.Desc
 	ruleBlocked, ruleFallbacks, ruleInFlight                *prometheus.Desc
+	ruleEvaluated, ruleResources, ruleUnmatched             *prometheus.Desc
 	breakerState, breakerTrips                              *prometheus.Desc
 	storeHealthy, storeErrors, storeFallbacks               *prometheus.Desc
 	dropped                                                 *prometheus.Desc
@@ -126,6 +127,9 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 		ruleBlocked:    d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
 		ruleFallbacks:  d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
 		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
+		ruleEvaluated:  d("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.", "rule", "kind", "resource"),
+		ruleResources:  d("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).", "rule", "kind", "resource"),
+		ruleUnmatched:  d("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.", "rule", "kind", "resource"),
 		breakerState:   d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
 		breakerTrips:   d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
 		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
@@ -139,7 +143,7 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.desc
 	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight,
-		d.ruleBlocked, d.ruleFallbacks, d.ruleInFlight, d.breakerState, d.breakerTrips,
+		d.ruleBlocked, d.ruleFallbacks, d.ruleInFlight, d.ruleEvaluated, d.ruleResources, d.ruleUnmatched, d.breakerState, d.breakerTrips,
 		d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
 		ch <- x
 	}
@@ -180,6 +184,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range s.Rules {
 		name, kind, res := r.Rule.Name, string(r.Rule.Kind), r.Rule.Resource
 		emit(d.ruleBlocked, counter, float64(r.BlockedTotal), name, kind, res)
+		emit(d.ruleEvaluated, counter, float64(r.Evaluated), name, kind, res)
+		emit(d.ruleResources, gauge, float64(len(r.Resources)), name, kind, res)
+		unmatched := 0.0
+		if r.Unmatched {
+			unmatched = 1
+		}
+		emit(d.ruleUnmatched, gauge, unmatched, name, kind, res)
 		if r.Rule.Store != "" {
 			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
 		}

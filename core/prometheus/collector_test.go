@@ -184,6 +184,12 @@ func TestScrape(t *testing.T) {
 	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
 	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "fail-breaker", "kind", "breaker", "resource", "GET /fail")
 	must(t, fams, 2, "sluice_rule_in_flight", "rule", "inflight", "resource", "GET /*")
+	must(t, fams, 5, "sluice_rule_evaluated_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
+	must(t, fams, 5+3+3, "sluice_rule_evaluated_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
+	must(t, fams, 3, "sluice_rule_evaluated_total", "rule", "fail-breaker", "kind", "breaker", "resource", "GET /fail")
+	must(t, fams, 3, "sluice_rule_resources", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
+	must(t, fams, 1, "sluice_rule_resources", "rule", "hello-rate")
+	must(t, fams, 0, "sluice_rule_unmatched", "rule", "hello-rate")
 	assert.Equal(t, []string{"inflight"}, labelValues(fams, "sluice_rule_in_flight", "rule"), "only concurrency rules have in-flight series")
 	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "resource", "GET /fail", "state", "open")
 	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "closed")
@@ -202,6 +208,9 @@ func TestScrape(t *testing.T) {
 		"sluice_requests_in_flight":          dto.MetricType_GAUGE,
 		"sluice_rule_blocked_total":          dto.MetricType_COUNTER,
 		"sluice_rule_in_flight":              dto.MetricType_GAUGE,
+		"sluice_rule_evaluated_total":        dto.MetricType_COUNTER,
+		"sluice_rule_resources":              dto.MetricType_GAUGE,
+		"sluice_rule_unmatched":              dto.MetricType_GAUGE,
 		"sluice_breaker_state":               dto.MetricType_GAUGE,
 		"sluice_breaker_trips_total":         dto.MetricType_COUNTER,
 		"sluice_events_dropped_total":        dto.MetricType_COUNTER,
@@ -239,6 +248,16 @@ func TestScrape(t *testing.T) {
 	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate")
 	assert.Equal(t, []string{"hello-rate"}, labelValues(fams, "sluice_rule_blocked_total", "rule"))
 	assert.Nil(t, fams["sluice_breaker_state"])
+
+	// A rule that matches no request is flagged after
+	// core.DefaultUnmatchedAfter.
+	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
+	must(t, scrape(t, url), 0, "sluice_rule_unmatched", "rule", "typo")
+	fc.Advance(core.DefaultUnmatchedAfter)
+	fams = scrape(t, url)
+	must(t, fams, 1, "sluice_rule_unmatched", "rule", "typo", "kind", "flow", "resource", "GET /helo")
+	must(t, fams, 0, "sluice_rule_resources", "rule", "typo")
+	must(t, fams, 0, "sluice_rule_evaluated_total", "rule", "typo")
 
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)

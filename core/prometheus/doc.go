@@ -52,6 +52,12 @@
 // rule's Resource, an exact name or a glob:
 //
 //	sluice_rule_blocked_total{rule,kind,resource}       counter  requests the rule blocked
+//	sluice_rule_evaluated_total{rule,kind,resource}     counter  requests the rule was checked against
+//	                                                             (core.RuleStats.Evaluated)
+//	sluice_rule_resources{rule,kind,resource}           gauge    resources the rule applied to; 0 while it
+//	                                                             matches no request
+//	sluice_rule_unmatched{rule,kind,resource}           gauge    1 once the rule applied to no request for
+//	                                                             core.WithUnmatchedAfter, else 0
 //	sluice_rule_fallbacks_total{rule,kind,resource}     counter  decisions the rule made by its failure policy
 //	                                                             because its store failed (rules with a store only)
 //	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency rules only)

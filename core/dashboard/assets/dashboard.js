@@ -133,7 +133,8 @@
   }
 
   const ruleFields = [["name", "name"], ["kind", "text"], ["resource", "name res"], ["summary", "name summary"],
-    ["blocked", "num block"], ["blockedTotal", "num"], ["state", "text"], ["trips", "num"],
+    ["blocked", "num block"], ["blockedTotal", "num"], ["evaluated", "num"], ["applies", "name applies"],
+    ["state", "text"], ["trips", "num"],
     ["inFlight", "num"], ["fallbacks", "num"]];
 
   function rules(list) {
@@ -147,6 +148,8 @@
       set(tr, "summary", r.summary);
       set(tr, "blocked", String(r.blocked), r.blocked === 0);
       set(tr, "blockedTotal", String(r.blockedTotal));
+      set(tr, "evaluated", String(r.evaluated), r.evaluated === 0);
+      applies(get(tr, "applies"), r);
       set(tr, "inFlight", r.kind === "concurrency" ? String(r.inFlight) : "");
       set(tr, "fallbacks", String(r.fallbacks), r.fallbacks === 0);
       const st = get(tr, "state");
@@ -166,6 +169,25 @@
     prune(table, keep);
     document.getElementById("no-rules").classList.toggle("hidden", list.length > 0);
     table.classList.toggle("hidden", list.length === 0);
+  }
+
+  // applies shows in td the resources rule r applied to, the first of them
+  // and how many more, or an "unmatched" badge when it applied to none for
+  // a while.
+  function applies(td, r) {
+    let text = r.resources.join(", ");
+    if (r.resourceCount > r.resources.length) text += " and " + (r.resourceCount - r.resources.length) + " more";
+    if (r.unmatched) {
+      if (!td.firstElementChild) td.textContent = "";
+      badge(td, "unmatched", "unmatched");
+      td.title = "no request matched this rule since it was set: check its resource against the resources above";
+      return;
+    }
+    if (td.firstElementChild) td.textContent = "";
+    delete td.dataset.value;
+    td.title = r.resources.join("\n");
+    td.classList.toggle("zero", r.resourceCount === 0);
+    if (td.textContent !== (text || "none yet")) td.textContent = text || "none yet";
   }
 
   const storeFields = [["name", "name"], ["health", "text"], ["errors", "num"], ["fallbacks", "num"]];
@@ -201,6 +223,8 @@
     tile("sum-error", errors, errors > 0);
     const breakers = s.rules.filter((r) => r.breaker && r.breaker.state !== "closed").length;
     tile("sum-breakers", breakers, breakers > 0);
+    const unmatched = s.rules.filter((r) => r.unmatched).length;
+    tile("sum-unmatched", unmatched, unmatched > 0);
     const down = s.stores.filter((st) => !st.healthy).length;
     tile("sum-stores", down, down > 0);
     tile("sum-dropped", s.droppedEvents, s.droppedEvents > 0);
