@@ -109,9 +109,26 @@ func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 // trailer a server would have sent.
 func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		return ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
-			return invoker(ctx, method, req, reply, cc, opts...)
+		th := ic.cfg.throttle
+		if th == nil || ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
+			return ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
+				return invoker(ctx, method, req, reply, cc, opts...)
+			})
+		}
+		resource := ic.resourceOf(ctx, method)
+		if err := th.Allow(resource); err != nil {
+			return throttledStatus(err)
+		}
+		sent := false
+		var trailer metadata.MD
+		err := ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
+			sent = true
+			return invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
 		})
+		if sent {
+			recordOutcome(th, resource, err, trailer)
+		}
+		return err
 	}
 }
 
@@ -124,6 +141,14 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
 			return streamer(ctx, desc, cc, method, opts...)
+		}
+		th := ic.cfg.throttle
+		var resource string
+		if th != nil {
+			resource = ic.resourceOf(ctx, method)
+			if err := th.Allow(resource); err != nil {
+				return nil, throttledStatus(err)
+			}
 		}
 		e, err := ic.enter(ctx, method, sink{callOpts: opts, client: true})
 		if err != nil {
@@ -139,11 +164,14 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 		started = true
 		if err != nil {
 			e.Exit(ic.outcome(ctx, method, err))
+			if th != nil {
+				recordOutcome(th, resource, err, nil)
+			}
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams}
+		s := &clientStream{ClientStream: cs, ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams, resource: resource}
 		s.stop = context.AfterFunc(ctx, func() {
-			s.finish(status.FromContextError(ctx.Err()).Err())
+			s.finish(status.FromContextError(ctx.Err()).Err(), false)
 		})
 		return s, nil
 	}
@@ -187,10 +215,7 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, to sink, f
 // return to the caller: the block handler's for a block (with the pushback
 // trailer set), a status for anything else.
 func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (core.Entry, error) {
-	resource := fullMethod
-	if ic.cfg.resource != nil {
-		resource = ic.cfg.resource(ctx, fullMethod)
-	}
+	resource := ic.resourceOf(ctx, fullMethod)
 	p := ic.params.Get().(*extractors.GRPCCallParams)
 	p.Reset(ic.cfg.extractor, CallInfo{}, ctx, fullMethod)
 	e, err := ic.g.Enter(ctx, resource, core.WithParams(p))
@@ -200,6 +225,14 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (
 		return e, nil
 	}
 	return core.Entry{}, ic.blocked(ctx, fullMethod, to, err)
+}
+
+// resourceOf returns the resource of a call to fullMethod.
+func (ic *Interceptors) resourceOf(ctx context.Context, fullMethod string) string {
+	if ic.cfg.resource != nil {
+		return ic.cfg.resource(ctx, fullMethod)
+	}
+	return fullMethod
 }
 
 // blocked turns an error of Enter into the error of the call.
@@ -263,19 +296,21 @@ type clientStream struct {
 	method string
 	entry  core.Entry
 	single bool // no server streaming: one response ends the stream
-	stop   func() bool
-	done   atomic.Bool
+	// resource is the stream's resource when the client throttles.
+	resource string
+	stop     func() bool
+	done     atomic.Bool
 }
 
 func (s *clientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	switch {
 	case errors.Is(err, io.EOF):
-		s.finish(nil)
+		s.finish(nil, true)
 	case err != nil:
-		s.finish(err)
+		s.finish(err, true)
 	case s.single:
-		s.finish(nil)
+		s.finish(nil, false)
 	default:
 		return nil
 	}
@@ -283,10 +318,19 @@ func (s *clientStream) RecvMsg(m any) error {
 	return err
 }
 
-// finish exits the entry once, whoever sees the end of the stream first.
-func (s *clientStream) finish(err error) {
+// finish exits the entry once, whoever sees the end of the stream first;
+// ended says that RecvMsg returned an error (io.EOF included), after which
+// the stream's trailer may be read.
+func (s *clientStream) finish(err error, ended bool) {
 	if !s.done.CompareAndSwap(false, true) {
 		return
 	}
 	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err))
+	if th := s.ic.cfg.throttle; th != nil {
+		var trailer metadata.MD
+		if ended {
+			trailer = s.ClientStream.Trailer()
+		}
+		recordOutcome(th, s.resource, err, trailer)
+	}
 }

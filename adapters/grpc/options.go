@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -28,6 +29,7 @@ type config struct {
 	skip      func(ctx context.Context, fullMethod string) bool
 	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
 	isFailure func(ctx context.Context, fullMethod string, err error) bool
+	throttle  *throttle.Throttle
 }
 
 // WithResource makes the interceptors name the resource of a call with fn
@@ -109,6 +111,24 @@ func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err err
 			return errors.New("sluicegrpc: WithErrorClassifier: nil function")
 		}
 		c.isFailure = fn
+		return nil
+	})
+}
+
+// WithThrottle makes the client interceptors throttle outgoing calls on the
+// client side with t (see package throttle): when the server answers
+// ResourceExhausted or Unavailable, they reject a share of the calls to the
+// same resource locally, and a server's retry time (RetryInfo, or the
+// pushback trailer of a unary call) pauses those calls for that long. A
+// call the throttle rejects returns status Unavailable, with a RetryInfo
+// while paused, without reaching the server. Server interceptors do not
+// use it.
+func WithThrottle(t *throttle.Throttle) Option {
+	return optionFunc(func(c *config) error {
+		if t == nil {
+			return errors.New("sluicegrpc: WithThrottle: nil *throttle.Throttle")
+		}
+		c.throttle = t
 		return nil
 	})
 }
