@@ -49,7 +49,8 @@ func TestRuleMarshalRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	for f := range reflect.TypeFor[Rule]().Fields() {
+	for i := range reflect.TypeFor[Rule]().NumField() {
+		f := reflect.TypeFor[Rule]().Field(i)
 		assert.True(t, set[f.Name], "no rule sets Rule.%s", f.Name)
 	}
 	want, err := NormalizeRules(rules)

@@ -244,8 +244,8 @@ func pointerFree(t reflect.Type) bool {
 	case reflect.Array:
 		return pointerFree(t.Elem())
 	case reflect.Struct:
-		for f := range t.Fields() {
-			if !pointerFree(f.Type) {
+		for i := range t.NumField() {
+			if f := t.Field(i); !pointerFree(f.Type) {
 				return false
 			}
 		}

@@ -40,4 +40,8 @@
 // Tests that share a Redis keep apart with keys of their own:
 // UniquePrefix returns a prefix no other test (in this process or another
 // using the same Redis) has.
+//
+// It is a module of its own, so that the kit's modules do not require
+// miniredis: the tests of redisstore, prometheus and the examples require it.
+// It is no part of sluice's API and makes no compatibility promise.
 package redistest
