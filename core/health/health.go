@@ -1,0 +1,141 @@
+package health
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Report is the body Handler serves.
+type Report struct {
+	// Ready is false when a requirement fails (RequireStores,
+	// RequireRules); the status is then 503.
+	Ready bool `json:"ready"`
+	// Problems says why it is not ready, one line per failed requirement.
+	Problems []string `json:"problems,omitempty"`
+	Stores   []Store  `json:"stores"`
+	Rules    Rules    `json:"rules"`
+}
+
+// Store is a shared store's state (core.StoreStatus).
+type Store struct {
+	Name      string `json:"name"`
+	Healthy   bool   `json:"healthy"`
+	Errors    int64  `json:"errors"`
+	Fallbacks int64  `json:"fallbacks"`
+}
+
+// Rules is the state of the rules in force and of their file.
+type Rules struct {
+	// Count is the number of rules in force.
+	Count int `json:"count"`
+	// File is the watched rules file (WithWatcher), "" without one.
+	File string `json:"file,omitempty"`
+	// Error is the problem of the file's last version, which the Guard
+	// refused (it keeps the rules in force); "" when the file's rules are
+	// in force.
+	Error string `json:"error,omitempty"`
+}
+
+type config struct {
+	watcher       *core.RulesWatcher
+	requireStores bool
+	requireRules  bool
+}
+
+// Option configures Handler.
+type Option func(*config) error
+
+// WithWatcher adds the state of w's rules file to the report.
+func WithWatcher(w *core.RulesWatcher) Option {
+	return func(c *config) error {
+		if w == nil {
+			return errors.New("health: WithWatcher: watcher is nil")
+		}
+		c.watcher = w
+		return nil
+	}
+}
+
+// RequireStores makes the instance not ready while a store is down (its
+// breaker open): for services whose limits must be shared to be right.
+func RequireStores() Option {
+	return func(c *config) error { c.requireStores = true; return nil }
+}
+
+// RequireRules makes the instance not ready while its rules file's last
+// version was refused (WithWatcher required): the instance then runs on
+// older rules than the file says.
+func RequireRules() Option {
+	return func(c *config) error { c.requireRules = true; return nil }
+}
+
+// Handler returns the readiness handler of g: it answers GET and HEAD
+// with a Report as JSON, status 200 when ready and 503 when not; other
+// methods get 405.
+func Handler(g *core.Guard, opts ...Option) (http.Handler, error) {
+	if g == nil {
+		return nil, errors.New("health: Handler: guard is nil")
+	}
+	var c config
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("health: Handler: nil option")
+		}
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	if c.requireRules && c.watcher == nil {
+		return nil, errors.New("health: Handler: RequireRules needs WithWatcher")
+	}
+	return &handler{g: g, cfg: c}, nil
+}
+
+type handler struct {
+	g   *core.Guard
+	cfg config
+}
+
+// Check returns the report of the Guard's readiness now.
+func (h *handler) check() Report {
+	r := Report{Ready: true, Stores: []Store{}}
+	for _, s := range h.g.Stores() {
+		r.Stores = append(r.Stores, Store(s))
+		if !s.Healthy && h.cfg.requireStores {
+			r.Ready = false
+			r.Problems = append(r.Problems, "store "+s.Name+" is down")
+		}
+	}
+	r.Rules.Count = len(h.g.Rules())
+	if w := h.cfg.watcher; w != nil {
+		r.Rules.File = w.Path()
+		if err := w.Err(); err != nil {
+			r.Rules.Error = err.Error()
+			if h.cfg.requireRules {
+				r.Ready = false
+				r.Problems = append(r.Problems, "rules file "+w.Path()+" was refused; older rules are in force")
+			}
+		}
+	}
+	return r
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	rep := h.check()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !rep.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	if r.Method == http.MethodGet {
+		_ = json.NewEncoder(w).Encode(rep)
+	}
+}
