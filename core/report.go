@@ -262,7 +262,7 @@ func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) boo
 // requests: it warns about rules that apply to no request (see
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the
 // rule set in force may become due, and about rules that match no route
-// the adapters know (see Guard.AddRoutes). It holds no reference to the
+// the adapters know (see Guard.CheckRoutes). It holds no reference to the
 // Guard, which may be collected while its goroutine sleeps.
 //
 // The goroutine reads the Guard's clock, but sleeps on timers, at most
@@ -280,6 +280,8 @@ type watch struct {
 	wg     sync.WaitGroup
 	set    *ruleSet        // in force
 	routes map[string]bool // the routes adapters serve (see AddRoutes)
+	// checking is set once CheckRoutes was called: SetRules checks then.
+	checking bool
 	// unrouted names the rules of set that were logged as matching no
 	// route.
 	unrouted map[string]bool
@@ -313,7 +315,9 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.set, w.unrouted = set, map[string]bool{}
-	w.checkRoutes()
+	if w.checking {
+		w.checkRoutes()
+	}
 	if w.cancel != nil {
 		w.cancel()
 		w.cancel = nil
@@ -372,33 +376,38 @@ func (w *watch) stop() {
 	w.wg.Wait()
 }
 
-// AddRoutes tells the Guard routes an adapter serves, as resource names
+// AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",
-// serves every method): it adds them to those it knows, and logs at Warn,
-// in one record, the HTTP rules in force that match none of them, now and
-// after every SetRules, each rule once per rule set. The adapters that can
-// list their routes call it (sluicegin.WithRoutes, sluiceecho at its first
-// request, sluicehttp.Handle); a service can call it with the routes of
-// another router. HTTP rules are those whose resource is "METHOD
-// TEMPLATE", or a template that is not a gRPC full method
-// ("/pkg.Service/Method": two segments, a '.' in the first); rules naming
-// gRPC methods or custom names are not checked. Give every route of the
-// service, across all its adapters: a rule matching only routes not given
-// is reported.
+// serves every method), for CheckRoutes. The adapters that can list their
+// routes call it (sluicegin.WithRoutes, sluiceecho, sluicehttp.Handle); a
+// service can call it with the routes of another router.
 func (g *Guard) AddRoutes(routes ...string) {
 	w := g.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	added := false
 	for _, r := range routes {
-		if r = strings.TrimSpace(r); r != "" && !w.routes[r] {
+		if r = strings.TrimSpace(r); r != "" {
 			w.routes[r] = true
-			added = true
 		}
 	}
-	if added {
-		w.checkRoutes()
-	}
+}
+
+// CheckRoutes logs at Warn, in one record, the HTTP rules in force that
+// match none of the routes given to AddRoutes, and does so again after
+// every SetRules from then on; each rule is logged once per rule set. The
+// adapters call it at their first request, when the service has
+// registered its routes, or a service once it has given them all: a rule
+// matching only routes not given is reported. Without routes it does
+// nothing. HTTP rules are those whose resource is "METHOD TEMPLATE", or a
+// template that is not a gRPC full method ("/pkg.Service/Method": two
+// segments, a '.' in the first); rules naming gRPC methods or custom names
+// are not checked.
+func (g *Guard) CheckRoutes() {
+	w := g.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checking = true
+	w.checkRoutes()
 }
 
 // checkRoutes logs the rules of the set in force that match no route and
@@ -447,7 +456,7 @@ func (w *watch) routed(p pattern) bool {
 }
 
 // isHTTPResource reports whether res, a rule's resource in canonical form,
-// names HTTP routes (see AddRoutes).
+// names HTTP routes (see Guard.CheckRoutes).
 func isHTTPResource(res string) bool {
 	if strings.HasPrefix(res, "/") {
 		first, rest, _ := strings.Cut(res[1:], "/")

@@ -277,7 +277,7 @@ func TestUnmatchedAfterOption(t *testing.T) {
 	assert.Contains(t, logged(), "over=5m0s", "Close lets a warning that is due out")
 }
 
-func TestAddRoutesWarnsAboutRulesMatchingNoRoute(t *testing.T) {
+func TestCheckRoutesWarnsAboutRulesMatchingNoRoute(t *testing.T) {
 	log, logged := logBuffer()
 	g, err := core.New(core.WithLogger(log), core.WithRules(
 		core.Rule{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 1},
@@ -289,8 +289,12 @@ func TestAddRoutesWarnsAboutRulesMatchingNoRoute(t *testing.T) {
 	))
 	require.NoError(t, err)
 	defer g.Close()
+	g.CheckRoutes()
 	assert.Empty(t, logged(), "no routes known: nothing checked")
-	g.AddRoutes("GET /items/{id}", "/static/{path...}")
+	g.AddRoutes("GET /items/{id}")
+	g.AddRoutes("/static/{path...}")
+	assert.Empty(t, logged(), "AddRoutes does not check")
+	g.CheckRoutes()
 	out := logged()
 	assert.Equal(t, 1, strings.Count(out, "level=WARN"), out)
 	assert.Contains(t, out, `rules[2] (typo): \"GET /itmes/{id}\"`)
@@ -300,13 +304,15 @@ func TestAddRoutesWarnsAboutRulesMatchingNoRoute(t *testing.T) {
 	}
 	// Once per rule per rule set: more routes, or the same again, add no
 	// warning for it; a new rule set is checked afresh.
-	g.AddRoutes("GET /items/{id}")
 	g.AddRoutes("GET /other")
+	g.CheckRoutes()
+	g.CheckRoutes()
 	assert.Equal(t, out, logged())
 	require.NoError(t, g.SetRules(g.Rules()))
 	assert.Equal(t, 2, strings.Count(logged(), "level=WARN"))
 	g.AddRoutes("POST /items/{id}")
 	require.NoError(t, g.SetRules(g.Rules()))
+	g.CheckRoutes() // nothing new
 	assert.Equal(t, 3, strings.Count(logged(), "level=WARN"))
 	assert.NotContains(t, logged()[len(out)*2:], "wrong-method")
 }

@@ -33,6 +33,12 @@ import (
 // waits for a leaky-bucket turn (the client went away) gets nothing written
 // by the middleware, which returns nil.
 //
+// At its first request the middleware tells the Guard the routes of the
+// echo instance (e.Routes), and the Guard warns about the rules that match
+// none of them, then and at every change of its rules
+// (core.Guard.CheckRoutes); not with WithResource, which names requests
+// otherwise. Routes registered after the first request are not told.
+//
 // Use New with e.Use (after routing) rather than e.Pre, which runs before
 // the route is known: every request would then be Unmatched.
 //
@@ -111,6 +117,9 @@ func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
 	if m.resource != nil {
 		return m.resource(c)
 	}
+	if m.RoutesPending() {
+		m.CheckRoutes(routesOf(c.Echo()))
+	}
 	path := c.Path()
 	// Echo routes an unmatched request to its NotFoundHandler with no path,
 	// or, when the path exists without the method, to its
@@ -120,6 +129,20 @@ func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
 		return extractors.Unmatched
 	}
 	return m.Extractor.HTTPResource(r.Method, path)
+}
+
+// routesOf returns the routes of e. A RouteNotFound route serves every
+// method.
+func routesOf(e *echo.Echo) []httpadapter.Route {
+	var routes []httpadapter.Route
+	for _, r := range e.Routes() {
+		method := r.Method
+		if method == echo.RouteNotFound {
+			method = ""
+		}
+		routes = append(routes, httpadapter.Route{Method: method, Path: r.Path})
+	}
+	return routes
 }
 
 func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {

@@ -27,6 +27,10 @@ import (
 // A request whose context ends while it waits for a leaky-bucket turn (the
 // client went away) is aborted without a response from the middleware.
 //
+// With WithRoutes, the Guard checks its rules against the engine's routes
+// at the first request and at every change of its rules, and warns about
+// the rules that match none (core.Guard.CheckRoutes).
+//
 // New panics when guard is nil.
 func New(guard *core.Guard, opts ...Option) gin.HandlerFunc {
 	var c config
@@ -42,6 +46,31 @@ func New(guard *core.Guard, opts ...Option) gin.HandlerFunc {
 	}
 	c.params.New = func() any { return new(extractors.HTTPRequestParams) }
 	return c.handle
+}
+
+// WithRoutes makes the middleware tell the Guard the routes of r, the
+// engine it is added to, at its first request (gin has no way to reach the
+// engine from a request, and routes are registered after the middleware is
+// added), so that the Guard warns about the rules that match none of them,
+// then and at every change of its rules (core.Guard.CheckRoutes):
+//
+//	r.Use(sluicegin.New(guard, sluicegin.WithRoutes(r)))
+//
+// Routes registered after the first request are not told. With
+// WithResource, which names requests otherwise, routes are not told.
+func WithRoutes(r *gin.Engine) Option {
+	if r == nil {
+		panic("sluicegin: WithRoutes: nil *gin.Engine")
+	}
+	return optionFunc(func(c *config) {
+		c.Routes = func() []httpadapter.Route {
+			var routes []httpadapter.Route
+			for _, ri := range r.Routes() {
+				routes = append(routes, httpadapter.Route{Method: ri.Method, Path: ri.Path})
+			}
+			return routes
+		}
+	})
 }
 
 // pathParams is the extractors.PathParams of a gin request: its c.Params,
@@ -63,6 +92,9 @@ func (m *config) handle(c *gin.Context) {
 	if m.resource != nil {
 		resource = m.resource(c)
 	} else {
+		if m.Routes != nil && m.RoutesPending() {
+			m.CheckRoutes(m.Routes())
+		}
 		resource = m.Extractor.HTTPResource(r.Method, c.FullPath())
 	}
 	p := m.params.Get().(*extractors.HTTPRequestParams)

@@ -75,6 +75,38 @@ func Wrap(guard *core.Guard, h http.Handler, opts ...Option) http.Handler {
 	return &handler{config: c, next: h}
 }
 
+// Handle registers h on mux under pattern, as mux.Handle does, and tells
+// guard the route (core.Guard.AddRoutes). At their first request,
+// Middleware and Wrap have the Guard check its rules against the routes
+// told so, and warn about the rules that match none, then and at every
+// change of its rules (core.Guard.CheckRoutes). A ServeMux cannot list its
+// patterns: register every route of the service through Handle, or the
+// rules of the others are reported.
+//
+//	mux := http.NewServeMux()
+//	sluicehttp.Handle(guard, mux, "GET /items/{id}", items)
+//	http.ListenAndServe(addr, sluicehttp.Middleware(guard)(mux))
+//
+// With Wrap, give Handle the wrapped handler:
+//
+//	sluicehttp.Handle(guard, mux, "GET /items/{id}", sluicehttp.Wrap(guard, items))
+//
+// The route is named as the middleware names its requests ("GET
+// /items/{id}"; a pattern without a method serves every method) with the
+// default Extractor. Handle panics when guard is nil, and as mux.Handle
+// does (a nil handler, a bad or conflicting pattern).
+func Handle(guard *core.Guard, mux *http.ServeMux, pattern string, h http.Handler) {
+	if guard == nil {
+		panic("sluicehttp: Handle: nil *core.Guard (make one with core.New)")
+	}
+	mux.Handle(pattern, h)
+	x, err := extractors.New()
+	if err != nil { // cannot happen without options
+		panic("sluicehttp: Handle: default extractor: " + err.Error())
+	}
+	guard.AddRoutes(httpadapter.RouteNames(x, []httpadapter.Route{{Method: patternMethod(pattern, ""), Path: pattern}})...)
+}
+
 // handler is the middleware around one http.Handler.
 type handler struct {
 	config
@@ -113,6 +145,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.skip != nil && h.skip(r) {
 		h.next.ServeHTTP(w, r)
 		return
+	}
+	if h.resource == nil && h.RoutesPending() {
+		h.CheckRoutes(nil) // those Handle told
 	}
 	rq := &request{w: responseWriter{ResponseWriter: w}, h: h, r: r}
 	var resource string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
@@ -35,6 +36,10 @@ type Common struct {
 	Classify func(status int, err error) bool
 	// Quota makes admitted responses carry the RateLimit fields too.
 	Quota bool
+	// Routes lists the routes the adapter serves, when it is told how
+	// (sluicegin.WithRoutes); see CheckRoutes.
+	Routes func() []Route
+	routed *atomic.Bool // see CheckRoutes; shared by copies of the Common
 }
 
 // Init starts a configuration for guard; pkg names the adapter in the
@@ -44,6 +49,7 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 		panic(pkg + ": nil *core.Guard (make one with core.New)")
 	}
 	c.Guard = guard
+	c.routed = new(atomic.Bool)
 }
 
 // Finish fills in the defaults of the fields no option set, and adds the
