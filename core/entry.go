@@ -251,6 +251,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			evaluated(b.rules, cpu, n) // admit counts its own
 		}
 		g.rejected(res, err, cpu, now, n)
+		if g.blockHooks != nil {
+			g.callBlockHooks(ctx, err)
+		}
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)

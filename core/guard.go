@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,7 +37,9 @@ type Guard struct {
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
-	watch     *watch
+	// blockHooks are called for each block (WithBlockHook); fixed at New.
+	blockHooks []func(context.Context, *BlockedError)
+	watch      *watch
 
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
@@ -98,6 +101,7 @@ type config struct {
 	logger       *slog.Logger
 	unmatched    time.Duration
 	sources      []ParamSource
+	blockHooks   []func(context.Context, *BlockedError)
 }
 
 // Option configures a Guard made by New.
@@ -161,7 +165,7 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)
