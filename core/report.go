@@ -265,10 +265,10 @@ func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) boo
 // the adapters know (see Guard.CheckRoutes). It holds no reference to the
 // Guard, which may be collected while its goroutine sleeps.
 //
-// The goroutine reads the Guard's clock, but sleeps on timers, at most
-// watchPoll at a time: sleeping on the Guard's clock would add a sleeper
-// that a test on a clock.Fake, counting the sleepers of its own code
-// (WaitForSleepers), does not expect.
+// The goroutine reads the Guard's clock, but sleeps on timers, on a clock
+// other than the system's at most watchPoll at a time: sleeping on the
+// Guard's clock would add a sleeper that a test on a clock.Fake, counting
+// the sleepers of its own code (WaitForSleepers), does not expect.
 type watch struct {
 	after time.Duration // 0: no warning
 	clock clock.Clock
@@ -288,7 +288,7 @@ type watch struct {
 }
 
 // watchPoll is the longest the goroutine of a watch sleeps before it reads
-// the Guard's clock again.
+// the Guard's clock again, when that is not the system's.
 const watchPoll = 100 * time.Millisecond
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
@@ -353,7 +353,11 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 		if next == math.MaxInt64 || ctx.Err() != nil {
 			return
 		}
-		t := time.NewTimer(min(time.Duration(next-now), watchPoll))
+		d := time.Duration(next - now)
+		if _, real := w.clock.(*clock.System); !real {
+			d = min(d, watchPoll)
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -316,3 +316,13 @@ func TestCheckRoutesWarnsAboutRulesMatchingNoRoute(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(logged(), "level=WARN"))
 	assert.NotContains(t, logged()[len(out)*2:], "wrong-method")
 }
+
+func TestUnmatchedRuleOnTheSystemClock(t *testing.T) {
+	log, logged := logBuffer()
+	g, err := core.New(core.WithLogger(log), core.WithUnmatchedAfter(20*time.Millisecond),
+		core.WithRules(core.Rule{Name: "typo", Resource: "GET /itmes", Kind: core.KindFlow, Limit: 1}))
+	require.NoError(t, err)
+	waitLogged(t, logged, "rule=typo", 1)
+	require.NoError(t, g.Close())
+	assert.True(t, ruleStats(t, g, "typo").Unmatched)
+}
