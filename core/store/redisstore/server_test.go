@@ -1,12 +1,12 @@
 package redisstore
 
 import (
-	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core/internal/testmain"
 	"github.com/sluicekit/sluice/core/store/redistest"
 )
 
@@ -38,7 +38,5 @@ func newTestStore(tb testing.TB, srv *redistest.Server, opts ...Option) (*Store,
 
 func TestMain(m *testing.M) {
 	redistest.QuietRedisLogs()
-	code := m.Run()
-	shared.Stop()
-	os.Exit(code)
+	testmain.Run(m, shared.Stop)
 }
