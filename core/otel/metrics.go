@@ -1,0 +1,214 @@
+package sluiceotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/breaker"
+)
+
+// ScopeName is the instrumentation scope of the meter Register uses.
+const ScopeName = "github.com/sluicekit/sluice/core/otel"
+
+// The attribute keys of the instruments and of the block events.
+const (
+	attrResource     = attribute.Key("sluice.resource")
+	attrResult       = attribute.Key("sluice.result")
+	attrRule         = attribute.Key("sluice.rule")
+	attrRuleKind     = attribute.Key("sluice.rule.kind")
+	attrRuleResource = attribute.Key("sluice.rule.resource")
+	attrBreakerState = attribute.Key("sluice.breaker.state")
+	attrStore        = attribute.Key("sluice.store")
+)
+
+// resultPassed is the sluice.result of the requests a Guard admitted.
+const resultPassed = "passed"
+
+type config struct {
+	mp metric.MeterProvider
+}
+
+// Option configures Register.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// WithMeterProvider makes Register create its instruments with mp instead
+// of the global MeterProvider (otel.GetMeterProvider).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) error {
+		if mp == nil {
+			return errors.New("WithMeterProvider: provider is nil")
+		}
+		c.mp = mp
+		return nil
+	})
+}
+
+// instruments are the observable instruments of one Register.
+type instruments struct {
+	requests, completed, errors               metric.Int64ObservableCounter
+	responseTime                              metric.Float64ObservableCounter
+	active                                    metric.Int64ObservableUpDownCounter
+	ruleBlocked, ruleEvaluated, ruleFallbacks metric.Int64ObservableCounter
+	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
+	ruleUnmatched                             metric.Int64ObservableGauge
+	breakerState                              metric.Int64ObservableUpDownCounter
+	breakerTrips, storeErrors, storeFallbacks metric.Int64ObservableCounter
+	storeHealthy                              metric.Int64ObservableGauge
+	dropped                                   metric.Int64ObservableCounter
+}
+
+// Register creates the instruments listed in the package documentation on
+// a meter of scope ScopeName, and registers one callback that reads them
+// all from one g.Snapshot per collection. Unregister the returned
+// Registration to stop reporting g. It returns an error naming a bad
+// option, or the meter's error.
+func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
+	if g == nil {
+		return nil, errors.New("sluiceotel: Register: guard is nil")
+	}
+	cfg := config{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("sluiceotel: Register: nil option")
+		}
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("sluiceotel: %w", err)
+		}
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	m := cfg.mp.Meter(ScopeName)
+	var (
+		in   instruments
+		errs []error
+	)
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	upDown := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
+		c, err := m.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	gauge := func(name, desc string) metric.Int64ObservableGauge {
+		c, err := m.Int64ObservableGauge(name, metric.WithUnit("1"), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	in.requests = counter("sluice.requests", "{request}", "Requests a Guard decided, by resource and result: passed, or the reason they were blocked for (permits, with core.WithCount).")
+	in.completed = counter("sluice.requests.completed", "{request}", "Admitted requests that exited, by resource.")
+	in.errors = counter("sluice.requests.errors", "{request}", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.")
+	var err error
+	in.responseTime, err = m.Float64ObservableCounter("sluice.response.time", metric.WithUnit("s"),
+		metric.WithDescription("Total response time of the completed requests, by resource; its rate divided by that of sluice.requests.completed is the average."))
+	errs = append(errs, err)
+	in.active = upDown("sluice.active_requests", "{request}", "Requests admitted and not yet exited, by resource.")
+	in.ruleBlocked = counter("sluice.rule.blocked", "{request}", "Requests each rule blocked, since the rule was first set.")
+	in.ruleEvaluated = counter("sluice.rule.evaluated", "{request}", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.")
+	in.ruleFallbacks = counter("sluice.rule.fallbacks", "{decision}", "Decisions a rule with a store made by its failure policy because the store failed.")
+	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency rule.")
+	in.ruleResources = upDown("sluice.rule.resources", "{resource}", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).")
+	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
+	in.breakerState = upDown("sluice.breaker.state", "1", "State of each breaker rule: 1 for the state it is in, 0 for the others.")
+	in.breakerTrips = counter("sluice.breaker.trips", "{trip}", "Times each breaker rule opened.")
+	in.storeHealthy = gauge("sluice.store.healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
+	in.storeErrors = counter("sluice.store.errors", "{error}", "Calls to a shared store that failed.")
+	in.storeFallbacks = counter("sluice.store.fallbacks", "{decision}", "Decisions made by failure policies instead of a shared store.")
+	in.dropped = counter("sluice.events.dropped", "{event}", "Breaker state changes that listeners did not get because their queue was full.")
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
+	}
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		in.observe(o, g.Snapshot())
+		return nil
+	}, in.requests, in.completed, in.errors, in.responseTime, in.active,
+		in.ruleBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
+		in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks, in.dropped)
+	if err != nil {
+		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
+	}
+	return reg, nil
+}
+
+// states are the breaker states reported by sluice.breaker.state.
+var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
+
+// observe reports s.
+func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
+	attrs := func(kv ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(kv...))
+	}
+	for _, r := range s.Resources {
+		res, t := attrResource.String(valid(r.Resource)), r.Total
+		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
+		for _, reason := range core.Reasons {
+			o.ObserveInt64(in.requests, t.BlockedBy[reason], attrs(res, attrResult.String(reason)))
+		}
+		one := attrs(res)
+		o.ObserveInt64(in.completed, t.Complete, one)
+		o.ObserveInt64(in.errors, t.Error, one)
+		o.ObserveFloat64(in.responseTime, t.RT.Seconds(), one)
+		o.ObserveInt64(in.active, r.InFlight, one)
+	}
+	for _, r := range s.Rules {
+		name, res := attrRule.String(valid(r.Rule.Name)), attrRuleResource.String(valid(r.Rule.Resource))
+		rule := attrs(name, attrRuleKind.String(string(r.Rule.Kind)), res)
+		o.ObserveInt64(in.ruleBlocked, r.BlockedTotal, rule)
+		o.ObserveInt64(in.ruleEvaluated, r.Evaluated, rule)
+		o.ObserveInt64(in.ruleResources, int64(len(r.Resources)), rule)
+		o.ObserveInt64(in.ruleUnmatched, bit(r.Unmatched), rule)
+		if r.Rule.Store != "" {
+			o.ObserveInt64(in.ruleFallbacks, r.Fallbacks, rule)
+		}
+		if r.Rule.Kind == core.KindConcurrency {
+			o.ObserveInt64(in.ruleActive, r.InFlight, attrs(name, res))
+		}
+		if b := r.Breaker; b != nil {
+			for _, st := range states {
+				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(st.String())))
+			}
+			o.ObserveInt64(in.breakerTrips, b.Trips, attrs(name, res))
+		}
+	}
+	for _, st := range s.Stores {
+		store := attrs(attrStore.String(st.Name))
+		o.ObserveInt64(in.storeHealthy, bit(st.Healthy), store)
+		o.ObserveInt64(in.storeErrors, st.Errors, store)
+		o.ObserveInt64(in.storeFallbacks, st.Fallbacks, store)
+	}
+	o.ObserveInt64(in.dropped, s.DroppedEvents)
+}
+
+func bit(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// valid returns s with each run of invalid UTF-8 replaced by U+FFFD:
+// OpenTelemetry string attributes are UTF-8, and nothing stops a caller of
+// core.Guard.Enter from naming a resource with raw bytes.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
