@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/dunglas/httpsfv v1.1.2 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect

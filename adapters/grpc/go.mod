@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/dunglas/httpsfv v1.1.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
