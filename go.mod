@@ -8,7 +8,6 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/net v0.50.0
 )
 
 require golang.org/x/text v0.34.0 // indirect

@@ -1,23 +1,19 @@
-package dashboard_test
+package browsertest_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,18 +23,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/websocket"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/dashboard"
 )
-
-// The browser test drives headless Chromium through the DevTools protocol
-// (CDP): JSON messages over a websocket, {"id", "method", "params",
-// "sessionId"} out, {"id", "result"|"error"} replies and {"method",
-// "params"} events back.
 
 // findChromium returns the path of a Chromium or Chrome binary, or "".
 func findChromium() string {
@@ -53,37 +47,39 @@ func findChromium() string {
 	return ""
 }
 
-// cdpMessage is a CDP reply or event.
-type cdpMessage struct {
-	ID        int64           `json:"id"`
-	Method    string          `json:"method"`
-	SessionID string          `json:"sessionId"`
-	Params    json.RawMessage `json:"params"`
-	Result    json.RawMessage `json:"result"`
-	Error     *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// browser is a headless Chromium with one page, driven over CDP.
+// browser is a headless Chromium with one page, driven by chromedp.
 type browser struct {
-	ws      *websocket.Conn
-	session string // of the page, once attached
-	next    atomic.Int64
+	ctx context.Context // the page's chromedp context
 
 	mu       sync.Mutex
-	waiting  map[int64]chan cdpMessage
-	closed   error    // why the connection ended, once it has
-	requests []string // URLs the page requested
-	problems []string // exceptions, console errors, failed loads
+	requests []string          // URLs the page requested
+	problems []string          // exceptions, console errors, failed loads
+	csp      map[string]string // the Content-Security-Policy of each response, by URL
 }
 
-var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
+// output keeps the last lines Chromium wrote, for a failure message.
+type output struct {
+	mu   sync.Mutex
+	tail []string
+}
 
-// startBrowser starts headless Chromium with one page target attached (no
-// page loaded yet), and stops it, with every process it started, when the
-// test ends.
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for line := range strings.Lines(string(p)) {
+		o.tail = append(o.tail[max(0, len(o.tail)-19):], strings.TrimSuffix(line, "\n"))
+	}
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return strings.Join(o.tail, "\n")
+}
+
+// startBrowser starts headless Chromium with one page (none loaded yet),
+// and stops it, with every process it started, when the test ends.
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin := findChromium()
@@ -97,100 +93,45 @@ func startBrowser(t *testing.T) *browser {
 	// in the user's config directory, go to a directory of this test: no
 	// file outside it, and every process of this browser names it.
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--disable-default-apps", "--disable-crash-reporter", "--disable-breakpad",
-		"--disable-dev-shm-usage", "--mute-audio", "--hide-scrollbars", "--remote-debugging-port=0",
-		"--remote-allow-origins=*", "--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,900", "about:blank")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	b := &browser{waiting: map[int64]chan cdpMessage{}}
-	t.Cleanup(func() { b.stop(t, cmd, exited, dir) })
+	var out output
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(1280, 900),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.Env("HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache")),
+		chromedp.CombinedOutput(&out),
+	}
+	for _, flag := range []string{"disable-quic", "disable-background-networking", "disable-component-update", "disable-sync",
+		"disable-extensions", "disable-default-apps", "disable-crash-reporter", "disable-breakpad", "disable-dev-shm-usage",
+		"mute-audio", "hide-scrollbars"} {
+		opts = append(opts, chromedp.Flag(flag, true))
+	}
+	allocCtx, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	b := &browser{csp: map[string]string{}}
+	ctx, stopPage := chromedp.NewContext(allocCtx, chromedp.WithListener(b.event))
+	b.ctx = ctx
+	t.Cleanup(func() { b.stop(t, stopPage, stopAlloc, dir) })
 
-	// Its stderr until it ends: the DevTools address, and the last lines
-	// should it fail to start.
-	found := make(chan string, 1)
-	var tail []string
-	var tailMu sync.Mutex
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if m := devtoolsRE.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-			tailMu.Lock()
-			tail = append(tail[max(0, len(tail)-19):], line)
-			tailMu.Unlock()
-		}
-	}()
-	var wsURL string
-	select {
-	case wsURL = <-found:
-	case <-exited:
-		tailMu.Lock()
-		defer tailMu.Unlock()
-		t.Fatalf("chromium exited before it listened for DevTools; its stderr ends:\n%s", strings.Join(tail, "\n"))
-	case <-time.After(60 * time.Second):
-		t.Fatal("chromium did not report its DevTools address within 60s")
+	// The first action starts the browser, and the page lives as long as
+	// the context it gets: this one, cancelled should the start hang.
+	hung := time.AfterFunc(60*time.Second, stopPage)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900))
+	if !hung.Stop() {
+		t.Fatalf("chromium did not start within 60s; its output ends:\n%s", out.String())
 	}
-
-	cfg, err := websocket.NewConfig(wsURL, "http://127.0.0.1/")
-	require.NoError(t, err)
-	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
-	b.ws, err = websocket.DialConfig(cfg)
-	require.NoError(t, err, "connecting to %s", wsURL)
-	b.ws.MaxPayloadBytes = 64 << 20
-	go b.read()
-
-	var target struct {
-		TargetID string `json:"targetId"`
-	}
-	b.call(t, "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
-	var attached struct {
-		SessionID string `json:"sessionId"`
-	}
-	b.call(t, "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
-	b.session = attached.SessionID
-	for _, domain := range []string{"Page", "Runtime", "Network", "Log"} {
-		b.call(t, domain+".enable", map[string]any{}, nil)
-	}
-	b.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
+	require.NoError(t, err, "starting chromium; its output ends:\n%s", out.String())
 	return b
 }
 
 // stop closes the browser, kills what is left of it and checks that no
 // process naming dir, its crash handlers too (they leave its process
 // group), survives.
-func (b *browser) stop(t *testing.T, cmd *exec.Cmd, exited chan struct{}, dir string) {
-	if b.ws != nil {
-		// Politely first: Chromium then stops its helpers itself.
-		msg := map[string]any{"id": b.next.Add(1), "method": "Browser.close", "params": map[string]any{}}
-		_ = b.ws.SetWriteDeadline(time.Now().Add(2 * time.Second))
-		_ = websocket.JSON.Send(b.ws, msg)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-		}
-		_ = b.ws.Close()
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Errorf("chromium (pid %d) did not exit after SIGKILL", cmd.Process.Pid)
-	}
+func (b *browser) stop(t *testing.T, stopPage, stopAlloc context.CancelFunc, dir string) {
+	// Politely first (Browser.close): Chromium then stops its helpers
+	// itself. Then the allocator kills what is left and waits for it.
+	_ = chromedp.Cancel(b.ctx)
+	stopPage()
+	stopAlloc()
 	var left []int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		left = processesNaming(dir)
@@ -223,124 +164,61 @@ func processesNaming(dir string) []int {
 	return pids
 }
 
-// read receives every message: replies go to their callers, events of
-// interest are recorded.
-func (b *browser) read() {
-	for {
-		var m cdpMessage
-		if err := websocket.JSON.Receive(b.ws, &m); err != nil {
-			b.mu.Lock()
-			b.closed = err
-			for id, ch := range b.waiting {
-				close(ch)
-				delete(b.waiting, id)
-			}
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Lock()
-		if m.ID != 0 {
-			if ch := b.waiting[m.ID]; ch != nil {
-				ch <- m
-				delete(b.waiting, m.ID)
-			}
-		} else {
-			b.event(m)
-		}
-		b.mu.Unlock()
+// event records the page's requests, its responses' policies, and
+// anything that went wrong in it (errors: a warning may be a new
+// Chromium's deprecation notice). chromedp calls it for every event of the
+// page, on the goroutine that reads them.
+func (b *browser) event(ev any) {
+	detail := func(v any) string {
+		j, _ := json.Marshal(v)
+		return string(j)
 	}
-}
-
-// event records the page's requests and anything that went wrong in it
-// (errors: a warning may be a new Chromium's deprecation notice).
-func (b *browser) event(m cdpMessage) {
-	switch m.Method {
-	case "Network.requestWillBeSent":
-		var p struct {
-			Request struct {
-				URL string `json:"url"`
-			} `json:"request"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil {
-			b.requests = append(b.requests, p.Request.URL)
-		}
-	case "Network.loadingFailed":
-		var p struct {
-			Canceled bool `json:"canceled"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && !p.Canceled {
-			b.problems = append(b.problems, "loading failed: "+string(m.Params))
-		}
-	case "Runtime.exceptionThrown":
-		b.problems = append(b.problems, "exception: "+string(m.Params))
-	case "Runtime.consoleAPICalled":
-		var p struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && (p.Type == "error" || p.Type == "assert") {
-			b.problems = append(b.problems, "console: "+string(m.Params))
-		}
-	case "Log.entryAdded":
-		var p struct {
-			Entry struct {
-				Level string `json:"level"`
-			} `json:"entry"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && p.Entry.Level == "error" {
-			b.problems = append(b.problems, "log: "+string(m.Params))
-		}
-	}
-}
-
-// call sends a command (to the page once attached) and decodes its result
-// into out.
-func (b *browser) call(t *testing.T, method string, params any, out any) {
-	t.Helper()
-	id := b.next.Add(1)
-	ch := make(chan cdpMessage, 1)
 	b.mu.Lock()
-	if b.closed != nil {
-		b.mu.Unlock()
-		t.Fatalf("%s: the DevTools connection is closed: %v", method, b.closed)
-	}
-	b.waiting[id] = ch
-	b.mu.Unlock()
-	msg := map[string]any{"id": id, "method": method, "params": params}
-	if b.session != "" {
-		msg["sessionId"] = b.session
-	}
-	_ = b.ws.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	require.NoError(t, websocket.JSON.Send(b.ws, msg), "sending %s", method)
-	select {
-	case reply, ok := <-ch:
-		require.True(t, ok, "%s: the DevTools connection closed", method)
-		require.Nil(t, reply.Error, "%s: %+v", method, reply.Error)
-		if out != nil {
-			require.NoError(t, json.Unmarshal(reply.Result, out), "%s", method)
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, ev.Request.URL)
+	case *network.EventResponseReceived:
+		if csp, ok := ev.Response.Headers["Content-Security-Policy"].(string); ok {
+			b.csp[ev.Response.URL] = csp
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no reply to %s within 60s", method)
+	case *network.EventLoadingFailed:
+		if !ev.Canceled {
+			b.problems = append(b.problems, "loading failed: "+detail(ev))
+		}
+	case *runtime.EventExceptionThrown:
+		b.problems = append(b.problems, "exception: "+detail(ev.ExceptionDetails))
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+			b.problems = append(b.problems, "console: "+detail(ev))
+		}
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError {
+			b.problems = append(b.problems, "log: "+detail(ev.Entry))
+		}
 	}
+}
+
+// run runs a on the page, within 60s, and returns its value; it fails the
+// test, saying what it was doing, on an error.
+func run[T any](t *testing.T, b *browser, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	require.NoError(t, err, "%s", what)
+	return v
 }
 
 // eval evaluates a JavaScript expression in the page and returns its
 // value, JSON-encoded ("null" for null and undefined).
 func (b *browser) eval(t *testing.T, expr string) string {
 	t.Helper()
-	var res struct {
-		Result struct {
-			Value json.RawMessage `json:"value"`
-		} `json:"result"`
-		ExceptionDetails *struct {
-			Text string `json:"text"`
-		} `json:"exceptionDetails"`
-	}
-	b.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res)
-	require.Nil(t, res.ExceptionDetails, "evaluating %s", expr)
-	if len(res.Result.Value) == 0 {
+	v := run(t, b, "evaluating "+expr, chromedp.Evaluate[[]byte](expr))
+	if len(v) == 0 {
 		return "null"
 	}
-	return string(res.Result.Value)
+	return string(v)
 }
 
 // text returns the text the page shows in the cell of field of the item
@@ -481,7 +359,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	b := startBrowser(t)
 	pageURL := srv.URL + "/debug/sluice/"
-	b.call(t, "Page.navigate", map[string]any{"url": pageURL}, nil)
+	run(t, b, "navigating to the page", chromedp.Navigate(pageURL))
 	polls := func() int64 {
 		n, _ := strconv.ParseInt(strings.Trim(b.eval(t, `document.getElementById("updated")?.dataset.polls ?? ""`), `"`), 10, 64)
 		return n
@@ -572,33 +450,23 @@ func TestDashboardInBrowser(t *testing.T) {
 	})
 	assert.JSONEq(t, `"live"`, b.eval(t, `document.getElementById("status").textContent`))
 
-	if os.Getenv("SLUICE_UPDATE_SCREENSHOT") == "1" {
-		// Charts with some history for the picture.
-		waitFor(t, 60*time.Second, "a chart of 28 points", func() (bool, string) {
-			v := strings.Trim(b.eval(t, `document.querySelector('[data-resource="GET /hello"][data-field="chart"]').dataset.points`), `"`)
-			n, _ := strconv.Atoi(v)
-			return n >= 28, v + " points"
-		})
-	}
-	var shot struct {
-		Data string `json:"data"`
-	}
-	b.call(t, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
-	img, err := base64.StdEncoding.DecodeString(shot.Data)
-	require.NoError(t, err)
+	// The page renders at the window's size. (The README's picture is
+	// taken from the demo instead: see the README.)
+	img := run(t, b, "capturing a screenshot", chromedp.CaptureScreenshot())
 	cfg, err := png.DecodeConfig(bytes.NewReader(img))
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{1280, 900}, [2]int{cfg.Width, cfg.Height})
-	if os.Getenv("SLUICE_UPDATE_SCREENSHOT") == "1" {
-		require.NoError(t, os.WriteFile(filepath.Join("testdata", "dashboard.png"), img, 0o644))
-		t.Logf("wrote testdata/dashboard.png")
-	}
 
 	// The page asked for nothing but the handler's own URLs, and nothing
 	// went wrong in it: no exception, no console error, no refused load.
 	b.mu.Lock()
-	requests, problems := slices.Clone(b.requests), slices.Clone(b.problems)
+	requests, problems, csp := slices.Clone(b.requests), slices.Clone(b.problems), b.csp[pageURL]
 	b.mu.Unlock()
+	// The browser got the page's Content-Security-Policy, which allows
+	// nothing inline: a refused load or script would be a problem below.
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'"} {
+		assert.Contains(t, csp, want)
+	}
 	assert.Contains(t, requests, pageURL+"api/snapshot")
 	assert.Contains(t, requests, pageURL+"dashboard.js")
 	for _, u := range requests {
