@@ -357,7 +357,9 @@ func testReload(t *testing.T, run RunFunc) {
 	assert.Equal(t, 3, passed, "the count of hello-rate carried over")
 	assert.Equal(t, http.StatusTooManyRequests, status)
 	assert.Equal(t, `"hello-rate";q=6;w=60`, h.Get("RateLimit-Policy"))
-	assert.Contains(t, s.log.String(), `msg="sluice: rules reloaded" path=`+file+` rules=4 changed=[hello-rate]`)
+	// The new rules apply before the watcher logs them: wait for the line.
+	reloaded := `msg="sluice: rules reloaded" path=` + file + ` rules=4 changed=[hello-rate]`
+	assert.Eventually(t, func() bool { return strings.Contains(s.log.String(), reloaded) }, 10*time.Second, 5*time.Millisecond, "%s", s.log)
 
 	// A broken version is logged, and the rules in force stay.
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(testRules, "limit: 3", "limit: -3", 1)), 0o600))
