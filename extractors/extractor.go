@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type Extractor struct {
 	maxValues   int
 	httpCustom  map[string]func(r *http.Request) []string
 	grpcCustom  map[string]func(ctx context.Context, fullMethod string) []string
+	ctxParams   map[string]any // context keys by custom param name
 
 	params cache[string, *spec]    // parsed param specs by param string
 	hot    atomic.Pointer[[]*spec] // the first maxHotParams specs, searched first; written under mu
@@ -72,6 +74,7 @@ type config struct {
 	maxValues   int
 	httpCustom  map[string]func(r *http.Request) []string
 	grpcCustom  map[string]func(ctx context.Context, fullMethod string) []string
+	ctxParams   map[string]any
 }
 
 // Option configures an Extractor. Options are validated by New, which
@@ -105,6 +108,7 @@ func New(opts ...Option) (*Extractor, error) {
 		maxValues:   c.maxValues,
 		httpCustom:  c.httpCustom,
 		grpcCustom:  c.grpcCustom,
+		ctxParams:   c.ctxParams,
 	}
 	x.params.init(maxCachedParams)
 	x.routes.init(maxCachedRoutes)
@@ -209,7 +213,7 @@ func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 		if fn == nil {
 			return fmt.Errorf("extractors: WithHTTPParam: %q: function is nil", name)
 		}
-		if _, dup := c.httpCustom[name]; dup {
+		if _, dup := c.httpCustom[name]; dup || c.ctxParams[name] != nil {
 			return fmt.Errorf("extractors: WithHTTPParam: %q registered twice", name)
 		}
 		if c.httpCustom == nil {
@@ -231,7 +235,7 @@ func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) 
 		if fn == nil {
 			return fmt.Errorf("extractors: WithGRPCParam: %q: function is nil", name)
 		}
-		if _, dup := c.grpcCustom[name]; dup {
+		if _, dup := c.grpcCustom[name]; dup || c.ctxParams[name] != nil {
 			return fmt.Errorf("extractors: WithGRPCParam: %q registered twice", name)
 		}
 		if c.grpcCustom == nil {
@@ -240,6 +244,56 @@ func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) 
 		c.grpcCustom[name] = fn
 		return nil
 	})
+}
+
+// WithContextParam registers a custom param for HTTP and gRPC alike that
+// reads the value an earlier middleware stored under key for the request,
+// so that an authentication middleware's user or tenant is limited by
+// without being copied into the request:
+//
+//	extractors.WithContextParam("user", "user_id") // gin or echo: c.Set("user_id", id)
+//	extractors.WithContextParam("user", auth.UserKey) // net/http, gRPC: context.WithValue(ctx, auth.UserKey, id)
+//
+// Rules then name the param by name ("param: user" in a rules file). The
+// value is the one the framework keeps for the request (gin's and echo's
+// c.Get; echo keys are strings) or, when it keeps none, the request's
+// context.Value(key) (the call's context on gRPC). A string is the value,
+// a []string its values, a fmt.Stringer its String(), anything else its
+// fmt.Sprint; nil or "" is absent. key must be comparable and not nil, as
+// for context.WithValue; name is as for WithHTTPParam.
+func WithContextParam(name string, key any) Option {
+	return optionFunc(func(c *config) error {
+		if err := checkCustomName("WithContextParam", name); err != nil {
+			return err
+		}
+		if key == nil || !reflect.TypeOf(key).Comparable() {
+			return fmt.Errorf("extractors: WithContextParam: %q: the key must be comparable and not nil, got %T", name, key)
+		}
+		if c.httpCustom[name] != nil || c.grpcCustom[name] != nil || c.ctxParams[name] != nil {
+			return fmt.Errorf("extractors: WithContextParam: %q registered twice", name)
+		}
+		if c.ctxParams == nil {
+			c.ctxParams = map[string]any{}
+		}
+		c.ctxParams[name] = key
+		return nil
+	})
+}
+
+// contextStrings returns the values of v, a value stored under a
+// WithContextParam key.
+func contextStrings(v any) []string {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{v}
+	case []string:
+		return v
+	case fmt.Stringer:
+		return []string{v.String()}
+	}
+	return []string{fmt.Sprint(v)}
 }
 
 // checkCustomName returns an error, naming the option, when name cannot
@@ -268,24 +322,26 @@ func (x *Extractor) CheckParam(spec string) error {
 			custom = append(custom, name)
 		}
 	}
-	return checkCustom(spec, "", "WithHTTPParam or WithGRPCParam", custom)
+	custom = slices.AppendSeq(custom, maps.Keys(x.ctxParams))
+	return checkCustom(spec, "", "WithHTTPParam, WithGRPCParam or WithContextParam", custom)
 }
 
 // HTTPSource returns the core.ParamSource of the params this Extractor
 // reads from HTTP requests: the built-in params and the custom params
-// registered with WithHTTPParam. The HTTP adapters add it to their Guard.
-// Sources of Extractors without custom HTTP params are equal.
+// registered with WithHTTPParam or WithContextParam. The HTTP adapters add
+// it to their Guard. Sources of Extractors without custom HTTP params are
+// equal.
 func (x *Extractor) HTTPSource() core.ParamSource {
-	if len(x.httpCustom) == 0 {
+	if len(x.httpCustom) == 0 && len(x.ctxParams) == 0 {
 		return source{grpc: false}
 	}
 	return source{x: x, grpc: false}
 }
 
 // GRPCSource is HTTPSource for gRPC calls: the built-in params and the
-// custom params registered with WithGRPCParam.
+// custom params registered with WithGRPCParam or WithContextParam.
 func (x *Extractor) GRPCSource() core.ParamSource {
-	if len(x.grpcCustom) == 0 {
+	if len(x.grpcCustom) == 0 && len(x.ctxParams) == 0 {
 		return source{grpc: true}
 	}
 	return source{x: x, grpc: true}
@@ -306,11 +362,12 @@ func (s source) CheckParam(spec string) error {
 		} else {
 			custom = slices.Collect(maps.Keys(s.x.httpCustom))
 		}
+		custom = slices.AppendSeq(custom, maps.Keys(s.x.ctxParams))
 	}
 	if s.grpc {
-		return checkCustom(spec, "gRPC", "WithGRPCParam", custom)
+		return checkCustom(spec, "gRPC", "WithGRPCParam or WithContextParam", custom)
 	}
-	return checkCustom(spec, "HTTP", "WithHTTPParam", custom)
+	return checkCustom(spec, "HTTP", "WithHTTPParam or WithContextParam", custom)
 }
 
 // checkCustom returns an error when spec is malformed or names a custom
@@ -337,8 +394,26 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 // PathParams gives the route parameters of a matched HTTP request: the gin
 // and echo adapters implement it over their contexts. A nil PathParams
 // passed to HTTPParams means r.PathValue (net/http's ServeMux).
+//
+// A PathParams may also give what its framework knows of the request: with
+// a method ContextValue(key any) (any, bool), the values the framework
+// keeps (gin's and echo's c.Get), which WithContextParam params read before
+// the request's context; with a method ClientIP() string, the client's
+// address by the framework's own trusted-proxy settings (gin's
+// c.ClientIP, echo's c.RealIP), which the ip param then is.
 type PathParams interface {
 	// PathParam returns the value of route parameter name, and false when
 	// the route has no such parameter.
 	PathParam(name string) (string, bool)
+}
+
+// contextValues is a PathParams that gives its framework's values of the
+// request.
+type contextValues interface {
+	ContextValue(key any) (any, bool)
+}
+
+// clientIPs is a PathParams that gives its framework's client IP.
+type clientIPs interface {
+	ClientIP() string
 }

@@ -37,7 +37,8 @@ type GRPCCall interface {
 //     "x-real-ip"), walked as ClientIP walks HTTP headers;
 //   - method: fullMethod;
 //   - host: the incoming ":authority", normalized like the HTTP Host;
-//   - custom params registered with WithGRPCParam.
+//   - custom params registered with WithGRPCParam, and those of
+//     WithContextParam, from ctx.Value.
 //
 // query, cookie and path params are absent on gRPC. The result, a
 // GRPCCallParams, must be used by one goroutine, during the call. Besides
@@ -100,6 +101,8 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 			p.lines = nil
 			if fn := x.grpcCustom[sp.name]; fn != nil {
 				p.lines = fn(p.ctx, p.method)
+			} else if key := x.ctxParams[sp.name]; key != nil {
+				p.lines = contextStrings(p.ctx.Value(key))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package extractors
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
@@ -107,7 +108,11 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 	case codeCustom:
 		fn := x.httpCustom[sp.name]
 		if fn == nil {
-			return "", false
+			key := x.ctxParams[sp.name]
+			if key == nil {
+				return "", false
+			}
+			fn = func(r *http.Request) []string { return contextStrings(p.contextValue(key)) }
 		}
 		if p.custom == nil {
 			p.custom = &customValues{}
@@ -127,7 +132,13 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 			v = p.r.PathValue(sp.name)
 		}
 	case codeIP:
-		if a, text := x.httpClientIP(p.r); a.IsValid() {
+		a, text := netip.Addr{}, ""
+		if fw, ok := p.path.(clientIPs); ok {
+			a, text = parseHop(fw.ClientIP())
+		} else {
+			a, text = x.httpClientIP(p.r)
+		}
+		if a.IsValid() {
 			v = x.ipValue(a, text)
 		}
 	case codePeer:
@@ -143,6 +154,17 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 		return "", false
 	}
 	return truncate(v, x.maxValueLen), true
+}
+
+// contextValue returns the value stored under key for the request: its
+// framework's, else its context's.
+func (p *HTTPRequestParams) contextValue(key any) any {
+	if fw, ok := p.path.(contextValues); ok {
+		if v, ok := fw.ContextValue(key); ok {
+			return v
+		}
+	}
+	return p.r.Context().Value(key)
 }
 
 // standardMethod returns m when it is a standard HTTP method, else "OTHER".

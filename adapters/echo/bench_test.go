@@ -14,10 +14,13 @@ import (
 
 // benchServer is an Echo serving the benchmark routes through the
 // middleware (without it when g is nil).
-func benchServer(g *core.Guard) http.Handler {
+func benchServer(g *core.Guard) http.Handler { return benchServerWith(g) }
+
+// benchServerWith is benchServer with options.
+func benchServerWith(g *core.Guard, opts ...sluiceecho.Option) http.Handler {
 	e := echo.New()
 	if g != nil {
-		e.Use(sluiceecho.New(g))
+		e.Use(sluiceecho.Middleware(g, opts...))
 	}
 	for _, rt := range adaptertest.BenchRoutes() {
 		h := rt.Handler
@@ -37,9 +40,13 @@ func BenchmarkEchoMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
 
 // TestAllocs holds the pass path to its allocation budget: the one
 // allocation echo makes for any e.Use middleware (see
-// BenchmarkEchoNoopMiddleware), and none of the middleware's own.
+// BenchmarkEchoNoopMiddleware), and the RateLimit fields' two (their
+// text, and the slice of both fields' values); none of the middleware's
+// own without the fields.
 func TestAllocs(t *testing.T) {
-	assert.Equal(t, map[string]float64{"static": 1, "param": 1}, adaptertest.AllocsAdded(t, benchServer))
+	assert.Equal(t, map[string]float64{"static": 3, "param": 3}, adaptertest.AllocsAdded(t, benchServer))
+	noFields := func(g *core.Guard) http.Handler { return benchServerWith(g, sluiceecho.WithRateLimitFields(false)) }
+	assert.Equal(t, map[string]float64{"static": 1, "param": 1}, adaptertest.AllocsAdded(t, noFields), "without the fields")
 }
 
 // BenchmarkEchoNoopMiddleware measures an Echo with one e.Use middleware

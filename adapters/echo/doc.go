@@ -6,7 +6,7 @@
 //	guard, err := core.New(core.WithRulesFile("rules.yaml"))
 //	...
 //	e := echo.New()
-//	e.Use(middleware.Recover(), sluiceecho.New(guard))
+//	e.Use(middleware.Recover(), sluiceecho.Middleware(guard))
 //
 // A request's resource is "METHOD TEMPLATE", TEMPLATE being the route it
 // matched with its parameters written as net/http writes them: the route
@@ -17,7 +17,11 @@
 // query:NAME, cookie:NAME, ip, method, host, custom ones) are read by
 // package extractors, only when a matching hotspot rule names them. The
 // client IP is the socket peer unless the Extractor trusts the peer as a
-// proxy (WithExtractor); echo's RealIP and IPExtractor are not used.
+// proxy (WithExtractor), or, with WithFrameworkClientIP, c.RealIP(), which
+// follows the Echo's IPExtractor. A param of extractors.WithContextParam
+// reads what an earlier middleware stored with c.Set (or in the request's
+// context), so that an authentication middleware's user limits as is.
+// WithCost makes a request take several permits, as core.WithCount does.
 //
 // WithSkipper takes a middleware.Skipper, in the manner of echo's own
 // middleware configs.
@@ -25,7 +29,11 @@
 // The response to a blocked request (status, Retry-After, RateLimit-Policy,
 // RateLimit and the problem+json body) is the one of the net/http adapter:
 // see package sluicehttp for the details and DefaultBlockHandler here;
-// WithBlockHandler replaces it.
+// WithBlockHandler replaces it. Admitted responses carry the RateLimit
+// fields too, unless WithRateLimitFields(false).
+//
+// New returns the error of an invalid option; Middleware, for the one-line
+// use above, panics with it.
 //
 // An admitted request exits the Guard once, when the next handler returns:
 // as an error when it returned an error (except an *echo.HTTPError below
@@ -38,8 +46,10 @@
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //
-// On the pass path the middleware formats nothing and allocates nothing of
-// its own: the params Enter reads (an extractors.HTTPRequestParams, which
+// On the pass path the middleware allocates nothing of its own but the
+// RateLimit fields (two allocations, their text and the slice of both
+// fields' values; none with WithRateLimitFields(false)): the params Enter
+// reads (an extractors.HTTPRequestParams, which
 // the Guard uses only during Enter) come from a pool of the middleware's.
 // Echo itself builds the chain of middleware anew for every request (for
 // e.Use, group and route middleware alike), and the function each

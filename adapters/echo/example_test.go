@@ -25,7 +25,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	e.Use(sluiceecho.New(guard))
+	e.Use(sluiceecho.Middleware(guard))
 	e.GET("/items/:id", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"id": c.Param("id")}) })
 	srv := httptest.NewServer(e)
 	defer srv.Close()
@@ -37,8 +37,8 @@ func Example() {
 		}
 		res.Body.Close()
 		fmt.Println(path, res.StatusCode)
-		if limit := res.Header.Get("RateLimit"); limit != "" {
-			fmt.Println("  RateLimit:", limit)
+		if res.StatusCode != http.StatusOK {
+			fmt.Println("  RateLimit:", res.Header.Get("RateLimit"))
 		}
 	}
 	// Output:
@@ -48,26 +48,30 @@ func Example() {
 	//   RateLimit: "per-item";r=0;t=60
 }
 
-// The RateLimit fields on admitted responses too.
+// The RateLimit fields turned off on admitted responses: blocked ones keep
+// them.
 func ExampleWithRateLimitFields() {
 	guard, err := core.New(core.WithRules(
-		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: time.Minute},
+		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 1, Window: time.Minute},
 	))
 	if err != nil {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	e.Use(sluiceecho.New(guard, sluiceecho.WithRateLimitFields()))
+	e.Use(sluiceecho.Middleware(guard, sluiceecho.WithRateLimitFields(false)))
 	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 
-	res, err := http.Get(srv.URL + "/hello")
-	if err != nil {
-		log.Fatal(err)
+	for range 2 {
+		res, err := http.Get(srv.URL + "/hello")
+		if err != nil {
+			log.Fatal(err)
+		}
+		res.Body.Close()
+		fmt.Printf("%d %q\n", res.StatusCode, res.Header.Get("RateLimit-Policy"))
 	}
-	res.Body.Close()
-	fmt.Println(res.StatusCode, res.Header.Get("RateLimit-Policy"), res.Header.Get("RateLimit"))
 	// Output:
-	// 200 "hello-rate";q=10;w=60 "hello-rate";r=9;t=60
+	// 200 ""
+	// 429 "\"hello-rate\";q=1;w=60"
 }

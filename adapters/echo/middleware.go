@@ -2,6 +2,7 @@ package sluiceecho
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -12,9 +13,10 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// New returns an echo middleware that puts every request through guard:
+// Middleware returns an echo middleware that puts every request through
+// guard:
 //
-//	e.Use(sluiceecho.New(guard))
+//	e.Use(sluiceecho.Middleware(guard))
 //
 // The resource of a request is "METHOD TEMPLATE", TEMPLATE being the route
 // that matched (c.Path()) with its parameters written as in net/http
@@ -26,12 +28,13 @@ import (
 // (c.ParamNames, c.ParamValues).
 //
 // A blocked request gets DefaultBlockHandler's response (or
-// WithBlockHandler's). An admitted one runs the next handler and is then
-// counted as a success or an error (WithErrorClassifier); a panic is
-// counted as an error and goes on, to middleware.Recover when it is
-// installed before this middleware. A request whose context ends while it
-// waits for a leaky-bucket turn (the client went away) gets nothing written
-// by the middleware, which returns nil.
+// WithBlockHandler's). An admitted one gets the RateLimit fields
+// (WithRateLimitFields), runs the next handler and is then counted as a
+// success or an error (WithErrorClassifier); a panic is counted as an
+// error and goes on, to middleware.Recover when it is installed before
+// this middleware. A request whose context ends while it waits for a
+// leaky-bucket turn (the client went away) gets nothing written by the
+// middleware, which returns nil.
 //
 // At its first request the middleware tells the Guard the routes of the
 // echo instance (e.Routes), and the Guard warns about the rules that match
@@ -39,29 +42,49 @@ import (
 // (core.Guard.CheckRoutes); not with WithResource, which names requests
 // otherwise. Routes registered after the first request are not told.
 //
-// Use New with e.Use (after routing) rather than e.Pre, which runs before
-// the route is known: every request would then be Unmatched.
+// Use Middleware with e.Use (after routing) rather than e.Pre, which runs
+// before the route is known: every request would then be Unmatched.
 //
-// New panics when guard is nil.
-func New(guard *core.Guard, opts ...Option) echo.MiddlewareFunc {
+// Middleware panics when guard is nil or New returns an error.
+func Middleware(guard *core.Guard, opts ...Option) echo.MiddlewareFunc {
+	mw, err := newMiddleware("Middleware", guard, opts)
+	if err != nil {
+		panic(err.Error())
+	}
+	return mw
+}
+
+// New is Middleware returning an error instead of panicking: the error of
+// an invalid option, or of a rule in force naming a param the Extractor
+// cannot supply (core.ParamSource). New panics when guard is nil.
+func New(guard *core.Guard, opts ...Option) (echo.MiddlewareFunc, error) {
+	return newMiddleware("New", guard, opts)
+}
+
+func newMiddleware(fn string, guard *core.Guard, opts []Option) (echo.MiddlewareFunc, error) {
 	m := &middleware{}
-	m.Init("sluiceecho: New", guard)
+	m.Init("sluiceecho: "+fn, guard)
 	for _, o := range opts {
-		if o != nil {
-			o.apply(&m.config)
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&m.config); err != nil {
+			return nil, fmt.Errorf("sluiceecho: %s: %w", fn, err)
 		}
 	}
 	if m.Classify == nil {
 		m.Classify = classify
 	}
-	m.Finish("sluiceecho: New")
+	if err := m.FinishErr(); err != nil {
+		return nil, fmt.Errorf("sluiceecho: %s: %w", fn, err)
+	}
 	if m.block == nil {
 		m.block = DefaultBlockHandler
 	}
 	m.requests.New = func() any { return new(request) }
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return m.serve(c, next) }
-	}
+	}, nil
 }
 
 // middleware is the state of one New: its configuration, and a pool of
@@ -72,11 +95,14 @@ type middleware struct {
 	requests sync.Pool // of *request
 }
 
-// request is what Enter reads of an echo request: its params, and its
-// route parameters for them.
+// request is what Enter reads of an echo request: its params, the
+// context they read route parameters and c.Get values from, and the
+// quotas of its RateLimit fields.
 type request struct {
-	params extractors.HTTPRequestParams
-	path   pathParams
+	params  extractors.HTTPRequestParams
+	path    pathParams
+	proxied proxiedParams
+	quotas  []core.Quota
 }
 
 // classify is the default error classifier of echo requests.
@@ -111,6 +137,23 @@ func (p *pathParams) PathParam(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// ContextValue returns the value c.Get gives for key, a string.
+func (p *pathParams) ContextValue(key any) (any, bool) {
+	k, ok := key.(string)
+	if !ok {
+		return nil, false
+	}
+	v := p.c.Get(k)
+	return v, v != nil
+}
+
+// proxiedParams is a pathParams whose client IP is c.RealIP()
+// (WithFrameworkClientIP).
+type proxiedParams struct{ pathParams }
+
+// ClientIP returns c.RealIP().
+func (p *proxiedParams) ClientIP() string { return p.c.RealIP() }
 
 // resourceOf returns the resource of the request c.
 func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
@@ -151,15 +194,23 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	}
 	r := c.Request()
 	resource := m.resourceOf(c, r)
-	rq := m.requests.Get().(*request)
-	rq.path.c = c
-	var quotas *[]core.Quota // the RateLimit fields of an admitted response
-	if m.Quota {
-		quotas = new([]core.Quota)
+	n := int64(1)
+	if m.cost != nil {
+		n = m.cost(c)
 	}
-	e, err := m.Enter(&rq.params, r, resource, &rq.path, quotas)
-	rq.path.c = nil
-	m.requests.Put(rq) // Enter is done with it
+	rq := m.requests.Get().(*request)
+	var path extractors.PathParams = &rq.path
+	rq.path.c = c
+	if m.clientIP {
+		rq.proxied.c = c
+		path = &rq.proxied
+	}
+	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
+	rq.path.c, rq.proxied.c = nil, nil
+	if err == nil && !m.NoQuota {
+		m.SetQuotaHeaders(c.Response().Header(), rq.quotas)
+	}
+	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -179,9 +230,6 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	if m.Quota {
-		m.SetQuotaHeaders(c.Response().Header(), *quotas)
-	}
 	err = next(c)
 	finished = true
 	e.Exit(m.ExitError(status(c, err), err))

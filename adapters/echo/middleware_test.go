@@ -27,7 +27,7 @@ func newGuard(t *testing.T, rules ...core.Rule) *core.Guard {
 func newEchoWith(g *core.Guard, opts ...sluiceecho.Option) *echo.Echo {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
-	e.Use(sluiceecho.New(g, opts...))
+	e.Use(sluiceecho.Middleware(g, opts...))
 	return e
 }
 
@@ -56,13 +56,28 @@ func mustStats(t *testing.T, g *core.Guard, resource string) core.ResourceStats 
 	return st
 }
 
-func TestNilArgumentsPanic(t *testing.T) {
-	assert.PanicsWithValue(t, "sluiceecho: New: nil *core.Guard (make one with core.New)", func() { sluiceecho.New(nil) })
-	assert.PanicsWithValue(t, "sluiceecho: WithResource: nil function", func() { sluiceecho.WithResource(nil) })
-	assert.PanicsWithValue(t, "sluiceecho: WithSkipper: nil function", func() { sluiceecho.WithSkipper(nil) })
-	assert.PanicsWithValue(t, "sluiceecho: WithBlockHandler: nil function", func() { sluiceecho.WithBlockHandler(nil) })
-	assert.PanicsWithValue(t, "sluiceecho: WithErrorClassifier: nil function", func() { sluiceecho.WithErrorClassifier(nil) })
-	assert.PanicsWithValue(t, "sluiceecho: WithExtractor: nil *extractors.Extractor", func() { sluiceecho.WithExtractor(nil) })
+// TestInvalidArguments: a nil Guard panics; an invalid option makes New
+// return an error naming it, and Middleware panic with that error.
+func TestInvalidArguments(t *testing.T) {
+	assert.PanicsWithValue(t, "sluiceecho: Middleware: nil *core.Guard (make one with core.New)", func() { sluiceecho.Middleware(nil) })
+	assert.PanicsWithValue(t, "sluiceecho: New: nil *core.Guard (make one with core.New)", func() { _, _ = sluiceecho.New(nil) })
+	g := newGuard(t)
+	for _, tt := range []struct {
+		opt  sluiceecho.Option
+		want string
+	}{
+		{sluiceecho.WithResource(nil), "WithResource: nil function"},
+		{sluiceecho.WithSkipper(nil), "WithSkipper: nil function"},
+		{sluiceecho.WithBlockHandler(nil), "WithBlockHandler: nil function"},
+		{sluiceecho.WithErrorClassifier(nil), "WithErrorClassifier: nil function"},
+		{sluiceecho.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
+		{sluiceecho.WithCost(nil), "WithCost: nil function"},
+	} {
+		mw, err := sluiceecho.New(g, tt.opt)
+		assert.Nil(t, mw)
+		assert.EqualError(t, err, "sluiceecho: New: "+tt.want)
+		assert.PanicsWithValue(t, "sluiceecho: Middleware: "+tt.want, func() { sluiceecho.Middleware(g, tt.opt) })
+	}
 }
 
 // TestReturnedErrors checks how the default classifier counts the errors
@@ -159,7 +174,7 @@ func TestWithResource(t *testing.T) {
 func TestGroupMiddleware(t *testing.T) {
 	g := newGuard(t, core.Rule{Name: "per-item", Resource: "GET /api/items/{id}", Kind: core.KindHotspot, Param: "path:id", Limit: 1})
 	e := echo.New()
-	api := e.Group("/api", sluiceecho.New(g))
+	api := e.Group("/api", sluiceecho.Middleware(g))
 	api.GET("/items/:id", func(c echo.Context) error { return c.String(200, c.Param("id")) })
 	e.GET("/free", func(c echo.Context) error { return c.NoContent(200) })
 	srv := serve(t, e)

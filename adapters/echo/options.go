@@ -8,16 +8,20 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Option configures New. Options that take a function or an Extractor
-// panic when it is nil, naming the option, so that a mistake shows at
-// construction.
+// Option configures New and Middleware. An invalid option (a nil function
+// or Extractor) makes New return an error naming it.
 type Option interface {
-	apply(*config)
+	apply(*config) error
 }
 
-type optionFunc func(*config)
+type optionFunc func(*config) error
 
-func (f optionFunc) apply(c *config) { f(c) }
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// common is an option every HTTP adapter has (package httpadapter).
+func common(f func(*httpadapter.Common) error) Option {
+	return optionFunc(func(c *config) error { return f(&c.Common) })
+}
 
 // config is what the options set.
 type config struct {
@@ -25,12 +29,8 @@ type config struct {
 	resource func(c echo.Context) string
 	skip     func(c echo.Context) bool
 	block    func(c echo.Context, b *core.BlockedError) error
-}
-
-func mustFunc(option string, isNil bool) {
-	if isNil {
-		panic("sluiceecho: " + option + ": nil function")
-	}
+	cost     func(c echo.Context) int64
+	clientIP bool // the ip param is c.RealIP()
 }
 
 // WithResource names the resource of each request with fn instead of the
@@ -39,20 +39,44 @@ func mustFunc(option string, isNil bool) {
 // own statistics, and the Guard keeps at most core.WithMaxResources of
 // them.
 func WithResource(fn func(c echo.Context) string) Option {
-	mustFunc("WithResource", fn == nil)
-	return optionFunc(func(c *config) { c.resource = fn })
+	return optionFunc(func(c *config) error {
+		c.resource = fn
+		return httpadapter.CheckFunc("WithResource", fn == nil)
+	})
 }
 
 // WithExtractor makes the middleware read resource names and param values
 // with x, for instance one that trusts your proxies
-// (extractors.WithTrustedProxies). The default is extractors.New(): no
-// trusted proxy, so the client IP is the socket peer. The middleware
-// never uses echo's RealIP, whose trust settings are the Echo's.
+// (extractors.WithTrustedProxies) or knows the values your authentication
+// middleware stores (extractors.WithContextParam, which reads c.Get). The
+// default is extractors.New(): no trusted proxy, so the client IP is the
+// socket peer (WithFrameworkClientIP makes it echo's c.RealIP()).
 func WithExtractor(x *extractors.Extractor) Option {
-	if x == nil {
-		panic("sluiceecho: WithExtractor: nil *extractors.Extractor")
-	}
-	return optionFunc(func(c *config) { c.Extractor = x })
+	return common(httpadapter.WithExtractor(x))
+}
+
+// WithFrameworkClientIP makes the ip param c.RealIP(): the client as the
+// Echo's IPExtractor (echo.ExtractIPFromXFFHeader with its trust options,
+// say) finds it, so that proxies are configured once, in echo, rather than
+// in the Extractor too. Without an IPExtractor, c.RealIP() believes the
+// X-Forwarded-For and X-Real-IP headers of any client: set one. The
+// Extractor's IPv6 prefix (extractors.WithIPv6Prefix) still applies.
+func WithFrameworkClientIP() Option {
+	return optionFunc(func(c *config) error {
+		c.clientIP = true
+		return nil
+	})
+}
+
+// WithCost makes each request take fn(c) permits of the rules that count
+// requests, as core.WithCount does (a batch of 20 items, a query's
+// complexity), instead of one; a cost below 1 is 1. fn runs before the
+// next handler; to read the body, buffer it and put it back.
+func WithCost(fn func(c echo.Context) int64) Option {
+	return optionFunc(func(c *config) error {
+		c.cost = fn
+		return httpadapter.CheckFunc("WithCost", fn == nil)
+	})
 }
 
 // WithSkipper makes the middleware pass the requests for which skip
@@ -60,8 +84,10 @@ func WithExtractor(x *extractors.Extractor) Option {
 // the Skipper of echo's own middleware configs does: a middleware.Skipper
 // can be given as is.
 func WithSkipper(skip func(c echo.Context) bool) Option {
-	mustFunc("WithSkipper", skip == nil)
-	return optionFunc(func(c *config) { c.skip = skip })
+	return optionFunc(func(c *config) error {
+		c.skip = skip
+		return httpadapter.CheckFunc("WithSkipper", skip == nil)
+	})
 }
 
 // WithBlockHandler replaces the whole response to a blocked request: fn
@@ -69,8 +95,10 @@ func WithSkipper(skip func(c echo.Context) bool) Option {
 // echo's HTTPErrorHandler, as a handler's would. The default is
 // DefaultBlockHandler, which fn may call after adding its own touches.
 func WithBlockHandler(fn func(c echo.Context, b *core.BlockedError) error) Option {
-	mustFunc("WithBlockHandler", fn == nil)
-	return optionFunc(func(c *config) { c.block = fn })
+	return optionFunc(func(c *config) error {
+		c.block = fn
+		return httpadapter.CheckFunc("WithBlockHandler", fn == nil)
+	})
 }
 
 // WithErrorClassifier sets which outcomes of an admitted request count as
@@ -83,20 +111,17 @@ func WithBlockHandler(fn func(c echo.Context, b *core.BlockedError) error) Optio
 // handlers answer 404 or 400 and no failure of the server. A handler that
 // panics always counts as an error; fn is not consulted.
 func WithErrorClassifier(fn func(status int, err error) bool) Option {
-	mustFunc("WithErrorClassifier", fn == nil)
-	return optionFunc(func(c *config) { c.Classify = fn })
+	return common(httpadapter.WithErrorClassifier(fn))
 }
 
-// WithRateLimitFields makes admitted responses carry the RateLimit-Policy
-// and RateLimit fields too, describing the rate rule (flow or hotspot) the
-// request left the least quota of; a request no rate rule applied to gets
-// none. (Responses blocked by a rate or concurrency limit always carry
-// them; those an open circuit breaker blocked never do, with or without
-// this option: a breaker is no quota.) The fields are set before the
-// next handler runs, which may change them. This costs a few small
-// allocations per request, which the pass path otherwise does not make.
-func WithRateLimitFields() Option {
-	return optionFunc(func(c *config) { c.Quota = true })
+// WithRateLimitFields sets whether admitted responses carry the
+// RateLimit-Policy and RateLimit fields, as blocked ones do: one member per
+// rate rule (flow or hotspot) that admitted the request; a request no rate
+// rule applied to gets none. They are on by default; false turns them off.
+// The fields are set before the next handler runs, which may change them.
+// See package sluicehttp for what they cost.
+func WithRateLimitFields(on bool) Option {
+	return common(httpadapter.WithRateLimitFields(on))
 }
 
 // DefaultBlockHandler writes the default response to a blocked request and

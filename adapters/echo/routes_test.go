@@ -15,7 +15,7 @@ import (
 func TestRoutesCheckedAgainstRules(t *testing.T) {
 	adaptertest.RouteCheck(t, func(t *testing.T, g *core.Guard) string {
 		e := echo.New()
-		e.Use(sluiceecho.New(g))
+		e.Use(sluiceecho.Middleware(g))
 		ok := func(c echo.Context) error { return c.NoContent(http.StatusOK) }
 		e.GET("/items/:id", ok)
 		e.GET("/files/*", ok)

@@ -11,6 +11,7 @@ import (
 	sluiceecho "github.com/sluicekit/sluice/adapters/echo"
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // skipper has the type of echo's middleware.Skipper (a named
@@ -30,8 +31,21 @@ func options(o adaptertest.Options) []sluiceecho.Option {
 	if o.Classifier != nil {
 		opts = append(opts, sluiceecho.WithErrorClassifier(o.Classifier))
 	}
-	if o.RateLimitFields {
-		opts = append(opts, sluiceecho.WithRateLimitFields())
+	if o.NoRateLimitFields {
+		opts = append(opts, sluiceecho.WithRateLimitFields(false))
+	}
+	if o.Auth {
+		x, err := extractors.New(extractors.WithContextParam("user", adaptertest.AuthKey))
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, sluiceecho.WithExtractor(x))
+	}
+	if o.Cost {
+		opts = append(opts, sluiceecho.WithCost(func(c echo.Context) int64 { return adaptertest.Cost(c.Request().Header) }))
+	}
+	if o.FrameworkClientIP {
+		opts = append(opts, sluiceecho.WithFrameworkClientIP())
 	}
 	if o.BlockStatus != 0 {
 		opts = append(opts, sluiceecho.WithBlockHandler(func(c echo.Context, b *core.BlockedError) error {
@@ -60,8 +74,17 @@ func recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 func newEcho(g *core.Guard, opts []sluiceecho.Option, routes []adaptertest.Route) *echo.Echo {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
+	e.IPExtractor = echo.ExtractIPFromXFFHeader() // trusts loopback proxies
 	e.Use(recoverer)
-	e.Use(sluiceecho.New(g, opts...))
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc { // an authentication middleware
+		return func(c echo.Context) error {
+			if user := c.Request().Header.Get(adaptertest.AuthHeader); user != "" {
+				c.Set(adaptertest.AuthKey, user)
+			}
+			return next(c)
+		}
+	})
+	e.Use(sluiceecho.Middleware(g, opts...))
 	for _, rt := range routes {
 		e.Add(rt.Method, adaptertest.ColonPath(rt.Path), echo.WrapHandler(rt.Handler))
 	}

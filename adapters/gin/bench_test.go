@@ -14,10 +14,13 @@ import (
 
 // benchServer is a gin engine serving the benchmark routes through the
 // middleware (without it when g is nil).
-func benchServer(g *core.Guard) http.Handler {
+func benchServer(g *core.Guard) http.Handler { return benchServerWith(g) }
+
+// benchServerWith is benchServer with options.
+func benchServerWith(g *core.Guard, opts ...sluicegin.Option) http.Handler {
 	r := gin.New()
 	if g != nil {
-		r.Use(sluicegin.New(g))
+		r.Use(sluicegin.Middleware(g, opts...))
 	}
 	for _, rt := range adaptertest.BenchRoutes() {
 		h := rt.Handler
@@ -32,7 +35,11 @@ func benchServer(g *core.Guard) http.Handler {
 //	go test -run '^$' -bench Gin -benchmem -count 6 -benchtime 100ms ./adapters/gin
 func BenchmarkGinMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
 
-// TestAllocs holds the pass path to its allocation budget: none.
+// TestAllocs holds the pass path to its allocation budget: the RateLimit
+// field's text and the slice of both fields' values; none without the
+// fields.
 func TestAllocs(t *testing.T) {
-	assert.Equal(t, map[string]float64{"static": 0, "param": 0}, adaptertest.AllocsAdded(t, benchServer))
+	assert.Equal(t, map[string]float64{"static": 2, "param": 2}, adaptertest.AllocsAdded(t, benchServer))
+	noFields := func(g *core.Guard) http.Handler { return benchServerWith(g, sluicegin.WithRateLimitFields(false)) }
+	assert.Equal(t, map[string]float64{"static": 0, "param": 0}, adaptertest.AllocsAdded(t, noFields), "without the fields")
 }

@@ -6,7 +6,7 @@
 //	guard, err := core.New(core.WithRulesFile("rules.yaml"))
 //	...
 //	r := gin.New()
-//	r.Use(gin.Recovery(), sluicegin.New(guard))
+//	r.Use(gin.Recovery(), sluicegin.Middleware(guard))
 //
 // A request's resource is "METHOD TEMPLATE", TEMPLATE being the route it
 // matched with its parameters written as net/http writes them: the route
@@ -17,13 +17,21 @@
 // parameters; the other params (header:NAME, query:NAME, cookie:NAME, ip,
 // method, host, custom ones) are read by package extractors, only when a
 // matching hotspot rule names them. The client IP is the socket peer unless
-// the Extractor trusts the peer as a proxy (WithExtractor); gin's own
-// ClientIP and its trusted-proxy settings are not used.
+// the Extractor trusts the peer as a proxy (WithExtractor), or, with
+// WithFrameworkClientIP, c.ClientIP(), which follows the engine's
+// trusted-proxy settings. A param of extractors.WithContextParam reads
+// what an earlier middleware stored with c.Set (or in the request's
+// context), so that an authentication middleware's user limits as is.
+// WithCost makes a request take several permits, as core.WithCount does.
 //
 // The response to a blocked request (status, Retry-After, RateLimit-Policy,
 // RateLimit and the problem+json body) is the one of the net/http adapter:
 // see package sluicehttp for the details and DefaultBlockHandler here;
-// WithBlockHandler replaces it.
+// WithBlockHandler replaces it. Admitted responses carry the RateLimit
+// fields too, unless WithRateLimitFields(false).
+//
+// New returns the error of an invalid option; Middleware, for the one-line
+// use above, panics with it.
 //
 // An admitted request exits the Guard once, when the chain after the
 // middleware returns: as an error when the status is 500 or more or a
@@ -35,8 +43,9 @@
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).
 //
-// On the pass path the middleware formats nothing and allocates nothing:
-// the route parameters are handed to the extractor in place, and the params
+// On the pass path the middleware allocates nothing but the RateLimit
+// fields (two allocations, their text and the slice of both fields'
+// values; none with WithRateLimitFields(false)): the route parameters are handed to the extractor in place, and the params
 // Enter reads (an extractors.HTTPRequestParams, which the Guard uses only
 // during Enter) come from a pool of the middleware's.
 package sluicegin

@@ -25,7 +25,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	r := gin.New()
-	r.Use(gin.Recovery(), sluicegin.New(guard))
+	r.Use(gin.Recovery(), sluicegin.Middleware(guard))
 	r.GET("/items/:id", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"id": c.Param("id")}) })
 	srv := httptest.NewServer(r)
 	defer srv.Close()
@@ -38,17 +38,14 @@ func Example() {
 			log.Fatal(err)
 		}
 		res.Body.Close()
-		fmt.Println(user, res.StatusCode)
-		if policy := res.Header.Get("RateLimit-Policy"); policy != "" {
-			fmt.Println("  RateLimit-Policy:", policy)
-		}
+		// Admitted and blocked responses carry the RateLimit fields.
+		fmt.Println(user, res.StatusCode, res.Header.Get("RateLimit-Policy"))
 	}
 	// Output:
-	// alice 200
-	// alice 200
-	// bob 200
-	// alice 429
-	//   RateLimit-Policy: "per-user";q=2;w=60
+	// alice 200 "per-user";q=2;w=60
+	// alice 200 "per-user";q=2;w=60
+	// bob 200 "per-user";q=2;w=60
+	// alice 429 "per-user";q=2;w=60
 }
 
 // Skipping requests: health checks are neither limited nor counted. A
@@ -60,7 +57,7 @@ func ExampleWithSkipper() {
 	}
 	var health gin.Skipper = func(c *gin.Context) bool { return c.FullPath() == "/healthz" }
 	r := gin.New()
-	r.Use(sluicegin.New(guard, sluicegin.WithSkipper(health)))
+	r.Use(sluicegin.Middleware(guard, sluicegin.WithSkipper(health)))
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
 	r.GET("/work", func(c *gin.Context) { c.String(http.StatusOK, "done") })
 	srv := httptest.NewServer(r)

@@ -1,6 +1,9 @@
 package sluicegin
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
@@ -8,9 +11,10 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// New returns a gin middleware that puts every request through guard:
+// Middleware returns a gin middleware that puts every request through
+// guard:
 //
-//	r.Use(sluicegin.New(guard))
+//	r.Use(sluicegin.Middleware(guard))
 //
 // The resource of a request is "METHOD TEMPLATE", TEMPLATE being the route
 // that matched (c.FullPath()) with its parameters written as in net/http
@@ -20,8 +24,9 @@ import (
 // (c.Params).
 //
 // A blocked request gets DefaultBlockHandler's response (or
-// WithBlockHandler's) and the chain is aborted. An admitted one runs the
-// rest of the chain (c.Next) and is then counted as a success or an error
+// WithBlockHandler's) and the chain is aborted. An admitted one gets the
+// RateLimit fields (WithRateLimitFields), runs the rest of the chain
+// (c.Next) and is then counted as a success or an error
 // (WithErrorClassifier); a panic in the chain is counted as an error and
 // goes on, to gin.Recovery when it is installed before this middleware.
 // A request whose context ends while it waits for a leaky-bucket turn (the
@@ -31,21 +36,41 @@ import (
 // at the first request and at every change of its rules, and warns about
 // the rules that match none (core.Guard.CheckRoutes).
 //
-// New panics when guard is nil.
-func New(guard *core.Guard, opts ...Option) gin.HandlerFunc {
-	var c config
-	c.Init("sluicegin: New", guard)
+// Middleware panics when guard is nil or New returns an error.
+func Middleware(guard *core.Guard, opts ...Option) gin.HandlerFunc {
+	h, err := newMiddleware("Middleware", guard, opts)
+	if err != nil {
+		panic(err.Error())
+	}
+	return h
+}
+
+// New is Middleware returning an error instead of panicking: the error of
+// an invalid option, or of a rule in force naming a param the Extractor
+// cannot supply (core.ParamSource). New panics when guard is nil.
+func New(guard *core.Guard, opts ...Option) (gin.HandlerFunc, error) {
+	return newMiddleware("New", guard, opts)
+}
+
+func newMiddleware(fn string, guard *core.Guard, opts []Option) (gin.HandlerFunc, error) {
+	c := &config{}
+	c.Init("sluicegin: "+fn, guard)
 	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
+		if o == nil {
+			continue
+		}
+		if err := o.apply(c); err != nil {
+			return nil, fmt.Errorf("sluicegin: %s: %w", fn, err)
 		}
 	}
-	c.Finish("sluicegin: New")
+	if err := c.FinishErr(); err != nil {
+		return nil, fmt.Errorf("sluicegin: %s: %w", fn, err)
+	}
 	if c.block == nil {
 		c.block = DefaultBlockHandler
 	}
-	c.params.New = func() any { return new(extractors.HTTPRequestParams) }
-	return c.handle
+	c.requests.New = func() any { return new(request) }
+	return c.handle, nil
 }
 
 // WithRoutes makes the middleware tell the Guard the routes of r, the
@@ -59,10 +84,10 @@ func New(guard *core.Guard, opts ...Option) gin.HandlerFunc {
 // Routes registered after the first request are not told. With
 // WithResource, which names requests otherwise, routes are not told.
 func WithRoutes(r *gin.Engine) Option {
-	if r == nil {
-		panic("sluicegin: WithRoutes: nil *gin.Engine")
-	}
-	return optionFunc(func(c *config) {
+	return optionFunc(func(c *config) error {
+		if r == nil {
+			return errors.New("WithRoutes: nil *gin.Engine")
+		}
 		c.Routes = func() []httpadapter.Route {
 			var routes []httpadapter.Route
 			for _, ri := range r.Routes() {
@@ -70,17 +95,36 @@ func WithRoutes(r *gin.Engine) Option {
 			}
 			return routes
 		}
+		return nil
 	})
 }
 
-// pathParams is the extractors.PathParams of a gin request: its c.Params,
-// addressed in place, so that handing them to the extractor costs nothing.
-type pathParams gin.Params
+// request is what Enter reads of a gin request, pooled: its params, the
+// context they read route parameters and c.Get values from, and the
+// quotas of its RateLimit fields.
+type request struct {
+	params  extractors.HTTPRequestParams
+	ctx     ginContext
+	proxied proxiedContext
+	quotas  []core.Quota
+}
+
+// ginContext is the extractors.PathParams of a gin request: its c.Params,
+// and its c.Get values for extractors.WithContextParam.
+type ginContext struct{ c *gin.Context }
 
 // PathParam returns the value of the route parameter name.
-func (p *pathParams) PathParam(name string) (string, bool) {
-	return (*gin.Params)(p).Get(name)
-}
+func (g *ginContext) PathParam(name string) (string, bool) { return g.c.Params.Get(name) }
+
+// ContextValue returns the value c.Get gives for key.
+func (g *ginContext) ContextValue(key any) (any, bool) { return g.c.Get(key) }
+
+// proxiedContext is a ginContext whose client IP is c.ClientIP()
+// (WithFrameworkClientIP).
+type proxiedContext struct{ ginContext }
+
+// ClientIP returns c.ClientIP().
+func (g *proxiedContext) ClientIP() string { return g.c.ClientIP() }
 
 func (m *config) handle(c *gin.Context) {
 	if m.skip != nil && m.skip(c) {
@@ -97,13 +141,23 @@ func (m *config) handle(c *gin.Context) {
 		}
 		resource = m.Extractor.HTTPResource(r.Method, c.FullPath())
 	}
-	p := m.params.Get().(*extractors.HTTPRequestParams)
-	var quotas *[]core.Quota // the RateLimit fields of an admitted response
-	if m.Quota {
-		quotas = new([]core.Quota)
+	n := int64(1)
+	if m.cost != nil {
+		n = m.cost(c)
 	}
-	e, err := m.Enter(p, r, resource, (*pathParams)(&c.Params), quotas)
-	m.params.Put(p) // Enter is done with it
+	rq := m.requests.Get().(*request)
+	var path extractors.PathParams = &rq.ctx
+	rq.ctx.c = c
+	if m.clientIP {
+		rq.proxied.c = c
+		path = &rq.proxied
+	}
+	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
+	rq.ctx.c, rq.proxied.c = nil, nil
+	if err == nil && !m.NoQuota {
+		m.SetQuotaHeaders(c.Writer.Header(), rq.quotas)
+	}
+	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -123,9 +177,6 @@ func (m *config) handle(c *gin.Context) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	if m.Quota {
-		m.SetQuotaHeaders(c.Writer.Header(), *quotas)
-	}
 	c.Next()
 	finished = true
 	var herr error

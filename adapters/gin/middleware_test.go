@@ -50,13 +50,29 @@ func mustStats(t *testing.T, g *core.Guard, resource string) core.ResourceStats 
 	return st
 }
 
-func TestNilArgumentsPanic(t *testing.T) {
-	assert.PanicsWithValue(t, "sluicegin: New: nil *core.Guard (make one with core.New)", func() { sluicegin.New(nil) })
-	assert.PanicsWithValue(t, "sluicegin: WithResource: nil function", func() { sluicegin.WithResource(nil) })
-	assert.PanicsWithValue(t, "sluicegin: WithSkipper: nil function", func() { sluicegin.WithSkipper(nil) })
-	assert.PanicsWithValue(t, "sluicegin: WithBlockHandler: nil function", func() { sluicegin.WithBlockHandler(nil) })
-	assert.PanicsWithValue(t, "sluicegin: WithErrorClassifier: nil function", func() { sluicegin.WithErrorClassifier(nil) })
-	assert.PanicsWithValue(t, "sluicegin: WithExtractor: nil *extractors.Extractor", func() { sluicegin.WithExtractor(nil) })
+// TestInvalidArguments: a nil Guard panics; an invalid option makes New
+// return an error naming it, and Middleware panic with that error.
+func TestInvalidArguments(t *testing.T) {
+	assert.PanicsWithValue(t, "sluicegin: Middleware: nil *core.Guard (make one with core.New)", func() { sluicegin.Middleware(nil) })
+	assert.PanicsWithValue(t, "sluicegin: New: nil *core.Guard (make one with core.New)", func() { _, _ = sluicegin.New(nil) })
+	g := newGuard(t)
+	for _, tt := range []struct {
+		opt  sluicegin.Option
+		want string
+	}{
+		{sluicegin.WithResource(nil), "WithResource: nil function"},
+		{sluicegin.WithSkipper(nil), "WithSkipper: nil function"},
+		{sluicegin.WithBlockHandler(nil), "WithBlockHandler: nil function"},
+		{sluicegin.WithErrorClassifier(nil), "WithErrorClassifier: nil function"},
+		{sluicegin.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
+		{sluicegin.WithCost(nil), "WithCost: nil function"},
+		{sluicegin.WithRoutes(nil), "WithRoutes: nil *gin.Engine"},
+	} {
+		h, err := sluicegin.New(g, tt.opt)
+		assert.Nil(t, h)
+		assert.EqualError(t, err, "sluicegin: New: "+tt.want)
+		assert.PanicsWithValue(t, "sluicegin: Middleware: "+tt.want, func() { sluicegin.Middleware(g, tt.opt) })
+	}
 }
 
 // TestContextErrors checks that errors handlers attach with c.Error count
@@ -65,7 +81,7 @@ func TestContextErrors(t *testing.T) {
 	g := newGuard(t)
 	seen := make(chan error, 1)
 	r := gin.New()
-	r.Use(sluicegin.New(g))
+	r.Use(sluicegin.Middleware(g))
 	r.GET("/soft", func(c *gin.Context) {
 		_ = c.Error(errors.New("partial failure"))
 		c.String(http.StatusOK, "ok")
@@ -74,7 +90,7 @@ func TestContextErrors(t *testing.T) {
 		_ = c.AbortWithError(http.StatusBadRequest, errors.New("bad input"))
 	})
 	r2 := gin.New()
-	r2.Use(sluicegin.New(g, sluicegin.WithErrorClassifier(func(status int, err error) bool {
+	r2.Use(sluicegin.Middleware(g, sluicegin.WithErrorClassifier(func(status int, err error) bool {
 		seen <- err
 		return status >= 500
 	})))
@@ -100,7 +116,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	g := newGuard(t)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(sluicegin.New(g))
+	r.Use(sluicegin.Middleware(g))
 	r.GET("/hello", func(c *gin.Context) { c.String(200, "hello") })
 	srv := serve(t, r)
 	assert.Equal(t, 405, do(t, srv, "POST", "/hello"))
@@ -115,7 +131,7 @@ func TestMethodNotAllowed(t *testing.T) {
 func TestCatchAll(t *testing.T) {
 	g := newGuard(t, core.Rule{Name: "per-file", Resource: "GET /files/{path...}", Kind: core.KindHotspot, Param: "path:path", Limit: 1})
 	r := gin.New()
-	r.Use(sluicegin.New(g))
+	r.Use(sluicegin.Middleware(g))
 	r.GET("/files/*path", func(c *gin.Context) { c.String(200, c.Param("path")) })
 	srv := serve(t, r)
 	assert.Equal(t, 200, do(t, srv, "GET", "/files/a/b.txt"))
@@ -127,7 +143,7 @@ func TestCatchAll(t *testing.T) {
 func TestWithResource(t *testing.T) {
 	g := newGuard(t, core.Rule{Name: "api", Resource: "api", Kind: core.KindFlow, Limit: 2})
 	r := gin.New()
-	r.Use(sluicegin.New(g, sluicegin.WithResource(func(c *gin.Context) string { return "api" })))
+	r.Use(sluicegin.Middleware(g, sluicegin.WithResource(func(c *gin.Context) string { return "api" })))
 	r.GET("/a", func(c *gin.Context) { c.Status(200) })
 	r.GET("/b", func(c *gin.Context) { c.Status(200) })
 	srv := serve(t, r)
@@ -147,7 +163,7 @@ func TestBlockedAbortsChain(t *testing.T) {
 		c.Next()
 		before <- c.Writer.Status()
 	})
-	r.Use(sluicegin.New(g))
+	r.Use(sluicegin.Middleware(g))
 	r.Use(func(c *gin.Context) { after.Add(1) })
 	r.GET("/x", func(c *gin.Context) { after.Add(1) })
 	srv := serve(t, r)

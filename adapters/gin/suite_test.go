@@ -11,6 +11,7 @@ import (
 	sluicegin "github.com/sluicekit/sluice/adapters/gin"
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 func TestMain(m *testing.M) {
@@ -32,8 +33,21 @@ func options(o adaptertest.Options) []sluicegin.Option {
 	if o.Classifier != nil {
 		opts = append(opts, sluicegin.WithErrorClassifier(o.Classifier))
 	}
-	if o.RateLimitFields {
-		opts = append(opts, sluicegin.WithRateLimitFields())
+	if o.NoRateLimitFields {
+		opts = append(opts, sluicegin.WithRateLimitFields(false))
+	}
+	if o.Auth {
+		x, err := extractors.New(extractors.WithContextParam("user", adaptertest.AuthKey))
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, sluicegin.WithExtractor(x))
+	}
+	if o.Cost {
+		opts = append(opts, sluicegin.WithCost(func(c *gin.Context) int64 { return adaptertest.Cost(c.Request.Header) }))
+	}
+	if o.FrameworkClientIP {
+		opts = append(opts, sluicegin.WithFrameworkClientIP())
 	}
 	if o.BlockStatus != 0 {
 		opts = append(opts, sluicegin.WithBlockHandler(func(c *gin.Context, b *core.BlockedError) {
@@ -48,10 +62,18 @@ func options(o adaptertest.Options) []sluicegin.Option {
 // recovery before the middleware.
 func newEngine(g *core.Guard, opts []sluicegin.Option, routes []adaptertest.Route) *gin.Engine {
 	r := gin.New()
+	if err := r.SetTrustedProxies([]string{"127.0.0.1"}); err != nil {
+		panic(err)
+	}
 	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
 		c.AbortWithStatus(http.StatusInternalServerError)
 	}))
-	r.Use(sluicegin.New(g, opts...))
+	r.Use(func(c *gin.Context) { // an authentication middleware
+		if user := c.GetHeader(adaptertest.AuthHeader); user != "" {
+			c.Set(adaptertest.AuthKey, user)
+		}
+	})
+	r.Use(sluicegin.Middleware(g, opts...))
 	for _, rt := range routes {
 		r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), gin.WrapF(rt.Handler))
 	}

@@ -99,12 +99,12 @@ func ExampleUnaryClientInterceptor() {
 }
 
 // Health checks and reflection pass without entering the Guard.
-func ExampleWithSkip() {
+func ExampleWithSkipper() {
 	guard, err := core.New(core.WithRules(core.Rule{Resource: "*", Kind: core.KindConcurrency, Limit: 100}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	skip := sluicegrpc.WithSkip(func(_ context.Context, fullMethod string) bool {
+	skip := sluicegrpc.WithSkipper(func(_ context.Context, fullMethod string) bool {
 		return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
 			strings.HasPrefix(fullMethod, "/grpc.reflection.")
 	})

@@ -305,7 +305,7 @@ func TestStreamRateLimitTrailer(t *testing.T) {
 func TestSkip(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	g := newGuard(t, fc, core.Rule{Name: "nothing", Resource: "*", Kind: core.KindFlow, Limit: 0})
-	skip := sluicegrpc.WithSkip(func(_ context.Context, m string) bool { return m == sayHello })
+	skip := sluicegrpc.WithSkipper(func(_ context.Context, m string) bool { return m == sayHello })
 	svc, c, _ := serve(t, guarded(g, skip)...)
 	ctx := ctxT(t)
 
@@ -692,17 +692,20 @@ func TestReflectionListsService(t *testing.T) {
 }
 
 func TestConstruction(t *testing.T) {
-	require.PanicsWithValue(t, "sluicegrpc.UnaryServerInterceptor: sluicegrpc: nil *core.Guard", func() {
+	require.PanicsWithValue(t, "sluicegrpc.UnaryServerInterceptor: nil *core.Guard (make one with core.New)", func() {
 		sluicegrpc.UnaryServerInterceptor(nil)
 	})
-	require.PanicsWithValue(t, "sluicegrpc.StreamServerInterceptor: sluicegrpc: nil *core.Guard", func() {
+	require.PanicsWithValue(t, "sluicegrpc.StreamServerInterceptor: nil *core.Guard (make one with core.New)", func() {
 		sluicegrpc.StreamServerInterceptor(nil)
 	})
-	require.PanicsWithValue(t, "sluicegrpc.UnaryClientInterceptor: sluicegrpc: nil *core.Guard", func() {
+	require.PanicsWithValue(t, "sluicegrpc.UnaryClientInterceptor: nil *core.Guard (make one with core.New)", func() {
 		sluicegrpc.UnaryClientInterceptor(nil)
 	})
-	require.PanicsWithValue(t, "sluicegrpc.StreamClientInterceptor: sluicegrpc: nil *core.Guard", func() {
+	require.PanicsWithValue(t, "sluicegrpc.StreamClientInterceptor: nil *core.Guard (make one with core.New)", func() {
 		sluicegrpc.StreamClientInterceptor(nil)
+	})
+	require.PanicsWithValue(t, "sluicegrpc: New: nil *core.Guard (make one with core.New)", func() {
+		_, _ = sluicegrpc.New(nil)
 	})
 
 	g := newGuard(t, clock.NewFake(0))
@@ -712,7 +715,8 @@ func TestConstruction(t *testing.T) {
 	}{
 		{sluicegrpc.WithResource(nil), "WithResource"},
 		{sluicegrpc.WithExtractor(nil), "WithExtractor"},
-		{sluicegrpc.WithSkip(nil), "WithSkip"},
+		{sluicegrpc.WithSkipper(nil), "WithSkipper"},
+		{sluicegrpc.WithCost(nil), "WithCost"},
 		{sluicegrpc.WithBlockHandler(nil), "WithBlockHandler"},
 		{sluicegrpc.WithErrorClassifier(nil), "WithErrorClassifier"},
 		{nil, "option 0 is nil"},

@@ -28,8 +28,11 @@ type Interceptors struct {
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
-// the invalid option (or the nil Guard).
+// the invalid option. New panics when g is nil.
 func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
+	if g == nil {
+		panic("sluicegrpc: New: nil *core.Guard (make one with core.New)")
+	}
 	c, err := newConfig(g, opts)
 	if err != nil {
 		return nil, err
@@ -40,6 +43,9 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 }
 
 func mustNew(who string, g *core.Guard, opts []Option) *Interceptors {
+	if g == nil {
+		panic(who + ": nil *core.Guard (make one with core.New)")
+	}
 	ic, err := New(g, opts...)
 	if err != nil {
 		panic(who + ": " + err.Error())
@@ -82,7 +88,7 @@ func StreamClientInterceptor(g *core.Guard, opts ...Option) grpc.StreamClientInt
 func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		var resp any
-		err := ic.guard(ctx, info.FullMethod, sink{}, func(ctx context.Context) error {
+		err := ic.guard(ctx, info.FullMethod, req, sink{}, func(ctx context.Context) error {
 			var err error
 			resp, err = handler(ctx, req)
 			return err
@@ -96,7 +102,7 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 // handler returns.
 func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return ic.guard(ss.Context(), info.FullMethod, sink{ss: ss}, func(context.Context) error {
+		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss}, func(context.Context) error {
 			return handler(srv, ss)
 		})
 	}
@@ -111,7 +117,7 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		th := ic.cfg.throttle
 		if th == nil || ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
-			return ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
+			return ic.guard(ctx, method, req, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
 				return invoker(ctx, method, req, reply, cc, opts...)
 			})
 		}
@@ -121,7 +127,7 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 		}
 		sent := false
 		var trailer metadata.MD
-		err := ic.guard(ctx, method, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
+		err := ic.guard(ctx, method, req, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
 			sent = true
 			return invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
 		})
@@ -150,7 +156,7 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 				return nil, throttledStatus(err)
 			}
 		}
-		e, err := ic.enter(ctx, method, sink{callOpts: opts, client: true})
+		e, err := ic.enter(ctx, method, nil, sink{callOpts: opts, client: true})
 		if err != nil {
 			return nil, err
 		}
@@ -190,12 +196,13 @@ type sink struct {
 
 // guard is the code path every interceptor shares: skip, Enter, run the call,
 // classify its error, Exit. Exit runs exactly once, with errPanicked when fn
-// panics (the panic then goes on).
-func (ic *Interceptors) guard(ctx context.Context, fullMethod string, to sink, fn func(context.Context) error) error {
+// panics (the panic then goes on). req is the request message of a unary
+// call, nil for a stream.
+func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, to sink, fn func(context.Context) error) error {
 	if ic.cfg.skip != nil && ic.cfg.skip(ctx, fullMethod) {
 		return fn(ctx)
 	}
-	e, err := ic.enter(ctx, fullMethod, to)
+	e, err := ic.enter(ctx, fullMethod, req, to)
 	if err != nil {
 		return err
 	}
@@ -214,11 +221,17 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, to sink, f
 // enter enters the call's resource with its params. Its error is the one to
 // return to the caller: the block handler's for a block (with the pushback
 // trailer set), a status for anything else.
-func (ic *Interceptors) enter(ctx context.Context, fullMethod string, to sink) (core.Entry, error) {
+func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, to sink) (core.Entry, error) {
 	resource := ic.resourceOf(ctx, fullMethod)
 	p := ic.params.Get().(*extractors.GRPCCallParams)
 	p.Reset(ic.cfg.extractor, CallInfo{}, ctx, fullMethod)
-	e, err := ic.g.Enter(ctx, resource, core.WithParams(p))
+	var e core.Entry
+	var err error
+	if ic.cfg.cost != nil {
+		e, err = ic.g.Enter(ctx, resource, core.WithParams(p), core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+	} else {
+		e, err = ic.g.Enter(ctx, resource, core.WithParams(p))
+	}
 	p.Reset(nil, nil, nil, "")
 	ic.params.Put(p) // Enter is done with it
 	if err == nil {

@@ -29,6 +29,7 @@ type config struct {
 	skip      func(ctx context.Context, fullMethod string) bool
 	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
 	isFailure func(ctx context.Context, fullMethod string, err error) bool
+	cost      func(ctx context.Context, fullMethod string, req any) int64
 	throttle  *throttle.Throttle
 }
 
@@ -64,21 +65,36 @@ func WithExtractor(x *extractors.Extractor) Option {
 	})
 }
 
-// WithSkip makes the interceptors pass the calls for which match returns true
-// straight to the handler (or, for client interceptors, the server), without
-// entering the Guard: they are neither limited nor counted. match runs first
-// on every call; ctx is the call's context (incoming metadata on servers,
-// outgoing on clients). Use it for health checks and reflection:
+// WithSkipper makes the interceptors pass the calls for which skip returns
+// true straight to the handler (or, for client interceptors, the server),
+// without entering the Guard: they are neither limited nor counted. skip
+// runs first on every call; ctx is the call's context (incoming metadata on
+// servers, outgoing on clients). Use it for health checks and reflection:
 //
-//	sluicegrpc.WithSkip(func(_ context.Context, m string) bool {
+//	sluicegrpc.WithSkipper(func(_ context.Context, m string) bool {
 //		return strings.HasPrefix(m, "/grpc.health.v1.Health/")
 //	})
-func WithSkip(match func(ctx context.Context, fullMethod string) bool) Option {
+func WithSkipper(skip func(ctx context.Context, fullMethod string) bool) Option {
 	return optionFunc(func(c *config) error {
-		if match == nil {
-			return errors.New("sluicegrpc: WithSkip: nil matcher")
+		if skip == nil {
+			return errors.New("sluicegrpc: WithSkipper: nil function")
 		}
-		c.skip = match
+		c.skip = skip
+		return nil
+	})
+}
+
+// WithCost makes each call take fn's result in permits of the rules that
+// count calls, as core.WithCount does (a batch of 20 items, a query's
+// complexity), instead of one; a cost below 1 is 1. req is the request
+// message of a unary call, and nil for a stream, whose messages come
+// later. fn runs before the handler (on clients, before the call is sent).
+func WithCost(fn func(ctx context.Context, fullMethod string, req any) int64) Option {
+	return optionFunc(func(c *config) error {
+		if fn == nil {
+			return errors.New("sluicegrpc: WithCost: nil function")
+		}
+		c.cost = fn
 		return nil
 	})
 }
@@ -134,9 +150,6 @@ func WithThrottle(t *throttle.Throttle) Option {
 }
 
 func newConfig(g *core.Guard, opts []Option) (*config, error) {
-	if g == nil {
-		return nil, errors.New("sluicegrpc: nil *core.Guard")
-	}
 	c := &config{}
 	for i, o := range opts {
 		if o == nil {

@@ -7,7 +7,8 @@
 //	...
 //	http.ListenAndServe(addr, sluicehttp.Middleware(guard)(mux))
 //
-// or, one route at a time,
+// (New returns an invalid option's error instead of panicking), or, one
+// route at a time,
 //
 //	mux.Handle("GET /items/{id}", sluicehttp.Wrap(guard, items))
 //
@@ -88,8 +89,22 @@
 // rule) and, for hotspot rules, param (the param limited, never the
 // client's value).
 //
-// WithRateLimitFields makes admitted responses carry RateLimit-Policy and
-// RateLimit too, for the rate rule the request left the least quota of.
+// Admitted responses carry RateLimit-Policy and RateLimit too, one member
+// per rate rule (flow or hotspot) that admitted the request, as
+// go-limiter, ulule/limiter and tollbooth send theirs:
+//
+//	RateLimit-Policy: "hello-rate";q=5;w=1
+//	RateLimit: "hello-rate";r=3;t=1
+//
+// WithRateLimitFields(false) turns them off on admitted responses.
+//
+// # Identity and cost
+//
+// An authentication middleware's user or tenant limits without being
+// copied into the request: extractors.WithContextParam names a param read
+// from the request's context under a key of the application's (the gin
+// and echo adapters also read c.Get). WithCost makes a request take
+// several permits (a batch, a query's complexity), as core.WithCount does.
 //
 // # Circuit breakers
 //
@@ -110,8 +125,8 @@
 // Retry-After is the time until the breaker lets a probe through (while it
 // is half-open with every probe out, until the probes' deadline), rounded
 // up as for other blocks. A breaker is no quota policy: the response has no
-// RateLimit-Policy or RateLimit fields (not even with WithRateLimitFields;
-// fields an earlier middleware set are removed), and its problem has no
+// RateLimit-Policy or RateLimit fields (fields an earlier middleware set
+// are removed), and its problem has no
 // limit, window or violated-policies members; kind says what blocked the
 // request. The handler is not called while the breaker is open; the
 // outcomes of the requests it lets through, classified by the error
@@ -137,10 +152,12 @@
 //
 // # Cost
 //
-// On the pass path the middleware formats nothing and makes one allocation
-// per request: the ResponseWriter it hands the handler, which also holds
-// the request's params (an extractors.HTTPRequestParams), so reading them
-// allocates nothing more. Middleware routes each request before next does,
+// On the pass path the middleware makes one allocation per request: the
+// ResponseWriter it hands the handler, which also holds the request's
+// params (an extractors.HTTPRequestParams), so reading them allocates
+// nothing more. The RateLimit fields add two: the RateLimit field's text
+// and one slice for both fields' values (the RateLimit-Policy text is made
+// once per rule and rule set). Middleware routes each request before next does,
 // to name it (Router.Handler). Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers

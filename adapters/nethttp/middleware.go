@@ -41,10 +41,29 @@ type Router interface {
 // Path params (path:NAME) are the wildcards of the matched pattern, read
 // from the request's path the way ServeMux reads them.
 //
-// Middleware panics when guard is nil, and the function it returns panics
-// when next is nil, as http.Handle does with a nil handler.
+// Middleware panics when guard is nil or New returns an error, and the
+// function it returns panics when next is nil, as http.Handle does with a
+// nil handler.
 func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.Handler {
-	c := mustConfig("Middleware", guard, opts)
+	mw, err := newMiddleware("Middleware", guard, opts)
+	if err != nil {
+		panic(err.Error())
+	}
+	return mw
+}
+
+// New is Middleware returning an error instead of panicking: the error of
+// an invalid option, or of a rule in force naming a param the Extractor
+// cannot supply (core.ParamSource). New panics when guard is nil.
+func New(guard *core.Guard, opts ...Option) (func(next http.Handler) http.Handler, error) {
+	return newMiddleware("New", guard, opts)
+}
+
+func newMiddleware(fn string, guard *core.Guard, opts []Option) (func(next http.Handler) http.Handler, error) {
+	c, err := serverConfig(fn, guard, opts)
+	if err != nil {
+		return nil, err
+	}
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			panic("sluicehttp: Middleware: nil http.Handler")
@@ -52,7 +71,7 @@ func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.
 		router, _ := next.(Router)
 		mux, _ := next.(*http.ServeMux)
 		return &handler{config: c, next: next, router: router, direct: mux != nil && muxRoutesPatterns()}
-	}
+	}, nil
 }
 
 // Wrap returns h put through guard, for one route of a ServeMux:
@@ -66,9 +85,13 @@ func Middleware(guard *core.Guard, opts ...Option) func(next http.Handler) http.
 // extractors.Unmatched. WithResource names resources otherwise.
 // Path params (path:NAME) are r.PathValue(NAME).
 //
-// Wrap panics when guard or h is nil.
+// Wrap panics when guard or h is nil, or when an option is invalid (as New
+// returns it).
 func Wrap(guard *core.Guard, h http.Handler, opts ...Option) http.Handler {
-	c := mustConfig("Wrap", guard, opts)
+	c, err := serverConfig("Wrap", guard, opts)
+	if err != nil {
+		panic(err.Error())
+	}
 	if h == nil {
 		panic("sluicehttp: Wrap: nil http.Handler")
 	}
@@ -135,6 +158,8 @@ func muxRoutesPatterns() bool {
 type request struct {
 	w        responseWriter
 	params   extractors.HTTPRequestParams
+	quotas   []core.Quota // of the RateLimit fields, in quotaArr
+	quotaArr [2]core.Quota
 	h        *handler
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
@@ -167,11 +192,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rq.params.Reset(h.Extractor, r, nil) // r.PathValue
 	}
-	var quotas *[]core.Quota // the RateLimit fields of an admitted response
-	if h.Quota {
-		quotas = new([]core.Quota)
+	n := int64(1)
+	if h.cost != nil {
+		n = h.cost(r)
 	}
-	e, err := h.GuardEnter(r.Context(), resource, &rq.params, quotas)
+	rq.quotas = rq.quotaArr[:0]
+	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, &rq.quotas)
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -191,8 +217,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	if h.Quota {
-		h.SetQuotaHeaders(w.Header(), *quotas)
+	if !h.NoQuota {
+		h.SetQuotaHeaders(w.Header(), rq.quotas)
 	}
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true

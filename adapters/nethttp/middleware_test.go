@@ -56,17 +56,34 @@ func hasStats(g *core.Guard, resource string) bool {
 	return found
 }
 
-func TestNilArgumentsPanic(t *testing.T) {
+// TestInvalidArguments: a nil Guard or handler panics; an invalid option
+// makes New return an error naming it, and Middleware and Wrap panic with
+// that error.
+func TestInvalidArguments(t *testing.T) {
 	g := newGuard(t)
 	assert.PanicsWithValue(t, "sluicehttp: Middleware: nil *core.Guard (make one with core.New)", func() { sluicehttp.Middleware(nil) })
+	assert.PanicsWithValue(t, "sluicehttp: New: nil *core.Guard (make one with core.New)", func() { _, _ = sluicehttp.New(nil) })
 	assert.PanicsWithValue(t, "sluicehttp: Wrap: nil *core.Guard (make one with core.New)", func() { sluicehttp.Wrap(nil, http.NotFoundHandler()) })
 	assert.PanicsWithValue(t, "sluicehttp: Middleware: nil http.Handler", func() { sluicehttp.Middleware(g)(nil) })
 	assert.PanicsWithValue(t, "sluicehttp: Wrap: nil http.Handler", func() { sluicehttp.Wrap(g, nil) })
-	assert.PanicsWithValue(t, "sluicehttp: WithResource: nil function", func() { sluicehttp.WithResource(nil) })
-	assert.PanicsWithValue(t, "sluicehttp: WithSkipper: nil function", func() { sluicehttp.WithSkipper(nil) })
-	assert.PanicsWithValue(t, "sluicehttp: WithBlockHandler: nil function", func() { sluicehttp.WithBlockHandler(nil) })
-	assert.PanicsWithValue(t, "sluicehttp: WithErrorClassifier: nil function", func() { sluicehttp.WithErrorClassifier(nil) })
-	assert.PanicsWithValue(t, "sluicehttp: WithExtractor: nil *extractors.Extractor", func() { sluicehttp.WithExtractor(nil) })
+	for _, tt := range []struct {
+		opt  sluicehttp.Option
+		want string
+	}{
+		{sluicehttp.WithResource(nil), "WithResource: nil function"},
+		{sluicehttp.WithSkipper(nil), "WithSkipper: nil function"},
+		{sluicehttp.WithBlockHandler(nil), "WithBlockHandler: nil function"},
+		{sluicehttp.WithErrorClassifier(nil), "WithErrorClassifier: nil function"},
+		{sluicehttp.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
+		{sluicehttp.WithCost(nil), "WithCost: nil function"},
+		{sluicehttp.WithThrottle(nil), "WithThrottle: nil *throttle.Throttle"},
+	} {
+		mw, err := sluicehttp.New(g, tt.opt)
+		assert.Nil(t, mw)
+		assert.EqualError(t, err, "sluicehttp: New: "+tt.want)
+		assert.PanicsWithValue(t, "sluicehttp: Middleware: "+tt.want, func() { sluicehttp.Middleware(g, tt.opt) })
+		assert.PanicsWithValue(t, "sluicehttp: Wrap: "+tt.want, func() { sluicehttp.Wrap(g, http.NotFoundHandler(), tt.opt) })
+	}
 }
 
 // TestMiddlewareHostPattern checks that Middleware names requests by the

@@ -1,6 +1,7 @@
 package sluicehttp
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,16 +11,21 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Option configures Middleware, Wrap and NewTransport. Options that take a function or
-// an Extractor panic when it is nil, naming the option, so that a mistake
-// shows at construction.
+// Option configures New, Middleware, Wrap and NewTransport. An invalid
+// option (a nil function or Extractor) makes New and NewTransport return
+// an error naming it, and Middleware and Wrap panic with that error.
 type Option interface {
-	apply(*config)
+	apply(*config) error
 }
 
-type optionFunc func(*config)
+type optionFunc func(*config) error
 
-func (f optionFunc) apply(c *config) { f(c) }
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// common is an option every HTTP adapter has (package httpadapter).
+func common(f func(*httpadapter.Common) error) Option {
+	return optionFunc(func(c *config) error { return f(&c.Common) })
+}
 
 // config is what the options set.
 type config struct {
@@ -27,6 +33,7 @@ type config struct {
 	resource func(r *http.Request) string
 	skip     func(r *http.Request) bool
 	block    func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)
+	cost     func(r *http.Request) int64
 	// serverOnly names an option given that only a server applies, which
 	// NewTransport refuses; clientOnly one that only NewTransport applies.
 	serverOnly, clientOnly string
@@ -39,8 +46,11 @@ func newConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 	var c config
 	c.Init("sluicehttp: "+fn, guard)
 	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&c); err != nil {
+			return c, fmt.Errorf("sluicehttp: %s: %w", fn, err)
 		}
 	}
 	if c.block == nil {
@@ -52,22 +62,14 @@ func newConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 	return c, nil
 }
 
-// mustConfig is newConfig for the constructors that panic.
-func mustConfig(fn string, guard *core.Guard, opts []Option) config {
+// serverConfig is newConfig for the server constructors, which refuse
+// options for NewTransport.
+func serverConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 	c, err := newConfig(fn, guard, opts)
 	if err == nil && c.clientOnly != "" {
 		err = fmt.Errorf("sluicehttp: %s: %s applies only to NewTransport", fn, c.clientOnly)
 	}
-	if err != nil {
-		panic(err.Error())
-	}
-	return c
-}
-
-func mustFunc(option string, isNil bool) {
-	if isNil {
-		panic("sluicehttp: " + option + ": nil function")
-	}
+	return c, err
 }
 
 // WithResource names the resource of each request with fn instead of the
@@ -76,35 +78,52 @@ func mustFunc(option string, isNil bool) {
 // own statistics, and the Guard keeps at most core.WithMaxResources of
 // them.
 func WithResource(fn func(r *http.Request) string) Option {
-	mustFunc("WithResource", fn == nil)
-	return optionFunc(func(c *config) { c.resource = fn })
+	return optionFunc(func(c *config) error {
+		c.resource = fn
+		return httpadapter.CheckFunc("WithResource", fn == nil)
+	})
 }
 
 // WithExtractor makes the middleware read resource names and param values
 // with x, for instance one that trusts your proxies
-// (extractors.WithTrustedProxies). The default is extractors.New(): no
-// trusted proxy, so the client IP is the socket peer.
+// (extractors.WithTrustedProxies) or knows the values your authentication
+// middleware stores in the request's context (extractors.WithContextParam).
+// The default is extractors.New(): no trusted proxy, so the client IP is
+// the socket peer.
 func WithExtractor(x *extractors.Extractor) Option {
-	if x == nil {
-		panic("sluicehttp: WithExtractor: nil *extractors.Extractor")
-	}
-	return optionFunc(func(c *config) { c.Extractor = x })
+	return common(httpadapter.WithExtractor(x))
+}
+
+// WithCost makes each request take fn(r) permits of the rules that count
+// requests, as core.WithCount does (a batch of 20 items, a query's
+// complexity), instead of one; a cost below 1 is 1. fn runs before the
+// handler (for a Transport, before the request is sent); to read the
+// body, buffer it and put it back.
+func WithCost(fn func(r *http.Request) int64) Option {
+	return optionFunc(func(c *config) error {
+		c.cost = fn
+		return httpadapter.CheckFunc("WithCost", fn == nil)
+	})
 }
 
 // WithSkipper makes the middleware pass the requests for which skip
 // returns true straight to the handler: they are neither limited nor
 // counted. Health checks and metrics endpoints are typical.
 func WithSkipper(skip func(r *http.Request) bool) Option {
-	mustFunc("WithSkipper", skip == nil)
-	return optionFunc(func(c *config) { c.skip = skip })
+	return optionFunc(func(c *config) error {
+		c.skip = skip
+		return httpadapter.CheckFunc("WithSkipper", skip == nil)
+	})
 }
 
 // WithBlockHandler replaces the whole response to a blocked request: fn
 // writes it, given the rule's verdict b. The default is
 // DefaultBlockHandler, which fn may call after adding its own touches.
 func WithBlockHandler(fn func(w http.ResponseWriter, r *http.Request, b *core.BlockedError)) Option {
-	mustFunc("WithBlockHandler", fn == nil)
-	return optionFunc(func(c *config) { c.block, c.serverOnly = fn, "WithBlockHandler" })
+	return optionFunc(func(c *config) error {
+		c.block, c.serverOnly = fn, "WithBlockHandler"
+		return httpadapter.CheckFunc("WithBlockHandler", fn == nil)
+	})
 }
 
 // WithErrorClassifier sets which outcomes of an admitted request count as
@@ -114,20 +133,23 @@ func WithBlockHandler(fn func(w http.ResponseWriter, r *http.Request, b *core.Bl
 // statuses of 500 and above. A handler that panics always counts as an
 // error; fn is not consulted.
 func WithErrorClassifier(fn func(status int, err error) bool) Option {
-	mustFunc("WithErrorClassifier", fn == nil)
-	return optionFunc(func(c *config) { c.Classify = fn })
+	return common(httpadapter.WithErrorClassifier(fn))
 }
 
-// WithRateLimitFields makes admitted responses carry the RateLimit-Policy
-// and RateLimit fields too, describing the rate rule (flow or hotspot) the
-// request left the least quota of; a request no rate rule applied to gets
-// none. (Responses blocked by a rate or concurrency limit always carry
-// them; those an open circuit breaker blocked never do, with or without
-// this option: a breaker is no quota.) The fields are set before the
-// handler runs, which may change them. This costs a few small allocations
-// per request, which the pass path otherwise does not make.
-func WithRateLimitFields() Option {
-	return optionFunc(func(c *config) { c.Quota, c.serverOnly = true, "WithRateLimitFields" })
+// WithRateLimitFields sets whether admitted responses carry the
+// RateLimit-Policy and RateLimit fields, as blocked ones do: one member per
+// rate rule (flow or hotspot) that admitted the request; a request no rate
+// rule applied to gets none. They are on by default; false turns them off.
+// The fields are set before the handler runs, which may change them. They
+// cost two small allocations per request (the RateLimit field's text and
+// the slice of both fields' values); the RateLimit-Policy text is made
+// once per rule.
+func WithRateLimitFields(on bool) Option {
+	f := httpadapter.WithRateLimitFields(on)
+	return optionFunc(func(c *config) error {
+		c.serverOnly = "WithRateLimitFields"
+		return f(&c.Common)
+	})
 }
 
 // WithThrottle makes a Transport throttle its calls on the client side
@@ -135,12 +157,16 @@ func WithRateLimitFields() Option {
 // not at all, the Transport rejects a share of the calls to it locally,
 // and an upstream's Retry-After pauses the calls to it for that long. A
 // call the throttle rejects returns a *throttle.Error, which matches
-// core.ErrBlocked. For NewTransport only; Middleware and Wrap panic with it.
+// core.ErrBlocked. For NewTransport only; New, Middleware and Wrap refuse
+// it.
 func WithThrottle(t *throttle.Throttle) Option {
-	if t == nil {
-		panic("sluicehttp: WithThrottle: nil *throttle.Throttle")
-	}
-	return optionFunc(func(c *config) { c.throttle, c.clientOnly = t, "WithThrottle" })
+	return optionFunc(func(c *config) error {
+		if t == nil {
+			return errors.New("WithThrottle: nil *throttle.Throttle")
+		}
+		c.throttle, c.clientOnly = t, "WithThrottle"
+		return nil
+	})
 }
 
 // DefaultBlockHandler writes the default response to a blocked request:

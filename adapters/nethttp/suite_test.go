@@ -1,12 +1,14 @@
 package sluicehttp_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // options translates the suite's options into the adapter's.
@@ -21,8 +23,18 @@ func options(o adaptertest.Options) []sluicehttp.Option {
 	if o.Classifier != nil {
 		opts = append(opts, sluicehttp.WithErrorClassifier(o.Classifier))
 	}
-	if o.RateLimitFields {
-		opts = append(opts, sluicehttp.WithRateLimitFields())
+	if o.NoRateLimitFields {
+		opts = append(opts, sluicehttp.WithRateLimitFields(false))
+	}
+	if o.Auth {
+		x, err := extractors.New(extractors.WithContextParam("user", adaptertest.AuthContextKey{}))
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, sluicehttp.WithExtractor(x))
+	}
+	if o.Cost {
+		opts = append(opts, sluicehttp.WithCost(func(r *http.Request) int64 { return adaptertest.Cost(r.Header) }))
 	}
 	if o.BlockStatus != 0 {
 		opts = append(opts, sluicehttp.WithBlockHandler(func(w http.ResponseWriter, r *http.Request, b *core.BlockedError) {
@@ -46,6 +58,17 @@ func recoverer(h http.Handler) http.Handler {
 	})
 }
 
+// authenticate stores the user of the request's adaptertest.AuthHeader in
+// its context, as an authentication middleware would.
+func authenticate(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user := r.Header.Get(adaptertest.AuthHeader); user != "" {
+			r = r.WithContext(context.WithValue(r.Context(), adaptertest.AuthContextKey{}, user))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // TestMiddleware runs the adapter suite against Middleware around a
 // ServeMux.
 func TestMiddleware(t *testing.T) {
@@ -54,8 +77,8 @@ func TestMiddleware(t *testing.T) {
 		for _, rt := range routes {
 			mux.HandleFunc(rt.Method+" "+rt.Path, rt.Handler)
 		}
-		return recoverer(sluicehttp.Middleware(g, options(o)...)(mux))
-	})
+		return recoverer(authenticate(sluicehttp.Middleware(g, options(o)...)(mux)))
+	}, "FrameworkClientIP") // net/http has no proxy settings but the Extractor's
 }
 
 // TestWrap runs the adapter suite against Wrap on every route of a
@@ -67,6 +90,6 @@ func TestWrap(t *testing.T) {
 		for _, rt := range routes {
 			mux.Handle(rt.Method+" "+rt.Path, sluicehttp.Wrap(g, rt.Handler, options(o)...))
 		}
-		return recoverer(mux)
-	}, "UnmatchedShareOneResource")
+		return recoverer(authenticate(mux))
+	}, "UnmatchedShareOneResource", "FrameworkClientIP")
 }

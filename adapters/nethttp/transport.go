@@ -40,7 +40,7 @@ type Transport struct {
 // "METHOD HOST", its method and URL host name without the port
 // ("GET api.example.com"; rules may name "* api.example.com" for every
 // method), or what WithResource returns. WithExtractor, WithSkipper,
-// WithResource, WithErrorClassifier and WithThrottle apply; WithBlockHandler and
+// WithResource, WithCost, WithErrorClassifier and WithThrottle apply; WithBlockHandler and
 // WithRateLimitFields are for servers, and NewTransport returns an error
 // naming them, as it does a rule naming a param the Extractor cannot
 // supply (see core.ParamSource). Params are read from the outgoing request (headers, query,
@@ -83,7 +83,11 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if p == nil {
 		p = new(extractors.HTTPRequestParams)
 	}
-	e, err := t.Enter(p, r, resource, nil, nil)
+	n := int64(1)
+	if t.cost != nil {
+		n = t.cost(r)
+	}
+	e, err := t.Enter(p, r, resource, n, nil, nil)
 	t.params.Put(p)
 	if err != nil {
 		closeBody(r)

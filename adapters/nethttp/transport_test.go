@@ -187,14 +187,14 @@ func TestTransportOptions(t *testing.T) {
 
 	for _, o := range []sluicehttp.Option{
 		sluicehttp.WithBlockHandler(sluicehttp.DefaultBlockHandler),
-		sluicehttp.WithRateLimitFields(),
+		sluicehttp.WithRateLimitFields(false),
 	} {
 		_, err := sluicehttp.NewTransport(g, nil, o)
 		assert.ErrorContains(t, err, "does not apply to a client's requests")
 	}
 	// A rule naming a param the transport's extractor lacks is refused.
 	_, err = sluicehttp.NewTransport(newGuard(t, core.Rule{Name: "per-tenant", Resource: "inventory", Kind: core.KindHotspot, Param: "tenant", Limit: 1}), nil)
-	assert.EqualError(t, err, `sluicehttp: NewTransport: rules[0] (per-tenant): param "tenant" is not a custom param of the HTTP extractor (registered: none): register it with extractors.WithHTTPParam and give that Extractor to the adapter (WithExtractor)`)
+	assert.EqualError(t, err, `sluicehttp: NewTransport: rules[0] (per-tenant): param "tenant" is not a custom param of the HTTP extractor (registered: none): register it with extractors.WithHTTPParam or WithContextParam and give that Extractor to the adapter (WithExtractor)`)
 }
 
 // TestTransportThrottle: against an upstream that rejects every call, the

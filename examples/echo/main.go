@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	return exampleapp.Run(ctx, "echo", args, out, ready, func(guard *core.Guard) http.Handler {
 		e := echo.New()
 		e.HideBanner, e.HidePort = true, true
-		e.Use(sluiceecho.New(guard))
+		e.Use(sluiceecho.Middleware(guard))
 		e.GET("/hello", func(c echo.Context) error { exampleapp.Hello(c.Response()); return nil })
 		e.GET("/items/:id", func(c echo.Context) error { exampleapp.Item(c.Response(), c.Param("id")); return nil })
 		e.GET("/slow", func(c echo.Context) error { exampleapp.Slow(c.Response(), c.Request()); return nil })

@@ -54,7 +54,7 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer, ready func(addr string)) error {
 	return exampleapp.Run(ctx, "gin", args, out, ready, func(guard *core.Guard) http.Handler {
 		r := gin.New()
-		r.Use(gin.Recovery(), sluicegin.New(guard))
+		r.Use(gin.Recovery(), sluicegin.Middleware(guard))
 		r.GET("/hello", func(c *gin.Context) { exampleapp.Hello(c.Writer) })
 		r.GET("/items/:id", func(c *gin.Context) { exampleapp.Item(c.Writer, c.Param("id")) })
 		r.GET("/slow", func(c *gin.Context) { exampleapp.Slow(c.Writer, c.Request) })

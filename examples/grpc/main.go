@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	defer stopGuard()
 
 	// Reflection is how grpcurl learns the service: it is not limited.
-	skipReflection := sluicegrpc.WithSkip(func(_ context.Context, method string) bool {
+	skipReflection := sluicegrpc.WithSkipper(func(_ context.Context, method string) bool {
 		return strings.HasPrefix(method, "/grpc.reflection.")
 	})
 	srv := grpc.NewServer(

@@ -35,12 +35,44 @@ type Options struct {
 	SkipPath string
 	// Classifier, when not nil, is the adapter's WithErrorClassifier.
 	Classifier func(status int, err error) bool
-	// RateLimitFields asks for WithRateLimitFields.
-	RateLimitFields bool
+	// NoRateLimitFields asks for WithRateLimitFields(false).
+	NoRateLimitFields bool
 	// BlockStatus, when not 0, asks for a WithBlockHandler that answers
 	// blocked requests with this status, the header X-Blocked-By set to
 	// the rule, and no body.
 	BlockStatus int
+	// Auth asks for an authentication middleware before the adapter that
+	// stores the AuthHeader's value where the framework keeps a request's
+	// values (gin and echo: c.Set(AuthKey, v); net/http:
+	// context.WithValue(ctx, AuthContextKey{}, v)), and for an Extractor
+	// made with extractors.WithContextParam("user", that key).
+	Auth bool
+	// Cost asks for WithCost with Cost of the request's header.
+	Cost bool
+	// FrameworkClientIP asks for WithFrameworkClientIP, the framework
+	// trusting the loopback proxy's X-Forwarded-For.
+	FrameworkClientIP bool
+}
+
+// The authentication of Options.Auth: the header the suite's clients send
+// their user in, and the keys the authentication middlewares store it
+// under.
+const (
+	AuthHeader = "X-Auth"
+	AuthKey    = "user_id" // gin's and echo's c.Set
+)
+
+// AuthContextKey is the context key of Options.Auth for net/http.
+type AuthContextKey struct{}
+
+// Cost is the cost of Options.Cost: the X-Cost header's integer, 1 when
+// there is none.
+func Cost(h http.Header) int64 {
+	n, err := strconv.ParseInt(h.Get("X-Cost"), 10, 64)
+	if err != nil {
+		return 1
+	}
+	return n
 }
 
 // Route is one route of the suite: the adapter registers Handler for
@@ -430,6 +462,9 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"NeverPassesGetsNoRetryHint", testNeverPasses},
 		{"BucketPolicyShowsItsBurst", testBucketPolicy},
 		{"UnknownParamRefused", testUnknownParam},
+		{"ContextParam", testContextParam},
+		{"Cost", testCost},
+		{"FrameworkClientIP", testFrameworkClientIP},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -447,7 +482,7 @@ func testFlowLimit(t *testing.T, f Factory) {
 		res := s.get("/hello")
 		require.Equal(t, http.StatusOK, res.status, "request %d", i+1)
 		assert.Equal(t, "hello\n", string(res.body))
-		assert.Empty(t, res.header.Values("RateLimit"), "no RateLimit fields on admitted responses by default")
+		assert.Equal(t, []string{`"hello-rate";r=` + strconv.Itoa(2-i) + ";t=1"}, res.header.Values("RateLimit"), "RateLimit fields on admitted responses by default")
 	}
 	res := s.get("/hello")
 	checkBlocked(t, res, http.StatusTooManyRequests, "hello-rate", 3, time.Second)
@@ -789,7 +824,7 @@ func testAllowedFields(t *testing.T, f Factory) {
 		{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: 2 * time.Second},
 		{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 2, Window: time.Second},
 	}
-	s := start(t, f, Options{RateLimitFields: true}, rules...)
+	s := start(t, f, Options{}, rules...)
 	check := func(res response, policy, limit string) {
 		t.Helper()
 		require.Equal(t, http.StatusOK, res.status)
@@ -804,6 +839,18 @@ func testAllowedFields(t *testing.T, f Factory) {
 	require.Equal(t, http.StatusOK, res.status)
 	assert.Empty(t, res.header.Values("RateLimit"), "no rate rule, no fields")
 	assert.Empty(t, res.header.Values("RateLimit-Policy"))
+
+	// Turned off, admitted responses have none; blocked ones keep theirs.
+	s = start(t, f, Options{NoRateLimitFields: true}, rules...)
+	for range 10 {
+		res = s.get("/hello")
+		require.Equal(t, http.StatusOK, res.status)
+		assert.Empty(t, res.header.Values("RateLimit"), "turned off")
+		assert.Empty(t, res.header.Values("RateLimit-Policy"), "turned off")
+	}
+	res = s.get("/hello")
+	require.Equal(t, http.StatusTooManyRequests, res.status)
+	assert.Equal(t, []string{`"hello-rate";r=0;t=2`}, res.header.Values("RateLimit"))
 }
 
 func testBlockHandler(t *testing.T, f Factory) {
@@ -906,7 +953,7 @@ func checkBreakerBlocked(t *testing.T, res response, resource, rule string, minR
 }
 
 func testBreaker(t *testing.T, f Factory) {
-	s := start(t, f, Options{RateLimitFields: true},
+	s := start(t, f, Options{},
 		core.Rule{Name: "fail-rate", Resource: "GET /fail", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
 		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-count",
 			Threshold: 2, MinRequests: 1, OpenFor: 5 * time.Second})
@@ -1017,7 +1064,7 @@ func testBreakerRecovers(t *testing.T, f Factory) {
 // outside the adapter: the blocked response has none of them.
 func testBreakerResponse(t *testing.T, f Factory) {
 	preset := http.Header{"Ratelimit-Policy": {`"outer";q=9;w=1`}, "Ratelimit": {`"outer";r=8;t=1`}}
-	s := startWith(t, f, Options{RateLimitFields: true}, preset,
+	s := startWith(t, f, Options{}, preset,
 		core.Rule{Name: "flaky-rate", Resource: "GET /flaky", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
 		core.Rule{Name: "flaky-breaker", Resource: "GET /flaky", Kind: core.KindBreaker, Strategy: "error-count",
 			Threshold: 1, MinRequests: 1, OpenFor: 4500 * time.Millisecond})
@@ -1114,7 +1161,7 @@ func testNeverPasses(t *testing.T, f Factory) {
 // capacity, over the time it takes to refill it at the bucket's rate), so
 // that r never exceeds q, on admitted and blocked responses alike.
 func testBucketPolicy(t *testing.T, f Factory) {
-	s := start(t, f, Options{RateLimitFields: true}, core.Rule{Name: "bucket", Resource: "GET /hello", Kind: core.KindFlow,
+	s := start(t, f, Options{}, core.Rule{Name: "bucket", Resource: "GET /hello", Kind: core.KindFlow,
 		Algorithm: "token-bucket", Limit: 2, Burst: 3, Window: time.Second})
 	for i := range 5 {
 		res := s.get("/hello")
@@ -1125,4 +1172,46 @@ func testBucketPolicy(t *testing.T, f Factory) {
 	}
 	retry := checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "bucket", 5, 2500*time.Millisecond)
 	assert.Equal(t, int64(1), retry, "a token every 500ms")
+}
+
+func testContextParam(t *testing.T, f Factory) {
+	rule := core.Rule{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "user", Limit: 1, Window: time.Second}
+	s := start(t, f, Options{Auth: true}, rule)
+	require.Equal(t, http.StatusOK, s.get("/hello", AuthHeader+": alice").status)
+	checkBlocked(t, s.get("/hello", AuthHeader+": alice"), http.StatusTooManyRequests, "per-user", 1, time.Second)
+	require.Equal(t, http.StatusOK, s.get("/hello", AuthHeader+": bob").status, "bob has a limit of his own")
+	for range 3 {
+		require.Equal(t, http.StatusOK, s.get("/hello").status, "no user, no limit")
+	}
+	s.clock.Advance(time.Second)
+	require.Equal(t, http.StatusOK, s.get("/hello", AuthHeader+": alice").status)
+}
+
+func testCost(t *testing.T, f Factory) {
+	rule := core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: time.Second}
+	s := start(t, f, Options{Cost: true}, rule)
+	res := s.get("/hello", "X-Cost: 6")
+	require.Equal(t, http.StatusOK, res.status)
+	assert.Equal(t, []string{`"hello-rate";r=4;t=1`}, res.header.Values("RateLimit"), "six permits taken")
+	checkBlocked(t, s.get("/hello", "X-Cost: 6"), http.StatusTooManyRequests, "hello-rate", 10, time.Second)
+	require.Equal(t, http.StatusOK, s.get("/hello", "X-Cost: 4").status)
+	checkBlocked(t, s.get("/hello", "X-Cost: 0"), http.StatusTooManyRequests, "hello-rate", 10, time.Second)
+	assert.Equal(t, int64(2), s.callsOf("/hello"))
+
+	// A cost above the limit can never pass.
+	res = s.get("/hello", "X-Cost: 11")
+	assert.Equal(t, http.StatusForbidden, res.status)
+}
+
+func testFrameworkClientIP(t *testing.T, f Factory) {
+	rule := core.Rule{Name: "per-ip", Resource: "GET /hello", Kind: core.KindHotspot, Param: "ip", Limit: 1, Window: time.Second}
+	s := start(t, f, Options{FrameworkClientIP: true}, rule)
+	require.Equal(t, http.StatusOK, s.get("/hello", "X-Forwarded-For: 203.0.113.1").status)
+	checkBlocked(t, s.get("/hello", "X-Forwarded-For: 203.0.113.1"), http.StatusTooManyRequests, "per-ip", 1, time.Second)
+	require.Equal(t, http.StatusOK, s.get("/hello", "X-Forwarded-For: 203.0.113.2").status, "another client behind the proxy the framework trusts")
+
+	// Without the option, the Extractor trusts no proxy: all are one peer.
+	s = start(t, f, Options{}, rule)
+	require.Equal(t, http.StatusOK, s.get("/hello", "X-Forwarded-For: 203.0.113.1").status)
+	checkBlocked(t, s.get("/hello", "X-Forwarded-For: 203.0.113.2"), http.StatusTooManyRequests, "per-ip", 1, time.Second)
 }

@@ -2,7 +2,10 @@ package httpadapter
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core"
@@ -135,4 +138,120 @@ func SetRateLimitFields(h http.Header, qs ...core.Quota) {
 	s := string(buf)
 	h[keyRateLimitPolicy] = []string{s[:n]}
 	h[keyRateLimit] = []string{s[n:]}
+}
+
+// maxCachedQuotas bounds quotaTexts: rule names come from rules, so real
+// programs stay far below it; beyond it, texts are made per response.
+const maxCachedQuotas = 1024
+
+// quotaText is what the RateLimit fields of an admitted response say of
+// one rule that does not change from one response to the next: the rule's
+// RateLimit-Policy member and the start of its RateLimit member (its name
+// and ";r="), for the rule's limit and window.
+type quotaText struct {
+	limit  int64
+	window time.Duration
+	policy string
+	prefix string
+	// joined is the RateLimit-Policy field last made of several rules
+	// starting with this one: a resource's rules admit its requests in
+	// the same order each time.
+	joined atomic.Pointer[joinedPolicy]
+}
+
+// joinedPolicy is the RateLimit-Policy field of the rules of texts.
+type joinedPolicy struct {
+	texts []*quotaText
+	field string
+}
+
+// quotaTexts caches the quotaText of each rule by name, so that an
+// admitted response's fields cost one short string and no formatting of
+// names. A rule whose limit or window changed (a new rule set) gets a new
+// text. Reads are lock-free; a miss copies the map.
+type quotaTexts struct {
+	m  atomic.Pointer[map[string]*quotaText]
+	mu sync.Mutex
+}
+
+// text returns the quotaText of q.
+func (c *quotaTexts) text(q core.Quota) *quotaText {
+	if m := c.m.Load(); m != nil {
+		if t := (*m)[q.Rule]; t != nil && t.limit == q.Limit && t.window == q.Window {
+			return t
+		}
+	}
+	prefix := append(AppendSFString(nil, q.Rule), ";r="...)
+	t := &quotaText{limit: q.Limit, window: q.Window, policy: string(AppendPolicyField(nil, q)), prefix: string(prefix)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old map[string]*quotaText
+	if m := c.m.Load(); m != nil {
+		old = *m
+	}
+	if len(old) < maxCachedQuotas {
+		m := make(map[string]*quotaText, len(old)+1)
+		for k, v := range old {
+			m[k] = v
+		}
+		m[q.Rule] = t
+		c.m.Store(&m)
+	}
+	return t
+}
+
+// SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
+// one member per rate rule (flow or hotspot) that admitted it, the quotas
+// GuardEnter gathered. Without any, h is left as it is. It allocates the
+// RateLimit field's text and one slice for both fields' values; the
+// RateLimit-Policy text of one rule is made once per rule.
+func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
+	if len(quotas) == 0 {
+		return
+	}
+	var texts [8]*quotaText
+	ts := texts[:0]
+	for i := range quotas {
+		ts = append(ts, c.quotas.text(quotas[i]))
+	}
+	policy := ts[0].policy
+	if len(ts) > 1 {
+		policy = joinPolicies(ts)
+	}
+	var arr [256]byte
+	buf := arr[:0]
+	for i := range quotas {
+		q := &quotas[i]
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = append(buf, ts[i].prefix...)
+		buf = appendSFInteger(buf, q.Remaining)
+		if q.Window > 0 {
+			buf = append(buf, ";t="...)
+			buf = appendSFInteger(buf, CeilSeconds(q.Reset))
+		}
+	}
+	vs := make([]string, 2)
+	vs[0], vs[1] = policy, string(buf)
+	h[keyRateLimitPolicy] = vs[0:1:1]
+	h[keyRateLimit] = vs[1:2:2]
+}
+
+// joinPolicies returns the RateLimit-Policy field of several rules, made
+// once while the rules stay the same.
+func joinPolicies(ts []*quotaText) string {
+	if j := ts[0].joined.Load(); j != nil && slices.Equal(j.texts, ts) {
+		return j.field
+	}
+	var buf []byte
+	for i, t := range ts {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = append(buf, t.policy...)
+	}
+	j := &joinedPolicy{texts: slices.Clone(ts), field: string(buf)}
+	ts[0].joined.Store(j)
+	return j.field
 }

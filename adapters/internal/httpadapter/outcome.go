@@ -34,12 +34,13 @@ type Common struct {
 	Extractor *extractors.Extractor
 	// Classify reports whether a request's outcome counts as an error.
 	Classify func(status int, err error) bool
-	// Quota makes admitted responses carry the RateLimit fields too.
-	Quota bool
+	// NoQuota keeps the RateLimit fields off admitted responses.
+	NoQuota bool
 	// Routes lists the routes the adapter serves, when it is told how
 	// (sluicegin.WithRoutes); see CheckRoutes.
 	Routes func() []Route
 	routed *atomic.Bool // see CheckRoutes; shared by copies of the Common
+	quotas *quotaTexts  // see SetQuotaHeaders; shared by copies of the Common
 }
 
 // Init starts a configuration for guard; pkg names the adapter in the
@@ -50,6 +51,7 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 	}
 	c.Guard = guard
 	c.routed = new(atomic.Bool)
+	c.quotas = new(quotaTexts)
 }
 
 // Finish fills in the defaults of the fields no option set, and adds the
@@ -76,28 +78,37 @@ func (c *Common) FinishErr() error {
 	return c.Guard.AddParamSource(c.Extractor.HTTPSource())
 }
 
-// Enter asks the Guard to admit r as resource, reading r's params through
-// p, which it Resets for r (path parameters from path, or r.PathValue when
-// path is nil) and, when Enter returns, Resets to hold nothing: the Guard
-// reads params only during Enter, so p may then serve another request (the
-// gin and echo adapters keep their params in a sync.Pool for that). quotas
-// is as for GuardEnter.
-func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
+// Enter asks the Guard to admit r as resource, n permits of it, reading
+// r's params through p, which it Resets for r (path parameters from path,
+// or r.PathValue when path is nil) and, when Enter returns, Resets to hold
+// nothing: the Guard reads params only during Enter, so p may then serve
+// another request (the gin and echo adapters keep their params in a
+// sync.Pool for that). quotas is as for GuardEnter.
+func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, n int64, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
 	p.Reset(c.Extractor, r, path)
-	e, err := c.GuardEnter(r.Context(), resource, p, quotas)
+	e, err := c.GuardEnter(r.Context(), resource, n, p, quotas)
 	p.Reset(nil, nil, nil)
 	return e, err
 }
 
-// GuardEnter enters resource with the params p; when quotas is not nil
-// (c.Quota asks for the RateLimit fields of admitted responses), the
-// policies of the rate rules that admit the request are appended to it
-// (core.WithQuotas), for SetQuotaHeaders.
-func (c *Common) GuardEnter(ctx context.Context, resource string, p core.Params, quotas *[]core.Quota) (core.Entry, error) {
-	if quotas != nil {
-		return c.Guard.Enter(ctx, resource, core.WithParams(p), core.WithQuotas(quotas))
+// GuardEnter enters resource with the params p, n permits of it (at least
+// one: a cost below 1 is 1); unless NoQuota is set, the policies of the
+// rate rules that admit the request are appended to *quotas (emptied
+// first; core.WithQuotas), for SetQuotaHeaders.
+func (c *Common) GuardEnter(ctx context.Context, resource string, n int64, p core.Params, quotas *[]core.Quota) (core.Entry, error) {
+	var opts [3]core.EnterOption
+	opts[0] = core.WithParams(p)
+	k := 1
+	if n > 1 {
+		opts[k] = core.WithCount(n)
+		k++
 	}
-	return c.Guard.Enter(ctx, resource, core.WithParams(p))
+	if !c.NoQuota && quotas != nil {
+		*quotas = (*quotas)[:0]
+		opts[k] = core.WithQuotas(quotas)
+		k++
+	}
+	return c.Guard.Enter(ctx, resource, opts[:k]...)
 }
 
 // ExitError returns the error to give Entry.Exit for a request that ended
@@ -111,13 +122,4 @@ func (c *Common) ExitError(status int, err error) error {
 		return err
 	}
 	return ErrStatus
-}
-
-// SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
-// one member per rate rule (flow or hotspot) that admitted it, the quotas
-// GuardEnter gathered. Without any, h is left as it is.
-func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
-	if len(quotas) > 0 {
-		SetRateLimitFields(h, quotas...)
-	}
 }
