@@ -35,7 +35,7 @@ func benchServerWith(g *core.Guard, opts ...sluiceecho.Option) http.Handler {
 // BenchmarkEchoMiddleware measures an Echo with the middleware against the
 // same Echo without it.
 //
-//	go test -run '^$' -bench Echo -benchmem -count 6 -benchtime 100ms ./adapters/echo
+//	go -C adapters/echo test -run '^$' -bench Echo -benchmem -count 6 -benchtime 100ms .
 func BenchmarkEchoMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
 
 // TestAllocs holds the pass path to its allocation budget: the one

@@ -32,7 +32,7 @@ func benchServerWith(g *core.Guard, opts ...sluicegin.Option) http.Handler {
 // BenchmarkGinMiddleware measures a gin engine with the middleware
 // against the same engine without it.
 //
-//	go test -run '^$' -bench Gin -benchmem -count 6 -benchtime 100ms ./adapters/gin
+//	go -C adapters/gin test -run '^$' -bench Gin -benchmem -count 6 -benchtime 100ms .
 func BenchmarkGinMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
 
 // TestAllocs holds the pass path to its allocation budget: the RateLimit

@@ -25,7 +25,7 @@ import (
 // "extractor" reads it through an extractors.GRPCCallParams Reset per call,
 // as the interceptor does (which takes it from a pool).
 //
-//	go test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms ./adapters/grpc
+//	go -C adapters/grpc test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms .
 func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	g, err := core.New(core.WithRules(
 		core.Rule{Name: "rate", Resource: sayHello, Kind: core.KindFlow, Limit: 1 << 50},

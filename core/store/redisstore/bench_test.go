@@ -18,7 +18,7 @@ import (
 // on loopback, SLUICE_REDIS_ADDR, or miniredis). Each has a serial and a
 // 16-goroutine variant:
 //
-//	go test -run '^$' -bench 'BenchmarkRedis' -benchtime 2s ./core/store/redisstore
+//	go -C core/store/redisstore test -run '^$' -bench 'BenchmarkRedis' -benchtime 2s .
 //
 // BenchmarkRedisPing is the bare round trip on the same kind of client, the
 // floor of an exact decision; BenchmarkRedisExact/unbatched is one call per
@@ -130,7 +130,7 @@ func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, 
 // third within a minute, which a ratio of two benchmarks run one after the
 // other reads as a difference between them.
 //
-//	go test -run '^$' -bench ExactVsPing -benchtime 3s ./core/store/redisstore
+//	go -C core/store/redisstore test -run '^$' -bench ExactVsPing -benchtime 3s .
 func BenchmarkRedisExactVsPing(b *testing.B) {
 	srv := sharedServer(b)
 	for _, v := range exactVariants {
