@@ -457,3 +457,29 @@ func TestRegister(t *testing.T) {
 		assert.Empty(t, points(m), name)
 	}
 }
+
+// BenchmarkCollect measures one collection through the SDK's ManualReader
+// of a Guard with 100 resources and 4 rules.
+func BenchmarkCollect(b *testing.B) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "rate", Resource: "GET /*", Kind: core.KindFlow, Limit: 1 << 30},
+		core.Rule{Name: "inflight", Resource: "*", Kind: core.KindConcurrency, Limit: 1 << 20},
+		core.Rule{Name: "per-user", Resource: "*", Kind: core.KindHotspot, Param: "user", Limit: 1 << 20},
+		core.Rule{Name: "breaker", Resource: "GET /r0", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 5, MinRequests: 1, OpenFor: time.Second},
+	))
+	require.NoError(b, err)
+	defer g.Close()
+	for i := range 100 {
+		if e, err := g.Enter(context.Background(), fmt.Sprintf("GET /r%d", i)); err == nil {
+			e.Exit(nil)
+		}
+	}
+	r := reader(b, g)
+	var rm metricdata.ResourceMetrics
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Collect(context.Background(), &rm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
