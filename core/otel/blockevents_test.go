@@ -112,7 +112,10 @@ func TestBlockEventsNotRecording(t *testing.T) {
 }
 
 // BenchmarkBlockEvents measures a blocked Enter with and without the hook,
-// with a span that is not recording and with one that is.
+// with a span that is not recording and with one that is, and the hook
+// alone:
+//
+//	go -C core/otel test -run '^$' -bench BlockEvents -benchmem -count 6 .
 func BenchmarkBlockEvents(b *testing.B) {
 	rules := core.WithRules(core.Rule{Name: "none", Resource: "r", Kind: core.KindFlow, Limit: 0, Window: time.Second})
 	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))

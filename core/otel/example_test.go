@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +30,7 @@ func Example() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
 
-	guard, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithBlockHook(sluiceotel.BlockEvents()), core.WithRules(
+	guard, err := core.New(core.WithBlockHook(sluiceotel.BlockEvents()), core.WithRules(
 		core.Rule{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 2, Window: time.Minute},
 	))
 	if err != nil {

@@ -459,7 +459,9 @@ func TestRegister(t *testing.T) {
 }
 
 // BenchmarkCollect measures one collection through the SDK's ManualReader
-// of a Guard with 100 resources and 4 rules.
+// of a Guard with 100 resources and 4 rules:
+//
+//	go -C core/otel test -run '^$' -bench Collect -benchmem .
 func BenchmarkCollect(b *testing.B) {
 	g, err := core.New(quiet, core.WithRules(
 		core.Rule{Name: "rate", Resource: "GET /*", Kind: core.KindFlow, Limit: 1 << 30},
