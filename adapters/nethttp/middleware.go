@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
@@ -138,6 +139,9 @@ type handler struct {
 	// direct: next is a ServeMux, whose handler for a request without
 	// wildcard values may be called directly (see serve).
 	direct bool
+	// quotas lends the slices the quotas of the RateLimit fields are
+	// gathered in, used until the fields are set.
+	quotas sync.Pool // of *[]core.Quota
 }
 
 // muxRoutesPatterns reports whether ServeMux is the one of Go 1.22 and
@@ -158,8 +162,6 @@ func muxRoutesPatterns() bool {
 type request struct {
 	w        responseWriter
 	params   extractors.HTTPRequestParams
-	quotas   []core.Quota // of the RateLimit fields, in quotaArr
-	quotaArr [2]core.Quota
 	h        *handler
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
@@ -196,8 +198,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cost != nil {
 		n = h.cost(r)
 	}
-	rq.quotas = rq.quotaArr[:0]
-	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, &rq.quotas)
+	var quotas *[]core.Quota
+	if !h.NoQuota {
+		quotas, _ = h.quotas.Get().(*[]core.Quota)
+		if quotas == nil {
+			quotas = new([]core.Quota)
+		}
+	}
+	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, quotas)
+	if quotas != nil {
+		if err == nil {
+			h.SetQuotaHeaders(w.Header(), *quotas)
+		}
+		h.quotas.Put(quotas)
+	}
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:
@@ -217,9 +231,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.Exit(httpadapter.ErrPanic)
 		}
 	}()
-	if !h.NoQuota {
-		h.SetQuotaHeaders(w.Header(), rq.quotas)
-	}
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
 	e.Exit(h.ExitError(rq.w.result(), nil))

@@ -140,15 +140,22 @@ func SetRateLimitFields(h http.Header, qs ...core.Quota) {
 	h[keyRateLimit] = []string{s[n:]}
 }
 
-// maxCachedQuotas bounds quotaTexts: rule names come from rules, so real
-// programs stay far below it; beyond it, texts are made per response.
-const maxCachedQuotas = 1024
+// Bounds of quotaTexts: rule names come from rules, so real programs stay
+// far below maxCachedQuotas; beyond it, texts are made per response. The
+// first maxHotQuotas texts are also kept in a list searched before the map:
+// comparing a few names (the same strings each time, so equal by pointer)
+// is cheaper than hashing one.
+const (
+	maxCachedQuotas = 1024
+	maxHotQuotas    = 8
+)
 
 // quotaText is what the RateLimit fields of an admitted response say of
 // one rule that does not change from one response to the next: the rule's
 // RateLimit-Policy member and the start of its RateLimit member (its name
 // and ";r="), for the rule's limit and window.
 type quotaText struct {
+	rule   string
 	limit  int64
 	window time.Duration
 	policy string
@@ -165,37 +172,59 @@ type joinedPolicy struct {
 	field string
 }
 
+// of reports whether t is the text of q.
+func (t *quotaText) of(q *core.Quota) bool {
+	return t.rule == q.Rule && t.limit == q.Limit && t.window == q.Window
+}
+
 // quotaTexts caches the quotaText of each rule by name, so that an
 // admitted response's fields cost one short string and no formatting of
 // names. A rule whose limit or window changed (a new rule set) gets a new
 // text. Reads are lock-free; a miss copies the map.
 type quotaTexts struct {
-	m  atomic.Pointer[map[string]*quotaText]
-	mu sync.Mutex
+	hot atomic.Pointer[[]*quotaText]
+	m   atomic.Pointer[map[string]*quotaText]
+	mu  sync.Mutex
 }
 
 // text returns the quotaText of q.
-func (c *quotaTexts) text(q core.Quota) *quotaText {
+func (c *quotaTexts) text(q *core.Quota) *quotaText {
+	if hot := c.hot.Load(); hot != nil {
+		for _, t := range *hot {
+			if t.of(q) {
+				return t
+			}
+		}
+	}
 	if m := c.m.Load(); m != nil {
-		if t := (*m)[q.Rule]; t != nil && t.limit == q.Limit && t.window == q.Window {
+		if t := (*m)[q.Rule]; t != nil && t.of(q) {
 			return t
 		}
 	}
 	prefix := append(AppendSFString(nil, q.Rule), ";r="...)
-	t := &quotaText{limit: q.Limit, window: q.Window, policy: string(AppendPolicyField(nil, q)), prefix: string(prefix)}
+	t := &quotaText{rule: q.Rule, limit: q.Limit, window: q.Window, policy: string(AppendPolicyField(nil, *q)), prefix: string(prefix)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var old map[string]*quotaText
 	if m := c.m.Load(); m != nil {
 		old = *m
 	}
-	if len(old) < maxCachedQuotas {
-		m := make(map[string]*quotaText, len(old)+1)
-		for k, v := range old {
-			m[k] = v
-		}
-		m[q.Rule] = t
-		c.m.Store(&m)
+	if len(old) >= maxCachedQuotas {
+		return t
+	}
+	m := make(map[string]*quotaText, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[q.Rule] = t
+	c.m.Store(&m)
+	var hot []*quotaText
+	if h := c.hot.Load(); h != nil {
+		hot = *h
+	}
+	if len(hot) < maxHotQuotas {
+		hot = append(slices.Clip(hot), t)
+		c.hot.Store(&hot)
 	}
 	return t
 }
@@ -212,13 +241,13 @@ func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
 	var texts [8]*quotaText
 	ts := texts[:0]
 	for i := range quotas {
-		ts = append(ts, c.quotas.text(quotas[i]))
+		ts = append(ts, c.quotas.text(&quotas[i]))
 	}
 	policy := ts[0].policy
 	if len(ts) > 1 {
 		policy = joinPolicies(ts)
 	}
-	var arr [256]byte
+	var arr [96]byte
 	buf := arr[:0]
 	for i := range quotas {
 		q := &quotas[i]
