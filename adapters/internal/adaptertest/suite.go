@@ -840,6 +840,13 @@ func testAllowedFields(t *testing.T, f Factory) {
 	assert.Empty(t, res.header.Values("RateLimit"), "no rate rule, no fields")
 	assert.Empty(t, res.header.Values("RateLimit-Policy"))
 
+	// New rules with the same names (counts kept): the fields follow them.
+	changed := slices.Clone(rules)
+	changed[0].Limit, changed[1].Window = 20, time.Minute
+	require.NoError(t, s.guard.SetRules(changed))
+	check(s.get("/hello", "X-User-ID: alice"), `"hello-rate";q=20;w=2, "per-user";q=2;w=60`, `"hello-rate";r=17;t=2, "per-user";r=0;t=60`)
+	check(s.get("/hello"), `"hello-rate";q=20;w=2`, `"hello-rate";r=16;t=2`)
+
 	// Turned off, admitted responses have none; blocked ones keep theirs.
 	s = start(t, f, Options{NoRateLimitFields: true}, rules...)
 	for range 10 {

@@ -317,3 +317,43 @@ func TestCommon(t *testing.T) {
 	assert.ErrorIs(t, c.ExitError(404, nil), ErrStatus)
 	assert.NoError(t, c.ExitError(500, handlerErr))
 }
+
+// TestQuotaHeadersCached: SetQuotaHeaders writes what SetRateLimitFields
+// writes, for more rules than the hot list holds and for rules whose limit
+// or window changed, alone and together, from many goroutines.
+func TestQuotaHeadersCached(t *testing.T) {
+	g, err := core.New()
+	require.NoError(t, err)
+	var c Common
+	c.Init("test", g)
+	var qs []core.Quota
+	for i := range 3 * maxHotQuotas {
+		qs = append(qs, core.Quota{Rule: fmt.Sprintf("rule \"%d\"", i), Limit: int64(i + 1), Window: time.Second, Remaining: int64(i), Reset: time.Duration(i) * time.Second})
+	}
+	check := func(qs ...core.Quota) {
+		got, want := http.Header{}, http.Header{}
+		c.SetQuotaHeaders(got, qs)
+		SetRateLimitFields(want, qs...)
+		require.Equal(t, want, got, "%v", qs)
+	}
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for round := range 3 {
+				for i := range qs {
+					check(qs[i])
+					check(qs[i], qs[(i+round)%len(qs)])
+				}
+				check(qs...)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	qs[0].Limit, qs[1].Window = 100, time.Minute
+	check(qs[0])
+	check(qs[0], qs[1])
+	check(qs[1], qs[0])
+}
