@@ -1,6 +1,7 @@
 package extractors_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -197,4 +198,21 @@ func ExampleParseParam() {
 	// kind ip, name ""
 	// kind custom, name "tenant"
 	// extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
+}
+
+// A param read from a value an authentication middleware stored in the
+// request's context: rules name it "user".
+func ExampleWithContextParam() {
+	type userKey struct{}
+	x, err := extractors.New(extractors.WithContextParam("user", userKey{}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/items/7", nil)
+	r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
+	fmt.Println(x.HTTPParams(r, nil).Param("user", 0))
+	fmt.Println(x.HTTPSource().CheckParam("user"))
+	// Output:
+	// alice true
+	// <nil>
 }

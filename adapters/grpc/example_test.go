@@ -144,3 +144,43 @@ func ExampleBlockedStatus() {
 	// ErrorInfo RATE_LIMITED get-rate
 	// QuotaFailure rule:get-rate
 }
+
+// A call that takes one permit per letter of its name: the rule passes 10
+// letters an hour, however they are split into calls.
+func ExampleWithCost() {
+	guard, err := core.New(core.WithRules(core.Rule{
+		Name: "letters", Resource: "/sluice.examples.Greeter/SayHello", Kind: core.KindFlow, Limit: 10, Window: time.Hour,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	letters := sluicegrpc.WithCost(func(_ context.Context, _ string, req any) int64 {
+		if r, ok := req.(*greeterpb.HelloRequest); ok {
+			return int64(len(r.GetName()))
+		}
+		return 1 // a stream: no request message yet
+	})
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(sluicegrpc.UnaryServerInterceptor(guard, letters)))
+	greeterpb.RegisterGreeterServer(srv, greeter{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	client := greeterpb.NewGreeterClient(conn)
+	for _, name := range []string{"Eleanor", "Bobby", "Al"} {
+		_, err := client.SayHello(context.Background(), &greeterpb.HelloRequest{Name: name})
+		fmt.Println(name, status.Code(err))
+	}
+	// Output:
+	// Eleanor OK
+	// Bobby ResourceExhausted
+	// Al OK
+}
