@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
@@ -255,4 +256,19 @@ func TestTransportThrottle(t *testing.T) {
 	assert.PanicsWithValue(t, "sluicehttp: Middleware: WithThrottle applies only to NewTransport", func() {
 		sluicehttp.Middleware(g, sluicehttp.WithThrottle(th))
 	})
+}
+
+// TestTransportCost: WithCost makes an outgoing request take the permits
+// it is worth; one over the limit never reaches the network.
+func TestTransportCost(t *testing.T) {
+	u := newUpstream(t)
+	g := newGuard(t, core.Rule{Name: "upstream-rate", Resource: "GET 127.0.0.1", Kind: core.KindFlow, Limit: 10, Window: time.Minute})
+	c := client(t, g, sluicehttp.WithCost(func(r *http.Request) int64 { return adaptertest.Cost(r.Header) }))
+	_, err := call(c, u, "/a", "X-Cost", "6")
+	require.NoError(t, err)
+	_, err = call(c, u, "/a", "X-Cost", "6")
+	assert.Equal(t, "upstream-rate", blockedBy(t, err).Rule)
+	_, err = call(c, u, "/a", "X-Cost", "4")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), u.hits.Load())
 }
