@@ -64,9 +64,9 @@ func New(guard *core.Guard, opts ...Option) (echo.MiddlewareFunc, error) {
 func newMiddleware(fn string, guard *core.Guard, opts []Option) (echo.MiddlewareFunc, error) {
 	m := &middleware{}
 	m.Init("sluiceecho: "+fn, guard)
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fmt.Errorf("sluiceecho: %s: option %d is nil", fn, i)
 		}
 		if err := o.apply(&m.config); err != nil {
 			return nil, fmt.Errorf("sluiceecho: %s: %w", fn, err)

@@ -72,6 +72,7 @@ func TestInvalidArguments(t *testing.T) {
 		{sluiceecho.WithErrorClassifier(nil), "WithErrorClassifier: nil function"},
 		{sluiceecho.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
 		{sluiceecho.WithCost(nil), "WithCost: nil function"},
+		{nil, "option 0 is nil"},
 	} {
 		mw, err := sluiceecho.New(g, tt.opt)
 		assert.Nil(t, mw)

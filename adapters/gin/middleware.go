@@ -55,9 +55,9 @@ func New(guard *core.Guard, opts ...Option) (gin.HandlerFunc, error) {
 func newMiddleware(fn string, guard *core.Guard, opts []Option) (gin.HandlerFunc, error) {
 	c := &config{}
 	c.Init("sluicegin: "+fn, guard)
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fmt.Errorf("sluicegin: %s: option %d is nil", fn, i)
 		}
 		if err := o.apply(c); err != nil {
 			return nil, fmt.Errorf("sluicegin: %s: %w", fn, err)

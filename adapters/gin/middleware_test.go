@@ -67,6 +67,7 @@ func TestInvalidArguments(t *testing.T) {
 		{sluicegin.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
 		{sluicegin.WithCost(nil), "WithCost: nil function"},
 		{sluicegin.WithRoutes(nil), "WithRoutes: nil *gin.Engine"},
+		{nil, "option 0 is nil"},
 	} {
 		h, err := sluicegin.New(g, tt.opt)
 		assert.Nil(t, h)

@@ -10,8 +10,9 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Option configures New and Middleware. An invalid option (a nil function
-// or Extractor) makes New return an error naming it.
+// Option configures New and Middleware. An invalid option (nil, or one
+// given a nil function or Extractor) makes New return an error naming it,
+// and Middleware panic with that error.
 type Option interface {
 	apply(*config) error
 }

@@ -77,6 +77,7 @@ func TestInvalidArguments(t *testing.T) {
 		{sluicehttp.WithExtractor(nil), "WithExtractor: nil *extractors.Extractor"},
 		{sluicehttp.WithCost(nil), "WithCost: nil function"},
 		{sluicehttp.WithThrottle(nil), "WithThrottle: nil *throttle.Throttle"},
+		{nil, "option 0 is nil"},
 	} {
 		mw, err := sluicehttp.New(g, tt.opt)
 		assert.Nil(t, mw)

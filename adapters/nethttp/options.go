@@ -12,8 +12,9 @@ import (
 )
 
 // Option configures New, Middleware, Wrap and NewTransport. An invalid
-// option (a nil function or Extractor) makes New and NewTransport return
-// an error naming it, and Middleware and Wrap panic with that error.
+// option (nil, or one given a nil function or Extractor) makes New and
+// NewTransport return an error naming it, and Middleware and Wrap panic
+// with that error.
 type Option interface {
 	apply(*config) error
 }
@@ -45,9 +46,9 @@ type config struct {
 func newConfig(fn string, guard *core.Guard, opts []Option) (config, error) {
 	var c config
 	c.Init("sluicehttp: "+fn, guard)
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return c, fmt.Errorf("sluicehttp: %s: option %d is nil", fn, i)
 		}
 		if err := o.apply(&c); err != nil {
 			return c, fmt.Errorf("sluicehttp: %s: %w", fn, err)
