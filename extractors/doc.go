@@ -28,11 +28,16 @@
 //	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
 //	path:NAME      route parameter NAME (PathParams, or r.PathValue for ServeMux)
 //	ip             client IP (ClientIP; on gRPC the peer, or x-forwarded-for
-//	               metadata from trusted proxies); for IPv6, its /64 (WithIPv6Prefix)
+//	               metadata from trusted proxies; with the gin and echo adapters'
+//	               WithFrameworkClientIP, the framework's); for IPv6, its /64
+//	               (WithIPv6Prefix)
 //	peer           socket peer IP, never from forwarding headers
 //	method         HTTP method (outside the standard set: "OTHER"); gRPC full method
 //	host           HTTP Host, lower-cased, without port or trailing dot; gRPC :authority likewise
-//	NAME           a custom extractor registered with WithHTTPParam or WithGRPCParam
+//	NAME           a custom extractor registered with WithHTTPParam or WithGRPCParam,
+//	               or a value an earlier middleware stored (WithContextParam: the
+//	               framework's c.Get for gin and echo, else the request's or call's
+//	               context.Value)
 //
 // A request that lacks a param, or has only empty values for it, is not
 // limited by rules naming that param. Kinds that do not exist on one side
