@@ -19,15 +19,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
-	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
 )
 
 var quiet = core.WithLogger(slog.New(slog.DiscardHandler))
@@ -300,63 +297,6 @@ func TestOddNames(t *testing.T) {
 	// Invalid UTF-8, which Prometheus refuses, becomes U+FFFD.
 	must(t, fams, 1, "sluice_requests_passed_total", "resource", "GET /bad\uFFFDbyte")
 	assert.Equal(t, []string{"GET /bad\uFFFDbyte", resource, "GET /odd"}, labelValues(fams, "sluice_requests_passed_total", "resource"))
-}
-
-// TestStores reads a store's health, errors and fallbacks, with a Redis
-// that works and then is killed.
-func TestStores(t *testing.T) {
-	redistest.QuietRedisLogs()
-	srv := redistest.StartOwned(t)
-	client := srv.Client(t, func(o *redis.Options) { o.MaxRetries = -1 })
-	st, err := redisstore.New(client, redisstore.WithPrefix(redistest.UniquePrefix()), redisstore.WithTimeout(2*time.Second))
-	require.NoError(t, err)
-	defer st.Close()
-	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("redis", st), core.WithStoreTrip(1), core.WithRules(
-		core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "redis", OnFailure: core.FailLocal, LocalLimit: 1},
-	))
-	require.NoError(t, err)
-	defer g.Close()
-	c, err := sluiceprom.NewCollector(g)
-	require.NoError(t, err)
-	url := serve(t, c)
-
-	ctx := context.Background()
-	enter := func() error {
-		e, err := g.Enter(ctx, "GET /s")
-		if err == nil {
-			e.Exit(nil)
-		}
-		return err
-	}
-	require.NoError(t, enter())
-	require.NoError(t, enter())
-	fams := scrape(t, url)
-	must(t, fams, 1, "sluice_store_healthy", "store", "redis")
-	must(t, fams, 0, "sluice_store_errors_total", "store", "redis")
-	must(t, fams, 0, "sluice_store_fallbacks_total", "store", "redis")
-	must(t, fams, 0, "sluice_rule_fallbacks_total", "rule", "shared", "kind", "flow", "resource", "GET /s")
-
-	// Redis is gone: the first request finds out (one error, which opens
-	// the store's breaker: WithStoreTrip(1)) and the local policy admits
-	// it; the next two, within the backoff, do not call Redis, and the
-	// local limit of 1 blocks them.
-	srv.Kill()
-	require.NoError(t, enter())
-	require.Error(t, enter())
-	require.Error(t, enter())
-	fams = scrape(t, url)
-	must(t, fams, 0, "sluice_store_healthy", "store", "redis")
-	must(t, fams, 1, "sluice_store_errors_total", "store", "redis")
-	must(t, fams, 3, "sluice_store_fallbacks_total", "store", "redis")
-	must(t, fams, 3, "sluice_rule_fallbacks_total", "rule", "shared")
-	must(t, fams, 3, "sluice_requests_passed_total", "resource", "GET /s")
-	must(t, fams, 2, "sluice_requests_blocked_total", "resource", "GET /s", "reason", "fallback")
-	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "shared")
-
-	problems, err := testutil.CollectAndLint(c)
-	require.NoError(t, err)
-	assert.Empty(t, problems)
 }
 
 // TestConcurrentScrapes scrapes while requests flow, under -race: counters
