@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -27,29 +28,6 @@ const (
 	maxOverrideKeyLen = 1024
 	maxHotspotKeys    = 10_000_000
 )
-
-// fieldOrder lists the rule fields, by their names in the rules file, in the
-// order problems are reported. It is never modified.
-var fieldOrder = [...]string{
-	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
-	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
-	"onMissing",
-	"store", "mode", "onFailure", "localLimit",
-	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-}
-
-// fieldRank returns the position of field in fieldOrder, after 0 for
-// problems of a whole rule (empty field), and after every known field for
-// other names.
-func fieldRank(field string) int {
-	if field == "" {
-		return 0
-	}
-	if i := slices.Index(fieldOrder[:], field); i >= 0 {
-		return i + 1
-	}
-	return len(fieldOrder) + 1
-}
 
 // Problem is one problem of a rule set. Index is the position of the rule
 // in the set, or -1 for a problem of a rules file that belongs to no rule;
@@ -130,7 +108,7 @@ func sortProblems(problems []Problem) {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return fieldRank(a.Field) - fieldRank(b.Field)
+		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
 	})
 }
 
@@ -164,7 +142,7 @@ func (v *validator) rule(i int, r *Rule) {
 	case "":
 		v.add("kind", "is required (flow, concurrency, hotspot or breaker)")
 	default:
-		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", rulefields.Quote(string(r.Kind)))
 	}
 	if r.Kind != KindBreaker {
 		v.noBreakerFields(r, "only applies to kind breaker")
@@ -226,10 +204,10 @@ func (v *validator) checkName(name string) {
 		v.add("name", "must be at most %d bytes, got %d", maxNameLen, len(name))
 	}
 	if !isName(name) {
-		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, quote(name))
+		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, rulefields.Quote(name))
 	}
 	if first, ok := v.firstUse[name]; ok {
-		v.add("name", "%s is already used by rules[%d]", quote(name), first)
+		v.add("name", "%s is already used by rules[%d]", rulefields.Quote(name), first)
 		return
 	}
 	v.firstUse[name] = v.index
@@ -244,7 +222,7 @@ func (v *validator) checkResource(res string) {
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
 	case hasControl(res):
-		v.add("resource", "must not contain control characters, got %s", quote(res))
+		v.add("resource", "must not contain control characters, got %s", rulefields.Quote(res))
 	default:
 		if _, err := CanonicalResource(res); err != nil {
 			v.add("resource", "%s", err)
@@ -275,22 +253,22 @@ func (v *validator) checkStore(r *Rule) {
 		return
 	}
 	if !isIdentifier(r.Store) {
-		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
+		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", rulefields.Quote(r.Store))
 	}
 	switch {
 	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms, flow.Algorithm(r.Algorithm)):
-		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", rulefields.Quote(r.Algorithm))
 	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
-		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", rulefields.Quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
 	v.zero("buckets", r.Buckets != 0, msg)
 	v.zero("warmup", r.Warmup != 0, msg)
 	if m := r.Mode; m != "" && m != store.Exact && m != store.Approximate {
-		v.add("mode", "must be exact or approximate, got %s", quote(r.Mode))
+		v.add("mode", "must be exact or approximate, got %s", rulefields.Quote(r.Mode))
 	}
 	if f := r.OnFailure; f != "" && f != FailLocal && f != FailOpen && f != FailClosed {
-		v.add("onFailure", "must be local, open or closed, got %s", quote(f))
+		v.add("onFailure", "must be local, open or closed, got %s", rulefields.Quote(f))
 	}
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
@@ -305,7 +283,7 @@ func (v *validator) checkStore(r *Rule) {
 		w := int64(cmp.Or(r.Window, time.Second))
 		v.storeCost("limit", "", r.Limit, w)
 		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
-			v.storeCost("overrides", fmt.Sprintf("value %s: ", quote(k)), r.Overrides[k], w)
+			v.storeCost("overrides", fmt.Sprintf("value %s: ", rulefields.Quote(k)), r.Overrides[k], w)
 		}
 	}
 }
@@ -371,16 +349,16 @@ func (v *validator) checkHotspot(r *Rule) {
 	switch r.OnMissing {
 	case "", MissingSkip, MissingReject, MissingShared:
 	default:
-		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
+		v.add("onMissing", "must be skip, reject or shared, got %s", rulefields.Quote(string(r.OnMissing)))
 	}
 	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
 		switch {
 		case key == "":
 			v.add("overrides", "keys must not be empty")
 		case r.OnMissing == MissingShared && key[0] == 0:
-			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
+			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", rulefields.Quote(key))
 		case len(key) > maxOverrideKeyLen:
-			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
+			v.add("overrides", "key %s must be at most %d bytes, got %d", rulefields.Quote(key), maxOverrideKeyLen, len(key))
 		}
 	}
 	v.checkStore(r)
@@ -429,13 +407,13 @@ func paramProblem(param string) string {
 	case !found && isIdentifier(param):
 		return "" // a custom extractor
 	case !found:
-		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, quote(param))
+		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, rulefields.Quote(param))
 	case !slices.Contains(paramKinds[:], kind):
-		return fmt.Sprintf("has unknown kind %s in %s %s", quote(kind), quote(param), want)
+		return fmt.Sprintf("has unknown kind %s in %s %s", rulefields.Quote(kind), rulefields.Quote(param), want)
 	case name == "":
-		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", quote(param), kind)
+		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", rulefields.Quote(param), kind)
 	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return fmt.Sprintf("name must not contain spaces or control characters, got %s", quote(param))
+		return fmt.Sprintf("name must not contain spaces or control characters, got %s", rulefields.Quote(param))
 	}
 	return ""
 }
@@ -457,29 +435,6 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
-// quote returns s quoted as a Go string, shortened to its first 64 bytes
-// and "..." when longer, for error messages.
-func quote[T ~string](t T) string {
-	s := string(t)
-	const max = 64
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(truncate(s, max)) + "..."
-}
-
-// truncate returns the longest prefix of s of at most n bytes that does not
-// cut a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // isName reports whether s has only ASCII letters, digits and NameChars.
 func isName(s string) bool {
 	for _, c := range []byte(s) {
@@ -499,7 +454,7 @@ func isNameChar(c byte) bool {
 // line.
 func displayName(name string) string {
 	if len(name) > maxNameLen || !isName(name) {
-		return quote(name)
+		return rulefields.Quote(name)
 	}
 	return name
 }
@@ -609,10 +564,10 @@ type namer struct {
 // takes it.
 func (nm *namer) unique(base string) string {
 	for n := max(nm.next[base], 1); ; n++ {
-		name := truncate(base, maxNameLen)
+		name := rulefields.Truncate(base, maxNameLen)
 		if n > 1 {
 			suffix := "#" + strconv.Itoa(n)
-			name = truncate(base, maxNameLen-len(suffix)) + suffix
+			name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
 		}
 		if !nm.taken[name] {
 			nm.taken[name] = true
@@ -621,3 +576,6 @@ func (nm *namer) unique(base string) string {
 		}
 	}
 }
+
+// quote is rulefields.Quote: a value in a problem.
+func quote[T ~string](t T) string { return rulefields.Quote(t) }

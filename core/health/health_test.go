@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/core/health"
 )
 
@@ -36,7 +37,7 @@ func TestRulesFile(t *testing.T) {
 	g, err := core.New()
 	require.NoError(t, err)
 	defer g.Close()
-	w, err := core.NewRulesWatcher(g, path, core.WithReloadLogger(slog.New(slog.DiscardHandler)))
+	w, err := rulesfile.NewWatcher(g, path, rulesfile.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 
 	lenient, err := health.Handler(g, health.WithWatcher(w))

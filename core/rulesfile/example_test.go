@@ -1,13 +1,13 @@
-package core_test
+package rulesfile_test
 
 import (
 	"fmt"
 
-	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-func ExampleParseRules() {
-	rules, err := core.ParseRules([]byte(`
+func ExampleParse() {
+	rules, err := rulesfile.Parse([]byte(`
 rules:
   - name: per-user
     resource: "GET /items/{id}"
@@ -19,7 +19,7 @@ rules:
   - resource: "*"
     kind: concurrency
     limit: 200
-`), core.FormatYAML)
+`), rulesfile.YAML)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,7 +28,7 @@ rules:
 		fmt.Printf("%s: %s %s limit %d window %v algorithm %q\n", r.Name, r.Kind, r.Resource, r.Limit, r.Window, r.Algorithm)
 	}
 
-	_, err = core.ParseRules([]byte(`
+	_, err = rulesfile.Parse([]byte(`
 rules:
   - resource: "GET /items/{id}"
     kind: flow
@@ -39,7 +39,7 @@ rules:
     kind: hotspot
     param: header:X-User-ID
     limit: -5
-`), core.FormatYAML)
+`), rulesfile.YAML)
 	fmt.Println(err)
 	// Output:
 	// per-user: hotspot GET /items/{id} limit 10 window 1s algorithm "token-bucket"
