@@ -18,6 +18,7 @@ import (
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
@@ -195,9 +196,9 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(addr
 
 func loadRules(file string) ([]core.Rule, error) {
 	if file == "" {
-		return core.ParseRules(defaultRules, core.FormatYAML)
+		return rulesfile.Parse(defaultRules, rulesfile.YAML)
 	}
-	return core.LoadRulesFile(file)
+	return rulesfile.Load(file)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
