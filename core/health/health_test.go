@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/core/health"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 const goodRules = "rules:\n  - {name: hello, resource: \"GET /hello\", kind: flow, limit: 5}\n"
