@@ -68,8 +68,9 @@ type Status struct {
 	Stores   []StoreState `json:"stores"`
 	// SyncError is the error of the approximate mode's last sync with
 	// Redis, "" when it worked.
-	SyncError string      `json:"syncError,omitempty"`
-	Rules     []core.Rule `json:"rules"`
+	SyncError string `json:"syncError,omitempty"`
+	// Rules are the rules in force, in the form of a rules file.
+	Rules rulesfile.Rules `json:"rules"`
 }
 
 // StoreState is a core.StoreStatus in JSON: the health of a store the
