@@ -19,8 +19,8 @@
 // configuration file.
 //
 // Package core validates the rules (core.ValidateRules, core.New,
-// Guard.SetRules); this package reads the file and gives each problem core
-// finds the line of its rule and field. A rule of a file on its way to a
+// core.Guard.SetRules); this package reads the file and gives each problem
+// core finds the line of its rule and field. A rule of a file on its way to a
 // Guard (NewGuard, Watcher) is validated once, by core.
 //
 // # Why the Watcher polls
