@@ -142,7 +142,7 @@ func (v *validator) rule(i int, r *Rule) {
 	case "":
 		v.add("kind", "is required (flow, concurrency, hotspot or breaker)")
 	default:
-		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", rulefields.Quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", quote(string(r.Kind)))
 	}
 	if r.Kind != KindBreaker {
 		v.noBreakerFields(r, "only applies to kind breaker")
@@ -204,10 +204,10 @@ func (v *validator) checkName(name string) {
 		v.add("name", "must be at most %d bytes, got %d", maxNameLen, len(name))
 	}
 	if !isName(name) {
-		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, rulefields.Quote(name))
+		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, quote(name))
 	}
 	if first, ok := v.firstUse[name]; ok {
-		v.add("name", "%s is already used by rules[%d]", rulefields.Quote(name), first)
+		v.add("name", "%s is already used by rules[%d]", quote(name), first)
 		return
 	}
 	v.firstUse[name] = v.index
@@ -222,7 +222,7 @@ func (v *validator) checkResource(res string) {
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
 	case hasControl(res):
-		v.add("resource", "must not contain control characters, got %s", rulefields.Quote(res))
+		v.add("resource", "must not contain control characters, got %s", quote(res))
 	default:
 		if _, err := CanonicalResource(res); err != nil {
 			v.add("resource", "%s", err)
@@ -253,22 +253,22 @@ func (v *validator) checkStore(r *Rule) {
 		return
 	}
 	if !isIdentifier(r.Store) {
-		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", rulefields.Quote(r.Store))
+		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	switch {
 	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms, flow.Algorithm(r.Algorithm)):
-		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", rulefields.Quote(r.Algorithm))
+		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
-		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", rulefields.Quote(r.Algorithm))
+		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
 	v.zero("buckets", r.Buckets != 0, msg)
 	v.zero("warmup", r.Warmup != 0, msg)
 	if m := r.Mode; m != "" && m != store.Exact && m != store.Approximate {
-		v.add("mode", "must be exact or approximate, got %s", rulefields.Quote(r.Mode))
+		v.add("mode", "must be exact or approximate, got %s", quote(r.Mode))
 	}
 	if f := r.OnFailure; f != "" && f != FailLocal && f != FailOpen && f != FailClosed {
-		v.add("onFailure", "must be local, open or closed, got %s", rulefields.Quote(f))
+		v.add("onFailure", "must be local, open or closed, got %s", quote(f))
 	}
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
@@ -283,7 +283,7 @@ func (v *validator) checkStore(r *Rule) {
 		w := int64(cmp.Or(r.Window, time.Second))
 		v.storeCost("limit", "", r.Limit, w)
 		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
-			v.storeCost("overrides", fmt.Sprintf("value %s: ", rulefields.Quote(k)), r.Overrides[k], w)
+			v.storeCost("overrides", fmt.Sprintf("value %s: ", quote(k)), r.Overrides[k], w)
 		}
 	}
 }
@@ -349,16 +349,16 @@ func (v *validator) checkHotspot(r *Rule) {
 	switch r.OnMissing {
 	case "", MissingSkip, MissingReject, MissingShared:
 	default:
-		v.add("onMissing", "must be skip, reject or shared, got %s", rulefields.Quote(string(r.OnMissing)))
+		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
 	}
 	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
 		switch {
 		case key == "":
 			v.add("overrides", "keys must not be empty")
 		case r.OnMissing == MissingShared && key[0] == 0:
-			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", rulefields.Quote(key))
+			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
 		case len(key) > maxOverrideKeyLen:
-			v.add("overrides", "key %s must be at most %d bytes, got %d", rulefields.Quote(key), maxOverrideKeyLen, len(key))
+			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
 		}
 	}
 	v.checkStore(r)
@@ -407,13 +407,13 @@ func paramProblem(param string) string {
 	case !found && isIdentifier(param):
 		return "" // a custom extractor
 	case !found:
-		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, rulefields.Quote(param))
+		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, quote(param))
 	case !slices.Contains(paramKinds[:], kind):
-		return fmt.Sprintf("has unknown kind %s in %s %s", rulefields.Quote(kind), rulefields.Quote(param), want)
+		return fmt.Sprintf("has unknown kind %s in %s %s", quote(kind), quote(param), want)
 	case name == "":
-		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", rulefields.Quote(param), kind)
+		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", quote(param), kind)
 	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return fmt.Sprintf("name must not contain spaces or control characters, got %s", rulefields.Quote(param))
+		return fmt.Sprintf("name must not contain spaces or control characters, got %s", quote(param))
 	}
 	return ""
 }
@@ -435,6 +435,10 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
+// quote and truncate are rulefields.Quote and rulefields.Truncate.
+func quote[T ~string](t T) string     { return rulefields.Quote(t) }
+func truncate(s string, n int) string { return rulefields.Truncate(s, n) }
+
 // isName reports whether s has only ASCII letters, digits and NameChars.
 func isName(s string) bool {
 	for _, c := range []byte(s) {
@@ -454,7 +458,7 @@ func isNameChar(c byte) bool {
 // line.
 func displayName(name string) string {
 	if len(name) > maxNameLen || !isName(name) {
-		return rulefields.Quote(name)
+		return quote(name)
 	}
 	return name
 }
@@ -564,10 +568,10 @@ type namer struct {
 // takes it.
 func (nm *namer) unique(base string) string {
 	for n := max(nm.next[base], 1); ; n++ {
-		name := rulefields.Truncate(base, maxNameLen)
+		name := truncate(base, maxNameLen)
 		if n > 1 {
 			suffix := "#" + strconv.Itoa(n)
-			name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
+			name = truncate(base, maxNameLen-len(suffix)) + suffix
 		}
 		if !nm.taken[name] {
 			nm.taken[name] = true
@@ -576,6 +580,3 @@ func (nm *namer) unique(base string) string {
 		}
 	}
 }
-
-// quote is rulefields.Quote: a value in a problem.
-func quote[T ~string](t T) string { return rulefields.Quote(t) }
