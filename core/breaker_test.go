@@ -3,8 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -146,38 +144,6 @@ func TestBreakerStateSurvivesReload(t *testing.T) {
 	b := blockedBy(t, call(g, fc, "GET /x", 0, nil))
 	assert.Equal(t, 9*time.Second, b.RetryAfter)
 	assert.Equal(t, int64(1), g.Snapshot().Rules[0].BlockedTotal)
-}
-
-func TestBreakerRulesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`rules:
-  - name: fail-breaker
-    resource: "GET /fail"
-    kind: breaker
-    strategy: error-ratio
-    threshold: 0.5
-    minRequests: 5
-    window: 10s
-    buckets: 20
-    openFor: 5s
-    probes: 2
-  - resource: "GET /slow"
-    kind: breaker
-    strategy: slow-ratio
-    threshold: 0.8
-    maxRT: 250ms
-`), 0o644))
-	rules, err := core.LoadRulesFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, []core.Rule{
-		{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
-			MinRequests: 5, Window: 10 * time.Second, Buckets: 20, OpenFor: 5 * time.Second, Probes: 2},
-		{Name: "breaker:GET:/slow", Resource: "GET /slow", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.8,
-			MaxRT: 250 * ms, MinRequests: breaker.DefaultMinRequests, Window: breaker.DefaultWindow, Buckets: breaker.DefaultBuckets,
-			OpenFor: breaker.DefaultOpenFor, Probes: breaker.DefaultProbes},
-	}, rules)
-	_, err = core.New(core.WithRulesFile(path))
-	require.NoError(t, err)
 }
 
 func TestSnapshot(t *testing.T) {

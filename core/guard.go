@@ -95,7 +95,6 @@ type config struct {
 	storeBackoff time.Duration
 	storeTrip    int
 	rules        []Rule
-	rulesFile    string
 	maxResources int
 	listeners    []func(BreakerEvent)
 	logger       *slog.Logger
@@ -129,15 +128,6 @@ func WithClock(c clock.Clock) Option {
 func WithRules(rules ...Rule) Option {
 	return optionFunc(func(cfg *config) error {
 		cfg.rules = append(cfg.rules, rules...)
-		return nil
-	})
-}
-
-// WithRulesFile loads the Guard's initial rules from a YAML or JSON file
-// (see LoadRulesFile), after any given by WithRules.
-func WithRulesFile(path string) Option {
-	return optionFunc(func(cfg *config) error {
-		cfg.rulesFile = path
 		return nil
 	})
 }
@@ -184,17 +174,9 @@ func New(opts ...Option) (*Guard, error) {
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
-	rules := cfg.rules
-	if cfg.rulesFile != "" {
-		fromFile, err := LoadRulesFile(cfg.rulesFile)
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, fromFile...)
-	}
 	g.resources = newResourceTable(cfg.maxResources)
 	g.rules.Store(&ruleSet{})
-	if err := g.SetRules(rules); err != nil {
+	if err := g.SetRules(cfg.rules); err != nil {
 		return nil, err
 	}
 	return g, nil

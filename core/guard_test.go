@@ -319,8 +319,6 @@ func TestNewValidatesOptions(t *testing.T) {
 	assert.ErrorContains(t, err, "WithMaxResources: must be >= 1, got 0")
 	_, err = core.New(core.WithClock(nil))
 	assert.ErrorContains(t, err, "WithClock: clock is nil")
-	_, err = core.New(core.WithRulesFile("/nonexistent/rules.yaml"))
-	assert.ErrorContains(t, err, "/nonexistent/rules.yaml")
 }
 
 // TestConcurrencyNeverOvershoots has 64 goroutines hammer one concurrency

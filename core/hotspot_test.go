@@ -106,22 +106,3 @@ func TestHotspotConcurrencyReleasedOnExitAndPanic(t *testing.T) {
 	require.NoError(t, err, "the panicking handler released alice's slot")
 	e.Exit(nil)
 }
-
-func TestHotspotRulesFromFile(t *testing.T) {
-	g, err := core.New(core.WithRulesFile("testdata/rules.yaml"))
-	require.NoError(t, err)
-	ctx := context.Background()
-	user := func(u string) core.EnterOption {
-		return core.WithParams(core.ParamMap{"header:X-User-ID": {u}})
-	}
-	passed := 0
-	for i := 0; i < 30; i++ {
-		if e, err := g.Enter(ctx, "GET /items/{id}", user("carol")); err == nil {
-			passed++
-			e.Exit(nil)
-		}
-	}
-	assert.Equal(t, 15, passed, "limit 10 + burst 5")
-	_, err = g.Enter(ctx, "GET /items/{id}", user("abuser"))
-	assert.Equal(t, "per-user", blockedBy(t, err).Rule)
-}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,3 +201,39 @@ func TestRuleNames(t *testing.T) {
 }
 
 func quietLog() core.Option { return core.WithLogger(slog.New(slog.DiscardHandler)) }
+
+// logRecord is one line logged.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+// logRecorder is a slog.Handler that keeps what it is given.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []logRecord
+}
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = fmt.Sprint(a.Value.Any())
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, rec)
+	return nil
+}
+
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
+
+func (h *logRecorder) records() []logRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]logRecord(nil), h.recs...)
+}

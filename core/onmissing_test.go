@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -161,41 +160,4 @@ func TestValidateRulesOnMissing(t *testing.T) {
 			r.OnMissing, r.Overrides = m, map[string]int64{"x\x00": 1}
 		})}), m)
 	}
-}
-
-func TestRulesFileOnMissing(t *testing.T) {
-	rules, err := core.ParseRules([]byte(`
-rules:
-  - {name: a, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: reject}
-  - {name: b, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: shared}
-  - {name: c, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: skip}
-  - {name: d, resource: "*", kind: hotspot, param: ip, limit: 1}
-`), core.FormatYAML)
-	require.NoError(t, err)
-	want := []core.OnMissing{core.MissingReject, core.MissingShared, core.MissingSkip, ""}
-	for i, r := range rules {
-		assert.Equal(t, want[i], r.OnMissing, r.Name)
-	}
-	// Go values written as JSON and read back: the same rules.
-	var values []core.Rule
-	for i, m := range want {
-		values = append(values, core.Rule{Name: string(rune('a' + i)), Resource: "*", Kind: core.KindHotspot, Param: "ip", Limit: 1, OnMissing: m})
-	}
-	data, err := json.Marshal(map[string]any{"rules": values})
-	require.NoError(t, err)
-	assert.Contains(t, string(data), `"onMissing":"reject"`)
-	again, err := core.ParseRules(data, core.FormatJSON)
-	require.NoError(t, err)
-	assert.Equal(t, rules, again)
-
-	_, err = core.ParseRules([]byte(`
-rules:
-  - {name: a, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: drop}
-  - {name: f, resource: "*", kind: flow, limit: 1, onMissing: reject}
-`), core.FormatYAML)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `rules[0] (a)`)
-	assert.Contains(t, err.Error(), `onMissing must be skip, reject or shared, got "drop"`)
-	assert.Contains(t, err.Error(), `rules[1] (f)`)
-	assert.Contains(t, err.Error(), `onMissing only applies to kind hotspot`)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -27,7 +28,7 @@ func TestREADMERulesLoad(t *testing.T) {
 			continue // an outline, not a file
 		}
 		n++
-		rules, err := core.ParseRules(b[1], core.FormatYAML)
+		rules, err := rulesfile.Parse(b[1], rulesfile.YAML)
 		require.NoError(t, err, "%s", text)
 		opts := []core.Option{core.WithClock(clock.NewFake(0)), core.WithRules(rules...)}
 		if strings.Contains(text, "store: redis") {

@@ -26,8 +26,8 @@ const (
 	KindBreaker Kind = "breaker"
 )
 
-// Rule is one limit on the resources its Resource matches. The rules file
-// (see ParseRules) has one field per Rule field, named as in the json tags.
+// Rule is one limit on the resources its Resource matches. A rules file
+// (package rulesfile) has one field per Rule field, named as in the json tags.
 // Zero fields take their documented defaults; fields that do not apply to a
 // rule's Kind or Algorithm must be zero.
 type Rule struct {

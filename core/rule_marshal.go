@@ -1,11 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // ruleFile is a Rule in the form of the rules file: durations are Go
@@ -65,7 +63,7 @@ func durationText(d time.Duration) string {
 	return d.String()
 }
 
-// MarshalJSON writes r as a rule of a JSON rules file (see ParseRules):
+// MarshalJSON writes r as a rule of a JSON rules file (see package rulesfile):
 // fields named as in the json tags, durations as Go durations ("1s",
 // "250ms"), zero fields left out except resource, kind and the limit of a
 // flow, concurrency or hotspot rule.
@@ -79,29 +77,14 @@ func (r Rule) MarshalYAML() (any, error) {
 	return r.fileForm(), nil
 }
 
-// UnmarshalJSON reads r from a rule of a JSON rules file, as MarshalJSON
-// writes it, with the checks of ParseRules on each field (names, types,
-// durations, duplicates, limit given) but without validating or normalizing
-// the rule: use ParseRules or ValidateRules for that.
-func (r *Rule) UnmarshalJSON(data []byte) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return nil
-	}
-	n, err := decodeJSON(data)
-	if err != nil {
-		return err
-	}
-	return r.UnmarshalYAML(n)
-}
+// UnmarshalJSON refuses to read r: a rule in the form of a rules file is
+// read by package rulesfile (rulesfile.Rules), which checks each field's
+// name and type, as the form's durations and left-out fields need. The
+// error says so, rather than decoding a misspelt field as a limit of 0.
+func (r *Rule) UnmarshalJSON([]byte) error { return errNoUnmarshal }
 
-// UnmarshalYAML reads r from a rule of a YAML rules file, as UnmarshalJSON
-// does from JSON.
-func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
-	p := fileParser{unread: map[fieldKey]bool{}}
-	rule := p.rule(0, n)
-	if p.problems != nil {
-		return &RulesError{Problems: p.problems}
-	}
-	*r = rule
-	return nil
-}
+// UnmarshalYAML refuses to read r, as UnmarshalJSON does, for
+// go.yaml.in/yaml/v3, gopkg.in/yaml.v3 and gopkg.in/yaml.v2.
+func (r *Rule) UnmarshalYAML(func(any) error) error { return errNoUnmarshal }
+
+var errNoUnmarshal = errors.New("sluice: a core.Rule is not decoded directly: decode a list of rules into a rulesfile.Rules, which checks every field")

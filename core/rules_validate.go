@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -27,29 +28,6 @@ const (
 	maxOverrideKeyLen = 1024
 	maxHotspotKeys    = 10_000_000
 )
-
-// fieldOrder lists the rule fields, by their names in the rules file, in the
-// order problems are reported. It is never modified.
-var fieldOrder = [...]string{
-	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
-	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
-	"onMissing",
-	"store", "mode", "onFailure", "localLimit",
-	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-}
-
-// fieldRank returns the position of field in fieldOrder, after 0 for
-// problems of a whole rule (empty field), and after every known field for
-// other names.
-func fieldRank(field string) int {
-	if field == "" {
-		return 0
-	}
-	if i := slices.Index(fieldOrder[:], field); i >= 0 {
-		return i + 1
-	}
-	return len(fieldOrder) + 1
-}
 
 // Problem is one problem of a rule set. Index is the position of the rule
 // in the set, or -1 for a problem of a rules file that belongs to no rule;
@@ -130,7 +108,7 @@ func sortProblems(problems []Problem) {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return fieldRank(a.Field) - fieldRank(b.Field)
+		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
 	})
 }
 
@@ -457,28 +435,9 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
-// quote returns s quoted as a Go string, shortened to its first 64 bytes
-// and "..." when longer, for error messages.
-func quote[T ~string](t T) string {
-	s := string(t)
-	const max = 64
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(truncate(s, max)) + "..."
-}
-
-// truncate returns the longest prefix of s of at most n bytes that does not
-// cut a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// quote and truncate are rulefields.Quote and rulefields.Truncate.
+func quote[T ~string](t T) string     { return rulefields.Quote(t) }
+func truncate(s string, n int) string { return rulefields.Truncate(s, n) }
 
 // isName reports whether s has only ASCII letters, digits and NameChars.
 func isName(s string) bool {

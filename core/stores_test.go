@@ -204,75 +204,6 @@ func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
 	assert.True(t, d.OK, "the store's quota is whole")
 }
 
-func TestStoreRulesValidation(t *testing.T) {
-	_, err := core.ParseRules([]byte(`rules:
-  - name: a
-    resource: x
-    kind: flow
-    limit: 1
-    store: redis
-    algorithm: leap-array
-    buckets: 5
-    mode: eventually
-    onFailure: maybe
-    localLimit: -1
-    window: 1000h
-  - name: b
-    resource: x
-    kind: concurrency
-    limit: 1
-    store: redis
-  - name: c
-    resource: x
-    kind: flow
-    limit: 1
-    mode: exact
-  - name: d
-    resource: x
-    kind: hotspot
-    param: ip
-    limit: 1
-    algorithm: concurrency
-    store: "no good"
-`), core.FormatYAML)
-	require.Error(t, err)
-	for _, want := range []string{
-		`rules[0] (a): line 7: algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`,
-		`rules[0] (a): line 8: buckets does not apply to rules with a store`,
-		`rules[0] (a): line 9: mode must be exact or approximate, got "eventually"`,
-		`rules[0] (a): line 10: onFailure must be local, open or closed, got "maybe"`,
-		`rules[0] (a): line 11: localLimit must be >= 0, got -1`,
-		`rules[0] (a): line 12: window must be <= 720h0m0s with a store, got 1000h0m0s`,
-		`rules[1] (b): line 17: store does not apply to kind concurrency`,
-		`rules[2] (c): line 22: mode only applies to rules with a store`,
-		`rules[3] (d): line 29: store must be a store name`,
-		`rules[3] (d): line 28: algorithm must be token-bucket or leaky-bucket with a store, got "concurrency"`,
-	} {
-		assert.Contains(t, err.Error(), want)
-	}
-
-	// Defaults, and a store the Guard does not have.
-	rules, err := core.NormalizeRules([]core.Rule{{Resource: "x", Kind: core.KindFlow, Limit: 7, Store: "redis"}})
-	require.NoError(t, err)
-	assert.Equal(t, core.AlgorithmSlidingCounter, rules[0].Algorithm)
-	assert.Equal(t, store.Exact, rules[0].Mode)
-	assert.Equal(t, core.FailLocal, rules[0].OnFailure)
-	assert.Equal(t, int64(7), rules[0].LocalLimit)
-	_, err = core.New(core.WithRules(rules...))
-	assert.ErrorContains(t, err, `store "redis" is not given to the Guard (core.WithStore)`)
-
-	_, err = core.New(core.WithStore("", newSwitchable(t, clock.NewFake(0))))
-	assert.ErrorContains(t, err, "WithStore: name must be")
-	_, err = core.New(core.WithStore("a", nil))
-	assert.ErrorContains(t, err, `WithStore("a"): store is nil`)
-	_, err = core.New(core.WithStoreBackoff(0))
-	assert.ErrorContains(t, err, "WithStoreBackoff: must be > 0, got 0s")
-	_, err = core.New(core.WithStoreTrip(0))
-	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 0")
-	_, err = core.New(core.WithStoreTrip(1001))
-	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 1001")
-}
-
 // cancelling is a store whose calls last until ctx ends, as a slow store's
 // do.
 type cancelling struct{ *store.Memory }
@@ -294,4 +225,29 @@ func TestStoreCallEndedByTheCallerIsNotAStoreFailure(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, errors.Is(err, core.ErrBlocked))
 	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, g.Stores())
+}
+
+// TestStoreRulesDefaults checks the defaults of a rule with a store, and
+// the store options. (Package rulesfile checks the problems of a file.)
+func TestStoreRulesDefaults(t *testing.T) {
+	// A store the Guard does not have.
+	rules, err := core.NormalizeRules([]core.Rule{{Resource: "x", Kind: core.KindFlow, Limit: 7, Store: "redis"}})
+	require.NoError(t, err)
+	assert.Equal(t, core.AlgorithmSlidingCounter, rules[0].Algorithm)
+	assert.Equal(t, store.Exact, rules[0].Mode)
+	assert.Equal(t, core.FailLocal, rules[0].OnFailure)
+	assert.Equal(t, int64(7), rules[0].LocalLimit)
+	_, err = core.New(core.WithRules(rules...))
+	assert.ErrorContains(t, err, `store "redis" is not given to the Guard (core.WithStore)`)
+
+	_, err = core.New(core.WithStore("", newSwitchable(t, clock.NewFake(0))))
+	assert.ErrorContains(t, err, "WithStore: name must be")
+	_, err = core.New(core.WithStore("a", nil))
+	assert.ErrorContains(t, err, `WithStore("a"): store is nil`)
+	_, err = core.New(core.WithStoreBackoff(0))
+	assert.ErrorContains(t, err, "WithStoreBackoff: must be > 0, got 0s")
+	_, err = core.New(core.WithStoreTrip(0))
+	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 0")
+	_, err = core.New(core.WithStoreTrip(1001))
+	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 1001")
 }

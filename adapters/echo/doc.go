@@ -3,7 +3,7 @@
 // exits it when that handler returns, and a request the Guard blocks gets a
 // 429 (or 503) response instead.
 //
-//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	guard, err := rulesfile.NewGuard("rules.yaml")
 //	...
 //	e := echo.New()
 //	e.Use(middleware.Recover(), sluiceecho.Middleware(guard))

@@ -3,7 +3,7 @@
 // exits it when the chain returns, and a request the Guard blocks gets a
 // 429 (or 503) response and the chain is aborted.
 //
-//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	guard, err := rulesfile.NewGuard("rules.yaml")
 //	...
 //	r := gin.New()
 //	r.Use(gin.Recovery(), sluicegin.Middleware(guard))

@@ -3,7 +3,7 @@
 // exits it when the handler returns, and a request the Guard blocks gets a
 // 429 (or 503) response instead of the handler's.
 //
-//	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+//	guard, err := rulesfile.NewGuard("rules.yaml")
 //	...
 //	http.ListenAndServe(addr, sluicehttp.Middleware(guard)(mux))
 //

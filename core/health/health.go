@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // Report is the body Handler serves.
@@ -40,7 +41,7 @@ type Rules struct {
 }
 
 type config struct {
-	watcher       *core.RulesWatcher
+	watcher       *rulesfile.Watcher
 	requireStores bool
 	requireRules  bool
 }
@@ -49,7 +50,7 @@ type config struct {
 type Option func(*config) error
 
 // WithWatcher adds the state of w's rules file to the report.
-func WithWatcher(w *core.RulesWatcher) Option {
+func WithWatcher(w *rulesfile.Watcher) Option {
 	return func(c *config) error {
 		if w == nil {
 			return errors.New("health: WithWatcher: watcher is nil")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/health"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 const goodRules = "rules:\n  - {name: hello, resource: \"GET /hello\", kind: flow, limit: 5}\n"
@@ -36,7 +37,7 @@ func TestRulesFile(t *testing.T) {
 	g, err := core.New()
 	require.NoError(t, err)
 	defer g.Close()
-	w, err := core.NewRulesWatcher(g, path, core.WithReloadLogger(slog.New(slog.DiscardHandler)))
+	w, err := rulesfile.NewWatcher(g, path, rulesfile.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 
 	lenient, err := health.Handler(g, health.WithWatcher(w))

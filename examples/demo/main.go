@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 //go:embed rules.yaml
@@ -119,13 +120,13 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 // and a description of where they came from.
 func loadRules(file string) ([]core.Rule, string, error) {
 	if file == "" {
-		rules, err := core.ParseRules([]byte(defaultRules), core.FormatYAML)
+		rules, err := rulesfile.Parse([]byte(defaultRules), rulesfile.YAML)
 		if err != nil {
 			return nil, "", fmt.Errorf("embedded rules.yaml: %w", err)
 		}
 		return rules, "embedded rules.yaml", nil
 	}
-	rules, err := core.LoadRulesFile(file) // its errors name the file, the rule and the field
+	rules, err := rulesfile.Load(file) // its errors name the file, the rule and the field
 	if err != nil {
 		return nil, "", err
 	}

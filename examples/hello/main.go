@@ -13,13 +13,13 @@ import (
 	"os"
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
-	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 func main() {
-	guard, err := core.New(core.WithRulesFile("rules.yaml"))
+	guard, err := rulesfile.NewGuard("rules.yaml")
 	if err != nil {
-		log.Fatal(err) // names every bad rule, field and value
+		log.Fatal(err) // names every bad rule, field, value and line
 	}
 	defer guard.Close()
 

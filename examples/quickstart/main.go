@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 //go:embed rules.yaml
@@ -41,9 +42,9 @@ func run(w io.Writer, rulesFile string, d time.Duration) error {
 	var rules []core.Rule
 	var err error
 	if rulesFile != "" {
-		rules, err = core.LoadRulesFile(rulesFile)
+		rules, err = rulesfile.Load(rulesFile)
 	} else {
-		rules, err = core.ParseRules(defaultRules, core.FormatYAML)
+		rules, err = rulesfile.Parse(defaultRules, rulesfile.YAML)
 	}
 	if err != nil {
 		return err

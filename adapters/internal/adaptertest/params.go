@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -63,7 +64,7 @@ func testUnknownParam(t *testing.T, f Factory) {
 		return fmt.Sprintf("rules:\n  - {name: %s, resource: \"GET /items/{id}\", kind: hotspot, param: %s, limit: 2, window: 1s}\n", name, param)
 	}
 	require.NoError(t, os.WriteFile(path, []byte(rule("per-user", "user")), 0o600))
-	w, err := core.NewRulesWatcher(s.guard, path)
+	w, err := rulesfile.NewWatcher(s.guard, path)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, []byte(rule("per-tenant", "tenant")), 0o600))
 	err = w.Reload()

@@ -4,7 +4,7 @@
 //
 //	go run github.com/sluicekit/sluice/core/cmd/sluicecheck rules.yaml [more.yaml ...]
 //
-// It loads each file as a Guard does (core.LoadRulesFile: YAML, or JSON
+// It loads each file as a Guard would (rulesfile.Load: YAML, or JSON
 // when the name ends in .json) and prints one line per valid file to
 // stdout, with its rules by kind. It prints each problem of an invalid file
 // to stderr, one a line, as
@@ -25,7 +25,7 @@
 // register (extractors.WithHTTPParam, WithGRPCParam), as in
 // "-params user,tenant", to catch the rule the service would refuse.
 //
-// With -schema, it prints the JSON Schema of a rules file (core.RulesSchema)
+// With -schema, it prints the JSON Schema of a rules file (rulesfile.Schema)
 // for editors, and exits.
 package main
 
@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -65,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *schema && flags.NArg() == 0:
-		fmt.Fprint(stdout, core.RulesSchema)
+		fmt.Fprint(stdout, rulesfile.Schema)
 		return 0
 	case *schema, flags.NArg() == 0:
 		flags.Usage()
@@ -90,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // or its problems to stderr; it returns whether the file is valid. With
 // custom params (-params), a rule naming another custom param is a problem.
 func check(path string, custom []string, stdout, stderr io.Writer) bool {
-	rules, err := core.LoadRulesFile(path)
+	rules, err := rulesfile.Load(path)
 	if err == nil && custom != nil {
 		var rerr core.RulesError
 		for i, r := range rules {

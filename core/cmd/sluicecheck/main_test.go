@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // sluicecheck builds the command and returns the path of its binary.
@@ -48,7 +48,7 @@ func runCmd(t *testing.T, bin string, args ...string) result {
 // without arguments.
 func TestSluicecheck(t *testing.T) {
 	bin := sluicecheck(t)
-	testdata := filepath.Join("..", "..", "testdata")
+	testdata := filepath.Join("..", "..", "rulesfile", "testdata")
 	examples := filepath.Join("..", "..", "..", "examples")
 
 	t.Run("valid", func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestSluicecheck(t *testing.T) {
 	t.Run("schema", func(t *testing.T) {
 		r := runCmd(t, bin, "-schema")
 		assert.Equal(t, 0, r.code)
-		assert.Equal(t, core.RulesSchema, r.stdout)
+		assert.Equal(t, rulesfile.Schema, r.stdout)
 		assert.True(t, strings.HasPrefix(r.stdout, "{"))
 	})
 }

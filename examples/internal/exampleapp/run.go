@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // NewGuard returns a Guard with the rules of rulesFile, or those of the
 // YAML defaults when rulesFile is "". With a file and reload > 0, it also
-// runs a core.RulesWatcher that looks at the file every reload and applies
+// runs a rulesfile.Watcher that looks at the file every reload and applies
 // its changes, logging to logger (as the Guard does), until ctx ends or stop is called. stop
 // stops the watcher, waits for it to return and closes the Guard; call it
 // once the Guard is no longer used.
 func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload time.Duration, logger *slog.Logger) (guard *core.Guard, stop func(), err error) {
 	if rulesFile == "" {
-		rules, err := core.ParseRules(defaults, core.FormatYAML)
+		rules, err := rulesfile.Parse(defaults, rulesfile.YAML)
 		if err != nil {
 			return nil, nil, fmt.Errorf("default rules: %w", err)
 		}
@@ -34,11 +35,11 @@ func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload tim
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []core.WatchOption{core.WithReloadLogger(logger)}
+	opts := []rulesfile.WatchOption{rulesfile.WithLogger(logger)}
 	if reload > 0 {
-		opts = append(opts, core.WithPollInterval(reload))
+		opts = append(opts, rulesfile.WithPollInterval(reload))
 	}
-	w, err := core.NewRulesWatcher(guard, rulesFile, opts...) // loads the file
+	w, err := rulesfile.NewWatcher(guard, rulesFile, opts...) // loads the file
 	if err != nil {
 		_ = guard.Close()
 		return nil, nil, err
@@ -76,7 +77,7 @@ func Run(ctx context.Context, name string, args []string, out io.Writer, ready f
 	fs.SetOutput(out)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	rulesFile := fs.String("rules", "", "rules `file` (YAML, or JSON with a .json name); default: the embedded rules")
-	reload := fs.Duration("reload", core.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
+	reload := fs.Duration("reload", rulesfile.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
@@ -67,8 +68,9 @@ type Status struct {
 	Stores   []StoreState `json:"stores"`
 	// SyncError is the error of the approximate mode's last sync with
 	// Redis, "" when it worked.
-	SyncError string      `json:"syncError,omitempty"`
-	Rules     []core.Rule `json:"rules"`
+	SyncError string `json:"syncError,omitempty"`
+	// Rules are the rules in force, in the form of a rules file.
+	Rules rulesfile.Rules `json:"rules"`
 }
 
 // StoreState is a core.StoreStatus in JSON: the health of a store the
@@ -195,9 +197,9 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(addr
 
 func loadRules(file string) ([]core.Rule, error) {
 	if file == "" {
-		return core.ParseRules(defaultRules, core.FormatYAML)
+		return rulesfile.Parse(defaultRules, rulesfile.YAML)
 	}
-	return core.LoadRulesFile(file)
+	return rulesfile.Load(file)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

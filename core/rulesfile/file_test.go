@@ -1,4 +1,4 @@
-package core
+package rulesfile
 
 import (
 	"bytes"
@@ -15,15 +15,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
 )
 
 // exampleRules are the rules of the RULES.md example (testdata/rules.yaml
 // and testdata/rules.json), normalized.
-var exampleRules = []Rule{
+var exampleRules = []core.Rule{
 	{
 		Name:      "items-rate",
 		Resource:  "GET /items/{id}",
-		Kind:      KindFlow,
+		Kind:      core.KindFlow,
 		Limit:     100,
 		Window:    time.Second,
 		Algorithm: "leap-array",
@@ -32,7 +34,7 @@ var exampleRules = []Rule{
 	{
 		Name:      "per-user",
 		Resource:  "GET /items/{id}",
-		Kind:      KindHotspot,
+		Kind:      core.KindHotspot,
 		Param:     "header:X-User-ID",
 		Limit:     10,
 		Window:    time.Second,
@@ -44,22 +46,22 @@ var exampleRules = []Rule{
 	{
 		Name:     "concurrency:*",
 		Resource: "*",
-		Kind:     KindConcurrency,
+		Kind:     core.KindConcurrency,
 		Limit:    200,
 	},
 }
 
-func TestParseRulesExample(t *testing.T) {
-	for file, format := range map[string]Format{"testdata/rules.yaml": FormatYAML, "testdata/rules.json": FormatJSON} {
+func TestParseExample(t *testing.T) {
+	for file, format := range map[string]Format{"testdata/rules.yaml": YAML, "testdata/rules.json": JSON} {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rules, err := ParseRules(data, format)
+		rules, err := Parse(data, format)
 		require.NoError(t, err, file)
 		assert.Equal(t, exampleRules, rules, file)
 	}
 }
 
-func TestLoadRulesFile(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	yamlData, err := os.ReadFile("testdata/rules.yaml")
 	require.NoError(t, err)
@@ -74,7 +76,7 @@ func TestLoadRulesFile(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, data, 0o600))
-		rules, err := LoadRulesFile(path)
+		rules, err := Load(path)
 		require.NoError(t, err, name)
 		assert.Equal(t, exampleRules, rules, name)
 	}
@@ -82,48 +84,48 @@ func TestLoadRulesFile(t *testing.T) {
 	t.Run("problems", func(t *testing.T) {
 		path := filepath.Join(dir, "bad.yaml")
 		require.NoError(t, os.WriteFile(path, []byte("rules:\n  - {resource: x, kind: flow, limit: -5}\n"), 0o600))
-		_, err := LoadRulesFile(path)
+		_, err := Load(path)
 		assert.EqualError(t, err, "rules file "+path+": rules[0]: line 2: limit must be >= 0, got -5")
-		var re *RulesError
+		var re *core.RulesError
 		assert.ErrorAs(t, err, &re)
 	})
 	t.Run("JSON by extension", func(t *testing.T) {
 		path := filepath.Join(dir, "yaml-in.json")
 		require.NoError(t, os.WriteFile(path, []byte("rules: []\n"), 0o600))
-		_, err := LoadRulesFile(path)
+		_, err := Load(path)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), path)
 		assert.Contains(t, err.Error(), "invalid character")
 	})
 	t.Run("missing", func(t *testing.T) {
 		path := filepath.Join(dir, "missing.yaml")
-		_, err := LoadRulesFile(path)
+		_, err := Load(path)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, fs.ErrNotExist)
 		assert.True(t, strings.HasPrefix(err.Error(), "rules file "+path+": "), err.Error())
 	})
 	t.Run("too large", func(t *testing.T) {
 		path := filepath.Join(dir, "big.yaml")
-		require.NoError(t, os.WriteFile(path, make([]byte, maxRulesFileSize+1), 0o600))
-		_, err := LoadRulesFile(path)
+		require.NoError(t, os.WriteFile(path, make([]byte, maxFileSize+1), 0o600))
+		_, err := Load(path)
 		assert.EqualError(t, err, "rules file "+path+": a rules file must be at most 16 MiB (16777216 bytes), got more")
 	})
 }
 
-// TestParseRulesNoRules: a file with no rules applies only when it says
+// TestParseNoRules: a file with no rules applies only when it says
 // so with an empty list; an empty file, one of comments only, or a bare
 // "rules:" is what a file cut short looks like, and is refused.
-func TestParseRulesNoRules(t *testing.T) {
+func TestParseNoRules(t *testing.T) {
 	for _, tc := range []struct {
 		format Format
 		data   string
 	}{
-		{FormatYAML, "rules: []\n"},
-		{FormatYAML, "# no rules yet\nrules: [ ]   # none\n"},
-		{FormatYAML, "{rules: []}"},
-		{FormatJSON, `{"rules": []}`},
+		{YAML, "rules: []\n"},
+		{YAML, "# no rules yet\nrules: [ ]   # none\n"},
+		{YAML, "{rules: []}"},
+		{JSON, `{"rules": []}`},
 	} {
-		rules, err := ParseRules([]byte(tc.data), tc.format)
+		rules, err := Parse([]byte(tc.data), tc.format)
 		require.NoError(t, err, "%q", tc.data)
 		assert.Empty(t, rules, "%q", tc.data)
 	}
@@ -133,29 +135,29 @@ func TestParseRulesNoRules(t *testing.T) {
 		data   string
 		want   string
 	}{
-		{FormatYAML, "", empty},
-		{FormatYAML, "\n  \n", empty},
-		{FormatYAML, "# no rules yet\n", empty},
-		{FormatYAML, "---\n", empty},
-		{FormatYAML, "~\n", empty},
-		{FormatYAML, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
-		{FormatYAML, "rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{FormatYAML, "rules: # all of them\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{FormatYAML, "rules: null\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{FormatJSON, "", empty},
-		{FormatJSON, " \n\t", empty},
-		{FormatJSON, "null", empty},
-		{FormatJSON, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
-		{FormatJSON, `{"rules": null}`, `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{YAML, "", empty},
+		{YAML, "\n  \n", empty},
+		{YAML, "# no rules yet\n", empty},
+		{YAML, "---\n", empty},
+		{YAML, "~\n", empty},
+		{YAML, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{YAML, "rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{YAML, "rules: # all of them\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{YAML, "rules: null\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{JSON, "", empty},
+		{JSON, " \n\t", empty},
+		{JSON, "null", empty},
+		{JSON, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{JSON, `{"rules": null}`, `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
 	} {
-		rules, err := ParseRules([]byte(tc.data), tc.format)
+		rules, err := Parse([]byte(tc.data), tc.format)
 		assert.Nil(t, rules)
 		assert.Equal(t, []string{tc.want}, problemLines(t, err), "%q", tc.data)
 	}
 }
 
-func TestParseRulesValueForms(t *testing.T) {
-	rules, err := ParseRules([]byte(`
+func TestParseValueForms(t *testing.T) {
+	rules, err := Parse([]byte(`
 rules:
   - name: 2024              # any scalar is text
     resource: GET /a
@@ -173,23 +175,23 @@ rules:
     limit: 3
     maxKeys: +7
     overrides: {123: 1, true: 2, null: 4, é: 0}
-`), FormatYAML)
+`), YAML)
 	require.NoError(t, err)
-	assert.Equal(t, []Rule{
-		{Name: "2024", Resource: "GET /a", Kind: KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
-		{Name: "hotspot:*:ip", Resource: "*", Kind: KindHotspot, Param: "ip", Limit: 3, Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
+	assert.Equal(t, []core.Rule{
+		{Name: "2024", Resource: "GET /a", Kind: core.KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
+		{Name: "hotspot:*:ip", Resource: "*", Kind: core.KindHotspot, Param: "ip", Limit: 3, Window: 90 * time.Second, Algorithm: "token-bucket", MaxKeys: 7,
 			Overrides: map[string]int64{"123": 1, "true": 2, "null": 4, "é": 0}},
 	}, rules)
 }
 
-func TestParseRulesProblems(t *testing.T) {
+func TestParseProblems(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		format Format
 		data   string
 		want   []string
 	}{
-		{"negative limit", FormatYAML, `
+		{"negative limit", YAML, `
 rules:
   - {resource: a, kind: concurrency, limit: 1}
   - {resource: b, kind: concurrency, limit: 1}
@@ -199,7 +201,7 @@ rules:
     param: header:X-User-ID
     limit: -5
 `, []string{"rules[2] (per-user): line 9: limit must be >= 0, got -5"}},
-		{"unknown field", FormatYAML, `
+		{"unknown field", YAML, `
 rules:
   - resource: a
     kind: flow
@@ -210,169 +212,169 @@ rules:
 			`rules[0]: line 6: unknown field "color"`,
 			`rules[0]: line 3: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
-		{"closest field", FormatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, windw: 1s, brst: 2}\n", []string{
+		{"closest field", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, windw: 1s, brst: 2}\n", []string{
 			`rules[0]: line 2: unknown field "windw" (did you mean "window"?)`,
 			`rules[0]: line 2: unknown field "brst" (did you mean "burst"?)`,
 		}},
-		{"unknown field JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
+		{"unknown field JSON", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
-		{"unknown kind", FormatYAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
+		{"unknown kind", YAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
 			`rules[0]: line 2: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
 		}},
-		{"breaker threshold not a number", FormatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
+		{"breaker threshold not a number", YAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
 			`rules[0]: line 2: threshold must be a number, got "half"`,
 		}},
-		{"breaker threshold JSON", FormatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
+		{"breaker threshold JSON", JSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
 			`rules[0]: line 1: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
-		{"unknown flow algorithm", FormatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
+		{"unknown flow algorithm", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
-		{"unknown hotspot algorithm", FormatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
+		{"unknown hotspot algorithm", YAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
 		}},
-		{"bad duration", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
+		{"bad duration", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
 			`rules[0] (x): line 6: window must be a Go duration such as 1s or 250ms, got "abc"`,
 			`rules[0] (x): line 7: maxWait must be a Go duration such as 1s or 250ms, got 5`,
 			`rules[0] (x): line 8: warmup must be a Go duration such as 1s or 250ms, got a list`,
 		}},
-		{"negative duration", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
+		{"negative duration", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
 			`rules[0]: line 1: window must be > 0, got -1s`,
 		}},
-		{"not integers", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
+		{"not integers", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
 			`rules[0] (x): line 5: limit must be an integer, got "ten"`,
 			`rules[0] (x): line 6: buckets must be an integer, got 1.5`,
 			`rules[0] (x): line 7: burst must be an integer, got true`,
 			`rules[0] (x): line 8: coldFactor must be an integer, got "3"`,
 		}},
-		{"float limit JSON", FormatJSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
+		{"float limit JSON", JSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
 			`rules[0]: line 3: limit must be an integer, got 1.5`,
 		}},
-		{"integer overflow", FormatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
+		{"integer overflow", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
 			`rules[0]: line 1: limit must be an integer, got 1e30`,
 			`rules[0]: line 1: burst is out of range, got 9223372036854775808`,
 		}},
-		{"duplicate name", FormatYAML, `
+		{"duplicate name", YAML, `
 rules:
   - {name: a, resource: x, kind: concurrency, limit: 1}
   - {name: b, resource: x, kind: concurrency, limit: 1}
   - {name: a, resource: y, kind: concurrency, limit: 1}
 `, []string{`rules[2] (a): line 5: name "a" is already used by rules[0]`}},
-		{"duplicate key", FormatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
+		{"duplicate key", YAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
 			`rules[0]: line 5: key "limit" is set twice (first on line 4)`,
 		}},
-		{"duplicate key JSON", FormatJSON, `{"rules": [{"resource": "x", "kind": "flow", "limit": 1, "kind": "flow"}]}`, []string{
+		{"duplicate key JSON", JSON, `{"rules": [{"resource": "x", "kind": "flow", "limit": 1, "kind": "flow"}]}`, []string{
 			`rules[0]: line 1: key "kind" is set twice (first on line 1)`,
 		}},
-		{"burst with leap-array", FormatYAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
+		{"burst with leap-array", YAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
 			`rules[0]: line 2: burst only applies to algorithm token-bucket, got 5 with leap-array`,
 		}},
-		{"maxWait with token-bucket", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
+		{"maxWait with token-bucket", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
 			`rules[0]: line 2: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
 		}},
-		{"window on concurrency", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
+		{"window on concurrency", YAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
 			`rules[0]: line 2: window does not apply to kind concurrency`,
 		}},
-		{"bad param prefix", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
+		{"bad param prefix", YAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
 			`rules[0]: line 2: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
 		}},
-		{"negative override", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
+		{"negative override", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
 			`rules[0]: line 2: overrides value for "abuser" must be >= 0, got -1`,
 		}},
-		{"bad overrides", FormatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
+		{"bad overrides", YAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
 			`rules[0]: line 7: overrides value for "a" must be an integer, got "x"`,
 			`rules[0]: line 8: overrides keys must be param values, got a list`,
 			`rules[0]: line 10: overrides key "c" is set twice (first on line 9)`,
 		}},
-		{"empty override key", FormatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
+		{"empty override key", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
 			`rules[0]: line 2: overrides keys must not be empty`,
 		}},
-		{"overrides not a mapping", FormatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
+		{"overrides not a mapping", JSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
 			`rules[0]: line 1: overrides must be a mapping of param values to limits, got a list`,
 		}},
-		{"empty resource", FormatYAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
+		{"empty resource", YAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
 			`rules[0]: line 2: resource is required`,
 		}},
-		{"string fields", FormatYAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
+		{"string fields", YAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
 			`rules[0]: line 2: resource must be a string, got a mapping`,
 			`rules[0]: line 3: kind must be a string, got a list`,
 		}},
-		{"rules not a list", FormatYAML, "rules:\n  resource: x\n", []string{
+		{"rules not a list", YAML, "rules:\n  resource: x\n", []string{
 			`line 2: rules must be a list of rules, got a mapping`,
 		}},
-		{"rules a string JSON", FormatJSON, `{"rules": "all"}`, []string{
+		{"rules a string JSON", JSON, `{"rules": "all"}`, []string{
 			`line 1: rules must be a list of rules, got "all"`,
 		}},
-		{"rule not a mapping", FormatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1}\n  - concurrency *\n  - [a]\n", []string{
+		{"rule not a mapping", YAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1}\n  - concurrency *\n  - [a]\n", []string{
 			`rules[1]: line 3: a rule must be a mapping of fields such as resource and kind, got "concurrency *"`,
 			`rules[2]: line 4: a rule must be a mapping of fields such as resource and kind, got a list`,
 		}},
-		{"unknown top-level key", FormatYAML, "version: 2\nrules: []\n", []string{
+		{"unknown top-level key", YAML, "version: 2\nrules: []\n", []string{
 			`line 1: unknown top-level key "version" (a rules file has the one key rules)`,
 		}},
-		{"top level a list", FormatYAML, "- resource: x\n  kind: flow\n", []string{
+		{"top level a list", YAML, "- resource: x\n  kind: flow\n", []string{
 			`line 1: a rules file must be a mapping with the one key rules, got a list`,
 		}},
-		{"top level a scalar JSON", FormatJSON, `"rules"`, []string{
+		{"top level a scalar JSON", JSON, `"rules"`, []string{
 			`line 1: a rules file must be a mapping with the one key rules, got "rules"`,
 		}},
-		{"rules twice", FormatYAML, "rules: []\nrules: []\n", []string{
+		{"rules twice", YAML, "rules: []\nrules: []\n", []string{
 			`line 2: key "rules" is set twice (first on line 1)`,
 		}},
-		{"JSON trailing garbage", FormatJSON, "{\"rules\": []}\n}", []string{
+		{"JSON trailing garbage", JSON, "{\"rules\": []}\n}", []string{
 			`line 2: unexpected data after the top-level JSON value`,
 		}},
-		{"JSON second value", FormatJSON, "{\"rules\": []} {}", []string{
+		{"JSON second value", JSON, "{\"rules\": []} {}", []string{
 			`line 1: unexpected data after the top-level JSON value`,
 		}},
-		{"JSON syntax", FormatJSON, "{\"rules\": [\n{\"resource\" \"x\"}]}", []string{
+		{"JSON syntax", JSON, "{\"rules\": [\n{\"resource\" \"x\"}]}", []string{
 			`line 2: invalid character '"' after object key`,
 		}},
-		{"JSON truncated", FormatJSON, `{"rules": [{"resource": "x"`, []string{
+		{"JSON truncated", JSON, `{"rules": [{"resource": "x"`, []string{
 			`unexpected end of JSON input`,
 		}},
-		{"JSON too deep", FormatJSON, `{"rules": [{"limit": ` + strings.Repeat("[", 100), []string{
+		{"JSON too deep", JSON, `{"rules": [{"limit": ` + strings.Repeat("[", 100), []string{
 			`line 1: values are nested more than 64 levels deep`,
 		}},
-		{"YAML syntax", FormatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
+		{"YAML syntax", YAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
 			`line 3: yaml: mapping values are not allowed in this context`,
 		}},
-		{"YAML second document", FormatYAML, "rules: []\n---\nrules: []\n", []string{
+		{"YAML second document", YAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
 		}},
-		{"YAML alias", FormatYAML, "base: &b {resource: x, kind: flow, limit: 1}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
+		{"YAML alias", YAML, "base: &b {resource: x, kind: flow, limit: 1}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
 			`line 1: unknown top-level key "base" (a rules file has the one key rules)`,
 			`rules[0]: line 3: a rule must be a mapping of fields such as resource and kind, got the alias *b (rules files do not support YAML aliases)`,
 			`rules[1]: line 7: burst must be an integer, got the alias *n (rules files do not support YAML aliases)`,
 		}},
-		{"empty values", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: hotspot\n    param: ip\n    limit: 1\n    window:\n    maxKeys: ~\n    overrides:\n", []string{
+		{"empty values", YAML, "rules:\n  - name: x\n    resource: a\n    kind: hotspot\n    param: ip\n    limit: 1\n    window:\n    maxKeys: ~\n    overrides:\n", []string{
 			`rules[0] (x): line 7: window has no value (the file may have been cut short); give one, or remove the key`,
 			`rules[0] (x): line 9: overrides has no value (the file may have been cut short); give one, or remove the key`,
 		}},
-		{"no limit", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
+		{"no limit", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
 			`rules[0] (x): line 2: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
-		{"cut in the middle of a value", FormatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
+		{"cut in the middle of a value", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
 			`line 5: the file ends without a line break after "    limit: 1": it may have been cut short in the middle of a value; end it with a line break`,
 		}},
-		{"cut in a comment", FormatYAML, "rules: [] # non", []string{
+		{"cut in a comment", YAML, "rules: [] # non", []string{
 			`line 1: the file ends without a line break after "rules: [] # non": it may have been cut short in the middle of a value; end it with a line break`,
 		}},
-		{"YAML merge key", FormatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
+		{"YAML merge key", YAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
 			`rules[0]: line 2: unknown field "<<"`,
 			`rules[0]: line 2: resource is required`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rules, err := ParseRules([]byte(tc.data), tc.format)
+			rules, err := Parse([]byte(tc.data), tc.format)
 			assert.Nil(t, rules)
 			assert.Equal(t, tc.want, problemLines(t, err))
 		})
 	}
 }
 
-func TestParseRulesAllProblemsInOrder(t *testing.T) {
+func TestParseAllProblemsInOrder(t *testing.T) {
 	data := `
 rules:
   - name: items
@@ -398,7 +400,7 @@ rules:
     kind: concurrency
     limit: 1
 `
-	_, err := ParseRules([]byte(data), FormatYAML)
+	_, err := Parse([]byte(data), YAML)
 	assert.Equal(t, []string{
 		`rules[0] (items): line 9: unknown field "limt" (did you mean "limit"?)`,
 		`rules[0] (items): line 6: limit must be >= 0, got -1`,
@@ -416,43 +418,43 @@ rules:
 	}, problemLines(t, err))
 }
 
-func TestParseRulesLimits(t *testing.T) {
+func TestParseLimits(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
-		_, err := ParseRules(make([]byte, maxRulesFileSize+1), FormatJSON)
+		_, err := Parse(make([]byte, maxFileSize+1), JSON)
 		assert.Equal(t, []string{"a rules file must be at most 16 MiB (16777216 bytes), got more"}, problemLines(t, err))
 	})
 	t.Run("rule count", func(t *testing.T) {
 		data := "rules:\n" + strings.Repeat("- {}\n", maxRules+1)
-		_, err := ParseRules([]byte(data), FormatYAML)
+		_, err := Parse([]byte(data), YAML)
 		assert.Equal(t, []string{"line 100002: rules must hold at most 100000 rules, got more: rules[100000] starts on this line"}, problemLines(t, err))
 	})
 	t.Run("most rules", func(t *testing.T) {
 		data := `{"rules": [` + strings.Repeat(`{"resource": "x", "kind": "concurrency", "limit": 1},`, maxRules-1) + `{"resource": "x", "kind": "concurrency", "limit": 1}]}`
-		rules, err := ParseRules([]byte(data), FormatJSON)
+		rules, err := Parse([]byte(data), JSON)
 		require.NoError(t, err)
 		require.Len(t, rules, maxRules)
 		assert.Equal(t, "concurrency:x#100000", rules[maxRules-1].Name)
 	})
 	t.Run("format", func(t *testing.T) {
-		_, err := ParseRules(nil, Format(7))
+		_, err := Parse(nil, Format(7))
 		assert.Equal(t, []string{"unknown rules file format 7"}, problemLines(t, err))
 	})
 	t.Run("YAML nesting", func(t *testing.T) {
-		_, err := ParseRules([]byte("rules: "+strings.Repeat("[", 20000)), FormatYAML)
+		_, err := Parse([]byte("rules: "+strings.Repeat("[", 20000)), YAML)
 		assert.Equal(t, []string{"yaml: exceeded max depth of 10000"}, problemLines(t, err))
 	})
 }
 
-func TestParseRulesErrorsAreRulesErrors(t *testing.T) {
-	_, err := ParseRules([]byte("{"), FormatJSON)
-	var re *RulesError
+func TestParseErrorsAreRulesErrors(t *testing.T) {
+	_, err := Parse([]byte("{"), JSON)
+	var re *core.RulesError
 	require.True(t, errors.As(err, &re))
 	assert.Equal(t, -1, re.Problems[0].Index)
 }
 
-// TestParseRulesRefusesFilesCutShort cuts every rules file of testdata at
+// TestParseRefusesFilesCutShort cuts every rules file of testdata at
 // every byte, as a reader racing a writer, a full disk or a crash leaves
-// it, and parses each prefix. The promise (see ParseRules):
+// it, and parses each prefix. The promise (see Parse):
 //   - a JSON file cut anywhere is refused;
 //   - a YAML file cut in the middle of a line is refused: in a value
 //     ("limit: 1" for "limit: 100") or a comment, after a key, after "- ",
@@ -465,7 +467,7 @@ func TestParseRulesErrorsAreRulesErrors(t *testing.T) {
 //
 // The same holds for a prefix followed by zero bytes, as a crash can leave
 // a file whose size was written before its data.
-func TestParseRulesRefusesFilesCutShort(t *testing.T) {
+func TestParseRefusesFilesCutShort(t *testing.T) {
 	for _, file := range testdataRulesFiles(t) {
 		if strings.Contains(file, "invalid") {
 			continue
@@ -473,21 +475,21 @@ func TestParseRulesRefusesFilesCutShort(t *testing.T) {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
 		format := formatOf(file)
-		whole, err := ParseRules(data, format)
+		whole, err := Parse(data, format)
 		require.NoError(t, err, file)
 		complete := len(bytes.TrimRight(data, " \t\r\n"))
 		var accepted, refused int
 		for cut := range complete {
 			prefix := data[:cut]
-			_, err := ParseRules(append(slices.Clip(prefix), 0, 0, 0, 0), format)
+			_, err := Parse(append(slices.Clip(prefix), 0, 0, 0, 0), format)
 			require.Error(t, err, "%s cut at byte %d, then zeros", file, cut)
-			rules, err := ParseRules(prefix, format)
+			rules, err := Parse(prefix, format)
 			if err != nil {
 				refused++
 				continue
 			}
 			accepted++
-			require.Equal(t, FormatYAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
+			require.Equal(t, YAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
 			// A cut in the indentation of a line is one at its start; one
 			// right after a closing quote or bracket leaves the value whole.
 			end := bytes.TrimRight(prefix, " ")
@@ -522,17 +524,17 @@ func TestRuleCounter(t *testing.T) {
 		data   string
 		want   int
 	}{
-		{FormatYAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
-		{FormatYAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
-		{FormatYAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
-		{FormatYAML, "\"rules\":\n\n  - a\n", 1},
-		{FormatYAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
-		{FormatYAML, "rules: &x\n  - a\n", 0},
-		{FormatYAML, "rules:\n---\n", 0},
-		{FormatYAML, "rules:\n  - a\n  - b", 2},
-		{FormatJSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
-		{FormatJSON, `{"other": [{}], "rules": [{}]}`, 2},
-		{FormatJSON, `[{}, {}]`, 0},
+		{YAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
+		{YAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
+		{YAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
+		{YAML, "\"rules\":\n\n  - a\n", 1},
+		{YAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
+		{YAML, "rules: &x\n  - a\n", 0},
+		{YAML, "rules:\n---\n", 0},
+		{YAML, "rules:\n  - a\n  - b", 2},
+		{JSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
+		{JSON, `{"other": [{}], "rules": [{}]}`, 2},
+		{JSON, `[{}, {}]`, 0},
 	} {
 		c := newRuleCounter(tc.format)
 		c.feed([]byte(tc.data), true)
@@ -549,7 +551,7 @@ func TestRuleCounter(t *testing.T) {
 	for _, file := range testdataRulesFiles(t) {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rules, err := ParseRules(data, formatOf(file))
+		rules, err := Parse(data, formatOf(file))
 		if err != nil {
 			continue
 		}
@@ -563,7 +565,7 @@ func TestRuleCounter(t *testing.T) {
 // than twice as many rules as a file may.
 func tooManyRules(format Format) []byte {
 	var b bytes.Buffer
-	if format == FormatJSON {
+	if format == JSON {
 		b.WriteString(`{"rules": [`)
 		for i := 0; b.Len() < 15<<20; i++ {
 			fmt.Fprintf(&b, "\n{\"name\": \"r%06d\", \"resource\": \"GET /r%d\", \"kind\": \"flow\", \"limit\": 5},", i, i)
@@ -578,15 +580,15 @@ func tooManyRules(format Format) []byte {
 	return b.Bytes()
 }
 
-// TestLoadRulesFileTooManyRules loads a 15 MB file of 200,000 rules and
+// TestLoadTooManyRules loads a 15 MB file of 200,000 rules and
 // more: it is refused, naming the line of the first rule over the limit,
 // after reading about half of it and without parsing it. The memory it
 // allocates is measured (runtime.MemStats), not its time: it stays below
 // twice the size of the file (parsing it took 30 times its size, 448 MB).
-func TestLoadRulesFileTooManyRules(t *testing.T) {
-	for _, format := range []Format{FormatYAML, FormatJSON} {
+func TestLoadTooManyRules(t *testing.T) {
+	for _, format := range []Format{YAML, JSON} {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
-		if format == FormatJSON {
+		if format == JSON {
 			path = filepath.Join(t.TempDir(), "rules.json")
 		}
 		data := tooManyRules(format)
@@ -597,31 +599,44 @@ func TestLoadRulesFileTooManyRules(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		_, err := LoadRulesFile(path)
+		_, err := Load(path)
 		runtime.ReadMemStats(&after)
 		assert.EqualError(t, err, want)
 		allocated := after.TotalAlloc - before.TotalAlloc
 		t.Logf("format %d: a file of %d bytes refused after allocating %d bytes", format, len(data), allocated)
 		assert.Less(t, allocated, uint64(2*len(data)))
 
-		_, err = ParseRules(data, format)
+		_, err = Parse(data, format)
 		assert.EqualError(t, err, strings.TrimPrefix(want, "rules file "+path+": "))
 	}
 }
 
-// BenchmarkParseRulesTooMany measures how much a 15 MB file of 200,000
+// BenchmarkParseTooMany measures how much a 15 MB file of 200,000
 // rules and more costs to refuse.
-func BenchmarkParseRulesTooMany(b *testing.B) {
-	for _, format := range []Format{FormatYAML, FormatJSON} {
+func BenchmarkParseTooMany(b *testing.B) {
+	for _, format := range []Format{YAML, JSON} {
 		b.Run([]string{"YAML", "JSON"}[format], func(b *testing.B) {
 			data := tooManyRules(format)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ParseRules(data, format); err == nil {
+				if _, err := Parse(data, format); err == nil {
 					b.Fatal("accepted")
 				}
 			}
 		})
 	}
+}
+
+// problemLines returns the problems of err, a *core.RulesError, as text.
+func problemLines(t *testing.T, err error) []string {
+	t.Helper()
+	var re *core.RulesError
+	require.True(t, errors.As(err, &re), "want a *core.RulesError, got %T: %v", err, err)
+	lines := make([]string, len(re.Problems))
+	for i, p := range re.Problems {
+		lines[i] = p.String()
+	}
+	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
+	return lines
 }

@@ -1,4 +1,4 @@
-package core_test
+package rulesfile_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // watchPoll is the poll interval of the watchers under test.
@@ -60,18 +61,18 @@ func (h *logRecorder) records() []logRecord {
 	return append([]logRecord(nil), h.recs...)
 }
 
-// watched is a Guard on a fake clock whose rules a RulesWatcher keeps in
+// watched is a Guard on a fake clock whose rules a Watcher keeps in
 // step with a file, and what the watcher reported.
 type watched struct {
 	t    *testing.T
 	clk  *clock.Fake
 	g    *core.Guard
 	path string
-	w    *core.RulesWatcher
+	w    *rulesfile.Watcher
 	log  *logRecorder
 
 	mu      sync.Mutex
-	changes []core.RulesChange
+	changes []rulesfile.Change
 	errs    []error
 }
 
@@ -81,18 +82,18 @@ func newWatched(t *testing.T, name, content string) *watched {
 	t.Helper()
 	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), name), log: &logRecorder{}}
 	x.write(content)
-	g, err := core.New(core.WithClock(x.clk))
+	g, err := core.New(core.WithClock(x.clk), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	x.g = g
-	x.w, err = core.NewRulesWatcher(g, x.path,
-		core.WithPollInterval(watchPoll),
-		core.WithReloadLogger(slog.New(x.log)),
-		core.OnReload(func(c core.RulesChange) {
+	x.w, err = rulesfile.NewWatcher(g, x.path,
+		rulesfile.WithPollInterval(watchPoll),
+		rulesfile.WithLogger(slog.New(x.log)),
+		rulesfile.OnReload(func(c rulesfile.Change) {
 			x.mu.Lock()
 			defer x.mu.Unlock()
 			x.changes = append(x.changes, c)
 		}),
-		core.OnReloadError(func(err error) {
+		rulesfile.OnReloadError(func(err error) {
 			x.mu.Lock()
 			defer x.mu.Unlock()
 			x.errs = append(x.errs, err)
@@ -152,10 +153,10 @@ func (x *watched) replace(content string) {
 	require.NoError(x.t, os.Rename(tmp, x.path))
 }
 
-func (x *watched) reported() ([]core.RulesChange, []error) {
+func (x *watched) reported() ([]rulesfile.Change, []error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return append([]core.RulesChange(nil), x.changes...), append([]error(nil), x.errs...)
+	return append([]rulesfile.Change(nil), x.changes...), append([]error(nil), x.errs...)
 }
 
 func (x *watched) ruleNames() []string {
@@ -188,12 +189,12 @@ func rulesYAML(nameLimits ...any) string {
 	return b.String()
 }
 
-func TestRulesWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
+func TestWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1, "b", 2, "c", 3))
-	assert.Equal(t, []string{"a=1", "b=2", "c=3"}, x.ruleNames(), "NewRulesWatcher loads the file")
+	assert.Equal(t, []string{"a=1", "b=2", "c=3"}, x.ruleNames(), "NewWatcher loads the file")
 	changes, errs := x.reported()
 	require.Len(t, changes, 1)
-	assert.Equal(t, core.RulesChange{Path: x.path, Rules: 3, Added: []string{"a", "b", "c"}}, changes[0])
+	assert.Equal(t, rulesfile.Change{Path: x.path, Rules: 3, Added: []string{"a", "b", "c"}}, changes[0])
 	assert.Empty(t, errs)
 	recs := x.log.records()
 	require.Len(t, recs, 1)
@@ -217,7 +218,7 @@ func TestRulesWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	assert.Equal(t, []string{"a=1", "b=20", "d=4"}, x.ruleNames(), "a version seen by two polls applies")
 	changes, errs = x.reported()
 	require.Len(t, changes, 2)
-	assert.Equal(t, core.RulesChange{Path: x.path, Rules: 3, Added: []string{"d"}, Removed: []string{"c"}, Changed: []string{"b"}}, changes[1])
+	assert.Equal(t, rulesfile.Change{Path: x.path, Rules: 3, Added: []string{"d"}, Removed: []string{"c"}, Changed: []string{"b"}}, changes[1])
 	assert.Empty(t, errs)
 	recs = x.log.records()
 	require.Len(t, recs, 2)
@@ -233,7 +234,7 @@ func TestRulesWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	assert.Len(t, changes, 2, "a version applies once")
 }
 
-func TestRulesWatcherLogsAtMostTenNamesPerList(t *testing.T) {
+func TestWatcherLogsAtMostTenNamesPerList(t *testing.T) {
 	var many []any
 	for i := range 25 {
 		many = append(many, fmt.Sprintf("r%02d", i), 1)
@@ -247,12 +248,12 @@ func TestRulesWatcherLogsAtMostTenNamesPerList(t *testing.T) {
 	assert.Equal(t, "[r00 r01 r02 r03 r04 r05 r06 r07 r08 r09 (+15 more)]", recs[0].attrs["added"])
 }
 
-// TestRulesWatcherUnderLoad rewrites the rules file while goroutines enter
+// TestWatcherUnderLoad rewrites the rules file while goroutines enter
 // through the Guard without pause: no Enter fails but by a limit, a
 // changed limit switches without resetting its count, the counts of the
 // unchanged rules (flow, hotspot, concurrency) carry over, and a broken
 // file is reported and ignored.
-func TestRulesWatcherUnderLoad(t *testing.T) {
+func TestWatcherUnderLoad(t *testing.T) {
 	const rulesV1 = `rules:
   - name: a-rate
     resource: "GET /a"
@@ -388,7 +389,7 @@ func TestRulesWatcherUnderLoad(t *testing.T) {
 	assert.Equal(t, int64(40), settle(200)-before)
 }
 
-func TestRulesWatcherReportsEachBrokenVersionOnce(t *testing.T) {
+func TestWatcherReportsEachBrokenVersionOnce(t *testing.T) {
 	good := rulesYAML("a", 1)
 	x := newWatched(t, "rules.yaml", good)
 	x.run()
@@ -432,10 +433,10 @@ func TestRulesWatcherReportsEachBrokenVersionOnce(t *testing.T) {
 	assert.Len(t, x.warnings(), 3)
 }
 
-// TestRulesWatcherIgnoresPartialWrites catches a file halfway through
+// TestWatcherIgnoresPartialWrites catches a file halfway through
 // in-place writes: empty (a valid file with no rules), then with its first
 // rule only (valid too), then complete. Only the complete file applies.
-func TestRulesWatcherIgnoresPartialWrites(t *testing.T) {
+func TestWatcherIgnoresPartialWrites(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1, "b", 2))
 	x.run()
 	next := rulesYAML("a", 10, "b", 20)
@@ -457,7 +458,7 @@ func TestRulesWatcherIgnoresPartialWrites(t *testing.T) {
 	assert.Empty(t, errs, "no partial version reported")
 }
 
-func TestRulesWatcherSurvivesDeletionAndRecreation(t *testing.T) {
+func TestWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
 	x.run()
 
@@ -497,7 +498,7 @@ func TestRulesWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	assert.Equal(t, []string{"a=7"}, x.ruleNames())
 }
 
-func TestRulesWatcherNoticesRewritesThatKeepSizeAndTime(t *testing.T) {
+func TestWatcherNoticesRewritesThatKeepSizeAndTime(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
 	x.run()
 	info, err := os.Stat(x.path)
@@ -536,7 +537,7 @@ func TestRulesWatcherNoticesRewritesThatKeepSizeAndTime(t *testing.T) {
 	assert.Equal(t, []string{"a=4"}, x.ruleNames())
 }
 
-func TestRulesWatcherReloadAppliesAtOnce(t *testing.T) {
+func TestWatcherReloadAppliesAtOnce(t *testing.T) {
 	x := newWatched(t, "rules.json", `{"rules": [{"name": "a", "resource": "GET /a", "kind": "flow", "limit": 1}]}`)
 	assert.Equal(t, []string{"a=1"}, x.ruleNames(), "a .json file is JSON")
 
@@ -559,7 +560,7 @@ func TestRulesWatcherReloadAppliesAtOnce(t *testing.T) {
 	assert.Equal(t, []string{"a=2"}, x.ruleNames())
 }
 
-func TestRulesWatcherReportsRulesTheGuardRefuses(t *testing.T) {
+func TestWatcherReportsRulesTheGuardRefuses(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
 	x.write(rulesYAML("a", 1) + "    store: nowhere\n    algorithm: sliding-counter\n")
 	err := x.w.Reload()
@@ -571,7 +572,7 @@ func TestRulesWatcherReportsRulesTheGuardRefuses(t *testing.T) {
 	assert.Equal(t, []string{"a=1"}, x.ruleNames())
 }
 
-func TestRulesWatcherRunStopsWithItsContext(t *testing.T) {
+func TestWatcherRunStopsWithItsContext(t *testing.T) {
 	x := newWatched(t, "rules.yaml", rulesYAML("a", 1))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -591,7 +592,7 @@ func TestRulesWatcherRunStopsWithItsContext(t *testing.T) {
 	require.ErrorIs(t, x.w.Run(ctx), context.Canceled)
 }
 
-func TestNewRulesWatcherErrors(t *testing.T) {
+func TestNewWatcherErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "rules.yaml")
 	require.NoError(t, os.WriteFile(good, []byte(rulesYAML("a", 1)), 0o600))
@@ -605,21 +606,21 @@ func TestNewRulesWatcherErrors(t *testing.T) {
 		name string
 		g    *core.Guard
 		path string
-		opts []core.WatchOption
+		opts []rulesfile.WatchOption
 		want string
 	}{
 		{"nil guard", nil, good, nil, "guard is nil"},
 		{"empty path", g, "", nil, "path is empty"},
-		{"zero interval", g, good, []core.WatchOption{core.WithPollInterval(0)}, "WithPollInterval: interval must be > 0, got 0s"},
-		{"negative interval", g, good, []core.WatchOption{core.WithPollInterval(-time.Second)}, "WithPollInterval: interval must be > 0, got -1s"},
-		{"nil logger", g, good, []core.WatchOption{core.WithReloadLogger(nil)}, "WithReloadLogger: logger is nil"},
-		{"nil OnReload", g, good, []core.WatchOption{core.OnReload(nil)}, "OnReload: func is nil"},
-		{"nil OnReloadError", g, good, []core.WatchOption{core.OnReloadError(nil)}, "OnReloadError: func is nil"},
+		{"zero interval", g, good, []rulesfile.WatchOption{rulesfile.WithPollInterval(0)}, "WithPollInterval: interval must be > 0, got 0s"},
+		{"negative interval", g, good, []rulesfile.WatchOption{rulesfile.WithPollInterval(-time.Second)}, "WithPollInterval: interval must be > 0, got -1s"},
+		{"nil logger", g, good, []rulesfile.WatchOption{rulesfile.WithLogger(nil)}, "WithLogger: logger is nil"},
+		{"nil OnReload", g, good, []rulesfile.WatchOption{rulesfile.OnReload(nil)}, "OnReload: func is nil"},
+		{"nil OnReloadError", g, good, []rulesfile.WatchOption{rulesfile.OnReloadError(nil)}, "OnReloadError: func is nil"},
 		{"missing file", g, filepath.Join(dir, "nope.yaml"), nil, "nope.yaml"},
 		{"bad file", g, bad, nil, "rules file " + bad + ": rules[0] (x): line 5: limit must be >= 0, got -5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := core.NewRulesWatcher(tc.g, tc.path, append(tc.opts, core.WithReloadLogger(slog.New(slog.DiscardHandler)))...)
+			w, err := rulesfile.NewWatcher(tc.g, tc.path, append(tc.opts, rulesfile.WithLogger(slog.New(slog.DiscardHandler)))...)
 			require.Error(t, err)
 			assert.Nil(t, w)
 			assert.Contains(t, err.Error(), tc.want)
@@ -629,10 +630,10 @@ func TestNewRulesWatcherErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkRulesWatcherPoll measures a look at an unchanged rules file of
+// BenchmarkWatcherPoll measures a look at an unchanged rules file of
 // four rules: read and hashed (modified within 2s of the last read), or
 // only stat'ed (modified long before).
-func BenchmarkRulesWatcherPoll(b *testing.B) {
+func BenchmarkWatcherPoll(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		old  bool
@@ -646,7 +647,7 @@ func BenchmarkRulesWatcherPoll(b *testing.B) {
 			g, err := core.New()
 			require.NoError(b, err)
 			defer g.Close()
-			w, err := core.NewRulesWatcher(g, path, core.WithReloadLogger(slog.New(slog.DiscardHandler)))
+			w, err := rulesfile.NewWatcher(g, path, rulesfile.WithLogger(slog.New(slog.DiscardHandler)))
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -658,21 +659,21 @@ func BenchmarkRulesWatcherPoll(b *testing.B) {
 	}
 }
 
-// TestRulesWatcherKeepsRulesWhenTheFileIsEmptyOrCut runs a Guard made
-// with WithRulesFile, whose file a RulesWatcher keeps in step: the file is
+// TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut runs a Guard made
+// with NewGuard, whose file a Watcher keeps in step: the file is
 // rewritten on disk empty, with a bare "rules:", cut in the middle of a
 // value, cut after a key, and cut before a limit. Each version is refused
 // with a warning naming the file and the problem, and requests through
 // Enter show the limit of 5 still in force; "rules: []" then removes it.
-func TestRulesWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
+func TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
 	const rules = "rules:\n  - name: five\n    resource: GET /a\n    kind: flow\n    limit: 5\n    window: 1m\n  - name: inflight\n    resource: GET /b\n    kind: concurrency\n    limit: 100\n"
 	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), "rules.yaml"), log: &logRecorder{}}
 	x.write(rules)
-	g, err := core.New(core.WithClock(x.clk), core.WithRulesFile(x.path), core.WithLogger(slog.New(slog.DiscardHandler)))
+	g, err := rulesfile.NewGuard(x.path, core.WithClock(x.clk), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	x.g = g
-	x.w, err = core.NewRulesWatcher(g, x.path, core.WithPollInterval(watchPoll), core.WithReloadLogger(slog.New(x.log)),
-		core.OnReloadError(func(err error) {
+	x.w, err = rulesfile.NewWatcher(g, x.path, rulesfile.WithPollInterval(watchPoll), rulesfile.WithLogger(slog.New(x.log)),
+		rulesfile.OnReloadError(func(err error) {
 			x.mu.Lock()
 			defer x.mu.Unlock()
 			x.errs = append(x.errs, err)

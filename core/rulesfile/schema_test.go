@@ -1,4 +1,4 @@
-package core
+package rulesfile
 
 import (
 	"bytes"
@@ -20,9 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -48,21 +50,21 @@ type schemaProperty struct {
 	AdditionalProperties *schemaProperty `json:"additionalProperties"`
 }
 
-// TestRulesSchemaMatchesRule checks rules.schema.json against the Go
+// TestSchemaMatchesRule checks rules.schema.json against the Go
 // types: every json field of Rule is a property of a rule, of the type
 // the field's Go type reads from a rules file, and every property is a
 // field; the enums are the constants of their packages.
-func TestRulesSchemaMatchesRule(t *testing.T) {
+func TestSchemaMatchesRule(t *testing.T) {
 	file, err := os.ReadFile("rules.schema.json")
 	require.NoError(t, err)
-	assert.Equal(t, string(file), RulesSchema, "RulesSchema embeds the file")
+	assert.Equal(t, string(file), Schema, "Schema embeds the file")
 	var doc schemaDoc
 	require.NoError(t, json.Unmarshal(file, &doc))
 	props := doc.Defs.Rule.Properties
 	assert.Equal(t, maxRules, doc.Properties.Rules.MaxItems)
 	assert.Equal(t, []string{"resource", "kind"}, doc.Defs.Rule.Required)
 
-	rt := reflect.TypeFor[Rule]()
+	rt := reflect.TypeFor[core.Rule]()
 	var fields []string
 	for i := range rt.NumField() {
 		f := rt.Field(i)
@@ -91,7 +93,7 @@ func TestRulesSchemaMatchesRule(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, fields, slices.Collect(maps.Keys(props)), "every property is a field")
-	assert.Equal(t, fieldOrder[:], fields, "the parser reads every field")
+	assert.Equal(t, slices.Collect(rulefields.All()), fields, "the parser reads every field")
 
 	strs := func(vs ...any) []string {
 		var out []string
@@ -100,7 +102,7 @@ func TestRulesSchemaMatchesRule(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, strs(KindFlow, KindConcurrency, KindHotspot, KindBreaker), props["kind"].Enum)
+	assert.Equal(t, strs(core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker), props["kind"].Enum)
 	algorithms := strs(flow.LeapArray, flow.FixedWindow, flow.SlidingLog, flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket)
 	for _, a := range strs(hotspot.TokenBucket, hotspot.LeakyBucket, hotspot.Concurrency) {
 		if !slices.Contains(algorithms, a) {
@@ -109,14 +111,14 @@ func TestRulesSchemaMatchesRule(t *testing.T) {
 	}
 	assert.Equal(t, algorithms, props["algorithm"].Enum)
 	assert.Equal(t, strs(store.Exact, store.Approximate), props["mode"].Enum)
-	assert.Equal(t, strs(FailLocal, FailOpen, FailClosed), props["onFailure"].Enum)
-	assert.Equal(t, strs(MissingSkip, MissingReject, MissingShared), props["onMissing"].Enum)
+	assert.Equal(t, strs(core.FailLocal, core.FailOpen, core.FailClosed), props["onFailure"].Enum)
+	assert.Equal(t, strs(core.MissingSkip, core.MissingReject, core.MissingShared), props["onMissing"].Enum)
 	assert.Equal(t, strs(breaker.SlowRatio, breaker.ErrorRatio, breaker.ErrorCount), props["strategy"].Enum)
 }
 
 // rulesSchema compiles rules.schema.json.
 func rulesSchema(t testing.TB) *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(RulesSchema))
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(Schema))
 	require.NoError(t, err)
 	c := jsonschema.NewCompiler()
 	require.NoError(t, c.AddResource("rules.schema.json", doc))
@@ -130,7 +132,7 @@ func rulesSchema(t testing.TB) *jsonschema.Schema {
 func schemaInstance(t testing.TB, path string) any {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	if formatOf(path) == FormatYAML {
+	if formatOf(path) == YAML {
 		var v any
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			return err // a syntax error: no instance
@@ -149,18 +151,18 @@ func schemaInstance(t testing.TB, path string) any {
 // git tracks whose name matches rules*.yaml, .yml or .json, and those of
 // testdata (tracked or not yet), but the schema.
 func repoRulesFiles(t testing.TB) []string {
-	out, err := exec.Command("git", "-C", "..", "ls-files").Output()
+	out, err := exec.Command("git", "-C", "../..", "ls-files").Output()
 	require.NoError(t, err)
 	match := regexp.MustCompile(`rules.*\.(ya?ml|json)$`)
 	var files []string
 	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if match.MatchString(f) && !strings.HasSuffix(f, ".schema.json") {
-			files = append(files, filepath.Join("..", f))
+			files = append(files, filepath.Join("..", "..", f))
 		}
 	}
 	require.NoError(t, filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && match.MatchString(d.Name()) {
-			files = append(files, filepath.Join("..", "core", path))
+			files = append(files, filepath.Join("..", "..", "core", "rulesfile", path))
 		}
 		return err
 	}))
@@ -170,14 +172,14 @@ func repoRulesFiles(t testing.TB) []string {
 
 // TestRulesFilesValidateAgainstSchema validates every rules file of the
 // repository against rules.schema.json with a JSON Schema validator, and
-// loads it with LoadRulesFile: the examples and valid testdata pass both,
+// loads it with Load: the examples and valid testdata pass both,
 // the testdata files meant to be invalid (named invalid-*) fail both.
 func TestRulesFilesValidateAgainstSchema(t *testing.T) {
 	schema := rulesSchema(t)
 	files := repoRulesFiles(t)
 	var valid, invalid int
 	for _, path := range files {
-		_, loadErr := LoadRulesFile(path)
+		_, loadErr := Load(path)
 		inst := schemaInstance(t, path)
 		var schemaErr error
 		if err, ok := inst.(error); ok {
@@ -188,7 +190,7 @@ func TestRulesFilesValidateAgainstSchema(t *testing.T) {
 		if strings.HasPrefix(filepath.Base(path), "invalid-") {
 			invalid++
 			assert.Error(t, schemaErr, "%s is meant to be invalid; the schema accepts it", path)
-			assert.Error(t, loadErr, "%s is meant to be invalid; LoadRulesFile accepts it", path)
+			assert.Error(t, loadErr, "%s is meant to be invalid; Load accepts it", path)
 			continue
 		}
 		valid++

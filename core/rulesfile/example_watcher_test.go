@@ -1,4 +1,4 @@
-package core_test
+package rulesfile_test
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // The rules file of a running service changes: the watcher applies the new
 // version, and keeps the rules in force when a version is invalid.
-func ExampleRulesWatcher() {
+func ExampleWatcher() {
 	dir, err := os.MkdirTemp("", "sluice-example")
 	if err != nil {
 		fmt.Println(err)
@@ -43,7 +44,7 @@ func ExampleRulesWatcher() {
 			return a
 		},
 	}))
-	w, err := core.NewRulesWatcher(guard, path, core.WithReloadLogger(logger))
+	w, err := rulesfile.NewWatcher(guard, path, rulesfile.WithLogger(logger))
 	if err != nil {
 		fmt.Println(err) // the file is missing or invalid: nothing is running
 		return

@@ -1,4 +1,4 @@
-package core
+package rulesfile
 
 import (
 	"context"
@@ -13,91 +13,51 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicekit/sluice/core"
 )
 
-// DefaultPollInterval is how often a RulesWatcher looks at its rules file,
+// DefaultPollInterval is how often a Watcher looks at its rules file,
 // by default (WithPollInterval).
 const DefaultPollInterval = time.Second
 
-// mtimeSlack is how long after a file's modification time a RulesWatcher
+// mtimeSlack is how long after a file's modification time a Watcher
 // keeps reading the file although its size and modification time look
 // unchanged: file systems record modification times with a granularity
 // (2s on FAT, a clock tick on some kernels), so a second write soon after
 // the first may leave both as they were.
 const mtimeSlack = 2 * time.Second
 
-// maxLoggedNames bounds the rule names a RulesWatcher puts in one log line
-// per list (added, removed, changed); RulesChange has them all.
+// maxLoggedNames bounds the rule names a Watcher puts in one log line
+// per list (added, removed, changed); Change has them all.
 const maxLoggedNames = 10
 
-// RulesWatcher keeps a Guard's rules in step with a rules file while the
-// Guard serves. NewRulesWatcher loads the file into the Guard; Run then
+// Watcher keeps a Guard's rules in step with a rules file while the
+// Guard serves. NewWatcher loads the file into the Guard; Run then
 // polls the file and applies each new version with SetRules, so the counts
 // of the rules that keep their name, kind, resource and param carry over.
-// The file holds the Guard's whole rule set: rules given to New, or set
+// The file holds the Guard's whole rule set: rules given to core.New, or set
 // with SetRules, are replaced by the file's at the first load.
 //
-// A version of the file that cannot be read or is invalid (a syntax error,
-// an unknown field, a value out of range, an empty file or a bare "rules:",
-// a file that may have been cut short: see ParseRules) is not applied: the
-// rules in force stay, and the problem is reported once per distinct
-// content, to OnReloadError and as a warning to the logger, however many
-// polls see it. Deleting the file keeps the rules in force too; recreating
-// it applies its content. A file removes every rule only when it says so:
-// "rules: []".
+// A version of the file that cannot be read or is invalid (see Parse) is
+// not applied: the rules in force stay, and the problem is reported once
+// per distinct content, to OnReloadError and as a warning to the logger.
+// Deleting the file keeps the rules in force too; recreating it applies
+// its content. A file removes every rule only when it says so: "rules: []".
+// The package documentation says why the watcher polls, how it keeps a
+// file caught halfway through a write from applying, and what it logs.
 //
-// # Why polling
-//
-// The watcher polls (DefaultPollInterval, WithPollInterval) rather than
-// subscribing to file system events: the standard library has no portable
-// interface to them, and polling works on every system and file system,
-// network file systems and container volumes included, where a file is
-// often replaced through a renamed directory or symlink that event watches
-// on the file itself miss (each poll follows the path, symlinks included,
-// afresh). A poll costs a stat of the file; the file is read, and its
-// content hashed (SHA-256), only when its identity, size or modification
-// time changed, or when it was modified within 2 seconds of the last read
-// (file systems record modification times coarsely, so two writes in quick
-// succession can leave both unchanged). So an in-place rewrite that keeps
-// the size and sets the modification time back to an old value (cp -p or
-// touch -r onto the file) goes unnoticed until the time changes again.
-//
-// # Partial writes
-//
-// A version applies only once two consecutive polls saw the same content;
-// likewise, a problem is reported only once two consecutive polls saw it.
-// A writer that truncates the file and writes it in place,
-// os.WriteFile say, can be caught halfway by a poll. ParseRules refuses
-// most files cut short (empty, or ending in the middle of a line, a key or
-// before a limit), but a YAML file cut at a line break after a complete
-// rule is a valid file with fewer rules; waiting for the content to hold
-// still for a poll period keeps those from ever applying. A change therefore applies one to
-// two poll periods after it is written. Writers that take longer than a
-// poll period to write the file should write a temporary file in the same
-// directory and rename it over the rules file, which replaces it at once.
-//
-// # Logging
-//
-// The watcher logs what it does with log/slog, to WithReloadLogger's logger,
-// or slog.Default() when none is given: a watcher runs unattended, and a
-// rules file that is silently ignored is a limit nobody knows is not in
-// force. Each rule set applied is logged at level Info (the number of rules,
-// the names of the rules added, removed and changed, at most 10 of each),
-// each problem at level Warn, once per distinct content or error; so the
-// log gets at most one line per poll, and only when the file changes. Pass
-// slog.New(slog.DiscardHandler) to silence it.
-//
-// A RulesWatcher is safe for concurrent use. Its callbacks are called
+// A Watcher is safe for concurrent use. Its callbacks are called
 // while it holds its lock, from Run's goroutine or the caller of
-// NewRulesWatcher or Reload, one at a time; they must not call the
+// NewWatcher or Reload, one at a time; they must not call the
 // watcher's methods.
-type RulesWatcher struct {
-	guard    *Guard
+type Watcher struct {
+	guard    *core.Guard
 	path     string
 	format   Format
 	interval time.Duration
 	logger   *slog.Logger // nil: slog.Default()
-	onReload func(RulesChange)
+	onReload func(Change)
 	onError  func(error)
 	running  atomic.Bool
 
@@ -116,9 +76,9 @@ type RulesWatcher struct {
 	err      error
 }
 
-// RulesChange describes a rule set a RulesWatcher applied. Rules are
-// named by Rule.Name (the name the file gives them, or DefaultName).
-type RulesChange struct {
+// Change describes a rule set a Watcher applied. Rules are
+// named by core.Rule.Name (the name the file gives them, or core.DefaultName).
+type Change struct {
 	// Path is the rules file.
 	Path string
 	// Rules is the number of rules in force after the change.
@@ -126,7 +86,7 @@ type RulesChange struct {
 	// Added, Removed and Changed name the rules that the new rule set has
 	// and the old had not, the old had and the new has not, and that both
 	// have with different fields. A changed rule keeps its counts when its
-	// kind, resource and param are unchanged (see Guard.SetRules).
+	// kind, resource and param are unchanged (see core.Guard.SetRules).
 	Added, Removed, Changed []string
 }
 
@@ -145,20 +105,20 @@ type observation struct {
 	err  error
 }
 
-// WatchOption configures a RulesWatcher made by NewRulesWatcher.
+// WatchOption configures a Watcher made by NewWatcher.
 type WatchOption interface {
-	apply(*RulesWatcher) error
+	apply(*Watcher) error
 }
 
-type watchOptionFunc func(*RulesWatcher) error
+type watchOptionFunc func(*Watcher) error
 
-func (f watchOptionFunc) apply(w *RulesWatcher) error { return f(w) }
+func (f watchOptionFunc) apply(w *Watcher) error { return f(w) }
 
 // WithPollInterval sets how often the watcher looks at the file (default
 // DefaultPollInterval). A change applies one to two intervals after it is
-// written (see RulesWatcher).
+// written (see Partial writes in the package documentation).
 func WithPollInterval(d time.Duration) WatchOption {
-	return watchOptionFunc(func(w *RulesWatcher) error {
+	return watchOptionFunc(func(w *Watcher) error {
 		if d <= 0 {
 			return fmt.Errorf("WithPollInterval: interval must be > 0, got %v", d)
 		}
@@ -167,12 +127,12 @@ func WithPollInterval(d time.Duration) WatchOption {
 	})
 }
 
-// WithReloadLogger makes the watcher log to l instead of slog.Default().
+// WithLogger makes the watcher log to l instead of slog.Default().
 // To log nothing, pass slog.New(slog.DiscardHandler).
-func WithReloadLogger(l *slog.Logger) WatchOption {
-	return watchOptionFunc(func(w *RulesWatcher) error {
+func WithLogger(l *slog.Logger) WatchOption {
+	return watchOptionFunc(func(w *Watcher) error {
 		if l == nil {
-			return errors.New("WithReloadLogger: logger is nil")
+			return errors.New("WithLogger: logger is nil")
 		}
 		w.logger = l
 		return nil
@@ -180,9 +140,9 @@ func WithReloadLogger(l *slog.Logger) WatchOption {
 }
 
 // OnReload makes the watcher call f with each rule set it applies, the
-// first (by NewRulesWatcher) included.
-func OnReload(f func(RulesChange)) WatchOption {
-	return watchOptionFunc(func(w *RulesWatcher) error {
+// first (by NewWatcher) included.
+func OnReload(f func(Change)) WatchOption {
+	return watchOptionFunc(func(w *Watcher) error {
 		if f == nil {
 			return errors.New("OnReload: func is nil")
 		}
@@ -194,12 +154,12 @@ func OnReload(f func(RulesChange)) WatchOption {
 // OnReloadError makes the watcher call f with each problem that keeps
 // a version of the file from applying, once per distinct content or
 // error: after Run starts, once two consecutive polls saw it (see
-// RulesWatcher). An invalid file gives an error wrapping a *RulesError,
+// Watcher). An invalid file gives an error wrapping a *core.RulesError,
 // whose Problems name each rule and field at fault; a file that cannot be
 // read gives the error of the file system (errors.Is(err, fs.ErrNotExist)
 // for a deleted file).
 func OnReloadError(f func(error)) WatchOption {
-	return watchOptionFunc(func(w *RulesWatcher) error {
+	return watchOptionFunc(func(w *Watcher) error {
 		if f == nil {
 			return errors.New("OnReloadError: func is nil")
 		}
@@ -208,20 +168,20 @@ func OnReloadError(f func(error)) WatchOption {
 	})
 }
 
-// NewRulesWatcher loads the rules file at path (YAML, or JSON when its name
-// ends in ".json", as LoadRulesFile) into g with g.SetRules, and returns a
+// NewWatcher loads the rules file at path (YAML, or JSON when its name
+// ends in ".json", as Load reads it) into g with g.SetRules, and returns a
 // watcher that applies the file's later versions while Run runs. It returns
 // an error, and changes nothing, when an option is invalid or the file
 // cannot be read or is invalid. The watcher measures its poll interval on
-// g's clock (WithClock), so tests drive it with a clock.Fake.
-func NewRulesWatcher(g *Guard, path string, opts ...WatchOption) (*RulesWatcher, error) {
+// g's clock (core.WithClock), so tests drive it with a clock.Fake.
+func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, error) {
 	if g == nil {
-		return nil, errors.New("sluice: NewRulesWatcher: guard is nil")
+		return nil, errors.New("sluice: rulesfile.NewWatcher: guard is nil")
 	}
 	if path == "" {
-		return nil, errors.New("sluice: NewRulesWatcher: path is empty")
+		return nil, errors.New("sluice: rulesfile.NewWatcher: path is empty")
 	}
-	w := &RulesWatcher{guard: g, path: path, format: formatOf(path), interval: DefaultPollInterval}
+	w := &Watcher{guard: g, path: path, format: formatOf(path), interval: DefaultPollInterval}
 	for _, o := range opts {
 		if err := o.apply(w); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
@@ -238,7 +198,7 @@ func NewRulesWatcher(g *Guard, path string, opts ...WatchOption) (*RulesWatcher,
 }
 
 // Path returns the rules file's path.
-func (w *RulesWatcher) Path() string { return w.path }
+func (w *Watcher) Path() string { return w.path }
 
 // Run polls the rules file every poll interval and applies each new version
 // of it, until ctx is done; it then returns ctx.Err(). It returns an error
@@ -246,9 +206,9 @@ func (w *RulesWatcher) Path() string { return w.path }
 // runs on, typically:
 //
 //	go func() { _ = w.Run(ctx) }()
-func (w *RulesWatcher) Run(ctx context.Context) error {
+func (w *Watcher) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
-		return errors.New("sluice: RulesWatcher.Run is already running")
+		return errors.New("sluice: rulesfile.Watcher.Run is already running")
 	}
 	defer w.running.Store(false)
 	c := w.guard.Clock()
@@ -269,7 +229,7 @@ func (w *RulesWatcher) Run(ctx context.Context) error {
 // SIGHUP, say). It returns the problem that keeps the file from applying,
 // also reported like Run's unless already reported for the same content,
 // or nil when the file's rules are in force.
-func (w *RulesWatcher) Reload() error {
+func (w *Watcher) Reload() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.observe()
@@ -285,7 +245,7 @@ func (w *RulesWatcher) Reload() error {
 // or nil when the rules in force are the file's content. The problem of a
 // version seen by one poll only is not returned until a second poll sees
 // it too.
-func (w *RulesWatcher) Err() error {
+func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
@@ -293,7 +253,7 @@ func (w *RulesWatcher) Err() error {
 
 // poll looks at the file and applies or reports what it holds once two
 // consecutive polls saw the same.
-func (w *RulesWatcher) poll(ctx context.Context) {
+func (w *Watcher) poll(ctx context.Context) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.observe()
@@ -313,7 +273,7 @@ func (w *RulesWatcher) poll(ctx context.Context) {
 // reading a file whose identity, size and modification time are those of
 // the last read, unless that modification time was recent when the file
 // was read (see mtimeSlack), and returns the last read's observation.
-func (w *RulesWatcher) observe() observation {
+func (w *Watcher) observe() observation {
 	info, err := os.Stat(w.path)
 	if err != nil {
 		return readFailure(err)
@@ -333,9 +293,8 @@ func (w *RulesWatcher) observe() observation {
 	if err != nil {
 		return readFailure(err)
 	}
-	// Up to the first byte or rule over the limits, for ParseRules to
-	// refuse.
-	data, err := readRules(f, w.format)
+	// Up to the first byte or rule over the limits, for read to refuse.
+	data, err := readLimited(f, w.format)
 	if err != nil {
 		return readFailure(err)
 	}
@@ -349,15 +308,15 @@ func readFailure(err error) observation {
 }
 
 // load applies the content o saw, or reports why it cannot; initial is
-// true for NewRulesWatcher's load, which reports nothing: it returns the
+// true for NewWatcher's load, which reports nothing: it returns the
 // error.
-func (w *RulesWatcher) load(ctx context.Context, o observation, initial bool) error {
+func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	problem := o.err // what is wrong, for the log, which gives the path apart
 	if problem == nil {
-		rules, err := ParseRules(o.data, w.format)
+		f, err := read(o.data, w.format)
 		if err == nil {
 			before := w.guard.Rules()
-			err = w.guard.SetRules(rules)
+			err = f.p.withLines(w.guard.SetRules(f.rules), 0)
 			if err == nil {
 				w.applied = o.key
 				w.failing, w.err = false, nil
@@ -392,7 +351,7 @@ func (w *RulesWatcher) load(ctx context.Context, o observation, initial bool) er
 
 // settle records that the rules in force are the file's content, after
 // the file was seen unreadable or different.
-func (w *RulesWatcher) settle(ctx context.Context) {
+func (w *Watcher) settle(ctx context.Context) {
 	if w.err != nil {
 		w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
 	}
@@ -401,7 +360,7 @@ func (w *RulesWatcher) settle(ctx context.Context) {
 
 // applyChange logs the change from the rules before to the rules after and
 // passes it to OnReload's func.
-func (w *RulesWatcher) applyChange(ctx context.Context, before, after []Rule, initial bool) {
+func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, initial bool) {
 	c := diffRules(before, after)
 	c.Path = w.path
 	msg := "sluice: rules reloaded"
@@ -418,7 +377,7 @@ func (w *RulesWatcher) applyChange(ctx context.Context, before, after []Rule, in
 	}
 }
 
-func (w *RulesWatcher) log() *slog.Logger {
+func (w *Watcher) log() *slog.Logger {
 	if w.logger != nil {
 		return w.logger
 	}
@@ -439,12 +398,12 @@ func appendNames(attrs []slog.Attr, key string, list []string) []slog.Attr {
 }
 
 // diffRules compares two normalized rule sets by rule name.
-func diffRules(before, after []Rule) RulesChange {
-	old := make(map[string]Rule, len(before))
+func diffRules(before, after []core.Rule) Change {
+	old := make(map[string]core.Rule, len(before))
 	for _, r := range before {
 		old[r.Name] = r
 	}
-	c := RulesChange{Rules: len(after)}
+	c := Change{Rules: len(after)}
 	kept := make(map[string]bool, len(after))
 	for _, r := range after {
 		prev, ok := old[r.Name]
@@ -466,7 +425,7 @@ func diffRules(before, after []Rule) RulesChange {
 
 // sameRule reports whether a and b have the same fields, taking no
 // overrides and empty overrides as the same.
-func sameRule(a, b Rule) bool {
+func sameRule(a, b core.Rule) bool {
 	if !maps.Equal(a.Overrides, b.Overrides) {
 		return false
 	}

@@ -1,15 +1,17 @@
-package core
+package rulesfile
 
 import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/sluicekit/sluice/core"
 )
 
-// FuzzParseRules parses arbitrary input as YAML and as JSON: parsing never
+// FuzzParse parses arbitrary input as YAML and as JSON: parsing never
 // panics, accepted rules are valid and normalized, and a rejection names
 // at least one problem.
-func FuzzParseRules(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, file := range testdataRulesFiles(f) {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -18,16 +20,16 @@ func FuzzParseRules(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []Format{FormatYAML, FormatJSON} {
-			rules, err := ParseRules(data, format)
+		for _, format := range []Format{YAML, JSON} {
+			rules, err := Parse(data, format)
 			if err != nil {
-				var re *RulesError
+				var re *core.RulesError
 				if !errors.As(err, &re) || len(re.Problems) == 0 || err.Error() == "" {
 					t.Fatalf("format %d: error without problems: %#v", format, err)
 				}
 				continue
 			}
-			if err := ValidateRules(rules); err != nil {
+			if err := core.ValidateRules(rules); err != nil {
 				t.Fatalf("format %d: parsed rules are invalid: %v", format, err)
 			}
 			for _, r := range rules {

@@ -1,0 +1,285 @@
+package rulesfile
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Format is the syntax of a rules file.
+type Format int
+
+// The rules file formats. Both have the same fields.
+const (
+	// YAML is the format of every rules file not named *.json.
+	YAML Format = iota
+	// JSON is the format of a rules file named *.json, in any case.
+	JSON
+)
+
+// Bounds of a rules file. A file within them takes memory proportional to
+// its size to parse.
+const (
+	maxFileSize = 16 << 20
+	maxRules    = 100_000
+	// maxJSONDepth bounds the nesting of a JSON file; a rules file needs 4.
+	maxJSONDepth = 64
+)
+
+// Load reads and parses the rules file at path (see Parse): a file whose
+// name ends in ".json", in any case, is JSON; any other is YAML. It stops
+// reading at the first byte over the size limit or the first rule over the
+// count limit. Its errors start with the path.
+//
+// Load validates the rules to report their problems with their lines: to
+// start a Guard with the rules of a file, NewGuard validates them once, in
+// core.New.
+func Load(path string) ([]core.Rule, error) {
+	f, err := readFile(path)
+	var rules []core.Rule
+	if err == nil {
+		rules, err = f.normalized()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rules file %s: %w", path, err)
+	}
+	return rules, nil
+}
+
+// NewGuard returns core.New(opts...) with the rules of the file at path
+// (read as Load reads it) after any that opts give with core.WithRules. It
+// returns an error, naming the path, when the file cannot be read or is
+// invalid; the problems of its rules, found by core.New, give their lines
+// in the file. Each rule of the file is validated once, by core.New.
+func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
+	f, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("rules file %s: %w", path, err)
+	}
+	g, err := core.New(append(slices.Clip(opts), core.WithRules(f.rules...))...)
+	if _, ok := err.(*core.RulesError); ok {
+		// The file's rules follow those of opts: count these.
+		g0, err0 := core.New(opts...)
+		if err0 != nil {
+			return nil, err0
+		}
+		first := len(g0.Rules())
+		_ = g0.Close()
+		return nil, fmt.Errorf("rules file %s: %w", path, f.p.withLines(err, first))
+	}
+	return g, err
+}
+
+// Parse parses a rules file: a mapping whose one key, rules, holds a list
+// of rules, each a mapping of the fields of core.Rule named as in its json
+// tags. Durations are Go durations ("1s", "250ms") or 0; overrides maps
+// param values to limits. Parse returns the rules normalized (see
+// core.NormalizeRules), or a *core.RulesError listing every problem of the
+// file, each with its line: syntax, unknown fields (with the field meant,
+// when close), values of the wrong type, duplicate keys, and every problem
+// core.ValidateRules finds.
+//
+// A file that may have been cut short is refused, so that a rules file
+// caught halfway through a write, or left so by a full disk or a crash,
+// never applies as a smaller rule set:
+//   - a file with no rules key (an empty file, one of comments only) or
+//     with a bare "rules:" or "rules: null": a file with no rules says so
+//     with "rules: []" (JSON: {"rules": []});
+//   - a YAML file whose last line has no line break and ends with a plain
+//     value or comment (a value cut in the middle: "limit: 1" for
+//     "limit: 100"); a file that ends with a closing bracket or quote is
+//     complete, and so is a JSON file, which cannot end early and parse;
+//   - a field with an empty value ("window:"), as a cut after a key leaves
+//     it; null, written out, leaves the field zero;
+//   - a flow, concurrency or hotspot rule without limit (a cut before the
+//     limit would block every request): "limit: 0" blocks every request.
+//
+// A YAML file cut at a line break after a complete field or rule is a valid
+// shorter file and cannot be told from one: a writer must replace a rules
+// file at once (write another file and rename it over the rules file) or
+// leave the Watcher time to see it hold still (see the package
+// documentation, Partial writes).
+//
+// The input is limited to 16 MiB and 100,000 rules; the rules are counted
+// from the text before it is parsed (parsing takes memory about 30 times
+// the size of the text). YAML aliases are not accepted.
+func Parse(data []byte, format Format) ([]core.Rule, error) {
+	f, err := read(data, format)
+	if err != nil {
+		return nil, err
+	}
+	return f.normalized()
+}
+
+// file is a rules file read into rules, as written, with what gives their
+// lines.
+type file struct {
+	rules []core.Rule
+	p     *fileParser
+}
+
+// read reads the rules file data without validating its rules. When the
+// file has problems of its own (see Parse), it returns a *core.RulesError
+// of those and of every problem core.ValidateRules finds in the fields it
+// could read.
+func read(data []byte, format Format) (*file, error) {
+	if len(data) > maxFileSize {
+		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
+	}
+	c := newRuleCounter(format)
+	if c.feed(data, true); c.over() {
+		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: c.overLine,
+			Msg: fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)}}}
+	}
+	root, err := decodeRulesFile(data, format)
+	if err != nil {
+		line, msg := splitLine(err.Error())
+		return nil, fileProblem(line, "%s", msg)
+	}
+	p := &fileParser{unread: map[fieldKey]bool{}}
+	rules := p.document(root)
+	if format == YAML && p.problems == nil {
+		p.checkEnd(data)
+	}
+	if p.problems != nil {
+		var validated []core.Problem
+		if rerr, ok := core.ValidateRules(rules).(*core.RulesError); ok {
+			validated = rerr.Problems
+		}
+		return nil, &core.RulesError{Problems: p.merge(validated)}
+	}
+	return &file{rules: rules, p: p}, nil
+}
+
+// normalized returns the file's rules validated and normalized
+// (core.NormalizeRules), or their problems with their lines.
+func (f *file) normalized() ([]core.Rule, error) {
+	rules, err := core.NormalizeRules(f.rules)
+	if err != nil {
+		return nil, f.p.withLines(err, 0)
+	}
+	return rules, nil
+}
+
+// formatOf returns the format of the rules file at path, by its extension.
+func formatOf(path string) Format {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return JSON
+	}
+	return YAML
+}
+
+// readFile reads the rules file at path with readLimited, and its rules
+// with read.
+func readFile(path string) (*file, error) {
+	format := formatOf(path)
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	data, err := readLimited(fd, format)
+	if err != nil {
+		return nil, err
+	}
+	return read(data, format)
+}
+
+// readLimited reads a rules file from f, counting its rules as it reads (see
+// ruleCounter): it stops after the first byte over the size limit, or at
+// the line of the first rule over the count limit, so that read
+// refuses what it returns without parsing it.
+func readLimited(f *os.File, format Format) ([]byte, error) {
+	size := 64 << 10
+	if info, err := f.Stat(); err == nil && info.Size() < maxFileSize {
+		size = max(size, int(info.Size())+1) // +1 to see the end
+	}
+	c := newRuleCounter(format)
+	data := make([]byte, 0, size)
+	for {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, cap(data)) // the file grew while read
+		}
+		n, err := f.Read(data[len(data):min(cap(data), maxFileSize+1)])
+		data = data[:len(data)+n]
+		c.feed(data, false)
+		switch {
+		case c.over(), len(data) > maxFileSize, err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// splitLine returns the line a syntax error's text names, "yaml: line 3:
+// msg" (go.yaml.in/yaml's) or "line 3: msg" (decodeJSON's), and the text
+// without it; 0 and the text when it names none.
+func splitLine(text string) (int, string) {
+	prefix, rest, ok := strings.Cut(text, "line ")
+	if !ok || prefix != "" && prefix != "yaml: " {
+		return 0, text
+	}
+	num, msg, ok := strings.Cut(rest, ": ")
+	line, err := strconv.Atoi(num)
+	if !ok || err != nil || line <= 0 {
+		return 0, text
+	}
+	return line, prefix + msg
+}
+
+// fileProblem returns a *core.RulesError of one problem of the file as a whole.
+func fileProblem(line int, format string, args ...any) *core.RulesError {
+	return &core.RulesError{Problems: []core.Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
+}
+
+// decodeRulesFile parses data into a node tree, nil for an empty file.
+func decodeRulesFile(data []byte, format Format) (*yaml.Node, error) {
+	switch format {
+	case YAML:
+		return decodeYAML(data)
+	case JSON:
+		return decodeJSON(data)
+	}
+	return nil, fmt.Errorf("unknown rules file format %d", format)
+}
+
+// decodeYAML parses a YAML document into its node tree. A document that
+// is empty or holds only comments gives nil; a second document is an
+// error.
+func decodeYAML(data []byte) (root *yaml.Node, err error) {
+	defer func() {
+		// The parser reports bad input as errors; this turns any bug
+		// of it that hostile input might reach into one too.
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("yaml: cannot parse: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if err := dec.Decode(&next); err != io.EOF {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("line %d: a rules file must be one YAML document, found a second", next.Line)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}

@@ -1,0 +1,488 @@
+package rulesfile
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// fieldKey names a field of a rule; the field wholeRule stands for all.
+type fieldKey struct {
+	index int
+	field string
+}
+
+const wholeRule = "*"
+
+// fileParser turns the node tree of a rules file into rules, recording a
+// problem for everything it cannot take.
+type fileParser struct {
+	problems []core.Problem
+	unread   map[fieldKey]bool // fields that could not be read
+	list     *yaml.Node        // the rules list, once read
+}
+
+// add records a problem at node n.
+func (p *fileParser) add(index int, name, field string, n *yaml.Node, format string, args ...any) {
+	p.problems = append(p.problems, core.Problem{Index: index, Name: name, Field: field, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// markUnread records that a field of rules[index] could not be read.
+func (p *fileParser) markUnread(index int, field string) {
+	p.unread[fieldKey{index, field}] = true
+}
+
+// merge returns the problems found parsing and the validation problems of
+// fields that could be read (the zero value left in a field that could not
+// be read would only repeat its problem), in report order.
+func (p *fileParser) merge(validated []core.Problem) []core.Problem {
+	all := p.problems
+	for _, v := range validated {
+		if !p.unread[fieldKey{v.Index, v.Field}] && !p.unread[fieldKey{v.Index, wholeRule}] {
+			v.Line = p.line(v.Index, v.Field)
+			all = append(all, v)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b core.Problem) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
+		}
+		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
+	})
+	return all
+}
+
+// withLines returns err with the line of each problem of a *core.RulesError
+// (which core.Guard.SetRules and core.ValidateRules return), for a rule set
+// whose rules from first on are this file's rules: the problems of those
+// rules are renumbered from 0 and given the line of their field. Other
+// errors are returned as they are.
+func (p *fileParser) withLines(err error, first int) error {
+	rerr, ok := err.(*core.RulesError)
+	if !ok {
+		return err
+	}
+	out := &core.RulesError{Problems: slices.Clone(rerr.Problems)}
+	for i, q := range out.Problems {
+		if q.Index >= first {
+			q.Index -= first
+			q.Line = p.line(q.Index, q.Field)
+			out.Problems[i] = q
+		}
+	}
+	return out
+}
+
+// line returns the line of field of rules[index] in the file: its key's,
+// or the rule's when the rule does not set it.
+func (p *fileParser) line(index int, field string) int {
+	if p.list == nil || index < 0 || index >= len(p.list.Content) {
+		return 0
+	}
+	n := p.list.Content[index]
+	for key := range pairs(n) {
+		if name, _ := keyText(key); name == field {
+			return key.Line
+		}
+	}
+	return n.Line
+}
+
+// noRules is how problems of a file without rules say what to write.
+const noRules = `a rules file with no rules says so with "rules: []"`
+
+// document reads the top-level mapping of a rules file and its rules.
+func (p *fileParser) document(root *yaml.Node) []core.Rule {
+	if root == nil || isNull(root) {
+		p.problems = append(p.problems, core.Problem{Index: -1, Field: "rules",
+			Msg: "is missing: the file is empty (it may have been cut short); " + noRules})
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		p.add(-1, "", "", root, "a rules file must be a mapping with the one key rules, got %s", describe(root))
+		return nil
+	}
+	var list *yaml.Node
+	seen := keyLines{}
+	for key, val := range pairs(root) {
+		name, ok := keyText(key)
+		switch {
+		case !ok || name != "rules":
+			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describeKey(key))
+		case seen.dup(p, -1, "", "", key, name): // reported
+		default:
+			list = val
+		}
+	}
+	switch {
+	case list == nil:
+		p.add(-1, "", "rules", root, "is missing; %s", noRules)
+		return nil
+	case isNull(list):
+		p.add(-1, "", "rules", list, "must be a list of rules, got null (the file may have been cut short); %s", noRules)
+		return nil
+	case list.Kind != yaml.SequenceNode:
+		p.add(-1, "", "rules", list, "must be a list of rules, got %s", describe(list))
+		return nil
+	case len(list.Content) > maxRules:
+		p.add(-1, "", "rules", list, "must hold at most %d rules, got %d", maxRules, len(list.Content))
+		return nil
+	}
+	p.list = list
+	rules := make([]core.Rule, len(list.Content))
+	for i, n := range list.Content {
+		rules[i] = p.rule(i, n)
+	}
+	return rules
+}
+
+// checkEnd records a problem when the YAML file data ends in the middle of
+// a line, after a plain value or a comment: a file cut there parses, with
+// the value cut short.
+func (p *fileParser) checkEnd(data []byte) {
+	text := bytes.TrimRight(data, " \t")
+	if len(text) == 0 || bytes.ContainsAny(text[len(text)-1:], "\n\r]}\"'") {
+		return
+	}
+	last := text[bytes.LastIndexAny(text, "\n\r")+1:]
+	p.problems = append(p.problems, core.Problem{Index: -1, Line: 1 + bytes.Count(text, []byte{'\n'}),
+		Msg: fmt.Sprintf("the file ends without a line break after %s: it may have been cut short in the middle of a value; end it with a line break", rulefields.Quote(string(last)))})
+}
+
+// rule reads rules[index] from its mapping n.
+func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
+	var r core.Rule
+	if n.Kind != yaml.MappingNode {
+		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
+		p.markUnread(index, wholeRule)
+		return r
+	}
+	rp := ruleParser{p: p, index: index, name: explicitName(n)}
+	seen := keyLines{}
+	for key, val := range pairs(n) {
+		name, ok := keyText(key)
+		switch {
+		case !ok:
+			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
+		case seen.dup(p, index, rp.name, "", key, name): // reported
+		default:
+			rp.field(&r, name, key, val)
+		}
+	}
+	if _, ok := seen["limit"]; !ok && (r.Kind == core.KindFlow || r.Kind == core.KindConcurrency || r.Kind == core.KindHotspot) {
+		rp.add("limit", n, "is required for kind %s (limit: 0 blocks every request)", r.Kind)
+		p.markUnread(index, "limit")
+	}
+	return r
+}
+
+// explicitName returns the name field of the rule mapping n, if it is a
+// string, for naming the rule in problems.
+func explicitName(n *yaml.Node) string {
+	for key, val := range pairs(n) {
+		if name, _ := keyText(key); name == "name" && val.Kind == yaml.ScalarNode && !isNull(val) {
+			return val.Value
+		}
+	}
+	return ""
+}
+
+// keyLines records the keys of a mapping seen so far and their lines.
+type keyLines map[string]int
+
+// dup reports whether key, named name, was seen before in its mapping,
+// recording a problem of field of rules[index] when so.
+func (s keyLines) dup(p *fileParser, index int, ruleName, field string, key *yaml.Node, name string) bool {
+	first, seen := s[name]
+	if seen {
+		p.add(index, ruleName, field, key, "key %s is set twice (first on line %d)", rulefields.Quote(name), first)
+		return true
+	}
+	s[name] = key.Line
+	return false
+}
+
+// ruleParser reads the fields of one rule.
+type ruleParser struct {
+	p     *fileParser
+	index int
+	name  string // the rule's name, for problems
+}
+
+// add records a problem of field of the rule at node n.
+func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any) {
+	rp.p.add(rp.index, rp.name, field, n, format, args...)
+}
+
+// field sets the field named key of r from val. A null value leaves the
+// field zero.
+func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
+	if !rulefields.Known(key) {
+		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key))
+		return
+	}
+	if isNull(val) {
+		if val.Value == "" { // a key and nothing after it
+			rp.add(key, keyNode, "has no value (the file may have been cut short); give one, or remove the key")
+			rp.p.markUnread(rp.index, key)
+		}
+		return
+	}
+	var msg string
+	switch key {
+	case "name":
+		r.Name, msg = textValue(val)
+	case "resource":
+		r.Resource, msg = textValue(val)
+	case "kind":
+		r.Kind, msg = typedText[core.Kind](val)
+	case "limit":
+		r.Limit, msg = intValue[int64](val)
+	case "window":
+		r.Window, msg = durationValue(val)
+	case "algorithm":
+		r.Algorithm, msg = typedText[core.Algorithm](val)
+	case "buckets":
+		r.Buckets, msg = intValue[int](val)
+	case "burst":
+		r.Burst, msg = intValue[int64](val)
+	case "maxWait":
+		r.MaxWait, msg = durationValue(val)
+	case "warmup":
+		r.Warmup, msg = durationValue(val)
+	case "coldFactor":
+		r.ColdFactor, msg = intValue[int](val)
+	case "param":
+		r.Param, msg = textValue(val)
+	case "maxKeys":
+		r.MaxKeys, msg = intValue[int](val)
+	case "overrides":
+		r.Overrides = rp.overrides(val)
+	case "onMissing":
+		r.OnMissing, msg = typedText[core.OnMissing](val)
+	case "store":
+		r.Store, msg = textValue(val)
+	case "mode":
+		r.Mode, msg = typedText[store.Mode](val)
+	case "onFailure":
+		r.OnFailure, msg = typedText[core.FailurePolicy](val)
+	case "localLimit":
+		r.LocalLimit, msg = intValue[int64](val)
+	case "strategy":
+		r.Strategy, msg = typedText[breaker.Strategy](val)
+	case "threshold":
+		r.Threshold, msg = floatValue(val)
+	case "maxRT":
+		r.MaxRT, msg = durationValue(val)
+	case "minRequests":
+		r.MinRequests, msg = intValue[int64](val)
+	case "openFor":
+		r.OpenFor, msg = durationValue(val)
+	case "probes":
+		r.Probes, msg = intValue[int64](val)
+	}
+	if msg != "" {
+		rp.add(key, val, "%s", msg)
+		rp.p.markUnread(rp.index, key)
+	}
+}
+
+// overrides reads the overrides mapping n: param values (any scalar, taken
+// as its text) to limits. Values that cannot be read are left out.
+func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
+	if n.Kind != yaml.MappingNode {
+		rp.add("overrides", n, "must be a mapping of param values to limits, got %s", describe(n))
+		rp.p.markUnread(rp.index, "overrides")
+		return nil
+	}
+	out := make(map[string]int64, len(n.Content)/2)
+	seen := keyLines{}
+	for key, val := range pairs(n) {
+		value, ok := keyText(key)
+		switch {
+		case !ok:
+			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
+		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
+		default:
+			limit, msg := intValue[int64](val)
+			if msg != "" {
+				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
+				continue
+			}
+			out[value] = limit
+		}
+	}
+	return out
+}
+
+// textValue returns the text of a scalar, or a problem.
+func textValue(n *yaml.Node) (string, string) {
+	if n.Kind != yaml.ScalarNode {
+		return "", "must be a string, got " + describe(n)
+	}
+	return n.Value, ""
+}
+
+// typedText returns the text of a scalar as a T, or a problem.
+func typedText[T ~string](n *yaml.Node) (T, string) {
+	s, msg := textValue(n)
+	return T(s), msg
+}
+
+// intValue returns the value of an integer scalar as a T, or a problem.
+func intValue[T int | int64](n *yaml.Node) (T, string) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, "must be an integer, got " + describe(n)
+	}
+	var v int64
+	if err := n.Decode(&v); err != nil || int64(T(v)) != v {
+		return 0, "is out of range, got " + describe(n)
+	}
+	return T(v), ""
+}
+
+// floatValue returns the value of a finite number scalar, integer or
+// not, or a problem.
+func floatValue(n *yaml.Node) (float64, string) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		var v float64
+		if err := n.Decode(&v); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return v, ""
+		}
+	}
+	return 0, "must be a number, got " + describe(n)
+}
+
+// durationValue returns the value of a scalar holding a Go duration, or
+// the integer 0, or a problem.
+func durationValue(n *yaml.Node) (time.Duration, string) {
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!str":
+			if d, err := time.ParseDuration(n.Value); err == nil {
+				return d, ""
+			}
+		case "!!int":
+			if v, msg := intValue[int64](n); msg == "" && v == 0 {
+				return 0, ""
+			}
+		}
+	}
+	return 0, "must be a Go duration such as 1s or 250ms, got " + describe(n)
+}
+
+// pairs yields the keys and values of a mapping node.
+func pairs(m *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(*yaml.Node, *yaml.Node) bool) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if !yield(m.Content[i], m.Content[i+1]) {
+				return
+			}
+		}
+	}
+}
+
+// keyText returns the text of a scalar mapping key; other keys (lists,
+// mappings, aliases) have none.
+func keyText(key *yaml.Node) (string, bool) {
+	return key.Value, key.Kind == yaml.ScalarNode
+}
+
+// isNull reports whether n is a null scalar (null, ~, or nothing).
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe returns how a problem shows the value n: a string quoted, other
+// scalars as written, and the kind of anything else.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "the alias *" + rulefields.Truncate(n.Value, 64) + " (rules files do not support YAML aliases)"
+	case yaml.ScalarNode:
+		return describeScalar(n)
+	}
+	return "nothing"
+}
+
+// describeScalar returns how a problem shows a scalar: strings, and
+// anything that would need escapes, quoted; numbers and booleans as written.
+func describeScalar(n *yaml.Node) string {
+	tag := n.ShortTag()
+	if tag == "!!null" {
+		return "null"
+	}
+	short := rulefields.Truncate(n.Value, 64)
+	if tag == "!!str" || strconv.Quote(short) != `"`+short+`"` {
+		return rulefields.Quote(n.Value)
+	}
+	if short != n.Value {
+		return short + "..."
+	}
+	return short
+}
+
+// describeKey returns how a problem shows a mapping key.
+func describeKey(key *yaml.Node) string {
+	if text, ok := keyText(key); ok {
+		return rulefields.Quote(text)
+	}
+	return describe(key)
+}
+
+// suggestField returns ` (did you mean "limit"?)` for an unknown field
+// name that is close to a known one, the closest (the first in report
+// order of those as close), else "".
+func suggestField(name string) string {
+	const maxDistance = 2
+	if len(name) > 2*len("coldFactor") {
+		return ""
+	}
+	best, bestDistance := "", maxDistance+1
+	for f := range rulefields.All() {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(f)); d < bestDistance {
+			best, bestDistance = f, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance returns the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,48 @@
+package rulesfile
+
+import (
+	"bytes"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Rules is a list of rules that decodes from the form of a rules file's
+// rules list (see Parse; core.Rule marshals to it), for rules kept in
+// another configuration file: with encoding/json, go.yaml.in/yaml/v3 or
+// gopkg.in/yaml.v3. It checks the name and type of each field, durations,
+// duplicate keys and that limit is given, as Parse does, but neither
+// validates nor normalizes the rules: core.New and Guard.SetRules do. Its
+// errors are *core.RulesError, with lines in YAML and JSON alike.
+type Rules []core.Rule
+
+// UnmarshalJSON reads rs from a JSON list of rules; null leaves rs as it is.
+func (rs *Rules) UnmarshalJSON(data []byte) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	n, err := decodeJSON(data)
+	if err != nil {
+		return err
+	}
+	return rs.UnmarshalYAML(n)
+}
+
+// UnmarshalYAML reads rs from a YAML list of rules.
+func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
+	p := &fileParser{unread: map[fieldKey]bool{}}
+	if n.Kind != yaml.SequenceNode {
+		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
+		return &core.RulesError{Problems: p.problems}
+	}
+	out := make(Rules, len(n.Content))
+	for i, item := range n.Content {
+		out[i] = p.rule(i, item)
+	}
+	if p.problems != nil {
+		return &core.RulesError{Problems: p.merge(nil)}
+	}
+	*rs = out
+	return nil
+}
