@@ -23,7 +23,10 @@ import (
 // kept in a store are not (traits.shared).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
-	a := asking{g: g, b: e.b, ctx: ctx, resource: resource, params: params, cpu: cpu, now: now, n: n}
+	// Field by field: a composite literal is built apart and copied.
+	var a asking
+	a.g, a.b, a.ctx, a.resource, a.params = g, e.b, ctx, resource, params
+	a.cpu, a.now, a.n = cpu, now, n
 	if quotas != nil {
 		a.policies, a.quotas = *quotas, true
 	}
@@ -76,9 +79,10 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 }
 
 // asking is a request that admit is asking the rules about, as the kinds'
-// ask methods see it. It holds no pointer to memory on the stack (the
-// request's Entry, its reservations, the caller's quotas): what it points
-// to escapes to the heap as a whole, as its error does.
+// ask methods see it. It keeps its first reservations inline and points to
+// nothing on the stack (the request's Entry, the caller's quotas): escape
+// analysis does not tell its fields apart, so as its error goes to the
+// heap, so would they.
 type asking struct {
 	g        *Guard
 	b        *binding
@@ -99,19 +103,23 @@ type asking struct {
 	blocked *BlockedError
 	// The reservations made so far, to give back on a later rejection: a
 	// few in place (no allocation for those), the others in more.
-	// Decisions are made in place: a held is too large to copy around on
-	// every request. The reservations past the last one made are zero.
+	// Decisions are written in place (slot): a decision built and then
+	// copied is slower than its size suggests, as the copy reads it back
+	// before it is stored. Those past the last one made are zero.
 	few  [4]held
-	more []held
-	len  int
+	used int    // of few; len(few) once rejected or in more, for slot
+	more []held // all of them, once they do not fit in few
 }
 
 // admitted returns the reservations made so far.
 func (a *asking) admitted() []held {
-	if a.more != nil {
+	switch {
+	case a.more != nil:
 		return a.more
+	case a.blocked != nil:
+		return a.few[:1] // see slot
 	}
-	return a.few[:a.len]
+	return a.few[:a.used]
 }
 
 // slot returns a reservation of rs to fill in, after those made so far.
@@ -120,12 +128,12 @@ func (a *asking) admitted() []held {
 func (a *asking) slot(rs *ruleState) *held {
 	var h *held
 	switch {
+	case a.used < len(a.few):
+		h = &a.few[a.used]
+		a.used++
 	case a.blocked != nil:
-		a.few[0], a.more, a.len = held{}, nil, 1
+		a.few[0], a.more = held{}, nil
 		h = &a.few[0]
-	case a.more == nil && a.len < len(a.few):
-		h = &a.few[a.len]
-		a.len++
 	default:
 		if a.more == nil {
 			a.more = append(make([]held, 0, 2*len(a.few)), a.few[:]...)
@@ -137,13 +145,14 @@ func (a *asking) slot(rs *ruleState) *held {
 	return h
 }
 
-// drop removes the last reservation slot returned, which was not made.
+// drop removes the last reservation slot returned, which was not made,
+// before any rejection.
 func (a *asking) drop() {
 	if a.more != nil {
 		a.more = a.more[:len(a.more)-1]
 	} else {
-		a.len--
-		a.few[a.len] = held{}
+		a.used--
+		a.few[a.used] = held{}
 	}
 }
 
@@ -172,6 +181,7 @@ func (a *asking) settle(h *held) {
 	case a.blocked == nil:
 		made := a.admitted()
 		a.blocked = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.used = len(a.few) // see slot
 	case h.d.OK:
 		a.blocked.passed(h, a.n)
 		h.rs.lim.undo(*h, a.cpu, a.n)

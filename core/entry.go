@@ -232,11 +232,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	switch {
 	case b.single != nil:
 		// One flow or concurrency rule that never waits: no reservation
-		// to keep for a later rejection, so no admit. The kinds are told
-		// apart here rather than through their ask: the flow rule's
-		// decision is used where it is returned (a Decision passed through
-		// another function is copied through memory, which costs more than
-		// its size suggests).
+		// to give back on a later rejection, so no admit. The kind's
+		// limiter is called here, devirtualized, and the decision used
+		// where it is made (see asking).
 		rs := b.single
 		switch l := rs.lim.(type) {
 		case *flowKind:

@@ -6,10 +6,11 @@ import "fmt"
 // own, in a file of its own (kind_*.go), and the two switches of this file
 // register it. Adding a kind takes that file and a case in each switch.
 type limiter interface {
-	// ask decides the request a is admitting (see asking): it takes a
-	// reservation for the request (a.slot), fills in its decision, and
-	// hands it to a.decided or a.settle. It returns an error only when
-	// the request cannot be decided (its context ended).
+	// ask decides the request a is admitting for the rule rs: it takes a
+	// reservation (a.slot), fills in its decision and acts on it
+	// (a.decided for a rate rule, a.settle for a rejection or after one).
+	// It returns an error only when the request cannot be decided (its
+	// context ended). It is called through asking.ask, not the interface.
 	ask(a *asking, rs *ruleState) error
 	// undo gives back the reservation h of n permits, taken on the CPU
 	// cpu, of a request that is not admitted after all. h is a copy: a
