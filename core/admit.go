@@ -16,11 +16,9 @@ import (
 // cpu is the caller's stripe index (see stripe.Picker), for the limiters
 // that keep a share of their quota per CPU.
 //
-// Once a rule rejects the request, the rules after it are still asked,
-// each permit they grant given back at once (take and undo: the limiters
-// have no read-only question, and this costs only rejected requests), so
-// that the error carries every rejection and the latest retry time. Rules
-// kept in a store are not (traits.shared).
+// The rules after a rejecting one are asked too (see Enter) by take and
+// undo: the limiters have no read-only question, and this costs only
+// rejected requests. Rules kept in a store are not (traits.shared).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.

@@ -309,10 +309,8 @@ func (g *Guard) now(b *binding) int64 {
 
 // decisionTime reads the clock the rules of b decide at: the Guard's clock
 // when a rule of b keeps state in time (see binding.timed), else the clock
-// of now. The coarse clock cannot serve such rules: its goroutine runs late
-// when the host is busy, and a reading that lags by a varying amount makes
-// a window span more real time than it should when the clock catches up
-// (stamps written late expire early), and a retry hint early.
+// of now. The coarse clock cannot serve such rules (see RTResolution):
+// stamps written late would expire early.
 func (g *Guard) decisionTime(b *binding) int64 {
 	if b.timed {
 		return int64(g.clock.Now())

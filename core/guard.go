@@ -72,8 +72,8 @@ type binding struct {
 	// in Entry.holds (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
 	keeps bool
-	// timed is true when a rule of b decides by the time: every kind but
-	// concurrency limits (see Guard.decisionTime).
+	// timed is true when a rule of b decides by the time (traits.timed;
+	// see Guard.decisionTime).
 	timed bool
 }
 

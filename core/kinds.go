@@ -35,7 +35,7 @@ type traits struct {
 	timed   bool // the rule decides by the time (see binding.timed)
 	ramps   bool // a decision may carry a warm-up ramp's limit instead of the rule's
 	gate    bool // a breaker: asked first, it is no quota policy and limits no count
-	shared  bool // kept in a store: not asked after a rejection (see Guard.admit)
+	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
 }
 
 // newLimiter makes the limiter of rule r, carrying over the state of prev,
