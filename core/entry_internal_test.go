@@ -43,7 +43,7 @@ func TestEnterClocks(t *testing.T) {
 	windowed, err := g.Enter(ctx, "windowed")
 	require.NoError(t, err)
 	assert.Less(t, windowed.start, int64(far), "timed on the coarse clock")
-	arr := g.rules.Load().rules[1].flow.(interface{ Array() *window.LeapArray }).Array()
+	arr := g.rules.Load().rules[1].lim.(*flowKind).l.(interface{ Array() *window.LeapArray }).Array()
 	assert.Equal(t, int64(far), arr.Newest(), "decided on the Guard's clock")
 	windowed.Exit(nil)
 

@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/concurrency"
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -55,37 +50,30 @@ type ruleSet struct {
 type ruleState struct {
 	rule    Rule // normalized
 	pattern pattern
-	flow    flow.Limiter         // KindFlow
-	conc    *concurrency.Limiter // KindConcurrency
-	hot     *hotspot.Limiter     // KindHotspot
-	brk     *breaker.Breaker     // KindBreaker
-	stats   *ruleStats           // carried over with the limiter
-	remote  *remoteRule          // a flow or hotspot rule with a store: instead of flow and hot
-	waits   bool                 // admitted requests may wait (leaky bucket)
-	holds   bool                 // admitted requests hold a per-value slot until Exit (hotspot concurrency)
-	window  bool                 // a rate limit per window (not a concurrency limit): it has a Quota
-	refills bool                 // a token or leaky bucket
+	lim     limiter    // of the rule's kind (see kinds.go)
+	stats   *ruleStats // carried over with the limiter
+	traits
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
-// in the order they are checked: rules that never make a request wait
-// first, so a request rejected by one of them does not take a pacing slot.
+// in the order they are asked: gates (breakers) first, so that an open one
+// rejects before any limit is taken, and rules that make requests wait
+// last, so that a request rejected by another does not take a pacing slot.
 type binding struct {
 	set   *ruleSet
 	rules []*ruleState
-	conc  []*concurrency.Limiter // the concurrency limiters among rules, released by Exit
-	// breakers are the breaker rules among rules, first in rules and in
-	// the same order; Exit reports outcomes to them.
-	breakers []*ruleState
+	// exits are the rules Exit ends a request for once (traits.exits),
+	// but a gate after the first, whose reservation is in Entry.holds.
+	exits []*ruleState
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
-	// keeps is true when admitted requests keep reservations for Exit in
-	// Entry.holds: per-value slots, or the tickets of breakers after the
-	// first.
+	// keeps is true when admitted requests may keep reservations for Exit
+	// in Entry.holds (traits.holds; the first gate keeps its ticket in
+	// Entry.brk instead).
 	keeps bool
-	// timed is true when a rule of b decides by the time: every kind but
-	// concurrency limits (see Guard.decisionTime).
+	// timed is true when a rule of b decides by the time (traits.timed;
+	// see Guard.decisionTime).
 	timed bool
 }
 
@@ -277,79 +265,15 @@ func (g *Guard) SetRules(rules []Rule) error {
 // same rule in the rule set being replaced, when prev is not nil.
 func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
+	var p limiter
 	if prev != nil {
-		rs.stats = prev.stats
+		rs.stats, p = prev.stats, prev.lim
 	} else {
 		rs.stats = newRuleStats()
 	}
-	if r.Store != "" {
-		var p *remoteRule
-		if prev != nil {
-			p = prev.remote
-		}
-		rr, err := compileRemote(r, g.stores, p)
-		if err != nil {
-			return nil, err
-		}
-		rs.remote = rr
-		alg := flow.Algorithm(r.Algorithm)
-		rs.waits = alg == flow.LeakyBucket
-		rs.window = true
-		rs.refills = alg == flow.LeakyBucket || alg == flow.TokenBucket
-		return rs, nil
-	}
-	switch r.Kind {
-	case KindFlow:
-		var p flow.Limiter
-		if prev != nil {
-			p = prev.flow
-		}
-		l, err := flow.New(r.flowConfig(), p)
-		if err != nil {
-			return nil, err
-		}
-		rs.flow = l
-		alg := l.Config().Algorithm
-		rs.waits = alg == flow.LeakyBucket
-		rs.window = true
-		rs.refills = alg == flow.LeakyBucket || alg == flow.TokenBucket
-	case KindConcurrency:
-		var p *concurrency.Limiter
-		if prev != nil {
-			p = prev.conc
-		}
-		rs.conc = concurrency.New(r.Limit, p)
-	case KindHotspot:
-		var p *hotspot.Limiter
-		if prev != nil {
-			p = prev.hot
-		}
-		l, err := hotspot.New(r.hotspotConfig(), p)
-		if err != nil {
-			return nil, err
-		}
-		rs.hot = l
-		alg := l.Config().Algorithm
-		rs.waits = alg == hotspot.LeakyBucket
-		rs.holds = alg == hotspot.Concurrency
-		rs.window = !rs.holds
-		rs.refills = rs.window
-	case KindBreaker:
-		var p *breaker.Breaker
-		if prev != nil {
-			p = prev.brk
-		}
-		name, resource, rp := r.Name, r.Resource, g.reporter
-		l, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
-			rp.send(report{breaker: &BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
-				At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
-		})
-		if err != nil {
-			return nil, err
-		}
-		rs.brk = l
-	default:
-		return nil, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
+	var err error
+	if rs.lim, rs.traits, err = g.newLimiter(r, p); err != nil {
+		return nil, err
 	}
 	return rs, nil
 }
@@ -357,31 +281,33 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 // bind returns the rules of set that apply to name.
 func (set *ruleSet) bind(name string) *binding {
 	b := &binding{set: set}
-	var waiting []*ruleState
+	var gates, waiting []*ruleState
 	for _, rs := range set.rules {
 		switch {
 		case !rs.pattern.match(name):
 			continue
-		case rs.brk != nil:
-			b.breakers = append(b.breakers, rs)
-			b.timed = true
-			continue
+		case rs.gate:
+			gates = append(gates, rs)
 		case rs.waits:
 			waiting = append(waiting, rs)
 		default:
 			b.rules = append(b.rules, rs)
 		}
-		if rs.conc != nil {
-			b.conc = append(b.conc, rs.conc)
-		}
-		b.keeps = b.keeps || rs.holds
-		b.timed = b.timed || rs.conc == nil && !rs.holds
+		b.timed = b.timed || rs.timed
 	}
-	b.keeps = b.keeps || len(b.breakers) > 1
-	// Breakers first: an open one rejects before any limit is taken.
-	b.rules = append(append(slices.Clone(b.breakers), b.rules...), waiting...)
-	if len(b.rules) == 1 && (b.rules[0].flow != nil || b.rules[0].conc != nil) && !b.rules[0].waits {
-		b.single = b.rules[0]
+	b.rules = append(append(gates, b.rules...), waiting...)
+	for i, rs := range b.rules {
+		first := i == 0 && rs.gate
+		if rs.exits && (!rs.holds || first) {
+			b.exits = append(b.exits, rs)
+		}
+		b.keeps = b.keeps || rs.holds && !first
+	}
+	if len(b.rules) == 1 && !b.rules[0].waits {
+		switch b.rules[0].lim.(type) {
+		case *flowKind, *concKind:
+			b.single = b.rules[0]
+		}
 	}
 	return b
 }

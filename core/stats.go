@@ -406,12 +406,6 @@ func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedA
 	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
 	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
 	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
-	if rs.conc != nil {
-		out.InFlight = rs.conc.InFlight()
-	}
-	if rs.brk != nil {
-		st := rs.brk.Stats(now)
-		out.Breaker = &st
-	}
+	rs.lim.stats(&out, now)
 	return out
 }

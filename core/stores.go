@@ -1,10 +1,6 @@
 package core
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -210,131 +204,4 @@ func (g *Guard) Stores() []StoreStatus {
 	}
 	slices.SortFunc(out, func(a, b StoreStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// remoteRule is the part of a flow or hotspot rule with a store.
-type remoteRule struct {
-	conn      *storeConn
-	lim       store.Limit
-	policy    FailurePolicy
-	overrides map[string]int64 // a hotspot rule's (the rule's own copy)
-	// The limiters of the local failure policy, at LocalLimit: local for
-	// a flow rule, localHot for a hotspot rule.
-	local    flow.Limiter
-	localHot *hotspot.Limiter
-}
-
-// compileRemote makes the remote part of rule r, which has a store,
-// carrying the local fallback's state over from prev.
-func compileRemote(r Rule, conns map[string]*storeConn, prev *remoteRule) (*remoteRule, error) {
-	conn := conns[r.Store]
-	if conn == nil {
-		return nil, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
-	}
-	rr := &remoteRule{
-		conn:      conn,
-		policy:    r.OnFailure,
-		overrides: r.Overrides,
-		lim: store.Limit{
-			Algorithm: flow.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window,
-			Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode),
-		},
-	}
-	if err := rr.lim.Validate(); err != nil {
-		return nil, err
-	}
-	if r.OnFailure != FailLocal {
-		return rr, nil
-	}
-	local := r
-	local.Limit = r.LocalLimit
-	var err error
-	if r.Kind == KindHotspot {
-		var p *hotspot.Limiter
-		if prev != nil {
-			p = prev.localHot
-		}
-		rr.localHot, err = hotspot.New(local.hotspotConfig(), p)
-	} else {
-		var p flow.Limiter
-		if prev != nil {
-			p = prev.local
-		}
-		rr.local, err = flow.New(local.flowConfig(), p)
-	}
-	return rr, err
-}
-
-// valueKey returns the store key of a hotspot rule's value: the rule's name
-// and the value ("=" before it), or a SHA-256 of a long value ("#" before
-// it), so that keys stay short and the same in every instance, and no short
-// value a client sends names a long value's key.
-func valueKey(rule, value string) string {
-	if len(value) <= 64 {
-		return rule + "\x00=" + value
-	}
-	sum := sha256.Sum256([]byte(value))
-	return rule + "\x00#" + hex.EncodeToString(sum[:16])
-}
-
-// limitOf returns the limit of a hotspot rule's value: its override's, or
-// the rule's.
-func (rr *remoteRule) limitOf(value string) store.Limit {
-	lim := rr.lim
-	if v, ok := rr.overrides[value]; ok {
-		lim.Limit = v
-	}
-	return lim
-}
-
-// take decides n requests at now for the rule of rr, in h: under h.key in
-// the store, or by the failure policy (h.fallback). For a hotspot rule, lim
-// is the value's limit and value the value, which the local policy limits.
-// It returns an error only when ctx ended during the store's call.
-func (rr *remoteRule) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
-	c := rr.conn
-	if round, ok := c.allow(now); ok {
-		d, err := c.s.Take(ctx, h.key, lim, n)
-		if err == nil {
-			c.succeeded()
-			h.d.Decision = d
-			return nil
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			c.abandoned(now, round)
-			return err // the caller gave up: not the store's failure
-		}
-		c.failed(now, round, err)
-	}
-	c.fallbacks.Add(1)
-	h.rs.stats.fallbacks.Add(1)
-	h.fallback = true
-	switch {
-	case rr.policy == FailOpen:
-		h.d.Decision = flow.Decision{OK: true, Limit: lim.Limit, Remaining: lim.Limit}
-	case rr.policy == FailClosed:
-		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: c.retryAfter(now)}
-	case rr.localHot != nil:
-		h.d = rr.localHot.Acquire(now, value, n)
-	default:
-		h.d.Decision = rr.local.Acquire(now, n)
-	}
-	return nil
-}
-
-// undo gives back a reservation h made by rr.
-func (rr *remoteRule) undo(h *held, n int64) {
-	switch {
-	case !h.fallback:
-		// Best effort: a failure leaves the reservation counted until the
-		// window moves on.
-		lim := rr.lim
-		lim.Limit = h.d.Limit
-		_ = rr.conn.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
-	case rr.policy != FailLocal:
-	case rr.localHot != nil:
-		rr.localHot.Undo(h.d, n)
-	default:
-		rr.local.Undo(h.d.Decision, n)
-	}
 }

@@ -1,0 +1,314 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicekit/sluice/core/breaker"
+)
+
+// admit asks the rules of e's binding in order and waits for the turn the
+// waiting ones gave the request. It returns the time the request proceeds,
+// and the error that stops it; on error, the reservations made are given
+// back. It notes e's quota, the policies of the rate rules in quotas (see
+// WithQuotas) and the reservations Exit ends (Entry.holds).
+// cpu is the caller's stripe index (see stripe.Picker), for the limiters
+// that keep a share of their quota per CPU.
+//
+// The rules after a rejecting one are asked too (see Enter) by take and
+// undo: the limiters have no read-only question, and this costs only
+// rejected requests. Rules kept in a store are not (traits.shared).
+func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
+	n := e.n
+	// Field by field: a composite literal is built apart and copied.
+	var a asking
+	a.g, a.b, a.ctx, a.resource, a.params = g, e.b, ctx, resource, params
+	a.cpu, a.now, a.n = cpu, now, n
+	if quotas != nil {
+		a.policies, a.quotas = *quotas, true
+	}
+	rules := e.b.rules
+	first := 0 // the rule that blocked the request first, once blocked
+	var err error
+	for i, rs := range rules {
+		if a.blocked == nil {
+			first = i
+		} else if rs.shared {
+			continue
+		}
+		if err = a.ask(rs); err != nil {
+			undo(a.admitted(), cpu, n)
+			evaluated(rules[:i+1], cpu, n)
+			break
+		}
+	}
+	if quotas != nil {
+		*quotas = a.policies
+	}
+	switch {
+	case err != nil:
+		return now, err
+	case a.blocked != nil:
+		for i, rs := range rules {
+			if i <= first || !rs.shared {
+				evaluated(rules[i:i+1], cpu, n)
+			}
+		}
+		return now, a.blocked
+	}
+	if a.wait > 0 {
+		if err := g.clock.Sleep(ctx, a.wait); err != nil {
+			undo(a.admitted(), cpu, n)
+			evaluated(rules, cpu, n)
+			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, a.wait, err)
+		}
+		now += int64(a.wait)
+	}
+	e.quota, e.brk = a.quota, a.brk
+	if e.b.keeps {
+		for _, h := range a.admitted() {
+			if h.keep {
+				e.holds = append(e.holds, h)
+			}
+		}
+	}
+	return now, nil
+}
+
+// asking is a request that admit is asking the rules about, as the kinds'
+// ask methods see it. It keeps its first reservations inline and points to
+// nothing on the stack (the request's Entry, the caller's quotas): escape
+// analysis does not tell its fields apart, so as its error goes to the
+// heap, so would they.
+type asking struct {
+	g        *Guard
+	b        *binding
+	ctx      context.Context
+	resource string
+	params   Params
+	cpu      uint32
+	now, n   int64
+	// policies are the quota policies of the rate rules that admitted the
+	// request so far (WithQuotas), when quotas is true.
+	policies []Quota
+	quotas   bool
+	quota    quotaOf        // for Entry.quota
+	brk      breaker.Ticket // for Entry.brk
+	wait     time.Duration  // the longest wait for a turn so far
+	// blocked is the error once a rule rejected the request; from then on
+	// each decision is given back at once (see slot).
+	blocked *BlockedError
+	// The reservations made so far, to give back on a later rejection: a
+	// few in place (no allocation for those), the others in more.
+	// Decisions are written in place (slot): a decision built and then
+	// copied is slower than its size suggests, as the copy reads it back
+	// before it is stored. Those past the last one made are zero.
+	few  [4]held
+	used int    // of few; len(few) once rejected or in more, for slot
+	more []held // all of them, once they do not fit in few
+}
+
+// admitted returns the reservations made so far.
+func (a *asking) admitted() []held {
+	switch {
+	case a.more != nil:
+		return a.more
+	case a.blocked != nil:
+		return a.few[:1] // see slot
+	}
+	return a.few[:a.used]
+}
+
+// slot returns a reservation of rs to fill in, after those made so far.
+// Once the request is rejected, its decisions are given back one at a
+// time: the reservations made are then only that one.
+func (a *asking) slot(rs *ruleState) *held {
+	var h *held
+	switch {
+	case a.used < len(a.few):
+		h = &a.few[a.used]
+		a.used++
+	case a.blocked != nil:
+		a.few[0], a.more = held{}, nil
+		h = &a.few[0]
+	default:
+		if a.more == nil {
+			a.more = append(make([]held, 0, 2*len(a.few)), a.few[:]...)
+		}
+		a.more = append(a.more, held{})
+		h = &a.more[len(a.more)-1]
+	}
+	h.rs = rs
+	return h
+}
+
+// drop removes the last reservation slot returned, which was not made,
+// before any rejection.
+func (a *asking) drop() {
+	if a.more != nil {
+		a.more = a.more[:len(a.more)-1]
+	} else {
+		a.used--
+		a.few[a.used] = held{}
+	}
+}
+
+// decided acts on the decision in h, the last slot, of a rate rule (flow or
+// hotspot): an admission notes the request's quota, policy and wait; any
+// other decision, or one after a rejection, is settled.
+func (a *asking) decided(h *held) {
+	if !h.d.OK || a.blocked != nil {
+		a.settle(h)
+		return
+	}
+	rs := h.rs
+	a.quota.note(rs, h.d.Limit, h.d.Remaining)
+	if a.quotas {
+		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
+	}
+	a.wait = max(a.wait, h.d.Wait)
+}
+
+// settle acts on the decision in h, the last slot, of a request that a rule
+// rejected: the first rejection makes the request's error (blockedAfter);
+// after it, a rejection is added to the error, and an admission noted in it
+// and given back at once.
+func (a *asking) settle(h *held) {
+	switch {
+	case a.blocked == nil:
+		made := a.admitted()
+		a.blocked = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.used = len(a.few) // see slot
+	case h.d.OK:
+		a.blocked.passed(h, a.n)
+		h.rs.lim.undo(*h, a.cpu, a.n)
+	default:
+		a.g.reject(a.blocked, h, a.cpu, a.now, a.n)
+	}
+}
+
+// undo gives back the reservations of the rules that admitted a request
+// on the CPU cpu after a later rule rejected it, or its wait was cancelled.
+func undo(admitted []held, cpu uint32, n int64) {
+	for i := range admitted {
+		admitted[i].rs.lim.undo(admitted[i], cpu, n)
+	}
+}
+
+// blocked returns the error of n requests at now on the CPU cpu that the
+// rule of h rejected with h's decision, and counts them in the rule's
+// statistics.
+func (g *Guard) blocked(resource string, h *held, cpu uint32, now, n int64) *BlockedError {
+	return g.blockedAfter(resource, nil, h, cpu, now, n)
+}
+
+// blockedAfter is blocked for a request that the rules of admitted admitted
+// before the rule of h rejected it: it notes their quota policies in the
+// error and gives their reservations back.
+func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *BlockedError {
+	a := &blockedAlloc{e: BlockedError{Resource: resource}}
+	b := &a.e
+	b.Policies = a.policies[:0]
+	for i := range admitted {
+		b.passed(&admitted[i], n)
+	}
+	undo(admitted, cpu, n)
+	g.reject(b, h, cpu, now, n)
+	if len(b.Policies) == 0 {
+		b.Policies = nil
+	}
+	return b
+}
+
+// blockedAlloc is a BlockedError with room for its first policies: one
+// allocation for both.
+type blockedAlloc struct {
+	e        BlockedError
+	policies [2]Quota
+}
+
+// passed notes in b the quota policy of a rate rule that admitted the n
+// permits of a request b's rules rejected: the quota left before them, as
+// their reservation is given back.
+func (b *BlockedError) passed(h *held, n int64) {
+	if rs := h.rs; rs.window {
+		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
+	}
+}
+
+// reject adds to b the rejection of n requests at now by the rule of h,
+// with h's decision, and counts it in the rule's statistics (once per
+// request, however many values of a hotspot rule it rejects). The rule
+// becomes the one b describes when it is the first to reject, when it
+// never admits the request and none before it was found to, or when its
+// retry time is later than theirs.
+func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
+	rs, d := h.rs, &h.d
+	never := rs.never(h, n)
+	retry := d.RetryAfter
+	if never {
+		retry = 0
+	}
+	q := rs.quota(d.Limit, d.Remaining)
+	q.Reset, q.Blocked = retry, true
+	if rs.gate || !b.note(q) { // a gate is no quota policy
+		rs.block(g, cpu, now, n)
+	}
+	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
+		return
+	}
+	b.Rule, b.Kind, b.Param = rs.rule.Name, rs.rule.Kind, rs.rule.Param
+	b.Limit, b.Window, b.Remaining = q.Limit, q.Window, q.Remaining
+	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
+}
+
+// note adds the quota policy q to b's (notePolicy) and reports whether a
+// rejection by q's rule was noted before.
+func (b *BlockedError) note(q Quota) bool {
+	var seen bool
+	b.Policies, seen = notePolicy(b.Policies, q)
+	return seen
+}
+
+// notePolicy appends the quota policy q to ps. A policy of the rule of the
+// last one (another value of a hotspot rule) is merged into it instead: a
+// rejection outweighs an admission, then the later retry time or the
+// smaller quota left counts. notePolicy reports whether a rejection by q's
+// rule was noted before.
+func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
+	if k := len(ps) - 1; k >= 0 && ps[k].Rule == q.Rule {
+		p := &ps[k]
+		seen := p.Blocked
+		if q.Blocked != p.Blocked {
+			if q.Blocked {
+				*p = q
+			}
+		} else if q.Blocked && q.Reset > p.Reset || !q.Blocked && q.Remaining < p.Remaining {
+			*p = q
+		}
+		return ps, seen
+	}
+	return append(ps, q), false
+}
+
+// never reports whether the rule of h can never admit the n permits of the
+// request it decided with h's decision: its limit for the request (the
+// configured one for a flow rule in memory, whose decision may carry a
+// warm-up ramp's; the decision's, a value's own, for the others), plus a
+// token bucket's burst, is below n, or the request lacks the param of a
+// rule that rejects such requests (h.missing). A failure policy's decision
+// (h.fallback) and a gate's tell nothing of that.
+func (rs *ruleState) never(h *held, n int64) bool {
+	if h.missing {
+		return true
+	}
+	if h.fallback || rs.gate {
+		return false
+	}
+	lim := h.d.Limit
+	if rs.ramps {
+		lim = rs.rule.Limit
+	}
+	return n > lim && n-lim > rs.rule.Burst
+}

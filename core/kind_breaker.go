@@ -1,0 +1,59 @@
+package core
+
+import (
+	"time"
+
+	"github.com/sluicekit/sluice/core/breaker"
+)
+
+// breakerKind is a breaker rule. The ticket of the binding's first breaker
+// is kept in the Entry (Entry.brk), those of the others in Entry.holds.
+type breakerKind struct{ b *breaker.Breaker }
+
+func newBreakerKind(r Rule, prev limiter, rp *reporter) (limiter, traits, error) {
+	var p *breaker.Breaker
+	if k, ok := prev.(*breakerKind); ok {
+		p = k.b
+	}
+	name, resource := r.Name, r.Resource
+	b, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
+		rp.send(report{breaker: &BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
+			At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
+	})
+	if err != nil {
+		return nil, traits{}, err
+	}
+	return &breakerKind{b}, traits{holds: true, exits: true, timed: true, gate: true}, nil
+}
+
+func (k *breakerKind) ask(a *asking, rs *ruleState) error {
+	t, retry, ok := k.b.Allow(a.now)
+	h := a.slot(rs)
+	h.t = t
+	if ok && a.blocked == nil {
+		if a.b.rules[0] == rs {
+			a.brk = t
+		} else {
+			h.keep = true
+		}
+		return nil
+	}
+	h.d.OK, h.d.RetryAfter = ok, retry
+	a.settle(h)
+	return nil
+}
+
+func (k *breakerKind) undo(h held, _ uint32, _ int64) { k.b.Undo(h.t) }
+
+func (k *breakerKind) exit(h *held, end ending) {
+	t := end.brk
+	if h != nil {
+		t = h.t
+	}
+	k.b.DoneOn(end.cpu, end.now, t, time.Duration(end.rt), end.failed)
+}
+
+func (k *breakerKind) stats(out *RuleStats, now int64) {
+	st := k.b.Stats(now)
+	out.Breaker = &st
+}

@@ -1,0 +1,45 @@
+package core
+
+import (
+	"github.com/sluicekit/sluice/core/concurrency"
+	"github.com/sluicekit/sluice/core/flow"
+)
+
+// concKind is a concurrency rule: its reservation is a count of slots, and
+// giving it back needs no decision.
+type concKind struct{ l *concurrency.Limiter }
+
+func newConcKind(r Rule, prev limiter) (limiter, traits, error) {
+	var p *concurrency.Limiter
+	if k, ok := prev.(*concKind); ok {
+		p = k.l
+	}
+	return &concKind{concurrency.New(r.Limit, p)}, traits{exits: true}, nil
+}
+
+func (k *concKind) ask(a *asking, rs *ruleState) error {
+	ok := k.l.AcquireOn(a.cpu, a.n)
+	h := a.slot(rs)
+	if ok && a.blocked == nil {
+		return nil
+	}
+	if ok {
+		h.d.OK = true
+	} else {
+		h.d.Decision = k.rejection()
+	}
+	a.settle(h)
+	return nil
+}
+
+// rejection is the decision of the rule when it rejects a request.
+func (k *concKind) rejection() flow.Decision {
+	lim, inFlight := k.l.Limit(), k.l.InFlight()
+	return flow.Decision{Limit: lim, Remaining: max(lim-inFlight, 0)}
+}
+
+func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
+
+func (k *concKind) exit(_ *held, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
+
+func (k *concKind) stats(out *RuleStats, _ int64) { out.InFlight = k.l.InFlight() }

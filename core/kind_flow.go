@@ -1,0 +1,43 @@
+package core
+
+import "github.com/sluicekit/sluice/core/flow"
+
+// flowKind is a flow rule kept in memory.
+type flowKind struct{ l flow.Limiter }
+
+func newFlowKind(r Rule, prev limiter) (limiter, traits, error) {
+	var p flow.Limiter
+	if k, ok := prev.(*flowKind); ok {
+		p = k.l
+	}
+	l, err := flow.New(r.flowConfig(), p)
+	if err != nil {
+		return nil, traits{}, err
+	}
+	return &flowKind{l}, flowTraits(l.Config().Algorithm), nil
+}
+
+// flowTraits are the traits of a flow rule of algorithm alg, in memory or
+// in a store.
+func flowTraits(alg flow.Algorithm) traits {
+	return traits{
+		waits:   alg == flow.LeakyBucket,
+		window:  true,
+		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
+		timed:   true,
+		ramps:   true,
+	}
+}
+
+func (k *flowKind) ask(a *asking, rs *ruleState) error {
+	h := a.slot(rs)
+	h.d.Decision = k.l.AcquireOn(a.cpu, a.now, a.n)
+	a.decided(h)
+	return nil
+}
+
+func (k *flowKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d.Decision, n) }
+
+func (*flowKind) exit(*held, ending) {}
+
+func (*flowKind) stats(*RuleStats, int64) {}

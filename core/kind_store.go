@@ -1,0 +1,177 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// storeKind is a flow or hotspot rule with a store.
+type storeKind struct {
+	conn      *storeConn
+	lim       store.Limit
+	policy    FailurePolicy
+	overrides map[string]int64 // a hotspot rule's (the rule's own copy)
+	// The limiters of the local failure policy, at LocalLimit: local for
+	// a flow rule, localHot for a hotspot rule.
+	local    flow.Limiter
+	localHot *hotspot.Limiter
+}
+
+// newStoreKind makes the limiter of rule r, which has a store, carrying the
+// local fallback's state over from prev.
+func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {
+	conn := conns[r.Store]
+	if conn == nil {
+		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
+	}
+	k := &storeKind{
+		conn:      conn,
+		policy:    r.OnFailure,
+		overrides: r.Overrides,
+		lim: store.Limit{
+			Algorithm: flow.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window,
+			Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode),
+		},
+	}
+	if err := k.lim.Validate(); err != nil {
+		return nil, traits{}, err
+	}
+	t := flowTraits(k.lim.Algorithm)
+	t.ramps, t.shared = false, true
+	if r.OnFailure != FailLocal {
+		return k, t, nil
+	}
+	p, _ := prev.(*storeKind)
+	local := r
+	local.Limit = r.LocalLimit
+	var err error
+	if r.Kind == KindHotspot {
+		var ph *hotspot.Limiter
+		if p != nil {
+			ph = p.localHot
+		}
+		k.localHot, err = hotspot.New(local.hotspotConfig(), ph)
+	} else {
+		var pf flow.Limiter
+		if p != nil {
+			pf = p.local
+		}
+		k.local, err = flow.New(local.flowConfig(), pf)
+	}
+	return k, t, err
+}
+
+// ask does not run after a rejection (traits.shared): a round trip per
+// rejected request would let a flood that is rejected anyway load the store.
+func (k *storeKind) ask(a *asking, rs *ruleState) error {
+	if rs.rule.Kind != KindHotspot {
+		h := a.slot(rs)
+		h.key = rs.rule.Name
+		if err := k.take(a.ctx, h, a.now, k.lim, "", a.n); err != nil {
+			a.drop()
+			return err
+		}
+		a.decided(h)
+		return nil
+	}
+	v, ok := a.firstValue(rs)
+	for i := 1; ok && a.blocked == nil; i++ {
+		h := a.slot(rs)
+		if lim := k.limitOf(v); lim.Limit == 0 {
+			h.d.Decision = flow.Decision{RetryAfter: lim.Window} // blocked by an override of 0
+		} else {
+			h.key = valueKey(rs.rule.Name, v)
+			if err := k.take(a.ctx, h, a.now, lim, v, a.n); err != nil {
+				a.drop()
+				return err
+			}
+		}
+		a.decided(h)
+		v, ok = a.value(rs, i)
+	}
+	return nil
+}
+
+// valueKey returns the store key of a hotspot rule's value: the rule's name
+// and the value ("=" before it), or a SHA-256 of a long value ("#" before
+// it), so that keys stay short and the same in every instance, and no short
+// value a client sends names a long value's key.
+func valueKey(rule, value string) string {
+	if len(value) <= 64 {
+		return rule + "\x00=" + value
+	}
+	sum := sha256.Sum256([]byte(value))
+	return rule + "\x00#" + hex.EncodeToString(sum[:16])
+}
+
+// limitOf returns the limit of a hotspot rule's value: its override's, or
+// the rule's.
+func (k *storeKind) limitOf(value string) store.Limit {
+	lim := k.lim
+	if v, ok := k.overrides[value]; ok {
+		lim.Limit = v
+	}
+	return lim
+}
+
+// take decides n requests at now in h: under h.key in the store, or by the
+// failure policy (h.fallback). For a hotspot rule, lim is the value's limit
+// and value the value, which the local policy limits. It returns an error
+// only when ctx ended during the store's call.
+func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
+	c := k.conn
+	if round, ok := c.allow(now); ok {
+		d, err := c.s.Take(ctx, h.key, lim, n)
+		if err == nil {
+			c.succeeded()
+			h.d.Decision = d
+			return nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			c.abandoned(now, round)
+			return err // the caller gave up: not the store's failure
+		}
+		c.failed(now, round, err)
+	}
+	c.fallbacks.Add(1)
+	h.rs.stats.fallbacks.Add(1)
+	h.fallback = true
+	switch {
+	case k.policy == FailOpen:
+		h.d.Decision = flow.Decision{OK: true, Limit: lim.Limit, Remaining: lim.Limit}
+	case k.policy == FailClosed:
+		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: c.retryAfter(now)}
+	case k.localHot != nil:
+		h.d = k.localHot.Acquire(now, value, n)
+	default:
+		h.d.Decision = k.local.Acquire(now, n)
+	}
+	return nil
+}
+
+func (k *storeKind) undo(h held, _ uint32, n int64) {
+	switch {
+	case !h.fallback:
+		// Best effort: a failure leaves the reservation counted until the
+		// window moves on.
+		lim := k.lim
+		lim.Limit = h.d.Limit
+		_ = k.conn.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
+	case k.policy != FailLocal:
+	case k.localHot != nil:
+		k.localHot.Undo(h.d, n)
+	default:
+		k.local.Undo(h.d.Decision, n)
+	}
+}
+
+func (*storeKind) exit(*held, ending) {}
+
+func (*storeKind) stats(*RuleStats, int64) {}

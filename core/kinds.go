@@ -1,0 +1,77 @@
+package core
+
+import "fmt"
+
+// limiter is the state of one rule of one kind: each kind has a type of its
+// own, in a file of its own (kind_*.go), and the two switches of this file
+// register it. Adding a kind takes that file and a case in each switch.
+type limiter interface {
+	// ask decides the request a is admitting for the rule rs: it takes a
+	// reservation (a.slot), fills in its decision and acts on it
+	// (a.decided for a rate rule, a.settle for a rejection or after one).
+	// It returns an error only when the request cannot be decided (its
+	// context ended). It is called through asking.ask, not the interface.
+	ask(a *asking, rs *ruleState) error
+	// undo gives back the reservation h of n permits, taken on the CPU
+	// cpu, of a request that is not admitted after all. h is a copy: a
+	// pointer passed to a method of an interface escapes to the heap.
+	undo(h held, cpu uint32, n int64)
+	// exit ends an admitted request for the rules that keep something for
+	// Exit (traits.exits and traits.holds): h is the reservation the
+	// request kept (Entry.holds), nil for the rules of binding.exits.
+	exit(h *held, end ending)
+	// stats adds the kind's own state to a rule's statistics at now.
+	stats(out *RuleStats, now int64)
+}
+
+// traits is what the engine needs to know of a rule's kind besides its
+// limiter. A kind's constructor sets them.
+type traits struct {
+	waits   bool // admitted requests may wait for their turn (leaky bucket): asked last
+	holds   bool // an admitted request may keep its reservation for Exit (Entry.holds)
+	exits   bool // Exit ends each admitted request for the rule once (binding.exits)
+	window  bool // a rate limit per window (not a concurrency limit): it has a Quota
+	refills bool // a token or leaky bucket
+	timed   bool // the rule decides by the time (see binding.timed)
+	ramps   bool // a decision may carry a warm-up ramp's limit instead of the rule's
+	gate    bool // a breaker: asked first, it is no quota policy and limits no count
+	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
+}
+
+// newLimiter makes the limiter of rule r, carrying over the state of prev,
+// the limiter of the same rule in the rule set being replaced (nil when
+// there is none; a limiter of another type is ignored).
+func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
+	switch {
+	case r.Store != "":
+		return newStoreKind(r, g.stores, prev)
+	case r.Kind == KindFlow:
+		return newFlowKind(r, prev)
+	case r.Kind == KindConcurrency:
+		return newConcKind(r, prev)
+	case r.Kind == KindHotspot:
+		return newHotspotKind(r, prev)
+	case r.Kind == KindBreaker:
+		return newBreakerKind(r, prev, g.reporter)
+	}
+	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
+}
+
+// ask asks the rule of rs for the request a is admitting. It calls the
+// kind's ask on its concrete type, not through the interface: a would
+// escape to the heap, an allocation per request.
+func (a *asking) ask(rs *ruleState) error {
+	switch l := rs.lim.(type) {
+	case *flowKind:
+		return l.ask(a, rs)
+	case *concKind:
+		return l.ask(a, rs)
+	case *hotspotKind:
+		return l.ask(a, rs)
+	case *breakerKind:
+		return l.ask(a, rs)
+	case *storeKind:
+		return l.ask(a, rs)
+	}
+	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))
+}

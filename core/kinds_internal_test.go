@@ -1,0 +1,49 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/store"
+)
+
+// TestEveryKindIsAsked: the limiter of every kind, in memory and in a
+// store, is in asking.ask's switch (a kind missing from it panics), admits
+// a request, gives its reservation back, ends it and reports its stats.
+func TestEveryKindIsAsked(t *testing.T) {
+	fc := clock.NewFake(time.Second)
+	mem, err := store.NewMemory(fc, 0)
+	require.NoError(t, err)
+	g, err := New(WithClock(fc), WithStore("mem", mem), WithRules(
+		Rule{Resource: "r", Kind: KindFlow, Limit: 10},
+		Rule{Resource: "r", Kind: KindConcurrency, Limit: 10},
+		Rule{Resource: "r", Kind: KindHotspot, Param: "query:p", Limit: 10},
+		Rule{Resource: "r", Kind: KindHotspot, Param: "query:p", Algorithm: "concurrency", Limit: 10},
+		Rule{Resource: "r", Kind: KindBreaker, Strategy: "error-ratio", Threshold: 0.5},
+		Rule{Resource: "r", Kind: KindFlow, Store: "mem", Limit: 10},
+		Rule{Resource: "r", Kind: KindHotspot, Param: "query:p", Store: "mem", Limit: 10},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	now := int64(fc.Now())
+	for _, rs := range g.rules.Load().rules {
+		for _, end := range []bool{false, true} {
+			a := asking{g: g, b: &binding{rules: []*ruleState{rs}}, ctx: context.Background(), resource: "r",
+				params: ParamMap{"query:p": {"v"}}, now: now, n: 1}
+			require.NotPanics(t, func() { require.NoError(t, a.ask(rs)) }, "%T", rs.lim)
+			require.Nil(t, a.blocked, rs.rule.Name)
+			require.Len(t, a.admitted(), 1, rs.rule.Name)
+			if h := a.admitted()[0]; end {
+				rs.lim.exit(&h, ending{now: now, n: 1})
+			} else {
+				undo(a.admitted(), 0, 1)
+			}
+		}
+		assert.Equal(t, rs.rule.Name, rs.snapshot(now, nil, time.Hour).Rule.Name)
+	}
+}
