@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Reasons a request is blocked for, as Totals.BlockedBy counts them: the

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Strategy is what a breaker counts as a bad outcome and how it trips. The

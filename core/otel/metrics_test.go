@@ -18,7 +18,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	"github.com/sluicekit/sluice/core/store"
 )

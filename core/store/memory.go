@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // DefaultMemoryKeys is the default bound on the number of keys a Memory

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // Mode is how a shared limit is decided.

@@ -1,6 +1,6 @@
 package hotspot
 
-import "github.com/sluicekit/sluice/core/flow"
+import "github.com/sluicekit/sluice/core/internal/flow"
 
 // maxGaps bounds the gaps a shard remembers: 256 of 40 bytes, allocated as
 // they are given back. A gap given back when the shard's are all live is

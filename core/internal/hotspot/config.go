@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // Algorithm names how a hotspot rule limits each value. The values are the

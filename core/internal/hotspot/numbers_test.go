@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/internal/bucketmodel"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 const us = time.Microsecond

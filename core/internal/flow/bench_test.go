@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // benchLimiter measures Acquire on a Limiter of cfg with readings of the

@@ -3,7 +3,7 @@ package hotspot
 import (
 	"maps"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // Limiter limits each value of a request parameter separately, tracking at

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // BenchmarkLeapArrayAdd measures Add with readings of the system clock, so

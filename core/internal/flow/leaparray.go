@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // leapArray admits while the pass count of the sliding window, kept in a

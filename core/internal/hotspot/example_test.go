@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
 // Each user may make 2 requests per second with a burst of 1; the user vip

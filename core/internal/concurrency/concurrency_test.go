@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/concurrency"
+	"github.com/sluicekit/sluice/core/internal/concurrency"
 )
 
 func TestAcquireRelease(t *testing.T) {

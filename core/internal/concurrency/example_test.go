@@ -3,7 +3,7 @@ package concurrency_test
 import (
 	"fmt"
 
-	"github.com/sluicekit/sluice/core/concurrency"
+	"github.com/sluicekit/sluice/core/internal/concurrency"
 )
 
 // A limit of two requests in flight: the third waits for a release.
