@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
@@ -29,8 +29,8 @@ const (
 	ErrorCount Strategy = "error-count"
 )
 
-// Strategies lists every Strategy.
-var Strategies = []Strategy{SlowRatio, ErrorRatio, ErrorCount}
+// Strategies returns every Strategy, in a new slice.
+func Strategies() []Strategy { return []Strategy{SlowRatio, ErrorRatio, ErrorCount} }
 
 // Defaults and bounds of Config fields.
 const (
@@ -94,13 +94,13 @@ func (c Config) WithDefaults() Config {
 }
 
 // Validate reports every problem of c (after defaults are applied), one
-// flow.FieldError each with the field's rules-file name, or nil when c is
+// rulefields.FieldError each with the field's rules-file name, or nil when c is
 // valid.
-func (c Config) Validate() []*flow.FieldError {
+func (c Config) Validate() []*rulefields.FieldError {
 	c = c.WithDefaults()
-	var errs []*flow.FieldError
+	var errs []*rulefields.FieldError
 	add := func(field, format string, args ...any) {
-		errs = append(errs, &flow.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &rulefields.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	switch c.Strategy {
 	case SlowRatio, ErrorRatio:
@@ -126,8 +126,8 @@ func (c Config) Validate() []*flow.FieldError {
 		add("window", "must be > 0, got %s", c.Window)
 	}
 	switch {
-	case c.Buckets < 1 || c.Buckets > flow.MaxBuckets:
-		add("buckets", "must be between 1 and %d, got %d", flow.MaxBuckets, c.Buckets)
+	case c.Buckets < 1 || c.Buckets > window.MaxBuckets:
+		add("buckets", "must be between 1 and %d, got %d", window.MaxBuckets, c.Buckets)
 	case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
 		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
 	}
@@ -264,7 +264,7 @@ type Breaker struct {
 func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 	cfg = cfg.WithDefaults()
 	if errs := cfg.Validate(); errs != nil {
-		return nil, flow.JoinFieldErrors(errs)
+		return nil, rulefields.Join(errs)
 	}
 	if prev != nil && prev.cfg == cfg {
 		return prev, nil

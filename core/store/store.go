@@ -24,11 +24,27 @@ const (
 	Approximate Mode = "approximate"
 )
 
+// Algorithm is the algorithm of a Limit: one of the constants below, named
+// as in a rules file.
+type Algorithm = flow.Algorithm
+
+// The algorithms a Store supports.
+const (
+	SlidingCounter = flow.SlidingCounter
+	TokenBucket    = flow.TokenBucket
+	LeakyBucket    = flow.LeakyBucket
+)
+
+// Decision is the outcome of Store.Take: OK, and the Limit, Remaining,
+// RetryAfter and (for a leaky bucket) Wait that a Guard reports. A Store
+// passes it back to Undo unchanged; the Store's own algorithm state rides
+// in its unexported fields.
+type Decision = flow.Decision
+
 // Limit describes one limit kept in a Store.
 type Limit struct {
-	// Algorithm is flow.SlidingCounter, flow.TokenBucket or
-	// flow.LeakyBucket.
-	Algorithm flow.Algorithm
+	// Algorithm is SlidingCounter, TokenBucket or LeakyBucket.
+	Algorithm Algorithm
 	Limit     int64         // requests per Window
 	Window    time.Duration // > 0
 	Burst     int64         // token bucket: tokens above Limit
@@ -41,8 +57,8 @@ type Limit struct {
 // (Lua's doubles, for Redis).
 const MaxWindow = 30 * 24 * time.Hour
 
-// Algorithms lists the algorithms a Store supports.
-var Algorithms = []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket}
+// Algorithms returns the algorithms a Store supports, in a new slice.
+func Algorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
 
 // Validate returns an error naming the first field of l that a Store cannot
 // use, or nil: besides the fields' own bounds, what flow.Config.Validate
@@ -123,10 +139,10 @@ type Store interface {
 	// store's own clock. The decision has OK, Limit, Remaining,
 	// RetryAfter, and for a leaky bucket the Wait before the request's
 	// turn.
-	Take(ctx context.Context, key string, lim Limit, n int64) (flow.Decision, error)
+	Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error)
 	// Undo gives back the n requests of an admitted decision d of Take,
 	// when a later rule rejected the request: best effort.
-	Undo(ctx context.Context, key string, lim Limit, d flow.Decision, n int64) error
+	Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error
 	// Close releases the Store's resources and stops its goroutines.
 	Close() error
 }

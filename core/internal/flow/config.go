@@ -1,9 +1,11 @@
 package flow
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Algorithm names a request-rate algorithm. The values are the ones the rules
@@ -21,17 +23,18 @@ const (
 	LeakyBucket    Algorithm = "leaky-bucket"
 )
 
-// Algorithms lists every Algorithm, in the order the documentation gives them.
-var Algorithms = []Algorithm{LeapArray, FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket}
+// Algorithms returns every Algorithm, in the order the documentation gives
+// them, in a new slice.
+func Algorithms() []Algorithm {
+	return []Algorithm{LeapArray, FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket}
+}
 
 // Defaults and bounds of Config fields.
 const (
 	DefaultWindow     = time.Second
 	DefaultBuckets    = 10
 	DefaultColdFactor = 3
-	// MaxBuckets bounds Config.Buckets: a leap array sums every bucket on
-	// each decision.
-	MaxBuckets = 1000
+	MaxBuckets        = window.MaxBuckets
 	// MaxSlidingLogLimit bounds Config.Limit for SlidingLog, which keeps one
 	// 8-byte timestamp per admitted request in the window.
 	MaxSlidingLogLimit = 1 << 20
@@ -73,16 +76,8 @@ type Config struct {
 	ColdFactor int // default DefaultColdFactor; used with Warmup
 }
 
-// FieldError is a problem with one field of a Config. Field is the name the
-// rules file uses.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-// Error returns the field name followed by the message, as in
-// "limit must be >= 0, got -5".
-func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
+// FieldError is a problem with one field of a Config.
+type FieldError = rulefields.FieldError
 
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -110,11 +105,11 @@ func (c Config) Validate() []*FieldError {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	known := false
-	for _, a := range Algorithms {
+	for _, a := range Algorithms() {
 		known = known || a == c.Algorithm
 	}
 	if !known {
-		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms)
+		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms())
 	}
 	if c.Limit < 0 {
 		add("limit", "must be >= 0, got %d", c.Limit)
@@ -193,12 +188,6 @@ func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.D
 	return errs
 }
 
-// JoinFieldErrors returns errs joined into one error (errors.Join), or nil
-// when there are none.
-func JoinFieldErrors(errs []*FieldError) error {
-	all := make([]error, len(errs))
-	for i, e := range errs {
-		all[i] = e
-	}
-	return errors.Join(all...)
-}
+// JoinFieldErrors returns errs joined into one error, or nil when there
+// are none.
+func JoinFieldErrors(errs []*FieldError) error { return rulefields.Join(errs) }

@@ -487,7 +487,7 @@ func TestReloadUndoOfPreviousLimiter(t *testing.T) {
 }
 
 func TestZeroLimitBlocksEverything(t *testing.T) {
-	for _, alg := range Algorithms {
+	for _, alg := range Algorithms() {
 		l := mustNew(t, Config{Algorithm: alg, Limit: 0}, nil)
 		for _, at := range []time.Duration{0, s, time.Hour} {
 			d := l.Acquire(int64(at), 1)

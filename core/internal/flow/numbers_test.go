@@ -107,7 +107,7 @@ func TestBoundsRefused(t *testing.T) {
 		{Config{Algorithm: FixedWindow, Limit: math.MaxInt64}, "limit", fmt.Sprint(MaxLimit)},
 		{Config{Algorithm: LeapArray, Limit: MaxLimit + 1}, "limit", fmt.Sprint(MaxLimit)},
 	}
-	for _, alg := range Algorithms {
+	for _, alg := range Algorithms() {
 		tests = append(tests, struct {
 			cfg   Config
 			field string

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// MaxBuckets bounds the buckets of a window that is summed on each
+// decision (a flow rule's or a breaker's).
+const MaxBuckets = 1000
+
 // Event is a kind of count kept in every bucket.
 type Event int
 

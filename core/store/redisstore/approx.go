@@ -107,7 +107,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	// Born used: the sweep forgets an entry only after a whole round
 	// without a Take, never between its making and its first Take.
 	e.state.Store(stUsed)
-	if lim.Algorithm == flow.SlidingCounter {
+	if lim.Algorithm == store.SlidingCounter {
 		e.sliding = true
 		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
 		return e
@@ -180,7 +180,7 @@ func (s *Store) lookup(key string, lim store.Limit) *entry {
 // its limit was replaced) is made again on the key's new entry, once; then
 // in Redis. Its count may then be pushed twice (the old entry of a replaced
 // limit pushes what it admitted), never lost.
-func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	for range 2 {
 		e := s.entry(key, lim)
 		if e == nil {
@@ -195,13 +195,13 @@ func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n i
 
 // takeTracked decides on a tracked entry. The caller checks that e is not
 // dead afterwards.
-func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (flow.Decision, error) {
+func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (store.Decision, error) {
 	if e.state.Load()&stUsed == 0 {
 		e.state.Or(stUsed)
 	}
 	if e.stale(s.gen.Load()) && s.healthy() {
 		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
-			return flow.Decision{}, err
+			return store.Decision{}, err
 		}
 	}
 	return e.take(s.picker, s.now(), n), nil
@@ -226,7 +226,7 @@ func (s *Store) refresh(ctx context.Context, e *entry) error {
 
 // take decides n at now on e's local state. pk picks the CPU whose lease
 // a sliding counter uses.
-func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
+func (e *entry) take(pk *stripe.Picker, now, n int64) store.Decision {
 	if !e.sliding {
 		d := e.g.Acquire(&e.tat, now, n)
 		if d.OK {
@@ -240,7 +240,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 	if ls != nil {
 		cpu = pk.Pick()
 		if e.takeLeased(ls, cpu, now, n) {
-			return flow.Decision{OK: true, Limit: lim, Remaining: e.remaining.Load()}
+			return store.Decision{OK: true, Limit: lim, Remaining: e.remaining.Load()}
 		}
 	}
 	contended := !e.mu.TryLock()
@@ -267,7 +267,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 			e.remaining.Store(left)
 		}
 		e.mu.Unlock()
-		return flow.Decision{OK: true, Limit: lim, Remaining: left}
+		return store.Decision{OK: true, Limit: lim, Remaining: left}
 	}
 	e.mu.Unlock()
 	return slidingDecision(e.lim, false, p, c, el, n)
@@ -336,7 +336,7 @@ func (e *entry) roll(idx int64) {
 	e.idxNow.Store(idx)
 }
 
-func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	v, ok := s.entries.Load(key)
 	if !ok || v.(*entry).lim != lim {
 		return s.undoRemote(ctx, key, lim, d, n)
@@ -368,11 +368,11 @@ func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d f
 
 // takeRemote decides an approximate limit the store does not track in
 // Redis, on the counts the instances' syncs keep.
-func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	if lim.Limit == 0 {
-		return flow.Decision{RetryAfter: lim.Window}, nil
+		return store.Decision{RetryAfter: lim.Window}, nil
 	}
-	if lim.Algorithm != flow.SlidingCounter {
+	if lim.Algorithm != store.SlidingCounter {
 		return s.takeExact(ctx, key, lim, n) // the same TAT
 	}
 	w := int64(lim.Window)
@@ -384,26 +384,26 @@ func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n i
 	c.set(scriptApproxSlidingTake, base+strconv.FormatInt(idx, 10), n, lim.Limit, w, el, s.ttlMillis(now, (idx+2)*w))
 	c.keys = append(c.keys, base+strconv.FormatInt(idx-1, 10))
 	if err := s.do(ctx, c); err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	defer s.putCall(c)
 	v, err := ints(c.val, 3)
 	if err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	return slidingDecision(lim, v[0] == 1, v[1], v[2], el, n), nil
 }
 
-func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	c := s.getCall()
 	switch lim.Algorithm {
-	case flow.SlidingCounter:
+	case store.SlidingCounter:
 		w := int64(lim.Window)
 		now := s.now()
 		idx := now / w
 		base := s.redisKey(key, "asc:"+lim.Window.String()+":")
 		c.set(scriptApproxSlidingUndo, base+strconv.FormatInt(idx, 10), n)
-	case flow.TokenBucket:
+	case store.TokenBucket:
 		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), costOf(n, int64(lim.Window), d.Limit))
 	default:
 		s.putCall(c)
