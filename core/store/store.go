@@ -61,9 +61,9 @@ const MaxWindow = 30 * 24 * time.Hour
 func Algorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
 
 // Validate returns an error naming the first field of l that a Store cannot
-// use, or nil: besides the fields' own bounds, what flow.Config.Validate
-// rejects (a burst or maxWait with another algorithm, a bucket faster than
-// one request per nanosecond).
+// use, or nil: besides the fields' own bounds, what a flow rule of the same
+// fields rejects (a burst or maxWait with another algorithm, a bucket faster
+// than one request per nanosecond).
 func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return err

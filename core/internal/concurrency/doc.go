@@ -11,4 +11,7 @@
 // the other CPUs may be refused up to 64 slots per CPU early, at most 1/32
 // of the limit. With fewer slots left, releases go back to the shared
 // counter and no CPU takes more.
+//
+// The package is internal to core: a concurrency rule is a core.Rule of
+// core.KindConcurrency.
 package concurrency

@@ -63,4 +63,7 @@
 // request of n larger than the limit is rejected without being counted.
 //
 // All times are nanoseconds from the Guard's clock (package clock).
+//
+// The package is internal to core: a rule names its algorithm with
+// core.Algorithm, and package store (with redisstore) shares its arithmetic.
 package flow

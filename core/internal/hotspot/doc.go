@@ -186,4 +186,7 @@
 // Times are nanoseconds of the Guard's clock (package clock), passed to
 // Acquire by the caller, which reads the clock once for all the rules of a
 // request.
+//
+// The package is internal to core: a hotspot rule is a core.Rule of
+// core.KindHotspot.
 package hotspot

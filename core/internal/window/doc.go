@@ -12,4 +12,7 @@
 // counted in the newest bucket instead of being dropped, and sums are taken
 // relative to it, so a clock step can neither lose counts nor open a gap in a
 // limit.
+//
+// The package is internal to core: flow rules, breakers and the Guard's
+// statistics count in it.
 package window
