@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
@@ -180,7 +181,7 @@ func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.D
 		return errs
 	}
 	// Window + burst*window/limit <= MaxSpan, and limit+burst <= MaxLimit.
-	most := min(mulDiv(int64(MaxSpan)-w, limit, w), MaxLimit-limit)
+	most := min(ratemath.MulDiv(int64(MaxSpan)-w, limit, w), MaxLimit-limit)
 	if burst > most {
 		add("burst", "must be <= %d with limit %d per %s (a spent bucket must fill within %s, and limit+burst be <= %d), got %d",
 			most, limit, window, MaxSpan, int64(MaxLimit), burst)

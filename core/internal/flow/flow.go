@@ -3,6 +3,8 @@ package flow
 import (
 	"math/bits"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 )
 
 // Decision is the outcome of Limiter.Acquire.
@@ -102,24 +104,10 @@ func (t threshold) admitted(n int64) {
 // that warms the limit up: a request another rule rejected must not warm it.
 func (t threshold) undone(n int64) { t.admitted(-n) }
 
-// mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
-// the largest int64 instead of overflowing.
-func mulDiv(a, b, c int64) int64 {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return 1<<63 - 1
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	if q > 1<<63-1 {
-		return 1<<63 - 1
-	}
-	return int64(q)
-}
-
 // scale is a fraction num/den below 1 with its reciprocal precomputed:
-// of(x) is mulDiv(x, num, den), by two multiplications instead of a 128-bit
+// of(x) is ratemath.MulDiv(x, num, den), by two multiplications instead of a 128-bit
 // division (which costs tens of cycles), exactly. The zero scale, or a
-// fraction of 1 or more, falls back to mulDiv.
+// fraction of 1 or more, falls back to ratemath.MulDiv.
 type scale struct {
 	num, den uint64
 	// frac is floor(num*2^64/den) when num < den, else 0. For x < 2^63,
@@ -139,7 +127,7 @@ func newScale(num, den int64) scale {
 // of returns x*num/den, rounded down, for 0 <= x.
 func (s scale) of(x int64) int64 {
 	if s.frac == 0 {
-		return mulDiv(x, int64(s.num), int64(s.den))
+		return ratemath.MulDiv(x, int64(s.num), int64(s.den))
 	}
 	q, _ := bits.Mul64(uint64(x), s.frac)
 	// q+1 is the quotient when (q+1)*den <= x*num.

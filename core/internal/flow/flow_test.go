@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 )
 
 const (
@@ -498,23 +500,6 @@ func TestZeroLimitBlocksEverything(t *testing.T) {
 	}
 }
 
-func TestMulDiv(t *testing.T) {
-	const maxInt = 1<<63 - 1
-	tests := []struct{ a, b, c, want int64 }{
-		{0, 5, 3, 0},
-		{1, int64(s), 3000, 333333},
-		{7, 3, 2, 10},
-		{maxInt, 2, 2, maxInt},
-		{maxInt, maxInt, maxInt, maxInt},
-		{maxInt, maxInt, 1, maxInt}, // saturates
-		{1 << 62, 4, 1, maxInt},
-		{1 << 40, 1 << 40, 1 << 30, 1 << 50},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, mulDiv(tt.a, tt.b, tt.c), "mulDiv(%d, %d, %d)", tt.a, tt.b, tt.c)
-	}
-}
-
 func TestFloorStart(t *testing.T) {
 	tests := []struct{ t, p, want int64 }{
 		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
@@ -572,7 +557,7 @@ func TestScaleMatchesMulDiv(t *testing.T) {
 		tests = append(tests, tc{next() >> (next() % 63), next() % den, den})
 	}
 	for _, tt := range tests {
-		got, want := newScale(tt.num, tt.den).of(tt.x), mulDiv(tt.x, tt.num, tt.den)
+		got, want := newScale(tt.num, tt.den).of(tt.x), ratemath.MulDiv(tt.x, tt.num, tt.den)
 		require.Equal(t, want, got, "%d*%d/%d", tt.x, tt.num, tt.den)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/bucketmodel"
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 )
 
 // TestBucketsExactAtEveryRate: token and leaky buckets follow the exact
@@ -32,7 +33,7 @@ func TestBucketsExactAtEveryRate(t *testing.T) {
 		{Algorithm: TokenBucket, Limit: int64(s) - 1, Window: s},    // cost 1ns plus a billionth
 		{Algorithm: LeakyBucket, Limit: int64(s) - 1, Window: s},    // maxWait 0
 		{Algorithm: TokenBucket, Limit: 7, Window: day, Burst: 300}, // 7 per day
-		{Algorithm: TokenBucket, Limit: 2, Window: day, Burst: mulDiv(int64(MaxSpan-day), 2, int64(day))},
+		{Algorithm: TokenBucket, Limit: 2, Window: day, Burst: ratemath.MulDiv(int64(MaxSpan-day), 2, int64(day))},
 		{Algorithm: LeakyBucket, Limit: 7, Window: day, MaxWait: MaxSpan},
 	}
 	for _, cfg := range cfgs {
@@ -92,7 +93,7 @@ func TestHighRateAdmitsTheLimit(t *testing.T) {
 // with its field and the largest value allowed.
 func TestBoundsRefused(t *testing.T) {
 	day := 24 * time.Hour
-	maxBurst := mulDiv(int64(MaxSpan-day), 2, int64(day))
+	maxBurst := ratemath.MulDiv(int64(MaxSpan-day), 2, int64(day))
 	tests := []struct {
 		cfg   Config
 		field string

@@ -3,6 +3,8 @@ package flow
 import (
 	"math"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 )
 
 // slidingCounter estimates the count of the sliding window as the previous
@@ -27,9 +29,7 @@ func (s *slidingCounter) warmState() *warmState { return warmStateOf(s.th) }
 // estimate returns the weighted count of the sliding window ending at now
 // whose aligned window is c, with curr requests in it.
 func (s *slidingCounter) estimate(c *period, now, curr int64) float64 {
-	w := float64(s.cfg.Window)
-	elapsed := min(max(float64(now-c.start), 0), w)
-	return float64(c.prev)*(w-elapsed)/w + float64(curr)
+	return ratemath.SlidingEstimate(c.prev, curr, now-c.start, int64(s.cfg.Window))
 }
 
 func (s *slidingCounter) AcquireOn(_ uint32, now, n int64) Decision { return s.Acquire(now, n) }
@@ -64,20 +64,11 @@ func (s *slidingCounter) retryAfter(c *period, now, curr, n, lim int64) time.Dur
 	if n > lim {
 		return s.cfg.Window
 	}
-	// earliest returns the elapsed time into a window with prev requests
-	// in its predecessor and cur in itself at which n more fit.
-	earliest := func(prev, cur int64) float64 {
-		room := float64(lim - cur - n)
-		if prev == 0 || room >= float64(prev) {
-			return 0
-		}
-		return w * (1 - room/float64(prev))
-	}
 	var at float64
 	if curr+n <= lim {
-		at = float64(c.start) + earliest(c.prev, curr)
+		at = float64(c.start) + ratemath.SlidingEarliest(c.prev, curr, n, lim, w)
 	} else {
-		at = float64(c.start) + w + earliest(curr, 0)
+		at = float64(c.start) + w + ratemath.SlidingEarliest(curr, 0, n, lim, w)
 	}
 	return time.Duration(max(math.Ceil(at-float64(now)), 0))
 }

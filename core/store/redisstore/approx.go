@@ -2,13 +2,13 @@ package redisstore
 
 import (
 	"context"
-	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -116,7 +116,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e.gkey = s.redisKey(key, g.suffix)
 	// The window of whole-nanosecond costs (see costOf): the same bucket as
 	// the exact scripts'.
-	w := time.Duration(mulDiv(g.cost1, lim.Limit, 1))
+	w := time.Duration(ratemath.MulDiv(g.cost1, lim.Limit, 1))
 	e.g = flow.GCRA{Limit: lim.Limit, Window: w, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
 	e.cost1 = g.cost1
 	return e
@@ -253,7 +253,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) store.Decision {
 	el := min(max(now-e.idx*e.w, 0), e.w)
 	p := e.prev + max(e.othersPrev, 0)
 	c := e.cur + max(e.othersCur, 0)
-	est := float64(p)*float64(e.w-el)/float64(e.w) + float64(c+n)
+	est := ratemath.SlidingEstimate(p, c+n, el, e.w)
 	if est <= float64(lim) {
 		e.cur += n
 		left := max(int64(float64(lim)-est), 0)
@@ -770,32 +770,15 @@ func (e *entry) expired(now, idle int64) bool {
 	return (e.idx+2)*e.w+idle < now
 }
 
-// mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
-// the largest int64.
 // costOf returns the cost of n requests in a bucket of limit per window w,
 // in whole nanoseconds: n times w/limit rounded up, so that the bucket never
 // admits more than its limit (rules refuse the limits whose rounding would
 // lose a request per window: core's store bounds), and n requests cost n
 // times one.
 func costOf(n, w, limit int64) int64 {
-	one := mulDiv(1, w, limit)
+	one := ratemath.MulDiv(1, w, limit)
 	if w%limit != 0 {
 		one++
 	}
-	return mulDiv(n, one, 1)
-}
-
-func mulDiv(a, b, c int64) int64 {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	if c <= 0 {
-		return 1<<63 - 1
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return 1<<63 - 1
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	return int64(min(q, 1<<63-1))
+	return ratemath.MulDiv(n, one, 1)
 }

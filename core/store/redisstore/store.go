@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -301,7 +302,7 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) store.Decision {
 	w, l := float64(lim.Window), lim.Limit
 	e = min(max(e, 0), int64(lim.Window))
-	est := float64(p)*(w-float64(e))/w + float64(c)
+	est := ratemath.SlidingEstimate(p, c, e, int64(lim.Window))
 	if ok {
 		return store.Decision{OK: true, Limit: l, Remaining: max(int64(float64(l)-est), 0)}
 	}
@@ -309,18 +310,11 @@ func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) store.Decision 
 	if n > l {
 		return d
 	}
-	earliest := func(prev, cur int64) float64 {
-		room := float64(l - cur - n)
-		if prev == 0 || room >= float64(prev) {
-			return 0
-		}
-		return w * (1 - room/float64(prev))
-	}
 	var at float64
 	if c+n <= l {
-		at = earliest(p, c) - float64(e)
+		at = ratemath.SlidingEarliest(p, c, n, l, w) - float64(e)
 	} else {
-		at = w + earliest(c, 0) - float64(e)
+		at = w + ratemath.SlidingEarliest(c, 0, n, l, w) - float64(e)
 	}
 	d.RetryAfter = time.Duration(max(ceil(at), 0))
 	return d
@@ -354,7 +348,7 @@ func gcraOf(lim store.Limit) gcra {
 		g.queue, g.suffix = true, "lb"
 		g.capacity = int64(lim.MaxWait) + g.cost1
 	} else {
-		g.capacity = w + mulDiv(lim.Burst, w, lim.Limit)
+		g.capacity = w + ratemath.MulDiv(lim.Burst, w, lim.Limit)
 	}
 	return g
 }
@@ -379,7 +373,7 @@ func (g gcra) decision(ok bool, ahead, over, n int64) store.Decision {
 	l := g.lim.Limit
 	rem := int64(0)
 	if ahead < g.capacity {
-		rem = mulDiv(g.capacity-ahead, l, int64(g.lim.Window))
+		rem = ratemath.MulDiv(g.capacity-ahead, l, int64(g.lim.Window))
 	}
 	if !ok {
 		d := store.Decision{Limit: l, Remaining: rem, RetryAfter: time.Duration(max(over, 1))}
