@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/breaker"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
