@@ -289,10 +289,10 @@ func (v *validator) checkStore(r *Rule) {
 }
 
 // storeCost checks a bucket's limit of a rule with a store (see
-// store.BucketLimitOK).
+// flow.BucketLimitOK).
 func (v *validator) storeCost(field, what string, limit, window int64) {
-	if largest, ok := store.BucketLimitOK(limit, time.Duration(window)); !ok {
-		v.add(field, "%s%s", what, store.BucketLimitProblem(largest, limit, time.Duration(window)))
+	if largest, ok := flow.BucketLimitOK(limit, time.Duration(window)); !ok {
+		v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, time.Duration(window)))
 	}
 }
 

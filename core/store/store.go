@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
@@ -90,39 +89,11 @@ func (l Limit) validate() error {
 		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
 	}
 	if l.Algorithm != flow.SlidingCounter {
-		if largest, ok := bucketLimitOK(l.Limit, l.Window); !ok {
-			return fmt.Errorf("limit %s", bucketLimitProblem(largest, l.Limit, l.Window))
+		if largest, ok := flow.BucketLimitOK(l.Limit, l.Window); !ok {
+			return fmt.Errorf("limit %s", flow.BucketLimitProblem(largest, l.Limit, l.Window))
 		}
 	}
 	return nil
-}
-
-// bucketLimitOK reports whether a token or leaky bucket of limit per window
-// is honoured by a store, which counts whole nanoseconds per request
-// (window/limit rounded up): the rounding loses less than a request per
-// window when limit divides the window's nanoseconds or limit*limit <=
-// window. largest is the largest limit allowed for window when limit does
-// not divide it.
-func bucketLimitOK(limit int64, window time.Duration) (largest int64, ok bool) {
-	w := int64(window)
-	if limit <= 0 || w <= 0 || w%limit == 0 {
-		return 0, true
-	}
-	largest = int64(math.Sqrt(float64(w)))
-	for largest*largest > w {
-		largest--
-	}
-	for (largest+1)*(largest+1) <= w {
-		largest++
-	}
-	return largest, limit <= largest
-}
-
-// bucketLimitProblem says why bucketLimitOK refused limit, after the
-// field's name.
-func bucketLimitProblem(largest, limit int64, window time.Duration) string {
-	return fmt.Sprintf("must be <= %d with a store and a window of %s, or divide the window's %d nanoseconds (a bucket in a store counts whole nanoseconds per request), got %d",
-		largest, window, int64(window), limit)
 }
 
 // Store keeps limits that several Guards (usually in several processes)

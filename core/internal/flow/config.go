@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/ratemath"
@@ -187,6 +188,34 @@ func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.D
 			most, limit, window, MaxSpan, int64(MaxLimit), burst)
 	}
 	return errs
+}
+
+// BucketLimitOK reports whether a token or leaky bucket of limit per window
+// is honoured by a store, which counts whole nanoseconds per request
+// (window/limit rounded up): the rounding loses less than a request per
+// window when limit divides the window's nanoseconds or limit*limit <=
+// window. largest is the largest limit allowed for window when limit does
+// not divide it.
+func BucketLimitOK(limit int64, window time.Duration) (largest int64, ok bool) {
+	w := int64(window)
+	if limit <= 0 || w <= 0 || w%limit == 0 {
+		return 0, true
+	}
+	largest = int64(math.Sqrt(float64(w)))
+	for largest*largest > w {
+		largest--
+	}
+	for (largest+1)*(largest+1) <= w {
+		largest++
+	}
+	return largest, limit <= largest
+}
+
+// BucketLimitProblem says why BucketLimitOK refused limit, after the
+// field's name.
+func BucketLimitProblem(largest, limit int64, window time.Duration) string {
+	return fmt.Sprintf("must be <= %d with a store and a window of %s, or divide the window's %d nanoseconds (a bucket in a store counts whole nanoseconds per request), got %d",
+		largest, window, int64(window), limit)
 }
 
 // JoinFieldErrors returns errs joined into one error, or nil when there
