@@ -17,7 +17,7 @@ import (
 // target is 300.
 const maxExported = 414
 
-// TestExportedSurface counts what `go doc` shows of every public package of
+// TestExportedSurface counts, and checks the doc comments of, what `go doc` shows of every public package of
 // every module in the repository: exported top-level constants, variables,
 // functions and types, and exported methods of exported types (not struct
 // fields: x/time/rate has 28 by this count). Public means not under an
@@ -39,14 +39,18 @@ func TestExportedSurface(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		if f.Name.Name == "main" {
 			return nil
 		}
-		counts[filepath.Dir(path)] += exported(f)
+		n, undocumented := exported(f)
+		counts[filepath.Dir(path)] += n
+		for _, name := range undocumented {
+			t.Errorf("%s: %s has no doc comment", path, name)
+		}
 		return nil
 	})
 	if err != nil {
@@ -66,33 +70,43 @@ func TestExportedSurface(t *testing.T) {
 	}
 }
 
-// exported returns the number of identifiers of f that `go doc` shows.
-func exported(f *ast.File) int {
-	n := 0
+// exported returns the number of identifiers of f that `go doc` shows, and
+// those without a doc comment (a parenthesized group's comment documents
+// its constants and variables).
+func exported(f *ast.File) (n int, undocumented []string) {
+	add := func(name string, doc ...*ast.CommentGroup) {
+		n++
+		for _, d := range doc {
+			if d != nil {
+				return
+			}
+		}
+		undocumented = append(undocumented, name)
+	}
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if d.Name.IsExported() && (d.Recv == nil || receiverExported(d.Recv.List[0].Type)) {
-				n++
+				add(d.Name.Name, d.Doc)
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
 					if s.Name.IsExported() {
-						n++
+						add(s.Name.Name, s.Doc, d.Doc)
 					}
 				case *ast.ValueSpec:
 					for _, name := range s.Names {
 						if name.IsExported() {
-							n++
+							add(name.Name, s.Doc, s.Comment, d.Doc)
 						}
 					}
 				}
 			}
 		}
 	}
-	return n
+	return n, undocumented
 }
 
 // receiverExported reports whether a method's receiver type is exported.
