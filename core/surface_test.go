@@ -17,12 +17,13 @@ import (
 // target is 300.
 const maxExported = 414
 
-// TestExportedSurface counts, and checks the doc comments of, what `go doc` shows of every public package of
-// every module in the repository: exported top-level constants, variables,
-// functions and types, and exported methods of exported types (not struct
-// fields: x/time/rate has 28 by this count). Public means not under an
-// internal directory, not a command, not under examples (programs and their
-// generated code), not testdata.
+// TestExportedSurface counts what `go doc` shows of every public package of
+// every module in the repository, and checks that each has a doc comment:
+// exported top-level constants, variables, functions and types, and
+// exported methods of exported types (not struct fields: x/time/rate has 28
+// by this count). Public means not under an internal directory, not a
+// command, not under examples (programs and their generated code), not
+// testdata.
 func TestExportedSurface(t *testing.T) {
 	counts := map[string]int{}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
