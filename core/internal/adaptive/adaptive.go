@@ -37,7 +37,10 @@ type Config struct {
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.MinLimit == 0 {
-		c.MinLimit = min(DefaultMinLimit, max(c.MaxLimit, 1))
+		c.MinLimit = DefaultMinLimit
+		if c.MaxLimit > 0 {
+			c.MinLimit = min(c.MinLimit, c.MaxLimit)
+		}
 	}
 	if c.MaxLimit == 0 {
 		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit)

@@ -156,3 +156,14 @@ func slicesMax(s []int64) int64 {
 	}
 	return m
 }
+
+func TestConfigDefaults(t *testing.T) {
+	for _, tc := range []struct{ in, want Config }{
+		{Config{}, Config{MinLimit: 4, MaxLimit: 1000}},
+		{Config{MaxLimit: 2}, Config{MinLimit: 2, MaxLimit: 2}},
+		{Config{MinLimit: 2000}, Config{MinLimit: 2000, MaxLimit: 2000}},
+	} {
+		got := tc.in.WithDefaults()
+		assert.Equal(t, tc.want, Config{MinLimit: got.MinLimit, MaxLimit: got.MaxLimit}, "%+v", tc.in)
+	}
+}
