@@ -18,6 +18,7 @@ const (
 	smoothing             = 0.2 // the weight of a shrinking step's target in the new limit
 	minGradient           = 0.5
 	probeIntervals        = 2
+	maxProbeEvery         = 16 // times MinRTIntervals
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -29,8 +30,11 @@ type Config struct {
 	// Tolerance is how many times the minimum RT the recent RT may be
 	// before the limit shrinks.
 	Tolerance float64
-	// MinRTIntervals is the number of intervals the minimum RT is taken
-	// over.
+	// MinRTIntervals is the number of intervals in a row with the recent
+	// RT above Tolerance times the minimum after which the controller
+	// probes the minimum RT anew; and the interval of the first periodic
+	// probe, each next one coming after twice as many, at most 16 times
+	// as many.
 	MinRTIntervals int
 }
 
@@ -78,15 +82,12 @@ type state struct {
 	mu    sync.Mutex // for the fields below
 	c     Config
 	exact float64 // the limit, unrounded
-	// rts are the recent RTs of the last intervals, a ring, 0 for the
-	// intervals that were congested (recent RT above Tolerance times the
-	// minimum); at is its next slot.
-	rts []int64
-	at  int
-	// congested counts the intervals congested in a row; probing, the
-	// intervals left of a probe, whose lowest recent RT is probeRT.
-	congested, probing int
-	probeRT            int64
+	// congested counts the intervals congested (recent RT above Tolerance
+	// times the minimum) in a row; sinceProbe the intervals since the last
+	// probe, which comes after probeEvery; probing, the intervals left of
+	// a probe, whose lowest recent RT is probeRT.
+	congested, sinceProbe, probeEvery, probing int
+	probeRT                                    int64
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -95,7 +96,7 @@ type state struct {
 func New(c Config, prev *Controller) *Controller {
 	c = c.WithDefaults()
 	if prev == nil {
-		s := &state{c: c, rts: make([]int64, c.MinRTIntervals)}
+		s := &state{c: c, probeEvery: c.MinRTIntervals}
 		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
 		s.limit.Store(int64(s.exact))
 		s.next.Store(math.MinInt64)
@@ -105,15 +106,6 @@ func New(c Config, prev *Controller) *Controller {
 	s := prev.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.rts) != c.MinRTIntervals {
-		rts := make([]int64, c.MinRTIntervals)
-		at := 0
-		for i := range s.rts { // oldest first: the newest are kept
-			rts[at] = s.rts[(s.at+i)%len(s.rts)]
-			at = (at + 1) % len(rts)
-		}
-		s.rts, s.at = rts, at
-	}
 	s.c = c
 	s.interval.Store(int64(c.Interval))
 	s.exact = min(max(s.exact, float64(c.MinLimit)), float64(c.MaxLimit))
@@ -165,28 +157,21 @@ func (k *state) update(first bool) {
 	}
 	recent := max(sum/count, 1)
 	k.recentRT.Store(recent)
+	k.sinceProbe++
 	if k.probing > 0 {
 		k.probeRT = min(k.probeRT, recent)
 		if k.probing--; k.probing == 0 {
-			clear(k.rts)
-			k.rts[0], k.at = k.probeRT, 1
 			k.minRT.Store(k.probeRT)
 			k.limit.Store(int64(k.exact))
 		}
 		return
 	}
-	minRT := int64(math.MaxInt64)
-	for _, v := range k.rts {
-		if v > 0 {
-			minRT = min(minRT, v)
-		}
-	}
-	if minRT == math.MaxInt64 {
+	minRT := k.minRT.Load()
+	if minRT == 0 || recent < minRT {
 		minRT = recent
+		k.minRT.Store(minRT)
 	}
-	k.minRT.Store(minRT)
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
-	k.rts[k.at], k.at = 0, (k.at+1)%len(k.rts)
 	switch {
 	case gradient < 1:
 		target := k.exact*gradient + math.Sqrt(k.exact)
@@ -196,15 +181,14 @@ func (k *state) update(first bool) {
 		k.exact += math.Sqrt(k.exact)
 		fallthrough
 	default:
-		k.rts[(k.at+len(k.rts)-1)%len(k.rts)] = recent
 		k.congested = 0
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
-	if k.congested >= len(k.rts) {
-		// Congested for all the intervals the minimum is taken over:
-		// queueing, or a service slower for good? Probe the RT at
-		// MinLimit for probeIntervals.
-		k.probing, k.probeRT, k.congested = probeIntervals, math.MaxInt64, 0
+	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery {
+		// Queueing, or a service slower or faster for good? Measure the
+		// RT at MinLimit for probeIntervals.
+		k.probing, k.probeRT, k.congested, k.sinceProbe = probeIntervals, math.MaxInt64, 0, 0
+		k.probeEvery = min(2*k.probeEvery, maxProbeEvery*k.c.MinRTIntervals)
 		k.limit.Store(k.c.MinLimit)
 		return
 	}
