@@ -303,7 +303,7 @@ func (rs *ruleState) never(h *held, n int64) bool {
 	if h.missing {
 		return true
 	}
-	if h.fallback || rs.gate {
+	if h.fallback || rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
 	}
 	lim := h.d.Limit

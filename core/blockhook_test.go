@@ -22,6 +22,7 @@ func TestBlockHook(t *testing.T) {
 	g, err := core.New(core.WithClock(clock.NewFake(0)), core.WithBlockHook(hook), core.WithBlockHook(hook),
 		core.WithRules(core.Rule{Name: "one", Resource: "r", Kind: core.KindFlow, Limit: 1, Window: time.Second}))
 	require.NoError(t, err)
+	defer g.Close()
 	ctx := context.WithValue(context.Background(), ctxKey{}, "req")
 	e, err := g.Enter(ctx, "r")
 	require.NoError(t, err)

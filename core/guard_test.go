@@ -25,6 +25,7 @@ func newGuard(t testing.TB, rules ...core.Rule) (*core.Guard, *clock.Fake) {
 	fc := clock.NewFake(10 * time.Second)
 	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
 	return g, fc
 }
 

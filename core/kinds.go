@@ -36,6 +36,7 @@ type traits struct {
 	ramps   bool // a decision may carry a warm-up ramp's limit instead of the rule's
 	gate    bool // a breaker: asked first, it is no quota policy and limits no count
 	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
+	adapts  bool // its limit moves: a request above it now may pass later
 }
 
 // newLimiter makes the limiter of rule r, carrying over the state of prev,
@@ -53,6 +54,8 @@ func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 		return newHotspotKind(r, prev)
 	case r.Kind == KindBreaker:
 		return newBreakerKind(r, prev, g.reporter)
+	case r.Kind == KindAdaptive:
+		return newAdaptiveKind(r, prev)
 	}
 	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 }
@@ -71,6 +74,8 @@ func (a *asking) ask(rs *ruleState) error {
 	case *breakerKind:
 		return l.ask(a, rs)
 	case *storeKind:
+		return l.ask(a, rs)
+	case *adaptiveKind:
 		return l.ask(a, rs)
 	}
 	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))

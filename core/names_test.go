@@ -3,10 +3,10 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"github.com/sluicekit/sluice/core/internal/logtest"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,14 +121,14 @@ func TestNormalizedRuleLimits(t *testing.T) {
 		{"/pkg.Svc/Get", []string{"/pkg.Svc/Get"}, "/pkg.Svc/List"},
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
-			logs := &logRecorder{}
+			logs := &logtest.Recorder{}
 			g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(logs)),
 				core.WithRules(core.Rule{Name: "r", Resource: tc.resource, Kind: core.KindFlow, Limit: 2, Window: time.Minute}))
 			require.NoError(t, err)
 			defer g.Close()
-			var normalized []logRecord // logged by New, before any request
-			for _, rec := range logs.records() {
-				if strings.Contains(rec.msg, "normalized") {
+			var normalized []logtest.Record // logged by New, before any request
+			for _, rec := range logs.Records() {
+				if strings.Contains(rec.Msg, "normalized") {
 					normalized = append(normalized, rec)
 				}
 			}
@@ -153,9 +153,9 @@ func TestNormalizedRuleLimits(t *testing.T) {
 				return
 			}
 			require.Len(t, normalized, 1, "logged once")
-			assert.Equal(t, slog.LevelInfo, normalized[0].level)
+			assert.Equal(t, slog.LevelInfo, normalized[0].Level)
 			line := "rules[0] (r): " + strconv.Quote(tc.resource) + " is " + strconv.Quote(want)
-			assert.Equal(t, fmt.Sprint([]string{line}), normalized[0].attrs["rules"])
+			assert.Equal(t, fmt.Sprint([]string{line}), normalized[0].Attrs["rules"])
 		})
 	}
 }
@@ -201,39 +201,3 @@ func TestRuleNames(t *testing.T) {
 }
 
 func quietLog() core.Option { return core.WithLogger(slog.New(slog.DiscardHandler)) }
-
-// logRecord is one line logged.
-type logRecord struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-// logRecorder is a slog.Handler that keeps what it is given.
-type logRecorder struct {
-	mu   sync.Mutex
-	recs []logRecord
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = fmt.Sprint(a.Value.Any())
-		return true
-	})
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, rec)
-	return nil
-}
-
-func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
-
-func (h *logRecorder) records() []logRecord {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]logRecord(nil), h.recs...)
-}

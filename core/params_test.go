@@ -44,8 +44,9 @@ func TestParamSources(t *testing.T) {
 
 	// One source supplying the param is enough; the others' reasons are
 	// all given when none does.
-	_, err = core.New(core.WithParamSource(core.CustomParams("tenant")), core.WithParamSource(core.CustomParams("user")), core.WithRules(perUser))
+	g2, err := core.New(core.WithParamSource(core.CustomParams("tenant")), core.WithParamSource(core.CustomParams("user")), core.WithRules(perUser))
 	require.NoError(t, err)
+	require.NoError(t, g2.Close())
 	_, err = core.New(core.WithParamSource(core.CustomParams("a")), core.WithParamSource(sliceSource{"b"}), core.WithRules(perUser))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `param "user" is not among the CustomParams "a"; not in sliceSource`)

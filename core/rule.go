@@ -24,6 +24,11 @@ const (
 	// resource's requests and rejects them all for a while when too many
 	// are slow or fail (package breaker).
 	KindBreaker Kind = "breaker"
+	// KindAdaptive limits the number of requests of a resource in flight
+	// to a limit it finds from their response times: it rises while they
+	// stay near their minimum and falls when they grow (see
+	// AdaptiveStats).
+	KindAdaptive Kind = "adaptive"
 )
 
 // Rule is one limit on the resources its Resource matches. A rules file
@@ -119,6 +124,12 @@ type Rule struct {
 	// Probes is the number of requests a half-open breaker lets through;
 	// all must succeed for it to close. Default 1.
 	Probes int64 `json:"probes,omitempty"`
+
+	// MinLimit and MaxLimit bound the limit of an adaptive rule on
+	// requests in flight. Defaults 4 (or MaxLimit when lower) and 1000
+	// (or MinLimit when higher).
+	MinLimit int64 `json:"minLimit,omitempty"`
+	MaxLimit int64 `json:"maxLimit,omitempty"`
 }
 
 // OnMissing is what a hotspot rule does with a request that lacks its param

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
@@ -139,14 +140,40 @@ func (v *validator) rule(i int, r *Rule) {
 		v.checkHotspot(r)
 	case KindBreaker:
 		v.checkBreaker(r)
+	case KindAdaptive:
+		v.checkAdaptive(r)
 	case "":
-		v.add("kind", "is required (flow, concurrency, hotspot or breaker)")
+		v.add("kind", "is required (flow, concurrency, hotspot, breaker or adaptive)")
 	default:
-		v.add("kind", "must be flow, concurrency, hotspot or breaker, got %s", quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot, breaker or adaptive, got %s", quote(string(r.Kind)))
 	}
 	if r.Kind != KindBreaker {
 		v.noBreakerFields(r, "only applies to kind breaker")
 	}
+	if r.Kind != KindAdaptive {
+		const msg = "only applies to kind adaptive"
+		v.zero("minLimit", r.MinLimit != 0, msg)
+		v.zero("maxLimit", r.MaxLimit != 0, msg)
+	}
+}
+
+// checkAdaptive checks an adaptive rule: its bounds, and none of the
+// fields of fixed limits.
+func (v *validator) checkAdaptive(r *Rule) {
+	if r.MinLimit < 0 {
+		v.add("minLimit", "must be >= 1, got %d", r.MinLimit)
+	}
+	switch {
+	case r.MaxLimit < 0:
+		v.add("maxLimit", "must be >= 1, got %d", r.MaxLimit)
+	case r.MaxLimit > 0 && r.MaxLimit < r.MinLimit:
+		v.add("maxLimit", "must be >= minLimit (%d), got %d", r.MinLimit, r.MaxLimit)
+	}
+	const msg = "does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)"
+	v.zero("limit", r.Limit != 0, msg)
+	v.zero("window", r.Window != 0, "does not apply to kind adaptive")
+	v.zero("buckets", r.Buckets != 0, "does not apply to kind adaptive")
+	v.noRateFields(r, "does not apply to kind adaptive")
 }
 
 // noBreakerFields reports with msg the breaker fields r sets.
@@ -546,6 +573,9 @@ func withDefaults(r Rule) Rule {
 	case KindBreaker:
 		c := r.breakerConfig().WithDefaults()
 		r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
+	case KindAdaptive:
+		c := adaptive.Config{MinLimit: r.MinLimit, MaxLimit: r.MaxLimit}.WithDefaults()
+		r.MinLimit, r.MaxLimit = c.MinLimit, c.MaxLimit
 	}
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)

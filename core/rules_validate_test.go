@@ -67,10 +67,10 @@ func TestValidateRulesProblems(t *testing.T) {
 	}{
 		{"empty", Rule{}, []string{
 			"rules[0]: resource is required",
-			"rules[0]: kind is required (flow, concurrency, hotspot or breaker)",
+			"rules[0]: kind is required (flow, concurrency, hotspot, breaker or adaptive)",
 		}},
 		{"unknown kind", Rule{Resource: "*", Kind: "bulkhead"}, []string{
-			`rules[0]: kind must be flow, concurrency, hotspot or breaker, got "bulkhead"`,
+			`rules[0]: kind must be flow, concurrency, hotspot, breaker or adaptive, got "bulkhead"`,
 		}},
 		{"breaker fields", Rule{Name: "b", Resource: "*", Kind: KindBreaker, Limit: 5, Strategy: "error-ratio", Threshold: 2, MaxRT: time.Second, Probes: -1, Param: "ip"}, []string{
 			"rules[0] (b): limit does not apply to kind breaker",
@@ -78,6 +78,23 @@ func TestValidateRulesProblems(t *testing.T) {
 			"rules[0] (b): threshold must be a ratio in (0, 1] with strategy error-ratio, got 2",
 			"rules[0] (b): maxRT only applies to strategy slow-ratio",
 			"rules[0] (b): probes must be between 1 and 1000, got -1",
+		}},
+		{"adaptive bounds", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, MinLimit: -1, MaxLimit: -2}, []string{
+			"rules[0] (a): minLimit must be >= 1, got -1",
+			"rules[0] (a): maxLimit must be >= 1, got -2",
+		}},
+		{"adaptive max below min", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, MinLimit: 10, MaxLimit: 5}, []string{
+			"rules[0] (a): maxLimit must be >= minLimit (10), got 5",
+		}},
+		{"adaptive with fixed-limit fields", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Limit: 5, Window: time.Second, Param: "ip", Threshold: 0.5}, []string{
+			"rules[0] (a): limit does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)",
+			"rules[0] (a): window does not apply to kind adaptive",
+			"rules[0] (a): param does not apply to kind adaptive",
+			"rules[0] (a): threshold only applies to kind breaker",
+		}},
+		{"adaptive fields on a concurrency rule", Rule{Resource: "*", Kind: KindConcurrency, Limit: 1, MinLimit: 1, MaxLimit: 2}, []string{
+			"rules[0]: minLimit only applies to kind adaptive",
+			"rules[0]: maxLimit only applies to kind adaptive",
 		}},
 		{"breaker without strategy", Rule{Resource: "*", Kind: KindBreaker}, []string{
 			"rules[0]: strategy is required (slow-ratio, error-ratio or error-count)",

@@ -23,6 +23,7 @@ const (
 	ReasonConcurrency = string(KindConcurrency)
 	ReasonHotspot     = string(KindHotspot)
 	ReasonBreaker     = string(KindBreaker)
+	ReasonAdaptive    = string(KindAdaptive)
 	ReasonFallback    = "fallback"
 	ReasonCancelled   = "cancelled"
 )
@@ -30,9 +31,9 @@ const (
 // Reasons returns the block reasons in a fixed order, in a new slice.
 func Reasons() []string { return slices.Clone(reasons[:]) }
 
-var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled}
+var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
 
-const numReasons = 6
+const numReasons = 7
 
 // reasonCancelled is the index of ReasonCancelled in Reasons.
 const reasonCancelled = 5
@@ -48,6 +49,8 @@ func reasonOf(b *BlockedError) int {
 		return 2
 	case b.Kind == KindBreaker:
 		return 3
+	case b.Kind == KindAdaptive:
+		return 6
 	}
 	return 0
 }
@@ -113,6 +116,9 @@ type RuleStats struct {
 	InFlight int64
 	// Breaker is the state of a breaker rule; nil for other kinds.
 	Breaker *breaker.Stats
+	// Adaptive is the state of an adaptive rule, the limit it found
+	// included; nil for other kinds.
+	Adaptive *AdaptiveStats
 	// Resources names, sorted, the resources the rule applied to since
 	// it was first set: those requests entered while it was in force,
 	// OverflowResource standing for the names beyond WithMaxResources.

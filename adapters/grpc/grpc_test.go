@@ -1005,3 +1005,34 @@ func TestBlockedStatusBreaker(t *testing.T) {
 	require.True(t, ok, "%T", st.Details()[0])
 	assert.Equal(t, sluicegrpc.ReasonCircuitOpen, info.GetReason())
 }
+
+// TestBlockedStatusOverloaded: a call an adaptive limit blocked is
+// Unavailable (the server is overloaded, whoever calls) with RetryInfo and
+// an ErrorInfo of reason OVERLOADED; one that can never pass stays
+// ResourceExhausted.
+func TestBlockedStatusOverloaded(t *testing.T) {
+	b := &core.BlockedError{Resource: sayHello, Rule: "api-adaptive", Kind: core.KindAdaptive, Limit: 12, RetryAfter: 30 * time.Millisecond}
+	st := sluicegrpc.BlockedStatus(b)
+	require.Equal(t, codes.Unavailable, st.Code())
+	var retry *errdetails.RetryInfo
+	var info *errdetails.ErrorInfo
+	for _, x := range st.Details() {
+		switch x := x.(type) {
+		case *errdetails.RetryInfo:
+			retry = x
+		case *errdetails.ErrorInfo:
+			info = x
+		default:
+			t.Fatalf("unexpected detail %T: %v", x, x)
+		}
+	}
+	require.NotNil(t, retry)
+	assert.Equal(t, 30*time.Millisecond, retry.GetRetryDelay().AsDuration())
+	require.NotNil(t, info)
+	assert.Equal(t, "OVERLOADED", info.GetReason())
+	assert.Equal(t, map[string]string{"rule": "api-adaptive", "resource": sayHello, "kind": "adaptive", "limit": "12"}, info.GetMetadata())
+	assert.Equal(t, int64(30), sluicegrpc.PushbackMillisForTest(b.RetryAfter))
+
+	b.Never, b.RetryAfter = true, 0
+	assert.Equal(t, codes.ResourceExhausted, sluicegrpc.BlockedStatus(b).Code())
+}

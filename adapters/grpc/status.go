@@ -33,6 +33,10 @@ const (
 	// ReasonCircuitOpen: an open circuit breaker (breaker rule) blocked the
 	// call.
 	ReasonCircuitOpen = "CIRCUIT_OPEN"
+	// ReasonOverloaded: an adaptive limit (adaptive rule), found from the
+	// response times of the method, blocked the call: the server is
+	// overloaded, whoever calls.
+	ReasonOverloaded = "OVERLOADED"
 	// ReasonWillNotPass: a rule's limit for the call is 0, or below the
 	// permits it asks for: it can never pass (core.BlockedError.Never).
 	ReasonWillNotPass = "WILL_NOT_PASS"
@@ -62,15 +66,18 @@ const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Milliseco
 // code Unavailable instead: the method is failing, not the caller's quota
 // exhausted, and Unavailable is the code clients retry, after the
 // google.rpc.RetryInfo delay; its ErrorInfo has reason ReasonCircuitOpen
-// and metadata rule, resource and kind, and there is no QuotaFailure.
+// and metadata rule, resource and kind, and there is no QuotaFailure. So
+// does a call an adaptive limit blocked (core.KindAdaptive; unless it can
+// never pass): the server is overloaded; its ErrorInfo has reason
+// ReasonOverloaded and the limit in force as metadata limit too.
 //
 // Block handlers (WithBlockHandler) may start from it.
 func BlockedStatus(b *core.BlockedError) *status.Status {
 	if b == nil {
 		return status.New(codes.ResourceExhausted, core.ErrBlocked.Error())
 	}
-	if b.Kind == core.KindBreaker {
-		return breakerStatus(b)
+	if b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive && !b.Never {
+		return unavailableStatus(b)
 	}
 	st := status.New(codes.ResourceExhausted, b.Error())
 	info := &errdetails.ErrorInfo{
@@ -129,13 +136,18 @@ func violation(rule string, limit int64, window time.Duration) *errdetails.Quota
 	return &errdetails.QuotaFailure_Violation{Subject: "rule:" + rule, Description: desc}
 }
 
-// breakerStatus returns the status of a call an open breaker blocked.
-func breakerStatus(b *core.BlockedError) *status.Status {
+// unavailableStatus returns the status of a call an open breaker or an
+// adaptive limit blocked.
+func unavailableStatus(b *core.BlockedError) *status.Status {
 	st := status.New(codes.Unavailable, b.Error())
 	info := &errdetails.ErrorInfo{
 		Reason:   ReasonCircuitOpen,
 		Domain:   ErrorDomain,
 		Metadata: map[string]string{"rule": b.Rule, "resource": b.Resource, "kind": string(b.Kind)},
+	}
+	if b.Kind == core.KindAdaptive {
+		info.Reason = ReasonOverloaded
+		info.Metadata["limit"] = strconv.FormatInt(b.Limit, 10)
 	}
 	details := []protoadapt.MessageV1{info}
 	if b.RetryAfter > 0 {

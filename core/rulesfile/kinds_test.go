@@ -50,6 +50,30 @@ func TestBreakerRulesFile(t *testing.T) {
 	require.NoError(t, err)
 }
 
+func TestAdaptiveRulesFile(t *testing.T) {
+	rules, err := rulesfile.Load(filepath.Join("testdata", "rules-adaptive.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, []core.Rule{
+		{Name: "api-adaptive", Resource: "GET /api/*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 200},
+		{Name: "adaptive:POST:/upload", Resource: "POST /upload", Kind: core.KindAdaptive, MinLimit: 4, MaxLimit: 1000},
+	}, rules)
+
+	_, err = rulesfile.Load(filepath.Join("testdata", "invalid-rules-adaptive-limit.yaml"))
+	assert.ErrorContains(t, err, ": rules[0] (api-adaptive): line 5: limit does not apply to kind adaptive "+
+		"(its limit is found from response times; bound it with minLimit and maxLimit)")
+
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - resource: "*"
+    kind: adaptive
+    maxlimit: 10
+    minLimit: ten
+`), 0o644))
+	_, err = rulesfile.Load(path)
+	assert.ErrorContains(t, err, `: rules[0]: line 4: unknown field "maxlimit" (did you mean "maxLimit"?)`+"\n"+
+		`rules[0]: line 5: minLimit must be an integer, got "ten"`)
+}
+
 func TestHotspotRulesFromFile(t *testing.T) {
 	g, err := rulesfile.NewGuard("testdata/rules.yaml")
 	require.NoError(t, err)

@@ -292,6 +292,10 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		r.OpenFor, msg = durationValue(val)
 	case "probes":
 		r.Probes, msg = intValue[int64](val)
+	case "minLimit":
+		r.MinLimit, msg = intValue[int64](val)
+	case "maxLimit":
+		r.MaxLimit, msg = intValue[int64](val)
 	}
 	if msg != "" {
 		rp.add(key, val, "%s", msg)

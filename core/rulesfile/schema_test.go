@@ -102,7 +102,7 @@ func TestSchemaMatchesRule(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, strs(core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker), props["kind"].Enum)
+	assert.Equal(t, strs(core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive), props["kind"].Enum)
 	algorithms := strs(flow.LeapArray, flow.FixedWindow, flow.SlidingLog, flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket)
 	for _, a := range strs(hotspot.TokenBucket, hotspot.LeakyBucket, hotspot.Concurrency) {
 		if !slices.Contains(algorithms, a) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicekit/sluice/core/internal/logtest"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -25,42 +26,6 @@ import (
 // watchPoll is the poll interval of the watchers under test.
 const watchPoll = time.Millisecond
 
-// logRecord is one line a watcher logged.
-type logRecord struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-// logRecorder is a slog.Handler that keeps what it is given.
-type logRecorder struct {
-	mu   sync.Mutex
-	recs []logRecord
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = fmt.Sprint(a.Value.Any())
-		return true
-	})
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, rec)
-	return nil
-}
-
-func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
-
-func (h *logRecorder) records() []logRecord {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]logRecord(nil), h.recs...)
-}
-
 // watched is a Guard on a fake clock whose rules a Watcher keeps in
 // step with a file, and what the watcher reported.
 type watched struct {
@@ -69,7 +34,7 @@ type watched struct {
 	g    *core.Guard
 	path string
 	w    *rulesfile.Watcher
-	log  *logRecorder
+	log  *logtest.Recorder
 
 	mu      sync.Mutex
 	changes []rulesfile.Change
@@ -80,7 +45,7 @@ type watched struct {
 // and its watcher for it, not running yet.
 func newWatched(t *testing.T, name, content string) *watched {
 	t.Helper()
-	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), name), log: &logRecorder{}}
+	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), name), log: &logtest.Recorder{}}
 	x.write(content)
 	g, err := core.New(core.WithClock(x.clk), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -167,10 +132,10 @@ func (x *watched) ruleNames() []string {
 	return names
 }
 
-func (x *watched) warnings() []logRecord {
-	var out []logRecord
-	for _, r := range x.log.records() {
-		if r.level == slog.LevelWarn {
+func (x *watched) warnings() []logtest.Record {
+	var out []logtest.Record
+	for _, r := range x.log.Records() {
+		if r.Level == slog.LevelWarn {
 			out = append(out, r)
 		}
 	}
@@ -196,15 +161,15 @@ func TestWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	require.Len(t, changes, 1)
 	assert.Equal(t, rulesfile.Change{Path: x.path, Rules: 3, Added: []string{"a", "b", "c"}}, changes[0])
 	assert.Empty(t, errs)
-	recs := x.log.records()
+	recs := x.log.Records()
 	require.Len(t, recs, 1)
-	assert.Equal(t, slog.LevelInfo, recs[0].level)
-	assert.Equal(t, "sluice: rules loaded", recs[0].msg)
-	assert.Equal(t, "3", recs[0].attrs["rules"])
-	assert.Equal(t, x.path, recs[0].attrs["path"])
-	assert.Equal(t, "[a b c]", recs[0].attrs["added"])
-	assert.NotContains(t, recs[0].attrs, "removed", "empty lists are left out")
-	assert.NotContains(t, recs[0].attrs, "changed")
+	assert.Equal(t, slog.LevelInfo, recs[0].Level)
+	assert.Equal(t, "sluice: rules loaded", recs[0].Msg)
+	assert.Equal(t, "3", recs[0].Attrs["rules"])
+	assert.Equal(t, x.path, recs[0].Attrs["path"])
+	assert.Equal(t, "[a b c]", recs[0].Attrs["added"])
+	assert.NotContains(t, recs[0].Attrs, "removed", "empty lists are left out")
+	assert.NotContains(t, recs[0].Attrs, "changed")
 
 	x.run()
 	x.poll(3)
@@ -220,13 +185,13 @@ func TestWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	require.Len(t, changes, 2)
 	assert.Equal(t, rulesfile.Change{Path: x.path, Rules: 3, Added: []string{"d"}, Removed: []string{"c"}, Changed: []string{"b"}}, changes[1])
 	assert.Empty(t, errs)
-	recs = x.log.records()
+	recs = x.log.Records()
 	require.Len(t, recs, 2)
-	assert.Equal(t, slog.LevelInfo, recs[1].level)
-	assert.Equal(t, "sluice: rules reloaded", recs[1].msg)
-	assert.Equal(t, "[d]", recs[1].attrs["added"])
-	assert.Equal(t, "[c]", recs[1].attrs["removed"])
-	assert.Equal(t, "[b]", recs[1].attrs["changed"])
+	assert.Equal(t, slog.LevelInfo, recs[1].Level)
+	assert.Equal(t, "sluice: rules reloaded", recs[1].Msg)
+	assert.Equal(t, "[d]", recs[1].Attrs["added"])
+	assert.Equal(t, "[c]", recs[1].Attrs["removed"])
+	assert.Equal(t, "[b]", recs[1].Attrs["changed"])
 	assert.NoError(t, x.w.Err())
 
 	x.poll(5)
@@ -243,9 +208,9 @@ func TestWatcherLogsAtMostTenNamesPerList(t *testing.T) {
 	changes, _ := x.reported()
 	require.Len(t, changes, 1)
 	assert.Len(t, changes[0].Added, 25, "the change names every rule")
-	recs := x.log.records()
+	recs := x.log.Records()
 	require.Len(t, recs, 1)
-	assert.Equal(t, "[r00 r01 r02 r03 r04 r05 r06 r07 r08 r09 (+15 more)]", recs[0].attrs["added"])
+	assert.Equal(t, "[r00 r01 r02 r03 r04 r05 r06 r07 r08 r09 (+15 more)]", recs[0].Attrs["added"])
 }
 
 // TestWatcherUnderLoad rewrites the rules file while goroutines enter
@@ -370,8 +335,8 @@ func TestWatcherUnderLoad(t *testing.T) {
 	_, errs = x.reported()
 	assert.Len(t, errs, 1, "reported once")
 	require.Len(t, x.warnings(), 1)
-	assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", x.warnings()[0].msg)
-	assert.Contains(t, x.warnings()[0].attrs["err"], "limit must be >= 0, got -5")
+	assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", x.warnings()[0].Msg)
+	assert.Contains(t, x.warnings()[0].Attrs["err"], "limit must be >= 0, got -5")
 	assert.ErrorAs(t, x.w.Err(), &rerr)
 
 	// The fixed file applies: a-rate at 40.
@@ -424,8 +389,8 @@ func TestWatcherReportsEachBrokenVersionOnce(t *testing.T) {
 	assert.NoError(t, x.w.Err())
 	changes, _ := x.reported()
 	assert.Len(t, changes, 1, "nothing applied")
-	recs := x.log.records()
-	assert.Equal(t, "sluice: rules file is back to the rules in force", recs[len(recs)-1].msg)
+	recs := x.log.Records()
+	assert.Equal(t, "sluice: rules file is back to the rules in force", recs[len(recs)-1].Msg)
 	x.write("rules:\n  - name: a\n    resource: [\n")
 	x.poll(2)
 	_, errs = x.reported()
@@ -473,7 +438,7 @@ func TestWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	assert.ErrorIs(t, x.w.Err(), fs.ErrNotExist)
 	assert.Equal(t, []string{"a=1"}, x.ruleNames(), "the rules in force stay")
 	require.Len(t, x.warnings(), 1)
-	assert.Equal(t, "sluice: rules file unreadable; the rules in force are kept", x.warnings()[0].msg)
+	assert.Equal(t, "sluice: rules file unreadable; the rules in force are kept", x.warnings()[0].Msg)
 
 	// Recreated as it was: nothing to apply.
 	x.write(rulesYAML("a", 1))
@@ -667,7 +632,7 @@ func BenchmarkWatcherPoll(b *testing.B) {
 // Enter show the limit of 5 still in force; "rules: []" then removes it.
 func TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
 	const rules = "rules:\n  - name: five\n    resource: GET /a\n    kind: flow\n    limit: 5\n    window: 1m\n  - name: inflight\n    resource: GET /b\n    kind: concurrency\n    limit: 100\n"
-	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), "rules.yaml"), log: &logRecorder{}}
+	x := &watched{t: t, clk: clock.NewFake(time.Hour), path: filepath.Join(t.TempDir(), "rules.yaml"), log: &logtest.Recorder{}}
 	x.write(rules)
 	g, err := rulesfile.NewGuard(x.path, core.WithClock(x.clk), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -716,9 +681,9 @@ func TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
 		assert.Equal(t, "rules file "+x.path+": "+tc.problem, errs[i].Error())
 		warnings := x.warnings()
 		require.Len(t, warnings, i+1, "%q is refused with a warning", tc.content)
-		assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", warnings[i].msg)
-		assert.Equal(t, x.path, warnings[i].attrs["path"])
-		assert.Equal(t, tc.problem, warnings[i].attrs["err"])
+		assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", warnings[i].Msg)
+		assert.Equal(t, x.path, warnings[i].Attrs["path"])
+		assert.Equal(t, tc.problem, warnings[i].Attrs["err"])
 		assert.Equal(t, 5, pass(8), "%q: the limit of 5 stays", tc.content)
 		assert.Len(t, g.Rules(), 2)
 	}

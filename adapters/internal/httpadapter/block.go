@@ -28,8 +28,9 @@ const (
 
 // Status returns the status of the default response to a request b
 // blocked: 403 Forbidden when the request can never pass (b.Never), 503
-// Service Unavailable when a concurrency rule (Kind concurrency) or an open
-// circuit breaker (Kind breaker) blocked it, and 429 Too Many Requests for
+// Service Unavailable when a concurrency rule (Kind concurrency), an
+// adaptive limit (Kind adaptive) or an open circuit breaker (Kind breaker)
+// blocked it, and 429 Too Many Requests for
 // every other rule, per-value in-flight limits (hotspot rules with
 // algorithm concurrency) included.
 //
@@ -50,7 +51,7 @@ func Status(b *core.BlockedError) int {
 	switch {
 	case b.Never:
 		return http.StatusForbidden
-	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker:
+	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusTooManyRequests

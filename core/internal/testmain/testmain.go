@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -26,6 +27,10 @@ func Run(m *testing.M, after func()) {
 		after()
 	}
 	if code == 0 {
+		// A Guard a test dropped without Close stops its goroutines when
+		// it is collected (runtime.AddCleanup): collect before looking.
+		runtime.GC()
+		runtime.GC()
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left running after the tests:", err)
 			code = 1

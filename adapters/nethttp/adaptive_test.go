@@ -1,0 +1,84 @@
+package sluicehttp_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
+	"github.com/sluicekit/sluice/core"
+)
+
+// TestAdaptiveRuleFindsALimitOverLoopback serves a handler whose latency
+// grows with the requests in flight beyond 40 (a backend of capacity 40)
+// to 150 clients at once, under an adaptive rule with no capacity given:
+// the rule raises its limit from its initial 20 towards the backend's
+// capacity, far below the clients' concurrency, and sheds the rest with 503, Retry-After and the overload problem type. The load runs
+// until that happened or a budget of requests is spent, never against a
+// wall-clock bound.
+func TestAdaptiveRuleFindsALimitOverLoopback(t *testing.T) {
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(core.Rule{Name: "api-adaptive", Resource: "GET /work", Kind: core.KindAdaptive, MaxLimit: 200}))
+	require.NoError(t, err)
+	defer g.Close()
+	var inFlight atomic.Int64
+	mux := http.NewServeMux()
+	sluicehttp.Handle(g, mux, "GET /work", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		time.Sleep(time.Millisecond * time.Duration(max(n, 40)) / 20)
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv := serve(t, sluicehttp.Middleware(g)(mux))
+	limit := func() int64 { return g.Snapshot().Rules[0].Adaptive.Limit }
+
+	const clients, budget = 150, 200_000
+	var spent, shed atomic.Int64
+	var stop atomic.Bool
+	var first sync.Once
+	var blocked *http.Response
+	var body []byte
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() && spent.Add(1) <= budget {
+				res, err := srv.Client().Get(srv.URL + "/work")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode == http.StatusServiceUnavailable {
+					first.Do(func() { blocked, body = res, b })
+					if l := limit(); shed.Add(1) >= 200 && l >= 30 && l <= 100 {
+						stop.Store(true)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	found := limit()
+	t.Logf("%d requests, %d shed, limit %d", min(spent.Load(), budget), shed.Load(), found)
+	assert.GreaterOrEqual(t, found, int64(30), "the rule raised its limit from its initial 20 towards the backend's capacity")
+	assert.LessOrEqual(t, found, int64(100), "and kept it far below the clients' concurrency")
+	require.NotNil(t, blocked, "some requests were shed")
+	assert.Equal(t, "1", blocked.Header.Get("Retry-After"))
+	assert.Equal(t, "application/problem+json", blocked.Header.Get("Content-Type"))
+	var p struct{ Type, Rule string }
+	require.NoError(t, json.Unmarshal(body, &p), "%s", body)
+	assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
+	assert.Equal(t, "api-adaptive", p.Rule)
+	snap := g.Snapshot()
+	assert.Equal(t, shed.Load(), snap.Resources[0].Total.BlockedBy[core.ReasonAdaptive])
+}

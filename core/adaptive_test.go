@@ -1,0 +1,98 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+func TestAdaptiveRuleBlocksAtItsLimit(t *testing.T) {
+	fc := clock.NewFake(time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{
+		Name: "api-adaptive", Resource: "GET /api/*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+
+	var held []core.Entry
+	for range 3 {
+		e, err := g.Enter(context.Background(), "GET /api/items")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	_, err = g.Enter(context.Background(), "GET /api/items")
+	var b *core.BlockedError
+	require.True(t, errors.As(err, &b), "%v", err)
+	assert.Equal(t, core.KindAdaptive, b.Kind)
+	assert.Equal(t, "api-adaptive", b.Rule)
+	assert.Equal(t, core.ReasonAdaptive, b.Reason())
+	assert.Equal(t, int64(3), b.Limit)
+	assert.Zero(t, b.Window)
+	assert.False(t, b.Never, "the limit moves: the request may pass later")
+	assert.Positive(t, b.RetryAfter)
+
+	_, err = g.Enter(context.Background(), "GET /api/items", core.WithCount(3))
+	require.True(t, errors.As(err, &b))
+	assert.False(t, b.Never, "3 is not above maxLimit")
+	_, err = g.Enter(context.Background(), "GET /api/items", core.WithCount(4))
+	require.True(t, errors.As(err, &b))
+	assert.True(t, b.Never, "above maxLimit")
+
+	snap := g.Snapshot()
+	require.Len(t, snap.Rules, 1)
+	rs := snap.Rules[0]
+	require.NotNil(t, rs.Adaptive)
+	assert.Equal(t, int64(3), rs.Adaptive.Limit)
+	assert.Equal(t, int64(3), rs.InFlight)
+	assert.Equal(t, int64(1+3+4), rs.BlockedTotal)
+	assert.Equal(t, int64(1+3+4), snap.Resources[0].Total.BlockedBy[core.ReasonAdaptive])
+
+	for i := range held {
+		held[i].Exit(nil)
+	}
+	assert.Equal(t, int64(0), g.Snapshot().Rules[0].InFlight)
+}
+
+func TestAdaptiveRuleFindsItsLimitFromResponseTimes(t *testing.T) {
+	fc := clock.NewFake(time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{
+		Name: "a", Resource: "*", Kind: core.KindAdaptive, MinLimit: 1, MaxLimit: 100,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+	limit := func() int64 { return g.Snapshot().Rules[0].Adaptive.Limit }
+	// round takes as many requests in flight as the rule admits, which
+	// end after rt, one interval of the controller or more.
+	round := func(rt time.Duration) {
+		var held []core.Entry
+		for {
+			e, err := g.Enter(context.Background(), "GET /x")
+			if err != nil {
+				break
+			}
+			held = append(held, e)
+		}
+		fc.Advance(rt)
+		for i := range held {
+			held[i].Exit(nil)
+		}
+	}
+	for range 20 {
+		round(100 * time.Millisecond)
+	}
+	assert.Equal(t, int64(100), limit(), "rises to maxLimit while response times stay at their minimum")
+	for range 15 {
+		round(400 * time.Millisecond)
+	}
+	st := g.Snapshot().Rules[0].Adaptive
+	assert.Less(t, st.Limit, int64(60), "falls when response times grow")
+	assert.Equal(t, 400*time.Millisecond, st.RecentRT)
+	assert.Equal(t, 100*time.Millisecond, st.MinRT)
+}

@@ -1,0 +1,208 @@
+package adaptive
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultMinLimit       = 4
+	DefaultMaxLimit       = 1000
+	DefaultInitialLimit   = 20
+	DefaultInterval       = 100 * time.Millisecond
+	DefaultTolerance      = 1.5
+	DefaultMinRTIntervals = 40
+	smoothing             = 0.2 // the weight of a shrinking step's target in the new limit
+	minGradient           = 0.5
+	probeIntervals        = 2
+	maxProbeEvery         = 16 // times MinRTIntervals
+)
+
+// Config configures a Controller; zero fields take their defaults.
+type Config struct {
+	MinLimit, MaxLimit int64
+	// Interval is how often the limit is reconsidered: at the first
+	// request ending after it passed.
+	Interval time.Duration
+	// Tolerance is how many times the minimum RT the recent RT may be
+	// before the limit shrinks.
+	Tolerance float64
+	// MinRTIntervals is the number of intervals in a row with the recent
+	// RT above Tolerance times the minimum after which the controller
+	// probes the minimum RT anew; and the interval of the first periodic
+	// probe, each next one coming after twice as many, at most 16 times
+	// as many.
+	MinRTIntervals int
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.MinLimit == 0 {
+		c.MinLimit = DefaultMinLimit
+		if c.MaxLimit > 0 {
+			c.MinLimit = min(c.MinLimit, c.MaxLimit)
+		}
+	}
+	if c.MaxLimit == 0 {
+		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit)
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Tolerance == 0 {
+		c.Tolerance = DefaultTolerance
+	}
+	if c.MinRTIntervals == 0 {
+		c.MinRTIntervals = DefaultMinRTIntervals
+	}
+	return c
+}
+
+// Controller is the state of one adaptive rule. Its methods may be called
+// from any goroutine.
+type Controller struct{ s *state }
+
+// state is a controller's state, which the controllers of a rule's later
+// versions share: requests end on the controller they entered by.
+type state struct {
+	limit    atomic.Int64 // the limit in force
+	inFlight atomic.Int64
+	peak     atomic.Int64 // the most in flight since the last update
+	// The requests ended since the last update: their count and total
+	// response time.
+	count, sum atomic.Int64
+	next       atomic.Int64 // the time of the next update
+	interval   atomic.Int64
+	recentRT   atomic.Int64 // the recent RT of the last update
+	minRT      atomic.Int64 // the minimum RT of the last update
+
+	mu    sync.Mutex // for the fields below
+	c     Config
+	exact float64 // the limit, unrounded
+	// congested counts the intervals congested (recent RT above Tolerance
+	// times the minimum) in a row; sinceProbe the intervals since the last
+	// probe, which comes after probeEvery; probing, the intervals left of
+	// a probe, whose lowest recent RT is probeRT.
+	congested, sinceProbe, probeEvery, probing int
+	probeRT                                    int64
+}
+
+// New returns a controller configured by c (with defaults). It shares the
+// state of prev when prev is not nil, its limit brought within the new
+// bounds; else it starts at DefaultInitialLimit within them.
+func New(c Config, prev *Controller) *Controller {
+	c = c.WithDefaults()
+	if prev == nil {
+		s := &state{c: c, probeEvery: c.MinRTIntervals}
+		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
+		s.limit.Store(int64(s.exact))
+		s.next.Store(math.MinInt64)
+		s.interval.Store(int64(c.Interval))
+		return &Controller{s}
+	}
+	s := prev.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c = c
+	s.interval.Store(int64(c.Interval))
+	s.exact = min(max(s.exact, float64(c.MinLimit)), float64(c.MaxLimit))
+	s.limit.Store(int64(s.exact))
+	return &Controller{s}
+}
+
+// Acquire takes n slots if the limit leaves room for them.
+func (k *Controller) Acquire(n int64) bool {
+	s := k.s
+	v := s.inFlight.Add(n)
+	if v > s.limit.Load() {
+		s.inFlight.Add(-n)
+		return false
+	}
+	if v > s.peak.Load() {
+		s.peak.Store(v) // a lost race loses a peak, not a slot
+	}
+	return true
+}
+
+// Release gives back n slots of a request that is not admitted after all.
+func (k *Controller) Release(n int64) { k.s.inFlight.Add(-n) }
+
+// Done ends a request of n slots that took rt, at now: its response time
+// counts for the interval ending next, and the first request ending after
+// it updates the limit.
+func (k *Controller) Done(now, rt, n int64) {
+	s := k.s
+	s.inFlight.Add(-n)
+	s.count.Add(1)
+	s.sum.Add(rt)
+	next := s.next.Load()
+	if now < next || !s.next.CompareAndSwap(next, now+s.interval.Load()) {
+		return
+	}
+	s.mu.Lock()
+	s.update(next == math.MinInt64)
+	s.mu.Unlock()
+}
+
+// update ends an interval; first is true for the first request ever,
+// which only starts one.
+func (k *state) update(first bool) {
+	count, sum := k.count.Swap(0), k.sum.Swap(0)
+	peak := k.peak.Swap(k.inFlight.Load())
+	if first || count == 0 {
+		return
+	}
+	recent := max(sum/count, 1)
+	k.recentRT.Store(recent)
+	k.sinceProbe++
+	if k.probing > 0 {
+		k.probeRT = min(k.probeRT, recent)
+		if k.probing--; k.probing == 0 {
+			k.minRT.Store(k.probeRT)
+			k.limit.Store(int64(k.exact))
+		}
+		return
+	}
+	minRT := k.minRT.Load()
+	if minRT == 0 || recent < minRT {
+		minRT = recent
+		k.minRT.Store(minRT)
+	}
+	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
+	switch {
+	case gradient < 1:
+		target := k.exact*gradient + math.Sqrt(k.exact)
+		k.exact = k.exact*(1-smoothing) + target*smoothing
+		k.congested++
+	case float64(peak) >= k.exact/2: // else no evidence the limit could be higher
+		k.exact += math.Sqrt(k.exact)
+		fallthrough
+	default:
+		k.congested = 0
+	}
+	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
+	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery {
+		// Queueing, or a service slower or faster for good? Measure the
+		// RT at MinLimit for probeIntervals.
+		k.probing, k.probeRT, k.congested, k.sinceProbe = probeIntervals, math.MaxInt64, 0, 0
+		k.probeEvery = min(2*k.probeEvery, maxProbeEvery*k.c.MinRTIntervals)
+		k.limit.Store(k.c.MinLimit)
+		return
+	}
+	k.limit.Store(int64(k.exact))
+}
+
+// Limit returns the limit in force.
+func (k *Controller) Limit() int64 { return k.s.limit.Load() }
+
+// InFlight returns the slots taken.
+func (k *Controller) InFlight() int64 { return max(k.s.inFlight.Load(), 0) }
+
+// RT returns the recent and the minimum RT of the last update, 0 before
+// the first.
+func (k *Controller) RT() (recent, minimum time.Duration) {
+	return time.Duration(k.s.recentRT.Load()), time.Duration(k.s.minRT.Load())
+}
