@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/breaker"
 )
 
 // admit asks the rules of e's binding in order and waits for the turn the

@@ -7,9 +7,9 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/hotspot"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // EnterOption adjusts one call of Enter.

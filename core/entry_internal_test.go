@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // TestEnterClocks: on a Guard on the system clock, rules that keep state in

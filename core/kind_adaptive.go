@@ -3,8 +3,8 @@ package core
 import (
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // adaptiveKind is an adaptive concurrency rule: a concurrency limit that

@@ -3,7 +3,7 @@ package core
 import (
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/breaker"
 )
 
 // breakerKind is a breaker rule. The ticket of the binding's first breaker

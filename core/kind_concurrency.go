@@ -1,8 +1,8 @@
 package core
 
 import (
-	"github.com/sluicekit/sluice/core/concurrency"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/concurrency"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // concKind is a concurrency rule: its reservation is a count of slots, and

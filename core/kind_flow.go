@@ -1,6 +1,6 @@
 package core
 
-import "github.com/sluicekit/sluice/core/flow"
+import "github.com/sluicekit/sluice/core/internal/flow"
 
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }

@@ -1,6 +1,6 @@
 package core
 
-import "github.com/sluicekit/sluice/core/hotspot"
+import "github.com/sluicekit/sluice/core/internal/hotspot"
 
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a
 // param of the request (see asking.firstValue).

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
 

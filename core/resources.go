@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Statistics windows of a resource.

@@ -3,9 +3,9 @@ package core
 import (
 	"time"
 
-	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
+	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -14,7 +14,7 @@ type Kind string
 
 // The rule kinds.
 const (
-	// KindFlow limits the request rate of a resource (package flow).
+	// KindFlow limits the request rate of a resource.
 	KindFlow Kind = "flow"
 	// KindConcurrency limits the number of requests of a resource in flight.
 	KindConcurrency Kind = "concurrency"
@@ -58,8 +58,8 @@ type Rule struct {
 	// Window is the period Limit applies to (flow, hotspot; default 1s),
 	// or the span of a breaker's statistics (default 10s).
 	Window time.Duration `json:"window,omitempty"`
-	// Algorithm is one of the Algorithm constants: for flow rules a
-	// flow.Algorithm (default leap-array), for hotspot rules token-bucket
+	// Algorithm is one of the Algorithm constants: for flow rules any but
+	// concurrency (default leap-array), for hotspot rules token-bucket
 	// (default), leaky-bucket or concurrency.
 	Algorithm Algorithm `json:"algorithm,omitempty"`
 	// Buckets is the number of leap-array buckets of a flow rule or a
@@ -149,9 +149,8 @@ const (
 	MissingShared OnMissing = "shared"
 )
 
-// Algorithm is the algorithm of a flow or hotspot rule (Rule.Algorithm):
-// one of the flow.Algorithm or hotspot.Algorithm values, which the
-// constants below name.
+// Algorithm is the algorithm of a flow or hotspot rule (Rule.Algorithm),
+// named as in a rules file.
 type Algorithm string
 
 // The rule algorithms. Flow rules take all but AlgorithmConcurrency;

@@ -11,9 +11,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sluicekit/sluice/core/flow"
-	"github.com/sluicekit/sluice/core/hotspot"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -283,7 +283,7 @@ func (v *validator) checkStore(r *Rule) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	switch {
-	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms, flow.Algorithm(r.Algorithm)):
+	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms(), flow.Algorithm(r.Algorithm)):
 		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
 		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
@@ -316,10 +316,10 @@ func (v *validator) checkStore(r *Rule) {
 }
 
 // storeCost checks a bucket's limit of a rule with a store (see
-// store.BucketLimitOK).
+// flow.BucketLimitOK).
 func (v *validator) storeCost(field, what string, limit, window int64) {
-	if largest, ok := store.BucketLimitOK(limit, time.Duration(window)); !ok {
-		v.add(field, "%s%s", what, store.BucketLimitProblem(largest, limit, time.Duration(window)))
+	if largest, ok := flow.BucketLimitOK(limit, time.Duration(window)); !ok {
+		v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, time.Duration(window)))
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/window"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Reasons a request is blocked for, as Totals.BlockedBy counts them: the
@@ -28,8 +28,10 @@ const (
 	ReasonCancelled   = "cancelled"
 )
 
-// Reasons lists the block reasons in a fixed order. It is never modified.
-var Reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
+// Reasons returns the block reasons in a fixed order, in a new slice.
+func Reasons() []string { return slices.Clone(reasons[:]) }
+
+var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
 
 const numReasons = 7
 
@@ -55,7 +57,7 @@ func reasonOf(b *BlockedError) int {
 
 // Reason returns why b blocked its request: one of Reasons but
 // ReasonCancelled.
-func (e *BlockedError) Reason() string { return Reasons[reasonOf(e)] }
+func (e *BlockedError) Reason() string { return reasons[reasonOf(e)] }
 
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
@@ -227,7 +229,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
 	}
-	for i, reason := range Reasons {
+	for i, reason := range reasons {
 		var n int64
 		for j := range r.stripes {
 			n += r.stripes[j].blockedBy[i].Load()

@@ -158,7 +158,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 	for _, r := range s.Resources {
 		res, t := attrResource.String(valid(r.Resource)), r.Total
 		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
-		for _, reason := range core.Reasons {
+		for _, reason := range core.Reasons() {
 			o.ObserveInt64(in.requests, t.BlockedBy[reason], attrs(res, attrResult.String(reason)))
 		}
 		one := attrs(res)

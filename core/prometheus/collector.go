@@ -173,7 +173,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range s.Resources {
 		t := r.Total
 		emit(d.passed, counter, float64(t.Pass), r.Resource)
-		for _, reason := range core.Reasons {
+		for _, reason := range core.Reasons() {
 			emit(d.blocked, counter, float64(t.BlockedBy[reason]), r.Resource, reason)
 		}
 		emit(d.completed, counter, float64(t.Complete), r.Resource)

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // DefaultMemoryKeys is the default bound on the number of keys a Memory
@@ -72,16 +72,16 @@ func (m *Memory) limiter(key string, lim Limit) (flow.Limiter, error) {
 }
 
 // Take decides n requests of key under lim.
-func (m *Memory) Take(ctx context.Context, key string, lim Limit, n int64) (flow.Decision, error) {
+func (m *Memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
 	l, err := m.limiter(key, lim)
 	if err != nil {
-		return flow.Decision{}, err
+		return Decision{}, err
 	}
 	return l.Acquire(int64(m.clock.Now()), n), nil
 }
 
 // Undo gives back an admitted decision of Take.
-func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d flow.Decision, n int64) error {
+func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error {
 	m.mu.Lock()
 	e, ok := m.lims[key]
 	m.mu.Unlock()

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
 // Mode is how a shared limit is decided.
@@ -24,11 +23,27 @@ const (
 	Approximate Mode = "approximate"
 )
 
+// Algorithm is the algorithm of a Limit: one of the constants below, named
+// as in a rules file.
+type Algorithm = flow.Algorithm
+
+// The algorithms a Store supports.
+const (
+	SlidingCounter = flow.SlidingCounter
+	TokenBucket    = flow.TokenBucket
+	LeakyBucket    = flow.LeakyBucket
+)
+
+// Decision is the outcome of Store.Take: OK, and the Limit, Remaining,
+// RetryAfter and (for a leaky bucket) Wait that a Guard reports. A Store
+// passes it back to Undo unchanged; the Store's own algorithm state rides
+// in its unexported fields.
+type Decision = flow.Decision
+
 // Limit describes one limit kept in a Store.
 type Limit struct {
-	// Algorithm is flow.SlidingCounter, flow.TokenBucket or
-	// flow.LeakyBucket.
-	Algorithm flow.Algorithm
+	// Algorithm is SlidingCounter, TokenBucket or LeakyBucket.
+	Algorithm Algorithm
 	Limit     int64         // requests per Window
 	Window    time.Duration // > 0
 	Burst     int64         // token bucket: tokens above Limit
@@ -41,13 +56,13 @@ type Limit struct {
 // (Lua's doubles, for Redis).
 const MaxWindow = 30 * 24 * time.Hour
 
-// Algorithms lists the algorithms a Store supports.
-var Algorithms = []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket}
+// Algorithms returns the algorithms a Store supports, in a new slice.
+func Algorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
 
 // Validate returns an error naming the first field of l that a Store cannot
-// use, or nil: besides the fields' own bounds, what flow.Config.Validate
-// rejects (a burst or maxWait with another algorithm, a bucket faster than
-// one request per nanosecond).
+// use, or nil: besides the fields' own bounds, what a flow rule of the same
+// fields rejects (a burst or maxWait with another algorithm, a bucket faster
+// than one request per nanosecond).
 func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return err
@@ -74,39 +89,11 @@ func (l Limit) validate() error {
 		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
 	}
 	if l.Algorithm != flow.SlidingCounter {
-		if largest, ok := BucketLimitOK(l.Limit, l.Window); !ok {
-			return fmt.Errorf("limit %s", BucketLimitProblem(largest, l.Limit, l.Window))
+		if largest, ok := flow.BucketLimitOK(l.Limit, l.Window); !ok {
+			return fmt.Errorf("limit %s", flow.BucketLimitProblem(largest, l.Limit, l.Window))
 		}
 	}
 	return nil
-}
-
-// BucketLimitOK reports whether a token or leaky bucket of limit per window
-// is honoured by a store, which counts whole nanoseconds per request
-// (window/limit rounded up): the rounding loses less than a request per
-// window when limit divides the window's nanoseconds or limit*limit <=
-// window. largest is the largest limit allowed for window when limit does
-// not divide it.
-func BucketLimitOK(limit int64, window time.Duration) (largest int64, ok bool) {
-	w := int64(window)
-	if limit <= 0 || w <= 0 || w%limit == 0 {
-		return 0, true
-	}
-	largest = int64(math.Sqrt(float64(w)))
-	for largest*largest > w {
-		largest--
-	}
-	for (largest+1)*(largest+1) <= w {
-		largest++
-	}
-	return largest, limit <= largest
-}
-
-// BucketLimitProblem says why BucketLimitOK refused limit, after the
-// field's name.
-func BucketLimitProblem(largest, limit int64, window time.Duration) string {
-	return fmt.Sprintf("must be <= %d with a store and a window of %s, or divide the window's %d nanoseconds (a bucket in a store counts whole nanoseconds per request), got %d",
-		largest, window, int64(window), limit)
 }
 
 // Store keeps limits that several Guards (usually in several processes)
@@ -123,10 +110,10 @@ type Store interface {
 	// store's own clock. The decision has OK, Limit, Remaining,
 	// RetryAfter, and for a leaky bucket the Wait before the request's
 	// turn.
-	Take(ctx context.Context, key string, lim Limit, n int64) (flow.Decision, error)
+	Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error)
 	// Undo gives back the n requests of an admitted decision d of Take,
 	// when a later rule rejected the request: best effort.
-	Undo(ctx context.Context, key string, lim Limit, d flow.Decision, n int64) error
+	Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error
 	// Close releases the Store's resources and stops its goroutines.
 	Close() error
 }

@@ -1,9 +1,11 @@
 // Package rulefields is what package core and package rulesfile share about
 // the fields of a rule: their names in a rules file, in the order problems
-// are reported, and how problems quote values.
+// are reported, how problems quote values, and the problem of one field
+// (FieldError) that the limiters' validation returns.
 package rulefields
 
 import (
+	"errors"
 	"iter"
 	"slices"
 	"strconv"
@@ -60,4 +62,25 @@ func Truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// FieldError is a problem with one field of a limiter's configuration.
+// Field is the name the rules file uses.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+// Error returns the field name followed by the message, as in
+// "limit must be >= 0, got -5".
+func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
+
+// Join returns errs joined into one error (errors.Join), or nil when there
+// are none.
+func Join(errs []*FieldError) error {
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
 }

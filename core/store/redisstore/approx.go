@@ -2,13 +2,13 @@ package redisstore
 
 import (
 	"context"
-	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -107,7 +107,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	// Born used: the sweep forgets an entry only after a whole round
 	// without a Take, never between its making and its first Take.
 	e.state.Store(stUsed)
-	if lim.Algorithm == flow.SlidingCounter {
+	if lim.Algorithm == store.SlidingCounter {
 		e.sliding = true
 		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
 		return e
@@ -116,7 +116,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e.gkey = s.redisKey(key, g.suffix)
 	// The window of whole-nanosecond costs (see costOf): the same bucket as
 	// the exact scripts'.
-	w := time.Duration(mulDiv(g.cost1, lim.Limit, 1))
+	w := time.Duration(ratemath.MulDiv(g.cost1, lim.Limit, 1))
 	e.g = flow.GCRA{Limit: lim.Limit, Window: w, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
 	e.cost1 = g.cost1
 	return e
@@ -180,7 +180,7 @@ func (s *Store) lookup(key string, lim store.Limit) *entry {
 // its limit was replaced) is made again on the key's new entry, once; then
 // in Redis. Its count may then be pushed twice (the old entry of a replaced
 // limit pushes what it admitted), never lost.
-func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	for range 2 {
 		e := s.entry(key, lim)
 		if e == nil {
@@ -195,13 +195,13 @@ func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n i
 
 // takeTracked decides on a tracked entry. The caller checks that e is not
 // dead afterwards.
-func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (flow.Decision, error) {
+func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (store.Decision, error) {
 	if e.state.Load()&stUsed == 0 {
 		e.state.Or(stUsed)
 	}
 	if e.stale(s.gen.Load()) && s.healthy() {
 		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
-			return flow.Decision{}, err
+			return store.Decision{}, err
 		}
 	}
 	return e.take(s.picker, s.now(), n), nil
@@ -226,7 +226,7 @@ func (s *Store) refresh(ctx context.Context, e *entry) error {
 
 // take decides n at now on e's local state. pk picks the CPU whose lease
 // a sliding counter uses.
-func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
+func (e *entry) take(pk *stripe.Picker, now, n int64) store.Decision {
 	if !e.sliding {
 		d := e.g.Acquire(&e.tat, now, n)
 		if d.OK {
@@ -240,7 +240,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 	if ls != nil {
 		cpu = pk.Pick()
 		if e.takeLeased(ls, cpu, now, n) {
-			return flow.Decision{OK: true, Limit: lim, Remaining: e.remaining.Load()}
+			return store.Decision{OK: true, Limit: lim, Remaining: e.remaining.Load()}
 		}
 	}
 	contended := !e.mu.TryLock()
@@ -253,7 +253,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 	el := min(max(now-e.idx*e.w, 0), e.w)
 	p := e.prev + max(e.othersPrev, 0)
 	c := e.cur + max(e.othersCur, 0)
-	est := float64(p)*float64(e.w-el)/float64(e.w) + float64(c+n)
+	est := ratemath.SlidingEstimate(p, c+n, el, e.w)
 	if est <= float64(lim) {
 		e.cur += n
 		left := max(int64(float64(lim)-est), 0)
@@ -267,7 +267,7 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) flow.Decision {
 			e.remaining.Store(left)
 		}
 		e.mu.Unlock()
-		return flow.Decision{OK: true, Limit: lim, Remaining: left}
+		return store.Decision{OK: true, Limit: lim, Remaining: left}
 	}
 	e.mu.Unlock()
 	return slidingDecision(e.lim, false, p, c, el, n)
@@ -336,7 +336,7 @@ func (e *entry) roll(idx int64) {
 	e.idxNow.Store(idx)
 }
 
-func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	v, ok := s.entries.Load(key)
 	if !ok || v.(*entry).lim != lim {
 		return s.undoRemote(ctx, key, lim, d, n)
@@ -368,11 +368,11 @@ func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d f
 
 // takeRemote decides an approximate limit the store does not track in
 // Redis, on the counts the instances' syncs keep.
-func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	if lim.Limit == 0 {
-		return flow.Decision{RetryAfter: lim.Window}, nil
+		return store.Decision{RetryAfter: lim.Window}, nil
 	}
-	if lim.Algorithm != flow.SlidingCounter {
+	if lim.Algorithm != store.SlidingCounter {
 		return s.takeExact(ctx, key, lim, n) // the same TAT
 	}
 	w := int64(lim.Window)
@@ -384,26 +384,26 @@ func (s *Store) takeRemote(ctx context.Context, key string, lim store.Limit, n i
 	c.set(scriptApproxSlidingTake, base+strconv.FormatInt(idx, 10), n, lim.Limit, w, el, s.ttlMillis(now, (idx+2)*w))
 	c.keys = append(c.keys, base+strconv.FormatInt(idx-1, 10))
 	if err := s.do(ctx, c); err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	defer s.putCall(c)
 	v, err := ints(c.val, 3)
 	if err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	return slidingDecision(lim, v[0] == 1, v[1], v[2], el, n), nil
 }
 
-func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (s *Store) undoRemote(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	c := s.getCall()
 	switch lim.Algorithm {
-	case flow.SlidingCounter:
+	case store.SlidingCounter:
 		w := int64(lim.Window)
 		now := s.now()
 		idx := now / w
 		base := s.redisKey(key, "asc:"+lim.Window.String()+":")
 		c.set(scriptApproxSlidingUndo, base+strconv.FormatInt(idx, 10), n)
-	case flow.TokenBucket:
+	case store.TokenBucket:
 		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), costOf(n, int64(lim.Window), d.Limit))
 	default:
 		s.putCall(c)
@@ -770,32 +770,15 @@ func (e *entry) expired(now, idle int64) bool {
 	return (e.idx+2)*e.w+idle < now
 }
 
-// mulDiv returns a*b/c for non-negative a, b and positive c, saturating at
-// the largest int64.
 // costOf returns the cost of n requests in a bucket of limit per window w,
 // in whole nanoseconds: n times w/limit rounded up, so that the bucket never
 // admits more than its limit (rules refuse the limits whose rounding would
 // lose a request per window: core's store bounds), and n requests cost n
 // times one.
 func costOf(n, w, limit int64) int64 {
-	one := mulDiv(1, w, limit)
+	one := ratemath.MulDiv(1, w, limit)
 	if w%limit != 0 {
 		one++
 	}
-	return mulDiv(n, one, 1)
-}
-
-func mulDiv(a, b, c int64) int64 {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	if c <= 0 {
-		return 1<<63 - 1
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return 1<<63 - 1
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	return int64(min(q, 1<<63-1))
+	return ratemath.MulDiv(n, one, 1)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
@@ -76,7 +75,7 @@ func TestApproxMultiInstanceBound(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		stores = append(stores, st)
 	}
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
 	perWindow, _ := pacedRun(t, stores, "approx-bound", lim, interval, 2600*time.Millisecond)
 
 	s := 2*period + 100*time.Millisecond
@@ -116,7 +115,7 @@ func TestApproxBucketMultiInstance(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		stores = append(stores, st)
 	}
-	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 50, Window: time.Second, Burst: 10, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.TokenBucket, Limit: 50, Window: time.Second, Burst: 10, Mode: store.Approximate}
 	start := time.Now()
 	_, total := pacedRun(t, stores, "approx-bucket", lim, interval, run)
 	took := time.Since(start)
@@ -139,9 +138,9 @@ func TestApproxDecisionsAreLocal(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: time.Second, Mode: store.Approximate}
-		if alg == flow.LeakyBucket {
+		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second
 		}
 		_, err := st.Take(ctx, "local/"+string(alg), lim, 1)
@@ -163,7 +162,7 @@ func TestApproxAllocs(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		key := "allocs/" + string(alg)
 		_, err := st.Take(ctx, key, lim, 1)
@@ -185,7 +184,7 @@ func TestApproxMaxKeys(t *testing.T) {
 	require.NoError(t, err)
 	defer b.Close()
 	ctx := context.Background()
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 4, Window: time.Minute, Mode: store.Approximate}
 		for _, k := range []string{"k1", "k2"} {
 			_, err := a.Take(ctx, string(alg)+k, lim, 1)
@@ -225,7 +224,7 @@ func TestApproxForgetsIdleKeys(t *testing.T) {
 	st, _ := newTestStore(t, srv, WithIdleExpiry(time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
 	for i := range 20 {
-		alg := store.Algorithms[i%len(store.Algorithms)]
+		alg := store.Algorithms()[i%len(store.Algorithms())]
 		// One request fills a bucket for the whole window: the state of
 		// every key matters for 2s at least, longer than 20 first reads
 		// take on a loaded machine (400ms was not, under -race beside
@@ -246,7 +245,7 @@ func TestApproxLimitChange(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}
 	for range 5 {
 		_, err := a.Take(ctx, "change", lim, 1)
 		require.NoError(t, err)
@@ -268,7 +267,7 @@ func TestApproxUndo(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: time.Second, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: time.Second, Mode: store.Approximate}
 	d1, err := st.Take(ctx, "undo", lim, 1)
 	require.NoError(t, err)
 	d2, err := st.Take(ctx, "undo", lim, 1)
@@ -289,7 +288,7 @@ func TestApproxSweepSparesNewEntry(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		t.Run(string(alg), func(t *testing.T) {
 			lim := store.Limit{Algorithm: alg, Limit: 1, Window: time.Minute, Mode: store.Approximate}
 			key := "sweep-new/" + string(alg)
@@ -316,7 +315,7 @@ func TestApproxSweepAndTake(t *testing.T) {
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute), WithIdleExpiry(time.Millisecond))
 	ctx := context.Background()
 	// A limit whose state stops mattering 20ms after a Take.
-	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1, Window: 20 * time.Millisecond, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.TokenBucket, Limit: 1, Window: 20 * time.Millisecond, Mode: store.Approximate}
 	idle := func(key string) *entry {
 		t.Helper()
 		_, err := st.Take(ctx, key, lim, 1)
@@ -375,7 +374,7 @@ func leasedNow(e *entry) int64 {
 func TestApproxSlidingLeases(t *testing.T) {
 	st, _ := newTestStore(t, sharedServer(t), WithSyncPeriod(time.Minute))
 	const limit = 20000
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Minute, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: time.Minute, Mode: store.Approximate}
 	e := st.newEntry("leases", lim)
 	ls := make([]lease, stripe.Count())
 	e.leases.Store(&ls)
@@ -454,7 +453,7 @@ func TestApproxSlidingLeasesConcurrent(t *testing.T) {
 	const limit = 50000
 	// A day's window: the run does not straddle two, but when it does
 	// (at midnight on Redis's clock) the run is made again.
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: 24 * time.Hour, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: 24 * time.Hour, Mode: store.Approximate}
 	ctx := context.Background()
 	for attempt := 0; ; attempt++ {
 		key := "leases-concurrent/" + itoa(int64(attempt))
@@ -541,7 +540,7 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		stores = append(stores, st)
 	}
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
 	w := int64(lim.Window)
 	loadtest.Saturate(t, 2)
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
 )
@@ -110,7 +109,7 @@ func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1 << 40, Window: time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1 << 40, Window: time.Second}
 	take := func() error {
 		d, err := st.Take(context.Background(), "bench", lim, 1)
 		if err == nil && !d.OK {
@@ -166,9 +165,9 @@ func BenchmarkRedisApprox(b *testing.B) {
 	srv := sharedServer(b)
 	st, _ := newTestStore(b, srv)
 	ctx := context.Background()
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
-		if alg == flow.LeakyBucket {
+		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Hour
 		}
 		key := "bench/" + string(alg)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 )
@@ -25,7 +24,7 @@ func Example() {
 	}
 	defer s.Close()
 
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 100, Window: time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 100, Window: time.Second}
 	d, err := s.Take(context.Background(), "api", lim, 1)
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
@@ -50,7 +49,7 @@ func Example_approximate() {
 	}
 	defer s.Close()
 
-	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 5000, Window: time.Second, Burst: 500, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.TokenBucket, Limit: 5000, Window: time.Second, Burst: 500, Mode: store.Approximate}
 	for range 3 {
 		d, err := s.Take(context.Background(), "search", lim, 1)
 		fmt.Println(d.OK, err)

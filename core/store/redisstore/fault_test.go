@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/flow"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
@@ -59,7 +58,7 @@ func TestExactRedisKilled(t *testing.T) {
 	srv := redistest.StartOwned(t)
 	for _, batch := range []int{DefaultBatchSize, 1} {
 		st, _ := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithBatchSize(batch))
-		lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1000000, Window: time.Second}
+		lim := store.Limit{Algorithm: store.TokenBucket, Limit: 1000000, Window: time.Second}
 		failed, ok, _, errs := outage(st, lim, 100*time.Millisecond)
 		require.Zero(t, failed, "batch %d: before the kill: %v", batch, errs)
 		require.NotZero(t, ok)
@@ -99,7 +98,7 @@ func TestExactRedisStopped(t *testing.T) {
 		st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(100*time.Millisecond))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000000, Window: time.Second}
 		failed, _, _, errs := outage(st, lim, 50*time.Millisecond)
 		require.Zero(t, failed, "%v", errs)
 
@@ -156,7 +155,7 @@ func TestExactRedisStoppedUnderLoad(t *testing.T) {
 	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(timeout), WithMaxLag(maxLag))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000000, Window: time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000000, Window: time.Second}
 	loadtest.Saturate(t, 2)
 	// The first calls under load may fail, until the Store has seen its
 	// timers fire late.
@@ -191,7 +190,7 @@ func TestApproxRedisKilled(t *testing.T) {
 	srv := redistest.StartOwned(t)
 	st, c := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Hour, Mode: store.Approximate}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Hour, Mode: store.Approximate}
 	for range 3 {
 		d, err := st.Take(ctx, "down", lim, 1)
 		require.NoError(t, err)
@@ -288,7 +287,7 @@ func (h *loseReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // TAT was 2 costs (720s) ahead.
 func TestApproxPushReplyLost(t *testing.T) {
 	srv := sharedServer(t)
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		t.Run(string(alg), func(t *testing.T) {
 			h := &loseReplies{}
 			c := srv.Client(t)
@@ -319,7 +318,7 @@ func TestApproxPushReplyLost(t *testing.T) {
 			require.Eventually(t, synced, 5*time.Second, time.Millisecond)
 			t.Logf("%d replies lost", h.lost.Load())
 
-			if alg == flow.SlidingCounter {
+			if alg == store.SlidingCounter {
 				n, err := c.Get(ctx, e.base+itoa(st.now()/int64(time.Hour))).Int64()
 				require.NoError(t, err)
 				assert.Equal(t, int64(5), n, "each admission counted once")

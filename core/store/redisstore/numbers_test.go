@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -31,11 +31,11 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 			lim  store.Limit
 			want string
 		}{
-			{store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: day, Burst: 1_000_000}, "burst must be <= 102 "},
-			{store.Limit{Algorithm: flow.TokenBucket, Limit: int64(time.Second), Window: time.Second, Burst: math.MaxInt64 - int64(time.Second)}, "burst must be <= 4503598627370496 "},
-			{store.Limit{Algorithm: flow.SlidingCounter, Limit: math.MaxInt64, Window: time.Second}, "limit must be <= 4503599627370496"},
+			{store.Limit{Algorithm: store.TokenBucket, Limit: 2, Window: day, Burst: 1_000_000}, "burst must be <= 102 "},
+			{store.Limit{Algorithm: store.TokenBucket, Limit: int64(time.Second), Window: time.Second, Burst: math.MaxInt64 - int64(time.Second)}, "burst must be <= 4503598627370496 "},
+			{store.Limit{Algorithm: store.SlidingCounter, Limit: math.MaxInt64, Window: time.Second}, "limit must be <= 4503599627370496"},
 			// Whole nanoseconds per request: 1e9/10000001 would round to 99.
-			{store.Limit{Algorithm: flow.TokenBucket, Limit: 10_000_001, Window: time.Second}, "limit must be <= 31622 with a store and a window of 1s"},
+			{store.Limit{Algorithm: store.TokenBucket, Limit: 10_000_001, Window: time.Second}, "limit must be <= 31622 with a store and a window of 1s"},
 		} {
 			_, err := st.Take(ctx, "refused", tc.lim, 1)
 			require.Error(t, err)
@@ -44,7 +44,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("token bucket, largest burst", func(t *testing.T) {
-		lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: day, Burst: 102}
+		lim := store.Limit{Algorithm: store.TokenBucket, Limit: 2, Window: day, Burst: 102}
 		for _, n := range []int64{104 + 1, math.MaxInt64} {
 			d, err := st.Take(ctx, "tb", lim, n)
 			require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("sliding counter, largest limit and window", func(t *testing.T) {
-		lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: flow.MaxLimit, Window: store.MaxWindow}
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: flow.MaxLimit, Window: store.MaxWindow}
 		d, err := st.Take(ctx, "sc", lim, flow.MaxLimit-1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
@@ -84,7 +84,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("leaky bucket, longest window and wait", func(t *testing.T) {
-		lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 1, Window: store.MaxWindow, MaxWait: store.MaxWindow}
+		lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: store.MaxWindow, MaxWait: store.MaxWindow}
 		d, err := st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		require.True(t, d.OK)

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -153,12 +153,12 @@ func (s *Store) Close() error {
 
 // Take decides n requests of key under lim: in Redis for an exact limit,
 // in the process for an approximate one.
-func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	if s.closed.Load() {
-		return flow.Decision{}, errClosed()
+		return store.Decision{}, errClosed()
 	}
 	if n < 1 {
-		return flow.Decision{}, fmt.Errorf("redisstore: n must be >= 1, got %d", n)
+		return store.Decision{}, fmt.Errorf("redisstore: n must be >= 1, got %d", n)
 	}
 	if lim.Mode == store.Approximate {
 		if e := s.lookup(key, lim); e != nil { // validated when tracked
@@ -168,7 +168,7 @@ func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) 
 		}
 	}
 	if err := validate(lim); err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	if lim.Mode == store.Approximate {
 		return s.takeApprox(ctx, key, lim, n)
@@ -190,7 +190,7 @@ func validate(lim store.Limit) error {
 // limit in the process (pushed at the next sync). A leaky bucket's slot is
 // given back only in approximate mode, and only when no later request took
 // a slot after it; in exact mode it is left empty.
-func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	if s.closed.Load() {
 		return errClosed()
 	}
@@ -202,9 +202,9 @@ func (s *Store) Undo(ctx context.Context, key string, lim store.Limit, d flow.De
 	}
 	c := s.getCall()
 	switch lim.Algorithm {
-	case flow.SlidingCounter:
+	case store.SlidingCounter:
 		c.set(scriptUndoSliding, s.redisKey(key, "sc:"+lim.Window.String()), n)
-	case flow.TokenBucket:
+	case store.TokenBucket:
 		c.set(scriptUndoGCRA, s.redisKey(key, "tb"), costOf(n, int64(lim.Window), d.Limit))
 	default:
 		s.putCall(c)
@@ -266,30 +266,30 @@ func (s *Store) redisKey(key, suffix string) string {
 }
 
 // takeExact decides in Redis.
-func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	if lim.Limit == 0 {
-		return flow.Decision{RetryAfter: lim.Window}, nil
+		return store.Decision{RetryAfter: lim.Window}, nil
 	}
 	c := s.getCall()
 	idle := s.o.idle.Milliseconds()
 	switch lim.Algorithm {
-	case flow.SlidingCounter:
+	case store.SlidingCounter:
 		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, []any{int64(lim.Window), idle}, lim.Limit, n)
 	default:
 		g := gcraOf(lim)
 		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 3, []any{idle}, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
 	defer s.putCall(c)
 	v, err := ints(c.val, 3)
 	if err != nil {
-		return flow.Decision{}, err
+		return store.Decision{}, err
 	}
-	if lim.Algorithm == flow.SlidingCounter {
+	if lim.Algorithm == store.SlidingCounter {
 		if len(v) != 4 {
-			return flow.Decision{}, nonsense(c.val)
+			return store.Decision{}, nonsense(c.val)
 		}
 		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
 	}
@@ -299,29 +299,22 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 // slidingDecision is the decision of a sliding counter with p requests in
 // the previous window, c in the current one (n included when ok) and e
 // nanoseconds elapsed in it, as the memory store makes it.
-func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) flow.Decision {
+func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) store.Decision {
 	w, l := float64(lim.Window), lim.Limit
 	e = min(max(e, 0), int64(lim.Window))
-	est := float64(p)*(w-float64(e))/w + float64(c)
+	est := ratemath.SlidingEstimate(p, c, e, int64(lim.Window))
 	if ok {
-		return flow.Decision{OK: true, Limit: l, Remaining: max(int64(float64(l)-est), 0)}
+		return store.Decision{OK: true, Limit: l, Remaining: max(int64(float64(l)-est), 0)}
 	}
-	d := flow.Decision{Limit: l, Remaining: max(int64(float64(l)-est), 0), RetryAfter: lim.Window}
+	d := store.Decision{Limit: l, Remaining: max(int64(float64(l)-est), 0), RetryAfter: lim.Window}
 	if n > l {
 		return d
 	}
-	earliest := func(prev, cur int64) float64 {
-		room := float64(l - cur - n)
-		if prev == 0 || room >= float64(prev) {
-			return 0
-		}
-		return w * (1 - room/float64(prev))
-	}
 	var at float64
 	if c+n <= l {
-		at = earliest(p, c) - float64(e)
+		at = ratemath.SlidingEarliest(p, c, n, l, w) - float64(e)
 	} else {
-		at = w + earliest(c, 0) - float64(e)
+		at = w + ratemath.SlidingEarliest(c, 0, n, l, w) - float64(e)
 	}
 	d.RetryAfter = time.Duration(max(ceil(at), 0))
 	return d
@@ -351,11 +344,11 @@ func gcraOf(lim store.Limit) gcra {
 		return g
 	}
 	g.cost1 = costOf(1, w, lim.Limit)
-	if lim.Algorithm == flow.LeakyBucket {
+	if lim.Algorithm == store.LeakyBucket {
 		g.queue, g.suffix = true, "lb"
 		g.capacity = int64(lim.MaxWait) + g.cost1
 	} else {
-		g.capacity = w + mulDiv(lim.Burst, w, lim.Limit)
+		g.capacity = w + ratemath.MulDiv(lim.Burst, w, lim.Limit)
 	}
 	return g
 }
@@ -376,20 +369,20 @@ func (g gcra) tol(n int64) int64 {
 // decision is the decision of a request of n given the TAT's distance
 // ahead of now after it (before it, when rejected) and how far over the
 // tolerance it was.
-func (g gcra) decision(ok bool, ahead, over, n int64) flow.Decision {
+func (g gcra) decision(ok bool, ahead, over, n int64) store.Decision {
 	l := g.lim.Limit
 	rem := int64(0)
 	if ahead < g.capacity {
-		rem = mulDiv(g.capacity-ahead, l, int64(g.lim.Window))
+		rem = ratemath.MulDiv(g.capacity-ahead, l, int64(g.lim.Window))
 	}
 	if !ok {
-		d := flow.Decision{Limit: l, Remaining: rem, RetryAfter: time.Duration(max(over, 1))}
+		d := store.Decision{Limit: l, Remaining: rem, RetryAfter: time.Duration(max(over, 1))}
 		if n > l+g.lim.Burst {
 			d.RetryAfter = g.lim.Window
 		}
 		return d
 	}
-	d := flow.Decision{OK: true, Limit: l, Remaining: rem}
+	d := store.Decision{OK: true, Limit: l, Remaining: rem}
 	if g.queue {
 		d.Wait = time.Duration(max(ahead-g.cost(n), 0))
 	}

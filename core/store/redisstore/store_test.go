@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redistest"
 	"github.com/sluicekit/sluice/core/store/storetest"
@@ -173,9 +173,9 @@ func TestMultiInstanceExact(t *testing.T) {
 		fixed     int64   // admitted regardless of time
 		perSecond float64 // admitted per second of the test beyond fixed
 	}{
-		{store.Limit{Algorithm: flow.SlidingCounter, Limit: 100, Window: time.Hour}, 100, 0},
-		{store.Limit{Algorithm: flow.TokenBucket, Limit: 60, Window: time.Minute, Burst: 40}, 100, 1},
-		{store.Limit{Algorithm: flow.LeakyBucket, Limit: 60, Window: time.Minute, MaxWait: 99 * time.Second}, 100, 1},
+		{store.Limit{Algorithm: store.SlidingCounter, Limit: 100, Window: time.Hour}, 100, 0},
+		{store.Limit{Algorithm: store.TokenBucket, Limit: 60, Window: time.Minute, Burst: 40}, 100, 1},
+		{store.Limit{Algorithm: store.LeakyBucket, Limit: 60, Window: time.Minute, MaxWait: 99 * time.Second}, 100, 1},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.lim.Algorithm), func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestBatching(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: time.Hour}
 		_, err = st.Take(ctx, "warm", lim, 1) // loads the script
 		require.NoError(t, err)
@@ -251,7 +251,7 @@ func TestBatching(t *testing.T) {
 		require.NoError(t, err)
 		// 401 taken, each once (a token bucket refills 278 a second
 		// meanwhile).
-		if alg == flow.SlidingCounter {
+		if alg == store.SlidingCounter {
 			assert.Equal(t, int64(1000000-401), d.Remaining)
 		} else {
 			assert.InDelta(t, 1000000-401, d.Remaining, 100)
@@ -304,7 +304,7 @@ func TestHashTags(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{"plain", "a}b", "{x}", "", `back\slash`, "rule\x00value", strings.Repeat("k", 1000)}
 	for _, key := range keys {
-		for _, alg := range store.Algorithms {
+		for _, alg := range store.Algorithms() {
 			for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 				_, err := st.Take(ctx, key, store.Limit{Algorithm: alg, Limit: 10, Window: time.Second, Mode: mode}, 1)
 				require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestHashTags(t *testing.T) {
 	// algorithm's are pushed.
 	s0 := st.Stats().Syncs
 	require.Eventually(t, func() bool {
-		_, _ = st.Take(ctx, "plain", store.Limit{Algorithm: flow.LeakyBucket, Limit: 10, Window: time.Second, Mode: store.Approximate}, 1)
+		_, _ = st.Take(ctx, "plain", store.Limit{Algorithm: store.LeakyBucket, Limit: 10, Window: time.Second, Mode: store.Approximate}, 1)
 		return st.Stats().Syncs >= s0+2
 	}, 5*time.Second, time.Millisecond)
 	all, err := c.Keys(ctx, st.o.prefix+":*").Result()
@@ -374,7 +374,7 @@ func TestNoscriptFallback(t *testing.T) {
 	for _, batch := range []int{DefaultBatchSize, 1} {
 		st, c := newTestStore(t, srv, WithBatchSize(batch), WithTimeout(time.Second))
 		ctx := context.Background()
-		lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1000, Window: time.Minute}
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000, Window: time.Minute}
 		for i := range 20 {
 			if i == 10 {
 				require.NoError(t, c.ScriptFlush(ctx).Err())
@@ -409,15 +409,15 @@ func TestKeysExpire(t *testing.T) {
 	st, c := newTestStore(t, srv, WithIdleExpiry(500*time.Millisecond), WithSyncPeriod(time.Millisecond))
 	ctx := context.Background()
 	w := 10 * time.Second
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 10, Window: w}
-		if alg == flow.LeakyBucket {
+		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second
 		}
 		_, err := st.Take(ctx, "ttl", lim, 1)
 		require.NoError(t, err)
 	}
-	_, err := st.Take(ctx, "ttl", store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}, 1)
+	_, err := st.Take(ctx, "ttl", store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Minute, Mode: store.Approximate}, 1)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return st.Stats().Syncs > 0 }, 5*time.Second, time.Millisecond)
 	ttl := func(suffix string) time.Duration {
@@ -451,7 +451,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	ctx := context.Background()
 	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Millisecond))
 	require.NoError(t, err)
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 10, Window: time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Second}
 	_, err = st.Take(ctx, "k", lim, 1)
 	require.NoError(t, err)
 	lim.Mode = store.Approximate
@@ -465,7 +465,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	_, err = st.Take(ctx, "k", lim, 1)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
-	assert.ErrorIs(t, st.Undo(ctx, "k", lim, flow.Decision{OK: true, Limit: 10}, 1), ErrClosed)
+	assert.ErrorIs(t, st.Undo(ctx, "k", lim, store.Decision{OK: true, Limit: 10}, 1), ErrClosed)
 }
 
 // storeGoroutines counts the goroutines running a Store's loops (other
@@ -495,10 +495,10 @@ func TestTakeHonoursContext(t *testing.T) {
 	st, _ := newTestStore(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := st.Take(ctx, "k", store.Limit{Algorithm: flow.SlidingCounter, Limit: 1, Window: time.Second}, 1)
+	_, err := st.Take(ctx, "k", store.Limit{Algorithm: store.SlidingCounter, Limit: 1, Window: time.Second}, 1)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = st.Take(context.Background(), "k", store.Limit{Algorithm: flow.SlidingCounter, Limit: 1, Window: time.Second}, 0)
+	_, err = st.Take(context.Background(), "k", store.Limit{Algorithm: store.SlidingCounter, Limit: 1, Window: time.Second}, 0)
 	assert.ErrorContains(t, err, "n must be >= 1")
 }
 
@@ -509,11 +509,11 @@ func TestNonsenseIsUnavailable(t *testing.T) {
 	st, c := newTestStore(t, srv)
 	ctx := context.Background()
 	require.NoError(t, c.LPush(ctx, st.redisKey("k", "tb"), "x").Err())
-	_, err := st.Take(ctx, "k", store.Limit{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second}, 1)
+	_, err := st.Take(ctx, "k", store.Limit{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second}, 1)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
 	// Garbage of the right type is read as no state.
 	require.NoError(t, c.Set(ctx, st.redisKey("g", "tb"), "garbage", time.Minute).Err())
-	d, err := st.Take(ctx, "g", store.Limit{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second}, 1)
+	d, err := st.Take(ctx, "g", store.Limit{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second}, 1)
 	require.NoError(t, err)
 	assert.True(t, d.OK)
 	assert.True(t, errors.Is(nonsense([]any{"x"}), store.ErrUnavailable))
@@ -525,7 +525,7 @@ func TestLeakyBucketUndoLeavesSlot(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv)
 	ctx := context.Background()
-	lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 1, Window: time.Minute}
+	lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: time.Minute}
 	d, err := st.Take(ctx, "k", lim, 1)
 	require.NoError(t, err)
 	require.True(t, d.OK)
@@ -544,16 +544,16 @@ func TestLimitsAsMemory(t *testing.T) {
 	mem, err := store.NewMemory(clock.NewFake(0), 0)
 	require.NoError(t, err)
 	bad := []store.Limit{
-		{Algorithm: flow.TokenBucket, Limit: 2e9, Window: time.Second},
-		{Algorithm: flow.LeakyBucket, Limit: 2e9, Window: time.Second},
-		{Algorithm: flow.SlidingCounter, Limit: 1, Window: time.Second, Burst: 1},
-		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, MaxWait: time.Second},
+		{Algorithm: store.TokenBucket, Limit: 2e9, Window: time.Second},
+		{Algorithm: store.LeakyBucket, Limit: 2e9, Window: time.Second},
+		{Algorithm: store.SlidingCounter, Limit: 1, Window: time.Second, Burst: 1},
+		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, MaxWait: time.Second},
 		{Algorithm: flow.FixedWindow, Limit: 1, Window: time.Second},
-		{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
+		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
 	for _, lim := range []store.Limit{
-		{Algorithm: flow.SlidingCounter, Limit: 1, Window: store.MaxWindow + 1},
-		{Algorithm: flow.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
+		{Algorithm: store.SlidingCounter, Limit: 1, Window: store.MaxWindow + 1},
+		{Algorithm: store.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
 	} {
 		for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 			lim.Mode = mode

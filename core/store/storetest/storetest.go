@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/flow"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -58,7 +58,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 }
 
-func take(t *testing.T, h Harness, key string, lim store.Limit, n int64) flow.Decision {
+func take(t *testing.T, h Harness, key string, lim store.Limit, n int64) store.Decision {
 	t.Helper()
 	lim.Mode = h.Mode
 	d, err := h.Store.Take(context.Background(), key, lim, n)
@@ -74,7 +74,7 @@ func between(t *testing.T, h Harness, got, lo, hi time.Duration, msg string) {
 }
 
 func slidingCounterLimit(t *testing.T, h Harness, key string) {
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 5, Window: 2 * time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 5, Window: 2 * time.Second}
 	for i := range 5 {
 		d := take(t, h, key, lim, 1)
 		require.True(t, d.OK, "request %d", i)
@@ -92,7 +92,7 @@ func slidingCounterLimit(t *testing.T, h Harness, key string) {
 
 func tokenBucket(t *testing.T, h Harness, key string) {
 	// 4 per 2s: one token per 500ms; capacity 6.
-	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 4, Window: 2 * time.Second, Burst: 2}
+	lim := store.Limit{Algorithm: store.TokenBucket, Limit: 4, Window: 2 * time.Second, Burst: 2}
 	for i := range 6 {
 		require.True(t, take(t, h, key, lim, 1).OK, "request %d of the burst", i)
 	}
@@ -106,7 +106,7 @@ func tokenBucket(t *testing.T, h Harness, key string) {
 
 func leakyBucket(t *testing.T, h Harness, key string) {
 	// One slot per 100ms; a request may wait up to 300ms.
-	lim := store.Limit{Algorithm: flow.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: 300 * time.Millisecond}
+	lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 10, Window: time.Second, MaxWait: 300 * time.Millisecond}
 	for i := range 4 {
 		d := take(t, h, key, lim, 1)
 		require.True(t, d.OK, "request %d", i)
@@ -119,7 +119,7 @@ func leakyBucket(t *testing.T, h Harness, key string) {
 }
 
 func undoGivesBack(t *testing.T, h Harness, key string) {
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 2, Window: 10 * time.Second}
 		k := key + "/" + string(alg)
 		take(t, h, k, lim, 1)
@@ -133,7 +133,7 @@ func undoGivesBack(t *testing.T, h Harness, key string) {
 }
 
 func countOfMany(t *testing.T, h Harness, key string) {
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 5, Window: 10 * time.Second}
 		k := key + "/" + string(alg)
 		d := take(t, h, k, lim, 3)
@@ -145,21 +145,21 @@ func countOfMany(t *testing.T, h Harness, key string) {
 }
 
 func zeroLimit(t *testing.T, h Harness, key string) {
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		d := take(t, h, key+"/"+string(alg), store.Limit{Algorithm: alg, Limit: 0, Window: time.Second}, 1)
 		assert.False(t, d.OK, "%s", alg)
 	}
 }
 
 func keysIndependent(t *testing.T, h Harness, key string) {
-	lim := store.Limit{Algorithm: flow.SlidingCounter, Limit: 1, Window: 10 * time.Second}
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1, Window: 10 * time.Second}
 	require.True(t, take(t, h, key+"/a", lim, 1).OK)
 	require.False(t, take(t, h, key+"/a", lim, 1).OK)
 	assert.True(t, take(t, h, key+"/b", lim, 1).OK, "another key has its own limit")
 }
 
 func concurrentTakes(t *testing.T, h Harness, key string) {
-	for _, alg := range []flow.Algorithm{flow.SlidingCounter, flow.TokenBucket} {
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 50, Window: time.Minute, Mode: h.Mode}
 		k := key + "/" + string(alg)
 		var admitted atomic.Int64
@@ -182,8 +182,8 @@ func concurrentTakes(t *testing.T, h Harness, key string) {
 func invalidLimit(t *testing.T, h Harness, key string) {
 	bad := []store.Limit{
 		{Algorithm: flow.LeapArray, Limit: 1, Window: time.Second},
-		{Algorithm: flow.TokenBucket, Limit: -1, Window: time.Second},
-		{Algorithm: flow.TokenBucket, Limit: 1},
+		{Algorithm: store.TokenBucket, Limit: -1, Window: time.Second},
+		{Algorithm: store.TokenBucket, Limit: 1},
 	}
 	for _, lim := range bad {
 		_, err := h.Store.Take(context.Background(), key, lim, 1)

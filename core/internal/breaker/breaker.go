@@ -1,0 +1,474 @@
+package breaker
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pub "github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/internal/window"
+)
+
+// The names of package breaker, which a Guard's users see: a rule's
+// Strategy, a breaker's State and Stats, the defaults of a rule's fields.
+type (
+	Strategy = pub.Strategy
+	State    = pub.State
+	Stats    = pub.Stats
+)
+
+// The values of package breaker.
+const (
+	SlowRatio          = pub.SlowRatio
+	ErrorRatio         = pub.ErrorRatio
+	ErrorCount         = pub.ErrorCount
+	Closed             = pub.Closed
+	Open               = pub.Open
+	HalfOpen           = pub.HalfOpen
+	DefaultWindow      = pub.DefaultWindow
+	DefaultBuckets     = pub.DefaultBuckets
+	DefaultMinRequests = pub.DefaultMinRequests
+	DefaultOpenFor     = pub.DefaultOpenFor
+	DefaultProbes      = pub.DefaultProbes
+)
+
+// MaxProbes bounds Config.Probes.
+const MaxProbes = 1000
+
+// Config describes a circuit breaker. Zero fields take the defaults listed on
+// each field.
+type Config struct {
+	Strategy Strategy
+	// Threshold is the ratio of bad requests, in (0, 1], that trips a
+	// SlowRatio or ErrorRatio breaker, or the number of failed requests,
+	// a whole number >= 1, that trips an ErrorCount breaker.
+	Threshold float64
+	// MaxRT is, for SlowRatio, the response time above which a request is
+	// slow.
+	MaxRT time.Duration
+	// Window is the span of the statistics the breaker trips on, kept in
+	// a leap array of Buckets buckets. Default DefaultWindow and
+	// DefaultBuckets.
+	Window  time.Duration
+	Buckets int
+	// MinRequests is the number of requests that must complete in the
+	// window before the breaker may trip. Default DefaultMinRequests.
+	MinRequests int64
+	// OpenFor is how long the breaker stays open before it lets probes
+	// through (half-open). It is also how long a probe may take: a probe
+	// that has not completed OpenFor after the breaker went half-open
+	// counts as failed. Default DefaultOpenFor.
+	OpenFor time.Duration
+	// Probes is the number of requests a half-open breaker lets through;
+	// it closes when all of them succeed and opens again as soon as one
+	// fails. Default DefaultProbes.
+	Probes int64
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Buckets == 0 {
+		c.Buckets = DefaultBuckets
+	}
+	if c.MinRequests == 0 {
+		c.MinRequests = DefaultMinRequests
+	}
+	if c.OpenFor == 0 {
+		c.OpenFor = DefaultOpenFor
+	}
+	if c.Probes == 0 {
+		c.Probes = DefaultProbes
+	}
+	return c
+}
+
+// Validate reports every problem of c (after defaults are applied), one
+// rulefields.FieldError each with the field's rules-file name, or nil when c is
+// valid.
+func (c Config) Validate() []*rulefields.FieldError {
+	c = c.WithDefaults()
+	var errs []*rulefields.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &rulefields.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch c.Strategy {
+	case SlowRatio, ErrorRatio:
+		if !(c.Threshold > 0 && c.Threshold <= 1) {
+			add("threshold", "must be a ratio in (0, 1] with strategy %s, got %v", c.Strategy, c.Threshold)
+		}
+	case ErrorCount:
+		if !(c.Threshold >= 1 && c.Threshold <= math.MaxInt32 && c.Threshold == math.Trunc(c.Threshold)) {
+			add("threshold", "must be a whole number of errors >= 1 with strategy %s, got %v", c.Strategy, c.Threshold)
+		}
+	case "":
+		add("strategy", "is required (slow-ratio, error-ratio or error-count)")
+	default:
+		add("strategy", "must be slow-ratio, error-ratio or error-count, got %q", c.Strategy)
+	}
+	switch {
+	case c.Strategy == SlowRatio && c.MaxRT <= 0:
+		add("maxRT", "must be > 0 with strategy %s, got %s", SlowRatio, c.MaxRT)
+	case c.Strategy != SlowRatio && c.MaxRT != 0:
+		add("maxRT", "only applies to strategy %s", SlowRatio)
+	}
+	if c.Window <= 0 {
+		add("window", "must be > 0, got %s", c.Window)
+	}
+	switch {
+	case c.Buckets < 1 || c.Buckets > window.MaxBuckets:
+		add("buckets", "must be between 1 and %d, got %d", window.MaxBuckets, c.Buckets)
+	case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
+		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
+	}
+	if c.MinRequests < 1 {
+		add("minRequests", "must be >= 1, got %d", c.MinRequests)
+	}
+	if c.OpenFor <= 0 {
+		add("openFor", "must be > 0, got %s", c.OpenFor)
+	}
+	if c.Probes < 1 || c.Probes > MaxProbes {
+		add("probes", "must be between 1 and %d, got %d", MaxProbes, c.Probes)
+	}
+	return errs
+}
+
+// Transition is a change of a breaker's state.
+type Transition struct {
+	From, To State
+	At       int64 // clock time, ns
+	// Requests and Bad are the requests completed in the window and the bad
+	// ones among them when a closed breaker trips; the probes that
+	// succeeded and failed (Bad is 1, or 0 for a probe that timed out) on
+	// the other transitions.
+	Requests, Bad int64
+	// Reason says why, for people: "error ratio 0.6 >= 0.5 of 10
+	// requests", "probe failed", ...
+	Reason string
+}
+
+// Ticket is what Allow gives an admitted request, to hand back to Done or
+// Undo: the epoch it was let through in (modulo 2^30: a ticket 2^30
+// transitions old is never still out), whether it is a probe, and a bit
+// that is set in every ticket Allow gives, so that the zero Ticket belongs to
+// no request. 32 bits, as it is kept in every request's entry.
+type Ticket uint32
+
+const ticketEpochMask = 1<<30 - 1
+
+func ticket(epoch uint64, probe bool) Ticket {
+	t := Ticket(epoch&ticketEpochMask)<<2 | 1
+	if probe {
+		t |= 2
+	}
+	return t
+}
+
+// of reports whether t was given in epoch.
+func (t Ticket) of(epoch uint64) bool { return uint64(t>>2) == epoch&ticketEpochMask }
+func (t Ticket) valid() bool          { return t&1 != 0 }
+
+// Probe reports whether the request is one of a half-open breaker's probes.
+func (t Ticket) Probe() bool { return t&2 != 0 }
+
+// The breaker's state word: the state in its low 2 bits, the probes let
+// through in the current half-open period in the next 20, and above them
+// the epoch, which grows by one at each transition. One word, so that a
+// probe is let through by one compare-and-swap that also checks the state.
+const (
+	stateBits  = 2
+	issuedBits = 20
+	issuedOne  = 1 << stateBits
+	epochShift = stateBits + issuedBits
+	stateMask  = 1<<stateBits - 1
+	issuedMask = (1<<issuedBits - 1) << stateBits
+)
+
+func stateOf(w uint64) State            { return State(w & stateMask) }
+func issuedOf(w uint64) int64           { return int64(w&issuedMask) >> stateBits }
+func epochOf(w uint64) uint64           { return w >> epochShift }
+func word(epoch uint64, s State) uint64 { return epoch<<epochShift | uint64(s) }
+
+// Breaker is a circuit breaker. Requests ask Allow before they run and
+// report their outcome to Done (or give their ticket back with Undo when
+// they did not run). Closed, it counts outcomes in a leap array of its own
+// and trips (opens) when the bad ones reach the threshold; open, it rejects
+// every request for OpenFor; then it lets Probes requests through
+// (half-open), and closes when they all succeed, with statistics started
+// afresh, or opens again as soon as one fails.
+//
+// Allow costs one atomic load while the breaker is closed or open, Done of a
+// good outcome one atomic add, Done of a bad one two adds and two sums over
+// the buckets. Transitions take a mutex; so does Done of a probe.
+// A Breaker is safe for concurrent use.
+type Breaker struct {
+	cfg    Config
+	notify func(Transition)
+
+	w     atomic.Uint64 // state word
+	until atomic.Int64  // open: the time the breaker goes half-open; half-open: the probes' deadline
+	stats atomic.Pointer[stats]
+
+	mu     sync.Mutex // serializes transitions
+	passed int64      // probes that succeeded in the current half-open period; guarded by mu
+	trips  atomic.Int64
+}
+
+// New returns a closed Breaker for cfg, which must be valid (see
+// Validate). notify, when not nil, is called with every transition, while
+// the breaker's mutex is held, by the goroutine that made it: it must not
+// block or call the breaker.
+//
+// When prev is not nil, the new breaker takes over its state (an open
+// breaker stays open until its time) and, when the window and buckets are
+// the same, its statistics; when cfg is prev's configuration, New returns
+// prev itself.
+func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
+	cfg = cfg.WithDefaults()
+	if errs := cfg.Validate(); errs != nil {
+		return nil, rulefields.Join(errs)
+	}
+	if prev != nil && prev.cfg == cfg {
+		return prev, nil
+	}
+	b := &Breaker{cfg: cfg, notify: notify}
+	if prev != nil {
+		prev.mu.Lock()
+		w := prev.w.Load()
+		if stateOf(w) == HalfOpen {
+			// Probes in flight report to prev; this one lets probes
+			// through afresh, in a later epoch.
+			w = word(epochOf(w)+1, HalfOpen)
+		}
+		b.w.Store(w)
+		b.until.Store(prev.until.Load())
+		b.trips.Store(prev.trips.Load())
+		if old := prev.stats.Load(); old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
+			b.stats.Store(old)
+		}
+		prev.mu.Unlock()
+	}
+	if b.stats.Load() == nil {
+		b.stats.Store(b.newStats())
+	}
+	return b, nil
+}
+
+// stats are the completions and bad outcomes a closed breaker trips on,
+// counted in one leap array per CPU stripe (see DoneOn), so that requests
+// completing on different CPUs do not write one cache line.
+type stats struct{ arrs []*window.LeapArray }
+
+func (b *Breaker) newStats() *stats {
+	st := &stats{arrs: make([]*window.LeapArray, stripe.Count())}
+	for i := range st.arrs {
+		la, err := window.New(b.cfg.Buckets, b.cfg.Window)
+		if err != nil {
+			panic("breaker: validated config rejected by window.New: " + err.Error())
+		}
+		st.arrs[i] = la
+	}
+	return st
+}
+
+// of returns the leap array of the stripe of cpu.
+func (st *stats) of(cpu uint32) *window.LeapArray {
+	return st.arrs[stripe.Of(cpu, len(st.arrs))]
+}
+
+// sum returns the count of ev over the window ending at now.
+func (st *stats) sum(now int64, ev window.Event) int64 {
+	var n int64
+	for _, a := range st.arrs {
+		n += a.Sum(now, ev)
+	}
+	return n
+}
+
+// Config returns the breaker's configuration, defaults applied.
+func (b *Breaker) Config() Config { return b.cfg }
+
+// Allow asks to let a request through at now. It returns the request's
+// ticket and true, or the time until the breaker lets requests through
+// again (an estimate while half-open) and false.
+func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
+	for {
+		w := b.w.Load()
+		switch stateOf(w) {
+		case Closed:
+			return ticket(epochOf(w), false), 0, true
+		case Open:
+			until := b.until.Load()
+			if now < until {
+				return 0, time.Duration(until - now), false
+			}
+			b.transition(w, now, HalfOpen, 0, 0, "open for "+b.cfg.OpenFor.String())
+		case HalfOpen:
+			if issuedOf(w) < b.cfg.Probes {
+				if b.w.CompareAndSwap(w, w+issuedOne) {
+					return ticket(epochOf(w), true), 0, true
+				}
+				continue // another probe, or a transition: look again
+			}
+			until := b.until.Load()
+			if now < until {
+				return 0, time.Duration(until - now), false
+			}
+			// A probe took longer than OpenFor: it counts as failed.
+			b.transition(w, now, Open, -1, 0, "probe did not complete within "+b.cfg.OpenFor.String())
+		}
+	}
+}
+
+// Undo gives back the ticket of a request Allow let through that did not
+// run (a later rule rejected it): a probe's place goes to another request.
+func (b *Breaker) Undo(t Ticket) {
+	if !t.Probe() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w := b.w.Load(); stateOf(w) == HalfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
+		// Under mu no transition can happen; only probes let through
+		// race, each retry following one.
+		for !b.w.CompareAndSwap(w, w-issuedOne) {
+			w = b.w.Load()
+			if stateOf(w) != HalfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
+				return
+			}
+		}
+	}
+}
+
+// Done reports the outcome of a request Allow let through with t, at now:
+// its response time and whether it failed. Outcomes of requests let through
+// before the breaker's last transition are ignored.
+func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
+	b.DoneOn(0, now, t, rt, failed)
+}
+
+// DoneOn is Done by a caller on the CPU cpu: any number, the same for the
+// callers on one CPU (the Guard passes the stripe of the processor the
+// request entered on). The outcome counts in that CPU's statistics, and
+// the breaker decides on the sum of all, whatever cpu is.
+func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, failed bool) {
+	if !t.valid() {
+		return
+	}
+	bad := failed
+	if b.cfg.Strategy == SlowRatio {
+		bad = rt > b.cfg.MaxRT
+	}
+	if t.Probe() {
+		b.probeDone(now, t, bad)
+		return
+	}
+	w := b.w.Load()
+	if stateOf(w) != Closed || !t.of(epochOf(w)) {
+		return
+	}
+	st := b.stats.Load()
+	arr := st.of(cpu)
+	arr.Add(now, window.Complete, 1)
+	if !bad {
+		return // a good outcome never trips a breaker
+	}
+	arr.Add(now, window.Error, 1)
+	total, nbad := st.sum(now, window.Complete), st.sum(now, window.Error)
+	if total < b.cfg.MinRequests {
+		return
+	}
+	var reason string
+	switch b.cfg.Strategy {
+	case ErrorCount:
+		if float64(nbad) < b.cfg.Threshold {
+			return
+		}
+		reason = fmt.Sprintf("%d errors >= %v in %s (%d requests)", nbad, b.cfg.Threshold, b.cfg.Window, total)
+	default:
+		ratio := float64(nbad) / float64(total)
+		if ratio < b.cfg.Threshold {
+			return
+		}
+		what := "error"
+		if b.cfg.Strategy == SlowRatio {
+			what = "slow (> " + b.cfg.MaxRT.String() + ")"
+		}
+		reason = fmt.Sprintf("%s ratio %.3g >= %v of %d requests in %s", what, ratio, b.cfg.Threshold, total, b.cfg.Window)
+	}
+	b.transition(w, now, Open, total, nbad, reason)
+}
+
+// probeDone counts the outcome of a probe of the half-open period of t.
+func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.w.Load()
+	if stateOf(w) != HalfOpen || !t.of(epochOf(w)) {
+		return
+	}
+	switch {
+	case bad:
+		b.transitionLocked(w, now, Open, -1, 1, "probe failed")
+	case b.passed+1 >= b.cfg.Probes:
+		b.transitionLocked(w, now, Closed, b.passed+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed+1, b.cfg.Probes))
+	default:
+		b.passed++
+	}
+}
+
+// transition moves the breaker from its state of word from, if it is still
+// in it (ignoring probes let through meanwhile), to state to at now.
+// Requests -1 stands for the probes that succeeded so far.
+func (b *Breaker) transition(from uint64, now int64, to State, requests, bad int64, reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.transitionLocked(from, now, to, requests, bad, reason)
+}
+
+// transitionLocked is transition with mu held.
+func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, bad int64, reason string) {
+	if requests < 0 {
+		requests = b.passed
+	}
+	cur := b.w.Load()
+	if stateOf(cur) != stateOf(from) || epochOf(cur) != epochOf(from) {
+		return // another goroutine made a transition first
+	}
+	switch to {
+	case Open:
+		b.until.Store(now + int64(b.cfg.OpenFor))
+		b.trips.Add(1)
+	case HalfOpen:
+		b.until.Store(now + int64(b.cfg.OpenFor))
+		b.passed = 0
+	case Closed:
+		b.stats.Store(b.newStats())
+	}
+	// A CAS loop only because probes may still be let through (half-open)
+	// until the new word is in: each retry follows one more probe, and
+	// there are at most Probes of them.
+	for !b.w.CompareAndSwap(cur, word(epochOf(cur)+1, to)) {
+		cur = b.w.Load()
+	}
+	if b.notify != nil {
+		b.notify(Transition{From: stateOf(from), To: to, At: now, Requests: requests, Bad: bad, Reason: reason})
+	}
+}
+
+// Stats returns the breaker's state and statistics at now.
+func (b *Breaker) Stats(now int64) Stats {
+	w := b.w.Load()
+	st := b.stats.Load()
+	s := Stats{State: stateOf(w), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
+	if s.State == Open {
+		s.RetryAfter = time.Duration(max(b.until.Load()-now, 0))
+	}
+	return s
+}

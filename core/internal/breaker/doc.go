@@ -1,0 +1,33 @@
+// Package breaker implements circuit breakers: a Breaker watches the
+// outcomes of the requests it lets through and, when too many are slow or
+// fail, rejects every request for a while, so that a failing dependency is
+// given time to recover instead of more load.
+//
+// A Breaker is closed, open or half-open:
+//
+//	closed --(bad outcomes reach Threshold, with >= MinRequests in Window)--> open
+//	open --(OpenFor passed; the next request)--> half-open
+//	half-open --(all Probes succeed)--> closed, with statistics started afresh
+//	half-open --(a probe fails, or one is still out after OpenFor)--> open
+//
+// Strategies say what a bad outcome is and what trips the breaker:
+// SlowRatio (the share of requests slower than MaxRT), ErrorRatio (the
+// share of failed requests) and ErrorCount (the number of failed
+// requests), each over the last Window, kept in a leap array of the
+// breaker's own (package window). A good outcome can never trip a breaker,
+// so Done does the window sums only for bad ones.
+//
+// Unlike Sentinel's breakers, a half-open breaker counts only the outcomes
+// of its own probes (each request carries a Ticket naming the period it was
+// let through in), a probe that a later rule rejected is given back
+// (Undo), a probe that hangs does not keep the breaker half-open forever,
+// and outcomes of requests let through before a transition never count
+// after it.
+//
+// Every time is an int64 of nanoseconds on the caller's clock, as in the
+// rest of sluice, so tests drive a breaker with tables of timestamps.
+// Rules of kind breaker (core.KindBreaker) make breakers for a Guard.
+//
+// The package is internal to core; package breaker (core/breaker) holds
+// the names users see, which this package aliases.
+package breaker

@@ -1,0 +1,153 @@
+package flow
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/sluicekit/sluice/core/internal/ratemath"
+)
+
+// Decision is the outcome of Limiter.Acquire.
+type Decision struct {
+	// OK reports whether the request is admitted.
+	OK bool
+	// Wait is, for an admitted request, how long it must wait for its turn
+	// before it proceeds (LeakyBucket); 0 otherwise.
+	Wait time.Duration
+	// Limit is the limit in force at the decision (lower than Config.Limit
+	// while warming up).
+	Limit int64
+	// Remaining is the quota left after the decision: how many more
+	// requests of one could be admitted right now.
+	Remaining int64
+	// RetryAfter is, for a rejected request, the time after which the same
+	// request would be admitted if nothing else arrived; 0 when admitted.
+	RetryAfter time.Duration
+
+	ref      any   // algorithm state the reservation was made in, for Undo
+	mark     int64 // algorithm value of the reservation, for Undo
+	markFrac int64 // the fraction of a nanosecond of a bucket's mark
+}
+
+// Limiter is one flow limit. Acquire admits or rejects n requests at now (in
+// nanoseconds of the Guard's clock); Undo gives back an admitted reservation
+// that was not used because another rule rejected the request or its wait
+// was cancelled. Both are safe for concurrent use.
+type Limiter interface {
+	Acquire(now int64, n int64) Decision
+	// AcquireOn is Acquire by a caller running on the CPU cpu: any
+	// number, the same for the callers on one CPU and different for
+	// callers on different ones (the Guard passes the stripe of the
+	// processor its goroutine runs on). A LeapArray limiter serves it
+	// from a share of its quota it set aside for that CPU when much of
+	// the quota is left (see the package doc); the others ignore cpu.
+	// Limits hold whatever cpu is; only speed depends on it.
+	AcquireOn(cpu uint32, now, n int64) Decision
+	Undo(d Decision, n int64)
+	// Config returns the configuration the Limiter was made with, defaults
+	// applied.
+	Config() Config
+}
+
+// New returns a Limiter for cfg. When prev is the Limiter of the same rule
+// before a rule reload, the state that still means the same thing under cfg
+// is carried over (counts of a window of the same shape, a sliding log's
+// timestamps, a token bucket's level, in-flight waiters' slots, warm-up
+// heat), so a reload does not reset the limit. A token bucket keeps the time
+// it needs to refill: with a new rate it is as full, as a share of a
+// window's worth of tokens, as it was.
+func New(cfg Config, prev Limiter) (Limiter, error) {
+	cfg = cfg.WithDefaults()
+	if err := JoinFieldErrors(cfg.Validate()); err != nil {
+		return nil, err
+	}
+	var w *warmup
+	if cfg.Warmup > 0 {
+		w = newWarmup(cfg, prev)
+	}
+	th := threshold{limit: cfg.Limit, warm: w}
+	switch cfg.Algorithm {
+	case LeapArray:
+		return newLeapArray(cfg, th, prev)
+	case FixedWindow:
+		return newFixedWindow(cfg, th, prev), nil
+	case SlidingLog:
+		return newSlidingLog(cfg, th, prev), nil
+	case SlidingCounter:
+		return newSlidingCounter(cfg, th, prev), nil
+	default: // TokenBucket, LeakyBucket: Validate rejected anything else
+		return newGCRA(cfg, th, prev), nil
+	}
+}
+
+// threshold yields the limit in force at a time: the configured one, or the
+// warm-up ramp's.
+type threshold struct {
+	limit int64
+	warm  *warmup
+}
+
+func (t threshold) at(now int64) int64 {
+	if t.warm == nil {
+		return t.limit
+	}
+	return t.warm.at(now)
+}
+
+func (t threshold) admitted(n int64) {
+	if t.warm != nil {
+		t.warm.state.admitted.Add(n)
+	}
+}
+
+// undone takes n admitted requests given back (Undo) out of the traffic
+// that warms the limit up: a request another rule rejected must not warm it.
+func (t threshold) undone(n int64) { t.admitted(-n) }
+
+// scale is a fraction num/den below 1 with its reciprocal precomputed:
+// of(x) is ratemath.MulDiv(x, num, den), by two multiplications instead of a 128-bit
+// division (which costs tens of cycles), exactly. The zero scale, or a
+// fraction of 1 or more, falls back to ratemath.MulDiv.
+type scale struct {
+	num, den uint64
+	// frac is floor(num*2^64/den) when num < den, else 0. For x < 2^63,
+	// x*frac/2^64 lies within 1 below x*num/den, so its floor is the
+	// quotient or one less; of tells which with one more product.
+	frac uint64
+}
+
+func newScale(num, den int64) scale {
+	s := scale{num: uint64(num), den: uint64(den)}
+	if num >= 0 && den > 0 && num < den {
+		s.frac, _ = bits.Div64(uint64(num), 0, uint64(den))
+	}
+	return s
+}
+
+// of returns x*num/den, rounded down, for 0 <= x.
+func (s scale) of(x int64) int64 {
+	if s.frac == 0 {
+		return ratemath.MulDiv(x, int64(s.num), int64(s.den))
+	}
+	q, _ := bits.Mul64(uint64(x), s.frac)
+	// q+1 is the quotient when (q+1)*den <= x*num.
+	hi, lo := bits.Mul64(uint64(x), s.num)
+	h1, l1 := bits.Mul64(q+1, s.den)
+	if h1 < hi || h1 == hi && l1 <= lo {
+		q++
+	}
+	return int64(q)
+}
+
+// floorStart returns the start of the aligned period of length p holding t.
+func floorStart(t, p int64) int64 {
+	r := t % p
+	if r < 0 {
+		r += p
+	}
+	return t - r
+}
+
+// Mark returns the TAT after an admitted bucket decision: the end of its
+// slot.
+func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }

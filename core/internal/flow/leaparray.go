@@ -1,0 +1,223 @@
+package flow
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/internal/window"
+)
+
+// leapArray admits while the pass count of the sliding window, kept in a
+// window.LeapArray, stays within the limit: reserve in the current bucket,
+// sum the window, undo when over.
+type leapArray struct {
+	cfg Config
+	th  threshold
+	arr *window.LeapArray
+	// older caches the pass count of the buckets of the window before the
+	// newest one, so that a decision reads two counts instead of summing
+	// every bucket. Those buckets only change afterwards by an Undo (a
+	// reservation given back), which makes the cached sum too high until
+	// the next bucket: a decision may then reject early, never admit
+	// beyond the limit.
+	older atomic.Pointer[olderSum]
+	// leases are the CPUs' shares of the quota, one per stripe (see
+	// AcquireOn); nil when the limit warms up.
+	leases []lease
+}
+
+// A lease is a share of the window's quota that one CPU took in advance,
+// counted in the bucket it was taken in, and valid while that bucket is
+// the current one: AcquireOn admits from it with one compare-and-swap on
+// a cache line that only that CPU writes, instead of an atomic add on the
+// bucket's count, which every CPU writes.
+//
+// word holds a generation (which changes with every new lease) and the
+// permits left; b is the bucket the lease was counted in. A refill claims
+// the lease by moving word to an odd generation with no permits, gives
+// back what was left of the old lease to its bucket, then stores the new
+// bucket and, last, word with the next even generation and the new
+// permits. A reader that loads word, then b, and swaps word from the value
+// it loaded has therefore used a permit of the lease of b: a refill in
+// between would have changed word.
+type lease struct {
+	word atomic.Int64
+	b    atomic.Pointer[window.Bucket]
+	_    [48]byte
+}
+
+// A lease is sized by stripe.LeaseSize: with little quota left, every
+// decision is made on the bucket's count.
+const (
+	leaseBits = 20 // bits of lease.word holding the permits left
+	leaseLeft = 1<<leaseBits - 1
+	leaseGen  = 1 << leaseBits // one generation in lease.word
+)
+
+// olderSum is the pass count of the buckets of the window of the bucket
+// starting at start, that bucket excluded.
+type olderSum struct{ start, sum int64 }
+
+func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
+	l := &leapArray{cfg: cfg, th: th}
+	if th.warm == nil {
+		l.leases = make([]lease, stripe.Count())
+	}
+	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
+		// The counts carry over; what is left of the old limiter's leases
+		// goes back to the window.
+		l.arr = p.arr
+		for i := range p.leases {
+			p.giveBack(&p.leases[i])
+		}
+		return l, nil
+	}
+	arr, err := window.New(cfg.Buckets, cfg.Window)
+	if err != nil {
+		return nil, err
+	}
+	l.arr = arr
+	return l, nil
+}
+
+func (l *leapArray) Config() Config        { return l.cfg }
+func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
+
+// AcquireOn admits from the lease of cpu when it has n permits left for
+// the current bucket, else makes the decision on the window (Acquire) and,
+// when the quota left is large, takes a new lease for cpu.
+func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
+	if l.leases == nil {
+		return l.Acquire(now, n)
+	}
+	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
+	if w := ls.word.Load(); w&leaseLeft >= n {
+		b := l.arr.Current(now)
+		if ls.b.Load() == b && ls.word.CompareAndSwap(w, w-n) {
+			// The lease's permits are counted in b: the quota left is
+			// the window's, plus what the lease has left.
+			lim := l.th.limit
+			return Decision{OK: true, Limit: lim, Remaining: max(lim-l.sum(b), 0) + w&leaseLeft - n, ref: b}
+		}
+	}
+	return l.refill(ls, now, n)
+}
+
+// refill replaces the lease ls, which cannot serve n permits at now: it
+// gives back what the old lease had left, decides n permits at now on the
+// window, and when they are admitted and the quota left allows, leases a
+// share of the quota to the CPU.
+func (l *leapArray) refill(ls *lease, now, n int64) Decision {
+	w := ls.word.Load()
+	if w&leaseGen != 0 || !ls.word.CompareAndSwap(w, w&^leaseLeft+leaseGen) {
+		return l.Acquire(now, n) // another refill of this lease is under way
+	}
+	// The lease is this call's until its word is stored again.
+	l.giveBackLeft(ls.b.Load(), w&leaseLeft)
+	next := w&^leaseLeft + 2*leaseGen
+	d := l.Acquire(now, n)
+	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
+		if ld := l.Acquire(now, chunk); ld.OK {
+			ls.b.Store(ld.ref.(*window.Bucket))
+			next += chunk
+			d.Remaining = ld.Remaining + chunk
+		}
+	}
+	ls.word.Store(next)
+	return d
+}
+
+// giveBack ends the lease ls and gives back what it had left.
+func (l *leapArray) giveBack(ls *lease) {
+	w := ls.word.Load()
+	b := ls.b.Load() // the bucket of w if the swap succeeds (see lease)
+	if w&leaseGen == 0 && ls.word.CompareAndSwap(w, w&^leaseLeft+2*leaseGen) {
+		l.giveBackLeft(b, w&leaseLeft)
+	}
+}
+
+// giveBackLeft takes left permits of a lease out of the count of b, its
+// bucket, if b is still in the window. The sum of the buckets before the
+// newest, cached, is computed again: b may be one of them.
+func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
+	if b != nil && left > 0 {
+		l.arr.Undo(b, window.Pass, left)
+		l.older.Store(nil)
+	}
+}
+
+func (l *leapArray) Acquire(now int64, n int64) Decision {
+	lim := l.th.at(now)
+	if used := l.sum(l.arr.Current(now)); n > lim || used+n > lim {
+		// Full without the n: rejected without writing the bucket's
+		// count, which would move its cache line to this CPU and back.
+		return l.rejected(now, used, n, lim)
+	}
+	b := l.arr.Add(now, window.Pass, n)
+	sum := l.sum(b)
+	for l.arr.Newest() > b.Start() {
+		// The window moved on while we summed: the oldest bucket of ours
+		// may have been replaced, its count missed, before we read it, and
+		// a newer bucket may hold reservations we did not count. Decide
+		// again in the newest bucket. This happens only when a bucket
+		// boundary falls inside the decision.
+		l.arr.Undo(b, window.Pass, n)
+		b = l.arr.Add(now, window.Pass, n)
+		sum = l.sum(b)
+	}
+	if sum <= lim {
+		l.th.admitted(n)
+		return Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+	}
+	l.arr.Undo(b, window.Pass, n)
+	return l.rejected(now, sum-n, n, lim)
+}
+
+// rejected returns the decision rejecting n requests at now with used of
+// lim taken in the window.
+func (l *leapArray) rejected(now, used, n, lim int64) Decision {
+	return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: l.retryAfter(now, used, n, lim)}
+}
+
+// sum returns the pass count of the window ending with bucket b, which the
+// caller checks is the newest bucket after the call. The older buckets' sum
+// is computed once per bucket: b is installed only after Newest reached its
+// start, so a reservation made in an older bucket and not seen by that sum
+// was made before its maker read Newest, who then saw b and decided again
+// in b.
+func (l *leapArray) sum(b *window.Bucket) int64 {
+	ws := b.Start()
+	if o := l.older.Load(); o != nil && o.start == ws {
+		return o.sum + b.Get(window.Pass)
+	}
+	older := l.arr.SumBetween(ws-int64(l.cfg.Window), ws, window.Pass)
+	l.older.Store(&olderSum{start: ws, sum: older})
+	return older + b.Get(window.Pass)
+}
+
+// retryAfter returns how long until enough of the window's count used has
+// left it for n more to fit under lim.
+func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
+	if n > lim {
+		return l.cfg.Window
+	}
+	var wait int64
+	l.arr.Each(now, func(b *window.Bucket) {
+		if used+n > lim {
+			used -= b.Get(window.Pass)
+			wait = b.Start() + int64(l.cfg.Window) - now
+		}
+	})
+	return time.Duration(max(wait, 0))
+}
+
+func (l *leapArray) Undo(d Decision, n int64) {
+	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
+		l.arr.Undo(b, window.Pass, n)
+		l.th.undone(n)
+	}
+}
+
+// Array returns the leap array the limiter counts in.
+func (l *leapArray) Array() *window.LeapArray { return l.arr }

@@ -1,0 +1,192 @@
+// Package hotspot implements hotspot rules: a limit on each value of a
+// request parameter (a user ID, a tenant, a client IP) separately, as
+// Sentinel's parameter flow rules do, in a table whose memory stays bounded
+// however many or hostile the values are, and whose hot values survive a
+// flood of cold ones.
+//
+// # Algorithms
+//
+// Each tracked value has one record holding its state:
+//
+//   - TokenBucket: Limit requests per Window, refilled continuously, up to
+//     Limit+Burst tokens. The state is the bucket's TAT (the time it is full
+//     again), by the arithmetic of flow.GCRA; a new value's bucket is full.
+//   - LeakyBucket: pacing, one request per Window/Limit; a request whose
+//     slot lies within MaxWait is admitted with Decision.Wait, the time to
+//     wait before proceeding, else rejected. Also a TAT, the end of the
+//     last slot taken.
+//   - Concurrency: at most Limit requests of the value in flight, reserved
+//     then checked, ended by Release.
+//
+// Buckets are exact at every rate a rule accepts (up to one request per
+// nanosecond, windows and capacities up to flow.MaxSpan): a TAT is kept as
+// nanoseconds plus a fraction of one in units of 1/limit ns, the value's
+// limit, in which one request's cost, Window/limit, is whole. 3 per second
+// or 6e8 per second (1.67 ns a request) admit exactly that; only waits and
+// retry hints are rounded, up, to a nanosecond. The fraction is in units of
+// the value's limit: a reload that changes a limit (Limit or an override)
+// rounds every TAT of the table up to a nanosecond, and the Limiter before
+// the reload, which may still decide requests that read the rules before
+// it, rounds the TATs it decides on up before and after, and gives back
+// whole nanoseconds: neither ever admits early.
+//
+// A leaky bucket's waiter that gives up (Undo: its wait was cancelled, or
+// another rule rejected the request) gives its slot back: when its slot was
+// the last one taken the TAT moves back, else the slot becomes a gap, merged
+// with the value's adjacent gaps, and the value's next requests take the
+// earliest gap that holds them (within MaxWait) before queueing after the
+// TAT; a rejection's retry hint is when that gap comes within reach, if
+// sooner. So after any pattern of cancellations a new request waits no
+// longer than the live requests of its value ahead of it require. Gaps are
+// kept per shard, at most 256 of 40 bytes (allocated as they are given
+// back), and dropped when they have passed or their value is evicted (its
+// debt is its TAT). A slot given back when its shard holds 256 live gaps is
+// forgotten: requests then wait for it as if it were taken, longer, never
+// earlier.
+//
+// Overrides give specific values their own limit (for TokenBucket, Burst
+// applies to it too); an override of 0 blocks the value without giving it a
+// record. A Decision carries a handle on its record for Undo and Release;
+// the handle holds the record's generation, which every reuse of the record
+// changes, so a handle never acts on a record that has since been evicted
+// and given to another value (or to a new life of the same value).
+//
+// # The table
+//
+// Values are known by a 128-bit keyed hash: two hash/maphash hashes of the
+// value under two random seeds of the table. The value itself is never
+// stored, so every value, of any length, takes the same memory, and the
+// table keeps no reference to the caller's strings. Two values are confused
+// only if both 64-bit halves collide, which for random seeds is a chance of
+// about n/2^128 per lookup in a table of n values: never, in practice. The
+// seeds are secret and per table (no package state), so the hashes cannot
+// be computed or steered from outside.
+//
+// The table is split into shards by the hash: up to 64, as many as keep at
+// least 128 records in each (a table of 100 000 has 64 shards of 1 562). Each
+// shard has its own mutex, so requests of values in different shards do not
+// contend, and holds its records in one slice, an open-addressing index
+// from hash to record, and the two lists of a segmented LRU. The index is
+// linear probing, at most half full (a full shard of 1 562 uses 4 096
+// slots), with deletion by backward shift: it needs no tombstones and, once
+// its shard is full, never rebuilds. A probe reads 1.5 slots on average
+// when the value is there and 2.5 when it is not; the keyed hash keeps it
+// so for values chosen by an attacker. An Acquire hashes the value, locks
+// its shard, probes the index, moves the record in its list, updates the
+// state and unlocks: O(1), with no loop whose length depends on time or on
+// other records' state, and no retry (a leaky bucket with gaps also scans
+// its shard's gaps, at most 256). The state is plain memory guarded by the
+// shard's lock, updated by the arithmetic of flow.GCRA, which the flow
+// rules apply to one atomic TAT. A token or leaky bucket
+// shard keeps the state of the value it decided twice in a row, its front,
+// on the cache line of its mutex: a hot value decided from several CPUs at
+// once moves that one line between them, not a second one for its record,
+// and skips the probe.
+//
+// # Eviction resists scans
+//
+// Each shard is a segmented LRU of MaxKeys/shards records: a probation
+// segment (at least a fifth of the shard) and a protected one (at most
+// four fifths), each a doubly-linked list threaded through the records by
+// index. A new value enters at the head of probation. Using a value again
+// while it is in probation promotes it to the head of protected; using a
+// protected value moves it to the head. When protected is over its share,
+// its least recently used record is demoted to the head of probation. When
+// the shard is full, a new value takes the record at the tail of probation
+// (of protected if probation is empty); its value keeps its debt (below).
+// Every step is a constant number of list operations.
+//
+// Values seen only once never leave probation, so a flood of one-time
+// values, however large, only ever evicts probation: the values in
+// protected, which were used at least twice, are not touched. A value is
+// promoted if it is used again before its shard's probation length of new
+// values arrive in its shard (at least a fifth of the shard: about a fifth
+// of MaxKeys new values over the table), and stays protected while it is
+// used again before four fifths of MaxKeys other values are promoted; a
+// demoted value gets another probation's length of chances. Every Acquire
+// counts as a use, rejected ones included. Which values stay in the table is
+// a matter of speed and precision only: limits do not depend on it.
+//
+// # Evicted values keep their debt
+//
+// A value whose state still limits it is never given a fresh state because
+// of other values, whatever their number and pattern (each once, twice,
+// cycling), and memory stays bounded by MaxKeys:
+//
+//   - Concurrency: a record with requests in flight is pinned: taken out of
+//     both lists, it is never evicted and its count never lost; its last
+//     Release puts it back at the head of its segment. A value that finds
+//     every record of its shard pinned (more values in flight at once than
+//     the shard's share of MaxKeys) is rejected until one is released.
+//   - TokenBucket, LeakyBucket: a bucket evicted while its TAT is later than
+//     the time of the eviction (tokens spent, or slots taken) leaves that
+//     TAT, rounded up to a nanosecond, its debt, in its shard's debts: a fixed array of max(records/2,
+//     64) cells of 16 bytes, allocated at the shard's first such eviction.
+//     Seen again, the value's bucket resumes from a TAT at least as late as
+//     the one it was evicted with. A bucket evicted full leaves nothing: it
+//     restarts full, as it was.
+//
+// A debt is written to two cells chosen by a hash of the value; a cell holds
+// one value's TAT or, when live debts of several values meet in it, the
+// latest of theirs (a cell whose TAT has passed is free again). A value's
+// debt is the earlier of its two cells' TATs, a cell holding another single
+// value's debt counting as none. So the error is on the side of the limit
+// only: a value that owes nothing, or less, inherits a debt when both its
+// cells hold several values' debts, and starts with the bucket of the latest
+// of them. While live debts are fewer than about a quarter of the cells,
+// that almost never happens. A flood that puts more values in debt than the
+// table and its cells tell apart makes new values start with spent buckets
+// (values in the table are not affected): any of them could be a value
+// returning with its debt, so one that inherits a debt and spends more is
+// remembered owing both, and under a long flood the cells fill with whole
+// buckets' debts. Measured by TestFloodDegrade on a "5 per 15 minutes"
+// token bucket of MaxKeys 1000, a new user's first request during 2 minutes
+// of junk values each sent twice: with 1000 junk values every new user has
+// its 5 attempts; with 4000, about 40% have 5 and 2-4% none; with 10 000,
+// 16-20% have 5 and 54-58% none. A debt, inherited or not, is paid at most
+// one bucket capacity (Window + Burst*Window/Limit for a token bucket,
+// MaxWait + Window/Limit for a leaky bucket; the longest over Limit and
+// Overrides) after the last request admitted before it was recorded: one
+// capacity after a flood stops, every value not limited by its own requests
+// has its whole limit again. New values stay exact while MaxKeys exceeds
+// the number of values in debt at once (those used within one capacity).
+//
+// A cell tells values apart by 63 bits of their hash (58 in a table of 64
+// shards, whose values share the 6 bits that choose their shard), and a
+// value seen again frees the cells it alone holds, its record carrying the
+// debt: two values of a shard agreeing on those bits, a chance of about
+// 2^-58 per pair, would let one free the other's debt. A debt is written
+// when the eviction's time is earlier than the TAT; requests of several
+// goroutines read the clock before taking the shard's lock, so a request
+// that read it before an eviction but decides after it may find the
+// evicted value's bucket full early by at most the time between the two
+// readings.
+//
+// # Bounds and memory
+//
+// The table never holds more than MaxKeys values (default DefaultMaxKeys,
+// 100 000); eviction is per shard, so it may evict before the whole table is
+// full when values spread unevenly. A record is 56 bytes and holds no
+// pointer (the garbage collector does not scan the table); with the index
+// and the debts (8 bytes per value), a full table of 100 000 takes about 87
+// bytes per value (measured by TestMemoryPerKey and BenchmarkHotspotMemory).
+// Shards allocate as they fill, doubling up to their share, and their debts
+// at their first eviction of a live bucket, so a table costs memory for the
+// values it has seen, not for MaxKeys; a full table never allocates again.
+//
+// # Reloading rules
+//
+// New takes the Limiter of the same rule before a reload. When the
+// algorithm and MaxKeys are unchanged, the new Limiter shares the table:
+// buckets and in-flight counts carry over (a bucket refills at the new
+// rate), and Decisions of the old Limiter may be released through the new.
+// Otherwise the new Limiter starts with an empty table and no debts, and
+// Decisions of the old one still release into the old table.
+//
+// Times are nanoseconds of the Guard's clock (package clock), passed to
+// Acquire by the caller, which reads the clock once for all the rules of a
+// request.
+//
+// The package is internal to core: a hotspot rule is a core.Rule of
+// core.KindHotspot.
+package hotspot

@@ -1,0 +1,300 @@
+package hotspot
+
+import (
+	"maps"
+
+	"github.com/sluicekit/sluice/core/internal/flow"
+)
+
+// Limiter limits each value of a request parameter separately, tracking at
+// most Config.MaxKeys values in its table. It is safe for concurrent use.
+type Limiter struct {
+	cfg    Config                // defaults applied; Overrides is the Limiter's own copy
+	bucket *flow.GCRA            // the buckets' arithmetic for Config.Limit; nil for Concurrency
+	over   map[string]*flow.GCRA // the same for each override
+	tab    *table
+	// epoch is the table's epoch the Limiter's fractions are in; when the
+	// table's is another, a later Limiter changed the limits (see round).
+	epoch uint64
+}
+
+// Decision is the outcome of Limiter.Acquire: the flow.Decision for the
+// value (OK, Wait, Limit, Remaining, RetryAfter) and a handle on the value's
+// record for Undo and Release.
+type Decision struct {
+	flow.Decision
+
+	lim   *Limiter // that made the decision; nil when no record was used
+	shard int32
+	rec   int32
+	gen   uint64 // the record's life at the decision
+}
+
+// New returns a Limiter for cfg, or an error listing every problem of cfg
+// (Config.Validate, then Config.Bounds), one flow.FieldError each. When prev is the Limiter of the same rule before
+// a rule reload and has the same Algorithm and MaxKeys, the new
+// Limiter shares its table: every value keeps its bucket (as full, as a
+// share of a window, as it was) or its requests in flight, and Decisions
+// made by prev may be given to the new Limiter's Undo and Release. Otherwise
+// the new Limiter starts empty; Decisions of prev still act on prev's table.
+func New(cfg Config, prev *Limiter) (*Limiter, error) {
+	cfg = cfg.WithDefaults()
+	errs := cfg.Validate()
+	if errs == nil {
+		errs = cfg.Bounds()
+	}
+	if err := flow.JoinFieldErrors(errs); err != nil {
+		return nil, err
+	}
+	cfg.Overrides = maps.Clone(cfg.Overrides)
+	l := &Limiter{cfg: cfg}
+	buckets := cfg.Algorithm != Concurrency
+	if buckets {
+		l.bucket = newBucket(&cfg, cfg.Limit)
+		for v, lim := range cfg.Overrides {
+			if l.over == nil {
+				l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
+			}
+			l.over[v] = newBucket(&cfg, lim)
+		}
+	}
+	if prev == nil || prev.cfg.Algorithm != cfg.Algorithm || prev.cfg.MaxKeys != cfg.MaxKeys {
+		l.tab = newTable(cfg.MaxKeys, buckets)
+		return l, nil
+	}
+	l.tab = prev.tab
+	l.epoch = prev.epoch
+	if buckets && (prev.epoch != l.tab.epoch.Load() || prev.cfg.Limit != cfg.Limit || !maps.Equal(prev.cfg.Overrides, cfg.Overrides)) {
+		l.epoch = l.tab.round()
+	}
+	return l, nil
+}
+
+// Config returns the configuration the Limiter was made with, defaults
+// applied.
+func (l *Limiter) Config() Config {
+	c := l.cfg
+	c.Overrides = maps.Clone(c.Overrides)
+	return c
+}
+
+// Len returns the number of values the Limiter tracks, at most MaxKeys.
+func (l *Limiter) Len() int { return l.tab.len() }
+
+// newBucket returns the arithmetic of the token or leaky buckets of limit
+// lim under cfg: a prepared flow.GCRA, which decides on each value's TAT
+// with its fraction (DecideAt). One of limit 0 only tells that its values
+// are blocked.
+func newBucket(cfg *Config, lim int64) *flow.GCRA {
+	g := flow.GCRA{Limit: lim, Window: cfg.Window, Burst: cfg.Burst, MaxWait: cfg.MaxWait, Queue: cfg.Algorithm == LeakyBucket}.Prepare()
+	return &g
+}
+
+// bucketOf returns the buckets' arithmetic of value: its override's, else
+// that of Config.Limit.
+func (l *Limiter) bucketOf(value string) *flow.GCRA {
+	if len(l.over) > 0 {
+		if b, ok := l.over[value]; ok {
+			return b
+		}
+	}
+	return l.bucket
+}
+
+// limitOf returns the limit of value. Limit is the value's limit under
+// every algorithm.
+func (l *Limiter) limitOf(value string) int64 {
+	if len(l.cfg.Overrides) > 0 {
+		if lim, ok := l.cfg.Overrides[value]; ok {
+			return lim
+		}
+	}
+	return l.cfg.Limit
+}
+
+// Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
+// in nanoseconds of the Guard's clock. A value whose limit is 0 is rejected
+// without being tracked. A value not yet tracked gets a record, evicting the
+// least recently used one of its shard when the shard is full; a bucket
+// resumes from the debt its value was evicted with, if any (see the package
+// documentation). Under the
+// Concurrency algorithm, a value that finds every record of its shard with
+// requests in flight is rejected (with RetryAfter 0, like any rejection of
+// that algorithm). A LeakyBucket decision may be admitted with a Wait: the
+// caller waits that long before proceeding, or gives the slot back with Undo.
+func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
+	var d Decision
+	l.AcquireTo(&d, now, value, n)
+	return d
+}
+
+// AcquireTo is Acquire writing the decision to d, every field of it,
+// instead of returning it: a Decision is too large to be returned in
+// registers, and a caller that keeps decisions (to give them back later)
+// saves copying it.
+func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
+	n = max(n, 1)
+	if l.cfg.Algorithm == Concurrency {
+		l.enter(d, now, value, n)
+		return
+	}
+	b := l.bucketOf(value)
+	if b.Limit == 0 {
+		*d = Decision{Decision: flow.Decision{RetryAfter: l.cfg.Window}}
+		return
+	}
+	k := l.tab.idOf(value)
+	si, s := l.tab.shard(k)
+	s.mu.Lock()
+	i := s.frontRec
+	st := &s.frontState
+	if i >= 0 && s.front == k {
+		s.touch(i) // the front: the record is only read
+	} else {
+		// A new record's bucket is full: a TAT of 0 is as full as a TAT
+		// of now for any now >= 0.
+		if i = s.find(k); i >= 0 {
+			s.touch(i)
+		} else {
+			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si))
+		}
+		// A value decided twice in a row becomes the front (see shard).
+		st = &s.recs[i].state
+		if tag := k.tag(); s.lastTag != tag {
+			s.lastTag = tag
+		} else {
+			s.promote(i)
+			st = &s.frontState
+		}
+	}
+	switch r := &s.recs[i]; {
+	case l.epoch != l.tab.epoch.Load():
+		l.decideStale(d, b, s, i, st, now, n)
+	case r.gaps == 0:
+		*st = b.DecideAt(&d.Decision, *st, now, n)
+	case st.NS >= now:
+		s.decideGaps(d, b, i, st, now, n)
+	default:
+		s.dropGaps(i) // the TAT is behind now: they have passed
+		*st = b.DecideAt(&d.Decision, *st, now, n)
+	}
+	d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
+	s.mu.Unlock()
+}
+
+// decideStale decides as flow.GCRA.DecideAt for a Limiter whose limits a later
+// one changed: the TAT, whose fraction may be in another limit's units, is
+// rounded up to a nanosecond before and after, which errs on the side of
+// the limit by less than a nanosecond. Such a Limiter still decides the
+// requests that read the rules before a reload.
+func (l *Limiter) decideStale(d *Decision, b *flow.GCRA, s *shard, i int32, st *flow.Instant, now, n int64) {
+	*st = flow.Instant{NS: st.Ceil()}
+	if s.recs[i].gaps > 0 {
+		s.dropGaps(i)
+	}
+	*st = b.DecideAt(&d.Decision, *st, now, n)
+	*st = flow.Instant{NS: st.Ceil()}
+}
+
+// enter is AcquireTo for Concurrency: reserve, then check, under the
+// shard's lock, which orders every change of the count: it is never above
+// the limit.
+func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
+	lim := l.limitOf(value)
+	if lim == 0 {
+		*d = Decision{}
+		return
+	}
+	k := l.tab.idOf(value)
+	si, s := l.tab.shard(k)
+	s.mu.Lock()
+	i := s.find(k)
+	if i >= 0 {
+		s.touch(i)
+	} else if i = s.insert(k, 0, now, nil); i < 0 {
+		s.mu.Unlock()
+		*d = Decision{Decision: flow.Decision{Limit: lim}}
+		return
+	}
+	r := &s.recs[i]
+	if v := r.state.NS + n; v <= lim {
+		r.state.NS = v
+		s.pin(i)
+		*d = Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
+	} else {
+		*d = Decision{Decision: flow.Decision{Limit: lim, Remaining: max(lim-r.state.NS, 0)}}
+	}
+	s.mu.Unlock()
+}
+
+// Undo gives back the n requests of an admitted decision d that were not
+// used (another rule rejected the request, or its wait was cancelled), on
+// the table d was made in. A rejected decision, or one whose value has been
+// evicted since, is ignored. A token bucket gets its tokens back; a leaky
+// bucket gets its slot back, taken by the value's next request that it
+// holds (see gap); Concurrency releases.
+func (l *Limiter) Undo(d Decision, n int64) {
+	p := d.lim
+	if !d.OK || p == nil {
+		return
+	}
+	if p.cfg.Algorithm == Concurrency {
+		p.release(d, n)
+		return
+	}
+	s := &p.tab.shards[d.shard]
+	s.mu.Lock()
+	if r := &s.recs[d.rec]; r.gen == d.gen {
+		p.refund(s, d, max(n, 1))
+	}
+	s.mu.Unlock()
+}
+
+// Release ends the n requests of an admitted Concurrency decision d (called
+// by Exit); it does nothing for the bucket algorithms. Each admitted
+// decision must be released once: the count of a value never goes below 0,
+// and a record reused for another value is never touched, but a second
+// Release of the same decision while other requests of the value are in
+// flight takes one of theirs.
+func (l *Limiter) Release(d Decision, n int64) {
+	if d.OK && d.lim != nil && d.lim.cfg.Algorithm == Concurrency {
+		d.lim.release(d, n)
+	}
+}
+
+// release takes n requests of d out of flight, and makes the record
+// evictable again when none is left.
+func (l *Limiter) release(d Decision, n int64) {
+	s := &l.tab.shards[d.shard]
+	s.mu.Lock()
+	if r := &s.recs[d.rec]; r.gen == d.gen {
+		r.state.NS = max(r.state.NS-max(n, 1), 0)
+		if r.state.NS == 0 {
+			s.unpin(d.rec)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// refund gives the cost of the n requests of the admitted bucket decision
+// d back to its record in s, whose lock the caller holds: a token bucket's
+// tokens, a leaky bucket's slot (see shard.freeSlot). The cost is that of
+// d's limit. A decision of a Limiter whose limits a later one changed gives
+// back whole nanoseconds only, within its slot (see decideStale).
+func (l *Limiter) refund(s *shard, d Decision, n int64) {
+	lim := d.Limit
+	st := s.stateOf(d.rec)
+	cost := (&flow.GCRA{Limit: lim, Window: l.cfg.Window}).Cost(n)
+	from, to := d.Mark().Minus(cost, lim), d.Mark()
+	if l.epoch != l.tab.epoch.Load() {
+		*st = flow.Instant{NS: st.Ceil()}
+		cost, from, to = flow.Instant{NS: cost.NS}, flow.Instant{NS: from.Ceil()}, flow.Instant{NS: to.NS}
+		lim = 1 // whole nanoseconds: no fraction
+	}
+	switch {
+	case l.cfg.Algorithm == TokenBucket:
+		*st = st.Minus(cost, lim)
+	case to.After(from):
+		s.freeSlot(d.rec, st, from, to)
+	}
+}

@@ -1,0 +1,428 @@
+package hotspot
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicekit/sluice/core/internal/flow"
+)
+
+// Shape of a table.
+const (
+	maxShards = 64
+	// minShardKeys is the fewest records a shard is given when MaxKeys
+	// allows: small tables get fewer shards, so that eviction, which is per
+	// shard, still chooses among a useful number of values.
+	minShardKeys = 128
+	// protectedFifths is the share of a shard's records, in fifths, that
+	// the protected segment may hold; probation holds the rest, at least
+	// one record.
+	protectedFifths = 4
+	// firstRecords is the number of records a shard allocates at first; it
+	// doubles up to the shard's capacity as values arrive.
+	firstRecords = 8
+)
+
+// Segments of a shard's segmented LRU.
+const (
+	probation = iota // seen once since it was inserted or demoted
+	protected        // seen again while in probation
+)
+
+// table is the bounded key table of a Limiter: one record per tracked value,
+// in shards chosen by the value's hash. A value is known by a 128-bit keyed
+// hash of it (its id); the value itself is never stored. Every field of a
+// shard, records included, is guarded by the shard's mutex; the table's own
+// fields never change after newTable.
+type table struct {
+	seed, seed2 maphash.Seed // per table, secret: the two halves of an id
+	shardMask   uint64
+	shards      []shard
+	debts       []debts // of each shard, for a bucket table; nil for Concurrency
+	// epoch is that of the Limiter whose limits the fractions of the
+	// table's TATs are in: the latest New that changed them (see round).
+	epoch atomic.Uint64
+}
+
+// id is the identity of a value: two 64-bit keyed hashes of it. The low
+// bits of h choose the shard, its high 32 bits are the tag.
+type id struct{ h, h2 uint64 }
+
+// shard is one lock's worth of a table: its records, an open-addressing
+// index from id to record, the two segments of its LRU, and the gaps of its
+// leaky buckets.
+//
+// The shards of a table lie next to each other in one slice; a shard is
+// three cache lines, 192 bytes, so that the mutexes of neighbouring shards
+// are not on one cache line or on the adjacent line that CPUs prefetch in
+// pairs, and goroutines working on different shards do not slow each other
+// down. The first line holds what a decision writes (the mutex, the LRU
+// lists' ends, the front's state), the second what it only reads (the
+// slices, the front's value), which stays in every CPU's cache, the third
+// what only a miss or a leaky bucket's gaps use. TestShardSize checks the
+// layout.
+//
+// The front is a copy of one record's bucket state on the mutex's cache
+// line: the state of the value a bucket table decided twice in a row,
+// until another value is. While a record is the front, its own state is
+// stale and the front's is the one read and written. A hot value decided
+// from several CPUs then moves one cache line between them, the lock's,
+// instead of two; its record is only read (to keep the LRU order) and
+// stays in every CPU's cache.
+type shard struct {
+	mu         sync.Mutex
+	lists      [2]list      // probation and protected
+	frontState flow.Instant // the front record's state
+	lastTag    uint32       // tag of the value decided last
+	frontRec   int32        // the front record; -1 when none
+
+	recs []record // the records in use; their number only grows, to capRecs
+	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
+	// for an empty slot, probed linearly from tag&(len-1) and kept at most
+	// half full, so that every probe ends at an empty slot.
+	slots []uint64
+	front id // the value of the front record
+
+	capRecs int32 // most records the shard may hold
+	protCap int32 // most records the protected segment may hold
+	gaps    []gap // of its leaky buckets, at most maxGaps (see gap)
+	gapNow  int64 // the latest time a decision with gaps saw
+	_       [24]byte
+}
+
+// promote makes record i the front, writing the state of the record that
+// was back to it.
+func (s *shard) promote(i int32) {
+	if s.frontRec >= 0 {
+		s.recs[s.frontRec].state = s.frontState
+	}
+	r := &s.recs[i]
+	s.front, s.frontRec, s.frontState = r.id, i, r.state
+}
+
+// stateOf returns where the state of record i is kept: the front's when i
+// is the front.
+func (s *shard) stateOf(i int32) *flow.Instant {
+	if i == s.frontRec {
+		return &s.frontState
+	}
+	return &s.recs[i].state
+}
+
+// list is a doubly-linked list of records through their prev and next
+// fields, most recently used at the head. The ends are known by head and
+// tail only: the prev of the head and the next of the tail are stale and
+// never followed, so evicting the tail writes no other record. The list
+// keeps the tail's tag, and each record its prev's, so that evicting the
+// tail can look up its index entry while its record is still being read
+// from memory: on a table larger than the CPU caches, the two cache misses
+// overlap instead of following each other.
+type list struct {
+	head, tail, n int32
+	tailTag       uint32
+}
+
+// record is the state of one value. A record is reused for another value
+// when it is evicted; gen tells its lives apart, so that a Decision made in
+// an earlier life never acts on a later one. 56 bytes, no pointers: the
+// garbage collector does not scan records.
+type record struct {
+	// state is the TAT of the value's bucket, or (Concurrency) requests in
+	// flight in state.NS.
+	state      flow.Instant
+	gen        uint64 // life of the record, incremented on each reuse
+	id         id
+	prev, next int32
+	prevTag    uint32 // tag of prev's id
+	seg        uint8  // probation or protected; where a pinned record returns
+	pinned     bool   // requests in flight: out of both lists, never evicted
+	gaps       uint16 // the shard's gaps of this record's bucket
+}
+
+// newTable returns an empty table of maxKeys records; a bucket table
+// (buckets) remembers the debts of the values it evicts.
+func newTable(maxKeys int, buckets bool) *table {
+	n := 1
+	for n < maxShards && maxKeys/(2*n) >= minShardKeys {
+		n *= 2
+	}
+	t := &table{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
+	if buckets {
+		t.debts = make([]debts, n)
+		for i := range t.debts {
+			t.debts[i].until = noDebt
+		}
+	}
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.frontRec = -1
+		s.capRecs = int32(maxKeys / n)
+		if i < maxKeys%n {
+			s.capRecs++ // together the shards hold maxKeys, exactly
+		}
+		s.protCap = min(s.capRecs*protectedFifths/5, s.capRecs-1)
+	}
+	return t
+}
+
+// idOf returns the id of value.
+func (t *table) idOf(value string) id {
+	return id{maphash.String(t.seed, value), maphash.String(t.seed2, value)}
+}
+
+// debtsOf returns the debts of shard si, or nil for a Concurrency table.
+func (t *table) debtsOf(si int32) *debts {
+	if t.debts == nil {
+		return nil
+	}
+	return &t.debts[si]
+}
+
+// shard returns the shard of k and its index.
+func (t *table) shard(k id) (int32, *shard) {
+	i := int32(k.h & t.shardMask)
+	return i, &t.shards[i]
+}
+
+// len returns the number of records in use.
+func (t *table) len() int {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		n += len(s.recs)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// tag returns the home slot of k's index entry (its low bits) and the
+// filter stored in the entry.
+func (k id) tag() uint32 { return uint32(k.h >> 32) }
+
+// find returns the record of k, or -1.
+func (s *shard) find(k id) int32 {
+	if len(s.slots) == 0 {
+		return -1
+	}
+	tag, mask := k.tag(), uint32(len(s.slots)-1)
+	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
+		if e := s.slots[i]; uint32(e>>32) == tag && s.recs[uint32(e)-1].id == k {
+			return int32(uint32(e) - 1)
+		}
+	}
+	return -1
+}
+
+// insert gives k a record at the head of probation: a new record while the
+// shard has room, else the evicted record of the least recently used value
+// of probation (of protected when probation is empty). It returns -1 when
+// every record is pinned. The record's state is fresh, or, with the shard's
+// debts d (a bucket table), the debt k was evicted with if it is later; an
+// evicted bucket whose TAT is later than now leaves its debt in d.
+func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
+	if d != nil && d.owing(now) {
+		fresh = max(fresh, d.take(k, now))
+	}
+	var i int32
+	if n := int32(len(s.recs)); n < s.capRecs {
+		s.grow(n + 1)
+		s.recs = s.recs[:n+1]
+		i = n
+	} else {
+		l := &s.lists[probation]
+		if l.n == 0 {
+			l = &s.lists[protected]
+			if l.n == 0 {
+				return -1
+			}
+		}
+		// Take the tail out of l. Its record is read first, and used only
+		// after its index entry is removed, so that on a table larger than
+		// the CPU caches the two cache misses overlap.
+		i = l.tail
+		r := &s.recs[i]
+		prev, prevTag, gen, old, st := r.prev, r.prevTag, r.gen, r.id, r.state
+		if r.gaps > 0 {
+			s.dropGaps(i) // the debt, its TAT, waits for them as if taken
+		}
+		s.unindex(l.tailTag, i)
+		if l.n > 1 {
+			l.tail, l.tailTag = prev, prevTag // the new tail's next is stale, never followed
+		}
+		l.n--
+		if i == s.frontRec {
+			s.frontRec, st = -1, s.frontState
+		}
+		if d != nil && st.Ceil() > now {
+			d.record(old, st.Ceil(), now, s.capRecs) // a bucket not yet full
+		}
+		*r = record{state: flow.Instant{NS: fresh}, gen: gen + 1, id: k, seg: probation}
+		s.index(k.tag(), i)
+		s.pushFront(i)
+		return i
+	}
+	r := &s.recs[i]
+	*r = record{state: flow.Instant{NS: fresh}, gen: r.gen + 1, id: k, seg: probation}
+	s.index(k.tag(), i)
+	s.pushFront(i)
+	return i
+}
+
+// grow makes room for n records and an index that stays at most half full
+// with n entries. Both double, so filling a shard allocates O(log capRecs)
+// times; a full shard never allocates.
+func (s *shard) grow(n int32) {
+	if int(n) > cap(s.recs) {
+		recs := make([]record, len(s.recs), min(max(2*cap(s.recs), firstRecords), int(s.capRecs)))
+		copy(recs, s.recs)
+		s.recs = recs
+	}
+	if int(n) <= len(s.slots)/2 {
+		return
+	}
+	old := s.slots
+	s.slots = make([]uint64, max(2*len(old), 2*firstRecords))
+	for _, e := range old {
+		if e != 0 {
+			s.place(e)
+		}
+	}
+}
+
+func (s *shard) index(tag uint32, i int32) { s.place(uint64(tag)<<32 | uint64(i+1)) }
+
+// place puts index entry e in the first empty slot from its home.
+func (s *shard) place(e uint64) {
+	mask := uint32(len(s.slots) - 1)
+	i := uint32(e>>32) & mask
+	for s.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	s.slots[i] = e
+}
+
+// unindex removes the entry of record i, of tag, from the index, and shifts
+// back the entries after it that probed past its slot, so that lookups need
+// no tombstones.
+func (s *shard) unindex(tag uint32, i int32) {
+	mask := uint32(len(s.slots) - 1)
+	e := uint64(tag)<<32 | uint64(i+1)
+	hole := tag & mask
+	for s.slots[hole] != e {
+		hole = (hole + 1) & mask
+	}
+	for j := (hole + 1) & mask; s.slots[j] != 0; j = (j + 1) & mask {
+		// The entry at j may fill the hole when the hole lies on its
+		// probe path: at or after its home, before j.
+		if home := uint32(s.slots[j]>>32) & mask; (j-home)&mask >= (j-hole)&mask {
+			s.slots[hole] = s.slots[j]
+			hole = j
+		}
+	}
+	s.slots[hole] = 0
+}
+
+// touch records a use of record i: a record of probation is promoted to the
+// head of protected, one of protected moves to its head. A pinned record is
+// in no list; seen again, it will return to protected.
+func (s *shard) touch(i int32) {
+	r := &s.recs[i]
+	switch {
+	case r.pinned:
+		r.seg = protected
+	case r.seg == probation:
+		s.unlink(i)
+		r.seg = protected
+		s.pushFront(i)
+	case s.lists[protected].head != i:
+		s.unlink(i)
+		s.pushFront(i)
+	}
+}
+
+// pin takes record i out of its list: it is not evicted until unpin.
+func (s *shard) pin(i int32) {
+	if r := &s.recs[i]; !r.pinned {
+		s.unlink(i)
+		r.pinned = true
+	}
+}
+
+// unpin returns record i to the head of its segment.
+func (s *shard) unpin(i int32) {
+	if r := &s.recs[i]; r.pinned {
+		r.pinned = false
+		s.pushFront(i)
+	}
+}
+
+// pushFront links record i at the head of its segment's list. When that
+// overfills protected, protected's least recently used record is demoted to
+// the head of probation: one record, as one was added.
+func (s *shard) pushFront(i int32) {
+	r := &s.recs[i]
+	l := &s.lists[r.seg]
+	if l.n == 0 {
+		l.tail, l.tailTag = i, r.id.tag()
+	} else {
+		h := &s.recs[l.head]
+		h.prev, h.prevTag = i, r.id.tag()
+		r.next = l.head
+	}
+	l.head = i
+	l.n++
+	if r.seg == protected && l.n > s.protCap {
+		d := l.tail
+		s.unlink(d)
+		s.recs[d].seg = probation
+		s.pushFront(d)
+	}
+}
+
+// unlink takes record i out of its segment's list. Taking out an end
+// writes only the list: the new end's stale link is never followed.
+func (s *shard) unlink(i int32) {
+	r := &s.recs[i]
+	l := &s.lists[r.seg]
+	switch {
+	case l.n == 1: // head and tail: the list is empty
+	case i == l.head:
+		l.head = r.next
+	case i == l.tail:
+		l.tail, l.tailTag = r.prev, r.prevTag
+	default:
+		s.recs[r.prev].next = r.next
+		n := &s.recs[r.next]
+		n.prev, n.prevTag = r.prev, r.prevTag
+	}
+	l.n--
+}
+
+// round makes the fractions of the TATs of t whole nanoseconds, rounded up
+// (as the gaps shrink to whole nanoseconds), and returns the table's new
+// epoch: a fraction is in units of its value's limit, and a Limiter made
+// with other limits is about to decide on t. A Limiter of another epoch
+// rounds the TATs it decides on, before and after, and gives back whole
+// nanoseconds: fractions are only ever in the units of the latest limits.
+func (t *table) round() uint64 {
+	e := t.epoch.Add(1)
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		s.frontState = flow.Instant{NS: s.frontState.Ceil()}
+		for j := range s.recs {
+			s.recs[j].state = flow.Instant{NS: s.recs[j].state.Ceil()}
+		}
+		for j := 0; j < len(s.gaps); j++ {
+			g := &s.gaps[j]
+			if g.from, g.to = (flow.Instant{NS: g.from.Ceil()}), (flow.Instant{NS: g.to.NS}); !g.to.After(g.from) {
+				s.dropGap(j)
+				j--
+			}
+		}
+		s.mu.Unlock()
+	}
+	return e
+}

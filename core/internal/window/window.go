@@ -1,0 +1,374 @@
+package window
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// MaxBuckets bounds the buckets of a window that is summed on each
+// decision (a flow rule's or a breaker's).
+const MaxBuckets = 1000
+
+// Event is a kind of count kept in every bucket.
+type Event int
+
+// The events a Bucket counts.
+const (
+	Pass     Event = iota // requests admitted
+	Block                 // requests rejected
+	Complete              // requests finished (Exit)
+	Error                 // requests finished with an error
+	RT                    // total response time of completed requests, ns
+	numEvents
+)
+
+// Bucket holds the counts of one time slice. Its start never changes: a new
+// round gets a new Bucket.
+type Bucket struct {
+	start  int64
+	counts [numEvents]atomic.Int64
+	minRT  atomic.Int64 // math.MaxInt64 until a completion is recorded
+	peak   atomic.Int64 // highest concurrency recorded
+}
+
+func newBucket(start int64) *Bucket {
+	b := &Bucket{start: start}
+	b.minRT.Store(math.MaxInt64)
+	return b
+}
+
+// Start returns the start of the bucket's time slice, in nanoseconds.
+func (b *Bucket) Start() int64 { return b.start }
+
+// Get returns the count of ev.
+func (b *Bucket) Get(ev Event) int64 { return b.counts[ev].Load() }
+
+// MinRT returns the smallest response time recorded, or math.MaxInt64 when
+// none was.
+func (b *Bucket) MinRT() int64 { return b.minRT.Load() }
+
+// Peak returns the highest concurrency recorded.
+func (b *Bucket) Peak() int64 { return b.peak.Load() }
+
+// RaisePeak records concurrency c if it is the highest seen in the bucket.
+func (b *Bucket) RaisePeak(c int64) {
+	for {
+		p := b.peak.Load()
+		if c <= p || b.peak.CompareAndSwap(p, c) {
+			return
+		}
+	}
+}
+
+// LeapArray is a ring of buckets covering a sliding interval. All methods are
+// safe for concurrent use; Add is lock-free.
+type LeapArray struct {
+	bucketLen int64
+	interval  int64
+	slots     []atomic.Pointer[Bucket]
+	latest    atomic.Int64 // start of the newest bucket, raised before it is installed
+	// cur caches the newest bucket installed, so that the common case (now
+	// falls in the newest bucket) needs neither a division nor a slot load.
+	cur atomic.Pointer[Bucket]
+}
+
+// New returns a LeapArray of buckets buckets covering interval. interval
+// must be a positive whole number of nanoseconds per bucket.
+func New(buckets int, interval time.Duration) (*LeapArray, error) {
+	if buckets < 1 {
+		return nil, fmt.Errorf("window: buckets must be >= 1, got %d", buckets)
+	}
+	if interval <= 0 || int64(interval)%int64(buckets) != 0 {
+		return nil, fmt.Errorf("window: interval %s must be positive and divisible into %d buckets", interval, buckets)
+	}
+	a := &LeapArray{
+		bucketLen: int64(interval) / int64(buckets),
+		interval:  int64(interval),
+		slots:     make([]atomic.Pointer[Bucket], buckets),
+	}
+	a.latest.Store(math.MinInt64)
+	return a, nil
+}
+
+// Interval returns the span the array covers.
+func (a *LeapArray) Interval() time.Duration { return time.Duration(a.interval) }
+
+// BucketLen returns the span of one bucket.
+func (a *LeapArray) BucketLen() time.Duration { return time.Duration(a.bucketLen) }
+
+// Buckets returns the number of buckets.
+func (a *LeapArray) Buckets() int { return len(a.slots) }
+
+// Newest returns the start of the newest bucket, or math.MinInt64 before the
+// first Add. It is raised before a bucket of a new round is installed, so a
+// caller who summed the window of bucket b and then reads Newest() ==
+// b.Start() knows that no bucket of that window was replaced before its sum
+// read it: the sum was exact.
+func (a *LeapArray) Newest() int64 { return a.latest.Load() }
+
+// startOf returns the start of the bucket now falls in, never earlier than
+// the newest bucket.
+func (a *LeapArray) startOf(now int64) int64 {
+	r := now % a.bucketLen
+	if r < 0 {
+		r += a.bucketLen
+	}
+	ws := now - r
+	if l := a.latest.Load(); ws < l {
+		ws = l
+	}
+	return ws
+}
+
+func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
+	i := (start / a.bucketLen) % int64(len(a.slots))
+	if i < 0 {
+		i += int64(len(a.slots))
+	}
+	return &a.slots[i]
+}
+
+// Current returns the bucket for now, replacing a stale bucket in its slot.
+// When now is earlier than the newest bucket, the newest bucket is returned.
+func (a *LeapArray) Current(now int64) *Bucket {
+	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
+		// now is in the newest bucket, or earlier (counted in the newest).
+		return c
+	}
+	return a.install(now)
+}
+
+// install is Current's slow path: it finds the slot of now and replaces its
+// bucket when it is from an earlier round.
+func (a *LeapArray) install(now int64) *Bucket {
+	ws := a.startOf(now)
+	s := a.slot(ws)
+	for {
+		b := s.Load()
+		if b != nil && b.start >= ws {
+			// b.start > ws only when another goroutine moved to a later round
+			// of this slot after startOf: count there rather than drop.
+			return b
+		}
+		// Publish the new round before installing it, so that a reader who
+		// still sees Newest at or before its bucket knows no slot has been
+		// replaced by a later round (see Newest).
+		a.raiseLatest(ws)
+		nb := newBucket(ws)
+		if s.CompareAndSwap(b, nb) {
+			a.raiseCur(nb)
+			return nb
+		}
+		// Another writer replaced b; its bucket is at least as new as ours
+		// unless it came from an older reading, in which case we replace it
+		// in turn. Each retry sees a strictly newer bucket, so this ends.
+	}
+}
+
+// raiseCur makes b the cached newest bucket unless a newer one is cached.
+func (a *LeapArray) raiseCur(b *Bucket) {
+	for {
+		c := a.cur.Load()
+		if c != nil && c.start >= b.start || a.cur.CompareAndSwap(c, b) {
+			return
+		}
+	}
+}
+
+func (a *LeapArray) raiseLatest(ws int64) {
+	for {
+		l := a.latest.Load()
+		if ws <= l || a.latest.CompareAndSwap(l, ws) {
+			return
+		}
+	}
+}
+
+// Add adds v to event ev at now and returns the bucket that holds the count.
+// A count is never lost: if the bucket is replaced by a newer round while the
+// add is in flight, the count is added again to the newer bucket.
+func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
+	b := a.cur.Load()
+	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
+		b = a.install(now) // Current's slow path; its fast one is above
+	}
+	b.counts[ev].Add(v)
+	if a.cur.Load() == b && a.latest.Load() == b.start {
+		return b // settle's first case, without a call
+	}
+	return a.settle(now, b, func(nb *Bucket) { nb.counts[ev].Add(v) })
+}
+
+// settle re-checks that b is still installed and still inside the interval
+// of the newest bucket after a write to it. When it was replaced meanwhile,
+// or the writer was held up long enough for the array to move a whole
+// interval past b (b then installed stale, outside every later window), the
+// write is redone on the newest bucket by redo.
+func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
+	if a.cur.Load() == b && a.latest.Load() == b.start {
+		return b // b is the newest bucket: installed, and inside its own interval
+	}
+	if a.slot(b.start).Load() == b && b.start > a.latest.Load()-a.interval {
+		return b
+	}
+	nb := a.Current(now)
+	redo(nb)
+	return nb
+}
+
+// Undo subtracts v from event ev of bucket b, which an earlier Add returned.
+// If b has been replaced since, the count already left the window with it and
+// nothing is done.
+func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
+	if a.slot(b.start).Load() == b {
+		b.counts[ev].Add(-v)
+	}
+}
+
+// AddRT records a completion at now: Complete += 1, RT += rt, minimum RT,
+// and Error += 1 when failed.
+func (a *LeapArray) AddRT(now int64, rt int64, failed bool) {
+	b := a.cur.Load()
+	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
+		b = a.install(now) // Current's slow path, as in Add
+	}
+	b.addRT(rt, failed)
+	if a.cur.Load() != b || a.latest.Load() != b.start {
+		a.settle(now, b, func(nb *Bucket) { nb.addRT(rt, failed) })
+	}
+}
+
+// addRT records a completion of response time rt in b.
+func (b *Bucket) addRT(rt int64, failed bool) {
+	b.counts[Complete].Add(1)
+	if rt != 0 {
+		// A response shorter than the clock's resolution (a coarse
+		// clock's) adds nothing: no atomic add for it.
+		b.counts[RT].Add(rt)
+	}
+	if failed {
+		b.counts[Error].Add(1)
+	}
+	for {
+		m := b.minRT.Load()
+		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
+			return
+		}
+	}
+}
+
+// ObservePeak records concurrency c in the bucket for now if it is the
+// highest seen there.
+func (a *LeapArray) ObservePeak(now int64, c int64) {
+	a.Current(now).RaisePeak(c)
+}
+
+// Sum returns the total of ev over the whole interval ending at now.
+func (a *LeapArray) Sum(now int64, ev Event) int64 {
+	return a.SumSince(a.startOf(now), a.interval, ev)
+}
+
+// span returns d as nanoseconds clamped to [0, interval]: a span longer than
+// the interval would reach stale buckets of earlier rounds still in the ring.
+func (a *LeapArray) span(d int64) int64 { return min(max(d, 0), a.interval) }
+
+// SumOver returns the total of ev over the buckets of the last span ending at
+// now; span is rounded up to whole buckets and capped at the interval.
+func (a *LeapArray) SumOver(now int64, span time.Duration, ev Event) int64 {
+	return a.SumSince(a.startOf(now), int64(span), ev)
+}
+
+// SumSince returns the total of ev over the buckets whose start lies in
+// (ws-span, ws], and also of any bucket newer than ws (installed by a
+// goroutine whose clock is ahead), so a check made at ws never misses a
+// reservation that belongs to its window. span is capped at the interval.
+func (a *LeapArray) SumSince(ws int64, span int64, ev Event) int64 {
+	span = a.span(span)
+	var sum int64
+	for i := range a.slots {
+		b := a.slots[i].Load()
+		if b != nil && b.start > ws-span {
+			sum += b.counts[ev].Load()
+		}
+	}
+	return sum
+}
+
+// SumBetween returns the total of ev over the buckets whose start lies in
+// (after, before).
+func (a *LeapArray) SumBetween(after, before int64, ev Event) int64 {
+	var sum int64
+	for i := range a.slots {
+		b := a.slots[i].Load()
+		if b != nil && b.start > after && b.start < before {
+			sum += b.counts[ev].Load()
+		}
+	}
+	return sum
+}
+
+// Snapshot is the totals of a span of buckets.
+type Snapshot struct {
+	Pass, Block, Complete, Error int64
+	RT                           int64 // total response time, ns
+	MinRT                        int64 // smallest response time, ns; 0 when none
+	Peak                         int64 // highest concurrency recorded
+}
+
+// SnapshotOver returns the totals of the buckets of the last span ending at
+// now (span rounded up to whole buckets, capped at the interval).
+func (a *LeapArray) SnapshotOver(now int64, span time.Duration) Snapshot {
+	ws, sp := a.startOf(now), a.span(int64(span))
+	s := Snapshot{MinRT: math.MaxInt64}
+	for i := range a.slots {
+		b := a.slots[i].Load()
+		if b == nil || b.start <= ws-sp || b.start > ws {
+			continue
+		}
+		s.Pass += b.counts[Pass].Load()
+		s.Block += b.counts[Block].Load()
+		s.Complete += b.counts[Complete].Load()
+		s.Error += b.counts[Error].Load()
+		s.RT += b.counts[RT].Load()
+		s.MinRT = min(s.MinRT, b.minRT.Load())
+		s.Peak = max(s.Peak, b.peak.Load())
+	}
+	if s.MinRT == math.MaxInt64 {
+		s.MinRT = 0
+	}
+	return s
+}
+
+// Merge returns the totals of s and o together, as if their buckets were
+// one: counts add up, MinRT is the smaller of those recorded, Peak the
+// higher.
+func (s Snapshot) Merge(o Snapshot) Snapshot {
+	minRT := min(s.MinRT, o.MinRT)
+	if s.Complete == 0 || o.Complete == 0 {
+		minRT = max(s.MinRT, o.MinRT) // only one side recorded one, or none did
+	}
+	return Snapshot{
+		Pass:     s.Pass + o.Pass,
+		Block:    s.Block + o.Block,
+		Complete: s.Complete + o.Complete,
+		Error:    s.Error + o.Error,
+		RT:       s.RT + o.RT,
+		MinRT:    minRT,
+		Peak:     max(s.Peak, o.Peak),
+	}
+}
+
+// Each calls fn for each bucket of the interval ending at now, oldest first,
+// with its start; slots holding no bucket of the interval are skipped.
+func (a *LeapArray) Each(now int64, fn func(b *Bucket)) {
+	ws := a.startOf(now)
+	n := int64(len(a.slots))
+	for i := n - 1; i >= 0; i-- {
+		start := ws - i*a.bucketLen
+		if b := a.slot(start).Load(); b != nil && b.start == start {
+			fn(b)
+		}
+	}
+}
