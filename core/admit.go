@@ -48,6 +48,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	}
 	switch {
 	case err != nil:
+		a.release()
 		return now, err
 	case a.blocked != nil:
 		for i, rs := range rules {
@@ -55,12 +56,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				evaluated(rules[i:i+1], cpu, n)
 			}
 		}
+		a.release()
 		return now, a.blocked
 	}
 	if a.wait > 0 {
 		if err := g.clock.Sleep(ctx, a.wait); err != nil {
 			undo(a.admitted(), cpu, n)
 			evaluated(rules, cpu, n)
+			a.release()
 			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, a.wait, err)
 		}
 		now += int64(a.wait)
@@ -73,6 +76,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 		}
 	}
+	a.release()
 	return now, nil
 }
 
@@ -107,6 +111,34 @@ type asking struct {
 	few  [4]held
 	used int    // of few; len(few) once rejected or in more, for slot
 	more []held // all of them, once they do not fit in few
+	// pooled is the array of more, taken from Guard.helds and given back
+	// by release: a request asking many rules allocates nothing.
+	pooled *[]held
+}
+
+// release gives the array of more back to the Guard's pool, cleared so
+// that the pool keeps no rule or key alive. The reservations are not used
+// afterwards: Entry.holds has its own copies.
+func (a *asking) release() {
+	if p := a.pooled; p != nil {
+		a.clearMore()
+		a.g.helds.Put(p)
+		a.pooled = nil
+	}
+}
+
+// clearMore clears the reservations of more, once given back or copied,
+// and keeps its array, grown or not, in a.pooled.
+func (a *asking) clearMore() {
+	if a.more == nil {
+		return
+	}
+	if p := a.pooled; cap(a.more) != cap(*p) { // grown out of *p
+		clear((*p)[:cap(*p)])
+		*p = a.more[:0]
+	}
+	clear(a.more)
+	a.more = nil
 }
 
 // admitted returns the reservations made so far.
@@ -130,11 +162,18 @@ func (a *asking) slot(rs *ruleState) *held {
 		h = &a.few[a.used]
 		a.used++
 	case a.blocked != nil:
-		a.few[0], a.more = held{}, nil
+		a.clearMore() // given back by blockedAfter
+		a.few[0] = held{}
 		h = &a.few[0]
 	default:
 		if a.more == nil {
-			a.more = append(make([]held, 0, 2*len(a.few)), a.few[:]...)
+			p, _ := a.g.helds.Get().(*[]held)
+			if p == nil {
+				s := make([]held, 0, 2*len(a.few))
+				p = &s
+			}
+			a.pooled = p
+			a.more = append((*p)[:0], a.few[:]...)
 		}
 		a.more = append(a.more, held{})
 		h = &a.more[len(a.more)-1]
@@ -146,8 +185,9 @@ func (a *asking) slot(rs *ruleState) *held {
 // drop removes the last reservation slot returned, which was not made,
 // before any rejection.
 func (a *asking) drop() {
-	if a.more != nil {
-		a.more = a.more[:len(a.more)-1]
+	if k := len(a.more) - 1; k >= 0 {
+		a.more[k] = held{}
+		a.more = a.more[:k]
 	} else {
 		a.used--
 		a.few[a.used] = held{}

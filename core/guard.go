@@ -36,6 +36,10 @@ type Guard struct {
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
 
+	// helds holds *[]held: the reservations of the requests that admit
+	// asks more rules than asking keeps in place (see asking.more).
+	helds sync.Pool
+
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
 	sources []ParamSource // of the rules' params (see ParamSource); written under mu

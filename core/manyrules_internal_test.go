@@ -1,0 +1,77 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// manyFlowRules returns n flow rules on resource "r", of limit 10 per
+// second but the last, of limit last.
+func manyFlowRules(n int, last int64) []Rule {
+	rules := make([]Rule, n)
+	for i := range rules {
+		rules[i] = Rule{Name: fmt.Sprint("r", i), Resource: "r", Kind: KindFlow, Limit: 10, Window: time.Second}
+	}
+	rules[n-1].Limit = last
+	return rules
+}
+
+// TestManyRulesAllocateNothing: a request asking more rules than asking
+// keeps in place allocates nothing once the Guard's pool has an array.
+func TestManyRulesAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops arrays at random under the race detector")
+	}
+	for _, n := range []int{5, 20, 32} {
+		rules := manyFlowRules(n, 1<<40)
+		for i := range rules {
+			rules[i].Limit = 1 << 40
+		}
+		g, err := New(WithRules(rules...))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		ctx := context.Background()
+		allocs := testing.AllocsPerRun(100, func() {
+			e, err := g.Enter(ctx, "r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Exit(nil)
+		})
+		require.Zero(t, allocs, "%d rules", n)
+	}
+}
+
+// TestManyRulesGiveBack: with more rules than asking keeps in place, the
+// reservations of the rules that admitted a request the last one rejects
+// are given back, and the pooled array serves the next requests alike.
+func TestManyRulesGiveBack(t *testing.T) {
+	for _, n := range []int{5, 9, 20} {
+		clk := clock.NewFake(time.Hour)
+		g, err := New(WithClock(clk), WithRules(manyFlowRules(n, 1)...))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		ctx := context.Background()
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err, "%d rules", n)
+		e.Exit(nil)
+		for round := range 3 {
+			_, err = g.Enter(ctx, "r")
+			var be *BlockedError
+			require.True(t, errors.As(err, &be), "%d rules, round %d: %v", n, round, err)
+			require.Equal(t, fmt.Sprint("r", n-1), be.Rule)
+			require.Len(t, be.Policies, n)
+			for i, p := range be.Policies[:n-1] {
+				// One admitted request of 10; the rejected ones given back.
+				require.Equal(t, int64(9), p.Remaining, "%d rules, round %d, rule %d", n, round, i)
+			}
+		}
+	}
+}
