@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -236,11 +238,24 @@ func undo(admitted []held, cpu uint32, n int64) {
 	}
 }
 
-// blocked returns the error of n requests at now on the CPU cpu that the
-// rule of h rejected with h's decision, and counts them in the rule's
-// statistics.
-func (g *Guard) blocked(resource string, h *held, cpu uint32, now, n int64) *BlockedError {
-	return g.blockedAfter(resource, nil, h, cpu, now, n)
+// blocked returns the error of n requests of resource at now on the CPU
+// cpu that the rule of h, the single rule of b, rejected with h's
+// decision, and counts them in the rule's statistics. A flood of
+// rejections allocates nothing: the error is b's last one when that is the
+// same error (an error is never changed once returned, and its Policies
+// have no room to append in place).
+func (g *Guard) blocked(b *binding, resource string, h *held, cpu uint32, now, n int64) *BlockedError {
+	rs := h.rs
+	if last := b.rejection.Load(); last != nil && len(last.Policies) == 1 && last.Resource == resource {
+		if q, never := rs.rejection(h, n); last.Never == never && last.Fallback == h.fallback && last.Policies[0] == q {
+			rs.block(g, cpu, now, n)
+			return last
+		}
+	}
+	e := g.blockedAfter(resource, nil, h, cpu, now, n)
+	e.Policies = slices.Clip(e.Policies)
+	b.rejection.Store(e)
+	return e
 }
 
 // blockedAfter is blocked for a request that the rules of admitted admitted
@@ -284,14 +299,9 @@ func (b *BlockedError) passed(h *held, n int64) {
 // never admits the request and none before it was found to, or when its
 // retry time is later than theirs.
 func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
-	rs, d := h.rs, &h.d
-	never := rs.never(h, n)
-	retry := d.RetryAfter
-	if never {
-		retry = 0
-	}
-	q := rs.quota(d.Limit, d.Remaining)
-	q.Reset, q.Blocked = retry, true
+	rs := h.rs
+	q, never := rs.rejection(h, n)
+	retry := q.Reset
 	if rs.gate || !b.note(q) { // a gate is no quota policy
 		rs.block(g, cpu, now, n)
 	}
@@ -301,6 +311,31 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	b.Rule, b.Kind, b.Param = rs.rule.Name, rs.rule.Kind, rs.rule.Param
 	b.Limit, b.Window, b.Remaining = q.Limit, q.Window, q.Remaining
 	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
+}
+
+// rejection returns the quota policy of the rule of rs after its decision
+// in h rejected n requests, and whether it never admits them (never). Its
+// Reset is the decision's retry time rounded up to the millisecond (no
+// adapter tells a finer one; a flood of rejections then makes the same
+// error for a millisecond, see Guard.blocked), 0 when never.
+func (rs *ruleState) rejection(h *held, n int64) (q Quota, never bool) {
+	d := &h.d
+	never = rs.never(h, n)
+	var retry time.Duration
+	if !never {
+		retry = ceilMilli(d.RetryAfter)
+	}
+	q = rs.quota(d.Limit, d.Remaining)
+	q.Reset, q.Blocked = retry, true
+	return q, never
+}
+
+// ceilMilli returns d rounded up to the millisecond.
+func ceilMilli(d time.Duration) time.Duration {
+	if r := d % time.Millisecond; r > 0 && d <= math.MaxInt64-time.Millisecond {
+		return d + time.Millisecond - r
+	}
+	return d
 }
 
 // note adds the quota policy q to b's (notePolicy) and reports whether a

@@ -79,6 +79,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
+	// rejection is the last error of a request single rejected: the next
+	// rejection that would be the same error returns it (see
+	// Guard.blocked).
+	rejection atomic.Pointer[BlockedError]
 }
 
 type config struct {

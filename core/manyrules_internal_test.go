@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,4 +75,59 @@ func TestManyRulesGiveBack(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFloodOfRejectionsAllocatesNothing: requests a single rule rejects
+// alike share their error, on the system clock too, whose retry times
+// move every nanosecond: they are told to the millisecond.
+func TestFloodOfRejectionsAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	for _, r := range []Rule{
+		{Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour},
+		{Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour, Algorithm: AlgorithmTokenBucket},
+		{Resource: "r", Kind: KindFlow, Limit: 0},
+		{Resource: "r", Kind: KindConcurrency, Limit: 0},
+	} {
+		g, err := New(WithRules(r))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		ctx := context.Background()
+		_, _ = g.Enter(ctx, "r")
+		allocs := testing.AllocsPerRun(1000, func() {
+			if _, err := g.Enter(ctx, "r"); err == nil {
+				t.Fatal("admitted")
+			}
+		})
+		require.Zero(t, allocs, "%+v", r)
+	}
+}
+
+// TestSharedRejectionUnchanged: an error a caller keeps is not changed by
+// later rejections, which get their own error when theirs differs, and
+// its Policies cannot be appended to in place.
+func TestSharedRejectionUnchanged(t *testing.T) {
+	clk := clock.NewFake(time.Hour)
+	g, err := New(WithClock(clk), WithRules(Rule{Name: "f", Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Second}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	ctx := context.Background()
+	_, err = g.Enter(ctx, "r")
+	require.NoError(t, err)
+	var first, again, later *BlockedError
+	_, err = g.Enter(ctx, "r")
+	require.True(t, errors.As(err, &first))
+	kept := *first
+	kept.Policies = slices.Clone(first.Policies)
+	_, err = g.Enter(ctx, "r")
+	require.True(t, errors.As(err, &again))
+	require.Equal(t, &kept, again, "the same rejection")
+	require.Equal(t, len(first.Policies), cap(first.Policies))
+	clk.Advance(300 * time.Millisecond)
+	_, err = g.Enter(ctx, "r")
+	require.True(t, errors.As(err, &later))
+	require.Equal(t, 700*time.Millisecond, later.RetryAfter)
+	require.Equal(t, &kept, first, "a kept error changed")
+	require.Equal(t, time.Second, first.RetryAfter)
 }
