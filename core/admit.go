@@ -59,7 +59,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 		}
 		a.release()
-		return now, a.blocked
+		return now, g.shared(e.b, a.scratch)
 	}
 	if a.wait > 0 {
 		if err := g.clock.Sleep(ctx, a.wait); err != nil {
@@ -105,6 +105,7 @@ type asking struct {
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError
+	scratch *blockedAlloc // of blocked, for Guard.shared
 	// The reservations made so far, to give back on a later rejection: a
 	// few in place (no allocation for those), the others in more.
 	// Decisions are written in place (slot): a decision built and then
@@ -124,7 +125,7 @@ type asking struct {
 func (a *asking) release() {
 	if p := a.pooled; p != nil {
 		a.clearMore()
-		a.g.helds.Put(p)
+		a.g.pools.helds.Put(p)
 		a.pooled = nil
 	}
 }
@@ -169,7 +170,7 @@ func (a *asking) slot(rs *ruleState) *held {
 		h = &a.few[0]
 	default:
 		if a.more == nil {
-			p, _ := a.g.helds.Get().(*[]held)
+			p, _ := a.g.pools.helds.Get().(*[]held)
 			if p == nil {
 				s := make([]held, 0, 2*len(a.few))
 				p = &s
@@ -220,7 +221,8 @@ func (a *asking) settle(h *held) {
 	switch {
 	case a.blocked == nil:
 		made := a.admitted()
-		a.blocked = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.scratch = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.blocked = &a.scratch.e
 		a.used = len(a.few) // see slot
 	case h.d.OK:
 		a.blocked.passed(h, a.n)
@@ -252,18 +254,42 @@ func (g *Guard) blocked(b *binding, resource string, h *held, cpu uint32, now, n
 			return last
 		}
 	}
-	e := g.blockedAfter(resource, nil, h, cpu, now, n)
+	return g.shared(b, g.blockedAfter(resource, nil, h, cpu, now, n))
+}
+
+// shared returns the error s holds, of a request of b: b's last one
+// instead when that is the same, s then going back to the Guard's pool.
+func (g *Guard) shared(b *binding, s *blockedAlloc) *BlockedError {
+	e := &s.e
+	if last := b.rejection.Load(); last != nil && last.same(e) {
+		s.e = BlockedError{}
+		clear(s.policies[:])
+		g.pools.blockeds.Put(s)
+		return last
+	}
 	e.Policies = slices.Clip(e.Policies)
 	b.rejection.Store(e)
 	return e
 }
 
+// same reports whether e and o tell the same.
+func (e *BlockedError) same(o *BlockedError) bool {
+	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param &&
+		e.Limit == o.Limit && e.Window == o.Window && e.Remaining == o.Remaining &&
+		e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback && e.Never == o.Never &&
+		slices.Equal(e.Policies, o.Policies)
+}
+
 // blockedAfter is blocked for a request that the rules of admitted admitted
 // before the rule of h rejected it: it notes their quota policies in the
 // error and gives their reservations back.
-func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *BlockedError {
-	a := &blockedAlloc{e: BlockedError{Resource: resource}}
+func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *blockedAlloc {
+	a, _ := g.pools.blockeds.Get().(*blockedAlloc)
+	if a == nil {
+		a = new(blockedAlloc)
+	}
 	b := &a.e
+	b.Resource = resource
 	b.Policies = a.policies[:0]
 	for i := range admitted {
 		b.passed(&admitted[i], n)
@@ -273,11 +299,11 @@ func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint
 	if len(b.Policies) == 0 {
 		b.Policies = nil
 	}
-	return b
+	return a
 }
 
 // blockedAlloc is a BlockedError with room for its first policies: one
-// allocation for both.
+// allocation for both, none when the Guard's pool has one (Guard.shared).
 type blockedAlloc struct {
 	e        BlockedError
 	policies [2]Quota

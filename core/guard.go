@@ -36,13 +36,23 @@ type Guard struct {
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
 
-	// helds holds *[]held: the reservations of the requests that admit
-	// asks more rules than asking keeps in place (see asking.more).
-	helds sync.Pool
+	pools *pools
 
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
 	sources []ParamSource // of the rules' params (see ParamSource); written under mu
+}
+
+// pools are the Guard's pools of what requests need for a while. They are
+// apart from the Guard: the runtime keeps every pool alive for a while,
+// and would keep the Guard from being collected (see New).
+type pools struct {
+	// helds holds *[]held: the reservations of the requests that admit
+	// asks more rules than asking keeps in place (see asking.more).
+	helds sync.Pool
+	// blockeds holds the *blockedAlloc of the errors Enter found to be
+	// the same as one it returned before (see Guard.shared).
+	blockeds sync.Pool
 }
 
 // ruleSet is one immutable generation of compiled rules.
@@ -151,7 +161,7 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)

@@ -84,23 +84,32 @@ func TestFloodOfRejectionsAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
-	for _, r := range []Rule{
-		{Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour},
-		{Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour, Algorithm: AlgorithmTokenBucket},
-		{Resource: "r", Kind: KindFlow, Limit: 0},
-		{Resource: "r", Kind: KindConcurrency, Limit: 0},
+	hour := Rule{Name: "hour", Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour}
+	for _, rules := range [][]Rule{
+		{hour},
+		{{Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Hour, Algorithm: AlgorithmTokenBucket}},
+		{{Resource: "r", Kind: KindFlow, Limit: 0}},
+		{{Resource: "r", Kind: KindConcurrency, Limit: 0}},
+		// Several rules: the error is made, then found to be the last one
+		// (the quota the others tell does not move).
+		{
+			hour,
+			{Resource: "r", Kind: KindHotspot, Param: "p", Limit: 1 << 20},
+			{Resource: "r", Kind: KindConcurrency, Limit: 1 << 20},
+		},
 	} {
-		g, err := New(WithRules(r))
+		g, err := New(WithRules(rules...))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = g.Close() })
 		ctx := context.Background()
-		_, _ = g.Enter(ctx, "r")
+		params := WithParams(ParamMap{"p": {"v"}})
+		_, _ = g.Enter(ctx, "r", params)
 		allocs := testing.AllocsPerRun(1000, func() {
-			if _, err := g.Enter(ctx, "r"); err == nil {
+			if _, err := g.Enter(ctx, "r", params); err == nil {
 				t.Fatal("admitted")
 			}
 		})
-		require.Zero(t, allocs, "%+v", r)
+		require.Zero(t, allocs, "%+v", rules)
 	}
 }
 
@@ -108,26 +117,31 @@ func TestFloodOfRejectionsAllocatesNothing(t *testing.T) {
 // later rejections, which get their own error when theirs differs, and
 // its Policies cannot be appended to in place.
 func TestSharedRejectionUnchanged(t *testing.T) {
-	clk := clock.NewFake(time.Hour)
-	g, err := New(WithClock(clk), WithRules(Rule{Name: "f", Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Second}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
-	ctx := context.Background()
-	_, err = g.Enter(ctx, "r")
-	require.NoError(t, err)
-	var first, again, later *BlockedError
-	_, err = g.Enter(ctx, "r")
-	require.True(t, errors.As(err, &first))
-	kept := *first
-	kept.Policies = slices.Clone(first.Policies)
-	_, err = g.Enter(ctx, "r")
-	require.True(t, errors.As(err, &again))
-	require.Equal(t, &kept, again, "the same rejection")
-	require.Equal(t, len(first.Policies), cap(first.Policies))
-	clk.Advance(300 * time.Millisecond)
-	_, err = g.Enter(ctx, "r")
-	require.True(t, errors.As(err, &later))
-	require.Equal(t, 700*time.Millisecond, later.RetryAfter)
-	require.Equal(t, &kept, first, "a kept error changed")
-	require.Equal(t, time.Second, first.RetryAfter)
+	f := Rule{Name: "f", Resource: "r", Kind: KindFlow, Limit: 1, Window: time.Second}
+	for _, rules := range [][]Rule{{f}, {f, {Name: "c", Resource: "r", Kind: KindConcurrency, Limit: 1 << 20}}} {
+		clk := clock.NewFake(time.Hour)
+		g, err := New(WithClock(clk), WithRules(rules...))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		ctx := context.Background()
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		e.Exit(nil)
+		var first, again, later *BlockedError
+		_, err = g.Enter(ctx, "r")
+		require.True(t, errors.As(err, &first))
+		kept := *first
+		kept.Policies = slices.Clone(first.Policies)
+		_, err = g.Enter(ctx, "r")
+		require.True(t, errors.As(err, &again))
+		require.Equal(t, &kept, again, "the same rejection")
+		require.Equal(t, len(first.Policies), cap(first.Policies))
+		clk.Advance(300 * time.Millisecond)
+		_, err = g.Enter(ctx, "r")
+		require.True(t, errors.As(err, &later))
+		require.Equal(t, 700*time.Millisecond, later.RetryAfter)
+		_, _ = g.Enter(ctx, "r") // the same as later
+		require.Equal(t, &kept, first, "a kept error changed: %d rules", len(rules))
+		require.Equal(t, time.Second, first.RetryAfter)
+	}
 }
