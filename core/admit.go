@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
@@ -48,6 +50,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	}
 	switch {
 	case err != nil:
+		a.release()
 		return now, err
 	case a.blocked != nil:
 		for i, rs := range rules {
@@ -55,12 +58,14 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 				evaluated(rules[i:i+1], cpu, n)
 			}
 		}
-		return now, a.blocked
+		a.release()
+		return now, g.shared(e.b, a.scratch)
 	}
 	if a.wait > 0 {
 		if err := g.clock.Sleep(ctx, a.wait); err != nil {
 			undo(a.admitted(), cpu, n)
 			evaluated(rules, cpu, n)
+			a.release()
 			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, a.wait, err)
 		}
 		now += int64(a.wait)
@@ -73,6 +78,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 			}
 		}
 	}
+	a.release()
 	return now, nil
 }
 
@@ -99,6 +105,7 @@ type asking struct {
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError
+	scratch *blockedAlloc // of blocked, for Guard.shared
 	// The reservations made so far, to give back on a later rejection: a
 	// few in place (no allocation for those), the others in more.
 	// Decisions are written in place (slot): a decision built and then
@@ -107,6 +114,34 @@ type asking struct {
 	few  [4]held
 	used int    // of few; len(few) once rejected or in more, for slot
 	more []held // all of them, once they do not fit in few
+	// pooled is the array of more, taken from Guard.helds and given back
+	// by release: a request asking many rules allocates nothing.
+	pooled *[]held
+}
+
+// release gives the array of more back to the Guard's pool, cleared so
+// that the pool keeps no rule or key alive. The reservations are not used
+// afterwards: Entry.holds has its own copies.
+func (a *asking) release() {
+	if p := a.pooled; p != nil {
+		a.clearMore()
+		a.g.pools.helds.Put(p)
+		a.pooled = nil
+	}
+}
+
+// clearMore clears the reservations of more, once given back or copied,
+// and keeps its array, grown or not, in a.pooled.
+func (a *asking) clearMore() {
+	if a.more == nil {
+		return
+	}
+	if p := a.pooled; cap(a.more) != cap(*p) { // grown out of *p
+		clear((*p)[:cap(*p)])
+		*p = a.more[:0]
+	}
+	clear(a.more)
+	a.more = nil
 }
 
 // admitted returns the reservations made so far.
@@ -130,11 +165,18 @@ func (a *asking) slot(rs *ruleState) *held {
 		h = &a.few[a.used]
 		a.used++
 	case a.blocked != nil:
-		a.few[0], a.more = held{}, nil
+		a.clearMore() // given back by blockedAfter
+		a.few[0] = held{}
 		h = &a.few[0]
 	default:
 		if a.more == nil {
-			a.more = append(make([]held, 0, 2*len(a.few)), a.few[:]...)
+			p, _ := a.g.pools.helds.Get().(*[]held)
+			if p == nil {
+				s := make([]held, 0, 2*len(a.few))
+				p = &s
+			}
+			a.pooled = p
+			a.more = append((*p)[:0], a.few[:]...)
 		}
 		a.more = append(a.more, held{})
 		h = &a.more[len(a.more)-1]
@@ -146,8 +188,9 @@ func (a *asking) slot(rs *ruleState) *held {
 // drop removes the last reservation slot returned, which was not made,
 // before any rejection.
 func (a *asking) drop() {
-	if a.more != nil {
-		a.more = a.more[:len(a.more)-1]
+	if k := len(a.more) - 1; k >= 0 {
+		a.more[k] = held{}
+		a.more = a.more[:k]
 	} else {
 		a.used--
 		a.few[a.used] = held{}
@@ -178,7 +221,8 @@ func (a *asking) settle(h *held) {
 	switch {
 	case a.blocked == nil:
 		made := a.admitted()
-		a.blocked = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.scratch = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
+		a.blocked = &a.scratch.e
 		a.used = len(a.few) // see slot
 	case h.d.OK:
 		a.blocked.passed(h, a.n)
@@ -196,19 +240,56 @@ func undo(admitted []held, cpu uint32, n int64) {
 	}
 }
 
-// blocked returns the error of n requests at now on the CPU cpu that the
-// rule of h rejected with h's decision, and counts them in the rule's
-// statistics.
-func (g *Guard) blocked(resource string, h *held, cpu uint32, now, n int64) *BlockedError {
-	return g.blockedAfter(resource, nil, h, cpu, now, n)
+// blocked returns the error of n requests of resource at now on the CPU
+// cpu that the rule of h, the single rule of b, rejected with h's
+// decision, and counts them in the rule's statistics. A flood of
+// rejections allocates nothing: the error is b's last one when that is the
+// same error (an error is never changed once returned, and its Policies
+// have no room to append in place).
+func (g *Guard) blocked(b *binding, resource string, h *held, cpu uint32, now, n int64) *BlockedError {
+	rs := h.rs
+	if last := b.rejection.Load(); last != nil && len(last.Policies) == 1 && last.Resource == resource {
+		if q, never := rs.rejection(h, n); last.Never == never && last.Fallback == h.fallback && last.Policies[0] == q {
+			rs.block(g, cpu, now, n)
+			return last
+		}
+	}
+	return g.shared(b, g.blockedAfter(resource, nil, h, cpu, now, n))
+}
+
+// shared returns the error s holds, of a request of b: b's last one
+// instead when that is the same, s then going back to the Guard's pool.
+func (g *Guard) shared(b *binding, s *blockedAlloc) *BlockedError {
+	e := &s.e
+	if last := b.rejection.Load(); last != nil && last.same(e) {
+		s.e = BlockedError{}
+		clear(s.policies[:])
+		g.pools.blockeds.Put(s)
+		return last
+	}
+	e.Policies = slices.Clip(e.Policies)
+	b.rejection.Store(e)
+	return e
+}
+
+// same reports whether e and o tell the same.
+func (e *BlockedError) same(o *BlockedError) bool {
+	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param &&
+		e.Limit == o.Limit && e.Window == o.Window && e.Remaining == o.Remaining &&
+		e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback && e.Never == o.Never &&
+		slices.Equal(e.Policies, o.Policies)
 }
 
 // blockedAfter is blocked for a request that the rules of admitted admitted
 // before the rule of h rejected it: it notes their quota policies in the
 // error and gives their reservations back.
-func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *BlockedError {
-	a := &blockedAlloc{e: BlockedError{Resource: resource}}
+func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint32, now, n int64) *blockedAlloc {
+	a, _ := g.pools.blockeds.Get().(*blockedAlloc)
+	if a == nil {
+		a = new(blockedAlloc)
+	}
 	b := &a.e
+	b.Resource = resource
 	b.Policies = a.policies[:0]
 	for i := range admitted {
 		b.passed(&admitted[i], n)
@@ -218,11 +299,11 @@ func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint
 	if len(b.Policies) == 0 {
 		b.Policies = nil
 	}
-	return b
+	return a
 }
 
 // blockedAlloc is a BlockedError with room for its first policies: one
-// allocation for both.
+// allocation for both, none when the Guard's pool has one (Guard.shared).
 type blockedAlloc struct {
 	e        BlockedError
 	policies [2]Quota
@@ -244,14 +325,9 @@ func (b *BlockedError) passed(h *held, n int64) {
 // never admits the request and none before it was found to, or when its
 // retry time is later than theirs.
 func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
-	rs, d := h.rs, &h.d
-	never := rs.never(h, n)
-	retry := d.RetryAfter
-	if never {
-		retry = 0
-	}
-	q := rs.quota(d.Limit, d.Remaining)
-	q.Reset, q.Blocked = retry, true
+	rs := h.rs
+	q, never := rs.rejection(h, n)
+	retry := q.Reset
 	if rs.gate || !b.note(q) { // a gate is no quota policy
 		rs.block(g, cpu, now, n)
 	}
@@ -261,6 +337,31 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	b.Rule, b.Kind, b.Param = rs.rule.Name, rs.rule.Kind, rs.rule.Param
 	b.Limit, b.Window, b.Remaining = q.Limit, q.Window, q.Remaining
 	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
+}
+
+// rejection returns the quota policy of the rule of rs after its decision
+// in h rejected n requests, and whether it never admits them (never). Its
+// Reset is the decision's retry time rounded up to the millisecond (no
+// adapter tells a finer one; a flood of rejections then makes the same
+// error for a millisecond, see Guard.blocked), 0 when never.
+func (rs *ruleState) rejection(h *held, n int64) (q Quota, never bool) {
+	d := &h.d
+	never = rs.never(h, n)
+	var retry time.Duration
+	if !never {
+		retry = ceilMilli(d.RetryAfter)
+	}
+	q = rs.quota(d.Limit, d.Remaining)
+	q.Reset, q.Blocked = retry, true
+	return q, never
+}
+
+// ceilMilli returns d rounded up to the millisecond.
+func ceilMilli(d time.Duration) time.Duration {
+	if r := d % time.Millisecond; r > 0 && d <= math.MaxInt64-time.Millisecond {
+		return d + time.Millisecond - r
+	}
+	return d
 }
 
 // note adds the quota policy q to b's (notePolicy) and reports whether a

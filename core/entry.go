@@ -121,8 +121,8 @@ type Quota struct {
 	// again if no request arrives: the window for window algorithms, the
 	// time to refill the bucket for token and leaky buckets. For a rule
 	// that rejected the request (Blocked) it is instead the time after
-	// which it would admit it, 0 if it never will or is a concurrency
-	// limit.
+	// which it would admit it, rounded up to the millisecond, 0 if it
+	// never will or is a concurrency limit.
 	Reset time.Duration
 	// Blocked is true when the rule rejected the request (in
 	// BlockedError.Policies only).
@@ -244,11 +244,11 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
 				}
 			} else {
-				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
+				err = g.blocked(b, resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
 			}
 		case *concKind:
 			if !l.l.AcquireOn(cpu, n) {
-				err = g.blocked(resource, &held{rs: rs, d: hotspot.Decision{Decision: l.rejection()}}, cpu, now, n)
+				err = g.blocked(b, resource, &held{rs: rs, d: hotspot.Decision{Decision: l.rejection()}}, cpu, now, n)
 			}
 		}
 	case len(b.rules) > 0:

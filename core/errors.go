@@ -13,7 +13,8 @@ var ErrBlocked = errors.New("sluice: blocked")
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
 // its limit, the quota left, when to retry, and the quota policies of every
-// rule that applied.
+// rule that applied. Enter may return the same BlockedError for several
+// requests rejected alike: it must not be changed.
 //
 // Enter asks every rule that applies, also after one rejected the request
 // (the later ones without keeping their permits), so that RetryAfter is the
@@ -37,9 +38,9 @@ type BlockedError struct {
 	// Remaining is that rule's quota left at the decision, at most Limit.
 	Remaining int64
 	// RetryAfter is the latest of the times after which each rejecting
-	// rule would admit the same request if nothing else arrived: the
-	// earliest a retry may pass, as far as the state at the decision can
-	// tell. A concurrency limit adds none (a slot frees whenever a request
+	// rule would admit the same request if nothing else arrived, rounded
+	// up to the millisecond: the earliest a retry may pass, as far as the
+	// state at the decision can tell. A concurrency limit adds none (a slot frees whenever a request
 	// in flight ends), so RetryAfter is 0 when only such limits rejected.
 	// For a breaker (Kind KindBreaker; Limit, Window and Remaining 0) it is
 	// the time until the breaker lets probes through, or, while it is

@@ -36,9 +36,23 @@ type Guard struct {
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
 
+	pools *pools
+
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
 	sources []ParamSource // of the rules' params (see ParamSource); written under mu
+}
+
+// pools are the Guard's pools of what requests need for a while. They are
+// apart from the Guard: the runtime keeps every pool alive for a while,
+// and would keep the Guard from being collected (see New).
+type pools struct {
+	// helds holds *[]held: the reservations of the requests that admit
+	// asks more rules than asking keeps in place (see asking.more).
+	helds sync.Pool
+	// blockeds holds the *blockedAlloc of the errors Enter found to be
+	// the same as one it returned before (see Guard.shared).
+	blockeds sync.Pool
 }
 
 // ruleSet is one immutable generation of compiled rules.
@@ -75,6 +89,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
+	// rejection is the last error of a request single rejected: the next
+	// rejection that would be the same error returns it (see
+	// Guard.blocked).
+	rejection atomic.Pointer[BlockedError]
 }
 
 type config struct {
@@ -143,7 +161,7 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)

@@ -59,8 +59,9 @@ func TestHotspotHighRateAdmitsTheLimit(t *testing.T) {
 }
 
 // TestHotspotRetryHintsExact: at 3 per second a token comes back every
-// 333333333⅓ns; the hints are rounded up, never early, and a client that
-// waits as told is admitted, one that comes a nanosecond earlier is not.
+// 333333333⅓ns; the hints are that time rounded up to the millisecond,
+// never early: a client that waits as told is admitted, one that comes a
+// nanosecond before the token is not.
 func TestHotspotRetryHintsExact(t *testing.T) {
 	g, fc := newGuard(t, core.Rule{
 		Resource: "GET /x", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Window: time.Second,
@@ -69,11 +70,11 @@ func TestHotspotRetryHintsExact(t *testing.T) {
 		ok, _ := hotspotEnter(t, g, "alice")
 		require.True(t, ok)
 	}
-	for _, want := range []time.Duration{333333334, 333333333, 333333333, 333333334, 333333333, 333333333} {
+	for _, token := range []time.Duration{333333334, 333333333, 333333333, 333333334, 333333333, 333333333} {
 		ok, retry := hotspotEnter(t, g, "alice")
 		require.False(t, ok)
-		require.Equal(t, want, retry)
-		fc.Advance(retry - 1)
+		require.Equal(t, 334*time.Millisecond, retry)
+		fc.Advance(token - 1)
 		ok, _ = hotspotEnter(t, g, "alice")
 		require.False(t, ok, "a nanosecond early")
 		fc.Advance(1)

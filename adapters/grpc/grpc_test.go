@@ -188,7 +188,7 @@ func pushback(t *testing.T, md metadata.MD) int64 {
 func TestUnaryRateLimitStatusRetryInfoAndPushback(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	// 3 tokens per second: the 4th call may retry after 1s/3 = 333.333333ms,
-	// which the trailer must round up to 334.
+	// which core tells rounded up to 334ms.
 	g := newGuard(t, fc, core.Rule{Name: "hello-rate", Resource: sayHello, Kind: core.KindFlow,
 		Algorithm: "token-bucket", Limit: 3, Window: time.Second})
 	svc, c, _ := serve(t, guarded(g)...)
@@ -204,7 +204,7 @@ func TestUnaryRateLimitStatusRetryInfoAndPushback(t *testing.T) {
 
 	require.NotNil(t, d.retry, "RetryInfo detail")
 	delay := d.retry.GetRetryDelay().AsDuration()
-	assert.InDelta(t, time.Second/3, delay, float64(time.Microsecond))
+	assert.Equal(t, 334*time.Millisecond, delay)
 	ms := pushback(t, trailer)
 	assert.EqualValues(t, 334, ms, "pushback rounds up")
 	assert.GreaterOrEqual(t, time.Duration(ms)*time.Millisecond, delay, "pushback never earlier than RetryInfo")
@@ -298,8 +298,8 @@ func TestStreamRateLimitTrailer(t *testing.T) {
 	_, err = s.Recv()
 	d := decode(t, err)
 	require.NotNil(t, d.retry)
-	assert.Equal(t, 1500*time.Microsecond, d.retry.GetRetryDelay().AsDuration())
-	assert.EqualValues(t, 2, pushback(t, s.Trailer()), "1.5ms rounds up to 2ms, set through ServerStream.SetTrailer")
+	assert.Equal(t, 2*time.Millisecond, d.retry.GetRetryDelay().AsDuration(), "1.5ms rounded up")
+	assert.EqualValues(t, 2, pushback(t, s.Trailer()), "set through ServerStream.SetTrailer")
 }
 
 func TestSkip(t *testing.T) {

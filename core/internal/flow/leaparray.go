@@ -92,13 +92,21 @@ func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
 		return l.Acquire(now, n)
 	}
 	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
-	if w := ls.word.Load(); w&leaseLeft >= n {
-		b := l.arr.Current(now)
+	w := ls.word.Load()
+	b := l.arr.Current(now)
+	if w&leaseLeft >= n {
 		if ls.b.Load() == b && ls.word.CompareAndSwap(w, w-n) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.th.limit
 			return Decision{OK: true, Limit: lim, Remaining: max(lim-l.sum(b), 0) + w&leaseLeft - n, ref: b}
+		}
+	} else if w&leaseLeft == 0 {
+		// An empty lease gives nothing back: when the window is full,
+		// the request is rejected without claiming the lease (a flood
+		// of rejections writes nothing).
+		if lim, used := l.th.limit, l.sum(b); n > lim || used+n > lim {
+			return l.rejected(now, used, n, lim)
 		}
 	}
 	return l.refill(ls, now, n)

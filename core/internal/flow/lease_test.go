@@ -123,3 +123,22 @@ func TestConcurrentLeases(t *testing.T) {
 	checkBucketWindows(t, adm, win, buckets, lim)
 	assert.GreaterOrEqual(t, len(adm), lim*windows/2, "admitted in all")
 }
+
+// TestRejectionLeavesTheLease: a rejection by a full window, on a CPU
+// whose lease is empty, writes nothing: the lease keeps its generation (no
+// refill claimed it), and the decision is the window's.
+func TestRejectionLeavesTheLease(t *testing.T) {
+	l := leapOf(t, Config{Limit: 3, Window: s, Buckets: 10}, nil)
+	at := int64(500 * ms)
+	for range 3 {
+		require.True(t, l.AcquireOn(0, at, 1).OK)
+	}
+	ls := &l.leases[stripe.Of(0, len(l.leases))]
+	w := ls.word.Load()
+	for range 3 {
+		d := l.AcquireOn(0, at, 1)
+		require.False(t, d.OK)
+		assert.Equal(t, Decision{Limit: 3, RetryAfter: s}, d)
+		assert.Equal(t, w, ls.word.Load(), "the lease was claimed")
+	}
+}
