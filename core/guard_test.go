@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/stripe"
 )
 
 const ms = time.Millisecond
@@ -421,7 +422,14 @@ func TestAdmittedPerWindowNeverAboveLimit(t *testing.T) {
 					require.LessOrEqual(t, sum, tc.bound(i, j), "steps [%d,%d): %v", i, j, perStep)
 				}
 			}
-			assert.GreaterOrEqual(t, total, rounds/20*tc.limit, "the limit is used, not starved: %v", perStep)
+			// A lease a CPU still holds when its bucket ends may leave up to
+			// 64 permits per CPU of a window unused (see the README's
+			// "Leases"): the leased case may fall that short, no more.
+			slack := int64(0)
+			if tc.name == "leap-array leased" {
+				slack = 64 * int64(stripe.Count())
+			}
+			assert.GreaterOrEqual(t, total, rounds/20*(tc.limit-slack), "the limit is used, not starved: %v", perStep)
 		})
 	}
 }
