@@ -100,7 +100,7 @@ type handler struct {
 	cfg config
 }
 
-// Check returns the report of the Guard's readiness now.
+// check returns the report of the Guard's readiness now.
 func (h *handler) check() Report {
 	r := Report{Ready: true, Stores: []Store{}}
 	for _, s := range h.g.Stores() {
