@@ -21,17 +21,7 @@ func newAdaptiveKind(r Rule, prev limiter) (limiter, traits, error) {
 }
 
 func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
-	ok := k.c.Acquire(a.n)
-	h := a.slot(rs)
-	if ok && a.blocked == nil {
-		return nil
-	}
-	if ok {
-		h.d.OK = true
-	} else {
-		h.d.Decision = k.rejection()
-	}
-	a.settle(h)
+	askSlot(a, rs, k.c.Acquire(a.n), k)
 	return nil
 }
 

@@ -18,10 +18,19 @@ func newConcKind(r Rule, prev limiter) (limiter, traits, error) {
 }
 
 func (k *concKind) ask(a *asking, rs *ruleState) error {
-	ok := k.l.AcquireOn(a.cpu, a.n)
+	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k)
+	return nil
+}
+
+// slotKind is a kind that admits by taking a slot (concurrency, adaptive).
+type slotKind interface{ rejection() flow.Decision }
+
+// askSlot records the decision of a slot kind for a: admitted when ok,
+// else rejected with k's rejection.
+func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K) {
 	h := a.slot(rs)
 	if ok && a.blocked == nil {
-		return nil
+		return
 	}
 	if ok {
 		h.d.OK = true
@@ -29,7 +38,6 @@ func (k *concKind) ask(a *asking, rs *ruleState) error {
 		h.d.Decision = k.rejection()
 	}
 	a.settle(h)
-	return nil
 }
 
 // rejection is the decision of the rule when it rejects a request.
