@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/coarse"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -28,7 +29,7 @@ type Guard struct {
 	// is on the system clock (see RTResolution); nil on other clocks,
 	// which they read themselves, so that tests on a fake clock see exact
 	// times.
-	coarse    *clock.Coarse
+	coarse    *coarse.Clock
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
@@ -164,14 +165,14 @@ func New(opts ...Option) (*Guard, error) {
 	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
 	if g.clock == nil {
 		sys := clock.NewSystem()
-		coarse, err := clock.NewCoarse(sys, RTResolution)
+		cc, err := coarse.New(sys, RTResolution)
 		if err != nil {
 			return nil, err
 		}
-		g.clock, g.coarse = sys, coarse
+		g.clock, g.coarse = sys, cc
 		// A Guard dropped without Close stops its clock's goroutine when
 		// it is collected; the goroutine holds the clock, not the Guard.
-		runtime.AddCleanup(g, (*clock.Coarse).Stop, coarse)
+		runtime.AddCleanup(g, (*coarse.Clock).Stop, cc)
 	}
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)

@@ -461,7 +461,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	require.NoError(t, st.Close())
 	require.NoError(t, st.Close(), "idempotent")
 	assert.Zero(t, storeGoroutines(), "Close waits for its goroutines")
-	assert.Zero(t, countStacks("clock.(*Coarse).run("), "and stops its coarse clock")
+	assert.Zero(t, countStacks("coarse.(*Clock).run("), "and stops its coarse clock")
 	_, err = st.Take(ctx, "k", lim, 1)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
