@@ -77,7 +77,7 @@ type Watcher struct {
 }
 
 // Change describes a rule set a Watcher applied. Rules are
-// named by core.Rule.Name (the name the file gives them, or core.DefaultName).
+// named by core.Rule.Name (the name the file gives them, or the one core.NormalizeRules derives).
 type Change struct {
 	// Path is the rules file.
 	Path string
