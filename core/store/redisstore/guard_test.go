@@ -492,6 +492,7 @@ func TestGuardRedisDownLatency(t *testing.T) {
 		timeout    = 100 * time.Millisecond
 		backoff    = 300 * time.Millisecond
 		trip       = 5
+		maxLag     = time.Second
 		goroutines = 4
 		after      = 200 // requests per goroutine once the breaker is open
 	)
@@ -502,9 +503,9 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			}
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Hour,
 				Store: "redis", OnFailure: core.FailOpen}
-			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
+			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout), redisstore.WithMaxLag(maxLag)},
 				core.WithStoreBackoff(backoff), core.WithStoreTrip(trip), core.WithRules(rule))
-			in.hook.within = timeout + redisstore.DefaultMaxLag
+			in.hook.within = timeout + maxLag
 			ctx := context.Background()
 			e, err := in.g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
