@@ -19,8 +19,8 @@
 //
 // # Params
 //
-// A hotspot rule names the request value it limits by (ParseParam gives the
-// syntax). The Extractor reads:
+// A hotspot rule names the request value it limits by, its param
+// (Extractor.CheckParam checks one). The Extractor reads:
 //
 //	header:NAME    request header NAME, in any case (X-User-ID); on gRPC, metadata NAME
 //	metadata:NAME  gRPC metadata NAME, in any case; on HTTP, request header NAME

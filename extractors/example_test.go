@@ -184,20 +184,21 @@ func ExampleHTTPRequestParams() {
 	// alice 429
 }
 
-func ExampleParseParam() {
+// CheckParam says what is wrong with a param spec, or that it names a
+// custom param the Extractor was not given.
+func ExampleExtractor_CheckParam() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, spec := range []string{"header:X-User-ID", "ip", "tenant", "form:x"} {
-		p, err := extractors.ParseParam(spec)
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		fmt.Printf("kind %s, name %q\n", p.Kind, p.Name)
+		fmt.Printf("%s: %v\n", spec, x.CheckParam(spec))
 	}
 	// Output:
-	// kind header, name "X-User-ID"
-	// kind ip, name ""
-	// kind custom, name "tenant"
-	// extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
+	// header:X-User-ID: <nil>
+	// ip: <nil>
+	// tenant: "tenant" is not a custom param of the extractor (registered: none): register it with extractors.WithHTTPParam, WithGRPCParam or WithContextParam and give that Extractor to the adapter (WithExtractor)
+	// form:x: extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
 }
 
 // A param read from a value an authentication middleware stored in the
