@@ -14,3 +14,6 @@ var StartCluster = startCluster
 
 // Owned is owned, for the tests of package redistest_test.
 func (s *Server) Owned() bool { return s.owned() }
+
+// HasRedisServer is hasRedisServer, for the tests of package redistest_test.
+var HasRedisServer = hasRedisServer

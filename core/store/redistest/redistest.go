@@ -77,8 +77,8 @@ func (s *Server) Real() bool { return s.Kind != kindMiniredis }
 // it (not an external server).
 func (s *Server) owned() bool { return s.Kind != kindExternal }
 
-// HasRedisServer reports whether redis-server is on PATH.
-func HasRedisServer() bool {
+// hasRedisServer reports whether redis-server is on PATH.
+func hasRedisServer() bool {
 	_, err := exec.LookPath("redis-server")
 	return err == nil
 }
@@ -110,7 +110,7 @@ func Start(tb testing.TB) *Server {
 // did not start.
 func StartOwned(tb testing.TB) *Server {
 	tb.Helper()
-	if !HasRedisServer() && os.Getenv(envAddr) != "" {
+	if !hasRedisServer() && os.Getenv(envAddr) != "" {
 		tb.Skip("redis-server is not on PATH and the test does not kill the Redis at " + envAddr)
 	}
 	return startOwned(tb)
@@ -118,7 +118,7 @@ func StartOwned(tb testing.TB) *Server {
 
 func startOwned(tb testing.TB) *Server {
 	tb.Helper()
-	if HasRedisServer() {
+	if hasRedisServer() {
 		s, err := launch(tb.TempDir(), false, "")
 		if err != nil {
 			tb.Fatal(err)
@@ -144,7 +144,7 @@ func startOwned(tb testing.TB) *Server {
 // cluster to test then).
 func startCluster(tb testing.TB) (*Server, bool) {
 	tb.Helper()
-	if !HasRedisServer() {
+	if !hasRedisServer() {
 		if os.Getenv(envAddr) != "" {
 			return nil, false
 		}
@@ -163,7 +163,7 @@ func startCluster(tb testing.TB) (*Server, bool) {
 // master. It skips the test without redis-server on PATH.
 func StartSentinel(tb testing.TB, master *Server) *Server {
 	tb.Helper()
-	if !HasRedisServer() {
+	if !hasRedisServer() {
 		tb.Skip("redis-server is not on PATH: no Sentinel to test")
 	}
 	s, err := launch(tb.TempDir(), false, master.Addr)

@@ -44,7 +44,7 @@ func (sh *Shared) startLocked() (*Server, error) {
 	if addr := os.Getenv(envAddr); addr != "" {
 		return external(addr)
 	}
-	if HasRedisServer() {
+	if hasRedisServer() {
 		return sh.launchLocked(false)
 	}
 	if required() {
@@ -79,7 +79,7 @@ func (sh *Shared) launchLocked(cluster bool) (*Server, error) {
 // not on PATH.
 func (sh *Shared) Cluster(tb testing.TB) (*Server, bool) {
 	tb.Helper()
-	if !HasRedisServer() {
+	if !hasRedisServer() {
 		if os.Getenv(envAddr) != "" {
 			return nil, false
 		}
