@@ -43,10 +43,10 @@ type Problem struct {
 	Msg   string
 }
 
-// String formats p as in `rules[2] (per-user): limit must be >= 0, got -5`:
+// Error formats p as in `rules[2] (per-user): limit must be >= 0, got -5`:
 // the rule's index, its name in parentheses when it has one, the line when
 // known, the field and the message.
-func (p Problem) String() string {
+func (p Problem) Error() string {
 	var b strings.Builder
 	if p.Index >= 0 {
 		fmt.Fprintf(&b, "rules[%d]", p.Index)
@@ -65,9 +65,6 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// Error returns p.String(), so that a Problem can be used as an error.
-func (p Problem) Error() string { return p.String() }
-
 // RulesError lists every problem of a rule set or rules file.
 type RulesError struct {
 	Problems []Problem
@@ -77,7 +74,7 @@ type RulesError struct {
 func (e *RulesError) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	return strings.Join(lines, "\n")
 }

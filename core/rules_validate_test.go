@@ -17,7 +17,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
@@ -36,7 +36,7 @@ func TestProblemString(t *testing.T) {
 		{Problem{Index: -1, Line: 4, Msg: `unknown top-level key "rule"`}, `line 4: unknown top-level key "rule"`},
 		{Problem{Index: 0, Name: "a\nb", Msg: "m"}, `rules[0] ("a\nb"): m`},
 	} {
-		assert.Equal(t, tc.want, tc.p.String())
+		assert.Equal(t, tc.want, tc.p.Error())
 		assert.Equal(t, tc.want, tc.p.Error())
 	}
 }
