@@ -91,8 +91,8 @@ func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	return nil
 }
 
-// Len returns the number of keys the store keeps.
-func (m *Memory) Len() int {
+// len returns the number of keys the store keeps.
+func (m *Memory) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.lims)
