@@ -521,9 +521,9 @@ func defaultName(r Rule) string {
 // leap-array (flow) or token-bucket (hotspot), 10 leap-array buckets,
 // coldFactor 3 with warmup, MaxKeys 100000, and a name for every unnamed
 // rule. That name is its kind, resource and (hotspot) param joined by
-// colons ("hotspot:GET:/items/{id}:header:X-User-ID"), shortened to 200 bytes when longer,
-// with a suffix #2, #3, ... when an earlier unnamed rule or any named one
-// already has it. The copy shares no map with rules.
+// colons ("hotspot:GET:/items/{id}:header:X-User-ID"), shortened to 200
+// bytes when longer, with a suffix #2, #3, ... when an earlier unnamed rule
+// or any named one already has it. The copy shares no map with rules.
 func NormalizeRules(rules []Rule) ([]Rule, error) {
 	if err := ValidateRules(rules); err != nil {
 		return nil, err

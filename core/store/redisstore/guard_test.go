@@ -478,9 +478,9 @@ func withZeros(m map[string]int, keys ...string) map[string]int {
 
 // TestGuardRedisDownLatency keeps Redis down (killed, or frozen so that
 // only the store's timeout ends a call) under 4 goroutines of requests, on
-// the system clock and a breaker that trips after 5 rounds. It checks what the Guard does,
-// not how long the loaded machine took: before the breaker opens, each
-// goroutine makes at most one call per round (trip rounds, and
+// the system clock and a breaker that trips after 5 rounds. It checks what
+// the Guard does, not how long the loaded machine took: before the breaker
+// opens, each goroutine makes at most one call per round (trip rounds, and
 // the next one's start);
 // once it is open, 200 requests per goroutine make at most one call per
 // backoff of the time they took (the probes), so the others cannot wait
