@@ -32,7 +32,9 @@ func Example() {
 		r := httptest.NewRequest("GET", "/items/7", nil)
 		r.Header.Set("X-User-ID", "alice")
 		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
-		e, err := guard.Enter(r.Context(), resource, core.WithParams(x.HTTPParams(r, nil)))
+		var params extractors.HTTPRequestParams
+		params.Reset(x, r, nil)
+		e, err := guard.Enter(r.Context(), resource, core.WithParams(&params))
 		var b *core.BlockedError
 		if errors.As(err, &b) {
 			fmt.Printf("request %d to %s: blocked by %s\n", i, resource, b.Rule)
@@ -67,7 +69,7 @@ func ExampleExtractor_HTTPResource() {
 
 // Params carry every value a request has for them: repeated headers and
 // comma-separated elements each count.
-func ExampleExtractor_HTTPParams() {
+func ExampleHTTPRequestParams_Param() {
 	x, err := extractors.New()
 	if err != nil {
 		log.Fatal(err)
@@ -77,7 +79,8 @@ func ExampleExtractor_HTTPParams() {
 	r.Header.Add("X-User-ID", "carol")
 	r.SetPathValue("id", "7") // as net/http's ServeMux does
 
-	p := x.HTTPParams(r, nil)
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
 	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
 		var vs []string
 		for i := 0; ; i++ {
@@ -130,7 +133,9 @@ func ExampleWithHTTPParam() {
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-Tenant", "acme")
-	fmt.Println(x.HTTPParams(r, nil).Param("tenant", 0))
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("tenant", 0))
 	fmt.Println(x.CheckParam("tenant"), x.CheckParam("tennant") != nil)
 	// Output:
 	// acme true
@@ -211,7 +216,9 @@ func ExampleWithContextParam() {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/items/7", nil)
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
-	fmt.Println(x.HTTPParams(r, nil).Param("user", 0))
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("user", 0))
 	fmt.Println(x.HTTPSource().CheckParam("user"))
 	// Output:
 	// alice true

@@ -1,5 +1,12 @@
 package extractors
 
+import (
+	"context"
+	"net/http"
+
+	"github.com/sluicekit/sluice/core"
+)
+
 // Unexported names the tests of package extractors_test use.
 type Param = parsedParam
 
@@ -22,3 +29,19 @@ const (
 	DefaultMaxValueLen = defaultMaxValueLen
 	DefaultMaxValues   = defaultMaxValues
 )
+
+// HTTPParams returns the params of r, for the tests of package
+// extractors_test.
+func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
+	p := new(HTTPRequestParams)
+	p.Reset(x, r, path)
+	return p
+}
+
+// GRPCParams returns the params of a gRPC call, for the tests of package
+// extractors_test.
+func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod string) core.Params {
+	p := new(GRPCCallParams)
+	p.Reset(x, call, ctx, fullMethod)
+	return p
+}

@@ -4,37 +4,25 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-
-	"github.com/sluicekit/sluice/core"
 )
 
-// HTTPParams returns the params of r for core.WithParams: every param kind
-// of the package documentation, read lazily (only the params that a matching
-// hotspot rule names are read, and only when Enter asks). path gives the
-// route parameters for path:NAME; nil means r.PathValue (net/http's
-// ServeMux).
+// HTTPRequestParams is the core.Params of one HTTP request, for
+// core.WithParams: every param kind of the package documentation, read
+// lazily (only the params that a matching hotspot rule names are read, and
+// only when Enter asks). Reset readies it for a request:
 //
-// It allocates the returned value (64 bytes), an HTTPRequestParams, and,
+//	var p extractors.HTTPRequestParams
+//	p.Reset(x, r, nil)
+//	e, err := guard.Enter(r.Context(), resource, core.WithParams(&p))
+//
+// An adapter embeds it in an object it allocates (or reuses) per request:
 // reading header, metadata, query, cookie, path (ServeMux), method, host,
-// peer and ip params, nothing else; the exceptions are values that must be
-// rewritten: a percent-encoded query value, an IP address not written in
-// canonical form (IPv4-mapped, upper-case hex, with a zone), the ip of an
-// IPv6 client whose prefix's text is not among the 4096 cached, a host with
-// capitals. Custom params allocate a small holder for their values, plus
-// what their function allocates. An adapter that allocates an object per
-// request anyway can hold an HTTPRequestParams inside it instead, and save
-// this allocation.
-//
-// The result reads r and must be used by one goroutine, during the request.
-func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
-	return &HTTPRequestParams{x: x, r: r, path: path}
-}
-
-// HTTPRequestParams is the core.Params of one HTTP request: what HTTPParams
-// returns, as a type that an adapter can embed in an object it allocates (or
-// reuses) per request, so that reading the request's params costs no
-// allocation of its own. Reset readies it for a request; it then reads that
-// request as HTTPParams's result does.
+// peer and ip params then allocates nothing; the exceptions are values
+// that must be rewritten: a percent-encoded query value, an IP address not
+// written in canonical form (IPv4-mapped, upper-case hex, with a zone), the
+// ip of an IPv6 client whose prefix's text is not among the 4096 cached, a
+// host with capitals. Custom params allocate a small holder for their
+// values, plus what their function allocates.
 //
 // It holds the position of the last value read (so that Enter reading values
 // 0, 1, 2... of a param scans its source once) and must be used by one
@@ -44,8 +32,8 @@ func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
 // keep the request alive. The zero HTTPRequestParams, and one Reset with a
 // nil Extractor, has no values.
 type HTTPRequestParams struct {
-	// Kept small (64 bytes) because HTTPParams allocates it, and allocation
-	// time grows with size.
+	// Kept small (64 bytes): callers allocate it per request, and
+	// allocation time grows with size.
 	x      *Extractor
 	r      *http.Request
 	path   PathParams
@@ -54,7 +42,8 @@ type HTTPRequestParams struct {
 }
 
 // Reset readies p to give the params of r, read with x, forgetting the
-// request it read before; path is as for HTTPParams (nil: r.PathValue).
+// request it read before; path gives the route parameters for path:NAME
+// (nil: r.PathValue, net/http's ServeMux).
 // Reset(nil, nil, nil) drops every reference p holds. It keeps the holder of
 // custom param values (emptied), so that reusing p does not allocate again.
 func (p *HTTPRequestParams) Reset(x *Extractor, r *http.Request, path PathParams) {
