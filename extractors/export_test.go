@@ -45,3 +45,6 @@ func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod st
 	p.Reset(x, call, ctx, fullMethod)
 	return p
 }
+
+// NormalizeRoute is normalizeRoute, for the tests of package extractors_test.
+var NormalizeRoute = normalizeRoute

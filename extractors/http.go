@@ -179,14 +179,30 @@ func normalizeHost(host string) string {
 }
 
 // HTTPResource returns the resource name of a request with method that
-// matched route, as "METHOD TEMPLATE" (NormalizeRoute gives TEMPLATE):
-// HTTPResource("GET", "/items/:id") and HTTPResource("GET", "GET
-// /items/{id}") are both "GET /items/{id}". route is the template as the
-// framework reports it (gin's FullPath, echo's Path, net/http's r.Pattern);
-// "" (no route matched) gives Unmatched. Methods outside the standard set
-// (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) become
-// "OTHER", so clients cannot mint names. Results are cached: after the first
-// call for a route it does not allocate.
+// matched route, as "METHOD TEMPLATE": HTTPResource("GET", "/items/:id")
+// and HTTPResource("GET", "GET /items/{id}") are both "GET /items/{id}".
+// route is the template as the framework reports it (gin's FullPath, echo's
+// Path, net/http's r.Pattern); "" (no route matched) gives Unmatched.
+// TEMPLATE is route written as net/http's ServeMux writes patterns:
+//
+//   - a ServeMux pattern ("GET /items/{id}", "example.com/items/{id}",
+//     "/items/{id}") loses its method and host and is otherwise kept
+//     ("{name...}" and "{$}" included);
+//   - a gin or echo route ("/items/:id", "/files/*path") has its ':name'
+//     parameters written "{name}" and its '*name' catch-alls "{name...}"
+//     (echo's unnamed "*" becomes "{*...}"; echo's escaped "\:" is a literal
+//     colon).
+//
+// A route is a ServeMux pattern when it does not start with '/' (it has a
+// method or host) or when it holds '{'; else ':' and '*' are parameters. So
+// a ServeMux pattern with neither method nor braces but with a literal ':'
+// or '*' ("/v1/items:batch") reads as a gin/echo route: register such
+// patterns with their method.
+//
+// Methods outside the standard set (GET, HEAD, POST, PUT, PATCH, DELETE,
+// CONNECT, OPTIONS, TRACE) become "OTHER", so clients cannot mint names.
+// Results are cached: after the first call for a route it does not
+// allocate.
 func (x *Extractor) HTTPResource(method, route string) string {
 	if route == "" {
 		return Unmatched
@@ -206,7 +222,7 @@ const numMethods = 10
 // methodIndex), made at once and in one string, so that the cache holds
 // them under the route alone and a request costs one lookup of one string.
 func newRouteNames(route string) *[numMethods]string {
-	tmpl := NormalizeRoute(route)
+	tmpl := normalizeRoute(route)
 	var b strings.Builder
 	b.Grow(numMethods*(len(tmpl)+1) + 60)
 	var ends [numMethods]int
@@ -276,23 +292,8 @@ func methodName(i int) string {
 	return "OTHER"
 }
 
-// NormalizeRoute returns the route template of route written as net/http's
-// ServeMux writes patterns, the form resource names use:
-//
-//   - a ServeMux pattern ("GET /items/{id}", "example.com/items/{id}",
-//     "/items/{id}") loses its method and host and is otherwise kept
-//     ("{name...}" and "{$}" included);
-//   - a gin or echo route ("/items/:id", "/files/*path") has its ':name'
-//     parameters written "{name}" and its '*name' catch-alls "{name...}"
-//     (echo's unnamed "*" becomes "{*...}"; echo's escaped "\:" is a literal
-//     colon).
-//
-// A route is a ServeMux pattern when it does not start with '/' (it has a
-// method or host) or when it holds '{'; else ':' and '*' are parameters. So
-// a ServeMux pattern with neither method nor braces but with a literal ':'
-// or '*' ("/v1/items:batch") reads as a gin/echo route: register such
-// patterns with their method.
-func NormalizeRoute(route string) string {
+// normalizeRoute returns the TEMPLATE of route (see HTTPResource).
+func normalizeRoute(route string) string {
 	if !strings.HasPrefix(route, "/") {
 		if i := strings.IndexAny(route, " \t"); i >= 0 {
 			route = strings.TrimLeft(route[i+1:], " \t")
