@@ -202,9 +202,9 @@ func (e *Entry) Resource() string {
 // the rule (the default), rejected, or limited with the others lacking it.
 //
 // Rules decide on the monotonic clock; statistics and response times are
-// timed on the Guard's coarse clock (see rtResolution). With rules that
-// never wait Enter does not block; ctx is only consulted when the request
-// must wait.
+// timed on the Guard's coarse clock (a millisecond resolution). With rules
+// that never wait Enter does not block; ctx is only consulted when the
+// request must wait.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params

@@ -206,7 +206,7 @@ func New(opts ...Option) (*Guard, error) {
 const rtResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (see rtResolution) and the one that calls breaker listeners and
+// clock (every millisecond) and the one that calls breaker listeners and
 // logs (see WithBreakerListener), after it delivered what was queued. The
 // Guard stays usable: after Close, Enter and Exit read the monotonic clock,
 // and breaker changes are no longer reported. A Guard that becomes
