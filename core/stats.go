@@ -272,7 +272,7 @@ type ruleStats struct {
 	mu       sync.Mutex
 	bound    map[*resource]int64 // guarded by mu
 	// lastLog is the time of the last log of a block (see
-	// BlockLogInterval), math.MinInt64 before the first; logged is the
+	// blockLogInterval), math.MinInt64 before the first; logged is the
 	// blocked count then.
 	lastLog atomic.Int64
 	logged  atomic.Int64
@@ -391,14 +391,14 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// and tells the reporter so once per BlockLogInterval.
+// and tells the reporter so once per blockLogInterval.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Block, n)
 	sp.blocked.Add(n)
 	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(BlockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	_, total := st.blocked(now)

@@ -635,7 +635,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *core.RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
