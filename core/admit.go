@@ -407,6 +407,10 @@ func (rs *ruleState) never(h *held, n int64) bool {
 	if h.fallback || rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
 	}
+	if r := &rs.rule; r.Kind == KindSystem {
+		// Only a fixed threshold on a count can be below n for good.
+		return (r.Signal == SignalInFlight || r.Signal == SignalQPS) && float64(n) > r.Threshold
+	}
 	lim := h.d.Limit
 	if rs.ramps {
 		lim = rs.rule.Limit

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -35,6 +36,9 @@ type Guard struct {
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
+	// system samples the host signals of system rules (see
+	// WithSystemSource).
+	system *system.Sampler
 
 	pools *pools
 
@@ -107,6 +111,7 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
+	systemSource SystemSource
 }
 
 // Option configures a Guard made by New.
@@ -177,6 +182,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
+	g.system = newSampler(cfg.systemSource, g.clock)
+	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -205,8 +212,10 @@ func New(opts ...Option) (*Guard, error) {
 const RTResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (see RTResolution) and the one that calls breaker listeners and
-// logs (see WithBreakerListener), after it delivered what was queued. The
+// clock (see RTResolution), the one that samples the host signals of
+// system rules (see Signal; their readings stay as they were), and the one
+// that calls breaker listeners and logs (see WithBreakerListener), after
+// it delivered what was queued. The
 // Guard stays usable: after Close, Enter and Exit read the monotonic clock,
 // and breaker changes are no longer reported. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
@@ -216,6 +225,7 @@ func (g *Guard) Close() error {
 		g.coarse.Stop()
 	}
 	g.watch.stop()
+	g.system.Stop()
 	g.reporter.stop()
 	return nil
 }
@@ -275,6 +285,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.watch.rulesSet(g.rules.Swap(set), set)
+	g.system.Run(set.samples())
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }
