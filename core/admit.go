@@ -70,7 +70,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(a.wait)
 	}
-	e.quota, e.brk = a.quota, a.brk
+	e.quota, e.brk, e.level = a.quota, a.brk, a.level
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
@@ -102,6 +102,9 @@ type asking struct {
 	quota    quotaOf        // for Entry.quota
 	brk      breaker.Ticket // for Entry.brk
 	wait     time.Duration  // the longest wait for a turn so far
+	// level is the request's priority level once leveled (see priority).
+	level   uint8
+	leveled bool
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError

@@ -118,8 +118,10 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	if sig.Host() {
 		host = k.sample.Value(sig)
 	}
-	ok, limit := k.l.Acquire(a.now, a.n, host)
+	level := a.priority(&rs.rule)
+	ok, limit := k.l.Acquire(a.now, a.n, host, level)
 	h := a.slot(rs)
+	h.level = uint8(level)
 	if ok && a.blocked == nil {
 		return nil
 	}
@@ -147,9 +149,11 @@ func (k *systemKind) rejection(limit int64) flow.Decision {
 	return d
 }
 
-func (k *systemKind) undo(_ held, _ uint32, n int64) { k.l.Release(int64(k.clock.Now()), n) }
+func (k *systemKind) undo(h held, _ uint32, n int64) {
+	k.l.Release(int64(k.clock.Now()), n, int(h.level))
+}
 
-func (k *systemKind) exit(_ *held, end ending) { k.l.Done(end.now, end.rt, end.n) }
+func (k *systemKind) exit(_ *held, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
 
 func (k *systemKind) stats(out *RuleStats, now int64) {
 	out.InFlight = k.l.InFlight()

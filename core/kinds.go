@@ -55,7 +55,7 @@ func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 	case r.Kind == KindBreaker:
 		return newBreakerKind(r, prev, g.reporter)
 	case r.Kind == KindAdaptive:
-		return newAdaptiveKind(r, prev)
+		return newAdaptiveKind(r, prev, g.clock)
 	case r.Kind == KindSystem:
 		return g.newSystemKind(r, prev)
 	}

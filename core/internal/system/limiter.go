@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/priority"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
@@ -52,6 +53,7 @@ type Limiter struct {
 type state struct {
 	inFlight atomic.Int64
 	w        *window.LeapArray // Pass, Complete, RT and minimum RT
+	levels   *priority.Tracker
 }
 
 // New returns a Limiter configured by c, sharing the statistics of prev
@@ -61,43 +63,66 @@ func New(c Config, prev *Limiter) *Limiter {
 		return &Limiter{c, prev.s}
 	}
 	w, _ := window.New(buckets, windowLen) // valid constants: cannot fail
-	return &Limiter{c, &state{w: w}}
+	return &Limiter{c, &state{w: w, levels: priority.New(nil)}}
 }
 
 // Config returns the limiter's configuration.
 func (l *Limiter) Config() Config { return l.c }
 
-// Acquire decides n requests at now, host being the latest reading of the
-// rule's host signal (Signal.Host), and takes their reservation when it
-// admits them. ok reports the decision; limit is the limit it was taken
-// against, for the rule's quota: the threshold, rounded down, for qps and
-// inflight, the BBR bound while it applies, else 0.
-func (l *Limiter) Acquire(now, n int64, host float64) (ok bool, limit int64) {
+// Acquire decides n requests of level (see package priority) at now, host
+// being the latest reading of the rule's host signal (Signal.Host), and
+// takes their reservation when it admits them. ok reports the decision;
+// limit is the limit it was taken against, for the rule's quota: the
+// threshold, rounded down, for qps and inflight, the BBR bound while it
+// applies, else 0.
+//
+// The requests of a level below Critical are admitted under less: a limit
+// on a count (qps, inflight, the BBR bound) less what the levels above
+// keep (priority.Tracker.Reserve, RateReserve), a threshold on a signal of
+// load (rt, cpu, load) times priority.Tracker.Fraction.
+func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit int64) {
 	s, th := l.s, l.c.Threshold
 	v := s.inFlight.Add(n)
+	frac := 1.0
+	if level < priority.Critical && !l.c.Signal.count() {
+		frac = s.levels.Fraction(now, level)
+	}
 	switch l.c.Signal {
 	case InFlight:
 		limit = int64(th)
 		ok = v <= limit
+		if ok && level < priority.Critical {
+			ok = v <= limit-s.levels.Reserve(now, level, limit)
+		}
 	case QPS:
 		// Reserve first, then check: concurrent requests never pass more
 		// than the threshold.
 		limit = int64(th)
 		b := s.w.Add(now, window.Pass, n)
-		if ok = s.w.Sum(now, window.Pass) <= limit; !ok {
+		sum := s.w.Sum(now, window.Pass)
+		ok = sum <= limit
+		if ok && level < priority.Critical {
+			ok = sum <= limit-s.levels.RateReserve(now, level, limit)
+		}
+		if !ok {
 			s.w.Undo(b, window.Pass, n)
 			s.inFlight.Add(-n)
+			return false, limit
 		}
-		return ok, limit
+		s.levels.Admitted(now, level, n)
+		return true, limit
 	case RT:
 		snap := s.w.SnapshotOver(now, windowLen)
-		ok = snap.Complete == 0 || float64(snap.RT)/float64(snap.Complete) <= th*float64(time.Millisecond)
+		ok = snap.Complete == 0 || float64(snap.RT)/float64(snap.Complete) <= th*frac*float64(time.Millisecond)
 	default: // CPU, Load
-		ok = host <= th
+		ok = host <= th*frac
 		if !ok && l.c.BBR {
 			var bound float64
 			ok, bound = s.bbr(now, v-n, v)
 			limit = int64(bound)
+			if ok && v > n && level < priority.Critical {
+				ok = v <= limit-s.levels.Reserve(now, level, limit)
+			}
 		}
 	}
 	if !ok {
@@ -105,8 +130,13 @@ func (l *Limiter) Acquire(now, n int64, host float64) (ok bool, limit int64) {
 		return false, limit
 	}
 	s.w.Add(now, window.Pass, n)
+	s.levels.Admitted(now, level, n)
 	return true, limit
 }
+
+// count reports whether s is a count that a limit applies to, rather than
+// a signal of load.
+func (s Signal) count() bool { return s == QPS || s == InFlight }
 
 // MinRT is the lowest response time the BBR check counts with: the
 // resolution of the clock requests are timed on.
@@ -139,17 +169,19 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 	return before <= 0 || float64(after) <= bound, bound
 }
 
-// Release gives back the reservation of n requests admitted at about now
-// that are not admitted after all.
-func (l *Limiter) Release(now, n int64) {
+// Release gives back the reservation of n requests of level admitted at
+// about now that are not admitted after all.
+func (l *Limiter) Release(now, n int64, level int) {
 	l.s.inFlight.Add(-n)
 	l.s.w.Add(now, window.Pass, -n)
+	l.s.levels.Undo(now, level, n)
 }
 
-// Done ends n admitted requests at now, after rt.
-func (l *Limiter) Done(now, rt, n int64) {
+// Done ends n admitted requests of level at now, after rt.
+func (l *Limiter) Done(now, rt, n int64, level int) {
 	l.s.inFlight.Add(-n)
 	l.s.w.AddRT(now, rt, false)
+	l.s.levels.Done(level, n)
 }
 
 // InFlight returns the number of requests in flight.
