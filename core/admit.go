@@ -99,12 +99,12 @@ type asking struct {
 	// request so far (WithQuotas), when quotas is true.
 	policies []Quota
 	quotas   bool
-	quota    quotaOf        // for Entry.quota
-	brk      breaker.Ticket // for Entry.brk
-	wait     time.Duration  // the longest wait for a turn so far
 	// level is the request's priority level once leveled (see priority).
 	level   uint8
 	leveled bool
+	quota   quotaOf        // for Entry.quota
+	brk     breaker.Ticket // for Entry.brk
+	wait    time.Duration  // the longest wait for a turn so far
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError
