@@ -273,3 +273,28 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 		return !strings.Contains(goleak.Find().Error(), "system.(*Sampler).run")
 	}, 10*time.Second, time.Millisecond)
 }
+
+// Responses faster than the clock's resolution read 0: the BBR check
+// counts them as taking one tick (system.MinRT), not as sustaining nothing.
+func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	for range 1000 { // 10000 per second, of 0s each
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	for i := range 10 { // 10000/s times 1ms
+		_, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err, "request %d", i)
+	}
+	_, err = g.Enter(ctx, "GET /x")
+	assert.Equal(t, int64(10), blockedBy(t, err).Limit)
+}
