@@ -8,10 +8,11 @@ import (
 
 // Priority is the level of a request for the rules that shed by it
 // (system and adaptive rules): under overload they shed the lower levels
-// first, and a level only once every lower one is shed. A request's level
-// is the one WithPriority gave its context, else the value of the param
-// its first such rule names (Rule.Priority), else PriorityDefault; a value
-// other than the names of the levels (in any case) is PriorityDefault.
+// first, and a level only once every lower one is shed. A request has one
+// level, read once, at the first such rule that applies to it: the one
+// WithPriority gave its context, else the value of the param that rule
+// names (Rule.Priority), else PriorityDefault; a value other than the
+// names of the levels (in any case) is PriorityDefault.
 //
 // A rule admits the requests of PriorityCritical up to its limit. Those of
 // a lower level it admits only while they leave the levels above theirs

@@ -2,6 +2,10 @@ package core
 
 import "math"
 
+// maxCount bounds the threshold of a system rule on a count: the largest
+// whole number a float64 holds exactly.
+const maxCount = 1 << 53
+
 // checkSystem checks a system rule: its signal, threshold and strategy, and
 // none of the fields of other kinds.
 func (v *validator) checkSystem(r *Rule) {
@@ -14,8 +18,8 @@ func (v *validator) checkSystem(r *Rule) {
 			v.add("threshold", "must be a fraction of the CPU in (0, 1] for signal cpu, got %v", th)
 		}
 	case SignalQPS, SignalInFlight:
-		if !(th >= 1) || math.IsInf(th, 1) || th != math.Trunc(th) {
-			v.add("threshold", "must be a whole number of requests >= 1 for signal %s, got %v", r.Signal, th)
+		if !(th >= 1 && th <= maxCount) || th != math.Trunc(th) {
+			v.add("threshold", "must be a whole number of requests in [1, 2^53] for signal %s, got %v", r.Signal, th)
 		}
 	case SignalRT, SignalLoad:
 		if !(th > 0) || math.IsInf(th, 1) {

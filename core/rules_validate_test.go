@@ -109,7 +109,7 @@ func TestValidateRulesProblems(t *testing.T) {
 			"rules[0] (s): threshold must be a fraction of the CPU in (0, 1] for signal cpu, got 0",
 		}},
 		{"system inflight threshold not whole", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalInFlight, Threshold: 2.5}, []string{
-			"rules[0] (s): threshold must be a whole number of requests >= 1 for signal inflight, got 2.5",
+			"rules[0] (s): threshold must be a whole number of requests in [1, 2^53] for signal inflight, got 2.5",
 		}},
 		{"system rt threshold negative", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalRT, Threshold: -1}, []string{
 			"rules[0] (s): threshold must be milliseconds > 0 for signal rt, got -1",
