@@ -331,7 +331,7 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs := h.rs
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
-	if rs.gate || !b.note(q) { // a gate is no quota policy
+	if rs.gate || rs.rule.Kind == KindSystem || !b.note(q) { // a gate or a system rule is no quota policy
 		rs.block(g, cpu, now, n)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {

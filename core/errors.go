@@ -61,7 +61,7 @@ type BlockedError struct {
 	// for every rate rule (flow or hotspot, not concurrency) that applied
 	// to it, and for every concurrency limit that rejected it. Those that
 	// rejected it have Blocked set, and their Reset is their own retry
-	// time. Breakers have none: they are no quota.
+	// time. Breakers and system rules have none: they are no quota.
 	Policies []Quota
 }
 

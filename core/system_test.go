@@ -298,3 +298,24 @@ func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	_, err = g.Enter(ctx, "GET /x")
 	assert.Equal(t, int64(10), blockedBy(t, err).Limit)
 }
+
+// A system rule is no quota policy: a request it rejects along with a
+// flow rule lists the flow rule's policy only, and both count the block.
+func TestSystemRuleIsNoQuotaPolicy(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "rate", Resource: "*", Kind: core.KindFlow, Limit: 1, Window: time.Minute},
+		core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 1})
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	defer e.Exit(nil)
+	_, err = g.Enter(ctx, "GET /x")
+	b := blockedBy(t, err)
+	require.Len(t, b.Policies, 1)
+	assert.Equal(t, "rate", b.Policies[0].Rule)
+	assert.True(t, b.Policies[0].Blocked)
+	assert.Equal(t, "rate", b.Rule, "the rule with the later retry time decides")
+	for _, rs := range g.Snapshot().Rules {
+		assert.Equal(t, int64(1), rs.BlockedTotal, rs.Rule.Name)
+	}
+}
