@@ -1077,3 +1077,26 @@ func TestSystemRuleUnavailableOverLoopback(t *testing.T) {
 	assert.Equal(t, map[string]string{"rule": "cpu", "resource": sayHello, "kind": "system"}, info.GetMetadata())
 	assert.EqualValues(t, 500, pushback(t, trailer))
 }
+
+// warmCPU is a core.SystemSource reporting a CPU at 75%.
+type warmCPU struct{}
+
+func (warmCPU) CPU() (float64, error)  { return 0.75, nil }
+func (warmCPU) Load() (float64, error) { return 0, nil }
+
+// TestSystemRulePriorityFromMetadata: a system rule reading levels from
+// the metadata x-priority sheds sheddable calls above 90% of its CPU
+// threshold while critical ones come, and lets critical ones through.
+func TestSystemRulePriorityFromMetadata(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithSystemSource(warmCPU{}), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Priority: "metadata:x-priority"}))
+	require.NoError(t, err)
+	defer g.Close()
+	_, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+	level := func(p string) context.Context { return metadata.AppendToOutgoingContext(ctx, "x-priority", p) }
+	require.NoError(t, hello(level("critical"), c, "a"))
+	err = hello(level("sheddable"), c, "b")
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	require.NoError(t, hello(level("critical"), c, "c"))
+}
