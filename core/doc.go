@@ -32,6 +32,13 @@
 // (WithBreakerListener) and to a rate-limited slog log (WithLogger), on a
 // goroutine of the Guard, never on a request's.
 //
+// Adaptive rules (KindAdaptive) find a limit on requests in flight from
+// their response times; system rules (KindSystem) shed requests while a
+// signal of the service's load (Signal: its rate, requests in flight,
+// response time, CPU usage, load average) is above a threshold, the host's
+// signals read every half second on a goroutine of the Guard. Both shed
+// the lower levels of requests first (Priority, WithPriority).
+//
 // Snapshot returns the statistics of every resource (the last second, and
 // totals since the Guard first saw it) and every rule (blocked requests,
 // failure-policy decisions, breaker state), for metrics exporters (package

@@ -49,6 +49,7 @@ type Entry struct {
 	start  int64
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
+	level  uint8 // the request's priority level, for the rules that shed by it
 	done   bool
 	// brk is the ticket of the first breaker of the binding; those of
 	// the others are in holds.
@@ -71,6 +72,7 @@ type held struct {
 	// the request for lacking its param: it never passes.
 	missing bool
 	keep    bool           // kept for Exit (see traits.holds)
+	level   uint8          // the request's priority level (asking.priority)
 	t       breaker.Ticket // for a breaker rule
 }
 
@@ -82,6 +84,7 @@ type ending struct {
 	now, rt int64
 	n       int64
 	failed  bool
+	level   uint8 // the request's priority level (Entry.level)
 	brk     breaker.Ticket
 }
 
@@ -342,7 +345,7 @@ func (e *Entry) Exit(err error) {
 	st.exited.Add(e.n)
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
-	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, brk: e.brk}
+	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
 	for _, rs := range e.b.exits {
 		rs.lim.exit(nil, end)
 	}

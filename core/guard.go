@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -36,6 +37,9 @@ type Guard struct {
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
+	// system samples the host signals of system rules (see
+	// WithSystemSource).
+	system *system.Sampler
 
 	pools *pools
 
@@ -108,6 +112,7 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
+	systemSource SystemSource
 }
 
 // Option configures a Guard made by New.
@@ -178,6 +183,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
+	g.system = newSampler(cfg.systemSource, g.clock)
+	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -206,8 +213,10 @@ func New(opts ...Option) (*Guard, error) {
 const rtResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (every millisecond) and the one that calls breaker listeners and
-// logs (see WithBreakerListener), after it delivered what was queued. The
+// clock (every millisecond), the one that samples the host signals of
+// system rules (see Signal; their readings stay as they were), and the one
+// that calls breaker listeners and logs (see WithBreakerListener), after
+// it delivered what was queued. The
 // Guard stays usable: after Close, Enter and Exit read the monotonic clock,
 // and breaker changes are no longer reported. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
@@ -217,6 +226,7 @@ func (g *Guard) Close() error {
 		g.coarse.Stop()
 	}
 	g.watch.stop()
+	g.system.Stop()
 	g.reporter.stop()
 	return nil
 }
@@ -276,6 +286,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.watch.rulesSet(g.rules.Swap(set), set)
+	g.system.Run(set.samples())
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }

@@ -139,13 +139,19 @@ func (v *validator) rule(i int, r *Rule) {
 		v.checkBreaker(r)
 	case KindAdaptive:
 		v.checkAdaptive(r)
+	case KindSystem:
+		v.checkSystem(r)
 	case "":
-		v.add("kind", "is required (flow, concurrency, hotspot, breaker or adaptive)")
+		v.add("kind", "is required (flow, concurrency, hotspot, breaker, adaptive or system)")
 	default:
-		v.add("kind", "must be flow, concurrency, hotspot, breaker or adaptive, got %s", quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot, breaker, adaptive or system, got %s", quote(string(r.Kind)))
 	}
-	if r.Kind != KindBreaker {
+	if r.Kind != KindBreaker && r.Kind != KindSystem {
 		v.noBreakerFields(r, "only applies to kind breaker")
+	}
+	v.checkPriority(r)
+	if r.Kind != KindSystem {
+		v.zero("signal", r.Signal != "", "only applies to kind system")
 	}
 	if r.Kind != KindAdaptive {
 		const msg = "only applies to kind adaptive"

@@ -24,6 +24,7 @@ const (
 	ReasonHotspot     = string(KindHotspot)
 	ReasonBreaker     = string(KindBreaker)
 	ReasonAdaptive    = string(KindAdaptive)
+	ReasonSystem      = string(KindSystem)
 	ReasonFallback    = "fallback"
 	ReasonCancelled   = "cancelled"
 )
@@ -31,9 +32,9 @@ const (
 // Reasons returns the block reasons in a fixed order, in a new slice.
 func Reasons() []string { return slices.Clone(reasons[:]) }
 
-var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
+var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive, ReasonSystem}
 
-const numReasons = 7
+const numReasons = 8
 
 // reasonCancelled is the index of ReasonCancelled in Reasons.
 const reasonCancelled = 5
@@ -51,6 +52,8 @@ func reasonOf(b *BlockedError) int {
 		return 3
 	case b.Kind == KindAdaptive:
 		return 6
+	case b.Kind == KindSystem:
+		return 7
 	}
 	return 0
 }
@@ -119,6 +122,8 @@ type RuleStats struct {
 	// Adaptive is the state of an adaptive rule, the limit it found
 	// included; nil for other kinds.
 	Adaptive *AdaptiveStats
+	// System is the state of a system rule; nil for other kinds.
+	System *SystemStats
 	// Resources names, sorted, the resources the rule applied to since
 	// it was first set: those requests entered while it was in force,
 	// OverflowResource standing for the names beyond WithMaxResources.

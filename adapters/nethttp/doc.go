@@ -59,7 +59,11 @@
 // what 503 says; and a 503 lets load balancers and clients retry on another
 // instance, where the request may well pass, where a 429 would tell a
 // client that sends little to slow down. It is 503 for an open circuit
-// breaker too (see "Circuit breakers" below).
+// breaker too (see "Circuit breakers" below), and for adaptive and system
+// rules, which shed load when the server is overloaded, whoever sends it:
+// a system rule's response has the problem type
+// temporary-reduced-capacity, the members rule, kind ("system") and
+// retryAfter, and no RateLimit fields.
 //
 // Retry-After is the time after which the same request would pass, in
 // whole seconds rounded up, so never earlier than the real time, and at

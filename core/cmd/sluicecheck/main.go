@@ -145,7 +145,7 @@ func summary(rules []core.Rule) string {
 		return "0 rules (the file removes every rule)"
 	}
 	var parts []string
-	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive} {
+	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive, core.KindSystem} {
 		n := 0
 		for _, r := range rules {
 			if r.Kind == kind {
