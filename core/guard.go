@@ -35,6 +35,9 @@ type Guard struct {
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
+	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
+	// reports their quotas (WithShadowQuotas); fixed at New.
+	shadowAll, shadowQuotas bool
 
 	pools *pools
 
@@ -67,6 +70,10 @@ type ruleState struct {
 	lim     limiter    // of the rule's kind (see kinds.go)
 	stats   *ruleStats // carried over with the limiter
 	traits
+	// shadow is the rule's Shadow (see asking.shadow); quiet is true for
+	// a shadow rule whose quota policies are not reported (see
+	// WithShadowQuotas).
+	shadow, quiet bool
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
@@ -107,6 +114,8 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
+	shadowAll    bool
+	shadowQuotas bool
 }
 
 // Option configures a Guard made by New.
@@ -161,7 +170,8 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)
@@ -248,6 +258,11 @@ func (g *Guard) SetRules(rules []Rule) error {
 	if err != nil {
 		return err
 	}
+	if g.shadowAll {
+		for i := range norm {
+			norm[i].Shadow = true
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if problems := paramSourceProblems(norm, g.sources); len(problems) > 0 {
@@ -293,6 +308,12 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	if rs.lim, rs.traits, err = g.newLimiter(r, p); err != nil {
 		return nil, err
 	}
+	if r.Shadow {
+		rs.shadow, rs.quiet = true, !g.shadowQuotas
+		// What it holds for Exit, it holds only for the requests it
+		// admitted: in Entry.holds.
+		rs.holds = rs.holds || rs.exits
+	}
 	return rs, nil
 }
 
@@ -315,13 +336,13 @@ func (set *ruleSet) bind(name string) *binding {
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	for i, rs := range b.rules {
-		first := i == 0 && rs.gate
+		first := i == 0 && rs.gate && !rs.shadow
 		if rs.exits && (!rs.holds || first) {
 			b.exits = append(b.exits, rs)
 		}
 		b.keeps = b.keeps || rs.holds && !first
 	}
-	if len(b.rules) == 1 && !b.rules[0].waits {
+	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
 		switch b.rules[0].lim.(type) {
 		case *flowKind, *concKind:
 			b.single = b.rules[0]

@@ -30,6 +30,7 @@ type slotKind interface{ rejection() flow.Decision }
 func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K) {
 	h := a.slot(rs)
 	if ok && a.blocked == nil {
+		h.keep = rs.holds // a shadow rule's (see compileRule)
 		return
 	}
 	if ok {

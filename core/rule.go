@@ -130,6 +130,11 @@ type Rule struct {
 	// (or MinLimit when higher).
 	MinLimit int64 `json:"minLimit,omitempty"`
 	MaxLimit int64 `json:"maxLimit,omitempty"`
+
+	// Shadow makes the rule evaluated and counted as if enforced, but
+	// never enforced: a request it would reject goes on (see WithShadow).
+	// Changing Shadow alone keeps the rule's state and counts.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // OnMissing is what a hotspot rule does with a request that lacks its param

@@ -37,6 +37,7 @@ type ruleFile struct {
 	Probes      int64            `json:"probes,omitempty" yaml:"probes,omitempty"`
 	MinLimit    int64            `json:"minLimit,omitempty" yaml:"minLimit,omitempty"`
 	MaxLimit    int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
+	Shadow      bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
 }
 
 // fileForm returns r in the form of the rules file.
@@ -53,7 +54,7 @@ func (r Rule) fileForm() ruleFile {
 		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
 		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit,
+		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Shadow: r.Shadow,
 	}
 }
 
