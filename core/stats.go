@@ -96,6 +96,8 @@ func (s ResourceStats) AvgRT() time.Duration {
 type Totals struct {
 	Pass, Block, Complete, Error int64
 	RT                           time.Duration // total response time
+	// RTHistogram counts the completed requests by response time.
+	RTHistogram RTHistogram
 	// BlockedBy counts the blocked requests by reason (see Reasons); it
 	// holds the reasons with a count only.
 	BlockedBy map[string]int64
@@ -233,6 +235,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.Block += t.block.Load()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
+		t.rts.addTo(&out.Total.RTHistogram)
 	}
 	for i, reason := range reasons {
 		var n int64

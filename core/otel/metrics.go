@@ -63,6 +63,7 @@ type instruments struct {
 	responseTime                              metric.Float64ObservableCounter
 	active                                    metric.Int64ObservableUpDownCounter
 	ruleBlocked, ruleEvaluated, ruleFallbacks metric.Int64ObservableCounter
+	ruleShadowBlocked                         metric.Int64ObservableCounter
 	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
 	ruleUnmatched                             metric.Int64ObservableGauge
 	breakerState                              metric.Int64ObservableUpDownCounter
@@ -121,6 +122,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	errs = append(errs, err)
 	in.active = upDown("sluice.active_requests", "{request}", "Requests admitted and not yet exited, by resource.")
 	in.ruleBlocked = counter("sluice.rule.blocked", "{request}", "Requests each rule blocked, since the rule was first set.")
+	in.ruleShadowBlocked = counter("sluice.rule.shadow_blocked", "{request}", "Requests each shadow rule would have blocked, which passed, since the rule was first set (kept when the rule is switched into or out of shadow).")
 	in.ruleEvaluated = counter("sluice.rule.evaluated", "{request}", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.")
 	in.ruleFallbacks = counter("sluice.rule.fallbacks", "{decision}", "Decisions a rule with a store made by its failure policy because the store failed.")
 	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency rule.")
@@ -139,7 +141,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 		in.observe(o, g.Snapshot())
 		return nil
 	}, in.requests, in.completed, in.errors, in.responseTime, in.active,
-		in.ruleBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
+		in.ruleBlocked, in.ruleShadowBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
 		in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks, in.dropped)
 	if err != nil {
 		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
@@ -171,6 +173,9 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		name, res := attrRule.String(valid(r.Rule.Name)), attrRuleResource.String(valid(r.Rule.Resource))
 		rule := attrs(name, attrRuleKind.String(string(r.Rule.Kind)), res)
 		o.ObserveInt64(in.ruleBlocked, r.BlockedTotal, rule)
+		if r.Rule.Shadow || r.ShadowedTotal > 0 {
+			o.ObserveInt64(in.ruleShadowBlocked, r.ShadowedTotal, rule)
+		}
 		o.ObserveInt64(in.ruleEvaluated, r.Evaluated, rule)
 		o.ObserveInt64(in.ruleResources, int64(len(r.Resources)), rule)
 		o.ObserveInt64(in.ruleUnmatched, bit(r.Unmatched), rule)
