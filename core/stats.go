@@ -121,6 +121,16 @@ type RuleStats struct {
 	// InFlight is the number of requests holding a slot of a concurrency
 	// rule.
 	InFlight int64
+	// Limit is the rule's limit in force and Use how much of it is taken
+	// now, when HasUse (flow rules in memory, concurrency and adaptive
+	// rules): for a flow rule, the requests of its window (a token
+	// bucket's tokens taken, its Limit then including Burst; a leaky
+	// bucket's turns taken ahead; a warm-up ramp's lower limit while
+	// cold); for a concurrency or adaptive rule, its requests in flight
+	// and the limit it found. Hotspot rules limit each value apart, and a
+	// store's count would take a round trip: they have none.
+	Limit, Use int64
+	HasUse     bool
 	// Breaker is the state of a breaker rule; nil for other kinds.
 	Breaker *breaker.Stats
 	// Adaptive is the state of an adaptive rule, the limit it found
