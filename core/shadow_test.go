@@ -230,6 +230,37 @@ func TestShadowQuotas(t *testing.T) {
 	}
 }
 
+// A request another rule blocks lists a shadow rule that admitted it in
+// its policies only with WithShadowQuotas.
+func TestShadowQuotasOfBlockedRequests(t *testing.T) {
+	rules := []core.Rule{
+		{Name: "shadow", Resource: "GET /q", Kind: core.KindFlow, Limit: 10, Shadow: true},
+		{Name: "enforced", Resource: "GET /q", Kind: core.KindFlow, Limit: 1},
+	}
+	for _, report := range []bool{false, true} {
+		opts := []core.Option{core.WithClock(clock.NewFake(time.Hour)), core.WithRules(rules...)}
+		if report {
+			opts = append(opts, core.WithShadowQuotas())
+		}
+		g, err := core.New(opts...)
+		require.NoError(t, err)
+		e, err := g.Enter(context.Background(), "GET /q")
+		require.NoError(t, err)
+		e.Exit(nil)
+		_, err = g.Enter(context.Background(), "GET /q")
+		var names []string
+		for _, q := range blockedBy(t, err).Policies {
+			names = append(names, q.Rule)
+		}
+		if report {
+			assert.Equal(t, []string{"shadow", "enforced"}, names)
+		} else {
+			assert.Equal(t, []string{"enforced"}, names)
+		}
+		require.NoError(t, g.Close())
+	}
+}
+
 // WithShadow makes every rule a shadow rule.
 func TestWithShadow(t *testing.T) {
 	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithShadow(),
