@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,4 +283,38 @@ func TestWithShadow(t *testing.T) {
 	st, _ := g.Stats("GET /")
 	assert.Equal(t, int64(3), st.Total.Pass)
 	assert.Zero(t, st.Total.Block)
+}
+
+// Under parallel load a shadow concurrency rule's count of requests in
+// flight stays exact: 0 once all exited, however many it would have
+// rejected (an Exit releasing a slot its request never took would drive it
+// negative).
+func TestShadowConcurrencyUnderLoad(t *testing.T) {
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
+		core.Rule{Name: "inflight", Resource: "GET /x", Kind: core.KindConcurrency, Limit: 3, Shadow: true},
+		core.Rule{Name: "brk", Resource: "GET /x", Kind: core.KindBreaker, Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequests: 5, Shadow: true},
+		core.Rule{Name: "rate", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40}))
+	require.NoError(t, err)
+	defer g.Close()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				e, err := g.Enter(context.Background(), "GET /x")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var fail error
+				if (w+i)%3 == 0 {
+					fail = errors.New("x")
+				}
+				e.Exit(fail)
+			}
+		})
+	}
+	wg.Wait()
+	st := ruleStats(t, g, "inflight")
+	assert.Zero(t, st.InFlight)
+	assert.Positive(t, st.ShadowedTotal)
 }
