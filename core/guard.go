@@ -35,6 +35,7 @@ type Guard struct {
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
 	watch      *watch
+	history    *recorder
 
 	pools *pools
 
@@ -177,6 +178,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
+	g.history = newRecorder(g.clock, g)
+	runtime.AddCleanup(g, (*recorder).stop, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -205,10 +208,12 @@ func New(opts ...Option) (*Guard, error) {
 const RTResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (see RTResolution) and the one that calls breaker listeners and
-// logs (see WithBreakerListener), after it delivered what was queued. The
-// Guard stays usable: after Close, Enter and Exit read the monotonic clock,
-// and breaker changes are no longer reported. A Guard that becomes
+// clock (see RTResolution), the one that records its history (see
+// History) and the one that calls breaker listeners and logs (see
+// WithBreakerListener), after it delivered what was queued. The Guard stays
+// usable: after Close, Enter and Exit read the monotonic clock, breaker
+// changes are no longer reported, and the history records a second only
+// when History is called. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
 // Close is idempotent and returns nil.
 func (g *Guard) Close() error {
@@ -216,6 +221,7 @@ func (g *Guard) Close() error {
 		g.coarse.Stop()
 	}
 	g.watch.stop()
+	g.history.stop()
 	g.reporter.stop()
 	return nil
 }
