@@ -343,9 +343,6 @@ func (h *recorder) read(g *Guard, after time.Duration) History {
 		if tr.ring == nil {
 			continue
 		}
-		if n, _ := tr.ring.Held(); n == 0 {
-			continue
-		}
 		rh := ResourceHistory{Resource: r.name,
 			Pass: tr.ring.Column(nil, colPass, from), Block: tr.ring.Column(nil, colBlock, from),
 			Error: tr.ring.Column(nil, colError, from), AvgRT: tr.ring.Column(nil, colAvgRT, from)}

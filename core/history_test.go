@@ -85,7 +85,7 @@ func TestHistoryRecordsEachSecond(t *testing.T) {
 	fc.Advance(500 * time.Millisecond) // 10.5s
 	h := g.History(0)
 	assert.Equal(t, 10*time.Second, h.End)
-	assert.Empty(t, h.Resources, "no second recorded yet")
+	assert.Empty(t, resourceHistory(t, h, "GET /a").Pass, "no second recorded yet")
 
 	// Second (10, 11]: 5 to GET /a (3 pass, the window of 1s began
 	// at 10s), one to GET /b held across the second, one failing to GET /c
