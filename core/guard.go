@@ -34,6 +34,8 @@ type Guard struct {
 	reporter  *reporter
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
+	// topBlocked is the k of WithTopBlockedValues, 0 without.
+	topBlocked int
 	watch      *watch
 	history    *recorder
 
@@ -108,6 +110,7 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
+	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -162,7 +165,8 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+		topBlocked: cfg.topBlocked}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		coarse, err := clock.NewCoarse(sys, RTResolution)

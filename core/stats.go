@@ -119,6 +119,9 @@ type RuleStats struct {
 	// Adaptive is the state of an adaptive rule, the limit it found
 	// included; nil for other kinds.
 	Adaptive *AdaptiveStats
+	// TopBlocked are the values of a hotspot rule's param it blocked most,
+	// highest first, with WithTopBlockedValues; nil otherwise.
+	TopBlocked []BlockedValue
 	// Resources names, sorted, the resources the rule applied to since
 	// it was first set: those requests entered while it was in force,
 	// OverflowResource standing for the names beyond WithMaxResources.

@@ -397,3 +397,29 @@ func TestSnapshotHistory(t *testing.T) {
 		assert.Contains(t, string(body), "after: must be an integer")
 	}
 }
+
+// TestSnapshotTopBlocked checks the values a hotspot rule blocked most,
+// with core.WithTopBlockedValues: request values, JSON-escaped.
+func TestSnapshotTopBlocked(t *testing.T) {
+	const hostile = `<img src=x onerror="window.pwned=1">`
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithTopBlockedValues(3), core.WithRules(
+		core.Rule{Name: "per-user", Resource: "GET /items", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 1, Window: time.Hour},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	for _, u := range []struct {
+		user string
+		n    int
+	}{{"mallory", 4}, {hostile, 3}, {"alice", 1}} {
+		for range u.n {
+			if e, err := g.Enter(context.Background(), "GET /items", core.WithParams(core.ParamMap{"header:X-User-ID": {u.user}})); err == nil {
+				e.Exit(nil)
+			}
+		}
+	}
+	_, body := get(t, serve(t, g)+"/debug/sluice/api/snapshot")
+	assert.NotContains(t, string(body), "<img", "JSON-escaped")
+	var s dashboard.Snapshot
+	require.NoError(t, json.Unmarshal(body, &s))
+	assert.Equal(t, []dashboard.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
+}

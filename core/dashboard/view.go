@@ -144,6 +144,17 @@ type Rule struct {
 	WindowMs float64 `json:"windowMs"`
 	// History is the rule's history.
 	History *RuleHistory `json:"history,omitempty"`
+	// TopBlocked are the values of a hotspot rule's param it blocked most
+	// (core.WithTopBlockedValues), highest first; absent without.
+	TopBlocked []BlockedValue `json:"topBlocked,omitempty"`
+}
+
+// BlockedValue is a value a hotspot rule blocked and how many permits
+// with it, at most Error more than the true count (core.BlockedValue).
+type BlockedValue struct {
+	Value   string `json:"value"`
+	Blocked int64  `json:"blocked"`
+	Error   int64  `json:"error"`
 }
 
 // MaxRuleResources bounds the resources listed per rule (Rule.Resources).
@@ -205,6 +216,9 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name]}
 		if v.Resources == nil {
 			v.Resources = []string{}
+		}
+		for _, b := range r.TopBlocked {
+			v.TopBlocked = append(v.TopBlocked, BlockedValue{Value: b.Value, Blocked: b.Blocked, Error: b.Error})
 		}
 		if b := r.Breaker; b != nil {
 			v.Breaker = &Breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}

@@ -122,7 +122,7 @@
   function num(v) {
     if (v >= 1e6) return (v / 1e6).toFixed(v >= 1e7 ? 0 : 1) + "M";
     if (v >= 1e3) return (v / 1e3).toFixed(v >= 1e4 ? 0 : 1) + "k";
-    return String(Math.round(v * 100) / 100);
+    return String(Number(v.toPrecision(3)));
   }
 
   function clockTime(ms, seconds) {
@@ -254,12 +254,45 @@
         values: s.limit.map((v) => (v === null ? null : v / per)) });
     }
     plot(td, "requests", "requests per second", "/s", lines);
+    if (r.topBlocked) topBlocked(td, r.topBlocked);
     if (s.use && s.use.some((v) => v !== null)) {
       plot(td, "use", "in flight", "", [
         { cls: "use", label: "in flight", values: s.use },
         { cls: "limit", label: r.kind === "adaptive" ? "limit found" : "limit", limit: true, values: s.limit || [] },
       ]);
     }
+  }
+
+  // topBlocked lists in td the values a hotspot rule blocked most, as
+  // text (they are request values: anyone's).
+  function topBlocked(td, list) {
+    let box = null;
+    for (const c of td.children) if (c.dataset.chart === "top") box = c;
+    if (!box) {
+      box = el("div", "chart top");
+      box.dataset.chart = "top";
+      const head = el("div", "chart-head");
+      const t = el("span", "chart-title");
+      t.textContent = "values blocked most";
+      head.appendChild(t);
+      box.appendChild(head);
+      box.appendChild(el("table", "top"));
+      td.appendChild(box);
+    }
+    const table = box.querySelector("table");
+    table.replaceChildren();
+    for (const b of list) {
+      const tr = el("tr");
+      const v = el("td", "name value");
+      v.textContent = b.value === "" ? "(none)" : b.value;
+      const n = el("td", "num block");
+      n.textContent = String(b.blocked);
+      if (b.error > 0) n.title = "at most " + b.error + " fewer";
+      tr.appendChild(v);
+      tr.appendChild(n);
+      table.appendChild(tr);
+    }
+    box.dataset.points = String(list.length);
   }
 
   const resourceFields = [["name", "name"], ["pass", "num pass"], ["block", "num block"],

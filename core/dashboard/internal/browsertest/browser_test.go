@@ -272,7 +272,7 @@ const hostileName = `<img src=x onerror="window.pwned=1"><script>window.pwned=2<
 // traffic and reads, in headless Chromium, the numbers the page shows.
 func TestDashboardInBrowser(t *testing.T) {
 	const helloLimit = 5
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Second), core.WithRules(
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Second), core.WithTopBlockedValues(5), core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: helloLimit},
 		core.Rule{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: helloLimit},
 		core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3},
@@ -356,6 +356,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	drive("/fail", 200*time.Millisecond, "")
 	drive("/items/1", 100*time.Millisecond, "mallory")
 	drive("/items/2", 500*time.Millisecond, "alice")
+	drive("/items/3", 200*time.Millisecond, hostileName) // 5/s, over 3/s
 
 	// The page opens after the Guard recorded some history: its charts are
 	// full at once, from the first snapshot.
@@ -499,6 +500,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.JSONEq(t, `"badge unmatched"`, b.eval(t, `document.querySelector('[data-rule="typo"][data-field="applies"] span').className`))
 	unmatched, _ := strconv.Atoi(strings.Trim(b.eval(t, `document.getElementById("sum-unmatched").textContent`), `"`))
 	assert.GreaterOrEqual(t, unmatched, 1)
+
+	// The values the hotspot rule blocked most: mallory first, the hostile
+	// one as text.
+	top := chart("rule", "per-user", "top")
+	waitFor(t, 30*time.Second, "the values blocked most", func() (bool, string) {
+		v := b.eval(t, `Array.from((`+top+`)?.querySelectorAll("td.value") ?? []).map((e) => e.textContent)`)
+		var values []string
+		require.NoError(t, json.Unmarshal([]byte(v), &values))
+		return len(values) == 2 && values[0] == "mallory" && values[1] == hostileName, v
+	})
 
 	// The hostile resource name is shown as it is, as text.
 	assert.Equal(t, hostileName, b.text(t, "rule", "hostile", "resource"))
