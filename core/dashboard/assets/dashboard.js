@@ -120,8 +120,8 @@
   }
 
   function num(v) {
-    if (v >= 1e6) return (v / 1e6).toFixed(v >= 1e7 ? 0 : 1) + "M";
-    if (v >= 1e3) return (v / 1e3).toFixed(v >= 1e4 ? 0 : 1) + "k";
+    if (v >= 1e6) return Number((v / 1e6).toPrecision(3)) + "M";
+    if (v >= 1e3) return Number((v / 1e3).toPrecision(3)) + "k";
     return String(Number(v.toPrecision(3)));
   }
 
@@ -194,7 +194,11 @@
     }
     group.replaceChildren();
     let drawn = 0;
-    lines.forEach((l, i) => {
+    // Blocked requests are drawn first, limits last: a busy blocked line
+    // does not hide the others.
+    const z = (l) => (l.limit ? 2 : l.cls === "block" ? 0 : 1);
+    const order = lines.map((l, i) => [l, i]).sort((a, b) => z(a[0]) - z(b[0]) || a[1] - b[1]);
+    order.forEach(([l, i]) => {
       const vals = l.values;
       // A point between two gaps is drawn as a dot: a step of 0.5.
       let d = "", run = 0;
