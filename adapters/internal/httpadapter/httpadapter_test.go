@@ -367,8 +367,10 @@ func BenchmarkSetQuotaHeaders(b *testing.B) {
 	var c Common
 	c.Init("bench", adaptertest.BenchGuard(b))
 	qs := []core.Quota{
-		{Rule: "flow", Limit: 1_000_000_000, Window: time.Second, Remaining: 999_999_000, Reset: 300 * time.Millisecond},
-		{Rule: "per-user", Limit: 1_000_000_000, Window: time.Second, Remaining: 999_998_000, Reset: 700 * time.Millisecond},
+		// A sliding window's Reset is its window; a token bucket's the time
+		// its bucket takes to fill.
+		{Rule: "flow", Limit: 1_000_000_000, Window: time.Second, Remaining: 999_999_000, Reset: time.Second},
+		{Rule: "per-user", Limit: 1_000_000_000, Window: time.Second, Remaining: 999_998_000, Reset: 2 * time.Microsecond},
 	}
 	h := http.Header{}
 	vals := new([2]string)
