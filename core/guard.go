@@ -104,10 +104,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
-	// rejection is the last error of a request single rejected: the next
-	// rejection that would be the same error returns it (see
-	// Guard.blocked).
-	rejection atomic.Pointer[BlockedError]
+	// rejection holds the last error of a request b's rules rejected: the
+	// next rejection that would be the same error returns it (see
+	// Guard.blocked and Guard.shared).
+	rejection atomic.Pointer[blockedAlloc]
 }
 
 type config struct {
