@@ -319,3 +319,16 @@ func TestSystemRuleIsNoQuotaPolicy(t *testing.T) {
 		assert.Equal(t, int64(1), rs.BlockedTotal, rs.Rule.Name)
 	}
 }
+
+func TestSystemRuleNeverPasses(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalQPS, Threshold: 5})
+	_, err := g.Enter(context.Background(), "GET /x", core.WithCount(6))
+	b := blockedBy(t, err)
+	assert.True(t, b.Never)
+	assert.Zero(t, b.RetryAfter)
+	assert.EqualError(t, b, `sluice: GET /x blocked by system rule "sys": it asks more than the threshold 5; the request will never pass`)
+	_, err = g.Enter(context.Background(), "GET /x", core.WithCount(5))
+	require.NoError(t, err)
+	_, err = g.Enter(context.Background(), "GET /x")
+	assert.False(t, blockedBy(t, err).Never, "the window moves on")
+}
