@@ -209,6 +209,10 @@ func (a *asking) decided(h *held) {
 		return
 	}
 	rs := h.rs
+	if rs.shadow {
+		a.shadowQuota(h) // and no wait
+		return
+	}
 	a.quota.note(rs, h.d.Limit, h.d.Remaining)
 	if a.quotas {
 		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
@@ -222,6 +226,8 @@ func (a *asking) decided(h *held) {
 // and given back at once.
 func (a *asking) settle(h *held) {
 	switch {
+	case h.rs.shadow && !h.d.OK:
+		a.shadow(h)
 	case a.blocked == nil:
 		made := a.admitted()
 		a.scratch = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
@@ -316,7 +322,7 @@ type blockedAlloc struct {
 // permits of a request b's rules rejected: the quota left before them, as
 // their reservation is given back.
 func (b *BlockedError) passed(h *held, n int64) {
-	if rs := h.rs; rs.window {
+	if rs := h.rs; rs.window && !rs.quiet {
 		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
 	}
 }

@@ -23,8 +23,8 @@
 //
 // With one flow rule, Enter reads the monotonic clock once to decide, Enter
 // and Exit read a coarse clock that costs an atomic load to time the request
-// (see RTResolution), touch a handful of atomics and do not allocate; a
-// block allocates only the *BlockedError.
+// (it advances every millisecond), touch a handful of atomics and do not
+// allocate; a block allocates only the *BlockedError.
 //
 // Breaker rules (KindBreaker, package breaker) learn from the error Exit is
 // given and the response time it measures; an open breaker blocks with a

@@ -205,9 +205,9 @@ func (e *Entry) Resource() string {
 // the rule (the default), rejected, or limited with the others lacking it.
 //
 // Rules decide on the monotonic clock; statistics and response times are
-// timed on the Guard's coarse clock (see RTResolution). With rules that
-// never wait Enter does not block; ctx is only consulted when the request
-// must wait.
+// timed on the Guard's coarse clock (a millisecond resolution). With rules
+// that never wait Enter does not block; ctx is only consulted when the
+// request must wait.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params
@@ -312,7 +312,7 @@ func (g *Guard) now(b *binding) int64 {
 
 // decisionTime reads the clock the rules of b decide at: the Guard's clock
 // when a rule of b keeps state in time (see binding.timed), else the clock
-// of now. The coarse clock cannot serve such rules (see RTResolution):
+// of now. The coarse clock cannot serve such rules (see rtResolution):
 // stamps written late would expire early.
 func (g *Guard) decisionTime(b *binding) int64 {
 	if b.timed {
@@ -354,6 +354,7 @@ func (e *Entry) Exit(err error) {
 		h.rs.lim.exit(h, end)
 	}
 	st.stats.AddRT(now, rt, err != nil)
+	st.rts[rtBucket(rt)].Add(1)
 	if rt != 0 {
 		st.rt.Add(rt)
 	}

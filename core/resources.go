@@ -30,9 +30,10 @@ type resource struct {
 
 // resStripe is one statistics stripe of a resource: counts since the
 // resource was made, and the leap array of its recent statistics, on cache
-// lines of their own (a resStripe is 128 bytes, and stripes are allocated
+// lines of their own (a resStripe is 320 bytes, and stripes are allocated
 // together, 64-aligned): the first written by every request, the second by
-// blocks.
+// blocks, the others (the response time histogram, see RTHistogram) by
+// Exit.
 //
 // entered and exited count the permits admitted and exited through the
 // stripe: their difference is the stripe's count in flight, and they are
@@ -50,7 +51,8 @@ type resStripe struct {
 	stats             *window.LeapArray // never changes
 	_                 [16]byte
 	blockedBy         [numReasons]atomic.Int64
-	_                 [16]byte
+	_                 [8]byte
+	rts               rtCounts
 }
 
 // inFlight returns the number of permits in flight: exited first, so that

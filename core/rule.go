@@ -42,17 +42,18 @@ const (
 type Rule struct {
 	// Name identifies the rule in errors, RateLimit fields, problem bodies,
 	// metrics and logs, written the same in each: ASCII letters, digits and
-	// NameChars, at most 200 bytes. Optional; when empty a name is derived
-	// from Kind and Resource (see DefaultName). Names are unique within a
-	// rule set.
+	// -_.:/{}*$#(), at most 200 bytes. Optional; when empty a name is
+	// derived from Kind and Resource ("flow:GET:/items/{id}"). Names are
+	// unique within a rule set.
 	Name string `json:"name,omitempty"`
 	// Resource is a resource name, or a glob in which each '*' matches any
 	// run of characters, '/' included: "GET /items/{id}", "GET /items/*",
 	// "/pkg.Svc/*", "*". HTTP resources are "METHOD TEMPLATE" with
 	// net/http's ServeMux wildcards; a template without a method
 	// ("/items/{id}") applies to every method, and a gRPC full method
-	// ("/pkg.Svc/Method") to that method (see CanonicalResource, which
-	// also says what is normalized and what is refused). A rule matching
+	// ("/pkg.Svc/Method") to that method. A lowercase method, gin and echo
+	// parameters (":id") and catch-alls ("*name") are normalized; the error
+	// of what is refused says what to write. A rule matching
 	// several resources has one state shared by all of them.
 	Resource string `json:"resource"`
 	Kind     Kind   `json:"kind"`
@@ -146,6 +147,10 @@ type Rule struct {
 	// request's level is the one WithPriority gave its context, else
 	// PriorityDefault.
 	Priority string `json:"priority,omitempty"`
+	// Shadow makes the rule evaluated and counted as if enforced, but
+	// never enforced: a request it would reject goes on (see WithShadow).
+	// Changing Shadow alone keeps the rule's state and counts.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // OnMissing is what a hotspot rule does with a request that lacks its param

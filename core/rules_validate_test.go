@@ -17,7 +17,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
@@ -36,7 +36,7 @@ func TestProblemString(t *testing.T) {
 		{Problem{Index: -1, Line: 4, Msg: `unknown top-level key "rule"`}, `line 4: unknown top-level key "rule"`},
 		{Problem{Index: 0, Name: "a\nb", Msg: "m"}, `rules[0] ("a\nb"): m`},
 	} {
-		assert.Equal(t, tc.want, tc.p.String())
+		assert.Equal(t, tc.want, tc.p.Error())
 		assert.Equal(t, tc.want, tc.p.Error())
 	}
 }
@@ -262,9 +262,9 @@ func TestValidateRulesDuplicateNames(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	assert.Equal(t, "flow:GET:/items/{id}", DefaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
-	assert.Equal(t, "concurrency:*", DefaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
-	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", DefaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
+	assert.Equal(t, "flow:GET:/items/{id}", defaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
+	assert.Equal(t, "concurrency:*", defaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
+	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", defaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
 }
 
 func TestNormalizeRulesDefaults(t *testing.T) {
@@ -285,7 +285,7 @@ func TestNormalizeRulesDefaults(t *testing.T) {
 		{Name: "flow:a#3", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Minute, Algorithm: "token-bucket"},
 		{Name: "flow:a#4", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
 		{Name: "concurrency:b", Resource: "b", Kind: KindConcurrency, Limit: 7},
-		{Name: "hotspot:c:ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: DefaultMaxKeys, Overrides: map[string]int64{"x": 1}},
+		{Name: "hotspot:c:ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: defaultMaxKeys, Overrides: map[string]int64{"x": 1}},
 		{Name: "hotspot:c:ip#2", Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
 	}, got)
 

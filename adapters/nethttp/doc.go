@@ -162,7 +162,7 @@
 // nothing more. The RateLimit fields add two: the RateLimit field's text
 // and one slice for both fields' values (the RateLimit-Policy text is made
 // once per rule and rule set). Middleware routes each request before next does,
-// to name it (Router.Handler). Around a *http.ServeMux it then calls the
+// to name it (a ServeMux's Handler method). Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers
 // the request itself): the ServeMux sets the request's path values in

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -43,8 +42,8 @@ func TestBreakerRulesFile(t *testing.T) {
 		{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
 			MinRequests: 5, Window: 10 * time.Second, Buckets: 20, OpenFor: 5 * time.Second, Probes: 2},
 		{Name: "breaker:GET:/slow", Resource: "GET /slow", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.8,
-			MaxRT: 250 * time.Millisecond, MinRequests: breaker.DefaultMinRequests, Window: breaker.DefaultWindow, Buckets: breaker.DefaultBuckets,
-			OpenFor: breaker.DefaultOpenFor, Probes: breaker.DefaultProbes},
+			MaxRT: 250 * time.Millisecond, MinRequests: 10, Window: 10 * time.Second, Buckets: 10,
+			OpenFor: 5 * time.Second, Probes: 1},
 	}, rules)
 	_, err = rulesfile.NewGuard(path)
 	require.NoError(t, err)
