@@ -123,6 +123,7 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	h.level = uint8(level)
 	if ok && a.blocked == nil {
+		h.keep = rs.holds // a shadow rule's (see compileRule)
 		return nil
 	}
 	if ok {

@@ -332,3 +332,23 @@ func TestSystemRuleNeverPasses(t *testing.T) {
 	_, err = g.Enter(context.Background(), "GET /x")
 	assert.False(t, blockedBy(t, err).Never, "the window moves on")
 }
+
+// A shadow system rule counts what it would shed and holds the requests it
+// admitted until they end, as an enforced one does.
+func TestSystemRuleShadow(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 1, Shadow: true})
+	ctx := context.Background()
+	a, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	b, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "a shadow rule never blocks")
+	rs := g.Snapshot().Rules[0]
+	assert.Equal(t, int64(1), rs.InFlight, "the second request took nothing of it")
+	assert.Equal(t, int64(1), rs.ShadowedTotal)
+	a.Exit(nil)
+	b.Exit(nil)
+	assert.Zero(t, g.Snapshot().Rules[0].InFlight, "the admitted request ended")
+	_, err = g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), g.Snapshot().Rules[0].ShadowedTotal, "room again")
+}
