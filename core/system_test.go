@@ -352,3 +352,21 @@ func TestSystemRuleShadow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), g.Snapshot().Rules[0].ShadowedTotal, "room again")
 }
+
+func TestSystemRuleUse(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "in", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 10},
+		core.Rule{Name: "rate", Resource: "*", Kind: core.KindSystem, Signal: core.SignalQPS, Threshold: 100},
+		core.Rule{Name: "rt", Resource: "*", Kind: core.KindSystem, Signal: core.SignalRT, Threshold: 100})
+	for range 3 {
+		_, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+	}
+	rules := g.Snapshot().Rules
+	assert.True(t, rules[0].HasUse)
+	assert.Equal(t, [2]int64{10, 3}, [2]int64{rules[0].Limit, rules[0].Use})
+	assert.True(t, rules[1].HasUse)
+	assert.Equal(t, [2]int64{100, 3}, [2]int64{rules[1].Limit, rules[1].Use})
+	assert.False(t, rules[2].HasUse, "a signal of load is no count")
+	assert.Equal(t, int64(3), rules[2].System.Pass)
+}
