@@ -46,8 +46,10 @@ type ResourceHistory struct {
 // RuleHistory is the history of a rule in force: the permits it blocked and
 // evaluated per second (as RuleStats counts them); the limit in force at
 // each second (Rule.Limit, an adaptive rule's limit found,
-// AdaptiveStats.Limit; NaN for breakers), and its use then: the requests
-// in flight of a concurrency or adaptive rule, NaN for other kinds.
+// AdaptiveStats.Limit, a system rule's threshold on qps or inflight; NaN
+// for breakers and other system rules), and its use then: the requests in
+// flight of a concurrency or adaptive rule, RuleStats.Use of a system rule
+// on qps or inflight, NaN for other kinds.
 type RuleHistory struct {
 	Rule                           string
 	Blocked, Evaluated, Limit, Use []float64
@@ -290,7 +292,9 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 		switch {
 		case s.Adaptive != nil:
 			limit, use = float32(s.Adaptive.Limit), float32(s.InFlight)
-		case s.Rule.Kind == KindBreaker:
+		case s.Rule.Kind == KindSystem && s.HasUse:
+			limit, use = float32(s.Limit), float32(s.Use)
+		case s.Rule.Kind == KindBreaker, s.Rule.Kind == KindSystem:
 			limit = float32(math.NaN())
 		case s.Rule.Kind == KindConcurrency:
 			use = float32(s.InFlight)
