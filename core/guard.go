@@ -222,9 +222,9 @@ const RTResolution = time.Millisecond
 // monotonic clock instead of its coarse one (see RTResolution): response
 // times (statistics, RTHistogram, breakers' slow requests, adaptive
 // limits) are then measured to the nanosecond instead of about a
-// millisecond, at the cost of a reading of the monotonic clock at Exit,
-// and at Enter for rules that need none (tens of nanoseconds each). A
-// Guard on another clock (WithClock) reads that clock anyway.
+// millisecond, at the cost of a reading of the monotonic clock at Exit
+// and one more at Enter (tens of nanoseconds each). A Guard on another
+// clock (WithClock) reads that clock anyway.
 func WithPreciseTiming() Option {
 	return optionFunc(func(cfg *config) error {
 		cfg.precise = true

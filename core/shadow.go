@@ -56,10 +56,11 @@ func (a *asking) shadow(h *held) {
 }
 
 // shadowQuota notes the quota policy of the decision in h of a shadow
-// rate rule when the Guard reports them (WithShadowQuotas).
+// rate rule when the Guard reports them (WithShadowQuotas): none for a
+// request that lacks the param of a hotspot rule, which has no quota.
 func (a *asking) shadowQuota(h *held) {
 	rs := h.rs
-	if rs.quiet {
+	if rs.quiet || h.missing {
 		return
 	}
 	a.quota.note(rs, h.d.Limit, h.d.Remaining)

@@ -285,6 +285,22 @@ func TestWithShadow(t *testing.T) {
 	assert.Zero(t, st.Total.Block)
 }
 
+// A request without the param of a shadow hotspot rule that rejects such
+// requests has no quota policy of it, even WithShadowQuotas.
+func TestShadowMissingParamHasNoQuota(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithShadowQuotas(),
+		core.WithRules(core.Rule{Name: "user", Resource: "*", Kind: core.KindHotspot, Limit: 1, Param: "q", OnMissing: core.MissingReject, Shadow: true}))
+	require.NoError(t, err)
+	defer g.Close()
+	var qs []core.Quota
+	e, err := g.Enter(context.Background(), "GET /", core.WithQuotas(&qs))
+	require.NoError(t, err)
+	e.Exit(nil)
+	assert.Empty(t, qs)
+	_, ok := e.Quota()
+	assert.False(t, ok)
+}
+
 // Under parallel load a shadow concurrency rule's count of requests in
 // flight stays exact: 0 once all exited, however many it would have
 // rejected (an Exit releasing a slot its request never took would drive it
