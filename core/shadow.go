@@ -19,8 +19,8 @@ import (
 // request goes on: it is not blocked, a leaky-bucket rule does not make it
 // wait for its turn, and a shadow rule's rejection is in no BlockedError
 // (nor its retry time). Instead the rule counts it (RuleStats.Shadowed),
-// and the Guard logs it as it logs blocks, marked shadow, at most once per
-// BlockLogInterval per rule. A shadow rule's quota policies are left out of
+// and the Guard logs it as it logs blocks, marked shadow, at most once
+// every 10 seconds per rule. A shadow rule's quota policies are left out of
 // Entry.Quota, WithQuotas and BlockedError.Policies (so adapters send no
 // RateLimit fields for it) unless WithShadowQuotas.
 func WithShadow() Option {
@@ -77,7 +77,7 @@ func (rs *ruleState) shadowBlock(g *Guard, cpu uint32, now, n int64) {
 	sp.blocks.Add(now, window.Pass, n)
 	sp.shadowed.Add(n)
 	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(BlockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	_, total := st.shadowed(now)

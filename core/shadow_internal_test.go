@@ -23,7 +23,7 @@ func TestShadowRulesAreLoggedOncePerInterval(t *testing.T) {
 		require.NoError(t, err)
 		e.Exit(nil)
 	}
-	fc.Advance(BlockLogInterval)
+	fc.Advance(blockLogInterval)
 	e, err := g.Enter(t.Context(), "r")
 	require.NoError(t, err)
 	e.Exit(nil)

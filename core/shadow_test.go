@@ -93,11 +93,14 @@ func TestShadowSwitchByReloadKeepsCounts(t *testing.T) {
 // A shadow concurrency rule holds a slot for the requests it admits only:
 // one it would reject passes without a slot, and its Exit frees none.
 func TestShadowConcurrencyHoldsNoSlotForWhatItWouldReject(t *testing.T) {
-	for _, kind := range []core.Kind{core.KindConcurrency, core.KindAdaptive} {
+	for _, kind := range []core.Kind{core.KindConcurrency, core.KindAdaptive, core.KindSystem} {
 		t.Run(string(kind), func(t *testing.T) {
 			r := core.Rule{Name: "inflight", Resource: "GET /x", Kind: kind, Limit: 1, Shadow: true}
-			if kind == core.KindAdaptive {
+			switch kind {
+			case core.KindAdaptive:
 				r.Limit, r.MinLimit, r.MaxLimit = 0, 1, 1
+			case core.KindSystem:
+				r.Limit, r.Signal, r.Threshold = 0, core.SignalInFlight, 1
 			}
 			g, _ := newGuard(t, r, core.Rule{Name: "other", Resource: "*", Kind: core.KindFlow, Limit: 1000})
 			ctx := context.Background()

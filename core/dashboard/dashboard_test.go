@@ -197,6 +197,8 @@ func TestSummary(t *testing.T) {
 		core.Rule{Name: "d", Resource: "D", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Overrides: map[string]int64{"vip": 30}},
 		core.Rule{Name: "e", Resource: "E", Kind: core.KindHotspot, Param: "ip", Limit: 2, Algorithm: "concurrency"},
 		core.Rule{Name: "f", Resource: "F", Kind: core.KindBreaker, Strategy: "slow-ratio", MaxRT: 200 * time.Millisecond, Threshold: 0.5, Probes: 2},
+		core.Rule{Name: "g", Resource: "G", Kind: core.KindAdaptive, MaxLimit: 50, Priority: "header:X-Priority"},
+		core.Rule{Name: "h", Resource: "H", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 200},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -214,6 +216,8 @@ func TestSummary(t *testing.T) {
 		"3 per 1s per header:X-User-ID, token-bucket, 1 override",
 		"2 in flight per ip",
 		"slow-ratio (> 200ms) >= 0.5 of >= 10 in 10s, open 5s, 2 probes",
+		"adaptive in flight, 4..50, priority by header:X-Priority",
+		"inflight <= 200",
 	}, got)
 }
 

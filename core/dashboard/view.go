@@ -144,6 +144,13 @@ func summary(r core.Rule) string {
 		if r.Probes > 1 {
 			fmt.Fprintf(&b, ", %d probes", r.Probes)
 		}
+	case core.KindAdaptive:
+		fmt.Fprintf(&b, "adaptive in flight, %d..%d", r.MinLimit, r.MaxLimit)
+	case core.KindSystem:
+		fmt.Fprintf(&b, "%s <= %v", r.Signal, r.Threshold)
+		if r.Strategy != "" {
+			fmt.Fprintf(&b, ", %s", r.Strategy)
+		}
 	case core.KindHotspot:
 		if r.Algorithm == "concurrency" {
 			fmt.Fprintf(&b, "%d in flight per %s", r.Limit, r.Param)
@@ -161,6 +168,9 @@ func summary(r core.Rule) string {
 	}
 	if r.Burst > 0 {
 		fmt.Fprintf(&b, ", burst %d", r.Burst)
+	}
+	if r.Priority != "" {
+		fmt.Fprintf(&b, ", priority by %s", r.Priority)
 	}
 	if r.MaxWait > 0 {
 		fmt.Fprintf(&b, ", wait <= %s", r.MaxWait)

@@ -46,7 +46,7 @@
 //	                                                             2^-17 s) for scrapers that ask for them
 //
 // Response times are measured to about a millisecond unless the Guard has
-// core.WithPreciseTiming (see core.RTResolution); core.RTHistogram says
+// core.WithPreciseTiming; core.RTHistogram says
 // which request counts in which bucket.
 //
 // The reasons are those of core.Reasons: flow, concurrency, hotspot and
