@@ -42,7 +42,9 @@
 // Snapshot returns the statistics of every resource (the last second, and
 // totals since the Guard first saw it) and every rule (blocked requests,
 // failure-policy decisions, breaker state), for metrics exporters (package
-// prometheus) and the dashboard (package dashboard).
+// prometheus) and the dashboard (package dashboard). History returns the
+// last 10 minutes of them, a point a second, which the Guard keeps in fixed
+// memory from History's first call.
 //
 // A Guard has no package-level state: its clock (package clock), rules,
 // limiter state and statistics all hang off it.

@@ -36,6 +36,8 @@ type Guard struct {
 	reporter  *reporter
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
+	// topBlocked is the k of WithTopBlockedValues, 0 without.
+	topBlocked int
 	watch      *watch
 	// system samples the host signals of system rules (see
 	// WithSystemSource).
@@ -43,6 +45,7 @@ type Guard struct {
 	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
 	// reports their quotas (WithShadowQuotas); fixed at New.
 	shadowAll, shadowQuotas bool
+	history                 *recorder
 
 	pools *pools
 
@@ -101,10 +104,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
-	// rejection is the last error of a request single rejected: the next
-	// rejection that would be the same error returns it (see
-	// Guard.blocked).
-	rejection atomic.Pointer[BlockedError]
+	// rejection holds the last error of a request b's rules rejected: the
+	// next rejection that would be the same error returns it (see
+	// Guard.blocked and Guard.shared).
+	rejection atomic.Pointer[blockedAlloc]
 }
 
 type config struct {
@@ -123,6 +126,7 @@ type config struct {
 	shadowAll    bool
 	shadowQuotas bool
 	precise      bool
+	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -178,7 +182,8 @@ func New(opts ...Option) (*Guard, error) {
 		}
 	}
 	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
-		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas}
+		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
+		topBlocked: cfg.topBlocked}
 	if g.clock == nil && cfg.precise {
 		g.clock = clock.NewSystem()
 	}
@@ -199,6 +204,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
 	g.system = newSampler(cfg.systemSource, g.clock)
 	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
+	g.history = newRecorder(g.clock, g)
+	runtime.AddCleanup(g, (*recorder).stop, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -243,11 +250,12 @@ func WithPreciseTiming() Option {
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
 // clock (every millisecond), the one that samples the host signals of
-// system rules (see Signal; their readings stay as they were), and the one
-// that calls breaker listeners and logs (see WithBreakerListener), after
-// it delivered what was queued. The
-// Guard stays usable: after Close, Enter and Exit read the monotonic clock,
-// and breaker changes are no longer reported. A Guard that becomes
+// system rules (see Signal; their readings stay as they were), the one that
+// records its history (see History) and the one that calls breaker
+// listeners and logs (see WithBreakerListener), after it delivered what was
+// queued. The Guard stays usable: after Close, Enter and Exit read the
+// monotonic clock, breaker changes are no longer reported, and the history
+// records a second only when History is called. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
 // Close is idempotent and returns nil.
 func (g *Guard) Close() error {
@@ -256,6 +264,7 @@ func (g *Guard) Close() error {
 	}
 	g.watch.stop()
 	g.system.Stop()
+	g.history.stop()
 	g.reporter.stop()
 	return nil
 }

@@ -51,7 +51,7 @@ func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 	case r.Kind == KindConcurrency:
 		return newConcKind(r, prev)
 	case r.Kind == KindHotspot:
-		return newHotspotKind(r, prev)
+		return newHotspotKind(r, prev, g.topBlocked)
 	case r.Kind == KindBreaker:
 		return newBreakerKind(r, prev, g.reporter)
 	case r.Kind == KindAdaptive:

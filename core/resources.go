@@ -108,6 +108,11 @@ func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
 // copying is spread over the lookups. The table holds at most max resources;
 // names beyond share one overflow resource, so hostile names cannot grow it.
 type resourceTable struct {
+	// hot holds, in slot len(name)%len(hot), the first resource looked up
+	// in read with a name of that length: a request to it compares one
+	// name instead of hashing it. A resource is never removed, so a slot
+	// is written once.
+	hot      [16]atomic.Pointer[resource]
 	read     atomic.Pointer[map[string]*resource]
 	mu       sync.Mutex
 	dirty    map[string]*resource // every resource; guarded by mu
@@ -133,8 +138,16 @@ func newResourceTable(max int) *resourceTable {
 // get returns the resource of name, creating it if the table has room. The
 // second result is false when name went to the overflow resource.
 func (t *resourceTable) get(name string) (*resource, bool) {
-	if r, ok := (*t.read.Load())[name]; ok {
+	hot := &t.hot[len(name)%len(t.hot)]
+	r := hot.Load()
+	if r != nil && r.name == name {
 		return r, true
+	}
+	if found, ok := (*t.read.Load())[name]; ok {
+		if r == nil {
+			hot.CompareAndSwap(nil, found)
+		}
+		return found, true
 	}
 	if t.full.Load() {
 		return t.overflow, false

@@ -56,8 +56,7 @@ func (r Rule) fileForm() ruleFile {
 		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
 		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority,
-		Shadow: r.Shadow,
+		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
 	}
 }
 

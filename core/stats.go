@@ -141,6 +141,9 @@ type RuleStats struct {
 	Adaptive *AdaptiveStats
 	// System is the state of a system rule; nil for other kinds.
 	System *SystemStats
+	// TopBlocked are the values of a hotspot rule's param it blocked most,
+	// highest first, with WithTopBlockedValues; nil otherwise.
+	TopBlocked []BlockedValue
 	// Resources names, sorted, the resources the rule applied to since
 	// it was first set: those requests entered while it was in force,
 	// OverflowResource standing for the names beyond WithMaxResources.
