@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
@@ -76,8 +75,8 @@ func (rs *ruleState) shadowBlock(g *Guard, cpu uint32, now, n int64) {
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Pass, n)
 	sp.shadowed.Add(n)
-	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	last, due := st.logDue(now)
+	if !due {
 		return
 	}
 	_, total := st.shadowed(now)

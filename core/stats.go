@@ -429,12 +429,23 @@ func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Block, n)
 	sp.blocked.Add(n)
-	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	last, due := st.logDue(now)
+	if !due {
 		return
 	}
 	_, total := st.blocked(now)
 	rs.reportBlocks(g, now, last, total-st.logged.Swap(total), false)
+}
+
+// logDue tells whether the rule's blocks (or shadow blocks) are to be
+// logged at now, at most once per blockLogInterval, and claims the log if
+// so; last is the time of the previous one (math.MinInt64: none).
+func (st *ruleStats) logDue(now int64) (last int64, due bool) {
+	last = st.lastLog.Load()
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+		return last, false
+	}
+	return last, true
 }
 
 // reportBlocks tells the reporter that the rule of rs blocked requests, or
