@@ -70,7 +70,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(a.wait)
 	}
-	e.quota, e.brk = a.quota, a.brk
+	e.quota, e.brk, e.level = a.quota, a.brk, a.level
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
@@ -99,9 +99,12 @@ type asking struct {
 	// request so far (WithQuotas), when quotas is true.
 	policies []Quota
 	quotas   bool
-	quota    quotaOf        // for Entry.quota
-	brk      breaker.Ticket // for Entry.brk
-	wait     time.Duration  // the longest wait for a turn so far
+	// level is the request's priority level once leveled (see priority).
+	level   uint8
+	leveled bool
+	quota   quotaOf        // for Entry.quota
+	brk     breaker.Ticket // for Entry.brk
+	wait    time.Duration  // the longest wait for a turn so far
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError
@@ -328,7 +331,7 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs := h.rs
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
-	if rs.gate || !b.note(q) { // a gate is no quota policy
+	if rs.gate || rs.rule.Kind == KindSystem || !b.note(q) { // a gate or a system rule is no quota policy
 		rs.block(g, cpu, now, n)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
@@ -406,6 +409,10 @@ func (rs *ruleState) never(h *held, n int64) bool {
 	}
 	if h.fallback || rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
+	}
+	if r := &rs.rule; r.Kind == KindSystem {
+		// Only a fixed threshold on a count can be below n for good.
+		return (r.Signal == SignalInFlight || r.Signal == SignalQPS) && float64(n) > r.Threshold
 	}
 	lim := h.d.Limit
 	if rs.ramps {

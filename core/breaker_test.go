@@ -112,7 +112,7 @@ func TestBreakerSlowRatioMeasuresResponseTime(t *testing.T) {
 	}
 	b := blockedBy(t, call(g, fc, "GET /slow", 0, nil))
 	assert.Equal(t, core.DefaultName(core.Rule{Kind: core.KindBreaker, Resource: "GET /slow"}), b.Rule)
-	assert.Equal(t, breaker.DefaultOpenFor, b.RetryAfter)
+	assert.Equal(t, 5*time.Second, b.RetryAfter, "the default OpenFor")
 }
 
 // TestBreakerProbeGivenBackWhenALaterRuleRejects: a probe the breaker let

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// DefaultMaxResources is the default bound on the number of resource names a
+// defaultMaxResources is the default bound on the number of resource names a
 // Guard keeps statistics for (WithMaxResources).
-const DefaultMaxResources = 10000
+const defaultMaxResources = 10000
 
 // Guard holds a rule set, the state of its limits and the statistics of the
 // resources entered through it. Guards share nothing: two Guards in one
@@ -25,10 +27,10 @@ const DefaultMaxResources = 10000
 type Guard struct {
 	clock clock.Clock
 	// coarse is the clock Enter and Exit time requests on when the Guard
-	// is on the system clock (see RTResolution); nil on other clocks,
+	// is on the system clock (see rtResolution); nil on other clocks,
 	// which they read themselves, so that tests on a fake clock see exact
 	// times.
-	coarse    *clock.Coarse
+	coarse    *coarse.Clock
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
@@ -38,6 +40,9 @@ type Guard struct {
 	topBlocked int
 	watch      *watch
 	history    *recorder
+	// system samples the host signals of system rules (see
+	// WithSystemSource).
+	system *system.Sampler
 
 	pools *pools
 
@@ -111,6 +116,7 @@ type config struct {
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
 	topBlocked   int
+	systemSource SystemSource
 }
 
 // Option configures a Guard made by New.
@@ -143,7 +149,7 @@ func WithRules(rules ...Rule) Option {
 }
 
 // WithMaxResources bounds the number of distinct resource names the Guard
-// keeps statistics for (default DefaultMaxResources). Beyond it, new names
+// keeps statistics for (default 10000). Beyond it, new names
 // still get every matching rule applied, but share the statistics of the
 // resource named OverflowResource and their rules are matched on each call.
 func WithMaxResources(n int) Option {
@@ -159,7 +165,7 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: DefaultMaxResources, storeBackoff: DefaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
@@ -169,14 +175,14 @@ func New(opts ...Option) (*Guard, error) {
 		topBlocked: cfg.topBlocked}
 	if g.clock == nil {
 		sys := clock.NewSystem()
-		coarse, err := clock.NewCoarse(sys, RTResolution)
+		cc, err := coarse.New(sys, rtResolution)
 		if err != nil {
 			return nil, err
 		}
-		g.clock, g.coarse = sys, coarse
+		g.clock, g.coarse = sys, cc
 		// A Guard dropped without Close stops its clock's goroutine when
 		// it is collected; the goroutine holds the clock, not the Guard.
-		runtime.AddCleanup(g, (*clock.Coarse).Stop, coarse)
+		runtime.AddCleanup(g, (*coarse.Clock).Stop, cc)
 	}
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
@@ -184,6 +190,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
 	g.history = newRecorder(g.clock, g)
 	runtime.AddCleanup(g, (*recorder).stop, g.history)
+	g.system = newSampler(cfg.systemSource, g.clock)
+	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -195,9 +203,9 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// RTResolution is the resolution of the clock a Guard on the system clock
+// rtResolution is the resolution of the clock a Guard on the system clock
 // times requests on (statistics, response times): a goroutine of the Guard
-// advances it every RTResolution, so that a reading costs an atomic load
+// advances it every rtResolution, so that a reading costs an atomic load
 // instead of a reading of the monotonic clock (tens of nanoseconds). Rules
 // decide on the monotonic clock (concurrency limits need no clock): when the
 // host is busy the goroutine runs late, by tens or hundreds of milliseconds,
@@ -209,15 +217,16 @@ func New(opts ...Option) (*Guard, error) {
 // response shorter than that may be recorded as 0. The goroutine runs only
 // while requests come, parks after a second without one, and stops with
 // Close.
-const RTResolution = time.Millisecond
+const rtResolution = time.Millisecond
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (see RTResolution), the one that records its history (see
-// History) and the one that calls breaker listeners and logs (see
-// WithBreakerListener), after it delivered what was queued. The Guard stays
-// usable: after Close, Enter and Exit read the monotonic clock, breaker
-// changes are no longer reported, and the history records a second only
-// when History is called. A Guard that becomes
+// clock (every millisecond), the one that samples the host signals of
+// system rules (see Signal; their readings stay as they were), the one that
+// records its history (see History), and the one that calls breaker
+// listeners and logs (see WithBreakerListener), after it delivered what was
+// queued. The Guard stays usable: after Close, Enter and Exit read the
+// monotonic clock, breaker changes are no longer reported, and the history
+// records a second only when History is called. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
 // Close is idempotent and returns nil.
 func (g *Guard) Close() error {
@@ -226,6 +235,7 @@ func (g *Guard) Close() error {
 	}
 	g.watch.stop()
 	g.history.stop()
+	g.system.Stop()
 	g.reporter.stop()
 	return nil
 }
@@ -252,7 +262,7 @@ func (g *Guard) Rules() []Rule {
 // Requests in flight when the rules change are released against the rules
 // they entered under. A rule naming a param that none of the Guard's param
 // sources supplies is a problem (see ParamSource). Resources are put in canonical form
-// (CanonicalResource), and those that were not are logged at Info.
+// (see Rule.Resource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := NormalizeRules(rules)
 	if err != nil {
@@ -285,6 +295,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.watch.rulesSet(g.rules.Swap(set), set)
+	g.system.Run(set.samples())
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }

@@ -18,7 +18,7 @@ func newConcKind(r Rule, prev limiter) (limiter, traits, error) {
 }
 
 func (k *concKind) ask(a *asking, rs *ruleState) error {
-	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k)
+	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k, 0)
 	return nil
 }
 
@@ -26,9 +26,11 @@ func (k *concKind) ask(a *asking, rs *ruleState) error {
 type slotKind interface{ rejection() flow.Decision }
 
 // askSlot records the decision of a slot kind for a: admitted when ok,
-// else rejected with k's rejection.
-func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K) {
+// else rejected with k's rejection; level is the request's priority level
+// (for the kinds that shed by it), for undo.
+func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K, level uint8) {
 	h := a.slot(rs)
+	h.level = level
 	if ok && a.blocked == nil {
 		return
 	}

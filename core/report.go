@@ -47,7 +47,7 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 }
 
 // WithLogger makes the Guard log breaker state changes, store failures and
-// recoveries, and rules that block requests (once per BlockLogInterval per
+// recoveries, and rules that block requests (once per blockLogInterval per
 // rule, with the count) to l, instead of slog.Default(). The log is
 // rate-limited: at most 10 records per second with bursts of 20; records
 // over that are counted and the count is logged with the next one. Use
@@ -62,9 +62,9 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// BlockLogInterval is how often at most a Guard logs that a rule blocks
+// blockLogInterval is how often at most a Guard logs that a rule blocks
 // requests, per rule.
-const BlockLogInterval = 10 * time.Second
+const blockLogInterval = 10 * time.Second
 
 // Reporter bounds: queued reports, and the log's rate and burst.
 const (

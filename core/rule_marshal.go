@@ -37,12 +37,14 @@ type ruleFile struct {
 	Probes      int64            `json:"probes,omitempty" yaml:"probes,omitempty"`
 	MinLimit    int64            `json:"minLimit,omitempty" yaml:"minLimit,omitempty"`
 	MaxLimit    int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
+	Signal      Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
+	Priority    string           `json:"priority,omitempty" yaml:"priority,omitempty"`
 }
 
 // fileForm returns r in the form of the rules file.
 func (r Rule) fileForm() ruleFile {
 	var limit *int64
-	if r.Kind != KindBreaker && r.Kind != KindAdaptive || r.Limit != 0 {
+	if r.Kind != KindBreaker && r.Kind != KindAdaptive && r.Kind != KindSystem || r.Limit != 0 {
 		limit = &r.Limit
 	}
 	return ruleFile{
@@ -53,7 +55,7 @@ func (r Rule) fileForm() ruleFile {
 		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
 		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit,
+		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority,
 	}
 }
 

@@ -24,6 +24,7 @@ const (
 	ReasonHotspot     = string(KindHotspot)
 	ReasonBreaker     = string(KindBreaker)
 	ReasonAdaptive    = string(KindAdaptive)
+	ReasonSystem      = string(KindSystem)
 	ReasonFallback    = "fallback"
 	ReasonCancelled   = "cancelled"
 )
@@ -31,9 +32,9 @@ const (
 // Reasons returns the block reasons in a fixed order, in a new slice.
 func Reasons() []string { return slices.Clone(reasons[:]) }
 
-var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
+var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive, ReasonSystem}
 
-const numReasons = 7
+const numReasons = 8
 
 // reasonCancelled is the index of ReasonCancelled in Reasons.
 const reasonCancelled = 5
@@ -51,6 +52,8 @@ func reasonOf(b *BlockedError) int {
 		return 3
 	case b.Kind == KindAdaptive:
 		return 6
+	case b.Kind == KindSystem:
+		return 7
 	}
 	return 0
 }
@@ -119,6 +122,8 @@ type RuleStats struct {
 	// Adaptive is the state of an adaptive rule, the limit it found
 	// included; nil for other kinds.
 	Adaptive *AdaptiveStats
+	// System is the state of a system rule; nil for other kinds.
+	System *SystemStats
 	// TopBlocked are the values of a hotspot rule's param it blocked most,
 	// highest first, with WithTopBlockedValues; nil otherwise.
 	TopBlocked []BlockedValue
@@ -275,7 +280,7 @@ type ruleStats struct {
 	mu       sync.Mutex
 	bound    map[*resource]int64 // guarded by mu
 	// lastLog is the time of the last log of a block (see
-	// BlockLogInterval), math.MinInt64 before the first; logged is the
+	// blockLogInterval), math.MinInt64 before the first; logged is the
 	// blocked count then.
 	lastLog atomic.Int64
 	logged  atomic.Int64
@@ -394,14 +399,14 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// and tells the reporter so once per BlockLogInterval.
+// and tells the reporter so once per blockLogInterval.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Block, n)
 	sp.blocked.Add(n)
 	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(BlockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	_, total := st.blocked(now)

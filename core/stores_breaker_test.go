@@ -86,7 +86,7 @@ func TestStoreFailureIsOneRequests(t *testing.T) {
 	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 160, Fallbacks: 160}}, g.Stores())
 }
 
-// TestStoreBreakerOpensAndProbes: DefaultStoreTrip consecutive failures open
+// TestStoreBreakerOpensAndProbes: defaultStoreTrip consecutive failures open
 // the breaker; the store is then left alone for the backoff, after which
 // one request at a time probes it: a failed probe leaves it open for
 // another backoff, a successful one closes it.
@@ -142,7 +142,7 @@ func TestStoreBreakerOpensAndProbes(t *testing.T) {
 // TestStoreOverlappingFailuresCountOnce: calls in flight together that all
 // fail (a stall of the host or of the store times them out at once) count
 // as one failure toward the breaker, so they never open it on their own;
-// DefaultStoreTrip such rounds in a row do.
+// defaultStoreTrip such rounds in a row do.
 func TestStoreOverlappingFailuresCountOnce(t *testing.T) {
 	s := newScripted(t)
 	fc := clock.NewFake(time.Hour)
@@ -168,7 +168,7 @@ func TestStoreOverlappingFailuresCountOnce(t *testing.T) {
 	}
 	s.fail.Store(false)
 	assert.True(t, enterX(t, g))
-	// A success ended the streak: DefaultStoreTrip-1 rounds again do not
+	// A success ended the streak: defaultStoreTrip-1 rounds again do not
 	// open it, one more does.
 	for range core.DefaultStoreTrip - 1 {
 		round()

@@ -202,6 +202,8 @@ func TestSummary(t *testing.T) {
 		core.Rule{Name: "d", Resource: "D", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Overrides: map[string]int64{"vip": 30}},
 		core.Rule{Name: "e", Resource: "E", Kind: core.KindHotspot, Param: "ip", Limit: 2, Algorithm: "concurrency"},
 		core.Rule{Name: "f", Resource: "F", Kind: core.KindBreaker, Strategy: "slow-ratio", MaxRT: 200 * time.Millisecond, Threshold: 0.5, Probes: 2},
+		core.Rule{Name: "g", Resource: "G", Kind: core.KindAdaptive, MaxLimit: 50, Priority: "header:X-Priority"},
+		core.Rule{Name: "h", Resource: "H", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 200},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -219,6 +221,8 @@ func TestSummary(t *testing.T) {
 		"3 per 1s per header:X-User-ID, token-bucket, 1 override",
 		"2 in flight per ip",
 		"slow-ratio (> 200ms) >= 0.5 of >= 10 in 10s, open 5s, 2 probes",
+		"adaptive in flight, 4..50, priority by header:X-Priority",
+		"inflight <= 200",
 	}, got)
 }
 
@@ -362,34 +366,34 @@ func TestSnapshotHistory(t *testing.T) {
 	require.Len(t, s.Resources, 2)
 	hello := s.Resources[0].History
 	require.NotNil(t, hello)
-	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, hello.Pass, "the last 4 seconds (WithHistory)")
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, hello.Block)
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, hello["pass"], "the last 4 seconds (WithHistory)")
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, hello["block"])
 	assert.Contains(t, body, `"avgRtMs":[0,0,0,0]`)
 	assert.Contains(t, body, `"avgRtMs":[null,null,null,null]`, "GET /slow: none completed")
 	rate, conc := s.Rules[0].History, s.Rules[1].History
-	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, rate.Limit)
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, rate.Blocked)
-	assert.Equal(t, dashboard.Series{3, 3, 3, 3}, rate.Evaluated)
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, conc.Use)
-	assert.Equal(t, dashboard.Series{5, 5, 5, 5}, conc.Limit)
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, rate["limit"])
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, rate["blocked"])
+	assert.Equal(t, dashboard.Series{3, 3, 3, 3}, rate["evaluated"])
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, conc["use"])
+	assert.Equal(t, dashboard.Series{5, 5, 5, 5}, conc["limit"])
 	assert.Equal(t, 1000.0, s.Rules[0].WindowMs)
 	assert.False(t, s.Rules[0].Shadow)
 
 	// The next poll: nothing new until a second ends.
 	at := fmt.Sprint(s.HistoryAt)
 	s, _ = snapshot("?after=" + at)
-	assert.Equal(t, dashboard.Series{}, s.Resources[0].History.Pass)
+	assert.Equal(t, dashboard.Series{}, s.Resources[0].History["pass"])
 	e, err := g.Enter(ctx, "GET /hello")
 	require.NoError(t, err)
 	fc.Advance(250 * time.Millisecond)
 	e.Exit(nil)
 	fc.Advance(750 * time.Millisecond)
 	s, _ = snapshot("?after=" + at)
-	assert.Equal(t, dashboard.Series{1}, s.Resources[0].History.Pass)
-	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History.AvgRTMs)
-	assert.Equal(t, dashboard.Series{2}, s.Rules[0].History.Limit)
+	assert.Equal(t, dashboard.Series{1}, s.Resources[0].History["pass"])
+	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History["avgRtMs"])
+	assert.Equal(t, dashboard.Series{2}, s.Rules[0].History["limit"])
 	s, _ = snapshot("?after=0")
-	assert.Len(t, s.Resources[0].History.Pass, 6, "all the Guard kept")
+	assert.Len(t, s.Resources[0].History["pass"], 6, "all the Guard kept")
 
 	for _, bad := range []string{"x", "1.5", ""} {
 		res, body := get(t, base+"/debug/sluice/api/snapshot?after="+bad)
@@ -421,5 +425,5 @@ func TestSnapshotTopBlocked(t *testing.T) {
 	assert.NotContains(t, string(body), "<img", "JSON-escaped")
 	var s dashboard.Snapshot
 	require.NoError(t, json.Unmarshal(body, &s))
-	assert.Equal(t, []dashboard.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
+	assert.Equal(t, []core.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
 }

@@ -220,7 +220,7 @@ rules:
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
 		{"unknown kind", YAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
-			`rules[0]: line 2: kind must be flow, concurrency, hotspot, breaker or adaptive, got "bulkhead"`,
+			`rules[0]: line 2: kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"`,
 		}},
 		{"breaker threshold not a number", YAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
 			`rules[0]: line 2: threshold must be a number, got "half"`,
@@ -635,7 +635,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *core.RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines

@@ -76,8 +76,9 @@ type Watcher struct {
 	err      error
 }
 
-// Change describes a rule set a Watcher applied. Rules are
-// named by core.Rule.Name (the name the file gives them, or core.DefaultName).
+// Change describes a rule set a Watcher applied. Rules are named by
+// core.Rule.Name (the name the file gives them, or the one
+// core.NormalizeRules derives).
 type Change struct {
 	// Path is the rules file.
 	Path string

@@ -9,9 +9,9 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
-// DefaultMemoryKeys is the default bound on the number of keys a Memory
+// defaultMemoryKeys is the default bound on the number of keys a Memory
 // store keeps.
-const DefaultMemoryKeys = 100000
+const defaultMemoryKeys = 100000
 
 // Memory is a Store in the process's memory, on a clock.Clock: limits are
 // shared by the Guards of one process. It keeps at most its bound of keys;
@@ -32,7 +32,7 @@ type memLimit struct {
 }
 
 // NewMemory returns a Memory store on clock c keeping at most maxKeys keys
-// (DefaultMemoryKeys when maxKeys is 0).
+// (100000 when maxKeys is 0).
 func NewMemory(c clock.Clock, maxKeys int) (*Memory, error) {
 	switch {
 	case c == nil:
@@ -40,7 +40,7 @@ func NewMemory(c clock.Clock, maxKeys int) (*Memory, error) {
 	case maxKeys < 0:
 		return nil, fmt.Errorf("store.NewMemory: maxKeys must be >= 0, got %d", maxKeys)
 	case maxKeys == 0:
-		maxKeys = DefaultMemoryKeys
+		maxKeys = defaultMemoryKeys
 	}
 	return &Memory{clock: c, max: maxKeys, lims: map[string]memLimit{}}, nil
 }
@@ -91,8 +91,8 @@ func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	return nil
 }
 
-// Len returns the number of keys the store keeps.
-func (m *Memory) Len() int {
+// len returns the number of keys the store keeps.
+func (m *Memory) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.lims)

@@ -56,7 +56,7 @@ func outage(st *Store, lim store.Limit, d time.Duration) (failed, ok int64, wors
 // when the server is back on the same port.
 func TestExactRedisKilled(t *testing.T) {
 	srv := redistest.StartOwned(t)
-	for _, batch := range []int{DefaultBatchSize, 1} {
+	for _, batch := range []int{defaultBatchSize, 1} {
 		st, _ := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithBatchSize(batch))
 		lim := store.Limit{Algorithm: store.TokenBucket, Limit: 1000000, Window: time.Second}
 		failed, ok, _, errs := outage(st, lim, 100*time.Millisecond)
