@@ -354,6 +354,7 @@ func (e *Entry) Exit(err error) {
 		h.rs.lim.exit(h, end)
 	}
 	st.stats.AddRT(now, rt, err != nil)
+	st.rts[rtBucket(rt)].Add(1)
 	if rt != 0 {
 		st.rt.Add(rt)
 	}

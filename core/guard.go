@@ -39,10 +39,13 @@ type Guard struct {
 	// topBlocked is the k of WithTopBlockedValues, 0 without.
 	topBlocked int
 	watch      *watch
-	history    *recorder
 	// system samples the host signals of system rules (see
 	// WithSystemSource).
 	system *system.Sampler
+	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
+	// reports their quotas (WithShadowQuotas); fixed at New.
+	shadowAll, shadowQuotas bool
+	history                 *recorder
 
 	pools *pools
 
@@ -75,6 +78,10 @@ type ruleState struct {
 	lim     limiter    // of the rule's kind (see kinds.go)
 	stats   *ruleStats // carried over with the limiter
 	traits
+	// shadow is the rule's Shadow (see asking.shadow); quiet is true for
+	// a shadow rule whose quota policies are not reported (see
+	// WithShadowQuotas).
+	shadow, quiet bool
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
@@ -97,10 +104,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
-	// rejection is the last error of a request single rejected: the next
-	// rejection that would be the same error returns it (see
-	// Guard.blocked).
-	rejection atomic.Pointer[BlockedError]
+	// rejection holds the last error of a request b's rules rejected: the
+	// next rejection that would be the same error returns it (see
+	// Guard.blocked and Guard.shared).
+	rejection atomic.Pointer[blockedAlloc]
 }
 
 type config struct {
@@ -115,8 +122,11 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
-	topBlocked   int
 	systemSource SystemSource
+	shadowAll    bool
+	shadowQuotas bool
+	precise      bool
+	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -172,7 +182,11 @@ func New(opts ...Option) (*Guard, error) {
 		}
 	}
 	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
 		topBlocked: cfg.topBlocked}
+	if g.clock == nil && cfg.precise {
+		g.clock = clock.NewSystem()
+	}
 	if g.clock == nil {
 		sys := clock.NewSystem()
 		cc, err := coarse.New(sys, rtResolution)
@@ -188,10 +202,10 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
-	g.history = newRecorder(g.clock, g)
-	runtime.AddCleanup(g, (*recorder).stop, g.history)
 	g.system = newSampler(cfg.systemSource, g.clock)
 	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
+	g.history = newRecorder(g.clock, g)
+	runtime.AddCleanup(g, (*recorder).stop, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -219,10 +233,24 @@ func New(opts ...Option) (*Guard, error) {
 // Close.
 const rtResolution = time.Millisecond
 
+// WithPreciseTiming makes a Guard on the system clock time requests on the
+// monotonic clock instead of its coarse one (see RTResolution): response
+// times (statistics, RTHistogram, breakers' slow requests, adaptive
+// limits) are then measured to the nanosecond instead of about a
+// millisecond, at the cost of a reading of the monotonic clock at Exit,
+// and at Enter for rules that need none (tens of nanoseconds each). A
+// Guard on another clock (WithClock) reads that clock anyway.
+func WithPreciseTiming() Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.precise = true
+		return nil
+	})
+}
+
 // Close stops the goroutines of the Guard: the one that advances its coarse
 // clock (every millisecond), the one that samples the host signals of
 // system rules (see Signal; their readings stay as they were), the one that
-// records its history (see History), and the one that calls breaker
+// records its history (see History) and the one that calls breaker
 // listeners and logs (see WithBreakerListener), after it delivered what was
 // queued. The Guard stays usable: after Close, Enter and Exit read the
 // monotonic clock, breaker changes are no longer reported, and the history
@@ -234,8 +262,8 @@ func (g *Guard) Close() error {
 		g.coarse.Stop()
 	}
 	g.watch.stop()
-	g.history.stop()
 	g.system.Stop()
+	g.history.stop()
 	g.reporter.stop()
 	return nil
 }
@@ -267,6 +295,11 @@ func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := NormalizeRules(rules)
 	if err != nil {
 		return err
+	}
+	if g.shadowAll {
+		for i := range norm {
+			norm[i].Shadow = true
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -314,6 +347,12 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	if rs.lim, rs.traits, err = g.newLimiter(r, p); err != nil {
 		return nil, err
 	}
+	if r.Shadow {
+		rs.shadow, rs.quiet = true, !g.shadowQuotas
+		// What it holds for Exit, it holds only for the requests it
+		// admitted: in Entry.holds.
+		rs.holds = rs.holds || rs.exits
+	}
 	return rs, nil
 }
 
@@ -336,13 +375,13 @@ func (set *ruleSet) bind(name string) *binding {
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	for i, rs := range b.rules {
-		first := i == 0 && rs.gate
+		first := i == 0 && rs.gate && !rs.shadow
 		if rs.exits && (!rs.holds || first) {
 			b.exits = append(b.exits, rs)
 		}
 		b.keeps = b.keeps || rs.holds && !first
 	}
-	if len(b.rules) == 1 && !b.rules[0].waits {
+	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
 		switch b.rules[0].lim.(type) {
 		case *flowKind, *concKind:
 			b.single = b.rules[0]

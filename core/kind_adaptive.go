@@ -70,6 +70,7 @@ func (k *adaptiveKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.c.InFlight()
 	recent, minimum := k.c.RT()
 	out.Adaptive = &AdaptiveStats{Limit: k.c.Limit(), RecentRT: recent, MinRT: minimum}
+	out.Limit, out.Use, out.HasUse = out.Adaptive.Limit, out.InFlight, true
 }
 
 // AdaptiveStats are the state of an adaptive rule (RuleStats.Adaptive).

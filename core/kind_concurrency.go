@@ -32,6 +32,7 @@ func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K, level uint8) {
 	h := a.slot(rs)
 	h.level = level
 	if ok && a.blocked == nil {
+		h.keep = rs.holds // a shadow rule's (see compileRule)
 		return
 	}
 	if ok {
@@ -52,4 +53,7 @@ func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
 
 func (k *concKind) exit(_ *held, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
 
-func (k *concKind) stats(out *RuleStats, _ int64) { out.InFlight = k.l.InFlight() }
+func (k *concKind) stats(out *RuleStats, _ int64) {
+	out.InFlight = k.l.InFlight()
+	out.Limit, out.Use, out.HasUse = k.l.Limit(), out.InFlight, true
+}

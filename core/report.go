@@ -100,6 +100,7 @@ type blockingReport struct {
 	rule, resource string
 	blocked        int64
 	over           time.Duration
+	shadow         bool // a shadow rule: it would have blocked them
 }
 
 // reporter delivers reports to listeners and to the log on a goroutine of
@@ -200,12 +201,17 @@ func (rp *reporter) deliver(r report) {
 		}
 	case r.blocking != nil:
 		b := r.blocking
+		started, blocked := "sluice: rule started blocking requests", "sluice: rule blocked requests"
+		attrs := []slog.Attr{slog.String("rule", b.rule), slog.String("resource", b.resource)}
+		if b.shadow {
+			started, blocked = "sluice: shadow rule would block requests; they pass", "sluice: shadow rule would have blocked requests; they passed"
+			attrs = append(attrs, slog.Bool("shadow", true))
+		}
 		if b.over == 0 {
-			rp.logf(slog.LevelInfo, "sluice: rule started blocking requests", slog.String("rule", b.rule), slog.String("resource", b.resource))
+			rp.logf(slog.LevelInfo, started, attrs...)
 			break
 		}
-		rp.logf(slog.LevelInfo, "sluice: rule blocked requests", slog.String("rule", b.rule), slog.String("resource", b.resource),
-			slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))
+		rp.logf(slog.LevelInfo, blocked, append(attrs, slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))...)
 	case r.unmatched != nil:
 		u := r.unmatched
 		rp.logf(slog.LevelWarn, "sluice: rule matched no request since it was set; check its resource against the resources requests get (Guard.Snapshot)",

@@ -147,6 +147,10 @@ type Rule struct {
 	// request's level is the one WithPriority gave its context, else
 	// PriorityDefault.
 	Priority string `json:"priority,omitempty"`
+	// Shadow makes the rule evaluated and counted as if enforced, but
+	// never enforced: a request it would reject goes on (see WithShadow).
+	// Changing Shadow alone keeps the rule's state and counts.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // OnMissing is what a hotspot rule does with a request that lacks its param

@@ -39,6 +39,7 @@ type ruleFile struct {
 	MaxLimit    int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
 	Signal      Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
 	Priority    string           `json:"priority,omitempty" yaml:"priority,omitempty"`
+	Shadow      bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
 }
 
 // fileForm returns r in the form of the rules file.
@@ -55,7 +56,7 @@ func (r Rule) fileForm() ruleFile {
 		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
 		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority,
+		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
 	}
 }
 

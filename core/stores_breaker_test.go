@@ -18,10 +18,10 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// scripted is a Memory store whose calls fail while fail is set, and, while
+// scripted is a memory store whose calls fail while fail is set, and, while
 // hold is set, wait for release first (calls in flight together).
 type scripted struct {
-	*store.Memory
+	store.Store
 	fail, hold atomic.Bool
 	calls      atomic.Int64
 	waiting    atomic.Int64
@@ -31,7 +31,7 @@ type scripted struct {
 func newScripted(t *testing.T) *scripted {
 	m, err := store.NewMemory(clock.NewFake(0), 0)
 	require.NoError(t, err)
-	return &scripted{Memory: m, release: make(chan struct{})}
+	return &scripted{Store: m, release: make(chan struct{})}
 }
 
 func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
@@ -47,7 +47,7 @@ func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int6
 	if s.fail.Load() {
 		return flow.Decision{}, fmt.Errorf("scripted: %w", store.ErrUnavailable)
 	}
-	return s.Memory.Take(ctx, key, lim, n)
+	return s.Store.Take(ctx, key, lim, n)
 }
 
 // breakerGuard returns a Guard on fc with one fail-open rule on s.

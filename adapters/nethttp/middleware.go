@@ -168,6 +168,7 @@ type request struct {
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
 	patFound bool
+	fields   [2]string // the RateLimit fields' values, which the header refers to
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -210,7 +211,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, quotas)
 	if quotas != nil {
 		if err == nil {
-			h.SetQuotaHeaders(w.Header(), *quotas)
+			h.SetQuotaHeaders(w.Header(), *quotas, &rq.fields)
 		}
 		h.quotas.Put(quotas)
 	}

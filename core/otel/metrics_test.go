@@ -82,6 +82,10 @@ func points(m metricdata.Metrics) []point {
 		for _, p := range d.DataPoints {
 			out = append(out, point{attrs(p.Attributes), float64(p.Value)})
 		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			out = append(out, point{attrs(p.Attributes), p.Value})
+		}
 	}
 	return out
 }
@@ -277,6 +281,8 @@ func TestInstruments(t *testing.T) {
 		"sluice.rule.active_requests": {upDown, "{request}"},
 		"sluice.rule.resources":       {upDown, "{resource}"},
 		"sluice.rule.unmatched":       {gauge, "1"},
+		"sluice.rule.limit":           {gauge, "{request}"},
+		"sluice.rule.usage":           {gauge, "{request}"},
 		"sluice.breaker.state":        {upDown, "1"},
 		"sluice.breaker.trips":        {counter, "{trip}"},
 		"sluice.store.healthy":        {gauge, "1"},

@@ -248,6 +248,10 @@ rules:
 			`rules[0] (x): line 7: burst must be an integer, got true`,
 			`rules[0] (x): line 8: coldFactor must be an integer, got "3"`,
 		}},
+		{"shadow not a boolean", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, shadow: yes}\n  - {resource: b, kind: flow, limit: 1, shadow: 1}\n", []string{
+			`rules[0]: line 2: shadow must be true or false, got "yes"`,
+			`rules[1]: line 3: shadow must be true or false, got 1`,
+		}},
 		{"float limit JSON", JSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
 			`rules[0]: line 3: limit must be an integer, got 1.5`,
 		}},

@@ -84,7 +84,7 @@ func TestSchemaMatchesRule(t *testing.T) {
 				assert.Equal(t, "integer", p.AdditionalProperties.Type, name)
 			}
 		default:
-			want := map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Float64: "number"}[f.Type.Kind()]
+			want := map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Float64: "number", reflect.Bool: "boolean"}[f.Type.Kind()]
 			require.NotEmpty(t, want, "Rule.%s has a type the test knows", f.Name)
 			if want == "string" && p.Enum != nil {
 				continue // the enums are checked below

@@ -1,4 +1,5 @@
 package store
 
-// Len is len, for the tests of package store_test.
-func (m *Memory) Len() int { return m.len() }
+// Len returns the number of keys a store of NewMemory keeps, for the tests
+// of package store_test.
+func Len(s Store) int { return s.(*memory).len() }

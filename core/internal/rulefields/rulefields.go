@@ -21,6 +21,7 @@ var names = [...]string{
 	"store", "mode", "onFailure", "localLimit",
 	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
 	"minLimit", "maxLimit", "signal", "priority",
+	"shadow",
 }
 
 // All yields the rule fields in report order.

@@ -460,9 +460,9 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	assert.Zero(t, storeGoroutines(), "Close waits for its goroutines")
 	assert.Zero(t, countStacks("coarse.(*Clock).run("), "and stops its coarse clock")
 	_, err = st.Take(ctx, "k", lim, 1)
-	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, err, errStoreClosed)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
-	assert.ErrorIs(t, st.Undo(ctx, "k", lim, store.Decision{OK: true, Limit: 10}, 1), ErrClosed)
+	assert.ErrorIs(t, st.Undo(ctx, "k", lim, store.Decision{OK: true, Limit: 10}, 1), errStoreClosed)
 }
 
 // storeGoroutines counts the goroutines running a Store's loops (other
