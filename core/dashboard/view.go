@@ -78,9 +78,10 @@ type Resource struct {
 	Peak     int64   `json:"peak"`
 	Total    Totals  `json:"total"`
 	// History is the resource's history (core.ResourceHistory), by
-	// series: "pass", "block" and "error" per second, "avgRtMs" the
-	// average response time of each second; absent for the resources
-	// beyond those the Guard keeps one for.
+	// series: "pass", "block" and "error" per second, "avgRtMs",
+	// "p50RtMs" and "p99RtMs" the average response time of each second and
+	// its percentiles; absent for the resources beyond those the Guard
+	// keeps one for.
 	History map[string]Series `json:"history,omitempty"`
 }
 
@@ -118,15 +119,21 @@ type Rule struct {
 	// Unmatched is true when the rule applied to no request for
 	// core.WithUnmatchedAfter since it was set or changed.
 	Unmatched bool `json:"unmatched"`
-	// Shadow is true for a rule in shadow mode: evaluated and counted,
-	// never enforced.
-	Shadow bool `json:"shadow"`
+	// Shadow is true for a rule in shadow mode (core.Rule.Shadow):
+	// evaluated and counted, never enforced. Shadowed counts the requests
+	// it would have blocked over the last second, ShadowedTotal since it
+	// was set.
+	Shadow        bool  `json:"shadow"`
+	Shadowed      int64 `json:"shadowed"`
+	ShadowedTotal int64 `json:"shadowedTotal"`
+	// Algorithm is a flow or hotspot rule's algorithm.
+	Algorithm string `json:"algorithm,omitempty"`
 	// WindowMs is the rule's window, 0 for kinds without one: the page
 	// draws a flow rule's limit per second on its resource's chart.
 	WindowMs float64 `json:"windowMs"`
 	// History is the rule's history (core.RuleHistory), by series:
-	// "blocked" and "evaluated" per second, the "limit" in force and the
-	// "use" of it.
+	// "blocked", "shadowed" and "evaluated" per second, the "limit" in
+	// force and the "use" of it.
 	History map[string]Series `json:"history,omitempty"`
 	// TopBlocked are the values of a hotspot rule's param it blocked most
 	// (core.WithTopBlockedValues), highest first; absent without.
@@ -161,11 +168,13 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 		HistoryEnd: now.Add(h.End - s.At).UTC(), HistoryAt: h.End.Milliseconds()}
 	resHist := map[string]map[string]Series{}
 	for _, r := range h.Resources {
-		resHist[r.Resource] = map[string]Series{"pass": r.Pass, "block": r.Block, "error": r.Error, "avgRtMs": r.AvgRT}
+		resHist[r.Resource] = map[string]Series{"pass": r.Pass, "block": r.Block, "error": r.Error,
+			"avgRtMs": r.AvgRT, "p50RtMs": r.P50RT, "p99RtMs": r.P99RT}
 	}
 	ruleHist := map[string]map[string]Series{}
 	for _, r := range h.Rules {
-		ruleHist[r.Rule] = map[string]Series{"blocked": r.Blocked, "evaluated": r.Evaluated, "limit": r.Limit, "use": r.Use}
+		ruleHist[r.Rule] = map[string]Series{"blocked": r.Blocked, "shadowed": r.Shadowed, "evaluated": r.Evaluated,
+			"limit": r.Limit, "use": r.Use}
 	}
 	for _, r := range s.Resources {
 		t := r.Total
@@ -189,7 +198,8 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
 			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), MaxRuleResources)], ResourceCount: len(r.Resources),
-			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name]}
+			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
+			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm)}
 		if v.Resources == nil {
 			v.Resources = []string{}
 		}
