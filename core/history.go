@@ -278,8 +278,7 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 			if d[cComplete] > 0 {
 				avg = float32(float64(d[cRT]) / float64(d[cComplete]) / float64(time.Millisecond))
 			}
-			hist := d[cHist:]
-			p50, p99 := float32(history.Quantile(hist, RTBound, 0.5)*1e3), float32(history.Quantile(hist, RTBound, 0.99)*1e3)
+			p50, p99 := percentiles(d[cHist:], avg)
 			put(tr.ring, sec, k, func(vals []float32) {
 				vals[colPass], vals[colBlock], vals[colError] = share(d[cPass], k), share(d[cBlock], k), share(d[cError], k)
 				vals[colAvgRT], vals[colP50], vals[colP99] = avg, p50, p99
@@ -334,6 +333,25 @@ func put(r *history.Ring, sec, k int64, fill func([]float32), cols int) {
 	for s := max(sec-k+1, sec-int64(historySeconds)+1); s <= sec; s++ {
 		r.Put(s, vals)
 	}
+}
+
+// percentiles returns the 50th and 99th percentiles, in milliseconds, of
+// the response times counted in hist, a delta of an RTHistogram, whose
+// average is avg: within the bucket each falls in (see history.Quantile),
+// and the average when they all fall in one, as the response times of an
+// endpoint that always takes about as long do: geometric interpolation
+// would put its percentiles apart by up to a factor of two.
+func percentiles(hist []int64, avg float32) (p50, p99 float32) {
+	used := 0
+	for _, n := range hist {
+		if n > 0 {
+			used++
+		}
+	}
+	if used == 1 {
+		return avg, avg
+	}
+	return float32(history.Quantile(hist, RTBound, 0.5) * 1e3), float32(history.Quantile(hist, RTBound, 0.99) * 1e3)
 }
 
 // share returns n shared evenly between k seconds.

@@ -118,9 +118,10 @@ func TestHistoryRecordsEachSecond(t *testing.T) {
 	assert.Equal(t, []float64{5}, rate.Evaluated)
 	assert.Equal(t, []float64{3}, rate.Limit)
 	assert.Equal(t, []float64{0}, rate.Use, "the window of a flow rule at 12s: nothing since")
-	// The percentiles of a response time of 300ms, in (250ms, 500ms].
-	assert.InDelta(t, 250*math.Sqrt2, cr.P50RT[0], 0.01)
-	assert.InDelta(t, 250*math.Pow(2, 0.99), cr.P99RT[0], 0.01)
+	// The percentiles of one response time of 300ms, alone in its bucket
+	// (250ms, 500ms]: the average.
+	assert.Equal(t, []float64{300}, cr.P50RT)
+	assert.Equal(t, []float64{300}, cr.P99RT)
 	assert.Equal(t, []float64{nan}, plain(resourceHistory(t, h, "GET /b").P99RT), "none completed")
 	conc := ruleHistory(t, h, "conc")
 	assert.Equal(t, []float64{2}, conc.Limit)
@@ -188,6 +189,32 @@ func TestHistoryRecordsEachSecond(t *testing.T) {
 	for _, v := range a.Pass {
 		assert.Zero(t, v)
 	}
+}
+
+// TestHistoryPercentiles checks the percentiles of response times in
+// several buckets: interpolated within theirs (history.TestQuantile has a
+// table of them).
+func TestHistoryPercentiles(t *testing.T) {
+	g, fc := quietGuard(t)
+	t.Cleanup(func() { _ = g.Close() })
+	g.History(0)
+	var held []core.Entry
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /d")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	fc.Advance(time.Millisecond)
+	held[0].Exit(nil)
+	fc.Advance(299 * time.Millisecond)
+	held[1].Exit(nil)
+	fc.Advance(700 * time.Millisecond)
+	d := resourceHistory(t, g.History(0), "GET /d")
+	// 1ms is in (2^-10 s, 2^-9 s], 300ms in (250ms, 500ms]: the median is
+	// the top of the first, the 99th percentile 98% into the second.
+	assert.InDelta(t, 1000*math.Ldexp(1, -9), d.P50RT[0], 1e-3)
+	assert.InDelta(t, 250*math.Pow(2, 0.98), d.P99RT[0], 1e-3)
+	assert.Equal(t, []float64{150.5}, d.AvgRT)
 }
 
 // TestHistoryResourcesBeyondTheBound checks that resources beyond
