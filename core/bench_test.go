@@ -107,3 +107,7 @@ func BenchmarkGuardAdaptivePriority(b *testing.B) {
 		e.Exit(nil)
 	}
 }
+
+func BenchmarkGuardAdaptive(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "*", Kind: core.KindAdaptive, MinLimit: 1 << 20, MaxLimit: 1 << 20})
+}

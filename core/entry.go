@@ -207,7 +207,8 @@ func (e *Entry) Resource() string {
 // Rules decide on the monotonic clock; statistics and response times are
 // timed on the Guard's coarse clock (a millisecond resolution). With rules
 // that never wait Enter does not block; ctx is only consulted when the
-// request must wait.
+// request must wait, and for its priority level (WithPriority) by the rules
+// that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params

@@ -71,7 +71,9 @@ func (e *BlockedError) Error() string {
 	switch {
 	case e.Kind == KindBreaker:
 		s = fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
-	case e.Kind == KindSystem && !e.Never:
+	case e.Kind == KindSystem && e.Never:
+		s = fmt.Sprintf("sluice: %s blocked by system rule %q: it asks more than the threshold %d; the request will never pass", e.Resource, e.Rule, e.Limit)
+	case e.Kind == KindSystem:
 		s = fmt.Sprintf("sluice: %s blocked by system rule %q: the service is overloaded, retry after %s", e.Resource, e.Rule, e.RetryAfter)
 	case e.Never && e.Window == 0:
 		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit)

@@ -234,12 +234,13 @@ func New(opts ...Option) (*Guard, error) {
 const rtResolution = time.Millisecond
 
 // WithPreciseTiming makes a Guard on the system clock time requests on the
-// monotonic clock instead of its coarse one (see RTResolution): response
+// monotonic clock instead of a coarse one that a goroutine of the Guard
+// advances every millisecond (reading it costs an atomic load): response
 // times (statistics, RTHistogram, breakers' slow requests, adaptive
 // limits) are then measured to the nanosecond instead of about a
-// millisecond, at the cost of a reading of the monotonic clock at Exit,
-// and at Enter for rules that need none (tens of nanoseconds each). A
-// Guard on another clock (WithClock) reads that clock anyway.
+// millisecond, at the cost of a reading of the monotonic clock at Exit
+// and one more at Enter (tens of nanoseconds each). A Guard on another
+// clock (WithClock) reads that clock anyway.
 func WithPreciseTiming() Option {
 	return optionFunc(func(cfg *config) error {
 		cfg.precise = true

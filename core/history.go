@@ -48,9 +48,10 @@ type ResourceHistory struct {
 // RuleHistory is the history of a rule in force: the permits it blocked,
 // would have blocked in shadow mode (Shadowed) and evaluated per second (as
 // RuleStats counts them); its limit in force and its use of it at each
-// second, RuleStats.Limit and Use where it has them (HasUse), otherwise
-// Rule.Limit (hotspot rules: per value) and NaN, both NaN for breakers and
-// system rules.
+// second, RuleStats.Limit and Use where it has them (HasUse: flow rules in
+// memory, concurrency and adaptive rules, system rules on qps or
+// inflight), otherwise Rule.Limit (hotspot rules: per value) and NaN, both
+// NaN for breakers and other system rules.
 type RuleHistory struct {
 	Rule                                     string
 	Blocked, Shadowed, Evaluated, Limit, Use []float64

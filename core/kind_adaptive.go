@@ -42,7 +42,7 @@ func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
 		}
 	}
 	if ok = ok && k.c.Acquire(a.n); ok {
-		k.levels.Admitted(a.now, level, a.n)
+		k.levels.Admitted(a.now, level, a.n, false)
 	}
 	askSlot(a, rs, ok, k, uint8(level))
 	return nil
@@ -58,7 +58,7 @@ func (k *adaptiveKind) rejection() flow.Decision {
 
 func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 	k.c.Release(n)
-	k.levels.Undo(int64(k.clock.Now()), int(h.level), n)
+	k.levels.Undo(int64(k.clock.Now()), int(h.level), n, false)
 }
 
 func (k *adaptiveKind) exit(_ *held, end ending) {

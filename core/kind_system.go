@@ -123,6 +123,7 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	h.level = uint8(level)
 	if ok && a.blocked == nil {
+		h.keep = rs.holds // a shadow rule's (see compileRule)
 		return nil
 	}
 	if ok {
@@ -160,8 +161,13 @@ func (k *systemKind) stats(out *RuleStats, now int64) {
 	st := k.l.Stats(now)
 	sig := k.l.Config().Signal
 	s := &SystemStats{Pass: st.Pass, AvgRT: st.AvgRT, MinRT: st.MinRT}
-	if sig.Host() {
+	switch {
+	case sig.Host():
 		s.Host = k.sample.Value(sig)
+	case sig == system.InFlight:
+		out.Limit, out.Use, out.HasUse = int64(k.l.Config().Threshold), out.InFlight, true
+	case sig == system.QPS:
+		out.Limit, out.Use, out.HasUse = int64(k.l.Config().Threshold), st.Pass, true
 	}
 	out.System = s
 }

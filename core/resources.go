@@ -50,9 +50,8 @@ type resStripe struct {
 	block, errors, rt atomic.Int64
 	stats             *window.LeapArray // never changes
 	_                 [16]byte
-	blockedBy         [numReasons]atomic.Int64
-	_                 [8]byte
-	rts               rtCounts
+	blockedBy         [numReasons]atomic.Int64 // 64 bytes
+	rts               rtCounts                 // 192 bytes
 }
 
 // inFlight returns the number of permits in flight: exited first, so that

@@ -12,8 +12,8 @@ import (
 // counts the requests that took more than RTBound(i-1) and at most
 // RTBound(i). Bucket 0 counts those of at most RTBound(0), 2^-17 s (about
 // 7.6µs, 0 included); the last bucket, those over 32s. The resolution of
-// the response times is the Guard's (see RTResolution and
-// WithPreciseTiming). It counts requests, not permits (WithCount).
+// the response times is the Guard's: about a millisecond, or a nanosecond
+// with WithPreciseTiming. It counts requests, not permits (WithCount).
 type RTHistogram [rtBuckets]int64
 
 // rtBuckets is the number of buckets of an RTHistogram; rtMinExp is the

@@ -36,7 +36,7 @@ func TestRTHistogram(t *testing.T) {
 }
 
 // WithPreciseTiming times requests to below a millisecond: the Guard's
-// coarse clock (RTResolution) gives 0 or at least a millisecond.
+// coarse clock, advanced every millisecond, gives 0 or at least one.
 func TestWithPreciseTiming(t *testing.T) {
 	g, err := core.New(core.WithPreciseTiming())
 	require.NoError(t, err)

@@ -64,3 +64,36 @@ func TestRuleLimitAndUse(t *testing.T) {
 }
 
 func tuple(vs ...any) []any { return vs }
+
+// Reading a flow rule's use takes nothing, whatever its algorithm.
+func TestRuleUseTakesNothing(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.AlgorithmLeapArray, core.AlgorithmFixedWindow, core.AlgorithmSlidingLog,
+		core.AlgorithmSlidingCounter, core.AlgorithmTokenBucket, core.AlgorithmLeakyBucket} {
+		t.Run(string(alg), func(t *testing.T) {
+			r := core.Rule{Name: "r", Resource: "GET /u", Kind: core.KindFlow, Limit: 4, Algorithm: alg}
+			if alg == core.AlgorithmLeakyBucket {
+				r.Limit, r.MaxWait = 1000, 0 // no wait: turns 1ms apart, one at a time
+			}
+			g, _ := newGuard(t, r)
+			ctx := context.Background()
+			passed := 0
+			for range 10 {
+				for range 3 {
+					_ = ruleStats(t, g, "r") // reading between requests
+				}
+				if e, err := g.Enter(ctx, "GET /u"); err == nil {
+					passed++
+					e.Exit(nil)
+				}
+			}
+			want := 4
+			if alg == core.AlgorithmLeakyBucket {
+				want = 1
+			}
+			assert.Equal(t, want, passed)
+			st := ruleStats(t, g, "r")
+			assert.True(t, st.HasUse)
+			assert.Equal(t, st.Limit, st.Use, "all taken")
+		})
+	}
+}

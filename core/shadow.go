@@ -19,8 +19,8 @@ import (
 // request goes on: it is not blocked, a leaky-bucket rule does not make it
 // wait for its turn, and a shadow rule's rejection is in no BlockedError
 // (nor its retry time). Instead the rule counts it (RuleStats.Shadowed),
-// and the Guard logs it as it logs blocks, marked shadow, at most once per
-// blockLogInterval per rule. A shadow rule's quota policies are left out of
+// and the Guard logs it as it logs blocks, marked shadow, at most once
+// every 10 seconds per rule. A shadow rule's quota policies are left out of
 // Entry.Quota, WithQuotas and BlockedError.Policies (so adapters send no
 // RateLimit fields for it) unless WithShadowQuotas.
 func WithShadow() Option {
@@ -56,10 +56,11 @@ func (a *asking) shadow(h *held) {
 }
 
 // shadowQuota notes the quota policy of the decision in h of a shadow
-// rate rule when the Guard reports them (WithShadowQuotas).
+// rate rule when the Guard reports them (WithShadowQuotas): none for a
+// request that lacks the param of a hotspot rule, which has no quota.
 func (a *asking) shadowQuota(h *held) {
 	rs := h.rs
-	if rs.quiet {
+	if rs.quiet || h.missing {
 		return
 	}
 	a.quota.note(rs, h.d.Limit, h.d.Remaining)

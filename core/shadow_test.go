@@ -93,11 +93,14 @@ func TestShadowSwitchByReloadKeepsCounts(t *testing.T) {
 // A shadow concurrency rule holds a slot for the requests it admits only:
 // one it would reject passes without a slot, and its Exit frees none.
 func TestShadowConcurrencyHoldsNoSlotForWhatItWouldReject(t *testing.T) {
-	for _, kind := range []core.Kind{core.KindConcurrency, core.KindAdaptive} {
+	for _, kind := range []core.Kind{core.KindConcurrency, core.KindAdaptive, core.KindSystem} {
 		t.Run(string(kind), func(t *testing.T) {
 			r := core.Rule{Name: "inflight", Resource: "GET /x", Kind: kind, Limit: 1, Shadow: true}
-			if kind == core.KindAdaptive {
+			switch kind {
+			case core.KindAdaptive:
 				r.Limit, r.MinLimit, r.MaxLimit = 0, 1, 1
+			case core.KindSystem:
+				r.Limit, r.Signal, r.Threshold = 0, core.SignalInFlight, 1
 			}
 			g, _ := newGuard(t, r, core.Rule{Name: "other", Resource: "*", Kind: core.KindFlow, Limit: 1000})
 			ctx := context.Background()
@@ -283,6 +286,22 @@ func TestWithShadow(t *testing.T) {
 	st, _ := g.Stats("GET /")
 	assert.Equal(t, int64(3), st.Total.Pass)
 	assert.Zero(t, st.Total.Block)
+}
+
+// A request without the param of a shadow hotspot rule that rejects such
+// requests has no quota policy of it, even WithShadowQuotas.
+func TestShadowMissingParamHasNoQuota(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithShadowQuotas(),
+		core.WithRules(core.Rule{Name: "user", Resource: "*", Kind: core.KindHotspot, Limit: 1, Param: "q", OnMissing: core.MissingReject, Shadow: true}))
+	require.NoError(t, err)
+	defer g.Close()
+	var qs []core.Quota
+	e, err := g.Enter(context.Background(), "GET /", core.WithQuotas(&qs))
+	require.NoError(t, err)
+	e.Exit(nil)
+	assert.Empty(t, qs)
+	_, ok := e.Quota()
+	assert.False(t, ok)
 }
 
 // Under parallel load a shadow concurrency rule's count of requests in

@@ -319,3 +319,54 @@ func TestSystemRuleIsNoQuotaPolicy(t *testing.T) {
 		assert.Equal(t, int64(1), rs.BlockedTotal, rs.Rule.Name)
 	}
 }
+
+func TestSystemRuleNeverPasses(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalQPS, Threshold: 5})
+	_, err := g.Enter(context.Background(), "GET /x", core.WithCount(6))
+	b := blockedBy(t, err)
+	assert.True(t, b.Never)
+	assert.Zero(t, b.RetryAfter)
+	assert.EqualError(t, b, `sluice: GET /x blocked by system rule "sys": it asks more than the threshold 5; the request will never pass`)
+	_, err = g.Enter(context.Background(), "GET /x", core.WithCount(5))
+	require.NoError(t, err)
+	_, err = g.Enter(context.Background(), "GET /x")
+	assert.False(t, blockedBy(t, err).Never, "the window moves on")
+}
+
+// A shadow system rule counts what it would shed and holds the requests it
+// admitted until they end, as an enforced one does.
+func TestSystemRuleShadow(t *testing.T) {
+	g, _ := newGuard(t, core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 1, Shadow: true})
+	ctx := context.Background()
+	a, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	b, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "a shadow rule never blocks")
+	rs := g.Snapshot().Rules[0]
+	assert.Equal(t, int64(1), rs.InFlight, "the second request took nothing of it")
+	assert.Equal(t, int64(1), rs.ShadowedTotal)
+	a.Exit(nil)
+	b.Exit(nil)
+	assert.Zero(t, g.Snapshot().Rules[0].InFlight, "the admitted request ended")
+	_, err = g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), g.Snapshot().Rules[0].ShadowedTotal, "room again")
+}
+
+func TestSystemRuleUse(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "in", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 10},
+		core.Rule{Name: "rate", Resource: "*", Kind: core.KindSystem, Signal: core.SignalQPS, Threshold: 100},
+		core.Rule{Name: "rt", Resource: "*", Kind: core.KindSystem, Signal: core.SignalRT, Threshold: 100})
+	for range 3 {
+		_, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+	}
+	rules := g.Snapshot().Rules
+	assert.True(t, rules[0].HasUse)
+	assert.Equal(t, [2]int64{10, 3}, [2]int64{rules[0].Limit, rules[0].Use})
+	assert.True(t, rules[1].HasUse)
+	assert.Equal(t, [2]int64{100, 3}, [2]int64{rules[1].Limit, rules[1].Use})
+	assert.False(t, rules[2].HasUse, "a signal of load is no count")
+	assert.Equal(t, int64(3), rules[2].System.Pass)
+}

@@ -25,8 +25,10 @@ import (
 // sluice.request.duration, in seconds, per resource (attribute
 // sluice.resource), with the bounds of the Prometheus exporter's classic
 // buckets (core.RTHistogram.Explicit: powers of 4 from 2^-15 s, about
-// 30µs, to 32 s). Its temporality is cumulative, from NewProducer,
-// whatever the reader's. It is safe for concurrent use.
+// 30µs, to 32 s). Its temporality is cumulative, whatever the reader's:
+// the counts since the Guard first saw each resource, with NewProducer's
+// time as their start (make the Producer with the Guard). It is safe for
+// concurrent use.
 type Producer struct {
 	g     *core.Guard
 	start time.Time

@@ -14,8 +14,9 @@
 // Each scrape takes one core.Guard.Snapshot and turns it into const
 // metrics: it costs time in proportion to the resources and rules (a
 // dozen series per resource, roughly a microsecond and 11 allocations
-// each, most of them client_golang's), and never takes a lock that
-// requests wait on. The collector keeps no state between scrapes, so
+// each, most of them client_golang's, and a response time histogram of 14
+// classic series, about 5µs and 40 allocations), and never takes a lock
+// that requests wait on. The collector keeps no state between scrapes, so
 // counters are exactly the Guard's.
 //
 // # Metrics
@@ -46,7 +47,7 @@
 //	                                                             2^-17 s) for scrapers that ask for them
 //
 // Response times are measured to about a millisecond unless the Guard has
-// core.WithPreciseTiming (see core.RTResolution); core.RTHistogram says
+// core.WithPreciseTiming; core.RTHistogram says
 // which request counts in which bucket.
 //
 // The reasons are those of core.Reasons: flow, concurrency, hotspot and

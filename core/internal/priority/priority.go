@@ -46,7 +46,10 @@ type Tracker struct{ s *state }
 
 type state struct {
 	inFlight [Levels]atomic.Int64
-	w        [Levels]*window.LeapArray // Pass, and the peak in flight
+	w        [Levels]*window.LeapArray // the peak in flight, and Pass (rate)
+	// seen is the time of a level's last admission, written at most once
+	// a bucket: the levels not seen for a while cost a reckoning nothing.
+	seen [Levels]atomic.Int64
 }
 
 // New returns a Tracker sharing the counts of prev when prev is not nil.
@@ -57,21 +60,41 @@ func New(prev *Tracker) *Tracker {
 	s := &state{}
 	for i := range s.w {
 		s.w[i], _ = window.New(buckets, 2*span) // valid constants: cannot fail
+		s.seen[i].Store(math.MinInt64 / 2)
 	}
 	return &Tracker{s}
 }
 
-// Admitted counts n requests of level admitted at now.
-func (t *Tracker) Admitted(now int64, level int, n int64) {
+// Admitted counts n requests of level admitted at now, in the level's
+// pass count too when rate is true (for RateReserve).
+func (t *Tracker) Admitted(now int64, level int, n int64, rate bool) {
 	v := t.s.inFlight[level].Add(n)
-	t.s.w[level].Add(now, window.Pass, n).RaisePeak(v)
+	w := t.s.w[level]
+	var b *window.Bucket
+	if rate {
+		b = w.Add(now, window.Pass, n)
+	} else {
+		b = w.Current(now)
+	}
+	b.RaisePeak(v)
+	if s := &t.s.seen[level]; now-s.Load() >= int64(w.BucketLen()) {
+		s.Store(now)
+	}
 }
 
-// Undo takes back n requests of level admitted at about now that are not
-// admitted after all.
-func (t *Tracker) Undo(now int64, level int, n int64) {
+// Undo takes back n requests of level admitted at about now, with rate as
+// they were, that are not admitted after all.
+func (t *Tracker) Undo(now int64, level int, n int64, rate bool) {
 	t.s.inFlight[level].Add(-n)
-	t.s.w[level].Add(now, window.Pass, -n)
+	if rate {
+		t.s.w[level].Add(now, window.Pass, -n)
+	}
+}
+
+// quiet reports whether level had no request in flight at now, and none
+// admitted over the last d.
+func (s *state) quiet(now int64, level int, d time.Duration) bool {
+	return s.inFlight[level].Load() <= 0 && now-s.seen[level].Load() > int64(d)
 }
 
 // Done ends n requests of level.
@@ -91,6 +114,9 @@ func headroom(limit int64) int64 {
 func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
 	var r int64
 	for m := level + 1; m < Levels; m++ {
+		if t.s.quiet(now, m, span) {
+			continue
+		}
 		cur := t.s.inFlight[m].Load()
 		peak := max(t.s.w[m].SnapshotOver(now, span).Peak, cur)
 		if peak <= 0 {
@@ -107,6 +133,9 @@ func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
 func (t *Tracker) RateReserve(now int64, level int, limit int64) int64 {
 	var r int64
 	for m := level + 1; m < Levels; m++ {
+		if now-t.s.seen[m].Load() > int64(2*span) {
+			continue
+		}
 		w := t.s.w[m]
 		last := w.SumOver(now, span, window.Pass)
 		ws := now - now%int64(w.BucketLen())
@@ -126,7 +155,7 @@ func (t *Tracker) RateReserve(now int64, level int, limit int64) int64 {
 func (t *Tracker) Fraction(now int64, level int) float64 {
 	f := 1.0
 	for m := level + 1; m < Levels; m++ {
-		if t.s.inFlight[m].Load() > 0 || t.s.w[m].SnapshotOver(now, span).Peak > 0 {
+		if !t.s.quiet(now, m, span) && (t.s.inFlight[m].Load() > 0 || t.s.w[m].SnapshotOver(now, span).Peak > 0) {
 			f -= Headroom
 		}
 	}

@@ -109,7 +109,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 			s.inFlight.Add(-n)
 			return false, limit
 		}
-		s.levels.Admitted(now, level, n)
+		s.levels.Admitted(now, level, n, true)
 		return true, limit
 	case RT:
 		snap := s.w.SnapshotOver(now, windowLen)
@@ -130,7 +130,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		return false, limit
 	}
 	s.w.Add(now, window.Pass, n)
-	s.levels.Admitted(now, level, n)
+	s.levels.Admitted(now, level, n, false)
 	return true, limit
 }
 
@@ -174,7 +174,7 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 func (l *Limiter) Release(now, n int64, level int) {
 	l.s.inFlight.Add(-n)
 	l.s.w.Add(now, window.Pass, -n)
-	l.s.levels.Undo(now, level, n)
+	l.s.levels.Undo(now, level, n, l.c.Signal == QPS)
 }
 
 // Done ends n admitted requests of level at now, after rt.
