@@ -36,23 +36,25 @@ type History struct {
 
 // ResourceHistory is the history of a resource: the permits passed and
 // blocked, and the requests that failed, per second; the average response
-// time of the requests completed in each second, in milliseconds, NaN in
-// a second where none completed.
+// time of the requests completed in each second, and its 50th and 99th
+// percentiles (from Totals.RTHistogram, within its power-of-two buckets),
+// in milliseconds, NaN in a second where none completed.
 type ResourceHistory struct {
 	Resource                  string
 	Pass, Block, Error, AvgRT []float64
+	P50RT, P99RT              []float64
 }
 
-// RuleHistory is the history of a rule in force: the permits it blocked and
-// evaluated per second (as RuleStats counts them); the limit in force at
-// each second (Rule.Limit, an adaptive rule's limit found,
-// AdaptiveStats.Limit, a system rule's threshold on qps or inflight; NaN
-// for breakers and other system rules), and its use then: the requests in
-// flight of a concurrency or adaptive rule, RuleStats.Use of a system rule
-// on qps or inflight, NaN for other kinds.
+// RuleHistory is the history of a rule in force: the permits it blocked,
+// would have blocked in shadow mode (Shadowed) and evaluated per second (as
+// RuleStats counts them); its limit in force and its use of it at each
+// second, RuleStats.Limit and Use where it has them (HasUse: flow rules in
+// memory, concurrency and adaptive rules, system rules on qps or
+// inflight), otherwise Rule.Limit (hotspot rules: per value) and NaN, both
+// NaN for breakers and other system rules.
 type RuleHistory struct {
-	Rule                           string
-	Blocked, Evaluated, Limit, Use []float64
+	Rule                                     string
+	Blocked, Shadowed, Evaluated, Limit, Use []float64
 }
 
 // History returns the history the Guard keeps of its resources and rules,
@@ -61,8 +63,8 @@ type RuleHistory struct {
 // minutes, one point a second, from the first call of History on
 // (dashboard.New calls it): that call starts a goroutine of the Guard that
 // samples its counters once a second, which Close stops; a request costs
-// nothing more. Its memory is fixed: about 9.9 kB per resource and per
-// rule, for up to 1000 resources (those first seen); the requests to
+// nothing more. Its memory is fixed: about 15 kB per resource and 12 kB
+// per rule, for up to 1000 resources (those first seen); the requests to
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
 	h := g.history
@@ -73,14 +75,16 @@ func (g *Guard) History(after time.Duration) History {
 
 // Columns of the rings of resources and rules.
 const (
-	colPass, colBlock, colError, colAvgRT, resCols       = 0, 1, 2, 3, 4
-	colBlocked, colEvaluated, colLimit, colUse, ruleCols = 0, 1, 2, 3, 4
-	historySeconds                                       = int(historyLength / time.Second)
+	colPass, colBlock, colError, colAvgRT, colP50, colP99, resCols    = 0, 1, 2, 3, 4, 5, 6
+	colBlocked, colShadowed, colEvaluated, colLimit, colUse, ruleCols = 0, 1, 2, 3, 4, 5
+	historySeconds                                                    = int(historyLength / time.Second)
 )
 
-// Counters of a resource the recorder reads (resTrack.prev).
+// Counters of a resource the recorder reads (resTrack.prev): its
+// response-time histogram from cHist on.
 const (
-	cPass, cBlock, cError, cComplete, cRT, resCounters = 0, 1, 2, 3, 4, 5
+	cPass, cBlock, cError, cComplete, cRT, cHist = 0, 1, 2, 3, 4, 5
+	resCounters                                  = cHist + rtBuckets
 )
 
 // recorder keeps the history of a Guard (see Guard.History). Its goroutine
@@ -89,7 +93,8 @@ const (
 type recorder struct {
 	clock clock.Clock
 	guard weak.Pointer[Guard]
-	limit int // resources with a ring of their own: historyResources
+	limit int           // resources with a ring of their own: historyResources
+	slab  *history.Slab // of the resources' rings; guarded by mu
 
 	mu      sync.Mutex // guards the fields below
 	running bool
@@ -115,13 +120,14 @@ type resTrack struct {
 // totals at the last sample, and the sample it was last seen at.
 type ruleTrack struct {
 	ring    *history.Ring
-	prev    [2]int64
+	prev    [3]int64 // blocked, shadowed, evaluated
 	seen    int64
 	written bool
 }
 
 func newRecorder(c clock.Clock, g *Guard) *recorder {
-	return &recorder{clock: c, guard: weak.Make(g), limit: historyResources,
+	slab, _ := history.NewSlab(historySeconds, resCols) // constants: cannot fail
+	return &recorder{clock: c, guard: weak.Make(g), limit: historyResources, slab: slab,
 		res: map[*resource]*resTrack{}, rules: map[*ruleStats]*ruleTrack{}}
 }
 
@@ -223,6 +229,9 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 			cur[cBlock] += t.block.Load()
 			cur[cError] += t.errors.Load()
 			cur[cRT] += t.rt.Load()
+			for j := range t.rts {
+				cur[cHist+j] += t.rts[j].Load()
+			}
 		}
 		entered[r] = cur[cPass]
 		tr := h.res[r]
@@ -232,7 +241,7 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 				tr.prev = cur // the baseline: counted before recording
 			}
 			if r != overflow && h.own < h.limit {
-				tr.ring = newRing(resCols)
+				tr.ring = h.slab.Ring()
 				h.own++
 			}
 			h.res[r] = tr
@@ -247,7 +256,7 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 		}
 		if to.ring == nil && (r != overflow || cur[cPass]+cur[cBlock] > 0) {
 			// The overflow resource, once it counts requests.
-			to.ring = newRing(resCols)
+			to.ring = h.slab.Ring()
 		}
 		for i := range cur {
 			to.acc[i] += cur[i] - tr.prev[i]
@@ -270,9 +279,10 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 			if d[cComplete] > 0 {
 				avg = float32(float64(d[cRT]) / float64(d[cComplete]) / float64(time.Millisecond))
 			}
+			p50, p99 := percentiles(d[cHist:], avg)
 			put(tr.ring, sec, k, func(vals []float32) {
 				vals[colPass], vals[colBlock], vals[colError] = share(d[cPass], k), share(d[cBlock], k), share(d[cError], k)
-				vals[colAvgRT] = avg
+				vals[colAvgRT], vals[colP50], vals[colP99] = avg, p50, p99
 			}, resCols)
 		}
 	}
@@ -284,25 +294,21 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 			h.rules[st] = tr
 		}
 		s := rs.snapshot(int64(now), entered, g.watch.after)
-		cur := [2]int64{s.BlockedTotal, s.Evaluated}
+		cur := [3]int64{s.BlockedTotal, s.ShadowedTotal, s.Evaluated}
 		if k == 0 && !tr.written {
 			tr.prev = cur
 		}
 		limit, use := float32(s.Rule.Limit), float32(math.NaN())
 		switch {
-		case s.Adaptive != nil:
-			limit, use = float32(s.Adaptive.Limit), float32(s.InFlight)
-		case s.Rule.Kind == KindSystem && s.HasUse:
+		case s.HasUse:
 			limit, use = float32(s.Limit), float32(s.Use)
-		case s.Rule.Kind == KindBreaker, s.Rule.Kind == KindSystem:
+		case s.Rule.Kind == KindBreaker || s.Rule.Kind == KindSystem:
 			limit = float32(math.NaN())
-		case s.Rule.Kind == KindConcurrency:
-			use = float32(s.InFlight)
 		}
 		if k > 0 {
-			blocked, evaluated := cur[0]-tr.prev[0], cur[1]-tr.prev[1]
+			blocked, shadowed, evaluated := cur[0]-tr.prev[0], cur[1]-tr.prev[1], cur[2]-tr.prev[2]
 			put(tr.ring, sec, k, func(vals []float32) {
-				vals[colBlocked], vals[colEvaluated] = share(blocked, k), share(evaluated, k)
+				vals[colBlocked], vals[colShadowed], vals[colEvaluated] = share(blocked, k), share(shadowed, k), share(evaluated, k)
 				vals[colLimit], vals[colUse] = limit, use
 			}, ruleCols)
 			tr.written = true
@@ -330,6 +336,25 @@ func put(r *history.Ring, sec, k int64, fill func([]float32), cols int) {
 	}
 }
 
+// percentiles returns the 50th and 99th percentiles, in milliseconds, of
+// the response times counted in hist, a delta of an RTHistogram, whose
+// average is avg: within the bucket each falls in (see history.Quantile),
+// and the average when they all fall in one, as the response times of an
+// endpoint that always takes about as long do: geometric interpolation
+// would put its percentiles apart by up to a factor of two.
+func percentiles(hist []int64, avg float32) (p50, p99 float32) {
+	used := 0
+	for _, n := range hist {
+		if n > 0 {
+			used++
+		}
+	}
+	if used == 1 {
+		return avg, avg
+	}
+	return float32(history.Quantile(hist, RTBound, 0.5) * 1e3), float32(history.Quantile(hist, RTBound, 0.99) * 1e3)
+}
+
 // share returns n shared evenly between k seconds.
 func share(n, k int64) float32 { return float32(float64(n) / float64(k)) }
 
@@ -349,7 +374,8 @@ func (h *recorder) read(g *Guard, after time.Duration) History {
 		}
 		rh := ResourceHistory{Resource: r.name,
 			Pass: tr.ring.Column(nil, colPass, from), Block: tr.ring.Column(nil, colBlock, from),
-			Error: tr.ring.Column(nil, colError, from), AvgRT: tr.ring.Column(nil, colAvgRT, from)}
+			Error: tr.ring.Column(nil, colError, from), AvgRT: tr.ring.Column(nil, colAvgRT, from),
+			P50RT: tr.ring.Column(nil, colP50, from), P99RT: tr.ring.Column(nil, colP99, from)}
 		if r == g.resources.overflow {
 			overflow = &rh
 			continue
@@ -366,8 +392,9 @@ func (h *recorder) read(g *Guard, after time.Duration) History {
 			continue
 		}
 		out.Rules = append(out.Rules, RuleHistory{Rule: rs.rule.Name,
-			Blocked: tr.ring.Column(nil, colBlocked, from), Evaluated: tr.ring.Column(nil, colEvaluated, from),
-			Limit: tr.ring.Column(nil, colLimit, from), Use: tr.ring.Column(nil, colUse, from)})
+			Blocked: tr.ring.Column(nil, colBlocked, from), Shadowed: tr.ring.Column(nil, colShadowed, from),
+			Evaluated: tr.ring.Column(nil, colEvaluated, from),
+			Limit:     tr.ring.Column(nil, colLimit, from), Use: tr.ring.Column(nil, colUse, from)})
 	}
 	return out
 }

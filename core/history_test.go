@@ -117,7 +117,12 @@ func TestHistoryRecordsEachSecond(t *testing.T) {
 	assert.Equal(t, []float64{2}, rate.Blocked)
 	assert.Equal(t, []float64{5}, rate.Evaluated)
 	assert.Equal(t, []float64{3}, rate.Limit)
-	assert.Equal(t, []float64{nan}, plain(rate.Use), "use of a flow rule")
+	assert.Equal(t, []float64{0}, rate.Use, "the window of a flow rule at 12s: nothing since")
+	// The percentiles of one response time of 300ms, alone in its bucket
+	// (250ms, 500ms]: the average.
+	assert.Equal(t, []float64{300}, cr.P50RT)
+	assert.Equal(t, []float64{300}, cr.P99RT)
+	assert.Equal(t, []float64{nan}, plain(resourceHistory(t, h, "GET /b").P99RT), "none completed")
 	conc := ruleHistory(t, h, "conc")
 	assert.Equal(t, []float64{2}, conc.Limit)
 	assert.Equal(t, []float64{1}, conc.Use)
@@ -157,15 +162,59 @@ func TestHistoryRecordsEachSecond(t *testing.T) {
 	assert.Equal(t, []float64{1}, ruleHistory(t, h, "new").Evaluated)
 	assert.Equal(t, "new", h.Rules[1].Rule, "in rule order")
 
+	// The use of a flow rule is its window's count when sampled; a shadow
+	// rule counts what it would have blocked.
+	rule := core.Rule{Name: "shadow-rate", Resource: "GET /a", Kind: core.KindFlow, Limit: 1, Shadow: true}
+	require.NoError(t, g.SetRules([]core.Rule{{Name: "rate", Resource: "GET /a", Kind: core.KindFlow, Limit: 4}, rule}))
+	fc.Advance(500 * time.Millisecond)
+	for _, e := range enter("GET /a", 3) {
+		e.Exit(nil)
+	}
+	fc.Advance(500 * time.Millisecond) // 17s
+	h = g.History(16 * time.Second)
+	rate = ruleHistory(t, h, "rate")
+	assert.Equal(t, []float64{3}, rate.Use)
+	assert.Equal(t, []float64{4}, rate.Limit)
+	shadow := ruleHistory(t, h, "shadow-rate")
+	assert.Equal(t, []float64{2}, shadow.Shadowed)
+	assert.Equal(t, []float64{0}, shadow.Blocked)
+	assert.Equal(t, []float64{3}, resourceHistory(t, h, "GET /a").Pass)
+
 	// A long silence keeps the last 10 minutes only.
 	fc.Advance(time.Hour)
 	h = g.History(0)
 	a = resourceHistory(t, h, "GET /a")
 	require.Equal(t, historySeconds, len(a.Pass))
-	assert.Equal(t, h.End, 16*time.Second+time.Hour)
+	assert.Equal(t, h.End, 17*time.Second+time.Hour)
 	for _, v := range a.Pass {
 		assert.Zero(t, v)
 	}
+}
+
+// TestHistoryPercentiles checks the percentiles of response times in
+// several buckets: interpolated within theirs (history.TestQuantile has a
+// table of them).
+func TestHistoryPercentiles(t *testing.T) {
+	g, fc := quietGuard(t)
+	t.Cleanup(func() { _ = g.Close() })
+	g.History(0)
+	var held []core.Entry
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /d")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	fc.Advance(time.Millisecond)
+	held[0].Exit(nil)
+	fc.Advance(299 * time.Millisecond)
+	held[1].Exit(nil)
+	fc.Advance(700 * time.Millisecond)
+	d := resourceHistory(t, g.History(0), "GET /d")
+	// 1ms is in (2^-10 s, 2^-9 s], 300ms in (250ms, 500ms]: the median is
+	// the top of the first, the 99th percentile 98% into the second.
+	assert.InDelta(t, 1000*math.Ldexp(1, -9), d.P50RT[0], 1e-3)
+	assert.InDelta(t, 250*math.Pow(2, 0.98), d.P99RT[0], 1e-3)
+	assert.Equal(t, []float64{150.5}, d.AvgRT)
 }
 
 // TestHistoryResourcesBeyondTheBound checks that resources beyond
@@ -239,11 +288,13 @@ func TestHistoryMemoryIsBounded(t *testing.T) {
 	h = core.History{}
 	after := heap()
 	perSeries := float64(int64(first)-int64(before)) / (resources + rules)
-	t.Logf("history of %d resources and %d rules: %d bytes at the first sample, %d once full, %d after; %.0f bytes per resource or rule",
+	t.Logf("history of %d resources and %d rules: %d bytes at the first sample, %d once full, %d after reading it all; %.0f bytes per resource or rule",
 		resources, rules, int64(first)-int64(before), int64(full)-int64(before), int64(after)-int64(before), perSeries)
-	// 600 seconds of 4 float32 columns: 9600 bytes, with the ring, its
-	// track and map entry about 9.8 kB.
-	const bound = 10_500
+	// A resource's ring is 600 seconds of 6 float32 columns, 14400 bytes,
+	// about 14850 in its block of rings (see history.Slab); with its
+	// track's counters and map entry about 15.5 kB. A rule's is 600 of 5,
+	// 12000 bytes.
+	const bound = 16_000
 	assert.Less(t, perSeries, float64(bound), "bytes per resource or rule")
 	assert.Less(t, int64(full)-int64(before), int64(bound*(resources+rules)), "once full")
 	assert.Less(t, int64(after)-int64(before), int64(bound*(resources+rules)), "after reading it all")

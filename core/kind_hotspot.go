@@ -85,8 +85,9 @@ func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 // rule blocked with it, since the value was counted (see
 // WithTopBlockedValues): at most Error more than the true count.
 type BlockedValue struct {
-	Value          string // the empty string for requests without the param
-	Blocked, Error int64
+	Value   string `json:"value"` // the empty string for requests without the param
+	Blocked int64  `json:"blocked"`
+	Error   int64  `json:"error"`
 }
 
 // maxTopBlocked bounds the k of WithTopBlockedValues.

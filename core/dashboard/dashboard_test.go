@@ -97,11 +97,11 @@ func TestSnapshotJSON(t *testing.T) {
 		assert.Equal(t, []string{"droppedEvents", "historyAt", "historyEnd", "resources", "rules", "stores", "time"}, keys(raw))
 		res0 := raw["resources"].([]any)[0]
 		assert.Equal(t, []string{"avgRtMs", "block", "complete", "error", "history", "inFlight", "minRtMs", "name", "pass", "peak", "total"}, keys(res0))
-		assert.Equal(t, []string{"avgRtMs", "block", "error", "pass"}, keys(res0.(map[string]any)["history"]))
+		assert.Equal(t, []string{"avgRtMs", "block", "error", "p50RtMs", "p99RtMs", "pass"}, keys(res0.(map[string]any)["history"]))
 		assert.Equal(t, []string{"avgRtMs", "block", "blockedBy", "complete", "error", "pass", "rtMs"}, keys(res0.(map[string]any)["total"]))
 		rules := raw["rules"].([]any)
-		assert.Equal(t, []string{"blocked", "blockedTotal", "evaluated", "fallbacks", "history", "inFlight", "kind", "name", "resource", "resourceCount", "resources", "shadow", "summary", "unmatched", "windowMs"}, keys(rules[0]))
-		assert.Equal(t, []string{"blocked", "evaluated", "limit", "use"}, keys(rules[0].(map[string]any)["history"]))
+		assert.Equal(t, []string{"algorithm", "blocked", "blockedTotal", "evaluated", "fallbacks", "history", "inFlight", "kind", "name", "resource", "resourceCount", "resources", "shadow", "shadowed", "shadowedTotal", "summary", "unmatched", "windowMs"}, keys(rules[0]))
+		assert.Equal(t, []string{"blocked", "evaluated", "limit", "shadowed", "use"}, keys(rules[0].(map[string]any)["history"]))
 		assert.Equal(t, []string{"bad", "requests", "retryAfterMs", "state", "trips"}, keys(rules[1].(map[string]any)["breaker"]))
 		assert.Equal(t, []any{}, raw["stores"])
 
@@ -131,7 +131,7 @@ func TestSnapshotJSON(t *testing.T) {
 		require.NotNil(t, hr.History)
 		hr.History = nil
 		assert.Equal(t, dashboard.Rule{Name: "hello-rate", Kind: "flow", Resource: "GET /hello", Summary: "2 per 1s, leap-array",
-			Blocked: 1, BlockedTotal: 1, Evaluated: 3, Resources: []string{"GET /hello"}, ResourceCount: 1, WindowMs: 1000}, hr)
+			Blocked: 1, BlockedTotal: 1, Evaluated: 3, Resources: []string{"GET /hello"}, ResourceCount: 1, WindowMs: 1000, Algorithm: "leap-array"}, hr)
 		brk := s.Rules[1]
 		assert.Equal(t, "fail-breaker", brk.Name)
 		assert.Equal(t, "breaker", brk.Kind)
@@ -336,6 +336,7 @@ func TestSnapshotHistory(t *testing.T) {
 	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2},
 		core.Rule{Name: "slow-conc", Resource: "GET /slow", Kind: core.KindConcurrency, Limit: 5},
+		core.Rule{Name: "hello-shadow", Resource: "GET /hello", Kind: core.KindFlow, Limit: 1, Shadow: true},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -366,34 +367,42 @@ func TestSnapshotHistory(t *testing.T) {
 	require.Len(t, s.Resources, 2)
 	hello := s.Resources[0].History
 	require.NotNil(t, hello)
-	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, hello.Pass, "the last 4 seconds (WithHistory)")
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, hello.Block)
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, hello["pass"], "the last 4 seconds (WithHistory)")
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, hello["block"])
 	assert.Contains(t, body, `"avgRtMs":[0,0,0,0]`)
 	assert.Contains(t, body, `"avgRtMs":[null,null,null,null]`, "GET /slow: none completed")
 	rate, conc := s.Rules[0].History, s.Rules[1].History
-	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, rate.Limit)
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, rate.Blocked)
-	assert.Equal(t, dashboard.Series{3, 3, 3, 3}, rate.Evaluated)
-	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, conc.Use)
-	assert.Equal(t, dashboard.Series{5, 5, 5, 5}, conc.Limit)
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, rate["limit"])
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, rate["blocked"])
+	assert.Equal(t, dashboard.Series{3, 3, 3, 3}, rate["evaluated"])
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, conc["use"])
+	assert.Equal(t, dashboard.Series{5, 5, 5, 5}, conc["limit"])
 	assert.Equal(t, 1000.0, s.Rules[0].WindowMs)
 	assert.False(t, s.Rules[0].Shadow)
+	shadow := s.Rules[2]
+	assert.True(t, shadow.Shadow)
+	assert.Positive(t, shadow.ShadowedTotal)
+	assert.Equal(t, dashboard.Series{0, 0, 0, 0}, shadow.History["blocked"])
+	for _, v := range shadow.History["shadowed"] {
+		assert.Positive(t, v, "would have blocked: %v", shadow.History["shadowed"])
+	}
 
 	// The next poll: nothing new until a second ends.
 	at := fmt.Sprint(s.HistoryAt)
 	s, _ = snapshot("?after=" + at)
-	assert.Equal(t, dashboard.Series{}, s.Resources[0].History.Pass)
+	assert.Equal(t, dashboard.Series{}, s.Resources[0].History["pass"])
 	e, err := g.Enter(ctx, "GET /hello")
 	require.NoError(t, err)
 	fc.Advance(250 * time.Millisecond)
 	e.Exit(nil)
 	fc.Advance(750 * time.Millisecond)
 	s, _ = snapshot("?after=" + at)
-	assert.Equal(t, dashboard.Series{1}, s.Resources[0].History.Pass)
-	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History.AvgRTMs)
-	assert.Equal(t, dashboard.Series{2}, s.Rules[0].History.Limit)
+	assert.Equal(t, dashboard.Series{1}, s.Resources[0].History["pass"])
+	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History["avgRtMs"])
+	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History["p50RtMs"], "one request: the average")
+	assert.Equal(t, dashboard.Series{2}, s.Rules[0].History["limit"])
 	s, _ = snapshot("?after=0")
-	assert.Len(t, s.Resources[0].History.Pass, 6, "all the Guard kept")
+	assert.Len(t, s.Resources[0].History["pass"], 6, "all the Guard kept")
 
 	for _, bad := range []string{"x", "1.5", ""} {
 		res, body := get(t, base+"/debug/sluice/api/snapshot?after="+bad)
@@ -425,5 +434,5 @@ func TestSnapshotTopBlocked(t *testing.T) {
 	assert.NotContains(t, string(body), "<img", "JSON-escaped")
 	var s dashboard.Snapshot
 	require.NoError(t, json.Unmarshal(body, &s))
-	assert.Equal(t, []dashboard.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
+	assert.Equal(t, []core.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
 }

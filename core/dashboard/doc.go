@@ -1,20 +1,23 @@
 // Package dashboard serves a live dashboard of a Guard: one self-contained
 // page (no CDN, no external fonts: its script and style are embedded and
-// served by the same handler) that shows every resource with its requests
-// in flight, errors and response times, and charts of the last 10 minutes
+// served by the same handler) that shows every resource with its requests in
+// flight, errors and response times, and charts of the last 10 minutes
 // (WithHistory), a point a second, with time and value axes: its passed,
 // blocked and failed requests per second, with the limit of each flow rule
-// on it drawn as a dashed line, and its average response time; every rule
-// with its limit, blocked and evaluated requests, the resources it applies
-// to (or a flag when it matched no request for core.WithUnmatchedAfter), a
-// flag when it is in shadow mode, for breakers their state and trips, and
-// charts of its evaluated and blocked requests per second (with its limit,
-// for flow rules) and of its requests in flight against its limit (for
-// concurrency and adaptive rules: the limit an adaptive rule found); and
-// the shared stores' health. The charts are full when the page opens: the
-// Guard keeps their history (core.Guard.History) from the time the handler
-// was made, and the page's first poll of the handler's JSON endpoint brings
-// it; each later poll, every second, brings the points since.
+// on it drawn as a dashed line, and its average response time with its 50th
+// and 99th percentiles; every rule with its limit, blocked and evaluated
+// requests, the resources it applies to (or a flag when it matched no
+// request for core.WithUnmatchedAfter), a flag when it is in shadow mode,
+// for breakers their state and trips, and charts of its evaluated and
+// blocked (or, in shadow mode, would-be blocked) requests per second, with
+// its limit for flow rules, and of its use against its limit in force (flow
+// rules in memory: the requests in their window; concurrency and adaptive
+// rules: in flight, against the limit an adaptive rule found); the values a
+// hotspot rule blocked most, with core.WithTopBlockedValues; and the shared
+// stores' health. The charts are full when the page opens: the Guard keeps
+// their history (core.Guard.History) from the time the handler was made, and
+// the page's first poll of the handler's JSON endpoint brings it; each later
+// poll, every second, brings the points since.
 //
 //	h, err := dashboard.New(guard)
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
@@ -40,22 +43,26 @@
 //	 "resources": [{"name": "GET /hello", "inFlight": 0, "pass": 5, "block": 12,
 //	                "complete": 5, "error": 0, "avgRtMs": 0.4, "minRtMs": 0.1, "peak": 2,
 //	                "total": {"pass": 300, "block": 700, "complete": 300, "error": 0,
-//	                          "rtMs": 120.5, "avgRtMs": 0.4, "blockedBy": {"flow": 700}}}],
+//	                          "rtMs": 120.5, "avgRtMs": 0.4, "blockedBy": {"flow": 700}},
+//	                "history": {"pass": [5, 5, 4], "block": [10, 12, 12], "error": [0, 0, 0],
+//	                            "avgRtMs": [0.4, null, 0.5], "p50RtMs": [0.35, null, 0.42],
+//	                            "p99RtMs": [0.9, null, 1.2]}}],
 //	 "rules": [{"name": "hello-rate", "kind": "flow", "resource": "GET /hello",
 //	            "summary": "5 per 1s, leap-array", "blocked": 12, "blockedTotal": 700,
 //	            "fallbacks": 0, "inFlight": 0, "evaluated": 1000,
 //	            "resources": ["GET /hello"], "resourceCount": 1, "unmatched": false,
-//	            "shadow": false, "windowMs": 1000,
-//	            "history": {"blocked": [10, 12, 12], "evaluated": [15, 17, 16],
-//	                        "limit": [5, 5, 5], "use": [null, null, null]}},
+//	            "shadow": false, "shadowed": 0, "shadowedTotal": 0,
+//	            "algorithm": "leap-array", "windowMs": 1000,
+//	            "history": {"blocked": [10, 12, 12], "shadowed": [0, 0, 0], "evaluated": [15, 17, 16],
+//	                        "limit": [5, 5, 5], "use": [5, 5, 4]}},
 //	           {"name": "fail-breaker", "kind": "breaker", "resource": "GET /fail",
 //	            "summary": "error-ratio >= 0.5 of >= 10 in 10s, open 5s", "blocked": 3, "blockedTotal": 40,
 //	            "fallbacks": 0, "inFlight": 0, "evaluated": 52,
 //	            "resources": ["GET /fail"], "resourceCount": 1, "unmatched": false,
-//	            "shadow": false, "windowMs": 10000,
+//	            "shadow": false, "shadowed": 0, "shadowedTotal": 0, "windowMs": 10000,
 //	            "breaker": {"state": "open", "requests": 10, "bad": 6, "trips": 1, "retryAfterMs": 4200},
-//	            "history": {"blocked": [1, 1, 2], "evaluated": [3, 2, 2], "limit": [null, null, null],
-//	                        "use": [null, null, null]}}],
+//	            "history": {"blocked": [1, 1, 2], "shadowed": [0, 0, 0], "evaluated": [3, 2, 2],
+//	                        "limit": [null, null, null], "use": [null, null, null]}}],
 //	 "stores": [{"name": "redis", "healthy": true, "errors": 0, "fallbacks": 0}],
 //	 "droppedEvents": 0,
 //	 "historyEnd": "2026-11-24T16:00:00Z", "historyAt": 3600000}
@@ -75,9 +82,13 @@
 // concurrency rules; breaker, for breaker rules only, has the state
 // (closed, open or half-open), the requests and bad ones in the breaker's
 // window, the trips so far and, while open, how long until it probes.
-// shadow is true for a rule in shadow mode, which the page shows as a
-// badge and counts in a tile; windowMs is the rule's window (0 for kinds
-// without one).
+// shadow is true for a rule in shadow mode (core.Rule.Shadow), which the
+// page shows as a badge and counts in a tile, with the requests it would
+// have blocked over the last second (shadowed) and since it was set
+// (shadowedTotal) in place of blocked ones; algorithm is a flow or hotspot
+// rule's, windowMs the rule's window (0 for kinds without one).
+// topBlocked, with core.WithTopBlockedValues, lists the values of a
+// hotspot rule's param it blocked most: {"value", "blocked", "error"}.
 // stores are sorted by name. droppedEvents counts the breaker changes that
 // listeners missed. The lists are empty, never null.
 //

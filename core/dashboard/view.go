@@ -65,26 +65,6 @@ func (s *Series) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ResourceHistory is the history of a resource (core.ResourceHistory):
-// passed, blocked and failed requests per second, and the average
-// response time of each second, in milliseconds.
-type ResourceHistory struct {
-	Pass    Series `json:"pass"`
-	Block   Series `json:"block"`
-	Error   Series `json:"error"`
-	AvgRTMs Series `json:"avgRtMs"`
-}
-
-// RuleHistory is the history of a rule (core.RuleHistory): requests blocked
-// and evaluated per second, the limit in force and the use (requests in
-// flight of concurrency and adaptive rules).
-type RuleHistory struct {
-	Blocked   Series `json:"blocked"`
-	Evaluated Series `json:"evaluated"`
-	Limit     Series `json:"limit"`
-	Use       Series `json:"use"`
-}
-
 // Resource is a resource's statistics: over the last second, and totals.
 type Resource struct {
 	Name     string  `json:"name"`
@@ -97,9 +77,12 @@ type Resource struct {
 	MinRTMs  float64 `json:"minRtMs"`
 	Peak     int64   `json:"peak"`
 	Total    Totals  `json:"total"`
-	// History is the resource's history; nil for the resources beyond
-	// those the Guard keeps one for.
-	History *ResourceHistory `json:"history,omitempty"`
+	// History is the resource's history (core.ResourceHistory), by
+	// series: "pass", "block" and "error" per second, "avgRtMs",
+	// "p50RtMs" and "p99RtMs" the average response time of each second and
+	// its percentiles; absent for the resources beyond those the Guard
+	// keeps one for.
+	History map[string]Series `json:"history,omitempty"`
 }
 
 // Totals are a resource's counts since the Guard first saw it.
@@ -136,25 +119,25 @@ type Rule struct {
 	// Unmatched is true when the rule applied to no request for
 	// core.WithUnmatchedAfter since it was set or changed.
 	Unmatched bool `json:"unmatched"`
-	// Shadow is true for a rule in shadow mode: evaluated and counted,
-	// never enforced.
-	Shadow bool `json:"shadow"`
+	// Shadow is true for a rule in shadow mode (core.Rule.Shadow):
+	// evaluated and counted, never enforced. Shadowed counts the requests
+	// it would have blocked over the last second, ShadowedTotal since it
+	// was set.
+	Shadow        bool  `json:"shadow"`
+	Shadowed      int64 `json:"shadowed"`
+	ShadowedTotal int64 `json:"shadowedTotal"`
+	// Algorithm is a flow or hotspot rule's algorithm.
+	Algorithm string `json:"algorithm,omitempty"`
 	// WindowMs is the rule's window, 0 for kinds without one: the page
 	// draws a flow rule's limit per second on its resource's chart.
 	WindowMs float64 `json:"windowMs"`
-	// History is the rule's history.
-	History *RuleHistory `json:"history,omitempty"`
+	// History is the rule's history (core.RuleHistory), by series:
+	// "blocked", "shadowed" and "evaluated" per second, the "limit" in
+	// force and the "use" of it.
+	History map[string]Series `json:"history,omitempty"`
 	// TopBlocked are the values of a hotspot rule's param it blocked most
 	// (core.WithTopBlockedValues), highest first; absent without.
-	TopBlocked []BlockedValue `json:"topBlocked,omitempty"`
-}
-
-// BlockedValue is a value a hotspot rule blocked and how many permits
-// with it, at most Error more than the true count (core.BlockedValue).
-type BlockedValue struct {
-	Value   string `json:"value"`
-	Blocked int64  `json:"blocked"`
-	Error   int64  `json:"error"`
+	TopBlocked []core.BlockedValue `json:"topBlocked,omitempty"`
 }
 
 // MaxRuleResources bounds the resources listed per rule (Rule.Resources).
@@ -183,13 +166,15 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 	out := Snapshot{Time: now.UTC(), DroppedEvents: s.DroppedEvents, Resources: []Resource{}, Rules: []Rule{}, Stores: []Store{},
 		HistoryEnd: now.Add(h.End - s.At).UTC(), HistoryAt: h.End.Milliseconds()}
-	resHist := map[string]*ResourceHistory{}
+	resHist := map[string]map[string]Series{}
 	for _, r := range h.Resources {
-		resHist[r.Resource] = &ResourceHistory{Pass: r.Pass, Block: r.Block, Error: r.Error, AvgRTMs: r.AvgRT}
+		resHist[r.Resource] = map[string]Series{"pass": r.Pass, "block": r.Block, "error": r.Error,
+			"avgRtMs": r.AvgRT, "p50RtMs": r.P50RT, "p99RtMs": r.P99RT}
 	}
-	ruleHist := map[string]*RuleHistory{}
+	ruleHist := map[string]map[string]Series{}
 	for _, r := range h.Rules {
-		ruleHist[r.Rule] = &RuleHistory{Blocked: r.Blocked, Evaluated: r.Evaluated, Limit: r.Limit, Use: r.Use}
+		ruleHist[r.Rule] = map[string]Series{"blocked": r.Blocked, "shadowed": r.Shadowed, "evaluated": r.Evaluated,
+			"limit": r.Limit, "use": r.Use}
 	}
 	for _, r := range s.Resources {
 		t := r.Total
@@ -213,13 +198,12 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
 			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), MaxRuleResources)], ResourceCount: len(r.Resources),
-			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name]}
+			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
+			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm)}
 		if v.Resources == nil {
 			v.Resources = []string{}
 		}
-		for _, b := range r.TopBlocked {
-			v.TopBlocked = append(v.TopBlocked, BlockedValue{Value: b.Value, Blocked: b.Blocked, Error: b.Error})
-		}
+		v.TopBlocked = r.TopBlocked
 		if b := r.Breaker; b != nil {
 			v.Breaker = &Breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}

@@ -229,12 +229,9 @@
       { cls: "error", label: "errors", values: s.error || [] },
     ];
     for (const r of rules) {
-      if (r.kind !== "flow" || r.resource !== name || !(r.windowMs > 0)) continue;
-      const rs = series.rules.get(r.name);
-      if (!rs || !rs.limit) continue;
-      const per = r.windowMs / 1000;
-      lines.push({ cls: "limit", label: "limit " + r.name + (per === 1 ? "" : " (per second)"), limit: true,
-        values: rs.limit.map((v) => (v === null ? null : v / per)) });
+      if (r.kind !== "flow" || r.resource !== name) continue;
+      const values = perSecond(r, series.rules.get(r.name));
+      if (values) lines.push({ cls: "limit", label: "limit " + r.name + (r.shadow ? " (shadow)" : ""), limit: true, values: values });
     }
     plot(td, "requests", "requests per second", "/s", lines);
     const rt = [];
@@ -244,24 +241,34 @@
     if (rt.length) plot(td, "rt", "response time", " ms", rt);
   }
 
+  // windowed are the flow algorithms whose limit in force is a count per
+  // window.
+  const windowed = new Set(["leap-array", "fixed-window", "sliding-log", "sliding-counter"]);
+
+  // perSecond returns the limit per second of flow rule r over its series
+  // s, or null when it has none to draw.
+  function perSecond(r, s) {
+    if (!s || !s.limit || !windowed.has(r.algorithm) || !(r.windowMs > 0)) return null;
+    const per = r.windowMs / 1000;
+    return s.limit.map((v) => (v === null ? null : v / per));
+  }
+
   // ruleCharts draws the charts of rule r: the requests it evaluated and
   // blocked per second (with its limit per second, for a flow rule), and
   // its use against its limit when it has one.
   function ruleCharts(td, r, s) {
     const lines = [
       { cls: "evaluated", label: "evaluated", values: s.evaluated || [] },
-      { cls: "block", label: r.shadow ? "blocked in shadow" : "blocked", values: s.blocked || [] },
+      r.shadow ? { cls: "shadowed", label: "would block (shadow)", values: s.shadowed || [] }
+        : { cls: "block", label: "blocked", values: s.blocked || [] },
     ];
-    if (r.kind === "flow" && r.windowMs > 0 && s.limit) {
-      const per = r.windowMs / 1000;
-      lines.push({ cls: "limit", label: "limit" + (per === 1 ? "" : " (per second)"), limit: true,
-        values: s.limit.map((v) => (v === null ? null : v / per)) });
-    }
+    const values = r.kind === "flow" ? perSecond(r, s) : null;
+    if (values) lines.push({ cls: "limit", label: "limit per second", limit: true, values: values });
     plot(td, "requests", "requests per second", "/s", lines);
     if (r.topBlocked) topBlocked(td, r.topBlocked);
     if (s.use && s.use.some((v) => v !== null)) {
-      plot(td, "use", "in flight", "", [
-        { cls: "use", label: "in flight", values: s.use },
+      plot(td, "use", "use of its limit", "", [
+        { cls: "use", label: r.kind === "flow" ? "in its window" : "in flight", values: s.use },
         { cls: "limit", label: r.kind === "adaptive" ? "limit found" : "limit", limit: true, values: s.limit || [] },
       ]);
     }
@@ -359,8 +366,13 @@
       kind(get(tr, "kind"), r);
       set(tr, "resource", r.resource);
       set(tr, "summary", r.summary);
-      set(tr, "blocked", String(r.blocked), r.blocked === 0);
-      set(tr, "blockedTotal", String(r.blockedTotal));
+      // A shadow rule blocks nothing: what it would have blocked instead.
+      const blocked = r.shadow ? r.shadowed : r.blocked;
+      set(tr, "blocked", String(blocked), blocked === 0);
+      set(tr, "blockedTotal", String(r.shadow ? r.shadowedTotal : r.blockedTotal));
+      get(tr, "blocked").classList.toggle("shadowed", !!r.shadow);
+      get(tr, "blockedTotal").classList.toggle("shadowed", !!r.shadow);
+      get(tr, "blocked").title = r.shadow ? "would have blocked (shadow rule)" : "";
       set(tr, "evaluated", String(r.evaluated), r.evaluated === 0);
       applies(get(tr, "applies"), r);
       set(tr, "inFlight", r.kind === "concurrency" ? String(r.inFlight) : "");

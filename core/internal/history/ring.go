@@ -78,3 +78,37 @@ func (r *Ring) Column(dst []float64, col int, from int64) []float64 {
 	}
 	return dst
 }
+
+// Slab makes Rings of one shape in blocks of memory shared by several:
+// fewer allocations, and less memory lost to the rounding up of each (a
+// ring of 600 samples of 6 columns, 14400 bytes, takes 16384 alone, and
+// about 14850 in a block of 16). A block's memory stays as long as one of
+// its rings is used. A Slab is not safe for concurrent use.
+type Slab struct {
+	length, cols int
+	block        int       // rings in the last block: 1, 2, 4, ... maxBlock
+	free         []float32 // of the last block, not yet handed out
+}
+
+// maxBlock bounds the rings of a block of a Slab.
+const maxBlock = 16
+
+// NewSlab returns a Slab of rings of length samples of cols columns.
+func NewSlab(length, cols int) (*Slab, error) {
+	if length < 1 || cols < 1 {
+		return nil, fmt.Errorf("history.NewSlab(%d, %d): length and columns must be >= 1", length, cols)
+	}
+	return &Slab{length: length, cols: cols}, nil
+}
+
+// Ring returns a new empty Ring.
+func (s *Slab) Ring() *Ring {
+	n := s.length * s.cols
+	if len(s.free) < n {
+		s.block = min(max(1, 2*s.block), maxBlock)
+		s.free = make([]float32, n*s.block)
+	}
+	r := &Ring{cols: s.cols, vals: s.free[:n:n]}
+	s.free = s.free[n:]
+	return r
+}

@@ -89,3 +89,23 @@ func TestRingBytesAreFixed(t *testing.T) {
 	assert.Equal(t, float64(4400), got[0])
 	assert.Equal(t, float64(4999), got[599])
 }
+
+func TestSlabRingsAreApart(t *testing.T) {
+	_, err := history.NewSlab(0, 1)
+	require.Error(t, err)
+	s, err := history.NewSlab(3, 2)
+	require.NoError(t, err)
+	var rings []*history.Ring
+	for i := range 40 {
+		r := s.Ring()
+		assert.Equal(t, 3, r.Len())
+		for step := int64(0); step < 5; step++ {
+			r.Put(step, []float32{float32(i), float32(step)})
+		}
+		rings = append(rings, r)
+	}
+	for i, r := range rings {
+		assert.Equal(t, []float64{float64(i), float64(i), float64(i)}, r.Column(nil, 0, 0), "ring %d", i)
+		assert.Equal(t, []float64{2, 3, 4}, r.Column(nil, 1, 0), "ring %d", i)
+	}
+}

@@ -280,6 +280,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			MinRequests: 3, Window: 5 * time.Second, OpenFor: 2 * time.Second},
 		core.Rule{Name: "inflight", Resource: "*", Kind: core.KindConcurrency, Limit: 50},
 		core.Rule{Name: "hostile", Resource: hostileName, Kind: core.KindConcurrency, Limit: 1},
+		core.Rule{Name: "hello-trial", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2, Shadow: true},
 	))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
@@ -405,7 +406,6 @@ func TestDashboardInBrowser(t *testing.T) {
 	points := b.eval(t, `(`+helloChart+`).querySelector('path[data-series="pass"]').getAttribute("d").split("L").length`)
 	n, _ := strconv.Atoi(points)
 	assert.GreaterOrEqual(t, n, before, "points of the passed line")
-	assert.JSONEq(t, `"limit hello-rate"`, b.eval(t, `(`+helloChart+`).querySelector("path.limit").dataset.limit`))
 	limitY := b.eval(t, `(`+helloChart+`).querySelector("path.limit").getAttribute("d")`)
 	assert.Regexp(t, `^"M[0-9.]+,[0-9.]+(L[0-9.]+,[0-9.]+)+"$`, limitY, "the limit line")
 	assert.Equal(t, "3", b.eval(t, `(`+helloChart+`).querySelectorAll("text.ylabel").length`), "value labels")
@@ -429,8 +429,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	for _, y := range limit.Ys {
 		assert.InDelta(t, limit.Bottom-float64(helloLimit)/limit.Top*limit.Height, y, 0.2, "the limit line at 5/s: %+v", limit)
 	}
-	rtPoints := b.eval(t, `(`+chart("resource", "GET /hello", "rt")+`)?.dataset.points ?? ""`)
-	assert.NotEqual(t, `""`, rtPoints, "a chart of response times")
+	rtChart := chart("resource", "GET /hello", "rt")
+	assert.Equal(t, `["rt","p50","p99"]`, b.eval(t, `Array.from((`+rtChart+`).querySelectorAll("path")).map((p) => p.dataset.series)`),
+		"a chart of response times: the average and percentiles")
+	rtPoints, _ := strconv.Atoi(strings.Trim(b.eval(t, `(`+rtChart+`).dataset.points`), `"`))
+	assert.GreaterOrEqual(t, rtPoints, before-1)
+
+	// The shadow rule is marked: a badge, a tile, its would-be blocks in
+	// place of blocks, and its limit drawn as a shadow's on the resource.
+	assert.Equal(t, "flow shadow", b.text(t, "rule", "hello-trial", "kind"))
+	assert.JSONEq(t, `"badge shadow"`, b.eval(t, `document.querySelector('[data-rule="hello-trial"][data-field="kind"] span').className`))
+	assert.JSONEq(t, `"1"`, b.eval(t, `document.getElementById("sum-shadow").textContent`))
+	assert.JSONEq(t, `"true"`, b.eval(t, `String(document.querySelector('[data-rule="hello-trial"][data-field="blockedTotal"]').classList.contains("shadowed"))`))
+	assert.JSONEq(t, `["evaluated","shadowed","limit"]`, b.eval(t, `Array.from((`+chart("rule", "hello-trial", "requests")+`).querySelectorAll("path")).map((p) => p.dataset.series).sort((a, b) => ["evaluated","shadowed","limit"].indexOf(a) - ["evaluated","shadowed","limit"].indexOf(b))`))
+	assert.JSONEq(t, `["limit hello-rate","limit hello-trial (shadow)"]`, b.eval(t, `Array.from((`+helloChart+`).querySelectorAll("path.limit")).map((p) => p.dataset.limit)`))
+	waitFor(t, 30*time.Second, "the shadow rule's would-be blocks", func() (bool, string) {
+		n, ok := b.number(t, "rule", "hello-trial", "blockedTotal")
+		return ok && n > 0, fmt.Sprint(n)
+	})
 	inflight := chart("rule", "inflight", "use")
 	assert.NotEqual(t, "null", b.eval(t, inflight), "the in-flight chart of a concurrency rule")
 	assert.JSONEq(t, `"limit"`, b.eval(t, `(`+inflight+`).querySelector("path.limit").dataset.limit`))
