@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
 // historyLength is how far back the history of a Guard goes (see
@@ -96,13 +97,11 @@ type recorder struct {
 	limit int           // resources with a ring of their own: historyResources
 	slab  *history.Slab // of the resources' rings; guarded by mu
 
+	worker worker.Worker
+
 	mu      sync.Mutex // guards the fields below
-	running bool
-	closed  bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	sampled bool  // once the first sample, a baseline, was taken
-	last    int64 // the second of the last sample: its Guard time / 1s
+	sampled bool       // once the first sample, a baseline, was taken
+	last    int64      // the second of the last sample: its Guard time / 1s
 	res     map[*resource]*resTrack
 	rules   map[*ruleStats]*ruleTrack
 	own     int // resources with a ring of their own
@@ -132,37 +131,14 @@ func newRecorder(c clock.Clock, g *Guard) *recorder {
 }
 
 // start starts the goroutine unless it runs or the Guard was closed.
-func (h *recorder) start() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.running || h.closed {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.running, h.cancel = true, cancel
-	h.wg.Add(1)
-	go h.run(ctx)
-}
+func (h *recorder) start() { h.worker.Go(h.run) }
 
 // run samples at every second of the Guard's clock until ctx ends or the
-// Guard is collected. It sleeps on timers, at most watchPoll at a time on a
-// clock other than the system's (see watch).
+// Guard is collected.
 func (h *recorder) run(ctx context.Context) {
-	defer h.wg.Done()
 	for {
 		now := h.clock.Now()
-		if !h.sampleGuard(now) {
-			return
-		}
-		d := time.Second - now%time.Second
-		if _, real := h.clock.(*clock.System); !real {
-			d = min(d, watchPoll)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !h.sampleGuard(now) || !worker.Sleep(ctx, h.clock, time.Second-now%time.Second) {
 			return
 		}
 	}
@@ -179,17 +155,8 @@ func (h *recorder) sampleGuard(now time.Duration) bool {
 	return true
 }
 
-// stop ends the goroutine and waits for it. It is idempotent.
-func (h *recorder) stop() {
-	h.mu.Lock()
-	h.closed = true
-	if h.cancel != nil {
-		h.cancel()
-		h.cancel = nil
-	}
-	h.mu.Unlock()
-	h.wg.Wait()
-}
+// stop ends the goroutine for good and waits for it. It is idempotent.
+func (h *recorder) stop() { h.worker.Close() }
 
 // newRing returns a ring of the history's length.
 func newRing(cols int) *history.Ring {

@@ -61,14 +61,11 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	assert.Equal(t, 0, fc.Sleepers(), "the goroutine sleeps on timers, not on the Guard's clock")
 
 	require.NoError(t, g.Close())
-	h.mu.Lock()
-	running, closed := h.running, h.closed
-	h.mu.Unlock()
-	assert.True(t, running && closed)
-	h.wg.Wait() // returns: stopped
+	assert.False(t, h.worker.Go(func(context.Context) {}), "closed")
+	h.worker.Wait() // returns: stopped
 	fc.Advance(time.Second)
 	g.History(0)
-	h.wg.Wait()
+	h.worker.Wait()
 	last, _ = h.lastSample()
 	assert.Equal(t, int64(12), last, "History after Close samples itself")
 }
@@ -93,7 +90,7 @@ func TestHistoryGoroutineStopsWhenTheGuardIsCollected(t *testing.T) {
 	h := g.history
 	g = nil
 	done := make(chan struct{})
-	go func() { h.wg.Wait(); close(done) }()
+	go func() { h.worker.Wait(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		runtime.GC()

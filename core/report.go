@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
 // BreakerEvent is a change of state of a breaker rule, as listeners given
@@ -269,21 +270,16 @@ func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) boo
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the
 // rule set in force may become due, and about rules that match no route
 // the adapters know (see Guard.CheckRoutes). It holds no reference to the
-// Guard, which may be collected while its goroutine sleeps.
-//
-// The goroutine reads the Guard's clock, but sleeps on timers, on a clock
-// other than the system's at most watchPoll at a time: sleeping on the
-// Guard's clock would add a sleeper that a test on a clock.Fake, counting
-// the sleepers of its own code (WaitForSleepers), does not expect.
+// Guard, which may be collected while its goroutine sleeps (see
+// worker.Sleep).
 type watch struct {
 	after time.Duration // 0: no warning
 	clock clock.Clock
 	rp    *reporter
 
-	mu     sync.Mutex // guards the fields below
-	cancel context.CancelFunc
-	closed bool
-	wg     sync.WaitGroup
+	worker worker.Worker
+
+	mu     sync.Mutex      // guards the fields below
 	set    *ruleSet        // in force
 	routes map[string]bool // the routes adapters serve (see AddRoutes)
 	// checking is set once CheckRoutes was called: SetRules checks then.
@@ -292,10 +288,6 @@ type watch struct {
 	// route.
 	unrouted map[string]bool
 }
-
-// watchPoll is the longest the goroutine of a watch sleeps before it reads
-// the Guard's clock again, when that is not the system's.
-const watchPoll = 100 * time.Millisecond
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
 	return &watch{after: after, clock: c, rp: rp, routes: map[string]bool{}}
@@ -324,23 +316,14 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 	if w.checking {
 		w.checkRoutes()
 	}
-	if w.cancel != nil {
-		w.cancel()
-		w.cancel = nil
+	if w.after > 0 {
+		w.worker.Restart(func(ctx context.Context) { w.run(ctx, set) })
 	}
-	if w.closed || w.after == 0 {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	w.wg.Add(1)
-	go w.run(ctx, set)
 }
 
 // run warns about the rules of set that become unmatched, each once, until
 // none may become so, or ctx ends.
 func (w *watch) run(ctx context.Context, set *ruleSet) {
-	defer w.wg.Done()
 	for {
 		now := int64(w.clock.Now())
 		next := int64(math.MaxInt64)
@@ -359,32 +342,14 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 		if next == math.MaxInt64 || ctx.Err() != nil {
 			return
 		}
-		d := time.Duration(next - now)
-		if _, real := w.clock.(*clock.System); !real {
-			d = min(d, watchPoll)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			// It looks once more: a stop racing with the deadline still
-			// gets the warning out.
-		}
+		// Cancelled, it looks once more: a stop racing with the deadline
+		// still gets the warning out.
+		worker.Sleep(ctx, w.clock, time.Duration(next-now))
 	}
 }
 
-// stop ends the goroutine and waits for it. It is idempotent.
-func (w *watch) stop() {
-	w.mu.Lock()
-	w.closed = true
-	if w.cancel != nil {
-		w.cancel()
-		w.cancel = nil
-	}
-	w.mu.Unlock()
-	w.wg.Wait()
-}
+// stop ends the goroutine for good and waits for it. It is idempotent.
+func (w *watch) stop() { w.worker.Close() }
 
 // AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",

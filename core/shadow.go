@@ -1,7 +1,6 @@
 package core
 
 import (
-
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
 )

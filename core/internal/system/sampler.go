@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
 // Source supplies the host signals: CPU usage since the previous call, a
@@ -20,10 +21,6 @@ type Source interface {
 // Every is how often a Sampler reads its source.
 const Every = 500 * time.Millisecond
 
-// poll is the longest the goroutine sleeps before it reads a clock that is
-// not the system's again (a test's fake clock), as core's watch does.
-const poll = 100 * time.Millisecond
-
 // Sampler reads the host signals from a Source every Every, on a goroutine
 // of its own that runs only while a rule needs a signal, and keeps the
 // latest readings for rules to load without a call to the source. A
@@ -34,12 +31,11 @@ type Sampler struct {
 	cpu   atomic.Uint64 // math.Float64bits of the latest reading
 	load  atomic.Uint64
 
+	worker worker.Worker
+
 	mu       sync.Mutex // guards the fields below and the calls to src
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
 	needCPU  bool
 	needLoad bool
-	closed   bool
 }
 
 // NewSampler returns a Sampler of src that times its readings on c.
@@ -98,44 +94,19 @@ func (p *Sampler) Sample() {
 func (p *Sampler) Run(cpu, load bool) {
 	p.mu.Lock()
 	p.needCPU, p.needLoad = cpu, load
-	running, want := p.cancel != nil, (cpu || load) && !p.closed
-	if running == want {
-		p.mu.Unlock()
-		return
-	}
-	if !want {
-		p.cancel()
-		p.cancel = nil
-		p.mu.Unlock()
-		p.wg.Wait()
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	p.wg.Add(1)
 	next := p.clock.Now() + Every // here, not when the goroutine starts
 	p.mu.Unlock()
-	go p.run(ctx, next)
+	if !cpu && !load {
+		p.worker.Stop()
+		return
+	}
+	p.worker.Go(func(ctx context.Context) { p.run(ctx, next) })
 }
 
 // run samples every Every from next on until ctx ends.
 func (p *Sampler) run(ctx context.Context, next time.Duration) {
-	defer p.wg.Done()
 	for {
-		d := next - p.clock.Now()
-		if _, real := p.clock.(*clock.System); !real {
-			d = min(d, poll)
-		}
-		if d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-		}
-		if ctx.Err() != nil {
+		if d := next - p.clock.Now(); d > 0 && !worker.Sleep(ctx, p.clock, d) || ctx.Err() != nil {
 			return
 		}
 		if now := p.clock.Now(); now >= next {
@@ -146,9 +117,4 @@ func (p *Sampler) run(ctx context.Context, next time.Duration) {
 }
 
 // Stop stops the goroutine for good and waits for it. It is idempotent.
-func (p *Sampler) Stop() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.Run(false, false)
-}
+func (p *Sampler) Stop() { p.worker.Close() }
