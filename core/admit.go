@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
 // admit asks the rules of e's binding in order and waits for the turn the
@@ -250,25 +252,24 @@ func undo(admitted []held, cpu uint32, n int64) {
 }
 
 // blocked returns the error of n requests of resource at now on the CPU
-// cpu that the rule of h, the single rule of b, rejected with h's
-// decision, and counts them in the rule's statistics. A flood of
-// rejections allocates nothing: the error is b's last one when that is the
-// same error (an error is never changed once returned, and its Policies
-// have no room to append in place).
-func (g *Guard) blocked(b *binding, resource string, h *held, cpu uint32, now, n int64) *BlockedError {
-	rs := h.rs
-	by := rejectionKey{rs: rs, limit: h.d.Limit, remaining: max(h.d.Remaining, 0), fallback: h.fallback}
+// cpu that rs, the single rule of b (a flow or concurrency rule in
+// memory), rejected with decision d, and counts them in the rule's
+// statistics. A flood of rejections allocates nothing: the error is b's
+// last one when that is the same error (an error is never changed once
+// returned, and its Policies have no room to append in place).
+func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Decision, cpu uint32, now, n int64) *BlockedError {
+	by := rejectionKey{rs: rs, limit: d.Limit, remaining: max(d.Remaining, 0)}
 	if rs.ramps {
 		by.limit = rs.rule.Limit // the limit advertised (see quota)
 	}
-	if by.never = rs.never(h, n); !by.never {
-		by.retry = ceilMilli(h.d.RetryAfter)
+	if by.never = rs.neverAt(d.Limit, n); !by.never {
+		by.retry = ceilMilli(d.RetryAfter)
 	}
-	if last := b.rejection.Load(); last != nil && last.by == by && last.e.Resource == resource {
+	if last := b.rejection.Load(); last != nil && last.by.same(&by) && last.e.Resource == resource {
 		rs.block(g, cpu, now, n)
 		return &last.e
 	}
-	s := g.blockedAfter(resource, nil, h, cpu, now, n)
+	s := g.blockedAfter(resource, nil, &held{rs: rs, d: hotspot.Decision{Decision: *d}}, cpu, now, n)
 	s.by = by
 	return g.shared(b, s)
 }
@@ -335,6 +336,13 @@ type rejectionKey struct {
 	limit, remaining int64
 	retry            time.Duration
 	never, fallback  bool
+}
+
+// same reports whether k and o are equal, field by field: == compares the
+// struct's memory with a call.
+func (k *rejectionKey) same(o *rejectionKey) bool {
+	return k.rs == o.rs && k.limit == o.limit && k.remaining == o.remaining && k.retry == o.retry &&
+		k.never == o.never && k.fallback == o.fallback
 }
 
 // passed notes in b the quota policy of a rate rule that admitted the n
@@ -422,24 +430,30 @@ func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
 }
 
 // never reports whether the rule of h can never admit the n permits of the
-// request it decided with h's decision: its limit for the request (the
-// configured one for a flow rule in memory, whose decision may carry a
-// warm-up ramp's; the decision's, a value's own, for the others), plus a
-// token bucket's burst, is below n, or the request lacks the param of a
-// rule that rejects such requests (h.missing). A failure policy's decision
-// (h.fallback) and a gate's tell nothing of that.
+// request it decided with h's decision: the request lacks the param of a
+// rule that rejects such requests (h.missing), or its limit is below n
+// (neverAt). A failure policy's decision (h.fallback) tells nothing of
+// that.
 func (rs *ruleState) never(h *held, n int64) bool {
 	if h.missing {
 		return true
 	}
-	if h.fallback || rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
+	return !h.fallback && rs.neverAt(h.d.Limit, n)
+}
+
+// neverAt reports whether the rule of rs, deciding with limit lim, can
+// never admit n permits: its limit for the request (the configured one for
+// a flow rule in memory, whose decision may carry a warm-up ramp's; the
+// decision's, a value's own, for the others), plus a token bucket's burst,
+// is below n. A gate's decision tells nothing of that.
+func (rs *ruleState) neverAt(lim, n int64) bool {
+	if rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
 	}
 	if r := &rs.rule; r.Kind == KindSystem {
 		// Only a fixed threshold on a count can be below n for good.
 		return (r.Signal == SignalInFlight || r.Signal == SignalQPS) && float64(n) > r.Threshold
 	}
-	lim := h.d.Limit
 	if rs.ramps {
 		lim = rs.rule.Limit
 	}

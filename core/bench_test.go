@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/sluicekit/sluice/core"
@@ -110,4 +111,47 @@ func BenchmarkGuardAdaptivePriority(b *testing.B) {
 
 func BenchmarkGuardAdaptive(b *testing.B) {
 	benchGuard(b, false, core.Rule{Resource: "*", Kind: core.KindAdaptive, MinLimit: 1 << 20, MaxLimit: 1 << 20})
+}
+
+// BenchmarkGuardBeyondMaxResources is a flow rule on every resource of a
+// Guard whose resource bound is reached: each request names one of 1000
+// resources beyond it, whose statistics go to the overflow resource.
+func BenchmarkGuardBeyondMaxResources(b *testing.B) {
+	g, err := core.New(core.WithMaxResources(10), core.WithRules(core.Rule{Resource: "*", Kind: core.KindFlow, Limit: 1 << 40}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, 1010)
+	for i := range names {
+		names[i] = "GET /api/items/" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	for _, name := range names[:10] { // the bound
+		e, _ := g.Enter(ctx, name)
+		e.Exit(nil)
+	}
+	names = names[10:]
+	one := func(i int) {
+		e, err := g.Enter(ctx, names[i%len(names)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Exit(nil)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			one(i)
+			i++
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				one(i)
+			}
+		})
+	})
 }

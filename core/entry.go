@@ -248,11 +248,12 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
 				}
 			} else {
-				err = g.blocked(b, resource, &held{rs: rs, d: hotspot.Decision{Decision: d}}, cpu, now, n)
+				err = g.blocked(b, resource, rs, &d, cpu, now, n)
 			}
 		case *concKind:
 			if !l.l.AcquireOn(cpu, n) {
-				err = g.blocked(b, resource, &held{rs: rs, d: hotspot.Decision{Decision: l.rejection()}}, cpu, now, n)
+				d := l.rejection()
+				err = g.blocked(b, resource, rs, &d, cpu, now, n)
 			}
 		}
 	case len(b.rules) > 0:

@@ -69,6 +69,9 @@ type pools struct {
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
 	rules []*ruleState // in rule order
+	// beyond holds bindings of names beyond the Guard's resource bound
+	// (see bindBeyond), by the rules that match them.
+	beyond [8]atomic.Pointer[binding]
 }
 
 // ruleState is a compiled rule with its limiter.
@@ -104,6 +107,9 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
+	// matched has bit i set for each rule i of set that b holds, when b
+	// is one of set.beyond.
+	matched uint64
 	// rejection holds the last error of a request b's rules rejected: the
 	// next rejection that would be the same error returns it (see
 	// Guard.blocked and Guard.shared).
@@ -391,12 +397,36 @@ func (set *ruleSet) bind(name string) *binding {
 	return b
 }
 
+// bindBeyond returns the binding of name, a resource beyond the Guard's
+// bound, whose names are too many to keep a binding each: a binding
+// depends on the name only through the rules that match it, so names
+// matched by the same rules share one, kept in set.beyond.
+func (set *ruleSet) bindBeyond(name string) *binding {
+	if len(set.rules) > 64 {
+		return set.bind(name)
+	}
+	var matched uint64
+	for i, rs := range set.rules {
+		if rs.pattern.match(name) {
+			matched |= 1 << i
+		}
+	}
+	slot := &set.beyond[matched%uint64(len(set.beyond))]
+	if b := slot.Load(); b != nil && b.matched == matched {
+		return b
+	}
+	b := set.bind(name)
+	b.matched = matched
+	slot.Store(b)
+	return b
+}
+
 // bindingOf returns the rules of the current rule set that apply to r,
 // computing them once per rule set and resource.
 func (g *Guard) bindingOf(r *resource, name string, cached bool) *binding {
 	set := g.rules.Load()
 	if !cached {
-		return set.bind(name)
+		return set.bindBeyond(name)
 	}
 	if b := r.binding.Load(); b != nil && b.set == set {
 		return b

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,4 +46,52 @@ func TestResourceTableHotSlots(t *testing.T) {
 	}
 	again, _ := small.get("GET /x")
 	assert.Same(t, first, again)
+}
+
+// TestBeyondBoundBindings: names beyond the resource bound share the
+// binding of the names the same rules match, and only theirs: each
+// rejection names a rule that matches its own name, a name no rule
+// matches passes, and a flood of such names allocates nothing.
+func TestBeyondBoundBindings(t *testing.T) {
+	hour := time.Hour
+	g, err := New(WithMaxResources(1), WithRules(
+		Rule{Name: "a", Resource: "GET /a*", Kind: KindFlow, Limit: 1, Window: hour},
+		Rule{Name: "b", Resource: "GET /b*", Kind: KindFlow, Limit: 1, Window: hour},
+		Rule{Name: "ab", Resource: "GET /ab*", Kind: KindFlow, Limit: 2, Window: hour},
+		// The rules of "GET /d" and those of "GET /c" (none) have the
+		// same slot in ruleSet.beyond.
+		Rule{Name: "d", Resource: "GET /d*", Kind: KindFlow, Limit: 1, Window: hour},
+	))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "GET /x") // the bound
+	require.NoError(t, err)
+	e.Exit(nil)
+	want := map[string][]string{"GET /a": {"a"}, "GET /b": {"b"}, "GET /ab": {"a", "ab"}, "GET /c": nil, "GET /d": {"d"}}
+	for round := range 4 {
+		for prefix, rules := range want {
+			name := fmt.Sprint(prefix, round)
+			e, err := g.Enter(ctx, name)
+			if err == nil {
+				e.Exit(nil)
+				assert.True(t, rules == nil || round == 0, "%s admitted", name)
+				continue
+			}
+			var b *BlockedError
+			require.True(t, errors.As(err, &b), "%s: %v", name, err)
+			assert.Contains(t, rules, b.Rule, "%s blocked by a rule not its own", name)
+			assert.Equal(t, name, b.Resource)
+		}
+	}
+	if !raceEnabled {
+		names := []string{"GET /c10", "GET /c11", "GET /c12"}
+		i := 0
+		allocs := testing.AllocsPerRun(100, func() {
+			i++
+			e, _ := g.Enter(ctx, names[i%len(names)])
+			e.Exit(nil)
+		})
+		assert.Zero(t, allocs)
+	}
 }
