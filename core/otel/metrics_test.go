@@ -239,11 +239,11 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, []string{"hello-rate"}, attrValues(ms, "sluice.rule.blocked", "sluice.rule"))
 	assert.Empty(t, points(ms["sluice.breaker.state"]))
 
-	// A rule that matches no request is flagged after
-	// core.DefaultUnmatchedAfter.
+	// A rule that matches no request is flagged after 5 minutes (the
+	// default of core.WithUnmatchedAfter).
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
 	must(t, collect(t, r), 0, "sluice.rule.unmatched", "sluice.rule", "typo")
-	fc.Advance(core.DefaultUnmatchedAfter)
+	fc.Advance(5 * time.Minute)
 	ms = collect(t, r)
 	must(t, ms, 1, "sluice.rule.unmatched", "sluice.rule", "typo", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /helo")
 	must(t, ms, 0, "sluice.rule.resources", "sluice.rule", "typo")
