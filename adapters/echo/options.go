@@ -126,9 +126,10 @@ func WithRateLimitFields(on bool) Option {
 }
 
 // DefaultBlockHandler writes the default response to a blocked request and
-// returns nil. The response is the one of the net/http adapter (sluicehttp.DefaultBlockHandler, whose
-// package documentation describes it): 429, 503 or 403, Retry-After, the
-// RateLimit fields and an application/problem+json body.
+// returns nil. The response is the one of the net/http adapter
+// (sluicehttp.DefaultBlockHandler, whose package documentation describes
+// it): 429, 503 or 403, Retry-After, the RateLimit fields and an
+// application/problem+json body.
 func DefaultBlockHandler(c echo.Context, b *core.BlockedError) error {
 	httpadapter.WriteBlocked(c.Response(), b)
 	return nil
