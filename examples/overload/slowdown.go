@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The slowdown run: the adaptive rule under 2x the capacity while the
+// backend's service time doubles halfway.
+const (
+	slowdownLoad = 2
+	settleWindow = 500 * time.Millisecond // the limit's samples are told by their median per window
+	settleBand   = 0.25                   // settled: each window within this share of the final limit
+)
+
+// slowdownRun runs the slowdown and prints the adaptive limit over time.
+func (c config) slowdownRun(ctx context.Context, out io.Writer, unloaded time.Duration) error {
+	p, _ := protectionByName("adaptive")
+	capacity := float64(c.workers) / c.service.Seconds()
+	before, after := c.duration/2, c.duration
+	slowAt := c.warmup + before
+	fmt.Fprintf(out, "\nslowdown: adaptive at %gx (%.0f/s); %v in, the backend becomes 2x slower (%v per request, %.0f/s)\n",
+		float64(slowdownLoad), slowdownLoad*capacity, before, 2*c.service, capacity/2)
+	t, err := c.try(ctx, p, []stream{{rate: slowdownLoad * capacity}}, slowAt+after, func(b *backend) {
+		time.AfterFunc(slowAt, func() { b.service.Store(2 * int64(c.service)) })
+	})
+	if err != nil {
+		return err
+	}
+	windows := medians(t.limits, c.warmup, slowAt+after)
+	fmt.Fprintf(out, "limit, median of each %v from %v before:\n", settleWindow, before)
+	perLine := int(5 * time.Second / settleWindow)
+	for k := 0; k < len(windows); k += perLine {
+		var line strings.Builder
+		for i := k; i < min(k+perLine, len(windows)); i++ {
+			fmt.Fprintf(&line, " %3d", windows[i])
+		}
+		fmt.Fprintf(out, "  %+5.1fs:%s\n", (c.warmup + time.Duration(k)*settleWindow - slowAt).Seconds(), line.String())
+	}
+	first := int((slowAt - c.warmup) / settleWindow)
+	settle, final := settled(windows, first)
+	if settle < 0 {
+		fmt.Fprintf(out, "the limit did not settle in %v\n", after)
+	} else {
+		fmt.Fprintf(out, "the limit settled at %d (within %.0f%%) %v after the slowdown\n", final, 100*settleBand, settle)
+	}
+	b := summarize(t.outs[0], c.warmup, slowAt)
+	a := summarize(t.outs[0], slowAt+after/2, slowAt+after)
+	fmt.Fprintf(out, "before: goodput %.0f/s (%.0f%% of %.0f/s), p99 %s (%.1fx unloaded)\n",
+		b.goodput, 100*b.goodput/capacity, capacity, ms(b.p99), float64(b.p99)/float64(unloaded))
+	fmt.Fprintf(out, "last %v: goodput %.0f/s (%.0f%% of %.0f/s), p99 %s (%.1fx unloaded, 2x slower)\n",
+		after/2, a.goodput, 200*a.goodput/capacity, capacity/2, ms(a.p99), float64(a.p99)/float64(2*unloaded))
+	return nil
+}
+
+// medians returns the median limit sampled in each settleWindow of [from, to).
+func medians(samples []sample, from, to time.Duration) []int64 {
+	var out []int64
+	for w := from; w+settleWindow <= to; w += settleWindow {
+		var ls []int64
+		for _, s := range samples {
+			if s.at >= w && s.at < w+settleWindow {
+				ls = append(ls, s.limit)
+			}
+		}
+		if len(ls) == 0 {
+			continue
+		}
+		slices.Sort(ls)
+		out = append(out, ls[len(ls)/2])
+	}
+	return out
+}
+
+// settled returns how long after windows[first] the limit settled: from
+// when on every window's median stays within settleBand of the final
+// limit (the median of the last quarter's windows, at least 4), and that
+// limit; -1 when the last window is not within.
+func settled(windows []int64, first int) (time.Duration, int64) {
+	last := slices.Clone(windows[max(len(windows)-max(4, (len(windows)-first)/4), first):])
+	slices.Sort(last)
+	final := last[len(last)/2]
+	lo, hi := float64(final)*(1-settleBand)-1, float64(final)*(1+settleBand)+1
+	at := -1
+	for i := len(windows) - 1; i >= first; i-- {
+		if v := float64(windows[i]); v < lo || v > hi {
+			break
+		}
+		at = i
+	}
+	if at < 0 {
+		return -1, final
+	}
+	return time.Duration(at-first) * settleWindow, final
+}
