@@ -14,7 +14,7 @@ import (
 const (
 	slowdownLoad = 2
 	settleWindow = 500 * time.Millisecond // the limit's samples are told by their median per window
-	settleBand   = 0.25                   // settled: each window within this share of the final limit
+	settleBand   = 0.1                    // settled: each window within the final range widened by this share
 )
 
 // slowdownRun runs the slowdown and prints the adaptive limit over time.
@@ -42,11 +42,12 @@ func (c config) slowdownRun(ctx context.Context, out io.Writer, unloaded time.Du
 		fmt.Fprintf(out, "  %+5.1fs:%s\n", (c.warmup + time.Duration(k)*settleWindow - slowAt).Seconds(), line.String())
 	}
 	first := int((slowAt - c.warmup) / settleWindow)
-	settle, final := settled(windows, first)
+	settle, lo, hi := settled(windows, first)
 	if settle < 0 {
 		fmt.Fprintf(out, "the limit did not settle in %v\n", after)
 	} else {
-		fmt.Fprintf(out, "the limit settled at %d (within %.0f%%) %v after the slowdown\n", final, 100*settleBand, settle)
+		fmt.Fprintf(out, "the limit settled %v after the slowdown: from then on within %d-%d (its range in the last %v) +-%.0f%%\n",
+			settle, lo, hi, after/2, 100*settleBand)
 	}
 	b := summarize(t.outs[0], c.warmup, slowAt)
 	a := summarize(t.outs[0], slowAt+after/2, slowAt+after)
@@ -77,23 +78,21 @@ func medians(samples []sample, from, to time.Duration) []int64 {
 }
 
 // settled returns how long after windows[first] the limit settled: from
-// when on every window's median stays within settleBand of the final
-// limit (the median of the last quarter's windows, at least 4), and that
-// limit; -1 when the last window is not within.
-func settled(windows []int64, first int) (time.Duration, int64) {
-	last := slices.Clone(windows[max(len(windows)-max(4, (len(windows)-first)/4), first):])
-	slices.Sort(last)
-	final := last[len(last)/2]
-	lo, hi := float64(final)*(1-settleBand)-1, float64(final)*(1+settleBand)+1
+// when on every window's median stays within the range of the last half's
+// (where the limit moves once settled, growing and falling back), widened
+// by settleBand, which it returns; -1 when no window after first is.
+func settled(windows []int64, first int) (time.Duration, int64, int64) {
+	last := windows[first+(len(windows)-first)/2:]
+	lo, hi := slices.Min(last), slices.Max(last)
 	at := -1
 	for i := len(windows) - 1; i >= first; i-- {
-		if v := float64(windows[i]); v < lo || v > hi {
+		if v := float64(windows[i]); v < float64(lo)*(1-settleBand) || v > float64(hi)*(1+settleBand) {
 			break
 		}
 		at = i
 	}
 	if at < 0 {
-		return -1, final
+		return -1, lo, hi
 	}
-	return time.Duration(at-first) * settleWindow, final
+	return time.Duration(at-first) * settleWindow, lo, hi
 }

@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,7 +48,7 @@ func TestLimitRisesWhileLatencyStaysAtItsMinimum(t *testing.T) {
 	k := New(Config{MaxLimit: 100}, nil)
 	limits, _ := drive(k, 0, repeat(10*ms, 60), full)
 	assert.Equal(t, int64(DefaultInitialLimit), limits[0], "the first interval only starts")
-	for i := 2; i < DefaultMinRTIntervals; i++ { // up to the first probe
+	for i := 2; i < firstProbe; i++ { // up to the first probe
 		assert.GreaterOrEqual(t, limits[i], limits[i-1], "interval %d", i)
 	}
 	assert.Equal(t, int64(100), limits[len(limits)-1], "up to maxLimit, never beyond")
@@ -165,5 +167,83 @@ func TestConfigDefaults(t *testing.T) {
 	} {
 		got := tc.in.WithDefaults()
 		assert.Equal(t, tc.want, Config{MinLimit: got.MinLimit, MaxLimit: got.MaxLimit}, "%+v", tc.in)
+	}
+}
+
+// backendPhase is a backend of workers requests at a time taking service
+// each, saturated (as many requests in flight as the limit allows), for a
+// number of intervals.
+type backendPhase struct {
+	intervals int
+	workers   int64
+	service   time.Duration
+}
+
+// rt is the backend's response time with n requests in flight: those
+// beyond its workers queue.
+func (p backendPhase) rt(n int64) int64 {
+	return int64(p.service) * max(n, p.workers) / p.workers
+}
+
+// TestLimitSettlesNearTheBackendsConcurrency runs saturated backends
+// that change, and checks that within settleWithin intervals of the last
+// change the limit stays between the backend's workers (fewer would leave
+// some idle) and hi times as many (requests would wait for more than
+// hi-1 service times), probes aside, and that its median is at most
+// Tolerance times the workers plus a growth step (requests wait about
+// half a service time).
+func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
+	tests := []struct {
+		name         string
+		phases       []backendPhase
+		settleWithin int // intervals
+		hi           int64
+	}{
+		{"overloaded from the start: the first minimum is measured under load", []backendPhase{{200, 10, 50 * time.Millisecond}}, 20, 2},
+		{"overloaded from the start, 100 workers", []backendPhase{{200, 100, 20 * time.Millisecond}}, 20, 2},
+		{"2x slower", []backendPhase{{100, 10, 50 * time.Millisecond}, {200, 10, 100 * time.Millisecond}}, 40, 2},
+		{"2x slower, after long", []backendPhase{{5000, 10, 50 * time.Millisecond}, {200, 10, 100 * time.Millisecond}}, 40, 2},
+		{"2x slower, 100 workers", []backendPhase{{100, 100, 20 * time.Millisecond}, {200, 100, 40 * time.Millisecond}}, 40, 2},
+		{"4x slower", []backendPhase{{100, 10, 50 * time.Millisecond}, {200, 10, 200 * time.Millisecond}}, 40, 2},
+		{"half the workers", []backendPhase{{100, 40, 50 * time.Millisecond}, {200, 20, 50 * time.Millisecond}}, 40, 2},
+		{"twice the workers", []backendPhase{{100, 20, 50 * time.Millisecond}, {200, 40, 50 * time.Millisecond}}, 20, 2},
+		// Faster: the minimum RT drops at once, but to the RT of the
+		// requests queued at the old limit; the next periodic probe finds
+		// the new one. Until then requests wait no longer than before.
+		{"2x faster", []backendPhase{{100, 10, 100 * time.Millisecond}, {200, 10, 50 * time.Millisecond}}, 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := New(Config{}, nil)
+			var now int64
+			var limits []int64
+			for _, p := range tt.phases {
+				for range p.intervals {
+					var ls []int64
+					ls, now = drive(k, now, []int64{p.rt(k.Limit())}, full)
+					limits = append(limits, ls[0])
+				}
+			}
+			last := tt.phases[len(tt.phases)-1]
+			after := limits[len(limits)-last.intervals:]
+			// The limit may rise one step above the bound after a probe,
+			// whose requests end in the interval after it fast.
+			hi := tt.hi * last.workers
+			hi += int64(math.Sqrt(float64(hi))) + 1
+			settled := 0
+			for i, l := range after {
+				if l != DefaultMinLimit && (l < last.workers || l > hi) {
+					settled = i + 1
+				}
+			}
+			t.Logf("settled after %d intervals: %v", settled, after)
+			assert.LessOrEqual(t, settled, tt.settleWithin, "between %d and %d", last.workers, hi)
+			if tt.hi <= 2 {
+				sorted := slices.Sorted(slices.Values(after[settled:]))
+				median := float64(sorted[len(sorted)/2])
+				most := DefaultTolerance*float64(last.workers) + math.Sqrt(DefaultTolerance*float64(last.workers))
+				assert.LessOrEqual(t, median, most, "median")
+			}
+		})
 	}
 }
