@@ -16,13 +16,21 @@ func newAdaptiveKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*adaptiveKind); ok {
 		p = k.c
 	}
-	c := adaptive.New(adaptive.Config{MinLimit: r.MinLimit, MaxLimit: r.MaxLimit}, p)
+	c := adaptive.New(r.adaptiveConfig(), p)
 	return &adaptiveKind{c}, traits{exits: true, adapts: true}, nil
 }
 
 func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
 	askSlot(a, rs, k.c.Acquire(a.n), k)
 	return nil
+}
+
+// adaptiveConfig returns the configuration of r's controller.
+func (r *Rule) adaptiveConfig() adaptive.Config {
+	return adaptive.Config{
+		MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Interval: r.Window,
+		Tolerance: r.Tolerance, ProbeInterval: r.ProbeInterval,
+	}
 }
 
 // rejection is the decision of the rule when it rejects a request: retry

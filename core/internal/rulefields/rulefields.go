@@ -20,7 +20,7 @@ var names = [...]string{
 	"onMissing",
 	"store", "mode", "onFailure", "localLimit",
 	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-	"minLimit", "maxLimit",
+	"minLimit", "maxLimit", "tolerance", "probeInterval",
 }
 
 // All yields the rule fields in report order.
