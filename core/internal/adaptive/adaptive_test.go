@@ -247,3 +247,56 @@ func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
 		})
 	}
 }
+
+func TestKnobs(t *testing.T) {
+	// probes returns the intervals at which probes began.
+	probes := func(limits []int64, minLimit int64) []int {
+		var at []int
+		for i, l := range limits {
+			if l == minLimit && (i == 0 || limits[i-1] != minLimit) {
+				at = append(at, i)
+			}
+		}
+		return at
+	}
+	tests := []struct {
+		name  string
+		c     Config
+		rts   []int64
+		check func(t *testing.T, limits []int64)
+	}{
+		{"probeInterval bounds the time between probes", Config{ProbeInterval: time.Second}, repeat(10*ms, 100), func(t *testing.T, limits []int64) {
+			at := probes(limits, DefaultMinLimit)
+			require.Greater(t, len(at), 5, "%v", limits)
+			for i := 1; i < len(at); i++ {
+				assert.LessOrEqual(t, at[i]-at[i-1], 10+4, "10 intervals between probes, plus the probe: %v", at)
+			}
+		}},
+		{"default probeInterval", Config{}, repeat(10*ms, 1000), func(t *testing.T, limits []int64) {
+			at := probes(limits, DefaultMinLimit)
+			assert.Equal(t, []int{5, 25, 65, 145, 305, 605, 905}, at, "after 5, 20, 40, 80, 160 intervals, then every 300 (30s)")
+		}},
+		{"tolerance 3 lets the RT grow 2.5x", Config{Tolerance: 3}, append(repeat(10*ms, 3), repeat(25*ms, 2)...), func(t *testing.T, limits []int64) {
+			for i := 1; i < len(limits); i++ {
+				assert.GreaterOrEqual(t, limits[i], limits[i-1], "%v", limits)
+			}
+		}},
+		{"default tolerance: a 2.5x RT shrinks the limit", Config{}, append(repeat(10*ms, 3), repeat(25*ms, 2)...), func(t *testing.T, limits []int64) {
+			assert.Less(t, limits[4], limits[3], "%v", limits)
+		}},
+		{"window 1s: the limit moves once per 10 intervals of 100ms", Config{Interval: time.Second}, repeat(10*ms, 35), func(t *testing.T, limits []int64) {
+			for i := 1; i < len(limits); i++ {
+				if limits[i] != limits[i-1] {
+					assert.Zero(t, i%10, "changed at interval %d: %v", i, limits)
+				}
+			}
+			assert.Greater(t, limits[len(limits)-1], int64(DefaultInitialLimit))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			limits, _ := drive(New(tt.c, nil), 0, tt.rts, full)
+			tt.check(t, limits)
+		})
+	}
+}
