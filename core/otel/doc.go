@@ -68,8 +68,10 @@
 //	                                                      core.WithUnmatchedAfter, else 0
 //	sluice.rule.fallbacks       counter        {decision} decisions made by its failure policy because
 //	                                                      its store failed (rules with a store only)
-//	sluice.rule.active_requests updowncounter  {request}  requests holding a slot (concurrency rules
-//	                                                      only; no sluice.rule.kind)
+//	sluice.rule.active_requests updowncounter  {request}  requests holding a slot (concurrency and
+//	                                                      adaptive rules only; no sluice.rule.kind)
+//	sluice.rule.adaptive.limit  gauge          {request}  the limit on requests in flight the rule found
+//	                                                      (adaptive rules only; no sluice.rule.kind)
 //	sluice.breaker.state        updowncounter  1          1 for the state the breaker is in, 0 for the
 //	                                                      others, by sluice.breaker.state: closed, open,
 //	                                                      half-open (breaker rules only; no kind)

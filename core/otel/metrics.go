@@ -64,7 +64,7 @@ type instruments struct {
 	active                                    metric.Int64ObservableUpDownCounter
 	ruleBlocked, ruleEvaluated, ruleFallbacks metric.Int64ObservableCounter
 	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
-	ruleUnmatched                             metric.Int64ObservableGauge
+	ruleUnmatched, adaptiveLimit              metric.Int64ObservableGauge
 	breakerState                              metric.Int64ObservableUpDownCounter
 	breakerTrips, storeErrors, storeFallbacks metric.Int64ObservableCounter
 	storeHealthy                              metric.Int64ObservableGauge
@@ -107,8 +107,8 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 		errs = append(errs, err)
 		return c
 	}
-	gauge := func(name, desc string) metric.Int64ObservableGauge {
-		c, err := m.Int64ObservableGauge(name, metric.WithUnit("1"), metric.WithDescription(desc))
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		c, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
@@ -123,12 +123,13 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	in.ruleBlocked = counter("sluice.rule.blocked", "{request}", "Requests each rule blocked, since the rule was first set.")
 	in.ruleEvaluated = counter("sluice.rule.evaluated", "{request}", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.")
 	in.ruleFallbacks = counter("sluice.rule.fallbacks", "{decision}", "Decisions a rule with a store made by its failure policy because the store failed.")
-	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency rule.")
+	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency or adaptive rule.")
+	in.adaptiveLimit = gauge("sluice.rule.adaptive.limit", "{request}", "The limit on requests in flight each adaptive rule found from response times.")
 	in.ruleResources = upDown("sluice.rule.resources", "{resource}", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).")
-	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
+	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
 	in.breakerState = upDown("sluice.breaker.state", "1", "State of each breaker rule: 1 for the state it is in, 0 for the others.")
 	in.breakerTrips = counter("sluice.breaker.trips", "{trip}", "Times each breaker rule opened.")
-	in.storeHealthy = gauge("sluice.store.healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
+	in.storeHealthy = gauge("sluice.store.healthy", "1", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
 	in.storeErrors = counter("sluice.store.errors", "{error}", "Calls to a shared store that failed.")
 	in.storeFallbacks = counter("sluice.store.fallbacks", "{decision}", "Decisions made by failure policies instead of a shared store.")
 	in.dropped = counter("sluice.events.dropped", "{event}", "Breaker state changes that listeners did not get because their queue was full.")
@@ -140,7 +141,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 		return nil
 	}, in.requests, in.completed, in.errors, in.responseTime, in.active,
 		in.ruleBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
-		in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks, in.dropped)
+		in.adaptiveLimit, in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks, in.dropped)
 	if err != nil {
 		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
 	}
@@ -177,8 +178,11 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		if r.Rule.Store != "" {
 			o.ObserveInt64(in.ruleFallbacks, r.Fallbacks, rule)
 		}
-		if r.Rule.Kind == core.KindConcurrency {
+		if r.Rule.Kind == core.KindConcurrency || r.Adaptive != nil {
 			o.ObserveInt64(in.ruleActive, r.InFlight, attrs(name, res))
+		}
+		if a := r.Adaptive; a != nil {
+			o.ObserveInt64(in.adaptiveLimit, a.Limit, attrs(name, res))
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {

@@ -254,6 +254,7 @@ func TestInstruments(t *testing.T) {
 		core.Rule{Name: "c", Resource: "r", Kind: core.KindConcurrency, Limit: 1},
 		core.Rule{Name: "b", Resource: "r", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: time.Second},
 		core.Rule{Name: "s", Resource: "r", Kind: core.KindFlow, Limit: 10, Store: "shared", OnFailure: core.FailOpen},
+		core.Rule{Name: "a", Resource: "r", Kind: core.KindAdaptive},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -277,6 +278,7 @@ func TestInstruments(t *testing.T) {
 		"sluice.rule.active_requests": {upDown, "{request}"},
 		"sluice.rule.resources":       {upDown, "{resource}"},
 		"sluice.rule.unmatched":       {gauge, "1"},
+		"sluice.rule.adaptive.limit":  {gauge, "{request}"},
 		"sluice.breaker.state":        {upDown, "1"},
 		"sluice.breaker.trips":        {counter, "{trip}"},
 		"sluice.store.healthy":        {gauge, "1"},
@@ -484,4 +486,24 @@ func BenchmarkCollect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestAdaptiveRule(t *testing.T) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
+		core.Rule{Name: "fixed", Resource: "GET /x", Kind: core.KindConcurrency, Limit: 5},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	r := reader(t, g)
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+		defer e.Exit(nil)
+	}
+	ms := collect(t, r)
+	must(t, ms, 3, "sluice.rule.adaptive.limit", "sluice.rule", "found", "sluice.rule.resource", "GET /*")
+	assert.Equal(t, []string{"found"}, attrValues(ms, "sluice.rule.adaptive.limit", "sluice.rule"), "only adaptive rules have a found limit")
+	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule", "found")
+	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule", "fixed")
 }

@@ -33,7 +33,7 @@ type descs struct {
 	passed, blocked, completed, errors, rtSeconds, inFlight *prometheus.Desc
 	ruleBlocked, ruleFallbacks, ruleInFlight                *prometheus.Desc
 	ruleEvaluated, ruleResources, ruleUnmatched             *prometheus.Desc
-	breakerState, breakerTrips                              *prometheus.Desc
+	breakerState, breakerTrips, adaptiveLimit               *prometheus.Desc
 	storeHealthy, storeErrors, storeFallbacks               *prometheus.Desc
 	dropped                                                 *prometheus.Desc
 }
@@ -126,12 +126,13 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 		inFlight:       d("requests_in_flight", "Requests admitted and not yet exited, by resource.", "resource"),
 		ruleBlocked:    d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
 		ruleFallbacks:  d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
-		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
+		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency or adaptive rule.", "rule", "resource"),
 		ruleEvaluated:  d("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.", "rule", "kind", "resource"),
 		ruleResources:  d("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).", "rule", "kind", "resource"),
 		ruleUnmatched:  d("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.", "rule", "kind", "resource"),
 		breakerState:   d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
 		breakerTrips:   d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
+		adaptiveLimit:  d("rule_adaptive_limit", "The limit on requests in flight each adaptive rule found from response times.", "rule", "resource"),
 		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
 		storeErrors:    d("store_errors_total", "Calls to a shared store that failed.", "store"),
 		storeFallbacks: d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
@@ -144,7 +145,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.desc
 	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight,
 		d.ruleBlocked, d.ruleFallbacks, d.ruleInFlight, d.ruleEvaluated, d.ruleResources, d.ruleUnmatched, d.breakerState, d.breakerTrips,
-		d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
+		d.adaptiveLimit, d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
 		ch <- x
 	}
 }
@@ -194,8 +195,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if r.Rule.Store != "" {
 			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
 		}
-		if r.Rule.Kind == core.KindConcurrency {
+		if r.Rule.Kind == core.KindConcurrency || r.Adaptive != nil {
 			emit(d.ruleInFlight, gauge, float64(r.InFlight), name, res)
+		}
+		if a := r.Adaptive; a != nil {
+			emit(d.adaptiveLimit, gauge, float64(a.Limit), name, res)
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {

@@ -60,7 +60,10 @@
 //	                                                             core.WithUnmatchedAfter, else 0
 //	sluice_rule_fallbacks_total{rule,kind,resource}     counter  decisions the rule made by its failure policy
 //	                                                             because its store failed (rules with a store only)
-//	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency rules only)
+//	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency and
+//	                                                             adaptive rules only)
+//	sluice_rule_adaptive_limit{rule,resource}           gauge    the limit on requests in flight the rule found
+//	                                                             (adaptive rules only)
 //	sluice_breaker_state{rule,resource,state}           gauge    1 for the state the breaker is in, 0 for the
 //	                                                             other two; state is closed, open or half-open,
 //	                                                             all three always there (breaker rules only)
