@@ -300,3 +300,33 @@ func TestKnobs(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkAcquireDone takes a slot and ends its request, each goroutine
+// 1µs later each time, so that the limit is reconsidered about once per
+// 100000. In parallel, the goroutines write the same counts.
+func BenchmarkAcquireDone(b *testing.B) {
+	k := New(Config{}, nil)
+	one := func(now *int64) {
+		if !k.Acquire(1) {
+			b.Fatal("rejected")
+		}
+		*now += 1000
+		k.Done(*now, 10*ms, 1)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		var now int64
+		for b.Loop() {
+			one(&now)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var now int64
+			for pb.Next() {
+				one(&now)
+			}
+		})
+	})
+}
