@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// quick is a short measurement: the default backend (200 requests/s),
-// with enough warmup for the adaptive rule to find its limit.
-var quick = config{workers: 10, service: 50 * time.Millisecond, deadline: time.Second, warmup: 3 * time.Second, duration: 3 * time.Second}
+// quick is a short measurement of a backend of 50 requests/s, a load the
+// race detector's slower HTTP serves on a busy machine, with enough warmup
+// for the adaptive rule to find its limit.
+var quick = config{workers: 5, service: 100 * time.Millisecond, deadline: time.Second, warmup: 3 * time.Second, duration: 3 * time.Second}
 
 // TestAdaptiveKeepsGoodputWhereNoneCollapses drives the backend at 5x its
 // capacity: with no protection the queue grows until most requests time
@@ -59,5 +60,45 @@ func TestFlagErrors(t *testing.T) {
 	} {
 		_, err := parse([]string{tc.args}, &bytes.Buffer{})
 		assert.ErrorContains(t, err, tc.want, tc.args)
+	}
+}
+
+// TestAdaptiveLimitSettlesAfterASlowdown runs the adaptive rule at 2x the
+// capacity while the backend becomes 2x slower: the limit settles (stays
+// within its final range) within 5s on a quiet machine; the test allows
+// 8s, and that the backend serves at least 60% of its new capacity in
+// the end. Not in short mode: it takes 20s and depends on timing.
+func TestAdaptiveLimitSettlesAfterASlowdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20s, timing-dependent")
+	}
+	c := quick
+	c.duration = 12 * time.Second
+	r, err := c.measureSlowdown(context.Background())
+	require.NoError(t, err)
+	t.Logf("limit per %v: %v (slower from window %d); settled after %v in %d-%d", settleWindow, r.windows, r.first, r.settle, r.lo, r.hi)
+	require.GreaterOrEqual(t, r.settle, time.Duration(0), "settled")
+	assert.LessOrEqual(t, r.settle, 8*time.Second)
+	capacity := float64(c.workers) / c.service.Seconds()
+	assert.Greater(t, r.late.goodput, 0.6*capacity/2)
+	assert.Less(t, r.late.timedOut, 0.05)
+}
+
+func TestSettled(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		windows []int64
+		first   int
+		want    time.Duration
+		lo, hi  int64
+	}{
+		{"at once", []int64{10, 10, 10, 10, 10, 10}, 2, 0, 10, 10},
+		{"after a dip", []int64{10, 10, 4, 6, 9, 10, 11, 10, 9, 10}, 2, 2 * settleWindow, 9, 11},
+		{"a probe's dip is out of range", []int64{10, 10, 10, 4, 10, 10, 10, 10, 10, 10}, 0, 4 * settleWindow, 10, 10},
+		{"within 10% of the range", []int64{20, 8, 9, 10, 11, 10}, 0, 2 * settleWindow, 10, 11},
+	} {
+		got, lo, hi := settled(tc.windows, tc.first)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Equal(t, []int64{tc.lo, tc.hi}, []int64{lo, hi}, tc.name)
 	}
 }

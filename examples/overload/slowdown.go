@@ -17,44 +17,66 @@ const (
 	settleBand   = 0.1                    // settled: each window within the final range widened by this share
 )
 
-// slowdownRun runs the slowdown and prints the adaptive limit over time.
-func (c config) slowdownRun(ctx context.Context, out io.Writer, unloaded time.Duration) error {
+// slowed is what the slowdown run measured.
+type slowed struct {
+	before, after time.Duration // the run's parts, after the warmup
+	windows       []int64       // the limit's median per settleWindow, from the end of the warmup
+	first         int           // the window in which the backend became slower
+	settle        time.Duration // how long after it the limit settled; -1: it did not
+	lo, hi        int64         // the range of the limit in the last half of after
+	// The requests due before the slowdown and in the last half of after.
+	early, late summary
+}
+
+// measureSlowdown runs the adaptive rule at slowdownLoad times the capacity
+// while the backend becomes 2x slower halfway.
+func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
 	p, _ := protectionByName("adaptive")
 	capacity := float64(c.workers) / c.service.Seconds()
-	before, after := c.duration/2, c.duration
-	slowAt := c.warmup + before
-	fmt.Fprintf(out, "\nslowdown: adaptive at %gx (%.0f/s); %v in, the backend becomes 2x slower (%v per request, %.0f/s)\n",
-		float64(slowdownLoad), slowdownLoad*capacity, before, 2*c.service, capacity/2)
-	t, err := c.try(ctx, p, []stream{{rate: slowdownLoad * capacity}}, slowAt+after, func(b *backend) {
+	r := slowed{before: c.duration / 2, after: c.duration}
+	slowAt := c.warmup + r.before
+	t, err := c.try(ctx, p, []stream{{rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
 		time.AfterFunc(slowAt, func() { b.service.Store(2 * int64(c.service)) })
 	})
 	if err != nil {
+		return r, err
+	}
+	r.windows = medians(t.limits, c.warmup, slowAt+r.after)
+	r.first = int(r.before / settleWindow)
+	r.settle, r.lo, r.hi = settled(r.windows, r.first)
+	r.early = summarize(t.outs[0], c.warmup, slowAt)
+	r.late = summarize(t.outs[0], slowAt+r.after/2, slowAt+r.after)
+	return r, nil
+}
+
+// slowdownRun runs the slowdown and prints the adaptive limit over time.
+func (c config) slowdownRun(ctx context.Context, out io.Writer, unloaded time.Duration) error {
+	capacity := float64(c.workers) / c.service.Seconds()
+	fmt.Fprintf(out, "\nslowdown: adaptive at %gx (%.0f/s); %v in, the backend becomes 2x slower (%v per request, %.0f/s)\n",
+		float64(slowdownLoad), slowdownLoad*capacity, c.duration/2, 2*c.service, capacity/2)
+	r, err := c.measureSlowdown(ctx)
+	if err != nil {
 		return err
 	}
-	windows := medians(t.limits, c.warmup, slowAt+after)
-	fmt.Fprintf(out, "limit, median of each %v from %v before:\n", settleWindow, before)
+	fmt.Fprintf(out, "limit, median of each %v from %v before:\n", settleWindow, r.before)
 	perLine := int(5 * time.Second / settleWindow)
-	for k := 0; k < len(windows); k += perLine {
+	for k := 0; k < len(r.windows); k += perLine {
 		var line strings.Builder
-		for i := k; i < min(k+perLine, len(windows)); i++ {
-			fmt.Fprintf(&line, " %3d", windows[i])
+		for i := k; i < min(k+perLine, len(r.windows)); i++ {
+			fmt.Fprintf(&line, " %3d", r.windows[i])
 		}
-		fmt.Fprintf(out, "  %+5.1fs:%s\n", (c.warmup + time.Duration(k)*settleWindow - slowAt).Seconds(), line.String())
+		fmt.Fprintf(out, "  %+5.1fs:%s\n", (time.Duration(k-r.first) * settleWindow).Seconds(), line.String())
 	}
-	first := int((slowAt - c.warmup) / settleWindow)
-	settle, lo, hi := settled(windows, first)
-	if settle < 0 {
-		fmt.Fprintf(out, "the limit did not settle in %v\n", after)
+	if r.settle < 0 {
+		fmt.Fprintf(out, "the limit did not settle in %v\n", r.after)
 	} else {
 		fmt.Fprintf(out, "the limit settled %v after the slowdown: from then on within %d-%d (its range in the last %v) +-%.0f%%\n",
-			settle, lo, hi, after/2, 100*settleBand)
+			r.settle, r.lo, r.hi, r.after/2, 100*settleBand)
 	}
-	b := summarize(t.outs[0], c.warmup, slowAt)
-	a := summarize(t.outs[0], slowAt+after/2, slowAt+after)
 	fmt.Fprintf(out, "before: goodput %.0f/s (%.0f%% of %.0f/s), p99 %s (%.1fx unloaded)\n",
-		b.goodput, 100*b.goodput/capacity, capacity, ms(b.p99), float64(b.p99)/float64(unloaded))
+		r.early.goodput, 100*r.early.goodput/capacity, capacity, ms(r.early.p99), float64(r.early.p99)/float64(unloaded))
 	fmt.Fprintf(out, "last %v: goodput %.0f/s (%.0f%% of %.0f/s), p99 %s (%.1fx unloaded, 2x slower)\n",
-		after/2, a.goodput, 200*a.goodput/capacity, capacity/2, ms(a.p99), float64(a.p99)/float64(2*unloaded))
+		r.after/2, r.late.goodput, 200*r.late.goodput/capacity, capacity/2, ms(r.late.p99), float64(r.late.p99)/float64(2*unloaded))
 	return nil
 }
 
