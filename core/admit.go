@@ -70,7 +70,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(a.wait)
 	}
-	e.quota, e.brk = a.quota, a.brk
+	e.quota, e.brk, e.level = a.quota, a.brk, a.level
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
@@ -99,9 +99,12 @@ type asking struct {
 	// request so far (WithQuotas), when quotas is true.
 	policies []Quota
 	quotas   bool
-	quota    quotaOf        // for Entry.quota
-	brk      breaker.Ticket // for Entry.brk
-	wait     time.Duration  // the longest wait for a turn so far
+	// level is the request's priority level once leveled (see priority).
+	level   uint8
+	leveled bool
+	quota   quotaOf        // for Entry.quota
+	brk     breaker.Ticket // for Entry.brk
+	wait    time.Duration  // the longest wait for a turn so far
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
 	blocked *BlockedError
@@ -206,6 +209,10 @@ func (a *asking) decided(h *held) {
 		return
 	}
 	rs := h.rs
+	if rs.shadow {
+		a.shadowQuota(h) // and no wait
+		return
+	}
 	a.quota.note(rs, h.d.Limit, h.d.Remaining)
 	if a.quotas {
 		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
@@ -219,6 +226,8 @@ func (a *asking) decided(h *held) {
 // and given back at once.
 func (a *asking) settle(h *held) {
 	switch {
+	case h.rs.shadow && !h.d.OK:
+		a.shadow(h)
 	case a.blocked == nil:
 		made := a.admitted()
 		a.scratch = a.g.blockedAfter(a.resource, made[:len(made)-1], h, a.cpu, a.now, a.n)
@@ -248,27 +257,33 @@ func undo(admitted []held, cpu uint32, n int64) {
 // have no room to append in place).
 func (g *Guard) blocked(b *binding, resource string, h *held, cpu uint32, now, n int64) *BlockedError {
 	rs := h.rs
-	if last := b.rejection.Load(); last != nil && len(last.Policies) == 1 && last.Resource == resource {
-		if q, never := rs.rejection(h, n); last.Never == never && last.Fallback == h.fallback && last.Policies[0] == q {
-			rs.block(g, cpu, now, n)
-			return last
-		}
+	by := rejectionKey{rs: rs, limit: h.d.Limit, remaining: max(h.d.Remaining, 0), fallback: h.fallback}
+	if rs.ramps {
+		by.limit = rs.rule.Limit // the limit advertised (see quota)
 	}
-	return g.shared(b, g.blockedAfter(resource, nil, h, cpu, now, n))
+	if by.never = rs.never(h, n); !by.never {
+		by.retry = ceilMilli(h.d.RetryAfter)
+	}
+	if last := b.rejection.Load(); last != nil && last.by == by && last.e.Resource == resource {
+		rs.block(g, cpu, now, n)
+		return &last.e
+	}
+	s := g.blockedAfter(resource, nil, h, cpu, now, n)
+	s.by = by
+	return g.shared(b, s)
 }
 
 // shared returns the error s holds, of a request of b: b's last one
 // instead when that is the same, s then going back to the Guard's pool.
 func (g *Guard) shared(b *binding, s *blockedAlloc) *BlockedError {
 	e := &s.e
-	if last := b.rejection.Load(); last != nil && last.same(e) {
-		s.e = BlockedError{}
-		clear(s.policies[:])
+	if last := b.rejection.Load(); last != nil && last.e.same(e) {
+		*s = blockedAlloc{}
 		g.pools.blockeds.Put(s)
-		return last
+		return &last.e
 	}
 	e.Policies = slices.Clip(e.Policies)
-	b.rejection.Store(e)
+	b.rejection.Store(s)
 	return e
 }
 
@@ -307,13 +322,26 @@ func (g *Guard) blockedAfter(resource string, admitted []held, h *held, cpu uint
 type blockedAlloc struct {
 	e        BlockedError
 	policies [2]Quota
+	// by is what made e when one rule rejected a request alone
+	// (Guard.blocked); the zero key otherwise.
+	by rejectionKey
+}
+
+// rejectionKey is what makes the error of a request that the rule rs
+// rejected alone, besides the resource: the inputs of rs.rejection, as far
+// as they change the quota policy it returns.
+type rejectionKey struct {
+	rs               *ruleState
+	limit, remaining int64
+	retry            time.Duration
+	never, fallback  bool
 }
 
 // passed notes in b the quota policy of a rate rule that admitted the n
 // permits of a request b's rules rejected: the quota left before them, as
 // their reservation is given back.
 func (b *BlockedError) passed(h *held, n int64) {
-	if rs := h.rs; rs.window {
+	if rs := h.rs; rs.window && !rs.quiet {
 		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
 	}
 }
@@ -328,7 +356,7 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs := h.rs
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
-	if rs.gate || !b.note(q) { // a gate is no quota policy
+	if rs.gate || rs.rule.Kind == KindSystem || !b.note(q) { // a gate or a system rule is no quota policy
 		rs.block(g, cpu, now, n)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
@@ -406,6 +434,10 @@ func (rs *ruleState) never(h *held, n int64) bool {
 	}
 	if h.fallback || rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
+	}
+	if r := &rs.rule; r.Kind == KindSystem {
+		// Only a fixed threshold on a count can be below n for good.
+		return (r.Signal == SignalInFlight || r.Signal == SignalQPS) && float64(n) > r.Threshold
 	}
 	lim := h.d.Limit
 	if rs.ramps {

@@ -86,3 +86,36 @@ func BenchmarkGuardFlowBreaker(b *testing.B) {
 		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindFlow, Limit: 1 << 40},
 		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5})
 }
+
+// BenchmarkGuardSystem is a system rule on requests in flight: its own
+// statistics and the per-level counts of priorities on a request that
+// passes.
+func BenchmarkGuardSystem(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 1 << 20})
+}
+
+// BenchmarkGuardAdaptivePriority is an adaptive rule reading the level of
+// each request from a param, a default request with critical ones seen: a
+// lower level's reckoning of the room the levels above keep.
+func BenchmarkGuardAdaptivePriority(b *testing.B) {
+	params := core.ParamMap{"header:X-Priority": {"default"}}
+	g, err := core.New(core.WithRules(core.Rule{Resource: "*", Kind: core.KindAdaptive, MinLimit: 1 << 20, MaxLimit: 1 << 20, Priority: "header:X-Priority"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	crit, err := g.Enter(core.WithPriority(context.Background(), core.PriorityCritical), "GET /api/items/{id}")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer crit.Exit(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := g.Enter(ctx, "GET /api/items/{id}", core.WithParams(params))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Exit(nil)
+	}
+}

@@ -112,7 +112,7 @@ func TestBreakerSlowRatioMeasuresResponseTime(t *testing.T) {
 	}
 	b := blockedBy(t, call(g, fc, "GET /slow", 0, nil))
 	assert.Equal(t, core.DefaultName(core.Rule{Kind: core.KindBreaker, Resource: "GET /slow"}), b.Rule)
-	assert.Equal(t, breaker.DefaultOpenFor, b.RetryAfter)
+	assert.Equal(t, 5*time.Second, b.RetryAfter, "the default OpenFor")
 }
 
 // TestBreakerProbeGivenBackWhenALaterRuleRejects: a probe the breaker let
@@ -169,10 +169,11 @@ func TestSnapshot(t *testing.T) {
 	assert.Equal(t, int64(2), a.Pass)
 	assert.Equal(t, int64(2), a.Block)
 	assert.Equal(t, core.Totals{Pass: 2, Block: 2, Complete: 2, RT: 30 * ms,
-		BlockedBy: map[string]int64{core.ReasonFlow: 1, core.ReasonConcurrency: 1}}, a.Total)
+		RTHistogram: core.RTHistogram{0: 1, 12: 1}, // 0 and 30ms, in (2^-6 s, 2^-5 s]
+		BlockedBy:   map[string]int64{core.ReasonFlow: 1, core.ReasonConcurrency: 1}}, a.Total)
 	assert.Equal(t, 15*ms, a.AvgRT())
 	assert.Equal(t, "GET /b", b.Resource)
-	assert.Equal(t, core.Totals{Pass: 1, Complete: 1, Error: 1, RT: 10 * ms}, b.Total)
+	assert.Equal(t, core.Totals{Pass: 1, Complete: 1, Error: 1, RT: 10 * ms, RTHistogram: core.RTHistogram{11: 1}}, b.Total)
 
 	require.Len(t, s.Rules, 2)
 	assert.Equal(t, "rate", s.Rules[0].Rule.Name)

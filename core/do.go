@@ -5,17 +5,15 @@ import (
 	"errors"
 )
 
-// ErrPanicked is the outcome Do records for a function that panicked: the
-// request counts as failed (for statistics and breakers), and the panic
-// goes on.
-var ErrPanicked = errors.New("sluice: the guarded function panicked")
+// errPanicked is the outcome Do records for a function that panicked.
+var errPanicked = errors.New("sluice: the guarded function panicked")
 
 // Do runs fn under the rules of resource: it enters resource with ctx and
 // opts, and returns Enter's error without calling fn when the request is
 // blocked (a *BlockedError, or ctx's error while it waited for its turn);
 // otherwise it calls fn with ctx, exits with fn's error, so that failures
-// count for breakers, and returns that error. When fn panics, Do exits
-// with ErrPanicked and the panic goes on.
+// count for breakers, and returns that error. When fn panics, the request
+// counts as failed (for statistics and breakers) and the panic goes on.
 //
 //	err := guard.Do(ctx, "inventory", func(ctx context.Context) error {
 //		return inventory.Reserve(ctx, order)
@@ -25,7 +23,7 @@ func (g *Guard) Do(ctx context.Context, resource string, fn func(context.Context
 	if err != nil {
 		return err
 	}
-	defer e.Exit(ErrPanicked) // a no-op once Exit below ran
+	defer e.Exit(errPanicked) // a no-op once Exit below ran
 	err = fn(ctx)
 	e.Exit(err)
 	return err

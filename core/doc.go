@@ -23,8 +23,8 @@
 //
 // With one flow rule, Enter reads the monotonic clock once to decide, Enter
 // and Exit read a coarse clock that costs an atomic load to time the request
-// (see RTResolution), touch a handful of atomics and do not allocate; a
-// block allocates only the *BlockedError.
+// (it advances every millisecond), touch a handful of atomics and do not
+// allocate; a block allocates only the *BlockedError.
 //
 // Breaker rules (KindBreaker, package breaker) learn from the error Exit is
 // given and the response time it measures; an open breaker blocks with a
@@ -32,10 +32,19 @@
 // (WithBreakerListener) and to a rate-limited slog log (WithLogger), on a
 // goroutine of the Guard, never on a request's.
 //
+// Adaptive rules (KindAdaptive) find a limit on requests in flight from
+// their response times; system rules (KindSystem) shed requests while a
+// signal of the service's load (Signal: its rate, requests in flight,
+// response time, CPU usage, load average) is above a threshold, the host's
+// signals read every half second on a goroutine of the Guard. Both shed
+// the lower levels of requests first (Priority, WithPriority).
+//
 // Snapshot returns the statistics of every resource (the last second, and
 // totals since the Guard first saw it) and every rule (blocked requests,
 // failure-policy decisions, breaker state), for metrics exporters (package
-// prometheus) and the dashboard (package dashboard).
+// prometheus) and the dashboard (package dashboard). History returns the
+// last 10 minutes of them, a point a second, which the Guard keeps in fixed
+// memory from History's first call.
 //
 // A Guard has no package-level state: its clock (package clock), rules,
 // limiter state and statistics all hang off it.

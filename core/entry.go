@@ -49,6 +49,7 @@ type Entry struct {
 	start  int64
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
+	level  uint8 // the request's priority level, for the rules that shed by it
 	done   bool
 	// brk is the ticket of the first breaker of the binding; those of
 	// the others are in holds.
@@ -71,6 +72,7 @@ type held struct {
 	// the request for lacking its param: it never passes.
 	missing bool
 	keep    bool           // kept for Exit (see traits.holds)
+	level   uint8          // the request's priority level (asking.priority)
 	t       breaker.Ticket // for a breaker rule
 }
 
@@ -82,6 +84,7 @@ type ending struct {
 	now, rt int64
 	n       int64
 	failed  bool
+	level   uint8 // the request's priority level (Entry.level)
 	brk     breaker.Ticket
 }
 
@@ -202,9 +205,9 @@ func (e *Entry) Resource() string {
 // the rule (the default), rejected, or limited with the others lacking it.
 //
 // Rules decide on the monotonic clock; statistics and response times are
-// timed on the Guard's coarse clock (see RTResolution). With rules that
-// never wait Enter does not block; ctx is only consulted when the request
-// must wait.
+// timed on the Guard's coarse clock (a millisecond resolution). With rules
+// that never wait Enter does not block; ctx is only consulted when the
+// request must wait.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params
@@ -309,7 +312,7 @@ func (g *Guard) now(b *binding) int64 {
 
 // decisionTime reads the clock the rules of b decide at: the Guard's clock
 // when a rule of b keeps state in time (see binding.timed), else the clock
-// of now. The coarse clock cannot serve such rules (see RTResolution):
+// of now. The coarse clock cannot serve such rules (see rtResolution):
 // stamps written late would expire early.
 func (g *Guard) decisionTime(b *binding) int64 {
 	if b.timed {
@@ -342,7 +345,7 @@ func (e *Entry) Exit(err error) {
 	st.exited.Add(e.n)
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
-	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, brk: e.brk}
+	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
 	for _, rs := range e.b.exits {
 		rs.lim.exit(nil, end)
 	}
@@ -351,6 +354,7 @@ func (e *Entry) Exit(err error) {
 		h.rs.lim.exit(h, end)
 	}
 	st.stats.AddRT(now, rt, err != nil)
+	st.rts[rtBucket(rt)].Add(1)
 	if rt != 0 {
 		st.rt.Add(rt)
 	}

@@ -61,7 +61,7 @@ type BlockedError struct {
 	// for every rate rule (flow or hotspot, not concurrency) that applied
 	// to it, and for every concurrency limit that rejected it. Those that
 	// rejected it have Blocked set, and their Reset is their own retry
-	// time. Breakers have none: they are no quota.
+	// time. Breakers and system rules have none: they are no quota.
 	Policies []Quota
 }
 
@@ -71,6 +71,8 @@ func (e *BlockedError) Error() string {
 	switch {
 	case e.Kind == KindBreaker:
 		s = fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
+	case e.Kind == KindSystem && !e.Never:
+		s = fmt.Sprintf("sluice: %s blocked by system rule %q: the service is overloaded, retry after %s", e.Resource, e.Rule, e.RetryAfter)
 	case e.Never && e.Window == 0:
 		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit)
 	case e.Never:

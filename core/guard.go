@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// DefaultMaxResources is the default bound on the number of resource names a
+// defaultMaxResources is the default bound on the number of resource names a
 // Guard keeps statistics for (WithMaxResources).
-const DefaultMaxResources = 10000
+const defaultMaxResources = 10000
 
 // Guard holds a rule set, the state of its limits and the statistics of the
 // resources entered through it. Guards share nothing: two Guards in one
@@ -25,16 +27,25 @@ const DefaultMaxResources = 10000
 type Guard struct {
 	clock clock.Clock
 	// coarse is the clock Enter and Exit time requests on when the Guard
-	// is on the system clock (see RTResolution); nil on other clocks,
+	// is on the system clock (see rtResolution); nil on other clocks,
 	// which they read themselves, so that tests on a fake clock see exact
 	// times.
-	coarse    *clock.Coarse
+	coarse    *coarse.Clock
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
 	// blockHooks are called for each block (WithBlockHook); fixed at New.
 	blockHooks []func(context.Context, *BlockedError)
+	// topBlocked is the k of WithTopBlockedValues, 0 without.
+	topBlocked int
 	watch      *watch
+	// system samples the host signals of system rules (see
+	// WithSystemSource).
+	system *system.Sampler
+	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
+	// reports their quotas (WithShadowQuotas); fixed at New.
+	shadowAll, shadowQuotas bool
+	history                 *recorder
 
 	pools *pools
 
@@ -67,6 +78,10 @@ type ruleState struct {
 	lim     limiter    // of the rule's kind (see kinds.go)
 	stats   *ruleStats // carried over with the limiter
 	traits
+	// shadow is the rule's Shadow (see asking.shadow); quiet is true for
+	// a shadow rule whose quota policies are not reported (see
+	// WithShadowQuotas).
+	shadow, quiet bool
 }
 
 // binding is the list of rules of one rule set that apply to one resource,
@@ -89,10 +104,10 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
-	// rejection is the last error of a request single rejected: the next
-	// rejection that would be the same error returns it (see
-	// Guard.blocked).
-	rejection atomic.Pointer[BlockedError]
+	// rejection holds the last error of a request b's rules rejected: the
+	// next rejection that would be the same error returns it (see
+	// Guard.blocked and Guard.shared).
+	rejection atomic.Pointer[blockedAlloc]
 }
 
 type config struct {
@@ -107,6 +122,11 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	blockHooks   []func(context.Context, *BlockedError)
+	systemSource SystemSource
+	shadowAll    bool
+	shadowQuotas bool
+	precise      bool
+	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -139,7 +159,7 @@ func WithRules(rules ...Rule) Option {
 }
 
 // WithMaxResources bounds the number of distinct resource names the Guard
-// keeps statistics for (default DefaultMaxResources). Beyond it, new names
+// keeps statistics for (default 10000). Beyond it, new names
 // still get every matching rule applied, but share the statistics of the
 // resource named OverflowResource and their rules are matched on each call.
 func WithMaxResources(n int) Option {
@@ -155,28 +175,37 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: DefaultMaxResources, storeBackoff: DefaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools)}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
+		topBlocked: cfg.topBlocked}
+	if g.clock == nil && cfg.precise {
+		g.clock = clock.NewSystem()
+	}
 	if g.clock == nil {
 		sys := clock.NewSystem()
-		coarse, err := clock.NewCoarse(sys, RTResolution)
+		cc, err := coarse.New(sys, rtResolution)
 		if err != nil {
 			return nil, err
 		}
-		g.clock, g.coarse = sys, coarse
+		g.clock, g.coarse = sys, cc
 		// A Guard dropped without Close stops its clock's goroutine when
 		// it is collected; the goroutine holds the clock, not the Guard.
-		runtime.AddCleanup(g, (*clock.Coarse).Stop, coarse)
+		runtime.AddCleanup(g, (*coarse.Clock).Stop, cc)
 	}
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
+	g.system = newSampler(cfg.systemSource, g.clock)
+	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
+	g.history = newRecorder(g.clock, g)
+	runtime.AddCleanup(g, (*recorder).stop, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -188,9 +217,9 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// RTResolution is the resolution of the clock a Guard on the system clock
+// rtResolution is the resolution of the clock a Guard on the system clock
 // times requests on (statistics, response times): a goroutine of the Guard
-// advances it every RTResolution, so that a reading costs an atomic load
+// advances it every rtResolution, so that a reading costs an atomic load
 // instead of a reading of the monotonic clock (tens of nanoseconds). Rules
 // decide on the monotonic clock (concurrency limits need no clock): when the
 // host is busy the goroutine runs late, by tens or hundreds of milliseconds,
@@ -202,13 +231,30 @@ func New(opts ...Option) (*Guard, error) {
 // response shorter than that may be recorded as 0. The goroutine runs only
 // while requests come, parks after a second without one, and stops with
 // Close.
-const RTResolution = time.Millisecond
+const rtResolution = time.Millisecond
+
+// WithPreciseTiming makes a Guard on the system clock time requests on the
+// monotonic clock instead of its coarse one (see RTResolution): response
+// times (statistics, RTHistogram, breakers' slow requests, adaptive
+// limits) are then measured to the nanosecond instead of about a
+// millisecond, at the cost of a reading of the monotonic clock at Exit,
+// and at Enter for rules that need none (tens of nanoseconds each). A
+// Guard on another clock (WithClock) reads that clock anyway.
+func WithPreciseTiming() Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.precise = true
+		return nil
+	})
+}
 
 // Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (see RTResolution) and the one that calls breaker listeners and
-// logs (see WithBreakerListener), after it delivered what was queued. The
-// Guard stays usable: after Close, Enter and Exit read the monotonic clock,
-// and breaker changes are no longer reported. A Guard that becomes
+// clock (every millisecond), the one that samples the host signals of
+// system rules (see Signal; their readings stay as they were), the one that
+// records its history (see History) and the one that calls breaker
+// listeners and logs (see WithBreakerListener), after it delivered what was
+// queued. The Guard stays usable: after Close, Enter and Exit read the
+// monotonic clock, breaker changes are no longer reported, and the history
+// records a second only when History is called. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
 // Close is idempotent and returns nil.
 func (g *Guard) Close() error {
@@ -216,6 +262,8 @@ func (g *Guard) Close() error {
 		g.coarse.Stop()
 	}
 	g.watch.stop()
+	g.system.Stop()
+	g.history.stop()
 	g.reporter.stop()
 	return nil
 }
@@ -242,11 +290,16 @@ func (g *Guard) Rules() []Rule {
 // Requests in flight when the rules change are released against the rules
 // they entered under. A rule naming a param that none of the Guard's param
 // sources supplies is a problem (see ParamSource). Resources are put in canonical form
-// (CanonicalResource), and those that were not are logged at Info.
+// (see Rule.Resource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := NormalizeRules(rules)
 	if err != nil {
 		return err
+	}
+	if g.shadowAll {
+		for i := range norm {
+			norm[i].Shadow = true
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -275,6 +328,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.watch.rulesSet(g.rules.Swap(set), set)
+	g.system.Run(set.samples())
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }
@@ -292,6 +346,12 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	var err error
 	if rs.lim, rs.traits, err = g.newLimiter(r, p); err != nil {
 		return nil, err
+	}
+	if r.Shadow {
+		rs.shadow, rs.quiet = true, !g.shadowQuotas
+		// What it holds for Exit, it holds only for the requests it
+		// admitted: in Entry.holds.
+		rs.holds = rs.holds || rs.exits
 	}
 	return rs, nil
 }
@@ -315,13 +375,13 @@ func (set *ruleSet) bind(name string) *binding {
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	for i, rs := range b.rules {
-		first := i == 0 && rs.gate
+		first := i == 0 && rs.gate && !rs.shadow
 		if rs.exits && (!rs.holds || first) {
 			b.exits = append(b.exits, rs)
 		}
 		b.keeps = b.keeps || rs.holds && !first
 	}
-	if len(b.rules) == 1 && !b.rules[0].waits {
+	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
 		switch b.rules[0].lim.(type) {
 		case *flowKind, *concKind:
 			b.single = b.rules[0]

@@ -3,25 +3,48 @@ package core
 import (
 	"time"
 
+	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/priority"
 )
 
 // adaptiveKind is an adaptive concurrency rule: a concurrency limit that
 // its controller finds from the response times of the requests it admits.
-type adaptiveKind struct{ c *adaptive.Controller }
+// It sheds by priority level (see Priority) before its controller is
+// asked.
+type adaptiveKind struct {
+	c      *adaptive.Controller
+	levels *priority.Tracker
+	clock  clock.Clock // of the Guard, for undo
+}
 
-func newAdaptiveKind(r Rule, prev limiter) (limiter, traits, error) {
+func newAdaptiveKind(r Rule, prev limiter, c clock.Clock) (limiter, traits, error) {
 	var p *adaptive.Controller
+	var pl *priority.Tracker
 	if k, ok := prev.(*adaptiveKind); ok {
-		p = k.c
+		p, pl = k.c, k.levels
 	}
-	c := adaptive.New(r.adaptiveConfig(), p)
-	return &adaptiveKind{c}, traits{exits: true, adapts: true}, nil
+	ctl := adaptive.New(r.adaptiveConfig(), p)
+	return &adaptiveKind{ctl, priority.New(pl), c}, traits{exits: true, adapts: true}, nil
 }
 
 func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
-	askSlot(a, rs, k.c.Acquire(a.n), k)
+	level := a.priority(&rs.rule)
+	ok := true
+	if level < priority.Critical {
+		// The room the levels above keep, checked before the controller
+		// reserves: concurrent requests may pass it by a few, never the
+		// limit.
+		lim := k.c.Limit()
+		if r := k.levels.Reserve(a.now, level, lim); r > 0 {
+			ok = k.c.InFlight()+a.n <= lim-r
+		}
+	}
+	if ok = ok && k.c.Acquire(a.n); ok {
+		k.levels.Admitted(a.now, level, a.n)
+	}
+	askSlot(a, rs, ok, k, uint8(level))
 	return nil
 }
 
@@ -41,14 +64,21 @@ func (k *adaptiveKind) rejection() flow.Decision {
 	return flow.Decision{Limit: lim, Remaining: max(lim-k.c.InFlight(), 0), RetryAfter: max(recent, time.Millisecond)}
 }
 
-func (k *adaptiveKind) undo(_ held, _ uint32, n int64) { k.c.Release(n) }
+func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
+	k.c.Release(n)
+	k.levels.Undo(int64(k.clock.Now()), int(h.level), n)
+}
 
-func (k *adaptiveKind) exit(_ *held, end ending) { k.c.Done(end.now, end.rt, end.n) }
+func (k *adaptiveKind) exit(_ *held, end ending) {
+	k.c.Done(end.now, end.rt, end.n)
+	k.levels.Done(int(end.level), end.n)
+}
 
 func (k *adaptiveKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.c.InFlight()
 	recent, minimum := k.c.RT()
 	out.Adaptive = &AdaptiveStats{Limit: k.c.Limit(), RecentRT: recent, MinRT: minimum}
+	out.Limit, out.Use, out.HasUse = out.Adaptive.Limit, out.InFlight, true
 }
 
 // AdaptiveStats are the state of an adaptive rule (RuleStats.Adaptive).

@@ -31,7 +31,7 @@ func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	h.t = t
 	if ok && a.blocked == nil {
-		if a.b.rules[0] == rs {
+		if a.b.rules[0] == rs && !rs.shadow {
 			a.brk = t
 		} else {
 			h.keep = true

@@ -18,7 +18,7 @@ func newConcKind(r Rule, prev limiter) (limiter, traits, error) {
 }
 
 func (k *concKind) ask(a *asking, rs *ruleState) error {
-	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k)
+	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k, 0)
 	return nil
 }
 
@@ -26,10 +26,13 @@ func (k *concKind) ask(a *asking, rs *ruleState) error {
 type slotKind interface{ rejection() flow.Decision }
 
 // askSlot records the decision of a slot kind for a: admitted when ok,
-// else rejected with k's rejection.
-func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K) {
+// else rejected with k's rejection; level is the request's priority level
+// (for the kinds that shed by it), for undo.
+func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K, level uint8) {
 	h := a.slot(rs)
+	h.level = level
 	if ok && a.blocked == nil {
+		h.keep = rs.holds // a shadow rule's (see compileRule)
 		return
 	}
 	if ok {
@@ -50,4 +53,7 @@ func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
 
 func (k *concKind) exit(_ *held, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
 
-func (k *concKind) stats(out *RuleStats, _ int64) { out.InFlight = k.l.InFlight() }
+func (k *concKind) stats(out *RuleStats, _ int64) {
+	out.InFlight = k.l.InFlight()
+	out.Limit, out.Use, out.HasUse = k.l.Limit(), out.InFlight, true
+}

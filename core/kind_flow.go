@@ -1,6 +1,10 @@
 package core
 
-import "github.com/sluicekit/sluice/core/internal/flow"
+import (
+	"math"
+
+	"github.com/sluicekit/sluice/core/internal/flow"
+)
 
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
@@ -40,4 +44,15 @@ func (k *flowKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d.Decision, n) }
 
 func (*flowKind) exit(*held, ending) {}
 
-func (*flowKind) stats(*RuleStats, int64) {}
+// stats asks the limiter about more permits than it ever admits at once:
+// every algorithm decides that without taking any, the decision telling
+// the limit in force (a warm-up ramp's included) and the quota left.
+func (k *flowKind) stats(out *RuleStats, now int64) {
+	r := &out.Rule
+	if r.Limit >= math.MaxInt64-r.Burst {
+		return
+	}
+	d := k.l.Acquire(now, r.Limit+r.Burst+1)
+	out.Limit = d.Limit + r.Burst
+	out.Use, out.HasUse = max(out.Limit-d.Remaining, 0), true
+}

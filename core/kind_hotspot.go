@@ -1,23 +1,41 @@
 package core
 
-import "github.com/sluicekit/sluice/core/internal/hotspot"
+import (
+	"fmt"
+
+	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/stripe"
+)
 
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a
 // param of the request (see asking.firstValue).
-type hotspotKind struct{ l *hotspot.Limiter }
+type hotspotKind struct {
+	l *hotspot.Limiter
+	// top counts the values blocked most, a sketch per CPU stripe (see
+	// WithTopBlockedValues); nil without.
+	top []*history.TopK
+}
 
-func newHotspotKind(r Rule, prev limiter) (limiter, traits, error) {
+func newHotspotKind(r Rule, prev limiter, topBlocked int) (limiter, traits, error) {
 	var p *hotspot.Limiter
+	var top []*history.TopK
 	if k, ok := prev.(*hotspotKind); ok {
-		p = k.l
+		p, top = k.l, k.top
 	}
 	l, err := hotspot.New(r.hotspotConfig(), p)
 	if err != nil {
 		return nil, traits{}, err
 	}
+	if top == nil && topBlocked > 0 {
+		top = make([]*history.TopK, stripe.Count())
+		for i := range top {
+			top[i], _ = history.NewTopK(topBlocked) // validated by the option
+		}
+	}
 	alg := l.Config().Algorithm
 	holds := alg == hotspot.Concurrency
-	return &hotspotKind{l}, traits{
+	return &hotspotKind{l: l, top: top}, traits{
 		waits:   alg == hotspot.LeakyBucket,
 		holds:   holds, // a per-value slot until Exit
 		window:  !holds,
@@ -31,6 +49,9 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 	for i := 1; ok; i++ {
 		h := a.slot(rs)
 		k.l.AcquireTo(&h.d, a.now, v, a.n)
+		if k.top != nil && !h.d.OK {
+			k.top[stripe.Of(a.cpu, len(k.top))].Add(v, a.n)
+		}
 		h.keep = rs.holds
 		a.decided(h)
 		v, ok = a.value(rs, i)
@@ -42,7 +63,54 @@ func (k *hotspotKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d, n) }
 
 func (k *hotspotKind) exit(h *held, end ending) { k.l.Release(h.d, end.n) }
 
-func (*hotspotKind) stats(*RuleStats, int64) {}
+func (k *hotspotKind) stats(out *RuleStats, _ int64) {
+	if k.top == nil {
+		return
+	}
+	var all []history.Count
+	for _, t := range k.top {
+		all = t.Top(all)
+	}
+	out.TopBlocked = []BlockedValue{}
+	for _, c := range history.Merge(all, k.top[0].K()) {
+		v := c.Value
+		if v == missingValue {
+			v = ""
+		}
+		out.TopBlocked = append(out.TopBlocked, BlockedValue{Value: v, Blocked: c.Count, Error: c.Err})
+	}
+}
+
+// BlockedValue is a value of a hotspot rule's param and the permits the
+// rule blocked with it, since the value was counted (see
+// WithTopBlockedValues): at most Error more than the true count.
+type BlockedValue struct {
+	Value          string // the empty string for requests without the param
+	Blocked, Error int64
+}
+
+// maxTopBlocked bounds the k of WithTopBlockedValues.
+const maxTopBlocked = 100
+
+// WithTopBlockedValues makes each hotspot rule kept in memory count the
+// values of its param it blocks, approximately, in fixed memory: the k it
+// blocked most since it was set are in its RuleStats.TopBlocked (and on
+// the dashboard). A value blocked more than a 1/k share of all its blocks
+// is always among them. It costs the blocked requests of hotspot rules a
+// lock of a sketch of k counters per CPU stripe (Space-Saving), and
+// nothing to the requests that pass. Off by default: it keeps request
+// values (user IDs, addresses, API keys: values longer than 128 bytes are
+// cut) in memory and shows them to whoever sees the statistics. k is 1 to
+// 100.
+func WithTopBlockedValues(k int) Option {
+	return optionFunc(func(cfg *config) error {
+		if k < 1 || k > maxTopBlocked {
+			return fmt.Errorf("WithTopBlockedValues(%d): k must be between 1 and %d", k, maxTopBlocked)
+		}
+		cfg.topBlocked = k
+		return nil
+	})
+}
 
 // firstValue returns the first value of the param of rs, a hotspot rule, in
 // the request a is admitting, and false when the rule does not limit the

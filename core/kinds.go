@@ -51,11 +51,13 @@ func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 	case r.Kind == KindConcurrency:
 		return newConcKind(r, prev)
 	case r.Kind == KindHotspot:
-		return newHotspotKind(r, prev)
+		return newHotspotKind(r, prev, g.topBlocked)
 	case r.Kind == KindBreaker:
 		return newBreakerKind(r, prev, g.reporter)
 	case r.Kind == KindAdaptive:
-		return newAdaptiveKind(r, prev)
+		return newAdaptiveKind(r, prev, g.clock)
+	case r.Kind == KindSystem:
+		return g.newSystemKind(r, prev)
 	}
 	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 }
@@ -76,6 +78,8 @@ func (a *asking) ask(rs *ruleState) error {
 	case *storeKind:
 		return l.ask(a, rs)
 	case *adaptiveKind:
+		return l.ask(a, rs)
+	case *systemKind:
 		return l.ask(a, rs)
 	}
 	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))

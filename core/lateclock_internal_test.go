@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/coarse"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
@@ -55,7 +55,7 @@ func lateClock(t *testing.T, g *Guard) {
 	t.Helper()
 	require.NotNil(t, g.coarse, "a Guard on the system clock has a coarse clock")
 	g.coarse.Stop()
-	c, err := clock.NewCoarse(g.clock, 200*time.Millisecond)
+	c, err := coarse.New(g.clock, 200*time.Millisecond)
 	require.NoError(t, err)
 	g.coarse = c
 	t.Cleanup(c.Stop)

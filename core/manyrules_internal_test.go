@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
@@ -144,4 +145,55 @@ func TestSharedRejectionUnchanged(t *testing.T) {
 		require.Equal(t, &kept, first, "a kept error changed: %d rules", len(rules))
 		require.Equal(t, time.Second, first.RetryAfter)
 	}
+}
+
+// TestSingleRuleRejectionKey: a rejection by a single rule returns the last
+// error only when the rule's decision would make the same one: each of the
+// quota left, the count (a request that can never pass), the retry time
+// (to the millisecond) and the rule set tells apart the errors of
+// successive rejections.
+func TestSingleRuleRejectionKey(t *testing.T) {
+	clk := clock.NewFake(time.Hour)
+	f := Rule{Name: "f", Resource: "r", Kind: KindFlow, Limit: 3, Window: time.Second, Buckets: 1}
+	g, err := New(WithClock(clk), WithRules(f))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	ctx := context.Background()
+	enter := func(n int64) *BlockedError {
+		t.Helper()
+		_, err := g.Enter(ctx, "r", WithCount(n))
+		var b *BlockedError
+		if err == nil {
+			return nil
+		}
+		require.True(t, errors.As(err, &b), "%v", err)
+		return b
+	}
+	require.Nil(t, enter(2))
+	first := enter(2)
+	require.NotNil(t, first)
+	assert.Equal(t, int64(1), first.Remaining)
+	assert.Equal(t, time.Second, first.RetryAfter)
+	assert.Same(t, first, enter(2))
+	require.Nil(t, enter(1))
+	full := enter(2)
+	assert.Equal(t, int64(0), full.Remaining, "the quota left moved")
+	never := enter(4)
+	assert.True(t, never.Never, "a count above the limit")
+	assert.Zero(t, never.RetryAfter)
+	again := enter(2)
+	assert.Equal(t, full, again)
+	clk.Advance(time.Millisecond / 2) // 999.5ms left: told as 1s
+	assert.Same(t, again, enter(2))
+	clk.Advance(time.Millisecond)
+	later := enter(2)
+	assert.Equal(t, 999*time.Millisecond, later.RetryAfter)
+	// A new rule set: its rule makes its own error.
+	require.NoError(t, g.SetRules([]Rule{{Name: "g", Resource: "r", Kind: KindFlow, Limit: 3, Window: time.Second, Buckets: 1}}))
+	other := enter(2)
+	if other == nil { // the counts did not carry over to the new rule
+		other = enter(2)
+	}
+	require.NotNil(t, other)
+	assert.Equal(t, "g", other.Rule)
 }

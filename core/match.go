@@ -61,7 +61,7 @@ func (p pattern) matchName(name string) bool {
 // rule's Resource does: exactly, or as a glob in which each '*' matches any
 // run of characters, '/' included; a pattern starting with '/' matches
 // under every method too ("/items/{id}" matches "GET /items/{id}"). Give it
-// patterns in canonical form (CanonicalResource).
+// patterns in canonical form (see Rule.Resource).
 func MatchResource(pattern, name string) bool {
 	return compilePattern(pattern).match(name)
 }
@@ -70,7 +70,7 @@ func MatchResource(pattern, name string) bool {
 // methods, and OTHER, under which the extractors name every other method.
 var resourceMethods = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}
 
-// CanonicalResource returns the canonical form of a rule's Resource, the
+// canonicalResource returns the canonical form of a rule's Resource, the
 // form resource names take (see package extractors), or an error saying
 // what is wrong and what to write instead. An HTTP resource is "METHOD
 // TEMPLATE": METHOD is a standard method, OTHER or the glob '*', and
@@ -85,7 +85,7 @@ var resourceMethods = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE
 // catch-all -> "{name...}"). Refused: other methods, spaces inside a
 // template, glob syntax sluice does not have ('?', '[', ']', "**"), and
 // braces that are not a whole segment {name}, a last {name...} or {$}.
-func CanonicalResource(res string) (string, error) {
+func canonicalResource(res string) (string, error) {
 	fields := strings.Fields(res)
 	if len(fields) == 0 {
 		return res, nil // ValidateRules requires a resource
@@ -132,7 +132,7 @@ func canonicalMethod(m string) (string, bool) {
 }
 
 // canonicalTemplate returns method and the canonical form of template tmpl
-// (see CanonicalResource), or an error.
+// (see canonicalResource), or an error.
 func canonicalTemplate(tmpl, method string) (string, error) {
 	join := func(t string) string {
 		if method == "" {

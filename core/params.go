@@ -121,30 +121,32 @@ func sameSource(a, b ParamSource) bool {
 	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
-// paramSourceProblems returns a problem for each rule of rules whose param
-// none of sources supplies; none when sources is empty.
+// paramSourceProblems returns a problem for each param or priority param
+// of rules that none of sources supplies; none when sources is empty.
 func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 	if len(sources) == 0 {
 		return nil
 	}
 	var problems []Problem
 	for i, r := range rules {
-		if r.Param == "" || ValidateParam(r.Param) != nil {
-			continue
-		}
-		var msgs []string
-		for _, s := range sources {
-			err := s.CheckParam(r.Param)
-			if err == nil {
-				msgs = nil
-				break
+		for _, f := range [...]struct{ field, param string }{{"param", r.Param}, {"priority", r.Priority}} {
+			if f.param == "" || ValidateParam(f.param) != nil {
+				continue
 			}
-			if m := err.Error(); !slices.Contains(msgs, m) {
-				msgs = append(msgs, m)
+			var msgs []string
+			for _, s := range sources {
+				err := s.CheckParam(f.param)
+				if err == nil {
+					msgs = nil
+					break
+				}
+				if m := err.Error(); !slices.Contains(msgs, m) {
+					msgs = append(msgs, m)
+				}
 			}
-		}
-		if len(msgs) > 0 {
-			problems = append(problems, Problem{Index: i, Name: r.Name, Field: "param", Msg: strings.Join(msgs, "; ")})
+			if len(msgs) > 0 {
+				problems = append(problems, Problem{Index: i, Name: r.Name, Field: f.field, Msg: strings.Join(msgs, "; ")})
+			}
 		}
 	}
 	return problems

@@ -47,7 +47,7 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 }
 
 // WithLogger makes the Guard log breaker state changes, store failures and
-// recoveries, and rules that block requests (once per BlockLogInterval per
+// recoveries, and rules that block requests (once per blockLogInterval per
 // rule, with the count) to l, instead of slog.Default(). The log is
 // rate-limited: at most 10 records per second with bursts of 20; records
 // over that are counted and the count is logged with the next one. Use
@@ -62,9 +62,9 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// BlockLogInterval is how often at most a Guard logs that a rule blocks
+// blockLogInterval is how often at most a Guard logs that a rule blocks
 // requests, per rule.
-const BlockLogInterval = 10 * time.Second
+const blockLogInterval = 10 * time.Second
 
 // Reporter bounds: queued reports, and the log's rate and burst.
 const (
@@ -100,6 +100,7 @@ type blockingReport struct {
 	rule, resource string
 	blocked        int64
 	over           time.Duration
+	shadow         bool // a shadow rule: it would have blocked them
 }
 
 // reporter delivers reports to listeners and to the log on a goroutine of
@@ -200,12 +201,17 @@ func (rp *reporter) deliver(r report) {
 		}
 	case r.blocking != nil:
 		b := r.blocking
+		started, blocked := "sluice: rule started blocking requests", "sluice: rule blocked requests"
+		attrs := []slog.Attr{slog.String("rule", b.rule), slog.String("resource", b.resource)}
+		if b.shadow {
+			started, blocked = "sluice: shadow rule would block requests; they pass", "sluice: shadow rule would have blocked requests; they passed"
+			attrs = append(attrs, slog.Bool("shadow", true))
+		}
 		if b.over == 0 {
-			rp.logf(slog.LevelInfo, "sluice: rule started blocking requests", slog.String("rule", b.rule), slog.String("resource", b.resource))
+			rp.logf(slog.LevelInfo, started, attrs...)
 			break
 		}
-		rp.logf(slog.LevelInfo, "sluice: rule blocked requests", slog.String("rule", b.rule), slog.String("resource", b.resource),
-			slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))
+		rp.logf(slog.LevelInfo, blocked, append(attrs, slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))...)
 	case r.unmatched != nil:
 		u := r.unmatched
 		rp.logf(slog.LevelWarn, "sluice: rule matched no request since it was set; check its resource against the resources requests get (Guard.Snapshot)",

@@ -108,7 +108,7 @@ func TestBlockingRulesAreLoggedOncePerInterval(t *testing.T) {
 		_, err := g.Enter(t.Context(), "r")
 		require.Error(t, err)
 	}
-	fc.Advance(BlockLogInterval)
+	fc.Advance(blockLogInterval)
 	_, err = g.Enter(t.Context(), "r")
 	require.Error(t, err)
 	require.NoError(t, g.Close()) // delivers the queue

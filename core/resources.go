@@ -30,9 +30,10 @@ type resource struct {
 
 // resStripe is one statistics stripe of a resource: counts since the
 // resource was made, and the leap array of its recent statistics, on cache
-// lines of their own (a resStripe is 128 bytes, and stripes are allocated
+// lines of their own (a resStripe is 320 bytes, and stripes are allocated
 // together, 64-aligned): the first written by every request, the second by
-// blocks.
+// blocks, the others (the response time histogram, see RTHistogram) by
+// Exit.
 //
 // entered and exited count the permits admitted and exited through the
 // stripe: their difference is the stripe's count in flight, and they are
@@ -50,7 +51,8 @@ type resStripe struct {
 	stats             *window.LeapArray // never changes
 	_                 [16]byte
 	blockedBy         [numReasons]atomic.Int64
-	_                 [16]byte
+	_                 [8]byte
+	rts               rtCounts
 }
 
 // inFlight returns the number of permits in flight: exited first, so that
@@ -107,6 +109,11 @@ func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
 // copying is spread over the lookups. The table holds at most max resources;
 // names beyond share one overflow resource, so hostile names cannot grow it.
 type resourceTable struct {
+	// hot holds, in slot len(name)%len(hot), the first resource looked up
+	// in read with a name of that length: a request to it compares one
+	// name instead of hashing it. A resource is never removed, so a slot
+	// is written once.
+	hot      [16]atomic.Pointer[resource]
 	read     atomic.Pointer[map[string]*resource]
 	mu       sync.Mutex
 	dirty    map[string]*resource // every resource; guarded by mu
@@ -132,8 +139,16 @@ func newResourceTable(max int) *resourceTable {
 // get returns the resource of name, creating it if the table has room. The
 // second result is false when name went to the overflow resource.
 func (t *resourceTable) get(name string) (*resource, bool) {
-	if r, ok := (*t.read.Load())[name]; ok {
+	hot := &t.hot[len(name)%len(t.hot)]
+	r := hot.Load()
+	if r != nil && r.name == name {
 		return r, true
+	}
+	if found, ok := (*t.read.Load())[name]; ok {
+		if r == nil {
+			hot.CompareAndSwap(nil, found)
+		}
+		return found, true
 	}
 	if t.full.Load() {
 		return t.overflow, false

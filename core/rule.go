@@ -29,6 +29,10 @@ const (
 	// stay near their minimum and falls when they grow (see
 	// AdaptiveStats).
 	KindAdaptive Kind = "adaptive"
+	// KindSystem protects the service by a signal of its own load (see
+	// Signal): it sheds requests while the signal is above the rule's
+	// Threshold.
+	KindSystem Kind = "system"
 )
 
 // Rule is one limit on the resources its Resource matches. A rules file
@@ -38,17 +42,18 @@ const (
 type Rule struct {
 	// Name identifies the rule in errors, RateLimit fields, problem bodies,
 	// metrics and logs, written the same in each: ASCII letters, digits and
-	// NameChars, at most 200 bytes. Optional; when empty a name is derived
-	// from Kind and Resource (see DefaultName). Names are unique within a
-	// rule set.
+	// -_.:/{}*$#(), at most 200 bytes. Optional; when empty a name is
+	// derived from Kind and Resource ("flow:GET:/items/{id}"). Names are
+	// unique within a rule set.
 	Name string `json:"name,omitempty"`
 	// Resource is a resource name, or a glob in which each '*' matches any
 	// run of characters, '/' included: "GET /items/{id}", "GET /items/*",
 	// "/pkg.Svc/*", "*". HTTP resources are "METHOD TEMPLATE" with
 	// net/http's ServeMux wildcards; a template without a method
 	// ("/items/{id}") applies to every method, and a gRPC full method
-	// ("/pkg.Svc/Method") to that method (see CanonicalResource, which
-	// also says what is normalized and what is refused). A rule matching
+	// ("/pkg.Svc/Method") to that method. A lowercase method, gin and echo
+	// parameters (":id") and catch-alls ("*name") are normalized; the error
+	// of what is refused says what to write. A rule matching
 	// several resources has one state shared by all of them.
 	Resource string `json:"resource"`
 	Kind     Kind   `json:"kind"`
@@ -109,10 +114,13 @@ type Rule struct {
 	LocalLimit int64 `json:"localLimit,omitempty"`
 
 	// Strategy is what a breaker trips on: breaker.SlowRatio,
-	// breaker.ErrorRatio or breaker.ErrorCount.
+	// breaker.ErrorRatio or breaker.ErrorCount; for a system rule of
+	// signal cpu, StrategyBBR.
 	Strategy breaker.Strategy `json:"strategy,omitempty"`
 	// Threshold trips a breaker: a ratio in (0, 1] of slow or failed
-	// requests, or a number of failed requests (error-count).
+	// requests, or a number of failed requests (error-count). For a system
+	// rule it is the highest value of its Signal at which it admits
+	// requests (see Signal for the units).
 	Threshold float64 `json:"threshold,omitempty"`
 	// MaxRT is the response time above which a request is slow
 	// (slow-ratio).
@@ -142,6 +150,19 @@ type Rule struct {
 	// rule for its lowest response time, which drop its limit to MinLimit
 	// for a few Windows (see AdaptiveStats). At least Window; default 30s.
 	ProbeInterval time.Duration `json:"probeInterval,omitempty"`
+
+	// Signal is what a system rule watches (see Signal).
+	Signal Signal `json:"signal,omitempty"`
+	// Priority names the param a request's level is read from (see
+	// Priority), for system and adaptive rules, e.g. "header:X-Priority":
+	// under overload they shed the lower levels first. Empty: every
+	// request's level is the one WithPriority gave its context, else
+	// PriorityDefault.
+	Priority string `json:"priority,omitempty"`
+	// Shadow makes the rule evaluated and counted as if enforced, but
+	// never enforced: a request it would reject goes on (see WithShadow).
+	// Changing Shadow alone keeps the rule's state and counts.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // OnMissing is what a hotspot rule does with a request that lacks its param

@@ -39,12 +39,15 @@ type ruleFile struct {
 	MaxLimit      int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
 	Tolerance     float64          `json:"tolerance,omitempty" yaml:"tolerance,omitempty"`
 	ProbeInterval string           `json:"probeInterval,omitempty" yaml:"probeInterval,omitempty"`
+	Signal        Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
+	Priority      string           `json:"priority,omitempty" yaml:"priority,omitempty"`
+	Shadow        bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
 }
 
 // fileForm returns r in the form of the rules file.
 func (r Rule) fileForm() ruleFile {
 	var limit *int64
-	if r.Kind != KindBreaker && r.Kind != KindAdaptive || r.Limit != 0 {
+	if r.Kind != KindBreaker && r.Kind != KindAdaptive && r.Kind != KindSystem || r.Limit != 0 {
 		limit = &r.Limit
 	}
 	return ruleFile{
@@ -57,6 +60,7 @@ func (r Rule) fileForm() ruleFile {
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
 		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit,
 		Tolerance: r.Tolerance, ProbeInterval: durationText(r.ProbeInterval),
+		Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
 	}
 }
 

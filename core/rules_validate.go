@@ -17,9 +17,9 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// DefaultMaxKeys is the number of param values a hotspot rule tracks when
+// defaultMaxKeys is the number of param values a hotspot rule tracks when
 // its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
-const DefaultMaxKeys = hotspot.DefaultMaxKeys
+const defaultMaxKeys = hotspot.DefaultMaxKeys
 
 // Bounds that ValidateRules enforces.
 const (
@@ -42,10 +42,10 @@ type Problem struct {
 	Msg   string
 }
 
-// String formats p as in `rules[2] (per-user): limit must be >= 0, got -5`:
+// Error formats p as in `rules[2] (per-user): limit must be >= 0, got -5`:
 // the rule's index, its name in parentheses when it has one, the line when
 // known, the field and the message.
-func (p Problem) String() string {
+func (p Problem) Error() string {
 	var b strings.Builder
 	if p.Index >= 0 {
 		fmt.Fprintf(&b, "rules[%d]", p.Index)
@@ -64,9 +64,6 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// Error returns p.String(), so that a Problem can be used as an error.
-func (p Problem) Error() string { return p.String() }
-
 // RulesError lists every problem of a rule set or rules file.
 type RulesError struct {
 	Problems []Problem
@@ -76,7 +73,7 @@ type RulesError struct {
 func (e *RulesError) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	return strings.Join(lines, "\n")
 }
@@ -141,13 +138,19 @@ func (v *validator) rule(i int, r *Rule) {
 		v.checkBreaker(r)
 	case KindAdaptive:
 		v.checkAdaptive(r)
+	case KindSystem:
+		v.checkSystem(r)
 	case "":
-		v.add("kind", "is required (flow, concurrency, hotspot, breaker or adaptive)")
+		v.add("kind", "is required (flow, concurrency, hotspot, breaker, adaptive or system)")
 	default:
-		v.add("kind", "must be flow, concurrency, hotspot, breaker or adaptive, got %s", quote(string(r.Kind)))
+		v.add("kind", "must be flow, concurrency, hotspot, breaker, adaptive or system, got %s", quote(string(r.Kind)))
 	}
-	if r.Kind != KindBreaker {
+	if r.Kind != KindBreaker && r.Kind != KindSystem {
 		v.noBreakerFields(r, "only applies to kind breaker")
+	}
+	v.checkPriority(r)
+	if r.Kind != KindSystem {
+		v.zero("signal", r.Signal != "", "only applies to kind system")
 	}
 	if r.Kind != KindAdaptive {
 		const msg = "only applies to kind adaptive"
@@ -209,11 +212,11 @@ func (v *validator) noRateFields(r *Rule, msg string) {
 	v.zero("localLimit", r.LocalLimit != 0, msg)
 }
 
-// NameChars are the characters of rule names besides ASCII letters and
+// nameChars are the characters of rule names besides ASCII letters and
 // digits: the characters that RateLimit fields (structured-field strings),
 // problem bodies (JSON), Prometheus label values and logs all carry as they
 // are, so that a name reads the same in each.
-const NameChars = "-_.:/{}*$#()"
+const nameChars = "-_.:/{}*$#()"
 
 // checkName checks an explicit name: bounded, of the name charset, and
 // unique.
@@ -225,7 +228,7 @@ func (v *validator) checkName(name string) {
 		v.add("name", "must be at most %d bytes, got %d", maxNameLen, len(name))
 	}
 	if !isName(name) {
-		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", NameChars, quote(name))
+		v.add("name", "must contain only ASCII letters, digits and %s (it is written as is in RateLimit fields, problem bodies, metrics and logs), got %s", nameChars, quote(name))
 	}
 	if first, ok := v.firstUse[name]; ok {
 		v.add("name", "%s is already used by rules[%d]", quote(name), first)
@@ -235,7 +238,7 @@ func (v *validator) checkName(name string) {
 }
 
 // checkResource checks that a resource name or glob is present, bounded,
-// printable and has a canonical form (CanonicalResource).
+// printable and has a canonical form (canonicalResource).
 func (v *validator) checkResource(res string) {
 	switch {
 	case res == "":
@@ -245,7 +248,7 @@ func (v *validator) checkResource(res string) {
 	case hasControl(res):
 		v.add("resource", "must not contain control characters, got %s", quote(res))
 	default:
-		if _, err := CanonicalResource(res); err != nil {
+		if _, err := canonicalResource(res); err != nil {
 			v.add("resource", "%s", err)
 		}
 	}
@@ -460,7 +463,7 @@ func hasControl(s string) bool {
 func quote[T ~string](t T) string     { return rulefields.Quote(t) }
 func truncate(s string, n int) string { return rulefields.Truncate(s, n) }
 
-// isName reports whether s has only ASCII letters, digits and NameChars.
+// isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
 	for _, c := range []byte(s) {
 		if !isNameChar(c) {
@@ -471,7 +474,7 @@ func isName(s string) bool {
 }
 
 func isNameChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(NameChars, c) >= 0
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0
 }
 
 // displayName returns a rule name as shown in problems: as is when it is a
@@ -484,13 +487,13 @@ func displayName(name string) string {
 	return name
 }
 
-// DefaultName returns the name NormalizeRules gives a rule that has none:
+// defaultName returns the name NormalizeRules gives a rule that has none:
 // its kind and resource, and for a hotspot rule its param, separated by
 // colons, with the resource's spaces written as colons too and every other
-// character outside the name charset (see NameChars) as '_', as in
+// character outside the name charset (see nameChars) as '_', as in
 // "hotspot:GET:/items/{id}:header:X-User-ID". NormalizeRules gives it the
 // rule with its resource in canonical form.
-func DefaultName(r Rule) string {
+func defaultName(r Rule) string {
 	name := string(r.Kind) + ":" + r.Resource
 	if r.Kind == KindHotspot {
 		name += ":" + r.Param
@@ -514,12 +517,13 @@ func DefaultName(r Rule) string {
 
 // NormalizeRules validates rules like ValidateRules and, when they are all
 // valid, returns a copy with every resource in canonical form
-// (CanonicalResource) and every default applied: window 1s, algorithm
+// (see Rule.Resource) and every default applied: window 1s, algorithm
 // leap-array (flow) or token-bucket (hotspot), 10 leap-array buckets,
-// coldFactor 3 with warmup, DefaultMaxKeys, and a name for every unnamed
-// rule. That name is DefaultName(r), shortened to 200 bytes when longer,
-// with a suffix #2, #3, ... when an earlier unnamed rule or any named one
-// already has it. The copy shares no map with rules.
+// coldFactor 3 with warmup, MaxKeys 100000, and a name for every unnamed
+// rule. That name is its kind, resource and (hotspot) param joined by
+// colons ("hotspot:GET:/items/{id}:header:X-User-ID"), shortened to 200
+// bytes when longer, with a suffix #2, #3, ... when an earlier unnamed rule
+// or any named one already has it. The copy shares no map with rules.
 func NormalizeRules(rules []Rule) ([]Rule, error) {
 	if err := ValidateRules(rules); err != nil {
 		return nil, err
@@ -540,7 +544,7 @@ func normalize(rules []Rule) []Rule {
 	}
 	for i := range out {
 		if out[i].Name == "" {
-			out[i].Name = names.unique(DefaultName(out[i]))
+			out[i].Name = names.unique(defaultName(out[i]))
 		}
 	}
 	return out
@@ -549,7 +553,7 @@ func normalize(rules []Rule) []Rule {
 // withDefaults returns a valid rule r with its resource in canonical form,
 // its defaults applied and its Overrides copied.
 func withDefaults(r Rule) Rule {
-	r.Resource, _ = CanonicalResource(r.Resource) // valid: cannot fail
+	r.Resource, _ = canonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
 		r.Algorithm = AlgorithmSlidingCounter

@@ -17,7 +17,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
@@ -36,7 +36,7 @@ func TestProblemString(t *testing.T) {
 		{Problem{Index: -1, Line: 4, Msg: `unknown top-level key "rule"`}, `line 4: unknown top-level key "rule"`},
 		{Problem{Index: 0, Name: "a\nb", Msg: "m"}, `rules[0] ("a\nb"): m`},
 	} {
-		assert.Equal(t, tc.want, tc.p.String())
+		assert.Equal(t, tc.want, tc.p.Error())
 		assert.Equal(t, tc.want, tc.p.Error())
 	}
 }
@@ -67,10 +67,10 @@ func TestValidateRulesProblems(t *testing.T) {
 	}{
 		{"empty", Rule{}, []string{
 			"rules[0]: resource is required",
-			"rules[0]: kind is required (flow, concurrency, hotspot, breaker or adaptive)",
+			"rules[0]: kind is required (flow, concurrency, hotspot, breaker, adaptive or system)",
 		}},
 		{"unknown kind", Rule{Resource: "*", Kind: "bulkhead"}, []string{
-			`rules[0]: kind must be flow, concurrency, hotspot, breaker or adaptive, got "bulkhead"`,
+			`rules[0]: kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"`,
 		}},
 		{"breaker fields", Rule{Name: "b", Resource: "*", Kind: KindBreaker, Limit: 5, Strategy: "error-ratio", Threshold: 2, MaxRT: time.Second, Probes: -1, Param: "ip"}, []string{
 			"rules[0] (b): limit does not apply to kind breaker",
@@ -114,6 +114,44 @@ func TestValidateRulesProblems(t *testing.T) {
 		{"adaptive fields on a concurrency rule", Rule{Resource: "*", Kind: KindConcurrency, Limit: 1, MinLimit: 1, MaxLimit: 2}, []string{
 			"rules[0]: minLimit only applies to kind adaptive",
 			"rules[0]: maxLimit only applies to kind adaptive",
+		}},
+		{"system without signal", Rule{Name: "s", Resource: "*", Kind: KindSystem, Threshold: 1}, []string{
+			"rules[0] (s): signal is required for kind system (qps, inflight, rt, cpu or load)",
+		}},
+		{"system unknown signal", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: "memory", Threshold: 1}, []string{
+			`rules[0] (s): signal must be qps, inflight, rt, cpu or load, got "memory"`,
+		}},
+		{"system cpu threshold above 1", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalCPU, Threshold: 80}, []string{
+			"rules[0] (s): threshold must be a fraction of the CPU in (0, 1] for signal cpu, got 80",
+		}},
+		{"system cpu threshold 0", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalCPU}, []string{
+			"rules[0] (s): threshold must be a fraction of the CPU in (0, 1] for signal cpu, got 0",
+		}},
+		{"system inflight threshold not whole", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalInFlight, Threshold: 2.5}, []string{
+			"rules[0] (s): threshold must be a whole number of requests in [1, 2^53] for signal inflight, got 2.5",
+		}},
+		{"system rt threshold negative", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalRT, Threshold: -1}, []string{
+			"rules[0] (s): threshold must be milliseconds > 0 for signal rt, got -1",
+		}},
+		{"system bbr on load", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalLoad, Threshold: 4, Strategy: StrategyBBR}, []string{
+			`rules[0] (s): strategy bbr only applies to signal cpu, got signal "load"`,
+		}},
+		{"system breaker strategy", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalCPU, Threshold: 0.8, Strategy: "error-ratio"}, []string{
+			`rules[0] (s): strategy must be bbr or empty for kind system, got "error-ratio"`,
+		}},
+		{"system with fields of other kinds", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalQPS, Threshold: 100, Limit: 5, MaxRT: time.Second, MinLimit: 2}, []string{
+			"rules[0] (s): limit does not apply to kind system (its limit is threshold)",
+			"rules[0] (s): maxRT does not apply to kind system",
+			"rules[0] (s): minLimit only applies to kind adaptive",
+		}},
+		{"signal on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Signal: SignalCPU}, []string{
+			"rules[0]: signal only applies to kind system",
+		}},
+		{"priority on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Priority: "header:X-Priority"}, []string{
+			`rules[0]: priority only applies to kinds system and adaptive (the rules that shed under overload), got kind "flow"`,
+		}},
+		{"priority malformed", Rule{Resource: "*", Kind: KindAdaptive, Priority: "header:"}, []string{
+			`rules[0]: priority "header:" needs a name after the colon, e.g. header:X-User-ID`,
 		}},
 		{"breaker without strategy", Rule{Resource: "*", Kind: KindBreaker}, []string{
 			"rules[0]: strategy is required (slow-ratio, error-ratio or error-count)",
@@ -243,9 +281,9 @@ func TestValidateRulesDuplicateNames(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	assert.Equal(t, "flow:GET:/items/{id}", DefaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
-	assert.Equal(t, "concurrency:*", DefaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
-	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", DefaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
+	assert.Equal(t, "flow:GET:/items/{id}", defaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
+	assert.Equal(t, "concurrency:*", defaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
+	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", defaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
 }
 
 func TestNormalizeRulesDefaults(t *testing.T) {
@@ -266,7 +304,7 @@ func TestNormalizeRulesDefaults(t *testing.T) {
 		{Name: "flow:a#3", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Minute, Algorithm: "token-bucket"},
 		{Name: "flow:a#4", Resource: "a", Kind: KindFlow, Limit: 5, Window: time.Second, Algorithm: "leap-array", Buckets: 10},
 		{Name: "concurrency:b", Resource: "b", Kind: KindConcurrency, Limit: 7},
-		{Name: "hotspot:c:ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: DefaultMaxKeys, Overrides: map[string]int64{"x": 1}},
+		{Name: "hotspot:c:ip", Resource: "c", Kind: KindHotspot, Param: "ip", Limit: 9, Window: time.Second, Algorithm: "token-bucket", MaxKeys: defaultMaxKeys, Overrides: map[string]int64{"x": 1}},
 		{Name: "hotspot:c:ip#2", Resource: "c", Kind: KindHotspot, Param: "ip", Algorithm: "concurrency", MaxKeys: 5},
 	}, got)
 

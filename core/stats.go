@@ -24,6 +24,7 @@ const (
 	ReasonHotspot     = string(KindHotspot)
 	ReasonBreaker     = string(KindBreaker)
 	ReasonAdaptive    = string(KindAdaptive)
+	ReasonSystem      = string(KindSystem)
 	ReasonFallback    = "fallback"
 	ReasonCancelled   = "cancelled"
 )
@@ -31,9 +32,9 @@ const (
 // Reasons returns the block reasons in a fixed order, in a new slice.
 func Reasons() []string { return slices.Clone(reasons[:]) }
 
-var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive}
+var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive, ReasonSystem}
 
-const numReasons = 7
+const numReasons = 8
 
 // reasonCancelled is the index of ReasonCancelled in Reasons.
 const reasonCancelled = 5
@@ -51,6 +52,8 @@ func reasonOf(b *BlockedError) int {
 		return 3
 	case b.Kind == KindAdaptive:
 		return 6
+	case b.Kind == KindSystem:
+		return 7
 	}
 	return 0
 }
@@ -96,6 +99,8 @@ func (s ResourceStats) AvgRT() time.Duration {
 type Totals struct {
 	Pass, Block, Complete, Error int64
 	RT                           time.Duration // total response time
+	// RTHistogram counts the completed requests by response time.
+	RTHistogram RTHistogram
 	// BlockedBy counts the blocked requests by reason (see Reasons); it
 	// holds the reasons with a count only.
 	BlockedBy map[string]int64
@@ -108,17 +113,37 @@ type RuleStats struct {
 	// BlockedTotal since the rule was first set (a rule that keeps its
 	// name, kind and resource across SetRules keeps its counts).
 	Blocked, BlockedTotal int64
+	// Shadowed counts the requests the rule would have blocked over the
+	// last second, had it not been a shadow rule (Rule.Shadow), and
+	// ShadowedTotal since it was first set, as BlockedTotal does: they
+	// passed. A rule switched into or out of shadow keeps both counts.
+	Shadowed, ShadowedTotal int64
 	// Fallbacks counts the decisions the rule made by its failure policy
 	// because its store failed (rules with a store).
 	Fallbacks int64
 	// InFlight is the number of requests holding a slot of a concurrency
 	// rule.
 	InFlight int64
+	// Limit is the rule's limit in force and Use how much of it is taken
+	// now, when HasUse (flow rules in memory, concurrency and adaptive
+	// rules): for a flow rule, the requests of its window (a token
+	// bucket's tokens taken, its Limit then including Burst; a leaky
+	// bucket's turns taken ahead; a warm-up ramp's lower limit while
+	// cold); for a concurrency or adaptive rule, its requests in flight
+	// and the limit it found. Hotspot rules limit each value apart, and a
+	// store's count would take a round trip: they have none.
+	Limit, Use int64
+	HasUse     bool
 	// Breaker is the state of a breaker rule; nil for other kinds.
 	Breaker *breaker.Stats
 	// Adaptive is the state of an adaptive rule, the limit it found
 	// included; nil for other kinds.
 	Adaptive *AdaptiveStats
+	// System is the state of a system rule; nil for other kinds.
+	System *SystemStats
+	// TopBlocked are the values of a hotspot rule's param it blocked most,
+	// highest first, with WithTopBlockedValues; nil otherwise.
+	TopBlocked []BlockedValue
 	// Resources names, sorted, the resources the rule applied to since
 	// it was first set: those requests entered while it was in force,
 	// OverflowResource standing for the names beyond WithMaxResources.
@@ -228,6 +253,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.Block += t.block.Load()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
+		t.rts.addTo(&out.Total.RTHistogram)
 	}
 	for i, reason := range reasons {
 		var n int64
@@ -272,19 +298,23 @@ type ruleStats struct {
 	mu       sync.Mutex
 	bound    map[*resource]int64 // guarded by mu
 	// lastLog is the time of the last log of a block (see
-	// BlockLogInterval), math.MinInt64 before the first; logged is the
+	// blockLogInterval), math.MinInt64 before the first; logged is the
 	// blocked count then.
-	lastLog atomic.Int64
-	logged  atomic.Int64
+	lastLog      atomic.Int64
+	logged       atomic.Int64
+	shadowLogged atomic.Int64 // the shadow count when last logged
 }
 
 // ruleStripe is the block counts of a rule on one CPU, on a cache line of
 // its own.
 type ruleStripe struct {
-	blocks    *window.LeapArray // Block: requests blocked per bucket
-	blocked   atomic.Int64      // since the rule was first set
-	evaluated atomic.Int64      // permits evaluated that no resource counts (see ruleStats)
-	_         [40]byte
+	// blocks counts per bucket the requests blocked (Block) and the
+	// requests a shadow rule would have blocked, which passed (Pass).
+	blocks    *window.LeapArray
+	blocked   atomic.Int64 // since the rule was first set
+	evaluated atomic.Int64 // permits evaluated that no resource counts (see ruleStats)
+	shadowed  atomic.Int64 // would have been blocked, since the rule was first set
+	_         [32]byte
 }
 
 func newRuleStats() *ruleStats {
@@ -391,27 +421,45 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// and tells the reporter so once per BlockLogInterval.
+// and tells the reporter so once per blockLogInterval.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	sp.blocks.Add(now, window.Block, n)
 	sp.blocked.Add(n)
 	last := st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(BlockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	_, total := st.blocked(now)
-	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: total - st.logged.Swap(total)}
+	rs.reportBlocks(g, now, last, total-st.logged.Swap(total), false)
+}
+
+// reportBlocks tells the reporter that the rule of rs blocked requests, or
+// would have (shadow): blocked of them since last, the time of the last
+// report (math.MinInt64: none).
+func (rs *ruleState) reportBlocks(g *Guard, now, last, blocked int64, shadow bool) {
+	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: blocked, shadow: shadow}
 	if last != math.MinInt64 {
 		r.over = time.Duration(now - last)
 	}
 	g.reporter.send(report{blocking: r})
 }
 
+// shadowed returns the requests the rule, in shadow, would have blocked
+// over the second ending at now, and since it was first set.
+func (st *ruleStats) shadowed(now int64) (last, total int64) {
+	for i := range st.stripes {
+		last += st.stripes[i].blocks.Sum(now, window.Pass)
+		total += st.stripes[i].shadowed.Load()
+	}
+	return last, total
+}
+
 func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedAfter time.Duration) RuleStats {
 	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
 	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
+	out.Shadowed, out.ShadowedTotal = rs.stats.shadowed(now)
 	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
 	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
 	rs.lim.stats(&out, now)

@@ -13,16 +13,16 @@ import (
 
 // Defaults of a Guard's store breaker (WithStoreBackoff, WithStoreTrip).
 const (
-	// DefaultStoreBackoff is how long a Guard leaves a store alone once
+	// defaultStoreBackoff is how long a Guard leaves a store alone once
 	// its breaker opened, before one request probes it.
-	DefaultStoreBackoff = time.Second
-	// DefaultStoreTrip is how many consecutive failed rounds of calls open
+	defaultStoreBackoff = time.Second
+	// defaultStoreTrip is how many consecutive failed rounds of calls open
 	// a store's breaker.
-	DefaultStoreTrip = 5
+	defaultStoreTrip = 5
 )
 
-// MaxStoreTrip bounds WithStoreTrip.
-const MaxStoreTrip = 1000
+// maxStoreTrip bounds WithStoreTrip.
+const maxStoreTrip = 1000
 
 // WithStore gives the Guard the store s under name: rules whose Store is
 // name keep their counts in s. The Guard does not close s; its owner does,
@@ -46,7 +46,7 @@ func WithStore(name string, s store.Store) Option {
 }
 
 // WithStoreBackoff sets how long the Guard leaves a store alone once its
-// breaker opened (default DefaultStoreBackoff; see WithStoreTrip).
+// breaker opened (default 1s; see WithStoreTrip).
 // Meanwhile the rules of that store apply their failure policy at once;
 // then one request at a time probes the store, and a success closes the
 // breaker.
@@ -61,7 +61,7 @@ func WithStoreBackoff(d time.Duration) Option {
 }
 
 // WithStoreTrip sets how many consecutive failed rounds of calls open a
-// store's breaker (default DefaultStoreTrip, 1 to MaxStoreTrip). A call
+// store's breaker (default 5, 1 to 1000). A call
 // that fails makes only its own request apply the failure policy; a
 // success resets the count. Calls that were in flight together form one
 // round: when several fail, the first counts and the others do not, so a
@@ -70,8 +70,8 @@ func WithStoreBackoff(d time.Duration) Option {
 // 1 opens the breaker on any failure.
 func WithStoreTrip(rounds int) Option {
 	return optionFunc(func(cfg *config) error {
-		if rounds < 1 || rounds > MaxStoreTrip {
-			return fmt.Errorf("WithStoreTrip: must be between 1 and %d, got %d", MaxStoreTrip, rounds)
+		if rounds < 1 || rounds > maxStoreTrip {
+			return fmt.Errorf("WithStoreTrip: must be between 1 and %d, got %d", maxStoreTrip, rounds)
 		}
 		cfg.storeTrip = rounds
 		return nil
@@ -116,7 +116,7 @@ const probing = -1
 
 func newStoreConn(name string, s store.Store, backoff time.Duration, trip int, rp *reporter) *storeConn {
 	if trip == 0 {
-		trip = DefaultStoreTrip
+		trip = defaultStoreTrip
 	}
 	c := &storeConn{name: name, s: s, backoff: int64(backoff), trip: int64(trip), reporter: rp}
 	c.openUntil.Store(healthy)

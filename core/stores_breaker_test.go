@@ -18,10 +18,10 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// scripted is a Memory store whose calls fail while fail is set, and, while
+// scripted is a memory store whose calls fail while fail is set, and, while
 // hold is set, wait for release first (calls in flight together).
 type scripted struct {
-	*store.Memory
+	store.Store
 	fail, hold atomic.Bool
 	calls      atomic.Int64
 	waiting    atomic.Int64
@@ -31,7 +31,7 @@ type scripted struct {
 func newScripted(t *testing.T) *scripted {
 	m, err := store.NewMemory(clock.NewFake(0), 0)
 	require.NoError(t, err)
-	return &scripted{Memory: m, release: make(chan struct{})}
+	return &scripted{Store: m, release: make(chan struct{})}
 }
 
 func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
@@ -47,7 +47,7 @@ func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int6
 	if s.fail.Load() {
 		return flow.Decision{}, fmt.Errorf("scripted: %w", store.ErrUnavailable)
 	}
-	return s.Memory.Take(ctx, key, lim, n)
+	return s.Store.Take(ctx, key, lim, n)
 }
 
 // breakerGuard returns a Guard on fc with one fail-open rule on s.
@@ -86,7 +86,7 @@ func TestStoreFailureIsOneRequests(t *testing.T) {
 	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 160, Fallbacks: 160}}, g.Stores())
 }
 
-// TestStoreBreakerOpensAndProbes: DefaultStoreTrip consecutive failures open
+// TestStoreBreakerOpensAndProbes: defaultStoreTrip consecutive failures open
 // the breaker; the store is then left alone for the backoff, after which
 // one request at a time probes it: a failed probe leaves it open for
 // another backoff, a successful one closes it.
@@ -142,7 +142,7 @@ func TestStoreBreakerOpensAndProbes(t *testing.T) {
 // TestStoreOverlappingFailuresCountOnce: calls in flight together that all
 // fail (a stall of the host or of the store times them out at once) count
 // as one failure toward the breaker, so they never open it on their own;
-// DefaultStoreTrip such rounds in a row do.
+// defaultStoreTrip such rounds in a row do.
 func TestStoreOverlappingFailuresCountOnce(t *testing.T) {
 	s := newScripted(t)
 	fc := clock.NewFake(time.Hour)
@@ -168,7 +168,7 @@ func TestStoreOverlappingFailuresCountOnce(t *testing.T) {
 	}
 	s.fail.Store(false)
 	assert.True(t, enterX(t, g))
-	// A success ended the streak: DefaultStoreTrip-1 rounds again do not
+	// A success ended the streak: defaultStoreTrip-1 rounds again do not
 	// open it, one more does.
 	for range core.DefaultStoreTrip - 1 {
 		round()

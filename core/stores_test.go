@@ -18,11 +18,11 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// switchable is a Memory store that the test can make fail, as a Redis that
+// switchable is a memory store that the test can make fail, as a Redis that
 // went away does, and that counts the calls it gets. The Redis store's own
 // tests kill a real redis-server; this one tests the Guard's policies.
 type switchable struct {
-	*store.Memory
+	store.Store
 	down  atomic.Bool
 	calls atomic.Int64
 	keys  atomic.Pointer[[]string]
@@ -36,7 +36,7 @@ func (s *switchable) Take(ctx context.Context, key string, lim store.Limit, n in
 	if s.down.Load() {
 		return flow.Decision{}, fmt.Errorf("switchable: %w", store.ErrUnavailable)
 	}
-	return s.Memory.Take(ctx, key, lim, n)
+	return s.Store.Take(ctx, key, lim, n)
 }
 
 func (s *switchable) seen() []string {
@@ -49,7 +49,7 @@ func (s *switchable) seen() []string {
 func newSwitchable(t *testing.T, c clock.Clock) *switchable {
 	m, err := store.NewMemory(c, 0)
 	require.NoError(t, err)
-	return &switchable{Memory: m}
+	return &switchable{Store: m}
 }
 
 // guardsOnStore returns n Guards, each on its own fake clock (set seconds
@@ -199,14 +199,14 @@ func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
 		_, err := gs[0].Enter(context.Background(), "GET /x")
 		assert.Equal(t, "slow", blockedBy(t, err).Rule)
 	}
-	d, err := s.Memory.Take(context.Background(), "global", store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
+	d, err := s.Store.Take(context.Background(), "global", store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
 	require.NoError(t, err)
 	assert.True(t, d.OK, "the store's quota is whole")
 }
 
 // cancelling is a store whose calls last until ctx ends, as a slow store's
 // do.
-type cancelling struct{ *store.Memory }
+type cancelling struct{ store.Store }
 
 func (cancelling) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
 	<-ctx.Done()

@@ -19,8 +19,8 @@
 //
 // # Params
 //
-// A hotspot rule names the request value it limits by (ParseParam gives the
-// syntax). The Extractor reads:
+// A hotspot rule names the request value it limits by, its param
+// (Extractor.CheckParam checks one). The Extractor reads:
 //
 //	header:NAME    request header NAME, in any case (X-User-ID); on gRPC, metadata NAME
 //	metadata:NAME  gRPC metadata NAME, in any case; on HTTP, request header NAME
@@ -89,12 +89,11 @@
 //
 // # Allocation
 //
-// Reading a header, query, cookie, path, method or host value allocates
-// nothing but the params value HTTPParams or GRPCParams returns (see their
-// documentation for the few exceptions). An adapter that allocates or reuses
-// an object per request can hold an HTTPRequestParams or GRPCCallParams in
-// it instead, Reset for each request: then reading params allocates nothing
-// of its own.
+// A request's params are an HTTPRequestParams or a GRPCCallParams, Reset
+// for each request. An adapter that allocates or reuses an object per
+// request holds them in it: reading a header, query, cookie, path, method
+// or host value then allocates nothing (see their documentation for the few
+// exceptions).
 //
 // An Extractor is safe for concurrent use. Its caches (canonical param names,
 // resource names) are bounded; beyond their bounds results are computed per

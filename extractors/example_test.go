@@ -32,7 +32,9 @@ func Example() {
 		r := httptest.NewRequest("GET", "/items/7", nil)
 		r.Header.Set("X-User-ID", "alice")
 		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
-		e, err := guard.Enter(r.Context(), resource, core.WithParams(x.HTTPParams(r, nil)))
+		var params extractors.HTTPRequestParams
+		params.Reset(x, r, nil)
+		e, err := guard.Enter(r.Context(), resource, core.WithParams(&params))
 		var b *core.BlockedError
 		if errors.As(err, &b) {
 			fmt.Printf("request %d to %s: blocked by %s\n", i, resource, b.Rule)
@@ -67,7 +69,7 @@ func ExampleExtractor_HTTPResource() {
 
 // Params carry every value a request has for them: repeated headers and
 // comma-separated elements each count.
-func ExampleExtractor_HTTPParams() {
+func ExampleHTTPRequestParams_Param() {
 	x, err := extractors.New()
 	if err != nil {
 		log.Fatal(err)
@@ -77,7 +79,8 @@ func ExampleExtractor_HTTPParams() {
 	r.Header.Add("X-User-ID", "carol")
 	r.SetPathValue("id", "7") // as net/http's ServeMux does
 
-	p := x.HTTPParams(r, nil)
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
 	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
 		var vs []string
 		for i := 0; ; i++ {
@@ -130,7 +133,9 @@ func ExampleWithHTTPParam() {
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-Tenant", "acme")
-	fmt.Println(x.HTTPParams(r, nil).Param("tenant", 0))
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("tenant", 0))
 	fmt.Println(x.CheckParam("tenant"), x.CheckParam("tennant") != nil)
 	// Output:
 	// acme true
@@ -184,20 +189,21 @@ func ExampleHTTPRequestParams() {
 	// alice 429
 }
 
-func ExampleParseParam() {
+// CheckParam says what is wrong with a param spec, or that it names a
+// custom param the Extractor was not given.
+func ExampleExtractor_CheckParam() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, spec := range []string{"header:X-User-ID", "ip", "tenant", "form:x"} {
-		p, err := extractors.ParseParam(spec)
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		fmt.Printf("kind %s, name %q\n", p.Kind, p.Name)
+		fmt.Printf("%s: %v\n", spec, x.CheckParam(spec))
 	}
 	// Output:
-	// kind header, name "X-User-ID"
-	// kind ip, name ""
-	// kind custom, name "tenant"
-	// extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
+	// header:X-User-ID: <nil>
+	// ip: <nil>
+	// tenant: "tenant" is not a custom param of the extractor (registered: none): register it with extractors.WithHTTPParam, WithGRPCParam or WithContextParam and give that Extractor to the adapter (WithExtractor)
+	// form:x: extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
 }
 
 // A param read from a value an authentication middleware stored in the
@@ -210,7 +216,9 @@ func ExampleWithContextParam() {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/items/7", nil)
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
-	fmt.Println(x.HTTPParams(r, nil).Param("user", 0))
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("user", 0))
 	fmt.Println(x.HTTPSource().CheckParam("user"))
 	// Output:
 	// alice true

@@ -17,15 +17,15 @@ import (
 
 // Defaults of the caps on client-controlled param values.
 const (
-	// DefaultMaxValueLen is the default WithMaxValueLen: the bytes kept of
+	// defaultMaxValueLen is the default WithMaxValueLen: the bytes kept of
 	// one param value.
-	DefaultMaxValueLen = 256
-	// DefaultMaxValues is the default WithMaxValues: the values one param
+	defaultMaxValueLen = 256
+	// defaultMaxValues is the default WithMaxValues: the values one param
 	// yields per request.
-	DefaultMaxValues = 16
-	// DefaultIPv6Prefix is the default WithIPv6Prefix: the ip param of an
+	defaultMaxValues = 16
+	// defaultIPv6Prefix is the default WithIPv6Prefix: the ip param of an
 	// IPv6 client is its /64, the subnet one host or home is given.
-	DefaultIPv6Prefix = 64
+	defaultIPv6Prefix = 64
 )
 
 // Unmatched is the resource of HTTP requests that matched no route. They all
@@ -89,10 +89,10 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 
 // New returns an Extractor configured by opts. Without options it trusts no
 // proxy (ClientIP is the socket peer), gives IPv6 clients the ip param of
-// their DefaultIPv6Prefix, keeps DefaultMaxValueLen bytes of a value and
-// DefaultMaxValues values of a param, and knows no custom params.
+// their /64, keeps 256 bytes of a value and 16 values of a param, and
+// knows no custom params.
 func New(opts ...Option) (*Extractor, error) {
-	c := config{ipv6Bits: DefaultIPv6Prefix, maxValueLen: DefaultMaxValueLen, maxValues: DefaultMaxValues}
+	c := config{ipv6Bits: defaultIPv6Prefix, maxValueLen: defaultMaxValueLen, maxValues: defaultMaxValues}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -152,7 +152,7 @@ func WithTrustedProxyPrefixes(prefixes ...netip.Prefix) Option {
 }
 
 // WithIPv6Prefix sets how many leading bits of an IPv6 client's address make
-// its ip param (default DefaultIPv6Prefix): a host is usually given a whole
+// its ip param (default 64): a host is usually given a whole
 // /64 (a home or a cloud instance often a /56 or /48), so its addresses are
 // one client, and a limit on ip holds for all of them. The value is the
 // prefix, as "2001:db8:1:2::/64"; 128 keeps each address apart, written
@@ -170,7 +170,7 @@ func WithIPv6Prefix(bits int) Option {
 }
 
 // WithMaxValueLen sets the bytes kept of one param value (default
-// DefaultMaxValueLen). A longer value is truncated to n bytes, backing off
+// 256). A longer value is truncated to n bytes, backing off
 // to the start of a UTF-8 sequence, rather than dropped, so padding a value
 // never escapes its limit. n must be at least 1.
 func WithMaxValueLen(n int) Option {
@@ -184,7 +184,7 @@ func WithMaxValueLen(n int) Option {
 }
 
 // WithMaxValues sets the values one param yields per request (default
-// DefaultMaxValues). A request with more than n values yields its first n-1
+// 16). A request with more than n values yields its first n-1
 // values and then OverflowValue for all the rest: requests with too many
 // values share one value and its limit rather than escape it. n must be at
 // least 1.
@@ -299,18 +299,18 @@ func contextStrings(v any) []string {
 // checkCustomName returns an error, naming the option, when name cannot
 // name a custom param.
 func checkCustomName(option, name string) error {
-	p, err := ParseParam(name)
+	p, err := parseParam(name)
 	switch {
 	case err != nil || strings.Contains(name, ":"):
 		return fmt.Errorf("extractors: %s: %q is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, name)
-	case p.Kind != KindCustom:
+	case p.Kind != kindCustom:
 		return fmt.Errorf("extractors: %s: %q is a built-in param", option, name)
 	}
 	return nil
 }
 
 // CheckParam returns an error when this Extractor cannot read the param
-// spec: when spec is malformed (see ParseParam) or names a custom param
+// spec: when spec is malformed (see the package doc) or names a custom param
 // registered neither with WithHTTPParam nor with WithGRPCParam. An
 // Extractor is a core.ParamSource: give it to core.WithParamSource so that
 // the Guard refuses rules naming params it cannot supply. The adapters use
@@ -373,11 +373,11 @@ func (s source) CheckParam(spec string) error {
 // checkCustom returns an error when spec is malformed or names a custom
 // param not among custom, the names registered for protocol with option.
 func checkCustom(spec, protocol, option string, custom []string) error {
-	p, err := ParseParam(spec)
+	p, err := parseParam(spec)
 	if err != nil {
 		return err
 	}
-	if p.Kind != KindCustom || slices.Contains(custom, p.Name) {
+	if p.Kind != kindCustom || slices.Contains(custom, p.Name) {
 		return nil
 	}
 	have := "none"
@@ -393,7 +393,7 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 
 // PathParams gives the route parameters of a matched HTTP request: the gin
 // and echo adapters implement it over their contexts. A nil PathParams
-// passed to HTTPParams means r.PathValue (net/http's ServeMux).
+// given to HTTPRequestParams.Reset means r.PathValue (net/http's ServeMux).
 //
 // A PathParams may also give what its framework knows of the request: with
 // a method ContextValue(key any) (any, bool), the values the framework

@@ -3,8 +3,6 @@ package extractors
 import (
 	"context"
 	"net/netip"
-
-	"github.com/sluicekit/sluice/core"
 )
 
 // GRPCCall reads what GRPCCallParams needs of a gRPC call from its context:
@@ -21,10 +19,11 @@ type GRPCCall interface {
 	Peer(ctx context.Context) netip.Addr
 }
 
-// GRPCParams returns the params of a gRPC call for core.WithParams, read
-// through call (sluicegrpc.CallInfo{}); the call's resource is fullMethod
-// ("/pkg.Service/Method") as is. ctx is the server's context in a server
-// interceptor, the outgoing context in a client interceptor. It reads:
+// GRPCCallParams is the core.Params of one gRPC call, for core.WithParams,
+// read through a GRPCCall (sluicegrpc.CallInfo{}); the call's resource is
+// its full method ("/pkg.Service/Method") as is. Reset readies it for a
+// call, whose context is the server's context in a server interceptor, the
+// outgoing context in a client interceptor. It reads:
 //
 //   - metadata:NAME and header:NAME: the metadata values of NAME (any case)
 //     in the incoming metadata of ctx, or, when those have none, in its
@@ -35,24 +34,16 @@ type GRPCCall interface {
 //   - ip: the peer, or, when the peer is a trusted proxy, the client behind
 //     it from the incoming "x-forwarded-for" metadata (then "forwarded", then
 //     "x-real-ip"), walked as ClientIP walks HTTP headers;
-//   - method: fullMethod;
+//   - method: the full method;
 //   - host: the incoming ":authority", normalized like the HTTP Host;
 //   - custom params registered with WithGRPCParam, and those of
 //     WithContextParam, from ctx.Value.
 //
-// query, cookie and path params are absent on gRPC. The result, a
-// GRPCCallParams, must be used by one goroutine, during the call. Besides
-// itself, reading a metadata param allocates what call.Metadata does (with
-// grpc-go, a copy of the key's value list, once per param and call); ip and
-// peer allocate the text of the address.
-func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod string) core.Params {
-	return &GRPCCallParams{x: x, call: call, ctx: ctx, method: fullMethod}
-}
-
-// GRPCCallParams is the core.Params of one gRPC call: what GRPCParams
-// returns, as a type that an interceptor can embed in an object it
-// allocates (or reuses) per call. Reset readies it for a call; it then
-// reads that call as GRPCParams's result does.
+// query, cookie and path params are absent on gRPC. An interceptor embeds
+// it in an object it allocates (or reuses) per call. Reading a metadata
+// param allocates what call.Metadata does (with grpc-go, a copy of the
+// key's value list, once per param and call); ip and peer allocate the
+// text of the address.
 //
 // It must be used by one goroutine. Enter reads its Params only while it
 // runs, so once Enter has returned a GRPCCallParams may be Reset for another

@@ -4,37 +4,25 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-
-	"github.com/sluicekit/sluice/core"
 )
 
-// HTTPParams returns the params of r for core.WithParams: every param kind
-// of the package documentation, read lazily (only the params that a matching
-// hotspot rule names are read, and only when Enter asks). path gives the
-// route parameters for path:NAME; nil means r.PathValue (net/http's
-// ServeMux).
+// HTTPRequestParams is the core.Params of one HTTP request, for
+// core.WithParams: every param kind of the package documentation, read
+// lazily (only the params that a matching hotspot rule names are read, and
+// only when Enter asks). Reset readies it for a request:
 //
-// It allocates the returned value (64 bytes), an HTTPRequestParams, and,
+//	var p extractors.HTTPRequestParams
+//	p.Reset(x, r, nil)
+//	e, err := guard.Enter(r.Context(), resource, core.WithParams(&p))
+//
+// An adapter embeds it in an object it allocates (or reuses) per request:
 // reading header, metadata, query, cookie, path (ServeMux), method, host,
-// peer and ip params, nothing else; the exceptions are values that must be
-// rewritten: a percent-encoded query value, an IP address not written in
-// canonical form (IPv4-mapped, upper-case hex, with a zone), the ip of an
-// IPv6 client whose prefix's text is not among the 4096 cached, a host with
-// capitals. Custom params allocate a small holder for their values, plus
-// what their function allocates. An adapter that allocates an object per
-// request anyway can hold an HTTPRequestParams inside it instead, and save
-// this allocation.
-//
-// The result reads r and must be used by one goroutine, during the request.
-func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
-	return &HTTPRequestParams{x: x, r: r, path: path}
-}
-
-// HTTPRequestParams is the core.Params of one HTTP request: what HTTPParams
-// returns, as a type that an adapter can embed in an object it allocates (or
-// reuses) per request, so that reading the request's params costs no
-// allocation of its own. Reset readies it for a request; it then reads that
-// request as HTTPParams's result does.
+// peer and ip params then allocates nothing; the exceptions are values
+// that must be rewritten: a percent-encoded query value, an IP address not
+// written in canonical form (IPv4-mapped, upper-case hex, with a zone), the
+// ip of an IPv6 client whose prefix's text is not among the 4096 cached, a
+// host with capitals. Custom params allocate a small holder for their
+// values, plus what their function allocates.
 //
 // It holds the position of the last value read (so that Enter reading values
 // 0, 1, 2... of a param scans its source once) and must be used by one
@@ -44,8 +32,8 @@ func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
 // keep the request alive. The zero HTTPRequestParams, and one Reset with a
 // nil Extractor, has no values.
 type HTTPRequestParams struct {
-	// Kept small (64 bytes) because HTTPParams allocates it, and allocation
-	// time grows with size.
+	// Kept small (64 bytes): callers allocate it per request, and
+	// allocation time grows with size.
 	x      *Extractor
 	r      *http.Request
 	path   PathParams
@@ -54,7 +42,8 @@ type HTTPRequestParams struct {
 }
 
 // Reset readies p to give the params of r, read with x, forgetting the
-// request it read before; path is as for HTTPParams (nil: r.PathValue).
+// request it read before; path gives the route parameters for path:NAME
+// (nil: r.PathValue, net/http's ServeMux).
 // Reset(nil, nil, nil) drops every reference p holds. It keeps the holder of
 // custom param values (emptied), so that reusing p does not allocate again.
 func (p *HTTPRequestParams) Reset(x *Extractor, r *http.Request, path PathParams) {
@@ -190,14 +179,30 @@ func normalizeHost(host string) string {
 }
 
 // HTTPResource returns the resource name of a request with method that
-// matched route, as "METHOD TEMPLATE" (NormalizeRoute gives TEMPLATE):
-// HTTPResource("GET", "/items/:id") and HTTPResource("GET", "GET
-// /items/{id}") are both "GET /items/{id}". route is the template as the
-// framework reports it (gin's FullPath, echo's Path, net/http's r.Pattern);
-// "" (no route matched) gives Unmatched. Methods outside the standard set
-// (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) become
-// "OTHER", so clients cannot mint names. Results are cached: after the first
-// call for a route it does not allocate.
+// matched route, as "METHOD TEMPLATE": HTTPResource("GET", "/items/:id")
+// and HTTPResource("GET", "GET /items/{id}") are both "GET /items/{id}".
+// route is the template as the framework reports it (gin's FullPath, echo's
+// Path, net/http's r.Pattern); "" (no route matched) gives Unmatched.
+// TEMPLATE is route written as net/http's ServeMux writes patterns:
+//
+//   - a ServeMux pattern ("GET /items/{id}", "example.com/items/{id}",
+//     "/items/{id}") loses its method and host and is otherwise kept
+//     ("{name...}" and "{$}" included);
+//   - a gin or echo route ("/items/:id", "/files/*path") has its ':name'
+//     parameters written "{name}" and its '*name' catch-alls "{name...}"
+//     (echo's unnamed "*" becomes "{*...}"; echo's escaped "\:" is a literal
+//     colon).
+//
+// A route is a ServeMux pattern when it does not start with '/' (it has a
+// method or host) or when it holds '{'; else ':' and '*' are parameters. So
+// a ServeMux pattern with neither method nor braces but with a literal ':'
+// or '*' ("/v1/items:batch") reads as a gin/echo route: register such
+// patterns with their method.
+//
+// Methods outside the standard set (GET, HEAD, POST, PUT, PATCH, DELETE,
+// CONNECT, OPTIONS, TRACE) become "OTHER", so clients cannot mint names.
+// Results are cached: after the first call for a route it does not
+// allocate.
 func (x *Extractor) HTTPResource(method, route string) string {
 	if route == "" {
 		return Unmatched
@@ -217,7 +222,7 @@ const numMethods = 10
 // methodIndex), made at once and in one string, so that the cache holds
 // them under the route alone and a request costs one lookup of one string.
 func newRouteNames(route string) *[numMethods]string {
-	tmpl := NormalizeRoute(route)
+	tmpl := normalizeRoute(route)
 	var b strings.Builder
 	b.Grow(numMethods*(len(tmpl)+1) + 60)
 	var ends [numMethods]int
@@ -287,23 +292,8 @@ func methodName(i int) string {
 	return "OTHER"
 }
 
-// NormalizeRoute returns the route template of route written as net/http's
-// ServeMux writes patterns, the form resource names use:
-//
-//   - a ServeMux pattern ("GET /items/{id}", "example.com/items/{id}",
-//     "/items/{id}") loses its method and host and is otherwise kept
-//     ("{name...}" and "{$}" included);
-//   - a gin or echo route ("/items/:id", "/files/*path") has its ':name'
-//     parameters written "{name}" and its '*name' catch-alls "{name...}"
-//     (echo's unnamed "*" becomes "{*...}"; echo's escaped "\:" is a literal
-//     colon).
-//
-// A route is a ServeMux pattern when it does not start with '/' (it has a
-// method or host) or when it holds '{'; else ':' and '*' are parameters. So
-// a ServeMux pattern with neither method nor braces but with a literal ':'
-// or '*' ("/v1/items:batch") reads as a gin/echo route: register such
-// patterns with their method.
-func NormalizeRoute(route string) string {
+// normalizeRoute returns the TEMPLATE of route (see HTTPResource).
+func normalizeRoute(route string) string {
 	if !strings.HasPrefix(route, "/") {
 		if i := strings.IndexAny(route, " \t"); i >= 0 {
 			route = strings.TrimLeft(route[i+1:], " \t")

@@ -10,56 +10,56 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// Param kinds, the Kind of a Param.
+// Param kinds, the Kind of a parsedParam.
 const (
-	KindHeader   = "header"   // header:NAME, a request header (gRPC: metadata)
-	KindMetadata = "metadata" // metadata:NAME, gRPC metadata (HTTP: a request header)
-	KindQuery    = "query"    // query:NAME, a URL query parameter
-	KindCookie   = "cookie"   // cookie:NAME, a cookie
-	KindPath     = "path"     // path:NAME, a route parameter
-	KindIP       = "ip"       // ip, the client IP
-	KindPeer     = "peer"     // peer, the socket peer IP
-	KindMethod   = "method"   // method, the HTTP method or gRPC full method
-	KindHost     = "host"     // host, the HTTP Host or gRPC :authority
-	KindCustom   = "custom"   // NAME, a custom param registered in Go
+	kindHeader   = "header"   // header:NAME, a request header (gRPC: metadata)
+	kindMetadata = "metadata" // metadata:NAME, gRPC metadata (HTTP: a request header)
+	kindQuery    = "query"    // query:NAME, a URL query parameter
+	kindCookie   = "cookie"   // cookie:NAME, a cookie
+	kindPath     = "path"     // path:NAME, a route parameter
+	kindIP       = "ip"       // ip, the client IP
+	kindPeer     = "peer"     // peer, the socket peer IP
+	kindMethod   = "method"   // method, the HTTP method or gRPC full method
+	kindHost     = "host"     // host, the HTTP Host or gRPC :authority
+	kindCustom   = "custom"   // NAME, a custom param registered in Go
 )
 
-// Param is a parsed param spec: the request value a hotspot rule limits by.
-// Kind is one of the Kind constants; Name is the header, metadata, query,
-// cookie, path parameter or custom param name as written (empty for ip,
-// peer, method and host).
-type Param struct {
+// parsedParam is a parsed param spec: the request value a hotspot rule
+// limits by. Kind is one of the kind constants; Name is the header,
+// metadata, query, cookie, path parameter or custom param name as written
+// (empty for ip, peer, method and host).
+type parsedParam struct {
 	Kind, Name string
 }
 
-// String returns the spec of p, as ParseParam reads it.
-func (p Param) String() string {
+// String returns the spec of p, as parseParam reads it.
+func (p parsedParam) String() string {
 	switch p.Kind {
-	case KindCustom:
+	case kindCustom:
 		return p.Name
-	case KindIP, KindPeer, KindMethod, KindHost:
+	case kindIP, kindPeer, kindMethod, kindHost:
 		return p.Kind
 	}
 	return p.Kind + ":" + p.Name
 }
 
-// ParseParam parses a param spec as rules write it: KIND:NAME for kinds
+// parseParam parses a param spec as rules write it: KIND:NAME for kinds
 // header, metadata, query, cookie and path (NAME non-empty, without spaces or
 // control characters), the words ip, peer, method and host, or a custom
 // param name: a letter, then letters, digits, '_', '.' or '-'. The error
 // names the bad spec. It accepts exactly what core accepts in Rule.Param.
-func ParseParam(spec string) (Param, error) {
+func parseParam(spec string) (parsedParam, error) {
 	if err := core.ValidateParam(spec); err != nil {
-		return Param{}, fmt.Errorf("extractors: %w", err)
+		return parsedParam{}, fmt.Errorf("extractors: %w", err)
 	}
 	kind, name, found := strings.Cut(spec, ":")
 	switch {
 	case found:
-		return Param{Kind: kind, Name: name}, nil
-	case spec == KindIP, spec == KindPeer, spec == KindMethod, spec == KindHost:
-		return Param{Kind: spec}, nil
+		return parsedParam{Kind: kind, Name: name}, nil
+	case spec == kindIP, spec == kindPeer, spec == kindMethod, spec == kindHost:
+		return parsedParam{Kind: spec}, nil
 	}
-	return Param{Kind: KindCustom, Name: spec}, nil
+	return parsedParam{Kind: kindCustom, Name: spec}, nil
 }
 
 // truncate returns the longest prefix of s of at most n bytes that does not
@@ -108,23 +108,23 @@ const (
 // codeOf returns the code of a Kind constant.
 func codeOf(kind string) kindCode {
 	switch kind {
-	case KindHeader, KindMetadata:
+	case kindHeader, kindMetadata:
 		return codeHeader
-	case KindQuery:
+	case kindQuery:
 		return codeQuery
-	case KindCookie:
+	case kindCookie:
 		return codeCookie
-	case KindPath:
+	case kindPath:
 		return codePath
-	case KindIP:
+	case kindIP:
 		return codeIP
-	case KindPeer:
+	case kindPeer:
 		return codePeer
-	case KindMethod:
+	case kindMethod:
 		return codeMethod
-	case KindHost:
+	case kindHost:
 		return codeHost
-	case KindCustom:
+	case kindCustom:
 		return codeCustom
 	}
 	return codeInvalid
@@ -133,12 +133,12 @@ func codeOf(kind string) kindCode {
 // newSpec parses param into a spec; an invalid param yields a spec of code
 // codeInvalid, which reads as absent.
 func newSpec(param string) *spec {
-	p, err := ParseParam(param)
+	p, err := parseParam(param)
 	if err != nil {
 		return &spec{param: param}
 	}
 	s := &spec{param: param, code: codeOf(p.Kind), name: p.Name}
-	if p.Kind == KindHeader || p.Kind == KindMetadata {
+	if p.Kind == kindHeader || p.Kind == kindMetadata {
 		s.header = textproto.CanonicalMIMEHeaderKey(p.Name)
 		s.md = strings.ToLower(p.Name)
 		s.bin = strings.HasSuffix(s.md, "-bin")

@@ -208,7 +208,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
 	rq.path.c, rq.proxied.c = nil, nil
 	if err == nil && !m.NoQuota {
-		m.SetQuotaHeaders(c.Response().Header(), rq.quotas)
+		m.SetQuotaHeaders(c.Response().Header(), rq.quotas, nil)
 	}
 	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {

@@ -155,7 +155,7 @@ func (m *config) handle(c *gin.Context) {
 	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
 	rq.ctx.c, rq.proxied.c = nil, nil
 	if err == nil && !m.NoQuota {
-		m.SetQuotaHeaders(c.Writer.Header(), rq.quotas)
+		m.SetQuotaHeaders(c.Writer.Header(), rq.quotas, nil)
 	}
 	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {

@@ -13,10 +13,10 @@ import (
 
 // CallInfo is the extractors.GRPCCall of grpc-go: it reads a call's
 // metadata and peer from its context. The interceptors read params through
-// it; an interceptor of one's own passes it to Extractor.GRPCParams or
-// GRPCCallParams.Reset. Reading metadata allocates the copy of the key's
-// value list that grpc-go makes (it offers no way to read metadata without
-// one).
+// it; an interceptor of one's own passes it to
+// extractors.GRPCCallParams.Reset. Reading metadata allocates the copy of
+// the key's value list that grpc-go makes (it offers no way to read
+// metadata without one).
 type CallInfo struct{}
 
 var _ extractors.GRPCCall = CallInfo{}

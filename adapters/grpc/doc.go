@@ -21,7 +21,7 @@
 // "method" (the full method) and custom params. Only params that a matching
 // rule names are read. CallInfo reads grpc-go's metadata and peer for the
 // extractor; an interceptor of one's own passes it to
-// Extractor.GRPCParams.
+// extractors.GRPCCallParams.Reset.
 //
 // # Entries and outcomes
 //

@@ -1036,3 +1036,67 @@ func TestBlockedStatusOverloaded(t *testing.T) {
 	b.Never, b.RetryAfter = true, 0
 	assert.Equal(t, codes.ResourceExhausted, sluicegrpc.BlockedStatus(b).Code())
 }
+
+// hotCPU is a core.SystemSource reporting a CPU at 95%.
+type hotCPU struct{}
+
+func (hotCPU) CPU() (float64, error)  { return 0.95, nil }
+func (hotCPU) Load() (float64, error) { return 0, nil }
+
+// TestSystemRuleUnavailableOverLoopback: a call a system rule sheds gets
+// Unavailable with RetryInfo, an ErrorInfo of reason OVERLOADED and the
+// pushback trailer, as one an adaptive limit sheds.
+func TestSystemRuleUnavailableOverLoopback(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithSystemSource(hotCPU{}), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8}))
+	require.NoError(t, err)
+	defer g.Close()
+	svc, c, _ := serve(t, guarded(g)...)
+	var trailer metadata.MD
+	err = hello(ctxT(t), c, "alice", grpc.Trailer(&trailer))
+	st, ok := status.FromError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, codes.Unavailable, st.Code(), "%v", err)
+	assert.Zero(t, svc.hellos.Load())
+	var retry *errdetails.RetryInfo
+	var info *errdetails.ErrorInfo
+	for _, x := range st.Details() {
+		switch x := x.(type) {
+		case *errdetails.RetryInfo:
+			retry = x
+		case *errdetails.ErrorInfo:
+			info = x
+		default:
+			t.Fatalf("unexpected detail %T: %v", x, x)
+		}
+	}
+	require.NotNil(t, retry)
+	assert.Equal(t, 500*time.Millisecond, retry.GetRetryDelay().AsDuration(), "the next sample of the CPU")
+	require.NotNil(t, info)
+	assert.Equal(t, sluicegrpc.ReasonOverloaded, info.GetReason())
+	assert.Equal(t, map[string]string{"rule": "cpu", "resource": sayHello, "kind": "system"}, info.GetMetadata())
+	assert.EqualValues(t, 500, pushback(t, trailer))
+}
+
+// warmCPU is a core.SystemSource reporting a CPU at 75%.
+type warmCPU struct{}
+
+func (warmCPU) CPU() (float64, error)  { return 0.75, nil }
+func (warmCPU) Load() (float64, error) { return 0, nil }
+
+// TestSystemRulePriorityFromMetadata: a system rule reading levels from
+// the metadata x-priority sheds sheddable calls above 90% of its CPU
+// threshold while critical ones come, and lets critical ones through.
+func TestSystemRulePriorityFromMetadata(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithSystemSource(warmCPU{}), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Priority: "metadata:x-priority"}))
+	require.NoError(t, err)
+	defer g.Close()
+	_, c, _ := serve(t, guarded(g)...)
+	ctx := ctxT(t)
+	level := func(p string) context.Context { return metadata.AppendToOutgoingContext(ctx, "x-priority", p) }
+	require.NoError(t, hello(level("critical"), c, "a"))
+	err = hello(level("sheddable"), c, "b")
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	require.NoError(t, hello(level("critical"), c, "c"))
+}

@@ -32,6 +32,14 @@ func withPeer(ctx context.Context, addr string) context.Context {
 	return peer.NewContext(ctx, &peer.Peer{Addr: tcp})
 }
 
+// callParams returns the params of the call of fullMethod with context ctx,
+// read by x through CallInfo.
+func callParams(x *extractors.Extractor, ctx context.Context, fullMethod string) core.Params {
+	p := new(extractors.GRPCCallParams)
+	p.Reset(x, sluicegrpc.CallInfo{}, ctx, fullMethod)
+	return p
+}
+
 // values returns every value Param yields for param, asking i = 0, 1, ...
 // as Enter does.
 func values(p core.Params, param string) []string {
@@ -129,7 +137,7 @@ func TestGRPCParamKinds(t *testing.T) {
 		{"path absent on grpc", bg, "path:id", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := x.GRPCParams(sluicegrpc.CallInfo{}, tc.ctx, method)
+			p := callParams(x, tc.ctx, method)
 			assert.Equal(t, tc.values, values(p, tc.param))
 			assert.Equal(t, tc.values, values(p, tc.param), "reading again gives the same values")
 		})
@@ -140,7 +148,7 @@ func TestGRPCParamCaps(t *testing.T) {
 	x, err := extractors.New(extractors.WithMaxValueLen(3), extractors.WithMaxValues(2))
 	require.NoError(t, err)
 	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("k", "abcdef", "k", "x", "k", "y"))
-	assert.Equal(t, []string{"abc", extractors.OverflowValue}, values(x.GRPCParams(sluicegrpc.CallInfo{}, ctx, "/a.B/C"), "metadata:k"))
+	assert.Equal(t, []string{"abc", extractors.OverflowValue}, values(callParams(x, ctx, "/a.B/C"), "metadata:k"))
 }
 
 // TestGRPCParamsOverServer serves a real gRPC health service on a loopback
@@ -153,7 +161,7 @@ func TestGRPCParamsOverServer(t *testing.T) {
 	type seen struct{ method, key, peer, ip, host string }
 	got := make(chan seen, 1)
 	srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		p := x.GRPCParams(sluicegrpc.CallInfo{}, ctx, info.FullMethod)
+		p := callParams(x, ctx, info.FullMethod)
 		var s seen
 		s.method, _ = p.Param("method", 0)
 		s.key, _ = p.Param("metadata:X-Api-Key", 0)
@@ -219,7 +227,7 @@ func BenchmarkGRPCParamsMetadata(b *testing.B) {
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k1", "user-agent", "grpc-go"))
 	b.ReportAllocs()
 	for b.Loop() {
-		if n := countValues(x.GRPCParams(sluicegrpc.CallInfo{}, ctx, "/pkg.Svc/Get"), "metadata:x-api-key"); n != 1 {
+		if n := countValues(callParams(x, ctx, "/pkg.Svc/Get"), "metadata:x-api-key"); n != 1 {
 			b.Fatal(n)
 		}
 	}
@@ -233,7 +241,8 @@ func ExampleCallInfo() {
 		log.Fatal(err)
 	}
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k-123"))
-	p := x.GRPCParams(sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
+	var p extractors.GRPCCallParams
+	p.Reset(x, sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
 	fmt.Println(p.Param("metadata:X-Api-Key", 0))
 	fmt.Println(p.Param("method", 0))
 	// Output:

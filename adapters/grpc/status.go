@@ -34,8 +34,8 @@ const (
 	// call.
 	ReasonCircuitOpen = "CIRCUIT_OPEN"
 	// ReasonOverloaded: an adaptive limit (adaptive rule), found from the
-	// response times of the method, blocked the call: the server is
-	// overloaded, whoever calls.
+	// response times of the method, or a system rule blocked the call: the
+	// server is overloaded, whoever calls.
 	ReasonOverloaded = "OVERLOADED"
 	// ReasonWillNotPass: a rule's limit for the call is 0, or below the
 	// permits it asks for: it can never pass (core.BlockedError.Never).
@@ -67,16 +67,17 @@ const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Milliseco
 // exhausted, and Unavailable is the code clients retry, after the
 // google.rpc.RetryInfo delay; its ErrorInfo has reason ReasonCircuitOpen
 // and metadata rule, resource and kind, and there is no QuotaFailure. So
-// does a call an adaptive limit blocked (core.KindAdaptive; unless it can
-// never pass): the server is overloaded; its ErrorInfo has reason
-// ReasonOverloaded and the limit in force as metadata limit too.
+// does a call an adaptive limit or a system rule blocked (core.KindAdaptive,
+// core.KindSystem; unless it can never pass): the server is overloaded; its
+// ErrorInfo has reason ReasonOverloaded, and for an adaptive limit the
+// limit in force as metadata limit too.
 //
 // Block handlers (WithBlockHandler) may start from it.
 func BlockedStatus(b *core.BlockedError) *status.Status {
 	if b == nil {
 		return status.New(codes.ResourceExhausted, core.ErrBlocked.Error())
 	}
-	if b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive && !b.Never {
+	if b.Kind == core.KindBreaker || (b.Kind == core.KindAdaptive || b.Kind == core.KindSystem) && !b.Never {
 		return unavailableStatus(b)
 	}
 	st := status.New(codes.ResourceExhausted, b.Error())
@@ -136,8 +137,8 @@ func violation(rule string, limit int64, window time.Duration) *errdetails.Quota
 	return &errdetails.QuotaFailure_Violation{Subject: "rule:" + rule, Description: desc}
 }
 
-// unavailableStatus returns the status of a call an open breaker or an
-// adaptive limit blocked.
+// unavailableStatus returns the status of a call an open breaker, an
+// adaptive limit or a system rule blocked.
 func unavailableStatus(b *core.BlockedError) *status.Status {
 	st := status.New(codes.Unavailable, b.Error())
 	info := &errdetails.ErrorInfo{
@@ -145,9 +146,12 @@ func unavailableStatus(b *core.BlockedError) *status.Status {
 		Domain:   ErrorDomain,
 		Metadata: map[string]string{"rule": b.Rule, "resource": b.Resource, "kind": string(b.Kind)},
 	}
-	if b.Kind == core.KindAdaptive {
+	switch b.Kind {
+	case core.KindAdaptive:
 		info.Reason = ReasonOverloaded
 		info.Metadata["limit"] = strconv.FormatInt(b.Limit, 10)
+	case core.KindSystem:
+		info.Reason = ReasonOverloaded
 	}
 	details := []protoadapt.MessageV1{info}
 	if b.RetryAfter > 0 {

@@ -91,7 +91,7 @@ func TestClientThrottle(t *testing.T) {
 	// A RetryInfo pauses the resource for that long.
 	require.NoError(t, srvGuard.SetRules([]core.Rule{{Name: "one-a-minute", Resource: sayHello, Kind: core.KindFlow,
 		Algorithm: core.AlgorithmTokenBucket, Limit: 1, Window: time.Minute}}))
-	fc.Advance(throttle.DefaultWindow) // forget the rejections above
+	fc.Advance(2 * time.Minute) // the throttle's default window: forget the rejections above
 	require.NoError(t, hello(ctx, c, "bob"))
 	require.Equal(t, codes.ResourceExhausted, status.Code(hello(ctx, c, "bob")))
 	reached.Store(0)

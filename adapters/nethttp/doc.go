@@ -59,7 +59,11 @@
 // what 503 says; and a 503 lets load balancers and clients retry on another
 // instance, where the request may well pass, where a 429 would tell a
 // client that sends little to slow down. It is 503 for an open circuit
-// breaker too (see "Circuit breakers" below).
+// breaker too (see "Circuit breakers" below), and for adaptive and system
+// rules, which shed load when the server is overloaded, whoever sends it:
+// a system rule's response has the problem type
+// temporary-reduced-capacity, the members rule, kind ("system") and
+// retryAfter, and no RateLimit fields.
 //
 // Retry-After is the time after which the same request would pass, in
 // whole seconds rounded up, so never earlier than the real time, and at
@@ -158,7 +162,7 @@
 // nothing more. The RateLimit fields add two: the RateLimit field's text
 // and one slice for both fields' values (the RateLimit-Policy text is made
 // once per rule and rule set). Middleware routes each request before next does,
-// to name it (Router.Handler). Around a *http.ServeMux it then calls the
+// to name it (a ServeMux's Handler method). Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers
 // the request itself): the ServeMux sets the request's path values in

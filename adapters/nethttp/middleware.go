@@ -11,10 +11,10 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Router is what Middleware needs of the handler it wraps to name requests
+// router is what Middleware needs of the handler it wraps to name requests
 // by their route before the handler runs: *http.ServeMux's Handler method,
 // which returns the pattern a request matches ("" when none does).
-type Router interface {
+type router interface {
 	Handler(r *http.Request) (h http.Handler, pattern string)
 }
 
@@ -29,15 +29,17 @@ type Router interface {
 // when it has one, so that the HEAD requests a GET pattern serves count
 // against the GET route's limits; else the request's. Since the middleware runs
 // before next routes the request, it asks next for the pattern: when next
-// is a Router (a *http.ServeMux), through its Handler method, which routes
-// the request; otherwise it reads r.Pattern, which is set when the
-// middleware itself is behind a ServeMux (mux.Handle("/api/",
-// Middleware(g)(api))), and "" (Unmatched) when nothing routed the request.
-// Wrap the handlers one by one, or use WithResource, when next is a router
-// of another kind. A request to a Router is then served by next.ServeHTTP,
-// which routes it again, except when next is a *http.ServeMux and the
-// pattern has no wildcards: then the middleware calls the handler it found,
-// with r.Pattern set, as the ServeMux would, and the request is routed once.
+// has a method Handler(*http.Request) (http.Handler, string), as a
+// *http.ServeMux has, through that method, which routes the request;
+// otherwise it reads r.Pattern, which is set when the middleware itself is
+// behind a ServeMux (mux.Handle("/api/", Middleware(g)(api))), and ""
+// (Unmatched) when nothing routed the request. Wrap the handlers one by
+// one, or use WithResource, when next is a router of another kind. A
+// request that next's Handler method routed is then served by
+// next.ServeHTTP, which routes it again, except when next is a
+// *http.ServeMux and the pattern has no wildcards: then the middleware
+// calls the handler it found, with r.Pattern set, as the ServeMux would,
+// and the request is routed once.
 //
 // Path params (path:NAME) are the wildcards of the matched pattern, read
 // from the request's path the way ServeMux reads them.
@@ -69,7 +71,7 @@ func newMiddleware(fn string, guard *core.Guard, opts []Option) (func(next http.
 		if next == nil {
 			panic("sluicehttp: Middleware: nil http.Handler")
 		}
-		router, _ := next.(Router)
+		router, _ := next.(router)
 		mux, _ := next.(*http.ServeMux)
 		return &handler{config: c, next: next, router: router, direct: mux != nil && muxRoutesPatterns()}
 	}, nil
@@ -135,7 +137,7 @@ func Handle(guard *core.Guard, mux *http.ServeMux, pattern string, h http.Handle
 type handler struct {
 	config
 	next   http.Handler
-	router Router // next as a Router; nil for Wrap, or when next is none
+	router router // next as a router; nil for Wrap, or when next is none
 	// direct: next is a ServeMux, whose handler for a request without
 	// wildcard values may be called directly (see serve).
 	direct bool
@@ -166,6 +168,7 @@ type request struct {
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
 	patFound bool
+	fields   [2]string // the RateLimit fields' values, which the header refers to
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -208,7 +211,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, quotas)
 	if quotas != nil {
 		if err == nil {
-			h.SetQuotaHeaders(w.Header(), *quotas)
+			h.SetQuotaHeaders(w.Header(), *quotas, &rq.fields)
 		}
 		h.quotas.Put(quotas)
 	}

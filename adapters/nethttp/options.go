@@ -171,11 +171,11 @@ func WithThrottle(t *throttle.Throttle) Option {
 }
 
 // DefaultBlockHandler writes the default response to a blocked request:
-// 429 Too Many Requests, or 503 Service Unavailable when a concurrency rule
-// (core.KindConcurrency) or an open circuit breaker (core.KindBreaker)
-// blocked it; Retry-After in whole seconds rounded up; the RateLimit-Policy
-// and RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (not for
-// a breaker, which is no quota); and an application/problem+json body
+// 429 Too Many Requests, or 503 Service Unavailable when a concurrency,
+// adaptive or system rule or an open circuit breaker blocked it;
+// Retry-After in whole seconds rounded up; the RateLimit-Policy and
+// RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (not for a
+// breaker or a system rule, which are no quota); and an application/problem+json body
 // (RFC 9457). The package documentation describes it in full.
 func DefaultBlockHandler(w http.ResponseWriter, r *http.Request, b *core.BlockedError) {
 	httpadapter.WriteBlocked(w, b)

@@ -9,7 +9,7 @@ import (
 // pattern takes in path, the request's escaped path, as the ServeMux gives
 // it to r.PathValue: a {name} wildcard takes its segment, a {name...}
 // wildcard the rest of the path, both unescaped. pattern is one the path
-// matched, as Router.Handler returns it ("GET /items/{id}",
+// matched, as router.Handler returns it ("GET /items/{id}",
 // "example.com/files/{path...}"); false when it has no such wildcard.
 func patternValue(pattern, path, name string) (string, bool) {
 	i := strings.IndexByte(pattern, '/') // after the method and host, which have no '/'

@@ -15,12 +15,30 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Transport is an http.RoundTripper that puts the requests a client makes
-// through a Guard, so that calls to other services have flow, concurrency,
-// hotspot and breaker rules too:
+// transport is the http.RoundTripper of NewTransport.
+type transport struct {
+	config
+	base   http.RoundTripper
+	params sync.Pool // of *extractors.HTTPRequestParams, used during Enter only
+}
+
+// NewTransport returns an http.RoundTripper that puts the requests a
+// client makes through guard, so that calls to other services have flow,
+// concurrency, hotspot and breaker rules too, and sends admitted requests
+// through base (http.DefaultTransport when nil):
 //
 //	t, err := sluicehttp.NewTransport(guard, nil)
 //	client := &http.Client{Transport: t}
+//
+// The resource of a request is "METHOD HOST", its method and URL host name
+// without the port ("GET api.example.com"; rules may name
+// "* api.example.com" for every method), or what WithResource returns.
+// WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
+// and WithThrottle apply; WithBlockHandler and WithRateLimitFields are for
+// servers, and NewTransport returns an error naming them, as it does a rule
+// naming a param the Extractor cannot supply (see core.ParamSource). Params
+// are read from the outgoing request (headers, query, host, method, custom
+// HTTP params); ip and path are absent. It panics when guard is nil.
 //
 // A blocked call never reaches the network: RoundTrip returns the
 // *core.BlockedError (which the client wraps in a *url.Error; errors.As
@@ -29,24 +47,7 @@ import (
 // held, and the response time runs, until then. A transport error, or a
 // response the error classifier counts as one (by default a status of 500
 // and above), is a failure for breakers.
-type Transport struct {
-	config
-	base   http.RoundTripper
-	params sync.Pool // of *extractors.HTTPRequestParams, used during Enter only
-}
-
-// NewTransport returns a Transport that sends admitted requests through
-// base (http.DefaultTransport when nil). The resource of a request is
-// "METHOD HOST", its method and URL host name without the port
-// ("GET api.example.com"; rules may name "* api.example.com" for every
-// method), or what WithResource returns. WithExtractor, WithSkipper,
-// WithResource, WithCost, WithErrorClassifier and WithThrottle apply; WithBlockHandler and
-// WithRateLimitFields are for servers, and NewTransport returns an error
-// naming them, as it does a rule naming a param the Extractor cannot
-// supply (see core.ParamSource). Params are read from the outgoing request (headers, query,
-// host, method, custom HTTP params); ip and path are absent. It panics when
-// guard is nil.
-func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (*Transport, error) {
+func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
 		return nil, err
@@ -57,13 +58,13 @@ func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (*T
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &Transport{config: c, base: base}, nil
+	return &transport{config: c, base: base}, nil
 }
 
 // RoundTrip admits r under the Guard's rules and sends it through the base
 // RoundTripper, or returns the rejection without sending it (closing r's
 // body, as a RoundTripper must).
-func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.skip != nil && t.skip(r) {
 		return t.base.RoundTrip(r)
 	}
@@ -118,7 +119,7 @@ func closeBody(r *http.Request) {
 
 // record tells the throttle how a call ended: rejected when the upstream
 // answered 429 or 503 or not at all, paused for its Retry-After.
-func (t *Transport) record(resource string, res *http.Response, err error) {
+func (t *transport) record(resource string, res *http.Response, err error) {
 	if err != nil {
 		t.throttle.Record(resource, false, 0)
 		return

@@ -22,18 +22,6 @@ const (
 	ErrorCount Strategy = "error-count"
 )
 
-// Strategies returns every Strategy, in a new slice.
-func Strategies() []Strategy { return []Strategy{SlowRatio, ErrorRatio, ErrorCount} }
-
-// The defaults of a breaker rule's fields (core.Rule).
-const (
-	DefaultWindow      = 10 * time.Second
-	DefaultBuckets     = 10
-	DefaultMinRequests = 10
-	DefaultOpenFor     = 5 * time.Second
-	DefaultProbes      = 1
-)
-
 // State is the state of a breaker.
 type State uint8
 

@@ -1,6 +1,6 @@
 // Package breaker names what a circuit breaker rule (core.KindBreaker) is
-// configured with and reports: its Strategy, the defaults of its fields,
-// its State, and its Stats in a Guard's snapshot (core.RuleStats.Breaker).
+// configured with and reports: its Strategy, its State, and its Stats in a
+// Guard's snapshot (core.RuleStats.Breaker).
 //
 // A breaker is closed (it lets requests through and watches their
 // outcomes), open (it rejects every request for the rule's OpenFor), or

@@ -8,15 +8,9 @@ import (
 )
 
 func Example() {
-	for _, s := range breaker.Strategies() {
-		fmt.Println(s)
-	}
 	// States are words in JSON, as in a Guard's snapshot.
 	out, _ := json.Marshal(breaker.Stats{State: breaker.HalfOpen, Trips: 1})
 	fmt.Println(string(out))
 	// Output:
-	// slow-ratio
-	// error-ratio
-	// error-count
 	// {"State":"half-open","Requests":0,"Bad":0,"Trips":1,"RetryAfter":0}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -22,7 +24,7 @@ var assets embed.FS
 // Defaults and bounds of the options.
 const (
 	DefaultTitle   = "sluice"
-	DefaultHistory = 60
+	DefaultHistory = 600
 	MaxHistory     = 3600
 )
 
@@ -52,9 +54,10 @@ func WithTitle(title string) Option {
 	})
 }
 
-// WithHistory sets how many seconds of passed and blocked requests the
-// page's charts show (default DefaultHistory, at most MaxHistory). The page
-// keeps them itself, from its polls: a page opened just now starts empty.
+// WithHistory sets how many seconds the page's charts show (default
+// DefaultHistory, at most MaxHistory). The page opens with the history the
+// Guard keeps (the last 10 minutes at most, see core.Guard.History) and
+// adds a point a second from its polls.
 func WithHistory(seconds int) Option {
 	return optionFunc(func(c *config) error {
 		if seconds < 2 || seconds > MaxHistory {
@@ -67,17 +70,19 @@ func WithHistory(seconds int) Option {
 
 // handler serves the page, its script and style, and the snapshot.
 type handler struct {
-	g    *core.Guard
-	page []byte
-	js   []byte
-	css  []byte
+	g       *core.Guard
+	history time.Duration // WithHistory
+	page    []byte
+	js      []byte
+	css     []byte
 }
 
 // New returns an http.Handler that serves the dashboard of g. Whatever
 // path it gets, it serves the page at any path ending in "/", its script
 // and style at the sibling paths dashboard.js and dashboard.css, and the
 // JSON snapshot the page polls every second at api/snapshot; other paths
-// are not found. The page refers to the others relatively, so the handler
+// are not found. It makes the Guard record its history (core.Guard.History)
+// from now on. The page refers to the others relatively, so the handler
 // may be mounted under any prefix, with or without http.StripPrefix:
 //
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
@@ -109,7 +114,8 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	}
 	js, _ := assets.ReadFile("assets/dashboard.js")
 	css, _ := assets.ReadFile("assets/dashboard.css")
-	return &handler{g: g, page: page.Bytes(), js: js, css: css}, nil
+	g.History(g.Clock().Now()) // the Guard records from now on
+	return &handler{g: g, history: time.Duration(cfg.history) * time.Second, page: page.Bytes(), js: js, css: css}, nil
 }
 
 // Title returns the page's title, for its template.
@@ -157,7 +163,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Referrer-Policy", "no-referrer")
 		write(w, "text/html; charset=utf-8", h.page)
 	case p == "api/snapshot" || strings.HasSuffix(p, "/api/snapshot"):
-		body, err := json.Marshal(view(h.g.Snapshot(), time.Now()))
+		after := h.g.Clock().Now() - h.history
+		if q := r.URL.Query(); q.Has("after") {
+			ms, err := strconv.ParseInt(q.Get("after"), 10, 64)
+			if err != nil {
+				http.Error(w, "after: must be an integer, milliseconds on the Guard's clock (historyAt)", http.StatusBadRequest)
+				return
+			}
+			const most = math.MaxInt64 / int64(time.Millisecond)
+			after = time.Duration(max(min(ms, most), -most)) * time.Millisecond
+		}
+		hist := h.g.History(after)
+		body, err := json.Marshal(view(h.g.Snapshot(), hist, time.Now()))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

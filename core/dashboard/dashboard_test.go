@@ -94,12 +94,14 @@ func TestSnapshotJSON(t *testing.T) {
 		// The keys, as the page reads them.
 		var raw map[string]any
 		require.NoError(t, json.Unmarshal(body, &raw), "%s", body)
-		assert.Equal(t, []string{"droppedEvents", "resources", "rules", "stores", "time"}, keys(raw))
+		assert.Equal(t, []string{"droppedEvents", "historyAt", "historyEnd", "resources", "rules", "stores", "time"}, keys(raw))
 		res0 := raw["resources"].([]any)[0]
-		assert.Equal(t, []string{"avgRtMs", "block", "complete", "error", "inFlight", "minRtMs", "name", "pass", "peak", "total"}, keys(res0))
+		assert.Equal(t, []string{"avgRtMs", "block", "complete", "error", "history", "inFlight", "minRtMs", "name", "pass", "peak", "total"}, keys(res0))
+		assert.Equal(t, []string{"avgRtMs", "block", "error", "pass"}, keys(res0.(map[string]any)["history"]))
 		assert.Equal(t, []string{"avgRtMs", "block", "blockedBy", "complete", "error", "pass", "rtMs"}, keys(res0.(map[string]any)["total"]))
 		rules := raw["rules"].([]any)
-		assert.Equal(t, []string{"blocked", "blockedTotal", "evaluated", "fallbacks", "inFlight", "kind", "name", "resource", "resourceCount", "resources", "summary", "unmatched"}, keys(rules[0]))
+		assert.Equal(t, []string{"blocked", "blockedTotal", "evaluated", "fallbacks", "history", "inFlight", "kind", "name", "resource", "resourceCount", "resources", "shadow", "summary", "unmatched", "windowMs"}, keys(rules[0]))
+		assert.Equal(t, []string{"blocked", "evaluated", "limit", "use"}, keys(rules[0].(map[string]any)["history"]))
 		assert.Equal(t, []string{"bad", "requests", "retryAfterMs", "state", "trips"}, keys(rules[1].(map[string]any)["breaker"]))
 		assert.Equal(t, []any{}, raw["stores"])
 
@@ -125,8 +127,11 @@ func TestSnapshotJSON(t *testing.T) {
 		assert.Equal(t, map[string]int64{}, slow.Total.BlockedBy)
 
 		require.Len(t, s.Rules, 3)
+		hr := s.Rules[0]
+		require.NotNil(t, hr.History)
+		hr.History = nil
 		assert.Equal(t, dashboard.Rule{Name: "hello-rate", Kind: "flow", Resource: "GET /hello", Summary: "2 per 1s, leap-array",
-			Blocked: 1, BlockedTotal: 1, Evaluated: 3, Resources: []string{"GET /hello"}, ResourceCount: 1}, s.Rules[0])
+			Blocked: 1, BlockedTotal: 1, Evaluated: 3, Resources: []string{"GET /hello"}, ResourceCount: 1, WindowMs: 1000}, hr)
 		brk := s.Rules[1]
 		assert.Equal(t, "fail-breaker", brk.Name)
 		assert.Equal(t, "breaker", brk.Kind)
@@ -197,6 +202,8 @@ func TestSummary(t *testing.T) {
 		core.Rule{Name: "d", Resource: "D", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Overrides: map[string]int64{"vip": 30}},
 		core.Rule{Name: "e", Resource: "E", Kind: core.KindHotspot, Param: "ip", Limit: 2, Algorithm: "concurrency"},
 		core.Rule{Name: "f", Resource: "F", Kind: core.KindBreaker, Strategy: "slow-ratio", MaxRT: 200 * time.Millisecond, Threshold: 0.5, Probes: 2},
+		core.Rule{Name: "g", Resource: "G", Kind: core.KindAdaptive, MaxLimit: 50, Priority: "header:X-Priority"},
+		core.Rule{Name: "h", Resource: "H", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 200},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -214,6 +221,8 @@ func TestSummary(t *testing.T) {
 		"3 per 1s per header:X-User-ID, token-bucket, 1 override",
 		"2 in flight per ip",
 		"slow-ratio (> 200ms) >= 0.5 of >= 10 in 10s, open 5s, 2 probes",
+		"adaptive in flight, 4..50, priority by header:X-Priority",
+		"inflight <= 200",
 	}, got)
 }
 
@@ -258,7 +267,7 @@ func TestPage(t *testing.T) {
 
 	// Names are only ever written as text.
 	_, js := get(t, base+"/debug/sluice/dashboard.js")
-	assert.Contains(t, string(js), `fetch("api/snapshot"`)
+	assert.Contains(t, string(js), `? "api/snapshot" : "api/snapshot?after=" + encodeURIComponent(at)`, "relative")
 	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("} {
 		assert.NotContains(t, string(js), sink)
 	}
@@ -317,4 +326,104 @@ func TestOptions(t *testing.T) {
 	}
 	_, err = dashboard.New(nil)
 	assert.ErrorContains(t, err, "guard is nil")
+}
+
+// TestSnapshotHistory checks that the first snapshot brings the history the
+// Guard kept since the handler was made, within WithHistory, and later ones
+// the points after historyAt.
+func TestSnapshotHistory(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
+		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2},
+		core.Rule{Name: "slow-conc", Resource: "GET /slow", Kind: core.KindConcurrency, Limit: 5},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	base := serve(t, g, dashboard.WithHistory(4))
+	ctx := context.Background()
+	held, err := g.Enter(ctx, "GET /slow")
+	require.NoError(t, err)
+	defer held.Exit(nil)
+	for range 5 {
+		for range 3 {
+			if e, err := g.Enter(ctx, "GET /hello"); err == nil {
+				e.Exit(nil)
+			}
+		}
+		fc.Advance(time.Second)
+	}
+	snapshot := func(query string) (dashboard.Snapshot, string) {
+		t.Helper()
+		res, body := get(t, base+"/debug/sluice/api/snapshot"+query)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+		var s dashboard.Snapshot
+		require.NoError(t, json.Unmarshal(body, &s), "%s", body)
+		return s, string(body)
+	}
+	s, body := snapshot("")
+	assert.Equal(t, (time.Hour + 5*time.Second).Milliseconds(), s.HistoryAt)
+	assert.WithinDuration(t, s.Time, s.HistoryEnd, time.Millisecond, "the clock is at the end of the last second")
+	require.Len(t, s.Resources, 2)
+	hello := s.Resources[0].History
+	require.NotNil(t, hello)
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, hello.Pass, "the last 4 seconds (WithHistory)")
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, hello.Block)
+	assert.Contains(t, body, `"avgRtMs":[0,0,0,0]`)
+	assert.Contains(t, body, `"avgRtMs":[null,null,null,null]`, "GET /slow: none completed")
+	rate, conc := s.Rules[0].History, s.Rules[1].History
+	assert.Equal(t, dashboard.Series{2, 2, 2, 2}, rate.Limit)
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, rate.Blocked)
+	assert.Equal(t, dashboard.Series{3, 3, 3, 3}, rate.Evaluated)
+	assert.Equal(t, dashboard.Series{1, 1, 1, 1}, conc.Use)
+	assert.Equal(t, dashboard.Series{5, 5, 5, 5}, conc.Limit)
+	assert.Equal(t, 1000.0, s.Rules[0].WindowMs)
+	assert.False(t, s.Rules[0].Shadow)
+
+	// The next poll: nothing new until a second ends.
+	at := fmt.Sprint(s.HistoryAt)
+	s, _ = snapshot("?after=" + at)
+	assert.Equal(t, dashboard.Series{}, s.Resources[0].History.Pass)
+	e, err := g.Enter(ctx, "GET /hello")
+	require.NoError(t, err)
+	fc.Advance(250 * time.Millisecond)
+	e.Exit(nil)
+	fc.Advance(750 * time.Millisecond)
+	s, _ = snapshot("?after=" + at)
+	assert.Equal(t, dashboard.Series{1}, s.Resources[0].History.Pass)
+	assert.Equal(t, dashboard.Series{250}, s.Resources[0].History.AvgRTMs)
+	assert.Equal(t, dashboard.Series{2}, s.Rules[0].History.Limit)
+	s, _ = snapshot("?after=0")
+	assert.Len(t, s.Resources[0].History.Pass, 6, "all the Guard kept")
+
+	for _, bad := range []string{"x", "1.5", ""} {
+		res, body := get(t, base+"/debug/sluice/api/snapshot?after="+bad)
+		assert.Equal(t, http.StatusBadRequest, res.StatusCode, "after=%s", bad)
+		assert.Contains(t, string(body), "after: must be an integer")
+	}
+}
+
+// TestSnapshotTopBlocked checks the values a hotspot rule blocked most,
+// with core.WithTopBlockedValues: request values, JSON-escaped.
+func TestSnapshotTopBlocked(t *testing.T) {
+	const hostile = `<img src=x onerror="window.pwned=1">`
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithTopBlockedValues(3), core.WithRules(
+		core.Rule{Name: "per-user", Resource: "GET /items", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 1, Window: time.Hour},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	for _, u := range []struct {
+		user string
+		n    int
+	}{{"mallory", 4}, {hostile, 3}, {"alice", 1}} {
+		for range u.n {
+			if e, err := g.Enter(context.Background(), "GET /items", core.WithParams(core.ParamMap{"header:X-User-ID": {u.user}})); err == nil {
+				e.Exit(nil)
+			}
+		}
+	}
+	_, body := get(t, serve(t, g)+"/debug/sluice/api/snapshot")
+	assert.NotContains(t, string(body), "<img", "JSON-escaped")
+	var s dashboard.Snapshot
+	require.NoError(t, json.Unmarshal(body, &s))
+	assert.Equal(t, []dashboard.BlockedValue{{Value: "mallory", Blocked: 3}, {Value: hostile, Blocked: 2}}, s.Rules[0].TopBlocked)
 }

@@ -1,13 +1,20 @@
 // Package dashboard serves a live dashboard of a Guard: one self-contained
 // page (no CDN, no external fonts: its script and style are embedded and
-// served by the same handler) that shows every resource with its passed and
-// blocked requests per second as small charts of the last minute, requests
-// in flight, errors and response times; every rule with its limit, blocked
-// and evaluated requests, the resources it applies to (or a flag when it
-// matched no request for core.WithUnmatchedAfter) and, for breakers, their
-// state and trips; and the shared
-// stores' health. The page polls a JSON endpoint of the same handler every
-// second and keeps the charts' history itself.
+// served by the same handler) that shows every resource with its requests
+// in flight, errors and response times, and charts of the last 10 minutes
+// (WithHistory), a point a second, with time and value axes: its passed,
+// blocked and failed requests per second, with the limit of each flow rule
+// on it drawn as a dashed line, and its average response time; every rule
+// with its limit, blocked and evaluated requests, the resources it applies
+// to (or a flag when it matched no request for core.WithUnmatchedAfter), a
+// flag when it is in shadow mode, for breakers their state and trips, and
+// charts of its evaluated and blocked requests per second (with its limit,
+// for flow rules) and of its requests in flight against its limit (for
+// concurrency and adaptive rules: the limit an adaptive rule found); and
+// the shared stores' health. The charts are full when the page opens: the
+// Guard keeps their history (core.Guard.History) from the time the handler
+// was made, and the page's first poll of the handler's JSON endpoint brings
+// it; each later poll, every second, brings the points since.
 //
 //	h, err := dashboard.New(guard)
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
@@ -23,8 +30,11 @@
 // # JSON
 //
 // GET <mount>/api/snapshot returns a Snapshot: the Guard's core.Snapshot
-// with lower-camel keys, durations in milliseconds (floats), breaker states
-// as words:
+// and core.History with lower-camel keys, durations in milliseconds
+// (floats), breaker states as words. Without a query it brings the history
+// of the last WithHistory seconds; with ?after=MS, the seconds that ended
+// after MS, a time on the Guard's clock in milliseconds (the historyAt of
+// an earlier response):
 //
 //	{"time": "2026-11-24T16:00:00Z",
 //	 "resources": [{"name": "GET /hello", "inFlight": 0, "pass": 5, "block": 12,
@@ -34,14 +44,21 @@
 //	 "rules": [{"name": "hello-rate", "kind": "flow", "resource": "GET /hello",
 //	            "summary": "5 per 1s, leap-array", "blocked": 12, "blockedTotal": 700,
 //	            "fallbacks": 0, "inFlight": 0, "evaluated": 1000,
-//	            "resources": ["GET /hello"], "resourceCount": 1, "unmatched": false},
+//	            "resources": ["GET /hello"], "resourceCount": 1, "unmatched": false,
+//	            "shadow": false, "windowMs": 1000,
+//	            "history": {"blocked": [10, 12, 12], "evaluated": [15, 17, 16],
+//	                        "limit": [5, 5, 5], "use": [null, null, null]}},
 //	           {"name": "fail-breaker", "kind": "breaker", "resource": "GET /fail",
 //	            "summary": "error-ratio >= 0.5 of >= 10 in 10s, open 5s", "blocked": 3, "blockedTotal": 40,
 //	            "fallbacks": 0, "inFlight": 0, "evaluated": 52,
 //	            "resources": ["GET /fail"], "resourceCount": 1, "unmatched": false,
-//	            "breaker": {"state": "open", "requests": 10, "bad": 6, "trips": 1, "retryAfterMs": 4200}}],
+//	            "shadow": false, "windowMs": 10000,
+//	            "breaker": {"state": "open", "requests": 10, "bad": 6, "trips": 1, "retryAfterMs": 4200},
+//	            "history": {"blocked": [1, 1, 2], "evaluated": [3, 2, 2], "limit": [null, null, null],
+//	                        "use": [null, null, null]}}],
 //	 "stores": [{"name": "redis", "healthy": true, "errors": 0, "fallbacks": 0}],
-//	 "droppedEvents": 0}
+//	 "droppedEvents": 0,
+//	 "historyEnd": "2026-11-24T16:00:00Z", "historyAt": 3600000}
 //
 // time is the server's wall clock. resources are sorted by name (the
 // overflow resource last); pass, block, complete, error, avgRtMs, minRtMs
@@ -58,8 +75,20 @@
 // concurrency rules; breaker, for breaker rules only, has the state
 // (closed, open or half-open), the requests and bad ones in the breaker's
 // window, the trips so far and, while open, how long until it probes.
+// shadow is true for a rule in shadow mode, which the page shows as a
+// badge and counts in a tile; windowMs is the rule's window (0 for kinds
+// without one).
 // stores are sorted by name. droppedEvents counts the breaker changes that
 // listeners missed. The lists are empty, never null.
+//
+// history holds a resource's or rule's series, a number a second, oldest
+// first, null where not known (the response time of a second where no
+// request completed; the use of a rule that has none): the last is the
+// second ending at historyEnd (the server's wall clock), which is
+// historyAt on the Guard's clock. Series are as core.ResourceHistory and
+// core.RuleHistory describe them; a series is shorter than the others when
+// its resource or rule came later. Resources beyond the 1000 the Guard
+// keeps a history for have none.
 //
 // # Security
 //

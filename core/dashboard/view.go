@@ -1,7 +1,10 @@
 package dashboard
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +19,70 @@ type Snapshot struct {
 	Rules         []Rule     `json:"rules"`
 	Stores        []Store    `json:"stores"`
 	DroppedEvents int64      `json:"droppedEvents"`
+	// HistoryEnd places the series of the resources' and rules' History
+	// in time: their last point is the second ending at HistoryEnd (the
+	// server's wall clock), the point before it the second before, and so
+	// on. HistoryAt is HistoryEnd on the Guard's clock, in milliseconds:
+	// the page asks for the points after it with api/snapshot?after=HistoryAt.
+	HistoryEnd time.Time `json:"historyEnd"`
+	HistoryAt  int64     `json:"historyAt"`
+}
+
+// Series are values per second, oldest first; null (NaN in Go) where not
+// known.
+type Series []float64
+
+// MarshalJSON writes s as an array of numbers, null for NaN.
+func (s Series) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+4*len(s))
+	b = append(b, '[')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, v, 'f', -1, 32) // recorded as float32
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads s, null as NaN.
+func (s *Series) UnmarshalJSON(b []byte) error {
+	var raw []*float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*s = make(Series, len(raw))
+	for i, v := range raw {
+		(*s)[i] = math.NaN()
+		if v != nil {
+			(*s)[i] = *v
+		}
+	}
+	return nil
+}
+
+// ResourceHistory is the history of a resource (core.ResourceHistory):
+// passed, blocked and failed requests per second, and the average
+// response time of each second, in milliseconds.
+type ResourceHistory struct {
+	Pass    Series `json:"pass"`
+	Block   Series `json:"block"`
+	Error   Series `json:"error"`
+	AvgRTMs Series `json:"avgRtMs"`
+}
+
+// RuleHistory is the history of a rule (core.RuleHistory): requests blocked
+// and evaluated per second, the limit in force and the use (requests in
+// flight of concurrency and adaptive rules).
+type RuleHistory struct {
+	Blocked   Series `json:"blocked"`
+	Evaluated Series `json:"evaluated"`
+	Limit     Series `json:"limit"`
+	Use       Series `json:"use"`
 }
 
 // Resource is a resource's statistics: over the last second, and totals.
@@ -30,6 +97,9 @@ type Resource struct {
 	MinRTMs  float64 `json:"minRtMs"`
 	Peak     int64   `json:"peak"`
 	Total    Totals  `json:"total"`
+	// History is the resource's history; nil for the resources beyond
+	// those the Guard keeps one for.
+	History *ResourceHistory `json:"history,omitempty"`
 }
 
 // Totals are a resource's counts since the Guard first saw it.
@@ -66,6 +136,25 @@ type Rule struct {
 	// Unmatched is true when the rule applied to no request for
 	// core.WithUnmatchedAfter since it was set or changed.
 	Unmatched bool `json:"unmatched"`
+	// Shadow is true for a rule in shadow mode: evaluated and counted,
+	// never enforced.
+	Shadow bool `json:"shadow"`
+	// WindowMs is the rule's window, 0 for kinds without one: the page
+	// draws a flow rule's limit per second on its resource's chart.
+	WindowMs float64 `json:"windowMs"`
+	// History is the rule's history.
+	History *RuleHistory `json:"history,omitempty"`
+	// TopBlocked are the values of a hotspot rule's param it blocked most
+	// (core.WithTopBlockedValues), highest first; absent without.
+	TopBlocked []BlockedValue `json:"topBlocked,omitempty"`
+}
+
+// BlockedValue is a value a hotspot rule blocked and how many permits
+// with it, at most Error more than the true count (core.BlockedValue).
+type BlockedValue struct {
+	Value   string `json:"value"`
+	Blocked int64  `json:"blocked"`
+	Error   int64  `json:"error"`
 }
 
 // MaxRuleResources bounds the resources listed per rule (Rule.Resources).
@@ -90,9 +179,18 @@ type Store struct {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// view returns the JSON form of s, taken at now.
-func view(s core.Snapshot, now time.Time) Snapshot {
-	out := Snapshot{Time: now.UTC(), DroppedEvents: s.DroppedEvents, Resources: []Resource{}, Rules: []Rule{}, Stores: []Store{}}
+// view returns the JSON form of s and h, taken at now.
+func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
+	out := Snapshot{Time: now.UTC(), DroppedEvents: s.DroppedEvents, Resources: []Resource{}, Rules: []Rule{}, Stores: []Store{},
+		HistoryEnd: now.Add(h.End - s.At).UTC(), HistoryAt: h.End.Milliseconds()}
+	resHist := map[string]*ResourceHistory{}
+	for _, r := range h.Resources {
+		resHist[r.Resource] = &ResourceHistory{Pass: r.Pass, Block: r.Block, Error: r.Error, AvgRTMs: r.AvgRT}
+	}
+	ruleHist := map[string]*RuleHistory{}
+	for _, r := range h.Rules {
+		ruleHist[r.Rule] = &RuleHistory{Blocked: r.Blocked, Evaluated: r.Evaluated, Limit: r.Limit, Use: r.Use}
+	}
 	for _, r := range s.Resources {
 		t := r.Total
 		blockedBy := t.BlockedBy
@@ -108,15 +206,19 @@ func view(s core.Snapshot, now time.Time) Snapshot {
 			AvgRTMs: ms(r.AvgRT()), MinRTMs: ms(r.MinRT), Peak: r.Peak,
 			Total: Totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error,
 				RTMs: ms(t.RT), AvgRTMs: ms(avg), BlockedBy: blockedBy},
+			History: resHist[r.Resource],
 		})
 	}
 	for _, r := range s.Rules {
 		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
 			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), MaxRuleResources)], ResourceCount: len(r.Resources),
-			Unmatched: r.Unmatched}
+			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name]}
 		if v.Resources == nil {
 			v.Resources = []string{}
+		}
+		for _, b := range r.TopBlocked {
+			v.TopBlocked = append(v.TopBlocked, BlockedValue{Value: b.Value, Blocked: b.Blocked, Error: b.Error})
 		}
 		if b := r.Breaker; b != nil {
 			v.Breaker = &Breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
@@ -144,6 +246,13 @@ func summary(r core.Rule) string {
 		if r.Probes > 1 {
 			fmt.Fprintf(&b, ", %d probes", r.Probes)
 		}
+	case core.KindAdaptive:
+		fmt.Fprintf(&b, "adaptive in flight, %d..%d", r.MinLimit, r.MaxLimit)
+	case core.KindSystem:
+		fmt.Fprintf(&b, "%s <= %v", r.Signal, r.Threshold)
+		if r.Strategy != "" {
+			fmt.Fprintf(&b, ", %s", r.Strategy)
+		}
 	case core.KindHotspot:
 		if r.Algorithm == "concurrency" {
 			fmt.Fprintf(&b, "%d in flight per %s", r.Limit, r.Param)
@@ -161,6 +270,9 @@ func summary(r core.Rule) string {
 	}
 	if r.Burst > 0 {
 		fmt.Fprintf(&b, ", burst %d", r.Burst)
+	}
+	if r.Priority != "" {
+		fmt.Fprintf(&b, ", priority by %s", r.Priority)
 	}
 	if r.MaxWait > 0 {
 		fmt.Fprintf(&b, ", wait <= %s", r.MaxWait)

@@ -1,8 +1,10 @@
 // Package sluiceotel exports a Guard's statistics as OpenTelemetry
 // metrics, and adds an event to the request's span when a Guard blocks it.
 // It is a module of its own, so that only services that use OpenTelemetry
-// pay for its API; it needs the API only (go.opentelemetry.io/otel/metric
-// and .../trace), the service bringing its SDK and exporters.
+// pay for its API; Register and BlockEvents need the API only
+// (go.opentelemetry.io/otel/metric and .../trace), the service bringing its
+// SDK and exporters; Producer, the response time histogram, hands the SDK
+// its data (go.opentelemetry.io/otel/sdk/metric/metricdata).
 //
 // Register creates observable instruments on a meter of scope ScopeName
 // (from the global MeterProvider, or WithMeterProvider's) and one callback
@@ -53,6 +55,10 @@
 //	sluice.response.time        counter        s          their total response time; its rate divided by
 //	                                                      that of sluice.requests.completed is the average
 //	sluice.active_requests      updowncounter  {request}  admitted and not yet exited
+//	sluice.request.duration     histogram      s          their response times, explicit buckets at powers
+//	                                                      of 4 from 2^-15 s (about 30µs) to 32 s, those of
+//	                                                      the Prometheus exporter's classic buckets; from a
+//	                                                      Producer given to the SDK's reader, not Register
 //
 // Per rule in force (attributes sluice.rule, sluice.rule.kind and
 // sluice.rule.resource, the rule's Resource: an exact name or a glob),
@@ -61,6 +67,9 @@
 // points go):
 //
 //	sluice.rule.blocked         counter        {request}  requests the rule blocked
+//	sluice.rule.shadow_blocked  counter        {request}  requests a shadow rule (core.Rule.Shadow) would
+//	                                                      have blocked, which passed (rules that are or
+//	                                                      were in shadow only)
 //	sluice.rule.evaluated       counter        {request}  requests it was checked against
 //	                                                      (core.RuleStats.Evaluated)
 //	sluice.rule.resources       updowncounter  {resource} resources it applied to
@@ -68,10 +77,12 @@
 //	                                                      core.WithUnmatchedAfter, else 0
 //	sluice.rule.fallbacks       counter        {decision} decisions made by its failure policy because
 //	                                                      its store failed (rules with a store only)
-//	sluice.rule.active_requests updowncounter  {request}  requests holding a slot (concurrency and
-//	                                                      adaptive rules only; no sluice.rule.kind)
-//	sluice.rule.adaptive.limit  gauge          {request}  the limit on requests in flight the rule found
-//	                                                      (adaptive rules only; no sluice.rule.kind)
+//	sluice.rule.active_requests updowncounter  {request}  requests holding a slot (concurrency rules
+//	                                                      only; no sluice.rule.kind)
+//	sluice.rule.limit           gauge          {request}  the rule's limit in force (flow rules in memory,
+//	                                                      concurrency and adaptive rules:
+//	                                                      core.RuleStats.Limit)
+//	sluice.rule.usage           gauge          {request}  how much of it is taken now (RuleStats.Use)
 //	sluice.breaker.state        updowncounter  1          1 for the state the breaker is in, 0 for the
 //	                                                      others, by sluice.breaker.state: closed, open,
 //	                                                      half-open (breaker rules only; no kind)
@@ -90,6 +101,15 @@
 //
 //	sluice.events.dropped       counter        {event}    breaker changes that listeners
 //	                                                      (core.WithBreakerListener) did not get
+//
+// With WithWatcher, of the reloads of the rules file (package rulesfile):
+//
+//	sluice.rules.reloads        counter        {reload}   loads of the file, by sluice.result: success
+//	                                                      (applied, the first included) or failure
+//	sluice.rules.reload.successful gauge       1          1 while the rules in force are the file's, 0
+//	                                                      while its last version is refused
+//	sluice.rules.reload.last_success gauge     s          when the file was last applied (Unix time)
+//	sluice.rules.reload.duration gauge         s          how long the last load took
 //
 // # Span events
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // ScopeName is the instrumentation scope of the meter Register uses.
@@ -33,7 +34,8 @@ const (
 const resultPassed = "passed"
 
 type config struct {
-	mp metric.MeterProvider
+	mp      metric.MeterProvider
+	watcher *rulesfile.Watcher
 }
 
 // Option configures Register.
@@ -57,18 +59,37 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	})
 }
 
+// WithWatcher adds the instruments of the reloads of w's rules file (see
+// the package documentation).
+func WithWatcher(w *rulesfile.Watcher) Option {
+	return optionFunc(func(c *config) error {
+		if w == nil {
+			return errors.New("WithWatcher: watcher is nil")
+		}
+		c.watcher = w
+		return nil
+	})
+}
+
 // instruments are the observable instruments of one Register.
 type instruments struct {
 	requests, completed, errors               metric.Int64ObservableCounter
 	responseTime                              metric.Float64ObservableCounter
 	active                                    metric.Int64ObservableUpDownCounter
 	ruleBlocked, ruleEvaluated, ruleFallbacks metric.Int64ObservableCounter
+	ruleShadowBlocked                         metric.Int64ObservableCounter
 	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
-	ruleUnmatched, adaptiveLimit              metric.Int64ObservableGauge
+	ruleUnmatched                             metric.Int64ObservableGauge
 	breakerState                              metric.Int64ObservableUpDownCounter
 	breakerTrips, storeErrors, storeFallbacks metric.Int64ObservableCounter
 	storeHealthy                              metric.Int64ObservableGauge
 	dropped                                   metric.Int64ObservableCounter
+	ruleLimit, ruleUsage                      metric.Int64ObservableGauge
+	// Of the rules file (WithWatcher); w is nil without one.
+	w                             *rulesfile.Watcher
+	reloads                       metric.Int64ObservableCounter
+	reloadSuccess, reloadDuration metric.Float64ObservableGauge
+	reloadOK                      metric.Int64ObservableGauge
 }
 
 // Register creates the instruments listed in the package documentation on
@@ -107,11 +128,12 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 		errs = append(errs, err)
 		return c
 	}
-	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+	gaugeIn := func(name, unit, desc string) metric.Int64ObservableGauge {
 		c, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
+	gauge := func(name, desc string) metric.Int64ObservableGauge { return gaugeIn(name, "1", desc) }
 	in.requests = counter("sluice.requests", "{request}", "Requests a Guard decided, by resource and result: passed, or the reason they were blocked for (permits, with core.WithCount).")
 	in.completed = counter("sluice.requests.completed", "{request}", "Admitted requests that exited, by resource.")
 	in.errors = counter("sluice.requests.errors", "{request}", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.")
@@ -121,17 +143,34 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	errs = append(errs, err)
 	in.active = upDown("sluice.active_requests", "{request}", "Requests admitted and not yet exited, by resource.")
 	in.ruleBlocked = counter("sluice.rule.blocked", "{request}", "Requests each rule blocked, since the rule was first set.")
+	in.ruleShadowBlocked = counter("sluice.rule.shadow_blocked", "{request}", "Requests each shadow rule would have blocked, which passed, since the rule was first set (kept when the rule is switched into or out of shadow).")
 	in.ruleEvaluated = counter("sluice.rule.evaluated", "{request}", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.")
 	in.ruleFallbacks = counter("sluice.rule.fallbacks", "{decision}", "Decisions a rule with a store made by its failure policy because the store failed.")
-	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency or adaptive rule.")
-	in.adaptiveLimit = gauge("sluice.rule.adaptive.limit", "{request}", "The limit on requests in flight each adaptive rule found from response times.")
+	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency rule.")
 	in.ruleResources = upDown("sluice.rule.resources", "{resource}", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).")
-	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
+	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
 	in.breakerState = upDown("sluice.breaker.state", "1", "State of each breaker rule: 1 for the state it is in, 0 for the others.")
 	in.breakerTrips = counter("sluice.breaker.trips", "{trip}", "Times each breaker rule opened.")
-	in.storeHealthy = gauge("sluice.store.healthy", "1", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
+	in.storeHealthy = gauge("sluice.store.healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
 	in.storeErrors = counter("sluice.store.errors", "{error}", "Calls to a shared store that failed.")
 	in.storeFallbacks = counter("sluice.store.fallbacks", "{decision}", "Decisions made by failure policies instead of a shared store.")
+	in.ruleLimit = gaugeIn("sluice.rule.limit", "{request}", "Each flow (in memory), concurrency and adaptive rule's limit in force: requests per window (with a token bucket's burst; a warm-up ramp's while cold), or in flight (an adaptive rule's found limit).")
+	in.ruleUsage = gaugeIn("sluice.rule.usage", "{request}", "How much of sluice.rule.limit each rule has taken now: requests in its window (tokens taken, turns taken ahead), or in flight.")
+	observed := []metric.Observable{in.requests, in.completed, in.errors, in.responseTime, in.active,
+		in.ruleBlocked, in.ruleShadowBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
+		in.ruleLimit, in.ruleUsage, in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks}
+	if in.w = cfg.watcher; in.w != nil {
+		in.reloads = counter("sluice.rules.reloads", "{reload}", "Loads of the rules file, by sluice.result: success (applied, the first included) or failure (refused: unreadable or invalid).")
+		fgauge := func(name, desc string) metric.Float64ObservableGauge {
+			g, err := m.Float64ObservableGauge(name, metric.WithUnit("s"), metric.WithDescription(desc))
+			errs = append(errs, err)
+			return g
+		}
+		in.reloadSuccess = fgauge("sluice.rules.reload.last_success", "When the rules file was last applied, in seconds since the Unix epoch.")
+		in.reloadDuration = fgauge("sluice.rules.reload.duration", "How long the last load of the rules file took to parse it and set its rules.")
+		in.reloadOK = gauge("sluice.rules.reload.successful", "1 while the rules in force are the rules file's, 0 while its last version is refused.")
+		observed = append(observed, in.reloads, in.reloadSuccess, in.reloadDuration, in.reloadOK)
+	}
 	in.dropped = counter("sluice.events.dropped", "{event}", "Breaker state changes that listeners did not get because their queue was full.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
@@ -139,9 +178,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		in.observe(o, g.Snapshot())
 		return nil
-	}, in.requests, in.completed, in.errors, in.responseTime, in.active,
-		in.ruleBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
-		in.adaptiveLimit, in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks, in.dropped)
+	}, append(observed, in.dropped)...)
 	if err != nil {
 		return nil, fmt.Errorf("sluiceotel: Register: %w", err)
 	}
@@ -172,17 +209,21 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		name, res := attrRule.String(valid(r.Rule.Name)), attrRuleResource.String(valid(r.Rule.Resource))
 		rule := attrs(name, attrRuleKind.String(string(r.Rule.Kind)), res)
 		o.ObserveInt64(in.ruleBlocked, r.BlockedTotal, rule)
+		if r.Rule.Shadow || r.ShadowedTotal > 0 {
+			o.ObserveInt64(in.ruleShadowBlocked, r.ShadowedTotal, rule)
+		}
 		o.ObserveInt64(in.ruleEvaluated, r.Evaluated, rule)
 		o.ObserveInt64(in.ruleResources, int64(len(r.Resources)), rule)
 		o.ObserveInt64(in.ruleUnmatched, bit(r.Unmatched), rule)
 		if r.Rule.Store != "" {
 			o.ObserveInt64(in.ruleFallbacks, r.Fallbacks, rule)
 		}
-		if r.Rule.Kind == core.KindConcurrency || r.Adaptive != nil {
+		if r.Rule.Kind == core.KindConcurrency {
 			o.ObserveInt64(in.ruleActive, r.InFlight, attrs(name, res))
 		}
-		if a := r.Adaptive; a != nil {
-			o.ObserveInt64(in.adaptiveLimit, a.Limit, attrs(name, res))
+		if r.HasUse {
+			o.ObserveInt64(in.ruleLimit, r.Limit, rule)
+			o.ObserveInt64(in.ruleUsage, r.Use, rule)
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {
@@ -198,6 +239,14 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		o.ObserveInt64(in.storeFallbacks, st.Fallbacks, store)
 	}
 	o.ObserveInt64(in.dropped, s.DroppedEvents)
+	if in.w != nil {
+		rs := in.w.Stats()
+		o.ObserveInt64(in.reloads, rs.Reloads, attrs(attrResult.String("success")))
+		o.ObserveInt64(in.reloads, rs.Failures, attrs(attrResult.String("failure")))
+		o.ObserveFloat64(in.reloadSuccess, float64(rs.LastSuccess.UnixNano())/1e9)
+		o.ObserveFloat64(in.reloadDuration, rs.LastDuration.Seconds())
+		o.ObserveInt64(in.reloadOK, bit(!rs.Failing))
+	}
 }
 
 func bit(b bool) int64 {

@@ -82,6 +82,10 @@ func points(m metricdata.Metrics) []point {
 		for _, p := range d.DataPoints {
 			out = append(out, point{attrs(p.Attributes), float64(p.Value)})
 		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			out = append(out, point{attrs(p.Attributes), p.Value})
+		}
 	}
 	return out
 }
@@ -278,7 +282,8 @@ func TestInstruments(t *testing.T) {
 		"sluice.rule.active_requests": {upDown, "{request}"},
 		"sluice.rule.resources":       {upDown, "{resource}"},
 		"sluice.rule.unmatched":       {gauge, "1"},
-		"sluice.rule.adaptive.limit":  {gauge, "{request}"},
+		"sluice.rule.limit":           {gauge, "{request}"},
+		"sluice.rule.usage":           {gauge, "{request}"},
 		"sluice.breaker.state":        {upDown, "1"},
 		"sluice.breaker.trips":        {counter, "{trip}"},
 		"sluice.store.healthy":        {gauge, "1"},
@@ -491,7 +496,6 @@ func BenchmarkCollect(b *testing.B) {
 func TestAdaptiveRule(t *testing.T) {
 	g, err := core.New(quiet, core.WithRules(
 		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
-		core.Rule{Name: "fixed", Resource: "GET /x", Kind: core.KindConcurrency, Limit: 5},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -502,8 +506,6 @@ func TestAdaptiveRule(t *testing.T) {
 		defer e.Exit(nil)
 	}
 	ms := collect(t, r)
-	must(t, ms, 3, "sluice.rule.adaptive.limit", "sluice.rule", "found", "sluice.rule.resource", "GET /*")
-	assert.Equal(t, []string{"found"}, attrValues(ms, "sluice.rule.adaptive.limit", "sluice.rule"), "only adaptive rules have a found limit")
-	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule", "found")
-	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule", "fixed")
+	must(t, ms, 3, "sluice.rule.limit", "sluice.rule", "found", "sluice.rule.kind", "adaptive", "sluice.rule.resource", "GET /*")
+	must(t, ms, 2, "sluice.rule.usage", "sluice.rule", "found", "sluice.rule.kind", "adaptive")
 }

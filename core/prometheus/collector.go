@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // DefaultNamespace is the prefix of every metric name unless WithNamespace
@@ -25,15 +26,20 @@ const DefaultNamespace = "sluice"
 // package documentation. It is safe for concurrent use.
 type Collector struct {
 	g    *core.Guard
+	w    *rulesfile.Watcher // nil without WithWatcher
 	desc descs
 }
 
 // descs are the descriptions of the collector's metrics.
 type descs struct {
 	passed, blocked, completed, errors, rtSeconds, inFlight *prometheus.Desc
-	ruleBlocked, ruleFallbacks, ruleInFlight                *prometheus.Desc
+	duration                                                *prometheus.Desc
+	ruleBlocked, ruleShadowBlocked                          *prometheus.Desc
+	ruleFallbacks, ruleInFlight                             *prometheus.Desc
+	ruleLimit, ruleUse                                      *prometheus.Desc
+	reloads, reloadSuccess, reloadOK, reloadDuration        *prometheus.Desc
 	ruleEvaluated, ruleResources, ruleUnmatched             *prometheus.Desc
-	breakerState, breakerTrips, adaptiveLimit               *prometheus.Desc
+	breakerState, breakerTrips                              *prometheus.Desc
 	storeHealthy, storeErrors, storeFallbacks               *prometheus.Desc
 	dropped                                                 *prometheus.Desc
 }
@@ -41,6 +47,7 @@ type descs struct {
 type config struct {
 	namespace string
 	labels    prometheus.Labels
+	watcher   *rulesfile.Watcher
 }
 
 // Option configures a Collector made by NewCollector or Handler.
@@ -73,7 +80,7 @@ func WithNamespace(ns string) Option {
 // WithConstLabels adds labels with fixed values to every metric, e.g. the
 // instance's name. Label names must be valid Prometheus label names, not
 // reserved (starting with "__") and not one of the collector's own
-// (resource, reason, rule, kind, state, store); values must be valid UTF-8.
+// (resource, reason, rule, kind, state, store, result); values must be valid UTF-8.
 // Given more than once, the labels add up, a later value replacing an
 // earlier one. The map is copied.
 func WithConstLabels(labels prometheus.Labels) Option {
@@ -96,8 +103,20 @@ func WithConstLabels(labels prometheus.Labels) Option {
 	})
 }
 
+// WithWatcher adds the metrics of the reloads of w's rules file (see the
+// package documentation).
+func WithWatcher(w *rulesfile.Watcher) Option {
+	return optionFunc(func(c *config) error {
+		if w == nil {
+			return errors.New("WithWatcher: watcher is nil")
+		}
+		c.watcher = w
+		return nil
+	})
+}
+
 // ownLabels are the variable labels the collector uses.
-var ownLabels = map[string]bool{"resource": true, "reason": true, "rule": true, "kind": true, "state": true, "store": true}
+var ownLabels = map[string]bool{"resource": true, "reason": true, "rule": true, "kind": true, "state": true, "store": true, "result": true}
 
 // NewCollector returns a Collector of g's statistics, or an error naming a
 // bad option.
@@ -117,36 +136,49 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(cfg.namespace+"_"+name, help, labels, cfg.labels)
 	}
-	return &Collector{g: g, desc: descs{
-		passed:         d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with core.WithCount).", "resource"),
-		blocked:        d("requests_blocked_total", "Requests a Guard blocked, by resource and reason: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended.", "resource", "reason"),
-		completed:      d("requests_completed_total", "Admitted requests that exited, by resource.", "resource"),
-		errors:         d("requests_errors_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", "resource"),
-		rtSeconds:      d("response_time_seconds_total", "Total response time of the completed requests, by resource, in seconds; divide its rate by that of requests_completed_total for the average.", "resource"),
-		inFlight:       d("requests_in_flight", "Requests admitted and not yet exited, by resource.", "resource"),
-		ruleBlocked:    d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
-		ruleFallbacks:  d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
-		ruleInFlight:   d("rule_in_flight", "Requests holding a slot of a concurrency or adaptive rule.", "rule", "resource"),
-		ruleEvaluated:  d("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.", "rule", "kind", "resource"),
-		ruleResources:  d("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).", "rule", "kind", "resource"),
-		ruleUnmatched:  d("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.", "rule", "kind", "resource"),
-		breakerState:   d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
-		breakerTrips:   d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
-		adaptiveLimit:  d("rule_adaptive_limit", "The limit on requests in flight each adaptive rule found from response times.", "rule", "resource"),
-		storeHealthy:   d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
-		storeErrors:    d("store_errors_total", "Calls to a shared store that failed.", "store"),
-		storeFallbacks: d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
-		dropped:        d("events_dropped_total", "Breaker state changes that listeners did not get because their queue was full."),
+	return &Collector{g: g, w: cfg.watcher, desc: descs{
+		passed:            d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with core.WithCount).", "resource"),
+		blocked:           d("requests_blocked_total", "Requests a Guard blocked, by resource and reason: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended.", "resource", "reason"),
+		completed:         d("requests_completed_total", "Admitted requests that exited, by resource.", "resource"),
+		errors:            d("requests_errors_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", "resource"),
+		rtSeconds:         d("response_time_seconds_total", "Total response time of the completed requests, by resource, in seconds; divide its rate by that of requests_completed_total for the average.", "resource"),
+		inFlight:          d("requests_in_flight", "Requests admitted and not yet exited, by resource.", "resource"),
+		duration:          d("request_duration_seconds", "Response times of the completed requests, by resource: classic buckets at powers of 4 from 2^-15 s (about 30µs) to 32 s, and native buckets of schema 0 (powers of 2) for scrapers that ask for them.", "resource"),
+		ruleBlocked:       d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
+		ruleShadowBlocked: d("rule_shadow_blocked_total", "Requests each shadow rule would have blocked, which passed, since the rule was first set (kept when the rule is switched into or out of shadow).", "rule", "kind", "resource"),
+		ruleFallbacks:     d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
+		ruleInFlight:      d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
+		ruleLimit:         d("rule_limit", "Each flow (in memory), concurrency and adaptive rule's limit in force: requests per window (with a token bucket's burst; a warm-up ramp's while cold), or in flight (an adaptive rule's found limit).", "rule", "kind", "resource"),
+		ruleUse:           d("rule_usage", "How much of rule_limit each rule has taken now: requests in its window (tokens taken, turns taken ahead), or in flight.", "rule", "kind", "resource"),
+		reloads:           d("rules_reloads_total", "Loads of the rules file, by result: success (applied, the first included) or failure (refused: unreadable or invalid).", "result"),
+		reloadSuccess:     d("rules_last_reload_success_timestamp_seconds", "When the rules file was last applied, in seconds since the Unix epoch."),
+		reloadOK:          d("rules_last_reload_successful", "1 while the rules in force are the rules file's, 0 while its last version is refused."),
+		reloadDuration:    d("rules_last_reload_duration_seconds", "How long the last load of the rules file took to parse it and set its rules."),
+		ruleEvaluated:     d("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.", "rule", "kind", "resource"),
+		ruleResources:     d("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).", "rule", "kind", "resource"),
+		ruleUnmatched:     d("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.", "rule", "kind", "resource"),
+		breakerState:      d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
+		breakerTrips:      d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
+		storeHealthy:      d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
+		storeErrors:       d("store_errors_total", "Calls to a shared store that failed.", "store"),
+		storeFallbacks:    d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
+		dropped:           d("events_dropped_total", "Breaker state changes that listeners did not get because their queue was full."),
 	}}, nil
 }
 
 // Describe sends the descriptions of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.desc
-	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight,
-		d.ruleBlocked, d.ruleFallbacks, d.ruleInFlight, d.ruleEvaluated, d.ruleResources, d.ruleUnmatched, d.breakerState, d.breakerTrips,
-		d.adaptiveLimit, d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
+	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight, d.duration,
+		d.ruleBlocked, d.ruleShadowBlocked, d.ruleFallbacks, d.ruleInFlight, d.ruleLimit, d.ruleUse,
+		d.ruleEvaluated, d.ruleResources, d.ruleUnmatched, d.breakerState, d.breakerTrips,
+		d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
 		ch <- x
+	}
+	if c.w != nil {
+		for _, x := range []*prometheus.Desc{d.reloads, d.reloadSuccess, d.reloadOK, d.reloadDuration} {
+			ch <- x
+		}
 	}
 }
 
@@ -181,10 +213,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.errors, counter, float64(t.Error), r.Resource)
 		emit(d.rtSeconds, counter, t.RT.Seconds(), r.Resource)
 		emit(d.inFlight, gauge, float64(r.InFlight), r.Resource)
+		m, err := durationMetric(d.duration, &t.RTHistogram, t.RT.Seconds(), labelValue(r.Resource))
+		if err != nil {
+			m = prometheus.NewInvalidMetric(d.duration, err) // not expected, as for emit
+		}
+		ch <- m
 	}
 	for _, r := range s.Rules {
 		name, kind, res := r.Rule.Name, string(r.Rule.Kind), r.Rule.Resource
 		emit(d.ruleBlocked, counter, float64(r.BlockedTotal), name, kind, res)
+		if r.Rule.Shadow || r.ShadowedTotal > 0 {
+			emit(d.ruleShadowBlocked, counter, float64(r.ShadowedTotal), name, kind, res)
+		}
 		emit(d.ruleEvaluated, counter, float64(r.Evaluated), name, kind, res)
 		emit(d.ruleResources, gauge, float64(len(r.Resources)), name, kind, res)
 		unmatched := 0.0
@@ -195,11 +235,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if r.Rule.Store != "" {
 			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
 		}
-		if r.Rule.Kind == core.KindConcurrency || r.Adaptive != nil {
+		if r.Rule.Kind == core.KindConcurrency {
 			emit(d.ruleInFlight, gauge, float64(r.InFlight), name, res)
 		}
-		if a := r.Adaptive; a != nil {
-			emit(d.adaptiveLimit, gauge, float64(a.Limit), name, res)
+		if r.HasUse {
+			emit(d.ruleLimit, gauge, float64(r.Limit), name, kind, res)
+			emit(d.ruleUse, gauge, float64(r.Use), name, kind, res)
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {
@@ -222,6 +263,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.storeFallbacks, counter, float64(st.Fallbacks), st.Name)
 	}
 	emit(d.dropped, counter, float64(s.DroppedEvents))
+	if c.w != nil {
+		rs := c.w.Stats()
+		emit(d.reloads, counter, float64(rs.Reloads), "success")
+		emit(d.reloads, counter, float64(rs.Failures), "failure")
+		emit(d.reloadSuccess, gauge, float64(rs.LastSuccess.UnixNano())/1e9)
+		ok := 1.0
+		if rs.Failing {
+			ok = 0
+		}
+		emit(d.reloadOK, gauge, ok)
+		emit(d.reloadDuration, gauge, rs.LastDuration.Seconds())
+	}
 }
 
 // labelValue returns s as a label value: as it is when it is valid UTF-8

@@ -533,7 +533,6 @@ func BenchmarkScrape(b *testing.B) {
 func TestAdaptiveRuleMetrics(t *testing.T) {
 	g, err := core.New(quiet, core.WithRules(
 		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
-		core.Rule{Name: "fixed", Resource: "GET /x", Kind: core.KindConcurrency, Limit: 5},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -546,9 +545,6 @@ func TestAdaptiveRuleMetrics(t *testing.T) {
 		defer e.Exit(nil)
 	}
 	fams := scrape(t, url)
-	must(t, fams, 3, "sluice_rule_adaptive_limit", "rule", "found", "resource", "GET /*")
-	assert.Equal(t, []string{"found"}, labelValues(fams, "sluice_rule_adaptive_limit", "rule"), "only adaptive rules have a found limit")
-	assert.Equal(t, dto.MetricType_GAUGE, fams["sluice_rule_adaptive_limit"].GetType())
-	must(t, fams, 2, "sluice_rule_in_flight", "rule", "found", "resource", "GET /*")
-	must(t, fams, 2, "sluice_rule_in_flight", "rule", "fixed", "resource", "GET /x")
+	must(t, fams, 3, "sluice_rule_limit", "rule", "found", "kind", "adaptive", "resource", "GET /*")
+	must(t, fams, 2, "sluice_rule_usage", "rule", "found", "kind", "adaptive", "resource", "GET /*")
 }

@@ -39,6 +39,15 @@
 //	sluice_response_time_seconds_total{resource}        counter  their total response time in seconds;
 //	                                                             rate(this) / rate(completed) is the average
 //	sluice_requests_in_flight{resource}                 gauge    admitted and not yet exited
+//	sluice_request_duration_seconds{resource}           histogram their response times: classic buckets
+//	                                                             (_bucket{le}, _sum, _count) at powers of 4 from
+//	                                                             2^-15 s (about 30µs) to 32 s, and native buckets
+//	                                                             of schema 0 (powers of 2, zero bucket up to
+//	                                                             2^-17 s) for scrapers that ask for them
+//
+// Response times are measured to about a millisecond unless the Guard has
+// core.WithPreciseTiming (see core.RTResolution); core.RTHistogram says
+// which request counts in which bucket.
 //
 // The reasons are those of core.Reasons: flow, concurrency, hotspot and
 // breaker (the kind of the rule that blocked the request), fallback (a rule
@@ -52,6 +61,9 @@
 // rule's Resource, an exact name or a glob:
 //
 //	sluice_rule_blocked_total{rule,kind,resource}       counter  requests the rule blocked
+//	sluice_rule_shadow_blocked_total{rule,kind,resource} counter requests a shadow rule (core.Rule.Shadow)
+//	                                                             would have blocked, which passed (rules that
+//	                                                             are or were in shadow only)
 //	sluice_rule_evaluated_total{rule,kind,resource}     counter  requests the rule was checked against
 //	                                                             (core.RuleStats.Evaluated)
 //	sluice_rule_resources{rule,kind,resource}           gauge    resources the rule applied to; 0 while it
@@ -60,10 +72,11 @@
 //	                                                             core.WithUnmatchedAfter, else 0
 //	sluice_rule_fallbacks_total{rule,kind,resource}     counter  decisions the rule made by its failure policy
 //	                                                             because its store failed (rules with a store only)
-//	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency and
-//	                                                             adaptive rules only)
-//	sluice_rule_adaptive_limit{rule,resource}           gauge    the limit on requests in flight the rule found
-//	                                                             (adaptive rules only)
+//	sluice_rule_in_flight{rule,resource}                gauge    requests holding a slot (concurrency rules only)
+//	sluice_rule_limit{rule,kind,resource}               gauge    the rule's limit in force (flow rules in memory,
+//	                                                             concurrency and adaptive rules: core.RuleStats.Limit)
+//	sluice_rule_usage{rule,kind,resource}               gauge    how much of it is taken now (RuleStats.Use):
+//	                                                             usage / limit is the share in use
 //	sluice_breaker_state{rule,resource,state}           gauge    1 for the state the breaker is in, 0 for the
 //	                                                             other two; state is closed, open or half-open,
 //	                                                             all three always there (breaker rules only)
@@ -82,6 +95,19 @@
 //	sluice_events_dropped_total                         counter  breaker changes that listeners
 //	                                                             (core.WithBreakerListener) did not get because
 //	                                                             their queue was full
+//
+// With WithWatcher, of the reloads of the rules file (package rulesfile):
+//
+//	sluice_rules_reloads_total{result}                  counter  loads of the file: success (applied, the
+//	                                                             first included) or failure (refused)
+//	sluice_rules_last_reload_successful                 gauge    1 while the rules in force are the file's, 0
+//	                                                             while its last version is refused
+//	sluice_rules_last_reload_success_timestamp_seconds  gauge    when the file was last applied (Unix time)
+//	sluice_rules_last_reload_duration_seconds           gauge    how long the last load took
+//
+// The directory monitoring holds alerting rules (a rule blocking much of
+// its traffic, a breaker open, a store down, a rule matching nothing, the
+// rules file refused) with their promtool tests, and a Grafana dashboard.
 //
 // Label values are the names as they are, quotes, backslashes, newlines
 // and any Unicode included (the exposition escapes them), except that

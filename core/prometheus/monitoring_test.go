@@ -3,6 +3,7 @@ package sluiceprom_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,17 +18,23 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // metricRE finds the sluice metric names a query names.
 var metricRE = regexp.MustCompile(`\bsluice_[a-z_]+\b`)
 
-// collectorMetrics returns the names of the metrics a Collector describes.
+// collectorMetrics returns the names of the metrics a Collector with a
+// rules file watcher describes, and those of the series of its histograms.
 func collectorMetrics(t *testing.T) []string {
 	g, err := core.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
-	c, err := sluiceprom.NewCollector(g)
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("rules: []\n"), 0o600))
+	w, err := rulesfile.NewWatcher(g, path, rulesfile.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	c, err := sluiceprom.NewCollector(g, sluiceprom.WithWatcher(w))
 	require.NoError(t, err)
 	ch := make(chan *prometheus.Desc, 64)
 	c.Describe(ch)
@@ -38,6 +45,9 @@ func collectorMetrics(t *testing.T) []string {
 		m := fq.FindStringSubmatch(d.String())
 		require.NotNil(t, m, d.String())
 		names = append(names, m[1])
+		if m[1] == "sluice_request_duration_seconds" {
+			names = append(names, m[1]+"_bucket", m[1]+"_sum", m[1]+"_count")
+		}
 	}
 	return names
 }
@@ -83,7 +93,9 @@ func TestMonitoringNamesMetricsThatExist(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"sluice_requests_passed_total", "sluice_requests_blocked_total", "sluice_rule_blocked_total",
-		"sluice_rule_evaluated_total", "sluice_breaker_state", "sluice_store_healthy", "sluice_rule_unmatched"} {
+		"sluice_rule_evaluated_total", "sluice_breaker_state", "sluice_store_healthy", "sluice_rule_unmatched",
+		"sluice_rule_limit", "sluice_rule_usage", "sluice_request_duration_seconds_bucket", "sluice_rule_shadow_blocked_total",
+		"sluice_rules_last_reload_successful"} {
 		assert.True(t, queried[name], "%s is queried", name)
 	}
 }
@@ -111,7 +123,7 @@ func TestMonitoringPromtool(t *testing.T) {
 	run("monitoring", "check", "rules", "alerts.yaml")
 	run("monitoring", "test", "rules", "alerts_test.yaml")
 
-	vars := strings.NewReplacer("$__rate_interval", "5m", "$job", ".*", "$instance", ".*")
+	vars := strings.NewReplacer("$__rate_interval", "5m", "$__range", "1h", "$job", ".*", "$instance", ".*")
 	var b strings.Builder
 	b.WriteString("groups:\n  - name: dashboard\n    rules:\n")
 	for i, e := range dashboardQueries(t) {

@@ -220,7 +220,7 @@ rules:
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
 		{"unknown kind", YAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
-			`rules[0]: line 2: kind must be flow, concurrency, hotspot, breaker or adaptive, got "bulkhead"`,
+			`rules[0]: line 2: kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"`,
 		}},
 		{"breaker threshold not a number", YAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
 			`rules[0]: line 2: threshold must be a number, got "half"`,
@@ -247,6 +247,10 @@ rules:
 			`rules[0] (x): line 6: buckets must be an integer, got 1.5`,
 			`rules[0] (x): line 7: burst must be an integer, got true`,
 			`rules[0] (x): line 8: coldFactor must be an integer, got "3"`,
+		}},
+		{"shadow not a boolean", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, shadow: yes}\n  - {resource: b, kind: flow, limit: 1, shadow: 1}\n", []string{
+			`rules[0]: line 2: shadow must be true or false, got "yes"`,
+			`rules[1]: line 3: shadow must be true or false, got 1`,
 		}},
 		{"float limit JSON", JSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
 			`rules[0]: line 3: limit must be an integer, got 1.5`,
@@ -635,7 +639,7 @@ func problemLines(t *testing.T, err error) []string {
 	require.True(t, errors.As(err, &re), "want a *core.RulesError, got %T: %v", err, err)
 	lines := make([]string, len(re.Problems))
 	for i, p := range re.Problems {
-		lines[i] = p.String()
+		lines[i] = p.Error()
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -43,8 +42,8 @@ func TestBreakerRulesFile(t *testing.T) {
 		{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5,
 			MinRequests: 5, Window: 10 * time.Second, Buckets: 20, OpenFor: 5 * time.Second, Probes: 2},
 		{Name: "breaker:GET:/slow", Resource: "GET /slow", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.8,
-			MaxRT: 250 * time.Millisecond, MinRequests: breaker.DefaultMinRequests, Window: breaker.DefaultWindow, Buckets: breaker.DefaultBuckets,
-			OpenFor: breaker.DefaultOpenFor, Probes: breaker.DefaultProbes},
+			MaxRT: 250 * time.Millisecond, MinRequests: 10, Window: 10 * time.Second, Buckets: 10,
+			OpenFor: 5 * time.Second, Probes: 1},
 	}, rules)
 	_, err = rulesfile.NewGuard(path)
 	require.NoError(t, err)
@@ -187,4 +186,23 @@ func blockedBy(t *testing.T, err error) *core.BlockedError {
 	require.ErrorAs(t, err, &b)
 	require.ErrorIs(t, err, core.ErrBlocked)
 	return b
+}
+
+func TestSystemRulesFile(t *testing.T) {
+	rules, err := rulesfile.Load(filepath.Join("testdata", "rules-system.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, []core.Rule{
+		{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Strategy: core.StrategyBBR, Priority: "header:X-Priority"},
+		{Name: "inflight", Resource: "GET /api/*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 200},
+		{Name: "system:*", Resource: "*", Kind: core.KindSystem, Signal: core.SignalRT, Threshold: 250},
+	}, rules)
+
+	for file, want := range map[string]string{
+		"invalid-rules-system-cpu.yaml":    ": rules[0] (cpu): line 6: threshold must be a fraction of the CPU in (0, 1] for signal cpu, got 80",
+		"invalid-rules-system-bbr.yaml":    `: rules[0] (load): line 7: strategy bbr only applies to signal cpu, got signal "load"`,
+		"invalid-rules-priority-flow.yaml": `: rules[0] (api): line 6: priority only applies to kinds system and adaptive (the rules that shed under overload), got kind "flow"`,
+	} {
+		_, err = rulesfile.Load(filepath.Join("testdata", file))
+		assert.ErrorContains(t, err, want, file)
+	}
 }

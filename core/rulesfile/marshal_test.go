@@ -36,9 +36,11 @@ func allFieldRules() []core.Rule {
 		{Name: "slow", Resource: "GET /db", Kind: core.KindBreaker, Strategy: breaker.SlowRatio, Threshold: 0.25, MaxRT: 300 * time.Millisecond,
 			Window: 20 * time.Second, Buckets: 20, MinRequests: 20, OpenFor: 2 * time.Second, Probes: 3},
 		{Resource: "GET /api", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 5},
-		{Name: "adaptive", Resource: "GET /api/*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 50,
+		{Name: "adaptive", Resource: "GET /api/*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 50, Shadow: true,
 			Window: 250 * time.Millisecond, Tolerance: 1.25, ProbeInterval: time.Minute},
-		{Resource: "POST /api", Kind: core.KindAdaptive},
+		{Resource: "POST /api", Kind: core.KindAdaptive, Priority: "header:X-Priority"},
+		{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Strategy: core.StrategyBBR, Priority: "header:X-Priority"},
+		{Resource: "GET /api/*", Kind: core.KindSystem, Signal: core.SignalRT, Threshold: 250},
 	}
 }
 

@@ -300,6 +300,12 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		r.Tolerance, msg = floatValue(val)
 	case "probeInterval":
 		r.ProbeInterval, msg = durationValue(val)
+	case "signal":
+		r.Signal, msg = typedText[core.Signal](val)
+	case "priority":
+		r.Priority, msg = textValue(val)
+	case "shadow":
+		r.Shadow, msg = boolValue(val)
 	}
 	if msg != "" {
 		rp.add(key, val, "%s", msg)
@@ -359,6 +365,18 @@ func intValue[T int | int64](n *yaml.Node) (T, string) {
 		return 0, "is out of range, got " + describe(n)
 	}
 	return T(v), ""
+}
+
+// boolValue returns the value of a boolean scalar (true or false), or a
+// problem.
+func boolValue(n *yaml.Node) (bool, string) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
+		var v bool
+		if err := n.Decode(&v); err == nil {
+			return v, ""
+		}
+	}
+	return false, "must be true or false, got " + describe(n)
 }
 
 // floatValue returns the value of a finite number scalar, integer or

@@ -84,7 +84,7 @@ func TestSchemaMatchesRule(t *testing.T) {
 				assert.Equal(t, "integer", p.AdditionalProperties.Type, name)
 			}
 		default:
-			want := map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Float64: "number"}[f.Type.Kind()]
+			want := map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Float64: "number", reflect.Bool: "boolean"}[f.Type.Kind()]
 			require.NotEmpty(t, want, "Rule.%s has a type the test knows", f.Name)
 			if want == "string" && p.Enum != nil {
 				continue // the enums are checked below
@@ -102,7 +102,7 @@ func TestSchemaMatchesRule(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, strs(core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive), props["kind"].Enum)
+	assert.Equal(t, strs(core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive, core.KindSystem), props["kind"].Enum)
 	algorithms := strs(flow.LeapArray, flow.FixedWindow, flow.SlidingLog, flow.SlidingCounter, flow.TokenBucket, flow.LeakyBucket)
 	for _, a := range strs(hotspot.TokenBucket, hotspot.LeakyBucket, hotspot.Concurrency) {
 		if !slices.Contains(algorithms, a) {
@@ -113,7 +113,7 @@ func TestSchemaMatchesRule(t *testing.T) {
 	assert.Equal(t, strs(store.Exact, store.Approximate), props["mode"].Enum)
 	assert.Equal(t, strs(core.FailLocal, core.FailOpen, core.FailClosed), props["onFailure"].Enum)
 	assert.Equal(t, strs(core.MissingSkip, core.MissingReject, core.MissingShared), props["onMissing"].Enum)
-	assert.Equal(t, strs(breaker.SlowRatio, breaker.ErrorRatio, breaker.ErrorCount), props["strategy"].Enum)
+	assert.Equal(t, strs(breaker.SlowRatio, breaker.ErrorRatio, breaker.ErrorCount, core.StrategyBBR), props["strategy"].Enum)
 }
 
 // rulesSchema compiles rules.schema.json.

@@ -74,10 +74,30 @@ type Watcher struct {
 	reported obsKey
 	failing  bool
 	err      error
+	stats    ReloadStats // but Failing, which is err != nil
 }
 
-// Change describes a rule set a Watcher applied. Rules are
-// named by core.Rule.Name (the name the file gives them, or core.DefaultName).
+// ReloadStats are the counts of a Watcher's loads of its rules file
+// (Watcher.Stats), for metrics and alerts.
+type ReloadStats struct {
+	// Reloads counts the versions of the file applied, NewWatcher's
+	// included; Failures the loads refused: each version (or read error)
+	// the watcher tried, and each Reload that found the file invalid.
+	Reloads, Failures int64
+	// LastSuccess and LastFailure are the wall-clock times of the last of
+	// each; zero before the first.
+	LastSuccess, LastFailure time.Time
+	// LastDuration is how long the last load, applied or refused, took to
+	// parse the file and set its rules.
+	LastDuration time.Duration
+	// Failing is true while the rules in force are not the file's: its
+	// last version was refused (Err returns why).
+	Failing bool
+}
+
+// Change describes a rule set a Watcher applied. Rules are named by
+// core.Rule.Name (the name the file gives them, or the one
+// core.NormalizeRules derives).
 type Change struct {
 	// Path is the rules file.
 	Path string
@@ -251,6 +271,15 @@ func (w *Watcher) Err() error {
 	return w.err
 }
 
+// Stats returns the counts of the watcher's loads so far.
+func (w *Watcher) Stats() ReloadStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	s.Failing = w.err != nil
+	return s
+}
+
 // poll looks at the file and applies or reports what it holds once two
 // consecutive polls saw the same.
 func (w *Watcher) poll(ctx context.Context) {
@@ -311,6 +340,7 @@ func readFailure(err error) observation {
 // true for NewWatcher's load, which reports nothing: it returns the
 // error.
 func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
+	start := time.Now()
 	problem := o.err // what is wrong, for the log, which gives the path apart
 	if problem == nil {
 		f, err := read(o.data, w.format)
@@ -320,11 +350,19 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 			if err == nil {
 				w.applied = o.key
 				w.failing, w.err = false, nil
+				end := time.Now()
+				w.stats.Reloads++
+				w.stats.LastSuccess, w.stats.LastDuration = end, end.Sub(start)
 				w.applyChange(ctx, before, w.guard.Rules(), initial)
 				return nil
 			}
 		}
 		problem = err
+	}
+	if !initial {
+		end := time.Now()
+		w.stats.Failures++
+		w.stats.LastFailure, w.stats.LastDuration = end, end.Sub(start)
 	}
 	err := problem
 	if o.err == nil {

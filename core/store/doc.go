@@ -1,5 +1,5 @@
 // Package store defines Store, where limits shared by several Guards are
-// kept, and Memory, a Store in the process's memory.
+// kept, and NewMemory, a Store in the process's memory.
 //
 // A rule opts in with its Store field (the rules file's `store:`), naming a
 // Store given to the Guard with core.WithStore; package redisstore provides

@@ -9,16 +9,12 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
-// DefaultMemoryKeys is the default bound on the number of keys a Memory
+// defaultMemoryKeys is the default bound on the number of keys a memory
 // store keeps.
-const DefaultMemoryKeys = 100000
+const defaultMemoryKeys = 100000
 
-// Memory is a Store in the process's memory, on a clock.Clock: limits are
-// shared by the Guards of one process. It keeps at most its bound of keys;
-// beyond it, a new key replaces an arbitrary one, which then starts afresh.
-// Approximate limits are decided exactly. It is the reference the Redis
-// store's behaviour is tested against.
-type Memory struct {
+// memory is the Store of NewMemory.
+type memory struct {
 	clock clock.Clock
 	max   int
 
@@ -31,23 +27,27 @@ type memLimit struct {
 	l   flow.Limiter
 }
 
-// NewMemory returns a Memory store on clock c keeping at most maxKeys keys
-// (DefaultMemoryKeys when maxKeys is 0).
-func NewMemory(c clock.Clock, maxKeys int) (*Memory, error) {
+// NewMemory returns a Store in the process's memory, on clock c: limits are
+// shared by the Guards of one process. It keeps at most maxKeys keys
+// (100000 when maxKeys is 0); beyond, a new key replaces an arbitrary one,
+// which then starts afresh. Approximate limits are decided exactly. Close
+// does nothing: the store has no goroutine. It is the reference the Redis
+// store's behaviour is tested against.
+func NewMemory(c clock.Clock, maxKeys int) (Store, error) {
 	switch {
 	case c == nil:
 		return nil, fmt.Errorf("store.NewMemory: clock is nil")
 	case maxKeys < 0:
 		return nil, fmt.Errorf("store.NewMemory: maxKeys must be >= 0, got %d", maxKeys)
 	case maxKeys == 0:
-		maxKeys = DefaultMemoryKeys
+		maxKeys = defaultMemoryKeys
 	}
-	return &Memory{clock: c, max: maxKeys, lims: map[string]memLimit{}}, nil
+	return &memory{clock: c, max: maxKeys, lims: map[string]memLimit{}}, nil
 }
 
 // limiter returns the flow limiter of key for lim, making it (or remaking
 // it, carrying its state over, when lim changed) as needed.
-func (m *Memory) limiter(key string, lim Limit) (flow.Limiter, error) {
+func (m *memory) limiter(key string, lim Limit) (flow.Limiter, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.lims[key]
@@ -72,7 +72,7 @@ func (m *Memory) limiter(key string, lim Limit) (flow.Limiter, error) {
 }
 
 // Take decides n requests of key under lim.
-func (m *Memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
+func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
 	l, err := m.limiter(key, lim)
 	if err != nil {
 		return Decision{}, err
@@ -81,7 +81,7 @@ func (m *Memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 }
 
 // Undo gives back an admitted decision of Take.
-func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error {
+func (m *memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error {
 	m.mu.Lock()
 	e, ok := m.lims[key]
 	m.mu.Unlock()
@@ -91,12 +91,12 @@ func (m *Memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	return nil
 }
 
-// Len returns the number of keys the store keeps.
-func (m *Memory) Len() int {
+// len returns the number of keys the store keeps.
+func (m *memory) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.lims)
 }
 
-// Close does nothing: a Memory store has no goroutine.
-func (m *Memory) Close() error { return nil }
+// Close does nothing: the store has no goroutine.
+func (m *memory) Close() error { return nil }

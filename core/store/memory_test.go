@@ -31,7 +31,7 @@ func TestMemoryBounded(t *testing.T) {
 		_, err := m.Take(context.Background(), string(rune('a'+i%26))+time.Duration(i).String(), lim, 1)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 10, m.Len())
+	assert.Equal(t, 10, store.Len(m))
 }
 
 func TestNewMemoryRejectsBadArguments(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 
 // Defaults of the options.
 const (
-	DefaultK            = 2.0
-	DefaultWindow       = 2 * time.Minute
-	DefaultMaxPause     = 5 * time.Minute
-	DefaultMaxResources = 1024
+	defaultK            = 2.0
+	defaultWindow       = 2 * time.Minute
+	defaultMaxPause     = 5 * time.Minute
+	defaultMaxResources = 1024
 )
 
 // buckets is the number of buckets a window is counted in.
@@ -51,7 +51,7 @@ type state struct {
 type Option func(*Throttle) error
 
 // WithK sets K, the attempts per accepted call allowed before the client
-// throttles (default DefaultK). It must be at least 1: below, the client
+// throttles (default 2). It must be at least 1: below, the client
 // would throttle an upstream that accepts every call.
 func WithK(k float64) Option {
 	return func(t *Throttle) error {
@@ -64,7 +64,7 @@ func WithK(k float64) Option {
 }
 
 // WithWindow sets the sliding window calls are counted over (default
-// DefaultWindow), between 10ms and 24h.
+// 2m), between 10ms and 24h.
 func WithWindow(d time.Duration) Option {
 	return func(t *Throttle) error {
 		if d < 10*time.Millisecond || d > 24*time.Hour {
@@ -76,7 +76,7 @@ func WithWindow(d time.Duration) Option {
 }
 
 // WithMaxPause bounds how long an upstream's retry time pauses a resource
-// (default DefaultMaxPause); 0 ignores retry times.
+// (default 5m); 0 ignores retry times.
 func WithMaxPause(d time.Duration) Option {
 	return func(t *Throttle) error {
 		if d < 0 {
@@ -88,7 +88,7 @@ func WithMaxPause(d time.Duration) Option {
 }
 
 // WithMaxResources bounds the resources counted apart (default
-// DefaultMaxResources); beyond, the others share one count.
+// 1024); beyond, the others share one count.
 func WithMaxResources(n int) Option {
 	return func(t *Throttle) error {
 		if n < 1 {
@@ -116,8 +116,8 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 	if c == nil {
 		return nil, errors.New("throttle: New: clock is nil")
 	}
-	t := &Throttle{clock: c, k: DefaultK, window: DefaultWindow, maxPause: DefaultMaxPause,
-		maxRes: DefaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}
+	t := &Throttle{clock: c, k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
+		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("throttle: New: nil option")

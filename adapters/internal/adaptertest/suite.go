@@ -552,7 +552,7 @@ func testRetryAfter(t *testing.T, f Factory) {
 }
 
 func testRuleName(t *testing.T, f Factory) {
-	// Every character a rule name may hold (core.NameChars) is written as
+	// Every character a rule name may hold (see core.Rule.Name) is written as
 	// it is in the fields and in the problem body (checkBlocked).
 	const name = "Rule-9_a.b:c/{d}*$#(e)"
 	s := start(t, f, Options{}, core.Rule{Name: name, Resource: "GET /hello", Kind: core.KindFlow, Limit: 1})

@@ -29,8 +29,8 @@ const (
 // Status returns the status of the default response to a request b
 // blocked: 403 Forbidden when the request can never pass (b.Never), 503
 // Service Unavailable when a concurrency rule (Kind concurrency), an
-// adaptive limit (Kind adaptive) or an open circuit breaker (Kind breaker)
-// blocked it, and 429 Too Many Requests for
+// adaptive limit (Kind adaptive), a system rule (Kind system) or an open
+// circuit breaker (Kind breaker) blocked it, and 429 Too Many Requests for
 // every other rule, per-value in-flight limits (hotspot rules with
 // algorithm concurrency) included.
 //
@@ -51,7 +51,7 @@ func Status(b *core.BlockedError) int {
 	switch {
 	case b.Never:
 		return http.StatusForbidden
-	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive:
+	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive || b.Kind == core.KindSystem:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusTooManyRequests
@@ -59,14 +59,14 @@ func Status(b *core.BlockedError) int {
 
 // SetBlockedHeaders sets the fields of the default response to b on h:
 // Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked). A breaker
-// is no quota policy: for a block by a breaker (b.Kind core.KindBreaker)
-// only Retry-After is set, and RateLimit-Policy and RateLimit fields already
+// or a system rule is no quota policy: for a block by one (b.Kind
+// core.KindBreaker or core.KindSystem) only Retry-After is set, and RateLimit-Policy and RateLimit fields already
 // on h (from an earlier middleware, say) are removed, so that the response
 // claims no quota. A request that can never pass (b.Never) gets none of the
 // three: nothing that reads as a time to come back.
 func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 	switch {
-	case b.Never || b.Kind == core.KindBreaker:
+	case b.Never || noQuota(b):
 		SetRateLimitFields(h)
 	case len(b.Policies) > 0:
 		SetRateLimitFields(h, b.Policies...)
@@ -109,9 +109,10 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     value); rule, limit, window and param are those of the rule that
 //     decided the response (core.BlockedError.Rule). For a request that can
 //     never pass the type is ProblemWillNotPass and there is no retryAfter.
-//     For a breaker the type is temporary-reduced-capacity and the extension
-//     members are rule, kind ("breaker") and retryAfter, and nothing else:
-//     a breaker has no limit, window or quota policy to violate.
+//     For a breaker or a system rule the type is
+//     temporary-reduced-capacity and the extension members are rule, kind
+//     ("breaker" or "system") and retryAfter, and nothing else: neither
+//     has a quota policy to violate.
 //
 // The rule names are written as structured-field Strings (AppendSFString)
 // in the fields, and as JSON strings in the body.
@@ -154,8 +155,10 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	dst = AppendJSONString(dst, Detail(b))
 	dst = append(dst, `,"rule":`...)
 	dst = AppendJSONString(dst, b.Rule)
-	if b.Kind == core.KindBreaker {
-		dst = append(dst, `,"kind":"breaker","retryAfter":`...)
+	if noQuota(b) {
+		dst = append(dst, `,"kind":`...)
+		dst = AppendJSONString(dst, string(b.Kind))
+		dst = append(dst, `,"retryAfter":`...)
 		dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
 		return append(dst, '}')
 	}
@@ -194,8 +197,17 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 // b.RetryAfter is 0), or for a request that can never pass "GET /hello
 // allows this request's header:X-User-ID value 0 requests per 1m0s: this
 // request will never pass; do not retry it". A half-open breaker whose
-// probes are all out is described as open too: for the client it is.
+// probes are all out is described as open too: for the client it is. A
+// system rule's is "GET /hello is overloaded: system rule \"cpu\" sheds
+// requests; retry in 1s".
 func Detail(b *core.BlockedError) string {
+	if b.Kind == core.KindSystem && !b.Never {
+		d := b.Resource + ` is overloaded: system rule "` + b.Rule + `" sheds requests`
+		if s := CeilSeconds(b.RetryAfter); s > 0 {
+			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
+		}
+		return d
+	}
 	if b.Kind == core.KindBreaker {
 		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`
 		if s := CeilSeconds(b.RetryAfter); s > 0 {
@@ -268,6 +280,12 @@ func AppendJSONString(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, '"')
+}
+
+// noQuota reports whether the rule that decided b is no quota policy: a
+// breaker, or a system rule (unless the request can never pass).
+func noQuota(b *core.BlockedError) bool {
+	return b.Kind == core.KindBreaker || b.Kind == core.KindSystem && !b.Never
 }
 
 // errInternal is the body of WriteEnterError.

@@ -231,10 +231,12 @@ func (c *quotaTexts) text(q *core.Quota) *quotaText {
 
 // SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
 // one member per rate rule (flow or hotspot) that admitted it, the quotas
-// GuardEnter gathered. Without any, h is left as it is. It allocates the
-// RateLimit field's text and one slice for both fields' values; the
+// GuardEnter gathered. Without any, h is left as it is. The fields' values
+// are held in vals, which h then refers to: an adapter that allocates
+// something per request, never reused for another, can lend it; nil
+// allocates it. It allocates the RateLimit field's text; the
 // RateLimit-Policy text of one rule is made once per rule.
-func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
+func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota, vals *[2]string) {
 	if len(quotas) == 0 {
 		return
 	}
@@ -261,10 +263,12 @@ func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota) {
 			buf = appendSFInteger(buf, CeilSeconds(q.Reset))
 		}
 	}
-	vs := make([]string, 2)
-	vs[0], vs[1] = policy, string(buf)
-	h[keyRateLimitPolicy] = vs[0:1:1]
-	h[keyRateLimit] = vs[1:2:2]
+	if vals == nil {
+		vals = new([2]string)
+	}
+	vals[0], vals[1] = policy, string(buf)
+	h[keyRateLimitPolicy] = vals[0:1:1]
+	h[keyRateLimit] = vals[1:2:2]
 }
 
 // joinPolicies returns the RateLimit-Policy field of several rules, made

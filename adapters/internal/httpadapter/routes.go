@@ -1,6 +1,9 @@
 package httpadapter
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -19,7 +22,8 @@ func RouteNames(x *extractors.Extractor, routes []Route) []string {
 		switch {
 		case r.Path == "":
 		case r.Method == "":
-			names = append(names, extractors.NormalizeRoute(r.Path))
+			// The template alone: the resource of any method, less it.
+			names = append(names, strings.TrimPrefix(x.HTTPResource(http.MethodGet, r.Path), http.MethodGet+" "))
 		default:
 			names = append(names, x.HTTPResource(r.Method, r.Path))
 		}

@@ -94,8 +94,13 @@ func check(path string, custom []string, stdout, stderr io.Writer) bool {
 	rules, err := rulesfile.Load(path)
 	if err == nil && custom != nil {
 		var rerr core.RulesError
+		builtin, xerr := extractors.New() // reads the built-in params, no custom one
+		if xerr != nil {
+			panic(xerr) // no options: cannot fail
+		}
 		for i, r := range rules {
-			if p, perr := extractors.ParseParam(r.Param); perr == nil && p.Kind == extractors.KindCustom && !slices.Contains(custom, p.Name) {
+			// The file is valid: a param the Extractor cannot read is custom.
+			if r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(custom, r.Param) {
 				rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
 					Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(custom, ", "))})
 			}
@@ -140,7 +145,7 @@ func summary(rules []core.Rule) string {
 		return "0 rules (the file removes every rule)"
 	}
 	var parts []string
-	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive} {
+	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive, core.KindSystem} {
 		n := 0
 		for _, r := range rules {
 			if r.Kind == kind {

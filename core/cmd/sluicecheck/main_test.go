@@ -82,7 +82,7 @@ func TestSluicecheck(t *testing.T) {
 `+negative+`: invalid: 1 problem
 `+bare+`:2: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"
 `+bare+`: invalid: 1 problem
-`+kind+`:1: rules[0] (a): kind must be flow, concurrency, hotspot, breaker or adaptive, got "bulkhead"
+`+kind+`:1: rules[0] (a): kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"
 `+kind+`: invalid: 1 problem
 `+missing+`: open: no such file or directory
 `, r.stderr)

@@ -14,7 +14,7 @@ import (
 )
 
 // The names of package breaker, which a Guard's users see: a rule's
-// Strategy, a breaker's State and Stats, the defaults of a rule's fields.
+// Strategy, a breaker's State and Stats.
 type (
 	Strategy = pub.Strategy
 	State    = pub.State
@@ -23,17 +23,21 @@ type (
 
 // The values of package breaker.
 const (
-	SlowRatio          = pub.SlowRatio
-	ErrorRatio         = pub.ErrorRatio
-	ErrorCount         = pub.ErrorCount
-	Closed             = pub.Closed
-	Open               = pub.Open
-	HalfOpen           = pub.HalfOpen
-	DefaultWindow      = pub.DefaultWindow
-	DefaultBuckets     = pub.DefaultBuckets
-	DefaultMinRequests = pub.DefaultMinRequests
-	DefaultOpenFor     = pub.DefaultOpenFor
-	DefaultProbes      = pub.DefaultProbes
+	SlowRatio  = pub.SlowRatio
+	ErrorRatio = pub.ErrorRatio
+	ErrorCount = pub.ErrorCount
+	Closed     = pub.Closed
+	Open       = pub.Open
+	HalfOpen   = pub.HalfOpen
+)
+
+// The defaults of a breaker rule's fields (core.Rule).
+const (
+	DefaultWindow      = 10 * time.Second
+	DefaultBuckets     = 10
+	DefaultMinRequests = 10
+	DefaultOpenFor     = 5 * time.Second
+	DefaultProbes      = 1
 )
 
 // MaxProbes bounds Config.Probes.

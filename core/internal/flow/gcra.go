@@ -451,9 +451,11 @@ func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
-func (g *gcra) AcquireOn(_ uint32, now, n int64) Decision { return g.Acquire(now, n) }
+// Acquire is AcquireOn: a bucket has no per-CPU share. The Guard calls
+// AcquireOn, which holds the code, so that its Decision is returned once.
+func (g *gcra) Acquire(now int64, n int64) Decision { return g.AcquireOn(0, now, n) }
 
-func (g *gcra) Acquire(now int64, n int64) Decision {
+func (g *gcra) AcquireOn(_ uint32, now, n int64) Decision {
 	p := &g.full
 	if lim := g.th.at(now); lim != p.Limit {
 		warm := g.params(lim) // warming up

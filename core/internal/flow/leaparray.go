@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -56,8 +57,15 @@ const (
 )
 
 // olderSum is the pass count of the buckets of the window of the bucket
-// starting at start, that bucket excluded.
-type olderSum struct{ start, sum int64 }
+// starting at start, that bucket excluded. left is built on the first
+// rejection in that bucket, for retryAfter: left[k] is what those buckets
+// held, when it was built, after the oldest k+1 of them leave the window.
+// The buckets only lose counts afterwards (Undo), so left never
+// understates what stays in the window.
+type olderSum struct {
+	start, sum int64
+	left       atomic.Pointer[[]int64]
+}
 
 func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
 	l := &leapArray{cfg: cfg, th: th}
@@ -205,11 +213,50 @@ func (l *leapArray) sum(b *window.Bucket) int64 {
 }
 
 // retryAfter returns how long until enough of the window's count used has
-// left it for n more to fit under lim.
+// left it for n more to fit under lim. In the newest bucket, it reads the
+// older buckets' counts from olderSum.left and the newest bucket's count
+// afresh: a flood of rejections in one bucket reads them once.
 func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
 	if n > lim {
 		return l.cfg.Window
 	}
+	b := l.arr.Current(now)
+	ws := b.Start()
+	o := l.older.Load()
+	if o == nil || o.start != ws || now < ws {
+		return l.retryAfterEach(now, used, n, lim)
+	}
+	left := o.left.Load()
+	if left == nil {
+		left = l.leftAfter(ws)
+		o.left.Store(left)
+	}
+	// The first older bucket whose leaving makes room; the newest bucket
+	// itself when none does. used exceeded lim, so at least one must go.
+	room := lim - n - b.Get(window.Pass)
+	k := sort.Search(len(*left), func(k int) bool { return (*left)[k] <= room })
+	bl := int64(l.arr.BucketLen())
+	start := ws - int64(len(*left)-k)*bl
+	return time.Duration(max(start+int64(l.cfg.Window)-now, 0))
+}
+
+// leftAfter returns, for the window of the bucket starting at ws, the pass
+// count of its older buckets that stays in the window after the oldest k+1
+// leave it, for each k.
+func (l *leapArray) leftAfter(ws int64) *[]int64 {
+	bl := int64(l.arr.BucketLen())
+	left := make([]int64, l.arr.Buckets()-1)
+	var sum int64
+	for k := len(left) - 1; k >= 0; k-- {
+		left[k] = sum
+		sum += l.arr.Count(ws-int64(len(left)-k)*bl, window.Pass)
+	}
+	return &left
+}
+
+// retryAfterEach is retryAfter reading every bucket of the window at now,
+// for a decision outside the newest bucket.
+func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 	var wait int64
 	l.arr.Each(now, func(b *window.Bucket) {
 		if used+n > lim {

@@ -3,6 +3,7 @@ package peerbench
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,6 +142,96 @@ func BenchmarkRules(b *testing.B) {
 				rules[i] = flowRule(fmt.Sprint("r", i), 1<<40, 0, "")
 			}
 			sluice(b, false, rules...)
+		})
+	}
+}
+
+// userParam is the Params of a request carrying one value of the param
+// the hotspot rule limits by.
+type userParam struct{ v string }
+
+func (p *userParam) Param(param string, i int) (string, bool) { return p.v, i == 0 }
+
+// keys returns n distinct user IDs of 8 to 12 bytes.
+func keys(n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = fmt.Sprint("u-", i*7919+1_000_000)
+	}
+	return ks
+}
+
+// runKeys runs one with a userParam holding each key of ks in turn, serially and from parallel
+// goroutines (each starting at its own offset), after one round of every
+// key before the clock starts.
+func runKeys(b *testing.B, ks []string, one func(b *testing.B, p *userParam)) {
+	var p userParam
+	for _, p.v = range ks {
+		one(b, &p)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		j := 0
+		for b.Loop() {
+			p.v = ks[j]
+			one(b, &p)
+			if j++; j == len(ks) {
+				j = 0
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		var g atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			j := int(g.Add(1)) * len(ks) / 8 % len(ks)
+			var p userParam
+			for pb.Next() {
+				p.v = ks[j]
+				one(b, &p)
+				if j++; j == len(ks) {
+					j = 0
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkHotspot is one hotspot rule (a token bucket per user) with the
+// users of the request cycling through 10k and 1M distinct values, each
+// far from its limit (Enter and Exit), next to sethvargo's memorystore (a bucket per key)
+// taking the same keys. sluice tracks at most its default MaxKeys
+// (100 000) values: at 1M nearly every request inserts one and evicts
+// another; sethvargo's store keeps every key until its sweep.
+func BenchmarkHotspot(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		ks := keys(n)
+		b.Run(fmt.Sprint("sluice/", n), func(b *testing.B) {
+			g, err := core.New(core.WithRules(core.Rule{Resource: resource, Kind: core.KindHotspot,
+				Param: "header:X-User-ID", Limit: 1_000_000_000, Window: time.Second}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			runKeys(b, ks, func(b *testing.B, p *userParam) {
+				e, err := g.Enter(ctx, resource, core.WithParams(p))
+				if err != nil {
+					b.Fatal(err)
+				}
+				e.Exit(nil)
+			})
+		})
+		b.Run(fmt.Sprint("sethvargo/", n), func(b *testing.B) {
+			s, err := memorystore.New(&memorystore.Config{Tokens: 1 << 40, Interval: time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close(context.Background()) })
+			ctx := context.Background()
+			// As in BenchmarkPassSethvargo, its buckets reject now and then
+			// under RunParallel however large: the decision is made all
+			// the same.
+			runKeys(b, ks, func(_ *testing.B, p *userParam) { _, _, _, _, _ = s.Take(ctx, p.v) })
 		})
 	}
 }

@@ -20,7 +20,8 @@ var names = [...]string{
 	"onMissing",
 	"store", "mode", "onFailure", "localLimit",
 	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-	"minLimit", "maxLimit", "tolerance", "probeInterval",
+	"minLimit", "maxLimit", "tolerance", "probeInterval", "signal", "priority",
+	"shadow",
 }
 
 // All yields the rule fields in report order.

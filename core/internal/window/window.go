@@ -360,6 +360,15 @@ func (s Snapshot) Merge(o Snapshot) Snapshot {
 	}
 }
 
+// Count returns the count of ev in the bucket starting at start, or 0 when
+// its slot holds another round.
+func (a *LeapArray) Count(start int64, ev Event) int64 {
+	if b := a.slot(start).Load(); b != nil && b.start == start {
+		return b.counts[ev].Load()
+	}
+	return 0
+}
+
 // Each calls fn for each bucket of the interval ending at now, oldest first,
 // with its start; slots holding no bucket of the interval are skipped.
 func (a *LeapArray) Each(now int64, fn func(b *Bucket)) {

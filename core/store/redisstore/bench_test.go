@@ -96,7 +96,7 @@ type exactVariant struct {
 // exactVariants are one call per decision, the default (batched through
 // the dispatcher, a client without ContextTimeoutEnabled), and the default
 // with the recommended client.
-var exactVariants = []exactVariant{{"unbatched", 1, false}, {"batched", DefaultBatchSize, false}, {"batched-ctxclient", DefaultBatchSize, true}}
+var exactVariants = []exactVariant{{"unbatched", 1, false}, {"batched", defaultBatchSize, false}, {"batched-ctxclient", defaultBatchSize, true}}
 
 // open returns v's client on srv and a function making one exact decision
 // through v's Store (failing b when it is rejected), after one warm-up

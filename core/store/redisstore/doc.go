@@ -204,5 +204,5 @@
 // Approximate decisions go on when Redis is down; Err reports the last
 // sync's error and Stats counts syncs and failed syncs. Close pushes the
 // last counts, stops the Store's goroutines and waits for them; calls after
-// Close fail with ErrClosed.
+// Close fail with store.ErrUnavailable ("store is closed").
 package redisstore

@@ -56,7 +56,7 @@ func outage(st *Store, lim store.Limit, d time.Duration) (failed, ok int64, wors
 // when the server is back on the same port.
 func TestExactRedisKilled(t *testing.T) {
 	srv := redistest.StartOwned(t)
-	for _, batch := range []int{DefaultBatchSize, 1} {
+	for _, batch := range []int{defaultBatchSize, 1} {
 		st, _ := newTestStore(t, srv, WithTimeout(200*time.Millisecond), WithBatchSize(batch))
 		lim := store.Limit{Algorithm: store.TokenBucket, Limit: 1000000, Window: time.Second}
 		failed, ok, _, errs := outage(st, lim, 100*time.Millisecond)
@@ -122,7 +122,7 @@ func TestExactRedisStopped(t *testing.T) {
 }
 
 // deadlines keeps the longest time from a command's start to its
-// context's deadline (saw, through redistest.BeforeCommand).
+// context's deadline (saw, through BeforeCommand).
 type deadlines struct{ longest atomic.Int64 }
 
 func (h *deadlines) saw(ctx context.Context) {
@@ -150,7 +150,7 @@ func TestExactRedisStoppedUnderLoad(t *testing.T) {
 	const timeout, maxLag = 50 * time.Millisecond, 300 * time.Millisecond
 	h := &deadlines{}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-	c.AddHook(redistest.BeforeCommand(h.saw))
+	c.AddHook(BeforeCommand(h.saw))
 	t.Cleanup(func() { _ = c.Close() })
 	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithTimeout(timeout), WithMaxLag(maxLag))
 	require.NoError(t, err)

@@ -478,9 +478,9 @@ func withZeros(m map[string]int, keys ...string) map[string]int {
 
 // TestGuardRedisDownLatency keeps Redis down (killed, or frozen so that
 // only the store's timeout ends a call) under 4 goroutines of requests, on
-// the system clock and the default breaker. It checks what the Guard does,
-// not how long the loaded machine took: before the breaker opens, each
-// goroutine makes at most one call per round (DefaultStoreTrip rounds, and
+// the system clock and a breaker that trips after 5 rounds. It checks what
+// the Guard does, not how long the loaded machine took: before the breaker
+// opens, each goroutine makes at most one call per round (trip rounds, and
 // the next one's start);
 // once it is open, 200 requests per goroutine make at most one call per
 // backoff of the time they took (the probes), so the others cannot wait
@@ -491,6 +491,8 @@ func TestGuardRedisDownLatency(t *testing.T) {
 	const (
 		timeout    = 100 * time.Millisecond
 		backoff    = 300 * time.Millisecond
+		trip       = 5
+		maxLag     = time.Second
 		goroutines = 4
 		after      = 200 // requests per goroutine once the breaker is open
 	)
@@ -501,9 +503,9 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			}
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Hour,
 				Store: "redis", OnFailure: core.FailOpen}
-			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
-				core.WithStoreBackoff(backoff), core.WithRules(rule))
-			in.hook.within = timeout + redisstore.DefaultMaxLag
+			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout), redisstore.WithMaxLag(maxLag)},
+				core.WithStoreBackoff(backoff), core.WithStoreTrip(trip), core.WithRules(rule))
+			in.hook.within = timeout + maxLag
 			ctx := context.Background()
 			e, err := in.g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
@@ -545,8 +547,8 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			opened := in.g.Stores()[0].Errors
 			// One call per goroutine per round; calls of the round after
 			// the last may start before the breaker is marked open.
-			assert.LessOrEqual(t, opened, int64(goroutines*(core.DefaultStoreTrip+1)), "one call per goroutine per round until the breaker opens")
-			assert.GreaterOrEqual(t, opened, int64(core.DefaultStoreTrip))
+			assert.LessOrEqual(t, opened, int64(goroutines*(trip+1)), "one call per goroutine per round until the breaker opens")
+			assert.GreaterOrEqual(t, opened, int64(trip))
 
 			probes := in.hook.n.Load()
 			start := time.Now()

@@ -6,24 +6,26 @@ import (
 	"time"
 )
 
-// Defaults of the options.
+// DefaultTimeout is the default of WithTimeout.
+const DefaultTimeout = 50 * time.Millisecond
+
+// Defaults of the other options.
 const (
-	DefaultPrefix     = "sluice"
-	DefaultTimeout    = 50 * time.Millisecond
-	DefaultIdleExpiry = time.Second
-	DefaultBatchSize  = 128
-	DefaultSyncPeriod = 100 * time.Millisecond
-	DefaultMaxKeys    = 100000
-	DefaultMaxLag     = time.Second
+	defaultPrefix     = "sluice"
+	defaultIdleExpiry = time.Second
+	defaultBatchSize  = 128
+	defaultSyncPeriod = 100 * time.Millisecond
+	defaultMaxKeys    = 100000
+	defaultMaxLag     = time.Second
 )
 
 // Bounds of the options.
 const (
-	MaxPrefixLen  = 128
-	MaxBatchSize  = 10000
-	MinSyncPeriod = time.Millisecond
-	MaxSyncPeriod = time.Minute
-	MaxMaxLag     = time.Minute
+	maxPrefixLen  = 128
+	maxBatchSize  = 10000
+	minSyncPeriod = time.Millisecond
+	maxSyncPeriod = time.Minute
+	maxMaxLag     = time.Minute
 )
 
 // An Option configures a Store made by New.
@@ -47,24 +49,24 @@ type options struct {
 
 func defaultOptions() options {
 	return options{
-		prefix:     DefaultPrefix,
+		prefix:     defaultPrefix,
 		timeout:    DefaultTimeout,
-		idle:       DefaultIdleExpiry,
-		batch:      DefaultBatchSize,
-		syncPeriod: DefaultSyncPeriod,
-		maxKeys:    DefaultMaxKeys,
-		maxLag:     DefaultMaxLag,
+		idle:       defaultIdleExpiry,
+		batch:      defaultBatchSize,
+		syncPeriod: defaultSyncPeriod,
+		maxKeys:    defaultMaxKeys,
+		maxLag:     defaultMaxLag,
 	}
 }
 
 // WithPrefix sets the prefix of every Redis key the Store writes (default
-// DefaultPrefix): keys are PREFIX:{KEY}:SUFFIX. The prefix must be 1 to
-// MaxPrefixLen bytes without '{' or '}' (they would move the hash tag).
+// "sluice"): keys are PREFIX:{KEY}:SUFFIX. The prefix must be 1 to
+// 128 bytes without '{' or '}' (they would move the hash tag).
 func WithPrefix(p string) Option {
 	return optionFunc(func(o *options) error {
 		switch {
-		case p == "" || len(p) > MaxPrefixLen:
-			return fmt.Errorf("redisstore.WithPrefix: must be 1 to %d bytes, got %d bytes (%q)", MaxPrefixLen, len(p), p)
+		case p == "" || len(p) > maxPrefixLen:
+			return fmt.Errorf("redisstore.WithPrefix: must be 1 to %d bytes, got %d bytes (%q)", maxPrefixLen, len(p), p)
 		case strings.ContainsAny(p, "{}"):
 			return fmt.Errorf("redisstore.WithPrefix: must not contain '{' or '}', got %q", p)
 		}
@@ -89,8 +91,8 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithMaxLag sets how much longer than the timeout a call may wait for its
-// answer while the process runs late (default DefaultMaxLag, 0 to
-// MaxMaxLag; 0 waits the timeout only). On a saturated host a goroutine
+// answer while the process runs late (default 1s, 0 to
+// 1m; 0 waits the timeout only). On a saturated host a goroutine
 // runs tens or hundreds of milliseconds after its reply arrived: a call
 // then waits the timeout plus the lag the Store's timers have shown lately
 // (how late they fired), and, each time its own timer fires late, as long
@@ -100,8 +102,8 @@ func WithTimeout(d time.Duration) Option {
 // Redis fails each call after the timeout.
 func WithMaxLag(d time.Duration) Option {
 	return optionFunc(func(o *options) error {
-		if d < 0 || d > MaxMaxLag {
-			return fmt.Errorf("redisstore.WithMaxLag: must be between 0 and %s, got %s", MaxMaxLag, d)
+		if d < 0 || d > maxMaxLag {
+			return fmt.Errorf("redisstore.WithMaxLag: must be between 0 and %s, got %s", maxMaxLag, d)
 		}
 		o.maxLag = d
 		return nil
@@ -109,7 +111,7 @@ func WithMaxLag(d time.Duration) Option {
 }
 
 // WithIdleExpiry sets how long a key outlives the time its state stops
-// mattering (default DefaultIdleExpiry): a Redis key expires that long after
+// mattering (default 1s): a Redis key expires that long after
 // its window's counts no longer weigh on a decision, or after its bucket is
 // full again; approximate mode forgets a locally tracked key that long after
 // the same moment. Between 1ms and 24h.
@@ -124,7 +126,7 @@ func WithIdleExpiry(d time.Duration) Option {
 }
 
 // WithBatchSize sets how many decisions may share one pipeline, one round
-// trip to Redis (default DefaultBatchSize; 1 to MaxBatchSize). Decisions
+// trip to Redis (default 128; 1 to 10000). Decisions
 // that arrive while the Store's dispatchers are busy are sent together.
 // With a client that honours contexts (ContextTimeoutEnabled), one call at
 // a time is made on its caller's goroutine instead, which spares a lone
@@ -136,8 +138,8 @@ func WithIdleExpiry(d time.Duration) Option {
 // approximate mode's sync.
 func WithBatchSize(n int) Option {
 	return optionFunc(func(o *options) error {
-		if n < 1 || n > MaxBatchSize {
-			return fmt.Errorf("redisstore.WithBatchSize: must be between 1 and %d, got %d", MaxBatchSize, n)
+		if n < 1 || n > maxBatchSize {
+			return fmt.Errorf("redisstore.WithBatchSize: must be between 1 and %d, got %d", maxBatchSize, n)
 		}
 		o.batch = n
 		return nil
@@ -145,13 +147,13 @@ func WithBatchSize(n int) Option {
 }
 
 // WithSyncPeriod sets how often approximate mode pushes this instance's
-// counts to Redis and reads back the others' (default DefaultSyncPeriod,
-// between MinSyncPeriod and MaxSyncPeriod). The overshoot of approximate
+// counts to Redis and reads back the others' (default 100ms,
+// between 1ms and 1m). The overshoot of approximate
 // limits grows with it (see the package documentation).
 func WithSyncPeriod(d time.Duration) Option {
 	return optionFunc(func(o *options) error {
-		if d < MinSyncPeriod || d > MaxSyncPeriod {
-			return fmt.Errorf("redisstore.WithSyncPeriod: must be between %s and %s, got %s", MinSyncPeriod, MaxSyncPeriod, d)
+		if d < minSyncPeriod || d > maxSyncPeriod {
+			return fmt.Errorf("redisstore.WithSyncPeriod: must be between %s and %s, got %s", minSyncPeriod, maxSyncPeriod, d)
 		}
 		o.syncPeriod = d
 		return nil
@@ -159,7 +161,7 @@ func WithSyncPeriod(d time.Duration) Option {
 }
 
 // WithMaxKeys bounds the keys approximate mode tracks locally (default
-// DefaultMaxKeys). A key that does not fit is decided in Redis, one round
+// 100000). A key that does not fit is decided in Redis, one round
 // trip per decision, on the same counts, until idle keys are forgotten.
 func WithMaxKeys(n int) Option {
 	return optionFunc(func(o *options) error {

@@ -21,7 +21,7 @@ import (
 
 // slowHook makes one command (or pipeline) in each period wait for its
 // context's end before it is sent (stall, through
-// redistest.BeforeCommand): a reply slower than the store's timeout, while
+// BeforeCommand): a reply slower than the store's timeout, while
 // Redis itself is healthy.
 type slowHook struct {
 	period time.Duration
@@ -71,7 +71,7 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 			c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 			slow := &slowHook{period: time.Second}
 			slow.last.Store(time.Now().UnixNano())
-			c.AddHook(redistest.BeforeCommand(slow.stall))
+			c.AddHook(redisstore.BeforeCommand(slow.stall))
 			st, err := redisstore.New(c, redisstore.WithPrefix(prefix))
 			require.NoError(t, err)
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: limit, Window: time.Second,

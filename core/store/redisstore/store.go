@@ -21,9 +21,9 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// ErrClosed is returned, wrapped with store.ErrUnavailable, by a Store's
-// calls after Close.
-var ErrClosed = errors.New("redisstore: store is closed")
+// errStoreClosed is returned, wrapped with store.ErrUnavailable, by a
+// Store's calls after Close.
+var errStoreClosed = errors.New("redisstore: store is closed")
 
 // dispatchers is the number of goroutines that send batches: while one waits
 // for its round trip, another sends the decisions that arrived meanwhile.
@@ -139,7 +139,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 
 // Close stops the Store's goroutines, after pushing approximate mode's
 // last counts to Redis (within the timeout plus WithMaxLag). Calls made
-// after Close return an error wrapping ErrClosed and store.ErrUnavailable.
+// after Close return an error wrapping store.ErrUnavailable that says the
+// store is closed.
 // Close is idempotent.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
@@ -231,7 +232,7 @@ func honoursContext(client redis.UniversalClient) bool {
 	return false
 }
 
-func errClosed() error { return fmt.Errorf("%w: %w", store.ErrUnavailable, ErrClosed) }
+func errClosed() error { return fmt.Errorf("%w: %w", store.ErrUnavailable, errStoreClosed) }
 
 // redisKey returns PREFIX:{KEY}:suffix, KEY escaped so that it holds no
 // brace (the hash tag is then exactly KEY, and every key of one limit lands

@@ -94,11 +94,8 @@ func TestSuiteCluster(t *testing.T) {
 // TestSuiteSentinel runs the suite through a Sentinel (failover) client.
 func TestSuiteSentinel(t *testing.T) {
 	t.Parallel()
-	if !redistest.HasRedisServer() {
-		t.Skip("no redis-server on PATH: no Sentinel to test")
-	}
 	master := redistest.StartOwned(t)
-	sentinel := redistest.StartSentinel(t, master)
+	sentinel := redistest.StartSentinel(t, master) // skips without redis-server
 	for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
@@ -130,12 +127,12 @@ func TestOptionsValidated(t *testing.T) {
 	}{
 		{WithPrefix(""), "WithPrefix"},
 		{WithPrefix("a{b"), `"a{b"`},
-		{WithPrefix(strings.Repeat("x", MaxPrefixLen+1)), "WithPrefix"},
+		{WithPrefix(strings.Repeat("x", maxPrefixLen+1)), "WithPrefix"},
 		{WithTimeout(0), "WithTimeout: must be > 0 and <= 1m, got 0s"},
 		{WithTimeout(2 * time.Minute), "2m0s"},
 		{WithIdleExpiry(time.Microsecond), "WithIdleExpiry: must be between 1ms and 24h, got 1µs"},
 		{WithBatchSize(0), "WithBatchSize: must be between 1 and 10000, got 0"},
-		{WithBatchSize(MaxBatchSize + 1), "10001"},
+		{WithBatchSize(maxBatchSize + 1), "10001"},
 		{WithSyncPeriod(0), "WithSyncPeriod: must be between 1ms and 1m0s, got 0s"},
 		{WithMaxKeys(-1), "WithMaxKeys: must be between 1 and 16777216, got -1"},
 		{WithMaxLag(-time.Millisecond), "WithMaxLag: must be between 0 and 1m0s, got -1ms"},
@@ -371,7 +368,7 @@ func hashTag(k string) string {
 // batched and not.
 func TestNoscriptFallback(t *testing.T) {
 	srv := sharedServer(t)
-	for _, batch := range []int{DefaultBatchSize, 1} {
+	for _, batch := range []int{defaultBatchSize, 1} {
 		st, c := newTestStore(t, srv, WithBatchSize(batch), WithTimeout(time.Second))
 		ctx := context.Background()
 		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000, Window: time.Minute}
@@ -461,11 +458,11 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	require.NoError(t, st.Close())
 	require.NoError(t, st.Close(), "idempotent")
 	assert.Zero(t, storeGoroutines(), "Close waits for its goroutines")
-	assert.Zero(t, countStacks("clock.(*Coarse).run("), "and stops its coarse clock")
+	assert.Zero(t, countStacks("coarse.(*Clock).run("), "and stops its coarse clock")
 	_, err = st.Take(ctx, "k", lim, 1)
-	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, err, errStoreClosed)
 	assert.ErrorIs(t, err, store.ErrUnavailable)
-	assert.ErrorIs(t, st.Undo(ctx, "k", lim, store.Decision{OK: true, Limit: 10}, 1), ErrClosed)
+	assert.ErrorIs(t, st.Undo(ctx, "k", lim, store.Decision{OK: true, Limit: 10}, 1), errStoreClosed)
 }
 
 // storeGoroutines counts the goroutines running a Store's loops (other

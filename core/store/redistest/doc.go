@@ -9,10 +9,10 @@
 //		...
 //	}
 //
-// Start picks, in order: the Redis at SLUICE_REDIS_ADDR (EnvAddr), which the
-// test only uses; a redis-server found on PATH, started with no persistence
+// Start picks, in order: the Redis at SLUICE_REDIS_ADDR, which the test
+// only uses; a redis-server found on PATH, started with no persistence
 // on 127.0.0.1 and a free port, which the test owns; miniredis. With
-// SLUICE_REQUIRE_REDIS=1 (EnvRequire) a missing real Redis fails the test
+// SLUICE_REQUIRE_REDIS=1 a missing real Redis fails the test
 // instead of falling back to miniredis: CI sets it, so that a machine
 // without redis-server cannot pass the tests on miniredis unnoticed.
 //
@@ -22,7 +22,7 @@
 // port, and Freeze and Thaw stop and resume it (SIGSTOP, SIGCONT), so that
 // connections stay open and nothing answers.
 //
-// StartCluster starts a one-node Redis Cluster that owns every slot, and
+// Shared.Cluster gives a one-node Redis Cluster that owns every slot, and
 // StartSentinel a Redis Sentinel watching a master, both from redis-server.
 //
 // Shared is one Redis for all the tests of a package, started on first use

@@ -23,28 +23,26 @@ import (
 
 // The environment variables the package reads.
 const (
-	// EnvAddr is the address (host:port) of a Redis the tests use instead
+	// envAddr is the address (host:port) of a Redis the tests use instead
 	// of starting redis-server. Start takes it; StartOwned does not.
-	EnvAddr = "SLUICE_REDIS_ADDR"
-	// EnvRequire set to "1" makes a missing real Redis (no EnvAddr, no
+	envAddr = "SLUICE_REDIS_ADDR"
+	// envRequire set to "1" makes a missing real Redis (no envAddr, no
 	// redis-server on PATH) a test failure rather than a fallback to
 	// miniredis.
-	EnvRequire = "SLUICE_REQUIRE_REDIS"
+	envRequire = "SLUICE_REQUIRE_REDIS"
 )
-
-// Kind says what a Server is.
-type Kind string
 
 // The kinds of Server.
 const (
-	// Process is a redis-server the test started, and owns.
-	Process Kind = "redis-server"
-	// External is the Redis at EnvAddr, which the test only uses.
-	External Kind = "external"
-	// Miniredis is an in-process miniredis, the fallback without a real
+	// kindProcess is a redis-server the test started, and owns.
+	kindProcess = "redis-server"
+	// kindExternal is the Redis at SLUICE_REDIS_ADDR, which the test only
+	// uses.
+	kindExternal = "external"
+	// kindMiniredis is an in-process miniredis, the fallback without a real
 	// Redis. It answers the commands of a single node (scripts, TIME and
 	// the CLUSTER commands of a one-node cluster among them).
-	Miniredis Kind = "miniredis"
+	kindMiniredis = "miniredis"
 )
 
 // startTimeout bounds the wait for a new redis-server to answer PING.
@@ -55,8 +53,11 @@ const startTimeout = 10 * time.Second
 type Server struct {
 	// Addr is the server's address, host:port.
 	Addr string
-	// Kind is what the server is.
-	Kind Kind
+	// Kind is what the server is: "redis-server" (started by the test,
+	// which owns it), "external" (the one at SLUICE_REDIS_ADDR, which the
+	// test only uses) or "miniredis" (in-process, the fallback without a
+	// real Redis).
+	Kind string
 
 	port     int
 	dir      string // a redis-server's working directory
@@ -70,29 +71,29 @@ type Server struct {
 }
 
 // Real reports whether the server is a real Redis (not miniredis).
-func (s *Server) Real() bool { return s.Kind != Miniredis }
+func (s *Server) Real() bool { return s.Kind != kindMiniredis }
 
-// Owned reports whether the test owns the server: it may kill and restart
-// it (a Process or a Miniredis, not an External server).
-func (s *Server) Owned() bool { return s.Kind != External }
+// owned reports whether the test owns the server: it may kill and restart
+// it (not an external server).
+func (s *Server) owned() bool { return s.Kind != kindExternal }
 
-// HasRedisServer reports whether redis-server is on PATH.
-func HasRedisServer() bool {
+// hasRedisServer reports whether redis-server is on PATH.
+func hasRedisServer() bool {
 	_, err := exec.LookPath("redis-server")
 	return err == nil
 }
 
-// required reports whether EnvRequire forbids the miniredis fallback.
-func required() bool { return os.Getenv(EnvRequire) == "1" }
+// required reports whether envRequire forbids the miniredis fallback.
+func required() bool { return os.Getenv(envRequire) == "1" }
 
-const noRedis = "redis-server is not on PATH and " + EnvAddr + " is not set"
+const noRedis = "redis-server is not on PATH and " + envAddr + " is not set"
 
-// Start returns a Redis for tb, stopped when tb ends: the one at EnvAddr
-// (which must answer PING), or a redis-server it starts, or miniredis
-// (logged; a failure when EnvRequire is "1").
+// Start returns a Redis for tb, stopped when tb ends: the one at
+// SLUICE_REDIS_ADDR (which must answer PING), or a redis-server it starts,
+// or miniredis (logged; a failure when SLUICE_REQUIRE_REDIS is "1").
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	if addr := os.Getenv(EnvAddr); addr != "" {
+	if addr := os.Getenv(envAddr); addr != "" {
 		s, err := external(addr)
 		if err != nil {
 			tb.Fatal(err)
@@ -103,20 +104,21 @@ func Start(tb testing.TB) *Server {
 }
 
 // StartOwned returns a Redis the test owns, stopped when tb ends: a
-// redis-server it starts, or miniredis (logged; a failure when EnvRequire
-// is "1"). Without redis-server on PATH but with EnvAddr set, it skips the
-// test: a test does not kill a Redis it did not start.
+// redis-server it starts, or miniredis (logged; a failure when
+// SLUICE_REQUIRE_REDIS is "1"). Without redis-server on PATH but with
+// SLUICE_REDIS_ADDR set, it skips the test: a test does not kill a Redis it
+// did not start.
 func StartOwned(tb testing.TB) *Server {
 	tb.Helper()
-	if !HasRedisServer() && os.Getenv(EnvAddr) != "" {
-		tb.Skip("redis-server is not on PATH and the test does not kill the Redis at " + EnvAddr)
+	if !hasRedisServer() && os.Getenv(envAddr) != "" {
+		tb.Skip("redis-server is not on PATH and the test does not kill the Redis at " + envAddr)
 	}
 	return startOwned(tb)
 }
 
 func startOwned(tb testing.TB) *Server {
 	tb.Helper()
-	if HasRedisServer() {
+	if hasRedisServer() {
 		s, err := launch(tb.TempDir(), false, "")
 		if err != nil {
 			tb.Fatal(err)
@@ -125,7 +127,7 @@ func startOwned(tb testing.TB) *Server {
 		return s
 	}
 	if required() {
-		tb.Fatal(EnvRequire + "=1 but " + noRedis)
+		tb.Fatal(envRequire + "=1 but " + noRedis)
 	}
 	s, err := startMini()
 	if err != nil {
@@ -136,14 +138,14 @@ func startOwned(tb testing.TB) *Server {
 	return s
 }
 
-// StartCluster returns a one-node Redis Cluster owning every slot, stopped
+// startCluster returns a one-node Redis Cluster owning every slot, stopped
 // when tb ends, and true; or, without redis-server on PATH, miniredis (as
-// Start falls back to it) and true, or false when EnvAddr is set (there is
-// no cluster to test then).
-func StartCluster(tb testing.TB) (*Server, bool) {
+// Start falls back to it) and true, or false when envAddr is set (there is no
+// cluster to test then).
+func startCluster(tb testing.TB) (*Server, bool) {
 	tb.Helper()
-	if !HasRedisServer() {
-		if os.Getenv(EnvAddr) != "" {
+	if !hasRedisServer() {
+		if os.Getenv(envAddr) != "" {
 			return nil, false
 		}
 		return startOwned(tb), true
@@ -161,7 +163,7 @@ func StartCluster(tb testing.TB) (*Server, bool) {
 // master. It skips the test without redis-server on PATH.
 func StartSentinel(tb testing.TB, master *Server) *Server {
 	tb.Helper()
-	if !HasRedisServer() {
+	if !hasRedisServer() {
 		tb.Skip("redis-server is not on PATH: no Sentinel to test")
 	}
 	s, err := launch(tb.TempDir(), false, master.Addr)
@@ -179,9 +181,9 @@ func external(addr string) (*Server, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", EnvAddr, addr, err)
+		return nil, fmt.Errorf("%s=%s: %w", envAddr, addr, err)
 	}
-	return &Server{Addr: addr, Kind: External}, nil
+	return &Server{Addr: addr, Kind: kindExternal}, nil
 }
 
 func startMini() (*Server, error) {
@@ -189,14 +191,14 @@ func startMini() (*Server, error) {
 	if err := m.Start(); err != nil {
 		return nil, fmt.Errorf("starting miniredis: %w", err)
 	}
-	return &Server{Addr: m.Addr(), Kind: Miniredis, mini: m}, nil
+	return &Server{Addr: m.Addr(), Kind: kindMiniredis, mini: m}, nil
 }
 
 // launch starts a redis-server working in dir on a free port: a cluster
 // node owning every slot when cluster is set, a sentinel of the master at
 // sentinelOf when that is not "".
 func launch(dir string, cluster bool, sentinelOf string) (*Server, error) {
-	s := &Server{Kind: Process, dir: dir, cluster: cluster, sentinel: sentinelOf}
+	s := &Server{Kind: kindProcess, dir: dir, cluster: cluster, sentinel: sentinelOf}
 	var err error
 	for range 5 { // another process may take the free port first
 		if s.port, err = freePort(); err != nil {
@@ -328,7 +330,7 @@ func poll(ok func() bool, msg string) error {
 
 // Kill kills the server's process (SIGKILL) and waits for it to exit, or
 // closes miniredis; connections break at once and new ones are refused.
-// It does nothing to an External server, or to a server already killed.
+// It does nothing to an external server, or to a server already killed.
 func (s *Server) Kill() {
 	if s.mini != nil {
 		s.mini.Close()
@@ -349,7 +351,7 @@ func (s *Server) Kill() {
 // persists nothing); miniredis keeps its data.
 func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
-	if !s.Owned() {
+	if !s.owned() {
 		tb.Fatal("redistest: Restart of a Redis the test does not own")
 	}
 	if s.mini != nil {
@@ -377,7 +379,7 @@ func (s *Server) Restart(tb testing.TB) {
 // server that is not running or not owned.
 func (s *Server) Freeze(tb testing.TB) {
 	tb.Helper()
-	if s.Kind == Miniredis {
+	if s.Kind == kindMiniredis {
 		tb.Skip("miniredis cannot be frozen")
 	}
 	s.signal(tb, syscall.SIGSTOP)
@@ -450,27 +452,4 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
-}
-
-// BeforeCommand returns a client hook that calls f with the context of
-// every command and pipeline before it is sent, for tests that watch or
-// delay what a Store sends.
-func BeforeCommand(f func(ctx context.Context)) redis.Hook { return beforeCommand(f) }
-
-type beforeCommand func(ctx context.Context)
-
-func (f beforeCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (f beforeCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		f(ctx)
-		return next(ctx, cmd)
-	}
-}
-
-func (f beforeCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		f(ctx)
-		return next(ctx, cmds)
-	}
 }

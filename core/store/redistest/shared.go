@@ -21,9 +21,9 @@ type Shared struct {
 	stops       []func()
 }
 
-// Server returns the shared Redis, chosen as Start chooses (EnvAddr,
-// redis-server, or miniredis, which it logs to tb), starting it on the
-// first call. A failure to start fails every test that asks.
+// Server returns the shared Redis, chosen as Start chooses
+// (SLUICE_REDIS_ADDR, redis-server, or miniredis, which it logs to tb),
+// starting it on the first call. A failure to start fails every test that asks.
 func (sh *Shared) Server(tb testing.TB) *Server {
 	tb.Helper()
 	sh.mu.Lock()
@@ -34,21 +34,21 @@ func (sh *Shared) Server(tb testing.TB) *Server {
 	if sh.err != nil {
 		tb.Fatal(sh.err)
 	}
-	if sh.srv.Kind == Miniredis {
+	if sh.srv.Kind == kindMiniredis {
 		tb.Log(noRedis + ": testing against miniredis (in-process)")
 	}
 	return sh.srv
 }
 
 func (sh *Shared) startLocked() (*Server, error) {
-	if addr := os.Getenv(EnvAddr); addr != "" {
+	if addr := os.Getenv(envAddr); addr != "" {
 		return external(addr)
 	}
-	if HasRedisServer() {
+	if hasRedisServer() {
 		return sh.launchLocked(false)
 	}
 	if required() {
-		return nil, errors.New(EnvRequire + "=1 but " + noRedis)
+		return nil, errors.New(envRequire + "=1 but " + noRedis)
 	}
 	s, err := startMini()
 	if err == nil {
@@ -73,14 +73,14 @@ func (sh *Shared) launchLocked(cluster bool) (*Server, error) {
 	return s, nil
 }
 
-// Cluster returns a shared one-node Redis Cluster, as StartCluster does:
+// Cluster returns a shared one-node Redis Cluster that owns every slot:
 // with redis-server on PATH a cluster node of its own; without it, the
-// shared miniredis; false when EnvAddr is set and redis-server is not on
-// PATH.
+// shared miniredis; false when SLUICE_REDIS_ADDR is set and redis-server is
+// not on PATH.
 func (sh *Shared) Cluster(tb testing.TB) (*Server, bool) {
 	tb.Helper()
-	if !HasRedisServer() {
-		if os.Getenv(EnvAddr) != "" {
+	if !hasRedisServer() {
+		if os.Getenv(envAddr) != "" {
 			return nil, false
 		}
 		return sh.Server(tb), true
@@ -97,7 +97,7 @@ func (sh *Shared) Cluster(tb testing.TB) (*Server, bool) {
 	return sh.cluster, true
 }
 
-// Stop stops the servers Shared started (an External one is left alone).
+// Stop stops the servers Shared started (an external one is left alone).
 // Later calls of Server start a new one.
 func (sh *Shared) Stop() {
 	sh.mu.Lock()

@@ -272,7 +272,7 @@ const hostileName = `<img src=x onerror="window.pwned=1"><script>window.pwned=2<
 // traffic and reads, in headless Chromium, the numbers the page shows.
 func TestDashboardInBrowser(t *testing.T) {
 	const helloLimit = 5
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Second), core.WithRules(
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Second), core.WithTopBlockedValues(5), core.WithRules(
 		core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: helloLimit},
 		core.Rule{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: helloLimit},
 		core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3},
@@ -356,6 +356,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	drive("/fail", 200*time.Millisecond, "")
 	drive("/items/1", 100*time.Millisecond, "mallory")
 	drive("/items/2", 500*time.Millisecond, "alice")
+	drive("/items/3", 200*time.Millisecond, hostileName) // 5/s, over 3/s
+
+	// The page opens after the Guard recorded some history: its charts are
+	// full at once, from the first snapshot.
+	const before = 5
+	start := g.History(0).End
+	waitFor(t, 60*time.Second, "the Guard recording history", func() (bool, string) {
+		end := g.History(0).End
+		return end >= start+before*time.Second, fmt.Sprintf("%s recorded", end-start)
+	})
 
 	b := startBrowser(t)
 	pageURL := srv.URL + "/debug/sluice/"
@@ -368,6 +378,62 @@ func TestDashboardInBrowser(t *testing.T) {
 		return polls() > 0, "status " + b.eval(t, `document.getElementById("status")?.textContent`)
 	})
 	assert.JSONEq(t, `"sluice demo"`, b.eval(t, `document.title`))
+
+	// Full charts on open: after the first snapshot, GET /hello's chart of
+	// requests already has the seconds the Guard recorded, and a limit line
+	// (hello-rate, 5 per second), with axes labelled.
+	chart := func(attr, name, id string) string {
+		args, _ := json.Marshal([]string{"data-" + attr, name, id})
+		return fmt.Sprintf(`(function([attr, name, id]) {
+			for (const e of document.querySelectorAll("[" + attr + "]")) {
+				if (e.getAttribute(attr) === name && e.dataset.field === "charts") return e.querySelector('[data-chart="' + id + '"]');
+			}
+			return null;
+		})(%s)`, args)
+	}
+	helloChart := chart("resource", "GET /hello", "requests")
+	// A page drawing only its own polls would have at most a point per
+	// poll.
+	var drawn struct{ Polls, Points int }
+	waitFor(t, 30*time.Second, "GET /hello's chart drawn", func() (bool, string) {
+		v := b.eval(t, `({polls: +document.getElementById("updated").dataset.polls, points: +((`+helloChart+`)?.dataset.points ?? 0)})`)
+		require.NoError(t, json.Unmarshal([]byte(v), &drawn))
+		return drawn.Points > 0, v
+	})
+	assert.GreaterOrEqual(t, drawn.Points, drawn.Polls+2, "the chart has the Guard's history: %+v", drawn)
+	assert.GreaterOrEqual(t, drawn.Points, before-1)
+	points := b.eval(t, `(`+helloChart+`).querySelector('path[data-series="pass"]').getAttribute("d").split("L").length`)
+	n, _ := strconv.Atoi(points)
+	assert.GreaterOrEqual(t, n, before, "points of the passed line")
+	assert.JSONEq(t, `"limit hello-rate"`, b.eval(t, `(`+helloChart+`).querySelector("path.limit").dataset.limit`))
+	limitY := b.eval(t, `(`+helloChart+`).querySelector("path.limit").getAttribute("d")`)
+	assert.Regexp(t, `^"M[0-9.]+,[0-9.]+(L[0-9.]+,[0-9.]+)+"$`, limitY, "the limit line")
+	assert.Equal(t, "3", b.eval(t, `(`+helloChart+`).querySelectorAll("text.ylabel").length`), "value labels")
+	xlabels, _ := strconv.Atoi(b.eval(t, `(`+helloChart+`).querySelectorAll("text.xlabel").length`))
+	assert.GreaterOrEqual(t, xlabels, 2, "time labels")
+	assert.Regexp(t, `^"\d\d:\d\d(:\d\d)?"$`, b.eval(t, `(`+helloChart+`).querySelector("text.xlabel").textContent`))
+	assert.Regexp(t, `^"\d+/s"$`, b.eval(t, `(`+helloChart+`).querySelectorAll("text.ylabel")[2].textContent`), "the top of the axis")
+	// The limit line is flat at 5/s: its height is 5/top of the plot's.
+	var limit struct {
+		Top            float64   `json:"top"`
+		Ys             []float64 `json:"ys"`
+		Bottom, Height float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(b.eval(t, `(function(c) {
+		const ys = c.querySelector("path.limit").getAttribute("d").split(/[ML]/).filter(Boolean).map((p) => +p.split(",")[1]);
+		const axis = c.querySelector("line.axis");
+		const top = c.querySelectorAll("line.tick")[1]; // the line at the top of the axis
+		return {top: +c.dataset.top, ys: ys, bottom: +axis.getAttribute("y1"), height: +axis.getAttribute("y1") - +top.getAttribute("y1")};
+	})(`+helloChart+`)`)), &limit))
+	require.NotEmpty(t, limit.Ys)
+	for _, y := range limit.Ys {
+		assert.InDelta(t, limit.Bottom-float64(helloLimit)/limit.Top*limit.Height, y, 0.2, "the limit line at 5/s: %+v", limit)
+	}
+	rtPoints := b.eval(t, `(`+chart("resource", "GET /hello", "rt")+`)?.dataset.points ?? ""`)
+	assert.NotEqual(t, `""`, rtPoints, "a chart of response times")
+	inflight := chart("rule", "inflight", "use")
+	assert.NotEqual(t, "null", b.eval(t, inflight), "the in-flight chart of a concurrency rule")
+	assert.JSONEq(t, `"limit"`, b.eval(t, `(`+inflight+`).querySelector("path.limit").dataset.limit`))
 
 	// First reading.
 	firstPolls := polls()
@@ -435,6 +501,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	unmatched, _ := strconv.Atoi(strings.Trim(b.eval(t, `document.getElementById("sum-unmatched").textContent`), `"`))
 	assert.GreaterOrEqual(t, unmatched, 1)
 
+	// The values the hotspot rule blocked most: mallory first, the hostile
+	// one as text.
+	top := chart("rule", "per-user", "top")
+	waitFor(t, 30*time.Second, "the values blocked most", func() (bool, string) {
+		v := b.eval(t, `Array.from((`+top+`)?.querySelectorAll("td.value") ?? []).map((e) => e.textContent)`)
+		var values []string
+		require.NoError(t, json.Unmarshal([]byte(v), &values))
+		return len(values) == 2 && values[0] == "mallory" && values[1] == hostileName, v
+	})
+
 	// The hostile resource name is shown as it is, as text.
 	assert.Equal(t, hostileName, b.text(t, "rule", "hostile", "resource"))
 	assert.Equal(t, "null", b.eval(t, `window.pwned`))
@@ -443,10 +519,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	// The summary tiles and the charts.
 	tile := b.eval(t, `document.getElementById("sum-pass").textContent`)
 	assert.Regexp(t, `^"\d+"$`, tile)
-	waitFor(t, 30*time.Second, "a chart of 3 points", func() (bool, string) {
-		v := b.eval(t, `document.querySelector('[data-resource="GET /hello"][data-field="chart"] polyline.pass').getAttribute("points").split(" ").length`)
-		n, _ := strconv.Atoi(v)
-		return n >= 3, v + " points"
+	waitFor(t, 30*time.Second, "the chart growing by the polls", func() (bool, string) {
+		v := b.eval(t, `(`+helloChart+`).dataset.points`)
+		m, _ := strconv.Atoi(strings.Trim(v, `"`))
+		return m >= n+2, v + " points"
 	})
 	assert.JSONEq(t, `"live"`, b.eval(t, `document.getElementById("status").textContent`))
 

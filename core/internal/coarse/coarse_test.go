@@ -1,4 +1,4 @@
-package clock_test
+package coarse_test
 
 import (
 	"sync"
@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/coarse"
 )
 
 func TestNewCoarseRejectsBadArguments(t *testing.T) {
-	_, err := clock.NewCoarse(nil, time.Millisecond)
+	_, err := coarse.New(nil, time.Millisecond)
 	require.ErrorContains(t, err, "source clock is nil")
-	_, err = clock.NewCoarse(clock.NewFake(0), 0)
+	_, err = coarse.New(clock.NewFake(0), 0)
 	require.ErrorContains(t, err, "resolution must be > 0, got 0s")
 }
 
@@ -29,7 +30,7 @@ func tick(t *testing.T, f *clock.Fake, d time.Duration) {
 
 func TestCoarseLagsByAtMostOneTick(t *testing.T) {
 	f := clock.NewFake(5 * time.Second)
-	c, err := clock.NewCoarse(f, time.Millisecond)
+	c, err := coarse.New(f, time.Millisecond)
 	require.NoError(t, err)
 	defer c.Stop()
 
@@ -58,7 +59,7 @@ func TestCoarseLagsByAtMostOneTick(t *testing.T) {
 
 func TestCoarseParksWhenUnreadAndRestarts(t *testing.T) {
 	f := clock.NewFake(0)
-	c, err := clock.NewCoarse(f, time.Millisecond)
+	c, err := coarse.New(f, time.Millisecond)
 	require.NoError(t, err)
 	defer c.Stop()
 
@@ -90,7 +91,7 @@ func TestCoarseParksWhenUnreadAndRestarts(t *testing.T) {
 
 func TestCoarseStop(t *testing.T) {
 	f := clock.NewFake(0)
-	c, err := clock.NewCoarse(f, time.Millisecond)
+	c, err := coarse.New(f, time.Millisecond)
 	require.NoError(t, err)
 	c.Now()
 	require.NoError(t, f.WaitForSleepers(testCtx(t), 1))
@@ -108,7 +109,7 @@ func TestCoarseStop(t *testing.T) {
 // source.
 func TestCoarseConcurrent(t *testing.T) {
 	sys := clock.NewSystem()
-	c, err := clock.NewCoarse(sys, 10*time.Microsecond)
+	c, err := coarse.New(sys, 10*time.Microsecond)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,4 +1,4 @@
-package clock
+package coarse
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicekit/sluice/core/clock"
 )
 
-// Coarse is a clock that costs one atomic load to read: a goroutine reads a
+// Clock is a clock that costs one atomic load to read: a goroutine reads a
 // source clock once per resolution and stores the reading. Its time lags the
 // source by up to the resolution (more when the process is so busy that the
 // goroutine is scheduled late), and never runs ahead of it.
@@ -17,12 +19,12 @@ import (
 // consecutive ticks without a reading it parks, and the next Now reads the
 // source directly and starts it again. Stop ends it for good; Now then reads
 // the source. A Guard on the system clock times requests (statistics,
-// response times) on a Coarse clock, where a millisecond is precise enough;
+// response times) on a coarse Clock, where a millisecond is precise enough;
 // its rules decide on the source: a reading that lags by a varying amount,
 // by hundreds of milliseconds on a busy host, cannot keep a limit in real
 // time.
-type Coarse struct {
-	src  Clock
+type Clock struct {
+	src  clock.Clock
 	res  time.Duration
 	now  atomic.Int64 // the last reading, in nanoseconds
 	bits atomic.Int32 // coarseRunning | coarseRead | coarseStopped
@@ -43,16 +45,16 @@ const (
 	idleTicks = 1000
 )
 
-// NewCoarse returns a Coarse clock reading src every resolution. It starts
+// New returns a Clock reading src every resolution. It starts
 // parked: the first Now starts the goroutine.
-func NewCoarse(src Clock, resolution time.Duration) (*Coarse, error) {
+func New(src clock.Clock, resolution time.Duration) (*Clock, error) {
 	if src == nil {
-		return nil, fmt.Errorf("clock.NewCoarse: source clock is nil")
+		return nil, fmt.Errorf("coarse.New: source clock is nil")
 	}
 	if resolution <= 0 {
-		return nil, fmt.Errorf("clock.NewCoarse: resolution must be > 0, got %s", resolution)
+		return nil, fmt.Errorf("coarse.New: resolution must be > 0, got %s", resolution)
 	}
-	c := &Coarse{src: src, res: resolution}
+	c := &Clock{src: src, res: resolution}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -60,14 +62,14 @@ func NewCoarse(src Clock, resolution time.Duration) (*Coarse, error) {
 // Now returns the last reading of the source clock, taken at most about one
 // resolution ago. When the goroutine is parked or stopped it returns a fresh
 // reading of the source instead (and restarts a parked goroutine).
-func (c *Coarse) Now() time.Duration {
+func (c *Clock) Now() time.Duration {
 	if c.bits.Load() == coarseRunning|coarseRead {
 		return time.Duration(c.now.Load())
 	}
 	return c.slow()
 }
 
-func (c *Coarse) slow() time.Duration {
+func (c *Clock) slow() time.Duration {
 	b := c.bits.Load()
 	switch {
 	case b&coarseStopped != 0:
@@ -90,7 +92,7 @@ func (c *Coarse) slow() time.Duration {
 
 // run advances the clock every resolution until it is stopped or unread for
 // idleTicks ticks.
-func (c *Coarse) run(done chan struct{}) {
+func (c *Clock) run(done chan struct{}) {
 	defer close(done)
 	idle := 0
 	for c.src.Sleep(c.ctx, c.res) == nil {
@@ -107,7 +109,7 @@ func (c *Coarse) run(done chan struct{}) {
 
 // Stop ends the goroutine and waits for it to return. Later calls of Now read
 // the source clock. Stop is idempotent.
-func (c *Coarse) Stop() {
+func (c *Clock) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bits.Or(coarseStopped)
@@ -118,7 +120,7 @@ func (c *Coarse) Stop() {
 }
 
 // Running reports whether the goroutine is running (not parked or stopped).
-func (c *Coarse) Running() bool {
+func (c *Clock) Running() bool {
 	b := c.bits.Load()
 	return b&coarseRunning != 0 && b&coarseStopped == 0
 }

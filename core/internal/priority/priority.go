@@ -1,0 +1,137 @@
+package priority
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicekit/sluice/core/internal/window"
+)
+
+// The levels, lowest first.
+const (
+	Sheddable = iota
+	Default
+	Critical
+	Levels // the number of levels
+)
+
+// Parse returns the level named s: "critical" or "sheddable" in any case;
+// anything else is Default.
+func Parse(s string) int {
+	switch {
+	case strings.EqualFold(s, "critical"):
+		return Critical
+	case strings.EqualFold(s, "sheddable"):
+		return Sheddable
+	}
+	return Default
+}
+
+// Headroom is the share of a limit that each level above a request's
+// keeps for its own bursts, while it had requests in the last second.
+const Headroom = 0.1
+
+// span is how far back a Tracker looks: the last second for a level's
+// peak in flight and pass count, and the second before for its rate.
+const (
+	span    = time.Second
+	buckets = 20 // over two spans
+)
+
+// Tracker counts a rule's requests by level. Its methods may be called
+// from any goroutine.
+type Tracker struct{ s *state }
+
+type state struct {
+	inFlight [Levels]atomic.Int64
+	w        [Levels]*window.LeapArray // Pass, and the peak in flight
+}
+
+// New returns a Tracker sharing the counts of prev when prev is not nil.
+func New(prev *Tracker) *Tracker {
+	if prev != nil {
+		return prev
+	}
+	s := &state{}
+	for i := range s.w {
+		s.w[i], _ = window.New(buckets, 2*span) // valid constants: cannot fail
+	}
+	return &Tracker{s}
+}
+
+// Admitted counts n requests of level admitted at now.
+func (t *Tracker) Admitted(now int64, level int, n int64) {
+	v := t.s.inFlight[level].Add(n)
+	t.s.w[level].Add(now, window.Pass, n).RaisePeak(v)
+}
+
+// Undo takes back n requests of level admitted at about now that are not
+// admitted after all.
+func (t *Tracker) Undo(now int64, level int, n int64) {
+	t.s.inFlight[level].Add(-n)
+	t.s.w[level].Add(now, window.Pass, -n)
+}
+
+// Done ends n requests of level.
+func (t *Tracker) Done(level int, n int64) { t.s.inFlight[level].Add(-n) }
+
+// headroom is Headroom of limit, at least 1.
+func headroom(limit int64) int64 {
+	return max(int64(math.Ceil(Headroom*float64(limit))), 1)
+}
+
+// Reserve returns how much of a limit on requests in flight the requests
+// of level must leave free at now: for each level above it that had
+// requests in the last second, what its peak in flight over that second
+// (or its requests in flight now, when more) exceeds its requests in
+// flight now, plus its headroom (Headroom of
+// limit, at least 1). Requests of Critical leave nothing.
+func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
+	var r int64
+	for m := level + 1; m < Levels; m++ {
+		cur := t.s.inFlight[m].Load()
+		peak := max(t.s.w[m].SnapshotOver(now, span).Peak, cur)
+		if peak <= 0 {
+			continue
+		}
+		r += peak - cur + headroom(limit)
+	}
+	return r
+}
+
+// RateReserve is Reserve for a limit on requests per second: a level above
+// keeps what it passed in the second before the last beyond what it passed
+// in the last, plus its headroom.
+func (t *Tracker) RateReserve(now int64, level int, limit int64) int64 {
+	var r int64
+	for m := level + 1; m < Levels; m++ {
+		w := t.s.w[m]
+		last := w.SumOver(now, span, window.Pass)
+		ws := now - now%int64(w.BucketLen())
+		before := w.SumBetween(ws-2*int64(span), ws-int64(span)+1, window.Pass)
+		if last <= 0 && before <= 0 {
+			continue
+		}
+		r += max(before-last, 0) + headroom(limit)
+	}
+	return r
+}
+
+// Fraction returns the share of a threshold on a signal of load (CPU,
+// load average, response time) under which requests of level are admitted
+// at now: 1 less Headroom for each level above it that had requests in the
+// last second.
+func (t *Tracker) Fraction(now int64, level int) float64 {
+	f := 1.0
+	for m := level + 1; m < Levels; m++ {
+		if t.s.inFlight[m].Load() > 0 || t.s.w[m].SnapshotOver(now, span).Peak > 0 {
+			f -= Headroom
+		}
+	}
+	return f
+}
+
+// InFlight returns the requests of level in flight.
+func (t *Tracker) InFlight(level int) int64 { return t.s.inFlight[level].Load() }

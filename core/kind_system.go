@@ -1,0 +1,178 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/system"
+)
+
+// Signal is what a system rule (KindSystem) watches: it sheds requests
+// while the signal is above the rule's Threshold. The signals qps,
+// inflight and rt are counted by the rule itself over the requests it
+// applies to (all of them for resource "*"); cpu and load are the host's,
+// read every half second off the request path (see WithSystemSource).
+type Signal string
+
+// The signals of system rules, and what their Threshold is.
+const (
+	// SignalQPS is the number of requests admitted over the last second.
+	SignalQPS Signal = "qps"
+	// SignalInFlight is the number of requests in flight.
+	SignalInFlight Signal = "inflight"
+	// SignalRT is the average response time of the requests completed
+	// over the last second, in milliseconds; while it is above the
+	// threshold every request is shed.
+	SignalRT Signal = "rt"
+	// SignalCPU is the CPU usage, a fraction in (0, 1]: of the
+	// container's quota (cgroup v2 cpu.max and cpu.stat) when it has one,
+	// else of all the machine's CPUs (/proc/stat). While it is above the
+	// threshold every request is shed, or, with StrategyBBR, those that
+	// would raise the requests in flight above what the rule's recent
+	// throughput sustains.
+	SignalCPU Signal = "cpu"
+	// SignalLoad is the 1-minute load average (/proc/loadavg); while it is
+	// above the threshold every request is shed.
+	SignalLoad Signal = "load"
+)
+
+// StrategyBBR is the Strategy of a system rule of signal cpu that, while
+// CPU usage is over its threshold, still admits requests as long as those
+// in flight stay under the highest pass rate of the last second (per
+// second, from its busiest tenth of a second) times the lowest response
+// time of that second, and whenever none is in flight: Sentinel's BBR
+// check, which keeps the throughput the service showed it has.
+const StrategyBBR breaker.Strategy = "bbr"
+
+// SystemSource supplies the host signals of system rules: CPU reads the
+// CPU usage since its previous call, a fraction in [0, 1]; Load the
+// 1-minute load average. The Guard calls them from one goroutine at a
+// time: once when a rule needing the signal is set (an error refuses the
+// rule), then every half second while such a rule is in force.
+type SystemSource interface {
+	CPU() (float64, error)
+	Load() (float64, error)
+}
+
+// WithSystemSource makes the Guard read the host signals of system rules
+// from s instead of the host's files: tests give a fake one.
+func WithSystemSource(s SystemSource) Option {
+	return optionFunc(func(cfg *config) error {
+		if s == nil {
+			return errors.New("WithSystemSource: source is nil")
+		}
+		cfg.systemSource = s
+		return nil
+	})
+}
+
+// newSampler returns the sampler of the Guard's host signals, from s, or
+// from the host when s is nil, scheduled on c.
+func newSampler(s SystemSource, c clock.Clock) *system.Sampler {
+	if s == nil {
+		s = system.NewHost("/", clock.NewSystem())
+	}
+	return system.NewSampler(s, c)
+}
+
+// samples reports whether a rule of set reads CPU usage, and the load
+// average.
+func (set *ruleSet) samples() (cpu, load bool) {
+	for _, rs := range set.rules {
+		if k, ok := rs.lim.(*systemKind); ok {
+			cpu = cpu || k.l.Config().Signal == system.CPU
+			load = load || k.l.Config().Signal == system.Load
+		}
+	}
+	return cpu, load
+}
+
+// systemKind is a system rule.
+type systemKind struct {
+	l      *system.Limiter
+	sample *system.Sampler // of the Guard
+	clock  clock.Clock     // of the Guard, for undo
+}
+
+func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
+	c := system.Config{Signal: system.Signal(r.Signal), Threshold: r.Threshold, BBR: r.Strategy == StrategyBBR}
+	if c.Signal.Host() {
+		if err := g.system.Check(c.Signal); err != nil {
+			return nil, traits{}, fmt.Errorf("signal %s cannot be read on this host: %w", r.Signal, err)
+		}
+	}
+	var p *system.Limiter
+	if k, ok := prev.(*systemKind); ok {
+		p = k.l
+	}
+	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, timed: true}, nil
+}
+
+func (k *systemKind) ask(a *asking, rs *ruleState) error {
+	sig := k.l.Config().Signal
+	var host float64
+	if sig.Host() {
+		host = k.sample.Value(sig)
+	}
+	level := a.priority(&rs.rule)
+	ok, limit := k.l.Acquire(a.now, a.n, host, level)
+	h := a.slot(rs)
+	h.level = uint8(level)
+	if ok && a.blocked == nil {
+		return nil
+	}
+	if ok {
+		h.d.OK = true
+	} else {
+		h.d.Decision = k.rejection(limit)
+	}
+	a.settle(h)
+	return nil
+}
+
+// rejection is the decision of the rule when it rejects a request under
+// limit (see system.Limiter.Acquire): retry once the signal may have
+// changed, when the window moved on (qps), a request ended (inflight, the
+// BBR check) or the host was sampled again (cpu, load).
+func (k *systemKind) rejection(limit int64) flow.Decision {
+	d := flow.Decision{Limit: limit, Remaining: max(limit-k.l.InFlight(), 0), RetryAfter: 100 * time.Millisecond}
+	switch k.l.Config().Signal {
+	case system.CPU, system.Load:
+		d.RetryAfter = system.Every
+	case system.InFlight:
+		d.RetryAfter = max(k.l.Stats(int64(k.clock.Now())).AvgRT, time.Millisecond)
+	}
+	return d
+}
+
+func (k *systemKind) undo(h held, _ uint32, n int64) {
+	k.l.Release(int64(k.clock.Now()), n, int(h.level))
+}
+
+func (k *systemKind) exit(_ *held, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
+
+func (k *systemKind) stats(out *RuleStats, now int64) {
+	out.InFlight = k.l.InFlight()
+	st := k.l.Stats(now)
+	sig := k.l.Config().Signal
+	s := &SystemStats{Pass: st.Pass, AvgRT: st.AvgRT, MinRT: st.MinRT}
+	if sig.Host() {
+		s.Host = k.sample.Value(sig)
+	}
+	out.System = s
+}
+
+// SystemStats are the state of a system rule (RuleStats.System).
+type SystemStats struct {
+	// Pass counts the requests the rule admitted over the last second,
+	// AvgRT and MinRT the average and lowest response time of those that
+	// completed over it (0 when none did).
+	Pass         int64
+	AvgRT, MinRT time.Duration
+	// Host is the latest reading of the signal cpu or load.
+	Host float64
+}

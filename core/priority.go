@@ -1,0 +1,70 @@
+package core
+
+import (
+	"context"
+
+	"github.com/sluicekit/sluice/core/internal/priority"
+)
+
+// Priority is the level of a request for the rules that shed by it
+// (system and adaptive rules): under overload they shed the lower levels
+// first, and a level only once every lower one is shed. A request has one
+// level, read once, at the first such rule that applies to it: the one
+// WithPriority gave its context, else the value of the param that rule
+// names (Rule.Priority), else PriorityDefault; a value other than the
+// names of the levels (in any case) is PriorityDefault.
+//
+// A rule admits the requests of PriorityCritical up to its limit. Those of
+// a lower level it admits only while they leave the levels above theirs
+// the room those keep: each level above that had requests in the last
+// second keeps 10% of the limit (at least one request), plus what its peak
+// in flight over that second exceeds its requests in flight now (for a
+// limit per second, what it passed in the second before beyond what it
+// passed in the last). Signals of load (rt, cpu, load) shed the requests
+// of a level above 90% of the threshold for each such level above it:
+// with all three levels coming, sheddable above 80%, default above 90%,
+// critical above the threshold. With a single level coming, every request
+// has the whole limit.
+type Priority string
+
+// The priority levels, highest first.
+const (
+	PriorityCritical  Priority = "critical"
+	PriorityDefault   Priority = "default"
+	PrioritySheddable Priority = "sheddable"
+)
+
+// priorityKey is the context key of WithPriority.
+type priorityKey struct{}
+
+// WithPriority returns a copy of ctx that gives the requests entered with
+// it the level p (see Priority), over the param a rule names.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// priority returns the level of the request a is asking about, for the
+// rule r: read once, for the first rule that sheds by level.
+func (a *asking) priority(r *Rule) int {
+	if !a.leveled {
+		a.leveled = true
+		a.level = uint8(levelOf(a.ctx, a.params, r.Priority))
+	}
+	return int(a.level)
+}
+
+// levelOf returns the level of a request of context ctx and params ps, of
+// the param param ("" for none).
+func levelOf(ctx context.Context, ps Params, param string) int {
+	if ctx != nil {
+		if p, ok := ctx.Value(priorityKey{}).(Priority); ok {
+			return priority.Parse(string(p))
+		}
+	}
+	if param != "" && ps != nil {
+		if v, ok := ps.Param(param, 0); ok {
+			return priority.Parse(v)
+		}
+	}
+	return priority.Default
+}

@@ -1,0 +1,62 @@
+package core
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRTBucket(t *testing.T) {
+	for _, tc := range []struct {
+		rt   time.Duration
+		want int
+	}{
+		{-1, 0}, {0, 0}, {1, 0}, {7629, 0}, // 2^-17 s = 7629.39ns
+		{7630, 1}, {15258, 1}, {15259, 2},
+		{976562, 7}, {976563, 8}, {time.Millisecond, 8}, // 2^-10 s = 976562.5ns
+		{1953125, 8}, {1953126, 9}, // 2^-9 s
+		{time.Second, 17}, {time.Second + 1, 18},
+		{32 * time.Second, 22}, {32*time.Second + 1, 23}, {time.Hour, 23}, {math.MaxInt64, 23},
+	} {
+		assert.Equal(t, tc.want, rtBucket(int64(tc.rt)), "%d", tc.rt)
+	}
+	// Every bucket is the one whose bounds hold rt, compared exactly:
+	// rt/1e9 <= 2^(i-17) is rt*2^17 <= 1e9*2^i.
+	within := func(rt int64, e int) bool { // rt ns <= 2^e s
+		a := new(big.Int).Lsh(big.NewInt(rt), 17)
+		b := new(big.Int).Lsh(big.NewInt(1e9), uint(e+17))
+		return a.Cmp(b) <= 0
+	}
+	for range 100000 {
+		rt := rand.Int64N(int64(64*time.Second)) >> rand.IntN(40)
+		i := rtBucket(rt)
+		if i < rtBuckets-1 {
+			assert.True(t, within(rt, i+rtMinExp), "%d in bucket %d: at most its bound", rt, i)
+		}
+		if i > 0 {
+			assert.False(t, within(rt, i-1+rtMinExp), "%d in bucket %d: over the bound below", rt, i)
+		}
+	}
+	assert.Equal(t, math.Ldexp(1, -17), RTBound(0))
+	assert.Equal(t, 1.0, RTBound(17))
+	assert.Equal(t, 32.0, RTBound(22))
+	assert.True(t, math.IsInf(RTBound(23), 1))
+}
+
+func TestRTHistogramExplicit(t *testing.T) {
+	var h RTHistogram
+	for i := range h {
+		h[i] = int64(i + 1)
+	}
+	bounds, counts := h.Explicit()
+	assert.Len(t, bounds, 11)
+	assert.Equal(t, math.Ldexp(1, -15), bounds[0])
+	assert.Equal(t, 32.0, bounds[10])
+	// Bucket j of the explicit form holds h's buckets 2j-1 and 2j (0 to
+	// 2 for the first, 23 alone for the last).
+	assert.Equal(t, []uint64{1 + 2 + 3, 4 + 5, 6 + 7, 8 + 9, 10 + 11, 12 + 13, 14 + 15, 16 + 17, 18 + 19, 20 + 21, 22 + 23, 24}, counts)
+}

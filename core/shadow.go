@@ -1,0 +1,84 @@
+package core
+
+import (
+	"math"
+
+	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/internal/window"
+)
+
+// WithShadow makes every rule of the Guard a shadow rule (Rule.Shadow), as
+// if each had shadow: true: limits are evaluated and counted, and never
+// enforced. Guard.Rules reports them with Shadow set.
+//
+// A shadow rule is asked about each request as an enforced one is, and
+// keeps the same state: what it admits it counts (a flow rule's permit, a
+// concurrency rule's slot, held until Exit; a breaker records the outcome
+// at Exit), and a request it would reject takes nothing of it (no permit,
+// no slot, no outcome), as the rejected request would not have. The
+// request goes on: it is not blocked, a leaky-bucket rule does not make it
+// wait for its turn, and a shadow rule's rejection is in no BlockedError
+// (nor its retry time). Instead the rule counts it (RuleStats.Shadowed),
+// and the Guard logs it as it logs blocks, marked shadow, at most once per
+// blockLogInterval per rule. A shadow rule's quota policies are left out of
+// Entry.Quota, WithQuotas and BlockedError.Policies (so adapters send no
+// RateLimit fields for it) unless WithShadowQuotas.
+func WithShadow() Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.shadowAll = true
+		return nil
+	})
+}
+
+// WithShadowQuotas makes the quota policies of shadow rules reported as
+// those of the other rules are (Entry.Quota, WithQuotas,
+// BlockedError.Policies), so that adapters send their RateLimit fields: a
+// request a shadow rule would have rejected passes with its policy's
+// Remaining 0. A request another rule blocks lists a shadow rule's policy
+// when the shadow rule admitted it.
+func WithShadowQuotas() Option {
+	return optionFunc(func(cfg *config) error {
+		cfg.shadowQuotas = true
+		return nil
+	})
+}
+
+// shadow acts on the rejection in h, the last slot, by a shadow rule: it
+// counts it, notes its quota policy (shadowQuota) and drops the slot,
+// which holds nothing, so that the request goes on as the rule's admission
+// would let it.
+func (a *asking) shadow(h *held) {
+	h.rs.shadowBlock(a.g, a.cpu, a.now, a.n)
+	if a.blocked == nil {
+		a.shadowQuota(h)
+		a.drop()
+	}
+}
+
+// shadowQuota notes the quota policy of the decision in h of a shadow
+// rate rule when the Guard reports them (WithShadowQuotas).
+func (a *asking) shadowQuota(h *held) {
+	rs := h.rs
+	if rs.quiet {
+		return
+	}
+	a.quota.note(rs, h.d.Limit, h.d.Remaining)
+	if a.quotas && rs.window {
+		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
+	}
+}
+
+// shadowBlock counts n requests that the shadow rule of rs would have
+// blocked at now on the CPU cpu, and tells the reporter so as block does.
+func (rs *ruleState) shadowBlock(g *Guard, cpu uint32, now, n int64) {
+	st := rs.stats
+	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
+	sp.blocks.Add(now, window.Pass, n)
+	sp.shadowed.Add(n)
+	last := st.lastLog.Load()
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	_, total := st.shadowed(now)
+	rs.reportBlocks(g, now, last, total-st.shadowLogged.Swap(total), true)
+}

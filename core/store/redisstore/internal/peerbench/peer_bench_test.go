@@ -1,0 +1,141 @@
+package peerbench
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicekit/sluice/core/internal/testmain"
+	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/store/redisstore"
+	"github.com/sluicekit/sluice/core/store/redistest"
+)
+
+var shared redistest.Shared
+
+func TestMain(m *testing.M) {
+	redistest.QuietRedisLogs()
+	testmain.Run(m, shared.Stop)
+}
+
+// decisions are the ways of asking Redis that the benchmarks compare, each
+// on a client of its own: a PING (the round trip, the floor of a
+// decision), sluice's exact Store with the recommended client
+// (ContextTimeoutEnabled) as a token bucket and as a sliding counter, and
+// redis_rate's Allow (a token bucket), all far from their limits.
+func decisions(b *testing.B) []struct {
+	name string
+	do   func(ctx context.Context) error
+} {
+	srv := shared.Server(b)
+	client := func() *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+		b.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	sluice := func(alg store.Algorithm) func(ctx context.Context) error {
+		st, err := redisstore.New(client(), redisstore.WithPrefix(redistest.UniquePrefix()), redisstore.WithTimeout(time.Second))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		lim := store.Limit{Algorithm: alg, Limit: 1_000_000_000, Window: time.Second}
+		return func(ctx context.Context) error {
+			d, err := st.Take(ctx, "bench", lim, 1)
+			if err == nil && !d.OK {
+				err = errors.New("sluice: rejected")
+			}
+			return err
+		}
+	}
+	ping := client()
+	rl := redis_rate.NewLimiter(client())
+	key := redistest.UniquePrefix() + "bench"
+	return []struct {
+		name string
+		do   func(ctx context.Context) error
+	}{
+		{"ping", func(ctx context.Context) error { return ping.Ping(ctx).Err() }},
+		{"sluice-token-bucket", sluice(store.TokenBucket)},
+		{"sluice-sliding-counter", sluice(store.SlidingCounter)},
+		{"redis_rate", func(ctx context.Context) error {
+			r, err := rl.Allow(ctx, key, redis_rate.PerSecond(1<<30))
+			if err == nil && r.Allowed == 0 {
+				err = errors.New("redis_rate: rejected")
+			}
+			return err
+		}},
+	}
+}
+
+// BenchmarkRedis times each decision serially and from 16 goroutines.
+func BenchmarkRedis(b *testing.B) {
+	ctx := context.Background()
+	for _, d := range decisions(b) {
+		if err := d.do(ctx); err != nil { // scripts loaded, connections made
+			b.Fatal(err)
+		}
+		b.Run(d.name+"/serial", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.do(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(d.name+"/parallel16", func(b *testing.B) {
+			b.ReportAllocs()
+			procs := runtime.GOMAXPROCS(0)
+			b.SetParallelism((16 + procs - 1) / procs)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := d.do(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkRedisVsPing times, serially, each decision and a PING made next
+// to it, in alternating order, and reports the decision's time over the
+// PING's: round trips on this machine drift by a third within a minute,
+// which two benchmarks run one after the other read as a difference.
+func BenchmarkRedisVsPing(b *testing.B) {
+	ctx := context.Background()
+	ds := decisions(b)
+	ping := ds[0].do
+	for _, d := range ds[1:] {
+		if err := d.do(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(d.name, func(b *testing.B) {
+			var tPing, tDo time.Duration
+			i := 0
+			for b.Loop() {
+				first, second, tFirst, tSecond := ping, d.do, &tPing, &tDo
+				if i%2 == 1 {
+					first, second, tFirst, tSecond = d.do, ping, &tDo, &tPing
+				}
+				t0 := time.Now()
+				err1 := first(ctx)
+				t1 := time.Now()
+				err2 := second(ctx)
+				*tFirst += t1.Sub(t0)
+				*tSecond += time.Since(t1)
+				if err := errors.Join(err1, err2); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(tDo)/float64(tPing), "decision/ping")
+		})
+	}
+}

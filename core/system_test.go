@@ -1,0 +1,321 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/system"
+)
+
+// fakeSystem is a core.SystemSource whose readings a test sets.
+type fakeSystem struct {
+	mu        sync.Mutex
+	cpu, load float64
+	err       error
+	calls     int
+}
+
+func (f *fakeSystem) CPU() (float64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	return f.cpu, f.err
+}
+
+func (f *fakeSystem) Load() (float64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	return f.load, f.err
+}
+
+func (f *fakeSystem) set(cpu, load float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cpu, f.load = cpu, load
+}
+
+func (f *fakeSystem) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// systemStep is one step of a system rule's table: at the fake time at,
+// with the host reading host (cpu or load), exit the oldest requests held
+// (exit of them), then enter requests (enter of them, each expected to pass
+// or not).
+type systemStep struct {
+	at        time.Duration
+	host      float64
+	enter     int
+	pass      []bool
+	exit      int   // requests to exit, oldest first
+	wantLimit int64 // of a rejection, when not 0
+}
+
+func TestSystemRuleSignals(t *testing.T) {
+	ms := time.Millisecond
+	yes, no := true, false
+	tests := []struct {
+		name  string
+		rule  core.Rule
+		steps []systemStep
+	}{
+		{"inflight", core.Rule{Signal: core.SignalInFlight, Threshold: 2}, []systemStep{
+			{at: 0, enter: 3, pass: []bool{yes, yes, no}, wantLimit: 2},
+			{at: 10 * ms, exit: 1},
+			{at: 10 * ms, enter: 2, pass: []bool{yes, no}},
+		}},
+		{"qps over the last second", core.Rule{Signal: core.SignalQPS, Threshold: 3}, []systemStep{
+			{at: 0, enter: 2, pass: []bool{yes, yes}},
+			{at: 500 * ms, enter: 2, pass: []bool{yes, no}, wantLimit: 3},
+			{at: 999 * ms, enter: 1, pass: []bool{no}},
+			{at: 1000 * ms, enter: 3, pass: []bool{yes, yes, no}}, // the first two left the window
+			{at: 1500 * ms, enter: 1, pass: []bool{yes}},          // so did the third
+		}},
+		{"average rt", core.Rule{Signal: core.SignalRT, Threshold: 100}, []systemStep{
+			{at: 0, enter: 2, pass: []bool{yes, yes}},
+			{at: 50 * ms, exit: 1},                     // rt 50ms
+			{at: 60 * ms, enter: 1, pass: []bool{yes}}, // average 50ms
+			{at: 300 * ms, exit: 1},                    // rt 300ms: average 175ms
+			{at: 310 * ms, enter: 1, pass: []bool{no}},
+			{at: 360 * ms, exit: 1},                      // rt 300ms: average 216ms
+			{at: 1250 * ms, enter: 1, pass: []bool{no}},  // the 50ms one left the window: 300ms
+			{at: 1450 * ms, enter: 1, pass: []bool{yes}}, // none completed in the last second
+		}},
+		{"cpu", core.Rule{Signal: core.SignalCPU, Threshold: 0.8}, []systemStep{
+			{at: 0, host: 0.5, enter: 2, pass: []bool{yes, yes}},
+			{at: 0, host: 0.8, enter: 1, pass: []bool{yes}},
+			{at: 0, host: 0.81, enter: 1, pass: []bool{no}},
+			{at: 0, host: 0.2, enter: 1, pass: []bool{yes}},
+		}},
+		{"load", core.Rule{Signal: core.SignalLoad, Threshold: 4}, []systemStep{
+			{at: 0, host: 3.9, enter: 1, pass: []bool{yes}},
+			{at: 0, host: 4.5, enter: 1, pass: []bool{no}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fakeSystem{}
+			fc := clock.NewFake(10 * time.Second)
+			r := tt.rule
+			r.Name, r.Resource, r.Kind = "sys", "*", core.KindSystem
+			g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+			require.NoError(t, err)
+			defer g.Close()
+			start := fc.Now()
+			var held []core.Entry
+			for i, st := range tt.steps {
+				fc.Set(start + st.at)
+				if r.Signal == core.SignalCPU || r.Signal == core.SignalLoad {
+					src.set(st.host, st.host)
+					require.NoError(t, g.SetRules([]core.Rule{r}), "a reload samples at once")
+				}
+				for range st.exit {
+					held[0].Exit(nil)
+					held = held[1:]
+				}
+				for j := range st.enter {
+					e, err := g.Enter(context.Background(), "GET /x")
+					if st.pass[j] {
+						require.NoError(t, err, "step %d request %d", i, j)
+						held = append(held, e)
+						continue
+					}
+					b := blockedBy(t, err)
+					assert.Equal(t, core.KindSystem, b.Kind, "step %d", i)
+					assert.Equal(t, core.ReasonSystem, b.Reason())
+					assert.False(t, b.Never)
+					assert.Positive(t, b.RetryAfter)
+					if st.wantLimit != 0 {
+						assert.Equal(t, st.wantLimit, b.Limit, "step %d", i)
+					}
+				}
+			}
+			for i := range held {
+				held[i].Exit(nil)
+			}
+			snap := g.Snapshot()
+			require.NotNil(t, snap.Rules[0].System)
+			assert.Zero(t, snap.Rules[0].InFlight)
+			assert.Positive(t, snap.Resources[0].Total.BlockedBy[core.ReasonSystem])
+		})
+	}
+}
+
+func TestSystemRuleBBR(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+
+	// 10 requests in a tenth of a second, of 20ms each: 100 per second
+	// times 20ms sustains 2 in flight.
+	var held []core.Entry
+	for range 10 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	fc.Advance(20 * time.Millisecond)
+	for i := range held {
+		held[i].Exit(nil)
+	}
+	held = held[:0]
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	fc.Advance(30 * time.Millisecond)
+
+	for i, want := range []bool{true, true, false, false} {
+		e, err := g.Enter(ctx, "GET /x")
+		if want {
+			require.NoError(t, err, "request %d", i)
+			held = append(held, e)
+			continue
+		}
+		b := blockedBy(t, err)
+		assert.Equal(t, int64(2), b.Limit, "the BBR bound")
+		assert.Equal(t, system.Every, b.RetryAfter)
+	}
+	fc.Advance(20 * time.Millisecond)
+	held[0].Exit(nil)
+	_, err = g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "a request ended: room under the bound")
+
+	// Without BBR every request is shed while CPU is over the threshold.
+	r.Strategy = ""
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	_, err = g.Enter(ctx, "GET /x")
+	blockedBy(t, err)
+}
+
+func TestSystemRuleBBRAdmitsOneWhenNoneInFlight(t *testing.T) {
+	src := &fakeSystem{cpu: 0.99}
+	fc := clock.NewFake(10 * time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(core.Rule{
+		Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}))
+	require.NoError(t, err)
+	defer g.Close()
+	e, err := g.Enter(context.Background(), "GET /x")
+	require.NoError(t, err, "nothing in flight: the check never sheds everything")
+	_, err = g.Enter(context.Background(), "GET /x")
+	blockedBy(t, err) // no throughput known yet
+	e.Exit(nil)
+}
+
+func TestSystemRuleRefusedWhenTheSignalCannotBeRead(t *testing.T) {
+	for _, sig := range []core.Signal{core.SignalCPU, core.SignalLoad} {
+		r := core.Rule{Name: "host", Resource: "*", Kind: core.KindSystem, Signal: sig, Threshold: 0.9}
+		// No /proc, no cgroup: a host without the files.
+		host := system.NewHost(t.TempDir(), clock.NewSystem())
+		_, err := core.New(core.WithSystemSource(host), core.WithRules(r))
+		require.Error(t, err)
+		assert.ErrorContains(t, err, `rules[0] (host): signal `+string(sig)+` cannot be read on this host: `)
+		assert.ErrorContains(t, err, "no such file or directory")
+
+		g, err := core.New(core.WithSystemSource(&fakeSystem{err: errors.New("boom")}))
+		require.NoError(t, err)
+		err = g.SetRules([]core.Rule{r})
+		assert.ErrorContains(t, err, "cannot be read on this host: boom")
+		assert.Empty(t, g.Rules(), "the rules in force are kept")
+		require.NoError(t, g.Close())
+	}
+	// The signals counted by the rule itself need nothing of the host.
+	_, err := core.New(core.WithSystemSource(system.NewHost(t.TempDir(), clock.NewSystem())),
+		core.WithRules(core.Rule{Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 10}))
+	require.NoError(t, err)
+}
+
+func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
+	src := &fakeSystem{cpu: 0.9}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+
+	_, err = g.Enter(ctx, "GET /x")
+	blockedBy(t, err)
+	calls := src.count()
+	src.set(0.1, 0)
+	for range 5 {
+		_, err = g.Enter(ctx, "GET /x")
+		blockedBy(t, err) // the source is not read on the request path
+	}
+	assert.Equal(t, calls, src.count())
+
+	// The sampler's goroutine reads it once the Guard's clock says so.
+	fc.Advance(system.Every)
+	require.Eventually(t, func() bool {
+		e, err := g.Enter(ctx, "GET /x")
+		e.Exit(nil)
+		return err == nil
+	}, 10*time.Second, time.Millisecond)
+
+	// No rule needs the host: the goroutine stops.
+	require.NoError(t, g.SetRules(nil))
+	require.Eventually(t, func() bool {
+		return !strings.Contains(goleak.Find().Error(), "system.(*Sampler).run")
+	}, 10*time.Second, time.Millisecond)
+}
+
+// Responses faster than the clock's resolution read 0: the BBR check
+// counts them as taking one tick (system.MinRT), not as sustaining nothing.
+func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	for range 1000 { // 10000 per second, of 0s each
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	for i := range 10 { // 10000/s times 1ms
+		_, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err, "request %d", i)
+	}
+	_, err = g.Enter(ctx, "GET /x")
+	assert.Equal(t, int64(10), blockedBy(t, err).Limit)
+}
+
+// A system rule is no quota policy: a request it rejects along with a
+// flow rule lists the flow rule's policy only, and both count the block.
+func TestSystemRuleIsNoQuotaPolicy(t *testing.T) {
+	g, _ := newGuard(t,
+		core.Rule{Name: "rate", Resource: "*", Kind: core.KindFlow, Limit: 1, Window: time.Minute},
+		core.Rule{Name: "sys", Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 1})
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	defer e.Exit(nil)
+	_, err = g.Enter(ctx, "GET /x")
+	b := blockedBy(t, err)
+	require.Len(t, b.Policies, 1)
+	assert.Equal(t, "rate", b.Policies[0].Rule)
+	assert.True(t, b.Policies[0].Blocked)
+	assert.Equal(t, "rate", b.Rule, "the rule with the later retry time decides")
+	for _, rs := range g.Snapshot().Rules {
+		assert.Equal(t, int64(1), rs.BlockedTotal, rs.Rule.Name)
+	}
+}

@@ -1,0 +1,50 @@
+package extractors
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Unexported names the tests of package extractors_test use.
+type Param = parsedParam
+
+// ParseParam is parseParam, for the tests of package extractors_test.
+var ParseParam = parseParam
+
+// Param kinds and defaults, for the tests of package extractors_test.
+const (
+	KindHeader   = kindHeader
+	KindMetadata = kindMetadata
+	KindQuery    = kindQuery
+	KindCookie   = kindCookie
+	KindPath     = kindPath
+	KindIP       = kindIP
+	KindPeer     = kindPeer
+	KindMethod   = kindMethod
+	KindHost     = kindHost
+	KindCustom   = kindCustom
+
+	DefaultMaxValueLen = defaultMaxValueLen
+	DefaultMaxValues   = defaultMaxValues
+)
+
+// HTTPParams returns the params of r, for the tests of package
+// extractors_test.
+func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
+	p := new(HTTPRequestParams)
+	p.Reset(x, r, path)
+	return p
+}
+
+// GRPCParams returns the params of a gRPC call, for the tests of package
+// extractors_test.
+func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod string) core.Params {
+	p := new(GRPCCallParams)
+	p.Reset(x, call, ctx, fullMethod)
+	return p
+}
+
+// NormalizeRoute is normalizeRoute, for the tests of package extractors_test.
+var NormalizeRoute = normalizeRoute
