@@ -147,8 +147,9 @@ type Rule struct {
 	// vary.
 	Tolerance float64 `json:"tolerance,omitempty"`
 	// ProbeInterval is the longest time between two probes of an adaptive
-	// rule for its lowest response time, which drop its limit to MinLimit
-	// for a few Windows (see AdaptiveStats). At least Window; default 30s.
+	// rule for its lowest response time, which lower its limit for a few
+	// Windows, to what nothing queues at if that time was right. At least
+	// Window; default 30s.
 	ProbeInterval time.Duration `json:"probeInterval,omitempty"`
 
 	// Signal is what a system rule watches (see Signal).

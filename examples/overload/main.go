@@ -65,7 +65,7 @@ type config struct {
 	warmup, duration  time.Duration
 	loads             []float64
 	protections       []string
-	slowdown          bool
+	slowdown, levels  bool
 }
 
 func parse(args []string, out io.Writer) (config, error) {
@@ -78,8 +78,9 @@ func parse(args []string, out io.Writer) (config, error) {
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "load before each measurement, not counted")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "the time each measurement lasts")
 	loads := fs.String("load", "1,2,5", "the loads, in multiples of the capacity, comma-separated")
-	prot := fs.String("protect", "none,static,adaptive", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
+	prot := fs.String("protect", "none,static,adaptive,system", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
+	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -135,7 +136,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	t.flush()
 	if c.slowdown {
-		return c.slowdownRun(ctx, out, base.p99)
+		if err := c.slowdownRun(ctx, out, base.p99); err != nil {
+			return err
+		}
+	}
+	if c.levels {
+		return c.priorityRun(ctx, out)
 	}
 	return nil
 }

@@ -37,15 +37,30 @@ func TestAdaptiveKeepsGoodputWhereNoneCollapses(t *testing.T) {
 	assert.Greater(t, adaptive.goodput, 2*none.goodput)
 	assert.Greater(t, adaptive.rejected, 0.5, "by shedding most of 5x the capacity")
 	assert.Less(t, adaptive.timedOut, 0.05, "what it admits is served in time")
-	assert.Less(t, adaptive.p99, quick.deadline/2)
+	assert.Less(t, adaptive.p99, quick.deadline, "within the deadline")
 	assert.Positive(t, adaptive.limit)
+}
+
+// TestAdaptiveShedsTheLowerLevelFirst drives the backend at 3x its
+// capacity, critical requests at half of it: the adaptive rule sheds the
+// sheddable ones and serves almost every critical one.
+func TestAdaptiveShedsTheLowerLevelFirst(t *testing.T) {
+	rows, err := quick.measureLevels(context.Background(), "adaptive")
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	high, low := rows[0], rows[1]
+	t.Logf("critical: %+v", high)
+	t.Logf("sheddable: %+v", low)
+	assert.Greater(t, high.succeeded, 0.9, "critical requests are served")
+	assert.Greater(t, low.rejected, 0.6, "sheddable ones are shed")
+	assert.Greater(t, high.succeeded, 2*low.succeeded)
 }
 
 func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"-warmup=0s", "-duration=1s", "-load=2", "-protect=static,adaptive", "-slowdown=false"}, &out)
 	require.NoError(t, err)
-	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "goodput/s", "static    2x", "adaptive    2x"} {
+	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
 		assert.Contains(t, out.String(), want)
 	}
 }
@@ -55,7 +70,7 @@ func TestFlagErrors(t *testing.T) {
 		{"-workers=0", "-workers must be >= 1, got 0"},
 		{"-load=2,x", `-load: "x" is not a positive number`},
 		{"-load=0", `-load: "0" is not a positive number`},
-		{"-protect=adaptive,magic", `-protect: unknown protection "magic" (known: none, static, adaptive)`},
+		{"-protect=adaptive,magic", `-protect: unknown protection "magic" (known: none, static, adaptive, system)`},
 		{"-duration=0s", "must be > 0"},
 	} {
 		_, err := parse([]string{tc.args}, &bytes.Buffer{})

@@ -21,21 +21,48 @@ const route = "GET /work"
 
 // protection is a way to protect the backend: the rules of its Guard.
 type protection struct {
-	name  string
-	rules func(c config) []core.Rule // nil: no Guard
+	name string
+	// rules returns the rules, which read a request's priority level from
+	// priorityHeader when leveled; nil: no Guard.
+	rules func(c config, leveled bool) []core.Rule
+	// leveled: the rules shed by priority level.
+	leveled bool
+}
+
+// priorityHeader is the header of a request's priority level.
+const priorityHeader = "X-Priority"
+
+// priorityParam returns the param of a request's priority level when
+// leveled, else "".
+func priorityParam(leveled bool) string {
+	if leveled {
+		return "header:" + priorityHeader
+	}
+	return ""
 }
 
 func protections() []protection {
 	return []protection{
 		{name: "none"},
-		{name: "static", rules: func(c config) []core.Rule {
+		{name: "static", rules: func(c config, _ bool) []core.Rule {
 			return []core.Rule{{Name: "static", Resource: route, Kind: core.KindConcurrency, Limit: int64(c.workers)}}
 		}},
-		{name: "adaptive", rules: func(config) []core.Rule {
-			return []core.Rule{{Name: "adaptive", Resource: route, Kind: core.KindAdaptive}}
+		{name: "adaptive", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
+			return []core.Rule{{Name: "adaptive", Resource: route, Kind: core.KindAdaptive, Priority: priorityParam(leveled)}}
+		}},
+		// Sentinel's system protection as its documentation sets it: while
+		// the CPU is busy, admit only what the recent throughput sustains.
+		// The CPU is the host's: the backend sleeps, other work busies it.
+		{name: "system", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
+			return []core.Rule{{Name: "system", Resource: route, Kind: core.KindSystem, Signal: core.SignalCPU,
+				Threshold: systemCPU, Strategy: core.StrategyBBR, Priority: priorityParam(leveled)}}
 		}},
 	}
 }
+
+// systemCPU is the CPU usage above which the system rule's BBR check
+// applies.
+const systemCPU = 0.8
 
 func protectionNames() []string {
 	var names []string
@@ -68,10 +95,10 @@ type trial struct {
 	backend *backend
 }
 
-// try serves a fresh backend protected by p, drives streams at it for
-// total, calling at(b) when the load starts, and returns what became of
-// the requests.
-func (c config) try(ctx context.Context, p protection, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
+// try serves a fresh backend protected by p (leveled: by priority level),
+// drives streams at it for total, calling at(b) when the load starts, and
+// returns what became of the requests.
+func (c config) try(ctx context.Context, p protection, leveled bool, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
 	b := newBackend(c.workers, c.service)
 	mux := http.NewServeMux()
 	var h http.Handler = mux
@@ -80,7 +107,7 @@ func (c config) try(ctx context.Context, p protection, streams []stream, total t
 		mux.Handle(route, b)
 	} else {
 		var err error
-		g, err = core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(p.rules(c)...))
+		g, err = core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(p.rules(c, leveled)...))
 		if err != nil {
 			return trial{}, err
 		}
@@ -150,7 +177,7 @@ type row struct {
 func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
 	p, _ := protectionByName(name)
 	capacity := float64(c.workers) / c.service.Seconds()
-	t, err := c.try(ctx, p, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
+	t, err := c.try(ctx, p, false, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
 	if err != nil {
 		return row{}, err
 	}
@@ -191,12 +218,7 @@ func (t *table) row(r row) {
 		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit)
 }
 
-func (t *table) latency(d time.Duration) string {
-	if d >= t.deadline {
-		return ">=" + t.deadline.String()
-	}
-	return ms(d)
-}
+func (t *table) latency(d time.Duration) string { return latency(d, t.deadline) }
 
 func (t *table) ratio(d time.Duration) string {
 	if t.unloaded <= 0 || d <= 0 {

@@ -35,7 +35,7 @@ func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
 	capacity := float64(c.workers) / c.service.Seconds()
 	r := slowed{before: c.duration / 2, after: c.duration}
 	slowAt := c.warmup + r.before
-	t, err := c.try(ctx, p, []stream{{rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
+	t, err := c.try(ctx, p, false, []stream{{rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
 		time.AfterFunc(slowAt, func() { b.service.Store(2 * int64(c.service)) })
 	})
 	if err != nil {

@@ -30,6 +30,13 @@ const (
 	// when it started have ended (about the recent RT).
 	probeIntervals = 2
 	firstProbe     = 5 // intervals: the first minimum RT may have been measured under load
+	// The limit of a probe after the first (which is at MinLimit: the
+	// first minimum RT may be anything) is probeShare/Tolerance of the
+	// limit, at least MinLimit: where nothing queues if the minimum RT
+	// was right, and otherwise it finds a minimum RT at most probeShare
+	// times the last; so that probes do not drop to MinLimit the requests
+	// in flight a busy service needs.
+	probeShare = 0.9
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -46,9 +53,7 @@ type Config struct {
 	ProbeInterval time.Duration
 	// MinRTIntervals is the number of intervals in a row with the recent
 	// RT above Tolerance times the minimum after which the controller
-	// probes the minimum RT anew; and the number of intervals between the
-	// first two periodic probes, each next one coming after twice as many,
-	// at most ProbeInterval.
+	// probes the minimum RT anew.
 	MinRTIntervals int
 }
 
@@ -143,6 +148,7 @@ type state struct {
 	// a probe, whose lowest recent RT is probeRT.
 	congested, sinceProbe, probeEvery, probing int
 	probeRT                                    int64
+	probed                                     bool // a probe began
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -151,7 +157,7 @@ type state struct {
 func New(c Config, prev *Controller) *Controller {
 	c = c.WithDefaults()
 	if prev == nil {
-		s := &state{c: c, probeEvery: min(firstProbe, c.MinRTIntervals, c.maxProbeEvery())}
+		s := &state{c: c, probeEvery: min(firstProbe, c.maxProbeEvery())}
 		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
 		s.limit.Store(int64(s.exact))
 		s.next.Store(math.MinInt64)
@@ -234,7 +240,10 @@ func (k *state) update(first bool) {
 		target := k.exact * gradient
 		k.exact = k.exact*(1-smoothing) + target*smoothing
 		k.congested++
-	case used:
+	case used && float64(recent) <= (1+k.c.Tolerance)/2*float64(minRT):
+		// Well within the tolerance: room to grow. Beyond the halfway
+		// mark the limit holds, so that it does not swing around the
+		// point where requests begin to queue.
 		k.exact += math.Sqrt(k.exact)
 		fallthrough
 	default:
@@ -243,11 +252,17 @@ func (k *state) update(first bool) {
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
 	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && used {
 		// Queueing, or a service slower or faster for good? Measure the
-		// RT at MinLimit for probeIntervals.
+		// RT at a lower limit, once the requests in flight at this one
+		// have ended.
 		drain := int((recent + k.interval.Load() - 1) / k.interval.Load())
 		k.probing, k.probeRT, k.congested, k.sinceProbe = drain+probeIntervals, math.MaxInt64, 0, 0
-		k.probeEvery = min(max(2*k.probeEvery, k.c.MinRTIntervals), k.c.maxProbeEvery())
-		k.limit.Store(k.c.MinLimit)
+		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
+		if k.probed {
+			k.limit.Store(max(k.c.MinLimit, int64(k.exact*probeShare/k.c.Tolerance)))
+		} else {
+			k.limit.Store(k.c.MinLimit)
+		}
+		k.probed = true
 		return
 	}
 	k.limit.Store(int64(k.exact))
