@@ -1,8 +1,8 @@
 // Command overload measures what sluice's protections do for a service
 // pushed past its capacity, side by side in one run:
 //
-//	go -C examples run ./overload                     # the full run, about 4 minutes
-//	go -C examples run ./overload -duration 3s -warmup 2s -slowdown=false
+//	go -C examples run ./overload                     # the full run, about 5 minutes
+//	go -C examples run ./overload -duration 3s -warmup 2s -slowdown=false -priority=false
 //
 // It serves, over loopback, a simulated backend of fixed capacity
 // (-workers requests at a time, each taking -service; the others wait in a
@@ -20,12 +20,19 @@
 //     someone who knows the backend would set it.
 //   - adaptive: an adaptive rule with no number in it; it finds its limit
 //     from the response times.
+//   - system: a system rule as Sentinel's documentation sets one: signal
+//     cpu, threshold 0.8, strategy bbr (while the CPU is busier, admit
+//     what the recent throughput sustains). The CPU is the host's: this
+//     backend waits rather than computes, so the rule acts only when other
+//     work keeps the CPU busy; it protects CPU-bound services.
 //
 // Each row runs on a fresh server and Guard: -warmup of load, not
 // counted, then -duration measured. With -slowdown it then runs the
 // adaptive rule at 2x the capacity while the backend becomes 2x slower
 // halfway, and prints the rule's limit over time and how long it took to
-// settle.
+// settle. With -priority it then runs the protections that shed by
+// priority level (adaptive, system) at 3x the capacity, critical requests
+// (header X-Priority) at 0.5x and sheddable ones the rest.
 package main
 
 import (

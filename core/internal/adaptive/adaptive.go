@@ -32,10 +32,12 @@ const (
 	firstProbe     = 5 // intervals: the first minimum RT may have been measured under load
 	// The limit of a probe after the first (which is at MinLimit: the
 	// first minimum RT may be anything) is probeShare/Tolerance of the
-	// limit, at least MinLimit: where nothing queues if the minimum RT
-	// was right, and otherwise it finds a minimum RT at most probeShare
-	// times the last; so that probes do not drop to MinLimit the requests
-	// in flight a busy service needs.
+	// limit, or of the most requests in flight in the last interval when
+	// fewer (the probe must go below them to drain a queue), at least
+	// MinLimit: where nothing queues if the minimum RT was right, and
+	// otherwise it finds a minimum RT at most probeShare times the last;
+	// so that probes do not drop to MinLimit the requests in flight a busy
+	// service needs.
 	probeShare = 0.9
 )
 
@@ -258,7 +260,7 @@ func (k *state) update(first bool) {
 		k.probing, k.probeRT, k.congested, k.sinceProbe = drain+probeIntervals, math.MaxInt64, 0, 0
 		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
 		if k.probed {
-			k.limit.Store(max(k.c.MinLimit, int64(k.exact*probeShare/k.c.Tolerance)))
+			k.limit.Store(max(k.c.MinLimit, int64(min(k.exact, float64(peak))*probeShare/k.c.Tolerance)))
 		} else {
 			k.limit.Store(k.c.MinLimit)
 		}

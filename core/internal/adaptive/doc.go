@@ -17,7 +17,8 @@
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
 // more, whose lowest recent RT becomes the minimum. The first probe drops
-// it to MinLimit; later ones to 0.9/Tolerance of it (at least MinLimit):
+// it to MinLimit; later ones to 0.9/Tolerance of it, or of the most
+// requests in flight in the last interval when fewer (at least MinLimit):
 // where nothing queues if the minimum was right, else a minimum at most
 // 0.9 times the last, while the requests in flight a busy service needs
 // go on. A probe comes when MinRTIntervals intervals in a row were
