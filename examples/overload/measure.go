@@ -144,7 +144,7 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 }
 
 // sampleLimits returns the limit of g's first rule every 100ms from start
-// until stop is closed.
+// until stop is closed, when it has one (core.RuleStats.HasUse).
 func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -154,12 +154,9 @@ func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample
 		case <-stop:
 			return out
 		case now := <-t.C:
-			rs := g.Snapshot().Rules[0]
-			l := rs.Rule.Limit
-			if rs.Adaptive != nil {
-				l = rs.Adaptive.Limit
+			if rs := g.Snapshot().Rules[0]; rs.HasUse {
+				out = append(out, sample{now.Sub(start), rs.Limit})
 			}
-			out = append(out, sample{now.Sub(start), l})
 		}
 	}
 }
@@ -170,7 +167,7 @@ type row struct {
 	load       float64
 	capacity   float64 // requests per second
 	summary
-	limit int64 // the median of the samples of the rule's limit; -1 with no rule
+	limit int64 // the median of the samples of the rule's limit; -1 without
 }
 
 // measure runs protection name at load times the capacity.
