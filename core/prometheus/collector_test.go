@@ -529,3 +529,22 @@ func BenchmarkScrape(b *testing.B) {
 		}
 	}
 }
+
+func TestAdaptiveRuleMetrics(t *testing.T) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	c, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	url := serve(t, c)
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+		defer e.Exit(nil)
+	}
+	fams := scrape(t, url)
+	must(t, fams, 3, "sluice_rule_limit", "rule", "found", "kind", "adaptive", "resource", "GET /*")
+	must(t, fams, 2, "sluice_rule_usage", "rule", "found", "kind", "adaptive", "resource", "GET /*")
+}
