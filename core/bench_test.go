@@ -121,10 +121,6 @@ func BenchmarkGuardAdaptivePriority(b *testing.B) {
 	}
 }
 
-func BenchmarkGuardAdaptive(b *testing.B) {
-	benchGuard(b, false, core.Rule{Resource: "*", Kind: core.KindAdaptive, MinLimit: 1 << 20, MaxLimit: 1 << 20})
-}
-
 // BenchmarkGuardBeyondMaxResources is a flow rule on every resource of a
 // Guard whose resource bound is reached: each request names one of 1000
 // resources beyond it, whose statistics go to the overflow resource.
