@@ -325,6 +325,10 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 // none may become so, or ctx ends.
 func (w *watch) run(ctx context.Context, set *ruleSet) {
 	for {
+		// A stop is seen before the clock is read, so that the last look,
+		// once stopped, reads the time of the stop: a stop racing with the
+		// deadline still gets the warning out.
+		stopped := ctx.Err() != nil
 		now := int64(w.clock.Now())
 		next := int64(math.MaxInt64)
 		for i, rs := range set.rules {
@@ -339,11 +343,9 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 				w.rp.send(report{unmatched: &unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)}})
 			}
 		}
-		if next == math.MaxInt64 || ctx.Err() != nil {
+		if next == math.MaxInt64 || stopped {
 			return
 		}
-		// Cancelled, it looks once more: a stop racing with the deadline
-		// still gets the warning out.
 		worker.Sleep(ctx, w.clock, time.Duration(next-now))
 	}
 }
