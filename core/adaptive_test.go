@@ -88,11 +88,53 @@ func TestAdaptiveRuleFindsItsLimitFromResponseTimes(t *testing.T) {
 		round(100 * time.Millisecond)
 	}
 	assert.Equal(t, int64(100), limit(), "rises to maxLimit while response times stay at their minimum")
+	// Slower for good: the limit falls, until a probe takes the new
+	// response time for the minimum.
+	var fell *core.AdaptiveStats
 	for range 15 {
 		round(400 * time.Millisecond)
+		if st := g.Snapshot().Rules[0].Adaptive; fell == nil && st.Limit < 60 {
+			fell = st
+		}
 	}
-	st := g.Snapshot().Rules[0].Adaptive
-	assert.Less(t, st.Limit, int64(60), "falls when response times grow")
-	assert.Equal(t, 400*time.Millisecond, st.RecentRT)
-	assert.Equal(t, 100*time.Millisecond, st.MinRT)
+	require.NotNil(t, fell, "falls when response times grow")
+	assert.Equal(t, 400*time.Millisecond, fell.RecentRT)
+	assert.Equal(t, 100*time.Millisecond, fell.MinRT)
+}
+
+func TestAdaptiveRuleKnobsReachItsController(t *testing.T) {
+	fc := clock.NewFake(time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{
+		Name: "a", Resource: "*", Kind: core.KindAdaptive, Window: time.Second, Tolerance: 3, ProbeInterval: time.Hour,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+	st := g.Snapshot().Rules[0]
+	assert.Equal(t, time.Second, st.Rule.Window)
+	assert.Equal(t, 3.0, st.Rule.Tolerance)
+	assert.Equal(t, time.Hour, st.Rule.ProbeInterval)
+	// A request of 100ms at a time, all the rule admits: the limit moves
+	// once per window of 1s.
+	var limits []int64
+	for range 35 {
+		var held []core.Entry
+		for {
+			e, err := g.Enter(context.Background(), "GET /x")
+			if err != nil {
+				break
+			}
+			held = append(held, e)
+		}
+		fc.Advance(100 * time.Millisecond)
+		for i := range held {
+			held[i].Exit(nil)
+		}
+		limits = append(limits, g.Snapshot().Rules[0].Adaptive.Limit)
+	}
+	for i := 1; i < len(limits); i++ {
+		if limits[i] != limits[i-1] {
+			assert.Zero(t, i%10, "changed at round %d: %v", i, limits)
+		}
+	}
+	assert.Greater(t, limits[len(limits)-1], limits[0], "%v", limits)
 }

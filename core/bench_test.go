@@ -59,6 +59,18 @@ func BenchmarkGuardConcurrency(b *testing.B) {
 	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 1 << 20})
 }
 
+// BenchmarkGuardConcurrencyShared is a concurrency rule whose limit is too
+// low for CPUs to lease slots: every request writes the one shared count.
+func BenchmarkGuardConcurrencyShared(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 100})
+}
+
+// BenchmarkGuardAdaptive is an adaptive rule: its controller's shared
+// counts, written by every request.
+func BenchmarkGuardAdaptive(b *testing.B) {
+	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindAdaptive})
+}
+
 func BenchmarkGuardFlowHotspotConcurrency(b *testing.B) {
 	params := core.ParamMap{"header:X-User-ID": {"user-42"}}
 	benchGuardWith(b, false, []core.EnterOption{core.WithParams(params)},
@@ -107,10 +119,6 @@ func BenchmarkGuardAdaptivePriority(b *testing.B) {
 		}
 		e.Exit(nil)
 	}
-}
-
-func BenchmarkGuardAdaptive(b *testing.B) {
-	benchGuard(b, false, core.Rule{Resource: "*", Kind: core.KindAdaptive, MinLimit: 1 << 20, MaxLimit: 1 << 20})
 }
 
 // BenchmarkGuardBeyondMaxResources is a flow rule on every resource of a

@@ -24,7 +24,8 @@
 // With one flow rule, Enter reads the monotonic clock once to decide, Enter
 // and Exit read a coarse clock that costs an atomic load to time the request
 // (it advances every millisecond), touch a handful of atomics and do not
-// allocate; a block allocates only the *BlockedError.
+// allocate, and neither does a block: requests rejected alike share one
+// *BlockedError, which callers must not modify.
 //
 // Breaker rules (KindBreaker, package breaker) learn from the error Exit is
 // given and the response time it measures; an open breaker blocks with a
@@ -38,6 +39,11 @@
 // response time, CPU usage, load average) is above a threshold, the host's
 // signals read every half second on a goroutine of the Guard. Both shed
 // the lower levels of requests first (Priority, WithPriority).
+//
+// A shadow rule (Rule.Shadow, or every rule with WithShadow) is evaluated
+// and counted as if enforced but never blocks: RuleStats.Shadowed counts
+// the requests it would have blocked, so that a limit can be watched before
+// it is enforced.
 //
 // Snapshot returns the statistics of every resource (the last second, and
 // totals since the Guard first saw it) and every rule (blocked requests,

@@ -25,7 +25,7 @@ func ExampleRuleStats() {
 			e.Exit(nil)
 		}
 	}
-	fc.Advance(core.DefaultUnmatchedAfter)
+	fc.Advance(5 * time.Minute)
 	for _, r := range g.Snapshot().Rules {
 		fmt.Printf("%s: evaluated %d, blocked %d, resources %q, unmatched %v\n", r.Rule.Name, r.Evaluated, r.BlockedTotal, r.Resources, r.Unmatched)
 	}

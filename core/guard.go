@@ -182,7 +182,7 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: DefaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: defaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)

@@ -25,7 +25,7 @@ func newAdaptiveKind(r Rule, prev limiter, c clock.Clock) (limiter, traits, erro
 	if k, ok := prev.(*adaptiveKind); ok {
 		p, pl = k.c, k.levels
 	}
-	ctl := adaptive.New(adaptive.Config{MinLimit: r.MinLimit, MaxLimit: r.MaxLimit}, p)
+	ctl := adaptive.New(r.adaptiveConfig(), p)
 	return &adaptiveKind{ctl, priority.New(pl), c}, traits{exits: true, adapts: true}, nil
 }
 
@@ -46,6 +46,14 @@ func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
 	}
 	askSlot(a, rs, ok, k, uint8(level))
 	return nil
+}
+
+// adaptiveConfig returns the configuration of r's controller.
+func (r *Rule) adaptiveConfig() adaptive.Config {
+	return adaptive.Config{
+		MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Interval: r.Window,
+		Tolerance: r.Tolerance, ProbeInterval: r.ProbeInterval,
+	}
 }
 
 // rejection is the decision of the rule when it rejects a request: retry

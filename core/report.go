@@ -237,16 +237,16 @@ func (rp *reporter) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 	rp.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// DefaultUnmatchedAfter is how long a rule may apply to no request, after
+// defaultUnmatchedAfter is how long a rule may apply to no request, after
 // the Guard starts or the SetRules that set or changed it, before the Guard
 // warns about it, by default (WithUnmatchedAfter).
-const DefaultUnmatchedAfter = 5 * time.Minute
+const defaultUnmatchedAfter = 5 * time.Minute
 
 // WithUnmatchedAfter sets how long a rule may apply to no request after the
 // Guard starts, or after the SetRules that added or changed it, before the
 // Guard logs a warning naming it (once; again only after it changes) and
 // flags it (RuleStats.Unmatched): a rule whose resource names nothing
-// requests are called limits nothing. The default is DefaultUnmatchedAfter;
+// requests are called limits nothing. The default is 5 minutes;
 // 0 turns the warning and the flag off, for a Guard whose rules cover
 // routes that may go unused that long. d must not be negative.
 func WithUnmatchedAfter(d time.Duration) Option {

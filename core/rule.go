@@ -61,7 +61,9 @@ type Rule struct {
 	// (concurrency). 0 blocks every request.
 	Limit int64 `json:"limit"`
 	// Window is the period Limit applies to (flow, hotspot; default 1s),
-	// or the span of a breaker's statistics (default 10s).
+	// the span of a breaker's statistics (default 10s), or how often an
+	// adaptive rule reconsiders its limit, from the response times of the
+	// requests that ended in it (default 100ms).
 	Window time.Duration `json:"window,omitempty"`
 	// Algorithm is one of the Algorithm constants: for flow rules any but
 	// concurrency (default leap-array), for hotspot rules token-bucket
@@ -138,6 +140,17 @@ type Rule struct {
 	// (or MinLimit when higher).
 	MinLimit int64 `json:"minLimit,omitempty"`
 	MaxLimit int64 `json:"maxLimit,omitempty"`
+	// Tolerance is how many times its lowest response time an adaptive
+	// rule lets the recent one be before its limit falls: above 1, at
+	// most 100; default 1.5. Lower keeps requests from queueing more, at
+	// the risk of a limit too low for a service whose response times
+	// vary.
+	Tolerance float64 `json:"tolerance,omitempty"`
+	// ProbeInterval is the longest time between two probes of an adaptive
+	// rule for its lowest response time, which lower its limit for a few
+	// Windows, to what nothing queues at if that time was right. At least
+	// Window; default 30s.
+	ProbeInterval time.Duration `json:"probeInterval,omitempty"`
 
 	// Signal is what a system rule watches (see Signal).
 	Signal Signal `json:"signal,omitempty"`

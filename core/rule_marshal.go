@@ -10,36 +10,38 @@ import (
 // duration strings and zero fields are left out, except limit, which a
 // flow, concurrency or hotspot rule must give (0 blocks every request).
 type ruleFile struct {
-	Name        string           `json:"name,omitempty" yaml:"name,omitempty"`
-	Resource    string           `json:"resource" yaml:"resource"`
-	Kind        Kind             `json:"kind" yaml:"kind"`
-	Limit       *int64           `json:"limit,omitempty" yaml:"limit,omitempty"`
-	Window      string           `json:"window,omitempty" yaml:"window,omitempty"`
-	Algorithm   string           `json:"algorithm,omitempty" yaml:"algorithm,omitempty"`
-	Buckets     int              `json:"buckets,omitempty" yaml:"buckets,omitempty"`
-	Burst       int64            `json:"burst,omitempty" yaml:"burst,omitempty"`
-	MaxWait     string           `json:"maxWait,omitempty" yaml:"maxWait,omitempty"`
-	Warmup      string           `json:"warmup,omitempty" yaml:"warmup,omitempty"`
-	ColdFactor  int              `json:"coldFactor,omitempty" yaml:"coldFactor,omitempty"`
-	Param       string           `json:"param,omitempty" yaml:"param,omitempty"`
-	MaxKeys     int              `json:"maxKeys,omitempty" yaml:"maxKeys,omitempty"`
-	Overrides   map[string]int64 `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	OnMissing   OnMissing        `json:"onMissing,omitempty" yaml:"onMissing,omitempty"`
-	Store       string           `json:"store,omitempty" yaml:"store,omitempty"`
-	Mode        string           `json:"mode,omitempty" yaml:"mode,omitempty"`
-	OnFailure   string           `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
-	LocalLimit  int64            `json:"localLimit,omitempty" yaml:"localLimit,omitempty"`
-	Strategy    string           `json:"strategy,omitempty" yaml:"strategy,omitempty"`
-	Threshold   float64          `json:"threshold,omitempty" yaml:"threshold,omitempty"`
-	MaxRT       string           `json:"maxRT,omitempty" yaml:"maxRT,omitempty"`
-	MinRequests int64            `json:"minRequests,omitempty" yaml:"minRequests,omitempty"`
-	OpenFor     string           `json:"openFor,omitempty" yaml:"openFor,omitempty"`
-	Probes      int64            `json:"probes,omitempty" yaml:"probes,omitempty"`
-	MinLimit    int64            `json:"minLimit,omitempty" yaml:"minLimit,omitempty"`
-	MaxLimit    int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
-	Signal      Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
-	Priority    string           `json:"priority,omitempty" yaml:"priority,omitempty"`
-	Shadow      bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
+	Name          string           `json:"name,omitempty" yaml:"name,omitempty"`
+	Resource      string           `json:"resource" yaml:"resource"`
+	Kind          Kind             `json:"kind" yaml:"kind"`
+	Limit         *int64           `json:"limit,omitempty" yaml:"limit,omitempty"`
+	Window        string           `json:"window,omitempty" yaml:"window,omitempty"`
+	Algorithm     string           `json:"algorithm,omitempty" yaml:"algorithm,omitempty"`
+	Buckets       int              `json:"buckets,omitempty" yaml:"buckets,omitempty"`
+	Burst         int64            `json:"burst,omitempty" yaml:"burst,omitempty"`
+	MaxWait       string           `json:"maxWait,omitempty" yaml:"maxWait,omitempty"`
+	Warmup        string           `json:"warmup,omitempty" yaml:"warmup,omitempty"`
+	ColdFactor    int              `json:"coldFactor,omitempty" yaml:"coldFactor,omitempty"`
+	Param         string           `json:"param,omitempty" yaml:"param,omitempty"`
+	MaxKeys       int              `json:"maxKeys,omitempty" yaml:"maxKeys,omitempty"`
+	Overrides     map[string]int64 `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	OnMissing     OnMissing        `json:"onMissing,omitempty" yaml:"onMissing,omitempty"`
+	Store         string           `json:"store,omitempty" yaml:"store,omitempty"`
+	Mode          string           `json:"mode,omitempty" yaml:"mode,omitempty"`
+	OnFailure     string           `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
+	LocalLimit    int64            `json:"localLimit,omitempty" yaml:"localLimit,omitempty"`
+	Strategy      string           `json:"strategy,omitempty" yaml:"strategy,omitempty"`
+	Threshold     float64          `json:"threshold,omitempty" yaml:"threshold,omitempty"`
+	MaxRT         string           `json:"maxRT,omitempty" yaml:"maxRT,omitempty"`
+	MinRequests   int64            `json:"minRequests,omitempty" yaml:"minRequests,omitempty"`
+	OpenFor       string           `json:"openFor,omitempty" yaml:"openFor,omitempty"`
+	Probes        int64            `json:"probes,omitempty" yaml:"probes,omitempty"`
+	MinLimit      int64            `json:"minLimit,omitempty" yaml:"minLimit,omitempty"`
+	MaxLimit      int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
+	Tolerance     float64          `json:"tolerance,omitempty" yaml:"tolerance,omitempty"`
+	ProbeInterval string           `json:"probeInterval,omitempty" yaml:"probeInterval,omitempty"`
+	Signal        Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
+	Priority      string           `json:"priority,omitempty" yaml:"priority,omitempty"`
+	Shadow        bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
 }
 
 // fileForm returns r in the form of the rules file.
@@ -56,7 +58,9 @@ func (r Rule) fileForm() ruleFile {
 		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
 		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
 		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit, Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
+		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit,
+		Tolerance: r.Tolerance, ProbeInterval: durationText(r.ProbeInterval),
+		Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
@@ -157,24 +156,19 @@ func (v *validator) rule(i int, r *Rule) {
 		const msg = "only applies to kind adaptive"
 		v.zero("minLimit", r.MinLimit != 0, msg)
 		v.zero("maxLimit", r.MaxLimit != 0, msg)
+		v.zero("tolerance", r.Tolerance != 0, msg)
+		v.zero("probeInterval", r.ProbeInterval != 0, msg)
 	}
 }
 
-// checkAdaptive checks an adaptive rule: its bounds, and none of the
-// fields of fixed limits.
+// checkAdaptive checks an adaptive rule: its controller's configuration,
+// and none of the fields of fixed limits.
 func (v *validator) checkAdaptive(r *Rule) {
-	if r.MinLimit < 0 {
-		v.add("minLimit", "must be >= 1, got %d", r.MinLimit)
-	}
-	switch {
-	case r.MaxLimit < 0:
-		v.add("maxLimit", "must be >= 1, got %d", r.MaxLimit)
-	case r.MaxLimit > 0 && r.MaxLimit < r.MinLimit:
-		v.add("maxLimit", "must be >= minLimit (%d), got %d", r.MinLimit, r.MaxLimit)
+	for _, fe := range r.adaptiveConfig().Validate() {
+		v.add(fe.Field, "%s", fe.Msg)
 	}
 	const msg = "does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)"
 	v.zero("limit", r.Limit != 0, msg)
-	v.zero("window", r.Window != 0, "does not apply to kind adaptive")
 	v.zero("buckets", r.Buckets != 0, "does not apply to kind adaptive")
 	v.noRateFields(r, "does not apply to kind adaptive")
 }
@@ -578,8 +572,8 @@ func withDefaults(r Rule) Rule {
 		c := r.breakerConfig().WithDefaults()
 		r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
 	case KindAdaptive:
-		c := adaptive.Config{MinLimit: r.MinLimit, MaxLimit: r.MaxLimit}.WithDefaults()
-		r.MinLimit, r.MaxLimit = c.MinLimit, c.MaxLimit
+		c := r.adaptiveConfig().WithDefaults()
+		r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
 	}
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)

@@ -86,9 +86,28 @@ func TestValidateRulesProblems(t *testing.T) {
 		{"adaptive max below min", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, MinLimit: 10, MaxLimit: 5}, []string{
 			"rules[0] (a): maxLimit must be >= minLimit (10), got 5",
 		}},
-		{"adaptive with fixed-limit fields", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Limit: 5, Window: time.Second, Param: "ip", Threshold: 0.5}, []string{
+		{"adaptive knobs", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Window: -time.Second, Tolerance: 1, ProbeInterval: -1}, []string{
+			"rules[0] (a): window must be > 0 and <= 1m0s (default 100ms), got -1s",
+			"rules[0] (a): tolerance must be > 1 and <= 100 (default 1.5: the response time may grow by half before the limit falls), got 1",
+			"rules[0] (a): probeInterval must be > 0 and <= 24h0m0s (default 30s), got -1ns",
+		}},
+		{"adaptive knobs too high", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Window: 2 * time.Minute, Tolerance: 101, ProbeInterval: 25 * time.Hour}, []string{
+			"rules[0] (a): window must be > 0 and <= 1m0s (default 100ms), got 2m0s",
+			"rules[0] (a): tolerance must be > 1 and <= 100 (default 1.5: the response time may grow by half before the limit falls), got 101",
+			"rules[0] (a): probeInterval must be > 0 and <= 24h0m0s (default 30s), got 25h0m0s",
+		}},
+		{"adaptive probe interval below the window", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Window: time.Second, ProbeInterval: 500 * time.Millisecond}, []string{
+			"rules[0] (a): probeInterval must be >= the window (1s), got 500ms",
+		}},
+		{"adaptive probe interval below the default window", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, ProbeInterval: 50 * time.Millisecond}, []string{
+			"rules[0] (a): probeInterval must be >= the window (100ms), got 50ms",
+		}},
+		{"adaptive knobs on another kind", Rule{Name: "c", Resource: "*", Kind: KindConcurrency, Limit: 1, Tolerance: 2, ProbeInterval: time.Second}, []string{
+			"rules[0] (c): tolerance only applies to kind adaptive",
+			"rules[0] (c): probeInterval only applies to kind adaptive",
+		}},
+		{"adaptive with fixed-limit fields", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Limit: 5, Param: "ip", Threshold: 0.5}, []string{
 			"rules[0] (a): limit does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)",
-			"rules[0] (a): window does not apply to kind adaptive",
 			"rules[0] (a): param does not apply to kind adaptive",
 			"rules[0] (a): threshold only applies to kind breaker",
 		}},

@@ -126,13 +126,10 @@ func WithRateLimitFields(on bool) Option {
 }
 
 // DefaultBlockHandler writes the default response to a blocked request and
-// returns nil: 429 Too Many Requests, or 503 Service Unavailable when a
-// concurrency, adaptive or system rule or an open circuit breaker blocked
-// it; Retry-After in whole seconds rounded up; the RateLimit-Policy and
-// RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (not for a
-// breaker or a system rule, which are no quota); and an application/problem+json body (RFC 9457). It is the
-// response of the net/http adapter, sluicehttp.DefaultBlockHandler, whose
-// package documentation describes it in full.
+// returns nil. The response is the one of the net/http adapter
+// (sluicehttp.DefaultBlockHandler, whose package documentation describes
+// it): 429, 503 or 403, Retry-After, the RateLimit fields and an
+// application/problem+json body.
 func DefaultBlockHandler(c echo.Context, b *core.BlockedError) error {
 	httpadapter.WriteBlocked(c.Response(), b)
 	return nil

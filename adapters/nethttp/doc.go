@@ -64,6 +64,10 @@
 // a system rule's response has the problem type
 // temporary-reduced-capacity, the members rule, kind ("system") and
 // retryAfter, and no RateLimit fields.
+// A request no wait lets through (a value whose limit is 0, a cost above a
+// rule's capacity) gets 403 Forbidden, which clients and retry libraries do
+// not repeat (RFC 9110, section 15.5.4), where they retry a 429 or a 503
+// even without Retry-After.
 //
 // Retry-After is the time after which the same request would pass, in
 // whole seconds rounded up, so never earlier than the real time, and at

@@ -23,9 +23,9 @@ var assets embed.FS
 
 // Defaults and bounds of the options.
 const (
-	DefaultTitle   = "sluice"
-	DefaultHistory = 600
-	MaxHistory     = 3600
+	defaultTitle   = "sluice"
+	defaultHistory = 600
+	maxHistory     = 3600
 )
 
 type config struct {
@@ -42,7 +42,7 @@ type optionFunc func(*config) error
 
 func (f optionFunc) apply(c *config) error { return f(c) }
 
-// WithTitle sets the page's title (default DefaultTitle): at most 200
+// WithTitle sets the page's title (default "sluice"): at most 200
 // bytes, no control characters.
 func WithTitle(title string) Option {
 	return optionFunc(func(c *config) error {
@@ -55,13 +55,13 @@ func WithTitle(title string) Option {
 }
 
 // WithHistory sets how many seconds the page's charts show (default
-// DefaultHistory, at most MaxHistory). The page opens with the history the
+// 600, at most 3600). The page opens with the history the
 // Guard keeps (the last 10 minutes at most, see core.Guard.History) and
 // adds a point a second from its polls.
 func WithHistory(seconds int) Option {
 	return optionFunc(func(c *config) error {
-		if seconds < 2 || seconds > MaxHistory {
-			return fmt.Errorf("WithHistory(%d): must be between 2 and %d", seconds, MaxHistory)
+		if seconds < 2 || seconds > maxHistory {
+			return fmt.Errorf("WithHistory(%d): must be between 2 and %d", seconds, maxHistory)
 		}
 		c.history = seconds
 		return nil
@@ -95,7 +95,7 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	if g == nil {
 		return nil, errors.New("dashboard: New: guard is nil")
 	}
-	cfg := config{title: DefaultTitle, history: DefaultHistory}
+	cfg := config{title: defaultTitle, history: defaultHistory}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("dashboard: New: nil option")

@@ -165,7 +165,7 @@ func TestSnapshotJSON(t *testing.T) {
 }
 
 // TestRuleResourcesAndUnmatched checks the resources listed per rule, at
-// most MaxRuleResources of them, and the unmatched flag.
+// most 10 of them, and the unmatched flag.
 func TestRuleResourcesAndUnmatched(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithUnmatchedAfter(time.Minute), core.WithRules(
@@ -174,7 +174,8 @@ func TestRuleResourcesAndUnmatched(t *testing.T) {
 	))
 	require.NoError(t, err)
 	defer g.Close()
-	for i := range dashboard.MaxRuleResources + 2 {
+	const maxRuleResources = 10 // the resources a rule lists
+	for i := range maxRuleResources + 2 {
 		e, err := g.Enter(context.Background(), fmt.Sprintf("GET /r%02d", i))
 		require.NoError(t, err)
 		e.Exit(nil)
@@ -185,10 +186,10 @@ func TestRuleResourcesAndUnmatched(t *testing.T) {
 	var s dashboard.Snapshot
 	require.NoError(t, json.Unmarshal(body, &s), "%s", body)
 	all, typo := s.Rules[0], s.Rules[1]
-	assert.Len(t, all.Resources, dashboard.MaxRuleResources)
+	assert.Len(t, all.Resources, maxRuleResources)
 	assert.Equal(t, "GET /r00", all.Resources[0])
-	assert.Equal(t, dashboard.MaxRuleResources+2, all.ResourceCount)
-	assert.Equal(t, int64(dashboard.MaxRuleResources+2), all.Evaluated)
+	assert.Equal(t, maxRuleResources+2, all.ResourceCount)
+	assert.Equal(t, int64(maxRuleResources+2), all.Evaluated)
 	assert.False(t, all.Unmatched)
 	assert.Equal(t, []string{}, typo.Resources)
 	assert.True(t, typo.Unmatched)

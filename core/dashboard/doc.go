@@ -75,7 +75,7 @@
 // summary a description of the limit for people, blocked over the last
 // second and blockedTotal since the rule was set; evaluated counts the
 // requests it was checked against (core.RuleStats.Evaluated), resources
-// lists the first MaxRuleResources of the resources it applied to and
+// lists the first 10 of the resources it applied to and
 // resourceCount counts them all; unmatched is true when it applied to no
 // request for core.WithUnmatchedAfter since it was set or changed, which
 // the page shows as a badge and counts in a tile; inFlight is for

@@ -112,7 +112,7 @@ type Rule struct {
 	// Evaluated counts the requests the rule was checked against
 	// (core.RuleStats.Evaluated).
 	Evaluated int64 `json:"evaluated"`
-	// Resources are the first MaxRuleResources, in order, of the
+	// Resources are the first 10, in order, of the
 	// resources the rule applied to; ResourceCount counts them all.
 	Resources     []string `json:"resources"`
 	ResourceCount int      `json:"resourceCount"`
@@ -140,8 +140,8 @@ type Rule struct {
 	TopBlocked []core.BlockedValue `json:"topBlocked,omitempty"`
 }
 
-// MaxRuleResources bounds the resources listed per rule (Rule.Resources).
-const MaxRuleResources = 10
+// maxRuleResources bounds the resources listed per rule (Rule.Resources).
+const maxRuleResources = 10
 
 // Breaker is the state of a breaker rule.
 type Breaker struct {
@@ -197,7 +197,7 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 	for _, r := range s.Rules {
 		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
-			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), MaxRuleResources)], ResourceCount: len(r.Resources),
+			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), maxRuleResources)], ResourceCount: len(r.Resources),
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
 			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm)}
 		if v.Resources == nil {

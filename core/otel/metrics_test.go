@@ -239,11 +239,11 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, []string{"hello-rate"}, attrValues(ms, "sluice.rule.blocked", "sluice.rule"))
 	assert.Empty(t, points(ms["sluice.breaker.state"]))
 
-	// A rule that matches no request is flagged after
-	// core.DefaultUnmatchedAfter.
+	// A rule that matches no request is flagged after 5 minutes (the
+	// default of core.WithUnmatchedAfter).
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
 	must(t, collect(t, r), 0, "sluice.rule.unmatched", "sluice.rule", "typo")
-	fc.Advance(core.DefaultUnmatchedAfter)
+	fc.Advance(5 * time.Minute)
 	ms = collect(t, r)
 	must(t, ms, 1, "sluice.rule.unmatched", "sluice.rule", "typo", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /helo")
 	must(t, ms, 0, "sluice.rule.resources", "sluice.rule", "typo")
@@ -258,6 +258,7 @@ func TestInstruments(t *testing.T) {
 		core.Rule{Name: "c", Resource: "r", Kind: core.KindConcurrency, Limit: 1},
 		core.Rule{Name: "b", Resource: "r", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: time.Second},
 		core.Rule{Name: "s", Resource: "r", Kind: core.KindFlow, Limit: 10, Store: "shared", OnFailure: core.FailOpen},
+		core.Rule{Name: "a", Resource: "r", Kind: core.KindAdaptive},
 	))
 	require.NoError(t, err)
 	defer g.Close()
@@ -490,4 +491,21 @@ func BenchmarkCollect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestAdaptiveRule(t *testing.T) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	r := reader(t, g)
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+		defer e.Exit(nil)
+	}
+	ms := collect(t, r)
+	must(t, ms, 3, "sluice.rule.limit", "sluice.rule", "found", "sluice.rule.kind", "adaptive", "sluice.rule.resource", "GET /*")
+	must(t, ms, 2, "sluice.rule.usage", "sluice.rule", "found", "sluice.rule.kind", "adaptive")
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// DefaultNamespace is the prefix of every metric name unless WithNamespace
+// defaultNamespace is the prefix of every metric name unless WithNamespace
 // gives another.
-const DefaultNamespace = "sluice"
+const defaultNamespace = "sluice"
 
 // Collector is a prometheus.Collector of a Guard's statistics: each scrape
 // takes one core.Guard.Snapshot and reports it as the metrics listed in the
@@ -64,7 +64,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 var nameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // WithNamespace makes every metric name start with ns and an underscore
-// instead of DefaultNamespace. ns must be a classic Prometheus name:
+// instead of "sluice". ns must be a classic Prometheus name:
 // letters, digits and '_', not starting with a digit or "__" (reserved);
 // no ':', which Prometheus keeps for recording rules.
 func WithNamespace(ns string) Option {
@@ -124,7 +124,7 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 	if g == nil {
 		return nil, errors.New("sluiceprom: NewCollector: guard is nil")
 	}
-	cfg := config{namespace: DefaultNamespace}
+	cfg := config{namespace: defaultNamespace}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("sluiceprom: NewCollector: nil option")

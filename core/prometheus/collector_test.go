@@ -246,11 +246,11 @@ func TestScrape(t *testing.T) {
 	assert.Equal(t, []string{"hello-rate"}, labelValues(fams, "sluice_rule_blocked_total", "rule"))
 	assert.Nil(t, fams["sluice_breaker_state"])
 
-	// A rule that matches no request is flagged after
-	// core.DefaultUnmatchedAfter.
+	// A rule that matches no request is flagged after 5 minutes (the
+	// default of core.WithUnmatchedAfter).
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
 	must(t, scrape(t, url), 0, "sluice_rule_unmatched", "rule", "typo")
-	fc.Advance(core.DefaultUnmatchedAfter)
+	fc.Advance(5 * time.Minute)
 	fams = scrape(t, url)
 	must(t, fams, 1, "sluice_rule_unmatched", "rule", "typo", "kind", "flow", "resource", "GET /helo")
 	must(t, fams, 0, "sluice_rule_resources", "rule", "typo")
@@ -528,4 +528,23 @@ func BenchmarkScrape(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+func TestAdaptiveRuleMetrics(t *testing.T) {
+	g, err := core.New(quiet, core.WithRules(
+		core.Rule{Name: "found", Resource: "GET /*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 3},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	c, err := sluiceprom.NewCollector(g)
+	require.NoError(t, err)
+	url := serve(t, c)
+	for range 2 {
+		e, err := g.Enter(context.Background(), "GET /x")
+		require.NoError(t, err)
+		defer e.Exit(nil)
+	}
+	fams := scrape(t, url)
+	must(t, fams, 3, "sluice_rule_limit", "rule", "found", "kind", "adaptive", "resource", "GET /*")
+	must(t, fams, 2, "sluice_rule_usage", "rule", "found", "kind", "adaptive", "resource", "GET /*")
 }

@@ -25,7 +25,7 @@
 //
 // # Why the Watcher polls
 //
-// The Watcher polls (DefaultPollInterval, WithPollInterval) rather than
+// The Watcher polls (every second by default, WithPollInterval) rather than
 // subscribing to file system events: the standard library has no portable
 // interface to them, and polling works on every system and file system,
 // network file systems and container volumes included, where a file is

@@ -296,6 +296,10 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		r.MinLimit, msg = intValue[int64](val)
 	case "maxLimit":
 		r.MaxLimit, msg = intValue[int64](val)
+	case "tolerance":
+		r.Tolerance, msg = floatValue(val)
+	case "probeInterval":
+		r.ProbeInterval, msg = durationValue(val)
 	case "signal":
 		r.Signal, msg = typedText[core.Signal](val)
 	case "priority":

@@ -17,9 +17,9 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// DefaultPollInterval is how often a Watcher looks at its rules file,
+// defaultPollInterval is how often a Watcher looks at its rules file,
 // by default (WithPollInterval).
-const DefaultPollInterval = time.Second
+const defaultPollInterval = time.Second
 
 // mtimeSlack is how long after a file's modification time a Watcher
 // keeps reading the file although its size and modification time look
@@ -135,7 +135,7 @@ type watchOptionFunc func(*Watcher) error
 func (f watchOptionFunc) apply(w *Watcher) error { return f(w) }
 
 // WithPollInterval sets how often the watcher looks at the file (default
-// DefaultPollInterval). A change applies one to two intervals after it is
+// 1s). A change applies one to two intervals after it is
 // written (see Partial writes in the package documentation).
 func WithPollInterval(d time.Duration) WatchOption {
 	return watchOptionFunc(func(w *Watcher) error {
@@ -201,7 +201,7 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 	if path == "" {
 		return nil, errors.New("sluice: rulesfile.NewWatcher: path is empty")
 	}
-	w := &Watcher{guard: g, path: path, format: formatOf(path), interval: DefaultPollInterval}
+	w := &Watcher{guard: g, path: path, format: formatOf(path), interval: defaultPollInterval}
 	for _, o := range opts {
 		if err := o.apply(w); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)

@@ -41,7 +41,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
-	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 	"github.com/sluicekit/sluice/examples/internal/exampleapp"
 )
@@ -66,7 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(net.A
 	fs.SetOutput(out)
 	addr := fs.String("addr", "127.0.0.1:50051", "address to listen on")
 	rulesFile := fs.String("rules", "", "rules file (YAML, or JSON with a .json name); default: the embedded rules.yaml")
-	reload := fs.Duration("reload", rulesfile.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
+	reload := fs.Duration("reload", time.Second, "how often to look at the rules file for changes (0: never)")
 	grace := fs.Duration("grace", 5*time.Second, "longest to wait for calls in flight at shutdown")
 	opsAddr := fs.String("http", "127.0.0.1:8081", "address of the HTTP server of the dashboard (/debug/sluice/) and metrics (/metrics); empty: none")
 	if err := fs.Parse(args); err != nil {

@@ -34,19 +34,8 @@ const (
 // every other rule, per-value in-flight limits (hotspot rules with
 // algorithm concurrency) included.
 //
-// 429 says that the client sent too many requests: that is true of a rate
-// limit, and of a per-value limit, which counts the requests of one user,
-// tenant or address. A concurrency rule limits the requests in flight of a
-// resource, whoever sends them: a client blocked by it may have sent one
-// request in an hour. What it meets is a server at capacity, which is what
-// 503 says (RFC 9110, section 15.6.4: "temporary overload"); load balancers
-// and clients may retry a 503 on another instance, where the request may
-// well pass, while a 429 tells a client to slow down, which is not what a
-// busy server needs from a client that sends little. An open breaker says
-// the same of a failing resource. A request no wait lets through (a value
-// whose limit is 0, a cost above a rule's capacity) is refused with 403,
-// which clients and retry libraries do not repeat (RFC 9110, section
-// 15.5.4), where they retry a 429 or a 503 even without Retry-After.
+// Why each status: package sluicehttp's documentation (the adapters share
+// this choice).
 func Status(b *core.BlockedError) int {
 	switch {
 	case b.Never:

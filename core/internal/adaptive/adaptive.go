@@ -1,10 +1,13 @@
 package adaptive
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Defaults of Config.
@@ -14,11 +17,28 @@ const (
 	DefaultInitialLimit   = 20
 	DefaultInterval       = 100 * time.Millisecond
 	DefaultTolerance      = 1.5
-	DefaultMinRTIntervals = 40
-	smoothing             = 0.2 // the weight of a shrinking step's target in the new limit
-	minGradient           = 0.5
-	probeIntervals        = 2
-	maxProbeEvery         = 16 // times MinRTIntervals
+	DefaultProbeInterval  = 30 * time.Second
+	DefaultMinRTIntervals = 20
+	// MaxTolerance and MaxInterval bound Tolerance and Interval (and
+	// ProbeInterval, MaxProbeInterval).
+	MaxTolerance     = 100
+	MaxInterval      = time.Minute
+	MaxProbeInterval = 24 * time.Hour
+	smoothing        = 0.2 // the weight of a shrinking step's target in the new limit
+	minGradient      = 0.5
+	// A probe lasts probeIntervals intervals after the requests in flight
+	// when it started have ended (about the recent RT).
+	probeIntervals = 2
+	firstProbe     = 5 // intervals: the first minimum RT may have been measured under load
+	// The limit of a probe after the first (which is at MinLimit: the
+	// first minimum RT may be anything) is probeShare/Tolerance of the
+	// limit, or of the most requests in flight in the last interval when
+	// fewer (the probe must go below them to drain a queue), at least
+	// MinLimit: where nothing queues if the minimum RT was right, and
+	// otherwise it finds a minimum RT at most probeShare times the last;
+	// so that probes do not drop to MinLimit the requests in flight a busy
+	// service needs.
+	probeShare = 0.9
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -30,12 +50,46 @@ type Config struct {
 	// Tolerance is how many times the minimum RT the recent RT may be
 	// before the limit shrinks.
 	Tolerance float64
+	// ProbeInterval is the longest time between two periodic probes of
+	// the minimum RT.
+	ProbeInterval time.Duration
 	// MinRTIntervals is the number of intervals in a row with the recent
 	// RT above Tolerance times the minimum after which the controller
-	// probes the minimum RT anew; and the interval of the first periodic
-	// probe, each next one coming after twice as many, at most 16 times
-	// as many.
+	// probes the minimum RT anew.
 	MinRTIntervals int
+}
+
+// Validate returns the problems of c, by the names of their fields in a
+// rules file.
+func (c Config) Validate() []*rulefields.FieldError {
+	var errs []*rulefields.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &rulefields.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.MinLimit < 0 {
+		add("minLimit", "must be >= 1, got %d", c.MinLimit)
+	}
+	switch {
+	case c.MaxLimit < 0:
+		add("maxLimit", "must be >= 1, got %d", c.MaxLimit)
+	case c.MaxLimit > 0 && c.MaxLimit < c.MinLimit:
+		add("maxLimit", "must be >= minLimit (%d), got %d", c.MinLimit, c.MaxLimit)
+	}
+	if c.Interval < 0 || c.Interval > MaxInterval {
+		add("window", "must be > 0 and <= %s (default %s), got %s", MaxInterval, DefaultInterval, c.Interval)
+	}
+	if c.Tolerance != 0 && !(c.Tolerance > 1 && c.Tolerance <= MaxTolerance) {
+		add("tolerance", "must be > 1 and <= %d (default %v: the response time may grow by half before the limit falls), got %v",
+			MaxTolerance, DefaultTolerance, c.Tolerance)
+	}
+	d := c.WithDefaults()
+	switch {
+	case c.ProbeInterval < 0 || c.ProbeInterval > MaxProbeInterval:
+		add("probeInterval", "must be > 0 and <= %s (default %s), got %s", MaxProbeInterval, DefaultProbeInterval, c.ProbeInterval)
+	case c.ProbeInterval > 0 && c.ProbeInterval < d.Interval:
+		add("probeInterval", "must be >= the window (%s), got %s", d.Interval, c.ProbeInterval)
+	}
+	return errs
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -55,10 +109,18 @@ func (c Config) WithDefaults() Config {
 	if c.Tolerance == 0 {
 		c.Tolerance = DefaultTolerance
 	}
+	if c.ProbeInterval == 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
 	if c.MinRTIntervals == 0 {
 		c.MinRTIntervals = DefaultMinRTIntervals
 	}
 	return c
+}
+
+// maxProbeEvery is the most intervals between periodic probes.
+func (c Config) maxProbeEvery() int {
+	return max(int(c.ProbeInterval/c.Interval), 1)
 }
 
 // Controller is the state of one adaptive rule. Its methods may be called
@@ -88,6 +150,7 @@ type state struct {
 	// a probe, whose lowest recent RT is probeRT.
 	congested, sinceProbe, probeEvery, probing int
 	probeRT                                    int64
+	probed                                     bool // a probe began
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -96,7 +159,7 @@ type state struct {
 func New(c Config, prev *Controller) *Controller {
 	c = c.WithDefaults()
 	if prev == nil {
-		s := &state{c: c, probeEvery: c.MinRTIntervals}
+		s := &state{c: c, probeEvery: min(firstProbe, c.maxProbeEvery())}
 		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
 		s.limit.Store(int64(s.exact))
 		s.next.Store(math.MinInt64)
@@ -107,6 +170,7 @@ func New(c Config, prev *Controller) *Controller {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.c = c
+	s.probeEvery = min(s.probeEvery, c.maxProbeEvery())
 	s.interval.Store(int64(c.Interval))
 	s.exact = min(max(s.exact, float64(c.MinLimit)), float64(c.MaxLimit))
 	s.limit.Store(int64(s.exact))
@@ -172,24 +236,35 @@ func (k *state) update(first bool) {
 		k.minRT.Store(minRT)
 	}
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
+	used := float64(peak) >= k.exact/2 // else no evidence the limit could be higher, nor a need to probe
 	switch {
 	case gradient < 1:
-		target := k.exact*gradient + math.Sqrt(k.exact)
+		target := k.exact * gradient
 		k.exact = k.exact*(1-smoothing) + target*smoothing
 		k.congested++
-	case float64(peak) >= k.exact/2: // else no evidence the limit could be higher
+	case used && float64(recent) <= (1+k.c.Tolerance)/2*float64(minRT):
+		// Well within the tolerance: room to grow. Beyond the halfway
+		// mark the limit holds, so that it does not swing around the
+		// point where requests begin to queue.
 		k.exact += math.Sqrt(k.exact)
 		fallthrough
 	default:
 		k.congested = 0
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
-	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery {
+	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && used {
 		// Queueing, or a service slower or faster for good? Measure the
-		// RT at MinLimit for probeIntervals.
-		k.probing, k.probeRT, k.congested, k.sinceProbe = probeIntervals, math.MaxInt64, 0, 0
-		k.probeEvery = min(2*k.probeEvery, maxProbeEvery*k.c.MinRTIntervals)
-		k.limit.Store(k.c.MinLimit)
+		// RT at a lower limit, once the requests in flight at this one
+		// have ended.
+		drain := int((recent + k.interval.Load() - 1) / k.interval.Load())
+		k.probing, k.probeRT, k.congested, k.sinceProbe = drain+probeIntervals, math.MaxInt64, 0, 0
+		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
+		if k.probed {
+			k.limit.Store(max(k.c.MinLimit, int64(min(k.exact, float64(peak))*probeShare/k.c.Tolerance)))
+		} else {
+			k.limit.Store(k.c.MinLimit)
+		}
+		k.probed = true
 		return
 	}
 	k.limit.Store(int64(k.exact))

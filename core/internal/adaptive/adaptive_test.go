@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,8 +15,16 @@ const ms = int64(time.Millisecond)
 // drive runs intervals of 100ms in which inFlight requests are taken and
 // each ends after rts[i], and returns the limit after each interval.
 func drive(k *Controller, start int64, rts []int64, inFlight func(limit int64) int64) ([]int64, int64) {
+	limits, _, now := driveProbing(k, start, rts, inFlight)
+	return limits, now
+}
+
+// driveProbing is drive, also telling after which intervals the
+// controller probes.
+func driveProbing(k *Controller, start int64, rts []int64, inFlight func(limit int64) int64) ([]int64, []bool, int64) {
 	now := start
 	var limits []int64
+	var probing []bool
 	for _, rt := range rts {
 		n := inFlight(k.Limit())
 		taken := int64(0)
@@ -28,8 +38,9 @@ func drive(k *Controller, start int64, rts []int64, inFlight func(limit int64) i
 		}
 		now += 100 * ms
 		limits = append(limits, k.Limit())
+		probing = append(probing, k.s.probing > 0)
 	}
-	return limits, now
+	return limits, probing, now
 }
 
 func full(limit int64) int64 { return limit }
@@ -46,7 +57,7 @@ func TestLimitRisesWhileLatencyStaysAtItsMinimum(t *testing.T) {
 	k := New(Config{MaxLimit: 100}, nil)
 	limits, _ := drive(k, 0, repeat(10*ms, 60), full)
 	assert.Equal(t, int64(DefaultInitialLimit), limits[0], "the first interval only starts")
-	for i := 2; i < DefaultMinRTIntervals; i++ { // up to the first probe
+	for i := 2; i < firstProbe; i++ { // up to the first probe
 		assert.GreaterOrEqual(t, limits[i], limits[i-1], "interval %d", i)
 	}
 	assert.Equal(t, int64(100), limits[len(limits)-1], "up to maxLimit, never beyond")
@@ -67,17 +78,20 @@ func TestLimitFallsWhenLatencyGrows(t *testing.T) {
 	require.Equal(t, int64(100), high)
 	// Latency grows in proportion to the requests in flight beyond 20.
 	var got []int64
+	var probed []bool
 	for range 60 {
 		rt := 10 * ms * max(k.Limit(), 20) / 20
-		ls, n := drive(k, now, []int64{rt}, full)
+		ls, p, n := driveProbing(k, now, []int64{rt}, full)
 		now = n
-		got = append(got, ls[0])
+		got, probed = append(got, ls[0]), append(probed, p[0])
 	}
 	final := got[len(got)-1]
 	assert.GreaterOrEqual(t, final, int64(20), "not below where latency is at its minimum: %v", got)
 	assert.LessOrEqual(t, slicesMax(got[20:]), int64(45), "near where latency is tolerance x its minimum, "+
 		"and queueing does not raise the minimum RT: %v", got)
-	assert.Contains(t, got, int64(2), "probed at minLimit: %v", got)
+	i := slices.Index(probed, true)
+	require.GreaterOrEqual(t, i, 0, "probed: %v", got)
+	assert.Less(t, got[i], got[i-1], "at a lower limit: %v", got)
 }
 
 func TestLimitStaysWithinBounds(t *testing.T) {
@@ -166,4 +180,182 @@ func TestConfigDefaults(t *testing.T) {
 		got := tc.in.WithDefaults()
 		assert.Equal(t, tc.want, Config{MinLimit: got.MinLimit, MaxLimit: got.MaxLimit}, "%+v", tc.in)
 	}
+}
+
+// backendPhase is a backend of workers requests at a time taking service
+// each, saturated (as many requests in flight as the limit allows), for a
+// number of intervals.
+type backendPhase struct {
+	intervals int
+	workers   int64
+	service   time.Duration
+}
+
+// rt is the backend's response time with n requests in flight: those
+// beyond its workers queue.
+func (p backendPhase) rt(n int64) int64 {
+	return int64(p.service) * max(n, p.workers) / p.workers
+}
+
+// TestLimitSettlesNearTheBackendsConcurrency runs saturated backends
+// that change, and checks that within settleWithin intervals of the last
+// change the limit stays between the backend's workers (fewer would leave
+// some idle) and hi times as many (requests would wait for more than
+// hi-1 service times), probes aside, that its median is at most
+// Tolerance times the workers plus a growth step (requests wait about
+// half a service time), that it holds still, rather than swing, in most
+// intervals, and that probes keep at least half the workers busy.
+func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
+	tests := []struct {
+		name         string
+		phases       []backendPhase
+		settleWithin int // intervals
+		hi           int64
+	}{
+		{"overloaded from the start: the first minimum is measured under load", []backendPhase{{200, 10, 50 * time.Millisecond}}, 30, 2},
+		{"overloaded from the start, 100 workers", []backendPhase{{200, 100, 20 * time.Millisecond}}, 30, 2},
+		{"2x slower", []backendPhase{{100, 10, 50 * time.Millisecond}, {200, 10, 100 * time.Millisecond}}, 40, 2},
+		{"2x slower, after long", []backendPhase{{5000, 10, 50 * time.Millisecond}, {200, 10, 100 * time.Millisecond}}, 40, 2},
+		{"2x slower, 100 workers", []backendPhase{{100, 100, 20 * time.Millisecond}, {200, 100, 40 * time.Millisecond}}, 40, 2},
+		{"4x slower", []backendPhase{{100, 10, 50 * time.Millisecond}, {200, 10, 200 * time.Millisecond}}, 40, 2},
+		{"half the workers", []backendPhase{{100, 40, 50 * time.Millisecond}, {200, 20, 50 * time.Millisecond}}, 40, 2},
+		{"twice the workers", []backendPhase{{100, 20, 50 * time.Millisecond}, {200, 40, 50 * time.Millisecond}}, 30, 2},
+		// Faster: the minimum RT drops at once, but to the RT of the
+		// requests queued at the old limit; the next periodic probe finds
+		// the new one. Until then requests wait no longer than before.
+		{"2x faster", []backendPhase{{100, 10, 100 * time.Millisecond}, {200, 10, 50 * time.Millisecond}}, 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := New(Config{}, nil)
+			var now int64
+			var limits []int64
+			var probing []bool
+			for _, p := range tt.phases {
+				for range p.intervals {
+					ls, pr, n := driveProbing(k, now, []int64{p.rt(k.Limit())}, full)
+					limits, probing, now = append(limits, ls[0]), append(probing, pr[0]), n
+				}
+			}
+			last := tt.phases[len(tt.phases)-1]
+			after := limits[len(limits)-last.intervals:]
+			probes := probing[len(probing)-last.intervals:]
+			// The limit may rise one step above the bound after a probe,
+			// whose requests end in the interval after it fast.
+			hi := tt.hi * last.workers
+			hi += int64(math.Sqrt(float64(hi))) + 1
+			settled := 0
+			for i, l := range after {
+				if !probes[i] && (l < last.workers || l > hi) {
+					settled = i + 1
+				}
+			}
+			t.Logf("settled after %d intervals: %v", settled, after)
+			assert.LessOrEqual(t, settled, tt.settleWithin, "between %d and %d", last.workers, hi)
+			if tt.hi <= 2 {
+				sorted := slices.Sorted(slices.Values(after[settled:]))
+				median := float64(sorted[len(sorted)/2])
+				most := DefaultTolerance*float64(last.workers) + math.Sqrt(DefaultTolerance*float64(last.workers))
+				assert.LessOrEqual(t, median, most, "median")
+				held, all := 0, 0
+				for i := settled + 1; i < len(after); i++ {
+					if !probes[i] && !probes[i-1] {
+						all++
+						if after[i] == after[i-1] {
+							held++
+						}
+					}
+				}
+				assert.Greater(t, 2*held, all, "held in %d of %d intervals", held, all)
+				for i, l := range after[settled:] {
+					if probes[settled+i] {
+						assert.GreaterOrEqual(t, 2*l, last.workers, "probe at interval %d: %v", settled+i, after)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestKnobs(t *testing.T) {
+	// probes returns the intervals at which probes began.
+	probes := func(probing []bool) []int {
+		var at []int
+		for i, p := range probing {
+			if p && (i == 0 || !probing[i-1]) {
+				at = append(at, i)
+			}
+		}
+		return at
+	}
+	tests := []struct {
+		name  string
+		c     Config
+		rts   []int64
+		check func(t *testing.T, limits []int64, probing []bool)
+	}{
+		{"probeInterval bounds the time between probes", Config{ProbeInterval: time.Second}, repeat(10*ms, 100), func(t *testing.T, limits []int64, probing []bool) {
+			at := probes(probing)
+			require.Greater(t, len(at), 5, "%v", limits)
+			for i := 1; i < len(at); i++ {
+				assert.LessOrEqual(t, at[i]-at[i-1], 10+4, "10 intervals between probes, plus the probe: %v", at)
+			}
+		}},
+		{"default probeInterval", Config{}, repeat(10*ms, 1000), func(t *testing.T, limits []int64, probing []bool) {
+			at := probes(probing)
+			assert.Equal(t, []int{5, 15, 35, 75, 155, 315, 615, 915}, at, "after 5, 10, 20, 40, 80, 160 intervals, then every 300 (30s)")
+		}},
+		{"tolerance 3 lets the RT grow 2.5x", Config{Tolerance: 3}, append(repeat(10*ms, 3), repeat(25*ms, 2)...), func(t *testing.T, limits []int64, _ []bool) {
+			for i := 1; i < len(limits); i++ {
+				assert.GreaterOrEqual(t, limits[i], limits[i-1], "%v", limits)
+			}
+		}},
+		{"default tolerance: a 2.5x RT shrinks the limit", Config{}, append(repeat(10*ms, 3), repeat(25*ms, 2)...), func(t *testing.T, limits []int64, _ []bool) {
+			assert.Less(t, limits[4], limits[3], "%v", limits)
+		}},
+		{"window 1s: the limit moves once per 10 intervals of 100ms", Config{Interval: time.Second}, repeat(10*ms, 35), func(t *testing.T, limits []int64, _ []bool) {
+			for i := 1; i < len(limits); i++ {
+				if limits[i] != limits[i-1] {
+					assert.Zero(t, i%10, "changed at interval %d: %v", i, limits)
+				}
+			}
+			assert.Greater(t, limits[len(limits)-1], int64(DefaultInitialLimit))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			limits, probing, _ := driveProbing(New(tt.c, nil), 0, tt.rts, full)
+			tt.check(t, limits, probing)
+		})
+	}
+}
+
+// BenchmarkAcquireDone takes a slot and ends its request, each goroutine
+// 1µs later each time, so that the limit is reconsidered about once per
+// 100000. In parallel, the goroutines write the same counts.
+func BenchmarkAcquireDone(b *testing.B) {
+	k := New(Config{}, nil)
+	one := func(now *int64) {
+		if !k.Acquire(1) {
+			b.Fatal("rejected")
+		}
+		*now += 1000
+		k.Done(*now, 10*ms, 1)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		var now int64
+		for b.Loop() {
+			one(&now)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var now int64
+			for pb.Next() {
+				one(&now)
+			}
+		})
+	})
 }

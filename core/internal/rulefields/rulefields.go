@@ -20,7 +20,7 @@ var names = [...]string{
 	"onMissing",
 	"store", "mode", "onFailure", "localLimit",
 	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-	"minLimit", "maxLimit", "signal", "priority",
+	"minLimit", "maxLimit", "tolerance", "probeInterval", "signal", "priority",
 	"shadow",
 }
 

@@ -77,7 +77,7 @@ func Run(ctx context.Context, name string, args []string, out io.Writer, ready f
 	fs.SetOutput(out)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	rulesFile := fs.String("rules", "", "rules `file` (YAML, or JSON with a .json name); default: the embedded rules")
-	reload := fs.Duration("reload", rulesfile.DefaultPollInterval, "how often to look at the rules file for changes (0: never)")
+	reload := fs.Duration("reload", time.Second, "how often to look at the rules file for changes (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

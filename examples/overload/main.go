@@ -1,0 +1,154 @@
+// Command overload measures what sluice's protections do for a service
+// pushed past its capacity, side by side in one run:
+//
+//	go -C examples run ./overload                     # the full run, about 5 minutes
+//	go -C examples run ./overload -duration 3s -warmup 2s -slowdown=false -priority=false
+//
+// It serves, over loopback, a simulated backend of fixed capacity
+// (-workers requests at a time, each taking -service; the others wait in a
+// queue, which a request leaves when its client gives up) through sluice's
+// net/http middleware, and drives it open loop: requests start at a fixed
+// rate, -load times the capacity, whether the earlier ones ended or not,
+// each with a deadline of -deadline. For each protection and load it
+// prints the goodput (answers within the deadline per second, and as a
+// share of the capacity), the median and 99th percentile latency of the
+// requests admitted (one that timed out counting as the deadline), and the
+// share rejected (503) and timed out:
+//
+//   - none: no rule; the queue grows until requests time out in it.
+//   - static: a concurrency rule whose limit is the number of workers, as
+//     someone who knows the backend would set it.
+//   - adaptive: an adaptive rule with no number in it; it finds its limit
+//     from the response times.
+//   - system: a system rule as Sentinel's documentation sets one: signal
+//     cpu, threshold 0.8, strategy bbr (while the CPU is busier, admit
+//     what the recent throughput sustains). The CPU is the host's: this
+//     backend waits rather than computes, so the rule acts only when other
+//     work keeps the CPU busy; it protects CPU-bound services.
+//
+// Each row runs on a fresh server and Guard: -warmup of load, not
+// counted, then -duration measured. With -slowdown it then runs the
+// adaptive rule at 2x the capacity while the backend becomes 2x slower
+// halfway, and prints the rule's limit over time and how long it took to
+// settle. With -priority it then runs the protections that shed by
+// priority level (adaptive, system) at 3x the capacity, critical requests
+// (header X-Priority) at 0.5x and sheddable ones the rest.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// unloaded is the load at which the unloaded latency is measured: half
+// the capacity, at which requests sent at a steady rate never wait for a
+// worker, so that the percentiles rest on many requests.
+const unloaded = 0.5
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "overload:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// config is what a run measures, from the flags.
+type config struct {
+	workers           int
+	service, deadline time.Duration
+	warmup, duration  time.Duration
+	loads             []float64
+	protections       []string
+	slowdown, levels  bool
+}
+
+func parse(args []string, out io.Writer) (config, error) {
+	c := config{}
+	fs := flag.NewFlagSet("overload", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.IntVar(&c.workers, "workers", 10, "requests the backend serves at a time")
+	fs.DurationVar(&c.service, "service", 50*time.Millisecond, "the time the backend takes per request")
+	fs.DurationVar(&c.deadline, "deadline", time.Second, "the clients' deadline per request")
+	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "load before each measurement, not counted")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "the time each measurement lasts")
+	loads := fs.String("load", "1,2,5", "the loads, in multiples of the capacity, comma-separated")
+	prot := fs.String("protect", "none,static,adaptive,system", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
+	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
+	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch {
+	case c.workers < 1:
+		return c, fmt.Errorf("-workers must be >= 1, got %d", c.workers)
+	case c.service <= 0 || c.deadline <= 0 || c.duration <= 0 || c.warmup < 0:
+		return c, errors.New("-service, -deadline and -duration must be > 0, -warmup >= 0")
+	}
+	for f := range strings.SplitSeq(*loads, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f), "x"), 64)
+		if err != nil || v <= 0 {
+			return c, fmt.Errorf("-load: %q is not a positive number", f)
+		}
+		c.loads = append(c.loads, v)
+	}
+	for f := range strings.SplitSeq(*prot, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := protectionByName(f); !ok {
+			return c, fmt.Errorf("-protect: unknown protection %q (known: %s)", f, strings.Join(protectionNames(), ", "))
+		}
+		c.protections = append(c.protections, f)
+	}
+	return c, nil
+}
+
+// run measures as args say, printing to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	c, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	capacity := float64(c.workers) / c.service.Seconds()
+	fmt.Fprintf(out, "backend: %d workers x %v = %.0f requests/s; deadline %v; each row: %v of load, then %v measured\n",
+		c.workers, c.service, capacity, c.deadline, c.warmup, c.duration)
+	base, err := c.measure(ctx, "none", unloaded)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "unloaded (%gx, no protection: no request waits for a worker): p50 %s, p99 %s\n\n", unloaded, ms(base.p50), ms(base.p99))
+	t := newTable(out, c, base.p99)
+	for _, p := range c.protections {
+		for _, load := range c.loads {
+			r, err := c.measure(ctx, p, load)
+			if err != nil {
+				return err
+			}
+			t.row(r)
+		}
+	}
+	t.flush()
+	if c.slowdown {
+		if err := c.slowdownRun(ctx, out, base.p99); err != nil {
+			return err
+		}
+	}
+	if c.levels {
+		return c.priorityRun(ctx, out)
+	}
+	return nil
+}

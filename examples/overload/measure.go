@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
+	"github.com/sluicekit/sluice/core"
+)
+
+// route is the backend's route, and the resource the rules protect.
+const route = "GET /work"
+
+// protection is a way to protect the backend: the rules of its Guard.
+type protection struct {
+	name string
+	// rules returns the rules, which read a request's priority level from
+	// priorityHeader when leveled; nil: no Guard.
+	rules func(c config, leveled bool) []core.Rule
+	// leveled: the rules shed by priority level.
+	leveled bool
+}
+
+// priorityHeader is the header of a request's priority level.
+const priorityHeader = "X-Priority"
+
+// priorityParam returns the param of a request's priority level when
+// leveled, else "".
+func priorityParam(leveled bool) string {
+	if leveled {
+		return "header:" + priorityHeader
+	}
+	return ""
+}
+
+func protections() []protection {
+	return []protection{
+		{name: "none"},
+		{name: "static", rules: func(c config, _ bool) []core.Rule {
+			return []core.Rule{{Name: "static", Resource: route, Kind: core.KindConcurrency, Limit: int64(c.workers)}}
+		}},
+		{name: "adaptive", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
+			return []core.Rule{{Name: "adaptive", Resource: route, Kind: core.KindAdaptive, Priority: priorityParam(leveled)}}
+		}},
+		// Sentinel's system protection as its documentation sets it: while
+		// the CPU is busy, admit only what the recent throughput sustains.
+		// The CPU is the host's: the backend sleeps, other work busies it.
+		{name: "system", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
+			return []core.Rule{{Name: "system", Resource: route, Kind: core.KindSystem, Signal: core.SignalCPU,
+				Threshold: systemCPU, Strategy: core.StrategyBBR, Priority: priorityParam(leveled)}}
+		}},
+	}
+}
+
+// systemCPU is the CPU usage above which the system rule's BBR check
+// applies.
+const systemCPU = 0.8
+
+func protectionNames() []string {
+	var names []string
+	for _, p := range protections() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+func protectionByName(name string) (protection, bool) {
+	for _, p := range protections() {
+		if p.name == name {
+			return p, true
+		}
+	}
+	return protection{}, false
+}
+
+// sample is the limit of a Guard's first rule at a time since the load
+// started.
+type sample struct {
+	at    time.Duration
+	limit int64
+}
+
+// trial is one load on a fresh backend and Guard.
+type trial struct {
+	outs    [][]outcome // by stream
+	limits  []sample    // every 100ms; none without a Guard
+	backend *backend
+}
+
+// try serves a fresh backend protected by p (leveled: by priority level),
+// drives streams at it for total, calling at(b) when the load starts, and
+// returns what became of the requests.
+func (c config) try(ctx context.Context, p protection, leveled bool, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
+	b := newBackend(c.workers, c.service)
+	mux := http.NewServeMux()
+	var h http.Handler = mux
+	var g *core.Guard
+	if p.rules == nil {
+		mux.Handle(route, b)
+	} else {
+		var err error
+		g, err = core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(p.rules(c, leveled)...))
+		if err != nil {
+			return trial{}, err
+		}
+		defer g.Close()
+		sluicehttp.Handle(g, mux, route, b)
+		h = sluicehttp.Middleware(g)(mux)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return trial{}, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { _ = srv.Serve(ln) })
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
+	defer tr.CloseIdleConnections()
+
+	stop := make(chan struct{})
+	var limits []sample
+	var sampling sync.WaitGroup
+	start := time.Now()
+	if g != nil {
+		sampling.Go(func() { limits = sampleLimits(g, start, stop) })
+	}
+	if at != nil {
+		at(b)
+	}
+	outs := drive(ctx, &http.Client{Transport: tr}, "http://"+ln.Addr().String()+"/work", streams, total, c.deadline)
+	close(stop)
+	sampling.Wait()
+	return trial{outs: outs, limits: limits, backend: b}, ctx.Err()
+}
+
+// sampleLimits returns the limit of g's first rule every 100ms from start
+// until stop is closed, when it has one (core.RuleStats.HasUse).
+func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var out []sample
+	for {
+		select {
+		case <-stop:
+			return out
+		case now := <-t.C:
+			if rs := g.Snapshot().Rules[0]; rs.HasUse {
+				out = append(out, sample{now.Sub(start), rs.Limit})
+			}
+		}
+	}
+}
+
+// row is one line of the table.
+type row struct {
+	protection string
+	load       float64
+	capacity   float64 // requests per second
+	summary
+	limit int64 // the median of the samples of the rule's limit; -1 without
+}
+
+// measure runs protection name at load times the capacity.
+func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
+	p, _ := protectionByName(name)
+	capacity := float64(c.workers) / c.service.Seconds()
+	t, err := c.try(ctx, p, false, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
+	if err != nil {
+		return row{}, err
+	}
+	r := row{protection: name, load: load, capacity: capacity, limit: -1,
+		summary: summarize(t.outs[0], c.warmup, c.warmup+c.duration)}
+	var ls []int64
+	for _, s := range t.limits {
+		if s.at >= c.warmup {
+			ls = append(ls, s.limit)
+		}
+	}
+	if len(ls) > 0 {
+		slices.Sort(ls)
+		r.limit = ls[len(ls)/2]
+	}
+	return r, nil
+}
+
+// table prints rows aligned.
+type table struct {
+	w                  *tabwriter.Writer
+	deadline, unloaded time.Duration
+}
+
+func newTable(out io.Writer, c config, unloaded time.Duration) *table {
+	t := &table{tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight), c.deadline, unloaded}
+	fmt.Fprintln(t.w, "protection\tload\toffered/s\tgoodput/s\tof capacity\tp50\tp99\tp99/unloaded\trejected\ttimed out\tlimit\t")
+	return t
+}
+
+func (t *table) row(r row) {
+	limit := "-"
+	if r.limit >= 0 {
+		limit = fmt.Sprint(r.limit)
+	}
+	fmt.Fprintf(t.w, "%s\t%gx\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t\n",
+		r.protection, r.load, r.offered, r.goodput, 100*r.goodput/r.capacity,
+		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit)
+}
+
+func (t *table) latency(d time.Duration) string { return latency(d, t.deadline) }
+
+func (t *table) ratio(d time.Duration) string {
+	if t.unloaded <= 0 || d <= 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("%.1fx", float64(d)/float64(t.unloaded))
+	if d >= t.deadline {
+		s = ">=" + s
+	}
+	return s
+}
+
+func (t *table) flush() { _ = t.w.Flush() }
+
+// ms formats d in milliseconds.
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
