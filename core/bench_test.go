@@ -65,12 +65,6 @@ func BenchmarkGuardConcurrencyShared(b *testing.B) {
 	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindConcurrency, Limit: 100})
 }
 
-// BenchmarkGuardAdaptive is an adaptive rule: its controller's shared
-// counts, written by every request.
-func BenchmarkGuardAdaptive(b *testing.B) {
-	benchGuard(b, false, core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindAdaptive})
-}
-
 func BenchmarkGuardFlowHotspotConcurrency(b *testing.B) {
 	params := core.ParamMap{"header:X-User-ID": {"user-42"}}
 	benchGuardWith(b, false, []core.EnterOption{core.WithParams(params)},

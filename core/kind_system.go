@@ -42,7 +42,7 @@ const (
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold, still admits requests as long as those
-// in flight stay under the highest pass rate of the last second (per
+// in flight stay under the highest completion rate of the last second (per
 // second, from its busiest tenth of a second) times the lowest response
 // time of that second, and whenever none is in flight: Sentinel's BBR
 // check, which keeps the throughput the service showed it has.

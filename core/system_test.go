@@ -203,6 +203,40 @@ func TestSystemRuleBBR(t *testing.T) {
 	blockedBy(t, err)
 }
 
+// TestSystemRuleBBRBoundsByCompletions floods a rule: 100 requests enter
+// in a tenth of a second while only 10 of them end, after 100ms each. The
+// throughput the service showed is the 10 that ended (100 per second),
+// which sustains 10 in flight, not the 100 that entered (1000 per second,
+// 100 in flight): a bound on what enters would follow the flood.
+func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	var held []core.Entry
+	for range 100 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	fc.Advance(100 * time.Millisecond)
+	for _, e := range held[:10] {
+		e.Exit(nil)
+	}
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	// 90 in flight, far above the 10 the completions sustain.
+	_, err = g.Enter(ctx, "GET /x")
+	b := blockedBy(t, err)
+	assert.Equal(t, int64(10), b.Limit, "the BBR bound: 100 ended per second x 100ms")
+	for _, e := range held[10:] {
+		e.Exit(nil)
+	}
+}
+
 func TestSystemRuleBBRAdmitsOneWhenNoneInFlight(t *testing.T) {
 	src := &fakeSystem{cpu: 0.99}
 	fc := clock.NewFake(10 * time.Second)

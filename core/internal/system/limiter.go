@@ -144,15 +144,18 @@ const MinRT = time.Millisecond
 
 // bbr is the BBR check at now of a request that raises the requests in
 // flight from before to after: it passes when nothing else is in flight, or
-// when after stays under the highest pass rate of a bucket of the last
-// second, per second, times the lowest response time of the second (0
-// when no request completed in it, at least MinRT else). It returns
+// when after stays under the highest completion rate of a bucket of the
+// last second, per second, times the lowest response time of the second
+// (0 when no request completed in it, at least MinRT else): the requests
+// in flight that the throughput the service showed sustains, as Sentinel's
+// check does. Completions, not passes: under overload more requests enter
+// than end, and a bound on what entered would follow the flood. It returns
 // that bound too.
 func (s *state) bbr(now, before, after int64) (bool, float64) {
-	var maxPass int64
+	var maxDone int64
 	minRT := int64(math.MaxInt64)
 	s.w.Each(now, func(b *window.Bucket) {
-		maxPass = max(maxPass, b.Get(window.Pass))
+		maxDone = max(maxDone, b.Get(window.Complete))
 		if b.Get(window.Complete) > 0 {
 			minRT = min(minRT, b.MinRT())
 		}
@@ -164,7 +167,7 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 		// core.RTResolution): count it as one tick of that clock.
 		minRT = max(minRT, int64(MinRT))
 	}
-	rate := float64(maxPass) * float64(time.Second) / float64(s.w.BucketLen())
+	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
 	bound := rate * float64(minRT) / float64(time.Second)
 	return before <= 0 || float64(after) <= bound, bound
 }
