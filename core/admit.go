@@ -72,7 +72,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(a.wait)
 	}
-	e.quota, e.brk, e.level = a.quota, a.brk, a.level
+	e.quota, e.brk, e.level, e.kept = a.quota, a.brk, a.level, a.kept
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
@@ -106,6 +106,7 @@ type asking struct {
 	leveled bool
 	quota   quotaOf        // for Entry.quota
 	brk     breaker.Ticket // for Entry.brk
+	kept    uint8          // for Entry.kept
 	wait    time.Duration  // the longest wait for a turn so far
 	// blocked is the error once a rule rejected the request; from then on
 	// each decision is given back at once (see slot).
@@ -188,6 +189,19 @@ func (a *asking) slot(rs *ruleState) *held {
 	}
 	h.rs = rs
 	return h
+}
+
+// keep keeps the reservation in h, of a request the rule admitted, for
+// Exit: a bit of Entry.kept for a shadow rule of b.exits, else a copy in
+// Entry.holds.
+func (a *asking) keep(h *held) {
+	for _, x := range a.b.exits {
+		if x.rs == h.rs && x.bit != 0 {
+			a.kept |= x.bit
+			return
+		}
+	}
+	h.keep = true
 }
 
 // drop removes the last reservation slot returned, which was not made,

@@ -51,6 +51,9 @@ type Entry struct {
 	stripe uint8 // the statistics stripe the request was counted in
 	level  uint8 // the request's priority level, for the rules that shed by it
 	done   bool
+	// kept has the bit (exitRule.bit) of each shadow rule of b.exits that
+	// admitted the request: Exit ends it for those only.
+	kept uint8
 	// brk is the ticket of the first breaker of the binding; those of
 	// the others are in holds.
 	brk   breaker.Ticket
@@ -348,8 +351,10 @@ func (e *Entry) Exit(err error) {
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
 	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
-	for _, rs := range e.b.exits {
-		rs.lim.exit(nil, end)
+	for _, x := range e.b.exits {
+		if x.bit&^e.kept == 0 {
+			x.rs.lim.exit(nil, end)
+		}
 	}
 	for i := range e.holds {
 		h := &e.holds[i]

@@ -95,8 +95,9 @@ type binding struct {
 	set   *ruleSet
 	rules []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
-	// but a gate after the first, whose reservation is in Entry.holds.
-	exits []*ruleState
+	// but a gate after the first, whose reservation is in Entry.holds,
+	// and the shadow rules past the bits of Entry.kept.
+	exits []exitRule
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
@@ -357,7 +358,7 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	if r.Shadow {
 		rs.shadow, rs.quiet = true, !g.shadowQuotas
 		// What it holds for Exit, it holds only for the requests it
-		// admitted: in Entry.holds.
+		// admitted: noted in Entry.kept or Entry.holds (asking.keep).
 		rs.holds = rs.holds || rs.exits
 	}
 	return rs, nil
@@ -381,12 +382,20 @@ func (set *ruleSet) bind(name string) *binding {
 		b.timed = b.timed || rs.timed
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
+	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
-		first := i == 0 && rs.gate && !rs.shadow
-		if rs.exits && (!rs.holds || first) {
-			b.exits = append(b.exits, rs)
+		first := i == 0 && rs.gate // its ticket in Entry.brk
+		switch {
+		case !rs.exits:
+			b.keeps = b.keeps || rs.holds
+		case rs.shadow && bit != 0 && (first || !rs.gate):
+			b.exits = append(b.exits, exitRule{rs, bit})
+			bit <<= 1
+		case !rs.holds || first && !rs.shadow:
+			b.exits = append(b.exits, exitRule{rs: rs})
+		default:
+			b.keeps = true
 		}
-		b.keeps = b.keeps || rs.holds && !first
 	}
 	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
 		switch b.rules[0].lim.(type) {
@@ -395,6 +404,13 @@ func (set *ruleSet) bind(name string) *binding {
 		}
 	}
 	return b
+}
+
+// exitRule is a rule of binding.exits. A shadow rule has a bit of
+// Entry.kept, set when it admitted the request (asking.keep); the others 0.
+type exitRule struct {
+	rs  *ruleState
+	bit uint8
 }
 
 // bindBeyond returns the binding of name, a resource beyond the Guard's

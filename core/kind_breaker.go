@@ -7,7 +7,8 @@ import (
 )
 
 // breakerKind is a breaker rule. The ticket of the binding's first breaker
-// is kept in the Entry (Entry.brk), those of the others in Entry.holds.
+// is kept in the Entry (Entry.brk, and a bit of Entry.kept when it is a
+// shadow rule), those of the others in Entry.holds.
 type breakerKind struct{ b *breaker.Breaker }
 
 func newBreakerKind(r Rule, prev limiter, rp *reporter) (limiter, traits, error) {
@@ -31,10 +32,12 @@ func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	h.t = t
 	if ok && a.blocked == nil {
-		if a.b.rules[0] == rs && !rs.shadow {
+		first := a.b.rules[0] == rs
+		if first {
 			a.brk = t
-		} else {
-			h.keep = true
+		}
+		if !first || rs.shadow {
+			a.keep(h)
 		}
 		return nil
 	}

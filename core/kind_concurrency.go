@@ -32,7 +32,9 @@ func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K, level uint8) {
 	h := a.slot(rs)
 	h.level = level
 	if ok && a.blocked == nil {
-		h.keep = rs.holds // a shadow rule's (see compileRule)
+		if rs.holds { // a shadow rule's (see compileRule)
+			a.keep(h)
+		}
 		return
 	}
 	if ok {

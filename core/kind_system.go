@@ -123,7 +123,9 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	h.level = uint8(level)
 	if ok && a.blocked == nil {
-		h.keep = rs.holds // a shadow rule's (see compileRule)
+		if rs.holds { // a shadow rule's (see compileRule)
+			a.keep(h)
+		}
 		return nil
 	}
 	if ok {

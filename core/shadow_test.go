@@ -3,7 +3,9 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +133,62 @@ func TestShadowConcurrencyHoldsNoSlotForWhatItWouldReject(t *testing.T) {
 			assert.Equal(t, int64(0), ruleStats(t, g, "inflight").InFlight)
 		})
 	}
+}
+
+// Exit ends a request for exactly the shadow rules that admitted it, with
+// more of them on a resource than an Entry notes in place (the others are
+// kept as enforced breakers' tickets are), a shadow breaker first.
+func TestShadowRulesManyHoldOnlyWhatTheyAdmitted(t *testing.T) {
+	rules := []core.Rule{{Name: "brk", Resource: "GET /x", Kind: core.KindBreaker, Strategy: breaker.ErrorCount,
+		Threshold: 2, MinRequests: 1, OpenFor: time.Second, Shadow: true}}
+	for i := range 12 {
+		// Even ones admit one request at a time, odd ones two.
+		rules = append(rules, core.Rule{Name: fmt.Sprintf("c%d", i), Resource: "GET /x", Kind: core.KindConcurrency,
+			Limit: int64(1 + i%2), Shadow: true})
+	}
+	g, fc := newGuard(t, rules...)
+	ctx := context.Background()
+	inFlight := func(want ...int64) {
+		t.Helper()
+		for i := range 12 {
+			assert.Equal(t, want[i%2], ruleStats(t, g, fmt.Sprintf("c%d", i)).InFlight, "c%d", i)
+		}
+	}
+	e1, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	e2, err := g.Enter(ctx, "GET /x") // admitted by the odd ones only
+	require.NoError(t, err)
+	e3, err := g.Enter(ctx, "GET /x") // by none
+	require.NoError(t, err)
+	inFlight(1, 2)
+	e3.Exit(nil)
+	inFlight(1, 2)
+	e2.Exit(nil)
+	inFlight(1, 1)
+	e1.Exit(nil)
+	inFlight(0, 0)
+
+	// The breaker records the outcomes of the requests it admitted only:
+	// two failures open it; the requests then pass, and the probe's
+	// success after OpenFor closes it.
+	for range 2 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		e.Exit(errors.New("down"))
+	}
+	require.Equal(t, breaker.Open, ruleStats(t, g, "brk").Breaker.State)
+	for range 3 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		e.Exit(errors.New("down"))
+	}
+	assert.Equal(t, int64(3), ruleStats(t, g, "brk").ShadowedTotal)
+	fc.Advance(time.Second)
+	e, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err)
+	e.Exit(nil)
+	assert.Equal(t, breaker.Closed, ruleStats(t, g, "brk").Breaker.State)
+	inFlight(0, 0)
 }
 
 // A shadow breaker records the outcomes of the requests it admits and
@@ -324,6 +382,7 @@ func TestShadowConcurrencyUnderLoad(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				runtime.Gosched() // others enter meanwhile
 				var fail error
 				if (w+i)%3 == 0 {
 					fail = errors.New("x")
