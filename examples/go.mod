@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/labstack/echo/v4 v4.16.0
-	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sluicekit/sluice v0.1.0
 	github.com/sluicekit/sluice/adapters/echo v0.1.0
@@ -13,7 +12,6 @@ require (
 	github.com/sluicekit/sluice/adapters/grpc v0.1.0
 	github.com/sluicekit/sluice/core/prometheus v0.1.0
 	github.com/sluicekit/sluice/core/store/redisstore v0.1.0
-	github.com/sluicekit/sluice/core/store/redistest v0.1.0
 	github.com/sluicekit/sluice/examples/grpc/greeterpb v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b
@@ -21,7 +19,6 @@ require (
 )
 
 require (
-	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.0 // indirect
@@ -37,7 +34,6 @@ require (
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
-	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/leodido/go-urn v1.4.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
@@ -46,6 +42,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -55,7 +52,6 @@ require (
 	github.com/ugorji/go/codec v1.3.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
-	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.mongodb.org/mongo-driver/v2 v2.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
@@ -74,6 +70,5 @@ replace (
 	github.com/sluicekit/sluice/adapters/grpc => ../adapters/grpc
 	github.com/sluicekit/sluice/core/prometheus => ../core/prometheus
 	github.com/sluicekit/sluice/core/store/redisstore => ../core/store/redisstore
-	github.com/sluicekit/sluice/core/store/redistest => ../core/store/redistest
 	github.com/sluicekit/sluice/examples/grpc/greeterpb => ./grpc/greeterpb
 )

@@ -15,12 +15,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/store/redistest"
 	"github.com/sluicekit/sluice/examples/distributed/internal/server"
+	"github.com/sluicekit/sluice/examples/internal/exampletest"
 )
 
 func TestMain(m *testing.M) {
-	redistest.QuietRedisLogs() // the test with Redis down dials in vain
+	exampletest.QuietRedisLogs() // the test with Redis down dials in vain
 	os.Exit(m.Run())
 }
 
@@ -117,12 +117,11 @@ func status(t *testing.T, base string) server.Status {
 // sending requests to instances picked at random get exactly the global
 // limit admitted in total, and each user exactly its limit.
 func TestInstancesShareLimits(t *testing.T) {
-	srv := redistest.Start(t)
+	addr, prefix := exampletest.Redis(t)
 	file := rulesFile(t, testRules)
-	prefix := redistest.UniquePrefix()
 	var bases []string
 	for _, name := range []string{"a", "b", "c"} {
-		bases = append(bases, start(t, server.Config{Redis: srv.Addr, RulesFile: file, Name: name, Prefix: prefix}))
+		bases = append(bases, start(t, server.Config{Redis: addr, RulesFile: file, Name: name, Prefix: prefix}))
 	}
 
 	var mu sync.Mutex
@@ -176,8 +175,8 @@ func TestInstancesShareLimits(t *testing.T) {
 
 // TestDefaultRules serves every route under the embedded rules.
 func TestDefaultRules(t *testing.T) {
-	srv := redistest.Start(t)
-	base := start(t, server.Config{Redis: srv.Addr, Name: "solo", Prefix: redistest.UniquePrefix()})
+	addr, prefix := exampletest.Redis(t)
+	base := start(t, server.Config{Redis: addr, Name: "solo", Prefix: prefix})
 	r := get(t, base+"/hello")
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, "hello from solo\n", r.body)
@@ -190,7 +189,7 @@ func TestDefaultRules(t *testing.T) {
 	assert.JSONEq(t, `{"id":"42","instance":"solo"}`, r.body)
 
 	s := status(t, base)
-	assert.Equal(t, srv.Addr, s.Redis)
+	assert.Equal(t, addr, s.Redis)
 	assert.Equal(t, []server.StoreState{{Name: "redis", Healthy: true}}, s.Stores)
 	modes := map[string]string{}
 	for _, rule := range s.Rules {
@@ -211,9 +210,7 @@ func TestDefaultRules(t *testing.T) {
 // anyway, its rules fall back to their local limits, and GET /status
 // shows the fallbacks.
 func TestRedisDown(t *testing.T) {
-	srv := redistest.StartOwned(t)
-	srv.Kill() // nothing listens on its port now
-	base := start(t, server.Config{Redis: srv.Addr, RulesFile: rulesFile(t, testRules), Name: "alone", Prefix: redistest.UniquePrefix()})
+	base := start(t, server.Config{Redis: exampletest.DeadRedis(t), RulesFile: rulesFile(t, testRules), Name: "alone"})
 	codes := map[int]int{}
 	for range 8 {
 		codes[get(t, base+"/hello").status]++
@@ -237,13 +234,13 @@ func TestBadRules(t *testing.T) {
 // TestGracefulShutdown: when its context ends, an instance shuts its
 // server down, closes its Guard, store and client, and returns nil.
 func TestGracefulShutdown(t *testing.T) {
-	srv := redistest.Start(t)
+	addr, prefix := exampletest.Redis(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, server.Config{Addr: "127.0.0.1:0", Redis: srv.Addr, Prefix: redistest.UniquePrefix(), Logf: t.Logf},
+		done <- run(ctx, server.Config{Addr: "127.0.0.1:0", Redis: addr, Prefix: prefix, Logf: t.Logf},
 			func(addr string) { ready <- addr })
 	}()
 	base := "http://" + <-ready

@@ -13,7 +13,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // pacedRun runs 10 goroutines per store, each taking from key under lim

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // The benchmarks run against the package's Redis (a redis-server they start

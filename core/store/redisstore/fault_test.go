@@ -14,7 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // outage runs 8 goroutines of exact Takes on st for about d, each making

@@ -16,7 +16,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // The tests of this file run Guards (package core) on the Redis store, as

@@ -14,7 +14,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/health"
 	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // TestReadinessFollowsRedis serves the readiness handler of a Guard whose

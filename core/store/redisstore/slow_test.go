@@ -16,7 +16,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // slowHook makes one command (or pipeline) in each period wait for its

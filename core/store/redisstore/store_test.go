@@ -18,7 +18,7 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 	"github.com/sluicekit/sluice/core/store/storetest"
 )
 

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/store/redistest"
 	"github.com/sluicekit/sluice/examples/distributed/internal/server"
+	"github.com/sluicekit/sluice/examples/internal/exampletest"
 )
 
 func TestMain(m *testing.M) {
-	redistest.QuietRedisLogs()
+	exampletest.QuietRedisLogs()
 	os.Exit(m.Run())
 }
 
@@ -29,13 +29,13 @@ var admittedLine = regexp.MustCompile(`(?m)^admitted: (\d+) in (\d+) s .*; block
 // seconds (at most a window more than 2 windows' worth, for the windows
 // the run overlaps).
 func TestInProcess(t *testing.T) {
-	srv := redistest.Start(t)
+	addr, _ := exampletest.Redis(t) // run picks a key prefix of its own
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-redis", srv.Addr, "-duration", "2s", "-rate", "90"}, &out)
+	err := run(context.Background(), []string{"-redis", addr, "-duration", "2s", "-rate", "90"}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
 	t.Log("\n" + text)
-	for _, want := range []string{"instance a on 127.0.0.1:", "instance c on", "3 instances sharing the Redis at " + srv.Addr,
+	for _, want := range []string{"instance a on 127.0.0.1:", "instance c on", "3 instances sharing the Redis at " + addr,
 		"rule hello-global: 20 per 1s for all instances together (sliding-counter, exact)",
 		" sec     a     b     c   total   limit  blocked\n"} {
 		assert.Contains(t, text, want)
@@ -54,15 +54,14 @@ func TestInProcess(t *testing.T) {
 
 // TestTargets drives instances that are already running, by address.
 func TestTargets(t *testing.T) {
-	srv := redistest.Start(t)
+	redisAddr, prefix := exampletest.Redis(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	prefix := redistest.UniquePrefix()
 	var addrs []string
 	done := make(chan error, 2)
 	for _, name := range []string{"left", "right"} {
 		ready := make(chan string, 1)
 		go func() {
-			done <- server.Run(ctx, server.Config{Addr: "127.0.0.1:0", Redis: srv.Addr, Name: name, Prefix: prefix, Logf: t.Logf},
+			done <- server.Run(ctx, server.Config{Addr: "127.0.0.1:0", Redis: redisAddr, Name: name, Prefix: prefix, Logf: t.Logf},
 				func(addr string) { ready <- addr })
 		}()
 		addrs = append(addrs, <-ready)

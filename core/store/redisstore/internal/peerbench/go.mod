@@ -5,7 +5,6 @@ go 1.26.0
 replace (
 	github.com/sluicekit/sluice => ../../../../..
 	github.com/sluicekit/sluice/core/store/redisstore => ../..
-	github.com/sluicekit/sluice/core/store/redistest => ../../../redistest
 )
 
 require (
@@ -13,7 +12,6 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sluicekit/sluice v0.1.0
 	github.com/sluicekit/sluice/core/store/redisstore v0.1.0
-	github.com/sluicekit/sluice/core/store/redistest v0.1.0
 )
 
 require (

@@ -13,7 +13,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/testmain"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 var shared redistest.Shared

@@ -17,7 +17,7 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 	"github.com/sluicekit/sluice/core/store/redisstore"
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // TestPrometheusStoreMetrics scrapes the store metrics of a Guard whose rule

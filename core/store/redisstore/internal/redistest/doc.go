@@ -41,7 +41,6 @@
 // UniquePrefix returns a prefix no other test (in this process or another
 // using the same Redis) has.
 //
-// It is a module of its own, so that the kit's modules do not require
-// miniredis: the tests of redisstore, prometheus and the examples require it.
-// It is no part of sluice's API and makes no compatibility promise.
+// It is internal to the redisstore module: the tests of redisstore and of the
+// nested modules under it (peerbench, integration) use it.
 package redistest

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sluicekit/sluice/core/store/redistest"
+	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
 // A test that needs a Redis starts one; a fault test starts one it owns,
