@@ -297,11 +297,11 @@ func (v *validator) checkStore(r *Rule) {
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
 	}
-	if r.Window > store.MaxWindow {
-		v.add("window", "must be <= %s with a store, got %s", store.MaxWindow, r.Window)
+	if r.Window > flow.MaxStoreWindow {
+		v.add("window", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.Window)
 	}
-	if r.MaxWait > store.MaxWindow {
-		v.add("maxWait", "must be <= %s with a store, got %s", store.MaxWindow, r.MaxWait)
+	if r.MaxWait > flow.MaxStoreWindow {
+		v.add("maxWait", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.MaxWait)
 	}
 	if alg := flow.Algorithm(r.Algorithm); alg == flow.TokenBucket || alg == flow.LeakyBucket || r.Kind == KindHotspot && alg == "" {
 		w := int64(cmp.Or(r.Window, time.Second))
