@@ -32,7 +32,7 @@ func TestAdaptiveRuleBlocksAtItsLimit(t *testing.T) {
 	require.True(t, errors.As(err, &b), "%v", err)
 	assert.Equal(t, core.KindAdaptive, b.Kind)
 	assert.Equal(t, "api-adaptive", b.Rule)
-	assert.Equal(t, core.ReasonAdaptive, b.Reason())
+	assert.Equal(t, string(core.KindAdaptive), b.Reason())
 	assert.Equal(t, int64(3), b.Limit)
 	assert.Zero(t, b.Window)
 	assert.False(t, b.Never, "the limit moves: the request may pass later")
@@ -52,7 +52,7 @@ func TestAdaptiveRuleBlocksAtItsLimit(t *testing.T) {
 	assert.Equal(t, int64(3), rs.Adaptive.Limit)
 	assert.Equal(t, int64(3), rs.InFlight)
 	assert.Equal(t, int64(1+3+4), rs.BlockedTotal)
-	assert.Equal(t, int64(1+3+4), snap.Resources[0].Total.BlockedBy[core.ReasonAdaptive])
+	assert.Equal(t, int64(1+3+4), snap.Resources[0].Total.BlockedBy[string(core.KindAdaptive)])
 
 	for i := range held {
 		held[i].Exit(nil)

@@ -76,7 +76,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	err = call(g, fc, "GET /fail", 0, nil)
 	b := blockedBy(t, err)
 	assert.Equal(t, core.BlockedError{Resource: "GET /fail", Rule: "fail-breaker", Kind: core.KindBreaker, RetryAfter: 3 * time.Second}, *b)
-	assert.Equal(t, core.ReasonBreaker, b.Reason())
+	assert.Equal(t, string(core.KindBreaker), b.Reason())
 	assert.Contains(t, b.Error(), "circuit open")
 
 	// Half-open: one probe; a second request while it is out is blocked.
@@ -170,7 +170,7 @@ func TestSnapshot(t *testing.T) {
 	assert.Equal(t, int64(2), a.Block)
 	assert.Equal(t, core.Totals{Pass: 2, Block: 2, Complete: 2, RT: 30 * ms,
 		RTHistogram: core.RTHistogram{0: 1, 12: 1}, // 0 and 30ms, in (2^-6 s, 2^-5 s]
-		BlockedBy:   map[string]int64{core.ReasonFlow: 1, core.ReasonConcurrency: 1}}, a.Total)
+		BlockedBy:   map[string]int64{string(core.KindFlow): 1, string(core.KindConcurrency): 1}}, a.Total)
 	assert.Equal(t, 15*ms, a.AvgRT())
 	assert.Equal(t, "GET /b", b.Resource)
 	assert.Equal(t, core.Totals{Pass: 1, Complete: 1, Error: 1, RT: 10 * ms, RTHistogram: core.RTHistogram{11: 1}}, b.Total)

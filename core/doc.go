@@ -6,8 +6,8 @@
 // "GET /items/{id}", or a gRPC method such as "/pkg.Service/Method". Rules
 // name the resources they limit exactly or by a glob ("GET /items/*", "*");
 // every rule that matches a resource applies, and a request passes only if
-// all pass. Rules are Go values (Rule), checked by ValidateRules, New and
-// SetRules with errors naming the rule, field and value; package rulesfile
+// all pass. Rules are Go values (Rule), checked by NormalizeRules, New
+// and SetRules with errors naming the rule, field and value; package rulesfile
 // reads them from YAML and JSON files. SetRules replaces them at run time
 // and keeps the counts of unchanged rules.
 //

@@ -88,7 +88,7 @@ var resourceMethods = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE
 func canonicalResource(res string) (string, error) {
 	fields := strings.Fields(res)
 	if len(fields) == 0 {
-		return res, nil // ValidateRules requires a resource
+		return res, nil // NormalizeRules requires a resource
 	}
 	if strings.HasPrefix(fields[0], "/") {
 		if len(fields) > 1 {

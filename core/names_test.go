@@ -166,7 +166,7 @@ func TestNormalizedRuleLimits(t *testing.T) {
 func TestRuleNames(t *testing.T) {
 	const allowed = "must contain only ASCII letters, digits and -_.:/{}*$#() (it is written as is in RateLimit fields, problem bodies, metrics and logs)"
 	for _, name := range []string{"50%-off", "per user", `a"b`, `a\b`, "a,b", "a;q=1", "a=b", "é", "<b>", "a\tb"} {
-		err := core.ValidateRules([]core.Rule{
+		_, err := core.NormalizeRules([]core.Rule{
 			{Name: "fine", Resource: "*", Kind: core.KindConcurrency},
 			{Name: name, Resource: "*", Kind: core.KindConcurrency},
 		})
@@ -179,7 +179,8 @@ func TestRuleNames(t *testing.T) {
 		assert.Equal(t, "name", p.Field)
 		assert.Equal(t, allowed+", got "+strconv.Quote(name), p.Msg, name)
 	}
-	require.NoError(t, core.ValidateRules([]core.Rule{{Name: "Rule-9_a.b:c/{d}*$#(e)", Resource: "*", Kind: core.KindConcurrency}}))
+	_, err := core.NormalizeRules([]core.Rule{{Name: "Rule-9_a.b:c/{d}*$#(e)", Resource: "*", Kind: core.KindConcurrency}})
+	require.NoError(t, err)
 
 	for _, tc := range []struct {
 		rule core.Rule
@@ -196,7 +197,8 @@ func TestRuleNames(t *testing.T) {
 		got, err := core.NormalizeRules([]core.Rule{tc.rule})
 		require.NoError(t, err, tc.rule.Resource)
 		assert.Equal(t, tc.want, got[0].Name)
-		assert.NoError(t, core.ValidateRules(got), "a default name is a valid name")
+		_, err = core.NormalizeRules(got)
+		assert.NoError(t, err, "a default name is a valid name")
 	}
 }
 

@@ -123,7 +123,7 @@ func TestHotspotOnMissingSharedWindow(t *testing.T) {
 	require.NoError(t, enter())
 }
 
-func TestValidateRulesOnMissing(t *testing.T) {
+func TestCheckRulesOnMissing(t *testing.T) {
 	hot := core.Rule{Name: "per-user", Resource: "*", Kind: core.KindHotspot, Param: "ip", Limit: 1}
 	with := func(r core.Rule, f func(*core.Rule)) core.Rule { f(&r); return r }
 	for _, tc := range []struct {
@@ -146,7 +146,7 @@ func TestValidateRulesOnMissing(t *testing.T) {
 		}), `rules[0] (per-user): overrides key "\x00" must not start with a NUL byte with onMissing shared (reserved for the requests without the param)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := core.ValidateRules([]core.Rule{tc.rule})
+			_, err := core.NormalizeRules([]core.Rule{tc.rule})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = core.New(core.WithRules(tc.rule))
@@ -156,8 +156,9 @@ func TestValidateRulesOnMissing(t *testing.T) {
 		})
 	}
 	for _, m := range []core.OnMissing{"", core.MissingSkip, core.MissingReject, core.MissingShared} {
-		require.NoError(t, core.ValidateRules([]core.Rule{with(hot, func(r *core.Rule) {
+		_, err := core.NormalizeRules([]core.Rule{with(hot, func(r *core.Rule) {
 			r.OnMissing, r.Overrides = m, map[string]int64{"x\x00": 1}
-		})}), m)
+		})})
+		require.NoError(t, err, m)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
 const defaultMaxKeys = hotspot.DefaultMaxKeys
 
-// Bounds that ValidateRules enforces.
+// Bounds that NormalizeRules enforces.
 const (
 	maxNameLen        = 200
 	maxResourceLen    = 1024
@@ -78,10 +78,10 @@ func (e *RulesError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// ValidateRules checks every rule of rules and returns nil when all are
+// checkRules checks every rule of rules and returns nil when all are
 // valid, or a *RulesError listing every problem, ordered by rule index and
 // then by field in the order of the rules file documentation.
-func ValidateRules(rules []Rule) error {
+func checkRules(rules []Rule) error {
 	if problems := validateRules(rules); len(problems) > 0 {
 		return &RulesError{Problems: problems}
 	}
@@ -297,11 +297,11 @@ func (v *validator) checkStore(r *Rule) {
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
 	}
-	if r.Window > store.MaxWindow {
-		v.add("window", "must be <= %s with a store, got %s", store.MaxWindow, r.Window)
+	if r.Window > flow.MaxStoreWindow {
+		v.add("window", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.Window)
 	}
-	if r.MaxWait > store.MaxWindow {
-		v.add("maxWait", "must be <= %s with a store, got %s", store.MaxWindow, r.MaxWait)
+	if r.MaxWait > flow.MaxStoreWindow {
+		v.add("maxWait", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.MaxWait)
 	}
 	if alg := flow.Algorithm(r.Algorithm); alg == flow.TokenBucket || alg == flow.LeakyBucket || r.Kind == KindHotspot && alg == "" {
 		w := int64(cmp.Or(r.Window, time.Second))
@@ -515,8 +515,10 @@ func defaultName(r Rule) string {
 	return b.String()
 }
 
-// NormalizeRules validates rules like ValidateRules and, when they are all
-// valid, returns a copy with every resource in canonical form
+// NormalizeRules checks every rule of rules and returns a *RulesError
+// listing every problem, ordered by rule index and then by field in the
+// order of the rules file documentation; when they are all valid, it
+// returns a copy with every resource in canonical form
 // (see Rule.Resource) and every default applied: window 1s, algorithm
 // leap-array (flow) or token-bucket (hotspot), 10 leap-array buckets,
 // coldFactor 3 with warmup, MaxKeys 100000, and a name for every unnamed
@@ -525,7 +527,7 @@ func defaultName(r Rule) string {
 // bytes when longer, with a suffix #2, #3, ... when an earlier unnamed rule
 // or any named one already has it. The copy shares no map with rules.
 func NormalizeRules(rules []Rule) ([]Rule, error) {
-	if err := ValidateRules(rules); err != nil {
+	if err := checkRules(rules); err != nil {
 		return nil, err
 	}
 	return normalize(rules), nil

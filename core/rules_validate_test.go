@@ -41,7 +41,7 @@ func TestProblemString(t *testing.T) {
 	}
 }
 
-func TestValidateRulesValid(t *testing.T) {
+func TestCheckRulesValid(t *testing.T) {
 	rules := []Rule{
 		{Resource: "GET /items/{id}", Kind: KindFlow, Limit: 100},
 		{Resource: "*", Kind: KindFlow, Limit: 10, Algorithm: "token-bucket", Burst: 5},
@@ -54,11 +54,11 @@ func TestValidateRulesValid(t *testing.T) {
 		{Resource: "*", Kind: KindHotspot, Param: "tenant_id.v-2", Algorithm: "concurrency", Overrides: map[string]int64{"a": 0}},
 		{Name: "named", Resource: "*", Kind: KindHotspot, Param: "path:id", Overrides: map[string]int64{}},
 	}
-	require.NoError(t, ValidateRules(rules))
-	require.NoError(t, ValidateRules(nil))
+	require.NoError(t, checkRules(rules))
+	require.NoError(t, checkRules(nil))
 }
 
-func TestValidateRulesProblems(t *testing.T) {
+func TestCheckRulesProblems(t *testing.T) {
 	long := strings.Repeat("x", 1025)
 	for _, tc := range []struct {
 		name string
@@ -229,12 +229,12 @@ func TestValidateRulesProblems(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, problemLines(t, ValidateRules([]Rule{tc.rule})))
+			assert.Equal(t, tc.want, problemLines(t, checkRules([]Rule{tc.rule})))
 		})
 	}
 }
 
-func TestValidateRulesParam(t *testing.T) {
+func TestCheckRulesParam(t *testing.T) {
 	const want = "(want header, query, cookie, path or metadata)"
 	for param, msg := range map[string]string{
 		"header:X-User-ID": "",
@@ -257,7 +257,7 @@ func TestValidateRulesParam(t *testing.T) {
 		"9lives":           `param must be KIND:NAME ` + want + `, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got "9lives"`,
 		"user id":          `param must be KIND:NAME ` + want + `, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got "user id"`,
 	} {
-		err := ValidateRules([]Rule{{Resource: "*", Kind: KindHotspot, Param: param}})
+		err := checkRules([]Rule{{Resource: "*", Kind: KindHotspot, Param: param}})
 		if msg == "" {
 			assert.NoError(t, err, param)
 			continue
@@ -266,8 +266,8 @@ func TestValidateRulesParam(t *testing.T) {
 	}
 }
 
-func TestValidateRulesDuplicateNames(t *testing.T) {
-	err := ValidateRules([]Rule{
+func TestCheckRulesDuplicateNames(t *testing.T) {
+	err := checkRules([]Rule{
 		{Name: "a", Resource: "*", Kind: KindConcurrency},
 		{Name: "b", Resource: "*", Kind: KindConcurrency},
 		{Name: "a", Resource: "*", Kind: KindConcurrency},
@@ -342,7 +342,7 @@ func TestNormalizeRulesLongNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "concurrency:"+strings.Repeat("_", 188), got[0].Name) // 12 + 188 bytes; 'é' is not in the name charset
 	assert.Equal(t, "concurrency:"+strings.Repeat("_", 186)+"#2", got[1].Name)
-	require.NoError(t, ValidateRules(got))
+	require.NoError(t, checkRules(got))
 }
 
 func TestNormalizeRulesInvalid(t *testing.T) {
@@ -351,12 +351,12 @@ func TestNormalizeRulesInvalid(t *testing.T) {
 	assert.EqualError(t, err, "rules[0] (per-user): limit must be >= 0, got -5")
 }
 
-// TestValidateRulesNumbers: values the limiters cannot honour exactly are
+// TestCheckRulesNumbers: values the limiters cannot honour exactly are
 // refused, each problem naming the rule, the field and the largest value
 // allowed (before, burst 1000000 on 2 per 24h passed and then rejected
 // every request, and a window near the longest Duration admitted every
 // one).
-func TestValidateRulesNumbers(t *testing.T) {
+func TestCheckRulesNumbers(t *testing.T) {
 	day := 24 * time.Hour
 	rules := []Rule{
 		{Name: "daily", Resource: "*", Kind: KindFlow, Limit: 2, Window: day, Algorithm: "token-bucket", Burst: 1_000_000},
@@ -375,5 +375,5 @@ func TestValidateRulesNumbers(t *testing.T) {
 		"rules[4] (per-user): burst must be <= 51 with limit 1 per 24h0m0s (a spent bucket must fill within 1250h59m59.627370496s, and limit+burst be <= 4503599627370496), got 1000000",
 		"rules[5] (per-user-wait): maxWait must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
 		"rules[6] (per-user-window): window must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
-	}, problemLines(t, ValidateRules(rules)))
+	}, problemLines(t, checkRules(rules)))
 }

@@ -13,26 +13,22 @@ import (
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
-// Reasons a request is blocked for, as Totals.BlockedBy counts them: the
-// kind of the rule that blocked it, ReasonFallback when a rule with a
-// store blocked it by its failure policy while the store failed, or
-// ReasonCancelled when its context ended while it waited for its turn
-// (leaky bucket).
+// Reasons a request is blocked for that are not a rule kind. A request a
+// rule blocks counts under its kind's name (string(KindFlow), ...),
+// ReasonFallback when a rule with a store blocked it by its failure
+// policy while the store failed, and ReasonCancelled when its context
+// ended while it waited for its turn (leaky bucket): Totals.BlockedBy
+// counts by these names.
 const (
-	ReasonFlow        = string(KindFlow)
-	ReasonConcurrency = string(KindConcurrency)
-	ReasonHotspot     = string(KindHotspot)
-	ReasonBreaker     = string(KindBreaker)
-	ReasonAdaptive    = string(KindAdaptive)
-	ReasonSystem      = string(KindSystem)
-	ReasonFallback    = "fallback"
-	ReasonCancelled   = "cancelled"
+	ReasonFallback  = "fallback"
+	ReasonCancelled = "cancelled"
 )
 
-// Reasons returns the block reasons in a fixed order, in a new slice.
+// Reasons returns the block reasons in a fixed order, in a new slice: the
+// rule kinds' names, ReasonFallback and ReasonCancelled.
 func Reasons() []string { return slices.Clone(reasons[:]) }
 
-var reasons = [numReasons]string{ReasonFlow, ReasonConcurrency, ReasonHotspot, ReasonBreaker, ReasonFallback, ReasonCancelled, ReasonAdaptive, ReasonSystem}
+var reasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker), ReasonFallback, ReasonCancelled, string(KindAdaptive), string(KindSystem)}
 
 const numReasons = 8
 

@@ -30,7 +30,7 @@ func TestStoreBucketLimits(t *testing.T) {
 		{rule(KindFlow, "leaky-bucket", 300_001, nil), "limit must be <= 31622 with a store and a window of 1s"},
 		{rule(KindHotspot, "", 10, map[string]int64{"10.0.0.1": 300_001, "10.0.0.2": 500_000}), `rules[0] (r): overrides value "10.0.0.1": must be <= 31622 with a store and a window of 1s`},
 	} {
-		err := ValidateRules([]Rule{tc.r})
+		err := checkRules([]Rule{tc.r})
 		if tc.want == "" {
 			assert.NoError(t, err, "%+v", tc.r)
 			continue

@@ -135,7 +135,7 @@ func TestSystemRuleSignals(t *testing.T) {
 					}
 					b := blockedBy(t, err)
 					assert.Equal(t, core.KindSystem, b.Kind, "step %d", i)
-					assert.Equal(t, core.ReasonSystem, b.Reason())
+					assert.Equal(t, string(core.KindSystem), b.Reason())
 					assert.False(t, b.Never)
 					assert.Positive(t, b.RetryAfter)
 					if st.wantLimit != 0 {
@@ -149,7 +149,7 @@ func TestSystemRuleSignals(t *testing.T) {
 			snap := g.Snapshot()
 			require.NotNil(t, snap.Rules[0].System)
 			assert.Zero(t, snap.Rules[0].InFlight)
-			assert.Positive(t, snap.Resources[0].Total.BlockedBy[core.ReasonSystem])
+			assert.Positive(t, snap.Resources[0].Total.BlockedBy[string(core.KindSystem)])
 		})
 	}
 }

@@ -120,6 +120,9 @@ func New(opts ...Option) (*Extractor, error) {
 // peers in these prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare
 // addresses ("192.168.1.7", a /32 or /128). Options add up. The error names
 // the bad value.
+//
+// Prefixes are compared with addresses as IPv4 for IPv4 and IPv4-mapped
+// IPv6 alike: "::ffff:10.0.0.0/104" is "10.0.0.0/8".
 func WithTrustedProxies(prefixes ...string) Option {
 	return optionFunc(func(c *config) error {
 		for _, s := range prefixes {
@@ -128,24 +131,6 @@ func WithTrustedProxies(prefixes ...string) Option {
 				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", s)
 			}
 			c.trusted = appendPrefix(c.trusted, p)
-		}
-		return nil
-	})
-}
-
-// WithTrustedProxyPrefixes is WithTrustedProxies for parsed prefixes. An
-// invalid (zero) prefix is an error.
-//
-// Prefixes are compared with addresses as IPv4 for IPv4 and IPv4-mapped
-// IPv6 alike: "::ffff:10.0.0.0/104" is "10.0.0.0/8".
-func WithTrustedProxyPrefixes(prefixes ...netip.Prefix) Option {
-	return optionFunc(func(c *config) error {
-		for i, p := range prefixes {
-			n, ok := normalizePrefix(p)
-			if !ok {
-				return fmt.Errorf("extractors: WithTrustedProxyPrefixes: prefix %d (%v) is not valid (an IPv4-mapped prefix must be at least /96)", i, p)
-			}
-			c.trusted = appendPrefix(c.trusted, n)
 		}
 		return nil
 	})

@@ -23,9 +23,7 @@ func TestNewOptionErrors(t *testing.T) {
 		{"proxy garbage", extractors.WithTrustedProxies("10.0.0.0/8", "nope"), `WithTrustedProxies: "nope"`},
 		{"proxy bad bits", extractors.WithTrustedProxies("10.0.0.0/33"), `WithTrustedProxies: "10.0.0.0/33"`},
 		{"proxy empty", extractors.WithTrustedProxies(""), `WithTrustedProxies: ""`},
-		{"zero prefix", extractors.WithTrustedProxyPrefixes(netip.Prefix{}), "WithTrustedProxyPrefixes: prefix 0"},
 		{"short mapped prefix", extractors.WithTrustedProxies("::ffff:0:0/80"), `WithTrustedProxies: "::ffff:0:0/80"`},
-		{"short mapped prefixes", extractors.WithTrustedProxyPrefixes(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::ffff:0:0/90")), "WithTrustedProxyPrefixes: prefix 1"},
 		{"value len 0", extractors.WithMaxValueLen(0), "WithMaxValueLen: must be >= 1, got 0"},
 		{"values -1", extractors.WithMaxValues(-1), "WithMaxValues: must be >= 1, got -1"},
 		{"http custom bad name", extractors.WithHTTPParam("header:x", httpFn), `WithHTTPParam: "header:x" is not a custom param name`},
@@ -83,7 +81,6 @@ func TestTrustedProxyForms(t *testing.T) {
 		{"mapped peer", extractors.WithTrustedProxies("10.0.0.0/8"), "[::ffff:10.0.0.1]:1", true},
 		{"mapped prefix", extractors.WithTrustedProxies("::ffff:10.0.0.0/104"), "10.0.0.1:1", true},
 		{"zoned peer", extractors.WithTrustedProxies("fe80::/10"), "[fe80::1%eth0]:1", true},
-		{"prefixes", extractors.WithTrustedProxyPrefixes(netip.MustParsePrefix("127.0.0.0/8")), "127.0.0.1:1", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, err := extractors.New(tc.opt)

@@ -40,7 +40,7 @@ func FuzzParseParam(f *testing.F) {
 	r.Header.Set("X-A", "1, 2")
 	f.Fuzz(func(t *testing.T, spec string) {
 		p, err := extractors.ParseParam(spec)
-		coreErr := core.ValidateRules([]core.Rule{{Resource: "*", Kind: core.KindHotspot, Param: spec, Limit: 1}})
+		_, coreErr := core.NormalizeRules([]core.Rule{{Resource: "*", Kind: core.KindHotspot, Param: spec, Limit: 1}})
 		if (err == nil) != (coreErr == nil) {
 			t.Fatalf("spec %q: ParseParam error %v, core error %v", spec, err, coreErr)
 		}

@@ -68,7 +68,7 @@ func TestParseParamAgreesWithCore(t *testing.T) {
 		"custom1", "a.b-c_d", "", "header:", "header: x", "form:x", "1x", "x y", "ip:x", ":", "a:b:c", "query:é",
 		"header:\t", "_x", "x\u00e9",
 	} {
-		coreErr := core.ValidateRules([]core.Rule{{Resource: "*", Kind: core.KindHotspot, Param: spec, Limit: 1}})
+		_, coreErr := core.NormalizeRules([]core.Rule{{Resource: "*", Kind: core.KindHotspot, Param: spec, Limit: 1}})
 		_, err := extractors.ParseParam(spec)
 		assert.Equal(t, coreErr == nil, err == nil, "spec %q: core says %v, ParseParam says %v", spec, coreErr, err)
 	}

@@ -86,5 +86,5 @@ func TestAdaptiveRuleFindsALimitOverLoopback(t *testing.T) {
 	assert.Equal(t, "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity", p.Type)
 	assert.Equal(t, "api-adaptive", p.Rule)
 	snap := g.Snapshot()
-	assert.Equal(t, shed.Load(), snap.Resources[0].Total.BlockedBy[core.ReasonAdaptive])
+	assert.Equal(t, shed.Load(), snap.Resources[0].Total.BlockedBy[string(core.KindAdaptive)])
 }

@@ -104,7 +104,7 @@ func TestSystemRuleOverLoopback(t *testing.T) {
 	snap := g.Snapshot()
 	var blocked int64
 	for _, r := range snap.Resources {
-		blocked += r.Total.BlockedBy[core.ReasonSystem]
+		blocked += r.Total.BlockedBy[string(core.KindSystem)]
 	}
 	assert.Equal(t, int64(2), blocked, "counted under their own reason")
 }

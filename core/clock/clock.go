@@ -15,21 +15,27 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// System is the real monotonic clock. Its Now costs one monotonic clock
-// reading (time.Since on a time carrying a monotonic reading); it is not
-// affected by changes of the wall clock.
-type System struct {
+// NewSystem returns the real monotonic clock, whose origin is the moment of
+// the call. Its Now costs one monotonic clock reading (time.Since on a time
+// carrying a monotonic reading); it is not affected by changes of the wall
+// clock.
+func NewSystem() Clock { return &system{origin: time.Now()} }
+
+// IsSystem reports whether c is a clock NewSystem made: the real time
+// passes as c's does.
+func IsSystem(c Clock) bool {
+	_, ok := c.(*system)
+	return ok
+}
+
+// system is the clock NewSystem makes.
+type system struct {
 	origin time.Time
 }
 
-// NewSystem returns a System clock whose origin is the moment of the call.
-func NewSystem() *System { return &System{origin: time.Now()} }
+func (s *system) Now() time.Duration { return time.Since(s.origin) }
 
-// Now returns the monotonic time elapsed since the clock was made.
-func (s *System) Now() time.Duration { return time.Since(s.origin) }
-
-// Sleep waits for d or until ctx is done.
-func (s *System) Sleep(ctx context.Context, d time.Duration) error {
+func (s *system) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -32,8 +32,8 @@
 //
 // # JSON
 //
-// GET <mount>/api/snapshot returns a Snapshot: the Guard's core.Snapshot
-// and core.History with lower-camel keys, durations in milliseconds
+// GET <mount>/api/snapshot returns the Guard's core.Snapshot and
+// core.History as JSON, with lower-camel keys, durations in milliseconds
 // (floats), breaker states as words. Without a query it brings the history
 // of the last WithHistory seconds; with ?after=MS, the seconds that ended
 // after MS, a time on the Guard's clock in milliseconds (the historyAt of

@@ -36,7 +36,9 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer res.Body.Close()
-	var snap dashboard.Snapshot
+	var snap struct { // the fields of the JSON this example reads (see package doc)
+		Rules []struct{ Name, Resource, Summary string }
+	}
 	if err := json.NewDecoder(res.Body).Decode(&snap); err != nil {
 		log.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,13 +10,13 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// Snapshot is the JSON the dashboard's page polls (see package doc): a
+// snapshot is the JSON the dashboard's page polls (see package doc): a
 // core.Snapshot with durations in milliseconds and lower-camel keys.
-type Snapshot struct {
+type snapshot struct {
 	Time          time.Time  `json:"time"` // wall clock of the server
-	Resources     []Resource `json:"resources"`
-	Rules         []Rule     `json:"rules"`
-	Stores        []Store    `json:"stores"`
+	Resources     []resource `json:"resources"`
+	Rules         []rule     `json:"rules"`
+	Stores        []store    `json:"stores"`
 	DroppedEvents int64      `json:"droppedEvents"`
 	// HistoryEnd places the series of the resources' and rules' History
 	// in time: their last point is the second ending at HistoryEnd (the
@@ -28,12 +27,12 @@ type Snapshot struct {
 	HistoryAt  int64     `json:"historyAt"`
 }
 
-// Series are values per second, oldest first; null (NaN in Go) where not
+// series are values per second, oldest first; null (NaN in Go) where not
 // known.
-type Series []float64
+type series []float64
 
 // MarshalJSON writes s as an array of numbers, null for NaN.
-func (s Series) MarshalJSON() ([]byte, error) {
+func (s series) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 2+4*len(s))
 	b = append(b, '[')
 	for i, v := range s {
@@ -49,24 +48,8 @@ func (s Series) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-// UnmarshalJSON reads s, null as NaN.
-func (s *Series) UnmarshalJSON(b []byte) error {
-	var raw []*float64
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*s = make(Series, len(raw))
-	for i, v := range raw {
-		(*s)[i] = math.NaN()
-		if v != nil {
-			(*s)[i] = *v
-		}
-	}
-	return nil
-}
-
-// Resource is a resource's statistics: over the last second, and totals.
-type Resource struct {
+// resource is a resource's statistics: over the last second, and totals.
+type resource struct {
 	Name     string  `json:"name"`
 	InFlight int64   `json:"inFlight"`
 	Pass     int64   `json:"pass"`
@@ -76,17 +59,17 @@ type Resource struct {
 	AvgRTMs  float64 `json:"avgRtMs"`
 	MinRTMs  float64 `json:"minRtMs"`
 	Peak     int64   `json:"peak"`
-	Total    Totals  `json:"total"`
+	Total    totals  `json:"total"`
 	// History is the resource's history (core.ResourceHistory), by
 	// series: "pass", "block" and "error" per second, "avgRtMs",
 	// "p50RtMs" and "p99RtMs" the average response time of each second and
 	// its percentiles; absent for the resources beyond those the Guard
 	// keeps one for.
-	History map[string]Series `json:"history,omitempty"`
+	History map[string]series `json:"history,omitempty"`
 }
 
-// Totals are a resource's counts since the Guard first saw it.
-type Totals struct {
+// totals are a resource's counts since the Guard first saw it.
+type totals struct {
 	Pass     int64   `json:"pass"`
 	Block    int64   `json:"block"`
 	Complete int64   `json:"complete"`
@@ -98,8 +81,8 @@ type Totals struct {
 	BlockedBy map[string]int64 `json:"blockedBy"`
 }
 
-// Rule is a rule in force and its statistics.
-type Rule struct {
+// rule is a rule in force and its statistics.
+type rule struct {
 	Name         string   `json:"name"`
 	Kind         string   `json:"kind"`
 	Resource     string   `json:"resource"`
@@ -108,7 +91,7 @@ type Rule struct {
 	BlockedTotal int64    `json:"blockedTotal"`
 	Fallbacks    int64    `json:"fallbacks"`
 	InFlight     int64    `json:"inFlight"`
-	Breaker      *Breaker `json:"breaker,omitempty"`
+	Breaker      *breaker `json:"breaker,omitempty"`
 	// Evaluated counts the requests the rule was checked against
 	// (core.RuleStats.Evaluated).
 	Evaluated int64 `json:"evaluated"`
@@ -134,17 +117,17 @@ type Rule struct {
 	// History is the rule's history (core.RuleHistory), by series:
 	// "blocked", "shadowed" and "evaluated" per second, the "limit" in
 	// force and the "use" of it.
-	History map[string]Series `json:"history,omitempty"`
+	History map[string]series `json:"history,omitempty"`
 	// TopBlocked are the values of a hotspot rule's param it blocked most
 	// (core.WithTopBlockedValues), highest first; absent without.
 	TopBlocked []core.BlockedValue `json:"topBlocked,omitempty"`
 }
 
-// maxRuleResources bounds the resources listed per rule (Rule.Resources).
+// maxRuleResources bounds the resources listed per rule (rule.Resources).
 const maxRuleResources = 10
 
-// Breaker is the state of a breaker rule.
-type Breaker struct {
+// breaker is the state of a breaker rule.
+type breaker struct {
 	State        string  `json:"state"` // closed, open or half-open
 	Requests     int64   `json:"requests"`
 	Bad          int64   `json:"bad"`
@@ -152,8 +135,8 @@ type Breaker struct {
 	RetryAfterMs float64 `json:"retryAfterMs"`
 }
 
-// Store is the health of a shared store.
-type Store struct {
+// store is the health of a shared store.
+type store struct {
 	Name      string `json:"name"`
 	Healthy   bool   `json:"healthy"`
 	Errors    int64  `json:"errors"`
@@ -163,17 +146,17 @@ type Store struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // view returns the JSON form of s and h, taken at now.
-func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
-	out := Snapshot{Time: now.UTC(), DroppedEvents: s.DroppedEvents, Resources: []Resource{}, Rules: []Rule{}, Stores: []Store{},
+func view(s core.Snapshot, h core.History, now time.Time) snapshot {
+	out := snapshot{Time: now.UTC(), DroppedEvents: s.DroppedEvents, Resources: []resource{}, Rules: []rule{}, Stores: []store{},
 		HistoryEnd: now.Add(h.End - s.At).UTC(), HistoryAt: h.End.Milliseconds()}
-	resHist := map[string]map[string]Series{}
+	resHist := map[string]map[string]series{}
 	for _, r := range h.Resources {
-		resHist[r.Resource] = map[string]Series{"pass": r.Pass, "block": r.Block, "error": r.Error,
+		resHist[r.Resource] = map[string]series{"pass": r.Pass, "block": r.Block, "error": r.Error,
 			"avgRtMs": r.AvgRT, "p50RtMs": r.P50RT, "p99RtMs": r.P99RT}
 	}
-	ruleHist := map[string]map[string]Series{}
+	ruleHist := map[string]map[string]series{}
 	for _, r := range h.Rules {
-		ruleHist[r.Rule] = map[string]Series{"blocked": r.Blocked, "shadowed": r.Shadowed, "evaluated": r.Evaluated,
+		ruleHist[r.Rule] = map[string]series{"blocked": r.Blocked, "shadowed": r.Shadowed, "evaluated": r.Evaluated,
 			"limit": r.Limit, "use": r.Use}
 	}
 	for _, r := range s.Resources {
@@ -186,16 +169,16 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 		if t.Complete > 0 {
 			avg = t.RT / time.Duration(t.Complete)
 		}
-		out.Resources = append(out.Resources, Resource{
+		out.Resources = append(out.Resources, resource{
 			Name: r.Resource, InFlight: r.InFlight, Pass: r.Pass, Block: r.Block, Complete: r.Complete, Error: r.Error,
 			AvgRTMs: ms(r.AvgRT()), MinRTMs: ms(r.MinRT), Peak: r.Peak,
-			Total: Totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error,
+			Total: totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error,
 				RTMs: ms(t.RT), AvgRTMs: ms(avg), BlockedBy: blockedBy},
 			History: resHist[r.Resource],
 		})
 	}
 	for _, r := range s.Rules {
-		v := Rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
+		v := rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
 			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), maxRuleResources)], ResourceCount: len(r.Resources),
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
@@ -205,12 +188,12 @@ func view(s core.Snapshot, h core.History, now time.Time) Snapshot {
 		}
 		v.TopBlocked = r.TopBlocked
 		if b := r.Breaker; b != nil {
-			v.Breaker = &Breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
+			v.Breaker = &breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}
 		out.Rules = append(out.Rules, v)
 	}
 	for _, st := range s.Stores {
-		out.Stores = append(out.Stores, Store{Name: st.Name, Healthy: st.Healthy, Errors: st.Errors, Fallbacks: st.Fallbacks})
+		out.Stores = append(out.Stores, store{Name: st.Name, Healthy: st.Healthy, Errors: st.Errors, Fallbacks: st.Fallbacks})
 	}
 	return out
 }

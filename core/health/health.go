@@ -9,27 +9,27 @@ import (
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// Report is the body Handler serves.
-type Report struct {
+// report is the body Handler serves (see package doc).
+type report struct {
 	// Ready is false when a requirement fails (RequireStores,
 	// RequireRules); the status is then 503.
 	Ready bool `json:"ready"`
 	// Problems says why it is not ready, one line per failed requirement.
 	Problems []string `json:"problems,omitempty"`
-	Stores   []Store  `json:"stores"`
-	Rules    Rules    `json:"rules"`
+	Stores   []store  `json:"stores"`
+	Rules    rules    `json:"rules"`
 }
 
-// Store is a shared store's state (core.StoreStatus).
-type Store struct {
+// store is a shared store's state (core.StoreStatus).
+type store struct {
 	Name      string `json:"name"`
 	Healthy   bool   `json:"healthy"`
 	Errors    int64  `json:"errors"`
 	Fallbacks int64  `json:"fallbacks"`
 }
 
-// Rules is the state of the rules in force and of their file.
-type Rules struct {
+// rules is the state of the rules in force and of their file.
+type rules struct {
 	// Count is the number of rules in force.
 	Count int `json:"count"`
 	// File is the watched rules file (WithWatcher), "" without one.
@@ -101,10 +101,10 @@ type handler struct {
 }
 
 // check returns the report of the Guard's readiness now.
-func (h *handler) check() Report {
-	r := Report{Ready: true, Stores: []Store{}}
+func (h *handler) check() report {
+	r := report{Ready: true, Stores: []store{}}
 	for _, s := range h.g.Stores() {
-		r.Stores = append(r.Stores, Store(s))
+		r.Stores = append(r.Stores, store(s))
 		if !s.Healthy && h.cfg.requireStores {
 			r.Ready = false
 			r.Problems = append(r.Problems, "store "+s.Name+" is down")

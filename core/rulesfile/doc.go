@@ -18,7 +18,7 @@
 // Schema, for editors; Rules decodes a rules list kept in another
 // configuration file.
 //
-// Package core validates the rules (core.ValidateRules, core.New,
+// Package core validates the rules (core.NormalizeRules, core.New,
 // core.Guard.SetRules); this package reads the file and gives each problem
 // core finds the line of its rule and field. A rule of a file on its way to a
 // Guard (NewGuard, Watcher) is validated once, by core.

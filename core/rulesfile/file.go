@@ -86,7 +86,7 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // core.NormalizeRules), or a *core.RulesError listing every problem of the
 // file, each with its line: syntax, unknown fields (with the field meant,
 // when close), values of the wrong type, duplicate keys, and every problem
-// core.ValidateRules finds.
+// core.NormalizeRules finds.
 //
 // A file that may have been cut short is refused, so that a rules file
 // caught halfway through a write, or left so by a full disk or a crash,
@@ -129,7 +129,7 @@ type file struct {
 
 // read reads the rules file data without validating its rules. When the
 // file has problems of its own (see Parse), it returns a *core.RulesError
-// of those and of every problem core.ValidateRules finds in the fields it
+// of those and of every problem core.NormalizeRules finds in the fields it
 // could read.
 func read(data []byte, format Format) (*file, error) {
 	if len(data) > maxFileSize {
@@ -152,8 +152,10 @@ func read(data []byte, format Format) (*file, error) {
 	}
 	if p.problems != nil {
 		var validated []core.Problem
-		if rerr, ok := core.ValidateRules(rules).(*core.RulesError); ok {
-			validated = rerr.Problems
+		if _, err := core.NormalizeRules(rules); err != nil {
+			if rerr, ok := err.(*core.RulesError); ok {
+				validated = rerr.Problems
+			}
 		}
 		return nil, &core.RulesError{Problems: p.merge(validated)}
 	}

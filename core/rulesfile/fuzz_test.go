@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 				}
 				continue
 			}
-			if err := core.ValidateRules(rules); err != nil {
+			if _, err := core.NormalizeRules(rules); err != nil {
 				t.Fatalf("format %d: parsed rules are invalid: %v", format, err)
 			}
 			for _, r := range rules {

@@ -65,7 +65,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 }
 
 // withLines returns err with the line of each problem of a *core.RulesError
-// (which core.Guard.SetRules and core.ValidateRules return), for a rule set
+// (which core.Guard.SetRules and core.NormalizeRules return), for a rule set
 // whose rules from first on are this file's rules: the problems of those
 // rules are renumbered from 0 and given the line of their field. Other
 // errors are returned as they are.

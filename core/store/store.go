@@ -45,16 +45,11 @@ type Limit struct {
 	// Algorithm is SlidingCounter, TokenBucket or LeakyBucket.
 	Algorithm Algorithm
 	Limit     int64         // requests per Window
-	Window    time.Duration // > 0
+	Window    time.Duration // > 0, at most 30 days
 	Burst     int64         // token bucket: tokens above Limit
-	MaxWait   time.Duration // leaky bucket: the longest a request may wait for its turn
+	MaxWait   time.Duration // leaky bucket: the longest a request may wait for its turn, at most 30 days
 	Mode      Mode          // default Exact
 }
-
-// MaxWindow bounds a limit's Window and MaxWait: times stay far from
-// int64's range, and differences of times exact in a store's arithmetic
-// (Lua's doubles, for Redis).
-const MaxWindow = 30 * 24 * time.Hour
 
 // Algorithms returns the algorithms a Store supports, in a new slice.
 func Algorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
@@ -83,8 +78,8 @@ func (l Limit) validate() error {
 		return fmt.Errorf("burst must be >= 0, got %d", l.Burst)
 	case l.MaxWait < 0:
 		return fmt.Errorf("maxWait must be >= 0, got %s", l.MaxWait)
-	case l.Window > MaxWindow || l.MaxWait > MaxWindow:
-		return fmt.Errorf("window and maxWait must be <= %s with a store, got %s and %s", MaxWindow, l.Window, l.MaxWait)
+	case l.Window > flow.MaxStoreWindow || l.MaxWait > flow.MaxStoreWindow:
+		return fmt.Errorf("window and maxWait must be <= %s with a store, got %s and %s", flow.MaxStoreWindow, l.Window, l.MaxWait)
 	case l.Mode != "" && l.Mode != Exact && l.Mode != Approximate:
 		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
 	}

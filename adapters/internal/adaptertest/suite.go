@@ -986,7 +986,7 @@ func testBreaker(t *testing.T, f Factory) {
 	snap := s.guard.Snapshot()
 	require.NotNil(t, snap.Rules[1].Breaker)
 	assert.Equal(t, int64(2), snap.Rules[1].Breaker.Trips)
-	assert.Equal(t, int64(3), snap.Resources[0].Total.BlockedBy[core.ReasonBreaker])
+	assert.Equal(t, int64(3), snap.Resources[0].Total.BlockedBy[string(core.KindBreaker)])
 }
 
 func testBreakerSlow(t *testing.T, f Factory) {
@@ -1063,7 +1063,7 @@ func testBreakerRecovers(t *testing.T, f Factory) {
 	assert.Equal(t, "open", snap.Rules[0].Breaker.State.String())
 	assert.Equal(t, int64(2), snap.Rules[0].Breaker.Trips)
 	require.Len(t, snap.Resources, 1)
-	assert.Equal(t, int64(5), snap.Resources[0].Total.BlockedBy[core.ReasonBreaker])
+	assert.Equal(t, int64(5), snap.Resources[0].Total.BlockedBy[string(core.KindBreaker)])
 }
 
 // testBreakerResponse checks a breaker's response byte for byte, with the

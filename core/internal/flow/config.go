@@ -49,6 +49,11 @@ const (
 	// (the time a spent bucket takes to fill). About 52 days: times stay
 	// far from int64's range, and differences of times exact in float64.
 	MaxSpan = time.Duration(1 << 52)
+	// MaxStoreWindow bounds the Window and MaxWait of a limit kept in a
+	// store (store.Limit, a rule with a store): times stay far from
+	// int64's range, and differences of times exact in a store's
+	// arithmetic (Lua's doubles, for Redis).
+	MaxStoreWindow = 30 * 24 * time.Hour
 )
 
 // Config describes one flow limit: at most Limit requests per Window, by

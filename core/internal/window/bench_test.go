@@ -11,7 +11,7 @@ import (
 // BenchmarkLeapArrayAdd measures Add with readings of the system clock, so
 // buckets rotate every 100ms as in production.
 func BenchmarkLeapArrayAdd(b *testing.B) {
-	setup := func(b *testing.B) (*window.LeapArray, *clock.System) {
+	setup := func(b *testing.B) (*window.LeapArray, clock.Clock) {
 		a, err := window.New(10, time.Second)
 		if err != nil {
 			b.Fatal(err)

@@ -89,7 +89,7 @@ func (w *Worker) Close() {
 // Sleep waits d, at most Poll when c is not the system clock, and reports
 // false when ctx ended first.
 func Sleep(ctx context.Context, c clock.Clock, d time.Duration) bool {
-	if _, real := c.(*clock.System); !real {
+	if !clock.IsSystem(c) {
 		d = min(d, Poll)
 	}
 	t := time.NewTimer(d)

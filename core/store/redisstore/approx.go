@@ -100,7 +100,7 @@ func (e *entry) dead() bool { return e.state.Load()&stDead != 0 }
 // of the offset is off by up to half a round trip, and a pacing decision
 // made on a clock that stepped back would make a request wait longer than
 // its slot.
-func (s *Store) now() int64 { return max(int64(s.clk.Now())+s.offset.Load(), s.floor.Load()) }
+func (s *Store) now() int64 { return max(int64(time.Since(s.start))+s.offset.Load(), s.floor.Load()) }
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window), id: s.id + "." + strconv.FormatInt(s.serial.Add(1), 36)}
@@ -542,12 +542,12 @@ func (s *Store) exchange(ctx context.Context, e *entry) error {
 func (s *Store) fetchOffset(ctx context.Context) error {
 	c := s.getCall()
 	c.script, c.keys, c.args = scriptTime, c.keys[:0], c.args[:0]
-	before := int64(s.clk.Now())
+	before := int64(time.Since(s.start))
 	if err := s.do(ctx, c); err != nil {
 		s.setErr(err)
 		return err
 	}
-	after := int64(s.clk.Now())
+	after := int64(time.Since(s.start))
 	err := s.setOffset(c.val, before, after)
 	s.putCall(c)
 	s.setErr(err)
@@ -594,7 +594,7 @@ func (s *Store) setOffset(val any, before, after int64) error {
 	if old := s.offset.Load(); s.offsetKnown.Load() && offset < old {
 		// The time seen through the old offset so far becomes the floor,
 		// before the lower offset is in.
-		seen := int64(s.clk.Now()) + old
+		seen := int64(time.Since(s.start)) + old
 		for f := s.floor.Load(); f < seen && !s.floor.CompareAndSwap(f, seen); f = s.floor.Load() {
 		}
 	}
@@ -670,7 +670,7 @@ func (s *Store) syncLoop() {
 func (s *Store) syncOnce() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	start := int64(s.clk.Now())
+	start := int64(time.Since(s.start))
 	gen := s.gen.Add(1)
 	now := s.now()
 	s.retiredMu.Lock()
@@ -715,7 +715,7 @@ func (s *Store) syncOnce() {
 // Stats.MaxSyncGap. Under syncMu.
 func (s *Store) syncDone(start int64) {
 	if prev := s.okSyncStart.Load(); prev != 0 {
-		if gap := int64(s.clk.Now()) - prev; gap > s.maxSyncGap.Load() {
+		if gap := int64(time.Since(s.start)) - prev; gap > s.maxSyncGap.Load() {
 			s.maxSyncGap.Store(gap)
 		}
 	}
@@ -725,7 +725,7 @@ func (s *Store) syncDone(start int64) {
 func (s *Store) syncChunk(chunk []*entry, gen int64) error {
 	calls := make([]*call, len(chunk)+1)
 	calls[0] = &call{script: scriptTime}
-	before := int64(s.clk.Now())
+	before := int64(time.Since(s.start))
 	now := before + s.offset.Load()
 	snaps := make([]snapshot, len(chunk))
 	for i, e := range chunk {
@@ -735,7 +735,7 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.clientTimeout())
 	defer cancel()
 	s.run(ctx, calls)
-	after := int64(s.clk.Now())
+	after := int64(time.Since(s.start))
 	var firstErr error
 	if calls[0].err != nil {
 		firstErr = calls[0].err

@@ -24,7 +24,7 @@ func TestViewOfRedisClockNeverGoesBack(t *testing.T) {
 		return []any{strconv.FormatInt(at.Unix(), 10), strconv.FormatInt(int64(at.Nanosecond()/1000), 10)}
 	}
 	measure := func(redisNow time.Time) {
-		local := int64(st.clk.Now())
+		local := int64(time.Since(st.start))
 		require.NoError(t, st.setOffset(reply(redisNow), local, local))
 	}
 	measure(time.Now())
@@ -50,7 +50,7 @@ func TestLooseMeasuresOfRedisClockAreIgnored(t *testing.T) {
 	st, err := New(client)
 	require.NoError(t, err)
 	defer st.Close()
-	local := int64(st.clk.Now())
+	local := int64(time.Since(st.start))
 	redisNow := time.Now()
 	reply := []any{strconv.FormatInt(redisNow.Unix(), 10), strconv.FormatInt(int64(redisNow.Nanosecond()/1000), 10)}
 	require.NoError(t, st.setOffset(reply, local, local+int64(time.Millisecond))) // tight

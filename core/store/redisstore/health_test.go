@@ -31,11 +31,22 @@ func TestReadinessFollowsRedis(t *testing.T) {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 
-	ready := func() (int, health.Report) {
+	type storeState struct {
+		Name              string
+		Healthy           bool
+		Errors, Fallbacks int64
+	}
+	type report struct { // the JSON of health.Handler (see its package doc)
+		Ready    bool
+		Problems []string
+		Stores   []storeState
+		Rules    struct{ Count int }
+	}
+	ready := func() (int, report) {
 		res, err := ts.Client().Get(ts.URL)
 		require.NoError(t, err)
 		defer res.Body.Close()
-		var rep health.Report
+		var rep report
 		require.NoError(t, json.NewDecoder(res.Body).Decode(&rep))
 		return res.StatusCode, rep
 	}
@@ -48,7 +59,7 @@ func TestReadinessFollowsRedis(t *testing.T) {
 	enter()
 	status, rep := ready()
 	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, []health.Store{{Name: "redis", Healthy: true}}, rep.Stores)
+	assert.Equal(t, []storeState{{Name: "redis", Healthy: true}}, rep.Stores)
 	assert.Equal(t, 1, rep.Rules.Count)
 
 	srv.Kill()

@@ -66,7 +66,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("sliding counter, largest limit and window", func(t *testing.T) {
-		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: flow.MaxLimit, Window: store.MaxWindow}
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: flow.MaxLimit, Window: flow.MaxStoreWindow}
 		d, err := st.Take(ctx, "sc", lim, flow.MaxLimit-1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
@@ -84,7 +84,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("leaky bucket, longest window and wait", func(t *testing.T) {
-		lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: store.MaxWindow, MaxWait: store.MaxWindow}
+		lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: flow.MaxStoreWindow, MaxWait: flow.MaxStoreWindow}
 		d, err := st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
@@ -92,8 +92,8 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 		d, err = st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
-		assert.LessOrEqual(t, d.Wait, store.MaxWindow, "the next slot, a window on")
-		assert.Greater(t, d.Wait, store.MaxWindow-time.Minute)
+		assert.LessOrEqual(t, d.Wait, flow.MaxStoreWindow, "the next slot, a window on")
+		assert.Greater(t, d.Wait, flow.MaxStoreWindow-time.Minute)
 		d, err = st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		assert.False(t, d.OK, "beyond the longest wait")

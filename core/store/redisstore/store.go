@@ -15,7 +15,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
@@ -40,7 +39,7 @@ const maxKeyLen = 256
 type Store struct {
 	client redis.UniversalClient
 	o      options
-	clk    *clock.System
+	start  time.Time      // the origin of the store's monotonic clock
 	picker *stripe.Picker // the CPU of a Take, for approximate sliding counters' leases
 
 	queue chan *call
@@ -59,7 +58,7 @@ type Store struct {
 	calls  sync.Pool // *call
 
 	// Approximate mode.
-	offset      atomic.Int64 // Redis's clock minus clk, in nanoseconds
+	offset      atomic.Int64 // Redis's clock minus the store's (start), in nanoseconds
 	offsetKnown atomic.Bool
 	// floor is the least time now returns: the time it returned when a
 	// new measure of offset came out lower than the one before, so that
@@ -81,7 +80,7 @@ type Store struct {
 	syncs      atomic.Int64
 	syncErrors atomic.Int64
 	// okSyncStart is when the last successful sync round started (on
-	// clk), maxSyncGap the longest span from one's start to the next
+	// the store's clock), maxSyncGap the longest span from one's start to the next
 	// one's end (Stats.MaxSyncGap).
 	okSyncStart atomic.Int64
 	maxSyncGap  atomic.Int64
@@ -111,7 +110,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	s := &Store{
 		client: client,
 		o:      o,
-		clk:    clock.NewSystem(),
+		start:  time.Now(),
 		queue:  make(chan *call, 4*o.batch),
 		stop:   make(chan struct{}),
 		ctxOK:  honoursContext(client),
@@ -121,7 +120,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	s.id = hex.EncodeToString(id[:])
 	s.picker = stripe.NewPicker()
 	s.gen.Store(1)
-	s.offset.Store(time.Now().UnixNano() - int64(s.clk.Now()))
+	s.offset.Store(time.Now().UnixNano() - int64(time.Since(s.start)))
 	s.bestRTT.Store(math.MaxInt64)
 	s.calls.New = func() any {
 		t := time.NewTimer(time.Hour)
@@ -480,7 +479,7 @@ func (s *Store) putCall(c *call) {
 // store.ErrUnavailable when Redis did not answer, or answered an error. On
 // error c must not be recycled: a dispatcher may still hold it.
 func (s *Store) do(ctx context.Context, c *call) error {
-	start := int64(s.clk.Now())
+	start := int64(time.Since(s.start))
 	if s.o.batch == 1 {
 		return s.doDirect(ctx, c, start)
 	}
@@ -540,7 +539,7 @@ func (s *Store) do(ctx context.Context, c *call) error {
 		if due, ok = s.waitOn(start, due); !ok {
 			return giveUp(s.timeoutErr())
 		}
-		t.Reset(time.Duration(due - int64(s.clk.Now())))
+		t.Reset(time.Duration(due - int64(time.Since(s.start))))
 	}
 }
 
@@ -585,7 +584,7 @@ func (s *Store) sawLag(due, now int64) {
 // goroutine that runs as late; it then waits as long again, or the lag,
 // if longer. Never beyond the timeout plus WithMaxLag after start.
 func (s *Store) waitOn(start, due int64) (int64, bool) {
-	now := int64(s.clk.Now())
+	now := int64(time.Since(s.start))
 	s.sawLag(due, now)
 	late := now - due
 	if late < int64(minLag) {
@@ -615,7 +614,7 @@ func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
 	}
 	u.distribute(cmd)
 	if c.err != nil {
-		s.sawLag(due, int64(s.clk.Now())) // late past due, if at all
+		s.sawLag(due, int64(time.Since(s.start))) // late past due, if at all
 	}
 	return c.err
 }
@@ -762,7 +761,7 @@ func (s *Store) run(ctx context.Context, calls []*call) {
 // decide when to give up, and a dispatcher's pipeline ends when all its
 // callers did (flight). On time, the timeout.
 func (s *Store) clientTimeout() time.Duration {
-	if s.lag(int64(s.clk.Now())) > 0 {
+	if s.lag(int64(time.Since(s.start))) > 0 {
 		return s.o.timeout + s.o.maxLag
 	}
 	return s.o.timeout

@@ -549,7 +549,7 @@ func TestLimitsAsMemory(t *testing.T) {
 		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
 	for _, lim := range []store.Limit{
-		{Algorithm: store.SlidingCounter, Limit: 1, Window: store.MaxWindow + 1},
+		{Algorithm: store.SlidingCounter, Limit: 1, Window: flow.MaxStoreWindow + 1},
 		{Algorithm: store.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
 	} {
 		for _, mode := range []store.Mode{store.Exact, store.Approximate} {

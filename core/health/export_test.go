@@ -1,0 +1,8 @@
+package health
+
+// The JSON Handler serves, for the tests to decode it.
+type (
+	Report = report
+	Store  = store
+	Rules  = rules
+)
