@@ -280,7 +280,7 @@ func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Deci
 		by.retry = ceilMilli(d.RetryAfter)
 	}
 	if last := b.rejection.Load(); last != nil && last.by.same(&by) && last.e.Resource == resource {
-		rs.block(g, cpu, now, n)
+		rs.block(g, cpu, now, n, false)
 		return &last.e
 	}
 	s := g.blockedAfter(resource, nil, &held{rs: rs, d: hotspot.Decision{Decision: *d}}, cpu, now, n)
@@ -379,7 +379,7 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
 	if rs.gate || rs.rule.Kind == KindSystem || !b.note(q) { // a gate or a system rule is no quota policy
-		rs.block(g, cpu, now, n)
+		rs.block(g, cpu, now, n, false)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
 		return

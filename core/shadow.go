@@ -1,10 +1,5 @@
 package core
 
-import (
-	"github.com/sluicekit/sluice/core/internal/stripe"
-	"github.com/sluicekit/sluice/core/internal/window"
-)
-
 // WithShadow makes every rule of the Guard a shadow rule (Rule.Shadow), as
 // if each had shadow: true: limits are evaluated and counted, and never
 // enforced. Guard.Rules reports them with Shadow set.
@@ -46,7 +41,7 @@ func WithShadowQuotas() Option {
 // which holds nothing, so that the request goes on as the rule's admission
 // would let it.
 func (a *asking) shadow(h *held) {
-	h.rs.shadowBlock(a.g, a.cpu, a.now, a.n)
+	h.rs.block(a.g, a.cpu, a.now, a.n, true)
 	if a.blocked == nil {
 		a.shadowQuota(h)
 		a.drop()
@@ -65,19 +60,4 @@ func (a *asking) shadowQuota(h *held) {
 	if a.quotas && rs.window {
 		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
 	}
-}
-
-// shadowBlock counts n requests that the shadow rule of rs would have
-// blocked at now on the CPU cpu, and tells the reporter so as block does.
-func (rs *ruleState) shadowBlock(g *Guard, cpu uint32, now, n int64) {
-	st := rs.stats
-	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
-	sp.blocks.Add(now, window.Pass, n)
-	sp.shadowed.Add(n)
-	last, due := st.logDue(now)
-	if !due {
-		return
-	}
-	_, total := st.shadowed(now)
-	rs.reportBlocks(g, now, last, total-st.shadowLogged.Swap(total), true)
 }

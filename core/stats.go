@@ -419,18 +419,26 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// and tells the reporter so once per blockLogInterval.
-func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64) {
+// or that it would have blocked (shadow: its blocks count apart), and tells
+// the reporter so once per blockLogInterval.
+func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
-	sp.blocks.Add(now, window.Block, n)
-	sp.blocked.Add(n)
+	col, count, logged := window.Block, &sp.blocked, &st.logged
+	if shadow {
+		col, count, logged = window.Pass, &sp.shadowed, &st.shadowLogged
+	}
+	sp.blocks.Add(now, col, n)
+	count.Add(n)
 	last, due := st.logDue(now)
 	if !due {
 		return
 	}
 	_, total := st.blocked(now)
-	rs.reportBlocks(g, now, last, total-st.logged.Swap(total), false)
+	if shadow {
+		_, total = st.shadowed(now)
+	}
+	rs.reportBlocks(g, now, last, total-logged.Swap(total), shadow)
 }
 
 // logDue tells whether the rule's blocks (or shadow blocks) are to be
