@@ -3,6 +3,7 @@
 //
 //	go -C examples run ./overload                     # the full run, about 5 minutes
 //	go -C examples run ./overload -duration 3s -warmup 2s -slowdown=false -priority=false
+//	go -C examples run ./overload -backend cpu          # a CPU-bound backend
 //
 // It serves, over loopback, a simulated backend of fixed capacity
 // (-workers requests at a time, each taking -service; the others wait in a
@@ -22,9 +23,15 @@
 //     from the response times.
 //   - system: a system rule as Sentinel's documentation sets one: signal
 //     cpu, threshold 0.8, strategy bbr (while the CPU is busier, admit
-//     what the recent throughput sustains). The CPU is the host's: this
-//     backend waits rather than computes, so the rule acts only when other
-//     work keeps the CPU busy; it protects CPU-bound services.
+//     what the recent throughput sustains). The CPU is the host's: the
+//     sleep backend waits rather than computes, so the rule acts only when
+//     other work keeps the CPU busy; it protects CPU-bound services.
+//
+// With -backend cpu a request computes instead, rounds of SHA-256
+// calibrated at start to take about -service on one idle CPU, with
+// -workers (default GOMAXPROCS) at a time. The load generator shares the
+// CPUs, so the capacity is measured at start, closed loop over HTTP, and
+// printed; the loads are multiples of it.
 //
 // Each row runs on a fresh server and Guard: -warmup of load, not
 // counted, then -duration measured. With -slowdown it then runs the
