@@ -3,6 +3,7 @@
 //
 //	go -C examples run ./overload                     # the full run, about 5 minutes
 //	go -C examples run ./overload -duration 3s -warmup 2s -slowdown=false -priority=false
+//	go -C examples run ./overload -backend cpu          # a CPU-bound backend
 //
 // It serves, over loopback, a simulated backend of fixed capacity
 // (-workers requests at a time, each taking -service; the others wait in a
@@ -22,9 +23,15 @@
 //     from the response times.
 //   - system: a system rule as Sentinel's documentation sets one: signal
 //     cpu, threshold 0.8, strategy bbr (while the CPU is busier, admit
-//     what the recent throughput sustains). The CPU is the host's: this
-//     backend waits rather than computes, so the rule acts only when other
-//     work keeps the CPU busy; it protects CPU-bound services.
+//     what the recent throughput sustains). The CPU is the host's: the
+//     sleep backend waits rather than computes, so the rule acts only when
+//     other work keeps the CPU busy; it protects CPU-bound services.
+//
+// With -backend cpu a request computes instead, rounds of SHA-256
+// calibrated at start to take about -service on one idle CPU, with
+// -workers (default GOMAXPROCS) at a time. The load generator shares the
+// CPUs, so the capacity is measured at start, closed loop over HTTP, and
+// printed; the loads are multiples of it.
 //
 // Each row runs on a fresh server and Guard: -warmup of load, not
 // counted, then -duration measured. With -slowdown it then runs the
@@ -43,6 +50,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,20 +75,46 @@ func main() {
 
 // config is what a run measures, from the flags.
 type config struct {
+	backend           string // sleep or cpu
 	workers           int
 	service, deadline time.Duration
 	warmup, duration  time.Duration
 	loads             []float64
 	protections       []string
 	slowdown, levels  bool
+	// rounds is the work per request of the cpu backend (see calibrate),
+	// capacity its capacity measured (measureCapacity); 0 for the sleep
+	// backend, whose capacity is workers/service.
+	rounds   int64
+	capacity float64
+}
+
+// spin reports whether the backend computes rather than sleeps.
+func (c config) spin() bool { return c.backend == "cpu" }
+
+// cost is the backend's cost per request (see backend).
+func (c config) cost() int64 {
+	if c.spin() {
+		return c.rounds
+	}
+	return int64(c.service)
+}
+
+// rate returns the backend's capacity, in requests per second.
+func (c config) rate() float64 {
+	if c.capacity > 0 {
+		return c.capacity
+	}
+	return float64(c.workers) / c.service.Seconds()
 }
 
 func parse(args []string, out io.Writer) (config, error) {
 	c := config{}
 	fs := flag.NewFlagSet("overload", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.IntVar(&c.workers, "workers", 10, "requests the backend serves at a time")
-	fs.DurationVar(&c.service, "service", 50*time.Millisecond, "the time the backend takes per request")
+	fs.StringVar(&c.backend, "backend", "sleep", "the backend: sleep (waits -service per request) or cpu (computes for about -service on one CPU)")
+	fs.IntVar(&c.workers, "workers", 10, "requests the backend serves at a time (cpu: default GOMAXPROCS)")
+	fs.DurationVar(&c.service, "service", 50*time.Millisecond, "the time the backend takes per request, with no other work")
 	fs.DurationVar(&c.deadline, "deadline", time.Second, "the clients' deadline per request")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "load before each measurement, not counted")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "the time each measurement lasts")
@@ -94,7 +128,14 @@ func parse(args []string, out io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.spin() && !set["workers"] {
+		c.workers = runtime.GOMAXPROCS(0)
+	}
 	switch {
+	case c.backend != "sleep" && c.backend != "cpu":
+		return c, fmt.Errorf("-backend: unknown backend %q (known: sleep, cpu)", c.backend)
 	case c.workers < 1:
 		return c, fmt.Errorf("-workers must be >= 1, got %d", c.workers)
 	case c.service <= 0 || c.deadline <= 0 || c.duration <= 0 || c.warmup < 0:
@@ -123,9 +164,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	capacity := float64(c.workers) / c.service.Seconds()
-	fmt.Fprintf(out, "backend: %d workers x %v = %.0f requests/s; deadline %v; each row: %v of load, then %v measured\n",
-		c.workers, c.service, capacity, c.deadline, c.warmup, c.duration)
+	if c.spin() {
+		c.rounds = calibrate(c.service)
+		if c.capacity, err = c.measureCapacity(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "backend: cpu, %d workers x %d rounds of SHA-256 over %d bytes (about %v on one idle CPU; GOMAXPROCS %d)\n",
+			c.workers, c.rounds, workBlock, c.service, runtime.GOMAXPROCS(0))
+		fmt.Fprintf(out, "capacity, measured closed loop over HTTP with the load generator on the same CPUs: %.0f requests/s; deadline %v; each row: %v of load, then %v measured\n",
+			c.capacity, c.deadline, c.warmup, c.duration)
+	} else {
+		fmt.Fprintf(out, "backend: %d workers x %v = %.0f requests/s; deadline %v; each row: %v of load, then %v measured\n",
+			c.workers, c.service, c.rate(), c.deadline, c.warmup, c.duration)
+	}
 	base, err := c.measure(ctx, "none", unloaded)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -72,6 +73,7 @@ func TestFlagErrors(t *testing.T) {
 		{"-load=0", `-load: "0" is not a positive number`},
 		{"-protect=adaptive,magic", `-protect: unknown protection "magic" (known: none, static, adaptive, system)`},
 		{"-duration=0s", "must be > 0"},
+		{"-backend=gpu", `-backend: unknown backend "gpu" (known: sleep, cpu)`},
 	} {
 		_, err := parse([]string{tc.args}, &bytes.Buffer{})
 		assert.ErrorContains(t, err, tc.want, tc.args)
@@ -116,4 +118,38 @@ func TestSettled(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.name)
 		assert.Equal(t, []int64{tc.lo, tc.hi}, []int64{lo, hi}, tc.name)
 	}
+}
+
+func TestCPUBackendHasAWorkerPerCPU(t *testing.T) {
+	c, err := parse([]string{"-backend=cpu"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.GOMAXPROCS(0), c.workers)
+	c, err = parse([]string{"-backend=cpu", "-workers=3"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.workers)
+	c, err = parse(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 10, c.workers)
+}
+
+// TestRunCPUBackend runs the cpu backend; it measures the capacity first
+// and busies every CPU for about 10s: not in short mode.
+func TestRunCPUBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10s of every CPU")
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-backend=cpu", "-warmup=0s", "-duration=1s", "-load=2", "-protect=static,system", "-slowdown=false", "-priority=false"}, &out)
+	require.NoError(t, err)
+	t.Log(out.String())
+	for _, want := range []string{"backend: cpu, ", "rounds of SHA-256", "capacity, measured closed loop", "static    2x", "system    2x"} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+// TestCalibrate checks that the work scales with the time asked for.
+func TestCalibrate(t *testing.T) {
+	short, long := calibrate(time.Millisecond), calibrate(100*time.Millisecond)
+	assert.Positive(t, short)
+	assert.Greater(t, long, 10*short)
 }

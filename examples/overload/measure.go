@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -99,7 +100,7 @@ type trial struct {
 // drives streams at it for total, calling at(b) when the load starts, and
 // returns what became of the requests.
 func (c config) try(ctx context.Context, p protection, leveled bool, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
-	b := newBackend(c.workers, c.service)
+	b := newBackend(c.workers, c.spin(), c.cost())
 	mux := http.NewServeMux()
 	var h http.Handler = mux
 	var g *core.Guard
@@ -115,17 +116,11 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 		sluicehttp.Handle(g, mux, route, b)
 		h = sluicehttp.Middleware(g)(mux)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, client, shut, err := serve(h)
 	if err != nil {
 		return trial{}, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() { _ = srv.Serve(ln) })
-	defer srv.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
-	defer tr.CloseIdleConnections()
+	defer shut()
 
 	stop := make(chan struct{})
 	var limits []sample
@@ -137,10 +132,69 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 	if at != nil {
 		at(b)
 	}
-	outs := drive(ctx, &http.Client{Transport: tr}, "http://"+ln.Addr().String()+"/work", streams, total, c.deadline)
+	outs := drive(ctx, client, url, streams, total, c.deadline)
 	close(stop)
 	sampling.Wait()
 	return trial{outs: outs, limits: limits, backend: b}, ctx.Err()
+}
+
+// serve serves h over loopback until shut, returning the URL of route and
+// a client for it.
+func serve(h http.Handler) (url string, client *http.Client, shut func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(ln) })
+	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
+	shut = func() {
+		tr.CloseIdleConnections()
+		_ = srv.Close()
+		wg.Wait()
+	}
+	return "http://" + ln.Addr().String() + "/work", &http.Client{Transport: tr}, shut, nil
+}
+
+// capacityRun is how long measureCapacity measures, after as long again
+// of warmup.
+const capacityRun = 2 * time.Second
+
+// measureCapacity measures the backend's capacity, with no Guard, closed
+// loop: twice as many clients as workers, each sending a request as soon
+// as its previous one ended, keep every worker busy; it returns the
+// requests answered per second.
+func (c config) measureCapacity(ctx context.Context) (float64, error) {
+	url, client, shut, err := serve(newBackend(c.workers, c.spin(), c.cost()))
+	if err != nil {
+		return 0, err
+	}
+	defer shut()
+	start := time.Now()
+	from, to := start.Add(capacityRun), start.Add(2*capacityRun)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 * c.workers {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(to) {
+				res, err := client.Get(url)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if now := time.Now(); res.StatusCode == http.StatusOK && !now.Before(from) && now.Before(to) {
+					done.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return float64(done.Load()) / capacityRun.Seconds(), nil
 }
 
 // sampleLimits returns the limit of g's first rule every 100ms from start
@@ -173,7 +227,7 @@ type row struct {
 // measure runs protection name at load times the capacity.
 func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
 	p, _ := protectionByName(name)
-	capacity := float64(c.workers) / c.service.Seconds()
+	capacity := c.rate()
 	t, err := c.try(ctx, p, false, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
 	if err != nil {
 		return row{}, err

@@ -32,7 +32,7 @@ type leveledRow struct {
 // priorityLoad, and returns a row per level, the critical first.
 func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, error) {
 	p, _ := protectionByName(name)
-	capacity := float64(c.workers) / c.service.Seconds()
+	capacity := c.rate()
 	levels := []leveledRow{
 		{protection: name, level: core.PriorityCritical, load: priorityHigh},
 		{protection: name, level: core.PrioritySheddable, load: priorityLoad - priorityHigh},
@@ -58,7 +58,7 @@ func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, e
 // priorityRun runs the protections that shed by level and prints a row
 // per level.
 func (c config) priorityRun(ctx context.Context, out io.Writer) error {
-	capacity := float64(c.workers) / c.service.Seconds()
+	capacity := c.rate()
 	fmt.Fprintf(out, "\npriorities: %gx in all; %s at %gx (%.0f/s), %s the rest (%s header)\n",
 		priorityLoad, core.PriorityCritical, priorityHigh, priorityHigh*capacity, core.PrioritySheddable, priorityHeader)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)

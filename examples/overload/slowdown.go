@@ -32,11 +32,11 @@ type slowed struct {
 // while the backend becomes 2x slower halfway.
 func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
 	p, _ := protectionByName("adaptive")
-	capacity := float64(c.workers) / c.service.Seconds()
+	capacity := c.rate()
 	r := slowed{before: c.duration / 2, after: c.duration}
 	slowAt := c.warmup + r.before
 	t, err := c.try(ctx, p, false, []stream{{rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
-		time.AfterFunc(slowAt, func() { b.service.Store(2 * int64(c.service)) })
+		time.AfterFunc(slowAt, func() { b.cost.Store(2 * c.cost()) })
 	})
 	if err != nil {
 		return r, err
@@ -51,7 +51,7 @@ func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
 
 // slowdownRun runs the slowdown and prints the adaptive limit over time.
 func (c config) slowdownRun(ctx context.Context, out io.Writer, unloaded time.Duration) error {
-	capacity := float64(c.workers) / c.service.Seconds()
+	capacity := c.rate()
 	fmt.Fprintf(out, "\nslowdown: adaptive at %gx (%.0f/s); %v in, the backend becomes 2x slower (%v per request, %.0f/s)\n",
 		float64(slowdownLoad), slowdownLoad*capacity, c.duration/2, 2*c.service, capacity/2)
 	r, err := c.measureSlowdown(ctx)
