@@ -41,11 +41,12 @@ const (
 )
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
-// CPU usage is over its threshold, still admits requests as long as those
-// in flight stay under the highest completion rate of the last second (per
-// second, from its busiest tenth of a second) times the lowest response
-// time of that second, and whenever none is in flight: Sentinel's BBR
-// check, which keeps the throughput the service showed it has.
+// CPU usage is over its threshold (and for a second after), still admits
+// requests as long as those in flight stay under twice the highest
+// completion rate of the last second (per second, from its busiest tenth of
+// a second) times the lowest response time of the last 10 seconds, and
+// whenever none is in flight: Sentinel's BBR check, which keeps the
+// throughput the service showed it has.
 const StrategyBBR breaker.Strategy = "bbr"
 
 // SystemSource supplies the host signals of system rules: CPU reads the

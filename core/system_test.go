@@ -164,7 +164,8 @@ func TestSystemRuleBBR(t *testing.T) {
 	ctx := context.Background()
 
 	// 10 requests in a tenth of a second, of 20ms each: 100 per second
-	// times 20ms sustains 2 in flight.
+	// times 20ms sustains 2 in flight, and the bound is twice that (the
+	// gain that lets the throughput show more).
 	var held []core.Entry
 	for range 10 {
 		e, err := g.Enter(ctx, "GET /x")
@@ -180,7 +181,7 @@ func TestSystemRuleBBR(t *testing.T) {
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	fc.Advance(30 * time.Millisecond)
 
-	for i, want := range []bool{true, true, false, false} {
+	for i, want := range []bool{true, true, true, true, false, false} {
 		e, err := g.Enter(ctx, "GET /x")
 		if want {
 			require.NoError(t, err, "request %d", i)
@@ -188,7 +189,7 @@ func TestSystemRuleBBR(t *testing.T) {
 			continue
 		}
 		b := blockedBy(t, err)
-		assert.Equal(t, int64(2), b.Limit, "the BBR bound")
+		assert.Equal(t, int64(4), b.Limit, "the BBR bound")
 		assert.Equal(t, system.Every, b.RetryAfter)
 	}
 	fc.Advance(20 * time.Millisecond)
@@ -206,8 +207,9 @@ func TestSystemRuleBBR(t *testing.T) {
 // TestSystemRuleBBRBoundsByCompletions floods a rule: 100 requests enter
 // in a tenth of a second while only 10 of them end, after 100ms each. The
 // throughput the service showed is the 10 that ended (100 per second),
-// which sustains 10 in flight, not the 100 that entered (1000 per second,
-// 100 in flight): a bound on what enters would follow the flood.
+// which sustains 10 in flight (a bound of 20 with the gain), not the 100
+// that entered (1000 per second, 200): a bound on what enters would follow
+// the flood.
 func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	src := &fakeSystem{cpu: 0.1}
 	fc := clock.NewFake(10 * time.Second)
@@ -231,8 +233,102 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	// 90 in flight, far above the 10 the completions sustain.
 	_, err = g.Enter(ctx, "GET /x")
 	b := blockedBy(t, err)
-	assert.Equal(t, int64(10), b.Limit, "the BBR bound: 100 ended per second x 100ms")
+	assert.Equal(t, int64(20), b.Limit, "the BBR bound: 2 x 100 ended per second x 100ms")
 	for _, e := range held[10:] {
+		e.Exit(nil)
+	}
+}
+
+// TestSystemRuleBBRRemembersTheLowestResponseTime: once a queue forms,
+// every request of the last second waited in it, and a minimum taken over
+// that second would be the queue's (500ms here), a bound that keeps any
+// queue going. The check remembers the lowest response time of 10 seconds
+// (20ms), as BBR does.
+func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	wave := func(rt time.Duration) {
+		var held []core.Entry
+		for range 10 {
+			e, err := g.Enter(ctx, "GET /x")
+			require.NoError(t, err)
+			held = append(held, e)
+		}
+		fc.Advance(rt)
+		for _, e := range held {
+			e.Exit(nil)
+		}
+	}
+	wave(20 * time.Millisecond)
+	fc.Advance(2 * time.Second)
+	wave(500 * time.Millisecond) // 10 ended in a tenth of a second: 100 per second
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	var held []core.Entry
+	for i := range 4 { // 2 x 100 per second x 20ms
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err, "request %d", i)
+		held = append(held, e)
+	}
+	_, err = g.Enter(ctx, "GET /x")
+	assert.Equal(t, int64(4), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
+	for _, e := range held {
+		e.Exit(nil)
+	}
+}
+
+// TestSystemRuleBBRHoldsAfterTheSignalDips: the host is read every half
+// second, and a reading that dips below the threshold between two over it
+// must not let a flood in: the bound applies for a second after the last
+// reading over the threshold.
+func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
+	src := &fakeSystem{cpu: 0.1}
+	fc := clock.NewFake(10 * time.Second)
+	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	var held []core.Entry
+	for range 10 { // 100 per second, of 20ms: a bound of 4
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	fc.Advance(20 * time.Millisecond)
+	for _, e := range held {
+		e.Exit(nil)
+	}
+	held = held[:0]
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	e, err := g.Enter(ctx, "GET /x") // seen over the threshold
+	require.NoError(t, err)
+	held = append(held, e)
+
+	src.set(0.3, 0) // a dip
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	fc.Advance(500 * time.Millisecond)
+	for range 3 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err)
+		held = append(held, e)
+	}
+	_, err = g.Enter(ctx, "GET /x")
+	blockedBy(t, err) // within a second of the last reading over it: still bound
+
+	fc.Advance(600 * time.Millisecond)
+	for range 10 {
+		e, err := g.Enter(ctx, "GET /x")
+		require.NoError(t, err, "a second under the threshold: no bound")
+		held = append(held, e)
+	}
+	for _, e := range held {
 		e.Exit(nil)
 	}
 }
@@ -325,12 +421,12 @@ func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	for i := range 10 { // 10000/s times 1ms
+	for i := range 20 { // 2 x 10000/s times 1ms
 		_, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 	}
 	_, err = g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(10), blockedBy(t, err).Limit)
+	assert.Equal(t, int64(20), blockedBy(t, err).Limit)
 }
 
 // A system rule is no quota policy: a request it rejects along with a

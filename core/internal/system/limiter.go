@@ -31,13 +31,27 @@ const (
 	buckets   = 10
 )
 
+// The BBR check's memory and headroom, as BBR's: the lowest response time
+// over rtpropLen, long enough that a queue, whose requests all wait, does
+// not make its own minimum; a bound bbrGain times the requests in flight
+// that the throughput shown sustains, without which it could only shrink
+// (requests held to what the throughput sustains never show more); and
+// the bound kept for bbrHold after the host signal was last over the
+// threshold, so that a reading that dips below it between two samples does
+// not let a flood in.
+const (
+	rtpropLen = 10 * time.Second
+	bbrGain   = 2
+	bbrHold   = time.Second
+)
+
 // Config configures a Limiter.
 type Config struct {
 	Signal    Signal
 	Threshold float64
 	// BBR admits requests while CPU usage is over the threshold as long as
-	// the requests in flight stay under the highest recent pass rate times
-	// the lowest recent response time (Signal CPU only).
+	// the requests in flight stay under the highest recent completion rate
+	// times the lowest recent response time (Signal CPU only; see bbr).
 	BBR bool
 }
 
@@ -53,6 +67,8 @@ type Limiter struct {
 type state struct {
 	inFlight atomic.Int64
 	w        *window.LeapArray // Pass, Complete, RT and minimum RT
+	rtprop   *window.LeapArray // minimum RT over rtpropLen, for the BBR check
+	over     atomic.Int64      // when the host signal was last over the threshold; math.MinInt64: never
 	levels   *priority.Tracker
 }
 
@@ -63,7 +79,10 @@ func New(c Config, prev *Limiter) *Limiter {
 		return &Limiter{c, prev.s}
 	}
 	w, _ := window.New(buckets, windowLen) // valid constants: cannot fail
-	return &Limiter{c, &state{w: w, levels: priority.New(nil)}}
+	rtprop, _ := window.New(buckets, rtpropLen)
+	st := &state{w: w, rtprop: rtprop, levels: priority.New(nil)}
+	st.over.Store(math.MinInt64)
+	return &Limiter{c, st}
 }
 
 // Config returns the limiter's configuration.
@@ -116,7 +135,10 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		ok = snap.Complete == 0 || float64(snap.RT)/float64(snap.Complete) <= th*frac*float64(time.Millisecond)
 	default: // CPU, Load
 		ok = host <= th*frac
-		if !ok && l.c.BBR {
+		if !ok {
+			s.over.Store(now)
+		}
+		if over := s.over.Load(); l.c.BBR && (!ok || over != math.MinInt64 && now-over < int64(bbrHold)) {
 			var bound float64
 			ok, bound = s.bbr(now, v-n, v)
 			limit = int64(bound)
@@ -144,18 +166,20 @@ const MinRT = time.Millisecond
 
 // bbr is the BBR check at now of a request that raises the requests in
 // flight from before to after: it passes when nothing else is in flight, or
-// when after stays under the highest completion rate of a bucket of the
-// last second, per second, times the lowest response time of the second
-// (0 when no request completed in it, at least MinRT else): the requests
-// in flight that the throughput the service showed sustains, as Sentinel's
-// check does. Completions, not passes: under overload more requests enter
-// than end, and a bound on what entered would follow the flood. It returns
-// that bound too.
+// when after stays under bbrGain times the highest completion rate of a
+// bucket of the last second, per second, times the lowest response time of
+// the last rtpropLen (0 when no request completed in it, at least MinRT
+// else): the requests in flight that the throughput the service showed
+// sustains, as Sentinel's check and BBR's window do. Completions, not
+// passes: under overload more requests enter than end, and a bound on what
+// entered would follow the flood. It returns that bound too.
 func (s *state) bbr(now, before, after int64) (bool, float64) {
 	var maxDone int64
 	minRT := int64(math.MaxInt64)
 	s.w.Each(now, func(b *window.Bucket) {
 		maxDone = max(maxDone, b.Get(window.Complete))
+	})
+	s.rtprop.Each(now, func(b *window.Bucket) {
 		if b.Get(window.Complete) > 0 {
 			minRT = min(minRT, b.MinRT())
 		}
@@ -168,7 +192,7 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 		minRT = max(minRT, int64(MinRT))
 	}
 	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
-	bound := rate * float64(minRT) / float64(time.Second)
+	bound := bbrGain * rate * float64(minRT) / float64(time.Second)
 	return before <= 0 || float64(after) <= bound, bound
 }
 
@@ -184,6 +208,9 @@ func (l *Limiter) Release(now, n int64, level int) {
 func (l *Limiter) Done(now, rt, n int64, level int) {
 	l.s.inFlight.Add(-n)
 	l.s.w.AddRT(now, rt, false)
+	if l.c.BBR {
+		l.s.rtprop.AddRT(now, rt, false)
+	}
 	l.s.levels.Done(level, n)
 }
 
