@@ -187,8 +187,8 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 	if minRT == math.MaxInt64 {
 		minRT = 0
 	} else {
-		// A response faster than the clock that timed it reads 0 (see
-		// core.RTResolution): count it as one tick of that clock.
+		// A response faster than the clock that timed it (a millisecond,
+		// core's coarse clock) reads 0: count it as one tick of that clock.
 		minRT = max(minRT, int64(MinRT))
 	}
 	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
