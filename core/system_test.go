@@ -154,13 +154,22 @@ func TestSystemRuleSignals(t *testing.T) {
 	}
 }
 
-func TestSystemRuleBBR(t *testing.T) {
+// bbrGuard returns a Guard on a fake clock whose one rule, r, is a cpu
+// system rule with the BBR check at threshold 0.5, and its fake host
+// source, reading 0.1 of CPU to begin with.
+func bbrGuard(t *testing.T) (*core.Guard, *clock.Fake, *fakeSystem, core.Rule) {
+	t.Helper()
 	src := &fakeSystem{cpu: 0.1}
 	fc := clock.NewFake(10 * time.Second)
 	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
 	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
 	require.NoError(t, err)
-	defer g.Close()
+	t.Cleanup(func() { _ = g.Close() })
+	return g, fc, src, r
+}
+
+func TestSystemRuleBBR(t *testing.T) {
+	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 
 	// 10 requests in a tenth of a second, of 20ms each: 100 per second
@@ -194,7 +203,7 @@ func TestSystemRuleBBR(t *testing.T) {
 	}
 	fc.Advance(20 * time.Millisecond)
 	held[0].Exit(nil)
-	_, err = g.Enter(ctx, "GET /x")
+	_, err := g.Enter(ctx, "GET /x")
 	require.NoError(t, err, "a request ended: room under the bound")
 
 	// Without BBR every request is shed while CPU is over the threshold.
@@ -211,12 +220,7 @@ func TestSystemRuleBBR(t *testing.T) {
 // that entered (1000 per second, 200): a bound on what enters would follow
 // the flood.
 func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
-	src := &fakeSystem{cpu: 0.1}
-	fc := clock.NewFake(10 * time.Second)
-	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
-	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
-	require.NoError(t, err)
-	defer g.Close()
+	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	var held []core.Entry
 	for range 100 {
@@ -231,7 +235,7 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	// 90 in flight, far above the 10 the completions sustain.
-	_, err = g.Enter(ctx, "GET /x")
+	_, err := g.Enter(ctx, "GET /x")
 	b := blockedBy(t, err)
 	assert.Equal(t, int64(20), b.Limit, "the BBR bound: 2 x 100 ended per second x 100ms")
 	for _, e := range held[10:] {
@@ -245,12 +249,7 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 // queue going. The check remembers the lowest response time of 10 seconds
 // (20ms), as BBR does.
 func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
-	src := &fakeSystem{cpu: 0.1}
-	fc := clock.NewFake(10 * time.Second)
-	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
-	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
-	require.NoError(t, err)
-	defer g.Close()
+	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	wave := func(rt time.Duration) {
 		var held []core.Entry
@@ -275,7 +274,7 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 		require.NoError(t, err, "request %d", i)
 		held = append(held, e)
 	}
-	_, err = g.Enter(ctx, "GET /x")
+	_, err := g.Enter(ctx, "GET /x")
 	assert.Equal(t, int64(4), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
 	for _, e := range held {
 		e.Exit(nil)
@@ -287,12 +286,7 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 // must not let a flood in: the bound applies for a second after the last
 // reading over the threshold.
 func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
-	src := &fakeSystem{cpu: 0.1}
-	fc := clock.NewFake(10 * time.Second)
-	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
-	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
-	require.NoError(t, err)
-	defer g.Close()
+	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	var held []core.Entry
 	for range 10 { // 100 per second, of 20ms: a bound of 4
@@ -407,12 +401,7 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 // Responses faster than the clock's resolution read 0: the BBR check
 // counts them as taking one tick (system.MinRT), not as sustaining nothing.
 func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
-	src := &fakeSystem{cpu: 0.1}
-	fc := clock.NewFake(10 * time.Second)
-	r := core.Rule{Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.5, Strategy: core.StrategyBBR}
-	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(r))
-	require.NoError(t, err)
-	defer g.Close()
+	g, _, src, r := bbrGuard(t)
 	ctx := context.Background()
 	for range 1000 { // 10000 per second, of 0s each
 		e, err := g.Enter(ctx, "GET /x")
@@ -425,7 +414,7 @@ func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 		_, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 	}
-	_, err = g.Enter(ctx, "GET /x")
+	_, err := g.Enter(ctx, "GET /x")
 	assert.Equal(t, int64(20), blockedBy(t, err).Limit)
 }
 

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sync"
@@ -103,18 +104,10 @@ func (c Config) WithDefaults() Config {
 	if c.MaxLimit == 0 {
 		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit)
 	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Tolerance == 0 {
-		c.Tolerance = DefaultTolerance
-	}
-	if c.ProbeInterval == 0 {
-		c.ProbeInterval = DefaultProbeInterval
-	}
-	if c.MinRTIntervals == 0 {
-		c.MinRTIntervals = DefaultMinRTIntervals
-	}
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Tolerance = cmp.Or(c.Tolerance, DefaultTolerance)
+	c.ProbeInterval = cmp.Or(c.ProbeInterval, DefaultProbeInterval)
+	c.MinRTIntervals = cmp.Or(c.MinRTIntervals, DefaultMinRTIntervals)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sync"
@@ -75,21 +76,11 @@ type Config struct {
 
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
-	if c.Buckets == 0 {
-		c.Buckets = DefaultBuckets
-	}
-	if c.MinRequests == 0 {
-		c.MinRequests = DefaultMinRequests
-	}
-	if c.OpenFor == 0 {
-		c.OpenFor = DefaultOpenFor
-	}
-	if c.Probes == 0 {
-		c.Probes = DefaultProbes
-	}
+	c.Window = cmp.Or(c.Window, DefaultWindow)
+	c.Buckets = cmp.Or(c.Buckets, DefaultBuckets)
+	c.MinRequests = cmp.Or(c.MinRequests, DefaultMinRequests)
+	c.OpenFor = cmp.Or(c.OpenFor, DefaultOpenFor)
+	c.Probes = cmp.Or(c.Probes, DefaultProbes)
 	return c
 }
 
