@@ -240,11 +240,15 @@ func TestWatcherUnderLoad(t *testing.T) {
 	x.run()
 	ctx := context.Background()
 
-	var admitted, blocked atomic.Int64
+	// Each worker counts its own blocks: once a worker has been blocked
+	// after settle began, its earlier admitted.Add has happened.
+	const workers = 4
+	var admitted atomic.Int64
+	var blocked [workers]atomic.Int64
 	var otherErrs sync.Map
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 {
+	for w := range workers {
 		wg.Go(func() {
 			for {
 				select {
@@ -258,7 +262,7 @@ func TestWatcherUnderLoad(t *testing.T) {
 					admitted.Add(1)
 					e.Exit(nil)
 				case errors.Is(err, core.ErrBlocked):
-					blocked.Add(1)
+					blocked[w].Add(1)
 				default:
 					otherErrs.Store(err.Error(), true)
 				}
@@ -273,12 +277,22 @@ func TestWatcherUnderLoad(t *testing.T) {
 			return true
 		})
 	}()
-	// settle waits until the load has been blocked n more times, then
+	// settle waits until every worker has been blocked n more times, then
 	// returns the number of requests admitted so far.
 	settle := func(n int64) int64 {
 		t.Helper()
-		target := blocked.Load() + n
-		require.Eventually(t, func() bool { return blocked.Load() >= target }, 20*time.Second, time.Millisecond)
+		var target [workers]int64
+		for w := range workers {
+			target[w] = blocked[w].Load() + n
+		}
+		require.Eventually(t, func() bool {
+			for w := range workers {
+				if blocked[w].Load() < target[w] {
+					return false
+				}
+			}
+			return true
+		}, 20*time.Second, time.Millisecond)
 		return admitted.Load()
 	}
 	alice := core.WithParams(core.ParamMap{"header:X-User-ID": {"alice"}})
