@@ -9,7 +9,6 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // EnterOption adjusts one call of Enter.
@@ -276,16 +275,17 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)
+	if b.timed && !b.waits() {
+		now = g.now(b) // the clock Exit reads
+	}
+	bk := st.bucket(now)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())
 	}
-	if b.timed && !b.waits() {
-		now = g.now(b) // the clock Exit reads
-	}
 	e.start, e.stripe = now, i
-	st.stats.Add(now, window.Pass, n).RaisePeak(inFlight)
+	bk.RaisePeak(inFlight)
 	return e, nil
 }
 
@@ -294,7 +294,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 // the resource's statistics, in the stripe of cpu.
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
-	st.stats.Add(now, window.Block, n)
+	st.bucket(now)
 	st.block.Add(n)
 	reason := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
@@ -350,7 +350,24 @@ func (e *Entry) Exit(err error) {
 	st.exited.Add(e.n)
 	now := e.g.now(e.b)
 	rt := max(now-e.start, 0)
-	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
+	if len(e.b.exits) > 0 || len(e.holds) > 0 {
+		e.end(now, rt, err != nil)
+	}
+	bk := st.bucket(now)
+	st.rts[rtBucket(rt)].Add(1)
+	if rt != 0 {
+		st.rt.Add(rt)
+	}
+	if err != nil {
+		st.errors.Add(1)
+	}
+	bk.LowerMinRT(rt)
+}
+
+// end tells the rules that keep something for Exit that the request ended
+// at now after rt, failed or not.
+func (e *Entry) end(now, rt int64, failed bool) {
+	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: failed, level: e.level, brk: e.brk}
 	for _, x := range e.b.exits {
 		if x.bit&^e.kept == 0 {
 			x.rs.lim.exit(nil, end)
@@ -359,13 +376,5 @@ func (e *Entry) Exit(err error) {
 	for i := range e.holds {
 		h := &e.holds[i]
 		h.rs.lim.exit(h, end)
-	}
-	st.stats.AddRT(now, rt, err != nil)
-	st.rts[rtBucket(rt)].Add(1)
-	if rt != 0 {
-		st.rt.Add(rt)
-	}
-	if err != nil {
-		st.errors.Add(1)
 	}
 }

@@ -29,7 +29,9 @@ type resource struct {
 }
 
 // resStripe is one statistics stripe of a resource: counts since the
-// resource was made, and the leap array of its recent statistics, on cache
+// resource was made, and the leap array of its recent statistics (which
+// records those counts in each bucket, so that a request adds to the
+// counts only: see totals), on cache
 // lines of their own (a resStripe is 320 bytes, and stripes are allocated
 // together, 64-aligned): the first written by every request, the second by
 // blocks, the others (the response time histogram, see RTHistogram) by
@@ -90,10 +92,31 @@ func (r *resource) inFlightSince() int64 {
 func newResource(name string, stripes int) *resource {
 	r := &resource{name: name, stripes: make([]resStripe, stripes)}
 	for i := range r.stripes {
-		r.stripes[i].stats, _ = window.New(statBuckets, statInterval) // constants: cannot fail
+		st := &r.stripes[i]
+		st.stats, _ = window.NewMarked(statBuckets, statInterval, st.totals) // constants: cannot fail
 	}
 	return r
 }
+
+// totals returns the stripe's counts since the resource was made, by
+// window event: what its statistics window records in each bucket (see
+// window.NewMarked), so that a request adds to its totals only. Complete
+// counts requests, as the histogram does, not permits as exited does.
+func (st *resStripe) totals() window.Counts {
+	var c window.Counts
+	c[window.Pass] = st.entered.Load()
+	c[window.Block] = st.block.Load()
+	c[window.Error] = st.errors.Load()
+	c[window.RT] = st.rt.Load()
+	for i := range st.rts {
+		c[window.Complete] += st.rts[i].Load()
+	}
+	return c
+}
+
+// bucket returns the statistics bucket of now, installed before the
+// request of now adds to the stripe's totals (see window.NewMarked).
+func (st *resStripe) bucket(now int64) *window.Bucket { return st.stats.Current(now) }
 
 // stripe returns the stripe picked by hint (see stripe.Picker), and its
 // index.

@@ -227,7 +227,7 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 func (r *resource) snapshot(now int64) ResourceStats {
 	var s window.Snapshot
 	for i := range r.stripes {
-		s = s.Merge(r.stripes[i].stats.SnapshotOver(now, statInterval))
+		s = s.Merge(r.stripes[i].stats.MarkedOver(now, statInterval))
 	}
 	out := ResourceStats{
 		Resource: r.name,
