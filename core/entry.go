@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
@@ -244,7 +245,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		rs := b.single
 		switch l := rs.lim.(type) {
 		case *flowKind:
-			if d := l.l.AcquireOn(cpu, now, n); d.OK {
+			var d flow.Decision // written in place (see flow.Limiter)
+			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
 				if quotas != nil {
 					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
