@@ -280,13 +280,15 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	if b.timed && !b.waits() {
 		now = g.now(b) // the clock Exit reads
 	}
+	// Before the atomic add, which waits for the writes before it: the
+	// copy of e returned then does not stall on reading them back.
+	e.start, e.stripe = now, i
 	bk := st.bucket(now)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())
 	}
-	e.start, e.stripe = now, i
 	bk.RaisePeak(inFlight)
 	return e, nil
 }
@@ -345,18 +347,17 @@ func (e *Entry) Exit(err error) {
 		return
 	}
 	e.done = true
+	st := &e.res.stripes[e.stripe]
+	now := e.g.now(e.b)
+	rt := max(now-e.start, 0)
+	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	st := &e.res.stripes[e.stripe]
-	st.exited.Add(e.n)
-	now := e.g.now(e.b)
-	rt := max(now-e.start, 0)
+	st.exit(e.n, rt)
 	if len(e.b.exits) > 0 || len(e.holds) > 0 {
 		e.end(now, rt, err != nil)
 	}
-	bk := st.bucket(now)
-	st.rts[rtBucket(rt)].Add(1)
 	if rt != 0 {
 		st.rt.Add(rt)
 	}

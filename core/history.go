@@ -196,8 +196,10 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 			cur[cBlock] += t.block.Load()
 			cur[cError] += t.errors.Load()
 			cur[cRT] += t.rt.Load()
-			for j := range t.rts {
-				cur[cHist+j] += t.rts[j].Load()
+			var h RTHistogram
+			t.addRTs(&h)
+			for j, c := range h {
+				cur[cHist+j] += c
 			}
 		}
 		entered[r] = cur[cPass]

@@ -47,13 +47,66 @@ type resource struct {
 // concurrency limit. block, errors and rt are written by blocks, failures
 // and responses that took time (not on every request); blockedBy counts
 // the requests blocked by reason (see reasonOf).
+//
+// The completed requests are exited less multi, the permits beyond the
+// first of requests of several (WithCount): the response time histogram
+// counts them in rts except those of its first bucket (a response within
+// 7.6µs, most of them with a coarse clock), which are the completed
+// requests less the others. So a request that took no time and held one
+// permit costs Exit one atomic add. rts0 is the largest count of the first
+// bucket a snapshot read (see addRTs).
 type resStripe struct {
 	entered, exited   atomic.Int64
 	block, errors, rt atomic.Int64
 	stats             *window.LeapArray // never changes
-	_                 [16]byte
+	multi, rts0       atomic.Int64
 	blockedBy         [numReasons]atomic.Int64 // 64 bytes
-	rts               rtCounts                 // 192 bytes
+	rts               rtCounts                 // 192 bytes; rts[0] unused
+}
+
+// exit counts the exit of a request of n permits after rt (see resStripe):
+// its histogram bucket and permits beyond the first before exited, so that
+// a reader that loads exited first finds them counted.
+func (st *resStripe) exit(n, rt int64) {
+	if k := rtBucket(rt); k > 0 {
+		st.rts[k].Add(1)
+	}
+	if n > 1 {
+		st.multi.Add(n - 1)
+	}
+	st.exited.Add(n)
+}
+
+// completed returns the requests completed through the stripe: never more
+// than were, exited read first (see exit).
+func (st *resStripe) completed() int64 {
+	e := st.exited.Load()
+	return e - st.multi.Load()
+}
+
+// addRTs adds the stripe's response time histogram to h. Its first bucket
+// is the completed requests less those of the others, read after them
+// (see exit): never above the true count, and below it by the requests
+// exiting meanwhile; it is raised to the largest count read before, so
+// that the count never goes down, as a counter's must not.
+func (st *resStripe) addRTs(h *RTHistogram) {
+	done := st.completed()
+	for i := 1; i < len(st.rts); i++ {
+		c := st.rts[i].Load()
+		h[i] += c
+		done -= c
+	}
+	for {
+		seen := st.rts0.Load()
+		if done <= seen {
+			done = seen
+			break
+		}
+		if st.rts0.CompareAndSwap(seen, done) {
+			break
+		}
+	}
+	h[0] += done
 }
 
 // inFlight returns the number of permits in flight: exited first, so that
@@ -108,9 +161,7 @@ func (st *resStripe) totals() window.Counts {
 	c[window.Block] = st.block.Load()
 	c[window.Error] = st.errors.Load()
 	c[window.RT] = st.rt.Load()
-	for i := range st.rts {
-		c[window.Complete] += st.rts[i].Load()
-	}
+	c[window.Complete] = st.completed()
 	return c
 }
 

@@ -251,7 +251,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.Block += t.block.Load()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
-		t.rts.addTo(&out.Total.RTHistogram)
+		t.addRTs(&out.Total.RTHistogram)
 	}
 	for i, reason := range reasons {
 		var n int64
