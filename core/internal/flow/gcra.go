@@ -297,8 +297,13 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 	if left.NS < 0 {
 		return 0
 	}
-	if left.Frac == 0 && p.prepared && p.perNs.frac != 0 {
-		return p.perNs.of(left.NS) // no division
+	if left.Frac == 0 && p.prepared {
+		switch {
+		case p.perNs.frac != 0:
+			return p.perNs.of(left.NS) // no division
+		case p.Limit == int64(p.Window):
+			return left.NS // one per nanosecond
+		}
 	}
 	if p.denom() != p.Limit {
 		left.Frac = 0 // of another denominator (warming up): rounded down
