@@ -299,7 +299,6 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
 	st.bucket(now)
-	st.block.Add(n)
 	reason := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		reason = reasonOf(be)

@@ -193,7 +193,7 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 		for i := range r.stripes {
 			t := &r.stripes[i]
 			cur[cPass] += t.entered.Load()
-			cur[cBlock] += t.block.Load()
+			cur[cBlock] += t.blocked()
 			cur[cError] += t.errors.Load()
 			cur[cRT] += t.rt.Load()
 			var h RTHistogram

@@ -44,9 +44,9 @@ type resource struct {
 // by. Exit adds to exited before it releases the request's slots, and
 // Enter reads exited after it added to entered, so the in-flight count
 // Enter records as a peak is never above the true one, and never above a
-// concurrency limit. block, errors and rt are written by blocks, failures
-// and responses that took time (not on every request); blockedBy counts
-// the requests blocked by reason (see reasonOf).
+// concurrency limit. errors and rt are written by failures and responses
+// that took time (not on every request); blockedBy counts the permits
+// blocked by reason (see reasonOf), which add up to those blocked.
 //
 // The completed requests are exited less multi, the permits beyond the
 // first of requests of several (WithCount): the response time histogram
@@ -56,12 +56,13 @@ type resource struct {
 // permit costs Exit one atomic add. rts0 is the largest count of the first
 // bucket a snapshot read (see addRTs).
 type resStripe struct {
-	entered, exited   atomic.Int64
-	block, errors, rt atomic.Int64
-	stats             *window.LeapArray // never changes
-	multi, rts0       atomic.Int64
-	blockedBy         [numReasons]atomic.Int64 // 64 bytes
-	rts               rtCounts                 // 192 bytes; rts[0] unused
+	entered, exited atomic.Int64
+	errors, rt      atomic.Int64
+	stats           *window.LeapArray // never changes
+	multi, rts0     atomic.Int64
+	_               [8]byte
+	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	rts             rtCounts                 // 192 bytes; rts[0] unused
 }
 
 // exit counts the exit of a request of n permits after rt (see resStripe):
@@ -75,6 +76,16 @@ func (st *resStripe) exit(n, rt int64) {
 		st.multi.Add(n - 1)
 	}
 	st.exited.Add(n)
+}
+
+// blocked returns the permits blocked through the stripe: those blocked
+// for any reason.
+func (st *resStripe) blocked() int64 {
+	var n int64
+	for i := range st.blockedBy {
+		n += st.blockedBy[i].Load()
+	}
+	return n
 }
 
 // completed returns the requests completed through the stripe: never more
@@ -158,7 +169,7 @@ func newResource(name string, stripes int) *resource {
 func (st *resStripe) totals() window.Counts {
 	var c window.Counts
 	c[window.Pass] = st.entered.Load()
-	c[window.Block] = st.block.Load()
+	c[window.Block] = st.blocked()
 	c[window.Error] = st.errors.Load()
 	c[window.RT] = st.rt.Load()
 	c[window.Complete] = st.completed()

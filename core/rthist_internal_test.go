@@ -65,7 +65,7 @@ func TestRTHistogramExplicit(t *testing.T) {
 // requests less the others' (see resStripe), permits beyond the first not
 // counted, and never goes down when a reader finds an exit half counted.
 func TestStripeHistogram(t *testing.T) {
-	st := newResource("r", 1).stripes[0]
+	st := &newResource("r", 1).stripes[0]
 	hist := func() RTHistogram {
 		var h RTHistogram
 		st.addRTs(&h)
