@@ -330,10 +330,8 @@ func (g *Guard) decisionTime(b *binding) int64 {
 }
 
 // waits reports whether a rule of b may make requests wait for their turn.
-// Those rules come last.
-func (b *binding) waits() bool {
-	return len(b.rules) > 0 && b.rules[len(b.rules)-1].waits
-}
+// Those rules come last; b notes it, so that Enter and Exit read no rule.
+func (b *binding) waits() bool { return b.wait }
 
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases
