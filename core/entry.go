@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // EnterOption adjusts one call of Enter.
@@ -245,7 +245,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		rs := b.single
 		switch l := rs.lim.(type) {
 		case *flowKind:
-			if d := l.l.AcquireOn(cpu, now, n); d.OK {
+			var d flow.Decision // written in place (see flow.Limiter)
+			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
 				e.quota.note(rs, d.Limit, d.Remaining)
 				if quotas != nil {
 					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
@@ -276,16 +277,19 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)
+	if b.timed && !b.waits() {
+		now = g.now(b) // the clock Exit reads
+	}
+	// Before the atomic add, which waits for the writes before it: the
+	// copy of e returned then does not stall on reading them back.
+	e.start, e.stripe = now, i
+	bk := st.bucket(now)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())
 	}
-	if b.timed && !b.waits() {
-		now = g.now(b) // the clock Exit reads
-	}
-	e.start, e.stripe = now, i
-	st.stats.Add(now, window.Pass, n).RaisePeak(inFlight)
+	bk.RaisePeak(inFlight)
 	return e, nil
 }
 
@@ -294,8 +298,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 // the resource's statistics, in the stripe of cpu.
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
-	st.stats.Add(now, window.Block, n)
-	st.block.Add(n)
+	st.bucket(now)
 	reason := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		reason = reasonOf(be)
@@ -327,10 +330,8 @@ func (g *Guard) decisionTime(b *binding) int64 {
 }
 
 // waits reports whether a rule of b may make requests wait for their turn.
-// Those rules come last.
-func (b *binding) waits() bool {
-	return len(b.rules) > 0 && b.rules[len(b.rules)-1].waits
-}
+// Those rules come last; b notes it, so that Enter and Exit read no rule.
+func (b *binding) waits() bool { return b.wait }
 
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases
@@ -343,14 +344,30 @@ func (e *Entry) Exit(err error) {
 		return
 	}
 	e.done = true
+	st := &e.res.stripes[e.stripe]
+	now := e.g.now(e.b)
+	rt := max(now-e.start, 0)
+	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	st := &e.res.stripes[e.stripe]
-	st.exited.Add(e.n)
-	now := e.g.now(e.b)
-	rt := max(now-e.start, 0)
-	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
+	st.exit(e.n, rt)
+	if len(e.b.exits) > 0 || len(e.holds) > 0 {
+		e.end(now, rt, err != nil)
+	}
+	if rt != 0 {
+		st.rt.Add(rt)
+	}
+	if err != nil {
+		st.errors.Add(1)
+	}
+	bk.LowerMinRT(rt)
+}
+
+// end tells the rules that keep something for Exit that the request ended
+// at now after rt, failed or not.
+func (e *Entry) end(now, rt int64, failed bool) {
+	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: failed, level: e.level, brk: e.brk}
 	for _, x := range e.b.exits {
 		if x.bit&^e.kept == 0 {
 			x.rs.lim.exit(nil, end)
@@ -359,13 +376,5 @@ func (e *Entry) Exit(err error) {
 	for i := range e.holds {
 		h := &e.holds[i]
 		h.rs.lim.exit(h, end)
-	}
-	st.stats.AddRT(now, rt, err != nil)
-	st.rts[rtBucket(rt)].Add(1)
-	if rt != 0 {
-		st.rt.Add(rt)
-	}
-	if err != nil {
-		st.errors.Add(1)
 	}
 }

@@ -108,6 +108,8 @@ type binding struct {
 	// timed is true when a rule of b decides by the time (traits.timed;
 	// see Guard.decisionTime).
 	timed bool
+	// wait is true when a rule of b may make requests wait (see waits).
+	wait bool
 	// matched has bit i set for each rule i of set that b holds, when b
 	// is one of set.beyond.
 	matched uint64
@@ -382,6 +384,7 @@ func (set *ruleSet) bind(name string) *binding {
 		b.timed = b.timed || rs.timed
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
+	b.wait = len(waiting) > 0
 	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
 		first := i == 0 && rs.gate // its ticket in Entry.brk

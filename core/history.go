@@ -193,11 +193,13 @@ func (h *recorder) sample(g *Guard, now time.Duration) {
 		for i := range r.stripes {
 			t := &r.stripes[i]
 			cur[cPass] += t.entered.Load()
-			cur[cBlock] += t.block.Load()
+			cur[cBlock] += t.blocked()
 			cur[cError] += t.errors.Load()
 			cur[cRT] += t.rt.Load()
-			for j := range t.rts {
-				cur[cHist+j] += t.rts[j].Load()
+			var h RTHistogram
+			t.addRTs(&h)
+			for j, c := range h {
+				cur[cHist+j] += c
 			}
 		}
 		entered[r] = cur[cPass]

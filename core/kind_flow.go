@@ -35,7 +35,7 @@ func flowTraits(alg flow.Algorithm) traits {
 
 func (k *flowKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
-	h.d.Decision = k.l.AcquireOn(a.cpu, a.now, a.n)
+	flow.AcquireTo(k.l, &h.d.Decision, a.cpu, a.now, a.n)
 	a.decided(h)
 	return nil
 }

@@ -29,7 +29,9 @@ type resource struct {
 }
 
 // resStripe is one statistics stripe of a resource: counts since the
-// resource was made, and the leap array of its recent statistics, on cache
+// resource was made, and the leap array of its recent statistics (which
+// records those counts in each bucket, so that a request adds to the
+// counts only: see totals), on cache
 // lines of their own (a resStripe is 320 bytes, and stripes are allocated
 // together, 64-aligned): the first written by every request, the second by
 // blocks, the others (the response time histogram, see RTHistogram) by
@@ -42,16 +44,80 @@ type resource struct {
 // by. Exit adds to exited before it releases the request's slots, and
 // Enter reads exited after it added to entered, so the in-flight count
 // Enter records as a peak is never above the true one, and never above a
-// concurrency limit. block, errors and rt are written by blocks, failures
-// and responses that took time (not on every request); blockedBy counts
-// the requests blocked by reason (see reasonOf).
+// concurrency limit. errors and rt are written by failures and responses
+// that took time (not on every request); blockedBy counts the permits
+// blocked by reason (see reasonOf), which add up to those blocked.
+//
+// The completed requests are exited less multi, the permits beyond the
+// first of requests of several (WithCount): the response time histogram
+// counts them in rts except those of its first bucket (a response within
+// 7.6µs, most of them with a coarse clock), which are the completed
+// requests less the others. So a request that took no time and held one
+// permit costs Exit one atomic add. rts0 is the largest count of the first
+// bucket a snapshot read (see addRTs).
 type resStripe struct {
-	entered, exited   atomic.Int64
-	block, errors, rt atomic.Int64
-	stats             *window.LeapArray // never changes
-	_                 [16]byte
-	blockedBy         [numReasons]atomic.Int64 // 64 bytes
-	rts               rtCounts                 // 192 bytes
+	entered, exited atomic.Int64
+	errors, rt      atomic.Int64
+	stats           *window.LeapArray // never changes
+	multi, rts0     atomic.Int64
+	_               [8]byte
+	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	rts             rtCounts                 // 192 bytes; rts[0] unused
+}
+
+// exit counts the exit of a request of n permits after rt (see resStripe):
+// its histogram bucket and permits beyond the first before exited, so that
+// a reader that loads exited first finds them counted.
+func (st *resStripe) exit(n, rt int64) {
+	if k := rtBucket(rt); k > 0 {
+		st.rts[k].Add(1)
+	}
+	if n > 1 {
+		st.multi.Add(n - 1)
+	}
+	st.exited.Add(n)
+}
+
+// blocked returns the permits blocked through the stripe: those blocked
+// for any reason.
+func (st *resStripe) blocked() int64 {
+	var n int64
+	for i := range st.blockedBy {
+		n += st.blockedBy[i].Load()
+	}
+	return n
+}
+
+// completed returns the requests completed through the stripe: never more
+// than were, exited read first (see exit).
+func (st *resStripe) completed() int64 {
+	e := st.exited.Load()
+	return e - st.multi.Load()
+}
+
+// addRTs adds the stripe's response time histogram to h. Its first bucket
+// is the completed requests less those of the others, read after them
+// (see exit): never above the true count, and below it by the requests
+// exiting meanwhile; it is raised to the largest count read before, so
+// that the count never goes down, as a counter's must not.
+func (st *resStripe) addRTs(h *RTHistogram) {
+	done := st.completed()
+	for i := 1; i < len(st.rts); i++ {
+		c := st.rts[i].Load()
+		h[i] += c
+		done -= c
+	}
+	for {
+		seen := st.rts0.Load()
+		if done <= seen {
+			done = seen
+			break
+		}
+		if st.rts0.CompareAndSwap(seen, done) {
+			break
+		}
+	}
+	h[0] += done
 }
 
 // inFlight returns the number of permits in flight: exited first, so that
@@ -90,10 +156,29 @@ func (r *resource) inFlightSince() int64 {
 func newResource(name string, stripes int) *resource {
 	r := &resource{name: name, stripes: make([]resStripe, stripes)}
 	for i := range r.stripes {
-		r.stripes[i].stats, _ = window.New(statBuckets, statInterval) // constants: cannot fail
+		st := &r.stripes[i]
+		st.stats, _ = window.NewMarked(statBuckets, statInterval, st.totals) // constants: cannot fail
 	}
 	return r
 }
+
+// totals returns the stripe's counts since the resource was made, by
+// window event: what its statistics window records in each bucket (see
+// window.NewMarked), so that a request adds to its totals only. Complete
+// counts requests, as the histogram does, not permits as exited does.
+func (st *resStripe) totals() window.Counts {
+	var c window.Counts
+	c[window.Pass] = st.entered.Load()
+	c[window.Block] = st.blocked()
+	c[window.Error] = st.errors.Load()
+	c[window.RT] = st.rt.Load()
+	c[window.Complete] = st.completed()
+	return c
+}
+
+// bucket returns the statistics bucket of now, installed before the
+// request of now adds to the stripe's totals (see window.NewMarked).
+func (st *resStripe) bucket(now int64) *window.Bucket { return st.stats.Current(now) }
 
 // stripe returns the stripe picked by hint (see stripe.Picker), and its
 // index.

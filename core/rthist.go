@@ -48,13 +48,6 @@ func rtBucket(rt int64) int {
 // rtCounts are the atomic counts of an RTHistogram (see resStripe).
 type rtCounts [rtBuckets]atomic.Int64
 
-// addTo adds the counts to h.
-func (c *rtCounts) addTo(h *RTHistogram) {
-	for i := range c {
-		h[i] += c[i].Load()
-	}
-}
-
 // Explicit returns h in the form of explicit-bucket histograms (Prometheus
 // classic buckets, OpenTelemetry's explicit bucket histogram), at every
 // other bound of h: bounds are RTBound(2), RTBound(4), ... RTBound(22)

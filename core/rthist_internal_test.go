@@ -60,3 +60,35 @@ func TestRTHistogramExplicit(t *testing.T) {
 	// 2 for the first, 23 alone for the last).
 	assert.Equal(t, []uint64{1 + 2 + 3, 4 + 5, 6 + 7, 8 + 9, 10 + 11, 12 + 13, 14 + 15, 16 + 17, 18 + 19, 20 + 21, 22 + 23, 24}, counts)
 }
+
+// TestStripeHistogram: a stripe's first histogram bucket is the completed
+// requests less the others' (see resStripe), permits beyond the first not
+// counted, and never goes down when a reader finds an exit half counted.
+func TestStripeHistogram(t *testing.T) {
+	st := &newResource("r", 1).stripes[0]
+	hist := func() RTHistogram {
+		var h RTHistogram
+		st.addRTs(&h)
+		return h
+	}
+	for range 4 {
+		st.exit(1, 0)
+	}
+	st.exit(3, int64(time.Millisecond)) // bucket 8, 3 permits
+	st.exit(2, 1)                       // bucket 0, 2 permits
+	want := RTHistogram{0: 5, 8: 1}
+	assert.Equal(t, want, hist())
+	assert.Equal(t, int64(6), st.completed())
+	assert.Equal(t, int64(9), st.exited.Load())
+
+	// An exit in bucket 3 that has counted its bucket and not yet exited:
+	// the first bucket reads what it read before, not one less.
+	st.rts[3].Add(1)
+	want[3] = 1
+	assert.Equal(t, want, hist())
+	st.exited.Add(1)
+	assert.Equal(t, want, hist())
+	st.exit(1, 0)
+	want[0]++
+	assert.Equal(t, want, hist())
+}

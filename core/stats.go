@@ -227,7 +227,7 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 func (r *resource) snapshot(now int64) ResourceStats {
 	var s window.Snapshot
 	for i := range r.stripes {
-		s = s.Merge(r.stripes[i].stats.SnapshotOver(now, statInterval))
+		s = s.Merge(r.stripes[i].stats.MarkedOver(now, statInterval))
 	}
 	out := ResourceStats{
 		Resource: r.name,
@@ -248,10 +248,10 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	for i := range r.stripes {
 		t := &r.stripes[i]
 		out.Total.Pass += t.entered.Load()
-		out.Total.Block += t.block.Load()
+		out.Total.Block += t.blocked()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
-		t.rts.addTo(&out.Total.RTHistogram)
+		t.addRTs(&out.Total.RTHistogram)
 	}
 	for i, reason := range reasons {
 		var n int64
@@ -307,7 +307,8 @@ type ruleStats struct {
 // its own.
 type ruleStripe struct {
 	// blocks counts per bucket the requests blocked (Block) and the
-	// requests a shadow rule would have blocked, which passed (Pass).
+	// requests a shadow rule would have blocked, which passed (Pass), by
+	// recording blocked and shadowed (see totals).
 	blocks    *window.LeapArray
 	blocked   atomic.Int64 // since the rule was first set
 	evaluated atomic.Int64 // permits evaluated that no resource counts (see ruleStats)
@@ -315,10 +316,20 @@ type ruleStripe struct {
 	_         [32]byte
 }
 
+// totals returns the stripe's counts that its window records in each
+// bucket (see window.NewMarked): blocked as Block, shadowed as Pass.
+func (sp *ruleStripe) totals() window.Counts {
+	var c window.Counts
+	c[window.Block] = sp.blocked.Load()
+	c[window.Pass] = sp.shadowed.Load()
+	return c
+}
+
 func newRuleStats() *ruleStats {
 	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count())}
 	for i := range st.stripes {
-		st.stripes[i].blocks, _ = window.New(statBuckets, statInterval) // constants: cannot fail
+		sp := &st.stripes[i]
+		sp.blocks, _ = window.NewMarked(statBuckets, statInterval, sp.totals) // constants: cannot fail
 	}
 	st.lastLog.Store(math.MinInt64)
 	st.bound = map[*resource]int64{}
@@ -412,7 +423,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 // now, and since it was first set.
 func (st *ruleStats) blocked(now int64) (last, total int64) {
 	for i := range st.stripes {
-		last += st.stripes[i].blocks.Sum(now, window.Block)
+		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Block
 		total += st.stripes[i].blocked.Load()
 	}
 	return last, total
@@ -424,11 +435,11 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
-	col, count, logged := window.Block, &sp.blocked, &st.logged
+	count, logged := &sp.blocked, &st.logged
 	if shadow {
-		col, count, logged = window.Pass, &sp.shadowed, &st.shadowLogged
+		count, logged = &sp.shadowed, &st.shadowLogged
 	}
-	sp.blocks.Add(now, col, n)
+	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)
 	last, due := st.logDue(now)
 	if !due {
@@ -467,7 +478,7 @@ func (rs *ruleState) reportBlocks(g *Guard, now, last, blocked int64, shadow boo
 // over the second ending at now, and since it was first set.
 func (st *ruleStats) shadowed(now int64) (last, total int64) {
 	for i := range st.stripes {
-		last += st.stripes[i].blocks.Sum(now, window.Pass)
+		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Pass
 		total += st.stripes[i].shadowed.Load()
 	}
 	return last, total

@@ -49,6 +49,22 @@ type Limiter interface {
 	Config() Config
 }
 
+// AcquireTo is l.AcquireOn writing the decision to d, every field: a
+// caller that keeps its decision in place saves the copy of a returned
+// one, which stalls on reading back what the callee just wrote (the
+// Guard's pass path). The limiters of this package are called by their
+// type, so that d does not escape.
+func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
+	switch l := l.(type) {
+	case *leapArray:
+		l.AcquireTo(d, cpu, now, n)
+	case *gcra:
+		l.AcquireTo(d, cpu, now, n)
+	default:
+		*d = l.AcquireOn(cpu, now, n)
+	}
+}
+
 // New returns a Limiter for cfg. When prev is the Limiter of the same rule
 // before a rule reload, the state that still means the same thing under cfg
 // is carried over (counts of a window of the same shape, a sliding log's

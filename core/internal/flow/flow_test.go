@@ -517,6 +517,8 @@ func TestGCRAPrepareSameDecisions(t *testing.T) {
 		{Limit: 7, Window: 1300 * time.Millisecond},
 		{Limit: 5000, Window: time.Second, MaxWait: 3 * time.Millisecond, Queue: true},
 		{Limit: 3, Window: time.Second, MaxWait: time.Second, Queue: true},
+		{Limit: int64(time.Second), Window: time.Second, Burst: 1 << 20}, // one per nanosecond
+		{Limit: 1000, Window: 1000, Burst: 100},
 	}
 	for _, p := range params {
 		var plain, prepared atomic.Int64

@@ -297,8 +297,13 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 	if left.NS < 0 {
 		return 0
 	}
-	if left.Frac == 0 && p.prepared && p.perNs.frac != 0 {
-		return p.perNs.of(left.NS) // no division
+	if left.Frac == 0 && p.prepared {
+		switch {
+		case p.perNs.frac != 0:
+			return p.perNs.of(left.NS) // no division
+		case p.Limit == int64(p.Window):
+			return left.NS // one per nanosecond
+		}
 	}
 	if p.denom() != p.Limit {
 		left.Frac = 0 // of another denominator (warming up): rounded down
@@ -451,28 +456,32 @@ func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
-// Acquire is AcquireOn: a bucket has no per-CPU share. The Guard calls
-// AcquireOn, which holds the code, so that its Decision is returned once.
+// Acquire is AcquireOn: a bucket has no per-CPU share. AcquireTo holds
+// the code, so that its Decision is written once.
 func (g *gcra) Acquire(now int64, n int64) Decision { return g.AcquireOn(0, now, n) }
 
-func (g *gcra) AcquireOn(_ uint32, now, n int64) Decision {
+func (g *gcra) AcquireOn(cpu uint32, now, n int64) Decision {
+	var d Decision
+	g.AcquireTo(&d, cpu, now, n)
+	return d
+}
+
+func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
 	p := &g.full
 	if lim := g.th.at(now); lim != p.Limit {
 		warm := g.params(lim) // warming up
 		p = &warm
 	}
-	var d Decision
 	if g.locked || g.st.nholes.Load() > 0 && g.st.tat.Load() > now {
 		g.st.mu.Lock()
-		g.acquireLocked(&d, p, now, n)
+		g.acquireLocked(d, p, now, n)
 		g.st.mu.Unlock()
 	} else {
-		p.acquireTo(&d, &g.st.tat, now, n)
+		p.acquireTo(d, &g.st.tat, now, n)
 	}
 	if d.OK {
 		g.th.admitted(n)
 	}
-	return d
 }
 
 // acquireLocked is Acquire under st.mu: the earliest hole that holds the

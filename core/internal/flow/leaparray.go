@@ -96,8 +96,17 @@ func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
 // the current bucket, else makes the decision on the window (Acquire) and,
 // when the quota left is large, takes a new lease for cpu.
 func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
+	var d Decision
+	l.AcquireTo(&d, cpu, now, n)
+	return d
+}
+
+// AcquireTo is AcquireOn writing the decision to d; the common case, a
+// permit of the lease, field by field.
+func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	if l.leases == nil {
-		return l.Acquire(now, n)
+		*d = l.Acquire(now, n)
+		return
 	}
 	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
 	w := ls.word.Load()
@@ -107,17 +116,20 @@ func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.th.limit
-			return Decision{OK: true, Limit: lim, Remaining: max(lim-l.sum(b), 0) + w&leaseLeft - n, ref: b}
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0
+			d.ref, d.mark, d.markFrac = b, 0, 0
+			return
 		}
 	} else if w&leaseLeft == 0 {
 		// An empty lease gives nothing back: when the window is full,
 		// the request is rejected without claiming the lease (a flood
 		// of rejections writes nothing).
 		if lim, used := l.th.limit, l.sum(b); n > lim || used+n > lim {
-			return l.rejected(now, used, n, lim)
+			*d = l.rejected(now, used, n, lim)
+			return
 		}
 	}
-	return l.refill(ls, now, n)
+	*d = l.refill(ls, now, n)
 }
 
 // refill replaces the lease ls, which cannot serve n permits at now: it

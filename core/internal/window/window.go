@@ -72,7 +72,13 @@ type LeapArray struct {
 	// cur caches the newest bucket installed, so that the common case (now
 	// falls in the newest bucket) needs neither a division nor a slot load.
 	cur atomic.Pointer[Bucket]
+	// totals, for an array made by NewMarked, returns the caller's totals,
+	// which a bucket records when it is installed.
+	totals func() Counts
 }
+
+// Counts are counts by Event.
+type Counts [numEvents]int64
 
 // New returns a LeapArray of buckets buckets covering interval. interval
 // must be a positive whole number of nanoseconds per bucket.
@@ -89,6 +95,26 @@ func New(buckets int, interval time.Duration) (*LeapArray, error) {
 		slots:     make([]atomic.Pointer[Bucket], buckets),
 	}
 	a.latest.Store(math.MinInt64)
+	return a, nil
+}
+
+// NewMarked returns a LeapArray whose buckets count nothing themselves:
+// the caller keeps totals by event since the array began, which only grow
+// and which totals returns, and each bucket records them when it is
+// installed, before any count of its time is added to them. A span's
+// counts are then the totals at its end less those its oldest bucket
+// recorded (MarkedOver), and a count costs the caller one atomic add (to
+// its total) instead of two. The caller takes the bucket of now (Current)
+// before it adds to a total, so that a bucket installed then records the
+// totals without that count; minimum response times (LowerMinRT) and
+// peaks (RaisePeak) are kept in the buckets as in any array. Add, AddRT,
+// Undo, the sums and SnapshotOver are not for such an array.
+func NewMarked(buckets int, interval time.Duration, totals func() Counts) (*LeapArray, error) {
+	a, err := New(buckets, interval)
+	if err != nil {
+		return nil, err
+	}
+	a.totals = totals
 	return a, nil
 }
 
@@ -157,6 +183,11 @@ func (a *LeapArray) install(now int64) *Bucket {
 		// replaced by a later round (see Newest).
 		a.raiseLatest(ws)
 		nb := newBucket(ws)
+		if a.totals != nil {
+			for i, v := range a.totals() {
+				nb.counts[i].Store(v)
+			}
+		}
 		if s.CompareAndSwap(b, nb) {
 			a.raiseCur(nb)
 			return nb
@@ -251,6 +282,12 @@ func (b *Bucket) addRT(rt int64, failed bool) {
 	if failed {
 		b.counts[Error].Add(1)
 	}
+	b.LowerMinRT(rt)
+}
+
+// LowerMinRT records response time rt if it is the smallest seen in the
+// bucket.
+func (b *Bucket) LowerMinRT(rt int64) {
 	for {
 		m := b.minRT.Load()
 		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
@@ -339,6 +376,59 @@ func (a *LeapArray) SnapshotOver(now int64, span time.Duration) Snapshot {
 		s.MinRT = 0
 	}
 	return s
+}
+
+// MarkedOver is SnapshotOver for an array made by NewMarked: the totals
+// at the end of the span (those the bucket after it recorded, or the
+// caller's now) less those its oldest bucket recorded. A count added
+// between a bucket's installing and its recording of the totals counts in
+// that bucket rather than the one before.
+func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
+	ws, sp := a.startOf(now), a.span(int64(span))
+	s := Snapshot{MinRT: math.MaxInt64}
+	var first, next *Bucket // the oldest bucket of the span, the oldest after it
+	for i := range a.slots {
+		b := a.slots[i].Load()
+		switch {
+		case b == nil || b.start <= ws-sp:
+		case b.start > ws:
+			if next == nil || b.start < next.start {
+				next = b
+			}
+		default:
+			if first == nil || b.start < first.start {
+				first = b
+			}
+			s.MinRT = min(s.MinRT, b.minRT.Load())
+			s.Peak = max(s.Peak, b.peak.Load())
+		}
+	}
+	if s.MinRT == math.MaxInt64 {
+		s.MinRT = 0
+	}
+	if first == nil {
+		return s
+	}
+	var end Counts
+	if next != nil {
+		end = next.marks()
+	} else {
+		end = a.totals() // read after the buckets: never below their marks
+	}
+	start := first.marks()
+	diff := func(ev Event) int64 { return max(end[ev]-start[ev], 0) }
+	s.Pass, s.Block, s.Complete, s.Error, s.RT = diff(Pass), diff(Block), diff(Complete), diff(Error), diff(RT)
+	return s
+}
+
+// marks returns the counts of b, which are the totals it recorded in an
+// array made by NewMarked.
+func (b *Bucket) marks() Counts {
+	var c Counts
+	for i := range c {
+		c[i] = b.counts[i].Load()
+	}
+	return c
 }
 
 // Merge returns the totals of s and o together, as if their buckets were

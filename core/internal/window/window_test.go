@@ -236,6 +236,69 @@ func TestSnapshotOver(t *testing.T) {
 	}
 }
 
+// marked is a marked array and the totals it records, counted as a
+// caller of NewMarked counts them.
+type marked struct {
+	a      *LeapArray
+	totals Counts
+}
+
+func newMarked(t *testing.T) *marked {
+	m := &marked{}
+	a, err := NewMarked(tBuckets, tInterval, func() Counts { return m.totals })
+	require.NoError(t, err)
+	m.a = a
+	return m
+}
+
+func (m *marked) add(now int64, ev Event, v int64) {
+	m.a.Current(now)
+	m.totals[ev] += v
+}
+
+func (m *marked) addRT(now, rt int64, failed bool) {
+	b := m.a.Current(now)
+	m.totals[Complete]++
+	m.totals[RT] += rt
+	if failed {
+		m.totals[Error]++
+	}
+	b.LowerMinRT(rt)
+}
+
+// TestMarkedOver: a marked array's snapshots are those of an array that
+// counts the same events in its buckets, at every time and span, before
+// the newest bucket too.
+func TestMarkedOver(t *testing.T) {
+	a, m := newArray(t), newMarked(t)
+	for _, ev := range []struct {
+		at, v int64
+		ev    Event
+		rt    bool
+	}{
+		{10, 3, Pass, false}, {20, 50, 0, true}, {110, 2, Pass, false}, {120, 4, Block, false},
+		{130, 30, Error, true}, {140, 90, 0, true}, {310, 1, Pass, false}, {320, 40, Error, true},
+		{330, 0, Pass, false}, {750, 5, Pass, false}, {760, 0, 0, true},
+	} {
+		switch {
+		case ev.rt:
+			a.AddRT(ev.at, ev.v, ev.ev == Error)
+			m.addRT(ev.at, ev.v, ev.ev == Error)
+		default:
+			a.Add(ev.at, ev.ev, ev.v)
+			m.add(ev.at, ev.ev, ev.v)
+		}
+		a.ObservePeak(ev.at, ev.at%7)
+		m.a.Current(ev.at).RaisePeak(ev.at % 7)
+		for now := ev.at - 2*tInterval; now <= ev.at+2*tInterval; now += tLen / 2 {
+			for _, span := range []time.Duration{tLen, 2 * tLen, 3 * tLen, tInterval} {
+				require.Equal(t, a.SnapshotOver(now, span), m.a.MarkedOver(now, span), "after %d: now=%d span=%d", ev.at, now, span)
+			}
+		}
+	}
+	assert.Equal(t, Snapshot{Pass: 5, Complete: 1, Peak: 4}, m.a.MarkedOver(799, tInterval))
+}
+
 func TestBucketAccessors(t *testing.T) {
 	a := newArray(t)
 	b := a.Current(0)
