@@ -272,28 +272,34 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	}
 	c := s.getCall()
 	idle := s.o.idle.Milliseconds()
+	var g gcra
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, []any{int64(lim.Window), idle}, lim.Limit, n)
+		c.decideInts(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), idle, lim.Limit, n)
 	default:
-		g := gcraOf(lim)
-		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 3, []any{idle}, g.cost(n), g.tol(n))
+		g = gcraOf(lim)
+		c.decideInts(scriptGCRA, s.redisKey(key, g.suffix), 1, 1, idle, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
 	}
 	defer s.putCall(c)
-	v, err := ints(c.val, 3)
-	if err != nil {
-		return store.Decision{}, err
-	}
 	if lim.Algorithm == store.SlidingCounter {
-		if len(v) != 4 {
+		var v [4]int64
+		if !intsInto(v[:], c.val) {
 			return store.Decision{}, nonsense(c.val)
 		}
 		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
 	}
-	return gcraOf(lim).decision(v[0] == 1, v[1], v[2], n), nil
+	var v [1]int64
+	if !intsInto(v[:], c.val) {
+		return store.Decision{}, nonsense(c.val)
+	}
+	if v[0] < 0 { // rejected: minus how far over the tolerance
+		over := -v[0]
+		return g.decision(false, over+g.tol(n)-g.cost(n), over, n), nil
+	}
+	return g.decision(true, v[0], 0, n), nil
 }
 
 // slidingDecision is the decision of a sliding counter with p requests in
@@ -406,6 +412,25 @@ func ints(val any, want int) ([]int64, error) {
 	return out, nil
 }
 
+// intsInto reads a reply of exactly len(dst) integers into dst: an array,
+// or an integer when len(dst) is 1. It reports whether the reply was that.
+func intsInto(dst []int64, val any) bool {
+	if x, ok := val.(int64); ok && len(dst) == 1 {
+		dst[0] = x
+		return true
+	}
+	vs, ok := val.([]any)
+	if !ok || len(vs) != len(dst) {
+		return false
+	}
+	for i, v := range vs {
+		if dst[i], ok = v.(int64); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func nonsense(val any) error {
 	s := fmt.Sprint(val)
 	if len(s) > 100 {
@@ -424,6 +449,12 @@ type call struct {
 	head  []any
 	args  []any
 	width int
+	// nums holds the integer arguments of decideInts, which head and args
+	// point to: a pointer in an interface does not allocate, an int64 does.
+	nums [4]int64
+	// sha and argv are the EVALSHA command of evalSha, kept to be reused.
+	sha  string
+	argv []any
 	val   any
 	err   error
 	// state: callWaiting until a dispatcher takes it (callTaken) or the
@@ -459,10 +490,46 @@ func (c *call) decide(script *redis.Script, key string, width int, head []any, a
 	c.width = width
 }
 
+// evalSha runs c alone on client, as Script.EvalSha does, but with the
+// command's arguments kept in c: its only allocations are the command's.
+func (c *call) evalSha(ctx context.Context, client redis.UniversalClient) *redis.Cmd {
+	c.sha = c.script.Hash()
+	c.argv = append(c.argv[:0], "evalsha", &c.sha, len(c.keys))
+	for i := range c.keys {
+		c.argv = append(c.argv, &c.keys[i])
+	}
+	c.argv = append(c.argv, c.head...)
+	c.argv = append(c.argv, c.args...)
+	cmd := redis.NewCmd(ctx, c.argv...)
+	if len(c.keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	_ = client.Process(ctx, cmd)
+	return cmd
+}
+
+// decideInts is decide with integer arguments, the first nhead of them
+// the head, kept in c (see nums).
+func (c *call) decideInts(script *redis.Script, key string, width, nhead int, vs ...int64) {
+	c.script = script
+	c.keys = append(c.keys[:0], key)
+	c.head, c.args = c.head[:0], c.args[:0]
+	for i, v := range vs {
+		c.nums[i] = v
+		if i < nhead {
+			c.head = append(c.head, &c.nums[i])
+		} else {
+			c.args = append(c.args, &c.nums[i])
+		}
+	}
+	c.width = width
+}
+
 func (s *Store) getCall() *call {
 	c := s.calls.Get().(*call)
 	c.state.Store(callWaiting)
 	c.val, c.err = nil, nil
+	c.keys, c.head, c.args, c.width = c.keys[:0], c.head[:0], c.args[:0], 0
 	return c
 }
 
@@ -470,6 +537,7 @@ func (s *Store) getCall() *call {
 func (s *Store) putCall(c *call) {
 	clear(c.args)
 	clear(c.head)
+	clear(c.argv)
 	c.val = nil
 	s.calls.Put(c)
 }
@@ -606,13 +674,11 @@ func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
 	due := start + int64(s.o.timeout) + s.lag(start)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(due-start))
 	defer cancel()
-	u := unit{script: c.script, keys: c.keys, calls: []*call{c}}
-	args := u.arguments()
-	cmd := c.script.EvalSha(ctx, s.client, c.keys, args...)
+	cmd := c.evalSha(ctx, s.client)
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = c.script.Eval(ctx, s.client, c.keys, args...)
+		cmd = c.script.Eval(ctx, s.client, c.keys, c.argv[len(c.keys)+3:]...)
 	}
-	u.distribute(cmd)
+	c.val, c.err = cmd.Val(), wrapErr(cmd.Err())
 	if c.err != nil {
 		s.sawLag(due, int64(time.Since(s.start))) // late past due, if at all
 	}
@@ -695,7 +761,7 @@ func (u *unit) arguments() []any {
 func (u *unit) distribute(cmd *redis.Cmd) {
 	val, err := cmd.Val(), wrapErr(cmd.Err())
 	w := u.calls[0].width
-	if err != nil || w == 0 {
+	if err != nil || w == 0 || len(u.calls) == 1 {
 		for _, c := range u.calls {
 			c.val, c.err = val, err
 		}
