@@ -455,8 +455,8 @@ type call struct {
 	// sha and argv are the EVALSHA command of evalSha, kept to be reused.
 	sha  string
 	argv []any
-	val   any
-	err   error
+	val  any
+	err  error
 	// state: callWaiting until a dispatcher takes it (callTaken) or the
 	// caller gives up (callAbandoned); a call abandoned before it was taken
 	// is never sent.
