@@ -60,9 +60,8 @@ if l > 9 then vs, vn = tonumber(string.sub(v, 1, l - 9)), tonumber(string.sub(v,
 // GCRA. KEYS[1] holds the TAT (theoretical arrival time). ARGV: the idle
 // expiry in milliseconds, then for each request its cost and tolerance in
 // nanoseconds. Each request's answer is one integer: TAT-now after the
-// decision (>= 0) when admitted, else minus how far its TAT would exceed
-// the tolerance (< 0; TAT-now before it is that plus the tolerance minus
-// the cost). One request is answered by an integer, more by an array.
+// decision (>= 0) when admitted, else -1 minus TAT-now before it (< 0).
+// One request is answered by an integer, more by an array.
 // Concurrent requests of one key share one call: one TIME, one read, one
 // write.
 var scriptGCRA = redis.NewScript(luaNow + `
@@ -77,16 +76,14 @@ end
 local out, last = nil, -1
 if #ARGV == 3 then
   local nxt = ahead + tonumber(ARGV[2])
-  local over = nxt - tonumber(ARGV[3])
-  if over > 0 then return -over end
+  if nxt - tonumber(ARGV[3]) > 0 then return -ahead - 1 end
   ahead, last, out = nxt, nxt, nxt
 else
   out = {}
   for i = 2, #ARGV, 2 do
     local nxt = ahead + tonumber(ARGV[i])
-    local over = nxt - tonumber(ARGV[i + 1])
-    if over > 0 then
-      out[i / 2] = -over
+    if nxt - tonumber(ARGV[i + 1]) > 0 then
+      out[i / 2] = -ahead - 1
     else
       ahead, last = nxt, nxt
       out[i / 2] = nxt

@@ -295,9 +295,12 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	if !intsInto(v[:], c.val) {
 		return store.Decision{}, nonsense(c.val)
 	}
-	if v[0] < 0 { // rejected: minus how far over the tolerance
-		over := -v[0]
-		return g.decision(false, over+g.tol(n)-g.cost(n), over, n), nil
+	if v[0] < 0 { // rejected: -1 minus TAT-now
+		ahead, over := -v[0]-1, int64(0)
+		if tol := g.tol(n); tol >= 0 { // else it never fits: over is not used
+			over = ahead + g.cost(n) - tol
+		}
+		return g.decision(false, ahead, over, n), nil
 	}
 	return g.decision(true, v[0], 0, n), nil
 }
