@@ -275,10 +275,10 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	var g gcra
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		c.decideInts(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), idle, lim.Limit, n)
+		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), idle, lim.Limit, n)
 	default:
 		g = gcraOf(lim)
-		c.decideInts(scriptGCRA, s.redisKey(key, g.suffix), 1, 1, idle, g.cost(n), g.tol(n))
+		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 1, 1, idle, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
@@ -452,7 +452,7 @@ type call struct {
 	head  []any
 	args  []any
 	width int
-	// nums holds the integer arguments of decideInts, which head and args
+	// nums holds the integer arguments of decide, which head and args
 	// point to: a pointer in an interface does not allocate, an int64 does.
 	nums [4]int64
 	// sha and argv are the EVALSHA command of evalSha, kept to be reused.
@@ -485,14 +485,6 @@ func (c *call) set(script *redis.Script, key string, args ...any) {
 	c.width = 0
 }
 
-// decide makes c a decision of a multi-decision script: the decisions of
-// one key in one batch share a script call.
-func (c *call) decide(script *redis.Script, key string, width int, head []any, args ...any) {
-	c.set(script, key, args...)
-	c.head = append(c.head, head...)
-	c.width = width
-}
-
 // evalSha runs c alone on client, as Script.EvalSha does, but with the
 // command's arguments kept in c: its only allocations are the command's.
 func (c *call) evalSha(ctx context.Context, client redis.UniversalClient) *redis.Cmd {
@@ -511,9 +503,10 @@ func (c *call) evalSha(ctx context.Context, client redis.UniversalClient) *redis
 	return cmd
 }
 
-// decideInts is decide with integer arguments, the first nhead of them
-// the head, kept in c (see nums).
-func (c *call) decideInts(script *redis.Script, key string, width, nhead int, vs ...int64) {
+// decide makes c a decision of a multi-decision script: the decisions of
+// one key in one batch share a script call. Its arguments are integers, the
+// first nhead of them the head, kept in c (see nums).
+func (c *call) decide(script *redis.Script, key string, width, nhead int, vs ...int64) {
 	c.script = script
 	c.keys = append(c.keys[:0], key)
 	c.head, c.args = c.head[:0], c.args[:0]
