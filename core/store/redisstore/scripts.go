@@ -38,12 +38,9 @@ end
 `
 
 // luaNow reads Redis's clock as whole seconds (s) and the nanoseconds
-// within the second (u), and luaTAT reads KEYS[1]'s TAT (nanoseconds since
-// 1970, a decimal string: see luaLib) as ahead, how far it is ahead of now
-// (0 when absent, past or unreadable). A time is split into seconds and
-// nanoseconds where read, so that every number is exact and small: a
-// 19-digit string read as one number is neither exact nor cheap (Lua reads
-// numbers with strtod, whose long path costs more than a Redis call).
+// within the second (u). Times are read as seconds and nanoseconds within
+// them (see luaSplit), so that every number in the scripts is small and
+// exact, and differences are computed without a product of two large ones.
 const luaNow = `
 local t = redis.call('TIME')
 local s, u = tonumber(t[1]), tonumber(t[2]) * 1000
