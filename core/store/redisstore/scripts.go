@@ -37,33 +37,60 @@ local function int(x)
 end
 `
 
+// luaNow reads Redis's clock as whole seconds (s) and the nanoseconds
+// within the second (u). Times are read as seconds and nanoseconds within
+// them (see luaSplit), so that every number in the scripts is small and
+// exact, and differences are computed without a product of two large ones.
+const luaNow = `
+local t = redis.call('TIME')
+local s, u = tonumber(t[1]), tonumber(t[2]) * 1000
+`
+
+// luaSplit reads the decimal string of nanoseconds v as whole seconds vs
+// and nanoseconds vn (nil when v is not a number).
+const luaSplit = `
+local vs, vn, l = 0, nil, #v
+if l > 9 then vs, vn = tonumber(string.sub(v, 1, l - 9)), tonumber(string.sub(v, l - 8)) else vn = tonumber(v) end
+`
+
 // scriptGCRA decides requests of a token or leaky bucket, in order, as
 // GCRA. KEYS[1] holds the TAT (theoretical arrival time). ARGV: the idle
 // expiry in milliseconds, then for each request its cost and tolerance in
-// nanoseconds. It returns for each request {ok, ahead, over}: ahead is
-// TAT-now after the decision, over how far the request's TAT would exceed
-// the tolerance (0 when admitted). Concurrent requests of one key share one
-// call: one TIME, one read, one write.
-var scriptGCRA = redis.NewScript(luaLib + `
-local now = clock()
-local idle = tonumber(ARGV[1])
+// nanoseconds. Each request's answer is one integer: TAT-now after the
+// decision (>= 0) when admitted, else -1 minus TAT-now before it (< 0).
+// One request is answered by an integer, more by an array.
+// Concurrent requests of one key share one call: one TIME, one read, one
+// write.
+var scriptGCRA = redis.NewScript(luaNow + `
 local ahead = 0
-local us, ns = rd(redis.call('GET', KEYS[1]) or nil)
-if us then ahead = math.max((us - now) * 1000 + ns, 0) end
-local out, changed = {}, false
-for i = 2, #ARGV, 2 do
-  local nxt = ahead + tonumber(ARGV[i])
-  local over = nxt - tonumber(ARGV[i + 1])
-  if over > 0 then
-    out[#out + 1], out[#out + 2], out[#out + 3] = 0, ahead, over
-  else
-    ahead, changed = nxt, true
-    out[#out + 1], out[#out + 2], out[#out + 3] = 1, nxt, 0
+local v = redis.call('GET', KEYS[1])
+if v then` + luaSplit + `
+  if vs and vn then
+    ahead = (vs - s) * 1000000000 + (vn - u)
+    if ahead < 0 then ahead = 0 end
   end
 end
-if changed then
-  redis.call('SET', KEYS[1], wr(now, ahead), 'PX', int(math.floor(ahead / 1000000) + idle))
+local out, last = nil, -1
+if #ARGV == 3 then
+  local nxt = ahead + tonumber(ARGV[2])
+  if nxt - tonumber(ARGV[3]) > 0 then return -ahead - 1 end
+  ahead, last, out = nxt, nxt, nxt
+else
+  out = {}
+  for i = 2, #ARGV, 2 do
+    local nxt = ahead + tonumber(ARGV[i])
+    if nxt - tonumber(ARGV[i + 1]) > 0 then
+      out[i / 2] = -ahead - 1
+    else
+      ahead, last = nxt, nxt
+      out[i / 2] = nxt
+    end
+  end
+  if last < 0 then return out end
 end
+local x = u + ahead
+local xn = x % 1000000000
+redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', string.format('%d', math.floor(ahead / 1000000) + tonumber(ARGV[1])))
 return out
 `)
 
@@ -83,18 +110,19 @@ return 1
 // expiry in milliseconds, then for each request its limit and n. It returns
 // for each request {ok, p, c, e}: the counts after the decision and the time
 // elapsed in the current window.
-var scriptSliding = redis.NewScript(luaLib + `
-local now = clock()
-local w, idle = tonumber(ARGV[1]), tonumber(ARGV[2])
-local sus, sns, p, c, e = now, 0, 0, 0, 0
-local s0, p0, c0 = string.match(redis.call('GET', KEYS[1]) or '', '^(%d+) (%d+) (%d+)$')
-local us, ns = rd(s0)
-if us then
-  e = math.max((now - us) * 1000 - ns, 0)
+var scriptSliding = redis.NewScript(luaNow + `
+local w = tonumber(ARGV[1])
+local ss, sn, p, c, e = s, u, 0, 0, 0
+local s0, p0, c0
+local v = redis.call('GET', KEYS[1])
+if v then v, p0, c0 = string.match(v, '^(%d+) (%d+) (%d+)$') end
+if v then` + luaSplit + `
+  e = (s - vs) * 1000000000 + (u - vn)
+  if e < 0 then e = 0 end
   if e < w then
-    sus, sns, p, c = us, ns, tonumber(p0), tonumber(c0)
+    ss, sn, p, c = vs, vn, tonumber(p0), tonumber(c0)
   elseif e < 2 * w then
-    sus, sns, p, c, e = us, ns + w, tonumber(c0), 0, e - w
+    ss, sn, p, c, e = vs, vn + w, tonumber(c0), 0, e - w
   else
     e = 0
   end
@@ -110,7 +138,8 @@ for i = 3, #ARGV, 2 do
   out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = ok, p, c, e
 end
 if changed then
-  redis.call('SET', KEYS[1], wr(sus, sns) .. ' ' .. int(p) .. ' ' .. int(c), 'PX', int(math.floor((2 * w - e) / 1000000) + idle))
+  local xn = sn % 1000000000
+  redis.call('SET', KEYS[1], string.format('%d%09d %d %d', ss + (sn - xn) / 1000000000, xn, p, c), 'PX', string.format('%d', math.floor((2 * w - e) / 1000000) + tonumber(ARGV[2])))
 end
 return out
 `)

@@ -272,28 +272,37 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	}
 	c := s.getCall()
 	idle := s.o.idle.Milliseconds()
+	var g gcra
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, []any{int64(lim.Window), idle}, lim.Limit, n)
+		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), idle, lim.Limit, n)
 	default:
-		g := gcraOf(lim)
-		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 3, []any{idle}, g.cost(n), g.tol(n))
+		g = gcraOf(lim)
+		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 1, 1, idle, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
 	}
 	defer s.putCall(c)
-	v, err := ints(c.val, 3)
-	if err != nil {
-		return store.Decision{}, err
-	}
 	if lim.Algorithm == store.SlidingCounter {
-		if len(v) != 4 {
+		var v [4]int64
+		if !intsInto(v[:], c.val) {
 			return store.Decision{}, nonsense(c.val)
 		}
 		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
 	}
-	return gcraOf(lim).decision(v[0] == 1, v[1], v[2], n), nil
+	var v [1]int64
+	if !intsInto(v[:], c.val) {
+		return store.Decision{}, nonsense(c.val)
+	}
+	if v[0] < 0 { // rejected: -1 minus TAT-now
+		ahead, over := -v[0]-1, int64(0)
+		if tol := g.tol(n); tol >= 0 { // else it never fits: over is not used
+			over = ahead + g.cost(n) - tol
+		}
+		return g.decision(false, ahead, over, n), nil
+	}
+	return g.decision(true, v[0], 0, n), nil
 }
 
 // slidingDecision is the decision of a sliding counter with p requests in
@@ -406,6 +415,25 @@ func ints(val any, want int) ([]int64, error) {
 	return out, nil
 }
 
+// intsInto reads a reply of exactly len(dst) integers into dst: an array,
+// or an integer when len(dst) is 1. It reports whether the reply was that.
+func intsInto(dst []int64, val any) bool {
+	if x, ok := val.(int64); ok && len(dst) == 1 {
+		dst[0] = x
+		return true
+	}
+	vs, ok := val.([]any)
+	if !ok || len(vs) != len(dst) {
+		return false
+	}
+	for i, v := range vs {
+		if dst[i], ok = v.(int64); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func nonsense(val any) error {
 	s := fmt.Sprint(val)
 	if len(s) > 100 {
@@ -424,8 +452,14 @@ type call struct {
 	head  []any
 	args  []any
 	width int
-	val   any
-	err   error
+	// nums holds the integer arguments of decide, which head and args
+	// point to: a pointer in an interface does not allocate, an int64 does.
+	nums [4]int64
+	// sha and argv are the EVALSHA command of evalSha, kept to be reused.
+	sha  string
+	argv []any
+	val  any
+	err  error
 	// state: callWaiting until a dispatcher takes it (callTaken) or the
 	// caller gives up (callAbandoned); a call abandoned before it was taken
 	// is never sent.
@@ -451,11 +485,39 @@ func (c *call) set(script *redis.Script, key string, args ...any) {
 	c.width = 0
 }
 
+// evalSha runs c alone on client, as Script.EvalSha does, but with the
+// command's arguments kept in c: its only allocations are the command's.
+func (c *call) evalSha(ctx context.Context, client redis.UniversalClient) *redis.Cmd {
+	c.sha = c.script.Hash()
+	c.argv = append(c.argv[:0], "evalsha", &c.sha, len(c.keys))
+	for i := range c.keys {
+		c.argv = append(c.argv, &c.keys[i])
+	}
+	c.argv = append(c.argv, c.head...)
+	c.argv = append(c.argv, c.args...)
+	cmd := redis.NewCmd(ctx, c.argv...)
+	if len(c.keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	_ = client.Process(ctx, cmd)
+	return cmd
+}
+
 // decide makes c a decision of a multi-decision script: the decisions of
-// one key in one batch share a script call.
-func (c *call) decide(script *redis.Script, key string, width int, head []any, args ...any) {
-	c.set(script, key, args...)
-	c.head = append(c.head, head...)
+// one key in one batch share a script call. Its arguments are integers, the
+// first nhead of them the head, kept in c (see nums).
+func (c *call) decide(script *redis.Script, key string, width, nhead int, vs ...int64) {
+	c.script = script
+	c.keys = append(c.keys[:0], key)
+	c.head, c.args = c.head[:0], c.args[:0]
+	for i, v := range vs {
+		c.nums[i] = v
+		if i < nhead {
+			c.head = append(c.head, &c.nums[i])
+		} else {
+			c.args = append(c.args, &c.nums[i])
+		}
+	}
 	c.width = width
 }
 
@@ -463,6 +525,7 @@ func (s *Store) getCall() *call {
 	c := s.calls.Get().(*call)
 	c.state.Store(callWaiting)
 	c.val, c.err = nil, nil
+	c.keys, c.head, c.args, c.width = c.keys[:0], c.head[:0], c.args[:0], 0
 	return c
 }
 
@@ -470,6 +533,7 @@ func (s *Store) getCall() *call {
 func (s *Store) putCall(c *call) {
 	clear(c.args)
 	clear(c.head)
+	clear(c.argv)
 	c.val = nil
 	s.calls.Put(c)
 }
@@ -606,13 +670,11 @@ func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
 	due := start + int64(s.o.timeout) + s.lag(start)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(due-start))
 	defer cancel()
-	u := unit{script: c.script, keys: c.keys, calls: []*call{c}}
-	args := u.arguments()
-	cmd := c.script.EvalSha(ctx, s.client, c.keys, args...)
+	cmd := c.evalSha(ctx, s.client)
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = c.script.Eval(ctx, s.client, c.keys, args...)
+		cmd = c.script.Eval(ctx, s.client, c.keys, c.argv[len(c.keys)+3:]...)
 	}
-	u.distribute(cmd)
+	c.val, c.err = cmd.Val(), wrapErr(cmd.Err())
 	if c.err != nil {
 		s.sawLag(due, int64(time.Since(s.start))) // late past due, if at all
 	}
@@ -695,7 +757,7 @@ func (u *unit) arguments() []any {
 func (u *unit) distribute(cmd *redis.Cmd) {
 	val, err := cmd.Val(), wrapErr(cmd.Err())
 	w := u.calls[0].width
-	if err != nil || w == 0 {
+	if err != nil || w == 0 || len(u.calls) == 1 {
 		for _, c := range u.calls {
 			c.val, c.err = val, err
 		}

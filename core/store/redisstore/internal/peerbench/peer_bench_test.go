@@ -139,3 +139,61 @@ func BenchmarkRedisVsPing(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRedisParallelVsPeer times, from 16 goroutines, each decision
+// and redis_rate's in alternating phases of 1024 decisions each, and
+// reports the decision's throughput as a multiple of redis_rate's: like
+// BenchmarkRedisVsPing, a same-run ratio that this machine's drift does not
+// read as a difference.
+//
+//	go -C core/store/redisstore/internal/peerbench test -run '^$' -bench ParallelVsPeer -benchtime 100x .
+func BenchmarkRedisParallelVsPeer(b *testing.B) {
+	ctx := context.Background()
+	ds := decisions(b)
+	peer := ds[len(ds)-1].do
+	phase := func(do func(ctx context.Context) error) (time.Duration, error) {
+		const goroutines, perPhase = 16, 1024
+		errs := make(chan error, goroutines)
+		t0 := time.Now()
+		for range goroutines {
+			go func() {
+				var err error
+				for range perPhase / goroutines {
+					if err = do(ctx); err != nil {
+						break
+					}
+				}
+				errs <- err
+			}()
+		}
+		var err error
+		for range goroutines {
+			err = errors.Join(err, <-errs)
+		}
+		return time.Since(t0), err
+	}
+	for _, d := range ds[1 : len(ds)-1] {
+		if err := d.do(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(d.name, func(b *testing.B) {
+			var tPeer, tDo time.Duration
+			i := 0
+			for b.Loop() {
+				first, second, tFirst, tSecond := peer, d.do, &tPeer, &tDo
+				if i%2 == 1 {
+					first, second, tFirst, tSecond = d.do, peer, &tDo, &tPeer
+				}
+				t1, err1 := phase(first)
+				t2, err2 := phase(second)
+				*tFirst += t1
+				*tSecond += t2
+				if err := errors.Join(err1, err2); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(tPeer)/float64(tDo), "throughput/redis_rate")
+		})
+	}
+}
