@@ -86,7 +86,7 @@ func StreamClientInterceptor(g *core.Guard, opts ...Option) grpc.StreamClientInt
 // the handler's outcome; a blocked call gets the block handler's error and
 // never reaches the handler.
 func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
-	// guard's code path written out, without its closure.
+	// guard's code path written out, without its closure: keep them alike.
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		method := info.FullMethod
 		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
@@ -206,8 +206,9 @@ type sink struct {
 	client   bool
 }
 
-// guard is the code path every interceptor shares: skip, Enter, run the call,
-// classify its error, Exit. Exit runs exactly once, with errPanicked when fn
+// guard is the code path the interceptors share: skip, Enter, run the call,
+// classify its error, Exit (the unary server interceptor writes it out, to
+// save the closure on the most common path; keep the two alike). Exit runs exactly once, with errPanicked when fn
 // panics (the panic then goes on). req is the request message of a unary
 // call, nil for a stream.
 func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, to sink, fn func(context.Context) error) error {
