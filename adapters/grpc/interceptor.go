@@ -86,13 +86,25 @@ func StreamClientInterceptor(g *core.Guard, opts ...Option) grpc.StreamClientInt
 // the handler's outcome; a blocked call gets the block handler's error and
 // never reaches the handler.
 func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
+	// guard's code path written out, without its closure: keep them alike.
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		var resp any
-		err := ic.guard(ctx, info.FullMethod, req, sink{}, func(ctx context.Context) error {
-			var err error
-			resp, err = handler(ctx, req)
-			return err
-		})
+		method := info.FullMethod
+		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
+			return handler(ctx, req)
+		}
+		var e core.Entry
+		if err := ic.enterTo(&e, ctx, method, req, sink{}); err != nil {
+			return nil, err
+		}
+		returned := false
+		defer func() {
+			if !returned {
+				e.Exit(errPanicked)
+			}
+		}()
+		resp, err := handler(ctx, req)
+		returned = true
+		e.Exit(ic.outcome(ctx, method, err))
 		return resp, err
 	}
 }
@@ -194,8 +206,9 @@ type sink struct {
 	client   bool
 }
 
-// guard is the code path every interceptor shares: skip, Enter, run the call,
-// classify its error, Exit. Exit runs exactly once, with errPanicked when fn
+// guard is the code path the interceptors share: skip, Enter, run the call,
+// classify its error, Exit (the unary server interceptor writes it out, to
+// save the closure on the most common path; keep the two alike). Exit runs exactly once, with errPanicked when fn
 // panics (the panic then goes on). req is the request message of a unary
 // call, nil for a stream.
 func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, to sink, fn func(context.Context) error) error {
@@ -222,22 +235,30 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 // return to the caller: the block handler's for a block (with the pushback
 // trailer set), a status for anything else.
 func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, to sink) (core.Entry, error) {
+	var e core.Entry
+	err := ic.enterTo(&e, ctx, fullMethod, req, to)
+	return e, err
+}
+
+// enterTo is enter writing the entry to *e, which saves copying it on the
+// unary server path.
+func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
 	p := ic.params.Get().(*extractors.GRPCCallParams)
 	p.Reset(ic.cfg.extractor, CallInfo{}, ctx, fullMethod)
-	var e core.Entry
 	var err error
 	if ic.cfg.cost != nil {
-		e, err = ic.g.Enter(ctx, resource, core.WithParams(p), core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+		*e, err = ic.g.Enter(ctx, resource, core.WithParams(p), core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
 	} else {
-		e, err = ic.g.Enter(ctx, resource, core.WithParams(p))
+		*e, err = ic.g.Enter(ctx, resource, core.WithParams(p))
 	}
 	p.Reset(nil, nil, nil, "")
 	ic.params.Put(p) // Enter is done with it
 	if err == nil {
-		return e, nil
+		return nil
 	}
-	return core.Entry{}, ic.blocked(ctx, fullMethod, to, err)
+	*e = core.Entry{}
+	return ic.blocked(ctx, fullMethod, to, err)
 }
 
 // resourceOf returns the resource of a call to fullMethod.

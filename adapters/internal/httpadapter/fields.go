@@ -3,7 +3,6 @@ package httpadapter
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,10 +44,42 @@ func CeilSeconds(d time.Duration) int64 {
 
 // appendSFInteger appends n as a structured-field Integer, clamped to
 // [0, maxSFInteger]: every integer the RateLimit fields carry is
-// non-negative.
+// non-negative. It writes the digits itself, two at a time, as strconv
+// does, without strconv's calls: it runs for every admitted response.
 func appendSFInteger(dst []byte, n int64) []byte {
-	return strconv.AppendInt(dst, min(max(n, 0), maxSFInteger), 10)
+	u := uint64(min(max(n, 0), maxSFInteger))
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	var b [16]byte // maxSFInteger has 15 digits
+	i := len(b)
+	for u >= 100 {
+		r := u % 100
+		u /= 100
+		i -= 2
+		b[i], b[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+	}
+	if u >= 10 {
+		i -= 2
+		b[i], b[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		i--
+		b[i] = byte('0' + u)
+	}
+	return append(dst, b[i:]...)
 }
+
+// digitPairs holds the two digits of each number from 00 to 99.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // AppendSFString appends s as a structured-field String (RFC 9651, section
 // 3.3.3): a double-quoted string of printable ASCII in which '"' and '\'
@@ -240,28 +271,23 @@ func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota, vals *[2]st
 	if len(quotas) == 0 {
 		return
 	}
-	var texts [8]*quotaText
-	ts := texts[:0]
-	for i := range quotas {
-		ts = append(ts, c.quotas.text(&quotas[i]))
-	}
-	policy := ts[0].policy
-	if len(ts) > 1 {
-		policy = joinPolicies(ts)
-	}
-	var arr [96]byte
-	buf := arr[:0]
-	for i := range quotas {
-		q := &quotas[i]
-		if i > 0 {
-			buf = append(buf, ", "...)
+	t := c.quotas.text(&quotas[0])
+	policy := t.policy
+	var ts []*quotaText // the texts of quotas after the first
+	if len(quotas) > 1 {
+		j := t.joined.Load()
+		if j == nil || !j.of(quotas) {
+			j = c.join(quotas)
 		}
-		buf = append(buf, ts[i].prefix...)
-		buf = appendSFInteger(buf, q.Remaining)
-		if q.Window > 0 {
-			buf = append(buf, ";t="...)
-			buf = appendSFInteger(buf, CeilSeconds(q.Reset))
-		}
+		policy, ts = j.field, j.texts[1:]
+	}
+	var arr [128]byte
+	buf := append(arr[:0], t.prefix...)
+	buf = appendRemaining(buf, &quotas[0])
+	for i := 1; i < len(quotas); i++ {
+		buf = append(buf, ", "...)
+		buf = append(buf, ts[i-1].prefix...)
+		buf = appendRemaining(buf, &quotas[i])
 	}
 	if vals == nil {
 		vals = new([2]string)
@@ -271,20 +297,45 @@ func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota, vals *[2]st
 	h[keyRateLimit] = vals[1:2:2]
 }
 
-// joinPolicies returns the RateLimit-Policy field of several rules, made
-// once while the rules stay the same.
-func joinPolicies(ts []*quotaText) string {
-	if j := ts[0].joined.Load(); j != nil && slices.Equal(j.texts, ts) {
-		return j.field
+// appendRemaining appends what the RateLimit member of q says after its
+// prefix (quotaText.prefix): the quota left and, for a windowed limit, the
+// seconds until it is restored (see AppendLimitField).
+func appendRemaining(buf []byte, q *core.Quota) []byte {
+	buf = appendSFInteger(buf, q.Remaining)
+	if q.Window > 0 {
+		buf = append(buf, ";t="...)
+		buf = appendSFInteger(buf, CeilSeconds(q.Reset))
 	}
+	return buf
+}
+
+// of reports whether j is the RateLimit-Policy field of quotas.
+func (j *joinedPolicy) of(quotas []core.Quota) bool {
+	if len(j.texts) != len(quotas) {
+		return false
+	}
+	for i := range quotas {
+		if !j.texts[i].of(&quotas[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// join returns the RateLimit-Policy field of several quotas, and keeps it
+// with the text of the first: made once while the rules stay the same.
+func (c *Common) join(quotas []core.Quota) *joinedPolicy {
+	j := &joinedPolicy{texts: make([]*quotaText, len(quotas))}
 	var buf []byte
-	for i, t := range ts {
+	for i := range quotas {
+		t := c.quotas.text(&quotas[i])
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
 		buf = append(buf, t.policy...)
+		j.texts[i] = t
 	}
-	j := &joinedPolicy{texts: slices.Clone(ts), field: string(buf)}
-	ts[0].joined.Store(j)
-	return j.field
+	j.field = string(buf)
+	j.texts[0].joined.Store(j)
+	return j
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,21 @@ func BenchmarkSetQuotaHeaders(b *testing.B) {
 		clear(h)
 		qs[0].Remaining--
 		c.SetQuotaHeaders(h, qs, vals)
+	}
+}
+
+// TestAppendSFInteger: the digits are strconv's, for every number of
+// digits and the clamped ends.
+func TestAppendSFInteger(t *testing.T) {
+	cases := []int64{math.MinInt64, -1, 0, maxSFInteger, maxSFInteger + 1, math.MaxInt64}
+	for p := int64(1); p <= maxSFInteger; p *= 10 {
+		cases = append(cases, p-1, p, p+1, 2*p-1, 7*p+3)
+	}
+	for i := int64(0); i < 1000; i++ {
+		cases = append(cases, i, i*7919*104729)
+	}
+	for _, n := range cases {
+		want := strconv.FormatInt(min(max(n, 0), maxSFInteger), 10)
+		assert.Equal(t, "x"+want, string(appendSFInteger([]byte("x"), n)), n)
 	}
 }

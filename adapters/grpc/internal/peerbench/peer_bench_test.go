@@ -79,3 +79,21 @@ func BenchmarkUnaryHandler(b *testing.B) {
 		return h(ctx, req)
 	})
 }
+
+// BenchmarkUnarySluiceCore is the Guard's share of BenchmarkUnarySluiceFlow:
+// Enter and Exit of its rule around the handler, without the interceptor.
+func BenchmarkUnarySluiceCore(b *testing.B) {
+	g, err := core.New(core.WithRules(core.Rule{Resource: method, Kind: core.KindFlow, Limit: 1 << 50}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bench(b, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		e, err := g.Enter(ctx, info.FullMethod)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := h(ctx, req)
+		e.Exit(err)
+		return resp, err
+	})
+}
