@@ -58,8 +58,33 @@ type Entry struct {
 	// the others are in holds.
 	brk   breaker.Ticket
 	quota quotaOf
-	// holds are the reservations Exit ends (see traits.holds).
-	holds []held
+	// few and more are the reservations Exit ends (see traits.holds): the
+	// first ones in place, so that keeping them allocates nothing, the
+	// others in more.
+	few  [2]hold
+	more []hold
+}
+
+// hold is a reservation an admitted request keeps for Exit (traits.holds):
+// its rule, and what the rule's exit needs of it: a hotspot rule's record,
+// a breaker's ticket. It is small, so that an Entry keeps a few in place.
+type hold struct {
+	rs *ruleState
+	h  hotspot.Hold
+	t  breaker.Ticket
+}
+
+// keep keeps the reservation of h, a rule that admitted the request, for
+// Exit.
+func (e *Entry) keep(h *held) {
+	k := hold{rs: h.rs, h: h.d.Hold(), t: h.t}
+	for i := range e.few {
+		if e.few[i].rs == nil {
+			e.few[i] = k
+			return
+		}
+	}
+	e.more = append(e.more, k)
 }
 
 // held is a reservation a rule made for a request, and its decision. For
@@ -353,11 +378,15 @@ func (e *Entry) Exit(err error) {
 	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
 	for _, x := range e.b.exits {
 		if x.bit&^e.kept == 0 {
-			x.rs.lim.exit(nil, end)
+			x.rs.lim.exit(hold{}, end)
 		}
 	}
-	for i := range e.holds {
-		h := &e.holds[i]
+	for _, h := range e.few {
+		if h.rs != nil {
+			h.rs.lim.exit(h, end)
+		}
+	}
+	for _, h := range e.more {
 		h.rs.lim.exit(h, end)
 	}
 	st.stats.AddRT(now, rt, err != nil)

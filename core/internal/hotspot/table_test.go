@@ -133,7 +133,7 @@ func TestTableStress(t *testing.T) {
 				}
 				for len(held) > 40 || (len(held) > 0 && rng.IntN(3) == 0) {
 					j := rng.IntN(len(held))
-					l.Release(held[j].d, held[j].n)
+					l.Release(held[j].d.Hold(), held[j].n)
 					held[j] = held[len(held)-1]
 					held = held[:len(held)-1]
 				}
