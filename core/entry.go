@@ -59,9 +59,10 @@ type Entry struct {
 	brk   breaker.Ticket
 	quota quotaOf
 	// few and more are the reservations Exit ends (see traits.holds): the
-	// first ones in place, so that keeping them allocates nothing, the
-	// others in more.
-	few  [2]hold
+	// first in place, so that keeping it allocates nothing, the others in
+	// more. One only: each more in place costs every Enter, which copies
+	// the Entry (the first breaker's ticket is in brk, without one).
+	few  [1]hold
 	more []hold
 }
 
@@ -381,10 +382,8 @@ func (e *Entry) Exit(err error) {
 			x.rs.lim.exit(hold{}, end)
 		}
 	}
-	for _, h := range e.few {
-		if h.rs != nil {
-			h.rs.lim.exit(h, end)
-		}
+	for i := 0; i < len(e.few) && e.few[i].rs != nil; i++ {
+		e.few[i].rs.lim.exit(e.few[i], end)
 	}
 	for _, h := range e.more {
 		h.rs.lim.exit(h, end)
