@@ -16,7 +16,7 @@ import (
 // waiting ones gave the request. It returns the time the request proceeds,
 // and the error that stops it; on error, the reservations made are given
 // back. It notes e's quota, the policies of the rate rules in quotas (see
-// WithQuotas) and the reservations Exit ends (Entry.holds).
+// WithQuotas) and the reservations Exit ends (Entry.keep).
 // cpu is the caller's stripe index (see stripe.Picker), for the limiters
 // that keep a share of their quota per CPU.
 //
@@ -76,7 +76,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
-				e.holds = append(e.holds, h)
+				e.keep(&h)
 			}
 		}
 	}
@@ -127,7 +127,7 @@ type asking struct {
 
 // release gives the array of more back to the Guard's pool, cleared so
 // that the pool keeps no rule or key alive. The reservations are not used
-// afterwards: Entry.holds has its own copies.
+// afterwards: the Entry keeps its own (Entry.keep).
 func (a *asking) release() {
 	if p := a.pooled; p != nil {
 		a.clearMore()
@@ -192,8 +192,8 @@ func (a *asking) slot(rs *ruleState) *held {
 }
 
 // keep keeps the reservation in h, of a request the rule admitted, for
-// Exit: a bit of Entry.kept for a shadow rule of b.exits, else a copy in
-// Entry.holds.
+// Exit: a bit of Entry.kept for a shadow rule of b.exits, else kept by
+// Entry.keep.
 func (a *asking) keep(h *held) {
 	for _, x := range a.b.exits {
 		if x.rs == h.rs && x.bit != 0 {

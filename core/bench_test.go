@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -156,4 +157,20 @@ func BenchmarkGuardBeyondMaxResources(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkGuardHotspotConcurrency is a hotspot rule of the concurrency
+// algorithm: the value's slot is kept until Exit (Entry.keep).
+func BenchmarkGuardHotspotConcurrency(b *testing.B) {
+	params := core.ParamMap{"header:X-User-ID": {"user-42"}}
+	benchGuardWith(b, false, []core.EnterOption{core.WithParams(params)},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "concurrency", Limit: 1 << 20})
+}
+
+// BenchmarkGuardTwoBreakers is two closed breakers on one resource: the
+// second one's ticket is kept until Exit (Entry.keep).
+func BenchmarkGuardTwoBreakers(b *testing.B) {
+	benchGuard(b, false,
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: 0.5},
+		core.Rule{Resource: "GET /api/items/{id}", Kind: core.KindBreaker, Strategy: "slow-ratio", Threshold: 0.5, MaxRT: time.Second})
 }

@@ -58,8 +58,34 @@ type Entry struct {
 	// the others are in holds.
 	brk   breaker.Ticket
 	quota quotaOf
-	// holds are the reservations Exit ends (see traits.holds).
-	holds []held
+	// few and more are the reservations Exit ends (see traits.holds): the
+	// first in place, so that keeping it allocates nothing, the others in
+	// more. One only: each more in place costs every Enter, which copies
+	// the Entry (the first breaker's ticket is in brk, without one).
+	few  [1]hold
+	more []hold
+}
+
+// hold is a reservation an admitted request keeps for Exit (traits.holds):
+// its rule, and what the rule's exit needs of it: a hotspot rule's record,
+// a breaker's ticket. It is small, so that an Entry keeps a few in place.
+type hold struct {
+	rs *ruleState
+	h  hotspot.Hold
+	t  breaker.Ticket
+}
+
+// keep keeps the reservation of h, a rule that admitted the request, for
+// Exit.
+func (e *Entry) keep(h *held) {
+	k := hold{rs: h.rs, h: h.d.Hold(), t: h.t}
+	for i := range e.few {
+		if e.few[i].rs == nil {
+			e.few[i] = k
+			return
+		}
+	}
+	e.more = append(e.more, k)
 }
 
 // held is a reservation a rule made for a request, and its decision. For
@@ -370,11 +396,13 @@ func (e *Entry) end(now, rt int64, failed bool) {
 	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: failed, level: e.level, brk: e.brk}
 	for _, x := range e.b.exits {
 		if x.bit&^e.kept == 0 {
-			x.rs.lim.exit(nil, end)
+			x.rs.lim.exit(hold{}, end)
 		}
 	}
-	for i := range e.holds {
-		h := &e.holds[i]
+	for i := 0; i < len(e.few) && e.few[i].rs != nil; i++ {
+		e.few[i].rs.lim.exit(e.few[i], end)
+	}
+	for _, h := range e.more {
 		h.rs.lim.exit(h, end)
 	}
 }

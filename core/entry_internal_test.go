@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,5 +95,46 @@ func TestStripesMergeAndPeak(t *testing.T) {
 	assert.Zero(t, st.InFlight)
 	for _, release := range held {
 		release()
+	}
+}
+
+// TestHeldForExitAllocatesNothing: a request whose enforced rules keep
+// one reservation for Exit (Entry.keep) allocates nothing: a hotspot rule
+// of the concurrency algorithm (the value's record), two breakers (the
+// second's ticket), a breaker and the hotspot rule with a flow rule. Exit
+// ends what each kept: the hotspot value's slot is free again, and the
+// breakers count the request.
+func TestHeldForExitAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	hot := Rule{Name: "hot", Resource: "r", Kind: KindHotspot, Param: "user", Algorithm: "concurrency", Limit: 1}
+	b1 := Rule{Name: "b1", Resource: "r", Kind: KindBreaker, Strategy: "error-ratio", Threshold: 0.5}
+	b2 := Rule{Name: "b2", Resource: "r", Kind: KindBreaker, Strategy: "slow-ratio", Threshold: 0.5, MaxRT: time.Second}
+	flow := Rule{Name: "flow", Resource: "r", Kind: KindFlow, Limit: 1 << 40}
+	for name, rules := range map[string][]Rule{
+		"hotspot concurrency":    {hot},
+		"two breakers":           {b1, b2},
+		"flow, breaker, hotspot": {flow, b1, hot},
+	} {
+		g, err := New(WithClock(clock.NewFake(time.Hour)), WithRules(rules...))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		ctx := context.Background()
+		params := WithParams(ParamMap{"user": {"u1"}})
+		allocs := testing.AllocsPerRun(1000, func() {
+			e, err := g.Enter(ctx, "r", params)
+			if err != nil {
+				t.Fatal(err) // a slot not released blocks the next request
+			}
+			e.Exit(nil)
+		})
+		assert.Zero(t, allocs, name)
+		for _, r := range rules {
+			if r.Kind == KindBreaker {
+				st := g.Snapshot().Rules[slices.IndexFunc(rules, func(x Rule) bool { return x.Name == r.Name })]
+				assert.EqualValues(t, 1001, st.Breaker.Requests, "%s: %s", name, r.Name)
+			}
+		}
 	}
 }

@@ -95,14 +95,14 @@ type binding struct {
 	set   *ruleSet
 	rules []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
-	// but a gate after the first, whose reservation is in Entry.holds,
+	// but a gate after the first, whose reservation is in Entry.keep,
 	// and the shadow rules past the bits of Entry.kept.
 	exits []exitRule
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
 	// keeps is true when admitted requests may keep reservations for Exit
-	// in Entry.holds (traits.holds; the first gate keeps its ticket in
+	// in Entry.keep (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
 	keeps bool
 	// timed is true when a rule of b decides by the time (traits.timed;
@@ -360,7 +360,7 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 	if r.Shadow {
 		rs.shadow, rs.quiet = true, !g.shadowQuotas
 		// What it holds for Exit, it holds only for the requests it
-		// admitted: noted in Entry.kept or Entry.holds (asking.keep).
+		// admitted: noted in Entry.kept or Entry.keep (asking.keep).
 		rs.holds = rs.holds || rs.exits
 	}
 	return rs, nil

@@ -69,7 +69,7 @@ func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 	k.levels.Undo(int64(k.clock.Now()), int(h.level), n, false)
 }
 
-func (k *adaptiveKind) exit(_ *held, end ending) {
+func (k *adaptiveKind) exit(_ hold, end ending) {
 	k.c.Done(end.now, end.rt, end.n)
 	k.levels.Done(int(end.level), end.n)
 }

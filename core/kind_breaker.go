@@ -8,7 +8,7 @@ import (
 
 // breakerKind is a breaker rule. The ticket of the binding's first breaker
 // is kept in the Entry (Entry.brk, and a bit of Entry.kept when it is a
-// shadow rule), those of the others in Entry.holds.
+// shadow rule), those of the others in Entry.keep.
 type breakerKind struct{ b *breaker.Breaker }
 
 func newBreakerKind(r Rule, prev limiter, rp *reporter) (limiter, traits, error) {
@@ -48,9 +48,9 @@ func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 
 func (k *breakerKind) undo(h held, _ uint32, _ int64) { k.b.Undo(h.t) }
 
-func (k *breakerKind) exit(h *held, end ending) {
+func (k *breakerKind) exit(h hold, end ending) {
 	t := end.brk
-	if h != nil {
+	if h.rs != nil {
 		t = h.t
 	}
 	k.b.DoneOn(end.cpu, end.now, t, time.Duration(end.rt), end.failed)

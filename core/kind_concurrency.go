@@ -53,7 +53,7 @@ func (k *concKind) rejection() flow.Decision {
 
 func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
 
-func (k *concKind) exit(_ *held, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
+func (k *concKind) exit(_ hold, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
 
 func (k *concKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.l.InFlight()

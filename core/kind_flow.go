@@ -42,7 +42,7 @@ func (k *flowKind) ask(a *asking, rs *ruleState) error {
 
 func (k *flowKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d.Decision, n) }
 
-func (*flowKind) exit(*held, ending) {}
+func (*flowKind) exit(hold, ending) {}
 
 // stats asks the limiter about more permits than it ever admits at once:
 // every algorithm decides that without taking any, the decision telling

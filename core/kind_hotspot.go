@@ -61,7 +61,7 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 
 func (k *hotspotKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d, n) }
 
-func (k *hotspotKind) exit(h *held, end ending) { k.l.Release(h.d, end.n) }
+func (k *hotspotKind) exit(h hold, end ending) { k.l.Release(h.h, end.n) }
 
 func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 	if k.top == nil {

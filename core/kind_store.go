@@ -172,6 +172,6 @@ func (k *storeKind) undo(h held, _ uint32, n int64) {
 	}
 }
 
-func (*storeKind) exit(*held, ending) {}
+func (*storeKind) exit(hold, ending) {}
 
 func (*storeKind) stats(*RuleStats, int64) {}

@@ -157,7 +157,7 @@ func (k *systemKind) undo(h held, _ uint32, n int64) {
 	k.l.Release(int64(k.clock.Now()), n, int(h.level))
 }
 
-func (k *systemKind) exit(_ *held, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
+func (k *systemKind) exit(_ hold, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
 
 func (k *systemKind) stats(out *RuleStats, now int64) {
 	out.InFlight = k.l.InFlight()

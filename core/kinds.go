@@ -18,8 +18,9 @@ type limiter interface {
 	undo(h held, cpu uint32, n int64)
 	// exit ends an admitted request for the rules that keep something for
 	// Exit (traits.exits and traits.holds): h is the reservation the
-	// request kept (Entry.holds), nil for the rules of binding.exits.
-	exit(h *held, end ending)
+	// request kept (Entry.keep), the zero hold for the rules of
+	// binding.exits.
+	exit(h hold, end ending)
 	// stats adds the kind's own state to a rule's statistics at now.
 	stats(out *RuleStats, now int64)
 }
@@ -28,7 +29,7 @@ type limiter interface {
 // limiter. A kind's constructor sets them.
 type traits struct {
 	waits   bool // admitted requests may wait for their turn (leaky bucket): asked last
-	holds   bool // an admitted request may keep its reservation for Exit (Entry.holds)
+	holds   bool // an admitted request may keep its reservation for Exit (Entry.keep)
 	exits   bool // Exit ends each admitted request for the rule once (binding.exits)
 	window  bool // a rate limit per window (not a concurrency limit): it has a Quota
 	refills bool // a token or leaky bucket

@@ -39,7 +39,9 @@ func TestEveryKindIsAsked(t *testing.T) {
 			require.Nil(t, a.blocked, rs.rule.Name)
 			require.Len(t, a.admitted(), 1, rs.rule.Name)
 			if h := a.admitted()[0]; end {
-				rs.lim.exit(&h, ending{now: now, n: 1})
+				var e Entry
+				e.keep(&h)
+				rs.lim.exit(e.few[0], ending{now: now, n: 1})
 			} else {
 				undo(a.admitted(), 0, 1)
 			}

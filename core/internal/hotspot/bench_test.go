@@ -84,6 +84,22 @@ var keys1M = func() []string {
 	return keys
 }()
 
+// BenchmarkHotspot10kKeys: ten thousand distinct values cycle through a
+// table of 100 000, each seen twice before the clock starts (protected):
+// every request is a hit on a record that is not the front, as when the
+// users of a service take turns.
+func BenchmarkHotspot10kKeys(b *testing.B) {
+	cfg := Config{Limit: huge, Window: huge, MaxKeys: 100_000}
+	prefill := func(l *Limiter) {
+		for range 2 {
+			for _, v := range keys1M[:10_000] {
+				l.Acquire(0, v, 1)
+			}
+		}
+	}
+	benchAcquire(b, cfg, prefill, keys1M[:10_000])
+}
+
 // BenchmarkHotspot1MKeys: one million distinct values cycle through a table
 // of 100 000, so nearly every request inserts a value and evicts another.
 // The table is filled before the clock starts; parallel goroutines start at

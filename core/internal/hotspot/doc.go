@@ -66,16 +66,18 @@
 // least 128 records in each (a table of 100 000 has 64 shards of 1 562). Each
 // shard has its own mutex, so requests of values in different shards do not
 // contend, and holds its records in one slice, an open-addressing index
-// from hash to record, and the two lists of a segmented LRU. The index is
+// from hash to record, and the two lists of a segmented LRU whose protected
+// segment is kept by CLOCK (below). The index is
 // linear probing, at most half full (a full shard of 1 562 uses 4 096
 // slots), with deletion by backward shift: it needs no tombstones and, once
 // its shard is full, never rebuilds. A probe reads 1.5 slots on average
 // when the value is there and 2.5 when it is not; the keyed hash keeps it
 // so for values chosen by an attacker. An Acquire hashes the value, locks
-// its shard, probes the index, moves the record in its list, updates the
-// state and unlocks: O(1), with no loop whose length depends on time or on
-// other records' state, and no retry (a leaky bucket with gaps also scans
-// its shard's gaps, at most 256). The state is plain memory guarded by the
+// its shard, probes the index, flags the record used (or moves it, when it
+// is new or promoted), updates the state and unlocks: O(1), with no loop
+// whose length depends on time or on other records' state, and no retry (a
+// promotion also looks at up to 8 records of protected; a leaky bucket with
+// gaps scans its shard's gaps, at most 256). The state is plain memory guarded by the
 // shard's lock, updated by the arithmetic of flow.GCRA, which the flow
 // rules apply to one atomic TAT. A token or leaky bucket
 // shard keeps the state of the value it decided twice in a row, its front,
@@ -89,23 +91,33 @@
 // segment (at least a fifth of the shard) and a protected one (at most
 // four fifths), each a doubly-linked list threaded through the records by
 // index. A new value enters at the head of probation. Using a value again
-// while it is in probation promotes it to the head of protected; using a
-// protected value moves it to the head. When protected is over its share,
-// its least recently used record is demoted to the head of probation. When
-// the shard is full, a new value takes the record at the tail of probation
-// (of protected if probation is empty); its value keeps its debt (below).
-// Every step is a constant number of list operations.
+// while it is in probation promotes it to the head of protected. Using a
+// protected value only flags its record used: the lists are not written,
+// so a hit reads no other record (moving it to the head, as an exact LRU
+// does, would write its neighbours' and the head's, three cache misses on
+// a large table). When a promotion puts protected over its share, the
+// record at its tail is demoted to the head of probation, unless it is
+// flagged: then it is moved back to the head, its flag cleared (a second
+// chance: CLOCK, the usual approximation of LRU), and the next tail is
+// considered, up to 8 times, after which the tail is demoted flagged or
+// not. When the shard is full, a new value takes the record at the tail of
+// probation (of protected if probation is empty); its value keeps its debt
+// (below). Every step is a constant number of list operations.
 //
 // Values seen only once never leave probation, so a flood of one-time
 // values, however large, only ever evicts probation: the values in
 // protected, which were used at least twice, are not touched. A value is
 // promoted if it is used again before its shard's probation length of new
 // values arrive in its shard (at least a fifth of the shard: about a fifth
-// of MaxKeys new values over the table), and stays protected while it is
-// used again before four fifths of MaxKeys other values are promoted; a
-// demoted value gets another probation's length of chances. Every Acquire
-// counts as a use, rejected ones included. Which values stay in the table is
-// a matter of speed and precision only: limits do not depend on it.
+// of MaxKeys new values over the table). A protected value is demoted only
+// when promotions of other values bring it to the tail of protected, once
+// protected's share of records (about four fifths of MaxKeys over the
+// table) has been put at the head after it, by promotions or second
+// chances; used since it was put there, it gets a second chance, unless it
+// is the ninth flagged record in a row at the tail. A demoted value gets
+// another probation's length of chances. Every Acquire counts as a use, rejected
+// ones included. Which values stay in the table is a matter of speed and
+// precision only: limits do not depend on it.
 //
 // # Evicted values keep their debt
 //

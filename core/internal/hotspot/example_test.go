@@ -83,7 +83,7 @@ func ExampleLimiter_Release() {
 	a := l.Acquire(0, "10.0.0.7", 1)
 	b := l.Acquire(0, "10.0.0.7", 1)
 	fmt.Println(a.OK, b.OK, l.Acquire(0, "10.0.0.7", 1).OK)
-	l.Release(a, 1)
+	l.Release(a.Hold(), 1)
 	fmt.Println(l.Acquire(0, "10.0.0.7", 1).OK)
 	// Output:
 	// true true false

@@ -187,7 +187,7 @@ func TestFloodKeepsDebts(t *testing.T) {
 				for i := range n {
 					at := time.Second + time.Duration(i)*(floodEnd-time.Second)/time.Duration(n)
 					if d := flooded.Acquire(int64(at), fl.junk(i, maxKeys), 1); d.OK {
-						flooded.Release(d, 1) // concurrency: over at once
+						flooded.Release(d.Hold(), 1) // concurrency: over at once
 					}
 					if i%(n/checks) == 0 {
 						for _, u := range heavyUsers {
@@ -208,7 +208,7 @@ func TestFloodKeepsDebts(t *testing.T) {
 				checkDebts(t, flooded)
 
 				for _, d := range held {
-					d.lim.Release(d, 1)
+					d.lim.Release(d.Hold(), 1)
 				}
 				clear(admitted)
 				clear(reference)

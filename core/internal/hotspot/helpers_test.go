@@ -56,7 +56,10 @@ func checkTable(t testing.TB, l *Limiter) {
 			for i := ls.head; count < ls.n; i = s.recs[i].next {
 				r := &s.recs[i]
 				require.EqualValues(t, seg, r.seg, "shard %d record %d", si, i)
-				require.False(t, r.pinned, "shard %d record %d", si, i)
+				require.Zero(t, r.flags&flagPinned, "shard %d record %d", si, i)
+				if seg == probation {
+					require.Zero(t, r.flags&flagUsed, "shard %d record %d", si, i)
+				}
 				if prev >= 0 {
 					require.Equal(t, prev, r.prev, "shard %d record %d", si, i)
 					require.Equal(t, s.recs[prev].id.tag(), r.prevTag, "shard %d record %d", si, i)
@@ -75,7 +78,7 @@ func checkTable(t testing.TB, l *Limiter) {
 			r := &s.recs[i]
 			require.Equal(t, 1, indexed[i], "shard %d record %d indexed", si, i)
 			require.Equal(t, i, s.find(r.id), "shard %d record %d found", si, i)
-			if r.pinned {
+			if r.flags&flagPinned != 0 {
 				require.Zero(t, inList[i], "shard %d pinned record %d", si, i)
 				require.Positive(t, r.state.NS, "shard %d pinned record %d", si, i)
 			} else {

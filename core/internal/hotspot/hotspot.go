@@ -239,7 +239,7 @@ func (l *Limiter) Undo(d Decision, n int64) {
 		return
 	}
 	if p.cfg.Algorithm == Concurrency {
-		p.release(d, n)
+		p.Release(d.Hold(), n)
 		return
 	}
 	s := &p.tab.shards[d.shard]
@@ -250,27 +250,40 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	s.mu.Unlock()
 }
 
-// Release ends the n requests of an admitted Concurrency decision d (called
-// by Exit); it does nothing for the bucket algorithms. Each admitted
+// Hold is what Release needs of an admitted Concurrency decision: its
+// record and the record's life. The zero Hold, of a rejected decision or
+// of another algorithm's, releases nothing.
+type Hold struct {
+	gen        uint64 // the record's life at the decision; 0 for none
+	shard, rec int32
+}
+
+// Hold returns the handle Release takes to end d, kept by the caller
+// until the request ends: smaller than d.
+func (d *Decision) Hold() Hold {
+	if !d.OK || d.lim == nil || d.lim.cfg.Algorithm != Concurrency {
+		return Hold{}
+	}
+	return Hold{gen: d.gen, shard: d.shard, rec: d.rec}
+}
+
+// Release ends the n requests of an admitted Concurrency decision, given
+// by its Hold (called by Exit), on the Limiter that made it or a later one
+// sharing its table; it does nothing for a zero Hold. Each admitted
 // decision must be released once: the count of a value never goes below 0,
 // and a record reused for another value is never touched, but a second
 // Release of the same decision while other requests of the value are in
 // flight takes one of theirs.
-func (l *Limiter) Release(d Decision, n int64) {
-	if d.OK && d.lim != nil && d.lim.cfg.Algorithm == Concurrency {
-		d.lim.release(d, n)
+func (l *Limiter) Release(h Hold, n int64) {
+	if h.gen == 0 {
+		return
 	}
-}
-
-// release takes n requests of d out of flight, and makes the record
-// evictable again when none is left.
-func (l *Limiter) release(d Decision, n int64) {
-	s := &l.tab.shards[d.shard]
+	s := &l.tab.shards[h.shard]
 	s.mu.Lock()
-	if r := &s.recs[d.rec]; r.gen == d.gen {
+	if r := &s.recs[h.rec]; r.gen == h.gen {
 		r.state.NS = max(r.state.NS-max(n, 1), 0)
 		if r.state.NS == 0 {
-			s.unpin(d.rec)
+			s.unpin(h.rec)
 		}
 	}
 	s.mu.Unlock()

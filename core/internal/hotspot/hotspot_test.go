@@ -119,13 +119,13 @@ func TestConcurrency(t *testing.T) {
 		{value: "vip", n: 3, ok: true, limit: 3, remaining: 0},
 		{value: "abuser", limit: 0},
 	})
-	l.Release(ds[0], 1)
-	l.Release(ds[2], 1) // rejected: nothing to release
+	l.Release(ds[0].Hold(), 1)
+	l.Release(ds[2].Hold(), 1) // rejected: nothing to release
 	play(t, l, []step{
 		{value: "a", ok: true, limit: 2, remaining: 0},
 		{value: "a", limit: 2, remaining: 0},
 	})
-	l.Release(ds[3], 2)
+	l.Release(ds[3].Hold(), 2)
 	_, inFlight, _ := lookup(l, "b")
 	assert.Zero(t, inFlight)
 	l.Undo(ds[5], 3) // another rule rejected vip's request
@@ -181,10 +181,10 @@ func TestStaleHandles(t *testing.T) {
 		l := mustNew(t, Config{Algorithm: Concurrency, Limit: 1, MaxKeys: 1}, nil)
 		a := l.Acquire(0, "a", 1)
 		require.True(t, a.OK)
-		l.Release(a, 1)
+		l.Release(a.Hold(), 1)
 		b := l.Acquire(0, "b", 1) // evicts a, which has none in flight
 		require.True(t, b.OK)
-		l.Release(a, 1) // a second Release of a: its record is b's now
+		l.Release(a.Hold(), 1) // a second Release of a: its record is b's now
 		assert.False(t, l.Acquire(0, "b", 1).OK, "a's Release freed b's slot")
 		checkTable(t, l)
 	})
@@ -200,9 +200,9 @@ func TestPinned(t *testing.T) {
 		d := l.Acquire(0, "k"+strconv.Itoa(i), 1)
 		require.True(t, d.OK)
 		if i%1000 == 999 {
-			defer l.Release(d, 1) // one in a thousand stays in flight to the end
+			defer l.Release(d.Hold(), 1) // one in a thousand stays in flight to the end
 		} else {
-			l.Release(d, 1)
+			l.Release(d.Hold(), 1)
 		}
 		if i%10_000 == 0 {
 			checkTable(t, l)
@@ -213,7 +213,7 @@ func TestPinned(t *testing.T) {
 	require.True(t, ok, "a value in flight was evicted")
 	assert.EqualValues(t, 1, inFlight)
 	assert.False(t, l.Acquire(0, "held", 1).OK)
-	l.Release(held, 1)
+	l.Release(held.Hold(), 1)
 	assert.True(t, l.Acquire(0, "held", 1).OK)
 
 	full := mustNew(t, Config{Algorithm: Concurrency, Limit: 5, MaxKeys: 1}, nil)
@@ -221,7 +221,7 @@ func TestPinned(t *testing.T) {
 	require.True(t, a.OK)
 	d := full.Acquire(0, "b", 1)
 	assert.Equal(t, Decision{Decision: flow.Decision{Limit: 5}}, d, "rejected, with no record")
-	full.Release(a, 1)
+	full.Release(a.Hold(), 1)
 	assert.True(t, full.Acquire(0, "b", 1).OK)
 }
 
@@ -283,7 +283,7 @@ func TestReload(t *testing.T) {
 	require.True(t, d.OK)
 	c2 := mustNew(t, c, c1)
 	assert.False(t, c2.Acquire(0, "a", 1).OK, "in flight before the reload")
-	c2.Release(d, 1) // the old rule's decision, released through the new
+	c2.Release(d.Hold(), 1) // the old rule's decision, released through the new
 	assert.True(t, c2.Acquire(0, "a", 1).OK)
 
 	t2 := mustNew(t, Config{Algorithm: LeakyBucket, Limit: 2}, c2) // another algorithm

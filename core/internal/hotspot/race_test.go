@@ -66,7 +66,7 @@ func TestConcurrentInFlight(t *testing.T) {
 						return
 					}
 					admitted.Add(1)
-					defer l.Release(d, 1)
+					defer l.Release(d.Hold(), 1)
 					n := inFlight[v].Add(1)
 					highest[g][v] = max(highest[g][v], n)
 					defer inFlight[v].Add(-1)
@@ -83,7 +83,7 @@ func TestConcurrentInFlight(t *testing.T) {
 					other := "other-" + strconv.Itoa(g) + "-" + strconv.Itoa(i)
 					for range 2 {
 						d := l.Acquire(0, other, 1)
-						l.Release(d, 1)
+						l.Release(d.Hold(), 1)
 					}
 				}
 			}
@@ -111,7 +111,7 @@ func TestConcurrentInFlight(t *testing.T) {
 		}
 		assert.False(t, l.Acquire(0, "v"+strconv.Itoa(v), 1).OK, "value %d", v)
 		for _, d := range ds {
-			l.Release(d, 1)
+			l.Release(d.Hold(), 1)
 		}
 	}
 	checkTable(t, l)

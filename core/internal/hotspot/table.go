@@ -22,12 +22,24 @@ const (
 	// firstRecords is the number of records a shard allocates at first; it
 	// doubles up to the shard's capacity as values arrive.
 	firstRecords = 8
+	// secondChances bounds the used records that one demotion moves back
+	// to the head of protected before it demotes the tail (see demote).
+	secondChances = 8
 )
 
 // Segments of a shard's segmented LRU.
 const (
 	probation = iota // seen once since it was inserted or demoted
 	protected        // seen again while in probation
+)
+
+// Flags of a record.
+const (
+	// flagPinned: requests in flight; out of both lists, never evicted.
+	flagPinned = 1 << iota
+	// flagUsed: in protected, and used since it was last put at its head
+	// (see shard.demote).
+	flagUsed
 )
 
 // table is the bounded key table of a Limiter: one record per tracked value,
@@ -68,7 +80,7 @@ type id struct{ h, h2 uint64 }
 // until another value is. While a record is the front, its own state is
 // stale and the front's is the one read and written. A hot value decided
 // from several CPUs then moves one cache line between them, the lock's,
-// instead of two; its record is only read (to keep the LRU order) and
+// instead of two; its record is only read (its used flag, see touch) and
 // stays in every CPU's cache.
 type shard struct {
 	mu         sync.Mutex
@@ -136,7 +148,7 @@ type record struct {
 	prev, next int32
 	prevTag    uint32 // tag of prev's id
 	seg        uint8  // probation or protected; where a pinned record returns
-	pinned     bool   // requests in flight: out of both lists, never evicted
+	flags      uint8  // flagPinned, flagUsed
 	gaps       uint16 // the shard's gaps of this record's bucket
 }
 
@@ -325,43 +337,77 @@ func (s *shard) unindex(tag uint32, i int32) {
 }
 
 // touch records a use of record i: a record of probation is promoted to the
-// head of protected, one of protected moves to its head. A pinned record is
-// in no list; seen again, it will return to protected.
+// head of protected; one of protected is flagged used, and stays where it
+// is (see demote). A pinned record is in no list; seen again, it will return
+// to protected.
 func (s *shard) touch(i int32) {
 	r := &s.recs[i]
 	switch {
-	case r.pinned:
+	case r.flags&flagPinned != 0:
 		r.seg = protected
 	case r.seg == probation:
 		s.unlink(i)
 		r.seg = protected
 		s.pushFront(i)
-	case s.lists[protected].head != i:
-		s.unlink(i)
-		s.pushFront(i)
+	case r.flags&flagUsed == 0: // a hot record is only read
+		r.flags |= flagUsed
 	}
 }
 
 // pin takes record i out of its list: it is not evicted until unpin.
 func (s *shard) pin(i int32) {
-	if r := &s.recs[i]; !r.pinned {
+	if r := &s.recs[i]; r.flags&flagPinned == 0 {
 		s.unlink(i)
-		r.pinned = true
+		r.flags = flagPinned
 	}
 }
 
 // unpin returns record i to the head of its segment.
 func (s *shard) unpin(i int32) {
-	if r := &s.recs[i]; r.pinned {
-		r.pinned = false
+	if r := &s.recs[i]; r.flags&flagPinned != 0 {
+		r.flags = 0
 		s.pushFront(i)
 	}
 }
 
 // pushFront links record i at the head of its segment's list. When that
-// overfills protected, protected's least recently used record is demoted to
-// the head of probation: one record, as one was added.
+// overfills protected, one record of protected is demoted: one record, as
+// one was added.
 func (s *shard) pushFront(i int32) {
+	s.link(i)
+	if l := &s.lists[protected]; s.recs[i].seg == protected && l.n > s.protCap {
+		s.demote(l)
+	}
+}
+
+// demote moves the least recently used record of protected, l, to the head
+// of probation, by the CLOCK approximation of LRU: the record at the tail
+// of protected is demoted unless it was used since it was put at the head;
+// then it is put back at the head, its flag cleared (a second chance), and
+// the next tail is considered, up to secondChances times. Uses of
+// protected records thus write no list, and their order is only changed
+// here, at a promotion, a few records at a time: the tail the loop ends
+// at is demoted even if used (it was put at the head longer ago than every
+// other record of protected).
+func (s *shard) demote(l *list) {
+	d := l.tail
+	for range secondChances {
+		r := &s.recs[d]
+		if r.flags&flagUsed == 0 {
+			break
+		}
+		r.flags = 0
+		s.unlink(d)
+		s.link(d)
+		d = l.tail
+	}
+	s.unlink(d)
+	s.recs[d].seg, s.recs[d].flags = probation, 0
+	s.link(d)
+}
+
+// link links record i at the head of its segment's list.
+func (s *shard) link(i int32) {
 	r := &s.recs[i]
 	l := &s.lists[r.seg]
 	if l.n == 0 {
@@ -373,12 +419,6 @@ func (s *shard) pushFront(i int32) {
 	}
 	l.head = i
 	l.n++
-	if r.seg == protected && l.n > s.protCap {
-		d := l.tail
-		s.unlink(d)
-		s.recs[d].seg = probation
-		s.pushFront(d)
-	}
 }
 
 // unlink takes record i out of its segment's list. Taking out an end

@@ -3,6 +3,7 @@ package hotspot
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -104,6 +105,83 @@ func TestSegmentedLRU(t *testing.T) {
 	checkTable(t, l)
 }
 
+// TestSecondChance: a use of a protected value writes no list, only the
+// record's flag; a promotion that overfills protected demotes its tail
+// unless used since it was put at the head, which is moved back to the head
+// instead (a second chance), its flag cleared; after secondChances of them
+// the tail is demoted whatever its flag.
+func TestSecondChance(t *testing.T) {
+	l := mustNew(t, Config{Limit: 1000, Window: s, MaxKeys: 10}, nil)
+	require.Len(t, l.tab.shards, 1)
+	sh := &l.tab.shards[0]
+	require.EqualValues(t, 8, sh.protCap)
+	fillers := 0
+	use := func(values ...string) {
+		for _, v := range values {
+			if v == "x" { // a new value each time, seen once: never protected
+				fillers++
+				v = "x" + strconv.Itoa(fillers)
+			}
+			l.Acquire(0, v, 1)
+		}
+	}
+	rec := func(v string) *record {
+		i := sh.find(l.tab.idOf(v))
+		require.GreaterOrEqual(t, i, int32(0), "%s not tracked", v)
+		return &sh.recs[i]
+	}
+	// order returns the values of protected from head to tail.
+	order := func(values ...string) []string {
+		byRec := map[int32]string{}
+		for _, v := range values {
+			byRec[sh.find(l.tab.idOf(v))] = v
+		}
+		var out []string
+		ls := &sh.lists[protected]
+		for i, n := ls.head, int32(0); n < ls.n; i, n = sh.recs[i].next, n+1 {
+			out = append(out, byRec[i])
+		}
+		return out
+	}
+	a := []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"}
+	for _, v := range a {
+		use(v, "x", v) // x between: no value is the shard's front
+	}
+	all := append(slices.Clone(a), "b", "c")
+	require.Equal(t, []string{"a7", "a6", "a5", "a4", "a3", "a2", "a1", "a0"}, order(all...))
+
+	// A use sets the flag and moves nothing.
+	before := *rec("a3")
+	use("a0", "x", "a1", "x", "a3")
+	assert.Equal(t, []string{"a7", "a6", "a5", "a4", "a3", "a2", "a1", "a0"}, order(all...))
+	after := *rec("a3")
+	assert.EqualValues(t, flagUsed, after.flags)
+	after.flags, after.state = before.flags, before.state
+	assert.Equal(t, before, after, "a3: only its flag and state change")
+
+	// Promoting b: a0 and a1, used, go back to the head; a2 is demoted.
+	use("b", "x", "b")
+	assert.Equal(t, []string{"a1", "a0", "b", "a7", "a6", "a5", "a4", "a3"}, order(all...))
+	assert.EqualValues(t, probation, rec("a2").seg)
+	assert.Zero(t, rec("a0").flags)
+	assert.Zero(t, rec("a1").flags)
+	assert.EqualValues(t, flagUsed, rec("a3").flags)
+	checkTable(t, l)
+
+	// With every record of protected used, a promotion moves
+	// secondChances of them back and demotes the next tail, c itself.
+	for _, v := range order(all...) {
+		use(v, "x")
+	}
+	use("c", "x", "c")
+	assert.EqualValues(t, probation, rec("c").seg)
+	assert.Equal(t, []string{"a1", "a0", "b", "a7", "a6", "a5", "a4", "a3"}, order(all...))
+	for _, v := range order(all...) {
+		assert.Zero(t, rec(v).flags, v)
+	}
+	checkTable(t, l)
+}
+
 // TestTableStress: random operations on small tables keep every invariant
 // of checkTable, for every algorithm, with releases in random order.
 func TestTableStress(t *testing.T) {
@@ -133,7 +211,7 @@ func TestTableStress(t *testing.T) {
 				}
 				for len(held) > 40 || (len(held) > 0 && rng.IntN(3) == 0) {
 					j := rng.IntN(len(held))
-					l.Release(held[j].d, held[j].n)
+					l.Release(held[j].d.Hold(), held[j].n)
 					held[j] = held[len(held)-1]
 					held = held[:len(held)-1]
 				}
