@@ -378,7 +378,7 @@ func (e *Entry) Exit(err error) {
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
 	st.exit(e.n, rt)
-	if len(e.b.exits) > 0 || len(e.holds) > 0 {
+	if len(e.b.exits) > 0 || e.few[0].rs != nil { // more only after few
 		e.end(now, rt, err != nil)
 	}
 	if rt != 0 {
