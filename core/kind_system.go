@@ -177,6 +177,9 @@ func (k *systemKind) stats(out *RuleStats, now int64) {
 	case sig == system.QPS:
 		out.Limit, out.Use, out.HasUse = int64(k.l.Config().Threshold), st.Pass, true
 	}
+	if b, ok := k.l.Bound(now); ok {
+		out.Limit, out.Use, out.HasUse = int64(b), out.InFlight, true
+	}
 	out.System = s
 }
 

@@ -287,6 +287,25 @@ func (l *Limiter) Done(now, rt, n int64, level int) {
 	l.s.levels.Done(level, n)
 }
 
+// Bound returns the bound on requests in flight in force at now, of the
+// BBR check or of rt, and whether one is (its signal was over the
+// threshold within hold); it changes nothing.
+func (l *Limiter) Bound(now int64) (float64, bool) {
+	s := l.s
+	last := s.over.Load()
+	on := last != math.MinInt64 && now-last < int64(hold)
+	switch {
+	case l.c.Signal == RT:
+		snap := s.w.SnapshotOver(now, rtRecent)
+		if on || snap.Complete > 0 && float64(snap.RT) > l.c.Threshold*float64(time.Millisecond)*float64(snap.Complete) {
+			return s.little(now, l.c.Threshold), true
+		}
+	case l.c.BBR && on:
+		return s.bbr(now), true
+	}
+	return 0, false
+}
+
 // InFlight returns the number of requests in flight.
 func (l *Limiter) InFlight() int64 { return l.s.inFlight.Load() }
 

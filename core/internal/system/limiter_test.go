@@ -226,3 +226,32 @@ func TestBBRShedsByLevel(t *testing.T) {
 	assert.GreaterOrEqual(t, float64(r.done), 0.9*capacity*10, "the service keeps busy")
 	assert.LessOrEqual(t, r.maxRT, 300.0, "a short queue")
 }
+
+// TestBoundIsReported: the bound in force, of rt or of the BBR check, is
+// reported while it applies, and reading it changes nothing.
+func TestBoundIsReported(t *testing.T) {
+	start := 10 * int64(time.Second)
+	rt := New(Config{Signal: RT, Threshold: 100}, nil)
+	_, on := rt.Bound(start)
+	assert.False(t, on)
+	for range 20 {
+		rt.Acquire(start, 1, 0, priority.Default)
+	}
+	for range 20 {
+		rt.Done(start+300*ms, 300*ms, 1, priority.Default)
+	}
+	b, on := rt.Bound(start + 310*ms)
+	assert.True(t, on)
+	assert.InDelta(t, 20/0.911*0.1, b, 0.01, "20 ended in the last 0.911s, times 100ms")
+	_, on = rt.Bound(start + 1500*ms)
+	assert.False(t, on, "reading it recorded nothing")
+
+	bbr := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
+	bbr.Acquire(start, 1, 0.9, priority.Default)
+	bbr.Done(start+50*ms, 50*ms, 1, priority.Default)
+	b, on = bbr.Bound(start + 60*ms)
+	assert.True(t, on)
+	assert.InDelta(t, 2*10*0.05, b, 1e-9, "twice 1 in a tenth of a second times 50ms")
+	_, on = bbr.Bound(start + 1100*ms)
+	assert.False(t, on)
+}
