@@ -29,8 +29,8 @@ const (
 	// it is above the threshold, and for a second after it was or the
 	// rule last shed a request, requests are admitted while those in
 	// flight stay under the completions per second of the last second
-	// times the threshold (Little's law), which holds the response time
-	// about at the threshold with the service busy.
+	// times the threshold (Little's law), plus one, which holds the
+	// response time about at the threshold with the service busy.
 	SignalRT Signal = "rt"
 	// SignalCPU is the CPU usage, a fraction in (0, 1]: of the
 	// container's quota (cgroup v2 cpu.max and cpu.stat) when it has one,

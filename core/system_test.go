@@ -89,10 +89,10 @@ func TestSystemRuleSignals(t *testing.T) {
 			{at: 500 * ms, exit: 2},                     // rt 500ms
 			{at: 510 * ms, enter: 1, pass: []bool{yes}}, // under the threshold: no bound
 			{at: 1200 * ms, exit: 2},                    // rt 1200ms: over it
-			// 4 ended in the last 0.91s: 4.4 per second, times 1s: a bound
-			// of 4 in flight, of which 1 is.
-			{at: 1210 * ms, enter: 4, pass: []bool{yes, yes, yes, no}, wantLimit: 4},
-			{at: 2300 * ms, exit: 4},
+			// 4 ended in the last 0.91s: 4.4 per second, times 1s, plus
+			// one: a bound of 5 in flight, of which 1 is.
+			{at: 1210 * ms, enter: 5, pass: []bool{yes, yes, yes, yes, no}, wantLimit: 5},
+			{at: 2300 * ms, exit: 5},
 			{at: 2300 * ms, enter: 1, pass: []bool{yes}}, // a second after its last refusal
 		}},
 		{"cpu", core.Rule{Signal: core.SignalCPU, Threshold: 0.8}, []systemStep{

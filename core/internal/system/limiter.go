@@ -225,15 +225,18 @@ func (s *state) overAt(now int64) {
 // little is the bound of the rt signal at now: the requests in flight that
 // keep the response time at threshold (in milliseconds) at the rate
 // requests completed over the last second, by Little's law (in flight =
-// throughput x response time). Requests held to it show a response time
-// of about the threshold: when they end sooner, the bound grows with the
-// rate, when later, it shrinks.
+// throughput x response time), plus one. Requests held to it show a
+// response time of about the threshold: when they end sooner, the bound
+// grows with the rate, when later, it shrinks. The one more is what lets a
+// small bound grow: b requests in flight (b whole) that end in r give back
+// the bound b x threshold/r, no more than b until r is half the threshold,
+// so a bound brought to 1 by a stall would stay there.
 func (s *state) little(now int64, threshold float64) float64 {
 	done := s.w.SnapshotOver(now, windowLen).Complete
 	bl := int64(s.w.BucketLen())
 	// The window is its full buckets and the part of the current one past.
 	span := windowLen - time.Duration(bl) + time.Duration(now%bl+1)
-	return float64(done) / span.Seconds() * threshold / 1000
+	return float64(done)/span.Seconds()*threshold/1000 + 1
 }
 
 // MinRT is the lowest response time the BBR check counts with: the
