@@ -25,8 +25,12 @@ const (
 	// SignalInFlight is the number of requests in flight.
 	SignalInFlight Signal = "inflight"
 	// SignalRT is the average response time of the requests completed
-	// over the last second, in milliseconds; while it is above the
-	// threshold every request is shed.
+	// over the last fifth of a second (two tenths), in milliseconds: once
+	// it is above the threshold, and for a second after it was or the
+	// rule last shed a request, requests are admitted while those in
+	// flight stay under the completions per second of the last second
+	// times the threshold (Little's law), plus one, which holds the
+	// response time about at the threshold with the service busy.
 	SignalRT Signal = "rt"
 	// SignalCPU is the CPU usage, a fraction in (0, 1]: of the
 	// container's quota (cgroup v2 cpu.max and cpu.stat) when it has one,
@@ -46,7 +50,8 @@ const (
 // completion rate of the last second (per second, from its busiest tenth of
 // a second) times the lowest response time of the last 10 seconds, and
 // whenever none is in flight: Sentinel's BBR check, which keeps the
-// throughput the service showed it has.
+// throughput the service showed it has. With priorities, a request counts
+// against the bound only the requests in flight of its level and above.
 const StrategyBBR breaker.Strategy = "bbr"
 
 // SystemSource supplies the host signals of system rules: CPU reads the
@@ -171,6 +176,9 @@ func (k *systemKind) stats(out *RuleStats, now int64) {
 		out.Limit, out.Use, out.HasUse = int64(k.l.Config().Threshold), out.InFlight, true
 	case sig == system.QPS:
 		out.Limit, out.Use, out.HasUse = int64(k.l.Config().Threshold), st.Pass, true
+	}
+	if b, ok := k.l.Bound(now); ok {
+		out.Limit, out.Use, out.HasUse = int64(b), out.InFlight, true
 	}
 	out.System = s
 }

@@ -122,13 +122,14 @@ type RuleStats struct {
 	InFlight int64
 	// Limit is the rule's limit in force and Use how much of it is taken
 	// now, when HasUse (flow rules in memory, concurrency and adaptive
-	// rules, system rules of signal qps or inflight): for a flow rule, the
+	// rules, system rules of signal qps or inflight, and of rt or with
+	// StrategyBBR while their bound applies): for a flow rule, the
 	// requests of its window (a token bucket's tokens taken, its Limit
 	// then including Burst; a leaky bucket's turns taken ahead; a warm-up
 	// ramp's lower limit while cold); for a concurrency or adaptive rule,
 	// its requests in flight and the limit it found; for a system rule,
 	// its threshold and the requests admitted over the last second (qps)
-	// or in flight. Hotspot rules limit each value apart, and a
+	// or in flight, or its bound and its requests in flight. Hotspot rules limit each value apart, and a
 	// store's count would take a round trip: they have none.
 	Limit, Use int64
 	HasUse     bool

@@ -84,15 +84,16 @@ func TestSystemRuleSignals(t *testing.T) {
 			{at: 1000 * ms, enter: 3, pass: []bool{yes, yes, no}}, // the first two left the window
 			{at: 1500 * ms, enter: 1, pass: []bool{yes}},          // so did the third
 		}},
-		{"average rt", core.Rule{Signal: core.SignalRT, Threshold: 100}, []systemStep{
-			{at: 0, enter: 2, pass: []bool{yes, yes}},
-			{at: 50 * ms, exit: 1},                     // rt 50ms
-			{at: 60 * ms, enter: 1, pass: []bool{yes}}, // average 50ms
-			{at: 300 * ms, exit: 1},                    // rt 300ms: average 175ms
-			{at: 310 * ms, enter: 1, pass: []bool{no}},
-			{at: 360 * ms, exit: 1},                      // rt 300ms: average 216ms
-			{at: 1250 * ms, enter: 1, pass: []bool{no}},  // the 50ms one left the window: 300ms
-			{at: 1450 * ms, enter: 1, pass: []bool{yes}}, // none completed in the last second
+		{"average rt", core.Rule{Signal: core.SignalRT, Threshold: 1000}, []systemStep{
+			{at: 0, enter: 4, pass: []bool{yes, yes, yes, yes}},
+			{at: 500 * ms, exit: 2},                     // rt 500ms
+			{at: 510 * ms, enter: 1, pass: []bool{yes}}, // under the threshold: no bound
+			{at: 1200 * ms, exit: 2},                    // rt 1200ms: over it
+			// 4 ended in the last 0.91s: 4.4 per second, times 1s, plus
+			// one: a bound of 5 in flight, of which 1 is.
+			{at: 1210 * ms, enter: 5, pass: []bool{yes, yes, yes, yes, no}, wantLimit: 5},
+			{at: 2300 * ms, exit: 5},
+			{at: 2300 * ms, enter: 1, pass: []bool{yes}}, // a second after its last refusal
 		}},
 		{"cpu", core.Rule{Signal: core.SignalCPU, Threshold: 0.8}, []systemStep{
 			{at: 0, host: 0.5, enter: 2, pass: []bool{yes, yes}},

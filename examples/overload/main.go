@@ -26,6 +26,10 @@
 //     what the recent throughput sustains). The CPU is the host's: the
 //     sleep backend waits rather than computes, so the rule acts only when
 //     other work keeps the CPU busy; it protects CPU-bound services.
+//   - system-rt: a system rule that holds the average response time at
+//     twice the service time (signal rt, threshold 100ms by default):
+//     while it is over, it admits what the completion rate times the
+//     threshold allows (Little's law).
 //
 // With -backend cpu a request computes instead, rounds of SHA-256
 // calibrated at start to take about -service on one idle CPU, with
@@ -119,7 +123,7 @@ func parse(args []string, out io.Writer) (config, error) {
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "load before each measurement, not counted")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "the time each measurement lasts")
 	loads := fs.String("load", "1,2,5", "the loads, in multiples of the capacity, comma-separated")
-	prot := fs.String("protect", "none,static,adaptive,system", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
+	prot := fs.String("protect", "none,static,adaptive,system,system-rt", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
 	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
 	if err := fs.Parse(args); err != nil {

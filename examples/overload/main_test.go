@@ -57,6 +57,25 @@ func TestAdaptiveShedsTheLowerLevelFirst(t *testing.T) {
 	assert.Greater(t, high.succeeded, 2*low.succeeded)
 }
 
+// TestSystemRTHoldsTheServiceBusy drives the backend at 3x its capacity,
+// critical requests at half of it, under the system-rt rule (rt at twice
+// the service time): it sheds the sheddable ones and keeps the backend
+// serving in time, critical ones first. Shedding everything while the
+// average is over the threshold served an eighth of each.
+func TestSystemRTHoldsTheServiceBusy(t *testing.T) {
+	rows, err := quick.measureLevels(context.Background(), "system-rt")
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	high, low := rows[0], rows[1]
+	t.Logf("critical: %+v", high)
+	t.Logf("sheddable: %+v", low)
+	capacity := float64(quick.workers) / quick.service.Seconds()
+	assert.Greater(t, high.succeeded, 0.9, "critical requests are served")
+	assert.Greater(t, low.rejected, 0.6, "sheddable ones are shed")
+	assert.Greater(t, high.goodput+low.goodput, 0.5*capacity, "the backend keeps serving")
+	assert.Less(t, high.timedOut+low.timedOut, 0.05, "what it admits is served in time")
+}
+
 func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"-warmup=0s", "-duration=1s", "-load=2", "-protect=static,adaptive", "-slowdown=false"}, &out)
@@ -71,7 +90,7 @@ func TestFlagErrors(t *testing.T) {
 		{"-workers=0", "-workers must be >= 1, got 0"},
 		{"-load=2,x", `-load: "x" is not a positive number`},
 		{"-load=0", `-load: "0" is not a positive number`},
-		{"-protect=adaptive,magic", `-protect: unknown protection "magic" (known: none, static, adaptive, system)`},
+		{"-protect=adaptive,magic", `-protect: unknown protection "magic" (known: none, static, adaptive, system, system-rt)`},
 		{"-duration=0s", "must be > 0"},
 		{"-backend=gpu", `-backend: unknown backend "gpu" (known: sleep, cpu)`},
 	} {

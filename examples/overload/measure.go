@@ -58,8 +58,18 @@ func protections() []protection {
 			return []core.Rule{{Name: "system", Resource: route, Kind: core.KindSystem, Signal: core.SignalCPU,
 				Threshold: systemCPU, Strategy: core.StrategyBBR, Priority: priorityParam(leveled)}}
 		}},
+		// A latency target: hold the average response time at twice the
+		// backend's service time.
+		{name: "system-rt", leveled: true, rules: func(c config, leveled bool) []core.Rule {
+			return []core.Rule{{Name: "system-rt", Resource: route, Kind: core.KindSystem, Signal: core.SignalRT,
+				Threshold: systemRT * float64(c.service) / float64(time.Millisecond), Priority: priorityParam(leveled)}}
+		}},
 	}
 }
+
+// systemRT is the average response time, in multiples of the backend's
+// service time, that the system-rt rule holds the requests to.
+const systemRT = 2
 
 // systemCPU is the CPU usage above which the system rule's BBR check
 // applies.

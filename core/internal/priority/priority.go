@@ -162,5 +162,27 @@ func (t *Tracker) Fraction(now int64, level int) float64 {
 	return f
 }
 
+// Below returns the requests in flight of the levels below level: those a
+// bound that sheds by level need not count against a request of level,
+// since the requests of their levels are shed before its own.
+func (t *Tracker) Below(level int) int64 {
+	var n int64
+	for m := range level {
+		n += t.s.inFlight[m].Load()
+	}
+	return n
+}
+
+// Shared reports whether a level below level had requests in flight at
+// now or in the last second: whether level shares the rule with lower ones.
+func (t *Tracker) Shared(now int64, level int) bool {
+	for m := range level {
+		if !t.s.quiet(now, m, span) {
+			return true
+		}
+	}
+	return false
+}
+
 // InFlight returns the requests of level in flight.
 func (t *Tracker) InFlight(level int) int64 { return t.s.inFlight[level].Load() }

@@ -35,15 +35,27 @@ const (
 // over rtpropLen, long enough that a queue, whose requests all wait, does
 // not make its own minimum; a bound bbrGain times the requests in flight
 // that the throughput shown sustains, without which it could only shrink
-// (requests held to what the throughput sustains never show more); and
-// the bound kept for bbrHold after the host signal was last over the
-// threshold, so that a reading that dips below it between two samples does
-// not let a flood in.
+// (requests held to what the throughput sustains never show more).
 const (
 	rtpropLen = 10 * time.Second
 	bbrGain   = 2
-	bbrHold   = time.Second
 )
+
+// hold is how long a bound (the BBR check's, rt's) stays in force after
+// its signal was last over the threshold (rt: or it last refused a
+// request), so that a reading that dips
+// below it for a moment (between two samples of the host, or while the
+// bound keeps the response time at the threshold) does not let a flood in.
+const hold = time.Second
+
+// sharedGain is how much more than a bound a level has while lower levels
+// share the rule (see under).
+const sharedGain = 2
+
+// rtRecent is the span of the average response time that the rt signal
+// compares with its threshold: the current bucket and the one before, so
+// that the rule reacts within a fifth of a second.
+const rtRecent = 2 * windowLen / buckets
 
 // Config configures a Limiter.
 type Config struct {
@@ -92,20 +104,18 @@ func (l *Limiter) Config() Config { return l.c }
 // being the latest reading of the rule's host signal (Signal.Host), and
 // takes their reservation when it admits them. ok reports the decision;
 // limit is the limit it was taken against, for the rule's quota: the
-// threshold, rounded down, for qps and inflight, the BBR bound while it
-// applies, else 0.
+// threshold, rounded down, for qps and inflight, the bound of the BBR
+// check or of rt while it applies, else 0.
 //
 // The requests of a level below Critical are admitted under less: a limit
-// on a count (qps, inflight, the BBR bound) less what the levels above
-// keep (priority.Tracker.Reserve, RateReserve), a threshold on a signal of
-// load (rt, cpu, load) times priority.Tracker.Fraction.
+// on a count (qps, inflight) less what the levels above keep
+// (priority.Tracker.Reserve, RateReserve), a threshold on a host signal
+// (cpu, load) times priority.Tracker.Fraction. Against the bounds of the
+// BBR check and of rt, estimates of what the service sustains, a request
+// counts only the requests in flight of its level and above (see under).
 func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit int64) {
 	s, th := l.s, l.c.Threshold
 	v := s.inFlight.Add(n)
-	frac := 1.0
-	if level < priority.Critical && !l.c.Signal.count() {
-		frac = s.levels.Fraction(now, level)
-	}
 	switch l.c.Signal {
 	case InFlight:
 		limit = int64(th)
@@ -131,20 +141,26 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		s.levels.Admitted(now, level, n, true)
 		return true, limit
 	case RT:
-		snap := s.w.SnapshotOver(now, windowLen)
-		ok = snap.Complete == 0 || float64(snap.RT)/float64(snap.Complete) <= th*frac*float64(time.Millisecond)
+		ok = true
+		if s.rtOver(now, th) {
+			bound := s.little(now, th)
+			ok, limit = s.under(now, n, v, level, bound), int64(bound)
+			if !ok {
+				s.overAt(now)
+			}
+		}
 	default: // CPU, Load
+		frac := 1.0
+		if level < priority.Critical {
+			frac = s.levels.Fraction(now, level)
+		}
 		ok = host <= th*frac
 		if !ok {
 			s.over.Store(now)
 		}
-		if over := s.over.Load(); l.c.BBR && (!ok || over != math.MinInt64 && now-over < int64(bbrHold)) {
-			var bound float64
-			ok, bound = s.bbr(now, v-n, v)
-			limit = int64(bound)
-			if ok && v > n && level < priority.Critical {
-				ok = v <= limit-s.levels.Reserve(now, level, limit)
-			}
+		if over := s.over.Load(); l.c.BBR && (!ok || over != math.MinInt64 && now-over < int64(hold)) {
+			bound := s.bbr(now)
+			ok, limit = s.under(now, n, v, level, bound), int64(bound)
 		}
 	}
 	if !ok {
@@ -156,24 +172,85 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 	return true, limit
 }
 
-// count reports whether s is a count that a limit applies to, rather than
-// a signal of load.
-func (s Signal) count() bool { return s == QPS || s == InFlight }
+// under reports whether n requests of level, which raised the requests in
+// flight to v, fit under bound, an estimate of the requests in flight the
+// service sustains: whether the requests in flight of their level and
+// above, theirs included, are n (none else: one always passes, or a bound
+// on what ended could not grow from 0), or at most the bound. The requests
+// of the levels below do not count: a level has what the levels above it
+// leave, and the levels above never wait for the room it took, which it
+// gives back as its requests end, its level refused meanwhile. So a level
+// is shed only while every level below is, and with a single level this
+// is v <= bound. While lower levels had requests in the last second, a
+// level has sharedGain times the bound: the lower levels, refused while
+// all in flight pass the bound, keep the total about at it, so the rest is
+// room for the bursts of the higher level (as after a pause of the
+// process, when what was due arrives at once), whose requests also wait
+// behind theirs in the service; once its own requests alone hold the
+// bound, the lower levels get none, and a second later it has the bound.
+func (s *state) under(now, n, v int64, level int, bound float64) bool {
+	own := v
+	if level > 0 {
+		own -= s.levels.Below(level)
+	}
+	if level > 0 && s.levels.Shared(now, level) {
+		bound *= sharedGain
+	}
+	return own <= n || float64(own) <= bound
+}
+
+// rtOver reports whether the bound of the rt signal applies at now: the
+// average response time over rtRecent is over threshold (in
+// milliseconds), or was so, or the bound refused a request, within hold.
+// Requests held to the bound show a response time of about the threshold,
+// now over it, now under: the bound stays while it is needed.
+func (s *state) rtOver(now int64, threshold float64) bool {
+	snap := s.w.SnapshotOver(now, rtRecent)
+	if snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete) {
+		s.overAt(now)
+		return true
+	}
+	last := s.over.Load()
+	return last != math.MinInt64 && now-last < int64(hold)
+}
+
+// overAt records that the signal was over its threshold at now, at most
+// once a millisecond.
+func (s *state) overAt(now int64) {
+	if last := s.over.Load(); last == math.MinInt64 || now-last >= int64(time.Millisecond) {
+		s.over.Store(now)
+	}
+}
+
+// little is the bound of the rt signal at now: the requests in flight that
+// keep the response time at threshold (in milliseconds) at the rate
+// requests completed over the last second, by Little's law (in flight =
+// throughput x response time), plus one. Requests held to it show a
+// response time of about the threshold: when they end sooner, the bound
+// grows with the rate, when later, it shrinks. The one more is what lets a
+// small bound grow: b requests in flight (b whole) that end in r give back
+// the bound b x threshold/r, no more than b until r is half the threshold,
+// so a bound brought to 1 by a stall would stay there.
+func (s *state) little(now int64, threshold float64) float64 {
+	done := s.w.SnapshotOver(now, windowLen).Complete
+	bl := int64(s.w.BucketLen())
+	// The window is its full buckets and the part of the current one past.
+	span := windowLen - time.Duration(bl) + time.Duration(now%bl+1)
+	return float64(done)/span.Seconds()*threshold/1000 + 1
+}
 
 // MinRT is the lowest response time the BBR check counts with: the
 // resolution of the clock requests are timed on.
 const MinRT = time.Millisecond
 
-// bbr is the BBR check at now of a request that raises the requests in
-// flight from before to after: it passes when nothing else is in flight, or
-// when after stays under bbrGain times the highest completion rate of a
-// bucket of the last second, per second, times the lowest response time of
-// the last rtpropLen (0 when no request completed in it, at least MinRT
-// else): the requests in flight that the throughput the service showed
-// sustains, as Sentinel's check and BBR's window do. Completions, not
-// passes: under overload more requests enter than end, and a bound on what
-// entered would follow the flood. It returns that bound too.
-func (s *state) bbr(now, before, after int64) (bool, float64) {
+// bbr is the bound of the BBR check at now: bbrGain times the highest
+// completion rate of a bucket of the last second, per second, times the
+// lowest response time of the last rtpropLen (0 when no request completed
+// in it, at least MinRT else): the requests in flight that the throughput
+// the service showed sustains, as Sentinel's check and BBR's window do.
+// Completions, not passes: under overload more requests enter than end,
+// and a bound on what entered would follow the flood.
+func (s *state) bbr(now int64) float64 {
 	var maxDone int64
 	minRT := int64(math.MaxInt64)
 	s.w.Each(now, func(b *window.Bucket) {
@@ -192,8 +269,7 @@ func (s *state) bbr(now, before, after int64) (bool, float64) {
 		minRT = max(minRT, int64(MinRT))
 	}
 	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
-	bound := bbrGain * rate * float64(minRT) / float64(time.Second)
-	return before <= 0 || float64(after) <= bound, bound
+	return bbrGain * rate * float64(minRT) / float64(time.Second)
 }
 
 // Release gives back the reservation of n requests of level admitted at
@@ -212,6 +288,25 @@ func (l *Limiter) Done(now, rt, n int64, level int) {
 		l.s.rtprop.AddRT(now, rt, false)
 	}
 	l.s.levels.Done(level, n)
+}
+
+// Bound returns the bound on requests in flight in force at now, of the
+// BBR check or of rt, and whether one is (its signal was over the
+// threshold within hold); it changes nothing.
+func (l *Limiter) Bound(now int64) (float64, bool) {
+	s := l.s
+	last := s.over.Load()
+	on := last != math.MinInt64 && now-last < int64(hold)
+	switch {
+	case l.c.Signal == RT:
+		snap := s.w.SnapshotOver(now, rtRecent)
+		if on || snap.Complete > 0 && float64(snap.RT) > l.c.Threshold*float64(time.Millisecond)*float64(snap.Complete) {
+			return s.little(now, l.c.Threshold), true
+		}
+	case l.c.BBR && on:
+		return s.bbr(now), true
+	}
+	return 0, false
 }
 
 // InFlight returns the number of requests in flight.
