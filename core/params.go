@@ -42,8 +42,8 @@ func (m ParamMap) Param(param string, i int) (string, bool) {
 func WithParams(p Params) EnterOption { return EnterOption{params: p} }
 
 // ParamSource is what supplies the params of a Guard's hotspot rules: the
-// extractor of an adapter (extractors.Extractor and the views its HTTPSource
-// and GRPCSource return), or CustomParams for params a program passes to
+// extractor of an adapter (an extractors.Extractor, of which each adapter
+// adds the params of its protocol), or CustomParams for params a program passes to
 // Enter itself. CheckParam returns an error, saying what to do, when the
 // source cannot supply param; param is well formed (ValidateParam).
 //

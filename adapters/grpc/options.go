@@ -8,6 +8,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // Option configures the interceptors made by New and the four interceptor
@@ -25,7 +26,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 // config is what the options set; it is read-only once New returns.
 type config struct {
 	resource  func(ctx context.Context, fullMethod string) string
-	extractor *extractors.Extractor
+	extractor *extract.Extractor
 	skip      func(ctx context.Context, fullMethod string) bool
 	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
 	isFailure func(ctx context.Context, fullMethod string, err error) bool
@@ -60,7 +61,7 @@ func WithExtractor(x *extractors.Extractor) Option {
 		if x == nil {
 			return errors.New("sluicegrpc: WithExtractor: nil *extractors.Extractor")
 		}
-		c.extractor = x
+		c.extractor = (*extract.Extractor)(x)
 		return nil
 	})
 }
@@ -160,7 +161,7 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 		}
 	}
 	if c.extractor == nil {
-		x, err := extractors.New()
+		x, err := extract.New()
 		if err != nil {
 			return nil, fmt.Errorf("sluicegrpc: default extractor: %w", err)
 		}
