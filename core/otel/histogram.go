@@ -60,7 +60,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 		})
 	}
 	return []metricdata.ScopeMetrics{{
-		Scope: instrumentation.Scope{Name: ScopeName},
+		Scope: instrumentation.Scope{Name: scopeName},
 		Metrics: []metricdata.Metrics{{
 			Name:        "sluice.request.duration",
 			Description: "Response times of the completed requests, by resource.",

@@ -44,7 +44,7 @@ func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 	require.NoError(t, r.Collect(context.Background(), &rm))
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
-		assert.Equal(t, sluiceotel.ScopeName, sm.Scope.Name)
+		assert.Equal(t, "github.com/sluicekit/sluice/core/otel", sm.Scope.Name)
 		for _, m := range sm.Metrics {
 			out[m.Name] = m
 		}
