@@ -24,7 +24,7 @@ type Clock interface {
 func NewSystem() Clock { return &sysclock.System{Origin: time.Now()} }
 
 // Fake is a manually driven clock for tests. Its time changes only through
-// Advance; sleepers wake when the time reaches their deadline. The
+// Advance and Set; sleepers wake when the time reaches their deadline. The
 // zero value is not usable: call NewFake.
 type Fake struct {
 	mu       sync.Mutex
@@ -56,6 +56,15 @@ func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.setLocked(f.now + d)
+}
+
+// Set sets the time to t, which may be earlier than the current time, and
+// wakes the sleepers whose deadline has been reached: a test steps through
+// a table of timestamps with it.
+func (f *Fake) Set(t time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setLocked(t)
 }
 
 func (f *Fake) setLocked(t time.Duration) {

@@ -54,8 +54,8 @@ func TestFakeNowAdvanceSet(t *testing.T) {
 		{"advance", func() { f.Advance(1500 * time.Millisecond) }, 6500 * time.Millisecond},
 		{"advance zero", func() { f.Advance(0) }, 6500 * time.Millisecond},
 		{"advance backwards", func() { f.Advance(-2 * time.Second) }, 4500 * time.Millisecond},
-		{"set later", func() { f.Advance(time.Minute - f.Now()) }, time.Minute},
-		{"set earlier", func() { f.Advance(-time.Second - f.Now()) }, -time.Second},
+		{"set later", func() { f.Set(time.Minute) }, time.Minute},
+		{"set earlier", func() { f.Set(-time.Second) }, -time.Second},
 	}
 	for _, s := range steps {
 		s.move()
@@ -79,8 +79,8 @@ func TestFakeSleepWakesAtDeadline(t *testing.T) {
 	}{
 		{"just before the first deadline", func() { f.Advance(99 * time.Millisecond) }, []bool{false, false, false}},
 		{"first deadline reached exactly", func() { f.Advance(time.Millisecond) }, []bool{true, false, false}},
-		{"set backwards wakes nobody", func() { f.Advance(-time.Hour - f.Now()) }, []bool{true, false, false}},
-		{"set past the second deadline", func() { f.Advance(500*time.Millisecond - f.Now()) }, []bool{true, true, false}},
+		{"set backwards wakes nobody", func() { f.Set(-time.Hour) }, []bool{true, false, false}},
+		{"set past the second deadline", func() { f.Set(500 * time.Millisecond) }, []bool{true, true, false}},
 		{"advance past the last", func() { f.Advance(time.Hour) }, []bool{true, true, true}},
 	}
 	returned := make([]bool, len(durs))

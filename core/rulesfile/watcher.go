@@ -54,7 +54,7 @@ const maxLoggedNames = 10
 type Watcher struct {
 	guard    *core.Guard
 	path     string
-	format   Format
+	format   fileFormat
 	interval time.Duration
 	logger   *slog.Logger // nil: slog.Default()
 	onReload func(Change)

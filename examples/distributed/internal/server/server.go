@@ -200,7 +200,7 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(addr
 
 func loadRules(file string) ([]core.Rule, error) {
 	if file == "" {
-		return rulesfile.Parse(defaultRules, rulesfile.YAML)
+		return rulesfile.Parse(defaultRules)
 	}
 	return rulesfile.Load(file)
 }
