@@ -420,7 +420,8 @@ func TestErrorClassifier(t *testing.T) {
 
 	g = newGuard(t, fc, rule)
 	clientErrors := sluicegrpc.WithErrorClassifier(func(_ context.Context, _ string, err error) bool {
-		return status.Code(err) != codes.NotFound && sluicegrpc.DefaultIsFailure(context.TODO(), "", err)
+		c := status.Code(err)
+		return c != codes.OK && c != codes.NotFound
 	})
 	_, c, _ = serve(t, guarded(g, clientErrors)...)
 	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))

@@ -294,10 +294,10 @@ func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err erro
 	return err
 }
 
-// DefaultIsFailure is the default error classifier: every error whose gRPC
+// defaultIsFailure is the default error classifier: every error whose gRPC
 // status code is not OK (errors that carry no status have code Unknown)
 // counts as a failure.
-func DefaultIsFailure(_ context.Context, _ string, err error) bool {
+func defaultIsFailure(_ context.Context, _ string, err error) bool {
 	return status.Code(err) != codes.OK
 }
 

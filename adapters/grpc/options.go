@@ -118,8 +118,8 @@ func WithBlockHandler(fn func(ctx context.Context, fullMethod string, b *core.Bl
 // WithErrorClassifier makes the interceptors ask fn whether a call that
 // returned the non-nil error err failed, for the Guard's error statistics
 // (core.ResourceStats.Error, and the breaker rules that will read them).
-// A nil error is always a success. The default, DefaultIsFailure, counts
-// every error whose status code is not OK; a service whose clients' mistakes
+// A nil error is always a success. The default counts every error whose
+// status code is not OK (an error without a status has code Unknown); a service whose clients' mistakes
 // should not count against it can exclude codes such as InvalidArgument,
 // NotFound or AlreadyExists. A handler that panics always counts as failed.
 func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err error) bool) Option {
@@ -168,7 +168,7 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 		c.extractor = x
 	}
 	if c.isFailure == nil {
-		c.isFailure = DefaultIsFailure
+		c.isFailure = defaultIsFailure
 	}
 	if err := g.AddParamSource(c.extractor.GRPCSource()); err != nil {
 		return nil, fmt.Errorf("sluicegrpc: %w", err)
