@@ -341,7 +341,7 @@ func (failing) Close() error { return nil }
 // the fallbacks of the rule that uses it.
 func TestStores(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("shared", failing{}), core.WithStoreTrip(1), core.WithRules(
+	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("shared", failing{}), core.WithStoreBreaker(1, 0), core.WithRules(
 		core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "shared", OnFailure: core.FailLocal, LocalLimit: 1},
 	))
 	require.NoError(t, err)
