@@ -80,6 +80,8 @@ type Watcher struct {
 // ReloadStats are the counts of a Watcher's loads of its rules file
 // (Watcher.Stats), for metrics and alerts.
 type ReloadStats struct {
+	// Path is the rules file's path, as NewWatcher was given it.
+	Path string
 	// Reloads counts the versions of the file applied, NewWatcher's
 	// included; Failures the loads refused: each version (or read error)
 	// the watcher tried, and each Reload that found the file invalid.
@@ -217,9 +219,6 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 	return w, nil
 }
 
-// Path returns the rules file's path.
-func (w *Watcher) Path() string { return w.path }
-
 // Run polls the rules file every poll interval and applies each new version
 // of it, until ctx is done; it then returns ctx.Err(). It returns an error
 // at once when Run is already running. The caller owns the goroutine Run
@@ -276,7 +275,7 @@ func (w *Watcher) Stats() ReloadStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.stats
-	s.Failing = w.err != nil
+	s.Path, s.Failing = w.path, w.err != nil
 	return s
 }
 
