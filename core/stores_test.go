@@ -121,6 +121,7 @@ func TestStoreFailurePolicies(t *testing.T) {
 				}
 				b := blockedBy(t, err)
 				assert.True(t, b.Fallback, "the policy's decision")
+				assert.Equal(t, core.ReasonFallback, b.Reason())
 				if tt.policy == core.FailClosed {
 					assert.Equal(t, 500*time.Millisecond, b.RetryAfter, "until the store is tried again")
 				}
