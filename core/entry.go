@@ -183,15 +183,6 @@ func (e *Entry) Quota() (Quota, bool) {
 	return rs.quota(e.quota.limit, e.quota.remaining), true
 }
 
-// Resource returns the name of the resource entered, or "" for the zero
-// Entry.
-func (e *Entry) Resource() string {
-	if e.res == nil {
-		return ""
-	}
-	return e.res.name
-}
-
 // Enter asks to pass one request of resource (a route template such as
 // "GET /items/{id}" or a gRPC method). It returns an Entry to Exit when the
 // request is done, or an error: a *BlockedError (errors.Is(err, ErrBlocked))

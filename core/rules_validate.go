@@ -280,7 +280,7 @@ func (v *validator) checkStore(r *Rule) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	switch {
-	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms(), flow.Algorithm(r.Algorithm)):
+	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(flow.StoreAlgorithms(), flow.Algorithm(r.Algorithm)):
 		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
 		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))

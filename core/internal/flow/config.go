@@ -25,6 +25,10 @@ const (
 	LeakyBucket    Algorithm = "leaky-bucket"
 )
 
+// StoreAlgorithms returns the algorithms a store.Store supports (those of
+// the flow rules with a store), in a new slice.
+func StoreAlgorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
+
 // Algorithms returns every Algorithm, in the order the documentation gives
 // them, in a new slice.
 func Algorithms() []Algorithm {
