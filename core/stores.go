@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // Defaults of a Guard's store breaker (WithStoreBreaker).
@@ -30,7 +31,7 @@ const maxStoreTrip = 1000
 func WithStore(name string, s store.Store) Option {
 	return optionFunc(func(cfg *config) error {
 		switch {
-		case !isIdentifier(name):
+		case !rulefields.IsIdentifier(name):
 			return fmt.Errorf("WithStore: name must be letters, digits, '_', '.' and '-', got %q", name)
 		case s == nil:
 			return fmt.Errorf("WithStore(%q): store is nil", name)
