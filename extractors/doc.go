@@ -63,7 +63,7 @@
 //     to that length (at a UTF-8 boundary), not dropped: a padded value is
 //     still limited, under its prefix;
 //   - a param with more than WithMaxValues values (default 16) yields its
-//     first n-1 values and then OverflowValue in place of all the rest, so
+//     first n-1 values and then "(too many values)" in place of all the rest, so
 //     every request with too many values shares one value, and one limit,
 //     instead of escaping it.
 //

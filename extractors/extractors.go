@@ -12,11 +12,6 @@ import (
 // share it, so random paths cannot mint resources.
 const Unmatched = extract.Unmatched
 
-// OverflowValue is the value a param yields, in place of all the values
-// beyond the first n-1, when a request carries more than n = WithMaxValues
-// values for it. Every such request shares this value, and so its limit.
-const OverflowValue = extract.OverflowValue
-
 // Extractor reads resource names and param values from HTTP requests and
 // gRPC calls, for the adapters (their WithExtractor option). It is safe for
 // concurrent use; its options are fixed by New, and its caches are bounded.
@@ -66,8 +61,8 @@ func WithMaxValueLen(n int) Option { return extract.WithMaxValueLen(n) }
 
 // WithMaxValues sets the values one param yields per request (default
 // 16). A request with more than n values yields its first n-1
-// values and then OverflowValue for all the rest: requests with too many
-// values share one value and its limit rather than escape it. n must be at
+// values and then the value "(too many values)" for all the rest: requests
+// with too many values share one value and its limit rather than escape it. n must be at
 // least 1.
 func WithMaxValues(n int) Option { return extract.WithMaxValues(n) }
 

@@ -147,7 +147,7 @@ func TestGRPCParamCaps(t *testing.T) {
 	x, err := extractors.New(extractors.WithMaxValueLen(3), extractors.WithMaxValues(2))
 	require.NoError(t, err)
 	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("k", "abcdef", "k", "x", "k", "y"))
-	assert.Equal(t, []string{"abc", extractors.OverflowValue}, values(callParams(x, ctx, "/a.B/C"), "metadata:k"))
+	assert.Equal(t, []string{"abc", extract.OverflowValue}, values(callParams(x, ctx, "/a.B/C"), "metadata:k"))
 }
 
 // TestGRPCParamsOverServer serves a real gRPC health service on a loopback

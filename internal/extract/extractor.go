@@ -31,7 +31,9 @@ const (
 // Unmatched is extractors.Unmatched, documented there.
 const Unmatched = "(unmatched)"
 
-// OverflowValue is extractors.OverflowValue, documented there.
+// OverflowValue is the value a param yields, in place of all the values
+// beyond the first n-1, when a request carries more than n = WithMaxValues
+// values for it. Every such request shares this value, and so its limit.
 const OverflowValue = "(too many values)"
 
 // Bounds of the Extractor's caches. Param strings come from rules and route
