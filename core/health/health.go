@@ -112,8 +112,9 @@ func (h *handler) check() report {
 	}
 	r.Rules.Count = len(h.g.Rules())
 	if w := h.cfg.watcher; w != nil {
-		r.Rules.File = w.Stats().Path
-		if err := w.Err(); err != nil {
+		st := w.Stats()
+		r.Rules.File = st.Path
+		if err := st.Err; err != nil {
 			r.Rules.Error = err.Error()
 			if h.cfg.requireRules {
 				r.Ready = false

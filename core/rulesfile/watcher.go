@@ -93,8 +93,11 @@ type ReloadStats struct {
 	// parse the file and set its rules.
 	LastDuration time.Duration
 	// Failing is true while the rules in force are not the file's: its
-	// last version was refused (Err returns why).
+	// last version was refused, and Err says why (nil when not Failing).
+	// The problem of a version seen by one poll only is not reported until
+	// a second poll sees it too.
 	Failing bool
+	Err     error
 }
 
 // Change describes a rule set a Watcher applied. Rules are named by
@@ -260,22 +263,13 @@ func (w *Watcher) Reload() error {
 	return w.load(context.Background(), o, false)
 }
 
-// Err returns the problem of the rules file as the watcher last saw it,
-// or nil when the rules in force are the file's content. The problem of a
-// version seen by one poll only is not returned until a second poll sees
-// it too.
-func (w *Watcher) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// Stats returns the counts of the watcher's loads so far.
+// Stats returns the counts of the watcher's loads so far, and the problem
+// of the rules file as it last saw it.
 func (w *Watcher) Stats() ReloadStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.stats
-	s.Path, s.Failing = w.path, w.err != nil
+	s.Path, s.Failing, s.Err = w.path, w.err != nil, w.err
 	return s
 }
 
