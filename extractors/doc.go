@@ -26,7 +26,7 @@
 //	query:NAME     URL query parameter NAME (case-sensitive, percent-decoded)
 //	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
 //	path:NAME      route parameter NAME (the framework's route parameters; r.PathValue for ServeMux)
-//	ip             client IP (ClientIP; on gRPC the peer, or x-forwarded-for
+//	ip             client IP (see Client IP below; on gRPC the peer, or x-forwarded-for
 //	               metadata from trusted proxies; with the gin and echo adapters'
 //	               WithFrameworkClientIP, the framework's); for IPv6, its /64
 //	               (WithIPv6Prefix)
@@ -69,7 +69,7 @@
 //
 // # Client IP
 //
-// ClientIP is the socket peer unless the peer lies in a trusted proxy prefix
+// The client IP is the socket peer unless the peer lies in a trusted proxy prefix
 // (WithTrustedProxies; none by default, so by default forwarding headers are
 // ignored). From a trusted proxy it walks X-Forwarded-For (every line, as one
 // list) from the right, skipping trusted hops, and takes the first untrusted
@@ -83,8 +83,8 @@
 // request from a new address of it. So the ip param of an IPv6 client is its
 // prefix, "2001:db8:1:2::/64" (WithIPv6Prefix sets the length, 1 to 128; 128
 // keeps addresses apart), and a limit on ip holds for the whole subnet. IPv4
-// clients, IPv4-mapped IPv6 addresses among them, are their address. ClientIP
-// and the peer param are the exact address.
+// clients, IPv4-mapped IPv6 addresses among them, are their address. The peer
+// param is the exact address.
 //
 // # Allocation
 //

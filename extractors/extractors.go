@@ -3,7 +3,6 @@ package extractors
 import (
 	"context"
 	"net/http"
-	"net/netip"
 
 	"github.com/sluicekit/sluice/internal/extract"
 )
@@ -22,7 +21,7 @@ type Extractor extract.Extractor
 type Option extract.Option
 
 // New returns an Extractor configured by opts. Without options it trusts no
-// proxy (ClientIP is the socket peer), gives IPv6 clients the ip param of
+// proxy (the client IP is the socket peer), gives IPv6 clients the ip param of
 // their /64, keeps 256 bytes of a value and 16 values of a param, and
 // knows no custom params.
 func New(opts ...Option) (*Extractor, error) {
@@ -34,9 +33,10 @@ func New(opts ...Option) (*Extractor, error) {
 	return (*Extractor)(x), err
 }
 
-// WithTrustedProxies makes ClientIP believe forwarding headers from socket
-// peers in these prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare
-// addresses ("192.168.1.7", a /32 or /128). Options add up. The error names
+// WithTrustedProxies makes the client IP (the ip param; see the package
+// documentation) follow forwarding headers from socket peers in these
+// prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare addresses
+// ("192.168.1.7", a /32 or /128). Options add up. The error names
 // the bad value.
 //
 // Prefixes are compared with addresses as IPv4 for IPv4 and IPv4-mapped
@@ -49,7 +49,7 @@ func WithTrustedProxies(prefixes ...string) Option { return extract.WithTrustedP
 // one client, and a limit on ip holds for all of them. The value is the
 // prefix, as "2001:db8:1:2::/64"; 128 keeps each address apart, written
 // without a length. IPv4 clients, IPv4-mapped IPv6 addresses among them,
-// are their address. The peer param and ClientIP stay the exact address.
+// are their address. The peer param stays the exact address.
 // bits must be between 1 and 128.
 func WithIPv6Prefix(bits int) Option { return extract.WithIPv6Prefix(bits) }
 
@@ -108,24 +108,3 @@ func WithContextParam(name string, key any) Option { return extract.WithContextP
 // protocol to their Guard (core.Guard.AddParamSource), which then refuses
 // rules naming params the Extractor cannot supply.
 func (x *Extractor) CheckParam(spec string) error { return (*extract.Extractor)(x).CheckParam(spec) }
-
-// ClientIP returns the address of the client that sent r: the socket peer
-// (r.RemoteAddr), unless the peer lies in a trusted proxy prefix
-// (WithTrustedProxies). Then the forwarding headers are read, in this order
-// of preference:
-//
-//   - X-Forwarded-For, all its lines as one list, walked from the right:
-//     trusted hops are skipped and the first untrusted address is the client;
-//   - Forwarded (RFC 7239), the for= parameter of its elements, walked the
-//     same way;
-//   - X-Real-IP.
-//
-// A hop that is not an address (garbage, "unknown", an obfuscated "_name")
-// ends the walk: the client is the last trusted hop. When every hop is
-// trusted, the client is the leftmost one. Addresses may carry a port
-// ("192.0.2.1:443", "[2001:db8::1]:443"); IPv4-mapped IPv6 addresses are
-// returned as IPv4, and zones are dropped. The result is invalid (the zero
-// Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket. It
-// is the exact address; the ip param of an IPv6 client is its prefix
-// (WithIPv6Prefix).
-func (x *Extractor) ClientIP(r *http.Request) netip.Addr { return (*extract.Extractor)(x).ClientIP(r) }

@@ -10,7 +10,25 @@ import (
 // trusted hop is the client. Real proxy chains are a few hops long.
 const maxHops = 32
 
-// ClientIP is extractors.Extractor.ClientIP, documented there.
+// ClientIP returns the address of the client that sent r: the socket peer
+// (r.RemoteAddr), unless the peer lies in a trusted proxy prefix
+// (WithTrustedProxies). Then the forwarding headers are read, in this order
+// of preference:
+//
+//   - X-Forwarded-For, all its lines as one list, walked from the right:
+//     trusted hops are skipped and the first untrusted address is the client;
+//   - Forwarded (RFC 7239), the for= parameter of its elements, walked the
+//     same way;
+//   - X-Real-IP.
+//
+// A hop that is not an address (garbage, "unknown", an obfuscated "_name")
+// ends the walk: the client is the last trusted hop. When every hop is
+// trusted, the client is the leftmost one. Addresses may carry a port
+// ("192.0.2.1:443", "[2001:db8::1]:443"); IPv4-mapped IPv6 addresses are
+// returned as IPv4, and zones are dropped. The result is invalid (the zero
+// Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket. It
+// is the exact address; the ip param of an IPv6 client is its prefix
+// (WithIPv6Prefix).
 func (x *Extractor) ClientIP(r *http.Request) netip.Addr {
 	a, _ := x.httpClientIP(r)
 	return a

@@ -145,3 +145,22 @@ func ExampleHTTPRequestParams() {
 	// bob 200
 	// alice 429
 }
+
+// Forwarding headers count only from trusted proxies, walked from the
+// right.
+func ExampleExtractor_ClientIP() {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Forwarded-For", "6.6.6.6, 203.0.113.7, 10.0.0.2")
+
+	r.RemoteAddr = "10.0.0.1:4711" // the load balancer
+	fmt.Println(x.ClientIP(r))
+	r.RemoteAddr = "198.51.100.9:4711" // a client talking directly, spoofing the header
+	fmt.Println(x.ClientIP(r))
+	// Output:
+	// 203.0.113.7
+	// 198.51.100.9
+}
