@@ -72,7 +72,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		}
 		now += int64(a.wait)
 	}
-	e.quota, e.brk, e.level, e.kept = a.quota, a.brk, a.level, a.kept
+	e.brk, e.level, e.kept = a.brk, a.level, a.kept
 	if e.b.keeps {
 		for _, h := range a.admitted() {
 			if h.keep {
@@ -104,7 +104,6 @@ type asking struct {
 	// level is the request's priority level once leveled (see priority).
 	level   uint8
 	leveled bool
-	quota   quotaOf        // for Entry.quota
 	brk     breaker.Ticket // for Entry.brk
 	kept    uint8          // for Entry.kept
 	wait    time.Duration  // the longest wait for a turn so far
@@ -229,7 +228,6 @@ func (a *asking) decided(h *held) {
 		a.shadowQuota(h) // and no wait
 		return
 	}
-	a.quota.note(rs, h.d.Limit, h.d.Remaining)
 	if a.quotas {
 		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
 	}

@@ -56,8 +56,7 @@ type Entry struct {
 	kept uint8
 	// brk is the ticket of the first breaker of the binding; those of
 	// the others are in holds.
-	brk   breaker.Ticket
-	quota quotaOf
+	brk breaker.Ticket
 	// few and more are the reservations Exit ends (see traits.holds): the
 	// first in place, so that keeping it allocates nothing, the others in
 	// more. One only: each more in place costs every Enter, which copies
@@ -115,21 +114,6 @@ type ending struct {
 	failed  bool
 	level   uint8 // the request's priority level (Entry.level)
 	brk     breaker.Ticket
-}
-
-// quotaOf is the windowed rule an admitted request left the least quota
-// of, and that quota.
-type quotaOf struct {
-	rs               *ruleState
-	limit, remaining int64
-}
-
-// note makes the rule of rs the entry's quota when its decision, of limit
-// and remaining, left less quota than the one noted so far.
-func (q *quotaOf) note(rs *ruleState, limit, remaining int64) {
-	if rs.window && (q.rs == nil || remaining < q.remaining) {
-		*q = quotaOf{rs: rs, limit: limit, remaining: remaining}
-	}
 }
 
 // Quota is one quota policy of a request after a decision, as the
@@ -198,26 +182,6 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 	return time.Duration(min(q, math.MaxInt64))
 }
 
-// Quota returns the quota of the rate rule (flow or hotspot, not
-// concurrency) that the request left the least quota of, and false when no
-// rate rule applied to it.
-func (e *Entry) Quota() (Quota, bool) {
-	rs := e.quota.rs
-	if rs == nil {
-		return Quota{}, false
-	}
-	return rs.quota(e.quota.limit, e.quota.remaining), true
-}
-
-// Resource returns the name of the resource entered, or "" for the zero
-// Entry.
-func (e *Entry) Resource() string {
-	if e.res == nil {
-		return ""
-	}
-	return e.res.name
-}
-
 // Enter asks to pass one request of resource (a route template such as
 // "GET /items/{id}" or a gRPC method). It returns an Entry to Exit when the
 // request is done, or an error: a *BlockedError (errors.Is(err, ErrBlocked))
@@ -273,7 +237,6 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		case *flowKind:
 			var d flow.Decision // written in place (see flow.Limiter)
 			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
-				e.quota.note(rs, d.Limit, d.Remaining)
 				if quotas != nil {
 					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
 				}

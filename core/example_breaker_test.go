@@ -58,7 +58,7 @@ func ExampleGuard_Snapshot() {
 	}
 	s := g.Snapshot()
 	for _, r := range s.Resources {
-		fmt.Printf("%s: passed %d, blocked %d (%v), average RT %s\n", r.Resource, r.Pass, r.Block, r.Total.BlockedBy, r.AvgRT())
+		fmt.Printf("%s: passed %d, blocked %d (%v), average RT %s\n", r.Resource, r.Pass, r.Block, r.Total.BlockedBy, r.RT/time.Duration(max(r.Complete, 1)))
 	}
 	for _, r := range s.Rules {
 		fmt.Printf("rule %s blocked %d in the last second\n", r.Rule.Name, r.Blocked)

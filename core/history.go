@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/rthist"
 	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
@@ -321,7 +322,7 @@ func percentiles(hist []int64, avg float32) (p50, p99 float32) {
 	if used == 1 {
 		return avg, avg
 	}
-	return float32(history.Quantile(hist, RTBound, 0.5) * 1e3), float32(history.Quantile(hist, RTBound, 0.99) * 1e3)
+	return float32(history.Quantile(hist, rthist.Bound, 0.5) * 1e3), float32(history.Quantile(hist, rthist.Bound, 0.99) * 1e3)
 }
 
 // share returns n shared evenly between k seconds.

@@ -80,7 +80,7 @@ func TestHotspotEveryValueIsChecked(t *testing.T) {
 
 func TestHotspotConcurrencyReleasedOnExitAndPanic(t *testing.T) {
 	g, _ := newGuard(t, core.Rule{Name: "inflight-per-user", Resource: "*", Kind: core.KindHotspot,
-		Param: "ip", Algorithm: "concurrency", Limit: 1})
+		Param: "ip", Algorithm: core.AlgorithmConcurrency, Limit: 1})
 	ctx := context.Background()
 	alice := core.WithParams(core.ParamMap{"ip": {"192.0.2.1"}})
 	bob := core.WithParams(core.ParamMap{"ip": {"192.0.2.2"}})

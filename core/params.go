@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // Params gives Enter the values of a request's params, the request values
@@ -42,10 +44,10 @@ func (m ParamMap) Param(param string, i int) (string, bool) {
 func WithParams(p Params) EnterOption { return EnterOption{params: p} }
 
 // ParamSource is what supplies the params of a Guard's hotspot rules: the
-// extractor of an adapter (extractors.Extractor and the views its HTTPSource
-// and GRPCSource return), or CustomParams for params a program passes to
+// extractor of an adapter (an extractors.Extractor, of which each adapter
+// adds the params of its protocol), or CustomParams for params a program passes to
 // Enter itself. CheckParam returns an error, saying what to do, when the
-// source cannot supply param; param is well formed (ValidateParam).
+// source cannot supply param; param is well formed (see Rule.Param).
 //
 // A Guard without sources accepts every well-formed param. Once it has
 // one (WithParamSource, Guard.AddParamSource), a rule whose param no source
@@ -130,7 +132,7 @@ func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 	var problems []Problem
 	for i, r := range rules {
 		for _, f := range [...]struct{ field, param string }{{"param", r.Param}, {"priority", r.Priority}} {
-			if f.param == "" || ValidateParam(f.param) != nil {
+			if f.param == "" || rulefields.ParamProblem(f.param) != "" {
 				continue
 			}
 			var msgs []string

@@ -28,7 +28,7 @@ func TestREADMERulesLoad(t *testing.T) {
 			continue // an outline, not a file
 		}
 		n++
-		rules, err := rulesfile.Parse(b[1], rulesfile.YAML)
+		rules, err := rulesfile.Parse(b[1])
 		require.NoError(t, err, "%s", text)
 		opts := []core.Option{core.WithClock(clock.NewFake(0)), core.WithRules(rules...)}
 		if strings.Contains(text, "store: redis") {

@@ -187,19 +187,21 @@ func TestQuotaPolicyConsistent(t *testing.T) {
 		core.Rule{Name: "warm-bucket", Resource: "wb", Kind: core.KindFlow, Algorithm: "token-bucket", Limit: 90, Warmup: 10 * time.Second},
 	)
 	ctx := context.Background()
-	e, err := g.Enter(ctx, "b")
+	var qs []core.Quota
+	e, err := g.Enter(ctx, "b", core.WithQuotas(&qs))
 	require.NoError(t, err)
-	q, ok := e.Quota()
+	q, ok := leastQuota(qs)
 	require.True(t, ok)
 	e.Exit(nil)
 	assert.Equal(t, core.Quota{Rule: "bucket", Limit: 15, Window: 1500 * ms, Remaining: 14, Reset: 100 * ms}, q)
 
 	for _, res := range []string{"w", "wb"} {
 		for step := range 40 {
-			e, err := g.Enter(ctx, res)
+			var qs []core.Quota
+			e, err := g.Enter(ctx, res, core.WithQuotas(&qs))
 			var q core.Quota
 			if err == nil {
-				q, ok = e.Quota()
+				q, ok = leastQuota(qs)
 				require.True(t, ok)
 				e.Exit(nil)
 			} else {

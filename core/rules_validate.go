@@ -13,8 +13,8 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // defaultMaxKeys is the number of param values a hotspot rule tracks when
@@ -276,11 +276,11 @@ func (v *validator) checkStore(r *Rule) {
 		v.zero("localLimit", r.LocalLimit != 0, msg)
 		return
 	}
-	if !isIdentifier(r.Store) {
+	if !rulefields.IsIdentifier(r.Store) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	switch {
-	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(store.Algorithms(), flow.Algorithm(r.Algorithm)):
+	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(flow.StoreAlgorithms(), flow.Algorithm(r.Algorithm)):
 		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
 	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
 		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
@@ -364,7 +364,7 @@ func (v *validator) checkHotspot(r *Rule) {
 	v.zero("buckets", r.Buckets != 0, msg)
 	v.zero("warmup", r.Warmup != 0, msg)
 	v.zero("coldFactor", r.ColdFactor != 0, msg)
-	if msg := paramProblem(r.Param); msg != "" {
+	if msg := rulefields.ParamProblem(r.Param); msg != "" {
 		v.add("param", "%s", msg)
 	}
 	if r.MaxKeys > maxHotspotKeys {
@@ -394,64 +394,6 @@ func (v *validator) checkBucketBounds(r *Rule) {
 	for _, fe := range r.hotspotConfig().Bounds() {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-}
-
-// paramKinds are the param kinds written KIND:NAME; bareParams are the
-// params written as one word. Neither is ever modified.
-var (
-	paramKinds = [...]string{"header", "query", "cookie", "path", "metadata"}
-	bareParams = [...]string{"ip", "method", "host", "peer"}
-)
-
-// ValidateParam returns an error saying what is wrong with param as the
-// Param of a hotspot rule, or nil when it is well formed: KIND:NAME for the
-// kinds header, query, cookie, path and metadata (NAME without spaces or
-// control characters), one of the words ip, method, host and peer, or a
-// custom extractor name of letters, digits, '_', '.' and '-' starting with
-// a letter.
-func ValidateParam(param string) error {
-	if msg := paramProblem(param); msg != "" {
-		return fmt.Errorf("param %s", msg)
-	}
-	return nil
-}
-
-// paramProblem returns what is wrong with the param of a hotspot rule, or
-// "" when it is well formed. Custom extractor names are only checked for
-// their syntax here; whether anything supplies them is the Guard's param
-// sources' to say (ParamSource).
-func paramProblem(param string) string {
-	const want = "(want header, query, cookie, path or metadata)"
-	kind, name, found := strings.Cut(param, ":")
-	switch {
-	case param == "":
-		return "is required for kind hotspot, e.g. header:X-User-ID or ip"
-	case !found && slices.Contains(bareParams[:], param):
-		return ""
-	case !found && isIdentifier(param):
-		return "" // a custom extractor
-	case !found:
-		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, quote(param))
-	case !slices.Contains(paramKinds[:], kind):
-		return fmt.Sprintf("has unknown kind %s in %s %s", quote(kind), quote(param), want)
-	case name == "":
-		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", quote(param), kind)
-	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return fmt.Sprintf("name must not contain spaces or control characters, got %s", quote(param))
-	}
-	return ""
-}
-
-// isIdentifier reports whether s matches ^[A-Za-z][A-Za-z0-9_.-]*$.
-func isIdentifier(s string) bool {
-	for i, c := range []byte(s) {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		other := c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
-		if !letter && (i == 0 || !other) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // hasControl reports whether s contains a control character.

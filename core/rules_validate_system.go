@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/sluicekit/sluice/internal/rulefields"
+)
 
 // maxCount bounds the threshold of a system rule on a count: the largest
 // whole number a float64 holds exactly.
@@ -58,7 +62,7 @@ func (v *validator) checkPriority(r *Rule) {
 	case r.Kind != KindSystem && r.Kind != KindAdaptive:
 		v.add("priority", "only applies to kinds system and adaptive (the rules that shed under overload), got kind %s", quote(string(r.Kind)))
 	default:
-		if msg := paramProblem(r.Priority); msg != "" {
+		if msg := rulefields.ParamProblem(r.Priority); msg != "" {
 			v.add("priority", "%s", msg)
 		}
 	}

@@ -14,7 +14,7 @@ package core
 // (nor its retry time). Instead the rule counts it (RuleStats.Shadowed),
 // and the Guard logs it as it logs blocks, marked shadow, at most once
 // every 10 seconds per rule. A shadow rule's quota policies are left out of
-// Entry.Quota, WithQuotas and BlockedError.Policies (so adapters send no
+// WithQuotas and BlockedError.Policies (so adapters send no
 // RateLimit fields for it) unless WithShadowQuotas.
 func WithShadow() Option {
 	return optionFunc(func(cfg *config) error {
@@ -24,7 +24,7 @@ func WithShadow() Option {
 }
 
 // WithShadowQuotas makes the quota policies of shadow rules reported as
-// those of the other rules are (Entry.Quota, WithQuotas,
+// those of the other rules are (WithQuotas,
 // BlockedError.Policies), so that adapters send their RateLimit fields: a
 // request a shadow rule would have rejected passes with its policy's
 // Remaining 0. A request another rule blocks lists a shadow rule's policy
@@ -56,7 +56,6 @@ func (a *asking) shadowQuota(h *held) {
 	if rs.quiet || h.missing {
 		return
 	}
-	a.quota.note(rs, h.d.Limit, h.d.Remaining)
 	if a.quotas && rs.window {
 		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
 	}

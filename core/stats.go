@@ -66,7 +66,7 @@ type ResourceStats struct {
 	InFlight int64
 	// Pass, Block, Complete and Error count requests over the last second
 	// (Pass and Block count permits, with WithCount); RT is their total
-	// response time and MinRT the smallest; Peak is the highest in-flight
+	// response time (RT/Complete the average) and MinRT the smallest; Peak is the highest in-flight
 	// count seen. Each CPU counts the requests entering on it exactly, and
 	// the count of all CPUs together is added up at every sixteenth
 	// request entering on a CPU: Peak is exact while requests enter on one
@@ -77,15 +77,6 @@ type ResourceStats struct {
 	Peak                         int64
 	// Total counts since the Guard first saw the resource.
 	Total Totals
-}
-
-// AvgRT returns the average response time of the requests completed over
-// the last second, 0 when none completed.
-func (s ResourceStats) AvgRT() time.Duration {
-	if s.Complete == 0 {
-		return 0
-	}
-	return s.RT / time.Duration(s.Complete)
 }
 
 // Totals are the counts of a resource since the Guard first saw it: they

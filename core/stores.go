@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
-// Defaults of a Guard's store breaker (WithStoreBackoff, WithStoreTrip).
+// Defaults of a Guard's store breaker (WithStoreBreaker).
 const (
 	// defaultStoreBackoff is how long a Guard leaves a store alone once
 	// its breaker opened, before one request probes it.
@@ -21,7 +22,7 @@ const (
 	defaultStoreTrip = 5
 )
 
-// maxStoreTrip bounds WithStoreTrip.
+// maxStoreTrip bounds WithStoreBreaker's trip.
 const maxStoreTrip = 1000
 
 // WithStore gives the Guard the store s under name: rules whose Store is
@@ -30,7 +31,7 @@ const maxStoreTrip = 1000
 func WithStore(name string, s store.Store) Option {
 	return optionFunc(func(cfg *config) error {
 		switch {
-		case !isIdentifier(name):
+		case !rulefields.IsIdentifier(name):
 			return fmt.Errorf("WithStore: name must be letters, digits, '_', '.' and '-', got %q", name)
 		case s == nil:
 			return fmt.Errorf("WithStore(%q): store is nil", name)
@@ -45,35 +46,32 @@ func WithStore(name string, s store.Store) Option {
 	})
 }
 
-// WithStoreBackoff sets how long the Guard leaves a store alone once its
-// breaker opened (default 1s; see WithStoreTrip).
-// Meanwhile the rules of that store apply their failure policy at once;
-// then one request at a time probes the store, and a success closes the
-// breaker.
-func WithStoreBackoff(d time.Duration) Option {
-	return optionFunc(func(cfg *config) error {
-		if d <= 0 {
-			return fmt.Errorf("WithStoreBackoff: must be > 0, got %s", d)
-		}
-		cfg.storeBackoff = d
-		return nil
-	})
-}
-
-// WithStoreTrip sets how many consecutive failed rounds of calls open a
-// store's breaker (default 5, 1 to 1000). A call
-// that fails makes only its own request apply the failure policy; a
+// WithStoreBreaker sets the breaker the Guard keeps for each store: after
+// trip consecutive failed rounds of calls (default 5, 1 to 1000; 1 opens it
+// on any failure) the breaker opens, and the Guard leaves the store alone
+// for backoff (default 1s). Meanwhile the rules of that store apply their
+// failure policy at once; then one request at a time probes the store, and
+// a success closes the breaker. 0 keeps the default of either.
+//
+// A call that fails makes only its own request apply the failure policy; a
 // success resets the count. Calls that were in flight together form one
 // round: when several fail, the first counts and the others do not, so a
 // stall of the host (or of Redis) that times out every call in flight at
 // once counts once, and only failures that go on after it count again.
-// 1 opens the breaker on any failure.
-func WithStoreTrip(rounds int) Option {
+func WithStoreBreaker(trip int, backoff time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
-		if rounds < 1 || rounds > maxStoreTrip {
-			return fmt.Errorf("WithStoreTrip: must be between 1 and %d, got %d", maxStoreTrip, rounds)
+		if trip < 0 || trip > maxStoreTrip {
+			return fmt.Errorf("WithStoreBreaker: trip must be between 1 and %d (0: the default), got %d", maxStoreTrip, trip)
 		}
-		cfg.storeTrip = rounds
+		if backoff < 0 {
+			return fmt.Errorf("WithStoreBreaker: backoff must be > 0 (0: the default), got %s", backoff)
+		}
+		if trip > 0 {
+			cfg.storeTrip = trip
+		}
+		if backoff > 0 {
+			cfg.storeBackoff = backoff
+		}
 		return nil
 	})
 }
@@ -188,7 +186,7 @@ func (c *storeConn) retryAfter(now int64) time.Duration {
 type StoreStatus struct {
 	Name string
 	// Healthy is false while the store's breaker is open: from the failure
-	// that opened it (see WithStoreTrip) until a call succeeds again.
+	// that opened it (see WithStoreBreaker) until a call succeeds again.
 	Healthy bool
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead

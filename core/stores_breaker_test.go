@@ -94,7 +94,7 @@ func TestStoreBreakerOpensAndProbes(t *testing.T) {
 	s := newScripted(t)
 	fc := clock.NewFake(time.Hour)
 	const backoff = 300 * time.Millisecond
-	g := breakerGuard(t, s, fc, core.WithStoreBackoff(backoff))
+	g := breakerGuard(t, s, fc, core.WithStoreBreaker(0, backoff))
 	s.fail.Store(true)
 	for i := range core.DefaultStoreTrip - 1 {
 		enterX(t, g)
@@ -186,7 +186,7 @@ func TestStoreOverlappingFailuresCountOnce(t *testing.T) {
 func TestStoreClosedPolicyHint(t *testing.T) {
 	s := newScripted(t)
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBackoff(time.Second), core.WithStoreTrip(2),
+	g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBreaker(2, time.Second),
 		core.WithRules(core.Rule{Name: "r", Resource: "x", Kind: core.KindFlow, Limit: 10, Store: "shared", OnFailure: core.FailClosed}))
 	require.NoError(t, err)
 	s.fail.Store(true)
@@ -208,7 +208,7 @@ func TestStoreClosedPolicyHint(t *testing.T) {
 func TestStoreProbeGivenUp(t *testing.T) {
 	s := newScripted(t)
 	fc := clock.NewFake(time.Hour)
-	g := breakerGuard(t, s, fc, core.WithStoreTrip(1))
+	g := breakerGuard(t, s, fc, core.WithStoreBreaker(1, 0))
 	s.fail.Store(true)
 	enterX(t, g)
 	require.False(t, g.Stores()[0].Healthy)

@@ -107,7 +107,7 @@ func TestStoreFailurePolicies(t *testing.T) {
 			fc := clock.NewFake(time.Second)
 			// One failure opens the breaker: every request after it is
 			// the policy's at once.
-			g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBackoff(500*time.Millisecond), core.WithStoreTrip(1),
+			g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBreaker(1, 500*time.Millisecond),
 				core.WithRules(core.Rule{Name: "r", Resource: "GET /x", Kind: core.KindFlow, Limit: 100, Store: "shared", OnFailure: tt.policy, LocalLimit: 2}))
 			require.NoError(t, err)
 			s.down.Store(true)
@@ -121,6 +121,7 @@ func TestStoreFailurePolicies(t *testing.T) {
 				}
 				b := blockedBy(t, err)
 				assert.True(t, b.Fallback, "the policy's decision")
+				assert.Equal(t, core.ReasonFallback, b.Reason())
 				if tt.policy == core.FailClosed {
 					assert.Equal(t, 500*time.Millisecond, b.RetryAfter, "until the store is tried again")
 				}
@@ -244,10 +245,12 @@ func TestStoreRulesDefaults(t *testing.T) {
 	assert.ErrorContains(t, err, "WithStore: name must be")
 	_, err = core.New(core.WithStore("a", nil))
 	assert.ErrorContains(t, err, `WithStore("a"): store is nil`)
-	_, err = core.New(core.WithStoreBackoff(0))
-	assert.ErrorContains(t, err, "WithStoreBackoff: must be > 0, got 0s")
-	_, err = core.New(core.WithStoreTrip(0))
-	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 0")
-	_, err = core.New(core.WithStoreTrip(1001))
-	assert.ErrorContains(t, err, "WithStoreTrip: must be between 1 and 1000, got 1001")
+	_, err = core.New(core.WithStoreBreaker(0, -time.Second))
+	assert.ErrorContains(t, err, "WithStoreBreaker: backoff must be > 0 (0: the default), got -1s")
+	_, err = core.New(core.WithStoreBreaker(-1, 0))
+	assert.ErrorContains(t, err, "WithStoreBreaker: trip must be between 1 and 1000 (0: the default), got -1")
+	_, err = core.New(core.WithStoreBreaker(1001, 0))
+	assert.ErrorContains(t, err, "WithStoreBreaker: trip must be between 1 and 1000 (0: the default), got 1001")
+	_, err = core.New(core.WithStoreBreaker(0, 0))
+	assert.NoError(t, err, "0 keeps the defaults")
 }

@@ -488,5 +488,6 @@ func TestSystemRuleUse(t *testing.T) {
 	assert.True(t, rules[1].HasUse)
 	assert.Equal(t, [2]int64{100, 3}, [2]int64{rules[1].Limit, rules[1].Use})
 	assert.False(t, rules[2].HasUse, "a signal of load is no count")
-	assert.Equal(t, int64(3), rules[2].System.Pass)
+	var st *core.SystemStats = rules[2].System
+	assert.Equal(t, int64(3), st.Pass)
 }

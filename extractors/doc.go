@@ -2,14 +2,13 @@
 // limits: resource names and param values. It is framework-neutral: the
 // net/http, gin and echo adapters share its HTTP side, the gRPC adapter its
 // gRPC side, so one rules file reads the same way through every adapter. It
-// imports no framework: gRPC calls are read through a GRPCCall, which the
-// gRPC adapter provides (sluicegrpc.CallInfo).
+// imports no framework. An Extractor is given to an adapter (its
+// WithExtractor option); without one, an adapter uses New() with no options.
 //
 // # Resources
 //
 // HTTP resources are "METHOD TEMPLATE", where TEMPLATE is the matched route
-// template written with {name} parameters whatever the framework
-// (HTTPResource): gin and echo "/items/:id" become "/items/{id}", their
+// template written with {name} parameters whatever the framework: gin and echo "/items/:id" become "/items/{id}", their
 // catch-alls "/files/*path" become "/files/{path...}" as in net/http's
 // ServeMux, and a ServeMux pattern "GET example.com/items/{id}" loses its
 // method and host. Requests that matched no route share the resource
@@ -26,8 +25,8 @@
 //	metadata:NAME  gRPC metadata NAME, in any case; on HTTP, request header NAME
 //	query:NAME     URL query parameter NAME (case-sensitive, percent-decoded)
 //	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
-//	path:NAME      route parameter NAME (PathParams, or r.PathValue for ServeMux)
-//	ip             client IP (ClientIP; on gRPC the peer, or x-forwarded-for
+//	path:NAME      route parameter NAME (the framework's route parameters; r.PathValue for ServeMux)
+//	ip             client IP (see Client IP below; on gRPC the peer, or x-forwarded-for
 //	               metadata from trusted proxies; with the gin and echo adapters'
 //	               WithFrameworkClientIP, the framework's); for IPv6, its /64
 //	               (WithIPv6Prefix)
@@ -64,13 +63,13 @@
 //     to that length (at a UTF-8 boundary), not dropped: a padded value is
 //     still limited, under its prefix;
 //   - a param with more than WithMaxValues values (default 16) yields its
-//     first n-1 values and then OverflowValue in place of all the rest, so
+//     first n-1 values and then "(too many values)" in place of all the rest, so
 //     every request with too many values shares one value, and one limit,
 //     instead of escaping it.
 //
 // # Client IP
 //
-// ClientIP is the socket peer unless the peer lies in a trusted proxy prefix
+// The client IP is the socket peer unless the peer lies in a trusted proxy prefix
 // (WithTrustedProxies; none by default, so by default forwarding headers are
 // ignored). From a trusted proxy it walks X-Forwarded-For (every line, as one
 // list) from the right, skipping trusted hops, and takes the first untrusted
@@ -84,16 +83,14 @@
 // request from a new address of it. So the ip param of an IPv6 client is its
 // prefix, "2001:db8:1:2::/64" (WithIPv6Prefix sets the length, 1 to 128; 128
 // keeps addresses apart), and a limit on ip holds for the whole subnet. IPv4
-// clients, IPv4-mapped IPv6 addresses among them, are their address. ClientIP
-// and the peer param are the exact address.
+// clients, IPv4-mapped IPv6 addresses among them, are their address. The peer
+// param is the exact address.
 //
 // # Allocation
 //
-// A request's params are an HTTPRequestParams or a GRPCCallParams, Reset
-// for each request. An adapter that allocates or reuses an object per
-// request holds them in it: reading a header, query, cookie, path, method
-// or host value then allocates nothing (see their documentation for the few
-// exceptions).
+// The adapters read a request's params in place: reading a header, query,
+// cookie, path, method or host value allocates nothing (gRPC metadata costs
+// the copy grpc-go makes; a custom param, what its function allocates).
 //
 // An Extractor is safe for concurrent use. Its caches (canonical param names,
 // resource names) are bounded; beyond their bounds results are computed per

@@ -49,7 +49,7 @@
 // On the pass path the middleware allocates nothing of its own but the
 // RateLimit fields (two allocations, their text and the slice of both
 // fields' values; none with WithRateLimitFields(false)): the params Enter
-// reads (an extractors.HTTPRequestParams, which
+// reads (which
 // the Guard uses only during Enter) come from a pool of the middleware's.
 // Echo itself builds the chain of middleware anew for every request (for
 // e.Use, group and route middleware alike), and the function each

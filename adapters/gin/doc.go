@@ -46,6 +46,6 @@
 // On the pass path the middleware allocates nothing but the RateLimit
 // fields (two allocations, their text and the slice of both fields'
 // values; none with WithRateLimitFields(false)): the route parameters are handed to the extractor in place, and the params
-// Enter reads (an extractors.HTTPRequestParams, which the Guard uses only
+// Enter reads (which the Guard uses only
 // during Enter) come from a pool of the middleware's.
 package sluicegin

@@ -35,7 +35,7 @@ func Example_identity() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	guard, err := core.New(core.WithParamSource(x.HTTPSource()), core.WithRules(
+	guard, err := core.New(core.WithRules(
 		core.Rule{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "user", Limit: 1, Window: time.Minute},
 	))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // BenchmarkGRPCUnaryInterceptor measures what the unary server interceptor
@@ -22,7 +23,7 @@ import (
 // hotspot rule on a metadata key, both far from their limits, with a context
 // carrying the call's incoming metadata. "core" is Enter and Exit with the
 // metadata value at hand (a core.ParamMap): the Guard's share of the cost;
-// "extractor" reads it through an extractors.GRPCCallParams Reset per call,
+// "extractor" reads it through an extract.GRPCCallParams Reset per call,
 // as the interceptor does (which takes it from a pool).
 //
 //	go -C adapters/grpc test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms .
@@ -70,8 +71,8 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	withExtractor := func(p *extractors.GRPCCallParams) {
-		p.Reset(x, sluicegrpc.CallInfo{}, ctx, sayHello)
+	withExtractor := func(p *extract.GRPCCallParams) {
+		p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, ctx, sayHello)
 		e, err := g.Enter(ctx, sayHello, core.WithParams(p))
 		if err != nil {
 			b.Fatal(err)
@@ -81,15 +82,15 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		call func(*extractors.GRPCCallParams)
+		call func(*extract.GRPCCallParams)
 	}{
-		{"handler", func(*extractors.GRPCCallParams) { direct() }},
-		{"core", func(*extractors.GRPCCallParams) { guardOnly() }},
+		{"handler", func(*extract.GRPCCallParams) { direct() }},
+		{"core", func(*extract.GRPCCallParams) { guardOnly() }},
 		{"extractor", withExtractor},
-		{"interceptor", func(*extractors.GRPCCallParams) { intercepted() }},
+		{"interceptor", func(*extract.GRPCCallParams) { intercepted() }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := new(extractors.GRPCCallParams)
+			p := new(extract.GRPCCallParams)
 			b.ReportAllocs()
 			for b.Loop() {
 				bc.call(p)
@@ -98,7 +99,7 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		b.Run(bc.name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				p := new(extractors.GRPCCallParams)
+				p := new(extract.GRPCCallParams)
 				for pb.Next() {
 					bc.call(p)
 				}

@@ -8,22 +8,21 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
-// CallInfo is the extractors.GRPCCall of grpc-go: it reads a call's
+// callInfo is the extract.GRPCCall of grpc-go: it reads a call's
 // metadata and peer from its context. The interceptors read params through
-// it; an interceptor of one's own passes it to
-// extractors.GRPCCallParams.Reset. Reading metadata allocates the copy of
+// it. Reading metadata allocates the copy of
 // the key's value list that grpc-go makes (it offers no way to read
 // metadata without one).
-type CallInfo struct{}
+type callInfo struct{}
 
-var _ extractors.GRPCCall = CallInfo{}
+var _ extract.GRPCCall = callInfo{}
 
 // Metadata returns the values of key in the incoming metadata of ctx, or
-// with outgoing in its outgoing metadata (extractors.GRPCCall).
-func (CallInfo) Metadata(ctx context.Context, key string, outgoing bool) []string {
+// with outgoing in its outgoing metadata (extract.GRPCCall).
+func (callInfo) Metadata(ctx context.Context, key string, outgoing bool) []string {
 	if outgoing {
 		// Not FromOutgoingContext, which copies all the outgoing metadata.
 		return metadata.ValueFromOutgoingContext(ctx, key)
@@ -31,8 +30,8 @@ func (CallInfo) Metadata(ctx context.Context, key string, outgoing bool) []strin
 	return metadata.ValueFromIncomingContext(ctx, key)
 }
 
-// Peer returns the IP address of the peer of ctx (extractors.GRPCCall).
-func (CallInfo) Peer(ctx context.Context) netip.Addr {
+// Peer returns the IP address of the peer of ctx (extract.GRPCCall).
+func (callInfo) Peer(ctx context.Context) netip.Addr {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
 		return netip.Addr{}

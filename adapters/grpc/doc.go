@@ -19,9 +19,7 @@
 // outgoing metadata on clients), "peer" (the socket peer's IP), "ip" (the
 // peer, or the x-forwarded-for metadata when the peer is a trusted proxy),
 // "method" (the full method) and custom params. Only params that a matching
-// rule names are read. CallInfo reads grpc-go's metadata and peer for the
-// extractor; an interceptor of one's own passes it to
-// extractors.GRPCCallParams.Reset.
+// rule names are read.
 //
 // # Entries and outcomes
 //
@@ -33,7 +31,7 @@
 // process as for any handler panic). A server stream's entry lasts the whole
 // stream, so a concurrency rule counts open streams. By default every error
 // whose status code is not OK counts as a failure in the Guard's statistics
-// (DefaultIsFailure); WithErrorClassifier changes that. WithSkipper lets
+// (an error without a status has code Unknown); WithErrorClassifier changes that. WithSkipper lets
 // calls through without entering the Guard (health checks, reflection).
 // WithCost makes a call take several permits (core.WithCount), from its
 // request message. A param of extractors.WithContextParam reads a value an
@@ -99,7 +97,7 @@
 // # Construction
 //
 // New validates its options and returns an error naming a bad one, and adds
-// the Extractor's gRPC params (extractors.Extractor.GRPCSource) to the
+// the Extractor's gRPC params to the
 // Guard's param sources (core.ParamSource): a hotspot rule naming a param
 // that no source of the Guard supplies, such as a misspelt custom param, is
 // an error of New, and is refused by every later SetRules and reload, which
@@ -111,7 +109,7 @@
 // # Cost
 //
 // On the pass path the interceptors format nothing and allocate nothing of
-// their own: the params Enter reads (an extractors.GRPCCallParams, which the
+// their own: the params Enter reads (which the
 // Guard uses only during Enter) come from a pool of the Interceptors'.
 // Reading a metadata param costs one allocation, grpc-go's: its
 // metadata.ValueFromIncomingContext, the one way to read one incoming key,

@@ -420,7 +420,8 @@ func TestErrorClassifier(t *testing.T) {
 
 	g = newGuard(t, fc, rule)
 	clientErrors := sluicegrpc.WithErrorClassifier(func(_ context.Context, _ string, err error) bool {
-		return status.Code(err) != codes.NotFound && sluicegrpc.DefaultIsFailure(context.TODO(), "", err)
+		c := status.Code(err)
+		return c != codes.OK && c != codes.NotFound
 	})
 	_, c, _ = serve(t, guarded(g, clientErrors)...)
 	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
@@ -562,9 +563,12 @@ func TestClientInterceptorBlocksLocally(t *testing.T) {
 		core.Rule{Name: "out-rate", Resource: sayHello, Kind: core.KindFlow, Algorithm: "token-bucket", Limit: 1, Window: time.Second},
 		core.Rule{Name: "out-streams", Resource: count, Kind: core.KindConcurrency, Limit: 1},
 	)
+	var ic *sluicegrpc.Interceptors
+	ic, err := sluicegrpc.New(g)
+	require.NoError(t, err)
 	c := greeterpb.NewGreeterClient(dial(t, conn.Target(),
-		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g)),
-		grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(g)),
+		grpc.WithChainUnaryInterceptor(ic.UnaryClient()),
+		grpc.WithChainStreamInterceptor(ic.StreamClient()),
 	))
 	ctx := ctxT(t)
 

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // Interceptors guards gRPC calls with a core.Guard. Its four methods return
@@ -24,7 +24,7 @@ type Interceptors struct {
 	cfg config
 	// params lends the params handed to Enter, which the Guard uses only
 	// during Enter, so that they cost no allocation per call.
-	params sync.Pool // of *extractors.GRPCCallParams
+	params sync.Pool // of *extract.GRPCCallParams
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
@@ -38,7 +38,7 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 		return nil, err
 	}
 	ic := &Interceptors{g: g, cfg: *c}
-	ic.params.New = func() any { return new(extractors.GRPCCallParams) }
+	ic.params.New = func() any { return new(extract.GRPCCallParams) }
 	return ic, nil
 }
 
@@ -244,8 +244,8 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 // unary server path.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	p := ic.params.Get().(*extractors.GRPCCallParams)
-	p.Reset(ic.cfg.extractor, CallInfo{}, ctx, fullMethod)
+	p := ic.params.Get().(*extract.GRPCCallParams)
+	p.Reset(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {
 		*e, err = ic.g.Enter(ctx, resource, core.WithParams(p), core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
@@ -315,10 +315,10 @@ func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err erro
 	return err
 }
 
-// DefaultIsFailure is the default error classifier: every error whose gRPC
+// defaultIsFailure is the default error classifier: every error whose gRPC
 // status code is not OK (errors that carry no status have code Unknown)
 // counts as a failure.
-func DefaultIsFailure(_ context.Context, _ string, err error) bool {
+func defaultIsFailure(_ context.Context, _ string, err error) bool {
 	return status.Code(err) != codes.OK
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // Option configures the interceptors made by New and the four interceptor
@@ -25,7 +26,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 // config is what the options set; it is read-only once New returns.
 type config struct {
 	resource  func(ctx context.Context, fullMethod string) string
-	extractor *extractors.Extractor
+	extractor *extract.Extractor
 	skip      func(ctx context.Context, fullMethod string) bool
 	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
 	isFailure func(ctx context.Context, fullMethod string, err error) bool
@@ -60,7 +61,7 @@ func WithExtractor(x *extractors.Extractor) Option {
 		if x == nil {
 			return errors.New("sluicegrpc: WithExtractor: nil *extractors.Extractor")
 		}
-		c.extractor = x
+		c.extractor = (*extract.Extractor)(x)
 		return nil
 	})
 }
@@ -117,8 +118,8 @@ func WithBlockHandler(fn func(ctx context.Context, fullMethod string, b *core.Bl
 // WithErrorClassifier makes the interceptors ask fn whether a call that
 // returned the non-nil error err failed, for the Guard's error statistics
 // (core.ResourceStats.Error, and the breaker rules that will read them).
-// A nil error is always a success. The default, DefaultIsFailure, counts
-// every error whose status code is not OK; a service whose clients' mistakes
+// A nil error is always a success. The default counts every error whose
+// status code is not OK (an error without a status has code Unknown); a service whose clients' mistakes
 // should not count against it can exclude codes such as InvalidArgument,
 // NotFound or AlreadyExists. A handler that panics always counts as failed.
 func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err error) bool) Option {
@@ -160,14 +161,14 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 		}
 	}
 	if c.extractor == nil {
-		x, err := extractors.New()
+		x, err := extract.New()
 		if err != nil {
 			return nil, fmt.Errorf("sluicegrpc: default extractor: %w", err)
 		}
 		c.extractor = x
 	}
 	if c.isFailure == nil {
-		c.isFailure = DefaultIsFailure
+		c.isFailure = defaultIsFailure
 	}
 	if err := g.AddParamSource(c.extractor.GRPCSource()); err != nil {
 		return nil, fmt.Errorf("sluicegrpc: %w", err)

@@ -162,7 +162,7 @@
 //
 // On the pass path the middleware makes one allocation per request: the
 // ResponseWriter it hands the handler, which also holds the request's
-// params (an extractors.HTTPRequestParams), so reading them allocates
+// params, so reading them allocates
 // nothing more. The RateLimit fields add two: the RateLimit field's text
 // and one slice for both fields' values (the RateLimit-Policy text is made
 // once per rule and rule set). Middleware routes each request before next does,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 // Clock is a monotonic time source.
@@ -19,35 +21,7 @@ type Clock interface {
 // the call. Its Now costs one monotonic clock reading (time.Since on a time
 // carrying a monotonic reading); it is not affected by changes of the wall
 // clock.
-func NewSystem() Clock { return &system{origin: time.Now()} }
-
-// IsSystem reports whether c is a clock NewSystem made: the real time
-// passes as c's does.
-func IsSystem(c Clock) bool {
-	_, ok := c.(*system)
-	return ok
-}
-
-// system is the clock NewSystem makes.
-type system struct {
-	origin time.Time
-}
-
-func (s *system) Now() time.Duration { return time.Since(s.origin) }
-
-func (s *system) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func NewSystem() Clock { return &sysclock.System{Origin: time.Now()} }
 
 // Fake is a manually driven clock for tests. Its time changes only through
 // Advance and Set; sleepers wake when the time reaches their deadline. The
@@ -85,7 +59,8 @@ func (f *Fake) Advance(d time.Duration) {
 }
 
 // Set sets the time to t, which may be earlier than the current time, and
-// wakes the sleepers whose deadline has been reached.
+// wakes the sleepers whose deadline has been reached: a test steps through
+// a table of timestamps with it.
 func (f *Fake) Set(t time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -183,12 +183,6 @@ func TestFakeWaitForSleepers(t *testing.T) {
 	}
 }
 
-func TestIsSystem(t *testing.T) {
-	assert.True(t, clock.IsSystem(clock.NewSystem()))
-	assert.False(t, clock.IsSystem(clock.NewFake(0)))
-	assert.False(t, clock.IsSystem(nil))
-}
-
 func TestSystemNowMonotonic(t *testing.T) {
 	c := clock.NewSystem()
 	prev := c.Now()

@@ -165,13 +165,16 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 		if blockedBy == nil {
 			blockedBy = map[string]int64{}
 		}
-		var avg time.Duration
+		var avg, lastAvg time.Duration
 		if t.Complete > 0 {
 			avg = t.RT / time.Duration(t.Complete)
 		}
+		if r.Complete > 0 {
+			lastAvg = r.RT / time.Duration(r.Complete)
+		}
 		out.Resources = append(out.Resources, resource{
 			Name: r.Resource, InFlight: r.InFlight, Pass: r.Pass, Block: r.Block, Complete: r.Complete, Error: r.Error,
-			AvgRTMs: ms(r.AvgRT()), MinRTMs: ms(r.MinRT), Peak: r.Peak,
+			AvgRTMs: ms(lastAvg), MinRTMs: ms(r.MinRT), Peak: r.Peak,
 			Total: totals{Pass: t.Pass, Block: t.Block, Complete: t.Complete, Error: t.Error,
 				RTMs: ms(t.RT), AvgRTMs: ms(avg), BlockedBy: blockedBy},
 			History: resHist[r.Resource],

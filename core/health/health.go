@@ -112,12 +112,13 @@ func (h *handler) check() report {
 	}
 	r.Rules.Count = len(h.g.Rules())
 	if w := h.cfg.watcher; w != nil {
-		r.Rules.File = w.Path()
-		if err := w.Err(); err != nil {
+		st := w.Stats()
+		r.Rules.File = st.Path
+		if err := st.Err; err != nil {
 			r.Rules.Error = err.Error()
 			if h.cfg.requireRules {
 				r.Ready = false
-				r.Problems = append(r.Problems, "rules file "+w.Path()+" was refused; older rules are in force")
+				r.Problems = append(r.Problems, "rules file "+r.Rules.File+" was refused; older rules are in force")
 			}
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// BlockEventName is the name of the span event BlockEvents adds.
-const BlockEventName = "sluice.blocked"
+// blockEventName is the name of the span event BlockEvents adds.
+const blockEventName = "sluice.blocked"
 
 // The attribute keys of the block events beyond those of the instruments.
 const (
@@ -21,7 +21,7 @@ const (
 )
 
 // BlockEvents returns a block hook for core.WithBlockHook that adds an
-// event named BlockEventName to the span of the request's context when
+// event named "sluice.blocked" to the span of the request's context when
 // that span is recording, with the resource, the rule that decided
 // (name, kind and, for hotspot rules, the param's name, never its value),
 // the reason (core.BlockedError.Reason), the retry time in seconds
@@ -49,6 +49,6 @@ func BlockEvents() func(ctx context.Context, b *core.BlockedError) {
 		if b.Never {
 			attrs = append(attrs, attrNever.Bool(true))
 		}
-		span.AddEvent(BlockEventName, trace.WithAttributes(attrs...))
+		span.AddEvent(blockEventName, trace.WithAttributes(attrs...))
 	}
 }

@@ -68,7 +68,7 @@ func TestBlockEvents(t *testing.T) {
 	assert.Empty(t, spans[0].Events(), "a request that passes adds no event")
 	require.Len(t, spans[1].Events(), 1)
 	ev := spans[1].Events()[0]
-	assert.Equal(t, sluiceotel.BlockEventName, ev.Name)
+	assert.Equal(t, "sluice.blocked", ev.Name)
 	assert.Equal(t, map[string]any{
 		"sluice.resource":    "GET /items",
 		"sluice.rule":        "items",

@@ -6,7 +6,7 @@
 // SDK and exporters; Producer, the response time histogram, hands the SDK
 // its data (go.opentelemetry.io/otel/sdk/metric/metricdata).
 //
-// Register creates observable instruments on a meter of scope ScopeName
+// Register creates observable instruments on a meter of scope "github.com/sluicekit/sluice/core/otel"
 // (from the global MeterProvider, or WithMeterProvider's) and one callback
 // that reads all of them from one core.Guard.Snapshot per collection: the
 // callback costs time in proportion to the resources and rules, never
@@ -116,7 +116,7 @@
 // BlockEvents returns a hook for core.WithBlockHook. With it, each blocked
 // request whose context carries a recording span (the one an
 // instrumentation such as otelhttp or otelgrpc started) gets an event
-// named BlockEventName with the resource, the rule, its kind, the reason,
+// named "sluice.blocked" with the resource, the rule, its kind, the reason,
 // the retry time in seconds, and, for hotspot rules, the param's name.
 // When the span is not recording the hook returns after one context
 // lookup, allocating nothing.

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/internal/rthist"
 )
 
 // Producer hands a Guard's response time histograms to an OpenTelemetry
@@ -24,7 +25,7 @@ import (
 // from one Snapshot into an explicit bucket histogram named
 // sluice.request.duration, in seconds, per resource (attribute
 // sluice.resource), with the bounds of the Prometheus exporter's classic
-// buckets (core.RTHistogram.Explicit: powers of 4 from 2^-15 s, about
+// buckets (rthist.Explicit: powers of 4 from 2^-15 s, about
 // 30µs, to 32 s). Its temporality is cumulative, whatever the reader's:
 // the counts since the Guard first saw each resource, with NewProducer's
 // time as their start (make the Producer with the Guard). It is safe for
@@ -48,7 +49,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	now := time.Now()
 	points := make([]metricdata.HistogramDataPoint[float64], 0, len(s.Resources))
 	for _, r := range s.Resources {
-		bounds, counts := r.Total.RTHistogram.Explicit()
+		bounds, counts := rthist.Explicit((*[rthist.Buckets]int64)(&r.Total.RTHistogram))
 		var n uint64
 		for _, c := range counts {
 			n += c
@@ -60,7 +61,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 		})
 	}
 	return []metricdata.ScopeMetrics{{
-		Scope: instrumentation.Scope{Name: ScopeName},
+		Scope: instrumentation.Scope{Name: scopeName},
 		Metrics: []metricdata.Metrics{{
 			Name:        "sluice.request.duration",
 			Description: "Response times of the completed requests, by resource.",

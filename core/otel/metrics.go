@@ -16,8 +16,8 @@ import (
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// ScopeName is the instrumentation scope of the meter Register uses.
-const ScopeName = "github.com/sluicekit/sluice/core/otel"
+// scopeName is the instrumentation scope of the meter Register uses.
+const scopeName = "github.com/sluicekit/sluice/core/otel"
 
 // The attribute keys of the instruments and of the block events.
 const (
@@ -93,7 +93,8 @@ type instruments struct {
 }
 
 // Register creates the instruments listed in the package documentation on
-// a meter of scope ScopeName, and registers one callback that reads them
+// a meter of scope
+// "github.com/sluicekit/sluice/core/otel", and registers one callback that reads them
 // all from one g.Snapshot per collection. Unregister the returned
 // Registration to stop reporting g. It returns an error naming a bad
 // option, or the meter's error.
@@ -113,7 +114,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	if cfg.mp == nil {
 		cfg.mp = otel.GetMeterProvider()
 	}
-	m := cfg.mp.Meter(ScopeName)
+	m := cfg.mp.Meter(scopeName)
 	var (
 		in   instruments
 		errs []error

@@ -44,7 +44,7 @@ func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 	require.NoError(t, r.Collect(context.Background(), &rm))
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
-		assert.Equal(t, sluiceotel.ScopeName, sm.Scope.Name)
+		assert.Equal(t, "github.com/sluicekit/sluice/core/otel", sm.Scope.Name)
 		for _, m := range sm.Metrics {
 			out[m.Name] = m
 		}
@@ -341,7 +341,7 @@ func (failing) Close() error { return nil }
 // the fallbacks of the rule that uses it.
 func TestStores(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("shared", failing{}), core.WithStoreTrip(1), core.WithRules(
+	g, err := core.New(core.WithClock(fc), quiet, core.WithStore("shared", failing{}), core.WithStoreBreaker(1, 0), core.WithRules(
 		core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "shared", OnFailure: core.FailLocal, LocalLimit: 1},
 	))
 	require.NoError(t, err)

@@ -48,8 +48,8 @@ const (
 )
 
 // newRuleCounter returns a counter of the rules of a file in format.
-func newRuleCounter(format Format) *ruleCounter {
-	if format == JSON {
+func newRuleCounter(format fileFormat) *ruleCounter {
+	if format == formatJSON {
 		return &ruleCounter{state: flowList, listDepth: 2}
 	}
 	return &ruleCounter{yaml: true}

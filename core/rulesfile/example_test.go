@@ -25,7 +25,7 @@ rules:
   - resource: "*"
     kind: concurrency
     limit: 200
-`), rulesfile.YAML)
+`))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ rules:
     kind: hotspot
     param: header:X-User-ID
     limit: -5
-`), rulesfile.YAML)
+`))
 	fmt.Println(err)
 	// Output:
 	// per-user: hotspot GET /items/{id} limit 10 window 1s algorithm "token-bucket"

@@ -2,6 +2,7 @@ package rulesfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +16,15 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// Format is the syntax of a rules file.
-type Format int
+// fileFormat is the syntax of a rules file.
+type fileFormat int
 
 // The rules file formats. Both have the same fields.
 const (
-	// YAML is the format of every rules file not named *.json.
-	YAML Format = iota
-	// JSON is the format of a rules file named *.json, in any case.
-	JSON
+	// formatYAML is the format of every rules file not named *.json.
+	formatYAML fileFormat = iota
+	// formatJSON is the format of a rules file named *.json, in any case.
+	formatJSON
 )
 
 // Bounds of a rules file. A file within them takes memory proportional to
@@ -79,7 +80,8 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 	return g, err
 }
 
-// Parse parses a rules file: a mapping whose one key, rules, holds a list
+// Parse parses a rules file, YAML or JSON (data that is valid JSON is read
+// as JSON, with JSON's errors): a mapping whose one key, rules, holds a list
 // of rules, each a mapping of the fields of core.Rule named as in its json
 // tags. Durations are Go durations ("1s", "250ms") or 0; overrides maps
 // param values to limits. Parse returns the rules normalized (see
@@ -112,7 +114,12 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // The input is limited to 16 MiB and 100,000 rules; the rules are counted
 // from the text before it is parsed (parsing takes memory about 30 times
 // the size of the text). YAML aliases are not accepted.
-func Parse(data []byte, format Format) ([]core.Rule, error) {
+func Parse(data []byte) ([]core.Rule, error) {
+	return parse(data, formatOfData(data))
+}
+
+// parse is Parse of data in format.
+func parse(data []byte, format fileFormat) ([]core.Rule, error) {
 	f, err := read(data, format)
 	if err != nil {
 		return nil, err
@@ -131,7 +138,7 @@ type file struct {
 // file has problems of its own (see Parse), it returns a *core.RulesError
 // of those and of every problem core.NormalizeRules finds in the fields it
 // could read.
-func read(data []byte, format Format) (*file, error) {
+func read(data []byte, format fileFormat) (*file, error) {
 	if len(data) > maxFileSize {
 		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
@@ -147,7 +154,7 @@ func read(data []byte, format Format) (*file, error) {
 	}
 	p := &fileParser{unread: map[fieldKey]bool{}}
 	rules := p.document(root)
-	if format == YAML && p.problems == nil {
+	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)
 	}
 	if p.problems != nil {
@@ -172,12 +179,22 @@ func (f *file) normalized() ([]core.Rule, error) {
 	return rules, nil
 }
 
-// formatOf returns the format of the rules file at path, by its extension.
-func formatOf(path string) Format {
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		return JSON
+// formatOfData returns the format Parse reads data in: JSON when data is
+// valid JSON, else YAML (of which JSON is a subset; the JSON reader gives
+// JSON's errors, as for a file named *.json).
+func formatOfData(data []byte) fileFormat {
+	if len(data) <= maxFileSize && json.Valid(data) {
+		return formatJSON
 	}
-	return YAML
+	return formatYAML
+}
+
+// formatOf returns the format of the rules file at path, by its extension.
+func formatOf(path string) fileFormat {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return formatJSON
+	}
+	return formatYAML
 }
 
 // readFile reads the rules file at path with readLimited, and its rules
@@ -200,7 +217,7 @@ func readFile(path string) (*file, error) {
 // ruleCounter): it stops after the first byte over the size limit, or at
 // the line of the first rule over the count limit, so that read
 // refuses what it returns without parsing it.
-func readLimited(f *os.File, format Format) ([]byte, error) {
+func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 	size := 64 << 10
 	if info, err := f.Stat(); err == nil && info.Size() < maxFileSize {
 		size = max(size, int(info.Size())+1) // +1 to see the end
@@ -245,11 +262,11 @@ func fileProblem(line int, format string, args ...any) *core.RulesError {
 }
 
 // decodeRulesFile parses data into a node tree, nil for an empty file.
-func decodeRulesFile(data []byte, format Format) (*yaml.Node, error) {
+func decodeRulesFile(data []byte, format fileFormat) (*yaml.Node, error) {
 	switch format {
-	case YAML:
+	case formatYAML:
 		return decodeYAML(data)
-	case JSON:
+	case formatJSON:
 		return decodeJSON(data)
 	}
 	return nil, fmt.Errorf("unknown rules file format %d", format)

@@ -52,10 +52,10 @@ var exampleRules = []core.Rule{
 }
 
 func TestParseExample(t *testing.T) {
-	for file, format := range map[string]Format{"testdata/rules.yaml": YAML, "testdata/rules.json": JSON} {
+	for file, format := range map[string]fileFormat{"testdata/rules.yaml": formatYAML, "testdata/rules.json": formatJSON} {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rules, err := Parse(data, format)
+		rules, err := parse(data, format)
 		require.NoError(t, err, file)
 		assert.Equal(t, exampleRules, rules, file)
 	}
@@ -117,47 +117,47 @@ func TestLoad(t *testing.T) {
 // "rules:" is what a file cut short looks like, and is refused.
 func TestParseNoRules(t *testing.T) {
 	for _, tc := range []struct {
-		format Format
+		format fileFormat
 		data   string
 	}{
-		{YAML, "rules: []\n"},
-		{YAML, "# no rules yet\nrules: [ ]   # none\n"},
-		{YAML, "{rules: []}"},
-		{JSON, `{"rules": []}`},
+		{formatYAML, "rules: []\n"},
+		{formatYAML, "# no rules yet\nrules: [ ]   # none\n"},
+		{formatYAML, "{rules: []}"},
+		{formatJSON, `{"rules": []}`},
 	} {
-		rules, err := Parse([]byte(tc.data), tc.format)
+		rules, err := parse([]byte(tc.data), tc.format)
 		require.NoError(t, err, "%q", tc.data)
 		assert.Empty(t, rules, "%q", tc.data)
 	}
 	const empty = `rules is missing: the file is empty (it may have been cut short); a rules file with no rules says so with "rules: []"`
 	for _, tc := range []struct {
-		format Format
+		format fileFormat
 		data   string
 		want   string
 	}{
-		{YAML, "", empty},
-		{YAML, "\n  \n", empty},
-		{YAML, "# no rules yet\n", empty},
-		{YAML, "---\n", empty},
-		{YAML, "~\n", empty},
-		{YAML, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
-		{YAML, "rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{YAML, "rules: # all of them\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{YAML, "rules: null\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
-		{JSON, "", empty},
-		{JSON, " \n\t", empty},
-		{JSON, "null", empty},
-		{JSON, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
-		{JSON, `{"rules": null}`, `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{formatYAML, "", empty},
+		{formatYAML, "\n  \n", empty},
+		{formatYAML, "# no rules yet\n", empty},
+		{formatYAML, "---\n", empty},
+		{formatYAML, "~\n", empty},
+		{formatYAML, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{formatYAML, "rules:\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{formatYAML, "rules: # all of them\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{formatYAML, "rules: null\n", `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
+		{formatJSON, "", empty},
+		{formatJSON, " \n\t", empty},
+		{formatJSON, "null", empty},
+		{formatJSON, "{}", `line 1: rules is missing; a rules file with no rules says so with "rules: []"`},
+		{formatJSON, `{"rules": null}`, `line 1: rules must be a list of rules, got null (the file may have been cut short); a rules file with no rules says so with "rules: []"`},
 	} {
-		rules, err := Parse([]byte(tc.data), tc.format)
+		rules, err := parse([]byte(tc.data), tc.format)
 		assert.Nil(t, rules)
 		assert.Equal(t, []string{tc.want}, problemLines(t, err), "%q", tc.data)
 	}
 }
 
 func TestParseValueForms(t *testing.T) {
-	rules, err := Parse([]byte(`
+	rules, err := parse([]byte(`
 rules:
   - name: 2024              # any scalar is text
     resource: GET /a
@@ -175,7 +175,7 @@ rules:
     limit: 3
     maxKeys: +7
     overrides: {123: 1, true: 2, null: 4, é: 0}
-`), YAML)
+`), formatYAML)
 	require.NoError(t, err)
 	assert.Equal(t, []core.Rule{
 		{Name: "2024", Resource: "GET /a", Kind: core.KindFlow, Limit: 16, Window: time.Second, Algorithm: "token-bucket", Burst: 1000},
@@ -187,11 +187,11 @@ rules:
 func TestParseProblems(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		format Format
+		format fileFormat
 		data   string
 		want   []string
 	}{
-		{"negative limit", YAML, `
+		{"negative limit", formatYAML, `
 rules:
   - {resource: a, kind: concurrency, limit: 1}
   - {resource: b, kind: concurrency, limit: 1}
@@ -201,7 +201,7 @@ rules:
     param: header:X-User-ID
     limit: -5
 `, []string{"rules[2] (per-user): line 9: limit must be >= 0, got -5"}},
-		{"unknown field", YAML, `
+		{"unknown field", formatYAML, `
 rules:
   - resource: a
     kind: flow
@@ -212,166 +212,166 @@ rules:
 			`rules[0]: line 6: unknown field "color"`,
 			`rules[0]: line 3: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
-		{"closest field", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, windw: 1s, brst: 2}\n", []string{
+		{"closest field", formatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, windw: 1s, brst: 2}\n", []string{
 			`rules[0]: line 2: unknown field "windw" (did you mean "window"?)`,
 			`rules[0]: line 2: unknown field "brst" (did you mean "burst"?)`,
 		}},
-		{"unknown field JSON", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
+		{"unknown field JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "maxwait": "1s"}]}`, []string{
 			`rules[0]: line 1: unknown field "maxwait" (did you mean "maxWait"?)`,
 		}},
-		{"unknown kind", YAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
+		{"unknown kind", formatYAML, "rules:\n  - {resource: a, kind: bulkhead}\n", []string{
 			`rules[0]: line 2: kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"`,
 		}},
-		{"breaker threshold not a number", YAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
+		{"breaker threshold not a number", formatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: half}\n", []string{
 			`rules[0]: line 2: threshold must be a number, got "half"`,
 		}},
-		{"breaker threshold JSON", JSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
+		{"breaker threshold JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
 			`rules[0]: line 1: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
-		{"unknown flow algorithm", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
+		{"unknown flow algorithm", formatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
-		{"unknown hotspot algorithm", YAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
+		{"unknown hotspot algorithm", formatYAML, "rules:\n  - {resource: a, kind: hotspot, param: ip, limit: 1, algorithm: leap-array}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "leap-array" (want one of [token-bucket leaky-bucket concurrency])`,
 		}},
-		{"bad duration", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
+		{"bad duration", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1\n    window: abc\n    maxWait: 5\n    warmup: [1s]\n", []string{
 			`rules[0] (x): line 6: window must be a Go duration such as 1s or 250ms, got "abc"`,
 			`rules[0] (x): line 7: maxWait must be a Go duration such as 1s or 250ms, got 5`,
 			`rules[0] (x): line 8: warmup must be a Go duration such as 1s or 250ms, got a list`,
 		}},
-		{"negative duration", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
+		{"negative duration", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1, "window": "-1s"}]}`, []string{
 			`rules[0]: line 1: window must be > 0, got -1s`,
 		}},
-		{"not integers", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
+		{"not integers", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: ten\n    buckets: 1.5\n    burst: true\n    coldFactor: \"3\"\n", []string{
 			`rules[0] (x): line 5: limit must be an integer, got "ten"`,
 			`rules[0] (x): line 6: buckets must be an integer, got 1.5`,
 			`rules[0] (x): line 7: burst must be an integer, got true`,
 			`rules[0] (x): line 8: coldFactor must be an integer, got "3"`,
 		}},
-		{"shadow not a boolean", YAML, "rules:\n  - {resource: a, kind: flow, limit: 1, shadow: yes}\n  - {resource: b, kind: flow, limit: 1, shadow: 1}\n", []string{
+		{"shadow not a boolean", formatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, shadow: yes}\n  - {resource: b, kind: flow, limit: 1, shadow: 1}\n", []string{
 			`rules[0]: line 2: shadow must be true or false, got "yes"`,
 			`rules[1]: line 3: shadow must be true or false, got 1`,
 		}},
-		{"float limit JSON", JSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
+		{"float limit JSON", formatJSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
 			`rules[0]: line 3: limit must be an integer, got 1.5`,
 		}},
-		{"integer overflow", JSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
+		{"integer overflow", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
 			`rules[0]: line 1: limit must be an integer, got 1e30`,
 			`rules[0]: line 1: burst is out of range, got 9223372036854775808`,
 		}},
-		{"duplicate name", YAML, `
+		{"duplicate name", formatYAML, `
 rules:
   - {name: a, resource: x, kind: concurrency, limit: 1}
   - {name: b, resource: x, kind: concurrency, limit: 1}
   - {name: a, resource: y, kind: concurrency, limit: 1}
 `, []string{`rules[2] (a): line 5: name "a" is already used by rules[0]`}},
-		{"duplicate key", YAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
+		{"duplicate key", formatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 1\n    limit: 2\n", []string{
 			`rules[0]: line 5: key "limit" is set twice (first on line 4)`,
 		}},
-		{"duplicate key JSON", JSON, `{"rules": [{"resource": "x", "kind": "flow", "limit": 1, "kind": "flow"}]}`, []string{
+		{"duplicate key JSON", formatJSON, `{"rules": [{"resource": "x", "kind": "flow", "limit": 1, "kind": "flow"}]}`, []string{
 			`rules[0]: line 1: key "kind" is set twice (first on line 1)`,
 		}},
-		{"burst with leap-array", YAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
+		{"burst with leap-array", formatYAML, "rules:\n  - {resource: x, kind: flow, limit: 1, burst: 5}\n", []string{
 			`rules[0]: line 2: burst only applies to algorithm token-bucket, got 5 with leap-array`,
 		}},
-		{"maxWait with token-bucket", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
+		{"maxWait with token-bucket", formatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, maxWait: 1s}\n", []string{
 			`rules[0]: line 2: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
 		}},
-		{"window on concurrency", YAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
+		{"window on concurrency", formatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
 			`rules[0]: line 2: window does not apply to kind concurrency`,
 		}},
-		{"bad param prefix", YAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
+		{"bad param prefix", formatYAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
 			`rules[0]: line 2: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
 		}},
-		{"negative override", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
+		{"negative override", formatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {abuser: -1}}\n", []string{
 			`rules[0]: line 2: overrides value for "abuser" must be >= 0, got -1`,
 		}},
-		{"bad overrides", YAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
+		{"bad overrides", formatYAML, "rules:\n  - resource: x\n    kind: hotspot\n    param: ip\n    limit: 1\n    overrides:\n      a: x\n      [b]: 1\n      c: 1\n      c: 2\n", []string{
 			`rules[0]: line 7: overrides value for "a" must be an integer, got "x"`,
 			`rules[0]: line 8: overrides keys must be param values, got a list`,
 			`rules[0]: line 10: overrides key "c" is set twice (first on line 9)`,
 		}},
-		{"empty override key", YAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
+		{"empty override key", formatYAML, "rules:\n  - {resource: x, kind: hotspot, param: ip, limit: 1, overrides: {\"\": 1}}\n", []string{
 			`rules[0]: line 2: overrides keys must not be empty`,
 		}},
-		{"overrides not a mapping", JSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
+		{"overrides not a mapping", formatJSON, `{"rules": [{"resource": "x", "kind": "hotspot", "param": "ip", "limit": 1, "overrides": [1]}]}`, []string{
 			`rules[0]: line 1: overrides must be a mapping of param values to limits, got a list`,
 		}},
-		{"empty resource", YAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
+		{"empty resource", formatYAML, "rules:\n  - {resource: \"\", kind: flow, limit: 1}\n", []string{
 			`rules[0]: line 2: resource is required`,
 		}},
-		{"string fields", YAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
+		{"string fields", formatYAML, "rules:\n  - resource: {a: 1}\n    kind: [flow]\n", []string{
 			`rules[0]: line 2: resource must be a string, got a mapping`,
 			`rules[0]: line 3: kind must be a string, got a list`,
 		}},
-		{"rules not a list", YAML, "rules:\n  resource: x\n", []string{
+		{"rules not a list", formatYAML, "rules:\n  resource: x\n", []string{
 			`line 2: rules must be a list of rules, got a mapping`,
 		}},
-		{"rules a string JSON", JSON, `{"rules": "all"}`, []string{
+		{"rules a string JSON", formatJSON, `{"rules": "all"}`, []string{
 			`line 1: rules must be a list of rules, got "all"`,
 		}},
-		{"rule not a mapping", YAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1}\n  - concurrency *\n  - [a]\n", []string{
+		{"rule not a mapping", formatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1}\n  - concurrency *\n  - [a]\n", []string{
 			`rules[1]: line 3: a rule must be a mapping of fields such as resource and kind, got "concurrency *"`,
 			`rules[2]: line 4: a rule must be a mapping of fields such as resource and kind, got a list`,
 		}},
-		{"unknown top-level key", YAML, "version: 2\nrules: []\n", []string{
+		{"unknown top-level key", formatYAML, "version: 2\nrules: []\n", []string{
 			`line 1: unknown top-level key "version" (a rules file has the one key rules)`,
 		}},
-		{"top level a list", YAML, "- resource: x\n  kind: flow\n", []string{
+		{"top level a list", formatYAML, "- resource: x\n  kind: flow\n", []string{
 			`line 1: a rules file must be a mapping with the one key rules, got a list`,
 		}},
-		{"top level a scalar JSON", JSON, `"rules"`, []string{
+		{"top level a scalar JSON", formatJSON, `"rules"`, []string{
 			`line 1: a rules file must be a mapping with the one key rules, got "rules"`,
 		}},
-		{"rules twice", YAML, "rules: []\nrules: []\n", []string{
+		{"rules twice", formatYAML, "rules: []\nrules: []\n", []string{
 			`line 2: key "rules" is set twice (first on line 1)`,
 		}},
-		{"JSON trailing garbage", JSON, "{\"rules\": []}\n}", []string{
+		{"JSON trailing garbage", formatJSON, "{\"rules\": []}\n}", []string{
 			`line 2: unexpected data after the top-level JSON value`,
 		}},
-		{"JSON second value", JSON, "{\"rules\": []} {}", []string{
+		{"JSON second value", formatJSON, "{\"rules\": []} {}", []string{
 			`line 1: unexpected data after the top-level JSON value`,
 		}},
-		{"JSON syntax", JSON, "{\"rules\": [\n{\"resource\" \"x\"}]}", []string{
+		{"JSON syntax", formatJSON, "{\"rules\": [\n{\"resource\" \"x\"}]}", []string{
 			`line 2: invalid character '"' after object key`,
 		}},
-		{"JSON truncated", JSON, `{"rules": [{"resource": "x"`, []string{
+		{"JSON truncated", formatJSON, `{"rules": [{"resource": "x"`, []string{
 			`unexpected end of JSON input`,
 		}},
-		{"JSON too deep", JSON, `{"rules": [{"limit": ` + strings.Repeat("[", 100), []string{
+		{"JSON too deep", formatJSON, `{"rules": [{"limit": ` + strings.Repeat("[", 100), []string{
 			`line 1: values are nested more than 64 levels deep`,
 		}},
-		{"YAML syntax", YAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
+		{"YAML syntax", formatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
 			`line 3: yaml: mapping values are not allowed in this context`,
 		}},
-		{"YAML second document", YAML, "rules: []\n---\nrules: []\n", []string{
+		{"YAML second document", formatYAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
 		}},
-		{"YAML alias", YAML, "base: &b {resource: x, kind: flow, limit: 1}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
+		{"YAML alias", formatYAML, "base: &b {resource: x, kind: flow, limit: 1}\nrules:\n  - *b\n  - resource: y\n    kind: flow\n    limit: &n 5\n    burst: *n\n", []string{
 			`line 1: unknown top-level key "base" (a rules file has the one key rules)`,
 			`rules[0]: line 3: a rule must be a mapping of fields such as resource and kind, got the alias *b (rules files do not support YAML aliases)`,
 			`rules[1]: line 7: burst must be an integer, got the alias *n (rules files do not support YAML aliases)`,
 		}},
-		{"empty values", YAML, "rules:\n  - name: x\n    resource: a\n    kind: hotspot\n    param: ip\n    limit: 1\n    window:\n    maxKeys: ~\n    overrides:\n", []string{
+		{"empty values", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: hotspot\n    param: ip\n    limit: 1\n    window:\n    maxKeys: ~\n    overrides:\n", []string{
 			`rules[0] (x): line 7: window has no value (the file may have been cut short); give one, or remove the key`,
 			`rules[0] (x): line 9: overrides has no value (the file may have been cut short); give one, or remove the key`,
 		}},
-		{"no limit", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
+		{"no limit", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
 			`rules[0] (x): line 2: limit is required for kind flow (limit: 0 blocks every request)`,
 		}},
-		{"cut in the middle of a value", YAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
+		{"cut in the middle of a value", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
 			`line 5: the file ends without a line break after "    limit: 1": it may have been cut short in the middle of a value; end it with a line break`,
 		}},
-		{"cut in a comment", YAML, "rules: [] # non", []string{
+		{"cut in a comment", formatYAML, "rules: [] # non", []string{
 			`line 1: the file ends without a line break after "rules: [] # non": it may have been cut short in the middle of a value; end it with a line break`,
 		}},
-		{"YAML merge key", YAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
+		{"YAML merge key", formatYAML, "rules:\n  - <<: {resource: x}\n    kind: flow\n    limit: 1\n", []string{
 			`rules[0]: line 2: unknown field "<<"`,
 			`rules[0]: line 2: resource is required`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rules, err := Parse([]byte(tc.data), tc.format)
+			rules, err := parse([]byte(tc.data), tc.format)
 			assert.Nil(t, rules)
 			assert.Equal(t, tc.want, problemLines(t, err))
 		})
@@ -404,7 +404,7 @@ rules:
     kind: concurrency
     limit: 1
 `
-	_, err := Parse([]byte(data), YAML)
+	_, err := parse([]byte(data), formatYAML)
 	assert.Equal(t, []string{
 		`rules[0] (items): line 9: unknown field "limt" (did you mean "limit"?)`,
 		`rules[0] (items): line 6: limit must be >= 0, got -1`,
@@ -424,33 +424,33 @@ rules:
 
 func TestParseLimits(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
-		_, err := Parse(make([]byte, maxFileSize+1), JSON)
+		_, err := parse(make([]byte, maxFileSize+1), formatJSON)
 		assert.Equal(t, []string{"a rules file must be at most 16 MiB (16777216 bytes), got more"}, problemLines(t, err))
 	})
 	t.Run("rule count", func(t *testing.T) {
 		data := "rules:\n" + strings.Repeat("- {}\n", maxRules+1)
-		_, err := Parse([]byte(data), YAML)
+		_, err := parse([]byte(data), formatYAML)
 		assert.Equal(t, []string{"line 100002: rules must hold at most 100000 rules, got more: rules[100000] starts on this line"}, problemLines(t, err))
 	})
 	t.Run("most rules", func(t *testing.T) {
 		data := `{"rules": [` + strings.Repeat(`{"resource": "x", "kind": "concurrency", "limit": 1},`, maxRules-1) + `{"resource": "x", "kind": "concurrency", "limit": 1}]}`
-		rules, err := Parse([]byte(data), JSON)
+		rules, err := parse([]byte(data), formatJSON)
 		require.NoError(t, err)
 		require.Len(t, rules, maxRules)
 		assert.Equal(t, "concurrency:x#100000", rules[maxRules-1].Name)
 	})
 	t.Run("format", func(t *testing.T) {
-		_, err := Parse(nil, Format(7))
+		_, err := parse(nil, fileFormat(7))
 		assert.Equal(t, []string{"unknown rules file format 7"}, problemLines(t, err))
 	})
 	t.Run("YAML nesting", func(t *testing.T) {
-		_, err := Parse([]byte("rules: "+strings.Repeat("[", 20000)), YAML)
+		_, err := parse([]byte("rules: "+strings.Repeat("[", 20000)), formatYAML)
 		assert.Equal(t, []string{"yaml: exceeded max depth of 10000"}, problemLines(t, err))
 	})
 }
 
 func TestParseErrorsAreRulesErrors(t *testing.T) {
-	_, err := Parse([]byte("{"), JSON)
+	_, err := parse([]byte("{"), formatJSON)
 	var re *core.RulesError
 	require.True(t, errors.As(err, &re))
 	assert.Equal(t, -1, re.Problems[0].Index)
@@ -479,21 +479,21 @@ func TestParseRefusesFilesCutShort(t *testing.T) {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
 		format := formatOf(file)
-		whole, err := Parse(data, format)
+		whole, err := parse(data, format)
 		require.NoError(t, err, file)
 		complete := len(bytes.TrimRight(data, " \t\r\n"))
 		var accepted, refused int
 		for cut := range complete {
 			prefix := data[:cut]
-			_, err := Parse(append(slices.Clip(prefix), 0, 0, 0, 0), format)
+			_, err := parse(append(slices.Clip(prefix), 0, 0, 0, 0), format)
 			require.Error(t, err, "%s cut at byte %d, then zeros", file, cut)
-			rules, err := Parse(prefix, format)
+			rules, err := parse(prefix, format)
 			if err != nil {
 				refused++
 				continue
 			}
 			accepted++
-			require.Equal(t, YAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
+			require.Equal(t, formatYAML, format, "%s: a JSON file cut at byte %d parsed", file, cut)
 			// A cut in the indentation of a line is one at its start; one
 			// right after a closing quote or bracket leaves the value whole.
 			end := bytes.TrimRight(prefix, " ")
@@ -524,21 +524,21 @@ func testdataRulesFiles(t testing.TB) []string {
 // parsing against the parsed count, in every form a rules list takes.
 func TestRuleCounter(t *testing.T) {
 	for _, tc := range []struct {
-		format Format
+		format fileFormat
 		data   string
 		want   int
 	}{
-		{YAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
-		{YAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
-		{YAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
-		{YAML, "\"rules\":\n\n  - a\n", 1},
-		{YAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
-		{YAML, "rules: &x\n  - a\n", 0},
-		{YAML, "rules:\n---\n", 0},
-		{YAML, "rules:\n  - a\n  - b", 2},
-		{JSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
-		{JSON, `{"other": [{}], "rules": [{}]}`, 2},
-		{JSON, `[{}, {}]`, 0},
+		{formatYAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
+		{formatYAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
+		{formatYAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
+		{formatYAML, "\"rules\":\n\n  - a\n", 1},
+		{formatYAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
+		{formatYAML, "rules: &x\n  - a\n", 0},
+		{formatYAML, "rules:\n---\n", 0},
+		{formatYAML, "rules:\n  - a\n  - b", 2},
+		{formatJSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
+		{formatJSON, `{"other": [{}], "rules": [{}]}`, 2},
+		{formatJSON, `[{}, {}]`, 0},
 	} {
 		c := newRuleCounter(tc.format)
 		c.feed([]byte(tc.data), true)
@@ -555,7 +555,7 @@ func TestRuleCounter(t *testing.T) {
 	for _, file := range testdataRulesFiles(t) {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rules, err := Parse(data, formatOf(file))
+		rules, err := parse(data, formatOf(file))
 		if err != nil {
 			continue
 		}
@@ -567,9 +567,9 @@ func TestRuleCounter(t *testing.T) {
 
 // tooManyRules returns a rules file of about 15 MB, in format, holding more
 // than twice as many rules as a file may.
-func tooManyRules(format Format) []byte {
+func tooManyRules(format fileFormat) []byte {
 	var b bytes.Buffer
-	if format == JSON {
+	if format == formatJSON {
 		b.WriteString(`{"rules": [`)
 		for i := 0; b.Len() < 15<<20; i++ {
 			fmt.Fprintf(&b, "\n{\"name\": \"r%06d\", \"resource\": \"GET /r%d\", \"kind\": \"flow\", \"limit\": 5},", i, i)
@@ -590,9 +590,9 @@ func tooManyRules(format Format) []byte {
 // allocates is measured (runtime.MemStats), not its time: it stays below
 // twice the size of the file (parsing it took 30 times its size, 448 MB).
 func TestLoadTooManyRules(t *testing.T) {
-	for _, format := range []Format{YAML, JSON} {
+	for _, format := range []fileFormat{formatYAML, formatJSON} {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
-		if format == JSON {
+		if format == formatJSON {
 			path = filepath.Join(t.TempDir(), "rules.json")
 		}
 		data := tooManyRules(format)
@@ -610,7 +610,7 @@ func TestLoadTooManyRules(t *testing.T) {
 		t.Logf("format %d: a file of %d bytes refused after allocating %d bytes", format, len(data), allocated)
 		assert.Less(t, allocated, uint64(2*len(data)))
 
-		_, err = Parse(data, format)
+		_, err = parse(data, format)
 		assert.EqualError(t, err, strings.TrimPrefix(want, "rules file "+path+": "))
 	}
 }
@@ -618,13 +618,13 @@ func TestLoadTooManyRules(t *testing.T) {
 // BenchmarkParseTooMany measures how much a 15 MB file of 200,000
 // rules and more costs to refuse.
 func BenchmarkParseTooMany(b *testing.B) {
-	for _, format := range []Format{YAML, JSON} {
+	for _, format := range []fileFormat{formatYAML, formatJSON} {
 		b.Run([]string{"YAML", "JSON"}[format], func(b *testing.B) {
 			data := tooManyRules(format)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Parse(data, format); err == nil {
+				if _, err := parse(data, format); err == nil {
 					b.Fatal("accepted")
 				}
 			}

@@ -20,8 +20,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []Format{YAML, JSON} {
-			rules, err := Parse(data, format)
+		for _, format := range []fileFormat{formatYAML, formatJSON} {
+			rules, err := parse(data, format)
 			if err != nil {
 				var re *core.RulesError
 				if !errors.As(err, &re) || len(re.Problems) == 0 || err.Error() == "" {

@@ -101,7 +101,7 @@ rules:
   - {name: b, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: shared}
   - {name: c, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: skip}
   - {name: d, resource: "*", kind: hotspot, param: ip, limit: 1}
-`), rulesfile.YAML)
+`))
 	require.NoError(t, err)
 	want := []core.OnMissing{core.MissingReject, core.MissingShared, core.MissingSkip, ""}
 	for i, r := range rules {
@@ -115,7 +115,7 @@ rules:
 	data, err := json.Marshal(map[string]any{"rules": values})
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"onMissing":"reject"`)
-	again, err := rulesfile.Parse(data, rulesfile.JSON)
+	again, err := rulesfile.Parse(data)
 	require.NoError(t, err)
 	assert.Equal(t, rules, again)
 
@@ -123,7 +123,7 @@ rules:
 rules:
   - {name: a, resource: "*", kind: hotspot, param: ip, limit: 1, onMissing: drop}
   - {name: f, resource: "*", kind: flow, limit: 1, onMissing: reject}
-`), rulesfile.YAML)
+`))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `rules[0] (a)`)
 	assert.Contains(t, err.Error(), `onMissing must be skip, reject or shared, got "drop"`)
@@ -161,7 +161,7 @@ func TestStoreRulesValidation(t *testing.T) {
     limit: 1
     algorithm: concurrency
     store: "no good"
-`), rulesfile.YAML)
+`))
 	require.Error(t, err)
 	for _, want := range []string{
 		`rules[0] (a): line 7: algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`,

@@ -64,15 +64,15 @@ func TestRuleMarshalRoundTrip(t *testing.T) {
 
 	doc := map[string][]core.Rule{"rules": rules}
 	for _, tc := range []struct {
-		format  Format
+		format  fileFormat
 		marshal func(any) ([]byte, error)
 	}{
-		{JSON, json.Marshal},
-		{YAML, yaml.Marshal},
+		{formatJSON, json.Marshal},
+		{formatYAML, yaml.Marshal},
 	} {
 		data, err := tc.marshal(doc)
 		require.NoError(t, err)
-		got, err := Parse(data, tc.format)
+		got, err := parse(data, tc.format)
 		require.NoError(t, err, "%s", data)
 		assert.Equal(t, want, got, "%s", data)
 	}

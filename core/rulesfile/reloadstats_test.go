@@ -6,13 +6,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // Stats counts the loads applied and refused, and when they were.
 func TestWatcherStats(t *testing.T) {
 	before := time.Now()
 	x := newWatched(t, "rules.yaml", "rules:\n  - {resource: a, kind: flow, limit: 1}\n")
-	s := x.w.Stats()
+	var s rulesfile.ReloadStats = x.w.Stats()
+	assert.Equal(t, x.path, s.Path)
 	assert.Equal(t, int64(1), s.Reloads, "NewWatcher's load")
 	assert.Zero(t, s.Failures)
 	assert.False(t, s.Failing)

@@ -24,8 +24,8 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // schemaDoc is the part of rules.schema.json the tests read.
@@ -132,7 +132,7 @@ func rulesSchema(t testing.TB) *jsonschema.Schema {
 func schemaInstance(t testing.TB, path string) any {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	if formatOf(path) == YAML {
+	if formatOf(path) == formatYAML {
 		var v any
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			return err // a syntax error: no instance

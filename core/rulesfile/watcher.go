@@ -54,7 +54,7 @@ const maxLoggedNames = 10
 type Watcher struct {
 	guard    *core.Guard
 	path     string
-	format   Format
+	format   fileFormat
 	interval time.Duration
 	logger   *slog.Logger // nil: slog.Default()
 	onReload func(Change)
@@ -80,6 +80,8 @@ type Watcher struct {
 // ReloadStats are the counts of a Watcher's loads of its rules file
 // (Watcher.Stats), for metrics and alerts.
 type ReloadStats struct {
+	// Path is the rules file's path, as NewWatcher was given it.
+	Path string
 	// Reloads counts the versions of the file applied, NewWatcher's
 	// included; Failures the loads refused: each version (or read error)
 	// the watcher tried, and each Reload that found the file invalid.
@@ -91,8 +93,11 @@ type ReloadStats struct {
 	// parse the file and set its rules.
 	LastDuration time.Duration
 	// Failing is true while the rules in force are not the file's: its
-	// last version was refused (Err returns why).
+	// last version was refused, and Err says why (nil when not Failing).
+	// The problem of a version seen by one poll only is not reported until
+	// a second poll sees it too.
 	Failing bool
+	Err     error
 }
 
 // Change describes a rule set a Watcher applied. Rules are named by
@@ -217,9 +222,6 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 	return w, nil
 }
 
-// Path returns the rules file's path.
-func (w *Watcher) Path() string { return w.path }
-
 // Run polls the rules file every poll interval and applies each new version
 // of it, until ctx is done; it then returns ctx.Err(). It returns an error
 // at once when Run is already running. The caller owns the goroutine Run
@@ -261,22 +263,13 @@ func (w *Watcher) Reload() error {
 	return w.load(context.Background(), o, false)
 }
 
-// Err returns the problem of the rules file as the watcher last saw it,
-// or nil when the rules in force are the file's content. The problem of a
-// version seen by one poll only is not returned until a second poll sees
-// it too.
-func (w *Watcher) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// Stats returns the counts of the watcher's loads so far.
+// Stats returns the counts of the watcher's loads so far, and the problem
+// of the rules file as it last saw it.
 func (w *Watcher) Stats() ReloadStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.stats
-	s.Failing = w.err != nil
+	s.Path, s.Failing, s.Err = w.path, w.err != nil, w.err
 	return s
 }
 

@@ -192,7 +192,7 @@ func TestWatcherLoadsThenAppliesChangesAfterTwoPolls(t *testing.T) {
 	assert.Equal(t, "[d]", recs[1].Attrs["added"])
 	assert.Equal(t, "[c]", recs[1].Attrs["removed"])
 	assert.Equal(t, "[b]", recs[1].Attrs["changed"])
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 
 	x.poll(5)
 	changes, _ = x.reported()
@@ -351,14 +351,14 @@ func TestWatcherUnderLoad(t *testing.T) {
 	require.Len(t, x.warnings(), 1)
 	assert.Equal(t, "sluice: rules file rejected; the rules in force are kept", x.warnings()[0].Msg)
 	assert.Contains(t, x.warnings()[0].Attrs["err"], "limit must be >= 0, got -5")
-	assert.ErrorAs(t, x.w.Err(), &rerr)
+	assert.ErrorAs(t, x.w.Stats().Err, &rerr)
 
 	// The fixed file applies: a-rate at 40.
 	x.write(strings.Replace(rulesV1, "limit: 10", "limit: 40", 1))
 	x.poll(2)
 	require.Eventually(t, func() bool { return admitted.Load() == 40 }, 20*time.Second, time.Millisecond)
 	assert.Equal(t, int64(40), settle(200))
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 
 	// In a fresh window, 40 pass.
 	before := admitted.Load()
@@ -377,7 +377,7 @@ func TestWatcherReportsEachBrokenVersionOnce(t *testing.T) {
 	x.poll(1)
 	_, errs := x.reported()
 	assert.Empty(t, errs, "a version seen by one poll is not reported")
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 	x.poll(4)
 	_, errs = x.reported()
 	require.Len(t, errs, 1)
@@ -400,7 +400,7 @@ func TestWatcherReportsEachBrokenVersionOnce(t *testing.T) {
 	// when it comes back.
 	x.write(good)
 	x.poll(2)
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 	changes, _ := x.reported()
 	assert.Len(t, changes, 1, "nothing applied")
 	recs := x.log.Records()
@@ -449,7 +449,7 @@ func TestWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	_, errs = x.reported()
 	require.Len(t, errs, 1, "reported once")
 	assert.ErrorIs(t, errs[0], fs.ErrNotExist)
-	assert.ErrorIs(t, x.w.Err(), fs.ErrNotExist)
+	assert.ErrorIs(t, x.w.Stats().Err, fs.ErrNotExist)
 	assert.Equal(t, []string{"a=1"}, x.ruleNames(), "the rules in force stay")
 	require.Len(t, x.warnings(), 1)
 	assert.Equal(t, "sluice: rules file unreadable; the rules in force are kept", x.warnings()[0].Msg)
@@ -457,7 +457,7 @@ func TestWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	// Recreated as it was: nothing to apply.
 	x.write(rulesYAML("a", 1))
 	x.poll(2)
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 	changes, _ := x.reported()
 	assert.Len(t, changes, 1)
 
@@ -467,7 +467,7 @@ func TestWatcherSurvivesDeletionAndRecreation(t *testing.T) {
 	x.write(rulesYAML("a", 5))
 	x.poll(2)
 	assert.Equal(t, []string{"a=5"}, x.ruleNames())
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 	_, errs = x.reported()
 	assert.Len(t, errs, 2)
 
@@ -705,7 +705,7 @@ func TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
 	x.write("rules: []\n")
 	x.poll(2)
 	assert.Empty(t, g.Rules(), "a file that says it has no rules applies")
-	assert.NoError(t, x.w.Err())
+	assert.NoError(t, x.w.Stats().Err)
 	assert.Equal(t, 8, pass(8))
 	assert.Len(t, x.warnings(), 6)
 }

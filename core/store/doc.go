@@ -9,9 +9,9 @@
 //
 // When a Store fails (Take returns an error), the Guard applies the rule's
 // failure policy to that request: fail open, fail closed, or decide on a
-// local limit. Only a pattern that means an outage (core.WithStoreTrip
-// consecutive failed rounds of calls) makes it stop calling the Store for a
-// while (core.WithStoreBackoff), so a Redis that is down costs a few
+// local limit. Only a pattern that means an outage (consecutive failed rounds
+// of calls) makes it stop calling the Store for a while
+// (core.WithStoreBreaker), so a Redis that is down costs a few
 // timeouts, not one per request; then it probes the Store one request at a
 // time and goes back to it by itself.
 package store

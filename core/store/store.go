@@ -51,9 +51,6 @@ type Limit struct {
 	Mode      Mode          // default Exact
 }
 
-// Algorithms returns the algorithms a Store supports, in a new slice.
-func Algorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
-
 // Validate returns an error naming the first field of l that a Store cannot
 // use, or nil: besides the fields' own bounds, what a flow rule of the same
 // fields rejects (a burst or maxWait with another algorithm, a bucket faster

@@ -120,7 +120,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 // and a description of where they came from.
 func loadRules(file string) ([]core.Rule, string, error) {
 	if file == "" {
-		rules, err := rulesfile.Parse([]byte(defaultRules), rulesfile.YAML)
+		rules, err := rulesfile.Parse([]byte(defaultRules))
 		if err != nil {
 			return nil, "", fmt.Errorf("embedded rules.yaml: %w", err)
 		}

@@ -30,7 +30,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/sluicekit/sluice/core/store/redisstore"
 	"log"
 	"os"
 	"os/signal"
@@ -46,7 +45,7 @@ func main() {
 	flag.StringVar(&cfg.RulesFile, "rules", "", "rules `file` (YAML, or JSON when named *.json); default: the embedded rules")
 	flag.StringVar(&cfg.Name, "name", "", "instance `name` shown in responses (default: the address)")
 	flag.StringVar(&cfg.Prefix, "prefix", server.DefaultPrefix, "`prefix` of the Redis keys")
-	flag.DurationVar(&cfg.Timeout, "timeout", redisstore.DefaultTimeout, "longest wait for Redis per call, before a rule applies its failure policy")
+	flag.DurationVar(&cfg.Timeout, "timeout", 0, "longest wait for Redis per call, before a rule applies its failure policy (0: redisstore's default, 50ms)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "distributed: unexpected arguments %q\n", flag.Args())

@@ -44,7 +44,7 @@ func run(w io.Writer, rulesFile string, d time.Duration) error {
 	if rulesFile != "" {
 		rules, err = rulesfile.Load(rulesFile)
 	} else {
-		rules, err = rulesfile.Parse(defaultRules, rulesfile.YAML)
+		rules, err = rulesfile.Parse(defaultRules)
 	}
 	if err != nil {
 		return err

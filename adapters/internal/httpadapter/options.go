@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // The options every HTTP adapter has, written once: each adapter's option
@@ -16,7 +17,7 @@ func WithExtractor(x *extractors.Extractor) func(*Common) error {
 		if x == nil {
 			return errors.New("WithExtractor: nil *extractors.Extractor")
 		}
-		c.Extractor = x
+		c.Extractor = (*extract.Extractor)(x)
 		return nil
 	}
 }

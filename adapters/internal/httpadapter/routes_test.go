@@ -6,13 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/extractors"
+	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // TestRouteNames: a route of one method is named as its requests are, a
 // route of every method by its template alone.
 func TestRouteNames(t *testing.T) {
-	x, err := extractors.New()
+	x, err := extract.New()
 	require.NoError(t, err)
 	got := RouteNames(x, []Route{
 		{Method: "GET", Path: "/items/:id"},

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/ratemath"
-	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // Algorithm names a request-rate algorithm. The values are the ones the rules
@@ -24,6 +24,10 @@ const (
 	TokenBucket    Algorithm = "token-bucket"
 	LeakyBucket    Algorithm = "leaky-bucket"
 )
+
+// StoreAlgorithms returns the algorithms a store.Store supports (those of
+// the flow rules with a store), in a new slice.
+func StoreAlgorithms() []Algorithm { return []Algorithm{SlidingCounter, TokenBucket, LeakyBucket} }
 
 // Algorithms returns every Algorithm, in the order the documentation gives
 // them, in a new slice.

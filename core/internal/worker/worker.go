@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 // Poll is the longest Sleep waits before its caller reads a clock other
@@ -89,7 +90,7 @@ func (w *Worker) Close() {
 // Sleep waits d, at most Poll when c is not the system clock, and reports
 // false when ctx ended first.
 func Sleep(ctx context.Context, c clock.Clock, d time.Duration) bool {
-	if !clock.IsSystem(c) {
+	if _, real := c.(*sysclock.System); !real {
 		d = min(d, Poll)
 	}
 	t := time.NewTimer(d)

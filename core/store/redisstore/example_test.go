@@ -58,3 +58,19 @@ func Example_approximate() {
 		fmt.Println("deciding on local counts only:", err)
 	}
 }
+
+// A busy service may tune batching and the approximate mode's memory; the
+// defaults suit most.
+func ExampleNew_tuning() {
+	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"localhost:6379"}})
+	defer client.Close()
+	s, err := redisstore.New(client,
+		redisstore.WithBatchSize(256),            // decisions per round trip (default 128)
+		redisstore.WithMaxKeys(1_000_000),        // keys approximate mode tracks in the process (default 100000)
+		redisstore.WithIdleExpiry(5*time.Second), // how long a key outlives its state (default 1s)
+	)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+}

@@ -374,7 +374,7 @@ func TestGuardRedisKilled(t *testing.T) {
 					Store: "redis", OnFailure: tc.policy, LocalLimit: 2},
 			}
 			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout)},
-				core.WithClock(fc), core.WithStoreBackoff(backoff), core.WithStoreTrip(trip), core.WithRules(rules...))
+				core.WithClock(fc), core.WithStoreBreaker(trip, backoff), core.WithRules(rules...))
 			ctx := context.Background()
 			enter := func(resource, user string) (time.Duration, error) {
 				start := time.Now()
@@ -504,7 +504,7 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Hour,
 				Store: "redis", OnFailure: core.FailOpen}
 			in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(timeout), redisstore.WithMaxLag(maxLag)},
-				core.WithStoreBackoff(backoff), core.WithStoreTrip(trip), core.WithRules(rule))
+				core.WithStoreBreaker(trip, backoff), core.WithRules(rule))
 			in.hook.within = timeout + maxLag
 			ctx := context.Background()
 			e, err := in.g.Enter(ctx, "GET /x")

@@ -25,7 +25,7 @@ func TestReadinessFollowsRedis(t *testing.T) {
 	srv := redistest.StartOwned(t)
 	rule := core.Rule{Name: "global", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Hour,
 		Store: "redis", OnFailure: core.FailOpen}
-	in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(200 * time.Millisecond)}, core.WithStoreBackoff(50*time.Millisecond), core.WithRules(rule))
+	in := newInstance(t, srv, redistest.UniquePrefix(), []redisstore.Option{redisstore.WithTimeout(200 * time.Millisecond)}, core.WithStoreBreaker(0, 50*time.Millisecond), core.WithRules(rule))
 	h, err := health.Handler(in.g, health.RequireStores())
 	require.NoError(t, err)
 	ts := httptest.NewServer(h)

@@ -6,11 +6,9 @@ import (
 	"time"
 )
 
-// DefaultTimeout is the default of WithTimeout.
-const DefaultTimeout = 50 * time.Millisecond
-
-// Defaults of the other options.
+// Defaults of the options.
 const (
+	defaultTimeout    = 50 * time.Millisecond
 	defaultPrefix     = "sluice"
 	defaultIdleExpiry = time.Second
 	defaultBatchSize  = 128
@@ -50,7 +48,7 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		prefix:     defaultPrefix,
-		timeout:    DefaultTimeout,
+		timeout:    defaultTimeout,
 		idle:       defaultIdleExpiry,
 		batch:      defaultBatchSize,
 		syncPeriod: defaultSyncPeriod,
@@ -76,7 +74,7 @@ func WithPrefix(p string) Option {
 }
 
 // WithTimeout sets how long one call of the Store may take (default
-// DefaultTimeout): a Take or Undo that has no answer from Redis by then
+// 50ms): a Take or Undo that has no answer from Redis by then
 // returns an error wrapping store.ErrUnavailable. It also bounds each
 // pipeline of the approximate mode's sync. While the process runs late
 // (a busy host), calls wait longer, up to the timeout plus WithMaxLag.

@@ -301,7 +301,7 @@ func TestHashTags(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{"plain", "a}b", "{x}", "", `back\slash`, "rule\x00value", strings.Repeat("k", 1000)}
 	for _, key := range keys {
-		for _, alg := range store.Algorithms() {
+		for _, alg := range flow.StoreAlgorithms() {
 			for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 				_, err := st.Take(ctx, key, store.Limit{Algorithm: alg, Limit: 10, Window: time.Second, Mode: mode}, 1)
 				require.NoError(t, err)
@@ -406,7 +406,7 @@ func TestKeysExpire(t *testing.T) {
 	st, c := newTestStore(t, srv, WithIdleExpiry(500*time.Millisecond), WithSyncPeriod(time.Millisecond))
 	ctx := context.Background()
 	w := 10 * time.Second
-	for _, alg := range store.Algorithms() {
+	for _, alg := range flow.StoreAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 10, Window: w}
 		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second

@@ -145,7 +145,7 @@ func countOfMany(t *testing.T, h Harness, key string) {
 }
 
 func zeroLimit(t *testing.T, h Harness, key string) {
-	for _, alg := range store.Algorithms() {
+	for _, alg := range flow.StoreAlgorithms() {
 		d := take(t, h, key+"/"+string(alg), store.Limit{Algorithm: alg, Limit: 0, Window: time.Second}, 1)
 		assert.False(t, d.OK, "%s", alg)
 	}

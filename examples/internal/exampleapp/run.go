@@ -21,7 +21,7 @@ import (
 // once the Guard is no longer used.
 func NewGuard(ctx context.Context, rulesFile string, defaults []byte, reload time.Duration, logger *slog.Logger) (guard *core.Guard, stop func(), err error) {
 	if rulesFile == "" {
-		rules, err := rulesfile.Parse(defaults, rulesfile.YAML)
+		rules, err := rulesfile.Parse(defaults)
 		if err != nil {
 			return nil, nil, fmt.Errorf("default rules: %w", err)
 		}

@@ -54,7 +54,7 @@ type Config struct {
 	// when ""). Instances share limits when they share a Redis and a
 	// prefix.
 	Prefix string
-	// Timeout bounds each call to Redis (redisstore.DefaultTimeout when
+	// Timeout bounds each call to Redis (redisstore's default, 50ms, when
 	// 0); past it a rule applies its failure policy.
 	Timeout time.Duration
 	// Logf logs what the instance does (log.Printf when nil).
@@ -106,8 +106,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		DialTimeout:           time.Second,
 	})
 	defer client.Close()
-	st, err := redisstore.New(client, redisstore.WithPrefix(cmp.Or(cfg.Prefix, DefaultPrefix)),
-		redisstore.WithTimeout(cmp.Or(cfg.Timeout, redisstore.DefaultTimeout)))
+	opts := []redisstore.Option{redisstore.WithPrefix(cmp.Or(cfg.Prefix, DefaultPrefix))}
+	if cfg.Timeout != 0 {
+		opts = append(opts, redisstore.WithTimeout(cfg.Timeout))
+	}
+	st, err := redisstore.New(client, opts...)
 	if err != nil {
 		return err
 	}
@@ -197,7 +200,7 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(addr
 
 func loadRules(file string) ([]core.Rule, error) {
 	if file == "" {
-		return rulesfile.Parse(defaultRules, rulesfile.YAML)
+		return rulesfile.Parse(defaultRules)
 	}
 	return rulesfile.Load(file)
 }

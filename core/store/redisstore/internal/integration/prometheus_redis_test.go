@@ -30,7 +30,7 @@ func TestPrometheusStoreMetrics(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler)),
-		core.WithStore("redis", st), core.WithStoreTrip(1), core.WithRules(
+		core.WithStore("redis", st), core.WithStoreBreaker(1, 0), core.WithRules(
 			core.Rule{Name: "shared", Resource: "GET /s", Kind: core.KindFlow, Limit: 100, Store: "redis", OnFailure: core.FailLocal, LocalLimit: 1},
 		))
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ sluice_store_fallbacks_total{store="redis"} {fallbacks}
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(stores(1, 0, 0)), names...))
 
 	// Redis is gone: the first request finds out (one error, which opens
-	// the store's breaker: WithStoreTrip(1)) and the local policy admits
+	// the store's breaker: WithStoreBreaker(1, 0)) and the local policy admits
 	// it; the next two, within the backoff, do not call Redis, and the
 	// local limit of 1 blocks them.
 	srv.Kill()

@@ -1,4 +1,4 @@
-package extractors_test
+package extract_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 func TestParseParam(t *testing.T) {

@@ -1,4 +1,4 @@
-package extractors_test
+package extract_test
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 // newRequest returns a server request from remote with header lines given

@@ -1,6 +1,6 @@
 //go:build !race
 
-package extractors_test
+package extract_test
 
 // raceEnabled reports whether the race detector is on: allocation counts
 // are not asserted then, since instrumentation changes them.

@@ -1,4 +1,4 @@
-package extractors_test
+package extract_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 // TestHTTPRequestParamsReset reuses one HTTPRequestParams for several

@@ -1,4 +1,4 @@
-package extractors_test
+package extract_test
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 // FuzzParseParam checks that ParseParam never panics, that what it accepts

@@ -6,9 +6,12 @@ package rulefields
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -84,4 +87,52 @@ func Join(errs []*FieldError) error {
 		all[i] = e
 	}
 	return errors.Join(all...)
+}
+
+// paramKinds are the param kinds written KIND:NAME; bareParams are the
+// params written as one word. Neither is ever modified.
+var (
+	paramKinds = [...]string{"header", "query", "cookie", "path", "metadata"}
+	bareParams = [...]string{"ip", "method", "host", "peer"}
+)
+
+// ParamProblem returns what is wrong with param as the Param of a hotspot
+// rule (or the Priority of a rule), or "" when it is well formed: KIND:NAME
+// for the kinds header, query, cookie, path and metadata (NAME without
+// spaces or control characters), one of the words ip, method, host and
+// peer, or a custom param name (IsIdentifier). Custom extractor names are only checked for
+// their syntax here; whether anything supplies them is the Guard's param
+// sources' to say (core.ParamSource).
+func ParamProblem(param string) string {
+	const want = "(want header, query, cookie, path or metadata)"
+	kind, name, found := strings.Cut(param, ":")
+	switch {
+	case param == "":
+		return "is required for kind hotspot, e.g. header:X-User-ID or ip"
+	case !found && slices.Contains(bareParams[:], param):
+		return ""
+	case !found && IsIdentifier(param):
+		return "" // a custom extractor
+	case !found:
+		return fmt.Sprintf("must be KIND:NAME %s, ip, method, host, peer, or a custom extractor name of letters, digits, '_', '.' and '-', got %s", want, Quote(param))
+	case !slices.Contains(paramKinds[:], kind):
+		return fmt.Sprintf("has unknown kind %s in %s %s", Quote(kind), Quote(param), want)
+	case name == "":
+		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", Quote(param), kind)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Sprintf("name must not contain spaces or control characters, got %s", Quote(param))
+	}
+	return ""
+}
+
+// IsIdentifier reports whether s matches ^[A-Za-z][A-Za-z0-9_.-]*$.
+func IsIdentifier(s string) bool {
+	for i, c := range []byte(s) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		other := c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !letter && (i == 0 || !other) {
+			return false
+		}
+	}
+	return s != ""
 }

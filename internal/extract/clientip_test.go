@@ -1,4 +1,4 @@
-package extractors_test
+package extract_test
 
 import (
 	"net/netip"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 func TestClientIP(t *testing.T) {

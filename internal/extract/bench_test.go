@@ -1,10 +1,10 @@
-package extractors_test
+package extract_test
 
 import (
 	"testing"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/extractors"
+	extractors "github.com/sluicekit/sluice/internal/extract"
 )
 
 // BenchmarkHTTPParamsHeader is the per-request cost of a hotspot rule on a

@@ -1,0 +1,166 @@
+package extract_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/sluicekit/sluice/core"
+	extractors "github.com/sluicekit/sluice/internal/extract"
+)
+
+// An HTTP middleware names the resource after the matched route and hands
+// the Guard the request's params; here each X-User-ID may make 2 requests
+// per window.
+func Example() {
+	guard, err := core.New(core.WithRules(core.Rule{
+		Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 2, Window: 3600e9,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	for i := 1; i <= 3; i++ {
+		r := httptest.NewRequest("GET", "/items/7", nil)
+		r.Header.Set("X-User-ID", "alice")
+		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
+		var params extractors.HTTPRequestParams
+		params.Reset(x, r, nil)
+		e, err := guard.Enter(r.Context(), resource, core.WithParams(&params))
+		var b *core.BlockedError
+		if errors.As(err, &b) {
+			fmt.Printf("request %d to %s: blocked by %s\n", i, resource, b.Rule)
+			continue
+		}
+		fmt.Printf("request %d to %s: passed\n", i, resource)
+		e.Exit(nil)
+	}
+	// Output:
+	// request 1 to GET /items/{id}: passed
+	// request 2 to GET /items/{id}: passed
+	// request 3 to GET /items/{id}: blocked by per-user
+}
+
+// gin, echo and net/http spell one route three ways; the resource name is
+// the same, so one rules file serves every adapter.
+func ExampleExtractor_HTTPResource() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(x.HTTPResource("GET", "/files/:dir/*path"))          // gin, echo
+	fmt.Println(x.HTTPResource("GET", "GET /files/{dir}/{path...}")) // net/http r.Pattern
+	fmt.Println(x.HTTPResource("BREW", "/pot/:id"))                  // a made-up method
+	fmt.Println(x.HTTPResource("GET", ""))                           // no route matched
+	// Output:
+	// GET /files/{dir}/{path...}
+	// GET /files/{dir}/{path...}
+	// OTHER /pot/{id}
+	// (unmatched)
+}
+
+// Params carry every value a request has for them: repeated headers and
+// comma-separated elements each count.
+func ExampleHTTPRequestParams_Param() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/items/7?tenant=acme", nil)
+	r.Header.Add("X-User-ID", "alice, bob")
+	r.Header.Add("X-User-ID", "carol")
+	r.SetPathValue("id", "7") // as net/http's ServeMux does
+
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
+		var vs []string
+		for i := 0; ; i++ {
+			v, ok := p.Param(param, i)
+			if !ok {
+				break
+			}
+			vs = append(vs, v)
+		}
+		fmt.Printf("%s: %q\n", param, vs)
+	}
+	// Output:
+	// header:x-user-id: ["alice" "bob" "carol"]
+	// query:tenant: ["acme"]
+	// path:id: ["7"]
+	// method: ["GET"]
+	// cookie:sid: []
+}
+
+// A middleware that allocates one object per request anyway (here, the
+// ResponseWriter it hands the handler, which would record the status)
+// holds the request's params inside it, so that they cost no allocation of
+// their own.
+func ExampleHTTPRequestParams() {
+	guard, err := core.New(core.WithRules(core.Rule{
+		Name: "per-user", Resource: "*", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 1, Window: 3600e9,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	type request struct {
+		http.ResponseWriter
+		params extractors.HTTPRequestParams
+	}
+	middleware := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rq := &request{ResponseWriter: w} // the one allocation
+			rq.params.Reset(x, r, nil)
+			e, err := guard.Enter(r.Context(), x.HTTPResource(r.Method, r.Pattern), core.WithParams(&rq.params))
+			if err != nil {
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			defer e.Exit(nil)
+			next.ServeHTTP(rq, r)
+		})
+	}
+	h := middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, user := range []string{"alice", "bob", "alice"} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("X-User-ID", user)
+		h.ServeHTTP(w, r)
+		fmt.Println(user, w.Code)
+	}
+	// Output:
+	// alice 200
+	// bob 200
+	// alice 429
+}
+
+// Forwarding headers count only from trusted proxies, walked from the
+// right.
+func ExampleExtractor_ClientIP() {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Forwarded-For", "6.6.6.6, 203.0.113.7, 10.0.0.2")
+
+	r.RemoteAddr = "10.0.0.1:4711" // the load balancer
+	fmt.Println(x.ClientIP(r))
+	r.RemoteAddr = "198.51.100.9:4711" // a client talking directly, spoofing the header
+	fmt.Println(x.ClientIP(r))
+	// Output:
+	// 203.0.113.7
+	// 198.51.100.9
+}
