@@ -26,6 +26,7 @@ func ExampleGuard_History() {
 			}
 		}
 		fc.Advance(time.Second)
+		g.History(0) // samples the second that ended now, not when the goroutine wakes
 	}
 	h := g.History(0)
 	for _, r := range h.Resources {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicekit/sluice/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Params gives Enter the values of a request's params, the request values
@@ -152,4 +152,17 @@ func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 		}
 	}
 	return problems
+}
+
+// ValidateParam returns an error saying what is wrong with param as the
+// Param of a hotspot rule, or nil when it is well formed: KIND:NAME for the
+// kinds header, query, cookie, path and metadata (NAME without spaces or
+// control characters), one of the words ip, method, host and peer, or a
+// custom extractor name of letters, digits, '_', '.' and '-' starting with
+// a letter.
+func ValidateParam(param string) error {
+	if msg := rulefields.ParamProblem(param); msg != "" {
+		return fmt.Errorf("param %s", msg)
+	}
+	return nil
 }

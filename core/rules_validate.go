@@ -13,8 +13,8 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // defaultMaxKeys is the number of param values a hotspot rule tracks when

@@ -3,7 +3,7 @@ package core
 import (
 	"math"
 
-	"github.com/sluicekit/sluice/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // maxCount bounds the threshold of a system rule on a count: the largest

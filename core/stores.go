@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // Defaults of a Guard's store breaker (WithStoreBreaker).

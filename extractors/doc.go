@@ -2,13 +2,14 @@
 // limits: resource names and param values. It is framework-neutral: the
 // net/http, gin and echo adapters share its HTTP side, the gRPC adapter its
 // gRPC side, so one rules file reads the same way through every adapter. It
-// imports no framework. An Extractor is given to an adapter (its
-// WithExtractor option); without one, an adapter uses New() with no options.
+// imports no framework: gRPC calls are read through a GRPCCall, which the
+// gRPC adapter provides (sluicegrpc.CallInfo).
 //
 // # Resources
 //
 // HTTP resources are "METHOD TEMPLATE", where TEMPLATE is the matched route
-// template written with {name} parameters whatever the framework: gin and echo "/items/:id" become "/items/{id}", their
+// template written with {name} parameters whatever the framework
+// (HTTPResource): gin and echo "/items/:id" become "/items/{id}", their
 // catch-alls "/files/*path" become "/files/{path...}" as in net/http's
 // ServeMux, and a ServeMux pattern "GET example.com/items/{id}" loses its
 // method and host. Requests that matched no route share the resource
@@ -25,7 +26,7 @@
 //	metadata:NAME  gRPC metadata NAME, in any case; on HTTP, request header NAME
 //	query:NAME     URL query parameter NAME (case-sensitive, percent-decoded)
 //	cookie:NAME    cookie NAME (case-sensitive, surrounding quotes removed)
-//	path:NAME      route parameter NAME (the framework's route parameters; r.PathValue for ServeMux)
+//	path:NAME      route parameter NAME (PathParams, or r.PathValue for ServeMux)
 //	ip             client IP (see Client IP below; on gRPC the peer, or x-forwarded-for
 //	               metadata from trusted proxies; with the gin and echo adapters'
 //	               WithFrameworkClientIP, the framework's); for IPv6, its /64
@@ -88,9 +89,11 @@
 //
 // # Allocation
 //
-// The adapters read a request's params in place: reading a header, query,
-// cookie, path, method or host value allocates nothing (gRPC metadata costs
-// the copy grpc-go makes; a custom param, what its function allocates).
+// A request's params are an HTTPRequestParams or a GRPCCallParams, Reset
+// for each request. An adapter that allocates or reuses an object per
+// request holds them in it: reading a header, query, cookie, path, method
+// or host value then allocates nothing (see their documentation for the few
+// exceptions).
 //
 // An Extractor is safe for concurrent use. Its caches (canonical param names,
 // resource names) are bounded; beyond their bounds results are computed per

@@ -2,54 +2,102 @@ package extractors_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"time"
 
-	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// An adapter reads the params of hotspot rules with its Extractor: here
-// each X-User-ID may make 2 requests per hour to the route GET
-// /items/{id}, written "/items/:id" in gin and echo.
+// An HTTP middleware names the resource after the matched route and hands
+// the Guard the request's params; here each X-User-ID may make 2 requests
+// per window.
 func Example() {
 	guard, err := core.New(core.WithRules(core.Rule{
 		Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
-		Param: "header:X-User-ID", Limit: 2, Window: time.Hour,
+		Param: "header:X-User-ID", Limit: 2, Window: 3600e9,
 	}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	x, err := extractors.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /items/{id}", func(http.ResponseWriter, *http.Request) {})
-	h := sluicehttp.Middleware(guard, sluicehttp.WithExtractor(x))(mux)
 
-	for _, user := range []string{"alice", "alice", "bob", "alice"} {
-		fmt.Println(user, serve(h, "X-User-ID", user))
+	for i := 1; i <= 3; i++ {
+		r := httptest.NewRequest("GET", "/items/7", nil)
+		r.Header.Set("X-User-ID", "alice")
+		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
+		var params extractors.HTTPRequestParams
+		params.Reset(x, r, nil)
+		e, err := guard.Enter(r.Context(), resource, core.WithParams(&params))
+		var b *core.BlockedError
+		if errors.As(err, &b) {
+			fmt.Printf("request %d to %s: blocked by %s\n", i, resource, b.Rule)
+			continue
+		}
+		fmt.Printf("request %d to %s: passed\n", i, resource)
+		e.Exit(nil)
 	}
 	// Output:
-	// alice 200
-	// alice 200
-	// bob 200
-	// alice 429
+	// request 1 to GET /items/{id}: passed
+	// request 2 to GET /items/{id}: passed
+	// request 3 to GET /items/{id}: blocked by per-user
 }
 
-// serve returns the status h answers a GET /items/7 with the header name
-// set to value.
-func serve(h http.Handler, name, value string) int {
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest("GET", "/items/7", nil)
-	r.Header.Set(name, value)
-	h.ServeHTTP(w, r)
-	return w.Code
+// gin, echo and net/http spell one route three ways; the resource name is
+// the same, so one rules file serves every adapter.
+func ExampleExtractor_HTTPResource() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(x.HTTPResource("GET", "/files/:dir/*path"))          // gin, echo
+	fmt.Println(x.HTTPResource("GET", "GET /files/{dir}/{path...}")) // net/http r.Pattern
+	fmt.Println(x.HTTPResource("BREW", "/pot/:id"))                  // a made-up method
+	fmt.Println(x.HTTPResource("GET", ""))                           // no route matched
+	// Output:
+	// GET /files/{dir}/{path...}
+	// GET /files/{dir}/{path...}
+	// OTHER /pot/{id}
+	// (unmatched)
+}
+
+// Params carry every value a request has for them: repeated headers and
+// comma-separated elements each count.
+func ExampleHTTPRequestParams_Param() {
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/items/7?tenant=acme", nil)
+	r.Header.Add("X-User-ID", "alice, bob")
+	r.Header.Add("X-User-ID", "carol")
+	r.SetPathValue("id", "7") // as net/http's ServeMux does
+
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
+		var vs []string
+		for i := 0; ; i++ {
+			v, ok := p.Param(param, i)
+			if !ok {
+				break
+			}
+			vs = append(vs, v)
+		}
+		fmt.Printf("%s: %q\n", param, vs)
+	}
+	// Output:
+	// header:x-user-id: ["alice" "bob" "carol"]
+	// query:tenant: ["acme"]
+	// path:id: ["7"]
+	// method: ["GET"]
+	// cookie:sid: []
 }
 
 // A custom param is any function of the request, registered by the name
@@ -64,19 +112,62 @@ func ExampleWithHTTPParam() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Tenant", "acme")
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("tenant", 0))
 	fmt.Println(x.CheckParam("tenant"), x.CheckParam("tennant") != nil)
+	// Output:
+	// acme true
+	// <nil> true
+}
 
+// A middleware that allocates one object per request anyway (here, the
+// ResponseWriter it hands the handler, which would record the status)
+// holds the request's params inside it, so that they cost no allocation of
+// their own.
+func ExampleHTTPRequestParams() {
 	guard, err := core.New(core.WithRules(core.Rule{
-		Name: "per-tenant", Resource: "*", Kind: core.KindHotspot, Param: "tenant", Limit: 1, Window: time.Hour,
+		Name: "per-user", Resource: "*", Kind: core.KindHotspot,
+		Param: "header:X-User-ID", Limit: 1, Window: 3600e9,
 	}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := sluicehttp.Wrap(guard, http.NotFoundHandler(), sluicehttp.WithExtractor(x))
-	fmt.Println(serve(h, "X-Tenant", "acme"), serve(h, "X-Tenant", "acme"), serve(h, "X-Tenant", "globex"))
+	x, err := extractors.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	type request struct {
+		http.ResponseWriter
+		params extractors.HTTPRequestParams
+	}
+	middleware := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rq := &request{ResponseWriter: w} // the one allocation
+			rq.params.Reset(x, r, nil)
+			e, err := guard.Enter(r.Context(), x.HTTPResource(r.Method, r.Pattern), core.WithParams(&rq.params))
+			if err != nil {
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			defer e.Exit(nil)
+			next.ServeHTTP(rq, r)
+		})
+	}
+	h := middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, user := range []string{"alice", "bob", "alice"} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("X-User-ID", user)
+		h.ServeHTTP(w, r)
+		fmt.Println(user, w.Code)
+	}
 	// Output:
-	// <nil> true
-	// 404 429 404
+	// alice 200
+	// bob 200
+	// alice 429
 }
 
 // CheckParam says what is wrong with a param spec, or that it names a
@@ -104,18 +195,13 @@ func ExampleWithContextParam() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	guard, err := core.New(core.WithRules(core.Rule{
-		Name: "per-user", Resource: "*", Kind: core.KindHotspot, Param: "user", Limit: 1, Window: time.Hour,
-	}))
-	if err != nil {
-		log.Fatal(err)
-	}
-	limited := sluicehttp.Wrap(guard, http.NotFoundHandler(), sluicehttp.WithExtractor(x))
-	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // the authentication middleware
-		ctx := context.WithValue(r.Context(), userKey{}, r.Header.Get("Authorization"))
-		limited.ServeHTTP(w, r.WithContext(ctx))
-	})
-	fmt.Println(serve(auth, "Authorization", "alice"), serve(auth, "Authorization", "alice"))
+	r := httptest.NewRequest(http.MethodGet, "/items/7", nil)
+	r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
+	var p extractors.HTTPRequestParams
+	p.Reset(x, r, nil)
+	fmt.Println(p.Param("user", 0))
+	fmt.Println(x.HTTPSource().CheckParam("user"))
 	// Output:
-	// 404 429
+	// alice true
+	// <nil>
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // Middleware returns an echo middleware that puts every request through
@@ -21,7 +21,7 @@ import (
 // The resource of a request is "METHOD TEMPLATE", TEMPLATE being the route
 // that matched (c.Path()) with its parameters written as in net/http
 // ("/items/:id" is "GET /items/{id}", "/files/*" is "GET /files/{*...}");
-// requests that matched no route share extract.Unmatched: those echo
+// requests that matched no route share extractors.Unmatched: those echo
 // answers 404 (no path) or 405 (a path without the method). A route
 // registered with e.RouteNotFound is a route: its requests have its
 // template. Path params (path:NAME) are the route's parameters
@@ -99,7 +99,7 @@ type middleware struct {
 // context they read route parameters and c.Get values from, and the
 // quotas of its RateLimit fields.
 type request struct {
-	params  extract.HTTPRequestParams
+	params  extractors.HTTPRequestParams
 	path    pathParams
 	proxied proxiedParams
 	quotas  []core.Quota
@@ -123,7 +123,7 @@ func isClientHTTPError(err error) bool {
 	return he.Code < 500
 }
 
-// pathParams is the extract.PathParams of an echo request, over its
+// pathParams is the extractors.PathParams of an echo request, over its
 // c.ParamNames and c.ParamValues.
 type pathParams struct{ c echo.Context }
 
@@ -169,7 +169,7 @@ func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
 	// MethodNotAllowedHandler with the path of the route and the Allow
 	// header's value stored in the context.
 	if path == "" || c.Get(echo.ContextKeyHeaderAllow) != nil {
-		return extract.Unmatched
+		return extractors.Unmatched
 	}
 	return m.Extractor.HTTPResource(r.Method, path)
 }
@@ -199,7 +199,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 		n = m.cost(c)
 	}
 	rq := m.requests.Get().(*request)
-	var path extract.PathParams = &rq.path
+	var path extractors.PathParams = &rq.path
 	rq.path.c = c
 	if m.clientIP {
 		rq.proxied.c = c

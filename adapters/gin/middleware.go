@@ -8,7 +8,7 @@ import (
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // Middleware returns a gin middleware that puts every request through
@@ -103,13 +103,13 @@ func WithRoutes(r *gin.Engine) Option {
 // context they read route parameters and c.Get values from, and the
 // quotas of its RateLimit fields.
 type request struct {
-	params  extract.HTTPRequestParams
+	params  extractors.HTTPRequestParams
 	ctx     ginContext
 	proxied proxiedContext
 	quotas  []core.Quota
 }
 
-// ginContext is the extract.PathParams of a gin request: its c.Params,
+// ginContext is the extractors.PathParams of a gin request: its c.Params,
 // and its c.Get values for extractors.WithContextParam.
 type ginContext struct{ c *gin.Context }
 
@@ -146,7 +146,7 @@ func (m *config) handle(c *gin.Context) {
 		n = m.cost(c)
 	}
 	rq := m.requests.Get().(*request)
-	var path extract.PathParams = &rq.ctx
+	var path extractors.PathParams = &rq.ctx
 	rq.ctx.c = c
 	if m.clientIP {
 		rq.proxied.c = c

@@ -12,7 +12,6 @@ import (
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
 	"github.com/sluicekit/sluice/extractors"
-	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // TestGRPCCallParamsAllocs: a GRPCCallParams held by the caller and Reset
@@ -23,10 +22,10 @@ import (
 func TestGRPCCallParamsAllocs(t *testing.T) {
 	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
 	require.NoError(t, err)
-	gp := new(extract.GRPCCallParams)
+	gp := new(extractors.GRPCCallParams)
 	read := func(ctx context.Context, param string, want int) func() {
 		return func() {
-			gp.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/a.B/C")
+			gp.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/a.B/C")
 			if n := countValues(gp, param); n != want {
 				t.Fatalf("%s: %d values", param, n)
 			}

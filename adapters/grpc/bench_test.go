@@ -14,7 +14,6 @@ import (
 	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
-	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // BenchmarkGRPCUnaryInterceptor measures what the unary server interceptor
@@ -23,7 +22,7 @@ import (
 // hotspot rule on a metadata key, both far from their limits, with a context
 // carrying the call's incoming metadata. "core" is Enter and Exit with the
 // metadata value at hand (a core.ParamMap): the Guard's share of the cost;
-// "extractor" reads it through an extract.GRPCCallParams Reset per call,
+// "extractor" reads it through an extractors.GRPCCallParams Reset per call,
 // as the interceptor does (which takes it from a pool).
 //
 //	go -C adapters/grpc test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms .
@@ -71,8 +70,8 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	withExtractor := func(p *extract.GRPCCallParams) {
-		p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, ctx, sayHello)
+	withExtractor := func(p *extractors.GRPCCallParams) {
+		p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, sayHello)
 		e, err := g.Enter(ctx, sayHello, core.WithParams(p))
 		if err != nil {
 			b.Fatal(err)
@@ -82,15 +81,15 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		call func(*extract.GRPCCallParams)
+		call func(*extractors.GRPCCallParams)
 	}{
-		{"handler", func(*extract.GRPCCallParams) { direct() }},
-		{"core", func(*extract.GRPCCallParams) { guardOnly() }},
+		{"handler", func(*extractors.GRPCCallParams) { direct() }},
+		{"core", func(*extractors.GRPCCallParams) { guardOnly() }},
 		{"extractor", withExtractor},
-		{"interceptor", func(*extract.GRPCCallParams) { intercepted() }},
+		{"interceptor", func(*extractors.GRPCCallParams) { intercepted() }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := new(extract.GRPCCallParams)
+			p := new(extractors.GRPCCallParams)
 			b.ReportAllocs()
 			for b.Loop() {
 				bc.call(p)
@@ -99,7 +98,7 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		b.Run(bc.name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				p := new(extract.GRPCCallParams)
+				p := new(extractors.GRPCCallParams)
 				for pb.Next() {
 					bc.call(p)
 				}

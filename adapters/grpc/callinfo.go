@@ -8,20 +8,20 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
-// callInfo is the extract.GRPCCall of grpc-go: it reads a call's
+// callInfo is the extractors.GRPCCall of grpc-go: it reads a call's
 // metadata and peer from its context. The interceptors read params through
 // it. Reading metadata allocates the copy of
 // the key's value list that grpc-go makes (it offers no way to read
 // metadata without one).
 type callInfo struct{}
 
-var _ extract.GRPCCall = callInfo{}
+var _ extractors.GRPCCall = callInfo{}
 
 // Metadata returns the values of key in the incoming metadata of ctx, or
-// with outgoing in its outgoing metadata (extract.GRPCCall).
+// with outgoing in its outgoing metadata (extractors.GRPCCall).
 func (callInfo) Metadata(ctx context.Context, key string, outgoing bool) []string {
 	if outgoing {
 		// Not FromOutgoingContext, which copies all the outgoing metadata.
@@ -30,7 +30,7 @@ func (callInfo) Metadata(ctx context.Context, key string, outgoing bool) []strin
 	return metadata.ValueFromIncomingContext(ctx, key)
 }
 
-// Peer returns the IP address of the peer of ctx (extract.GRPCCall).
+// Peer returns the IP address of the peer of ctx (extractors.GRPCCall).
 func (callInfo) Peer(ctx context.Context) netip.Addr {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // Interceptors guards gRPC calls with a core.Guard. Its four methods return
@@ -24,7 +24,7 @@ type Interceptors struct {
 	cfg config
 	// params lends the params handed to Enter, which the Guard uses only
 	// during Enter, so that they cost no allocation per call.
-	params sync.Pool // of *extract.GRPCCallParams
+	params sync.Pool // of *extractors.GRPCCallParams
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
@@ -38,7 +38,7 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 		return nil, err
 	}
 	ic := &Interceptors{g: g, cfg: *c}
-	ic.params.New = func() any { return new(extract.GRPCCallParams) }
+	ic.params.New = func() any { return new(extractors.GRPCCallParams) }
 	return ic, nil
 }
 
@@ -244,7 +244,7 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 // unary server path.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	p := ic.params.Get().(*extract.GRPCCallParams)
+	p := ic.params.Get().(*extractors.GRPCCallParams)
 	p.Reset(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"
-	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // Option configures the interceptors made by New and the four interceptor
@@ -26,7 +25,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 // config is what the options set; it is read-only once New returns.
 type config struct {
 	resource  func(ctx context.Context, fullMethod string) string
-	extractor *extract.Extractor
+	extractor *extractors.Extractor
 	skip      func(ctx context.Context, fullMethod string) bool
 	onBlock   func(ctx context.Context, fullMethod string, b *core.BlockedError) error
 	isFailure func(ctx context.Context, fullMethod string, err error) bool
@@ -61,7 +60,7 @@ func WithExtractor(x *extractors.Extractor) Option {
 		if x == nil {
 			return errors.New("sluicegrpc: WithExtractor: nil *extractors.Extractor")
 		}
-		c.extractor = (*extract.Extractor)(x)
+		c.extractor = (*extractors.Extractor)(x)
 		return nil
 	})
 }
@@ -161,7 +160,7 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 		}
 	}
 	if c.extractor == nil {
-		x, err := extract.New()
+		x, err := extractors.New()
 		if err != nil {
 			return nil, fmt.Errorf("sluicegrpc: default extractor: %w", err)
 		}

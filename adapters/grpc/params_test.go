@@ -19,7 +19,6 @@ import (
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
-	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // withPeer returns ctx with a TCP peer at addr ("ip:port").
@@ -34,8 +33,8 @@ func withPeer(ctx context.Context, addr string) context.Context {
 // callParams returns the params of the call of fullMethod with context ctx,
 // read by x through CallInfo.
 func callParams(x *extractors.Extractor, ctx context.Context, fullMethod string) core.Params {
-	p := new(extract.GRPCCallParams)
-	p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, ctx, fullMethod)
+	p := new(extractors.GRPCCallParams)
+	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, fullMethod)
 	return p
 }
 
@@ -147,7 +146,7 @@ func TestGRPCParamCaps(t *testing.T) {
 	x, err := extractors.New(extractors.WithMaxValueLen(3), extractors.WithMaxValues(2))
 	require.NoError(t, err)
 	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("k", "abcdef", "k", "x", "k", "y"))
-	assert.Equal(t, []string{"abc", extract.OverflowValue}, values(callParams(x, ctx, "/a.B/C"), "metadata:k"))
+	assert.Equal(t, []string{"abc", "(too many values)"}, values(callParams(x, ctx, "/a.B/C"), "metadata:k"))
 }
 
 // TestGRPCParamsOverServer serves a real gRPC health service on a loopback
@@ -193,19 +192,19 @@ func TestGRPCParamsOverServer(t *testing.T) {
 func TestGRPCCallParamsReset(t *testing.T) {
 	x, err := extractors.New()
 	require.NoError(t, err)
-	var p extract.GRPCCallParams
+	var p extractors.GRPCCallParams
 	var _ core.Params = &p
 	assert.Empty(t, values(&p, "metadata:x-user-id"), "zero value")
 
 	a := withPeer(metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "alice")), "203.0.113.1:1")
 	b := withPeer(metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "bob, carol")), "203.0.113.2:1")
 
-	p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, a, "/a.B/C")
+	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, a, "/a.B/C")
 	assert.Equal(t, []string{"alice"}, values(&p, "metadata:x-user-id"))
 	assert.Equal(t, []string{"203.0.113.1"}, values(&p, "ip"))
 	assert.Equal(t, []string{"/a.B/C"}, values(&p, "method"))
 
-	p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, b, "/a.B/D")
+	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, b, "/a.B/D")
 	assert.Equal(t, []string{"bob", "carol"}, values(&p, "metadata:x-user-id"))
 	assert.Equal(t, []string{"203.0.113.2"}, values(&p, "ip"), "client IP of the earlier call kept")
 	assert.Equal(t, []string{"/a.B/D"}, values(&p, "method"))
@@ -213,7 +212,7 @@ func TestGRPCCallParamsReset(t *testing.T) {
 	p.Reset(nil, nil, nil, "")
 	assert.Empty(t, values(&p, "metadata:x-user-id"), "Reset(nil, nil, nil, \"\")")
 	assert.Empty(t, values(&p, "method"))
-	p.Reset((*extract.Extractor)(x), nil, a, "/a.B/C")
+	p.Reset((*extractors.Extractor)(x), nil, a, "/a.B/C")
 	assert.Empty(t, values(&p, "method"), "without a GRPCCall")
 }
 
@@ -238,8 +237,8 @@ func TestCallInfoParams(t *testing.T) {
 	x, err := extractors.New()
 	require.NoError(t, err)
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k-123"))
-	var p extract.GRPCCallParams
-	p.Reset((*extract.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
+	var p extractors.GRPCCallParams
+	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
 	assert.Equal(t, []string{"k-123"}, values(&p, "metadata:X-Api-Key"))
 	assert.Equal(t, []string{"/shop.Items/Get"}, values(&p, "method"))
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // router is what Middleware needs of the handler it wraps to name requests
@@ -126,7 +126,7 @@ func Handle(guard *core.Guard, mux *http.ServeMux, pattern string, h http.Handle
 		panic("sluicehttp: Handle: nil *core.Guard (make one with core.New)")
 	}
 	mux.Handle(pattern, h)
-	x, err := extract.New()
+	x, err := extractors.New()
 	if err != nil { // cannot happen without options
 		panic("sluicehttp: Handle: default extractor: " + err.Error())
 	}
@@ -163,7 +163,7 @@ func muxRoutesPatterns() bool {
 // not reused for another request, since a handler may keep it.
 type request struct {
 	w        responseWriter
-	params   extract.HTTPRequestParams
+	params   extractors.HTTPRequestParams
 	h        *handler
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
@@ -287,7 +287,7 @@ func (h *handler) serve(route http.Handler, pattern string, w http.ResponseWrite
 }
 
 // PathParam returns the value of the wildcard name of the pattern r
-// matches (extract.PathParams), as the router will give it to
+// matches (extractors.PathParams), as the router will give it to
 // r.PathValue.
 func (rq *request) PathParam(name string) (string, bool) {
 	if rq.r.URL == nil {

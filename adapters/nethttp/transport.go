@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // transport is the http.RoundTripper of NewTransport.
 type transport struct {
 	config
 	base   http.RoundTripper
-	params sync.Pool // of *extract.HTTPRequestParams, used during Enter only
+	params sync.Pool // of *extractors.HTTPRequestParams, used during Enter only
 }
 
 // NewTransport returns an http.RoundTripper that puts the requests a
@@ -80,9 +80,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	p, _ := t.params.Get().(*extract.HTTPRequestParams)
+	p, _ := t.params.Get().(*extractors.HTTPRequestParams)
 	if p == nil {
-		p = new(extract.HTTPRequestParams)
+		p = new(extractors.HTTPRequestParams)
 	}
 	n := int64(1)
 	if t.cost != nil {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // fieldKey names a field of a rule; the field wholeRule stands for all.

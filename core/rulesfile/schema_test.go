@@ -24,8 +24,8 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // schemaDoc is the part of rules.schema.json the tests read.

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/sluicekit/sluice/extractors"
-	"github.com/sluicekit/sluice/internal/extract"
 )
 
 // The options every HTTP adapter has, written once: each adapter's option
@@ -17,7 +16,7 @@ func WithExtractor(x *extractors.Extractor) func(*Common) error {
 		if x == nil {
 			return errors.New("WithExtractor: nil *extractors.Extractor")
 		}
-		c.Extractor = (*extract.Extractor)(x)
+		c.Extractor = (*extractors.Extractor)(x)
 		return nil
 	}
 }

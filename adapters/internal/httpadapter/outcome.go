@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // The errors an adapter gives Entry.Exit when the handler reported none.
@@ -31,7 +31,7 @@ func DefaultClassifier(status int, err error) bool {
 // Common is the part of an adapter's configuration every HTTP adapter has.
 type Common struct {
 	Guard     *core.Guard
-	Extractor *extract.Extractor
+	Extractor *extractors.Extractor
 	// Classify reports whether a request's outcome counts as an error.
 	Classify func(status int, err error) bool
 	// NoQuota keeps the RateLimit fields off admitted responses.
@@ -66,7 +66,7 @@ func (c *Common) Finish(pkg string) {
 // FinishErr is Finish returning the error instead of panicking.
 func (c *Common) FinishErr() error {
 	if c.Extractor == nil {
-		x, err := extract.New()
+		x, err := extractors.New()
 		if err != nil { // cannot happen without options; say so if it does
 			return fmt.Errorf("default extractor: %w", err)
 		}
@@ -84,7 +84,7 @@ func (c *Common) FinishErr() error {
 // nothing: the Guard reads params only during Enter, so p may then serve
 // another request (the gin and echo adapters keep their params in a
 // sync.Pool for that). quotas is as for GuardEnter.
-func (c *Common) Enter(p *extract.HTTPRequestParams, r *http.Request, resource string, n int64, path extract.PathParams, quotas *[]core.Quota) (core.Entry, error) {
+func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, n int64, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
 	p.Reset(c.Extractor, r, path)
 	e, err := c.GuardEnter(r.Context(), resource, n, p, quotas)
 	p.Reset(nil, nil, nil)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // Route is a route as a framework lists it: a method, "" for every
@@ -16,7 +16,7 @@ type Route struct {
 
 // RouteNames returns the resource names x gives the requests of routes: a
 // route of every method is its template alone (see core.Guard.AddRoutes).
-func RouteNames(x *extract.Extractor, routes []Route) []string {
+func RouteNames(x *extractors.Extractor, routes []Route) []string {
 	names := make([]string, 0, len(routes))
 	for _, r := range routes {
 		switch {

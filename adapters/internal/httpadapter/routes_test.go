@@ -6,13 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // TestRouteNames: a route of one method is named as its requests are, a
 // route of every method by its template alone.
 func TestRouteNames(t *testing.T) {
-	x, err := extract.New()
+	x, err := extractors.New()
 	require.NoError(t, err)
 	got := RouteNames(x, []Route{
 		{Method: "GET", Path: "/items/:id"},

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Defaults of Config.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	pub "github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // The names of package breaker, which a Guard's users see: a rule's

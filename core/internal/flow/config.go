@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
-	"github.com/sluicekit/sluice/internal/rulefields"
 )
 
 // Algorithm names a request-rate algorithm. The values are the ones the rules

@@ -1,4 +1,4 @@
-package extract_test
+package extractors_test
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	extractors "github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // newRequest returns a server request from remote with header lines given

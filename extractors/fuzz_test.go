@@ -1,4 +1,4 @@
-package extract_test
+package extractors_test
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/sluicekit/sluice/core"
-	extractors "github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // FuzzParseParam checks that ParseParam never panics, that what it accepts

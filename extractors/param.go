@@ -1,4 +1,4 @@
-package extract
+package extractors
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sluicekit/sluice/internal/rulefields"
+	"github.com/sluicekit/sluice/core"
 )
 
 // Param kinds, the Kind of a parsedParam.
@@ -49,8 +49,8 @@ func (p parsedParam) String() string {
 // param name: a letter, then letters, digits, '_', '.' or '-'. The error
 // names the bad spec. It accepts exactly what core accepts in Rule.Param.
 func parseParam(spec string) (parsedParam, error) {
-	if msg := rulefields.ParamProblem(spec); msg != "" {
-		return parsedParam{}, fmt.Errorf("extractors: param %s", msg)
+	if err := core.ValidateParam(spec); err != nil {
+		return parsedParam{}, fmt.Errorf("extractors: %w", err)
 	}
 	kind, name, found := strings.Cut(spec, ":")
 	switch {

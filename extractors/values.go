@@ -1,4 +1,4 @@
-package extract
+package extractors
 
 import (
 	"net/url"
@@ -46,7 +46,7 @@ func (x *Extractor) lookup(c *cursor, param string) *spec {
 
 // value returns the i-th value of the cursor's param from its source lines
 // read in mode, applying the caps: values beyond the first maxValues-1 of a
-// param with more than maxValues values are folded into OverflowValue, and
+// param with more than maxValues values are folded into overflowValue, and
 // values are truncated to maxValueLen bytes. After finding a value it looks
 // one value ahead, so that asking for the value after the last one is cheap.
 func (x *Extractor) value(c *cursor, lines []string, mode, i int) (string, bool) {
@@ -84,7 +84,7 @@ func (x *Extractor) value(c *cursor, lines []string, mode, i int) (string, bool)
 	if _, more := ahead.scan(lines, mode); !more {
 		c.end = true
 	} else if i == x.maxValues-1 {
-		return OverflowValue, true
+		return overflowValue, true
 	}
 	if mode == modeQuery && strings.ContainsAny(v, "%+") {
 		v, _ = url.QueryUnescape(v) // scan checked the escapes

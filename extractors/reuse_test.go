@@ -1,4 +1,4 @@
-package extract_test
+package extractors_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	extractors "github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // TestHTTPRequestParamsReset reuses one HTTPRequestParams for several

@@ -1,6 +1,6 @@
 //go:build !race
 
-package extract_test
+package extractors_test
 
 // raceEnabled reports whether the race detector is on: allocation counts
 // are not asserted then, since instrumentation changes them.

@@ -1,8 +1,9 @@
-package extract
+package extractors
 
 import (
 	"context"
 	"net/http"
+	"net/netip"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -48,3 +49,9 @@ func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod st
 
 // NormalizeRoute is normalizeRoute, for the tests of package extractors_test.
 var NormalizeRoute = normalizeRoute
+
+// OverflowValue is overflowValue, for the tests of package extractors_test.
+const OverflowValue = overflowValue
+
+// ClientIP is clientIP, for the tests of package extractors_test.
+func (x *Extractor) ClientIP(r *http.Request) netip.Addr { return x.clientIP(r) }

@@ -1,4 +1,4 @@
-package extract
+package extractors
 
 import (
 	"context"
@@ -28,13 +28,14 @@ const (
 	defaultIPv6Prefix = 64
 )
 
-// Unmatched is extractors.Unmatched, documented there.
+// Unmatched is the resource of HTTP requests that matched no route. They all
+// share it, so random paths cannot mint resources.
 const Unmatched = "(unmatched)"
 
-// OverflowValue is the value a param yields, in place of all the values
+// overflowValue is the value a param yields, in place of all the values
 // beyond the first n-1, when a request carries more than n = WithMaxValues
 // values for it. Every such request shares this value, and so its limit.
-const OverflowValue = "(too many values)"
+const overflowValue = "(too many values)"
 
 // Bounds of the Extractor's caches. Param strings come from rules and route
 // templates from the application, so real programs stay far below them;
@@ -46,9 +47,9 @@ const (
 	maxCachedPrefixes = 4096 // IPv6 prefixes' texts, by client: a flood fills it
 )
 
-// Extractor is extractors.Extractor, documented there: the public type is
-// defined on this one, so that an adapter converts one pointer to the other
-// ((*extract.Extractor)(x)) and the per-request machinery below stays out of the public API.
+// Extractor reads resource names and param values from HTTP requests and
+// gRPC calls. It is safe for concurrent use; its options are fixed by New,
+// and its caches are bounded.
 type Extractor struct {
 	trusted     []netip.Prefix
 	ipv6Bits    int
@@ -76,7 +77,8 @@ type config struct {
 	ctxParams   map[string]any
 }
 
-// Option is extractors.Option, documented there.
+// Option configures an Extractor. Options are validated by New, which
+// returns an error naming the option and the bad value.
 type Option interface {
 	apply(*config) error
 }
@@ -85,7 +87,10 @@ type optionFunc func(*config) error
 
 func (f optionFunc) apply(c *config) error { return f(c) }
 
-// New is extractors.New, documented there.
+// New returns an Extractor configured by opts. Without options it trusts no
+// proxy (the client IP is the socket peer), gives IPv6 clients the ip param of
+// their /64, keeps 256 bytes of a value and 16 values of a param, and
+// knows no custom params.
 func New(opts ...Option) (*Extractor, error) {
 	c := config{ipv6Bits: defaultIPv6Prefix, maxValueLen: defaultMaxValueLen, maxValues: defaultMaxValues}
 	for _, o := range opts {
@@ -111,7 +116,13 @@ func New(opts ...Option) (*Extractor, error) {
 	return x, nil
 }
 
-// WithTrustedProxies is extractors.WithTrustedProxies, documented there.
+// WithTrustedProxies makes the ip param believe forwarding headers from socket
+// peers in these prefixes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or bare
+// addresses ("192.168.1.7", a /32 or /128). Options add up. The error names
+// the bad value.
+//
+// Prefixes are compared with addresses as IPv4 for IPv4 and IPv4-mapped
+// IPv6 alike: "::ffff:10.0.0.0/104" is "10.0.0.0/8".
 func WithTrustedProxies(prefixes ...string) Option {
 	return optionFunc(func(c *config) error {
 		for _, s := range prefixes {
@@ -125,7 +136,14 @@ func WithTrustedProxies(prefixes ...string) Option {
 	})
 }
 
-// WithIPv6Prefix is extractors.WithIPv6Prefix, documented there.
+// WithIPv6Prefix sets how many leading bits of an IPv6 client's address make
+// its ip param (default 64): a host is usually given a whole
+// /64 (a home or a cloud instance often a /56 or /48), so its addresses are
+// one client, and a limit on ip holds for all of them. The value is the
+// prefix, as "2001:db8:1:2::/64"; 128 keeps each address apart, written
+// without a length. IPv4 clients, IPv4-mapped IPv6 addresses among them,
+// are their address. The peer param stays the exact address.
+// bits must be between 1 and 128.
 func WithIPv6Prefix(bits int) Option {
 	return optionFunc(func(c *config) error {
 		if bits < 1 || bits > 128 {
@@ -136,7 +154,10 @@ func WithIPv6Prefix(bits int) Option {
 	})
 }
 
-// WithMaxValueLen is extractors.WithMaxValueLen, documented there.
+// WithMaxValueLen sets the bytes kept of one param value (default
+// 256). A longer value is truncated to n bytes, backing off
+// to the start of a UTF-8 sequence, rather than dropped, so padding a value
+// never escapes its limit. n must be at least 1.
 func WithMaxValueLen(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -147,7 +168,11 @@ func WithMaxValueLen(n int) Option {
 	})
 }
 
-// WithMaxValues is extractors.WithMaxValues, documented there.
+// WithMaxValues sets the values one param yields per request (default
+// 16). A request with more than n values yields its first n-1
+// values and then overflowValue for all the rest: requests with too many
+// values share one value and its limit rather than escape it. n must be at
+// least 1.
 func WithMaxValues(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -158,7 +183,13 @@ func WithMaxValues(n int) Option {
 	})
 }
 
-// WithHTTPParam is extractors.WithHTTPParam, documented there.
+// WithHTTPParam registers a custom HTTP param: rules naming param name read
+// the strings fn returns for the request (each one a value, capped like all
+// values; nil or empty means absent). name is a custom param name as rules
+// write it: a letter, then letters, digits, '_', '.' or '-', and not one of
+// ip, method, host or peer. fn runs when Enter starts reading the param for
+// a request, once for all its values (again only if another custom param
+// was read in between); it must be safe for concurrent use.
 func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 	return optionFunc(func(c *config) error {
 		if err := checkCustomName("WithHTTPParam", name); err != nil {
@@ -178,7 +209,9 @@ func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 	})
 }
 
-// WithGRPCParam is extractors.WithGRPCParam, documented there.
+// WithGRPCParam registers a custom gRPC param, like WithHTTPParam: rules
+// naming param name read the strings fn returns for the call's context
+// (incoming for servers, outgoing for clients) and full method.
 func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) []string) Option {
 	return optionFunc(func(c *config) error {
 		if err := checkCustomName("WithGRPCParam", name); err != nil {
@@ -198,7 +231,21 @@ func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) 
 	})
 }
 
-// WithContextParam is extractors.WithContextParam, documented there.
+// WithContextParam registers a custom param for HTTP and gRPC alike that
+// reads the value an earlier middleware stored under key for the request,
+// so that an authentication middleware's user or tenant is limited by
+// without being copied into the request:
+//
+//	extractors.WithContextParam("user", "user_id") // gin or echo: c.Set("user_id", id)
+//	extractors.WithContextParam("user", auth.UserKey) // net/http, gRPC: context.WithValue(ctx, auth.UserKey, id)
+//
+// Rules then name the param by name ("param: user" in a rules file). The
+// value is the one the framework keeps for the request (gin's and echo's
+// c.Get; echo keys are strings) or, when it keeps none, the request's
+// context.Value(key) (the call's context on gRPC). A string is the value,
+// a []string its values, a fmt.Stringer its String(), anything else its
+// fmt.Sprint; nil or "" is absent. key must be comparable and not nil, as
+// for context.WithValue; name is as for WithHTTPParam.
 func WithContextParam(name string, key any) Option {
 	return optionFunc(func(c *config) error {
 		if err := checkCustomName("WithContextParam", name); err != nil {
@@ -247,7 +294,12 @@ func checkCustomName(option, name string) error {
 	return nil
 }
 
-// CheckParam is extractors.Extractor.CheckParam, documented there.
+// CheckParam returns an error when this Extractor cannot read the param
+// spec: when spec is malformed (see the package doc) or names a custom param
+// registered neither with WithHTTPParam nor with WithGRPCParam. An
+// Extractor is a core.ParamSource: give it to core.WithParamSource so that
+// the Guard refuses rules naming params it cannot supply. The adapters use
+// the view of their protocol, HTTPSource or GRPCSource.
 func (x *Extractor) CheckParam(spec string) error {
 	custom := slices.Collect(maps.Keys(x.httpCustom))
 	for name := range x.grpcCustom {

@@ -1,10 +1,10 @@
-package extract_test
+package extractors_test
 
 import (
 	"testing"
 
 	"github.com/sluicekit/sluice/core"
-	extractors "github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 // BenchmarkHTTPParamsHeader is the per-request cost of a hotspot rule on a

@@ -1,4 +1,4 @@
-package extract
+package extractors
 
 import (
 	"net/http"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// maxHops bounds the forwarding hops ClientIP walks: past it, the last
+// maxHops bounds the forwarding hops clientIP walks: past it, the last
 // trusted hop is the client. Real proxy chains are a few hops long.
 const maxHops = 32
 
-// ClientIP returns the address of the client that sent r: the socket peer
+// clientIP returns the address of the client that sent r: the socket peer
 // (r.RemoteAddr), unless the peer lies in a trusted proxy prefix
 // (WithTrustedProxies). Then the forwarding headers are read, in this order
 // of preference:
@@ -29,12 +29,12 @@ const maxHops = 32
 // Addr) when r.RemoteAddr holds no IP address, e.g. for a Unix socket. It
 // is the exact address; the ip param of an IPv6 client is its prefix
 // (WithIPv6Prefix).
-func (x *Extractor) ClientIP(r *http.Request) netip.Addr {
+func (x *Extractor) clientIP(r *http.Request) netip.Addr {
 	a, _ := x.httpClientIP(r)
 	return a
 }
 
-// httpClientIP returns ClientIP(r) and its text when that is a substring of
+// httpClientIP returns clientIP(r) and its text when that is a substring of
 // the request ("" when it must be formatted).
 func (x *Extractor) httpClientIP(r *http.Request) (netip.Addr, string) {
 	peer, text := parseHop(r.RemoteAddr)

@@ -1,4 +1,4 @@
-package extract_test
+package extractors_test
 
 import (
 	"net/netip"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	extractors "github.com/sluicekit/sluice/internal/extract"
+	"github.com/sluicekit/sluice/extractors"
 )
 
 func TestClientIP(t *testing.T) {
