@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -412,6 +413,7 @@ func TestConcurrentCollections(t *testing.T) {
 	defer g.Close()
 	r := reader(t, g)
 	var wg sync.WaitGroup
+	var sent atomic.Int64
 	stop := make(chan struct{})
 	for range 2 {
 		wg.Go(func() {
@@ -424,11 +426,16 @@ func TestConcurrentCollections(t *testing.T) {
 				if e, err := g.Enter(context.Background(), "r"); err == nil {
 					e.Exit(nil)
 				}
+				sent.Add(1)
 			}
 		})
 	}
 	last := -1.0
 	for range 50 {
+		// Requests ran since the last collection: traffic runs between and
+		// around every collection, however the goroutines are scheduled.
+		since := sent.Load()
+		require.Eventually(t, func() bool { return sent.Load() > since }, time.Minute, time.Millisecond)
 		v, _ := value(collect(t, r), "sluice.requests", "sluice.result", "passed")
 		assert.GreaterOrEqual(t, v, last)
 		last = v

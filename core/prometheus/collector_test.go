@@ -348,6 +348,10 @@ func TestConcurrentScrapes(t *testing.T) {
 	}
 	last := -1.0
 	for range scrapes {
+		// Requests were sent since the last scrape: traffic runs between
+		// and around every scrape, however the goroutines are scheduled.
+		since := sent.Load()
+		require.Eventually(t, func() bool { return sent.Load() > since }, time.Minute, time.Millisecond)
 		n := total(scrape(t, srv.URL))
 		assert.GreaterOrEqual(t, n, last)
 		last = n

@@ -56,12 +56,20 @@ func work(rounds int64) {
 // calibrate returns the rounds of work that take about d on one CPU: the
 // quickest of a few timings, the one least slowed by the host's other work.
 func calibrate(d time.Duration) int64 {
-	const probe = 2000
 	best := time.Duration(1<<63 - 1)
 	for range 7 {
 		start := time.Now()
-		work(probe)
+		work(probeRounds)
 		best = min(best, time.Since(start))
 	}
-	return max(1, int64(float64(d)/float64(best)*probe))
+	return scaleRounds(d, best)
+}
+
+// probeRounds are the rounds of work calibrate times.
+const probeRounds = 2000
+
+// scaleRounds returns the rounds of work that take about d when
+// probeRounds of them took probe: at least one.
+func scaleRounds(d, probe time.Duration) int64 {
+	return max(1, int64(float64(d)/float64(probe)*probeRounds))
 }

@@ -166,9 +166,16 @@ func TestRunCPUBackend(t *testing.T) {
 	}
 }
 
-// TestCalibrate checks that the work scales with the time asked for.
+// TestCalibrate checks that the work scales with the time asked for. The
+// scaling is checked on given probe timings: two calibrations time the
+// probe apart, and a busy host can slow every probe of one of them.
 func TestCalibrate(t *testing.T) {
-	short, long := calibrate(time.Millisecond), calibrate(100*time.Millisecond)
-	assert.Positive(t, short)
-	assert.Greater(t, long, 10*short)
+	assert.Positive(t, calibrate(time.Millisecond))
+	for _, probe := range []time.Duration{time.Microsecond, 2 * time.Millisecond, 70 * time.Millisecond} {
+		short, long := scaleRounds(time.Millisecond, probe), scaleRounds(100*time.Millisecond, probe)
+		assert.Positive(t, short, probe)
+		assert.InDelta(t, 100*short, long, 100, "probe %s: %d and %d rounds", probe, short, long)
+	}
+	assert.Equal(t, int64(probeRounds), scaleRounds(time.Second, time.Second))
+	assert.Equal(t, int64(1), scaleRounds(time.Nanosecond, time.Second), "at least one")
 }
