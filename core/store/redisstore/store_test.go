@@ -22,8 +22,10 @@ import (
 	"github.com/sluicekit/sluice/core/store/storetest"
 )
 
-// slack is how far apart two calls of a test may be on Redis's clock on a
-// loaded machine.
+// slack is how far a Store's view of Redis's clock may run ahead of this
+// process's clock over a test of the suite, which measures the time that
+// passes between its calls: approximate mode's view moves forward by up to
+// half a round trip when a tighter measure of the offset comes in.
 const slack = 40 * time.Millisecond
 
 // suiteTimeout is the Stores' timeout in the behaviour suites, which test
