@@ -51,8 +51,9 @@ func newInstance(t *testing.T, srv *redistest.Server, prefix string, storeOpts [
 }
 
 // patient are the Store options of the tests that keep Redis up: a
-// timeout that a loaded machine's round trips never reach.
-var patient = []redisstore.Option{redisstore.WithTimeout(time.Second)}
+// timeout that a loaded machine's round trips never reach (1s was, the
+// CPUs 7 times oversubscribed).
+var patient = []redisstore.Option{redisstore.WithTimeout(10 * time.Second)}
 
 // countHook counts the calls a client makes of the store's scripts (a
 // pipeline counts once; not the handshake the client sends through its
@@ -271,7 +272,8 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 			bound := allowed + (n-1)*a
 			t.Logf("%s: %d admitted in %s (exact: %d; S = %s, A(S) = %d, bound %d), %d blocked", rule.Algorithm, ty.admitted.Load(), took, allowed, s, a, bound, ty.blocked.Load())
 			assert.LessOrEqual(t, ty.admitted.Load(), bound)
-			assert.GreaterOrEqual(t, ty.admitted.Load(), tc.fixed, "no instance blocks before the limit is reached")
+			// (A loaded machine may offer fewer than the limit in the run.)
+			assert.GreaterOrEqual(t, ty.admitted.Load(), min(tc.fixed, ty.admitted.Load()+ty.blocked.Load()), "no instance blocks before the limit is reached")
 			healthy(t, insts)
 			for _, in := range insts {
 				assert.NoError(t, in.st.Err())
