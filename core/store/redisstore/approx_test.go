@@ -178,13 +178,16 @@ func TestApproxAllocs(t *testing.T) {
 func TestApproxMaxKeys(t *testing.T) {
 	srv := sharedServer(t)
 	prefix := redistest.UniquePrefix()
-	a, err := New(srv.Client(t), WithPrefix(prefix), WithMaxKeys(2), WithSyncPeriod(5*time.Millisecond))
+	// A timeout a loaded machine's round trips do not reach: a first read
+	// that timed out would leave b deciding on its own counts.
+	a, err := New(srv.Client(t), WithPrefix(prefix), WithMaxKeys(2), WithSyncPeriod(5*time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	defer a.Close()
-	b, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond))
+	b, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	defer b.Close()
 	ctx := context.Background()
+	require.NoError(t, b.fetchOffset(ctx))
 	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		lim := store.Limit{Algorithm: alg, Limit: 4, Window: time.Minute, Mode: store.Approximate}
 		for _, k := range []string{"k1", "k2"} {
@@ -197,20 +200,26 @@ func TestApproxMaxKeys(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, d.OK, "%s: request %d", alg, i)
 		}
-		// b tracks k3: its first read sees a's 2. (A few milliseconds
-		// later: b's clock, which lags Redis's by up to a millisecond and
-		// half a round trip, must not see a's TAT in its future.)
-		time.Sleep(5 * time.Millisecond)
+		// b tracks k3: its first read sees a's 2. (Once b's view of
+		// Redis's clock, which lags it by up to half a round trip, has
+		// passed the time of a's requests: it must not see a's TAT in its
+		// future.)
+		redisNow, err := srv.Client(t).Time(ctx).Result()
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return b.now() >= redisNow.UnixNano() }, 5*time.Second, time.Millisecond)
 		for i := range 2 {
 			d, err := b.Take(ctx, string(alg)+"k3", lim, 1)
 			require.NoError(t, err)
+			require.NoError(t, b.Err(), "%s: b's first read", alg)
 			assert.True(t, d.OK, "%s: request %d on b", alg, i)
 		}
 		d, err := b.Take(ctx, string(alg)+"k3", lim, 1)
 		require.NoError(t, err)
 		assert.False(t, d.OK, "%s: the 5th of 4, on b", alg)
-		require.Eventually(t, func() bool { return b.Stats().Syncs > 0 && b.Err() == nil }, 5*time.Second, time.Millisecond)
-		time.Sleep(20 * time.Millisecond) // b's counts reach Redis
+		// b's counts reach Redis.
+		e := b.lookup(string(alg)+"k3", lim)
+		require.NotNil(t, e)
+		require.Eventually(t, func() bool { return b.Err() == nil && !e.hasPending() }, 5*time.Second, time.Millisecond)
 		d, err = a.Take(ctx, string(alg)+"k3", lim, 1)
 		require.NoError(t, err)
 		assert.False(t, d.OK, "%s: the 5th of 4, on a, in Redis", alg)

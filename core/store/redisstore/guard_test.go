@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,20 +51,29 @@ func newInstance(t *testing.T, srv *redistest.Server, prefix string, storeOpts [
 }
 
 // patient are the Store options of the tests that keep Redis up: a
-// timeout that a loaded machine's round trips never reach.
-var patient = []redisstore.Option{redisstore.WithTimeout(time.Second)}
+// timeout that a loaded machine's round trips never reach (1s was, the
+// CPUs 7 times oversubscribed).
+var patient = []redisstore.Option{redisstore.WithTimeout(10 * time.Second)}
 
-// countHook counts the commands a client sends (a pipeline counts once),
-// and, when within is set, those whose context has no deadline, or one
-// further than within ahead: calls the store does not bound by its timeout.
+// countHook counts the calls a client makes of the store's scripts (a
+// pipeline counts once; not the handshake the client sends through its
+// hooks on each new connection, which on a frozen Redis is the one after
+// a call timed out), and, when within is set, the commands whose context
+// has no deadline, or one further than within ahead: calls the store does
+// not bound by its timeout.
 type countHook struct {
 	n         atomic.Int64
 	within    time.Duration
 	unbounded atomic.Int64
 }
 
-func (h *countHook) sent(ctx context.Context) {
-	h.n.Add(1)
+func (h *countHook) sent(ctx context.Context, cmds ...redis.Cmder) {
+	for _, c := range cmds {
+		if name := c.Name(); name == "evalsha" || name == "eval" {
+			h.n.Add(1)
+			break
+		}
+	}
 	if h.within == 0 {
 		return
 	}
@@ -75,13 +85,13 @@ func (h *countHook) sent(ctx context.Context) {
 func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.sent(ctx)
+		h.sent(ctx, cmd)
 		return next(ctx, cmd)
 	}
 }
 func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.sent(ctx)
+		h.sent(ctx, cmds...)
 		return next(ctx, cmds)
 	}
 }
@@ -103,14 +113,14 @@ type tally struct {
 	bad               []*core.BlockedError // blocks that are not the rule's, or by fallback
 }
 
-// enter enters resource on g and counts the outcome; a block must be rule's
-// and not a failure policy's.
-func (ty *tally) enter(g *core.Guard, resource, rule string, opts ...core.EnterOption) {
+// enter enters resource on g, counts the outcome and reports whether it
+// was admitted; a block must be rule's and not a failure policy's.
+func (ty *tally) enter(g *core.Guard, resource, rule string, opts ...core.EnterOption) bool {
 	e, err := g.Enter(context.Background(), resource, opts...)
 	if err == nil {
 		ty.admitted.Add(1)
 		e.Exit(nil)
-		return
+		return true
 	}
 	var b *core.BlockedError
 	ty.mu.Lock()
@@ -123,6 +133,7 @@ func (ty *tally) enter(g *core.Guard, resource, rule string, opts ...core.EnterO
 	default:
 		ty.blocked.Add(1)
 	}
+	return false
 }
 
 func (ty *tally) check(t *testing.T) {
@@ -186,12 +197,14 @@ func TestGuardsShareExactLimit(t *testing.T) {
 }
 
 // TestGuardsShareApproximateLimit runs 3 instances whose 30 goroutines
-// offer 6x a limit in approximate mode, paced so that one instance offers
-// at most 10 requests per interval, and checks the total against the bound
-// doc.go documents: L + (N-1)*A(S), with A(S) the most one instance admits
-// within S = 2*syncPeriod + a round trip (taken as 100ms: a loaded
-// machine's round trips and scheduling delays). For a token bucket, L is
-// its capacity plus its refill over the run.
+// offer 6x a limit in approximate mode, paced at 200 requests a second per
+// instance, and checks the total against the bound doc.go documents:
+// L + (N-1)*A(S), with S = G_i + G_j the sum of the two longest
+// Stats.MaxSyncGap (plus how far apart the instances' views of Redis's
+// clock are) and A(S) the most one instance admitted within a span of S,
+// both measured: a loaded machine stretches S, and an instance whose
+// goroutines ran late catches up in bursts. For a token bucket, L is its
+// capacity plus its refill over the run.
 func TestGuardsShareApproximateLimit(t *testing.T) {
 	srv := redisstore.SharedRedis(t)
 	const (
@@ -200,8 +213,6 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 		interval = 50 * time.Millisecond // 200 per second per instance
 		run      = time.Second
 	)
-	s := 2*period + 100*time.Millisecond
-	a := int64(10 * (s/interval + 1))
 	for _, tc := range []struct {
 		rule      core.Rule
 		fixed     int64
@@ -220,6 +231,8 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 				insts = append(insts, newInstance(t, srv, prefix, append([]redisstore.Option{redisstore.WithSyncPeriod(period)}, patient...), core.WithRules(rule)))
 			}
 			var ty tally
+			spans := make([][][2]int64, n) // of each instance's admissions
+			var mu sync.Mutex
 			var wg sync.WaitGroup
 			start := time.Now()
 			end := start.Add(run)
@@ -228,7 +241,12 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 				wg.Go(func() {
 					next := time.Now()
 					for time.Now().Before(end) {
-						ty.enter(g, "GET /items", "global")
+						before := int64(time.Since(start))
+						if ty.enter(g, "GET /items", "global") {
+							mu.Lock()
+							spans[i%n] = append(spans[i%n], [2]int64{before, int64(time.Since(start))})
+							mu.Unlock()
+						}
 						next = next.Add(interval)
 						time.Sleep(time.Until(next))
 					}
@@ -237,11 +255,25 @@ func TestGuardsShareApproximateLimit(t *testing.T) {
 			wg.Wait()
 			took := time.Since(start)
 			ty.check(t)
-			allowed := tc.fixed + int64(tc.perSecond*took.Seconds()+1)
+			var gaps []time.Duration
+			var stores []*redisstore.Store
+			for _, in := range insts {
+				gaps = append(gaps, in.st.Stats().MaxSyncGap)
+				stores = append(stores, in.st)
+			}
+			slices.Sort(gaps)
+			spread := redisstore.ClockSpread(stores...)
+			s := gaps[n-1] + gaps[n-2] + spread
+			var a int64
+			for _, sp := range spans {
+				a = max(a, redisstore.MostWithin(sp, s))
+			}
+			allowed := tc.fixed + int64(tc.perSecond*(took+spread).Seconds()+1)
 			bound := allowed + (n-1)*a
-			t.Logf("%s: %d admitted in %s (exact: %d, bound %d), %d blocked", rule.Algorithm, ty.admitted.Load(), took, allowed, bound, ty.blocked.Load())
+			t.Logf("%s: %d admitted in %s (exact: %d; S = %s, A(S) = %d, bound %d), %d blocked", rule.Algorithm, ty.admitted.Load(), took, allowed, s, a, bound, ty.blocked.Load())
 			assert.LessOrEqual(t, ty.admitted.Load(), bound)
-			assert.GreaterOrEqual(t, ty.admitted.Load(), tc.fixed, "no instance blocks before the limit is reached")
+			// (A loaded machine may offer fewer than the limit in the run.)
+			assert.GreaterOrEqual(t, ty.admitted.Load(), min(tc.fixed, ty.admitted.Load()+ty.blocked.Load()), "no instance blocks before the limit is reached")
 			healthy(t, insts)
 			for _, in := range insts {
 				assert.NoError(t, in.st.Err())
@@ -510,6 +542,9 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			e, err := in.g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
 			e.Exit(nil)
+			// On a loaded machine that Enter may have timed out (Redis up,
+			// and waiting for a CPU): fail open counted it.
+			fallbacks := in.g.Stores()[0].Fallbacks
 
 			var requests atomic.Int64
 			var mu sync.Mutex
@@ -568,7 +603,7 @@ func TestGuardRedisDownLatency(t *testing.T) {
 			t.Logf("%s: %d failed calls opened the breaker; then %d requests in %s made %d calls; slowest Enter %s (timeout %s)",
 				how, opened, goroutines*after, took, probes, worst, timeout)
 			assert.LessOrEqual(t, probes, int64(took/backoff)+1, "one probe per backoff")
-			assert.Equal(t, requests.Load(), st.Fallbacks, "every request during the outage was the policy's")
+			assert.Equal(t, requests.Load(), st.Fallbacks-fallbacks, "every request during the outage was the policy's")
 			assert.Zero(t, in.hook.unbounded.Load(), "every call to Redis is bounded by the store's timeout plus its lag allowance")
 
 			if how == "killed" {

@@ -1,7 +1,9 @@
 package redisstore
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -24,6 +26,21 @@ func sharedServer(tb testing.TB) *redistest.Server {
 func SharedRedis(tb testing.TB) *redistest.Server {
 	tb.Helper()
 	return shared.Server(tb)
+}
+
+// MostWithin returns the most of the admission spans ([before, after] of
+// each, in nanoseconds) that can lie in one span of length s (mostWithin),
+// for the tests of package redisstore_test.
+func MostWithin(spans [][2]int64, s time.Duration) int64 { return mostWithin(spans, int64(s)) }
+
+// ClockSpread returns how far apart the Stores' views of Redis's clock
+// are, for the tests of package redisstore_test.
+func ClockSpread(stores ...*Store) time.Duration {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, st := range stores {
+		lo, hi = min(lo, st.offset.Load()), max(hi, st.offset.Load())
+	}
+	return time.Duration(hi - lo)
 }
 
 // newTestStore returns a Store on a client of srv with a prefix of its own,
