@@ -39,10 +39,3 @@ func rtBucket(rt int64) int {
 
 // rtCounts are the atomic counts of an RTHistogram (see resStripe).
 type rtCounts [rtBuckets]atomic.Int64
-
-// addTo adds the counts to h.
-func (c *rtCounts) addTo(h *RTHistogram) {
-	for i := range c {
-		h[i] += c[i].Load()
-	}
-}
