@@ -113,22 +113,7 @@ func exported(f *ast.File) (n int, undocumented []string) {
 }
 
 // receiverExported reports whether a method's receiver type is exported.
-func receiverExported(t ast.Expr) bool {
-	for {
-		switch e := t.(type) {
-		case *ast.StarExpr:
-			t = e.X
-		case *ast.IndexExpr:
-			t = e.X
-		case *ast.IndexListExpr:
-			t = e.X
-		case *ast.Ident:
-			return e.IsExported()
-		default:
-			return false
-		}
-	}
-}
+func receiverExported(t ast.Expr) bool { return ast.IsExported(receiverName(t)) }
 
 // interfaceMethods are methods that a standard interface calls, not the
 // user: encoding's and yaml's marshalers, and OpenTelemetry's producer.
