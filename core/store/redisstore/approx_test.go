@@ -135,7 +135,7 @@ func TestApproxDecisionsAreLocal(t *testing.T) {
 	c := srv.Client(t)
 	h := &countHook{}
 	c.AddHook(h)
-	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Minute))
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Minute), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
@@ -251,7 +251,7 @@ func TestApproxForgetsIdleKeys(t *testing.T) {
 func TestApproxLimitChange(t *testing.T) {
 	srv := sharedServer(t)
 	prefix := redistest.UniquePrefix()
-	a, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond))
+	a, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(5*time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()
@@ -265,7 +265,7 @@ func TestApproxLimitChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, d.OK)
 	require.Eventually(t, func() bool {
-		b, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(time.Minute))
+		b, err := New(srv.Client(t), WithPrefix(prefix), WithSyncPeriod(time.Minute), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		defer b.Close()
 		d, err := b.Take(ctx, "change", lim, 1)
@@ -545,7 +545,7 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 	)
 	var stores []*Store
 	for range n {
-		st, err := New(srv.Client(t), WithPrefix(prefix))
+		st, err := New(srv.Client(t), WithPrefix(prefix), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		stores = append(stores, st)

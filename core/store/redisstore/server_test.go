@@ -47,7 +47,9 @@ func ClockSpread(stores ...*Store) time.Duration {
 // closed when tb ends.
 func newTestStore(tb testing.TB, srv *redistest.Server, opts ...Option) (*Store, *redis.Client) {
 	c := srv.Client(tb)
-	st, err := New(c, append([]Option{WithPrefix(redistest.UniquePrefix())}, opts...)...)
+	// The suites' timeout unless opts give one: a starved CPU makes a
+	// healthy Redis's replies read later than the default 50ms.
+	st, err := New(c, append([]Option{WithPrefix(redistest.UniquePrefix()), WithTimeout(suiteTimeout)}, opts...)...)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = st.Close() })
 	return st, c

@@ -453,7 +453,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
 	ctx := context.Background()
-	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Millisecond))
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Second}
 	_, err = st.Take(ctx, "k", lim, 1)
