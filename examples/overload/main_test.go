@@ -42,16 +42,23 @@ func TestAdaptiveKeepsGoodputWhereNoneCollapses(t *testing.T) {
 	assert.Positive(t, adaptive.limit)
 }
 
+// levels measures protect at 3x the capacity, critical requests at half of
+// it, and returns the critical and the sheddable rows.
+func levels(t *testing.T, protect string) (high, low leveledRow) {
+	t.Helper()
+	rows, err := quick.measureLevels(context.Background(), protect)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	t.Logf("critical: %+v", rows[0])
+	t.Logf("sheddable: %+v", rows[1])
+	return rows[0], rows[1]
+}
+
 // TestAdaptiveShedsTheLowerLevelFirst drives the backend at 3x its
 // capacity, critical requests at half of it: the adaptive rule sheds the
 // sheddable ones and serves almost every critical one.
 func TestAdaptiveShedsTheLowerLevelFirst(t *testing.T) {
-	rows, err := quick.measureLevels(context.Background(), "adaptive")
-	require.NoError(t, err)
-	require.Len(t, rows, 2)
-	high, low := rows[0], rows[1]
-	t.Logf("critical: %+v", high)
-	t.Logf("sheddable: %+v", low)
+	high, low := levels(t, "adaptive")
 	assert.Greater(t, high.succeeded, 0.9, "critical requests are served")
 	assert.Greater(t, low.rejected, 0.6, "sheddable ones are shed")
 	assert.Greater(t, high.succeeded, 2*low.succeeded)
@@ -63,12 +70,7 @@ func TestAdaptiveShedsTheLowerLevelFirst(t *testing.T) {
 // serving in time, critical ones first. Shedding everything while the
 // average is over the threshold served an eighth of each.
 func TestSystemRTHoldsTheServiceBusy(t *testing.T) {
-	rows, err := quick.measureLevels(context.Background(), "system-rt")
-	require.NoError(t, err)
-	require.Len(t, rows, 2)
-	high, low := rows[0], rows[1]
-	t.Logf("critical: %+v", high)
-	t.Logf("sheddable: %+v", low)
+	high, low := levels(t, "system-rt")
 	capacity := float64(quick.workers) / quick.service.Seconds()
 	assert.Greater(t, high.succeeded, 0.9, "critical requests are served")
 	assert.Greater(t, low.rejected, 0.6, "sheddable ones are shed")
