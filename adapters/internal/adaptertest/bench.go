@@ -4,7 +4,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -134,6 +136,56 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 			}
 		})
 	})
+}
+
+// BenchPair measures on and off serving GET url (as BenchServe does,
+// serially) in alternating batches of 200 requests, the order of the two
+// swapped every round, one round per iteration of b, and reports the 10th
+// percentile of each one's time per request over the rounds ("on-ns/op",
+// "off-ns/op") and their difference ("added-ns/op"): a machine busy with
+// other work slows some batches, rarely all of them, so the low
+// percentiles of interleaved batches compare the two far better than
+// separate runs. Batches in which the garbage collector ran count little
+// for the same reason: BenchServe's "cpu-ns/op" counts its work.
+func BenchPair(b *testing.B, on, off http.Handler, url string) {
+	const batch = 200
+	r := httptest.NewRequest(http.MethodGet, url, nil)
+	r.Header.Set("X-User-ID", "alice")
+	w := newBenchWriter()
+	serve := func(h http.Handler) time.Duration {
+		start := time.Now()
+		for range batch {
+			w.reset()
+			r.Pattern = ""
+			h.ServeHTTP(w, r)
+		}
+		d := time.Since(start)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+		return d
+	}
+	var times [2][]time.Duration
+	round := 0
+	for b.Loop() {
+		if round%2 == 0 {
+			times[0] = append(times[0], serve(on))
+			times[1] = append(times[1], serve(off))
+		} else {
+			times[1] = append(times[1], serve(off))
+			times[0] = append(times[0], serve(on))
+		}
+		round++
+	}
+	var p10 [2]float64
+	for i := range times {
+		slices.Sort(times[i])
+		p10[i] = float64(times[i][len(times[i])/10]) / batch
+	}
+	b.ReportMetric(p10[0], "on-ns/op")
+	b.ReportMetric(p10[1], "off-ns/op")
+	b.ReportMetric(p10[0]-p10[1], "added-ns/op")
+	b.ReportMetric(0, "ns/op") // a round is 400 requests of two kinds
 }
 
 // reportCPU starts counting the process's CPU time; the function it
