@@ -1,6 +1,7 @@
 package sluiceecho_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -12,22 +13,25 @@ import (
 // BenchmarkRateLimitFields measures the middleware on a route with a path
 // parameter under adaptertest.BenchGuard's two rate rules, with the
 // RateLimit fields on admitted responses ("on", the default) and without
-// them ("off"):
+// them ("off"), each on its own, then both in alternating batches
+// ("pair", adaptertest.BenchPair: "added-ns/op" is what the fields add):
 //
 //	go test -run '^$' -bench RateLimitFields -benchmem .
 func BenchmarkRateLimitFields(b *testing.B) {
-	for _, off := range []bool{false, true} {
+	var hs [2]http.Handler
+	for i, name := range []string{"on", "off"} {
 		e := echo.New()
 		var opts []sluiceecho.Option
-		name := "on"
-		if off {
-			opts, name = append(opts, sluiceecho.WithRateLimitFields(false)), "off"
+		if name == "off" {
+			opts = append(opts, sluiceecho.WithRateLimitFields(false))
 		}
 		e.Use(sluiceecho.Middleware(adaptertest.BenchGuard(b), opts...))
 		for _, rt := range adaptertest.BenchRoutes() {
 			h := rt.Handler
 			e.Add(rt.Method, adaptertest.ColonPath(rt.Path), func(c echo.Context) error { h(c.Response(), c.Request()); return nil })
 		}
-		b.Run(name, func(b *testing.B) { adaptertest.BenchServe(b, e, "/items/42") })
+		hs[i] = e
+		b.Run(name, func(b *testing.B) { adaptertest.BenchServe(b, hs[i], "/items/42") })
 	}
+	b.Run("pair", func(b *testing.B) { adaptertest.BenchPair(b, hs[0], hs[1], "/items/42") })
 }

@@ -96,13 +96,13 @@ type middleware struct {
 }
 
 // request is what Enter reads of an echo request: its params, the
-// context they read route parameters and c.Get values from, and the
-// quotas of its RateLimit fields.
+// context they read route parameters and c.Get values from, and what its
+// RateLimit fields are made with.
 type request struct {
 	params  extractors.HTTPRequestParams
 	path    pathParams
 	proxied proxiedParams
-	quotas  []core.Quota
+	fields  httpadapter.QuotaFields
 }
 
 // classify is the default error classifier of echo requests.
@@ -205,10 +205,10 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 		rq.proxied.c = c
 		path = &rq.proxied
 	}
-	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
+	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.fields.Quotas)
 	rq.path.c, rq.proxied.c = nil, nil
 	if err == nil && !m.NoQuota {
-		m.SetQuotaHeaders(c.Response().Header(), rq.quotas, nil)
+		m.SetQuotaHeaders(c.Response().Header(), &rq.fields)
 	}
 	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {

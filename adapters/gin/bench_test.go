@@ -35,11 +35,12 @@ func benchServerWith(g *core.Guard, opts ...sluicegin.Option) http.Handler {
 //	go -C adapters/gin test -run '^$' -bench Gin -benchmem -count 6 -benchtime 100ms .
 func BenchmarkGinMiddleware(b *testing.B) { adaptertest.Bench(b, benchServer) }
 
-// TestAllocs holds the pass path to its allocation budget: the RateLimit
-// field's text and the slice of both fields' values; none without the
-// fields.
+// TestAllocs holds the pass path to its allocation budget: none. The
+// RateLimit fields' values are carved from blocks that serve ten responses
+// or more (TestQuotaFieldsAllocs in httpadapter), which these whole counts
+// leave out.
 func TestAllocs(t *testing.T) {
-	assert.Equal(t, map[string]float64{"static": 2, "param": 2}, adaptertest.AllocsAdded(t, benchServer))
+	assert.Equal(t, map[string]float64{"static": 0, "param": 0}, adaptertest.AllocsAdded(t, benchServer))
 	noFields := func(g *core.Guard) http.Handler { return benchServerWith(g, sluicegin.WithRateLimitFields(false)) }
 	assert.Equal(t, map[string]float64{"static": 0, "param": 0}, adaptertest.AllocsAdded(t, noFields), "without the fields")
 }

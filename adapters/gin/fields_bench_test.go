@@ -1,6 +1,7 @@
 package sluicegin_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -12,22 +13,25 @@ import (
 // BenchmarkRateLimitFields measures the middleware on a route with a path
 // parameter under adaptertest.BenchGuard's two rate rules, with the
 // RateLimit fields on admitted responses ("on", the default) and without
-// them ("off"):
+// them ("off"), each on its own, then both in alternating batches
+// ("pair", adaptertest.BenchPair: "added-ns/op" is what the fields add):
 //
 //	go test -run '^$' -bench RateLimitFields -benchmem .
 func BenchmarkRateLimitFields(b *testing.B) {
-	for _, off := range []bool{false, true} {
+	var hs [2]http.Handler
+	for i, name := range []string{"on", "off"} {
 		r := gin.New()
 		var opts []sluicegin.Option
-		name := "on"
-		if off {
-			opts, name = append(opts, sluicegin.WithRateLimitFields(false)), "off"
+		if name == "off" {
+			opts = append(opts, sluicegin.WithRateLimitFields(false))
 		}
 		r.Use(sluicegin.Middleware(adaptertest.BenchGuard(b), opts...))
 		for _, rt := range adaptertest.BenchRoutes() {
 			h := rt.Handler
 			r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), func(c *gin.Context) { h(c.Writer, c.Request) })
 		}
-		b.Run(name, func(b *testing.B) { adaptertest.BenchServe(b, r, "/items/42") })
+		hs[i] = r
+		b.Run(name, func(b *testing.B) { adaptertest.BenchServe(b, hs[i], "/items/42") })
 	}
+	b.Run("pair", func(b *testing.B) { adaptertest.BenchPair(b, hs[0], hs[1], "/items/42") })
 }

@@ -100,13 +100,13 @@ func WithRoutes(r *gin.Engine) Option {
 }
 
 // request is what Enter reads of a gin request, pooled: its params, the
-// context they read route parameters and c.Get values from, and the
-// quotas of its RateLimit fields.
+// context they read route parameters and c.Get values from, and what its
+// RateLimit fields are made with.
 type request struct {
 	params  extractors.HTTPRequestParams
 	ctx     ginContext
 	proxied proxiedContext
-	quotas  []core.Quota
+	fields  httpadapter.QuotaFields
 }
 
 // ginContext is the extractors.PathParams of a gin request: its c.Params,
@@ -152,10 +152,10 @@ func (m *config) handle(c *gin.Context) {
 		rq.proxied.c = c
 		path = &rq.proxied
 	}
-	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.quotas)
+	e, err := m.Enter(&rq.params, r, resource, n, path, &rq.fields.Quotas)
 	rq.ctx.c, rq.proxied.c = nil, nil
 	if err == nil && !m.NoQuota {
-		m.SetQuotaHeaders(c.Writer.Header(), rq.quotas, nil)
+		m.SetQuotaHeaders(c.Writer.Header(), &rq.fields)
 	}
 	m.requests.Put(rq) // Enter and the fields are done with it
 	if err != nil {

@@ -141,9 +141,9 @@ type handler struct {
 	// direct: next is a ServeMux, whose handler for a request without
 	// wildcard values may be called directly (see serve).
 	direct bool
-	// quotas lends the slices the quotas of the RateLimit fields are
-	// gathered in, used until the fields are set.
-	quotas sync.Pool // of *[]core.Quota
+	// fields lends what the RateLimit fields are made with, used until
+	// they are set.
+	fields sync.Pool // of *httpadapter.QuotaFields
 }
 
 // muxRoutesPatterns reports whether ServeMux is the one of Go 1.22 and
@@ -168,7 +168,6 @@ type request struct {
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
 	patFound bool
-	fields   [2]string // the RateLimit fields' values, which the header refers to
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -201,19 +200,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cost != nil {
 		n = h.cost(r)
 	}
+	var fields *httpadapter.QuotaFields
 	var quotas *[]core.Quota
 	if !h.NoQuota {
-		quotas, _ = h.quotas.Get().(*[]core.Quota)
-		if quotas == nil {
-			quotas = new([]core.Quota)
+		fields, _ = h.fields.Get().(*httpadapter.QuotaFields)
+		if fields == nil {
+			fields = new(httpadapter.QuotaFields)
 		}
+		quotas = &fields.Quotas
 	}
 	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, quotas)
-	if quotas != nil {
+	if fields != nil {
 		if err == nil {
-			h.SetQuotaHeaders(w.Header(), *quotas, &rq.fields)
+			h.SetQuotaHeaders(w.Header(), fields)
 		}
-		h.quotas.Put(quotas)
+		h.fields.Put(fields)
 	}
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {

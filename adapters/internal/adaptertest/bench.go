@@ -4,7 +4,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -93,7 +95,10 @@ func guardOnly(b *testing.B, g *core.Guard, resource string, next http.Handler) 
 // benchmarks' hotspot rule reads) in process, serially ("serial") and on
 // every core ("parallel"), with a reusable ResponseWriter; it fails on a
 // status other than 200. The request is reused too, with r.Pattern cleared
-// before each serving, as a new request has it.
+// before each serving, as a new request has it. Besides the wall time, it
+// reports the process's CPU time per request ("cpu-ns/op", every thread's,
+// the garbage collector's included), which other processes on a busy
+// machine disturb far less.
 func BenchServe(b *testing.B, h http.Handler, url string) {
 	newReq := func() *http.Request {
 		r := httptest.NewRequest(http.MethodGet, url, nil)
@@ -104,6 +109,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 		r := newReq()
 		w := newBenchWriter()
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			w.reset()
 			r.Pattern = ""
@@ -115,6 +121,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		b.RunParallel(func(pb *testing.PB) {
 			r := newReq() // one per goroutine: routers write to the request
 			w := newBenchWriter()
@@ -129,6 +136,69 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 			}
 		})
 	})
+}
+
+// BenchPair measures on and off serving GET url (as BenchServe does,
+// serially) in alternating batches of 200 requests, the order of the two
+// swapped every round, one round per iteration of b, and reports the 10th
+// percentile of each one's time per request over the rounds ("on-ns/op",
+// "off-ns/op") and their difference ("added-ns/op"): a machine busy with
+// other work slows some batches, rarely all of them, so the low
+// percentiles of interleaved batches compare the two far better than
+// separate runs. Batches in which the garbage collector ran count little
+// for the same reason: BenchServe's "cpu-ns/op" counts its work.
+func BenchPair(b *testing.B, on, off http.Handler, url string) {
+	const batch = 200
+	r := httptest.NewRequest(http.MethodGet, url, nil)
+	r.Header.Set("X-User-ID", "alice")
+	w := newBenchWriter()
+	serve := func(h http.Handler) time.Duration {
+		start := time.Now()
+		for range batch {
+			w.reset()
+			r.Pattern = ""
+			h.ServeHTTP(w, r)
+		}
+		d := time.Since(start)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+		return d
+	}
+	var times [2][]time.Duration
+	round := 0
+	for b.Loop() {
+		if round%2 == 0 {
+			times[0] = append(times[0], serve(on))
+			times[1] = append(times[1], serve(off))
+		} else {
+			times[1] = append(times[1], serve(off))
+			times[0] = append(times[0], serve(on))
+		}
+		round++
+	}
+	var p10 [2]float64
+	for i := range times {
+		slices.Sort(times[i])
+		p10[i] = float64(times[i][len(times[i])/10]) / batch
+	}
+	b.ReportMetric(p10[0], "on-ns/op")
+	b.ReportMetric(p10[1], "off-ns/op")
+	b.ReportMetric(p10[0]-p10[1], "added-ns/op")
+	b.ReportMetric(0, "ns/op") // a round is 400 requests of two kinds
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns, called when b's loop is done, reports it per iteration as
+// "cpu-ns/op".
+func reportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	return func() {
+		end, _ := processCPU()
+		if ok && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
 }
 
 // benchWriter is a ResponseWriter that keeps the status and discards the

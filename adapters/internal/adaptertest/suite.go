@@ -129,7 +129,15 @@ type server struct {
 	flaky   atomic.Int64 // the status GET /flaky answers; 0 for 500
 	entered chan struct{}
 	release chan struct{}
-	served  chan int // statuses the server wrote, for the cancellation test
+	served  chan int        // statuses the server wrote, for the cancellation test
+	kept    chan keptFields // the fields GET /keep kept
+}
+
+// keptFields are the RateLimit fields' values a handler of GET /keep was
+// given, kept after it returned, and copies of them made then.
+type keptFields struct {
+	policy, limit []string
+	want          [2][]string
 }
 
 // routes returns the suite's routes, bound to s.
@@ -168,6 +176,21 @@ func (s *server) routes() []Route {
 		{"GET", "/panic", func(w http.ResponseWriter, r *http.Request) {
 			count("/panic")
 			panic("adaptertest: the handler panics")
+		}},
+		{"GET", "/keep", func(w http.ResponseWriter, r *http.Request) {
+			count("/keep")
+			h := w.Header()
+			k := keptFields{policy: h["Ratelimit-Policy"], limit: h["Ratelimit"]}
+			for i, v := range [][]string{k.policy, k.limit} {
+				for _, x := range v {
+					k.want[i] = append(k.want[i], strings.Clone(x))
+				}
+			}
+			// A handler may add to the fields it was given.
+			h.Add("RateLimit-Policy", `"extra";q=9;w=9`)
+			h.Add("RateLimit", `"extra";r=9;t=9`)
+			_, _ = io.WriteString(w, strings.Join(k.want[1], ", ")) // the RateLimit it was given
+			s.kept <- k
 		}},
 		{"GET", "/hold", func(w http.ResponseWriter, r *http.Request) {
 			count("/hold")
@@ -208,6 +231,7 @@ func startWith(t *testing.T, f Factory, o Options, preset http.Header, rules ...
 		entered: make(chan struct{}, 16),
 		release: make(chan struct{}),
 		served:  make(chan int, 16),
+		kept:    make(chan keptFields, 1024),
 	}
 	h := f(t, g, o, s.routes())
 	// An outer recorder reports the status each request ended with (0 when
@@ -452,6 +476,7 @@ func Run(t *testing.T, f Factory, skip ...string) {
 		{"UnmatchedShareOneResource", testUnmatched},
 		{"ErrorClassifier", testClassifier},
 		{"RateLimitFieldsOnAllowed", testAllowedFields},
+		{"RateLimitFieldsKeptByHandler", testKeptFields},
 		{"BlockHandler", testBlockHandler},
 		{"LeakyBucketWaitsAndHonoursContext", testLeakyWait},
 		{"BreakerOpensAndCloses", testBreaker},
@@ -858,6 +883,66 @@ func testAllowedFields(t *testing.T, f Factory) {
 	res = s.get("/hello")
 	require.Equal(t, http.StatusTooManyRequests, res.status)
 	assert.Equal(t, []string{`"hello-rate";r=0;t=2`}, res.header.Values("RateLimit"))
+}
+
+// testKeptFields: the RateLimit fields' values of a response belong to it
+// for good, whatever the adapter carves them from: a handler that keeps
+// them after it returns, read while later requests are served (by another
+// goroutine, for the race detector), finds them as they were, and one that
+// adds to them changes no other response's.
+func testKeptFields(t *testing.T, f Factory) {
+	rules := []core.Rule{
+		{Name: "keep-rate", Resource: "GET /keep", Kind: core.KindFlow, Limit: 1_000_000, Window: time.Second},
+		{Name: "per-user", Resource: "GET /keep", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 1_000_000, Window: time.Second},
+	}
+	s := start(t, f, Options{}, rules...)
+	const clients, requests = 4, 100
+	var all []keptFields
+	checked := make(chan struct{})
+	go func() { // reads each kept value while later requests are served
+		defer close(checked)
+		for k := range s.kept {
+			all = append(all, k)
+			for _, k := range all {
+				if !slices.Equal(k.policy, k.want[0]) || !slices.Equal(k.limit, k.want[1]) {
+					t.Errorf("kept fields changed after the handler returned: %q %q, was %q", k.policy, k.limit, k.want)
+					return
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			user := "X-User-ID: user" + strconv.Itoa(c)
+			for range requests {
+				res := s.get("/keep", user)
+				if !assert.Equal(t, http.StatusOK, res.status) {
+					return
+				}
+				// The fields sent are those the handler was given and what it added.
+				assert.Equal(t, []string{string(res.body), `"extra";r=9;t=9`}, res.header.Values("RateLimit"))
+				policies, limits := rateLimitFields(t, res)
+				names := []string{"keep-rate", "per-user", "extra"}
+				if !assert.Len(t, policies, 3, "%q", res.header) || !assert.Len(t, limits, 3) {
+					return
+				}
+				for i, want := range names {
+					assert.Equal(t, want, policies[i].Name)
+				}
+				assert.Equal(t, int64(9), limits[2].Params["r"], "what the handler added")
+			}
+		})
+	}
+	wg.Wait()
+	close(s.kept)
+	<-checked
+	require.Len(t, all, clients*requests)
+	for _, k := range all {
+		require.Len(t, k.policy, 1)
+		require.Len(t, k.limit, 1)
+		assert.Equal(t, `"keep-rate";q=1000000;w=1, "per-user";q=1000000;w=1`, k.policy[0])
+	}
 }
 
 func testBlockHandler(t *testing.T, f Factory) {

@@ -3,6 +3,7 @@ package httpadapter
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,14 +261,65 @@ func (c *quotaTexts) text(q *core.Quota) *quotaText {
 	return t
 }
 
+// Sizes of the memory a QuotaFields carves the fields' values from: a
+// RateLimit text of two rules takes about 50 bytes, so a text block serves
+// about ten responses, and a block of values sixteen.
+const (
+	textBlock  = 512 // bytes
+	valueBlock = 32  // header values, two per response
+)
+
+// QuotaFields is what the RateLimit fields of one admitted request are made
+// with: the quotas GuardEnter gathers, and the memory their header values
+// are carved from. An adapter lends one per request from a pool (the
+// fields are set before the request's handler runs, and the QuotaFields is
+// then free for another request). The values it carves belong to one
+// response for good, never reused, so a handler may keep or change its
+// header; memory is carved in blocks, so that most responses allocate
+// nothing: a response kept after it ends keeps its blocks (about 1.5 KiB)
+// from the garbage collector.
+type QuotaFields struct {
+	// Quotas are the quotas of the request's rate rules (GuardEnter).
+	Quotas []core.Quota
+	// text holds RateLimit texts, appended one after another: a
+	// strings.Builder never changes the bytes of a string it returned, so
+	// each text is a part of the Builder's String.
+	text strings.Builder
+	vals []string // header values not handed out yet
+}
+
+// values returns two header values of their own, each a slice of capacity
+// 1: a handler that appends to one gets a new array.
+func (f *QuotaFields) values() []string {
+	if len(f.vals) < 2 {
+		f.vals = make([]string, valueBlock)
+	}
+	v := f.vals[:2:2]
+	f.vals = f.vals[2:]
+	return v
+}
+
+// string returns b as a string, carved from f's text block.
+func (f *QuotaFields) string(b []byte) string {
+	if len(b) > textBlock/4 {
+		return string(b)
+	}
+	if f.text.Cap()-f.text.Len() < len(b) {
+		f.text.Reset() // the old block stays with the strings carved from it
+		f.text.Grow(textBlock)
+	}
+	start := f.text.Len()
+	f.text.Write(b)
+	return f.text.String()[start:]
+}
+
 // SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
-// one member per rate rule (flow or hotspot) that admitted it, the quotas
-// GuardEnter gathered. Without any, h is left as it is. The fields' values
-// are held in vals, which h then refers to: an adapter that allocates
-// something per request, never reused for another, can lend it; nil
-// allocates it. It allocates the RateLimit field's text; the
-// RateLimit-Policy text of one rule is made once per rule.
-func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota, vals *[2]string) {
+// one member per rate rule (flow or hotspot) that admitted it, f.Quotas,
+// which GuardEnter gathered. Without any, h is left as it is. The
+// RateLimit-Policy text of the rules is made once per rule set; the
+// RateLimit text and both header values are carved from f's blocks.
+func (c *Common) SetQuotaHeaders(h http.Header, f *QuotaFields) {
+	quotas := f.Quotas
 	if len(quotas) == 0 {
 		return
 	}
@@ -289,10 +341,8 @@ func (c *Common) SetQuotaHeaders(h http.Header, quotas []core.Quota, vals *[2]st
 		buf = append(buf, ts[i-1].prefix...)
 		buf = appendRemaining(buf, &quotas[i])
 	}
-	if vals == nil {
-		vals = new([2]string)
-	}
-	vals[0], vals[1] = policy, string(buf)
+	vals := f.values()
+	vals[0], vals[1] = policy, f.string(buf)
 	h[keyRateLimitPolicy] = vals[0:1:1]
 	h[keyRateLimit] = vals[1:2:2]
 }
