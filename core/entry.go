@@ -43,7 +43,6 @@ func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 // after Exit can never end another request. Exit must not be called from two
 // goroutines at once on the same Entry.
 type Entry struct {
-	g      *Guard
 	res    *resource
 	b      *binding
 	start  int64
@@ -60,7 +59,9 @@ type Entry struct {
 	// few and more are the reservations Exit ends (see traits.holds): the
 	// first in place, so that keeping it allocates nothing, the others in
 	// more. One only: each more in place costs every Enter, which copies
-	// the Entry (the first breaker's ticket is in brk, without one).
+	// the Entry (the first breaker's ticket is in brk, without one). The
+	// Entry's size stays a multiple of 16 bytes (see TestEntrySize); it
+	// reaches the Guard's clocks through b.
 	few  [1]hold
 	more []hold
 }
@@ -222,9 +223,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := g.decisionTime(b)
+	now := b.decisionTime()
 	cpu := g.resources.picker.Pick()
-	e := Entry{g: g, res: res, b: b, n: n}
+	e := Entry{res: res, b: b, n: n}
 	var err error
 	switch {
 	case b.single != nil:
@@ -267,7 +268,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	st, i := res.stripe(cpu)
 	if b.timed && !b.waits() {
-		now = g.now(b) // the clock Exit reads
+		now = b.now() // the clock Exit reads
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
@@ -300,22 +301,31 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 // and no rule of b makes requests wait, else the Guard's clock. Enter and
 // Exit read the same one, so that a response time is the difference of two
 // readings of one clock.
-func (g *Guard) now(b *binding) int64 {
-	if c := g.coarse; c != nil && !b.waits() {
+func (b *binding) now() int64 {
+	if c := b.clk.coarse; c != nil && !b.waits() {
 		return int64(c.Now())
 	}
-	return int64(g.clock.Now())
+	return b.clk.read()
+}
+
+// read reads the Guard's clock: the system clock without the interface's
+// indirect call.
+func (c *clocks) read() int64 {
+	if s := c.sys; s != nil {
+		return int64(s.Now())
+	}
+	return int64(c.clock.Now())
 }
 
 // decisionTime reads the clock the rules of b decide at: the Guard's clock
 // when a rule of b keeps state in time (see binding.timed), else the clock
 // of now. The coarse clock cannot serve such rules (see rtResolution):
 // stamps written late would expire early.
-func (g *Guard) decisionTime(b *binding) int64 {
+func (b *binding) decisionTime() int64 {
 	if b.timed {
-		return int64(g.clock.Now())
+		return b.clk.read()
 	}
-	return g.now(b)
+	return b.now()
 }
 
 // waits reports whether a rule of b may make requests wait for their turn.
@@ -334,7 +344,7 @@ func (e *Entry) Exit(err error) {
 	}
 	e.done = true
 	st := &e.res.stripes[e.stripe]
-	now := e.g.now(e.b)
+	now := e.b.now()
 	rt := max(now-e.start, 0)
 	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -25,12 +26,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	clock clock.Clock
-	// coarse is the clock Enter and Exit time requests on when the Guard
-	// is on the system clock (see rtResolution); nil on other clocks,
-	// which they read themselves, so that tests on a fake clock see exact
-	// times.
-	coarse    *coarse.Clock
+	*clocks   // clock and coarse; its rule sets share it (see clocks)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
@@ -66,8 +62,26 @@ type pools struct {
 	blockeds sync.Pool
 }
 
+// clocks are the clocks of a Guard. Its rule sets and bindings point to
+// them, not to the Guard, so that Exit reads them through the Entry's
+// binding (an Entry without the Guard is smaller, and copied faster) and a
+// binding kept by the Guard's goroutines (a resource's) does not keep the
+// Guard from being collected.
+type clocks struct {
+	clock clock.Clock
+	// sys is clock when that is the system clock, read without the
+	// interface's indirect call.
+	sys *sysclock.System
+	// coarse is the clock Enter and Exit time requests on when the Guard
+	// is on the system clock (see rtResolution); nil on other clocks,
+	// which they read themselves, so that tests on a fake clock see exact
+	// times.
+	coarse *coarse.Clock
+}
+
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
+	clk   *clocks
 	rules []*ruleState // in rule order
 	// beyond holds bindings of names beyond the Guard's resource bound
 	// (see bindBeyond), by the rules that match them.
@@ -93,6 +107,7 @@ type ruleState struct {
 // last, so that a request rejected by another does not take a pacing slot.
 type binding struct {
 	set   *ruleSet
+	clk   *clocks // set.clk
 	rules []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
 	// but a gate after the first, whose reservation is in Entry.keep,
@@ -190,7 +205,7 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
 		topBlocked: cfg.topBlocked}
 	if g.clock == nil && cfg.precise {
@@ -207,6 +222,7 @@ func New(opts ...Option) (*Guard, error) {
 		// it is collected; the goroutine holds the clock, not the Guard.
 		runtime.AddCleanup(g, (*coarse.Clock).Stop, cc)
 	}
+	g.sys, _ = g.clock.(*sysclock.System)
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
@@ -219,7 +235,7 @@ func New(opts ...Option) (*Guard, error) {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
 	g.resources = newResourceTable(cfg.maxResources)
-	g.rules.Store(&ruleSet{})
+	g.rules.Store(&ruleSet{clk: g.clocks})
 	if err := g.SetRules(cfg.rules); err != nil {
 		return nil, err
 	}
@@ -320,7 +336,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 	for _, rs := range g.rules.Load().rules {
 		old[rs.rule.Name] = rs
 	}
-	set := &ruleSet{}
+	set := &ruleSet{clk: g.clocks}
 	var problems []Problem
 	for i, r := range norm {
 		prev := old[r.Name]
@@ -368,7 +384,7 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 
 // bind returns the rules of set that apply to name.
 func (set *ruleSet) bind(name string) *binding {
-	b := &binding{set: set}
+	b := &binding{set: set, clk: set.clk}
 	var gates, waiting []*ruleState
 	for _, rs := range set.rules {
 		switch {

@@ -24,7 +24,7 @@ type Interceptors struct {
 	cfg config
 	// params lends the params handed to Enter, which the Guard uses only
 	// during Enter, so that they cost no allocation per call.
-	params sync.Pool // of *extractors.GRPCCallParams
+	params sync.Pool // of *callParams
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
@@ -38,7 +38,11 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 		return nil, err
 	}
 	ic := &Interceptors{g: g, cfg: *c}
-	ic.params.New = func() any { return new(extractors.GRPCCallParams) }
+	ic.params.New = func() any {
+		c := new(callParams)
+		c.opts[0] = core.WithParams(&c.p)
+		return c
+	}
 	return ic, nil
 }
 
@@ -244,21 +248,31 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 // unary server path.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	p := ic.params.Get().(*extractors.GRPCCallParams)
-	p.Reset(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
+	c := ic.params.Get().(*callParams)
+	c.p.Reset(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {
-		*e, err = ic.g.Enter(ctx, resource, core.WithParams(p), core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+		*e, err = ic.g.Enter(ctx, resource, c.opts[0], core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
 	} else {
-		*e, err = ic.g.Enter(ctx, resource, core.WithParams(p))
+		*e, err = ic.g.Enter(ctx, resource, c.opts[:]...)
 	}
-	p.Reset(nil, nil, nil, "")
-	ic.params.Put(p) // Enter is done with it
+	c.p.Reset(nil, nil, nil, "")
+	ic.params.Put(c) // Enter is done with it
 	if err == nil {
 		return nil
 	}
 	*e = core.Entry{}
 	return ic.blocked(ctx, fullMethod, to, err)
+}
+
+// callParams are the params of a call, lent by Interceptors.params, with
+// the EnterOption that hands them to Enter, made once: an EnterOption made
+// per call is written field by field and then copied 16 bytes at a time
+// into Enter's arguments, a copy that waits for those writes to reach the
+// cache (a tenth of the interceptor's cost).
+type callParams struct {
+	p    extractors.GRPCCallParams
+	opts [1]core.EnterOption // core.WithParams(&p)
 }
 
 // resourceOf returns the resource of a call to fullMethod.
