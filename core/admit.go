@@ -264,7 +264,7 @@ func undo(admitted []held, cpu uint32, n int64) {
 }
 
 // blocked returns the error of n requests of resource at now on the CPU
-// cpu that rs, the single rule of b (a flow or concurrency rule in
+// cpu that rs, the single rule of b (a flow, concurrency or hotspot rule in
 // memory), rejected with decision d, and counts them in the rule's
 // statistics. A flood of rejections allocates nothing: the error is b's
 // last one when that is the same error (an error is never changed once

@@ -250,6 +250,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 				err = g.blocked(b, resource, rs, &d, cpu, now, n)
 			}
 		}
+	case b.hot != nil:
+		now, err = b.hot.enter(ctx, g, &e, resource, params, quotas, cpu, now)
 	case len(b.rules) > 0:
 		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
 	}

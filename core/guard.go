@@ -116,6 +116,10 @@ type binding struct {
 	// single is the only rule when that is a flow or concurrency rule that
 	// never waits: Enter's fast path.
 	single *ruleState
+	// hot is the limiter of the only rule when that is a hotspot rule in
+	// memory that neither waits nor holds: Enter's fast path
+	// (hotspotKind.enter).
+	hot *hotspotKind
 	// keeps is true when admitted requests may keep reservations for Exit
 	// in Entry.keep (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
@@ -417,9 +421,11 @@ func (set *ruleSet) bind(name string) *binding {
 		}
 	}
 	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
-		switch b.rules[0].lim.(type) {
+		switch l := b.rules[0].lim.(type) {
 		case *flowKind, *concKind:
 			b.single = b.rules[0]
+		case *hotspotKind:
+			b.hot = l.fast(b.rules[0])
 		}
 	}
 	return b

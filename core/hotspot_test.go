@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,6 +77,41 @@ func TestHotspotEveryValueIsChecked(t *testing.T) {
 	blockedBy(t, enter("b", "a"))
 	require.NoError(t, enter("b"), "b's token was given back")
 	blockedBy(t, enter("c", "b"))
+}
+
+// TestHotspotAloneAsWithOthers checks that a hotspot rule alone on its
+// resource, which Enter decides on a path of its own, decides as it does
+// with another rule: every value of the request, its quota policy, and
+// its rejections in the rule's statistics.
+func TestHotspotAloneAsWithOthers(t *testing.T) {
+	hot := core.Rule{Name: "per-tenant", Resource: "r", Kind: core.KindHotspot, Param: "query:tenant", Limit: 1}
+	for name, rules := range map[string][]core.Rule{
+		"alone":       {hot},
+		"with a flow": {{Name: "rate", Resource: "r", Kind: core.KindFlow, Limit: 100}, hot},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, _ := quietGuard(t, rules...)
+			ctx := context.Background()
+			enter := func(quotas *[]core.Quota, tenants ...string) error {
+				e, err := g.Enter(ctx, "r", core.WithParams(core.ParamMap{"query:tenant": tenants}), core.WithQuotas(quotas))
+				e.Exit(nil)
+				return err
+			}
+			var qs []core.Quota
+			require.NoError(t, enter(&qs, "a", "b"))
+			blockedBy(t, enter(&qs, "b"))
+			blockedBy(t, enter(&qs, "a"))
+			for _, tenant := range []string{"c", "d"} { // one value
+				qs = qs[:0]
+				require.NoError(t, enter(&qs, tenant))
+				require.NotEmpty(t, qs)
+				assert.Equal(t, core.Quota{Rule: "per-tenant", Limit: 1, Window: time.Second, Remaining: 0, Reset: time.Second}, qs[len(qs)-1])
+			}
+			st := ruleStats(t, g, "per-tenant")
+			assert.Equal(t, int64(2), st.BlockedTotal)
+			assert.Equal(t, int64(5), st.Evaluated)
+		})
+	}
 }
 
 func TestHotspotConcurrencyReleasedOnExitAndPanic(t *testing.T) {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/sluicekit/sluice/core/internal/history"
@@ -57,6 +58,54 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 		v, ok = a.value(rs, i)
 	}
 	return nil
+}
+
+// fast returns k for binding.hot when rs, k's rule and the only rule of a
+// binding, is one Enter may decide without admit: it neither waits (leaky
+// bucket) nor holds (concurrency), and is no shadow rule. Else nil.
+func (k *hotspotKind) fast(rs *ruleState) *hotspotKind {
+	if rs.waits || rs.holds || rs.shadow {
+		return nil
+	}
+	return k
+}
+
+// enter is Enter's fast path for e, a request of a binding whose only rule
+// is k's (binding.hot): a request with exactly one value of the param is
+// decided here, as ask and admit would, without their reservations (there
+// is nothing to give back on a later rejection); any other request goes
+// through admit. It returns the time the request proceeds and the error
+// that stops it.
+func (k *hotspotKind) enter(ctx context.Context, g *Guard, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
+	b := e.b
+	rs := b.rules[0]
+	var v string
+	ok := false
+	if params != nil {
+		if v, ok = params.Param(rs.rule.Param, 0); ok {
+			_, more := params.Param(rs.rule.Param, 1)
+			ok = !more
+		}
+	}
+	if !ok { // no value, or several: see firstValue
+		return g.admit(ctx, e, resource, params, quotas, cpu, now)
+	}
+	if v != "" && v[0] == 0 {
+		v = rs.escape(v)
+	}
+	n := e.n
+	var d hotspot.Decision // written in place (see hotspot.Limiter.AcquireTo)
+	if k.l.AcquireTo(&d, now, v, n); d.OK {
+		if quotas != nil {
+			*quotas, _ = notePolicy(*quotas, rs.quota(d.Limit, d.Remaining))
+		}
+		return now, nil
+	}
+	if k.top != nil {
+		k.top[stripe.Of(cpu, len(k.top))].Add(v, n)
+	}
+	evaluated(b.rules, cpu, n)
+	return now, g.blocked(b, resource, rs, &d.Decision, cpu, now, n)
 }
 
 func (k *hotspotKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d, n) }
