@@ -207,8 +207,12 @@ type Breaker struct {
 	notify func(Transition)
 
 	w     atomic.Uint64 // state word
-	until atomic.Int64  // open: the time the breaker goes half-open; half-open: the probes' deadline
-	stats atomic.Pointer[stats]
+	until atomic.Int64  // open: the time the breaker goes half-open
+	// probeBy is the probes' deadline, half-open. Not until: a request that
+	// read the open state while a transition to half-open was under way
+	// would read the deadline as the open state's and be rejected.
+	probeBy atomic.Int64
+	stats   atomic.Pointer[stats]
 
 	mu     sync.Mutex // serializes transitions
 	passed int64      // probes that succeeded in the current half-open period; guarded by mu
@@ -243,6 +247,7 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 		}
 		b.w.Store(w)
 		b.until.Store(prev.until.Load())
+		b.probeBy.Store(prev.probeBy.Load())
 		b.trips.Store(prev.trips.Load())
 		if old := prev.stats.Load(); old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
 			b.stats.Store(old)
@@ -311,7 +316,7 @@ func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
 				}
 				continue // another probe, or a transition: look again
 			}
-			until := b.until.Load()
+			until := b.probeBy.Load()
 			if now < until {
 				return 0, time.Duration(until - now), false
 			}
@@ -441,7 +446,7 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, b
 		b.until.Store(now + int64(b.cfg.OpenFor))
 		b.trips.Add(1)
 	case HalfOpen:
-		b.until.Store(now + int64(b.cfg.OpenFor))
+		b.probeBy.Store(now + int64(b.cfg.OpenFor))
 		b.passed = 0
 	case Closed:
 		b.stats.Store(b.newStats())
