@@ -525,7 +525,11 @@ func (g *gcra) params(lim int64) GCRA {
 // Acquire decides on the bucket itself, without a lease.
 func (g *gcra) Acquire(now int64, n int64) Decision {
 	var d Decision
-	g.decide(&d, now, n)
+	if g.leases != nil {
+		g.full.acquireTo(&d, &g.st.tat, now, n)
+	} else {
+		g.AcquireTo(&d, 0, now, n)
+	}
 	return d
 }
 
@@ -535,24 +539,45 @@ func (g *gcra) AcquireOn(cpu uint32, now, n int64) Decision {
 	return d
 }
 
-// AcquireTo admits from the lease of cpu when it has n permits left and
-// has not expired, else decides on the bucket and, when it holds many
-// tokens, takes a new lease for cpu in the same compare-and-swap.
+// AcquireTo admits, on a bucket that leases, from the lease of cpu when it
+// has n permits left and has not expired, else decides on the bucket and,
+// when it holds many tokens, takes a new lease for cpu in the same
+// compare-and-swap (leaseMiss).
 func (g *gcra) AcquireTo(d *Decision, cpu uint32, now, n int64) {
-	if g.leases == nil {
-		g.decide(d, now, n)
+	if g.leases != nil {
+		ls := &g.leases[stripe.Of(cpu, len(g.leases))]
+		w := ls.word.Load()
+		if left := w & leaseLeft; left >= n && g.valid(ls.tag.Load(), now) && ls.use(w, n) {
+			// The quota left is the bucket's plus what the lease has left.
+			p := &g.full
+			rem := p.remaining(now, at(g.st.tat.Load()), p.one.capacity) + left - n
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, 0, p.Limit, rem, 0
+			d.ref, d.mark, d.markFrac = nil, 0, 0
+			return
+		}
+		g.leaseMiss(d, ls, w, now, n)
 		return
 	}
-	ls := &g.leases[stripe.Of(cpu, len(g.leases))]
-	w := ls.word.Load()
-	if left := w & leaseLeft; left >= n && g.valid(ls.tag.Load(), now) && ls.use(w, n) {
-		// The quota left is the bucket's plus what the lease has left.
-		p := &g.full
-		rem := p.remaining(now, at(g.st.tat.Load()), p.one.capacity) + left - n
-		d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, 0, p.Limit, rem, 0
-		d.ref, d.mark, d.markFrac = nil, 0, 0
-		return
+	p := &g.full
+	if lim := g.th.at(now); lim != p.Limit {
+		warm := g.params(lim) // warming up
+		p = &warm
 	}
+	if g.locked || g.st.nholes.Load() > 0 && g.st.tat.Load() > now {
+		g.st.mu.Lock()
+		g.acquireLocked(d, p, now, n)
+		g.st.mu.Unlock()
+	} else {
+		p.acquireTo(d, &g.st.tat, now, n)
+	}
+	if d.OK {
+		g.th.admitted(n)
+	}
+}
+
+// leaseMiss decides n at now when the lease ls, whose word was w, cannot
+// serve them.
+func (g *gcra) leaseMiss(d *Decision, ls *lease, w, now, n int64) {
 	if t := g.st.tat.Load(); (w&leaseLeft == 0 || !g.valid(ls.tag.Load(), now)) && t-now > g.leaseSpan {
 		// Nothing to give back, and too few tokens to lease: decided on
 		// the bucket, exactly, without claiming the lease (a flood of
@@ -632,25 +657,6 @@ func (g *gcra) giveBack(cost int64) {
 		if next == t || g.st.tat.CompareAndSwap(t, next) {
 			return
 		}
-	}
-}
-
-// decide is Acquire writing the decision to d.
-func (g *gcra) decide(d *Decision, now, n int64) {
-	p := &g.full
-	if lim := g.th.at(now); lim != p.Limit {
-		warm := g.params(lim) // warming up
-		p = &warm
-	}
-	if g.locked || g.st.nholes.Load() > 0 && g.st.tat.Load() > now {
-		g.st.mu.Lock()
-		g.acquireLocked(d, p, now, n)
-		g.st.mu.Unlock()
-	} else {
-		p.acquireTo(d, &g.st.tat, now, n)
-	}
-	if d.OK {
-		g.th.admitted(n)
 	}
 }
 
