@@ -385,7 +385,7 @@ type gcra struct {
 	// leaseReserve tokens), how far ahead of a lease's expiry the TAT is
 	// kept by st.floor (the cost of every permit all the leases can
 	// hold), and how far ahead of now the TAT may be for a request to
-	// take a lease (the bucket holds at least leaseFrom tokens after it).
+	// take a lease (it leaves at least LeaseShare·leaseReserve tokens).
 	leaseValid, leaseHeld, leaseSpan int64
 }
 
