@@ -24,37 +24,11 @@ type leapArray struct {
 	// beyond the limit.
 	older atomic.Pointer[olderSum]
 	// leases are the CPUs' shares of the quota, one per stripe (see
-	// AcquireOn); nil when the limit warms up.
+	// AcquireOn); nil when the limit warms up. A lease's tag is the start
+	// of the bucket it was counted in, and it is valid while that bucket
+	// is the current one.
 	leases []lease
 }
-
-// A lease is a share of the window's quota that one CPU took in advance,
-// counted in the bucket it was taken in, and valid while that bucket is
-// the current one: AcquireOn admits from it with one compare-and-swap on
-// a cache line that only that CPU writes, instead of an atomic add on the
-// bucket's count, which every CPU writes.
-//
-// word holds a generation (which changes with every new lease) and the
-// permits left; b is the bucket the lease was counted in. A refill claims
-// the lease by moving word to an odd generation with no permits, gives
-// back what was left of the old lease to its bucket, then stores the new
-// bucket and, last, word with the next even generation and the new
-// permits. A reader that loads word, then b, and swaps word from the value
-// it loaded has therefore used a permit of the lease of b: a refill in
-// between would have changed word.
-type lease struct {
-	word atomic.Int64
-	b    atomic.Pointer[window.Bucket]
-	_    [48]byte
-}
-
-// A lease is sized by stripe.LeaseSize: with little quota left, every
-// decision is made on the bucket's count.
-const (
-	leaseBits = 20 // bits of lease.word holding the permits left
-	leaseLeft = 1<<leaseBits - 1
-	leaseGen  = 1 << leaseBits // one generation in lease.word
-)
 
 // olderSum is the pass count of the buckets of the window of the bucket
 // starting at start, that bucket excluded. left is built on the first
@@ -77,7 +51,7 @@ func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
 		// goes back to the window.
 		l.arr = p.arr
 		for i := range p.leases {
-			p.giveBack(&p.leases[i])
+			p.giveBackLeft(p.leases[i].end())
 		}
 		return l, nil
 	}
@@ -112,7 +86,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	w := ls.word.Load()
 	b := l.arr.Current(now)
 	if w&leaseLeft >= n {
-		if ls.b.Load() == b && ls.word.CompareAndSwap(w, w-n) {
+		if ls.tag.Load() == b.Start() && ls.use(w, n) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.th.limit
@@ -137,40 +111,30 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 // window, and when they are admitted and the quota left allows, leases a
 // share of the quota to the CPU.
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
-	w := ls.word.Load()
-	if w&leaseGen != 0 || !ls.word.CompareAndSwap(w, w&^leaseLeft+leaseGen) {
+	w, ok := ls.claim()
+	if !ok {
 		return l.Acquire(now, n) // another refill of this lease is under way
 	}
-	// The lease is this call's until its word is stored again.
-	l.giveBackLeft(ls.b.Load(), w&leaseLeft)
-	next := w&^leaseLeft + 2*leaseGen
+	l.giveBackLeft(w&leaseLeft, ls.tag.Load())
 	d := l.Acquire(now, n)
+	var permits, start int64
 	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
 		if ld := l.Acquire(now, chunk); ld.OK {
-			ls.b.Store(ld.ref.(*window.Bucket))
-			next += chunk
+			permits, start = chunk, ld.ref.(*window.Bucket).Start()
 			d.Remaining = ld.Remaining + chunk
 		}
 	}
-	ls.word.Store(next)
+	ls.renew(w, permits, start)
 	return d
 }
 
-// giveBack ends the lease ls and gives back what it had left.
-func (l *leapArray) giveBack(ls *lease) {
-	w := ls.word.Load()
-	b := ls.b.Load() // the bucket of w if the swap succeeds (see lease)
-	if w&leaseGen == 0 && ls.word.CompareAndSwap(w, w&^leaseLeft+2*leaseGen) {
-		l.giveBackLeft(b, w&leaseLeft)
-	}
-}
-
-// giveBackLeft takes left permits of a lease out of the count of b, its
-// bucket, if b is still in the window. The sum of the buckets before the
-// newest, cached, is computed again: b may be one of them.
-func (l *leapArray) giveBackLeft(b *window.Bucket, left int64) {
-	if b != nil && left > 0 {
-		l.arr.Undo(b, window.Pass, left)
+// giveBackLeft takes left permits of a lease out of the count of the
+// bucket starting at start, its bucket, if it is still in the window. The
+// sum of the buckets before the newest, cached, is computed again: the
+// bucket may be one of them.
+func (l *leapArray) giveBackLeft(left, start int64) {
+	if left > 0 {
+		l.arr.UndoAt(start, window.Pass, left)
 		l.older.Store(nil)
 	}
 }

@@ -118,25 +118,44 @@ func TestConcurrentTokenBucket(t *testing.T) {
 	l := mustNew(t, Config{Algorithm: TokenBucket, Limit: raceLimit, Window: raceWindow, Burst: burst}, nil)
 	adm := hammer(l, raceGoroutines, raceStep, raceWindows*raceWindow)
 
-	const cost = raceWindow / raceLimit    // ns per token, exact here
-	const tol = (raceLimit + burst) * cost // capacity as time
+	const cost = raceWindow / raceLimit // ns per token, exact here
 	times := make([]int64, len(adm))
 	for i, a := range adm {
 		times[i] = a.at
 	}
-	slices.Sort(times)
-	// With g(i) = i*cost - times[i], admissions i..j fit when
-	// (j-i+1)*cost <= times[j]-times[i] + tol, that is
-	// g(j) + cost - tol <= g(i): check against the smallest g before j.
-	minG := int64(1 << 62)
-	for j, tj := range times {
-		g := int64(j)*cost - tj
-		minG = min(minG, g)
-		if g+cost-tol > minG {
-			t.Fatalf("admissions up to %d at %d exceed the capacity plus refill", j, tj)
+	checkRefill(t, times, nil, cost, (raceLimit+burst)*cost)
+	assertBusy(t, len(adm))
+}
+
+// checkRefill checks that any span of readings [a, b] among times (of
+// admissions of n[i] requests each, or one when n is nil) holds at most
+// what a token bucket of tol, its capacity as time, lets through when a
+// request costs cost: k requests need k*cost <= b-a + tol.
+func checkRefill(t *testing.T, times, n []int64, cost, tol int64) {
+	t.Helper()
+	idx := make([]int, len(times))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return int(times[i] - times[j]) })
+	// With k(j) the requests admitted up to j in time order, and
+	// g(j) = k(j)*cost - times[j], admissions i..j fit when
+	// (k(j)-k(i-1))*cost <= times[j]-times[i] + tol, that is
+	// g(j) - tol <= k(i-1)*cost - times[i]: check against the smallest
+	// right-hand side before j.
+	minH := int64(1 << 62)
+	var k int64
+	for _, i := range idx {
+		minH = min(minH, k*cost-times[i])
+		if n == nil {
+			k++
+		} else {
+			k += n[i]
+		}
+		if k*cost-times[i]-tol > minH {
+			t.Fatalf("admissions up to %d at %d exceed the capacity plus refill", k, times[i])
 		}
 	}
-	assertBusy(t, len(adm))
 }
 
 // assertBusy checks that a concurrency test admitted a good share of its

@@ -258,6 +258,14 @@ func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
 	}
 }
 
+// UndoAt is Undo on the bucket starting at start, if it is still
+// installed.
+func (a *LeapArray) UndoAt(start int64, ev Event, v int64) {
+	if b := a.slot(start).Load(); b != nil && b.start == start {
+		b.counts[ev].Add(-v)
+	}
+}
+
 // AddRT records a completion at now: Complete += 1, RT += rt, minimum RT,
 // and Error += 1 when failed.
 func (a *LeapArray) AddRT(now int64, rt int64, failed bool) {

@@ -1,0 +1,64 @@
+package flow
+
+import "sync/atomic"
+
+// A lease is a share of a limiter's quota that one CPU took in advance and
+// counted when it took it, valid for what its tag says (the leap array:
+// the start of the bucket it was counted in; the token bucket: the time it
+// expires): the limiter admits from it with one compare-and-swap on a
+// cache line that only that CPU writes, instead of writing the shared
+// count, which every CPU writes. Leases are sized by stripe.LeaseSize.
+//
+// word holds a generation (which changes with every new lease) and the
+// permits left. A refill claims the lease by moving word to an odd
+// generation with no permits (claim), gives back what was left of the old
+// lease, then stores the new tag and, last, word with the next even
+// generation and the new permits (renew). A reader that loads word, then
+// tag, and swaps word from the value it loaded (use) has therefore used a
+// permit of the lease of that tag: a refill in between would have changed
+// word.
+type lease struct {
+	word atomic.Int64
+	tag  atomic.Int64
+	_    [48]byte
+}
+
+const (
+	leaseBits = 20 // bits of lease.word holding the permits left
+	leaseLeft = 1<<leaseBits - 1
+	leaseGen  = 1 << leaseBits // one generation in lease.word
+)
+
+// use takes n permits from the lease whose word was w.
+func (ls *lease) use(w, n int64) bool { return ls.word.CompareAndSwap(w, w-n) }
+
+// claim starts a refill: it returns the word of the lease it ended, whose
+// permits left the caller gives back, or false when another refill of ls
+// is under way. The lease is the caller's until it calls renew.
+func (ls *lease) claim() (int64, bool) {
+	w := ls.word.Load()
+	if w&leaseGen != 0 || !ls.word.CompareAndSwap(w, w&^leaseLeft+leaseGen) {
+		return 0, false
+	}
+	return w, true
+}
+
+// renew ends the refill that claimed w: the lease holds permits, valid for
+// tag.
+func (ls *lease) renew(w, permits, tag int64) {
+	if permits > 0 {
+		ls.tag.Store(tag)
+	}
+	ls.word.Store(w&^leaseLeft + 2*leaseGen + permits)
+}
+
+// end ends the lease, when no refill is under way, and returns the permits
+// it had left and its tag, for the caller to give back.
+func (ls *lease) end() (left, tag int64) {
+	w := ls.word.Load()
+	tag = ls.tag.Load() // the tag of w if the swap succeeds
+	if w&leaseGen == 0 && ls.word.CompareAndSwap(w, w&^leaseLeft+2*leaseGen) {
+		return w & leaseLeft, tag
+	}
+	return 0, 0
+}
