@@ -425,7 +425,9 @@ func (set *ruleSet) bind(name string) *binding {
 		case *flowKind, *concKind:
 			b.single = b.rules[0]
 		case *hotspotKind:
-			b.hot = l.fast(b.rules[0])
+			if !b.rules[0].holds { // a concurrency rule keeps its slot until Exit
+				b.hot = l
+			}
 		}
 	}
 	return b

@@ -60,16 +60,6 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-// fast returns k for binding.hot when rs, k's rule and the only rule of a
-// binding, is one Enter may decide without admit: it neither waits (leaky
-// bucket) nor holds (concurrency), and is no shadow rule. Else nil.
-func (k *hotspotKind) fast(rs *ruleState) *hotspotKind {
-	if rs.waits || rs.holds || rs.shadow {
-		return nil
-	}
-	return k
-}
-
 // enter is Enter's fast path for e, a request of a binding whose only rule
 // is k's (binding.hot): a request with exactly one value of the param is
 // decided here, as ask and admit would, without their reservations (there
