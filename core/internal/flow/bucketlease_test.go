@@ -155,31 +155,41 @@ func TestBucketLeaseGivesBack(t *testing.T) {
 }
 
 // TestConcurrentBucketLeases: 64 goroutines on more CPUs than there are
-// leases, on a fake clock, in turns of busy spells (a few goroutines below
-// the rate, taking leases on a full bucket, then all of them at 4 times
-// the rate, draining the bucket through leasing to the limit, some
-// goroutines idle with their leases) and quiet ones (the bucket fills up;
-// leases expire),
-// asking for 1 or 2 permits and giving every 5th admission back: any span
-// of readings holds at most what the bucket lets through, and most
-// admissions came from leases.
+// leases, on a fake clock, in turns of busy spells (first one reading in
+// 16 asks, below the rate, taking leases on a full bucket; then every
+// reading asks, at 6 times the rate, draining the bucket through leasing
+// to the limit, while some CPUs idle with their leases) and quiet ones
+// (the bucket fills up; leases expire), asking for 1 or 2 permits and
+// giving every 5th admission back: any span of readings holds at most
+// what the bucket lets through, and over a fifth of the admissions came
+// from leases (23-31% in 38 runs under -race beside busy loops: most of a
+// busy spell is at the limit, where nothing leases, and how many
+// goroutines race on one CPU's lease varies). Which reading asks, and on
+// which CPU, depends on its time only, not on which goroutine the
+// scheduler runs.
 func TestConcurrentBucketLeases(t *testing.T) {
 	const (
 		cost, lim = 4, 4000 // a window of 16µs
 		spell     = 40_000  // ns of busy, then of quiet, fake time
 		spells    = 8
+		stripes   = 4
 	)
-	g := leasingBucket(t, Config{Limit: lim, Window: cost * lim}, 4, 512, 1024)
+	g := leasingBucket(t, Config{Limit: lim, Window: cost * lim}, stripes, 512, 1024)
 	nOf := func(at int64) int64 { return 1 + at/3%2 }
 	var fromLeases, undone, rejected atomic.Int64
-	adm := hammerWith(raceGoroutines, 1, 2*spell*spells, func(gr int, at int64) Decision {
+	adm := hammerWith(raceGoroutines, 1, 2*spell*spells, func(_ int, at int64) Decision {
 		k := at / spell
-		light := at%spell < spell/4 && gr%16 != 0 // a few goroutines only
-		if k%2 == 1 || light || (int64(gr)+k/2)%3 == 0 {
-			return Decision{} // quiet, or this goroutine idles
+		if k%2 == 1 || (at%spell < spell/4 && at%16 != 0) {
+			return Decision{} // quiet, or below the rate
+		}
+		// A CPU idling with its lease in this spell leaves its request to
+		// the next one (at most two of the four idle).
+		cpu := uint32(at % stripes)
+		for (int64(cpu%stripes)+k/2)%3 == 0 {
+			cpu++
 		}
 		n := nOf(at)
-		d := g.AcquireOn(uint32(gr), at, n)
+		d := g.AcquireOn(cpu, at, n)
 		if d.OK && d.mark == 0 {
 			fromLeases.Add(1)
 		} else if !d.OK {
@@ -203,7 +213,7 @@ func TestConcurrentBucketLeases(t *testing.T) {
 	// requests rejected at its limit.
 	assert.Greater(t, total, int64(spells/2*lim/2), "admitted in all")
 	assert.Positive(t, rejected.Load())
-	assert.Greater(t, fromLeases.Load(), int64(len(adm)/4), "admitted from leases")
+	assert.Greater(t, fromLeases.Load(), int64(len(adm)/5), "admitted from leases")
 	assert.Positive(t, undone.Load())
 }
 
