@@ -125,13 +125,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	defer client.CloseIdleConnections()
 	names := make([]string, len(cfg.targets))
+	fallbacks := make([]int64, len(cfg.targets)) // until the requests, then during them
 	var first server.Status
 	for i, t := range cfg.targets {
 		st, err := status(ctx, client, t)
 		if err != nil {
 			return err
 		}
-		names[i] = st.Instance
+		names[i], fallbacks[i] = st.Instance, fallbacksOf(st)
 		if i == 0 {
 			first = st
 		}
@@ -140,7 +141,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "driving GET %s on %d instances at %d requests/s for %s; %s\n\n", cfg.path, len(cfg.targets), cfg.rate, cfg.duration, desc)
 	secs := drive(ctx, client, cfg, names, limit, out)
 	summarize(out, names, secs, limit)
+	var total int64
+	for i, t := range cfg.targets {
+		st, err := status(ctx, client, t)
+		if err != nil {
+			return err
+		}
+		fallbacks[i] = fallbacksOf(st) - fallbacks[i]
+		total += fallbacks[i]
+	}
+	if total > 0 {
+		fmt.Fprintf(out, "decided by the rules' failure policy (Redis did not answer in time): %d;", total)
+		for i, name := range names {
+			fmt.Fprintf(out, " %s %d", name, fallbacks[i])
+		}
+		fmt.Fprintln(out)
+	}
 	return ctx.Err()
+}
+
+// fallbacksOf returns the decisions the failure policies of an instance's
+// rules made since it started.
+func fallbacksOf(st server.Status) int64 {
+	var n int64
+	for _, s := range st.Stores {
+		n += s.Fallbacks
+	}
+	return n
 }
 
 // startInstances starts cfg.instances instances of the example's server

@@ -23,7 +23,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var admittedLine = regexp.MustCompile(`(?m)^admitted: (\d+) in (\d+) s .*; blocked (\d+); failed (\d+)$`)
+var (
+	admittedLine = regexp.MustCompile(`(?m)^admitted: (\d+) in (\d+) s .*; blocked (\d+); failed (\d+)$`)
+	fallbackLine = regexp.MustCompile(`(?m)^decided by the rules' failure policy \(Redis did not answer in time\): (\d+);`)
+)
 
 // TestInProcess starts 3 instances and drives them at 4.5x GET /hello's
 // limit of 20 per second for 2 seconds: the table has a row per second, and
@@ -31,7 +34,10 @@ var admittedLine = regexp.MustCompile(`(?m)^admitted: (\d+) in (\d+) s .*; block
 // requests ran: at most a window more than their span's worth of windows.
 // The span is 2 seconds and the time the last requests took to be answered,
 // which a busy host stretches (a request sent late in the last second can
-// be admitted well after it).
+// be admitted well after it). A busy host can also keep Redis from
+// answering within the store's timeout (50 ms): the rule's failure policy
+// (local) decides those requests, and the summary counts them; each may
+// have been admitted on top.
 func TestInProcess(t *testing.T) {
 	addr, _ := exampletest.Redis(t) // run picks a key prefix of its own
 	out := &timedWriter{}
@@ -57,7 +63,12 @@ func TestInProcess(t *testing.T) {
 	// before the summary.
 	span := out.between("driving GET ", "admitted: ")
 	require.Positive(t, span, "the driving line, then the summary")
-	assert.LessOrEqual(t, float64(admitted), 20*(span.Seconds()+1), "admitted within %s", span)
+	fallbacks := 0
+	if m := fallbackLine.FindStringSubmatch(text); m != nil {
+		fallbacks, _ = strconv.Atoi(m[1])
+		require.Positive(t, fallbacks)
+	}
+	assert.LessOrEqual(t, float64(admitted), 20*(span.Seconds()+1)+float64(fallbacks), "admitted within %s, %d decided by the failure policy", span, fallbacks)
 }
 
 // timedWriter is a buffer that notes when each write was made.
