@@ -294,7 +294,7 @@ func (ic *Interceptors) blocked(ctx context.Context, fullMethod string, to sink,
 		return status.Error(codes.Internal, err.Error())
 	}
 	if ms, ok := pushback(b); ok {
-		to.setTrailer(ctx, metadata.MD{PushbackKey: []string{ms}})
+		to.setTrailer(ctx, metadata.MD{pushbackKey: []string{ms}})
 	}
 	if ic.cfg.onBlock != nil {
 		if err := ic.cfg.onBlock(ctx, fullMethod, b); err != nil {
