@@ -631,7 +631,9 @@ func TestLeakyBucketWaitHonoursContext(t *testing.T) {
 	defer cancel()
 	err := hello(short, c, "late")
 	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
-	require.Eventually(t, func() bool { return fc.Sleepers() == 0 }, 5*time.Second, 5*time.Millisecond,
+	expired, cancelExpired := context.WithCancel(ctx)
+	cancelExpired()
+	require.Eventually(t, func() bool { return fc.WaitForSleepers(expired, 1) != nil }, 5*time.Second, 5*time.Millisecond,
 		"the server-side wait ended with the call")
 	assert.EqualValues(t, 1, svc.hellos.Load())
 

@@ -565,7 +565,7 @@ func TestWatcherRunStopsWithItsContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	assert.Zero(t, x.clk.Sleepers())
+	assert.Error(t, x.clk.WaitForSleepers(ctx, 1), "Run sleeps no more") // ctx is done: no wait
 
 	// It can run again, and stops at once with a done context.
 	require.ErrorIs(t, x.w.Run(ctx), context.Canceled)

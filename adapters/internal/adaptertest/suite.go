@@ -1001,7 +1001,9 @@ func testLeakyWait(t *testing.T, f Factory) {
 	st := s.stats("GET /hello")
 	assert.Equal(t, int64(1), st.Pass)
 	assert.Equal(t, int64(1), st.Block)
-	assert.Zero(t, s.clock.Sleepers())
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, s.clock.WaitForSleepers(expired, 1), "no request waits on the clock")
 }
 
 func waitSleepers(t *testing.T, fc *clock.Fake, n int) {
