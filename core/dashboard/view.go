@@ -77,7 +77,7 @@ type totals struct {
 	RTMs     float64 `json:"rtMs"`    // total response time of the completed requests
 	AvgRTMs  float64 `json:"avgRtMs"` // RTMs / Complete; 0 when none completed
 	// BlockedBy counts the blocked requests by reason: the kind of the rule
-	// that blocked them, "fallback" or "cancelled" (core.Reasons).
+	// that blocked them, "fallback" or "cancelled" (core.Totals.BlockedBy).
 	BlockedBy map[string]int64 `json:"blockedBy"`
 }
 
