@@ -871,7 +871,7 @@ func TestBreakerBlocksUnaryAndStreamWithUnavailable(t *testing.T) {
 
 	snap := g.Snapshot()
 	require.NotNil(t, snap.Rules[0].Breaker)
-	assert.Equal(t, "closed", snap.Rules[0].Breaker.State.String())
+	assert.EqualValues(t, "closed", snap.Rules[0].Breaker.State)
 	assert.EqualValues(t, 1, snap.Rules[0].Breaker.Trips)
 }
 

@@ -191,7 +191,7 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 		}
 		v.TopBlocked = r.TopBlocked
 		if b := r.Breaker; b != nil {
-			v.Breaker = &breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
+			v.Breaker = &breaker{State: string(b.State), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}
 		out.Rules = append(out.Rules, v)
 	}

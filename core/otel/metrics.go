@@ -229,7 +229,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {
-				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(st.String())))
+				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(string(st))))
 			}
 			o.ObserveInt64(in.breakerTrips, b.Trips, attrs(name, res))
 		}

@@ -249,7 +249,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				if b.State == st {
 					v = 1
 				}
-				emit(d.breakerState, gauge, v, name, res, st.String())
+				emit(d.breakerState, gauge, v, name, res, string(st))
 			}
 			emit(d.breakerTrips, counter, float64(b.Trips), name, res)
 		}
