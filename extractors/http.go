@@ -76,7 +76,6 @@ func (p *Params) ResetHTTP(x *Extractor, r *http.Request, path PathParams) {
 	}
 }
 
-
 // values returns the values fn gives for sp, calling fn unless they are
 // held already: a custom extractor is called once while Enter reads that
 // param's values.
