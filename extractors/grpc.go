@@ -41,11 +41,12 @@ type GRPCCall interface {
 //   - custom params registered with WithGRPCParam, and those of
 //     WithContextParam, from ctx.Value.
 //
-// query, cookie and path params are absent on gRPC. An interceptor embeds
-// p in an object it allocates (or reuses) per call. Reading a metadata
-// param allocates what call.Metadata does (with grpc-go, a copy of the
-// key's value list, once per param and call); ip and peer allocate the
-// text of the address.
+// query, cookie and path params are absent on gRPC. The first ResetGRPC of
+// a Params allocates a holder for the call, which later resets reuse, so
+// an interceptor reuses its Params (the gRPC adapter pools them). Reading a
+// metadata param allocates what call.Metadata does (with grpc-go, a copy
+// of the key's value list, once per param and call); ip and peer allocate
+// the text of the address.
 func (p *Params) ResetGRPC(x *Extractor, call GRPCCall, ctx context.Context, fullMethod string) {
 	// Field by field: a composite literal would build a copy first.
 	p.x, p.r, p.path = x, nil, nil
