@@ -10,6 +10,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/breaker"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/reason"
 )
 
 // EnterOption adjusts one call of Enter.
@@ -291,11 +292,11 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
 	st.bucket(now)
-	reason := reasonCancelled
+	why := reason.Cancelled
 	if be, ok := err.(*BlockedError); ok {
-		reason = reasonOf(be)
+		why = reasonOf(be)
 	}
-	st.blockedBy[reason].Add(n)
+	st.blockedBy[why].Add(n)
 }
 
 // now reads the clock that times a request under the rules of b (its

@@ -11,3 +11,9 @@ const (
 	DefaultStoreBackoff = defaultStoreBackoff
 	DefaultStoreTrip    = defaultStoreTrip
 )
+
+// MatchResource reports whether the resource name matches pattern as a
+// rule's Resource does.
+func MatchResource(pattern, name string) bool {
+	return compilePattern(pattern).match(name)
+}

@@ -213,10 +213,10 @@ func New(opts ...Option) (*Guard, error) {
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
 		topBlocked: cfg.topBlocked}
 	if g.clock == nil && cfg.precise {
-		g.clock = clock.NewSystem()
+		g.clock = sysclock.New()
 	}
 	if g.clock == nil {
-		sys := clock.NewSystem()
+		sys := sysclock.New()
 		cc, err := coarse.New(sys, rtResolution)
 		if err != nil {
 			return nil, err

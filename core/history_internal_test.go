@@ -58,7 +58,9 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.Equal(t, []float64{1}, res[0].Pass)
 	assert.Equal(t, []float64{2}, res[0].Block)
-	assert.Equal(t, 0, fc.Sleepers(), "the goroutine sleeps on timers, not on the Guard's clock")
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, fc.WaitForSleepers(expired, 1), "the goroutine sleeps on timers, not on the Guard's clock")
 
 	require.NoError(t, g.Close())
 	assert.False(t, h.worker.Go(func(context.Context) {}), "closed")

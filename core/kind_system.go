@@ -8,6 +8,7 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 )
 
@@ -80,7 +81,7 @@ func WithSystemSource(s SystemSource) Option {
 // from the host when s is nil, scheduled on c.
 func newSampler(s SystemSource, c clock.Clock) *system.Sampler {
 	if s == nil {
-		s = system.NewHost("/", clock.NewSystem())
+		s = system.NewHost("/", sysclock.New())
 	}
 	return system.NewSampler(s, c)
 }

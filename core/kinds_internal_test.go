@@ -9,8 +9,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/store"
 )
+
+// TestReasonNames: the reasons core/prometheus and core/otel label their
+// counts with are the names Totals.BlockedBy counts by: every kind's and
+// the two that are none, each once.
+func TestReasonNames(t *testing.T) {
+	want := []string{ReasonFallback, ReasonCancelled}
+	for _, k := range []Kind{KindFlow, KindConcurrency, KindHotspot, KindBreaker, KindAdaptive, KindSystem} {
+		want = append(want, string(k))
+		assert.Equal(t, string(k), (&BlockedError{Kind: k}).Reason())
+	}
+	assert.ElementsMatch(t, want, reason.Names[:])
+	assert.Equal(t, ReasonFallback, (&BlockedError{Kind: KindFlow, Fallback: true}).Reason())
+	assert.Equal(t, ReasonCancelled, reason.Names[reason.Cancelled])
+}
 
 // TestEveryKindIsAsked: the limiter of every kind, in memory and in a
 // store, is in asking.ask's switch (a kind missing from it panics), admits

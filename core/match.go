@@ -57,15 +57,6 @@ func (p pattern) matchName(name string) bool {
 	return true
 }
 
-// MatchResource reports whether the resource name matches pattern as a
-// rule's Resource does: exactly, or as a glob in which each '*' matches any
-// run of characters, '/' included; a pattern starting with '/' matches
-// under every method too ("/items/{id}" matches "GET /items/{id}"). Give it
-// patterns in canonical form (see Rule.Resource).
-func MatchResource(pattern, name string) bool {
-	return compilePattern(pattern).match(name)
-}
-
 // resourceMethods are the methods of resource names: the standard HTTP
 // methods, and OTHER, under which the extractors name every other method.
 var resourceMethods = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}

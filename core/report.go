@@ -192,8 +192,8 @@ func (rp *reporter) deliver(r report) {
 		if e.To != breaker.Open {
 			level = slog.LevelInfo
 		}
-		rp.logf(level, "sluice: breaker "+e.To.String(), slog.String("rule", e.Rule), slog.String("resource", e.Resource),
-			slog.String("from", e.From.String()), slog.String("reason", e.Reason))
+		rp.logf(level, "sluice: breaker "+string(e.To), slog.String("rule", e.Rule), slog.String("resource", e.Resource),
+			slog.String("from", string(e.From)), slog.String("reason", e.Reason))
 	case r.store != nil:
 		if r.store.err != nil {
 			rp.logf(slog.LevelWarn, "sluice: store failed; its rules apply their failure policy", slog.String("store", r.store.name), slog.Any("err", r.store.err))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
 )
 
@@ -61,12 +62,12 @@ func TestReporterDeliversInOrderAndStops(t *testing.T) {
 	var mu sync.Mutex
 	listener := func(e BreakerEvent) {
 		mu.Lock()
-		got = append(got, e.Rule+":"+e.To.String())
+		got = append(got, e.Rule+":"+string(e.To))
 		mu.Unlock()
 	}
 	rp := newReporter(fc.Now, slog.New(slog.DiscardHandler), []func(BreakerEvent){listener})
 	for i := range 10 {
-		rp.send(report{breaker: &BreakerEvent{Rule: string(rune('a' + i))}})
+		rp.send(report{breaker: &BreakerEvent{Rule: string(rune('a' + i)), To: breaker.Closed}})
 	}
 	rp.stop() // delivers what was queued
 	assert.Equal(t, []string{"a:closed", "b:closed", "c:closed", "d:closed", "e:closed", "f:closed", "g:closed", "h:closed", "i:closed", "j:closed"}, got)

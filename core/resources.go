@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
@@ -61,8 +62,8 @@ type resStripe struct {
 	stats           *window.LeapArray // never changes
 	multi, rts0     atomic.Int64
 	_               [8]byte
-	blockedBy       [numReasons]atomic.Int64 // 64 bytes
-	rts             rtCounts                 // 192 bytes; rts[0] unused
+	blockedBy       [reason.N]atomic.Int64 // 64 bytes
+	rts             rtCounts               // 192 bytes; rts[0] unused
 }
 
 // exit counts the exit of a request of n permits after rt (see resStripe):

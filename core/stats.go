@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
@@ -24,39 +25,28 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// Reasons returns the block reasons in a fixed order, in a new slice: the
-// rule kinds' names, ReasonFallback and ReasonCancelled.
-func Reasons() []string { return slices.Clone(reasons[:]) }
-
-var reasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker), ReasonFallback, ReasonCancelled, string(KindAdaptive), string(KindSystem)}
-
-const numReasons = 8
-
-// reasonCancelled is the index of ReasonCancelled in Reasons.
-const reasonCancelled = 5
-
-// reasonOf returns the index in Reasons of the reason of b.
+// reasonOf returns the index in reason.Names of the reason of b.
 func reasonOf(b *BlockedError) int {
 	switch {
 	case b.Fallback:
-		return 4
+		return reason.Fallback
 	case b.Kind == KindConcurrency:
-		return 1
+		return reason.Concurrency
 	case b.Kind == KindHotspot:
-		return 2
+		return reason.Hotspot
 	case b.Kind == KindBreaker:
-		return 3
+		return reason.Breaker
 	case b.Kind == KindAdaptive:
-		return 6
+		return reason.Adaptive
 	case b.Kind == KindSystem:
-		return 7
+		return reason.System
 	}
-	return 0
+	return reason.Flow
 }
 
-// Reason returns why b blocked its request: one of Reasons but
-// ReasonCancelled.
-func (e *BlockedError) Reason() string { return reasons[reasonOf(e)] }
+// Reason returns why b blocked its request: the name of the kind of the
+// rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
+func (e *BlockedError) Reason() string { return reason.Names[reasonOf(e)] }
 
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
@@ -88,8 +78,10 @@ type Totals struct {
 	RT                           time.Duration // total response time
 	// RTHistogram counts the completed requests by response time.
 	RTHistogram RTHistogram
-	// BlockedBy counts the blocked requests by reason (see Reasons); it
-	// holds the reasons with a count only.
+	// BlockedBy counts the blocked requests by reason: the name of the
+	// kind of the rule that blocked them ("flow", "concurrency",
+	// "hotspot", "breaker", "adaptive", "system"), ReasonFallback or
+	// ReasonCancelled. It holds the reasons with a count only.
 	BlockedBy map[string]int64
 }
 
@@ -245,7 +237,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 		out.Total.RT += time.Duration(t.rt.Load())
 		t.addRTs(&out.Total.RTHistogram)
 	}
-	for i, reason := range reasons {
+	for i, name := range reason.Names {
 		var n int64
 		for j := range r.stripes {
 			n += r.stripes[j].blockedBy[i].Load()
@@ -254,7 +246,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
-			out.Total.BlockedBy[reason] = n
+			out.Total.BlockedBy[name] = n
 		}
 	}
 	return out

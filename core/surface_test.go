@@ -16,8 +16,9 @@ import (
 
 // maxExported bounds the exported identifiers of the repository's public
 // packages: the surface grows only by raising it, in review. Issue 15's
-// target is 300 (334 before the cuts of issue 15, item 2).
-const maxExported = 312
+// target, met (334 before the cuts of issue 15, item 2; 312 before its
+// last 12).
+const maxExported = 300
 
 // TestExportedSurface counts what `go doc` shows of every public package of
 // every module in the repository, and checks that each has a doc comment:

@@ -269,7 +269,9 @@ func TestUnmatchedAfterOption(t *testing.T) {
 	g, err = core.New(core.WithClock(fc), core.WithLogger(log),
 		core.WithRules(core.Rule{Name: "typo", Resource: "GET /x", Kind: core.KindFlow, Limit: 1}))
 	require.NoError(t, err)
-	assert.Zero(t, fc.Sleepers(), "no sleeper on the Guard's clock")
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, fc.WaitForSleepers(expired, 1), "no sleeper on the Guard's clock")
 	fc.Advance(5*time.Minute - time.Nanosecond)
 	assert.False(t, ruleStats(t, g, "typo").Unmatched)
 	fc.Advance(time.Nanosecond)

@@ -33,13 +33,13 @@ func BenchmarkHTTPParamsHeader(b *testing.B) {
 			}
 		}
 	})
-	// reused is "enter" with an HTTPRequestParams Reset per request, as the
+	// reused is "enter" with a Params reset (ResetHTTP) per request, as the
 	// adapters hold it: the reading without the allocation.
 	b.Run("reused", func(b *testing.B) {
-		var p extractors.HTTPRequestParams
+		var p extractors.Params
 		b.ReportAllocs()
 		for b.Loop() {
-			p.Reset(x, r, nil)
+			p.ResetHTTP(x, r, nil)
 			if n := count(&p, "header:X-User-ID"); n != 1 {
 				b.Fatal(n)
 			}
@@ -90,7 +90,7 @@ func BenchmarkHTTPParamsKinds(b *testing.B) {
 }
 
 // BenchmarkHTTPParamsIPv6 reads the ip param of IPv6 clients as Enter does
-// (value 0, then the look for value 1), reusing an HTTPRequestParams as the
+// (value 0, then the look for value 1), reusing a Params as the
 // adapters do, so that only the ip param's own cost shows: the socket peer,
 // and a trusted proxy's X-Forwarded-For.
 func BenchmarkHTTPParamsIPv6(b *testing.B) {
@@ -108,10 +108,10 @@ func BenchmarkHTTPParamsIPv6(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := newRequest(b, "GET", "/", bc.remote, bc.header...)
-			var p extractors.HTTPRequestParams
+			var p extractors.Params
 			b.ReportAllocs()
 			for b.Loop() {
-				p.Reset(x, r, nil)
+				p.ResetHTTP(x, r, nil)
 				if n := count(&p, "ip"); n != 1 {
 					b.Fatal(n)
 				}

@@ -89,8 +89,8 @@
 //
 // # Allocation
 //
-// A request's params are an HTTPRequestParams or a GRPCCallParams, Reset
-// for each request. An adapter that allocates or reuses an object per
+// A request's params are a Params, reset for each request (ResetHTTP,
+// ResetGRPC). An adapter that allocates or reuses an object per
 // request holds them in it: reading a header, query, cookie, path, method
 // or host value then allocates nothing (see their documentation for the few
 // exceptions).

@@ -32,8 +32,8 @@ func Example() {
 		r := httptest.NewRequest("GET", "/items/7", nil)
 		r.Header.Set("X-User-ID", "alice")
 		resource := x.HTTPResource(r.Method, "/items/:id") // gin's c.FullPath()
-		var params extractors.HTTPRequestParams
-		params.Reset(x, r, nil)
+		var params extractors.Params
+		params.ResetHTTP(x, r, nil)
 		e, err := guard.Enter(r.Context(), resource, core.WithParams(&params))
 		var b *core.BlockedError
 		if errors.As(err, &b) {
@@ -69,7 +69,7 @@ func ExampleExtractor_HTTPResource() {
 
 // Params carry every value a request has for them: repeated headers and
 // comma-separated elements each count.
-func ExampleHTTPRequestParams_Param() {
+func ExampleParams_Param() {
 	x, err := extractors.New()
 	if err != nil {
 		log.Fatal(err)
@@ -79,8 +79,8 @@ func ExampleHTTPRequestParams_Param() {
 	r.Header.Add("X-User-ID", "carol")
 	r.SetPathValue("id", "7") // as net/http's ServeMux does
 
-	var p extractors.HTTPRequestParams
-	p.Reset(x, r, nil)
+	var p extractors.Params
+	p.ResetHTTP(x, r, nil)
 	for _, param := range []string{"header:x-user-id", "query:tenant", "path:id", "method", "cookie:sid"} {
 		var vs []string
 		for i := 0; ; i++ {
@@ -114,8 +114,8 @@ func ExampleWithHTTPParam() {
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-Tenant", "acme")
-	var p extractors.HTTPRequestParams
-	p.Reset(x, r, nil)
+	var p extractors.Params
+	p.ResetHTTP(x, r, nil)
 	fmt.Println(p.Param("tenant", 0))
 	fmt.Println(x.CheckParam("tenant"), x.CheckParam("tennant") != nil)
 	// Output:
@@ -127,7 +127,7 @@ func ExampleWithHTTPParam() {
 // ResponseWriter it hands the handler, which would record the status)
 // holds the request's params inside it, so that they cost no allocation of
 // their own.
-func ExampleHTTPRequestParams() {
+func ExampleParams() {
 	guard, err := core.New(core.WithRules(core.Rule{
 		Name: "per-user", Resource: "*", Kind: core.KindHotspot,
 		Param: "header:X-User-ID", Limit: 1, Window: 3600e9,
@@ -141,12 +141,12 @@ func ExampleHTTPRequestParams() {
 	}
 	type request struct {
 		http.ResponseWriter
-		params extractors.HTTPRequestParams
+		params extractors.Params
 	}
 	middleware := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rq := &request{ResponseWriter: w} // the one allocation
-			rq.params.Reset(x, r, nil)
+			rq.params.ResetHTTP(x, r, nil)
 			e, err := guard.Enter(r.Context(), x.HTTPResource(r.Method, r.Pattern), core.WithParams(&rq.params))
 			if err != nil {
 				http.Error(w, "slow down", http.StatusTooManyRequests)
@@ -197,8 +197,8 @@ func ExampleWithContextParam() {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/items/7", nil)
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, "alice"))
-	var p extractors.HTTPRequestParams
-	p.Reset(x, r, nil)
+	var p extractors.Params
+	p.ResetHTTP(x, r, nil)
 	fmt.Println(p.Param("user", 0))
 	fmt.Println(x.HTTPSource().CheckParam("user"))
 	// Output:

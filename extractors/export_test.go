@@ -34,16 +34,16 @@ const (
 // HTTPParams returns the params of r, for the tests of package
 // extractors_test.
 func (x *Extractor) HTTPParams(r *http.Request, path PathParams) core.Params {
-	p := new(HTTPRequestParams)
-	p.Reset(x, r, path)
+	p := new(Params)
+	p.ResetHTTP(x, r, path)
 	return p
 }
 
 // GRPCParams returns the params of a gRPC call, for the tests of package
 // extractors_test.
 func (x *Extractor) GRPCParams(call GRPCCall, ctx context.Context, fullMethod string) core.Params {
-	p := new(GRPCCallParams)
-	p.Reset(x, call, ctx, fullMethod)
+	p := new(Params)
+	p.ResetGRPC(x, call, ctx, fullMethod)
 	return p
 }
 

@@ -378,7 +378,7 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 
 // PathParams gives the route parameters of a matched HTTP request: the gin
 // and echo adapters implement it over their contexts. A nil PathParams
-// given to HTTPRequestParams.Reset means r.PathValue (net/http's ServeMux).
+// given to Params.ResetHTTP means r.PathValue (net/http's ServeMux).
 //
 // A PathParams may also give what its framework knows of the request: with
 // a method ContextValue(key any) (any, bool), the values the framework

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 )
 
-// GRPCCall reads what GRPCCallParams needs of a gRPC call from its context:
+// GRPCCall reads what Params needs of a gRPC call from its context:
 // metadata and the peer. The gRPC adapter implements it over grpc-go
 // (sluicegrpc.CallInfo), so that this package does not import grpc.
 type GRPCCall interface {
@@ -19,11 +19,13 @@ type GRPCCall interface {
 	Peer(ctx context.Context) netip.Addr
 }
 
-// GRPCCallParams is the core.Params of one gRPC call, for core.WithParams,
-// read through a GRPCCall (sluicegrpc.CallInfo{}); the call's resource is
-// its full method ("/pkg.Service/Method") as is. Reset readies it for a
-// call, whose context is the server's context in a server interceptor, the
-// outgoing context in a client interceptor. It reads:
+// ResetGRPC readies p to give the params of the gRPC call of fullMethod
+// whose context is ctx, read with x through call (sluicegrpc.CallInfo{}),
+// forgetting the request or call it read before. ctx is the server's
+// context in a server interceptor, the outgoing context in a client
+// interceptor; the call's resource is its full method
+// ("/pkg.Service/Method") as is. ResetGRPC(nil, nil, nil, "") drops every
+// reference p holds. p then reads:
 //
 //   - metadata:NAME and header:NAME: the metadata values of NAME (any case)
 //     in the incoming metadata of ctx, or, when those have none, in its
@@ -39,44 +41,33 @@ type GRPCCall interface {
 //   - custom params registered with WithGRPCParam, and those of
 //     WithContextParam, from ctx.Value.
 //
-// query, cookie and path params are absent on gRPC. An interceptor embeds
-// it in an object it allocates (or reuses) per call. Reading a metadata
-// param allocates what call.Metadata does (with grpc-go, a copy of the
-// key's value list, once per param and call); ip and peer allocate the
-// text of the address.
-//
-// It must be used by one goroutine. Enter reads its Params only while it
-// runs, so once Enter has returned a GRPCCallParams may be Reset for another
-// call, or put back in a pool: Reset it with nils first so that it does
-// not keep the call's context alive. The zero GRPCCallParams, and one
-// Reset with a nil Extractor, has no values.
-type GRPCCallParams struct {
-	x      *Extractor
-	call   GRPCCall
-	ctx    context.Context
-	method string
-	cur    cursor
-	lines  []string // the source of the cursor's param
-
-	ipDone bool
-	ip     string // the client IP's text; "" when there is none
-}
-
-// Reset readies p to give the params of the call of fullMethod whose
-// context is ctx, read with x through call, forgetting the call it read
-// before. Reset(nil, nil, nil, "") drops every reference p holds.
-func (p *GRPCCallParams) Reset(x *Extractor, call GRPCCall, ctx context.Context, fullMethod string) {
+// query, cookie and path params are absent on gRPC. The first ResetGRPC of
+// a Params allocates a holder for the call, which later resets reuse, so
+// an interceptor reuses its Params (the gRPC adapter pools them). Reading a
+// metadata param allocates what call.Metadata does (with grpc-go, a copy
+// of the key's value list, once per param and call); ip and peer allocate
+// the text of the address.
+func (p *Params) ResetGRPC(x *Extractor, call GRPCCall, ctx context.Context, fullMethod string) {
 	// Field by field: a composite literal would build a copy first.
-	p.x, p.call, p.ctx, p.method = x, call, ctx, fullMethod
+	p.x, p.r, p.path = x, nil, nil
 	p.cur = cursor{}
-	p.lines = nil
-	p.ipDone, p.ip = false, ""
+	h := p.held
+	if h == nil {
+		if call == nil && ctx == nil {
+			return
+		}
+		h = &held{}
+		p.held = h
+	}
+	h.sp, h.vs = nil, nil
+	h.call, h.ctx, h.method = call, ctx, fullMethod
+	h.ipDone, h.ip = false, ""
 }
 
-// Param returns the i-th value of param for the call (core.Params).
-func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
-	x := p.x
-	if x == nil || p.call == nil || p.ctx == nil {
+// grpcParam is Param for a gRPC call.
+func (p *Params) grpcParam(param string, i int) (string, bool) {
+	x, h := p.x, p.held
+	if x == nil || h == nil || h.call == nil || h.ctx == nil {
 		return "", false
 	}
 	sp := x.lookup(&p.cur, param)
@@ -87,24 +78,24 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 		p.cur.start(sp)
 		switch sp.code {
 		case codeHeader:
-			p.lines = p.metadata(sp.md)
+			h.vs = h.metadata(sp.md)
 		case codeCustom:
-			p.lines = nil
+			h.vs = nil
 			if fn := x.grpcCustom[sp.name]; fn != nil {
-				p.lines = fn(p.ctx, p.method)
+				h.vs = fn(h.ctx, h.method)
 			} else if key := x.ctxParams[sp.name]; key != nil {
-				p.lines = contextStrings(p.ctx.Value(key))
+				h.vs = contextStrings(h.ctx.Value(key))
 			}
 		}
 	}
 	switch sp.code {
 	case codeHeader:
 		if sp.bin {
-			return x.value(&p.cur, p.lines, modePlain, i)
+			return x.value(&p.cur, h.vs, modePlain, i)
 		}
-		return x.value(&p.cur, p.lines, modeList, i)
+		return x.value(&p.cur, h.vs, modeList, i)
 	case codeCustom:
-		return x.value(&p.cur, p.lines, modePlain, i)
+		return x.value(&p.cur, h.vs, modePlain, i)
 	}
 	if i != 0 {
 		return "", false
@@ -112,21 +103,21 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 	var v string
 	switch sp.code {
 	case codePeer:
-		if a := p.call.Peer(p.ctx); a.IsValid() {
+		if a := h.call.Peer(h.ctx); a.IsValid() {
 			v = a.String()
 		}
 	case codeIP:
-		if !p.ipDone {
-			if a, text := p.clientIP(); a.IsValid() {
-				p.ip = x.ipValue(a, text)
+		if !h.ipDone {
+			if a, text := h.clientIP(x); a.IsValid() {
+				h.ip = x.ipValue(a, text)
 			}
-			p.ipDone = true
+			h.ipDone = true
 		}
-		v = p.ip
+		v = h.ip
 	case codeMethod:
-		v = p.method
+		v = h.method
 	case codeHost:
-		if vs := p.call.Metadata(p.ctx, ":authority", false); len(vs) > 0 {
+		if vs := h.call.Metadata(h.ctx, ":authority", false); len(vs) > 0 {
 			v = normalizeHost(vs[len(vs)-1])
 		}
 	}
@@ -138,20 +129,21 @@ func (p *GRPCCallParams) Param(param string, i int) (string, bool) {
 
 // metadata returns the values of the lower-case key in the incoming
 // metadata of the call, or, when those have none, in its outgoing metadata.
-func (p *GRPCCallParams) metadata(key string) []string {
-	if vs := p.call.Metadata(p.ctx, key, false); len(vs) > 0 {
+func (h *held) metadata(key string) []string {
+	if vs := h.call.Metadata(h.ctx, key, false); len(vs) > 0 {
 		return vs
 	}
-	return p.call.Metadata(p.ctx, key, true)
+	return h.call.Metadata(h.ctx, key, true)
 }
 
 // clientIP returns the client of the call: the peer, or, when it is a
-// trusted proxy, the client its incoming forwarding metadata name.
-func (p *GRPCCallParams) clientIP() (netip.Addr, string) {
-	a := p.call.Peer(p.ctx)
-	if !p.x.isTrusted(a) {
+// trusted proxy, the client its incoming forwarding metadata name, as x
+// trusts proxies.
+func (h *held) clientIP(x *Extractor) (netip.Addr, string) {
+	a := h.call.Peer(h.ctx)
+	if !x.isTrusted(a) {
 		return a, ""
 	}
-	return p.x.forwarded(a, "", func(key string) []string { return p.call.Metadata(p.ctx, key, false) },
+	return x.forwarded(a, "", func(key string) []string { return h.call.Metadata(h.ctx, key, false) },
 		"x-forwarded-for", "forwarded", "x-real-ip")
 }

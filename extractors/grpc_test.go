@@ -27,10 +27,10 @@ func (c *fakeCall) Metadata(_ context.Context, key string, outgoing bool) []stri
 
 func (c *fakeCall) Peer(context.Context) netip.Addr { return c.peer }
 
-// TestGRPCCallParams reads a call through a GRPCCall: incoming metadata
+// TestParamsGRPC reads a call through a GRPCCall: incoming metadata
 // before outgoing, forwarding metadata only incoming and only from a trusted
 // peer.
-func TestGRPCCallParams(t *testing.T) {
+func TestParamsGRPC(t *testing.T) {
 	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
 	require.NoError(t, err)
 	proxy, client := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("198.51.100.7")

@@ -1,80 +1,99 @@
 package extractors
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"strings"
 )
 
-// HTTPRequestParams is the core.Params of one HTTP request, for
+// Params is the core.Params of one HTTP request or gRPC call, for
 // core.WithParams: every param kind of the package documentation, read
 // lazily (only the params that a matching hotspot rule names are read, and
-// only when Enter asks). Reset readies it for a request:
+// only when Enter asks). ResetHTTP readies it for an HTTP request,
+// ResetGRPC for a gRPC call:
 //
-//	var p extractors.HTTPRequestParams
-//	p.Reset(x, r, nil)
+//	var p extractors.Params
+//	p.ResetHTTP(x, r, nil)
 //	e, err := guard.Enter(r.Context(), resource, core.WithParams(&p))
 //
 // An adapter embeds it in an object it allocates (or reuses) per request:
 // reading header, metadata, query, cookie, path (ServeMux), method, host,
-// peer and ip params then allocates nothing; the exceptions are values
-// that must be rewritten: a percent-encoded query value, an IP address not
-// written in canonical form (IPv4-mapped, upper-case hex, with a zone), the
-// ip of an IPv6 client whose prefix's text is not among the 4096 cached, a
-// host with capitals. Custom params allocate a small holder for their
-// values, plus what their function allocates.
+// peer and ip params of an HTTP request then allocates nothing; the
+// exceptions are values that must be rewritten: a percent-encoded query
+// value, an IP address not written in canonical form (IPv4-mapped,
+// upper-case hex, with a zone), the ip of an IPv6 client whose prefix's
+// text is not among the 4096 cached, a host with capitals. Custom params
+// allocate a holder for their values, plus what their function allocates.
+// For gRPC calls, see ResetGRPC.
 //
 // It holds the position of the last value read (so that Enter reading values
 // 0, 1, 2... of a param scans its source once) and must be used by one
 // goroutine. Enter reads its Params only while it runs, so once Enter has
-// returned an HTTPRequestParams may be Reset for another request, or put
-// back in a pool: Reset it with a nil Extractor first so that it does not
-// keep the request alive. The zero HTTPRequestParams, and one Reset with a
-// nil Extractor, has no values.
-type HTTPRequestParams struct {
-	// Kept small (64 bytes): callers allocate it per request, and
-	// allocation time grows with size.
-	x      *Extractor
-	r      *http.Request
-	path   PathParams
-	cur    cursor
-	custom *customValues // allocated by the first custom param read
+// returned a Params may be reset for another request, or put back in a
+// pool: reset it with nils first so that it does not keep the request
+// alive. The zero Params, and one reset with a nil Extractor, has no
+// values.
+type Params struct {
+	// Kept small (64 bytes): HTTP adapters allocate it per request, and
+	// allocation time grows with size. What a gRPC call needs is held
+	// apart: the gRPC adapter reuses its Params.
+	x    *Extractor
+	r    *http.Request // nil for a gRPC call
+	path PathParams
+	cur  cursor
+	held *held // allocated by the first custom param read or gRPC call, kept across resets
 }
 
-// Reset readies p to give the params of r, read with x, forgetting the
-// request it read before; path gives the route parameters for path:NAME
-// (nil: r.PathValue, net/http's ServeMux).
-// Reset(nil, nil, nil) drops every reference p holds. It keeps the holder of
-// custom param values (emptied), so that reusing p does not allocate again.
-func (p *HTTPRequestParams) Reset(x *Extractor, r *http.Request, path PathParams) {
+// held is what a Params holds apart: an HTTP request's custom param values,
+// or a gRPC call.
+type held struct {
+	// sp is the param whose values vs holds (HTTP custom params; gRPC:
+	// the source of the cursor's param).
+	sp *spec
+	vs []string
+
+	// A gRPC call's.
+	call   GRPCCall
+	ctx    context.Context
+	method string
+	ipDone bool
+	ip     string // the client IP's text; "" when there is none
+}
+
+// ResetHTTP readies p to give the params of the HTTP request r, read with
+// x, forgetting the request or call it read before; path gives the route
+// parameters for path:NAME (nil: r.PathValue, net/http's ServeMux).
+// ResetHTTP(nil, nil, nil) drops every reference p holds. It keeps the
+// holder of custom param values (emptied), so that reusing p does not
+// allocate again.
+func (p *Params) ResetHTTP(x *Extractor, r *http.Request, path PathParams) {
 	// Field by field: a composite literal would build a copy first.
 	p.x, p.r, p.path = x, r, path
 	p.cur = cursor{}
-	if p.custom != nil {
-		p.custom.sp, p.custom.vs = nil, nil
+	if h := p.held; h != nil {
+		*h = held{}
 	}
 }
 
-// customValues holds what a custom extractor returned for the param sp, so
-// that it is called once while Enter reads that param's values.
-type customValues struct {
-	sp *spec
-	vs []string
-}
-
 // values returns the values fn gives for sp, calling fn unless they are
-// held already.
-func (c *customValues) values(sp *spec, fn func() []string) []string {
+// held already: a custom extractor is called once while Enter reads that
+// param's values.
+func (c *held) values(sp *spec, fn func() []string) []string {
 	if c.sp != sp {
 		c.sp, c.vs = sp, fn()
 	}
 	return c.vs
 }
 
-// Param returns the i-th value of param for the request (core.Params).
-func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
+// Param returns the i-th value of param for the request or call
+// (core.Params).
+func (p *Params) Param(param string, i int) (string, bool) {
 	x := p.x
-	if x == nil || p.r == nil {
+	if p.r == nil {
+		return p.grpcParam(param, i)
+	}
+	if x == nil {
 		return "", false
 	}
 	sp := x.lookup(&p.cur, param)
@@ -103,10 +122,10 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 			}
 			fn = func(r *http.Request) []string { return contextStrings(p.contextValue(key)) }
 		}
-		if p.custom == nil {
-			p.custom = &customValues{}
+		if p.held == nil {
+			p.held = &held{}
 		}
-		vs := p.custom.values(sp, func() []string { return fn(p.r) })
+		vs := p.held.values(sp, func() []string { return fn(p.r) })
 		return x.value(&p.cur, vs, modePlain, i)
 	}
 	if i != 0 {
@@ -147,7 +166,7 @@ func (p *HTTPRequestParams) Param(param string, i int) (string, bool) {
 
 // contextValue returns the value stored under key for the request: its
 // framework's, else its context's.
-func (p *HTTPRequestParams) contextValue(key any) any {
+func (p *Params) contextValue(key any) any {
 	if fw, ok := p.path.(contextValues); ok {
 		if v, ok := fw.ContextValue(key); ok {
 			return v

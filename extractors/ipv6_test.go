@@ -121,9 +121,9 @@ func TestIPv6PrefixAllocs(t *testing.T) {
 		if r.xff != "" {
 			req.Header.Set("X-Forwarded-For", r.xff)
 		}
-		var p extractors.HTTPRequestParams
+		var p extractors.Params
 		allocs := testing.AllocsPerRun(200, func() {
-			p.Reset(x, req, nil)
+			p.ResetHTTP(x, req, nil)
 			if _, ok := p.Param("ip", 0); !ok {
 				t.Fatal("no ip")
 			}

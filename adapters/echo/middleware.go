@@ -99,7 +99,7 @@ type middleware struct {
 // context they read route parameters and c.Get values from, and what its
 // RateLimit fields are made with.
 type request struct {
-	params  extractors.HTTPRequestParams
+	params  extractors.Params
 	path    pathParams
 	proxied proxiedParams
 	fields  httpadapter.QuotaFields

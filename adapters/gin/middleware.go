@@ -103,7 +103,7 @@ func WithRoutes(r *gin.Engine) Option {
 // context they read route parameters and c.Get values from, and what its
 // RateLimit fields are made with.
 type request struct {
-	params  extractors.HTTPRequestParams
+	params  extractors.Params
 	ctx     ginContext
 	proxied proxiedContext
 	fields  httpadapter.QuotaFields

@@ -14,18 +14,18 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// TestGRPCCallParamsAllocs: a GRPCCallParams held by the caller and Reset
+// TestParamsAllocs: a Params held by the caller and ResetGRPC
 // per call reads a metadata param allocating only the copy grpc-go makes of
 // the key's value list (not of all the metadata), and the peer and a
 // trusted proxy's client IP with nothing but the address text. (Not under
 // the race detector, whose allocation counts differ.)
-func TestGRPCCallParamsAllocs(t *testing.T) {
+func TestParamsAllocs(t *testing.T) {
 	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
 	require.NoError(t, err)
-	gp := new(extractors.GRPCCallParams)
+	gp := new(extractors.Params)
 	read := func(ctx context.Context, param string, want int) func() {
 		return func() {
-			gp.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/a.B/C")
+			gp.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/a.B/C")
 			if n := countValues(gp, param); n != want {
 				t.Fatalf("%s: %d values", param, n)
 			}

@@ -22,7 +22,7 @@ import (
 // hotspot rule on a metadata key, both far from their limits, with a context
 // carrying the call's incoming metadata. "core" is Enter and Exit with the
 // metadata value at hand (a core.ParamMap): the Guard's share of the cost;
-// "extractor" reads it through an extractors.GRPCCallParams Reset per call,
+// "extractor" reads it through an extractors.Params reset (ResetGRPC) per call,
 // as the interceptor does (which takes it from a pool).
 //
 //	go -C adapters/grpc test -run '^$' -bench GRPCUnaryInterceptor -benchmem -benchtime 200ms .
@@ -70,8 +70,8 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	withExtractor := func(p *extractors.GRPCCallParams) {
-		p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, sayHello)
+	withExtractor := func(p *extractors.Params) {
+		p.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, sayHello)
 		e, err := g.Enter(ctx, sayHello, core.WithParams(p))
 		if err != nil {
 			b.Fatal(err)
@@ -81,15 +81,15 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		call func(*extractors.GRPCCallParams)
+		call func(*extractors.Params)
 	}{
-		{"handler", func(*extractors.GRPCCallParams) { direct() }},
-		{"core", func(*extractors.GRPCCallParams) { guardOnly() }},
+		{"handler", func(*extractors.Params) { direct() }},
+		{"core", func(*extractors.Params) { guardOnly() }},
 		{"extractor", withExtractor},
-		{"interceptor", func(*extractors.GRPCCallParams) { intercepted() }},
+		{"interceptor", func(*extractors.Params) { intercepted() }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := new(extractors.GRPCCallParams)
+			p := new(extractors.Params)
 			b.ReportAllocs()
 			for b.Loop() {
 				bc.call(p)
@@ -98,7 +98,7 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 		b.Run(bc.name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				p := new(extractors.GRPCCallParams)
+				p := new(extractors.Params)
 				for pb.Next() {
 					bc.call(p)
 				}

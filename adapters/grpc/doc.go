@@ -67,11 +67,11 @@
 //     metadata rule, resource and kind ("breaker"); there is no
 //     QuotaFailure, a breaker being no quota.
 //
-// The interceptor also sets the grpc-retry-pushback-ms trailer
-// (PushbackKey) to RetryAfter in milliseconds, rounded up, so that a gRPC
-// client with a retry policy waits at least as long as RetryInfo says; for
-// a call that can never pass it sets it to -1, which tells such a client
-// not to retry at all (gRFC A6).
+// The interceptor also sets the grpc-retry-pushback-ms trailer to
+// RetryAfter in milliseconds, rounded up, so that a gRPC client with a
+// retry policy waits at least as long as RetryInfo says; for a call that
+// can never pass it sets it to -1, which tells such a client not to retry
+// at all (gRFC A6).
 // Concurrency limits have no retry time (RetryAfter 0): their calls get
 // neither RetryInfo nor the trailer, and a retrying client falls back to its
 // own backoff. WithBlockHandler replaces the status; the trailer is set

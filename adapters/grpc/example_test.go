@@ -62,7 +62,7 @@ func Example() {
 					fmt.Println(st.Code(), "retry after", retry.GetRetryDelay().AsDuration().Round(time.Minute))
 				}
 			}
-			pushback := trailer.Get(sluicegrpc.PushbackKey)
+			pushback := trailer.Get("grpc-retry-pushback-ms")
 			fmt.Println("pushback set:", len(pushback) == 1)
 			continue
 		}

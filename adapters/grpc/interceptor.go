@@ -249,14 +249,14 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
 	c := ic.params.Get().(*callParams)
-	c.p.Reset(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
+	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {
 		*e, err = ic.g.Enter(ctx, resource, c.opts[0], core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
 	} else {
 		*e, err = ic.g.Enter(ctx, resource, c.opts[:]...)
 	}
-	c.p.Reset(nil, nil, nil, "")
+	c.p.ResetGRPC(nil, nil, nil, "")
 	ic.params.Put(c) // Enter is done with it
 	if err == nil {
 		return nil
@@ -271,7 +271,7 @@ func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod s
 // into Enter's arguments, a copy that waits for those writes to reach the
 // cache (a tenth of the interceptor's cost).
 type callParams struct {
-	p    extractors.GRPCCallParams
+	p    extractors.Params
 	opts [1]core.EnterOption // core.WithParams(&p)
 }
 
@@ -294,7 +294,7 @@ func (ic *Interceptors) blocked(ctx context.Context, fullMethod string, to sink,
 		return status.Error(codes.Internal, err.Error())
 	}
 	if ms, ok := pushback(b); ok {
-		to.setTrailer(ctx, metadata.MD{PushbackKey: []string{ms}})
+		to.setTrailer(ctx, metadata.MD{pushbackKey: []string{ms}})
 	}
 	if ic.cfg.onBlock != nil {
 		if err := ic.cfg.onBlock(ctx, fullMethod, b); err != nil {

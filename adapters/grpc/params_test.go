@@ -33,8 +33,8 @@ func withPeer(ctx context.Context, addr string) context.Context {
 // callParams returns the params of the call of fullMethod with context ctx,
 // read by x through CallInfo.
 func callParams(x *extractors.Extractor, ctx context.Context, fullMethod string) core.Params {
-	p := new(extractors.GRPCCallParams)
-	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, fullMethod)
+	p := new(extractors.Params)
+	p.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, fullMethod)
 	return p
 }
 
@@ -187,32 +187,32 @@ func TestGRPCParamsOverServer(t *testing.T) {
 	}, <-got)
 }
 
-// TestGRPCCallParamsReset: a GRPCCallParams Reset for another call reads
-// that call, and Reset with nils has no values.
-func TestGRPCCallParamsReset(t *testing.T) {
+// TestParamsReset: a Params reset (ResetGRPC) for another call reads
+// that call, and ResetGRPC with nils has no values.
+func TestParamsReset(t *testing.T) {
 	x, err := extractors.New()
 	require.NoError(t, err)
-	var p extractors.GRPCCallParams
+	var p extractors.Params
 	var _ core.Params = &p
 	assert.Empty(t, values(&p, "metadata:x-user-id"), "zero value")
 
 	a := withPeer(metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "alice")), "203.0.113.1:1")
 	b := withPeer(metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "bob, carol")), "203.0.113.2:1")
 
-	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, a, "/a.B/C")
+	p.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, a, "/a.B/C")
 	assert.Equal(t, []string{"alice"}, values(&p, "metadata:x-user-id"))
 	assert.Equal(t, []string{"203.0.113.1"}, values(&p, "ip"))
 	assert.Equal(t, []string{"/a.B/C"}, values(&p, "method"))
 
-	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, b, "/a.B/D")
+	p.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, b, "/a.B/D")
 	assert.Equal(t, []string{"bob", "carol"}, values(&p, "metadata:x-user-id"))
 	assert.Equal(t, []string{"203.0.113.2"}, values(&p, "ip"), "client IP of the earlier call kept")
 	assert.Equal(t, []string{"/a.B/D"}, values(&p, "method"))
 
-	p.Reset(nil, nil, nil, "")
-	assert.Empty(t, values(&p, "metadata:x-user-id"), "Reset(nil, nil, nil, \"\")")
+	p.ResetGRPC(nil, nil, nil, "")
+	assert.Empty(t, values(&p, "metadata:x-user-id"), "ResetGRPC(nil, nil, nil, \"\")")
 	assert.Empty(t, values(&p, "method"))
-	p.Reset((*extractors.Extractor)(x), nil, a, "/a.B/C")
+	p.ResetGRPC((*extractors.Extractor)(x), nil, a, "/a.B/C")
 	assert.Empty(t, values(&p, "method"), "without a GRPCCall")
 }
 
@@ -237,8 +237,8 @@ func TestCallInfoParams(t *testing.T) {
 	x, err := extractors.New()
 	require.NoError(t, err)
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-api-key", "k-123"))
-	var p extractors.GRPCCallParams
-	p.Reset((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
+	var p extractors.Params
+	p.ResetGRPC((*extractors.Extractor)(x), sluicegrpc.CallInfo{}, ctx, "/shop.Items/Get")
 	assert.Equal(t, []string{"k-123"}, values(&p, "metadata:X-Api-Key"))
 	assert.Equal(t, []string{"/shop.Items/Get"}, values(&p, "method"))
 }

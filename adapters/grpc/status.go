@@ -13,14 +13,14 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// PushbackKey is the trailer in which a blocked call tells a retrying client,
+// pushbackKey is the trailer in which a blocked call tells a retrying client,
 // in whole milliseconds, how long to wait before the next attempt. gRPC
 // clients with a retry policy honour it (gRFC A6).
-const PushbackKey = "grpc-retry-pushback-ms"
+const pushbackKey = "grpc-retry-pushback-ms"
 
-// ErrorDomain is the domain of the google.rpc.ErrorInfo detail of a blocked
+// errorDomain is the domain of the google.rpc.ErrorInfo detail of a blocked
 // call.
-const ErrorDomain = "sluice"
+const errorDomain = "sluice"
 
 // The reasons of the google.rpc.ErrorInfo detail of a blocked call.
 const (
@@ -54,7 +54,7 @@ const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Milliseco
 //     any rejecting rule allows), when b.RetryAfter is positive (rate
 //     limits; concurrency limits have no retry time and get none, nor does
 //     a call that can never pass);
-//   - google.rpc.ErrorInfo with domain ErrorDomain, reason ReasonRateLimited,
+//   - google.rpc.ErrorInfo with domain "sluice", reason ReasonRateLimited,
 //     ReasonConcurrencyLimited, or ReasonWillNotPass for a call that can
 //     never pass (b.Never), and metadata rule, resource, kind, limit, window
 //     (rate limits) and param (hotspot rules: the param's name, never the
@@ -83,7 +83,7 @@ func BlockedStatus(b *core.BlockedError) *status.Status {
 	st := status.New(codes.ResourceExhausted, b.Error())
 	info := &errdetails.ErrorInfo{
 		Reason: ReasonRateLimited,
-		Domain: ErrorDomain,
+		Domain: errorDomain,
 		Metadata: map[string]string{
 			"rule":     b.Rule,
 			"resource": b.Resource,
@@ -143,7 +143,7 @@ func unavailableStatus(b *core.BlockedError) *status.Status {
 	st := status.New(codes.Unavailable, b.Error())
 	info := &errdetails.ErrorInfo{
 		Reason:   ReasonCircuitOpen,
-		Domain:   ErrorDomain,
+		Domain:   errorDomain,
 		Metadata: map[string]string{"rule": b.Rule, "resource": b.Resource, "kind": string(b.Kind)},
 	}
 	switch b.Kind {

@@ -35,7 +35,7 @@ func retryDelay(st *status.Status, trailer metadata.MD) time.Duration {
 			return max(ri.GetRetryDelay().AsDuration(), 0)
 		}
 	}
-	if v := trailer.Get(PushbackKey); len(v) > 0 {
+	if v := trailer.Get(pushbackKey); len(v) > 0 {
 		if ms, err := strconv.ParseInt(v[0], 10, 64); err == nil && ms > 0 {
 			return time.Duration(min(ms, int64(maxAdvertised/time.Millisecond))) * time.Millisecond
 		}

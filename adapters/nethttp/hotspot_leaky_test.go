@@ -1,6 +1,7 @@
 package sluicehttp_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -34,7 +35,12 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 
 	// 24 of alice's clients hang up.
 	q.hangUp()
-	require.Equal(t, 16, q.fake.Sleepers(), "15 of alice's clients and bob's second")
+	// Exactly 16 wait, 15 of alice's clients and bob's second:
+	// WaitForSleepers with a done context does not wait.
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	require.NoError(t, q.fake.WaitForSleepers(expired, 16))
+	require.Error(t, q.fake.WaitForSleepers(expired, 17))
 
 	// alice's patient clients take slots 1 and 2, the earliest free ones;
 	// bob's second is served at his own 100ms.
@@ -42,7 +48,7 @@ func TestHotspotLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 		go q.send(q.ctx, 100+i, "alice")
 		require.NoError(t, q.fake.WaitForSleepers(q.ctx, 17-i))
 		q.fake.Set(slot - 1)
-		assert.Equal(t, 17-i, q.fake.Sleepers(), "nobody's slot before %s", slot)
+		assert.NoError(t, q.fake.WaitForSleepers(expired, 17-i), "nobody's slot before %s", slot)
 		q.fake.Set(slot)
 		want := map[int]bool{100 + i: true}
 		if i == 0 {

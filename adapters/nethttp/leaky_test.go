@@ -27,14 +27,18 @@ func TestLeakyCancelledClientsGiveTheirTurnBack(t *testing.T) {
 	q := newLeakyQueue(t, core.Rule{Kind: core.KindFlow, Algorithm: "leaky-bucket", Limit: 10, Window: time.Second, MaxWait: time.Minute})
 	q.queue("")
 	q.hangUp()
-	require.Equal(t, 15, q.fake.Sleepers())
+	// Exactly 15 wait: WaitForSleepers with a done context does not wait.
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	require.NoError(t, q.fake.WaitForSleepers(expired, 15))
+	require.Error(t, q.fake.WaitForSleepers(expired, 16))
 
 	// Patient clients take slots 1 and 2, the earliest free ones.
 	for i, slot := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
 		go q.send(q.ctx, 100+i, "")
 		require.NoError(t, q.fake.WaitForSleepers(q.ctx, 16))
 		q.fake.Set(slot - 1)
-		assert.Equal(t, 16, q.fake.Sleepers(), "nobody's slot before %s", slot)
+		assert.NoError(t, q.fake.WaitForSleepers(expired, 16), "nobody's slot before %s", slot)
 		q.fake.Set(slot)
 		select {
 		case r := <-q.results:

@@ -163,7 +163,7 @@ func muxRoutesPatterns() bool {
 // not reused for another request, since a handler may keep it.
 type request struct {
 	w        responseWriter
-	params   extractors.HTTPRequestParams
+	params   extractors.Params
 	h        *handler
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
@@ -192,9 +192,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resource = h.Extractor.HTTPResource(patternMethod(r.Pattern, r.Method), r.Pattern)
 	}
 	if h.router != nil {
-		rq.params.Reset(h.Extractor, r, rq)
+		rq.params.ResetHTTP(h.Extractor, r, rq)
 	} else {
-		rq.params.Reset(h.Extractor, r, nil) // r.PathValue
+		rq.params.ResetHTTP(h.Extractor, r, nil) // r.PathValue
 	}
 	n := int64(1)
 	if h.cost != nil {

@@ -19,7 +19,7 @@ import (
 type transport struct {
 	config
 	base   http.RoundTripper
-	params sync.Pool // of *extractors.HTTPRequestParams, used during Enter only
+	params sync.Pool // of *extractors.Params, used during Enter only
 }
 
 // NewTransport returns an http.RoundTripper that puts the requests a
@@ -80,9 +80,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	p, _ := t.params.Get().(*extractors.HTTPRequestParams)
+	p, _ := t.params.Get().(*extractors.Params)
 	if p == nil {
-		p = new(extractors.HTTPRequestParams)
+		p = new(extractors.Params)
 	}
 	n := int64(1)
 	if t.cost != nil {

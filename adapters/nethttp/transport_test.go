@@ -3,7 +3,6 @@ package sluicehttp_test
 import (
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -205,8 +204,7 @@ func TestTransportThrottle(t *testing.T) {
 	u := newUpstream(t)
 	g := newGuard(t)
 	fc := g.Clock().(*clock.Fake)
-	rng := rand.New(rand.NewPCG(1, 2))
-	th, err := throttle.New(fc, throttle.WithRandom(rng.Float64))
+	th, err := throttle.New(fc)
 	require.NoError(t, err)
 	c := client(t, g, sluicehttp.WithThrottle(th))
 
@@ -225,11 +223,15 @@ func TestTransportThrottle(t *testing.T) {
 			assert.Equal(t, http.StatusTooManyRequests, status)
 		}
 	}
+	// Every call is counted in the throttle's window and none accepted, so
+	// the i-th goes with probability 1/i (the first surely): the upstream
+	// gets 5.9 calls on average (sd 2.1); more than 20 has a probability
+	// of 1.6e-8 (6.9 sd), and all 200 is what no throttling gives.
 	hits := u.hits.Load()
 	assert.Equal(t, int64(200-throttled), hits)
 	t.Logf("the upstream got %d of 200 calls", hits)
 	assert.LessOrEqual(t, hits, int64(20), "an upstream that rejects everything gets a few calls, not 200")
-	assert.GreaterOrEqual(t, hits, int64(2))
+	assert.GreaterOrEqual(t, hits, int64(1))
 
 	fc.Advance(2 * time.Minute) // the throttle's default window
 	u.status.Store(0)

@@ -1,9 +1,6 @@
 package breaker
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Strategy is what a breaker counts as a bad outcome and how it trips. The
 // values are the ones the rules file uses.
@@ -22,33 +19,18 @@ const (
 	ErrorCount Strategy = "error-count"
 )
 
-// State is the state of a breaker.
-type State uint8
+// State is the state of a breaker, a word (as JSON, logs and metrics
+// show it).
+type State string
 
 // The states. A closed breaker lets requests through and watches their
 // outcomes; an open one rejects every request; a half-open one lets Probes
 // requests through and rejects the others.
 const (
-	Closed State = iota
-	Open
-	HalfOpen
+	Closed   State = "closed"
+	Open     State = "open"
+	HalfOpen State = "half-open"
 )
-
-// String returns "closed", "open" or "half-open".
-func (s State) String() string {
-	switch s {
-	case Closed:
-		return "closed"
-	case Open:
-		return "open"
-	case HalfOpen:
-		return "half-open"
-	}
-	return fmt.Sprintf("State(%d)", uint8(s))
-}
-
-// MarshalText returns the String of s, so that JSON shows states as words.
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Stats is the state of a breaker and the statistics it trips on.
 type Stats struct {

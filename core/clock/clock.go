@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 // Clock is a monotonic time source.
@@ -16,12 +14,6 @@ type Clock interface {
 	Now() time.Duration
 	Sleep(ctx context.Context, d time.Duration) error
 }
-
-// NewSystem returns the real monotonic clock, whose origin is the moment of
-// the call. Its Now costs one monotonic clock reading (time.Since on a time
-// carrying a monotonic reading); it is not affected by changes of the wall
-// clock.
-func NewSystem() Clock { return &sysclock.System{Origin: time.Now()} }
 
 // Fake is a manually driven clock for tests. Its time changes only through
 // Advance and Set; sleepers wake when the time reaches their deadline. The
@@ -106,16 +98,11 @@ func (f *Fake) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Sleepers returns the number of goroutines blocked in Sleep.
-func (f *Fake) Sleepers() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.sleepers)
-}
-
 // WaitForSleepers blocks until at least n goroutines are blocked in Sleep,
 // or ctx is done. Tests use it to advance the clock only once the code under
-// test waits, without sleeping themselves.
+// test waits, without sleeping themselves. Given a ctx already done, it
+// does not wait: it returns nil when at least n are blocked now, and
+// ctx.Err() otherwise (with n = 1: when none is).
 func (f *Fake) WaitForSleepers(ctx context.Context, n int) error {
 	for {
 		f.mu.Lock()

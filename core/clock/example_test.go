@@ -20,10 +20,15 @@ func ExampleFake() {
 
 	_ = f.WaitForSleepers(context.Background(), 1)
 	f.Advance(100 * time.Millisecond)
-	fmt.Println("sleepers at 100ms:", f.Sleepers())
+	select {
+	case <-done:
+		fmt.Println("woke too early")
+	default:
+		fmt.Println("asleep at 100ms")
+	}
 	f.Advance(150 * time.Millisecond)
 	fmt.Println("woke at", <-done)
 	// Output:
-	// sleepers at 100ms: 1
+	// asleep at 100ms
 	// woke at 250ms
 }

@@ -77,7 +77,7 @@ type totals struct {
 	RTMs     float64 `json:"rtMs"`    // total response time of the completed requests
 	AvgRTMs  float64 `json:"avgRtMs"` // RTMs / Complete; 0 when none completed
 	// BlockedBy counts the blocked requests by reason: the kind of the rule
-	// that blocked them, "fallback" or "cancelled" (core.Reasons).
+	// that blocked them, "fallback" or "cancelled" (core.Totals.BlockedBy).
 	BlockedBy map[string]int64 `json:"blockedBy"`
 }
 
@@ -191,7 +191,7 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 		}
 		v.TopBlocked = r.TopBlocked
 		if b := r.Breaker; b != nil {
-			v.Breaker = &breaker{State: b.State.String(), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
+			v.Breaker = &breaker{State: string(b.State), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}
 		out.Rules = append(out.Rules, v)
 	}

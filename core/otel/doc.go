@@ -46,8 +46,9 @@
 // Guard saw for it:
 //
 //	sluice.requests             counter        {request}  requests decided, by sluice.result: passed, or
-//	                                                      the reason they were blocked for (core.Reasons:
-//	                                                      flow, concurrency, hotspot, breaker, fallback,
+//	                                                      the reason they were blocked for (those of
+//	                                                      core.Totals.BlockedBy: flow, concurrency,
+//	                                                      hotspot, breaker, adaptive, system, fallback,
 //	                                                      cancelled); every result has a point, 0 or not
 //	sluice.requests.completed   counter        {request}  admitted requests that exited
 //	sluice.requests.errors      counter        {request}  of those, the ones that failed (by default 5xx,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -197,8 +198,8 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 	for _, r := range s.Resources {
 		res, t := attrResource.String(valid(r.Resource)), r.Total
 		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
-		for _, reason := range core.Reasons() {
-			o.ObserveInt64(in.requests, t.BlockedBy[reason], attrs(res, attrResult.String(reason)))
+		for _, why := range reason.Names {
+			o.ObserveInt64(in.requests, t.BlockedBy[why], attrs(res, attrResult.String(why)))
 		}
 		one := attrs(res)
 		o.ObserveInt64(in.completed, t.Complete, one)
@@ -228,7 +229,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {
-				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(st.String())))
+				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(string(st))))
 			}
 			o.ObserveInt64(in.breakerTrips, b.Trips, attrs(name, res))
 		}

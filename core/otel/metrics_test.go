@@ -20,6 +20,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -189,12 +190,12 @@ func TestMetrics(t *testing.T) {
 	must(t, ms, 2, "sluice.active_requests", res, "GET /items/{id}")
 	// Every result has a point for every resource, zero or not.
 	for _, name := range []string{"GET /hello", "GET /fail", "GET /items/{id}"} {
-		for _, result := range append([]string{"passed"}, core.Reasons()...) {
+		for _, result := range append([]string{"passed"}, reason.Names[:]...) {
 			_, ok := value(ms, "sluice.requests", res, name, "sluice.result", result)
 			assert.True(t, ok, "%s %s", name, result)
 		}
 	}
-	assert.Len(t, points(ms["sluice.requests"]), 3*(1+len(core.Reasons())))
+	assert.Len(t, points(ms["sluice.requests"]), 3*(1+reason.N))
 	// Rules.
 	must(t, ms, 2, "sluice.rule.blocked", "sluice.rule", "hello-rate", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /hello")
 	must(t, ms, 1, "sluice.rule.blocked", "sluice.rule", "inflight", "sluice.rule.kind", "concurrency", "sluice.rule.resource", "GET /*")

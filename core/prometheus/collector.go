@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -206,8 +207,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range s.Resources {
 		t := r.Total
 		emit(d.passed, counter, float64(t.Pass), r.Resource)
-		for _, reason := range core.Reasons() {
-			emit(d.blocked, counter, float64(t.BlockedBy[reason]), r.Resource, reason)
+		for _, why := range reason.Names {
+			emit(d.blocked, counter, float64(t.BlockedBy[why]), r.Resource, why)
 		}
 		emit(d.completed, counter, float64(t.Complete), r.Resource)
 		emit(d.errors, counter, float64(t.Error), r.Resource)
@@ -248,7 +249,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				if b.State == st {
 					v = 1
 				}
-				emit(d.breakerState, gauge, v, name, res, st.String())
+				emit(d.breakerState, gauge, v, name, res, string(st))
 			}
 			emit(d.breakerTrips, counter, float64(b.Trips), name, res)
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/reason"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 )
 
@@ -169,13 +170,13 @@ func TestScrape(t *testing.T) {
 	must(t, fams, 2, "sluice_requests_in_flight", "resource", "GET /items/{id}")
 	// Every reason has a series for every resource, zero or not.
 	for _, res := range []string{"GET /hello", "GET /fail", "GET /items/{id}"} {
-		for _, reason := range core.Reasons() {
-			_, ok := value(fams, "sluice_requests_blocked_total", "resource", res, "reason", reason)
-			assert.True(t, ok, "%s %s", res, reason)
+		for _, why := range reason.Names {
+			_, ok := value(fams, "sluice_requests_blocked_total", "resource", res, "reason", why)
+			assert.True(t, ok, "%s %s", res, why)
 		}
 	}
 	must(t, fams, 0, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "breaker")
-	assert.Len(t, fams["sluice_requests_blocked_total"].GetMetric(), 3*len(core.Reasons()))
+	assert.Len(t, fams["sluice_requests_blocked_total"].GetMetric(), 3*reason.N)
 	// Rules.
 	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
 	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")

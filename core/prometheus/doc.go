@@ -50,11 +50,11 @@
 // core.WithPreciseTiming; core.RTHistogram says
 // which request counts in which bucket.
 //
-// The reasons are those of core.Reasons: flow, concurrency, hotspot and
-// breaker (the kind of the rule that blocked the request), fallback (a rule
-// with a store blocked it by its failure policy while the store failed) and
-// cancelled (its context ended while it waited for its turn in a leaky
-// bucket).
+// The reasons are those core.Totals.BlockedBy counts by: flow,
+// concurrency, hotspot, breaker, adaptive and system (the kind of the rule
+// that blocked the request), fallback (a rule with a store blocked it by
+// its failure policy while the store failed) and cancelled (its context
+// ended while it waited for its turn in a leaky bucket).
 //
 // Per rule in force, from when the rule was first set (a rule that keeps
 // its name, kind and resource across core.Guard.SetRules keeps its counts;

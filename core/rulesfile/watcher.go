@@ -41,7 +41,7 @@ const maxLoggedNames = 10
 //
 // A version of the file that cannot be read or is invalid (see Parse) is
 // not applied: the rules in force stay, and the problem is reported once
-// per distinct content, to OnReloadError and as a warning to the logger.
+// per distinct content, to OnReload's func and as a warning to the logger.
 // Deleting the file keeps the rules in force too; recreating it applies
 // its content. A file removes every rule only when it says so: "rules: []".
 // The package documentation says why the watcher polls, how it keeps a
@@ -57,8 +57,7 @@ type Watcher struct {
 	format   fileFormat
 	interval time.Duration
 	logger   *slog.Logger // nil: slog.Default()
-	onReload func(Change)
-	onError  func(error)
+	onReload func(Change, error)
 	running  atomic.Bool
 
 	mu sync.Mutex // guards the fields below
@@ -164,31 +163,20 @@ func WithLogger(l *slog.Logger) WatchOption {
 	})
 }
 
-// OnReload makes the watcher call f with each rule set it applies, the
-// first (by NewWatcher) included.
-func OnReload(f func(Change)) WatchOption {
+// OnReload makes the watcher call f(change, nil) with each rule set it
+// applies, the first (by NewWatcher) included, and f(Change{Path: path},
+// err) with each problem that keeps a version of the file from applying,
+// once per distinct content or error: after Run starts, once two
+// consecutive polls saw it (see Watcher). An invalid file gives an error
+// wrapping a *core.RulesError, whose Problems name each rule and field at
+// fault; a file that cannot be read gives the error of the file system
+// (errors.Is(err, fs.ErrNotExist) for a deleted file).
+func OnReload(f func(Change, error)) WatchOption {
 	return watchOptionFunc(func(w *Watcher) error {
 		if f == nil {
 			return errors.New("OnReload: func is nil")
 		}
 		w.onReload = f
-		return nil
-	})
-}
-
-// OnReloadError makes the watcher call f with each problem that keeps
-// a version of the file from applying, once per distinct content or
-// error: after Run starts, once two consecutive polls saw it (see
-// Watcher). An invalid file gives an error wrapping a *core.RulesError,
-// whose Problems name each rule and field at fault; a file that cannot be
-// read gives the error of the file system (errors.Is(err, fs.ErrNotExist)
-// for a deleted file).
-func OnReloadError(f func(error)) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if f == nil {
-			return errors.New("OnReloadError: func is nil")
-		}
-		w.onError = f
 		return nil
 	})
 }
@@ -374,8 +362,8 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 		msg = "sluice: rules file unreadable; the rules in force are kept"
 	}
 	w.log().LogAttrs(ctx, slog.LevelWarn, msg, slog.String("path", w.path), slog.String("err", problem.Error()))
-	if w.onError != nil {
-		w.onError(err)
+	if w.onReload != nil {
+		w.onReload(Change{Path: w.path}, err)
 	}
 	return err
 }
@@ -404,7 +392,7 @@ func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, in
 	attrs = appendNames(attrs, "changed", c.Changed)
 	w.log().LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
 	if w.onReload != nil {
-		w.onReload(c)
+		w.onReload(c, nil)
 	}
 }
 

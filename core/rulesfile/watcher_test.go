@@ -53,19 +53,23 @@ func newWatched(t *testing.T, name, content string) *watched {
 	x.w, err = rulesfile.NewWatcher(g, x.path,
 		rulesfile.WithPollInterval(watchPoll),
 		rulesfile.WithLogger(slog.New(x.log)),
-		rulesfile.OnReload(func(c rulesfile.Change) {
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			x.changes = append(x.changes, c)
-		}),
-		rulesfile.OnReloadError(func(err error) {
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			x.errs = append(x.errs, err)
-		}),
+		rulesfile.OnReload(x.onReload),
 	)
 	require.NoError(t, err)
 	return x
+}
+
+// onReload records what the watcher's OnReload func is given: a change, or
+// an error with a change naming only the file.
+func (x *watched) onReload(c rulesfile.Change, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		assert.Equal(x.t, rulesfile.Change{Path: x.path}, c, "the change of an error")
+		x.errs = append(x.errs, err)
+		return
+	}
+	x.changes = append(x.changes, c)
 }
 
 // run runs the watcher until the test ends, and checks that Run returns
@@ -565,7 +569,7 @@ func TestWatcherRunStopsWithItsContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	assert.Zero(t, x.clk.Sleepers())
+	assert.Error(t, x.clk.WaitForSleepers(ctx, 1), "Run sleeps no more") // ctx is done: no wait
 
 	// It can run again, and stops at once with a done context.
 	require.ErrorIs(t, x.w.Run(ctx), context.Canceled)
@@ -594,7 +598,6 @@ func TestNewWatcherErrors(t *testing.T) {
 		{"negative interval", g, good, []rulesfile.WatchOption{rulesfile.WithPollInterval(-time.Second)}, "WithPollInterval: interval must be > 0, got -1s"},
 		{"nil logger", g, good, []rulesfile.WatchOption{rulesfile.WithLogger(nil)}, "WithLogger: logger is nil"},
 		{"nil OnReload", g, good, []rulesfile.WatchOption{rulesfile.OnReload(nil)}, "OnReload: func is nil"},
-		{"nil OnReloadError", g, good, []rulesfile.WatchOption{rulesfile.OnReloadError(nil)}, "OnReloadError: func is nil"},
 		{"missing file", g, filepath.Join(dir, "nope.yaml"), nil, "nope.yaml"},
 		{"bad file", g, bad, nil, "rules file " + bad + ": rules[0] (x): line 5: limit must be >= 0, got -5"},
 	} {
@@ -652,11 +655,7 @@ func TestWatcherKeepsRulesWhenTheFileIsEmptyOrCut(t *testing.T) {
 	require.NoError(t, err)
 	x.g = g
 	x.w, err = rulesfile.NewWatcher(g, x.path, rulesfile.WithPollInterval(watchPoll), rulesfile.WithLogger(slog.New(x.log)),
-		rulesfile.OnReloadError(func(err error) {
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			x.errs = append(x.errs, err)
-		}))
+		rulesfile.OnReload(x.onReload))
 	require.NoError(t, err)
 	x.run()
 	ctx := context.Background()

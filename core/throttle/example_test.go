@@ -2,28 +2,41 @@ package throttle_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/throttle"
 )
 
 // An upstream that rejects every call gets fewer and fewer of them: the
-// client rejects the rest locally.
+// client rejects the rest locally. One that says when to retry gets none
+// until then.
 func Example() {
-	th, err := throttle.New(clock.NewFake(0), throttle.WithRandom(func() float64 { return 0.5 }))
+	c := clock.NewFake(0) // a Guard's clock in a program: guard.Clock()
+	th, err := throttle.New(c)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	const api = "GET api.example.com"
 	sent := 0
-	for range 100 {
-		if th.Allow("GET api.example.com") != nil {
+	for range 1000 {
+		if th.Allow(api) != nil {
 			continue // rejected locally
 		}
 		sent++
-		th.Record("GET api.example.com", false, 0) // the upstream answered 429
+		th.Record(api, false, 0) // the upstream answered 429
 	}
-	fmt.Println("sent", sent, "of 100")
+	// The i-th call goes with probability 1/i: about 7.5 of 1000 go.
+	fmt.Println("sent fewer than 50 of 1000:", sent < 50)
+
+	c.Advance(2 * time.Minute) // the window: the rejections are forgotten
+	if th.Allow(api) == nil {
+		th.Record(api, false, 30*time.Second) // 503 with Retry-After: 30
+	}
+	c.Advance(10 * time.Second)
+	fmt.Println(th.Allow(api))
 	// Output:
-	// sent 2 of 100
+	// sent fewer than 50 of 1000: true
+	// sluice: GET api.example.com throttled by the client: the upstream asked to retry after 20s
 }

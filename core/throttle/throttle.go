@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 // Defaults of the options.
@@ -30,7 +31,7 @@ type Throttle struct {
 	window   time.Duration
 	maxPause time.Duration
 	maxRes   int
-	random   func() float64
+	random   func() float64 // in [0, 1): decides a rejection; the tests set it
 
 	mu        sync.Mutex
 	resources map[string]*state
@@ -99,22 +100,11 @@ func WithMaxResources(n int) Option {
 	}
 }
 
-// WithRandom replaces the source of the random numbers in [0, 1) that
-// decide a rejection (default math/rand/v2's Float64), for tests.
-func WithRandom(f func() float64) Option {
-	return func(t *Throttle) error {
-		if f == nil {
-			return errors.New("throttle: WithRandom: function is nil")
-		}
-		t.random = f
-		return nil
-	}
-}
-
-// New returns a Throttle on clock c (a Guard's: guard.Clock()).
+// New returns a Throttle on clock c: a Guard's (guard.Clock()), so that
+// a fake clock drives both in tests; nil is the system's monotonic clock.
 func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 	if c == nil {
-		return nil, errors.New("throttle: New: clock is nil")
+		c = sysclock.New()
 	}
 	t := &Throttle{clock: c, k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
 		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}

@@ -135,12 +135,18 @@ func TestOptions(t *testing.T) {
 		{throttle.WithWindow(time.Millisecond), "WithWindow: must be between 10ms and 24h, got 1ms"},
 		{throttle.WithMaxPause(-1), "WithMaxPause: must be >= 0, got -1ns"},
 		{throttle.WithMaxResources(0), "WithMaxResources: must be >= 1, got 0"},
-		{throttle.WithRandom(nil), "WithRandom: function is nil"},
 		{nil, "nil option"},
 	} {
 		_, err := throttle.New(fc, tc.opt)
 		assert.ErrorContains(t, err, tc.want)
 	}
-	_, err := throttle.New(nil)
-	assert.ErrorContains(t, err, "clock is nil")
+	// Without a clock, the system's: a pause's time left runs in real time.
+	th, err := throttle.New(nil, throttle.WithMaxPause(time.Hour))
+	require.NoError(t, err)
+	th.Record("up", false, time.Hour)
+	time.Sleep(time.Millisecond)
+	var e *throttle.Error
+	require.ErrorAs(t, th.Allow("up"), &e)
+	assert.Greater(t, e.RetryAfter, time.Duration(0))
+	assert.LessOrEqual(t, e.RetryAfter, time.Hour-time.Millisecond)
 }

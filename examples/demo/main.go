@@ -74,7 +74,11 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		return err
 	}
 	defer guard.Close()
-	st := newStats(guard.Rules(), demoPatterns())
+	routes, err := ruleRoutes(guard.Rules(), routeHello, routeItems, routeSlow)
+	if err != nil {
+		return err
+	}
+	st := newStats(guard.Rules(), routes, demoPatterns())
 	srv, err := startServer(cfg.Addr, guard, st)
 	if err != nil {
 		return err

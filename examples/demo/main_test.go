@@ -277,6 +277,21 @@ func TestAllowed(t *testing.T) {
 	assert.Equal(t, int64(100), allowed(la, 50, time.Second))
 }
 
+func TestRuleRoutes(t *testing.T) {
+	rules := []core.Rule{
+		{Name: "all", Resource: "*", Kind: core.KindConcurrency, Limit: 1},
+		{Name: "items", Resource: "GET /items/*", Kind: core.KindConcurrency, Limit: 1},
+		{Name: "slow", Resource: "/slow", Kind: core.KindConcurrency, Limit: 1},
+		{Name: "none", Resource: "POST /hello", Kind: core.KindConcurrency, Limit: 1},
+	}
+	routes, err := ruleRoutes(rules, routeHello, routeItems, routeSlow)
+	require.NoError(t, err)
+	assert.Equal(t, []string{routeHello, routeItems, routeSlow}, routes["all"])
+	assert.Equal(t, []string{routeItems}, routes["items"])
+	assert.Equal(t, []string{routeSlow}, routes["slow"])
+	assert.Empty(t, routes["none"])
+}
+
 func TestCheckFailsWhenMorePassThanAllowed(t *testing.T) {
 	rs := &ruleStat{}
 	rs.rule = core.Rule{Kind: core.KindFlow, Algorithm: "leap-array", Limit: 10, Window: time.Second}
@@ -294,7 +309,7 @@ func TestCheckFailsWhenMorePassThanAllowed(t *testing.T) {
 func TestReportFitsEightyColumns(t *testing.T) {
 	var out strings.Builder
 	long := strings.Repeat("x", 60)
-	st := newStats(nil, demoPatterns())
+	st := newStats(nil, nil, demoPatterns())
 	r := newReport(&out, st)
 	r.item(long, strings.Repeat("word ", 40))
 	r.item("n", fmt.Sprintf("%s\x1b[31m", long))

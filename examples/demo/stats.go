@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -24,7 +27,9 @@ func (c *count) take() int64 { return c.now.Swap(0) }
 
 // ruleStat is what the clients saw of one rule.
 type ruleStat struct {
-	rule            core.Rule
+	rule core.Rule
+	// routes are the demo's routes the rule's resource matches.
+	routes          []string
 	passed, blocked count
 	// inFlight and peak count the requests running in the handlers the rule
 	// applies to (concurrency rules only).
@@ -55,10 +60,13 @@ type stats struct {
 	firstErr atomic.Pointer[error]
 }
 
-func newStats(rules []core.Rule, defs []*pattern) *stats {
+// newStats returns the stats of a run of rules, whose resources match the
+// routes that routes maps their names to (see ruleRoutes), with the traffic
+// patterns defs.
+func newStats(rules []core.Rule, routes map[string][]string, defs []*pattern) *stats {
 	s := &stats{byName: make(map[string]*ruleStat, len(rules))}
 	for _, r := range rules {
-		rs := &ruleStat{rule: r}
+		rs := &ruleStat{rule: r, routes: routes[r.Name]}
 		if r.Kind == core.KindHotspot && isUserParam(r.Param) {
 			rs.values = make(map[string]*valueStat)
 			for _, d := range defs {
@@ -88,7 +96,7 @@ type target struct {
 func (s *stats) target(route, user string) *target {
 	t := &target{route: route, user: user}
 	for _, r := range s.rules {
-		if applies(r.rule, route, user != "") {
+		if applies(r, route, user != "") {
 			t.rules = append(t.rules, r)
 		}
 	}
@@ -132,7 +140,7 @@ func (s *stats) fail(p *patternStat, err error) {
 func (s *stats) track(route string, h http.Handler) http.Handler {
 	var rs []*ruleStat
 	for _, r := range s.rules {
-		if r.rule.Kind == core.KindConcurrency && core.MatchResource(r.rule.Resource, route) {
+		if r.rule.Kind == core.KindConcurrency && slices.Contains(r.routes, route) {
 			rs = append(rs, r)
 		}
 	}
@@ -158,12 +166,37 @@ func (s *stats) track(route string, h http.Handler) http.Handler {
 	})
 }
 
-// applies reports whether rule limits requests to route, sent with or
-// without the X-User-ID header. A hotspot rule applies only when the request
-// carries its param; the demo's requests carry no query, cookie or gRPC
-// values, so rules on those never apply to them.
-func applies(rule core.Rule, route string, withUser bool) bool {
-	if !core.MatchResource(rule.Resource, route) {
+// ruleRoutes returns the names of rules, each with the routes its resource
+// matches. It asks a Guard of the same rules, each a shadow rule (nothing
+// is blocked), about one request to each route: its Snapshot lists the
+// resources each rule applied to.
+func ruleRoutes(rules []core.Rule, routes ...string) (map[string][]string, error) {
+	g, err := core.New(core.WithRules(rules...), core.WithShadow(), core.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	for _, route := range routes {
+		e, err := g.Enter(context.Background(), route)
+		if err != nil {
+			return nil, err
+		}
+		e.Exit(nil)
+	}
+	out := map[string][]string{}
+	for _, r := range g.Snapshot().Rules {
+		out[r.Rule.Name] = r.Resources
+	}
+	return out, nil
+}
+
+// applies reports whether the rule of r limits requests to route, sent with
+// or without the X-User-ID header. A hotspot rule applies only when the
+// request carries its param; the demo's requests carry no query, cookie or
+// gRPC values, so rules on those never apply to them.
+func applies(r *ruleStat, route string, withUser bool) bool {
+	rule := r.rule
+	if !slices.Contains(r.routes, route) {
 		return false
 	}
 	if rule.Kind != core.KindHotspot {

@@ -1001,7 +1001,9 @@ func testLeakyWait(t *testing.T, f Factory) {
 	st := s.stats("GET /hello")
 	assert.Equal(t, int64(1), st.Pass)
 	assert.Equal(t, int64(1), st.Block)
-	assert.Zero(t, s.clock.Sleepers())
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, s.clock.WaitForSleepers(expired, 1), "no request waits on the clock")
 }
 
 func waitSleepers(t *testing.T, fc *clock.Fake, n int) {
@@ -1145,7 +1147,7 @@ func testBreakerRecovers(t *testing.T, f Factory) {
 	snap := s.guard.Snapshot()
 	require.Len(t, snap.Rules, 1)
 	require.NotNil(t, snap.Rules[0].Breaker)
-	assert.Equal(t, "open", snap.Rules[0].Breaker.State.String())
+	assert.EqualValues(t, "open", snap.Rules[0].Breaker.State)
 	assert.Equal(t, int64(2), snap.Rules[0].Breaker.Trips)
 	require.Len(t, snap.Resources, 1)
 	assert.Equal(t, int64(5), snap.Resources[0].Total.BlockedBy[string(core.KindBreaker)])

@@ -84,10 +84,10 @@ func (c *Common) FinishErr() error {
 // nothing: the Guard reads params only during Enter, so p may then serve
 // another request (the gin and echo adapters keep their params in a
 // sync.Pool for that). quotas is as for GuardEnter.
-func (c *Common) Enter(p *extractors.HTTPRequestParams, r *http.Request, resource string, n int64, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
-	p.Reset(c.Extractor, r, path)
+func (c *Common) Enter(p *extractors.Params, r *http.Request, resource string, n int64, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
+	p.ResetHTTP(c.Extractor, r, path)
 	e, err := c.GuardEnter(r.Context(), resource, n, p, quotas)
-	p.Reset(nil, nil, nil)
+	p.ResetHTTP(nil, nil, nil)
 	return e, err
 }
 

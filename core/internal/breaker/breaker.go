@@ -185,10 +185,30 @@ const (
 	issuedMask = (1<<issuedBits - 1) << stateBits
 )
 
-func stateOf(w uint64) State            { return State(w & stateMask) }
+// state is a breaker's state as its state word holds it.
+type state uint8
+
+const (
+	closed state = iota
+	open
+	halfOpen
+)
+
+// public returns s as package breaker names it.
+func (s state) public() State {
+	switch s {
+	case open:
+		return Open
+	case halfOpen:
+		return HalfOpen
+	}
+	return Closed
+}
+
+func stateOf(w uint64) state            { return state(w & stateMask) }
 func issuedOf(w uint64) int64           { return int64(w&issuedMask) >> stateBits }
 func epochOf(w uint64) uint64           { return w >> epochShift }
-func word(epoch uint64, s State) uint64 { return epoch<<epochShift | uint64(s) }
+func word(epoch uint64, s state) uint64 { return epoch<<epochShift | uint64(s) }
 
 // Breaker is a circuit breaker. Requests ask Allow before they run and
 // report their outcome to Done (or give their ticket back with Undo when
@@ -240,10 +260,10 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 	if prev != nil {
 		prev.mu.Lock()
 		w := prev.w.Load()
-		if stateOf(w) == HalfOpen {
+		if stateOf(w) == halfOpen {
 			// Probes in flight report to prev; this one lets probes
 			// through afresh, in a later epoch.
-			w = word(epochOf(w)+1, HalfOpen)
+			w = word(epochOf(w)+1, halfOpen)
 		}
 		b.w.Store(w)
 		b.until.Store(prev.until.Load())
@@ -301,15 +321,15 @@ func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
 	for {
 		w := b.w.Load()
 		switch stateOf(w) {
-		case Closed:
+		case closed:
 			return ticket(epochOf(w), false), 0, true
-		case Open:
+		case open:
 			until := b.until.Load()
 			if now < until {
 				return 0, time.Duration(until - now), false
 			}
-			b.transition(w, now, HalfOpen, 0, 0, "open for "+b.cfg.OpenFor.String())
-		case HalfOpen:
+			b.transition(w, now, halfOpen, 0, 0, "open for "+b.cfg.OpenFor.String())
+		case halfOpen:
 			if issuedOf(w) < b.cfg.Probes {
 				if b.w.CompareAndSwap(w, w+issuedOne) {
 					return ticket(epochOf(w), true), 0, true
@@ -321,7 +341,7 @@ func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
 				return 0, time.Duration(until - now), false
 			}
 			// A probe took longer than OpenFor: it counts as failed.
-			b.transition(w, now, Open, -1, 0, "probe did not complete within "+b.cfg.OpenFor.String())
+			b.transition(w, now, open, -1, 0, "probe did not complete within "+b.cfg.OpenFor.String())
 		}
 	}
 }
@@ -334,12 +354,12 @@ func (b *Breaker) Undo(t Ticket) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.w.Load(); stateOf(w) == HalfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
+	if w := b.w.Load(); stateOf(w) == halfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
 		// Under mu no transition can happen; only probes let through
 		// race, each retry following one.
 		for !b.w.CompareAndSwap(w, w-issuedOne) {
 			w = b.w.Load()
-			if stateOf(w) != HalfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
+			if stateOf(w) != halfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
 				return
 			}
 		}
@@ -370,7 +390,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 		return
 	}
 	w := b.w.Load()
-	if stateOf(w) != Closed || !t.of(epochOf(w)) {
+	if stateOf(w) != closed || !t.of(epochOf(w)) {
 		return
 	}
 	st := b.stats.Load()
@@ -402,7 +422,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 		}
 		reason = fmt.Sprintf("%s ratio %.3g >= %v of %d requests in %s", what, ratio, b.cfg.Threshold, total, b.cfg.Window)
 	}
-	b.transition(w, now, Open, total, nbad, reason)
+	b.transition(w, now, open, total, nbad, reason)
 }
 
 // probeDone counts the outcome of a probe of the half-open period of t.
@@ -410,14 +430,14 @@ func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.w.Load()
-	if stateOf(w) != HalfOpen || !t.of(epochOf(w)) {
+	if stateOf(w) != halfOpen || !t.of(epochOf(w)) {
 		return
 	}
 	switch {
 	case bad:
-		b.transitionLocked(w, now, Open, -1, 1, "probe failed")
+		b.transitionLocked(w, now, open, -1, 1, "probe failed")
 	case b.passed+1 >= b.cfg.Probes:
-		b.transitionLocked(w, now, Closed, b.passed+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed+1, b.cfg.Probes))
+		b.transitionLocked(w, now, closed, b.passed+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed+1, b.cfg.Probes))
 	default:
 		b.passed++
 	}
@@ -426,14 +446,14 @@ func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 // transition moves the breaker from its state of word from, if it is still
 // in it (ignoring probes let through meanwhile), to state to at now.
 // Requests -1 stands for the probes that succeeded so far.
-func (b *Breaker) transition(from uint64, now int64, to State, requests, bad int64, reason string) {
+func (b *Breaker) transition(from uint64, now int64, to state, requests, bad int64, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.transitionLocked(from, now, to, requests, bad, reason)
 }
 
 // transitionLocked is transition with mu held.
-func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, bad int64, reason string) {
+func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, bad int64, reason string) {
 	if requests < 0 {
 		requests = b.passed
 	}
@@ -442,13 +462,13 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, b
 		return // another goroutine made a transition first
 	}
 	switch to {
-	case Open:
+	case open:
 		b.until.Store(now + int64(b.cfg.OpenFor))
 		b.trips.Add(1)
-	case HalfOpen:
+	case halfOpen:
 		b.probeBy.Store(now + int64(b.cfg.OpenFor))
 		b.passed = 0
-	case Closed:
+	case closed:
 		b.stats.Store(b.newStats())
 	}
 	// A CAS loop only because probes may still be let through (half-open)
@@ -458,7 +478,7 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, b
 		cur = b.w.Load()
 	}
 	if b.notify != nil {
-		b.notify(Transition{From: stateOf(from), To: to, At: now, Requests: requests, Bad: bad, Reason: reason})
+		b.notify(Transition{From: stateOf(from).public(), To: to.public(), At: now, Requests: requests, Bad: bad, Reason: reason})
 	}
 }
 
@@ -466,8 +486,8 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to State, requests, b
 func (b *Breaker) Stats(now int64) Stats {
 	w := b.w.Load()
 	st := b.stats.Load()
-	s := Stats{State: stateOf(w), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
-	if s.State == Open {
+	s := Stats{State: stateOf(w).public(), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
+	if stateOf(w) == open {
 		s.RetryAfter = time.Duration(max(b.until.Load()-now, 0))
 	}
 	return s

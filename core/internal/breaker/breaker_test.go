@@ -30,7 +30,7 @@ func (r *recorder) states() string {
 	defer r.mu.Unlock()
 	var parts []string
 	for _, t := range r.got {
-		parts = append(parts, t.From.String()+">"+t.To.String())
+		parts = append(parts, string(t.From)+">"+string(t.To))
 	}
 	return strings.Join(parts, " ")
 }

@@ -1,6 +1,7 @@
 package coarse_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 func TestNewCoarseRejectsBadArguments(t *testing.T) {
@@ -80,7 +82,9 @@ func TestCoarseParksWhenUnreadAndRestarts(t *testing.T) {
 	}
 	f.Advance(time.Millisecond)
 	require.Eventually(t, func() bool { return !c.Running() }, 10*time.Second, time.Millisecond)
-	assert.Equal(t, 0, f.Sleepers())
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, f.WaitForSleepers(expired, 1), "parked: no sleep")
 
 	f.Advance(time.Hour)
 	assert.Equal(t, time.Hour+2501*time.Millisecond, c.Now(), "a parked clock reads the source")
@@ -98,7 +102,9 @@ func TestCoarseStop(t *testing.T) {
 	c.Stop()
 	c.Stop() // idempotent
 	assert.False(t, c.Running())
-	assert.Equal(t, 0, f.Sleepers(), "the goroutine has returned")
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, f.WaitForSleepers(expired, 1), "the goroutine has returned")
 	f.Advance(3 * time.Millisecond)
 	assert.Equal(t, 3*time.Millisecond, c.Now(), "a stopped clock reads the source")
 	assert.False(t, c.Running(), "and does not start again")
@@ -108,7 +114,7 @@ func TestCoarseStop(t *testing.T) {
 // goroutines at once, for the race detector; readings never go past the
 // source.
 func TestCoarseConcurrent(t *testing.T) {
-	sys := clock.NewSystem()
+	sys := sysclock.New()
 	c, err := coarse.New(sys, 10*time.Microsecond)
 	require.NoError(t, err)
 	var wg sync.WaitGroup

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 )
 
 // benchLimiter measures Acquire on a Limiter of cfg with readings of the
@@ -20,7 +20,7 @@ func benchLimiter(b *testing.B, cfg flow.Config) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		clk := clock.NewSystem()
+		clk := sysclock.New()
 		now := func() int64 { return int64(clk.Now()) }
 		b.ReportAllocs()
 		b.ResetTimer()

@@ -1,5 +1,6 @@
-// Package sysclock is the system clock of package clock, apart so that
-// core's workers tell it from other clocks (a *System is the real time).
+// Package sysclock is the system clock, the Clock (see package clock) of a
+// Guard not given one, apart so that core's workers tell it from other
+// clocks (a *System is the real time).
 package sysclock
 
 import (
@@ -7,10 +8,16 @@ import (
 	"time"
 )
 
-// System is the clock clock.NewSystem makes: the time since Origin.
+// System is the real monotonic clock: the time since Origin.
 type System struct {
 	Origin time.Time
 }
+
+// New returns the real monotonic clock, whose origin is the moment of the
+// call. Its Now costs one monotonic clock reading (time.Since on a time
+// carrying a monotonic reading); it is not affected by changes of the wall
+// clock.
+func New() *System { return &System{Origin: time.Now()} }
 
 // Now returns the time since Origin.
 func (s *System) Now() time.Duration { return time.Since(s.Origin) }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 )
 
@@ -130,7 +131,7 @@ func TestHostOfThisMachine(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	h := system.NewHost("/", clock.NewSystem())
+	h := system.NewHost("/", sysclock.New())
 	for range 2 {
 		v, err := h.CPU()
 		require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkLeapArrayAdd(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
-		return a, clock.NewSystem()
+		return a, sysclock.New()
 	}
 	b.Run("serial", func(b *testing.B) {
 		a, clk := setup(b)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/testmain"
 	"github.com/sluicekit/sluice/core/internal/worker"
 )
@@ -64,9 +65,11 @@ func TestSleepOnAFakeClock(t *testing.T) {
 	// A fake clock's sleep is at most Poll on a timer, never a sleeper of
 	// the fake clock, which would never wake without a test's Advance.
 	assert.True(t, worker.Sleep(context.Background(), fc, time.Hour))
-	assert.Zero(t, fc.Sleepers())
+	expired, cancelExpired := context.WithCancel(context.Background())
+	cancelExpired()
+	assert.Error(t, fc.WaitForSleepers(expired, 1), "no sleeper on the fake clock")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.False(t, worker.Sleep(ctx, clock.NewSystem(), time.Hour), "a cancelled sleep returns false")
+	assert.False(t, worker.Sleep(ctx, sysclock.New(), time.Hour), "a cancelled sleep returns false")
 }

@@ -14,9 +14,9 @@
 // With -targets it drives instances already running. It sends -rate
 // requests per second in all, for -duration, each to an instance picked at
 // random, as a load balancer would; -user sets X-User-ID (for GET
-// /items/{id}). The limit shown is that of the rule with a store whose
-// resource matches GET -path, as the first instance's GET /status lists
-// it, per second.
+// /items/{id}). The limit shown is that of the flow rule with a store
+// whose resource is GET -path (or -path alone, for every method), as the
+// first instance's GET /status lists it, per second.
 //
 // A second of the table counts the requests sent in that second of the
 // run; the limits count on Redis's clock, and a sliding counter's window
@@ -226,13 +226,15 @@ func status(ctx context.Context, client *http.Client, target string) (server.Sta
 	return st, nil
 }
 
-// limitOf returns the per-second limit of the first rule with a store
-// whose resource matches GET path, and a description of it; 0 when none
-// does.
+// limitOf returns the per-second limit of the first flow rule with a store
+// whose resource is GET path (or path alone, which matches every method;
+// rules in force are in canonical form, and globs are not matched), and a
+// description of it; 0 when none is.
 func limitOf(rules []core.Rule, path string) (float64, string) {
-	resource := "GET " + strings.SplitN(path, "?", 2)[0]
+	path = strings.SplitN(path, "?", 2)[0]
+	resource := "GET " + path
 	for _, r := range rules {
-		if r.Store == "" || r.Kind != core.KindFlow || !core.MatchResource(r.Resource, resource) {
+		if r.Store == "" || r.Kind != core.KindFlow || r.Resource != resource && r.Resource != path {
 			continue
 		}
 		perSec := float64(r.Limit) * float64(time.Second) / float64(r.Window)

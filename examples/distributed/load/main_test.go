@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/examples/distributed/internal/server"
 	"github.com/sluicekit/sluice/examples/internal/exampletest"
 )
@@ -166,5 +167,29 @@ func TestFlags(t *testing.T) {
 		err := run(context.Background(), tc.args, &out)
 		require.Error(t, err, "%v", tc.args)
 		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestLimitOf(t *testing.T) {
+	rules := []core.Rule{
+		{Name: "hotspot", Resource: "GET /hello", Kind: core.KindHotspot, Store: "redis", Limit: 1, Window: time.Second},
+		{Name: "local", Resource: "GET /hello", Kind: core.KindFlow, Limit: 2, Window: time.Second},
+		{Name: "hello", Resource: "GET /hello", Kind: core.KindFlow, Store: "redis", Limit: 20, Window: time.Second},
+		{Name: "any", Resource: "/search", Kind: core.KindFlow, Store: "redis", Limit: 50, Window: 500 * time.Millisecond},
+	}
+	for _, tc := range []struct {
+		path, rule string
+		perSec     float64
+	}{
+		{"/hello", "hello", 20},
+		{"/hello?x=1", "hello", 20},
+		{"/search", "any", 100},
+		{"/hello/", "", 0},
+	} {
+		perSec, desc := limitOf(rules, tc.path)
+		assert.Equal(t, tc.perSec, perSec, tc.path)
+		if tc.rule != "" {
+			assert.True(t, strings.HasPrefix(desc, "rule "+tc.rule+":"), desc)
+		}
 	}
 }
