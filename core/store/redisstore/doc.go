@@ -144,24 +144,27 @@
 //
 //	                                               serial                      16 goroutines
 //	PING round trip (the floor)                    57µs, 6 allocs              21µs
-//	exact, client with ContextTimeoutEnabled       69µs, 14 allocs; 1.27-1.30x 14µs, 15 allocs (batched)
+//	exact, client with ContextTimeoutEnabled       69µs, 13 allocs; 1.27-1.30x 14µs, 15 allocs (batched)
 //	exact, client without it                       90µs, 22 allocs; 1.67-1.73x 14µs, 13 allocs (batched)
-//	exact, one call per decision (WithBatchSize(1)) 81µs, 14 allocs; 1.29-1.35x 32µs
+//	exact, one call per decision (WithBatchSize(1)) 81µs, 13 allocs; 1.29-1.35x 32µs
 //	approximate sliding counter; buckets           61-65ns; 86-94ns, 0 allocs  35-53ns; 138-171ns
 //
 // An exact decision costs a PING plus the script's run in Redis. Counted
 // with callgrind in redis-server 7.0 (1000 EVALSHA calls, far from the
-// limit): a token bucket decision runs 65k instructions, a sliding counter
-// 88k (the previous release: 79k and 95k), redis_rate's script 51-53k, a
-// script making only the same three calls (TIME, GET, SET PX) 45-50k, one
-// doing nothing 14k. Most of the rest is Lua reading numbers (tonumber
-// is strtod: about 2k instructions a number) and building the reply: the
-// scripts define no functions per call, read each number once, and answer
-// a bucket's lone decision with one integer (a table reply costs about 5k
-// more). The client side of a lone call
+// limit): a token bucket decision runs 56k instructions, a sliding counter
+// 82k (before: 64k and 84k, and 79k and 95k in the release before),
+// redis_rate's script 72k, a script making only the same three calls
+// (TIME, GET, SET PX) 42k, one doing nothing 18k with a bucket's key and
+// three arguments (14k without arguments: 1.5-2k each). Most of the rest
+// is Lua converting strings (strtod, about 0.7k instructions a number,
+// six a bucket decision; sprintf, two) and building the reply: the
+// scripts define no functions per call, read each number once, convert by
+// arithmetic rather than tonumber calls, carry the idle expiry in a
+// bucket's script, and answer a bucket's lone decision with one integer
+// (a table reply costs about 5k more). The client side of a lone call
 // builds its EVALSHA from arguments kept in the pooled call, integers by
-// pointer (a boxed int64 allocates, a pointer does not): 14 allocations a
-// sliding counter decision, 11 a token bucket, against 6 for a PING (the
+// pointer (a boxed int64 allocates, a pointer does not): 13 allocations a
+// sliding counter decision, 10 a token bucket, against 6 for a PING (the
 // previous release: 25 and 22); five of them are the context that bounds
 // the call by the timeout. Without ContextTimeoutEnabled a lone decision is
 // handed to a dispatcher goroutine and back, so that its wait can end at the

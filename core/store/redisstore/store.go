@@ -41,6 +41,7 @@ type Store struct {
 	o      options
 	start  time.Time      // the origin of the store's monotonic clock
 	picker *stripe.Picker // the CPU of a Take, for approximate sliding counters' leases
+	gcra   *redis.Script  // newScriptGCRA for the idle expiry
 
 	queue chan *call
 	stop  chan struct{}
@@ -114,6 +115,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		queue:  make(chan *call, 4*o.batch),
 		stop:   make(chan struct{}),
 		ctxOK:  honoursContext(client),
+		gcra:   newScriptGCRA(o.idle),
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
@@ -271,14 +273,13 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 		return store.Decision{RetryAfter: lim.Window}, nil
 	}
 	c := s.getCall()
-	idle := s.o.idle.Milliseconds()
 	var g gcra
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), idle, lim.Limit, n)
+		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
 	default:
 		g = gcraOf(lim)
-		c.decide(scriptGCRA, s.redisKey(key, g.suffix), 1, 1, idle, g.cost(n), g.tol(n))
+		c.decide(s.gcra, s.redisKey(key, g.suffix), 1, 0, g.cost(n), g.tol(n))
 	}
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
@@ -671,7 +672,7 @@ func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(due-start))
 	defer cancel()
 	cmd := c.evalSha(ctx, s.client)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if noScript(cmd.Err()) {
 		cmd = c.script.Eval(ctx, s.client, c.keys, c.argv[len(c.keys)+3:]...)
 	}
 	c.val, c.err = cmd.Val(), wrapErr(cmd.Err())
@@ -679,6 +680,12 @@ func (s *Store) doDirect(ctx context.Context, c *call, start int64) error {
 		s.sawLag(due, int64(time.Since(s.start))) // late past due, if at all
 	}
 	return c.err
+}
+
+// noScript reports whether err is Redis's NOSCRIPT: the script is not
+// loaded. A nil error is checked first: redis.HasErrorPrefix allocates.
+func noScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
 func wrapErr(err error) error {
@@ -802,7 +809,7 @@ func (s *Store) run(ctx context.Context, calls []*call) {
 	s.pipeline(ctx, units, false)
 	var retry []unit
 	for _, u := range units {
-		if redis.HasErrorPrefix(u.cmd.Err(), "NOSCRIPT") {
+		if noScript(u.cmd.Err()) {
 			retry = append(retry, u)
 		} else {
 			u.distribute(u.cmd)
