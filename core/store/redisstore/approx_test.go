@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -615,4 +616,49 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 	for i, st := range stores {
 		t.Logf("store %d: %+v", i, st.Stats())
 	}
+}
+
+// TestMaxSyncGapGrowsDuringAnOutage freezes Redis while a count waits to
+// be pushed: Stats.MaxSyncGap counts the gap in progress, at least the
+// time since the freeze, before Redis answers again (it reported the last
+// ended gap, a sync period, for as long as the outage lasted) and after.
+// No round that starts after the Take can succeed while Redis is frozen,
+// so a loaded host only makes the gap longer.
+func TestMaxSyncGapGrowsDuringAnOutage(t *testing.T) {
+	srv := redistest.StartOwned(t)
+	c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
+	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithSyncPeriod(10*time.Millisecond), WithTimeout(50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000, Window: time.Second, Mode: store.Approximate}
+	ctx := context.Background()
+	_, err = st.Take(ctx, "gap", lim, 1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return st.Stats().Syncs > 0 }, 10*time.Second, 5*time.Millisecond)
+
+	srv.Freeze(t)
+	t.Cleanup(func() { srv.Thaw(t) })
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		return c.Ping(ctx).Err() != nil
+	}, 10*time.Second, time.Millisecond, "Redis frozen")
+	// A count to push: every round from now on has work, and fails.
+	_, err = st.Take(ctx, "gap", lim, 1)
+	require.NoError(t, err)
+	frozen := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	elapsed := time.Since(frozen)
+	gap := st.Stats().MaxSyncGap
+	t.Logf("frozen for %v: MaxSyncGap %v", elapsed, gap)
+	assert.GreaterOrEqual(t, gap, elapsed)
+
+	srv.Thaw(t)
+	elapsed = time.Since(frozen)
+	require.Eventually(t, func() bool {
+		_, err := c.Get(ctx, "x").Result()
+		return err == nil || err == redis.Nil
+	}, 10*time.Second, 5*time.Millisecond, "Redis answers")
+	require.Eventually(t, func() bool { return st.Err() == nil }, 10*time.Second, 5*time.Millisecond, "syncs again")
+	assert.GreaterOrEqual(t, st.Stats().MaxSyncGap, elapsed, "the outage's gap is kept")
 }
