@@ -70,7 +70,8 @@
 //
 // Let N be the number of instances, P the sync period, L the limit of a
 // window W, and G a Store's Stats.MaxSyncGap: the longest span from the
-// start of a successful sync round to the end of the next. An admission
+// start of a successful sync round to the end of the next (or to now,
+// while it has not come). An admission
 // reaches Redis within its instance's G (the next successful sync that
 // starts after it pushes it), and another instance's decisions within that
 // instance's G more: S = G_i + G_j. So when an instance admits a request,
