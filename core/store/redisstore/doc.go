@@ -41,8 +41,10 @@
 // period (WithSyncPeriod, default 100ms) the Store pushes what it admitted
 // since the last sync for each key in use, in pipelines of the batch size,
 // and reads back the global counts; Redis's clock is read in the same round
-// trip, and local time is kept on it (read once a millisecond: decisions
-// are as precise, and never see time run ahead). A key the Store does not track yet, or
+// trip, and local time is kept on it, to within half that round trip
+// (read once a millisecond: decisions are as precise, and never see time
+// run ahead); a wait or retry time can be longer than Redis's clock would
+// make it by that error. A key the Store does not track yet, or
 // did not use for two sync periods, reads the global counts first (one round
 // trip). The Store tracks at most WithMaxKeys keys; a key beyond is decided
 // in Redis, on the same counts, one round trip per decision, until idle keys
