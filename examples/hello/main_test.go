@@ -97,10 +97,9 @@ func TestHello(t *testing.T) {
 	assert.Equal(t, http.StatusOK, get("/items/1", "bob").StatusCode, "another user has their own limit")
 }
 
-// buildArgs are the go build arguments for the command under test: with
-// -race when this test binary has it, so that the build reuses what the
-// tests compiled (without, a cold cache compiled the standard library and
-// every dependency again, about 58 CPU-seconds on 2 cores).
+// buildArgs are the go build arguments for the program: with -race when
+// this test binary has it, so that the build reuses what the tests
+// compiled (as core/cmd/sluicecheck's test does; another module).
 func buildArgs(bin string) []string {
 	args := []string{"build", "-o", bin}
 	if bi, ok := debug.ReadBuildInfo(); ok && slices.Contains(bi.Settings, debug.BuildSetting{Key: "-race", Value: "true"}) {

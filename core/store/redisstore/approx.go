@@ -638,7 +638,7 @@ type Stats struct {
 	// MaxSyncGap is the longest time, since New, from the start of a
 	// successful sync round to the end of the next successful one, or to
 	// now while that one has not come (a round with nothing to exchange
-	// succeeds), so it grows during an outage: an admission reaches Redis
+	// succeeds), so it grows during an outage until Close: an admission reaches Redis
 	// within this Store's MaxSyncGap, and another Store's decisions within
 	// that Store's MaxSyncGap more (see the package documentation). About
 	// the sync period plus a round trip while the host runs on time; it
@@ -649,7 +649,7 @@ type Stats struct {
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
 	gap := s.maxSyncGap.Load()
-	if start := s.okSyncStart.Load(); start != 0 {
+	if start := s.okSyncStart.Load(); start != 0 && !s.closed.Load() { // closed: nothing left to push
 		gap = max(gap, int64(time.Since(s.start))-start)
 	}
 	return Stats{Tracked: s.tracked.Load(), Syncs: s.syncs.Load(), SyncErrors: s.syncErrors.Load(),

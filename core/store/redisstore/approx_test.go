@@ -621,8 +621,8 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 // TestMaxSyncGapGrowsDuringAnOutage freezes Redis while a count waits to
 // be pushed: Stats.MaxSyncGap counts the gap in progress, at least the
 // time since the freeze, before Redis answers again (it reported the last
-// ended gap, a sync period, for as long as the outage lasted) and after.
-// No round that starts after the Take can succeed while Redis is frozen,
+// ended gap, a sync period, for as long as the outage lasted) and after,
+// and stops growing at Close. No round that starts after the Take can succeed while Redis is frozen,
 // so a loaded host only makes the gap longer.
 func TestMaxSyncGapGrowsDuringAnOutage(t *testing.T) {
 	srv := redistest.StartOwned(t)
@@ -661,4 +661,9 @@ func TestMaxSyncGapGrowsDuringAnOutage(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "Redis answers")
 	require.Eventually(t, func() bool { return st.Err() == nil }, 10*time.Second, 5*time.Millisecond, "syncs again")
 	assert.GreaterOrEqual(t, st.Stats().MaxSyncGap, elapsed, "the outage's gap is kept")
+
+	require.NoError(t, st.Close())
+	closed := st.Stats().MaxSyncGap
+	time.Sleep(closed + 20*time.Millisecond) // past any gap it recorded
+	assert.Equal(t, closed, st.Stats().MaxSyncGap, "a closed Store's gap no longer grows")
 }
