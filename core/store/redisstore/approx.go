@@ -638,11 +638,12 @@ type Stats struct {
 	// MaxSyncGap is the longest time, since New, from the start of a
 	// successful sync round to the end of the next successful one, or to
 	// now while that one has not come (a round with nothing to exchange
-	// succeeds), so it grows during an outage until Close: an admission reaches Redis
-	// within this Store's MaxSyncGap, and another Store's decisions within
-	// that Store's MaxSyncGap more (see the package documentation). About
-	// the sync period plus a round trip while the host runs on time; it
-	// grows with the lag of a busy host and with Redis's failures.
+	// succeeds), so it grows during an outage until Close: an admission
+	// reaches Redis within this Store's MaxSyncGap, and another Store's
+	// decisions within that Store's MaxSyncGap more (see the package
+	// documentation). About the sync period plus a round trip while the
+	// host runs on time; it grows with the lag of a busy host and with
+	// Redis's failures.
 	MaxSyncGap time.Duration
 }
 

@@ -622,8 +622,9 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 // be pushed: Stats.MaxSyncGap counts the gap in progress, at least the
 // time since the freeze, before Redis answers again (it reported the last
 // ended gap, a sync period, for as long as the outage lasted) and after,
-// and stops growing at Close. No round that starts after the Take can succeed while Redis is frozen,
-// so a loaded host only makes the gap longer.
+// and stops growing at Close. No round that starts after the Take can
+// succeed while Redis is frozen, so a loaded host only makes the gap
+// longer.
 func TestMaxSyncGapGrowsDuringAnOutage(t *testing.T) {
 	srv := redistest.StartOwned(t)
 	c := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
