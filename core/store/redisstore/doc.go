@@ -44,9 +44,8 @@
 // trip, and local time is kept on it, to within half that round trip
 // (read once a millisecond: decisions are as precise, and never see time
 // run ahead); a wait or retry time can be longer than Redis's clock would
-// make it by that error. A key the Store does not track yet, or
-// did not use for two sync periods, reads the global counts first (one round
-// trip). The Store tracks at most WithMaxKeys keys; a key beyond is decided
+// make it by that error. A key the Store does not track yet, or did not use
+// for two sync periods, reads the global counts first (one round trip). The Store tracks at most WithMaxKeys keys; a key beyond is decided
 // in Redis, on the same counts, one round trip per decision, until idle keys
 // are forgotten (after their state stops mattering plus the idle expiry).
 //
@@ -73,10 +72,9 @@
 // Let N be the number of instances, P the sync period, L the limit of a
 // window W, and G a Store's Stats.MaxSyncGap: the longest span from the
 // start of a successful sync round to the end of the next (or to now,
-// while it has not come). An admission
-// reaches Redis within its instance's G (the next successful sync that
-// starts after it pushes it), and another instance's decisions within that
-// instance's G more: S = G_i + G_j. So when an instance admits a request,
+// while it has not come). An admission reaches Redis within its
+// instance's G (the next successful sync that starts after it pushes it),
+// and another instance's decisions within that instance's G more: S = G_i + G_j. So when an instance admits a request,
 // the admissions it does not know of are those the others made in the last
 // S, and in any window the instances together admit at most
 //
