@@ -221,9 +221,10 @@
 //
 // A flow or hotspot rule with a Store keeps its counts in a store given
 // with WithStore (package store; Redis: package redisstore), so its limit
-// holds for every instance together. Such a rule uses sliding-counter (its
-// default), token-bucket or leaky-bucket; its Mode is exact (a round trip
-// per decision) or approximate (local decisions, counts synced
+// holds for every instance together. A flow rule then uses sliding-counter
+// (its default there), token-bucket or leaky-bucket, a hotspot rule
+// token-bucket (its default) or leaky-bucket. Its Mode is exact (a round
+// trip per decision) or approximate (local decisions, counts synced
 // periodically). While the store fails, a request applies the rule's
 // OnFailure: local (the default: this instance alone, at LocalLimit), open
 // (admit) or closed (reject). After consecutive failed rounds the Guard

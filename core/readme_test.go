@@ -30,6 +30,7 @@ func TestReadmeRulesLoad(t *testing.T) {
 		require.NoError(t, err)
 		blocks := doc.blocks(string(text))
 		require.NotEmpty(t, blocks, "%s shows rules files", doc.path)
+		t.Logf("%s: %d rules files", doc.path, len(blocks))
 		for _, b := range blocks {
 			rules, err := rulesfile.Parse([]byte(b))
 			require.NoError(t, err, "%s:\n%s", doc.path, b)
