@@ -1,57 +1,289 @@
-// Package core is the sluice engine: a Guard holds flow, concurrency,
-// hotspot and breaker rules and decides, per request, whether a resource
-// may take more traffic.
+// Package core is the sluice engine: a Guard holds rules and decides, per
+// request, whether a resource may take more traffic.
 //
-// A resource is the name of a protected thing: a route template such as
-// "GET /items/{id}", or a gRPC method such as "/pkg.Service/Method". Rules
-// name the resources they limit exactly or by a glob ("GET /items/*", "*");
-// every rule that matches a resource applies, and a request passes only if
-// all pass. Rules are Go values (Rule), checked by NormalizeRules, New
-// and SetRules with errors naming the rule, field and value; package rulesfile
-// reads them from YAML and JSON files. SetRules replaces them at run time
-// and keeps the counts of unchanged rules.
+//	guard, err := core.New(core.WithRules(
+//		core.Rule{Name: "items", Resource: "GET /items/*", Kind: core.KindFlow, Limit: 100},
+//		core.Rule{Resource: "*", Kind: core.KindConcurrency, Limit: 200},
+//	))
 //
-// The hot path is Enter and Exit:
+// Package rulesfile reads the same rules from YAML and JSON files, and the
+// adapters (packages sluicehttp, sluicegin, sluiceecho, sluicegrpc) put
+// every request through a Guard. A Guard has no package-level state: its
+// clock, rules, limiter state and statistics hang off it, and Close stops
+// its goroutines.
 //
-//	e, err := guard.Enter(ctx, "GET /items/{id}")
+// # Entering and exiting
+//
+// Without an adapter, a request is two calls:
+//
+//	e, err := guard.Enter(ctx, "GET /items/{id}",
+//		core.WithParams(core.ParamMap{"header:X-User-ID": {userID}}))
 //	if err != nil {
 //		var b *core.BlockedError
-//		if errors.As(err, &b) { /* 429, Retry-After: b.RetryAfter */ }
+//		if errors.As(err, &b) {
+//			// b.Rule, b.Limit, b.RetryAfter, b.Policies: what a 429 needs
+//		}
 //		return
 //	}
-//	defer e.Exit(nil)
+//	defer e.Exit(nil) // records completion and response time, releases concurrency
 //
-// With one flow rule, Enter reads the monotonic clock once to decide, Enter
-// and Exit read a coarse clock that costs an atomic load to time the request
-// (it advances every millisecond), touch a handful of atomics and do not
-// allocate, and neither does a block: requests rejected alike share one
-// *BlockedError, which callers must not modify.
+// or one, when the work is a function: Guard.Do runs it only when admitted
+// and counts its error, or its panic, as a failure. Exit ends an Entry; a
+// second call does nothing. WithCount makes a request take several permits;
+// WithQuotas returns the quotas that applied, which the RateLimit fields
+// advertise.
 //
-// Breaker rules (KindBreaker, package breaker) learn from the error Exit is
-// given and the response time it measures; an open breaker blocks with a
-// BlockedError of Kind KindBreaker. Their state changes go to listeners
-// (WithBreakerListener) and to a rate-limited slog log (WithLogger), on a
-// goroutine of the Guard, never on a request's.
+// # Resources
 //
-// Adaptive rules (KindAdaptive) find a limit on requests in flight from
-// their response times; system rules (KindSystem) shed requests while a
-// signal of the service's load (Signal: its rate, requests in flight,
-// response time, CPU usage, load average) is above a threshold, the host's
-// signals read every half second on a goroutine of the Guard. Both shed
-// the lower levels of requests first (Priority, WithPriority).
+// A resource is the name of what is protected. The HTTP adapters name a
+// request "METHOD TEMPLATE", the route template it matched with {name}
+// parameters ("GET /items/{id}", whether gin or echo wrote ":id");
+// requests that match no route share "(unmatched)", never the raw path,
+// and methods outside the standard set count as "OTHER". gRPC resources are
+// full methods, "/pkg.Service/Method". Any other name ("checkout") is a
+// custom name, for Enter calls of your own. Names beyond WithMaxResources
+// keep their rules but share the statistics of OverflowResource.
 //
-// A shadow rule (Rule.Shadow, or every rule with WithShadow) is evaluated
-// and counted as if enforced but never blocks: RuleStats.Shadowed counts
-// the requests it would have blocked, so that a limit can be watched before
-// it is enforced.
+// # Rules
 //
-// Snapshot returns the statistics of every resource (the last second, and
-// totals since the Guard first saw it) and every rule (blocked requests,
-// failure-policy decisions, breaker state), for metrics exporters (package
-// prometheus) and the dashboard (package dashboard). History returns the
-// last 10 minutes of them, a point a second, which the Guard keeps in fixed
-// memory from History's first call.
+// A rule's Resource is a resource name or a glob: '*' matches any run of
+// characters, '/' included ("GET /items/*", "/pkg.Svc/*", "*"), and the
+// method may be '*'. A template without a method ("/items/{id}") applies to
+// every method, as "* /items/{id}" does. A rule has one state shared by
+// every resource it matches: "*" with a concurrency limit of 200 means 200
+// in flight across all resources. Every matching rule applies and a request
+// passes only if all pass; what the rules that admitted it reserved is
+// given back when a later one rejects it.
 //
-// A Guard has no package-level state: its clock (package clock), rules,
-// limiter state and statistics all hang off it.
+// A resource written otherwise is normalized, and the rule applies with
+// one Info log line when the rules are set: a lowercase method, stray
+// spaces, gin and echo parameters (":id" to "{id}"), a last catch-all
+// ("*path" to "{path...}"). NormalizeRules and Guard.Rules show the
+// canonical form. Refused, with a suggestion: a method other than GET,
+// HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE, OTHER or '*';
+// glob syntax sluice does not have ('?', '[', ']', "**"); a template not
+// starting with '/' after a method; spaces inside a template; braces that
+// are not a whole segment {name}, a last {name...} or a last {$}.
+//
+// Rule names hold ASCII letters, digits and -_.:/{}*$#(), at most 200
+// bytes, unique, so that a name is written alike in the RateLimit fields,
+// problem bodies, metric labels and logs. A rule without a name gets
+// KIND:RESOURCE with spaces as colons, and :PARAM for hotspot rules
+// ("flow:GET:/items/{id}", "hotspot:GET:/items/{id}:header:X-User-ID"),
+// with #2, #3 on collisions.
+//
+// New and SetRules validate the rules, with errors naming the rule, field,
+// value and what is allowed; a set with an invalid rule is refused whole
+// and the rules in force stay. SetRules replaces the rules atomically: a
+// rule whose name, kind, resource and param are unchanged keeps its state
+// (window counts, bucket levels, requests in flight, a breaker's state),
+// so a reload does not reset a limit. A Rule marshals to JSON and YAML in
+// the rules file's form; its enumerated fields take typed constants or
+// plain strings ("token-bucket").
+//
+// # Flow rules
+//
+// A flow rule (KindFlow) limits the requests per Window (default 1s) with
+// one of six algorithms:
+//
+//	algorithm        a decision costs                bound, in any interval of real time
+//	leap-array       one atomic add, a sum over      at most Limit in Buckets consecutive buckets,
+//	(default)        Buckets (default 10)            so in any Window - Window/Buckets
+//	sliding-log      a small mutex; 8 bytes per      at most Limit in any Window
+//	                 request of Limit (<= 2^20)
+//	sliding-counter  two counters                    an estimate: the previous window weighted by overlap
+//	fixed-window     one atomic add                  at most Limit per aligned window (2x across a boundary)
+//	token-bucket     one compare-and-swap            at most Limit + Burst + d*Limit/Window in any d
+//	leaky-bucket     one compare-and-swap            admitted requests at least Window/Limit apart
+//
+// Rules decide on the monotonic clock, so these bounds hold however late
+// the Guard's goroutines run on a busy host, and no retry hint is early.
+//
+// Token and leaky buckets, of flow rules and of every hotspot value, are
+// exact up to one request per nanosecond: a request costs Window/Limit,
+// kept to a fraction of a nanosecond, and waits and retry times are
+// rounded up. Rules refuse what cannot be honoured, naming the largest
+// value allowed: Limit at most 2^52, Window and MaxWait at most 2^52 ns
+// (about 52 days), a token bucket's refill time Window+Burst*Window/Limit
+// at most 2^52 ns.
+//
+// A leaky-bucket request waits up to MaxWait for its turn. The wait
+// honours the request's context: a cancelled wait returns the context's
+// error and gives its turn back, and the next request takes the gap (up to
+// 1024 gaps per rule, 256 per hotspot table shard; beyond, a gap stays
+// empty, which only makes later requests wait longer).
+//
+// Warmup starts a flow rule cold, at about Limit/ColdFactor (default 3),
+// and warms it as its traffic uses up a store of tokens, as Sentinel's and
+// Guava's warm-up do: a full-rate spike from cold reaches Limit after
+// Warmup. A service idling below Limit/ColdFactor stays cold, so a spike
+// after a quiet spell is always ramped; a warm rule left idle is cold
+// again after 2*Warmup/(ColdFactor+1). A reload keeps how warm a rule is.
+//
+// # Concurrency and hotspot rules
+//
+// A concurrency rule (KindConcurrency) limits the requests in flight, from
+// Enter to Exit; it reads no clock.
+//
+// A hotspot rule (KindHotspot) limits each value of a request's Param
+// separately: each user (header:X-User-ID), tenant, API key or client IP
+// (ip), with a token bucket (default), a leaky bucket, or a limit in flight
+// (algorithm concurrency). Overrides give values limits of their own, 0
+// blocking a value. Package extractors lists the params the adapters read;
+// without an adapter, WithParams gives them. A request is asked only for
+// the params a matching rule names, and a param with several values has
+// each one checked. OnMissing says what a rule does with a request that
+// lacks its param: skip it (the default), reject it as a request that will
+// never pass, or count it in one state shared by all such requests (a
+// budget for anonymous traffic, say).
+//
+// Values are tracked by a 128-bit keyed hash, never stored, in a table of
+// at most MaxKeys values (default 100,000). The table evicts one-time
+// values first, so a flood of new values does not evict the hot ones; a
+// value evicted before its bucket is full again leaves its debt in a fixed
+// array of cells and resumes from it, and a value with requests in flight
+// is never evicted. When a flood puts more values in debt than the table
+// and its cells can tell apart, the error is on the limit's side: new
+// values may start with spent buckets until the flood's debts are paid.
+// Keep MaxKeys above the number of values seen within one window to keep
+// new values exact.
+//
+// Each adapter tells its Guard which params its extractor supplies (a
+// ParamSource). From then on a hotspot rule naming a param no source
+// supplies (a typo, a custom param nobody registered) is refused: the
+// adapter's constructor fails at start-up, and every later SetRules and
+// reload returns the problem and keeps the rules in force. WithParamSource
+// makes New refuse it already. A Guard used without adapters accepts any
+// well-formed param; one that serves adapters and also takes params from
+// the program declares them with WithParamSource(CustomParams("tenant")).
+//
+// # Circuit breakers
+//
+// A breaker rule (KindBreaker) watches the outcomes of its resources'
+// requests (the error given to Exit, the response time the Guard measured)
+// and blocks them all for a while when too many fail or are slow:
+//
+//   - closed: requests pass and their outcomes are counted over Window
+//     (default 10s). Once MinRequests completed in it, the breaker trips
+//     when the bad ones reach Threshold: slow-ratio counts requests slower
+//     than MaxRT and error-ratio failed ones, both as a share of all;
+//     error-count counts failed requests.
+//   - open: every request is blocked for OpenFor (default 5s).
+//   - half-open: Probes requests pass (default 1) and the others are
+//     blocked. When all succeed the breaker closes, its statistics started
+//     afresh; when one fails, or has not finished after OpenFor, it opens
+//     again.
+//
+// While half-open, only the probes' outcomes count, and the outcomes of
+// requests admitted before a state change never count after it. A reload
+// that keeps the rule keeps its state. State changes go to
+// WithBreakerListener's function and to the log, on a goroutine of the
+// Guard, never a request's (a full queue drops and counts them).
+//
+// # Adaptive and system rules, priorities
+//
+// An adaptive rule (KindAdaptive) is a limit on requests in flight that
+// finds itself from response times, between MinLimit and MaxLimit. Every
+// Window it compares the average response time of the requests that ended
+// with the lowest it has seen: the limit grows while they stay close to it,
+// holds up to Tolerance times it, and shrinks beyond. It re-measures the
+// lowest response time with probes that lower the limit for a few windows,
+// at most ProbeInterval apart. RuleStats.Adaptive shows the limit in force.
+//
+// A system rule (KindSystem) sheds requests, whoever sends them, while a
+// Signal of the service's load is above Threshold: the rate it admits
+// (qps), its requests in flight (inflight), their response time (rt), CPU
+// usage (cpu) or the load average (load); see the Signal constants for
+// units, sources and what each sheds. The host's signals are read every
+// half second by a goroutine of the Guard while a rule needs them; a rule
+// whose signal the host cannot give is refused. WithSystemSource gives
+// tests a source of their own.
+//
+// A request has a Priority: critical, default or sheddable, from
+// WithPriority on its context, else from the param a rule's Priority
+// names ("header:X-Priority"), else default. Adaptive and system rules
+// shed the lower levels first, and a level only once every lower one is
+// shed; a single level coming alone has the whole limit. There is no
+// queue: a burst of critical requests finds room only where room was kept
+// free.
+//
+// # Shadow rules
+//
+// A shadow rule (Rule.Shadow, or every rule with WithShadow) decides each
+// request as the enforced rule would and keeps the same state, but a
+// request it would reject takes nothing of it and goes on:
+// RuleStats.Shadowed counts those, and they are logged like blocks, marked
+// shadow=true. A shadow rule sends no RateLimit fields unless the Guard
+// has WithShadowQuotas. Switching a rule between shadow and enforced by a
+// reload keeps its state and counts.
+//
+// # Shared stores
+//
+// A flow or hotspot rule with a Store keeps its counts in a store given
+// with WithStore (package store; Redis: package redisstore), so its limit
+// holds for every instance together. A flow rule then uses sliding-counter
+// (its default there), token-bucket or leaky-bucket, a hotspot rule
+// token-bucket (its default) or leaky-bucket. Its Mode is exact (a round
+// trip per decision) or approximate (local decisions, counts synced
+// periodically). While the store fails, a request applies the rule's
+// OnFailure: local (the default: this instance alone, at LocalLimit), open
+// (admit) or closed (reject). After consecutive failed rounds the Guard
+// leaves the store alone for a while, then probes it one request at a time
+// (WithStoreBreaker). Guard.Stores reports each store's health; a
+// rejection made by the policy has BlockedError.Fallback set.
+//
+// # Blocked requests
+//
+// Every rule that applies is asked, also after one has rejected the
+// request (the rules after it keep nothing of it), so
+// BlockedError.RetryAfter is the latest time any rejecting rule allows: a
+// client that waits that long is not refused by a rule nobody asked. Rule,
+// Limit and Window describe the rule with that time; Policies lists every
+// quota policy, Blocked set on those that rejected; Never is set for a
+// request no wait lets through (a limit of 0 for it, or more permits than
+// a rule ever holds). Rules kept in a store are the exception: they are
+// not asked after a rule in memory rejected the request, so that a flood
+// rejected anyway does not load the store. Requests rejected alike may
+// share one *BlockedError, which callers must not modify.
+//
+// # Rules that match nothing
+//
+// RuleStats.Resources lists the resources a rule applied to, and Evaluated
+// counts the requests it was checked against. A rule that applies to no
+// request for WithUnmatchedAfter (default 5 minutes) after it was set is
+// logged once at Warn and flagged Unmatched. Adapters that know their
+// routes check the rules against them at their first request and at every
+// reload, and log the rules that match no route: echo by itself, gin with
+// sluicegin.WithRoutes, net/http with sluicehttp.Handle; another router
+// gives its routes to Guard.AddRoutes and calls Guard.CheckRoutes.
+//
+// # Statistics and logs
+//
+// Snapshot returns, for each resource, the last second (passed, blocked,
+// completed, errors, average and minimum response time, peak and current
+// in flight) and totals since it was first entered (blocked requests by
+// reason, response times in power-of-two buckets); for each rule what it
+// blocked and evaluated, its limit in force and its use, a breaker's
+// state; each store's health. Package prometheus, package otel and package
+// dashboard read it. History returns the last 10 minutes, a point a
+// second, which the Guard keeps in fixed memory from History's first call
+// (TestHistoryMemoryIsBounded). WithTopBlockedValues, off by default since
+// it keeps request values, tracks the values each hotspot rule blocked
+// most.
+//
+// The Guard logs to slog.Default (WithLogger for another): breaker state
+// changes, a store failing and working again, rules that match nothing,
+// and each rule that blocks requests, once when it starts and then at most
+// once per 10 seconds with the count. The log is rate-limited as a whole
+// (10 records a second, bursts of 20; the suppressed are counted in the
+// next record) and written from a goroutine of the Guard.
+//
+// # Time
+//
+// Rules decide on the monotonic clock; WithClock gives the Guard another,
+// such as package clock's fake clock for tests. A clock stepped backwards
+// drops no count and lets no limit be bypassed. Requests are timed on a
+// coarse clock that a goroutine of the Guard advances every millisecond
+// (WithPreciseTiming for the monotonic clock); it parks when no request
+// comes for a second. Concurrency limits read no clock.
 package core

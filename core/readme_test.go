@@ -14,31 +14,62 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// TestREADMERulesLoad loads every rules file the README shows, as written:
-// a Guard with those rules starts (with a store named redis for the ones
-// that name it, as the README's Go code gives one).
-func TestREADMERulesLoad(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```\n").FindAllSubmatch(readme, -1)
-	n := 0
-	for _, b := range blocks {
-		text := string(b[1])
-		if strings.Contains(text, "  - ...") {
-			continue // an outline, not a file
+// TestReadmeRulesLoad loads every rules file the README and package
+// rulesfile's documentation show, as written: a Guard with those rules
+// starts (with a store named redis for the ones that name it).
+func TestReadmeRulesLoad(t *testing.T) {
+	for _, doc := range []struct {
+		path string
+		// blocks finds the rules files in the text.
+		blocks func(text string) []string
+	}{
+		{"../README.md", markdownYAML},
+		{"rulesfile/doc.go", docYAML},
+	} {
+		text, err := os.ReadFile(doc.path)
+		require.NoError(t, err)
+		blocks := doc.blocks(string(text))
+		require.NotEmpty(t, blocks, "%s shows rules files", doc.path)
+		t.Logf("%s: %d rules files", doc.path, len(blocks))
+		for _, b := range blocks {
+			rules, err := rulesfile.Parse([]byte(b))
+			require.NoError(t, err, "%s:\n%s", doc.path, b)
+			opts := []core.Option{core.WithClock(clock.NewFake(0)), core.WithRules(rules...)}
+			if strings.Contains(b, "store: redis") {
+				s, err := store.NewMemory(clock.NewFake(0), 100)
+				require.NoError(t, err)
+				opts = append(opts, core.WithStore("redis", s))
+			}
+			g, err := core.New(opts...)
+			require.NoError(t, err, "%s:\n%s", doc.path, b)
+			require.NoError(t, g.Close())
 		}
-		n++
-		rules, err := rulesfile.Parse(b[1])
-		require.NoError(t, err, "%s", text)
-		opts := []core.Option{core.WithClock(clock.NewFake(0)), core.WithRules(rules...)}
-		if strings.Contains(text, "store: redis") {
-			s, err := store.NewMemory(clock.NewFake(0), 100)
-			require.NoError(t, err)
-			opts = append(opts, core.WithStore("redis", s))
-		}
-		g, err := core.New(opts...)
-		require.NoError(t, err, "%s", text)
-		require.NoError(t, g.Close())
 	}
-	require.GreaterOrEqual(t, n, 3, "the README's rules files are found")
+}
+
+// markdownYAML returns the yaml code blocks of a Markdown text.
+func markdownYAML(text string) []string {
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?ms)^```yaml\n(.*?)^```\n").FindAllStringSubmatch(text, -1) {
+		blocks = append(blocks, m[1])
+	}
+	return blocks
+}
+
+// docYAML returns the rules files of a doc comment: its indented blocks
+// that start with "rules:".
+func docYAML(text string) []string {
+	var blocks []string
+	var cur []string
+	for line := range strings.SplitSeq(text, "\n") {
+		body, indented := strings.CutPrefix(line, "//\t")
+		switch {
+		case indented && (len(cur) > 0 || body == "rules:"):
+			cur = append(cur, body)
+		case len(cur) > 0:
+			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
+			cur = nil
+		}
+	}
+	return blocks
 }

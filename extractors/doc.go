@@ -5,6 +5,18 @@
 // imports no framework: gRPC calls are read through a GRPCCall, which the
 // gRPC adapter provides (sluicegrpc.CallInfo).
 //
+// An Extractor is given to the adapters (their WithExtractor option) and,
+// so that core.New refuses a rule naming a param it cannot supply, to the
+// Guard (core.WithParamSource):
+//
+//	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"),
+//		extractors.WithHTTPParam("user", userOf))
+//	guard, err := rulesfile.NewGuard("rules.yaml", core.WithParamSource(x))
+//	r.Use(sluicegin.Middleware(guard, sluicegin.WithExtractor(x)))
+//
+// The sluicecheck command's -params flag refuses, in CI, rules naming a
+// custom param outside a list.
+//
 // # Resources
 //
 // HTTP resources are "METHOD TEMPLATE", where TEMPLATE is the matched route
@@ -85,7 +97,8 @@
 // prefix, "2001:db8:1:2::/64" (WithIPv6Prefix sets the length, 1 to 128; 128
 // keeps addresses apart), and a limit on ip holds for the whole subnet. IPv4
 // clients, IPv4-mapped IPv6 addresses among them, are their address. The peer
-// param is the exact address.
+// param is the exact address. An override for an IPv6 client is written as
+// its prefix: overrides: {"2001:db8:1:2::/64": 100}.
 //
 // # Allocation
 //

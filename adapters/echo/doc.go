@@ -24,7 +24,9 @@
 // WithCost makes a request take several permits, as core.WithCount does.
 //
 // WithSkipper takes a middleware.Skipper, in the manner of echo's own
-// middleware configs.
+// middleware configs. At its first request the middleware gives the Guard
+// the server's routes, so that rules matching none of them are logged
+// (core.Guard.CheckRoutes).
 //
 // The response to a blocked request (status, Retry-After, RateLimit-Policy,
 // RateLimit and the problem+json body) is the one of the net/http adapter:

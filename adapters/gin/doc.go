@@ -31,7 +31,10 @@
 // fields too, unless WithRateLimitFields(false).
 //
 // New returns the error of an invalid option; Middleware, for the one-line
-// use above, panics with it.
+// use above, panics with it. WithRoutes gives the Guard the engine's
+// routes, so that rules matching none of them are logged
+// (core.Guard.CheckRoutes); WithSkipper lets requests through without
+// entering the Guard.
 //
 // An admitted request exits the Guard once, when the chain after the
 // middleware returns: as an error when the status is 500 or more or a

@@ -92,7 +92,11 @@
 // open breaker, which on a client keeps calls away from a server whose
 // answers keep failing; a grpc.Trailer call option receives the pushback
 // trailer. An outgoing stream's entry lasts until the stream
-// ends (see Interceptors.StreamClient).
+// ends (see Interceptors.StreamClient). With WithThrottle (package
+// throttle) the client also throttles itself while the server answers
+// ResourceExhausted or Unavailable, and pauses for the retry time it
+// gives; a call the throttle rejects gets Unavailable without reaching the
+// server.
 //
 // # Construction
 //

@@ -106,6 +106,26 @@
 //
 // WithRateLimitFields(false) turns them off on admitted responses.
 //
+// # Outgoing calls
+//
+// NewTransport puts the calls a client makes through a Guard, as an
+// http.RoundTripper: a call's resource is "METHOD HOST" ("GET
+// api.example.com"; "* api.example.com" in a rule covers every method), a
+// blocked call returns the *core.BlockedError without touching the
+// network, and 5xx answers and transport errors count as failures, so that
+// a breaker rule keeps calls away from a failing upstream. With
+// WithThrottle the client also throttles itself while the upstream answers
+// 429 or 503 (package throttle).
+//
+//	t, err := sluicehttp.NewTransport(guard, nil, sluicehttp.WithThrottle(th))
+//	client := &http.Client{Transport: t}
+//
+// # Routes
+//
+// Handle registers a route on a ServeMux and tells the Guard about it, so
+// that rules matching no route of the service are logged (see
+// core.Guard.CheckRoutes); a ServeMux cannot list its patterns itself.
+//
 // # Identity and cost
 //
 // An authentication middleware's user or tenant limits without being

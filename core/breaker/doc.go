@@ -6,5 +6,9 @@
 // outcomes), open (it rejects every request for the rule's OpenFor), or
 // half-open (it lets the rule's Probes through, closes when all of them
 // succeed, and opens again as soon as one fails). The breakers themselves
-// are internal to core.
+// are internal to core, whose documentation ("Circuit breakers") says what
+// counts as a failure, and when a breaker trips and closes:
+//
+//	core.Rule{Name: "payments", Resource: "POST /pay", Kind: core.KindBreaker,
+//		Strategy: breaker.ErrorRatio, Threshold: 0.5, OpenFor: 5 * time.Second}
 package breaker

@@ -6,4 +6,12 @@
 // They only ever go forward on the system clock; a fake clock may be set
 // backwards, and every sluice algorithm tolerates that without dropping counts
 // or letting a limit be bypassed.
+//
+// A Fake drives a Guard in tests instead of sleeping: Advance and Set move
+// its time, and WaitForSleepers waits until the Guard's goroutines sleep on
+// it, so that a test is a table of timestamps:
+//
+//	fc := clock.NewFake(0)
+//	guard, err := core.New(core.WithClock(fc), core.WithRules(rules...))
+//	fc.Advance(time.Second) // the next window
 package clock

@@ -2,26 +2,156 @@
 // problem given its line, and keeps a Guard's rules in step with a file
 // while it serves.
 //
-// A rules file is a mapping whose one key, rules, holds a list of rules,
-// each a mapping of the fields of core.Rule named as in its json tags:
+// NewGuard starts a Guard with the rules of a file; Load and Parse return
+// them, validated and normalized, for tools (the sluicecheck command) and
+// for rules put together from several places. A Watcher applies each new
+// version of the file to a running Guard. Schema is the file's JSON Schema,
+// for editors; Rules decodes a rules list kept in another configuration
+// file. Package core validates the rules (core.NormalizeRules, core.New,
+// core.Guard.SetRules) and documents what each kind does; this package
+// reads the file and gives each problem core finds the line of its rule and
+// field. Rules on their way from a file to a Guard are validated once, by
+// core.
+//
+// # Grammar
+//
+// A rules file is YAML, or JSON when its name ends in .json, with the same
+// fields. Its one key, rules, holds a list of rules, each a mapping of the
+// fields of core.Rule named as in its json tags; durations are Go durations
+// ("1.5s", "500ms"). Unknown fields and values are errors. Every field:
 //
 //	rules:
-//	  - resource: GET /hello
+//	  - name: items-rate               # optional; unique; letters, digits, -_.:/{}*$#()
+//	    resource: "GET /items/{id}"    # a resource, or a glob: "GET /items/*", "/pkg.Svc/*", "*"
+//	    kind: flow                     # flow | concurrency | hotspot | breaker | adaptive | system
+//	    limit: 100                     # requests per window (flow, hotspot); in flight (concurrency)
+//	    window: 1s                     # default 1s
+//	    algorithm: leap-array          # leap-array (default) | sliding-log | sliding-counter |
+//	    buckets: 10                    #   fixed-window | token-bucket | leaky-bucket; leap-array buckets
+//	  - resource: "GET /search"
 //	    kind: flow
-//	    limit: 5
-//	    window: 1s
+//	    algorithm: token-bucket
+//	    limit: 50
+//	    burst: 20                      # token-bucket: tokens above limit
+//	  - resource: "POST /orders"
+//	    kind: flow
+//	    algorithm: leaky-bucket
+//	    limit: 20
+//	    maxWait: 500ms                 # leaky-bucket: longest a request waits for its turn
+//	  - resource: "GET /reports"
+//	    kind: flow
+//	    limit: 300
+//	    warmup: 30s                    # ramp from limit/coldFactor to limit
+//	    coldFactor: 3
+//	  - name: global-search
+//	    resource: "GET /search/*"
+//	    kind: flow                     # or hotspot
+//	    limit: 5000                    # for all instances together
+//	    store: redis                   # the name given to core.WithStore
+//	    mode: exact                    # exact (default) | approximate
+//	    onFailure: local               # store failing: local (default) | open | closed
+//	    localLimit: 1000               # this instance's limit while the store fails; default limit
+//	  - name: per-user
+//	    resource: "GET /items/{id}"
+//	    kind: hotspot
+//	    param: "header:X-User-ID"      # the request value to limit by (package extractors)
+//	    limit: 10                      # per value, per window
+//	    algorithm: token-bucket        # token-bucket (default) | leaky-bucket | concurrency (in flight)
+//	    burst: 5
+//	    maxKeys: 100000                # values tracked (default 100000)
+//	    overrides:                     # per-value limits; 0 blocks the value
+//	      vip: 1000
+//	      abuser: 0
+//	    onMissing: skip                # request without the param: skip (default) | reject | shared
+//	  - name: payments-breaker
+//	    resource: "POST /pay"
+//	    kind: breaker
+//	    strategy: error-ratio          # slow-ratio | error-ratio | error-count
+//	    threshold: 0.5                 # a ratio in (0, 1]; for error-count, a number of errors
+//	    maxRT: 0s                      # slow-ratio: slower than this is slow
+//	    minRequests: 10                # completed requests before it may trip (default 10)
+//	    window: 10s                    # statistics window (default 10s), in buckets (default 10)
+//	    openFor: 5s                    # open this long, then let probes through (default 5s)
+//	    probes: 1                      # half-open: requests let through; all must succeed (default 1)
+//	  - resource: "*"
+//	    kind: concurrency
+//	    limit: 200
+//	  - name: api-adaptive
+//	    resource: "GET /api/*"
+//	    kind: adaptive                 # an in-flight limit found from response times
+//	    minLimit: 4                    # bounds (defaults 4 and 1000)
+//	    maxLimit: 1000
+//	    priority: "header:X-Priority"  # adaptive, system: shed sheddable, then default, then critical
+//	  - name: cpu
+//	    resource: "*"
+//	    kind: system
+//	    signal: cpu                    # qps | inflight | rt | cpu | load
+//	    threshold: 0.8                 # cpu: a fraction in (0, 1]
+//	    strategy: bbr                  # cpu only
+//	    shadow: true                   # any kind: evaluated and counted, never enforced
 //
-// NewGuard starts a Guard with the rules of a file; Load and Parse return
-// them, validated and normalized, for tools (the sluicecheck command) and for
-// rules put together from several places. A Watcher applies each new
-// version of the file to a running Guard. Schema is the file's JSON
-// Schema, for editors; Rules decodes a rules list kept in another
-// configuration file.
+// Fields that do not apply to a rule's kind or algorithm are errors. The
+// defaults, bounds and meaning of each are in core.Rule's documentation.
 //
-// Package core validates the rules (core.NormalizeRules, core.New,
-// core.Guard.SetRules); this package reads the file and gives each problem
-// core finds the line of its rule and field. A rule of a file on its way to a
-// Guard (NewGuard, Watcher) is validated once, by core.
+// # Errors
+//
+// Every problem names the file, the line, the rule (index and name), the
+// field, the value and what is allowed:
+//
+//	rules file rules.yaml: rules[2] (per-user): line 9: limit must be >= 0, got -5
+//
+// A file cut short never applies as a smaller rule set. Refused, naming the
+// line: an empty file, or a bare "rules:" (a file with no rules says so
+// with "rules: []"); a YAML file whose last line has no line break and ends
+// in the middle of a value ("limit: 1" cut from "limit: 100"); a key with
+// no value; a flow, concurrency or hotspot rule without limit ("limit: 0",
+// written out, blocks every request). A YAML file cut exactly at a line
+// break after a complete rule is a valid shorter file that no check can
+// tell apart: write rules files by rename (see "Partial writes"). A file is
+// limited to 16 MiB and 100,000 rules, counted as it is read, so a file
+// with too many is refused without being parsed.
+//
+// A core.Rule marshals to the rules file's form: json.Marshal and
+// yaml.Marshal (go.yaml.in/yaml/v3) write each field under its name here,
+// durations as Go durations, and leave out zero fields but resource, kind
+// and the limit of a flow, concurrency or hotspot rule. So {"rules": rules}
+// marshalled from Go values is a file Parse and Load read back as the same
+// rules. Rules decodes a rules list inside a configuration file of your
+// own, checking each field's name and type and giving lines, but not
+// validating (core.New does); a bare core.Rule refuses to be decoded, so
+// that a misspelt field is never read as a zero.
+//
+// # Editors and CI
+//
+// Schema, also in the repository as core/rulesfile/rules.schema.json, is a
+// JSON Schema of the file. With the YAML language server (VS Code's YAML
+// extension, Neovim, IntelliJ), a first line
+//
+//	# yaml-language-server: $schema=https://raw.githubusercontent.com/sluicekit/sluice/main/core/rulesfile/rules.schema.json
+//
+// gives completion and checks; sluicecheck -schema writes a local copy.
+// For JSON files, map the schema in the editor's settings: a "$schema" key
+// would be an unknown field. The loader is the authority: the schema does
+// not catch duplicate names, cross-field bounds or files cut short.
+//
+// The sluicecheck command loads each file as a Guard does, for CI:
+//
+//	$ go run github.com/sluicekit/sluice/core/cmd/sluicecheck@latest rules.yaml
+//	rules.yaml: 3 rules: 1 flow, 1 concurrency, 1 hotspot
+//
+// # Reloading
+//
+// NewWatcher loads the file (a missing or invalid file is an error and
+// nothing starts); Run then looks at it every second (WithPollInterval)
+// until its context ends, and Reload applies it at once (from a SIGHUP
+// handler, say). A new version replaces the rules with core.Guard.SetRules:
+// rules that keep their name, kind, resource and param keep their state.
+// A version that is invalid or unreadable (a syntax error, an unknown
+// field, a value out of range, a deleted or empty file, a file cut short)
+// is not applied and the rules in force stay; only "rules: []" removes
+// every rule. OnReload's function gets each applied version, with the
+// rules added, removed and changed, and each problem, once per distinct
+// content, with its rule, field and line.
 //
 // # Why the Watcher polls
 //

@@ -1,4 +1,4 @@
-// Command hello is the README's quick start: a net/http server whose routes
+// Command hello is the README's net/http program: a server whose routes
 // are limited by the rules in rules.yaml, next to it.
 //
 //	cd examples/hello && go run .
