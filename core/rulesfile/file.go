@@ -38,8 +38,8 @@ const (
 
 // Load reads and parses the rules file at path (see Parse): a file whose
 // name ends in ".json", in any case, is JSON; any other is YAML. It stops
-// reading at the first byte over the size limit or the first rule over the
-// count limit. Its errors start with the path.
+// reading at the first byte over the size limit or, in YAML, the first rule
+// over the count limit. Its errors start with the path.
 //
 // Load validates the rules to report their problems with their lines: to
 // start a Guard with the rules of a file, NewGuard validates them once, in
@@ -112,8 +112,9 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // documentation, Partial writes).
 //
 // The input is limited to 16 MiB and 100,000 rules; the rules are counted
-// from the text before it is parsed (parsing takes memory about 30 times
-// the size of the text). YAML aliases are not accepted.
+// before the file is parsed into its node tree (which takes memory about
+// 30 times the size of the text). No input makes Parse panic
+// (FuzzParse). YAML aliases are not accepted.
 func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatOfData(data))
 }
@@ -142,9 +143,8 @@ func read(data []byte, format fileFormat) (*file, error) {
 	if len(data) > maxFileSize {
 		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
-	c := newRuleCounter(format)
-	if c.feed(data, true); c.over() {
-		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: c.overLine,
+	if line := rulesOver(data, format); line > 0 {
+		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line,
 			Msg: fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)}}}
 	}
 	root, err := decodeRulesFile(data, format)
@@ -167,6 +167,18 @@ func read(data []byte, format fileFormat) (*file, error) {
 		return nil, &core.RulesError{Problems: p.merge(validated)}
 	}
 	return &file{rules: rules, p: p}, nil
+}
+
+// rulesOver returns the line on which rules[maxRules] starts when the
+// rules file data, in format, holds more than maxRules rules, else 0; it
+// counts them without parsing the file into its node tree.
+func rulesOver(data []byte, format fileFormat) int {
+	if format == formatJSON {
+		return jsonRulesOver(data)
+	}
+	var c yamlCounter
+	c.feed(data, true)
+	return c.overLine
 }
 
 // normalized returns the file's rules validated and normalized
@@ -213,16 +225,16 @@ func readFile(path string) (*file, error) {
 	return read(data, format)
 }
 
-// readLimited reads a rules file from f, counting its rules as it reads (see
-// ruleCounter): it stops after the first byte over the size limit, or at
-// the line of the first rule over the count limit, so that read
-// refuses what it returns without parsing it.
+// readLimited reads a rules file from f: it stops after the first byte
+// over the size limit, or, in YAML, at the line of the first rule over the
+// count limit (see yamlCounter), so that read refuses what it returns
+// without parsing it.
 func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 	size := 64 << 10
 	if info, err := f.Stat(); err == nil && info.Size() < maxFileSize {
 		size = max(size, int(info.Size())+1) // +1 to see the end
 	}
-	c := newRuleCounter(format)
+	var c yamlCounter
 	data := make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
@@ -230,7 +242,9 @@ func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 		}
 		n, err := f.Read(data[len(data):min(cap(data), maxFileSize+1)])
 		data = data[:len(data)+n]
-		c.feed(data, false)
+		if format == formatYAML {
+			c.feed(data, false)
+		}
 		switch {
 		case c.over(), len(data) > maxFileSize, err == io.EOF:
 			return data, nil
