@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -303,7 +304,7 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		if err == io.EOF {
 			return nil, nil
 		}
-		return nil, err
+		return nil, locateYAMLError(data, err)
 	}
 	if err := dec.Decode(&next); err != io.EOF {
 		if err != nil {
@@ -315,4 +316,57 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		return nil, nil
 	}
 	return doc.Content[0], nil
+}
+
+// maxLocated is the size of the largest YAML file whose syntax errors
+// locateYAMLError places: it parses the file about 20 times more.
+const maxLocated = 1 << 20
+
+// locateYAMLError returns err, the syntax error of the YAML file data, as
+// "line N: yaml: msg, at column C", with the line and column where the
+// parser met the problem. go.yaml.in/yaml/v3 gives the line before the
+// start of the enclosing list or mapping instead (line 1 for a misindented
+// field of the first rule), or no line at all. The parser itself finds
+// the place: the shortest prefix of the file that fails with the same
+// message ends on it (a prefix cut before it is valid YAML, or fails
+// otherwise; in a flow collection, whose prefixes all fail, it can be the
+// line where the collection starts). Errors of files over maxLocated, or
+// other errors, are returned as they are.
+func locateYAMLError(data []byte, err error) error {
+	var msg string
+	if _, ok := err.(*yaml.TypeError); ok || len(data) > maxLocated {
+		return err
+	}
+	if _, msg = splitLine(err.Error()); !strings.HasPrefix(msg, "yaml: ") {
+		return err
+	}
+	fails := func(n int) bool {
+		var doc yaml.Node
+		perr := yaml.NewDecoder(bytes.NewReader(data[:n])).Decode(&doc)
+		if perr == nil || perr == io.EOF {
+			return false
+		}
+		_, m := splitLine(perr.Error())
+		return m == msg
+	}
+	// The ends of lines, then the bytes of the line found.
+	ends := []int{}
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	line := sort.Search(len(ends), func(i int) bool { return fails(ends[i]) })
+	if line == len(ends) {
+		return err // the whole file fails otherwise when cut: keep the parser's word
+	}
+	start := 0
+	if line > 0 {
+		start = ends[line-1]
+	}
+	col := sort.Search(ends[line]-start, func(i int) bool { return fails(start + i + 1) })
+	return fmt.Errorf("line %d: %s, at column %d", line+1, msg, min(col, ends[line]-start-1)+1)
 }

@@ -342,7 +342,22 @@ rules:
 			`line 1: values are nested more than 64 levels deep`,
 		}},
 		{"YAML syntax", formatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
-			`line 3: yaml: mapping values are not allowed in this context`,
+			`line 3: yaml: mapping values are not allowed in this context, at column 15`,
+		}},
+		{"YAML indentation", formatYAML, "rules:\n  - resource: x\n    kind: flow\n   limit: 5\n", []string{
+			`line 4: yaml: did not find expected '-' indicator, at column 4`, // the parser said line 1
+		}},
+		{"YAML tab", formatYAML, "rules:\n  - resource: x\n\tkind: flow\n", []string{
+			`line 3: yaml: found a tab character that violates indentation, at column 1`, // line 2
+		}},
+		{"YAML quote", formatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 5\n  - resource: \"GET /a\n    kind: flow\n", []string{
+			`line 5: yaml: found unexpected end of stream, at column 15`,
+		}},
+		{"YAML character", formatYAML, "rules:\n  - resource: x\n    kind: flow\n  @limit: 5\n", []string{
+			`line 4: yaml: found character that cannot start any token, at column 3`,
+		}},
+		{"YAML flow", formatYAML, "rules:\n  - resource: x\n    kind: [flow\n    limit: 5\n", []string{
+			`line 3: yaml: did not find expected ',' or ']', at column 12`, // line 2; the list starts on line 3
 		}},
 		{"YAML second document", formatYAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
@@ -445,7 +460,7 @@ func TestParseLimits(t *testing.T) {
 	})
 	t.Run("YAML nesting", func(t *testing.T) {
 		_, err := parse([]byte("rules: "+strings.Repeat("[", 20000)), formatYAML)
-		assert.Equal(t, []string{"yaml: exceeded max depth of 10000"}, problemLines(t, err))
+		assert.Equal(t, []string{"line 1: yaml: exceeded max depth of 10000, at column 10008"}, problemLines(t, err))
 	})
 }
 
