@@ -340,7 +340,12 @@ func locateYAMLError(data []byte, err error) error {
 	if _, msg = splitLine(err.Error()); !strings.HasPrefix(msg, "yaml: ") {
 		return err
 	}
-	fails := func(n int) bool {
+	fails := func(n int) (failed bool) {
+		defer func() {
+			if recover() != nil { // as in decodeYAML
+				failed = false
+			}
+		}()
 		var doc yaml.Node
 		perr := yaml.NewDecoder(bytes.NewReader(data[:n])).Decode(&doc)
 		if perr == nil || perr == io.EOF {
