@@ -26,7 +26,7 @@
 // the calls sent (half, with K = 2: as many as the throttle's balance
 // lets it reject, or more), less as it accepts more, and not at all once
 // it accepts every call, judged by a moving average of the last few
-// calls sent. In Google's throttle, where they always count, they kept a
+// calls sent. Counted always, as in Google's throttle, they kept a
 // recovered upstream waiting for minutes: its few accepted calls could
 // not outweigh the window's local rejections. The shorter default window
 // (Google's is 2 minutes) serves the same end: an upstream that rejects
@@ -40,10 +40,10 @@
 //   - after an outage of 5 s, 1 minute or 10 minutes, starting from no
 //     history or from 2 minutes of accepted calls, at least 50% of each
 //     second's calls reach the recovered upstream from 7 s after it
-//     recovered (median; 29 s at most in 240 runs of 40 random seeds), and
-//     95% from 7 s (30 s at most): the wait is mostly for the first calls
-//     that find it recovered, about one per window. The test requires 30 s
-//     and 2 minutes of 36 runs (17 and 18 s at most); with the 2-minute
+//     recovered (median; 29 s at most in 240 runs, -seeds 40), and 95%
+//     from 7 s (30 s at most): the wait is mostly for the first calls that
+//     find it recovered, about one per window. The test requires 30 s and
+//     2 minutes of its 36 runs (17 and 18 s at most); with the 2-minute
 //     window and full counting it took 9 to 17 minutes;
 //   - an upstream that keeps rejecting everything gets 0.18-0.24% of the
 //     calls after the first minute (about one every 5 s) and 0.23-0.40% in
