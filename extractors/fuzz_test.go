@@ -182,3 +182,65 @@ func FuzzHeaderOneLine(f *testing.F) {
 		assert.Equal(t, values(x.HTTPParams(two, nil), "header:x-k"), values(x.HTTPParams(one, nil), "header:x-k"), "%q", s)
 	})
 }
+
+// FuzzGRPCParams reads the params of a gRPC call from a trusted peer with
+// arbitrary forwarding metadata, :authority and metadata values: nothing
+// panics, the ip and host params are those of an HTTP request with the
+// same headers and Host, and metadata values keep the bounds.
+func FuzzGRPCParams(f *testing.F) {
+	f.Add("198.51.100.7, 10.0.0.2", "", "", "api.example.com:443", "a, b,,c")
+	f.Add("", `for="[2001:db8::1]:80", for=_x`, "", "[::1]:80", "")
+	f.Add("garbage", `for="unterminated`, "x", "EXAMPLE.com.", "\x00,\xff")
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"), extractors.WithMaxValues(4), extractors.WithMaxValueLen(8))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, xff, forwarded, realIP, authority, md string) {
+		in := map[string][]string{"x-k": {md}, ":authority": {authority}}
+		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/"}, Host: authority, RemoteAddr: "10.0.0.1:1", Header: http.Header{"X-K": {md}}}
+		for name, v := range map[string]string{"x-forwarded-for": xff, "forwarded": forwarded, "x-real-ip": realIP} {
+			if v != "" {
+				in[name] = []string{v}
+				r.Header[http.CanonicalHeaderKey(name)] = []string{v}
+			}
+		}
+		call := &fakeCall{in: in, peer: netip.MustParseAddr("10.0.0.1")}
+		g := x.GRPCParams(call, t.Context(), "/a.B/C")
+		h := x.HTTPParams(r, nil)
+		for _, param := range []string{"ip", "host"} {
+			assert.Equal(t, values(h, param), values(g, param), "%s", param)
+		}
+		for i, v := range values(g, "metadata:x-k") {
+			if i >= 4 || v == "" || len(v) > 8 && v != extractors.OverflowValue {
+				t.Fatalf("metadata:x-k[%d] = %q", i, v)
+			}
+		}
+	})
+}
+
+// FuzzHTTPResource names arbitrary routes for arbitrary methods: nothing
+// panics, a name is "METHOD TEMPLATE" with a standard method or OTHER, and
+// the cached name is the first.
+func FuzzHTTPResource(f *testing.F) {
+	for _, route := range []string{"/items/:id", "GET /items/{id}", "/files/*path", "*", `/a\:b`, "example.com/x/{y...}", "{", "/:", "GET "} {
+		f.Add("GET", route)
+	}
+	f.Add("BREW", "/pot")
+	x, err := extractors.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	methods := []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}
+	f.Fuzz(func(t *testing.T, method, route string) {
+		name := x.HTTPResource(method, route)
+		if route == "" {
+			assert.Equal(t, extractors.Unmatched, name)
+			return
+		}
+		m, _, ok := strings.Cut(name, " ")
+		if !ok || !slices.Contains(methods, m) {
+			t.Fatalf("HTTPResource(%q, %q) = %q", method, route, name)
+		}
+		assert.Equal(t, name, x.HTTPResource(method, route), "cached")
+	})
+}

@@ -153,6 +153,11 @@
 // rules added, removed and changed, and each problem, once per distinct
 // content, with its rule, field and line.
 //
+// No input makes Load, Parse, NewGuard, Rules or a Watcher panic, YAML or
+// JSON (FuzzParse, run by .ci/fuzz; its corpus keeps every crasher found).
+// A YAML syntax error gives the line and column where the parser met it
+// ("line 4: yaml: did not find expected '-' indicator, at column 4").
+//
 // # Why the Watcher polls
 //
 // The Watcher polls (every second by default, WithPollInterval) rather than

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -38,8 +39,8 @@ const (
 
 // Load reads and parses the rules file at path (see Parse): a file whose
 // name ends in ".json", in any case, is JSON; any other is YAML. It stops
-// reading at the first byte over the size limit or the first rule over the
-// count limit. Its errors start with the path.
+// reading at the first byte over the size limit or, in YAML, the first rule
+// over the count limit. Its errors start with the path.
 //
 // Load validates the rules to report their problems with their lines: to
 // start a Guard with the rules of a file, NewGuard validates them once, in
@@ -112,8 +113,9 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // documentation, Partial writes).
 //
 // The input is limited to 16 MiB and 100,000 rules; the rules are counted
-// from the text before it is parsed (parsing takes memory about 30 times
-// the size of the text). YAML aliases are not accepted.
+// before the file is parsed into its node tree (which takes memory about
+// 30 times the size of the text). No input makes Parse panic
+// (FuzzParse). YAML aliases are not accepted.
 func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatOfData(data))
 }
@@ -142,9 +144,8 @@ func read(data []byte, format fileFormat) (*file, error) {
 	if len(data) > maxFileSize {
 		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
-	c := newRuleCounter(format)
-	if c.feed(data, true); c.over() {
-		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: c.overLine,
+	if line := rulesOver(data, format); line > 0 {
+		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line,
 			Msg: fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)}}}
 	}
 	root, err := decodeRulesFile(data, format)
@@ -167,6 +168,18 @@ func read(data []byte, format fileFormat) (*file, error) {
 		return nil, &core.RulesError{Problems: p.merge(validated)}
 	}
 	return &file{rules: rules, p: p}, nil
+}
+
+// rulesOver returns the line on which rules[maxRules] starts when the
+// rules file data, in format, holds more than maxRules rules, else 0; it
+// counts them without parsing the file into its node tree.
+func rulesOver(data []byte, format fileFormat) int {
+	if format == formatJSON {
+		return jsonRulesOver(data)
+	}
+	var c yamlCounter
+	c.feed(data, true)
+	return c.overLine
 }
 
 // normalized returns the file's rules validated and normalized
@@ -213,16 +226,16 @@ func readFile(path string) (*file, error) {
 	return read(data, format)
 }
 
-// readLimited reads a rules file from f, counting its rules as it reads (see
-// ruleCounter): it stops after the first byte over the size limit, or at
-// the line of the first rule over the count limit, so that read
-// refuses what it returns without parsing it.
+// readLimited reads a rules file from f: it stops after the first byte
+// over the size limit, or, in YAML, at the line of the first rule over the
+// count limit (see yamlCounter), so that read refuses what it returns
+// without parsing it.
 func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 	size := 64 << 10
 	if info, err := f.Stat(); err == nil && info.Size() < maxFileSize {
 		size = max(size, int(info.Size())+1) // +1 to see the end
 	}
-	c := newRuleCounter(format)
+	var c yamlCounter
 	data := make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
@@ -230,7 +243,9 @@ func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 		}
 		n, err := f.Read(data[len(data):min(cap(data), maxFileSize+1)])
 		data = data[:len(data)+n]
-		c.feed(data, false)
+		if format == formatYAML {
+			c.feed(data, false)
+		}
 		switch {
 		case c.over(), len(data) > maxFileSize, err == io.EOF:
 			return data, nil
@@ -289,7 +304,7 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		if err == io.EOF {
 			return nil, nil
 		}
-		return nil, err
+		return nil, locateYAMLError(data, err)
 	}
 	if err := dec.Decode(&next); err != io.EOF {
 		if err != nil {
@@ -301,4 +316,62 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		return nil, nil
 	}
 	return doc.Content[0], nil
+}
+
+// maxLocated is the size of the largest YAML file whose syntax errors
+// locateYAMLError places: it parses the file about 20 times more.
+const maxLocated = 1 << 20
+
+// locateYAMLError returns err, the syntax error of the YAML file data, as
+// "line N: yaml: msg, at column C", with the line and column where the
+// parser met the problem. go.yaml.in/yaml/v3 gives the line before the
+// start of the enclosing list or mapping instead (line 1 for a misindented
+// field of the first rule), or no line at all. The parser itself finds
+// the place: the shortest prefix of the file that fails with the same
+// message ends on it (a prefix cut before it is valid YAML, or fails
+// otherwise; in a flow collection, whose prefixes all fail, it can be the
+// line where the collection starts). Errors of files over maxLocated, or
+// other errors, are returned as they are.
+func locateYAMLError(data []byte, err error) error {
+	var msg string
+	if _, ok := err.(*yaml.TypeError); ok || len(data) > maxLocated {
+		return err
+	}
+	if _, msg = splitLine(err.Error()); !strings.HasPrefix(msg, "yaml: ") {
+		return err
+	}
+	fails := func(n int) (failed bool) {
+		defer func() {
+			if recover() != nil { // as in decodeYAML
+				failed = false
+			}
+		}()
+		var doc yaml.Node
+		perr := yaml.NewDecoder(bytes.NewReader(data[:n])).Decode(&doc)
+		if perr == nil || perr == io.EOF {
+			return false
+		}
+		_, m := splitLine(perr.Error())
+		return m == msg
+	}
+	// The ends of lines, then the bytes of the line found.
+	ends := []int{}
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	line := sort.Search(len(ends), func(i int) bool { return fails(ends[i]) })
+	if line == len(ends) {
+		return err // the whole file fails otherwise when cut: keep the parser's word
+	}
+	start := 0
+	if line > 0 {
+		start = ends[line-1]
+	}
+	col := sort.Search(ends[line]-start, func(i int) bool { return fails(start + i + 1) })
+	return fmt.Errorf("line %d: %s, at column %d", line+1, msg, min(col, ends[line]-start-1)+1)
 }

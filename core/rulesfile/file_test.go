@@ -342,7 +342,22 @@ rules:
 			`line 1: values are nested more than 64 levels deep`,
 		}},
 		{"YAML syntax", formatYAML, "rules:\n  - resource: x\n    kind: flow: x\n", []string{
-			`line 3: yaml: mapping values are not allowed in this context`,
+			`line 3: yaml: mapping values are not allowed in this context, at column 15`,
+		}},
+		{"YAML indentation", formatYAML, "rules:\n  - resource: x\n    kind: flow\n   limit: 5\n", []string{
+			`line 4: yaml: did not find expected '-' indicator, at column 4`, // the parser said line 1
+		}},
+		{"YAML tab", formatYAML, "rules:\n  - resource: x\n\tkind: flow\n", []string{
+			`line 3: yaml: found a tab character that violates indentation, at column 1`, // line 2
+		}},
+		{"YAML quote", formatYAML, "rules:\n  - resource: x\n    kind: flow\n    limit: 5\n  - resource: \"GET /a\n    kind: flow\n", []string{
+			`line 5: yaml: found unexpected end of stream, at column 15`,
+		}},
+		{"YAML character", formatYAML, "rules:\n  - resource: x\n    kind: flow\n  @limit: 5\n", []string{
+			`line 4: yaml: found character that cannot start any token, at column 3`,
+		}},
+		{"YAML flow", formatYAML, "rules:\n  - resource: x\n    kind: [flow\n    limit: 5\n", []string{
+			`line 3: yaml: did not find expected ',' or ']', at column 12`, // line 2; the list starts on line 3
 		}},
 		{"YAML second document", formatYAML, "rules: []\n---\nrules: []\n", []string{
 			`line 2: a rules file must be one YAML document, found a second`,
@@ -445,7 +460,7 @@ func TestParseLimits(t *testing.T) {
 	})
 	t.Run("YAML nesting", func(t *testing.T) {
 		_, err := parse([]byte("rules: "+strings.Repeat("[", 20000)), formatYAML)
-		assert.Equal(t, []string{"yaml: exceeded max depth of 10000"}, problemLines(t, err))
+		assert.Equal(t, []string{"line 1: yaml: exceeded max depth of 10000, at column 10008"}, problemLines(t, err))
 	})
 }
 
@@ -520,32 +535,31 @@ func testdataRulesFiles(t testing.TB) []string {
 	return files
 }
 
-// TestRuleCounter checks the count of rules made from the text before
-// parsing against the parsed count, in every form a rules list takes.
-func TestRuleCounter(t *testing.T) {
+// TestYAMLCounter checks the count of rules made from the text of a YAML
+// file before parsing against the parsed count, in every form a rules
+// list takes.
+func TestYAMLCounter(t *testing.T) {
 	for _, tc := range []struct {
-		format fileFormat
-		data   string
-		want   int
+		data string
+		want int
 	}{
-		{formatYAML, "rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
-		{formatYAML, "# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
-		{formatYAML, "'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
-		{formatYAML, "\"rules\":\n\n  - a\n", 1},
-		{formatYAML, "rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
-		{formatYAML, "rules: &x\n  - a\n", 0},
-		{formatYAML, "rules:\n---\n", 0},
-		{formatYAML, "rules:\n  - a\n  - b", 2},
-		{formatJSON, `{"rules": [{"a": "}{\"{"}, {}, 1, [{}], {"b": [{}]}]}`, 3},
-		{formatJSON, `{"other": [{}], "rules": [{}]}`, 2},
-		{formatJSON, `[{}, {}]`, 0},
+		{"rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
+		{"# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
+		{"'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
+		{"\"rules\":\n\n  - a\n", 1},
+		{"rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
+		{"rules: &x\n  - a\n", 0},
+		{"rules:\n---\n", 0},
+		{"rules:\n  - a\n  - b", 2},
+		{"rules: []]}[{}]\n", 0},
+		{"rules: ]]]{[{}\n", 0},
 	} {
-		c := newRuleCounter(tc.format)
+		var c yamlCounter
 		c.feed([]byte(tc.data), true)
 		assert.Equal(t, tc.want, c.n, "%q", tc.data)
 
-		// Fed a byte at a time, as readRules may.
-		c = newRuleCounter(tc.format)
+		// Fed a byte at a time, as readLimited may.
+		c = yamlCounter{}
 		for i := range len(tc.data) {
 			c.feed([]byte(tc.data[:i+1]), false)
 		}
@@ -553,15 +567,41 @@ func TestRuleCounter(t *testing.T) {
 		assert.Equal(t, tc.want, c.n, "%q fed a byte at a time", tc.data)
 	}
 	for _, file := range testdataRulesFiles(t) {
+		if formatOf(file) != formatYAML {
+			continue
+		}
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rules, err := parse(data, formatOf(file))
+		rules, err := parse(data, formatYAML)
 		if err != nil {
 			continue
 		}
-		c := newRuleCounter(formatOf(file))
+		var c yamlCounter
 		c.feed(data, true)
 		assert.Equal(t, len(rules), c.n, file)
+	}
+}
+
+// TestJSONRulesOver checks where the JSON count finds rules[maxRules]: in
+// the rules list only, whatever its neighbours, in each list of a key set
+// twice, and never past a syntax error.
+func TestJSONRulesOver(t *testing.T) {
+	items := func(n int) string { return strings.Repeat(`{"a": [{}, "]"]},`, n) + `"last"` }
+	for _, tc := range []struct {
+		data string
+		want int
+	}{
+		{`{"rules": [` + items(maxRules-1) + `]}`, 0},
+		{`{"rules": [` + items(maxRules) + `]}`, 1},
+		{"{\n\"rules\": [\n" + strings.Repeat("{},\n", maxRules) + "{}]}", maxRules + 3},
+		{`{"other": [` + items(maxRules) + "], \"x\": {\"rules\": [" + items(maxRules) + "]},\n\"rules\": [" + items(maxRules) + `]}`, 2},
+		{`{"rules": [` + items(10) + "],\n\"rules\": {\"a\": [1]},\n\"rules\": [" + items(maxRules) + `]}`, 3},
+		{`[` + items(maxRules) + `]`, 0},
+		{`{"rules": [` + items(maxRules/2) + `]]}[` + items(maxRules) + `]`, 0},
+		{`]}[`, 0},
+		{`{"rules": ]}[`, 0},
+	} {
+		assert.Equal(t, tc.want, jsonRulesOver([]byte(tc.data)), "%.60q", tc.data)
 	}
 }
 

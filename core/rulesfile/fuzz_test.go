@@ -1,16 +1,22 @@
 package rulesfile
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicekit/sluice/core"
 )
 
-// FuzzParse parses arbitrary input as YAML and as JSON: parsing never
-// panics, accepted rules are valid and normalized, and a rejection names
-// at least one problem.
+// FuzzParse parses arbitrary input as YAML and as JSON, from a string and
+// from a file, and decodes it into Rules with encoding/json and with YAML:
+// nothing panics, accepted rules are valid and normalized, and a rejection
+// names at least one problem. Its corpus (testdata/fuzz/FuzzParse) keeps
+// every crasher found, "]}[" among them.
 func FuzzParse(f *testing.F) {
 	for _, file := range testdataRulesFiles(f) {
 		data, err := os.ReadFile(file)
@@ -19,6 +25,7 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []fileFormat{formatYAML, formatJSON} {
 			rules, err := parse(data, format)
@@ -27,16 +34,54 @@ func FuzzParse(f *testing.F) {
 				if !errors.As(err, &re) || len(re.Problems) == 0 || err.Error() == "" {
 					t.Fatalf("format %d: error without problems: %#v", format, err)
 				}
-				continue
-			}
-			if _, err := core.NormalizeRules(rules); err != nil {
-				t.Fatalf("format %d: parsed rules are invalid: %v", format, err)
-			}
-			for _, r := range rules {
-				if r.Name == "" {
-					t.Fatalf("format %d: rule without a name: %+v", format, r)
+			} else {
+				if _, err := core.NormalizeRules(rules); err != nil {
+					t.Fatalf("format %d: parsed rules are invalid: %v", format, err)
+				}
+				for _, r := range rules {
+					if r.Name == "" {
+						t.Fatalf("format %d: rule without a name: %+v", format, r)
+					}
 				}
 			}
+			// Load reads a file as it is written, counting YAML rules
+			// as it reads: it agrees with parse.
+			path := filepath.Join(dir, "rules.yaml")
+			if format == formatJSON {
+				path = filepath.Join(dir, "rules.json")
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			loaded, lerr := Load(path)
+			if (lerr == nil) != (err == nil) || len(loaded) != len(rules) {
+				t.Fatalf("format %d: Load gives %d rules, %v; parse %d, %v", format, len(loaded), lerr, len(rules), err)
+			}
+		}
+		var rs Rules
+		_ = json.Unmarshal(data, &rs)
+		_ = yaml.Unmarshal(data, &rs)
+	})
+}
+
+// FuzzYAMLCounter feeds the YAML rule counter arbitrary text, whole and
+// in two parts as a file read in two reads gives it: it never panics, and
+// counts the same either way.
+func FuzzYAMLCounter(f *testing.F) {
+	for _, s := range []string{"rules:\n  - a\n  - b\n", "rules: [{a: '}'}, {b: \"]\"}]\n", "rules: []]}[\n", "rules:\n- - x\n"} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+		var whole yamlCounter
+		whole.feed(data, true)
+		if cut < 0 || cut > len(data) {
+			cut = len(data) / 2
+		}
+		var parts yamlCounter
+		parts.feed(data[:cut], false)
+		parts.feed(data, true)
+		if whole.n != parts.n || whole.overLine != parts.overLine {
+			t.Fatalf("whole: %d rules, fed cut at %d: %d", whole.n, cut, parts.n)
 		}
 	})
 }

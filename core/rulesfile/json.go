@@ -103,6 +103,86 @@ func (j *jsonReader) value(depth int) (*yaml.Node, error) {
 	return n, nil
 }
 
+// jsonRulesOver returns the line on which rules[maxRules] starts when the
+// JSON rules file data holds more than maxRules rules, else 0. It counts
+// the items of the list under the top-level key rules (of each, when the
+// key is set twice) with a json.Decoder that checks each item's syntax
+// without building it, so that a file with too many rules is refused
+// without its node tree, which takes about 30 times the size of the text.
+// It stops at the first syntax error, which decodeJSON then reports.
+func jsonRulesOver(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	var skip skipJSON
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if key != "rules" {
+			if dec.Decode(&skip) != nil {
+				return 0
+			}
+			continue
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if tok != json.Delim('[') {
+			if !skipRest(dec, tok) {
+				return 0
+			}
+			continue
+		}
+		for n := 0; dec.More(); n++ {
+			if n == maxRules {
+				start := int(dec.InputOffset())
+				for start < len(data) && bytes.IndexByte([]byte(" \t\r\n,"), data[start]) >= 0 {
+					start++
+				}
+				return 1 + bytes.Count(data[:start], []byte{'\n'})
+			}
+			if dec.Decode(&skip) != nil {
+				return 0
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return 0
+		}
+	}
+	return 0
+}
+
+// skipJSON is a value json.Decoder.Decode checks and leaves out.
+type skipJSON struct{}
+
+// UnmarshalJSON does nothing: the decoder checked the value's syntax.
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+
+// skipRest reads the rest of the value that tok, read from dec, starts;
+// it reports whether the value was read whole.
+func skipRest(dec *json.Decoder, tok json.Token) bool {
+	depth := 0
+	for {
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+		if depth == 0 {
+			return true
+		}
+		var err error
+		if tok, err = dec.Token(); err != nil {
+			return false
+		}
+	}
+}
+
 // notEOF turns the end of the input inside a value into an error.
 func notEOF(err error) error {
 	if err == io.EOF {

@@ -15,7 +15,7 @@ import (
 // Defaults of the options.
 const (
 	defaultK            = 2.0
-	defaultWindow       = 2 * time.Minute
+	defaultWindow       = 5 * time.Second
 	defaultMaxPause     = 5 * time.Minute
 	defaultMaxResources = 1024
 )
@@ -43,8 +43,10 @@ type Throttle struct {
 type state struct {
 	mu          sync.Mutex
 	start       [buckets]time.Duration // of each bucket; a bucket older than the window counts 0
-	requests    [buckets]int64
-	accepts     [buckets]int64
+	sent        [buckets]int64         // calls Record was told of
+	accepts     [buckets]int64         // of those, the ones the upstream accepted
+	rejected    [buckets]int64         // calls Allow rejected by probability
+	failing     float64                // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
 }
 
@@ -65,7 +67,9 @@ func WithK(k float64) Option {
 }
 
 // WithWindow sets the sliding window calls are counted over (default
-// 2m), between 10ms and 24h.
+// 5s), between 10ms and 24h. A longer window holds more history: an
+// upstream that keeps failing gets fewer calls (about one per window) and
+// one that recovers waits longer for them.
 func WithWindow(d time.Duration) Option {
 	return func(t *Throttle) error {
 		if d < 10*time.Millisecond || d > 24*time.Hour {
@@ -158,9 +162,10 @@ func (t *Throttle) state(resource string) *state {
 }
 
 // Allow returns nil when a call to resource may be sent, or an *Error.
-// A call it rejects counts as attempted; one it lets through counts when
-// Record says how it ended, so that a call the program drops after Allow
-// (a Guard's rule blocked it, say) does not count.
+// A call it rejects counts as attempted (weighted, see the package
+// documentation); one it lets through counts when Record says how it
+// ended, so that a call the program drops after Allow (a Guard's rule
+// blocked it, say) does not count.
 func (t *Throttle) Allow(resource string) error {
 	now := t.clock.Now()
 	s := t.state(resource)
@@ -169,10 +174,11 @@ func (t *Throttle) Allow(resource string) error {
 	if left := s.pausedUntil - now; left > 0 {
 		return &Error{Resource: resource, RetryAfter: left, Probability: 1}
 	}
-	req, acc := s.totals(now, t.window)
-	p := max(0, (float64(req)-t.k*float64(acc))/float64(req+1))
+	sent, acc, rejected := s.totals(now, t.window)
+	req := float64(sent) + t.weight(s.failing)*float64(rejected)
+	p := max(0, (req-t.k*float64(acc))/(req+1))
 	if p > 0 && t.random() < p {
-		s.requests[s.bucket(now, t.window)]++
+		s.rejected[s.bucket(now, t.window)]++
 		return &Error{Resource: resource, Probability: p}
 	}
 	return nil
@@ -189,10 +195,13 @@ func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Durati
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := s.bucket(now, t.window)
-	s.requests[i]++
+	s.sent[i]++
+	failed := 1.0
 	if accepted {
 		s.accepts[i]++
+		failed = 0
 	}
+	s.failing += failingWeight * (failed - s.failing)
 	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil {
 		s.pausedUntil = now + d
 	}
@@ -205,19 +214,40 @@ func (s *state) bucket(now, window time.Duration) int {
 	start := now - now%width
 	i := int((now / width) % buckets)
 	if s.start[i] != start {
-		s.start[i], s.requests[i], s.accepts[i] = start, 0, 0
+		s.start[i], s.sent[i], s.accepts[i], s.rejected[i] = start, 0, 0, 0
 	}
 	return i
 }
 
-// totals returns the calls attempted and accepted in the window ending at
-// now.
-func (s *state) totals(now, window time.Duration) (req, acc int64) {
+// totals returns the calls sent, accepted and rejected locally in the
+// window ending at now.
+func (s *state) totals(now, window time.Duration) (sent, acc, rejected int64) {
 	for i := range buckets {
 		if now-s.start[i] < window {
-			req += s.requests[i]
+			sent += s.sent[i]
 			acc += s.accepts[i]
+			rejected += s.rejected[i]
 		}
 	}
-	return req, acc
+	return sent, acc, rejected
+}
+
+// failingWeight is the weight of the latest call in the upstream's recent
+// rejection ratio (an exponentially weighted moving average of the calls
+// Record is told of).
+const failingWeight = 0.5
+
+// weight returns how much a call rejected locally counts as attempted,
+// given the upstream's recent rejection ratio: fully while the upstream
+// rejects at least the share of calls it rejects when the throttle holds
+// the client to K attempts per accepted call, 1 - 1/K (so that the
+// throttle's balance is Google's), less as it accepts more, and not at
+// all once it accepts every call (so that a recovered upstream is not
+// kept waiting for the window's rejections to expire).
+func (t *Throttle) weight(failing float64) float64 {
+	balance := 1 - 1/t.k
+	if failing >= balance {
+		return 1
+	}
+	return failing / balance
 }

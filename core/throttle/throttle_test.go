@@ -2,7 +2,10 @@ package throttle_test
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +16,9 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/throttle"
 )
+
+// seeds is the number of runs of each outage of TestRecoveryUnderSteadyTraffic.
+var seeds = flag.Int("seeds", 6, "runs of each outage and start in TestRecoveryUnderSteadyTraffic")
 
 func half() float64 { return 0.5 }
 
@@ -149,4 +155,153 @@ func TestOptions(t *testing.T) {
 	require.ErrorAs(t, th.Allow("up"), &e)
 	assert.Greater(t, e.RetryAfter, time.Duration(0))
 	assert.LessOrEqual(t, e.RetryAfter, time.Hour-time.Millisecond)
+}
+
+// traffic is a simulation of steady traffic to one upstream on the fake
+// clock: a call every 10 ms (100 calls/s), each sent when the Throttle
+// allows it and recorded at once as the upstream answers it.
+type traffic struct {
+	th   *throttle.Throttle
+	fc   *clock.Fake
+	sent []bool // of each call
+}
+
+// newTraffic returns the traffic of a Throttle with default options
+// whose random numbers come from a generator seeded with seed.
+func newTraffic(t *testing.T, seed uint64) *traffic {
+	t.Helper()
+	fc := clock.NewFake(0)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	th, err := throttle.New(fc, throttle.WithRandom(rng.Float64))
+	require.NoError(t, err)
+	return &traffic{th: th, fc: fc}
+}
+
+// run sends calls for d; accept says whether the upstream accepts the
+// call sent at the i-th 10 ms of the run.
+func (tr *traffic) run(d time.Duration, accept func(i int) bool) (sent, calls int) {
+	start := len(tr.sent)
+	for i := range int(d / (10 * time.Millisecond)) {
+		tr.fc.Advance(10 * time.Millisecond)
+		ok := tr.th.Allow("up") == nil
+		if ok {
+			tr.th.Record("up", accept(i), 0)
+			sent++
+		}
+		tr.sent = append(tr.sent, ok)
+	}
+	return sent, len(tr.sent) - start
+}
+
+// perSecond returns how many of the 100 calls of each second from call
+// from on were sent.
+func (tr *traffic) perSecond(from int) []int {
+	var out []int
+	for s := from; s+100 <= len(tr.sent); s += 100 {
+		n := 0
+		for _, ok := range tr.sent[s : s+100] {
+			if ok {
+				n++
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// never is an upstream that rejects every call.
+func never(int) bool { return false }
+
+// TestRecoveryUnderSteadyTraffic: an upstream fails for 5 s, 1 minute or
+// 10 minutes under steady traffic of 100 calls/s (from the first call, or
+// after 2 minutes of accepting every call), then recovers. From 30 s
+// after it recovered on, at least 50 of each second's 100 calls reach it;
+// from 2 minutes on, at least 95 (the package documentation quotes the
+// figures this logs). Before the fix, calls rejected locally kept
+// counting for the 2-minute window and a 1-minute outage kept 95% of
+// calls away for 17 minutes.
+//
+// -seeds sets the runs per outage and start (6 by default): the package
+// documentation's figures are of -seeds 40, 240 runs.
+func TestRecoveryUnderSteadyTraffic(t *testing.T) {
+	accept := func(int) bool { return true }
+	var all50, all95 []int
+	defer func() {
+		slices.Sort(all50)
+		slices.Sort(all95)
+		n := len(all50)
+		t.Logf("%d runs: 50%% of the calls of every second from %ds on (median), %ds at most; 95%% from %ds (median), %ds at most",
+			n, all50[n/2], all50[n-1], all95[n/2], all95[n-1])
+	}()
+	for _, outage := range []time.Duration{5 * time.Second, time.Minute, 10 * time.Minute} {
+		for _, warm := range []bool{false, true} {
+			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
+				tr := newTraffic(t, seed)
+				if warm {
+					tr.run(2*time.Minute, accept)
+				}
+				tr.run(outage, never)
+				recovered := len(tr.sent)
+				tr.run(3*time.Minute, accept)
+				secs := tr.perSecond(recovered)
+				last50, last95 := 0, 0
+				for s, n := range secs {
+					if n < 50 {
+						last50 = s + 1
+					}
+					if n < 95 {
+						last95 = s + 1
+					}
+				}
+				all50, all95 = append(all50, last50), append(all95, last95)
+				if testing.Verbose() && *seeds <= 6 {
+					t.Logf("outage %v, warm %v, seed %d: 50%% of the calls of every second from %ds on, 95%% from %ds on; first 30 s: %v",
+						outage, warm, seed, last50, last95, secs[:30])
+				}
+				assert.LessOrEqual(t, last50, 30, "outage %v, warm %v, seed %d: 50%% of calls reach the upstream within 30 s", outage, warm, seed)
+				assert.LessOrEqual(t, last95, 120, "outage %v, warm %v, seed %d: 95%% of calls reach the upstream within 2 minutes", outage, warm, seed)
+			}
+		}
+	}
+}
+
+// TestStillFailingUpstream: an upstream that rejects every call for 10
+// minutes of steady traffic (100 calls/s) gets at most 0.3% of the calls
+// after the first minute, and at most 0.5% of those of the first minute
+// (the throttle starts with no history: the i-th call goes with
+// probability about 1/i).
+func TestStillFailingUpstream(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		tr := newTraffic(t, seed)
+		sent1, calls1 := tr.run(time.Minute, never)
+		sent, calls := tr.run(9*time.Minute, never)
+		t.Logf("seed %d: first minute %d of %d calls sent (%.2f%%), the next 9 minutes %d of %d (%.3f%%)",
+			seed, sent1, calls1, 100*float64(sent1)/float64(calls1), sent, calls, 100*float64(sent)/float64(calls))
+		assert.LessOrEqual(t, float64(sent1), 0.005*float64(calls1))
+		assert.LessOrEqual(t, float64(sent), 0.003*float64(calls))
+	}
+}
+
+// TestPartialOverload: an upstream that accepts 10 calls/s (the first of
+// each 100 ms) and rejects the rest, under 100 calls/s, gets about K = 2
+// calls per accepted one, as Google's throttle sends: the weighting of
+// calls rejected locally keeps that balance.
+func TestPartialOverload(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		tr := newTraffic(t, seed)
+		taken := -1
+		accept := func(i int) bool {
+			if slot := i / 10; slot != taken {
+				taken = slot
+				return true
+			}
+			return false
+		}
+		tr.run(30*time.Second, accept)
+		taken = -1
+		sent, calls := tr.run(2*time.Minute, accept)
+		ratio := float64(sent) / (10 * 120)
+		t.Logf("seed %d: %d of %d calls sent, %.2f per accepted call", seed, sent, calls, ratio)
+		assert.InDelta(t, 2, ratio, 0.5)
+	}
 }

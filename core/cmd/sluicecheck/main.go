@@ -2,8 +2,11 @@
 // in a CI pipeline or a pre-commit hook, as promtool check rules does for
 // Prometheus:
 //
-//	go run github.com/sluicekit/sluice/core/cmd/sluicecheck rules.yaml [more.yaml ...]
+//	go run github.com/sluicekit/sluice/core/cmd/sluicecheck@latest rules.yaml [more.yaml ...]
 //
+// (any version in place of latest, from any directory: inside a module that
+// requires sluice, the version it requires is "go run
+// github.com/sluicekit/sluice/core/cmd/sluicecheck rules.yaml").
 // It loads each file as a Guard would (rulesfile.Load: YAML, or JSON
 // when the name ends in .json) and prints one line per valid file to
 // stdout, with its rules by kind. It prints each problem of an invalid file
@@ -16,9 +19,11 @@
 // are valid, 1 when any is invalid or cannot be read, and 2 on a usage
 // error.
 //
-// It checks what the file alone says: a store a rule names must also be
-// given to the Guard (core.WithStore), which the Guard checks when it
-// starts.
+// With -stores, it checks the stores the rules name: give it the names the
+// service gives its Guard with core.WithStore, as in "-stores redis", and
+// it refuses a rule naming another store, as the Guard would when it
+// starts (rulesfile.Load checks the rest of a rule on a store). Without
+// -stores, the summary names the stores the file uses, unchecked.
 //
 // With -params, it also refuses a hotspot rule naming a custom param that is
 // not in the list: give it the custom params the service's extractors
@@ -54,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	schema := flags.Bool("schema", false, "print the JSON Schema of a rules file and exit")
 	params := flags.String("params", "", "comma-separated custom params the service's extractors supply; others are refused")
+	stores := flags.String("stores", "", "comma-separated store names the service gives its Guard (core.WithStore); others are refused")
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: sluicecheck rules.yaml [more rules files]\n       sluicecheck -schema")
 		flags.PrintDefaults()
@@ -72,45 +78,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flags.Usage()
 		return 2
 	}
-	var custom []string
-	if *params != "" {
-		for _, name := range strings.Split(*params, ",") {
-			custom = append(custom, strings.TrimSpace(name))
-		}
-	}
+	c := checker{params: list(*params), stores: list(*stores)}
 	status := 0
 	for _, path := range flags.Args() {
-		if !check(path, custom, stdout, stderr) {
+		if !c.check(path, stdout, stderr) {
 			status = 1
 		}
 	}
 	return status
 }
 
-// check loads the rules file at path and reports what it holds to stdout,
-// or its problems to stderr; it returns whether the file is valid. With
-// custom params (-params), a rule naming another custom param is a problem.
-func check(path string, custom []string, stdout, stderr io.Writer) bool {
-	rules, err := rulesfile.Load(path)
-	if err == nil && custom != nil {
-		var rerr core.RulesError
-		builtin, xerr := extractors.New() // reads the built-in params, no custom one
-		if xerr != nil {
-			panic(xerr) // no options: cannot fail
-		}
-		for i, r := range rules {
-			// The file is valid: a param the Extractor cannot read is custom.
-			if r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(custom, r.Param) {
-				rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
-					Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(custom, ", "))})
-			}
-		}
-		if len(rerr.Problems) > 0 {
-			err = &rerr
+// list returns the names of a comma-separated flag value, nil for "".
+func list(flag string) []string {
+	var names []string
+	if flag != "" {
+		for _, name := range strings.Split(flag, ",") {
+			names = append(names, strings.TrimSpace(name))
 		}
 	}
+	return names
+}
+
+// checker checks rules files with what the flags give: the custom params
+// (-params) and the stores (-stores) of the service; nil when not given.
+type checker struct {
+	params, stores []string
+}
+
+// check loads the rules file at path and reports what it holds to stdout,
+// or its problems to stderr; it returns whether the file is valid.
+func (c checker) check(path string, stdout, stderr io.Writer) bool {
+	rules, err := rulesfile.Load(path)
 	if err == nil {
-		fmt.Fprintf(stdout, "%s: %s\n", path, summary(rules))
+		err = c.names(rules)
+	}
+	if err == nil {
+		fmt.Fprintf(stdout, "%s: %s\n", path, c.summary(rules))
 		return true
 	}
 	var rerr *core.RulesError
@@ -130,6 +133,32 @@ func check(path string, custom []string, stdout, stderr io.Writer) bool {
 	return false
 }
 
+// names returns a *core.RulesError of the custom params (with -params) and
+// stores (with -stores) the valid rules name that the service does not
+// supply, or nil.
+func (c checker) names(rules []core.Rule) error {
+	var rerr core.RulesError
+	builtin, err := extractors.New() // reads the built-in params, no custom one
+	if err != nil {
+		panic(err) // no options: cannot fail
+	}
+	for i, r := range rules {
+		// The file is valid: a param the Extractor cannot read is custom.
+		if c.params != nil && r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(c.params, r.Param) {
+			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
+				Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(c.params, ", "))})
+		}
+		if c.stores != nil && r.Store != "" && !slices.Contains(c.stores, r.Store) {
+			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "store",
+				Msg: fmt.Sprintf("%q is not among the stores given with -stores (%s)", r.Store, strings.Join(c.stores, ", "))})
+		}
+	}
+	if len(rerr.Problems) > 0 {
+		return &rerr
+	}
+	return nil
+}
+
 // unwrapped returns err without the path, which check gives already.
 func unwrapped(err error) error {
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
@@ -139,10 +168,24 @@ func unwrapped(err error) error {
 }
 
 // summary describes a valid rule set in one line: "3 rules: 1 flow,
-// 1 hotspot, 1 concurrency".
-func summary(rules []core.Rule) string {
+// 1 hotspot, 1 concurrency", then the stores the rules name, when any, and
+// whether they were checked (-stores).
+func (c checker) summary(rules []core.Rule) string {
 	if len(rules) == 0 {
 		return "0 rules (the file removes every rule)"
+	}
+	var stores []string
+	for _, r := range rules {
+		if r.Store != "" && !slices.Contains(stores, r.Store) {
+			stores = append(stores, r.Store)
+		}
+	}
+	suffix := ""
+	switch {
+	case stores != nil && c.stores != nil:
+		suffix = "; stores: " + strings.Join(stores, ", ")
+	case stores != nil:
+		suffix = "; stores: " + strings.Join(stores, ", ") + " (not checked: give the service's with -stores)"
 	}
 	var parts []string
 	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive, core.KindSystem} {
@@ -156,7 +199,7 @@ func summary(rules []core.Rule) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, kind))
 		}
 	}
-	return fmt.Sprintf("%d %s: %s", len(rules), plural(len(rules), "rule"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d %s: %s%s", len(rules), plural(len(rules), "rule"), strings.Join(parts, ", "), suffix)
 }
 
 // plural returns word, with an s unless n is 1.

@@ -133,6 +133,37 @@ func TestSluicecheck(t *testing.T) {
 		assert.Equal(t, 0, r.code, "without -params, any custom param")
 	})
 
+	t.Run("stores", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - {name: shared, resource: "GET /a", kind: flow, limit: 5, window: 1s, store: redis}
+  - {name: typo, resource: "GET /b", kind: flow, limit: 5, window: 1s, store: redsi}
+`), 0o600))
+		r := runCmd(t, bin, "-stores", "redis, cache", path)
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, path+`: rules[1] (typo): store "redsi" is not among the stores given with -stores (redis, cache)
+`+path+`: invalid: 1 problem
+`, r.stderr)
+
+		good := filepath.Join("..", "..", "rulesfile", "testdata", "rules-store.yaml")
+		r = runCmd(t, bin, "-stores", "redis", good)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis\n", r.stdout)
+		r = runCmd(t, bin, good)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis (not checked: give the service's with -stores)\n", r.stdout)
+
+	})
+
+	t.Run("YAML syntax", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "rules.yaml")
+		require.NoError(t, os.WriteFile(path, []byte("rules:\n  - resource: GET /a\n    kind: flow\n   limit: 5\n"), 0o600))
+		r := runCmd(t, bin, path)
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, path+":4: yaml: did not find expected '-' indicator, at column 4\n"+path+": invalid: 1 problem\n", r.stderr,
+			"the line and column of the misindented limit (the parser alone says line 1)")
+	})
+
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{nil, {"-bogus", "rules.yaml"}, {"-schema", "rules.yaml"}} {
 			r := runCmd(t, bin, args...)

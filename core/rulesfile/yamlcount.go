@@ -5,68 +5,56 @@ import (
 	"strings"
 )
 
-// ruleCounter counts the rules of a rules file from its text, before the
-// text is parsed, so that a file with too many rules is refused without
-// building its node tree, which takes about 30 times the size of the text.
-// It counts the items of the rules list that start a mapping in JSON and in
-// YAML flow style ("rules: [{...}, ...]"), and, in YAML block style, the
-// lines that start an item ("- ") at the indentation of the list's first
-// item. It can miss items (an item that is not a mapping, a list it does not
-// recognize); the parser counts the parsed list too. It counts more items
-// than the list has only when a quoted string spans lines that look like
-// items.
-type ruleCounter struct {
-	yaml     bool
+// yamlCounter counts the rules of a YAML rules file from its text, before
+// the text is parsed, so that a file with too many rules is refused without
+// building its node tree, which takes about 30 times the size of the text
+// (go.yaml.in/yaml/v3 builds the tree of a whole document before it returns
+// any of it, and has no interface to its events). JSON files are counted
+// by encoding/json's decoder instead (jsonRulesOver).
+//
+// It counts the items of the rules list that start a mapping in flow style
+// ("rules: [{...}, ...]"), and, in block style, the lines that start an
+// item ("- ") at the indentation of the list's first item. It can miss
+// items (an item that is not a mapping, a list it does not recognize); the
+// parser counts the parsed list too. It counts more items than the list
+// has only when a quoted string spans lines that look like items. Its
+// nesting depth never goes below that of the rules list, where it stops
+// (FuzzYAMLCounter).
+type yamlCounter struct {
 	off      int // bytes of the text counted
 	line     int // lines before off
 	state    counterState
 	n        int // items counted
 	overLine int // line of the first item over maxRules, once over
 
-	indent int // YAML block style: the indentation of the items
+	indent int // block style: the indentation of the items
 
-	// JSON and YAML flow style: the nesting depth, the kinds of the
-	// outermost containers ('[' or '{'), the depth of the rules list, and
-	// the quote or comment the scan is in.
-	depth     int
-	outer     [3]byte
-	listDepth int
-	quote     byte
-	escaped   bool
-	comment   bool
-	prev      byte
+	// Flow style: the nesting depth, the kinds of the outermost
+	// containers ('[' or '{'), and the quote or comment the scan is in.
+	depth   int
+	outer   [3]byte
+	quote   byte
+	escaped bool
+	comment bool
+	prev    byte
 }
 
 type counterState int
 
 const (
-	seekKey   counterState = iota // YAML: looking for the rules key
-	seekItem                      // YAML: looking for the first item of a block list
-	blockList                     // YAML: counting the items of a block list
-	flowList                      // counting the items of a flow list (JSON, YAML)
+	seekKey   counterState = iota // looking for the rules key
+	seekItem                      // looking for the first item of a block list
+	blockList                     // counting the items of a block list
+	flowList                      // counting the items of a flow list
 	counted                       // the list ended, or is not one the counter reads
 )
 
-// newRuleCounter returns a counter of the rules of a file in format.
-func newRuleCounter(format fileFormat) *ruleCounter {
-	if format == formatJSON {
-		return &ruleCounter{state: flowList, listDepth: 2}
-	}
-	return &ruleCounter{yaml: true}
-}
-
 // over reports whether the counter found more than maxRules rules.
-func (c *ruleCounter) over() bool { return c.overLine > 0 }
+func (c *yamlCounter) over() bool { return c.overLine > 0 }
 
 // feed counts the rules in data after what earlier calls counted: data is
-// the text read so far, final once it is all of it. YAML is counted by
-// whole lines.
-func (c *ruleCounter) feed(data []byte, final bool) {
-	if !c.yaml {
-		c.scanFlow(data[c.off:]) // JSON is not split into lines
-		c.off = len(data)
-		return
-	}
+// the text read so far, final once it is all of it. It counts whole lines.
+func (c *yamlCounter) feed(data []byte, final bool) {
 	for c.off < len(data) && c.state != counted && !c.over() {
 		rest := data[c.off:]
 		end := bytes.IndexByte(rest, '\n')
@@ -88,9 +76,9 @@ func (c *ruleCounter) feed(data []byte, final bool) {
 	}
 }
 
-// scanLine counts the items on a line of YAML, with its line break
-// (unless it is the last line), outside flow style.
-func (c *ruleCounter) scanLine(chunk []byte) {
+// scanLine counts the items on a line, with its line break (unless it is
+// the last line), outside flow style.
+func (c *yamlCounter) scanLine(chunk []byte) {
 	line := bytes.TrimRight(chunk, "\r\n")
 	text := bytes.TrimLeft(line, " ")
 	indent := len(line) - len(text)
@@ -107,7 +95,7 @@ func (c *ruleCounter) scanLine(chunk []byte) {
 				case len(rest) == 0 || rest[0] == '#':
 					c.state = seekItem
 				case rest[0] == '[':
-					c.state, c.listDepth, c.prev = flowList, 1, ' '
+					c.state, c.prev = flowList, ' '
 					c.scanFlow(chunk[len(line)-len(rest):])
 				}
 				return
@@ -130,22 +118,22 @@ func (c *ruleCounter) scanLine(chunk []byte) {
 	}
 }
 
-// isItem reports whether the text of a YAML line starts a block list item.
+// isItem reports whether the text of a line starts a block list item.
 func isItem(text []byte) bool {
 	return len(text) > 0 && text[0] == '-' && (len(text) == 1 || text[1] == ' ' || text[1] == '\t')
 }
 
 // count counts an item on the current line.
-func (c *ruleCounter) count() {
+func (c *yamlCounter) count() {
 	c.n++
 	if c.n > maxRules {
 		c.overLine = c.line + 1
 	}
 }
 
-// scanFlow counts the mappings opened directly in the rules list in chunk,
-// JSON or YAML flow style, following quotes (and in YAML, comments).
-func (c *ruleCounter) scanFlow(chunk []byte) {
+// scanFlow counts the mappings opened directly in the flow rules list
+// (depth 1) in chunk, following quotes and comments, until the list ends.
+func (c *yamlCounter) scanFlow(chunk []byte) {
 	for _, b := range chunk {
 		prev := c.prev
 		c.prev = b
@@ -164,12 +152,12 @@ func (c *ruleCounter) scanFlow(chunk []byte) {
 				c.quote = 0
 				c.prev = 0 // '' in a YAML single-quoted string reopens it
 			}
-		case b == '"' || c.yaml && b == '\'' && isFlowBoundary(prev):
+		case b == '"' || b == '\'' && isFlowBoundary(prev):
 			c.quote = b
-		case c.yaml && b == '#' && (prev == ' ' || prev == '\t'):
+		case b == '#' && (prev == ' ' || prev == '\t'):
 			c.comment = true
 		case b == '[' || b == '{':
-			if b == '{' && c.depth == c.listDepth && c.outer[c.listDepth] == '[' && (c.yaml || c.outer[1] == '{') {
+			if b == '{' && c.depth == 1 && c.outer[1] == '[' {
 				c.count()
 				if c.over() {
 					return
@@ -181,7 +169,7 @@ func (c *ruleCounter) scanFlow(chunk []byte) {
 			}
 		case b == ']' || b == '}':
 			c.depth--
-			if c.depth < c.listDepth && c.yaml {
+			if c.depth < 1 {
 				c.state = counted
 				return
 			}
@@ -190,7 +178,7 @@ func (c *ruleCounter) scanFlow(chunk []byte) {
 }
 
 // isFlowBoundary reports whether a quote after b starts a quoted string in
-// YAML flow style, rather than being part of a plain one.
+// flow style, rather than being part of a plain one.
 func isFlowBoundary(b byte) bool {
 	return b == 0 || strings.IndexByte(" \t\n[]{},:", b) >= 0
 }
