@@ -233,7 +233,7 @@ func TestTransportThrottle(t *testing.T) {
 	assert.LessOrEqual(t, hits, int64(20), "an upstream that rejects everything gets a few calls, not 200")
 	assert.GreaterOrEqual(t, hits, int64(1))
 
-	fc.Advance(2 * time.Minute) // the throttle's default window
+	fc.Advance(2 * time.Minute) // many of the throttle's default windows
 	u.status.Store(0)
 	for range 50 {
 		status, err := call(c, u, "/x")
