@@ -8,14 +8,6 @@ import (
 	"github.com/sluicekit/sluice/core/internal/history"
 )
 
-// historyLength is how far back the history of a Guard goes (see
-// Guard.History): one point a second.
-const historyLength = 10 * time.Minute
-
-// historyResources bounds the resources with a history of their own (see
-// Guard.History).
-const historyResources = 1000
-
 // History is the history of a Guard's resources and rules, one point per
 // second (see Guard.History). Each series ends at the second that ended at
 // End: point i of a series of n points is the second ending at End -
@@ -62,8 +54,14 @@ type RuleHistory struct {
 // per rule, for up to 1000 resources (those first seen); the requests to
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
-	g.history.Start()
-	g.history.Sample()
+	wg := weak.Make(g) // the goroutine does not keep g from being collected
+	g.history.Start(func() (history.Sample, bool) {
+		if g := wg.Value(); g != nil {
+			return g.historySample(), true
+		}
+		return history.Sample{}, false
+	})
+	g.history.Record(g.historySample())
 	r := g.history.Read(after)
 	out := History{End: r.End}
 	for _, rs := range r.Resources {
@@ -74,24 +72,6 @@ func (g *Guard) History(after time.Duration) History {
 	}
 	return out
 }
-
-// newRecorder returns the recorder of g's history, which samples g's
-// Snapshot through a weak pointer: its goroutine does not keep g from being
-// collected.
-func newRecorder(g *Guard) *history.Recorder {
-	wg := weak.Make(g)
-	h, _ := history.NewRecorder(g.clock, historySeconds, historyResources, func() (history.Sample, bool) {
-		g := wg.Value()
-		if g == nil {
-			return history.Sample{}, false
-		}
-		return g.historySample(), true
-	}) // constants: cannot fail
-	return h
-}
-
-// historySeconds is historyLength in seconds.
-const historySeconds = int(historyLength / time.Second)
 
 // historyRule is the ID of a rule in the history: a rule keeps its counts
 // across SetRules while these are unchanged (see SetRules).

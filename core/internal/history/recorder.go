@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -78,16 +77,21 @@ const (
 	resCounters                                  = cHist + rthist.Buckets
 )
 
-// Recorder keeps a point a second of the resources and rules of a Guard,
-// for a fixed number of seconds, from the samples its source gives: from
-// Start on, its goroutine takes one at every second of the clock, until
-// Close or until the source is gone; Sample takes one at once. The counts
-// of the seconds between two samples are shared evenly between them. Its
-// memory is fixed: a ring per resource, up to a bound (those first seen;
-// the others count in the overflow's ring), and a ring per rule.
+// The bounds of a Recorder: it keeps the last Seconds seconds, one point a
+// second, of up to Resources resources (those first seen; the others count
+// in the overflow's history).
+const (
+	Seconds   = 600
+	Resources = 1000
+)
+
+// Recorder keeps a point a second of the resources and rules of a Guard
+// from the samples it records: from Start on, its goroutine records one at
+// every second of the clock, until Close or until its source is gone. The
+// counts of the seconds between two samples are shared evenly between
+// them. Its memory is fixed: a ring per resource and per rule.
 type Recorder struct {
 	clock   clock.Clock
-	source  func() (Sample, bool) // false: gone (its Guard was collected)
 	seconds int
 	limit   int   // resources with a ring of their own
 	slab    *Slab // of the resources' rings; guarded by mu
@@ -122,53 +126,41 @@ type ruleTrack struct {
 	written bool
 }
 
-// NewRecorder returns a Recorder of seconds points of up to resources
-// resources, which samples source on clock c's seconds once started.
-func NewRecorder(c clock.Clock, seconds, resources int, source func() (Sample, bool)) (*Recorder, error) {
-	if c == nil || source == nil || seconds < 1 || resources < 0 {
-		return nil, fmt.Errorf("history.NewRecorder: needs a clock, a source, seconds >= 1 and resources >= 0 (got %d, %d)", seconds, resources)
-	}
-	slab, _ := NewSlab(seconds, resCols) // seconds >= 1: cannot fail
-	return &Recorder{clock: c, source: source, seconds: seconds, limit: resources, slab: slab,
-		res: map[string]*resTrack{}, rules: map[any]*ruleTrack{}}, nil
+// NewRecorder returns a Recorder whose goroutine sleeps on c.
+func NewRecorder(c clock.Clock) *Recorder {
+	slab, _ := NewSlab(Seconds, resCols) // constants: cannot fail
+	return &Recorder{clock: c, seconds: Seconds, limit: Resources, slab: slab,
+		res: map[string]*resTrack{}, rules: map[any]*ruleTrack{}}
 }
 
-// Start starts the goroutine unless it runs or the Recorder was closed,
-// and reports whether it started it.
-func (h *Recorder) Start() bool { return h.worker.Go(h.run) }
+// Start starts the goroutine, which records a sample of source at every
+// second until Close or until source reports false (gone), unless it runs
+// or the Recorder was closed; it reports whether it started it.
+func (h *Recorder) Start(source func() (Sample, bool)) bool {
+	return h.worker.Go(func(ctx context.Context) {
+		for {
+			s, ok := source()
+			if !ok {
+				return
+			}
+			h.Record(s)
+			if !worker.Sleep(ctx, h.clock, time.Second-s.At%time.Second) {
+				return
+			}
+		}
+	})
+}
 
-// Close ends the goroutine for good and waits for it; Sample still
-// samples. It is idempotent.
+// Close ends the goroutine for good and waits for it; Record still
+// records. It is idempotent.
 func (h *Recorder) Close() { h.worker.Close() }
 
 // Wait waits for the goroutine to return.
 func (h *Recorder) Wait() { h.worker.Wait() }
 
-// run samples at every second of the clock until ctx ends or the source
-// is gone.
-func (h *Recorder) run(ctx context.Context) {
-	for {
-		at, ok := h.Sample()
-		if !ok || !worker.Sleep(ctx, h.clock, time.Second-at%time.Second) {
-			return
-		}
-	}
-}
-
-// Sample records the seconds that ended since the last sample from a
-// sample of the source, and returns its time; false when the source is
-// gone. The first sample only reads the totals.
-func (h *Recorder) Sample() (time.Duration, bool) {
-	s, ok := h.source()
-	if !ok {
-		return 0, false
-	}
-	h.record(s)
-	return s.At, true
-}
-
-// record records the seconds up to s.At from s.
-func (h *Recorder) record(s Sample) {
+// Record records the seconds that ended since the last sample, up to s.At,
+// from s. The first sample only reads the totals.
+func (h *Recorder) Record(s Sample) {
 	sec := int64(s.At / time.Second)
 	if s.At < 0 && s.At%time.Second != 0 {
 		sec--
