@@ -55,13 +55,13 @@ type RuleHistory struct {
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
 	wg := weak.Make(g) // the goroutine does not keep g from being collected
-	g.history.Start(func() (history.Sample, bool) {
+	g.history.Start(func() (func() history.Sample, bool) {
 		if g := wg.Value(); g != nil {
-			return g.historySample(), true
+			return g.historySample, true
 		}
-		return history.Sample{}, false
+		return nil, false
 	})
-	g.history.Record(g.historySample())
+	g.history.Record(g.clock.Now(), g.historySample)
 	r := g.history.Read(after)
 	out := History{End: r.End}
 	for _, rs := range r.Resources {
@@ -80,7 +80,7 @@ type historyRule struct{ name, kind, resource, param string }
 // historySample returns what the history records of a Snapshot of g.
 func (g *Guard) historySample() history.Sample {
 	s := g.Snapshot()
-	out := history.Sample{At: s.At, Overflow: history.Resource{Name: OverflowResource}}
+	out := history.Sample{Overflow: history.Resource{Name: OverflowResource}}
 	for _, r := range s.Resources {
 		t := r.Total
 		hr := history.Resource{Name: r.Resource, Pass: t.Pass, Block: t.Block, Error: t.Error, Complete: t.Complete,

@@ -16,7 +16,6 @@ import (
 // Sample is what a Recorder reads of a Guard at one time: the totals of its
 // resources and rules, which only grow (core.Guard.Snapshot has them).
 type Sample struct {
-	At time.Duration // the Guard's clock
 	// Resources are the resources of their own, each name once; Overflow
 	// counts the names beyond the Guard's bound, and the Recorder's
 	// resources beyond its own bound count in its history.
@@ -133,18 +132,20 @@ func NewRecorder(c clock.Clock) *Recorder {
 		res: map[string]*resTrack{}, rules: map[any]*ruleTrack{}}
 }
 
-// Start starts the goroutine, which records a sample of source at every
-// second until Close or until source reports false (gone), unless it runs
-// or the Recorder was closed; it reports whether it started it.
-func (h *Recorder) Start(source func() (Sample, bool)) bool {
+// Start starts the goroutine unless it runs or the Recorder was closed,
+// and reports whether it started it. At every second of the clock it asks
+// source for the function that takes a sample, and records one; it ends
+// at Close, or when source reports false (gone).
+func (h *Recorder) Start(source func() (take func() Sample, ok bool)) bool {
 	return h.worker.Go(func(ctx context.Context) {
 		for {
-			s, ok := source()
+			now := h.clock.Now()
+			take, ok := source()
 			if !ok {
 				return
 			}
-			h.Record(s)
-			if !worker.Sleep(ctx, h.clock, time.Second-s.At%time.Second) {
+			h.Record(now, take)
+			if !worker.Sleep(ctx, h.clock, time.Second-now%time.Second) {
 				return
 			}
 		}
@@ -158,11 +159,12 @@ func (h *Recorder) Close() { h.worker.Close() }
 // Wait waits for the goroutine to return.
 func (h *Recorder) Wait() { h.worker.Wait() }
 
-// Record records the seconds that ended since the last sample, up to s.At,
-// from s. The first sample only reads the totals.
-func (h *Recorder) Record(s Sample) {
-	sec := int64(s.At / time.Second)
-	if s.At < 0 && s.At%time.Second != 0 {
+// Record records the seconds that ended since the last sample, up to now,
+// from a sample take takes, unless the second of now was recorded (take is
+// not called then). The first sample only reads the totals.
+func (h *Recorder) Record(now time.Duration, take func() Sample) {
+	sec := int64(now / time.Second)
+	if now < 0 && now%time.Second != 0 {
 		sec--
 	}
 	h.mu.Lock()
@@ -170,6 +172,7 @@ func (h *Recorder) Record(s Sample) {
 	if h.sampled && sec <= h.last {
 		return
 	}
+	s := take()
 	k := sec - h.last // seconds to record
 	if !h.sampled {
 		k = 0
