@@ -8,7 +8,6 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -114,10 +113,9 @@ type reporter struct {
 	listeners []func(BreakerEvent)
 
 	queue   chan report
-	start   sync.Once
-	done    chan struct{}
+	worker  worker.Worker
+	started atomic.Bool // once the goroutine was asked for
 	stopped atomic.Bool
-	wg      sync.WaitGroup
 	dropped atomic.Int64
 
 	// Guarded by being used only by the goroutine: the log's token
@@ -131,7 +129,7 @@ func newReporter(clock func() time.Duration, log *slog.Logger, listeners []func(
 	if log == nil {
 		log = slog.Default()
 	}
-	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), done: make(chan struct{}), tokens: logBurst}
+	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
 }
 
 // send queues r without waiting; a full queue, or a stopped reporter, drops
@@ -141,10 +139,9 @@ func (rp *reporter) send(r report) {
 		rp.dropped.Add(1)
 		return
 	}
-	rp.start.Do(func() {
-		rp.wg.Add(1)
-		go rp.run()
-	})
+	if !rp.started.Load() && !rp.started.Swap(true) {
+		rp.worker.Go(rp.run) // none once stopped
+	}
 	select {
 	case rp.queue <- r:
 	default:
@@ -155,21 +152,17 @@ func (rp *reporter) send(r report) {
 // stop ends the goroutine, after the reports queued so far are delivered,
 // and waits for it. It is idempotent.
 func (rp *reporter) stop() {
-	if rp.stopped.Swap(true) {
-		return
-	}
-	rp.start.Do(func() {}) // no goroutine starts after this
-	close(rp.done)
-	rp.wg.Wait()
+	rp.stopped.Store(true)
+	rp.worker.Close()
 }
 
-func (rp *reporter) run() {
-	defer rp.wg.Done()
+// run delivers the reports queued until ctx ends, and those queued then.
+func (rp *reporter) run(ctx context.Context) {
 	for {
 		select {
 		case r := <-rp.queue:
 			rp.deliver(r)
-		case <-rp.done:
+		case <-ctx.Done():
 			for {
 				select {
 				case r := <-rp.queue:
