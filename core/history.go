@@ -64,11 +64,17 @@ func (g *Guard) History(after time.Duration) History {
 	g.history.Record(g.clock.Now(), g.historySample)
 	r := g.history.Read(after)
 	out := History{End: r.End}
-	for _, rs := range r.Resources {
-		out.Resources = append(out.Resources, ResourceHistory(rs))
+	if len(r.Resources) > 0 {
+		out.Resources = make([]ResourceHistory, len(r.Resources))
+		for i, rs := range r.Resources {
+			out.Resources[i] = ResourceHistory(rs)
+		}
 	}
-	for _, rs := range r.Rules {
-		out.Rules = append(out.Rules, RuleHistory(rs))
+	if len(r.Rules) > 0 {
+		out.Rules = make([]RuleHistory, len(r.Rules))
+		for i, rs := range r.Rules {
+			out.Rules[i] = RuleHistory(rs)
+		}
 	}
 	return out
 }
@@ -80,7 +86,8 @@ type historyRule struct{ name, kind, resource, param string }
 // historySample returns what the history records of a Snapshot of g.
 func (g *Guard) historySample() history.Sample {
 	s := g.Snapshot()
-	out := history.Sample{Overflow: history.Resource{Name: OverflowResource}}
+	out := history.Sample{Overflow: history.Resource{Name: OverflowResource},
+		Resources: make([]history.Resource, 0, len(s.Resources)), Rules: make([]history.Rule, 0, len(s.Rules))}
 	for _, r := range s.Resources {
 		t := r.Total
 		hr := history.Resource{Name: r.Resource, Pass: t.Pass, Block: t.Block, Error: t.Error, Complete: t.Complete,

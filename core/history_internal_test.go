@@ -41,7 +41,10 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	g, err := New(WithClock(fc), WithRules(Rule{Name: "r", Resource: "a", Kind: KindFlow, Limit: 1}))
 	require.NoError(t, err)
 	h := g.history
-	require.Equal(t, history.Read{}, h.Read(0), "nothing recorded before History")
+	before := h.Read(0)
+	require.Zero(t, before.End, "nothing recorded before History")
+	require.Empty(t, before.Resources)
+	require.Empty(t, before.Rules)
 	g.History(0)
 	require.Equal(t, int64(10), lastSample(h))
 	for range 3 {

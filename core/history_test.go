@@ -340,3 +340,28 @@ func TestHistoryOfARuleSetAgain(t *testing.T) {
 	fc.Advance(time.Second)
 	assert.Equal(t, []float64{3, 1}, ruleHistory(t, g.History(0), "rate").Evaluated, "kept")
 }
+
+// BenchmarkHistorySample measures a second of a Guard's history: one
+// sample of 1000 resources and 10 rules, as the goroutine takes it each
+// second (History samples then reads the seconds after now: none).
+func BenchmarkHistorySample(b *testing.B) {
+	var rs []core.Rule
+	for i := range 10 {
+		rs = append(rs, core.Rule{Name: fmt.Sprintf("rule-%d", i), Resource: fmt.Sprintf("r%04d", i), Kind: core.KindFlow, Limit: 100})
+	}
+	g, fc := quietGuard(b, rs...)
+	b.Cleanup(func() { _ = g.Close() })
+	for i := range 1000 {
+		e, err := g.Enter(context.Background(), fmt.Sprintf("r%04d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Exit(nil)
+	}
+	g.History(fc.Now())
+	b.ReportAllocs()
+	for b.Loop() {
+		fc.Advance(time.Second)
+		g.History(fc.Now())
+	}
+}

@@ -337,7 +337,7 @@ func (h *Recorder) Read(after time.Duration) Read {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := Read{End: time.Duration(h.last) * time.Second}
+	out := Read{End: time.Duration(h.last) * time.Second, Resources: make([]ResourceSeries, 0, min(len(h.res), h.own+1))}
 	var overflow *ResourceSeries
 	for name, tr := range h.res {
 		if tr.ring == nil {
@@ -357,6 +357,7 @@ func (h *Recorder) Read(after time.Duration) Read {
 	if overflow != nil {
 		out.Resources = append(out.Resources, *overflow)
 	}
+	out.Rules = make([]RuleSeries, 0, len(h.order))
 	for _, id := range h.order {
 		tr := h.rules[id]
 		out.Rules = append(out.Rules, RuleSeries{Rule: tr.name,
