@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/coarse"
+	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
@@ -41,7 +42,7 @@ type Guard struct {
 	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
 	// reports their quotas (WithShadowQuotas); fixed at New.
 	shadowAll, shadowQuotas bool
-	history                 *recorder
+	history                 *history.Recorder
 
 	pools *pools
 
@@ -233,8 +234,8 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
 	g.system = newSampler(cfg.systemSource, g.clock)
 	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
-	g.history = newRecorder(g.clock, g)
-	runtime.AddCleanup(g, (*recorder).stop, g.history)
+	g.history = history.NewRecorder(g.clock)
+	runtime.AddCleanup(g, (*history.Recorder).Close, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
 	}
@@ -293,7 +294,7 @@ func (g *Guard) Close() error {
 	}
 	g.watch.stop()
 	g.system.Stop()
-	g.history.stop()
+	g.history.Close()
 	g.reporter.stop()
 	return nil
 }

@@ -10,27 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/history"
 )
 
-// lastSample returns the second of the recorder's last sample.
-func (h *recorder) lastSample() (int64, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.last, h.sampled
-}
+// lastSample returns the second of the recorder's last sample, reading
+// without sampling.
+func lastSample(h *history.Recorder) int64 { return int64(h.Read(0).End / time.Second) }
 
 // waitSample waits, without calling History, until h has sampled second
 // sec.
-func waitSample(t *testing.T, h *recorder, sec int64) {
+func waitSample(t *testing.T, h *history.Recorder, sec int64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if last, ok := h.lastSample(); ok && last >= sec {
+		if lastSample(h) >= sec {
 			return
 		}
 		if time.Now().After(deadline) {
-			last, _ := h.lastSample()
-			t.Fatalf("the recorder did not sample second %d within 30s (last %d)", sec, last)
+			t.Fatalf("the recorder did not sample second %d within 30s (last %d)", sec, lastSample(h))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -44,11 +41,12 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	g, err := New(WithClock(fc), WithRules(Rule{Name: "r", Resource: "a", Kind: KindFlow, Limit: 1}))
 	require.NoError(t, err)
 	h := g.history
-	_, ok := h.lastSample()
-	require.False(t, ok, "nothing recorded before History")
+	before := h.Read(0)
+	require.Zero(t, before.End, "nothing recorded before History")
+	require.Empty(t, before.Resources)
+	require.Empty(t, before.Rules)
 	g.History(0)
-	last, _ := h.lastSample()
-	require.Equal(t, int64(10), last)
+	require.Equal(t, int64(10), lastSample(h))
 	for range 3 {
 		_, _ = g.Enter(context.Background(), "a")
 	}
@@ -63,13 +61,12 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	assert.Error(t, fc.WaitForSleepers(expired, 1), "the goroutine sleeps on timers, not on the Guard's clock")
 
 	require.NoError(t, g.Close())
-	assert.False(t, h.worker.Go(func(context.Context) {}), "closed")
-	h.worker.Wait() // returns: stopped
+	assert.False(t, h.Start(func() (func() history.Sample, bool) { return nil, false }), "closed")
+	h.Wait() // returns: stopped
 	fc.Advance(time.Second)
 	g.History(0)
-	h.worker.Wait()
-	last, _ = h.lastSample()
-	assert.Equal(t, int64(12), last, "History after Close samples itself")
+	h.Wait()
+	assert.Equal(t, int64(12), lastSample(h), "History after Close samples itself")
 }
 
 // TestHistoryOnTheSystemClock checks the goroutine on the system clock.
@@ -78,8 +75,7 @@ func TestHistoryOnTheSystemClock(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	g.History(0)
-	first, _ := g.history.lastSample()
-	waitSample(t, g.history, first+1)
+	waitSample(t, g.history, lastSample(g.history)+1)
 }
 
 // TestHistoryGoroutineStopsWhenTheGuardIsCollected drops a Guard that
@@ -92,7 +88,7 @@ func TestHistoryGoroutineStopsWhenTheGuardIsCollected(t *testing.T) {
 	h := g.history
 	g = nil
 	done := make(chan struct{})
-	go func() { h.worker.Wait(); close(done) }()
+	go func() { h.Wait(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		runtime.GC()

@@ -301,3 +301,67 @@ func TestHistoryMemoryIsBounded(t *testing.T) {
 	assert.Less(t, int64(full)-int64(before), int64(bound*(resources+rules)), "once full")
 	assert.Less(t, int64(after)-int64(before), int64(bound*(resources+rules)), "after reading it all")
 }
+
+// TestHistoryOfARuleSetAgain checks that a rule removed and set again
+// between two samples, whose counts start again, starts a history of its
+// own, and that one changed in kind does too, while a rule whose counts
+// carry on keeps its history.
+func TestHistoryOfARuleSetAgain(t *testing.T) {
+	rate := core.Rule{Name: "rate", Resource: "GET /a", Kind: core.KindFlow, Limit: 1}
+	g, fc := quietGuard(t, rate)
+	t.Cleanup(func() { _ = g.Close() })
+	enter := func(n int) {
+		for range n {
+			if e, err := g.Enter(context.Background(), "GET /a"); err == nil {
+				e.Exit(nil)
+			}
+		}
+	}
+	g.History(0)
+	enter(4) // 1 passes, 3 blocked
+	fc.Advance(time.Second)
+	assert.Equal(t, []float64{3}, ruleHistory(t, g.History(0), "rate").Blocked)
+	require.NoError(t, g.SetRules(nil))
+	require.NoError(t, g.SetRules([]core.Rule{rate}))
+	enter(2) // 1 passes, 1 blocked
+	fc.Advance(time.Second)
+	h := g.History(0)
+	assert.Equal(t, []float64{1}, ruleHistory(t, h, "rate").Blocked, "a history of its own")
+	assert.Equal(t, []float64{2}, ruleHistory(t, h, "rate").Evaluated)
+
+	conc := core.Rule{Name: "rate", Resource: "GET /a", Kind: core.KindConcurrency, Limit: 5}
+	require.NoError(t, g.SetRules([]core.Rule{conc}))
+	enter(3)
+	fc.Advance(time.Second)
+	h = g.History(0)
+	assert.Equal(t, []float64{3}, ruleHistory(t, h, "rate").Evaluated, "another kind: a history of its own")
+	assert.Equal(t, []float64{5}, ruleHistory(t, h, "rate").Limit)
+	enter(1)
+	fc.Advance(time.Second)
+	assert.Equal(t, []float64{3, 1}, ruleHistory(t, g.History(0), "rate").Evaluated, "kept")
+}
+
+// BenchmarkHistorySample measures a second of a Guard's history: one
+// sample of 1000 resources and 10 rules, as the goroutine takes it each
+// second (History samples then reads the seconds after now: none).
+func BenchmarkHistorySample(b *testing.B) {
+	var rs []core.Rule
+	for i := range 10 {
+		rs = append(rs, core.Rule{Name: fmt.Sprintf("rule-%d", i), Resource: fmt.Sprintf("r%04d", i), Kind: core.KindFlow, Limit: 100})
+	}
+	g, fc := quietGuard(b, rs...)
+	b.Cleanup(func() { _ = g.Close() })
+	for i := range 1000 {
+		e, err := g.Enter(context.Background(), fmt.Sprintf("r%04d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Exit(nil)
+	}
+	g.History(fc.Now())
+	b.ReportAllocs()
+	for b.Loop() {
+		fc.Advance(time.Second)
+		g.History(fc.Now())
+	}
+}

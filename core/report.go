@@ -8,12 +8,12 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/routecheck"
 	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
@@ -113,10 +113,9 @@ type reporter struct {
 	listeners []func(BreakerEvent)
 
 	queue   chan report
-	start   sync.Once
-	done    chan struct{}
+	worker  worker.Worker
+	started atomic.Bool // once the goroutine was asked for
 	stopped atomic.Bool
-	wg      sync.WaitGroup
 	dropped atomic.Int64
 
 	// Guarded by being used only by the goroutine: the log's token
@@ -130,7 +129,7 @@ func newReporter(clock func() time.Duration, log *slog.Logger, listeners []func(
 	if log == nil {
 		log = slog.Default()
 	}
-	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), done: make(chan struct{}), tokens: logBurst}
+	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
 }
 
 // send queues r without waiting; a full queue, or a stopped reporter, drops
@@ -140,10 +139,9 @@ func (rp *reporter) send(r report) {
 		rp.dropped.Add(1)
 		return
 	}
-	rp.start.Do(func() {
-		rp.wg.Add(1)
-		go rp.run()
-	})
+	if !rp.started.Load() && !rp.started.Swap(true) {
+		rp.worker.Go(rp.run) // none once stopped
+	}
 	select {
 	case rp.queue <- r:
 	default:
@@ -154,21 +152,17 @@ func (rp *reporter) send(r report) {
 // stop ends the goroutine, after the reports queued so far are delivered,
 // and waits for it. It is idempotent.
 func (rp *reporter) stop() {
-	if rp.stopped.Swap(true) {
-		return
-	}
-	rp.start.Do(func() {}) // no goroutine starts after this
-	close(rp.done)
-	rp.wg.Wait()
+	rp.stopped.Store(true)
+	rp.worker.Close()
 }
 
-func (rp *reporter) run() {
-	defer rp.wg.Done()
+// run delivers the reports queued until ctx ends, and those queued then.
+func (rp *reporter) run(ctx context.Context) {
 	for {
 		select {
 		case r := <-rp.queue:
 			rp.deliver(r)
-		case <-rp.done:
+		case <-ctx.Done():
 			for {
 				select {
 				case r := <-rp.queue:
@@ -268,29 +262,21 @@ func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) boo
 // watch is the part of a Guard that looks at its rules from outside
 // requests: it warns about rules that apply to no request (see
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the
-// rule set in force may become due, and about rules that match no route
-// the adapters know (see Guard.CheckRoutes). It holds no reference to the
+// rule set in force may become due, and hands the HTTP rules in force to
+// the route checker (see Guard.CheckRoutes). It holds no reference to the
 // Guard, which may be collected while its goroutine sleeps (see
 // worker.Sleep).
 type watch struct {
-	after time.Duration // 0: no warning
-	clock clock.Clock
-	rp    *reporter
+	after  time.Duration // 0: no warning
+	clock  clock.Clock
+	rp     *reporter
+	routes *routecheck.Checker
 
 	worker worker.Worker
-
-	mu     sync.Mutex      // guards the fields below
-	set    *ruleSet        // in force
-	routes map[string]bool // the routes adapters serve (see AddRoutes)
-	// checking is set once CheckRoutes was called: SetRules checks then.
-	checking bool
-	// unrouted names the rules of set that were logged as matching no
-	// route.
-	unrouted map[string]bool
 }
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: map[string]bool{}}
+	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, resourceMethods[:], maxLoggedResources)}
 }
 
 // rulesSet is called by SetRules once set replaced prev (nil at New): it
@@ -304,18 +290,17 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 			kept[rs.stats] = rs.rule
 		}
 	}
-	for _, rs := range set.rules {
+	var http []routecheck.Rule
+	for i, rs := range set.rules {
 		if r, ok := kept[rs.stats]; !ok || !reflect.DeepEqual(r, rs.rule) {
 			rs.stats.since.Store(now)
 			rs.stats.warned.Store(false)
 		}
+		if isHTTPResource(rs.rule.Resource) {
+			http = append(http, routecheck.Rule{Index: i, Name: rs.rule.Name, Resource: rs.rule.Resource, Match: rs.pattern.match})
+		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.set, w.unrouted = set, map[string]bool{}
-	if w.checking {
-		w.checkRoutes()
-	}
+	w.routes.SetRules(http)
 	if w.after > 0 {
 		w.worker.Restart(func(ctx context.Context) { w.run(ctx, set) })
 	}
@@ -358,16 +343,7 @@ func (w *watch) stop() { w.worker.Close() }
 // serves every method), for CheckRoutes. The adapters that can list their
 // routes call it (sluicegin.WithRoutes, sluiceecho, sluicehttp.Handle); a
 // service can call it with the routes of another router.
-func (g *Guard) AddRoutes(routes ...string) {
-	w := g.watch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, r := range routes {
-		if r = strings.TrimSpace(r); r != "" {
-			w.routes[r] = true
-		}
-	}
-}
+func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 
 // CheckRoutes logs at Warn, in one record, the HTTP rules in force that
 // match none of the routes given to AddRoutes, and does so again after
@@ -379,58 +355,7 @@ func (g *Guard) AddRoutes(routes ...string) {
 // template that is not a gRPC full method ("/pkg.Service/Method": two
 // segments, a '.' in the first); rules naming gRPC methods or custom names
 // are not checked.
-func (g *Guard) CheckRoutes() {
-	w := g.watch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.checking = true
-	w.checkRoutes()
-}
-
-// checkRoutes logs the rules of the set in force that match no route and
-// were not logged so. w.mu is held.
-func (w *watch) checkRoutes() {
-	if len(w.routes) == 0 || w.set == nil {
-		return
-	}
-	var unrouted []string
-	n := 0
-	for i, rs := range w.set.rules {
-		if w.unrouted[rs.rule.Name] || !isHTTPResource(rs.rule.Resource) || w.routed(rs.pattern) {
-			continue
-		}
-		w.unrouted[rs.rule.Name] = true
-		if n++; len(unrouted) < maxLoggedResources {
-			unrouted = append(unrouted, fmt.Sprintf("rules[%d] (%s): %s", i, rs.rule.Name, quote(rs.rule.Resource)))
-		}
-	}
-	if n == 0 {
-		return
-	}
-	attrs := []slog.Attr{slog.Any("rules", unrouted), slog.Int("routes", len(w.routes))}
-	if n > len(unrouted) {
-		attrs = append(attrs, slog.Int("more", n-len(unrouted)))
-	}
-	w.rp.log.LogAttrs(context.Background(), slog.LevelWarn, "sluice: rules match no route of the service; check their resources against the routes", attrs...)
-}
-
-// routed reports whether p matches a route of w. w.mu is held.
-func (w *watch) routed(p pattern) bool {
-	for r := range w.routes {
-		if !strings.HasPrefix(r, "/") {
-			if p.match(r) {
-				return true
-			}
-			continue
-		}
-		for _, m := range resourceMethods {
-			if p.match(m + " " + r) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (g *Guard) CheckRoutes() { g.watch.routes.Check() }
 
 // isHTTPResource reports whether res, a rule's resource in canonical form,
 // names HTTP routes (see Guard.CheckRoutes).

@@ -166,7 +166,8 @@ type Snapshot struct {
 // requests.
 func (g *Guard) Snapshot() Snapshot {
 	now := int64(g.clock.Now())
-	s := Snapshot{At: time.Duration(now), Stores: g.Stores(), DroppedEvents: g.reporter.dropped.Load()}
+	s := Snapshot{At: time.Duration(now), Stores: g.Stores(), DroppedEvents: g.reporter.dropped.Load(),
+		Resources: make([]ResourceStats, 0, len(*g.resources.read.Load()))} // most of them, usually all
 	var overflow *ResourceStats
 	entered := map[*resource]int64{}
 	g.resources.each(func(r *resource) {
