@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	"github.com/sluicekit/sluice/core"
 )
 
