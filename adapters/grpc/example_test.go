@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 )
 
 type greeter struct {
