@@ -19,6 +19,8 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
+// greeter serves the Greeter service of greeter.proto; greeterpb, its
+// generated code, stands for your service's.
 type greeter struct {
 	greeterpb.UnimplementedGreeterServer
 }
