@@ -1,6 +1,6 @@
 module github.com/sluicekit/sluice
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/dunglas/httpsfv v1.1.2

@@ -18,7 +18,13 @@ import (
 // packages: the surface grows only by raising it, in review. Issue 15's
 // target, met (334 before the cuts of issue 15, item 2; 312 before its
 // last 12).
-const maxExported = 300
+//
+// 346: +46 in issue 29, so that no module imports another's internal
+// packages: core.BlockReasons, core.RTBound and RTHistogram.Explicit,
+// which the exporter modules read; adapters/httpadapter (22), the code the
+// HTTP adapters share, and adapters/adaptertest (21), their behaviour
+// suite, both formerly internal and trimmed to what the adapters use.
+const maxExported = 346
 
 // TestExportedSurface counts what `go doc` shows of every public package of
 // every module in the repository, and checks that each has a doc comment:

@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluiceecho "github.com/sluicekit/sluice/adapters/echo"
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluiceecho "github.com/sluicekit/sluice/adapters/echo"
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 )
 
 // BenchmarkRateLimitFields measures the middleware on a route with a path

@@ -1,6 +1,6 @@
 module github.com/sluicekit/sluice/adapters/echo
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/labstack/echo/v4 v4.16.0

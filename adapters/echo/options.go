@@ -3,7 +3,7 @@ package sluiceecho
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )

@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluicegin "github.com/sluicekit/sluice/adapters/gin"
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 )
 

@@ -1,6 +1,6 @@
 module github.com/sluicekit/sluice/adapters/gin
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/gin-gonic/gin v1.12.0

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )

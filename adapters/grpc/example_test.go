@@ -15,10 +15,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 )
 
+// greeter serves the Greeter service of greeter.proto; greeterpb, its
+// generated code, stands for your service's.
 type greeter struct {
 	greeterpb.UnimplementedGreeterServer
 }

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/sluicekit/sluice v0.1.0
-	github.com/sluicekit/sluice/examples/grpc/greeterpb v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b
 	google.golang.org/grpc v1.85.0
@@ -19,7 +18,4 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 )
 
-replace (
-	github.com/sluicekit/sluice => ../..
-	github.com/sluicekit/sluice/examples/grpc/greeterpb => ../../examples/grpc/greeterpb
-)
+replace github.com/sluicekit/sluice => ../..

@@ -23,9 +23,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 	"github.com/sluicekit/sluice/extractors"
 )
 

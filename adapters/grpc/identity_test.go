@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 	"github.com/sluicekit/sluice/extractors"
 )
 

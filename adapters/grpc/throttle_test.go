@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
+	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/throttle"
-	"github.com/sluicekit/sluice/examples/grpc/greeterpb"
 )
 
 // TestClientThrottle runs a server whose Guard rejects every call, and a

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 )

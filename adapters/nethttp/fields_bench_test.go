@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 )
 

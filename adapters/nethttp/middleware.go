@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )

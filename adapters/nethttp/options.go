@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/sluicekit/sluice/adapters/internal/httpadapter"
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/throttle"
 	"github.com/sluicekit/sluice/extractors"

@@ -71,7 +71,7 @@ func TestBlockEvents(t *testing.T) {
 	assert.Equal(t, "sluice.blocked", ev.Name)
 	assert.Equal(t, map[string]any{
 		"sluice.resource":    "GET /items",
-		"sluice.rule":        "items",
+		"sluice.rule.name":   "items",
 		"sluice.rule.kind":   "flow",
 		"sluice.reason":      "flow",
 		"sluice.retry_after": 1.0,
@@ -79,7 +79,7 @@ func TestBlockEvents(t *testing.T) {
 	require.Len(t, spans[2].Events(), 1)
 	assert.Equal(t, map[string]any{
 		"sluice.resource":    "GET /t",
-		"sluice.rule":        "tenants",
+		"sluice.rule.name":   "tenants",
 		"sluice.rule.kind":   "hotspot",
 		"sluice.reason":      "hotspot",
 		"sluice.param":       "tenant",

@@ -77,6 +77,6 @@ func Example() {
 	// Output:
 	// sluice.requests{sluice.resource=GET /items/{id},sluice.result=flow} 1
 	// sluice.requests{sluice.resource=GET /items/{id},sluice.result=passed} 2
-	// sluice.rule.blocked{sluice.rule=items,sluice.rule.kind=flow,sluice.rule.resource=GET /items/{id}} 1
+	// sluice.rule.blocked{sluice.rule.kind=flow,sluice.rule.name=items,sluice.rule.resource=GET /items/{id}} 1
 	// sluice.blocked 5 attributes
 }

@@ -39,14 +39,14 @@ func TestRuleLimitAndUsage(t *testing.T) {
 		rule         string
 		limit, usage float64
 	}{{"rate", 10, 4}, {"inflight", 4, 1}} {
-		v, ok := value(ms, "sluice.rule.limit", "sluice.rule", tc.rule, "sluice.rule.resource", "GET /r")
+		v, ok := value(ms, "sluice.rule.limit", "sluice.rule.name", tc.rule, "sluice.rule.resource", "GET /r")
 		assert.True(t, ok, tc.rule)
 		assert.Equal(t, tc.limit, v, tc.rule)
-		v, ok = value(ms, "sluice.rule.usage", "sluice.rule", tc.rule)
+		v, ok = value(ms, "sluice.rule.usage", "sluice.rule.name", tc.rule)
 		assert.True(t, ok, tc.rule)
 		assert.Equal(t, tc.usage, v, tc.rule)
 	}
-	_, ok := value(ms, "sluice.rule.limit", "sluice.rule", "per-user")
+	_, ok := value(ms, "sluice.rule.limit", "sluice.rule.name", "per-user")
 	assert.False(t, ok, "a hotspot rule limits each value apart: no one usage")
 }
 
@@ -73,18 +73,18 @@ func TestReloadInstruments(t *testing.T) {
 	v, ok := value(ms, "sluice.rules.reloads", "sluice.result", "failure")
 	assert.True(t, ok)
 	assert.Equal(t, 0.0, v)
-	v, _ = value(ms, "sluice.rules.reload.successful")
+	v, _ = value(ms, "sluice.rules.last_reload.successful")
 	assert.Equal(t, 1.0, v)
-	v, _ = value(ms, "sluice.rules.reload.last_success")
+	v, _ = value(ms, "sluice.rules.last_reload.success_timestamp")
 	assert.GreaterOrEqual(t, v, float64(before.UnixNano())/1e9-1e-6)
-	assert.Equal(t, "s", ms["sluice.rules.reload.duration"].Unit)
+	assert.Equal(t, "s", ms["sluice.rules.last_reload.duration"].Unit)
 
 	write("rules:\n  - {resource: a, kind: flow, limit: -1}\n")
 	require.Error(t, w.Reload())
 	ms = collect(t, r)
 	v, _ = value(ms, "sluice.rules.reloads", "sluice.result", "failure")
 	assert.Equal(t, 1.0, v)
-	v, _ = value(ms, "sluice.rules.reload.successful")
+	v, _ = value(ms, "sluice.rules.last_reload.successful")
 	assert.Equal(t, 0.0, v)
 
 	_, err = sluiceotel.Register(g, sluiceotel.WithWatcher(nil))

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/internal/rthist"
 )
 
 // Producer hands a Guard's response time histograms to an OpenTelemetry
@@ -25,14 +24,15 @@ import (
 // from one Snapshot into an explicit bucket histogram named
 // sluice.request.duration, in seconds, per resource (attribute
 // sluice.resource), with the bounds of the Prometheus exporter's classic
-// buckets (rthist.Explicit: powers of 4 from 2^-15 s, about
+// buckets (core.RTHistogram.Explicit: powers of 4 from 2^-15 s, about
 // 30µs, to 32 s). Its temporality is cumulative, whatever the reader's:
 // the counts since the Guard first saw each resource, with NewProducer's
 // time as their start (make the Producer with the Guard). It is safe for
 // concurrent use.
 type Producer struct {
-	g     *core.Guard
-	start time.Time
+	g       *core.Guard
+	start   time.Time
+	version string // scopeVersion
 }
 
 // NewProducer returns a Producer of g's response time histograms.
@@ -40,7 +40,7 @@ func NewProducer(g *core.Guard) (*Producer, error) {
 	if g == nil {
 		return nil, errors.New("sluiceotel: NewProducer: guard is nil")
 	}
-	return &Producer{g: g, start: time.Now()}, nil
+	return &Producer{g: g, start: time.Now(), version: scopeVersion()}, nil
 }
 
 // Produce returns the histogram of each resource's response times now.
@@ -49,7 +49,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	now := time.Now()
 	points := make([]metricdata.HistogramDataPoint[float64], 0, len(s.Resources))
 	for _, r := range s.Resources {
-		bounds, counts := rthist.Explicit((*[rthist.Buckets]int64)(&r.Total.RTHistogram))
+		bounds, counts := r.Total.RTHistogram.Explicit()
 		var n uint64
 		for _, c := range counts {
 			n += c
@@ -61,7 +61,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 		})
 	}
 	return []metricdata.ScopeMetrics{{
-		Scope: instrumentation.Scope{Name: scopeName},
+		Scope: instrumentation.Scope{Name: scopeName, Version: p.version},
 		Metrics: []metricdata.Metrics{{
 			Name:        "sluice.request.duration",
 			Description: "Response times of the completed requests, by resource.",

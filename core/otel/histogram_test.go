@@ -77,6 +77,6 @@ func TestRuleShadowBlocked(t *testing.T) {
 	}
 	ps := points(collect(t, reader(t, g))["sluice.rule.shadow_blocked"])
 	require.Len(t, ps, 1, "a point for the shadow rule only")
-	assert.Equal(t, "try", ps[0].attrs["sluice.rule"])
+	assert.Equal(t, "try", ps[0].attrs["sluice.rule.name"])
 	assert.Equal(t, 3.0, ps[0].value)
 }

@@ -3,7 +3,7 @@ package sluiceotel_test
 import (
 	"testing"
 
-	"github.com/sluicekit/sluice/core/internal/testmain"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { testmain.Run(m, nil) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 
@@ -13,22 +14,42 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// scopeName is the instrumentation scope of the meter Register uses.
+// scopeName is the instrumentation scope of the meter Register uses and of
+// the Producer's metrics; scopeVersion gives its version.
 const scopeName = "github.com/sluicekit/sluice/core/otel"
+
+// scopeVersion returns the version of this module in the program's build
+// information: its tag (v0.1.0) when the program requires a release,
+// "(devel)" when it is the module being built (its tests), "" when the
+// program was built without module information.
+func scopeVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == scopeName {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == scopeName {
+			return m.Version
+		}
+	}
+	return ""
+}
 
 // The attribute keys of the instruments and of the block events.
 const (
 	attrResource     = attribute.Key("sluice.resource")
 	attrResult       = attribute.Key("sluice.result")
-	attrRule         = attribute.Key("sluice.rule")
+	attrRule         = attribute.Key("sluice.rule.name")
 	attrRuleKind     = attribute.Key("sluice.rule.kind")
 	attrRuleResource = attribute.Key("sluice.rule.resource")
 	attrBreakerState = attribute.Key("sluice.breaker.state")
-	attrStore        = attribute.Key("sluice.store")
+	attrStore        = attribute.Key("sluice.store.name")
 )
 
 // resultPassed is the sluice.result of the requests a Guard admitted.
@@ -74,7 +95,7 @@ func WithWatcher(w *rulesfile.Watcher) Option {
 
 // instruments are the observable instruments of one Register.
 type instruments struct {
-	requests, completed, errors               metric.Int64ObservableCounter
+	requests, completed, failed               metric.Int64ObservableCounter
 	responseTime                              metric.Float64ObservableCounter
 	active                                    metric.Int64ObservableUpDownCounter
 	ruleBlocked, ruleEvaluated, ruleFallbacks metric.Int64ObservableCounter
@@ -82,6 +103,7 @@ type instruments struct {
 	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
 	ruleUnmatched                             metric.Int64ObservableGauge
 	breakerState                              metric.Int64ObservableUpDownCounter
+	reasons                                   []string // core.BlockReasons
 	breakerTrips, storeErrors, storeFallbacks metric.Int64ObservableCounter
 	storeHealthy                              metric.Int64ObservableGauge
 	dropped                                   metric.Int64ObservableCounter
@@ -95,7 +117,7 @@ type instruments struct {
 
 // Register creates the instruments listed in the package documentation on
 // a meter of scope
-// "github.com/sluicekit/sluice/core/otel", and registers one callback that reads them
+// "github.com/sluicekit/sluice/core/otel" (with this module's version), and registers one callback that reads them
 // all from one g.Snapshot per collection. Unregister the returned
 // Registration to stop reporting g. It returns an error naming a bad
 // option, or the meter's error.
@@ -115,9 +137,9 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	if cfg.mp == nil {
 		cfg.mp = otel.GetMeterProvider()
 	}
-	m := cfg.mp.Meter(scopeName)
+	m := cfg.mp.Meter(scopeName, metric.WithInstrumentationVersion(scopeVersion()))
 	var (
-		in   instruments
+		in   = instruments{reasons: core.BlockReasons()}
 		errs []error
 	)
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
@@ -135,13 +157,12 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 		errs = append(errs, err)
 		return c
 	}
-	gauge := func(name, desc string) metric.Int64ObservableGauge { return gaugeIn(name, "1", desc) }
 	in.requests = counter("sluice.requests", "{request}", "Requests a Guard decided, by resource and result: passed, or the reason they were blocked for (permits, with core.WithCount).")
-	in.completed = counter("sluice.requests.completed", "{request}", "Admitted requests that exited, by resource.")
-	in.errors = counter("sluice.requests.errors", "{request}", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.")
+	in.completed = counter("sluice.completed_requests", "{request}", "Admitted requests that exited, by resource.")
+	in.failed = counter("sluice.failed_requests", "{request}", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.")
 	var err error
 	in.responseTime, err = m.Float64ObservableCounter("sluice.response.time", metric.WithUnit("s"),
-		metric.WithDescription("Total response time of the completed requests, by resource; its rate divided by that of sluice.requests.completed is the average."))
+		metric.WithDescription("Total response time of the completed requests, by resource; its rate divided by that of sluice.completed_requests is the average."))
 	errs = append(errs, err)
 	in.active = upDown("sluice.active_requests", "{request}", "Requests admitted and not yet exited, by resource.")
 	in.ruleBlocked = counter("sluice.rule.blocked", "{request}", "Requests each rule blocked, since the rule was first set.")
@@ -150,15 +171,15 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	in.ruleFallbacks = counter("sluice.rule.fallbacks", "{decision}", "Decisions a rule with a store made by its failure policy because the store failed.")
 	in.ruleActive = upDown("sluice.rule.active_requests", "{request}", "Requests holding a slot of a concurrency rule.")
 	in.ruleResources = upDown("sluice.rule.resources", "{resource}", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).")
-	in.ruleUnmatched = gauge("sluice.rule.unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
-	in.breakerState = upDown("sluice.breaker.state", "1", "State of each breaker rule: 1 for the state it is in, 0 for the others.")
+	in.ruleUnmatched = gaugeIn("sluice.rule.unmatched", "{rule}", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.")
+	in.breakerState = upDown("sluice.breaker.state", "{breaker}", "State of each breaker rule: 1 for the state it is in, 0 for the others.")
 	in.breakerTrips = counter("sluice.breaker.trips", "{trip}", "Times each breaker rule opened.")
-	in.storeHealthy = gauge("sluice.store.healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
+	in.storeHealthy = gaugeIn("sluice.store.healthy", "{store}", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.")
 	in.storeErrors = counter("sluice.store.errors", "{error}", "Calls to a shared store that failed.")
 	in.storeFallbacks = counter("sluice.store.fallbacks", "{decision}", "Decisions made by failure policies instead of a shared store.")
 	in.ruleLimit = gaugeIn("sluice.rule.limit", "{request}", "Each flow (in memory), concurrency and adaptive rule's limit in force: requests per window (with a token bucket's burst; a warm-up ramp's while cold), or in flight (an adaptive rule's found limit).")
 	in.ruleUsage = gaugeIn("sluice.rule.usage", "{request}", "How much of sluice.rule.limit each rule has taken now: requests in its window (tokens taken, turns taken ahead), or in flight.")
-	observed := []metric.Observable{in.requests, in.completed, in.errors, in.responseTime, in.active,
+	observed := []metric.Observable{in.requests, in.completed, in.failed, in.responseTime, in.active,
 		in.ruleBlocked, in.ruleShadowBlocked, in.ruleEvaluated, in.ruleFallbacks, in.ruleActive, in.ruleResources, in.ruleUnmatched,
 		in.ruleLimit, in.ruleUsage, in.breakerState, in.breakerTrips, in.storeHealthy, in.storeErrors, in.storeFallbacks}
 	if in.w = cfg.watcher; in.w != nil {
@@ -168,9 +189,9 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 			errs = append(errs, err)
 			return g
 		}
-		in.reloadSuccess = fgauge("sluice.rules.reload.last_success", "When the rules file was last applied, in seconds since the Unix epoch.")
-		in.reloadDuration = fgauge("sluice.rules.reload.duration", "How long the last load of the rules file took to parse it and set its rules.")
-		in.reloadOK = gauge("sluice.rules.reload.successful", "1 while the rules in force are the rules file's, 0 while its last version is refused.")
+		in.reloadSuccess = fgauge("sluice.rules.last_reload.success_timestamp", "When the rules file was last applied, in seconds since the Unix epoch.")
+		in.reloadDuration = fgauge("sluice.rules.last_reload.duration", "How long the last load of the rules file took to parse it and set its rules.")
+		in.reloadOK = gaugeIn("sluice.rules.last_reload.successful", "{file}", "1 while the rules in force are the rules file's, 0 while its last version is refused.")
 		observed = append(observed, in.reloads, in.reloadSuccess, in.reloadDuration, in.reloadOK)
 	}
 	in.dropped = counter("sluice.events.dropped", "{event}", "Breaker state changes that listeners did not get because their queue was full.")
@@ -198,18 +219,18 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 	for _, r := range s.Resources {
 		res, t := attrResource.String(valid(r.Resource)), r.Total
 		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
-		for _, why := range reason.Names {
+		for _, why := range in.reasons {
 			o.ObserveInt64(in.requests, t.BlockedBy[why], attrs(res, attrResult.String(why)))
 		}
 		one := attrs(res)
 		o.ObserveInt64(in.completed, t.Complete, one)
-		o.ObserveInt64(in.errors, t.Error, one)
+		o.ObserveInt64(in.failed, t.Error, one)
 		o.ObserveFloat64(in.responseTime, t.RT.Seconds(), one)
 		o.ObserveInt64(in.active, r.InFlight, one)
 	}
 	for _, r := range s.Rules {
-		name, res := attrRule.String(valid(r.Rule.Name)), attrRuleResource.String(valid(r.Rule.Resource))
-		rule := attrs(name, attrRuleKind.String(string(r.Rule.Kind)), res)
+		name, kind, res := attrRule.String(valid(r.Rule.Name)), attrRuleKind.String(string(r.Rule.Kind)), attrRuleResource.String(valid(r.Rule.Resource))
+		rule := attrs(name, kind, res)
 		o.ObserveInt64(in.ruleBlocked, r.BlockedTotal, rule)
 		if r.Rule.Shadow || r.ShadowedTotal > 0 {
 			o.ObserveInt64(in.ruleShadowBlocked, r.ShadowedTotal, rule)
@@ -221,7 +242,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 			o.ObserveInt64(in.ruleFallbacks, r.Fallbacks, rule)
 		}
 		if r.Rule.Kind == core.KindConcurrency {
-			o.ObserveInt64(in.ruleActive, r.InFlight, attrs(name, res))
+			o.ObserveInt64(in.ruleActive, r.InFlight, rule)
 		}
 		if r.HasUse {
 			o.ObserveInt64(in.ruleLimit, r.Limit, rule)
@@ -229,9 +250,9 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		}
 		if b := r.Breaker; b != nil {
 			for _, st := range states {
-				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, res, attrBreakerState.String(string(st))))
+				o.ObserveInt64(in.breakerState, bit(b.State == st), attrs(name, kind, res, attrBreakerState.String(string(st))))
 			}
-			o.ObserveInt64(in.breakerTrips, b.Trips, attrs(name, res))
+			o.ObserveInt64(in.breakerTrips, b.Trips, rule)
 		}
 	}
 	for _, st := range s.Stores {

@@ -19,8 +19,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -47,6 +45,7 @@ func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
 		assert.Equal(t, "github.com/sluicekit/sluice/core/otel", sm.Scope.Name)
+		assert.NotEmpty(t, sm.Scope.Version, "the scope has the module's version")
 		for _, m := range sm.Metrics {
 			out[m.Name] = m
 		}
@@ -146,9 +145,9 @@ func TestMetrics(t *testing.T) {
 	// Before any request: the rules' points are there, at zero; no
 	// resource has been seen yet.
 	ms := collect(t, r)
-	must(t, ms, 0, "sluice.rule.blocked", "sluice.rule", "hello-rate", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /hello")
-	must(t, ms, 1, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.rule.resource", "GET /fail", "sluice.breaker.state", "closed")
-	must(t, ms, 0, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "open")
+	must(t, ms, 0, "sluice.rule.blocked", "sluice.rule.name", "hello-rate", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /hello")
+	must(t, ms, 1, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.rule.resource", "GET /fail", "sluice.breaker.state", "closed")
+	must(t, ms, 0, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "open")
 	assert.Empty(t, points(ms["sluice.requests"]))
 
 	ctx := context.Background()
@@ -178,40 +177,40 @@ func TestMetrics(t *testing.T) {
 	res := "sluice.resource"
 	must(t, ms, 3, "sluice.requests", res, "GET /hello", "sluice.result", "passed")
 	must(t, ms, 2, "sluice.requests", res, "GET /hello", "sluice.result", "flow")
-	must(t, ms, 3, "sluice.requests.completed", res, "GET /hello")
-	must(t, ms, 0, "sluice.requests.errors", res, "GET /hello")
+	must(t, ms, 3, "sluice.completed_requests", res, "GET /hello")
+	must(t, ms, 0, "sluice.failed_requests", res, "GET /hello")
 	must(t, ms, 0.3, "sluice.response.time", res, "GET /hello")
 	must(t, ms, 0, "sluice.active_requests", res, "GET /hello")
 	must(t, ms, 2, "sluice.requests", res, "GET /fail", "sluice.result", "passed")
-	must(t, ms, 2, "sluice.requests.errors", res, "GET /fail")
+	must(t, ms, 2, "sluice.failed_requests", res, "GET /fail")
 	must(t, ms, 1, "sluice.requests", res, "GET /fail", "sluice.result", "breaker")
 	must(t, ms, 2, "sluice.requests", res, "GET /items/{id}", "sluice.result", "passed")
 	must(t, ms, 1, "sluice.requests", res, "GET /items/{id}", "sluice.result", "concurrency")
 	must(t, ms, 2, "sluice.active_requests", res, "GET /items/{id}")
 	// Every result has a point for every resource, zero or not.
 	for _, name := range []string{"GET /hello", "GET /fail", "GET /items/{id}"} {
-		for _, result := range append([]string{"passed"}, reason.Names[:]...) {
+		for _, result := range append([]string{"passed"}, core.BlockReasons()...) {
 			_, ok := value(ms, "sluice.requests", res, name, "sluice.result", result)
 			assert.True(t, ok, "%s %s", name, result)
 		}
 	}
-	assert.Len(t, points(ms["sluice.requests"]), 3*(1+reason.N))
+	assert.Len(t, points(ms["sluice.requests"]), 3*(1+len(core.BlockReasons())))
 	// Rules.
-	must(t, ms, 2, "sluice.rule.blocked", "sluice.rule", "hello-rate", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /hello")
-	must(t, ms, 1, "sluice.rule.blocked", "sluice.rule", "inflight", "sluice.rule.kind", "concurrency", "sluice.rule.resource", "GET /*")
-	must(t, ms, 1, "sluice.rule.blocked", "sluice.rule", "fail-breaker", "sluice.rule.kind", "breaker")
-	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule", "inflight", "sluice.rule.resource", "GET /*")
-	must(t, ms, 5, "sluice.rule.evaluated", "sluice.rule", "hello-rate")
-	must(t, ms, 5+3+3, "sluice.rule.evaluated", "sluice.rule", "inflight")
-	must(t, ms, 3, "sluice.rule.evaluated", "sluice.rule", "fail-breaker")
-	must(t, ms, 3, "sluice.rule.resources", "sluice.rule", "inflight")
-	must(t, ms, 1, "sluice.rule.resources", "sluice.rule", "hello-rate")
-	must(t, ms, 0, "sluice.rule.unmatched", "sluice.rule", "hello-rate")
-	assert.Equal(t, []string{"inflight"}, attrValues(ms, "sluice.rule.active_requests", "sluice.rule"), "only concurrency rules have in-flight points")
-	must(t, ms, 1, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "open")
-	must(t, ms, 0, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "closed")
-	must(t, ms, 0, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "half-open")
-	must(t, ms, 1, "sluice.breaker.trips", "sluice.rule", "fail-breaker", "sluice.rule.resource", "GET /fail")
+	must(t, ms, 2, "sluice.rule.blocked", "sluice.rule.name", "hello-rate", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /hello")
+	must(t, ms, 1, "sluice.rule.blocked", "sluice.rule.name", "inflight", "sluice.rule.kind", "concurrency", "sluice.rule.resource", "GET /*")
+	must(t, ms, 1, "sluice.rule.blocked", "sluice.rule.name", "fail-breaker", "sluice.rule.kind", "breaker")
+	must(t, ms, 2, "sluice.rule.active_requests", "sluice.rule.name", "inflight", "sluice.rule.resource", "GET /*")
+	must(t, ms, 5, "sluice.rule.evaluated", "sluice.rule.name", "hello-rate")
+	must(t, ms, 5+3+3, "sluice.rule.evaluated", "sluice.rule.name", "inflight")
+	must(t, ms, 3, "sluice.rule.evaluated", "sluice.rule.name", "fail-breaker")
+	must(t, ms, 3, "sluice.rule.resources", "sluice.rule.name", "inflight")
+	must(t, ms, 1, "sluice.rule.resources", "sluice.rule.name", "hello-rate")
+	must(t, ms, 0, "sluice.rule.unmatched", "sluice.rule.name", "hello-rate")
+	assert.Equal(t, []string{"inflight"}, attrValues(ms, "sluice.rule.active_requests", "sluice.rule.name"), "only concurrency rules have in-flight points")
+	must(t, ms, 1, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "open")
+	must(t, ms, 0, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "closed")
+	must(t, ms, 0, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "half-open")
+	must(t, ms, 1, "sluice.breaker.trips", "sluice.rule.name", "fail-breaker", "sluice.rule.resource", "GET /fail")
 	assert.Empty(t, points(ms["sluice.rule.fallbacks"]), "no rule has a store")
 	assert.Empty(t, points(ms["sluice.store.healthy"]), "the Guard has no store")
 	must(t, ms, 0, "sluice.events.dropped")
@@ -224,31 +223,31 @@ func TestMetrics(t *testing.T) {
 	probe, err := g.Enter(ctx, "GET /fail")
 	require.NoError(t, err)
 	ms = collect(t, r)
-	must(t, ms, 1, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "half-open")
-	must(t, ms, 1, "sluice.rule.active_requests", "sluice.rule", "inflight")
+	must(t, ms, 1, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "half-open")
+	must(t, ms, 1, "sluice.rule.active_requests", "sluice.rule.name", "inflight")
 	probe.Exit(nil)
 	ms = collect(t, r)
-	must(t, ms, 1, "sluice.breaker.state", "sluice.rule", "fail-breaker", "sluice.breaker.state", "closed")
-	must(t, ms, 0, "sluice.rule.active_requests", "sluice.rule", "inflight")
+	must(t, ms, 1, "sluice.breaker.state", "sluice.rule.name", "fail-breaker", "sluice.breaker.state", "closed")
+	must(t, ms, 0, "sluice.rule.active_requests", "sluice.rule.name", "inflight")
 	must(t, ms, 0, "sluice.active_requests", res, "GET /items/{id}")
-	must(t, ms, 3, "sluice.requests.completed", res, "GET /fail")
+	must(t, ms, 3, "sluice.completed_requests", res, "GET /fail")
 
 	// A rule's counts survive a reload that keeps its name, kind and
 	// resource; a removed rule's points go.
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3}}))
 	ms = collect(t, r)
-	must(t, ms, 2, "sluice.rule.blocked", "sluice.rule", "hello-rate")
-	assert.Equal(t, []string{"hello-rate"}, attrValues(ms, "sluice.rule.blocked", "sluice.rule"))
+	must(t, ms, 2, "sluice.rule.blocked", "sluice.rule.name", "hello-rate")
+	assert.Equal(t, []string{"hello-rate"}, attrValues(ms, "sluice.rule.blocked", "sluice.rule.name"))
 	assert.Empty(t, points(ms["sluice.breaker.state"]))
 
 	// A rule that matches no request is flagged after 5 minutes (the
 	// default of core.WithUnmatchedAfter).
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
-	must(t, collect(t, r), 0, "sluice.rule.unmatched", "sluice.rule", "typo")
+	must(t, collect(t, r), 0, "sluice.rule.unmatched", "sluice.rule.name", "typo")
 	fc.Advance(5 * time.Minute)
 	ms = collect(t, r)
-	must(t, ms, 1, "sluice.rule.unmatched", "sluice.rule", "typo", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /helo")
-	must(t, ms, 0, "sluice.rule.resources", "sluice.rule", "typo")
+	must(t, ms, 1, "sluice.rule.unmatched", "sluice.rule.name", "typo", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /helo")
+	must(t, ms, 0, "sluice.rule.resources", "sluice.rule.name", "typo")
 }
 
 // TestInstruments checks each instrument's kind, monotonicity, temporality
@@ -274,8 +273,8 @@ func TestInstruments(t *testing.T) {
 	)
 	want := map[string]struct{ kind, unit string }{
 		"sluice.requests":             {counter, "{request}"},
-		"sluice.requests.completed":   {counter, "{request}"},
-		"sluice.requests.errors":      {counter, "{request}"},
+		"sluice.completed_requests":   {counter, "{request}"},
+		"sluice.failed_requests":      {counter, "{request}"},
 		"sluice.response.time":        {counter, "s"},
 		"sluice.active_requests":      {upDown, "{request}"},
 		"sluice.rule.blocked":         {counter, "{request}"},
@@ -283,12 +282,12 @@ func TestInstruments(t *testing.T) {
 		"sluice.rule.fallbacks":       {counter, "{decision}"},
 		"sluice.rule.active_requests": {upDown, "{request}"},
 		"sluice.rule.resources":       {upDown, "{resource}"},
-		"sluice.rule.unmatched":       {gauge, "1"},
+		"sluice.rule.unmatched":       {gauge, "{rule}"},
 		"sluice.rule.limit":           {gauge, "{request}"},
 		"sluice.rule.usage":           {gauge, "{request}"},
-		"sluice.breaker.state":        {upDown, "1"},
+		"sluice.breaker.state":        {upDown, "{breaker}"},
 		"sluice.breaker.trips":        {counter, "{trip}"},
-		"sluice.store.healthy":        {gauge, "1"},
+		"sluice.store.healthy":        {gauge, "{store}"},
 		"sluice.store.errors":         {counter, "{error}"},
 		"sluice.store.fallbacks":      {counter, "{decision}"},
 		"sluice.events.dropped":       {counter, "{event}"},
@@ -329,11 +328,11 @@ func mapKeys[V any](m map[string]V) []string {
 // failing is a store.Store whose backend is always unreachable.
 type failing struct{}
 
-func (failing) Take(context.Context, string, store.Limit, int64) (flow.Decision, error) {
-	return flow.Decision{}, fmt.Errorf("failing: %w", store.ErrUnavailable)
+func (failing) Take(context.Context, string, store.Limit, int64) (store.Decision, error) {
+	return store.Decision{}, fmt.Errorf("failing: %w", store.ErrUnavailable)
 }
 
-func (failing) Undo(context.Context, string, store.Limit, flow.Decision, int64) error {
+func (failing) Undo(context.Context, string, store.Limit, store.Decision, int64) error {
 	return fmt.Errorf("failing: %w", store.ErrUnavailable)
 }
 
@@ -350,9 +349,9 @@ func TestStores(t *testing.T) {
 	defer g.Close()
 	r := reader(t, g)
 	ms := collect(t, r)
-	must(t, ms, 1, "sluice.store.healthy", "sluice.store", "shared")
-	must(t, ms, 0, "sluice.store.errors", "sluice.store", "shared")
-	must(t, ms, 0, "sluice.rule.fallbacks", "sluice.rule", "shared")
+	must(t, ms, 1, "sluice.store.healthy", "sluice.store.name", "shared")
+	must(t, ms, 0, "sluice.store.errors", "sluice.store.name", "shared")
+	must(t, ms, 0, "sluice.rule.fallbacks", "sluice.rule.name", "shared")
 
 	// The first call fails and opens the store's breaker; the local limit
 	// admits one and blocks the other two.
@@ -367,10 +366,10 @@ func TestStores(t *testing.T) {
 	}
 	require.Equal(t, 2, blocked)
 	ms = collect(t, r)
-	must(t, ms, 0, "sluice.store.healthy", "sluice.store", "shared")
-	must(t, ms, 1, "sluice.store.errors", "sluice.store", "shared")
-	must(t, ms, 3, "sluice.store.fallbacks", "sluice.store", "shared")
-	must(t, ms, 3, "sluice.rule.fallbacks", "sluice.rule", "shared", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /s")
+	must(t, ms, 0, "sluice.store.healthy", "sluice.store.name", "shared")
+	must(t, ms, 1, "sluice.store.errors", "sluice.store.name", "shared")
+	must(t, ms, 3, "sluice.store.fallbacks", "sluice.store.name", "shared")
+	must(t, ms, 3, "sluice.rule.fallbacks", "sluice.rule.name", "shared", "sluice.rule.kind", "flow", "sluice.rule.resource", "GET /s")
 	must(t, ms, 2, "sluice.requests", "sluice.resource", "GET /s", "sluice.result", "fallback")
 }
 
@@ -392,7 +391,7 @@ func TestBoundedAttributes(t *testing.T) {
 		}
 	}
 	ms := collect(t, reader(t, g))
-	resources := attrValues(ms, "sluice.requests.completed", "sluice.resource")
+	resources := attrValues(ms, "sluice.completed_requests", "sluice.resource")
 	assert.LessOrEqual(t, len(resources), 8+1, "the Guard's bound, and core.OverflowResource")
 	assert.Contains(t, resources, core.OverflowResource)
 	for name, m := range ms {
@@ -403,7 +402,7 @@ func TestBoundedAttributes(t *testing.T) {
 			}
 		}
 	}
-	must(t, ms, 1000, "sluice.rule.evaluated", "sluice.rule", "per-user")
+	must(t, ms, 1000, "sluice.rule.evaluated", "sluice.rule.name", "per-user")
 }
 
 // TestConcurrentCollections collects while requests run, from several
@@ -514,6 +513,6 @@ func TestAdaptiveRule(t *testing.T) {
 		defer e.Exit(nil)
 	}
 	ms := collect(t, r)
-	must(t, ms, 3, "sluice.rule.limit", "sluice.rule", "found", "sluice.rule.kind", "adaptive", "sluice.rule.resource", "GET /*")
-	must(t, ms, 2, "sluice.rule.usage", "sluice.rule", "found", "sluice.rule.kind", "adaptive")
+	must(t, ms, 3, "sluice.rule.limit", "sluice.rule.name", "found", "sluice.rule.kind", "adaptive", "sluice.rule.resource", "GET /*")
+	must(t, ms, 2, "sluice.rule.usage", "sluice.rule.name", "found", "sluice.rule.kind", "adaptive")
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,7 +15,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -26,23 +26,24 @@ const defaultNamespace = "sluice"
 // takes one core.Guard.Snapshot and reports it as the metrics listed in the
 // package documentation. It is safe for concurrent use.
 type Collector struct {
-	g    *core.Guard
-	w    *rulesfile.Watcher // nil without WithWatcher
-	desc descs
+	g       *core.Guard
+	w       *rulesfile.Watcher // nil without WithWatcher
+	reasons []string           // core.BlockReasons
+	desc    descs
 }
 
 // descs are the descriptions of the collector's metrics.
 type descs struct {
-	passed, blocked, completed, errors, rtSeconds, inFlight *prometheus.Desc
-	duration                                                *prometheus.Desc
-	ruleBlocked, ruleShadowBlocked                          *prometheus.Desc
-	ruleFallbacks, ruleInFlight                             *prometheus.Desc
-	ruleLimit, ruleUse                                      *prometheus.Desc
-	reloads, reloadSuccess, reloadOK, reloadDuration        *prometheus.Desc
-	ruleEvaluated, ruleResources, ruleUnmatched             *prometheus.Desc
-	breakerState, breakerTrips                              *prometheus.Desc
-	storeHealthy, storeErrors, storeFallbacks               *prometheus.Desc
-	dropped                                                 *prometheus.Desc
+	requests, completed, failed, rtSeconds, active   *prometheus.Desc
+	duration                                         *prometheus.Desc
+	ruleBlocked, ruleShadowBlocked                   *prometheus.Desc
+	ruleFallbacks, ruleActive                        *prometheus.Desc
+	ruleLimit, ruleUse                               *prometheus.Desc
+	reloads, reloadSuccess, reloadOK, reloadDuration *prometheus.Desc
+	ruleEvaluated, ruleResources, ruleUnmatched      *prometheus.Desc
+	breakerState, breakerTrips                       *prometheus.Desc
+	storeHealthy, storeErrors, storeFallbacks        *prometheus.Desc
+	dropped                                          *prometheus.Desc
 }
 
 type config struct {
@@ -81,7 +82,9 @@ func WithNamespace(ns string) Option {
 // WithConstLabels adds labels with fixed values to every metric, e.g. the
 // instance's name. Label names must be valid Prometheus label names, not
 // reserved (starting with "__") and not one of the collector's own
-// (resource, reason, rule, kind, state, store, result); values must be valid UTF-8.
+// (sluice_resource, sluice_result, sluice_rule_name, sluice_rule_kind,
+// sluice_rule_resource, sluice_breaker_state, sluice_store_name); values
+// must be valid UTF-8.
 // Given more than once, the labels add up, a later value replacing an
 // earlier one. The map is copied.
 func WithConstLabels(labels prometheus.Labels) Option {
@@ -116,8 +119,28 @@ func WithWatcher(w *rulesfile.Watcher) Option {
 	})
 }
 
+// The variable labels of the metrics: the attributes of package
+// github.com/sluicekit/sluice/core/otel as its Prometheus exporter names
+// them (dots become underscores).
+const (
+	labelResource     = "sluice_resource"
+	labelResult       = "sluice_result"
+	labelRule         = "sluice_rule_name"
+	labelRuleKind     = "sluice_rule_kind"
+	labelRuleResource = "sluice_rule_resource"
+	labelBreakerState = "sluice_breaker_state"
+	labelStore        = "sluice_store_name"
+)
+
 // ownLabels are the variable labels the collector uses.
-var ownLabels = map[string]bool{"resource": true, "reason": true, "rule": true, "kind": true, "state": true, "store": true, "result": true}
+var ownLabels = map[string]bool{labelResource: true, labelResult: true, labelRule: true, labelRuleKind: true,
+	labelRuleResource: true, labelBreakerState: true, labelStore: true}
+
+// ruleLabels are the labels of the metrics of a rule.
+var ruleLabels = []string{labelRule, labelRuleKind, labelRuleResource}
+
+// resultPassed is the sluice_result of the requests a Guard admitted.
+const resultPassed = "passed"
 
 // NewCollector returns a Collector of g's statistics, or an error naming a
 // bad option.
@@ -137,32 +160,34 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(cfg.namespace+"_"+name, help, labels, cfg.labels)
 	}
-	return &Collector{g: g, w: cfg.watcher, desc: descs{
-		passed:            d("requests_passed_total", "Requests a Guard admitted, by resource (permits, with core.WithCount).", "resource"),
-		blocked:           d("requests_blocked_total", "Requests a Guard blocked, by resource and reason: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended.", "resource", "reason"),
-		completed:         d("requests_completed_total", "Admitted requests that exited, by resource.", "resource"),
-		errors:            d("requests_errors_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", "resource"),
-		rtSeconds:         d("response_time_seconds_total", "Total response time of the completed requests, by resource, in seconds; divide its rate by that of requests_completed_total for the average.", "resource"),
-		inFlight:          d("requests_in_flight", "Requests admitted and not yet exited, by resource.", "resource"),
-		duration:          d("request_duration_seconds", "Response times of the completed requests, by resource: classic buckets at powers of 4 from 2^-15 s (about 30µs) to 32 s, and native buckets of schema 0 (powers of 2) for scrapers that ask for them.", "resource"),
-		ruleBlocked:       d("rule_blocked_total", "Requests each rule blocked, since the rule was first set.", "rule", "kind", "resource"),
-		ruleShadowBlocked: d("rule_shadow_blocked_total", "Requests each shadow rule would have blocked, which passed, since the rule was first set (kept when the rule is switched into or out of shadow).", "rule", "kind", "resource"),
-		ruleFallbacks:     d("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed.", "rule", "kind", "resource"),
-		ruleInFlight:      d("rule_in_flight", "Requests holding a slot of a concurrency rule.", "rule", "resource"),
-		ruleLimit:         d("rule_limit", "Each flow (in memory), concurrency and adaptive rule's limit in force: requests per window (with a token bucket's burst; a warm-up ramp's while cold), or in flight (an adaptive rule's found limit).", "rule", "kind", "resource"),
-		ruleUse:           d("rule_usage", "How much of rule_limit each rule has taken now: requests in its window (tokens taken, turns taken ahead), or in flight.", "rule", "kind", "resource"),
-		reloads:           d("rules_reloads_total", "Loads of the rules file, by result: success (applied, the first included) or failure (refused: unreadable or invalid).", "result"),
+	rule := func(name, help string, more ...string) *prometheus.Desc {
+		return d(name, help, append(slices.Clip(ruleLabels), more...)...)
+	}
+	return &Collector{g: g, w: cfg.watcher, reasons: core.BlockReasons(), desc: descs{
+		requests:          d("requests_total", "Requests a Guard decided, by resource and result: passed, or the reason they were blocked for: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker, adaptive, system), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended (permits, with core.WithCount).", labelResource, labelResult),
+		completed:         d("completed_requests_total", "Admitted requests that exited, by resource.", labelResource),
+		failed:            d("failed_requests_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", labelResource),
+		rtSeconds:         d("response_time_seconds_total", "Total response time of the completed requests, by resource, in seconds; divide its rate by that of completed_requests_total for the average.", labelResource),
+		active:            d("active_requests", "Requests admitted and not yet exited, by resource.", labelResource),
+		duration:          d("request_duration_seconds", "Response times of the completed requests, by resource: classic buckets at powers of 4 from 2^-15 s (about 30µs) to 32 s, and native buckets of schema 0 (powers of 2) for scrapers that ask for them.", labelResource),
+		ruleBlocked:       rule("rule_blocked_total", "Requests each rule blocked, since the rule was first set."),
+		ruleShadowBlocked: rule("rule_shadow_blocked_total", "Requests each shadow rule would have blocked, which passed, since the rule was first set (kept when the rule is switched into or out of shadow)."),
+		ruleFallbacks:     rule("rule_fallbacks_total", "Decisions a rule with a store made by its failure policy because the store failed."),
+		ruleActive:        rule("rule_active_requests", "Requests holding a slot of a concurrency rule."),
+		ruleLimit:         rule("rule_limit", "Each flow (in memory), concurrency and adaptive rule's limit in force: requests per window (with a token bucket's burst; a warm-up ramp's while cold), or in flight (an adaptive rule's found limit)."),
+		ruleUse:           rule("rule_usage", "How much of rule_limit each rule has taken now: requests in its window (tokens taken, turns taken ahead), or in flight."),
+		reloads:           d("rules_reloads_total", "Loads of the rules file, by result: success (applied, the first included) or failure (refused: unreadable or invalid).", labelResult),
 		reloadSuccess:     d("rules_last_reload_success_timestamp_seconds", "When the rules file was last applied, in seconds since the Unix epoch."),
 		reloadOK:          d("rules_last_reload_successful", "1 while the rules in force are the rules file's, 0 while its last version is refused."),
 		reloadDuration:    d("rules_last_reload_duration_seconds", "How long the last load of the rules file took to parse it and set its rules."),
-		ruleEvaluated:     d("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set.", "rule", "kind", "resource"),
-		ruleResources:     d("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one).", "rule", "kind", "resource"),
-		ruleUnmatched:     d("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0.", "rule", "kind", "resource"),
-		breakerState:      d("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", "rule", "resource", "state"),
-		breakerTrips:      d("breaker_trips_total", "Times each breaker rule opened.", "rule", "resource"),
-		storeHealthy:      d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", "store"),
-		storeErrors:       d("store_errors_total", "Calls to a shared store that failed.", "store"),
-		storeFallbacks:    d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", "store"),
+		ruleEvaluated:     rule("rule_evaluated_total", "Requests each rule was checked against (permits, with core.WithCount), since the rule was first set."),
+		ruleResources:     rule("rule_resources", "Resources each rule applied to since it was first set (core.OverflowResource counting as one)."),
+		ruleUnmatched:     rule("rule_unmatched", "1 when a rule applied to no request for core.WithUnmatchedAfter since it was set or changed, else 0."),
+		breakerState:      rule("breaker_state", "State of each breaker rule: 1 for the state it is in, 0 for the others.", labelBreakerState),
+		breakerTrips:      rule("breaker_trips_total", "Times each breaker rule opened."),
+		storeHealthy:      d("store_healthy", "1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.", labelStore),
+		storeErrors:       d("store_errors_total", "Calls to a shared store that failed.", labelStore),
+		storeFallbacks:    d("store_fallbacks_total", "Decisions made by failure policies instead of a shared store.", labelStore),
 		dropped:           d("events_dropped_total", "Breaker state changes that listeners did not get because their queue was full."),
 	}}, nil
 }
@@ -170,8 +195,8 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 // Describe sends the descriptions of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.desc
-	for _, x := range []*prometheus.Desc{d.passed, d.blocked, d.completed, d.errors, d.rtSeconds, d.inFlight, d.duration,
-		d.ruleBlocked, d.ruleShadowBlocked, d.ruleFallbacks, d.ruleInFlight, d.ruleLimit, d.ruleUse,
+	for _, x := range []*prometheus.Desc{d.requests, d.completed, d.failed, d.rtSeconds, d.active, d.duration,
+		d.ruleBlocked, d.ruleShadowBlocked, d.ruleFallbacks, d.ruleActive, d.ruleLimit, d.ruleUse,
 		d.ruleEvaluated, d.ruleResources, d.ruleUnmatched, d.breakerState, d.breakerTrips,
 		d.storeHealthy, d.storeErrors, d.storeFallbacks, d.dropped} {
 		ch <- x
@@ -206,14 +231,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
 	for _, r := range s.Resources {
 		t := r.Total
-		emit(d.passed, counter, float64(t.Pass), r.Resource)
-		for _, why := range reason.Names {
-			emit(d.blocked, counter, float64(t.BlockedBy[why]), r.Resource, why)
+		emit(d.requests, counter, float64(t.Pass), r.Resource, resultPassed)
+		for _, why := range c.reasons {
+			emit(d.requests, counter, float64(t.BlockedBy[why]), r.Resource, why)
 		}
 		emit(d.completed, counter, float64(t.Complete), r.Resource)
-		emit(d.errors, counter, float64(t.Error), r.Resource)
+		emit(d.failed, counter, float64(t.Error), r.Resource)
 		emit(d.rtSeconds, counter, t.RT.Seconds(), r.Resource)
-		emit(d.inFlight, gauge, float64(r.InFlight), r.Resource)
+		emit(d.active, gauge, float64(r.InFlight), r.Resource)
 		m, err := durationMetric(d.duration, &t.RTHistogram, t.RT.Seconds(), labelValue(r.Resource))
 		if err != nil {
 			m = prometheus.NewInvalidMetric(d.duration, err) // not expected, as for emit
@@ -237,7 +262,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
 		}
 		if r.Rule.Kind == core.KindConcurrency {
-			emit(d.ruleInFlight, gauge, float64(r.InFlight), name, res)
+			emit(d.ruleActive, gauge, float64(r.InFlight), name, kind, res)
 		}
 		if r.HasUse {
 			emit(d.ruleLimit, gauge, float64(r.Limit), name, kind, res)
@@ -249,9 +274,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				if b.State == st {
 					v = 1
 				}
-				emit(d.breakerState, gauge, v, name, res, string(st))
+				emit(d.breakerState, gauge, v, name, kind, res, string(st))
 			}
-			emit(d.breakerTrips, counter, float64(b.Trips), name, res)
+			emit(d.breakerTrips, counter, float64(b.Trips), name, kind, res)
 		}
 	}
 	for _, st := range s.Stores {

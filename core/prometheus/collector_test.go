@@ -24,7 +24,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 )
 
@@ -127,10 +126,10 @@ func TestScrape(t *testing.T) {
 	// Before any request: the rules' series are there, at zero; no
 	// resource has been seen yet.
 	fams := scrape(t, url)
-	must(t, fams, 0, "sluice_rule_blocked_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
-	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "resource", "GET /fail", "state", "closed")
-	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "open")
-	assert.Nil(t, fams["sluice_requests_passed_total"])
+	must(t, fams, 0, "sluice_rule_blocked_total", "sluice_rule_name", "hello-rate", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /hello")
+	must(t, fams, 1, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_rule_resource", "GET /fail", "sluice_breaker_state", "closed")
+	must(t, fams, 0, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "open")
+	assert.Nil(t, fams["sluice_requests_total"])
 
 	ctx := context.Background()
 	for range 5 { // 3 pass and take 100ms each, 2 are blocked by the flow rule
@@ -156,56 +155,55 @@ func TestScrape(t *testing.T) {
 
 	fams = scrape(t, url)
 	// Resources.
-	must(t, fams, 3, "sluice_requests_passed_total", "resource", "GET /hello")
-	must(t, fams, 2, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "flow")
-	must(t, fams, 3, "sluice_requests_completed_total", "resource", "GET /hello")
-	must(t, fams, 0, "sluice_requests_errors_total", "resource", "GET /hello")
-	must(t, fams, 0.3, "sluice_response_time_seconds_total", "resource", "GET /hello")
-	must(t, fams, 0, "sluice_requests_in_flight", "resource", "GET /hello")
-	must(t, fams, 2, "sluice_requests_passed_total", "resource", "GET /fail")
-	must(t, fams, 2, "sluice_requests_errors_total", "resource", "GET /fail")
-	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /fail", "reason", "breaker")
-	must(t, fams, 2, "sluice_requests_passed_total", "resource", "GET /items/{id}")
-	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /items/{id}", "reason", "concurrency")
-	must(t, fams, 2, "sluice_requests_in_flight", "resource", "GET /items/{id}")
+	must(t, fams, 3, "sluice_requests_total", "sluice_resource", "GET /hello", "sluice_result", "passed")
+	must(t, fams, 2, "sluice_requests_total", "sluice_resource", "GET /hello", "sluice_result", "flow")
+	must(t, fams, 3, "sluice_completed_requests_total", "sluice_resource", "GET /hello")
+	must(t, fams, 0, "sluice_failed_requests_total", "sluice_resource", "GET /hello")
+	must(t, fams, 0.3, "sluice_response_time_seconds_total", "sluice_resource", "GET /hello")
+	must(t, fams, 0, "sluice_active_requests", "sluice_resource", "GET /hello")
+	must(t, fams, 2, "sluice_requests_total", "sluice_resource", "GET /fail", "sluice_result", "passed")
+	must(t, fams, 2, "sluice_failed_requests_total", "sluice_resource", "GET /fail")
+	must(t, fams, 1, "sluice_requests_total", "sluice_resource", "GET /fail", "sluice_result", "breaker")
+	must(t, fams, 2, "sluice_requests_total", "sluice_resource", "GET /items/{id}", "sluice_result", "passed")
+	must(t, fams, 1, "sluice_requests_total", "sluice_resource", "GET /items/{id}", "sluice_result", "concurrency")
+	must(t, fams, 2, "sluice_active_requests", "sluice_resource", "GET /items/{id}")
 	// Every reason has a series for every resource, zero or not.
 	for _, res := range []string{"GET /hello", "GET /fail", "GET /items/{id}"} {
-		for _, why := range reason.Names {
-			_, ok := value(fams, "sluice_requests_blocked_total", "resource", res, "reason", why)
+		for _, why := range core.BlockReasons() {
+			_, ok := value(fams, "sluice_requests_total", "sluice_resource", res, "sluice_result", why)
 			assert.True(t, ok, "%s %s", res, why)
 		}
 	}
-	must(t, fams, 0, "sluice_requests_blocked_total", "resource", "GET /hello", "reason", "breaker")
-	assert.Len(t, fams["sluice_requests_blocked_total"].GetMetric(), 3*reason.N)
+	must(t, fams, 0, "sluice_requests_total", "sluice_resource", "GET /hello", "sluice_result", "breaker")
+	assert.Len(t, fams["sluice_requests_total"].GetMetric(), 3*(1+len(core.BlockReasons())))
 	// Rules.
-	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
-	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
-	must(t, fams, 1, "sluice_rule_blocked_total", "rule", "fail-breaker", "kind", "breaker", "resource", "GET /fail")
-	must(t, fams, 2, "sluice_rule_in_flight", "rule", "inflight", "resource", "GET /*")
-	must(t, fams, 5, "sluice_rule_evaluated_total", "rule", "hello-rate", "kind", "flow", "resource", "GET /hello")
-	must(t, fams, 5+3+3, "sluice_rule_evaluated_total", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
-	must(t, fams, 3, "sluice_rule_evaluated_total", "rule", "fail-breaker", "kind", "breaker", "resource", "GET /fail")
-	must(t, fams, 3, "sluice_rule_resources", "rule", "inflight", "kind", "concurrency", "resource", "GET /*")
-	must(t, fams, 1, "sluice_rule_resources", "rule", "hello-rate")
-	must(t, fams, 0, "sluice_rule_unmatched", "rule", "hello-rate")
-	assert.Equal(t, []string{"inflight"}, labelValues(fams, "sluice_rule_in_flight", "rule"), "only concurrency rules have in-flight series")
-	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "resource", "GET /fail", "state", "open")
-	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "closed")
-	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
-	must(t, fams, 1, "sluice_breaker_trips_total", "rule", "fail-breaker", "resource", "GET /fail")
+	must(t, fams, 2, "sluice_rule_blocked_total", "sluice_rule_name", "hello-rate", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /hello")
+	must(t, fams, 1, "sluice_rule_blocked_total", "sluice_rule_name", "inflight", "sluice_rule_kind", "concurrency", "sluice_rule_resource", "GET /*")
+	must(t, fams, 1, "sluice_rule_blocked_total", "sluice_rule_name", "fail-breaker", "sluice_rule_kind", "breaker", "sluice_rule_resource", "GET /fail")
+	must(t, fams, 2, "sluice_rule_active_requests", "sluice_rule_name", "inflight", "sluice_rule_resource", "GET /*")
+	must(t, fams, 5, "sluice_rule_evaluated_total", "sluice_rule_name", "hello-rate", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /hello")
+	must(t, fams, 5+3+3, "sluice_rule_evaluated_total", "sluice_rule_name", "inflight", "sluice_rule_kind", "concurrency", "sluice_rule_resource", "GET /*")
+	must(t, fams, 3, "sluice_rule_evaluated_total", "sluice_rule_name", "fail-breaker", "sluice_rule_kind", "breaker", "sluice_rule_resource", "GET /fail")
+	must(t, fams, 3, "sluice_rule_resources", "sluice_rule_name", "inflight", "sluice_rule_kind", "concurrency", "sluice_rule_resource", "GET /*")
+	must(t, fams, 1, "sluice_rule_resources", "sluice_rule_name", "hello-rate")
+	must(t, fams, 0, "sluice_rule_unmatched", "sluice_rule_name", "hello-rate")
+	assert.Equal(t, []string{"inflight"}, labelValues(fams, "sluice_rule_active_requests", "sluice_rule_name"), "only concurrency rules have in-flight series")
+	must(t, fams, 1, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_rule_resource", "GET /fail", "sluice_breaker_state", "open")
+	must(t, fams, 0, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "closed")
+	must(t, fams, 0, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "half-open")
+	must(t, fams, 1, "sluice_breaker_trips_total", "sluice_rule_name", "fail-breaker", "sluice_rule_resource", "GET /fail")
 	assert.Nil(t, fams["sluice_rule_fallbacks_total"], "no rule has a store")
 	assert.Nil(t, fams["sluice_store_healthy"], "the Guard has no store")
 	must(t, fams, 0, "sluice_events_dropped_total")
 	// Types.
 	for name, typ := range map[string]dto.MetricType{
-		"sluice_requests_passed_total":       dto.MetricType_COUNTER,
-		"sluice_requests_blocked_total":      dto.MetricType_COUNTER,
-		"sluice_requests_completed_total":    dto.MetricType_COUNTER,
-		"sluice_requests_errors_total":       dto.MetricType_COUNTER,
+		"sluice_requests_total":              dto.MetricType_COUNTER,
+		"sluice_completed_requests_total":    dto.MetricType_COUNTER,
+		"sluice_failed_requests_total":       dto.MetricType_COUNTER,
 		"sluice_response_time_seconds_total": dto.MetricType_COUNTER,
-		"sluice_requests_in_flight":          dto.MetricType_GAUGE,
+		"sluice_active_requests":             dto.MetricType_GAUGE,
 		"sluice_rule_blocked_total":          dto.MetricType_COUNTER,
-		"sluice_rule_in_flight":              dto.MetricType_GAUGE,
+		"sluice_rule_active_requests":        dto.MetricType_GAUGE,
 		"sluice_rule_evaluated_total":        dto.MetricType_COUNTER,
 		"sluice_rule_resources":              dto.MetricType_GAUGE,
 		"sluice_rule_unmatched":              dto.MetricType_GAUGE,
@@ -226,36 +224,36 @@ func TestScrape(t *testing.T) {
 	probe, err := g.Enter(ctx, "GET /fail")
 	require.NoError(t, err)
 	fams = scrape(t, url)
-	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
-	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "open")
-	must(t, fams, 1, "sluice_rule_in_flight", "rule", "inflight")
+	must(t, fams, 1, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "half-open")
+	must(t, fams, 0, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "open")
+	must(t, fams, 1, "sluice_rule_active_requests", "sluice_rule_name", "inflight")
 	probe.Exit(nil)
 	fams = scrape(t, url)
-	must(t, fams, 1, "sluice_breaker_state", "rule", "fail-breaker", "state", "closed")
-	must(t, fams, 0, "sluice_breaker_state", "rule", "fail-breaker", "state", "half-open")
-	must(t, fams, 1, "sluice_breaker_trips_total", "rule", "fail-breaker")
-	must(t, fams, 0, "sluice_rule_in_flight", "rule", "inflight")
-	must(t, fams, 0, "sluice_requests_in_flight", "resource", "GET /items/{id}")
-	must(t, fams, 3, "sluice_requests_completed_total", "resource", "GET /fail")
-	must(t, fams, 2, "sluice_requests_completed_total", "resource", "GET /items/{id}")
+	must(t, fams, 1, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "closed")
+	must(t, fams, 0, "sluice_breaker_state", "sluice_rule_name", "fail-breaker", "sluice_breaker_state", "half-open")
+	must(t, fams, 1, "sluice_breaker_trips_total", "sluice_rule_name", "fail-breaker")
+	must(t, fams, 0, "sluice_rule_active_requests", "sluice_rule_name", "inflight")
+	must(t, fams, 0, "sluice_active_requests", "sluice_resource", "GET /items/{id}")
+	must(t, fams, 3, "sluice_completed_requests_total", "sluice_resource", "GET /fail")
+	must(t, fams, 2, "sluice_completed_requests_total", "sluice_resource", "GET /items/{id}")
 
 	// The counters of a rule survive a reload that keeps its name, kind
 	// and resource; a removed rule's series go.
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3}}))
 	fams = scrape(t, url)
-	must(t, fams, 2, "sluice_rule_blocked_total", "rule", "hello-rate")
-	assert.Equal(t, []string{"hello-rate"}, labelValues(fams, "sluice_rule_blocked_total", "rule"))
+	must(t, fams, 2, "sluice_rule_blocked_total", "sluice_rule_name", "hello-rate")
+	assert.Equal(t, []string{"hello-rate"}, labelValues(fams, "sluice_rule_blocked_total", "sluice_rule_name"))
 	assert.Nil(t, fams["sluice_breaker_state"])
 
 	// A rule that matches no request is flagged after 5 minutes (the
 	// default of core.WithUnmatchedAfter).
 	require.NoError(t, g.SetRules([]core.Rule{{Name: "typo", Resource: "GET /helo", Kind: core.KindFlow, Limit: 3}}))
-	must(t, scrape(t, url), 0, "sluice_rule_unmatched", "rule", "typo")
+	must(t, scrape(t, url), 0, "sluice_rule_unmatched", "sluice_rule_name", "typo")
 	fc.Advance(5 * time.Minute)
 	fams = scrape(t, url)
-	must(t, fams, 1, "sluice_rule_unmatched", "rule", "typo", "kind", "flow", "resource", "GET /helo")
-	must(t, fams, 0, "sluice_rule_resources", "rule", "typo")
-	must(t, fams, 0, "sluice_rule_evaluated_total", "rule", "typo")
+	must(t, fams, 1, "sluice_rule_unmatched", "sluice_rule_name", "typo", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /helo")
+	must(t, fams, 0, "sluice_rule_resources", "sluice_rule_name", "typo")
+	must(t, fams, 0, "sluice_rule_evaluated_total", "sluice_rule_name", "typo")
 
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
@@ -292,12 +290,12 @@ func TestOddNames(t *testing.T) {
 	}
 
 	fams := scrape(t, url) // a 200: no series failed
-	must(t, fams, 1, "sluice_rule_blocked_total", "rule", rule, "resource", "GET /odd")
-	must(t, fams, 1, "sluice_requests_blocked_total", "resource", "GET /odd", "reason", "flow")
-	must(t, fams, 1, "sluice_requests_passed_total", "resource", resource)
+	must(t, fams, 1, "sluice_rule_blocked_total", "sluice_rule_name", rule, "sluice_rule_resource", "GET /odd")
+	must(t, fams, 1, "sluice_requests_total", "sluice_resource", "GET /odd", "sluice_result", "flow")
+	must(t, fams, 1, "sluice_requests_total", "sluice_resource", resource, "sluice_result", "passed")
 	// Invalid UTF-8, which Prometheus refuses, becomes U+FFFD.
-	must(t, fams, 1, "sluice_requests_passed_total", "resource", "GET /bad\uFFFDbyte")
-	assert.Equal(t, []string{"GET /bad\uFFFDbyte", resource, "GET /odd"}, labelValues(fams, "sluice_requests_passed_total", "resource"))
+	must(t, fams, 1, "sluice_requests_total", "sluice_resource", "GET /bad\uFFFDbyte", "sluice_result", "passed")
+	assert.Equal(t, []string{"GET /bad\uFFFDbyte", resource, "GET /odd"}, labelValues(fams, "sluice_active_requests", "sluice_resource"))
 }
 
 // TestConcurrentScrapes scrapes while requests flow, under -race: counters
@@ -340,10 +338,8 @@ func TestConcurrentScrapes(t *testing.T) {
 	}
 	total := func(fams map[string]*dto.MetricFamily) float64 {
 		var n float64
-		for _, name := range []string{"sluice_requests_passed_total", "sluice_requests_blocked_total"} {
-			for _, m := range fams[name].GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
+		for _, m := range fams["sluice_requests_total"].GetMetric() {
+			n += m.GetCounter().GetValue()
 		}
 		return n
 	}
@@ -361,11 +357,14 @@ func TestConcurrentScrapes(t *testing.T) {
 	wg.Wait()
 	fams := scrape(t, srv.URL)
 	assert.Equal(t, float64(sent.Load()), total(fams))
-	for _, name := range []string{"sluice_requests_passed_total", "sluice_requests_completed_total"} {
-		v, _ := value(fams, name, "resource", "GET /a")
+	for name, labels := range map[string][]string{
+		"sluice_requests_total":           {"sluice_resource", "GET /a", "sluice_result", "passed"},
+		"sluice_completed_requests_total": {"sluice_resource", "GET /a"},
+	} {
+		v, _ := value(fams, name, labels...)
 		assert.Positive(t, v, name)
 	}
-	must(t, fams, 0, "sluice_rule_in_flight", "rule", "conc")
+	must(t, fams, 0, "sluice_rule_active_requests", "sluice_rule_name", "conc")
 	t.Logf("%d requests during %d scrapes", sent.Load(), scrapes)
 }
 
@@ -395,7 +394,7 @@ func TestOptions(t *testing.T) {
 		{sluiceprom.WithNamespace("a-b"), `WithNamespace("a-b"): must be`},
 		{sluiceprom.WithNamespace("a:b"), `WithNamespace("a:b"): must be`},
 		{sluiceprom.WithNamespace("__x"), `WithNamespace("__x"): must be`},
-		{sluiceprom.WithConstLabels(prometheus.Labels{"rule": "x"}), `WithConstLabels: "rule" is a label of the collector's own metrics`},
+		{sluiceprom.WithConstLabels(prometheus.Labels{"sluice_rule_name": "x"}), `WithConstLabels: "sluice_rule_name" is a label of the collector's own metrics`},
 		{sluiceprom.WithConstLabels(prometheus.Labels{"__x": "x"}), `WithConstLabels: "__x" is not a valid label name`},
 		{sluiceprom.WithConstLabels(prometheus.Labels{"a b": "x"}), `WithConstLabels: "a b" is not a valid label name`},
 		{sluiceprom.WithConstLabels(prometheus.Labels{"ok": "\xff"}), `WithConstLabels: the value of "ok" is not valid UTF-8: "\xff"`},
@@ -439,8 +438,8 @@ func TestTwoGuards(t *testing.T) {
 		cs = append(cs, c)
 	}
 	fams := scrape(t, serve(t, cs[0], cs[1]))
-	must(t, fams, 1, "sluice_requests_passed_total", "guard", "public", "resource", "GET /x")
-	must(t, fams, 2, "sluice_requests_passed_total", "guard", "internal", "resource", "GET /x")
+	must(t, fams, 1, "sluice_requests_total", "guard", "public", "sluice_resource", "GET /x", "sluice_result", "passed")
+	must(t, fams, 2, "sluice_requests_total", "guard", "internal", "sluice_resource", "GET /x", "sluice_result", "passed")
 
 	// Without the label, the second collector's metrics are the first's.
 	g, err := core.New(quiet)
@@ -550,6 +549,6 @@ func TestAdaptiveRuleMetrics(t *testing.T) {
 		defer e.Exit(nil)
 	}
 	fams := scrape(t, url)
-	must(t, fams, 3, "sluice_rule_limit", "rule", "found", "kind", "adaptive", "resource", "GET /*")
-	must(t, fams, 2, "sluice_rule_usage", "rule", "found", "kind", "adaptive", "resource", "GET /*")
+	must(t, fams, 3, "sluice_rule_limit", "sluice_rule_name", "found", "sluice_rule_kind", "adaptive", "sluice_rule_resource", "GET /*")
+	must(t, fams, 2, "sluice_rule_usage", "sluice_rule_name", "found", "sluice_rule_kind", "adaptive", "sluice_rule_resource", "GET /*")
 }

@@ -43,16 +43,16 @@ func ExampleHandler() {
 	rec := httptest.NewRecorder()
 	http.DefaultServeMux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	for line := range strings.Lines(rec.Body.String()) {
-		if strings.HasPrefix(line, "sluice_requests_passed_total{") ||
-			strings.HasPrefix(line, `sluice_requests_blocked_total{reason="flow"`) ||
+		if strings.HasPrefix(line, `sluice_requests_total{sluice_resource="GET /items/{id}",sluice_result="passed"`) ||
+			strings.HasPrefix(line, `sluice_requests_total{sluice_resource="GET /items/{id}",sluice_result="flow"`) ||
 			strings.HasPrefix(line, "sluice_rule_blocked_total{") {
 			fmt.Print(line)
 		}
 	}
 	// Output:
-	// sluice_requests_blocked_total{reason="flow",resource="GET /items/{id}"} 1
-	// sluice_requests_passed_total{resource="GET /items/{id}"} 2
-	// sluice_rule_blocked_total{kind="flow",resource="GET /items/{id}",rule="items"} 1
+	// sluice_requests_total{sluice_resource="GET /items/{id}",sluice_result="flow"} 1
+	// sluice_requests_total{sluice_resource="GET /items/{id}",sluice_result="passed"} 2
+	// sluice_rule_blocked_total{sluice_rule_kind="flow",sluice_rule_name="items",sluice_rule_resource="GET /items/{id}"} 1
 }
 
 // A service with a registry registers a Collector in it, here with a label

@@ -36,11 +36,11 @@ func TestRuleLimitAndUse(t *testing.T) {
 	require.NoError(t, err)
 	defer e.Exit(nil)
 	fams := gather(t, g)
-	must(t, fams, 10, "sluice_rule_limit", "rule", "rate", "kind", "flow", "resource", "GET /r")
-	must(t, fams, 4, "sluice_rule_usage", "rule", "rate", "kind", "flow", "resource", "GET /r")
-	must(t, fams, 4, "sluice_rule_limit", "rule", "inflight", "kind", "concurrency")
-	must(t, fams, 1, "sluice_rule_usage", "rule", "inflight", "kind", "concurrency")
-	_, ok := value(fams, "sluice_rule_limit", "rule", "per-user")
+	must(t, fams, 10, "sluice_rule_limit", "sluice_rule_name", "rate", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /r")
+	must(t, fams, 4, "sluice_rule_usage", "sluice_rule_name", "rate", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /r")
+	must(t, fams, 4, "sluice_rule_limit", "sluice_rule_name", "inflight", "sluice_rule_kind", "concurrency")
+	must(t, fams, 1, "sluice_rule_usage", "sluice_rule_name", "inflight", "sluice_rule_kind", "concurrency")
+	_, ok := value(fams, "sluice_rule_limit", "sluice_rule_name", "per-user")
 	assert.False(t, ok, "a hotspot rule limits each value apart: no one use")
 }
 
@@ -75,8 +75,8 @@ func TestReloadMetrics(t *testing.T) {
 		return out
 	}
 	m := fams()
-	assert.Equal(t, 1.0, m["sluice_rules_reloads_total,result=success"])
-	assert.Equal(t, 0.0, m["sluice_rules_reloads_total,result=failure"])
+	assert.Equal(t, 1.0, m["sluice_rules_reloads_total,sluice_result=success"])
+	assert.Equal(t, 0.0, m["sluice_rules_reloads_total,sluice_result=failure"])
 	assert.Equal(t, 1.0, m["sluice_rules_last_reload_successful"])
 	assert.GreaterOrEqual(t, m["sluice_rules_last_reload_success_timestamp_seconds"], float64(before.UnixNano())/1e9-1e-6)
 	assert.LessOrEqual(t, m["sluice_rules_last_reload_success_timestamp_seconds"], float64(time.Now().UnixNano())/1e9)
@@ -85,7 +85,7 @@ func TestReloadMetrics(t *testing.T) {
 	write("rules:\n  - {resource: a, kind: flow, limit: -1}\n")
 	require.Error(t, w.Reload())
 	m = fams()
-	assert.Equal(t, 1.0, m["sluice_rules_reloads_total,result=failure"])
+	assert.Equal(t, 1.0, m["sluice_rules_reloads_total,sluice_result=failure"])
 	assert.Equal(t, 0.0, m["sluice_rules_last_reload_successful"])
 
 	_, err = sluiceprom.NewCollector(g, sluiceprom.WithWatcher(nil))

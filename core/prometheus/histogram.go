@@ -8,18 +8,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/internal/rthist"
 )
 
 // durationMetric returns the histogram h of the response times of a
 // resource, whose sum is sum seconds: classic buckets at the bounds of
-// rthist.Explicit, and native buckets of schema 0, h's own, in one metric, as a
+// RTHistogram.Explicit, and native buckets of schema 0, h's own, in one metric, as a
 // prometheus.Histogram with both kinds of buckets exposes them (the text
 // format carries the classic ones, the protobuf format both). h's bucket 0
 // is the native zero bucket; its last bucket, over 32 s, is the native
 // bucket (32 s, 64 s].
 func durationMetric(desc *prometheus.Desc, h *core.RTHistogram, sum float64, resource string) (prometheus.Metric, error) {
-	bounds, counts := rthist.Explicit((*[rthist.Buckets]int64)(h))
+	bounds, counts := h.Explicit()
 	cumulative := make(map[float64]uint64, len(bounds))
 	var count uint64
 	for j, b := range bounds {
@@ -38,7 +37,7 @@ func durationMetric(desc *prometheus.Desc, h *core.RTHistogram, sum float64, res
 		}
 	}
 	// No created timestamp: Write keeps the classic one's, none.
-	native, err := prometheus.NewConstNativeHistogram(desc, count, sum, positive, nil, uint64(max(h[0], 0)), 0, rthist.Bound(0), time.Time{}, resource)
+	native, err := prometheus.NewConstNativeHistogram(desc, count, sum, positive, nil, uint64(max(h[0], 0)), 0, core.RTBound(0), time.Time{}, resource)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +51,7 @@ func nativeIndex(i, n int) int {
 	if i == n-1 {
 		return nativeIndex(i-1, n) + 1
 	}
-	_, exp := math.Frexp(rthist.Bound(i)) // 2^k = 0.5 * 2^exp
+	_, exp := math.Frexp(core.RTBound(i)) // 2^k = 0.5 * 2^exp
 	return exp - 1
 }
 

@@ -105,8 +105,8 @@ func TestRuleShadowBlocked(t *testing.T) {
 		e.Exit(nil)
 	}
 	fams := gather(t, g)
-	must(t, fams, 3, "sluice_rule_shadow_blocked_total", "rule", "try", "kind", "flow", "resource", "GET /s")
-	must(t, fams, 0, "sluice_rule_blocked_total", "rule", "try")
-	_, ok := value(fams, "sluice_rule_shadow_blocked_total", "rule", "enforced")
+	must(t, fams, 3, "sluice_rule_shadow_blocked_total", "sluice_rule_name", "try", "sluice_rule_kind", "flow", "sluice_rule_resource", "GET /s")
+	must(t, fams, 0, "sluice_rule_blocked_total", "sluice_rule_name", "try")
+	_, ok := value(fams, "sluice_rule_shadow_blocked_total", "sluice_rule_name", "enforced")
 	assert.False(t, ok, "no series for a rule never in shadow")
 }

@@ -170,7 +170,7 @@ func TestServerBothMethodsAndLimits(t *testing.T) {
 	m := regexp.MustCompile(`dashboard on http://(\S+)/debug/sluice/`).FindStringSubmatch(out.String())
 	require.NotNil(t, m, "no dashboard address in the log:\n%s", out.String())
 	metrics := httpGet(t, "http://"+m[1]+"/metrics")
-	assert.Regexp(t, `sluice_requests_blocked_total\{reason="hotspot",resource="/sluice.examples.Greeter/SayHello"\} [1-9]`, metrics)
+	assert.Regexp(t, `sluice_requests_total\{sluice_resource="/sluice.examples.Greeter/SayHello",sluice_result="hotspot"\} [1-9]`, metrics)
 	assert.Contains(t, httpGet(t, "http://"+m[1]+"/debug/sluice/api/snapshot"), `"resource":"/sluice.examples.Greeter/Count"`)
 
 	// Graceful shutdown once no call is in flight.

@@ -49,13 +49,13 @@ func TestPrometheusStoreMetrics(t *testing.T) {
 		return strings.NewReplacer("{healthy}", strconv.Itoa(healthy), "{errors}", strconv.Itoa(errors), "{fallbacks}", strconv.Itoa(fallbacks)).Replace(`
 # HELP sluice_store_healthy 1 while a shared store works, 0 while its breaker is open: from the failure that opens it until a call succeeds again.
 # TYPE sluice_store_healthy gauge
-sluice_store_healthy{store="redis"} {healthy}
+sluice_store_healthy{sluice_store_name="redis"} {healthy}
 # HELP sluice_store_errors_total Calls to a shared store that failed.
 # TYPE sluice_store_errors_total counter
-sluice_store_errors_total{store="redis"} {errors}
+sluice_store_errors_total{sluice_store_name="redis"} {errors}
 # HELP sluice_store_fallbacks_total Decisions made by failure policies instead of a shared store.
 # TYPE sluice_store_fallbacks_total counter
-sluice_store_fallbacks_total{store="redis"} {fallbacks}
+sluice_store_fallbacks_total{sluice_store_name="redis"} {fallbacks}
 `)
 	}
 	names := []string{"sluice_store_healthy", "sluice_store_errors_total", "sluice_store_fallbacks_total"}
@@ -75,7 +75,7 @@ sluice_store_fallbacks_total{store="redis"} {fallbacks}
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
 # HELP sluice_rule_fallbacks_total Decisions a rule with a store made by its failure policy because the store failed.
 # TYPE sluice_rule_fallbacks_total counter
-sluice_rule_fallbacks_total{kind="flow",resource="GET /s",rule="shared"} 3
+sluice_rule_fallbacks_total{sluice_rule_kind="flow",sluice_rule_name="shared",sluice_rule_resource="GET /s"} 3
 `), "sluice_rule_fallbacks_total"))
 
 	problems, err := testutil.CollectAndLint(c)

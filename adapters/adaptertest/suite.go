@@ -25,7 +25,7 @@ import (
 	"github.com/sluicekit/sluice/extractors"
 )
 
-// Options are the adapter options a test asks for; each adapter's Factory
+// Options are the adapter options a test asks for; each adapter's factory
 // translates them into its own options.
 type Options struct {
 	// Extractor, when not nil, is given with the adapter's WithExtractor.
@@ -83,12 +83,12 @@ type Route struct {
 	Handler      http.HandlerFunc
 }
 
-// Factory builds the server under test: an http.Handler of the adapter's
+// factory builds the server under test: an http.Handler of the adapter's
 // framework serving routes through the adapter, configured with guard and
 // o, with the framework's panic recovery (answering 500) installed before
 // (outside) the adapter, so that a panicking handler passes through the
 // adapter first.
-type Factory func(t testing.TB, guard *core.Guard, o Options, routes []Route) http.Handler
+type factory func(t testing.TB, guard *core.Guard, o Options, routes []Route) http.Handler
 
 // ColonPath writes a ServeMux path with {name} wildcards as gin and echo
 // write routes: /items/{id} is /items/:id.
@@ -214,14 +214,14 @@ func (s *server) callsOf(route string) int64 {
 
 // start builds the adapter's server for rules and o, on a fake clock, and
 // serves it on 127.0.0.1:0 until the test ends.
-func start(t *testing.T, f Factory, o Options, rules ...core.Rule) *server {
+func start(t *testing.T, f factory, o Options, rules ...core.Rule) *server {
 	t.Helper()
 	return startWith(t, f, o, nil, rules...)
 }
 
 // startWith is start with header fields that a middleware outside the
 // adapter sets on every response before the adapter runs.
-func startWith(t *testing.T, f Factory, o Options, preset http.Header, rules ...core.Rule) *server {
+func startWith(t *testing.T, f factory, o Options, preset http.Header, rules ...core.Rule) *server {
 	t.Helper()
 	fc := clock.NewFake(0)
 	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
@@ -458,10 +458,10 @@ func checkNever(t *testing.T, res response) {
 // Run runs the suite against the adapter f builds, except the tests named
 // in skip (with the reason given in the name's place by the caller's
 // comment: an adapter that cannot see unmatched requests, for instance).
-func Run(t *testing.T, f Factory, skip ...string) {
+func Run(t *testing.T, f factory, skip ...string) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Factory)
+		fn   func(*testing.T, factory)
 	}{
 		{"FlowLimitHolds", testFlowLimit},
 		{"RetryAfterIsNeverEarly", testRetryAfter},
@@ -501,7 +501,7 @@ func Run(t *testing.T, f Factory, skip ...string) {
 	}
 }
 
-func testFlowLimit(t *testing.T, f Factory) {
+func testFlowLimit(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 3, Window: time.Second})
 	for i := range 3 {
 		res := s.get("/hello")
@@ -531,7 +531,7 @@ func testFlowLimit(t *testing.T, f Factory) {
 // Retry-After seconds after a block passes: Retry-After is never earlier
 // than the real retry time. The window of 1.5s is not a whole number of
 // seconds, so rounding down anywhere would show.
-func testRetryAfter(t *testing.T, f Factory) {
+func testRetryAfter(t *testing.T, f factory) {
 	const window = 1500 * time.Millisecond
 	rules := []core.Rule{
 		{Algorithm: "leap-array"},
@@ -576,7 +576,7 @@ func testRetryAfter(t *testing.T, f Factory) {
 	})
 }
 
-func testRuleName(t *testing.T, f Factory) {
+func testRuleName(t *testing.T, f factory) {
 	// Every character a rule name may hold (see core.Rule.Name) is written as
 	// it is in the fields and in the problem body (checkBlocked).
 	const name = "Rule-9_a.b:c/{d}*$#(e)"
@@ -590,7 +590,7 @@ func testRuleName(t *testing.T, f Factory) {
 	assert.True(t, strings.HasPrefix(res.header.Get("RateLimit-Policy"), `"`+name+`";`), res.header.Get("RateLimit-Policy"))
 }
 
-func testConcurrency(t *testing.T, f Factory) {
+func testConcurrency(t *testing.T, f factory) {
 	t.Run("resource", func(t *testing.T) {
 		s := start(t, f, Options{}, core.Rule{Name: "hold-inflight", Resource: "GET /hold", Kind: core.KindConcurrency, Limit: 1})
 		first := make(chan response, 1)
@@ -651,7 +651,7 @@ func (s *server) getAsync(path string, headers ...string) response {
 	return response{status: res.StatusCode, header: res.Header, body: body}
 }
 
-func testSkip(t *testing.T, f Factory) {
+func testSkip(t *testing.T, f factory) {
 	s := start(t, f, Options{SkipPath: "/health"}, core.Rule{Name: "nothing", Resource: "*", Kind: core.KindFlow, Limit: 0})
 	for range 3 {
 		assert.Equal(t, http.StatusOK, s.get("/health").status)
@@ -661,7 +661,7 @@ func testSkip(t *testing.T, f Factory) {
 	assert.False(t, ok, "a skipped request is not counted")
 }
 
-func testPanic(t *testing.T, f Factory) {
+func testPanic(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "panic-inflight", Resource: "GET /panic", Kind: core.KindConcurrency, Limit: 1})
 	for i := 1; i <= 3; i++ {
 		// Each request reaches the handler: the slot of the one before was
@@ -676,7 +676,7 @@ func testPanic(t *testing.T, f Factory) {
 	}
 }
 
-func testSpoofing(t *testing.T, f Factory) {
+func testSpoofing(t *testing.T, f factory) {
 	rule := core.Rule{Name: "per-ip", Resource: "GET /hello", Kind: core.KindHotspot, Param: "ip", Limit: 2, Window: time.Second}
 	spoofs := []string{
 		"X-Forwarded-For: 203.0.113.1",
@@ -711,7 +711,7 @@ func testSpoofing(t *testing.T, f Factory) {
 	})
 }
 
-func testHotspotHeader(t *testing.T, f Factory) {
+func testHotspotHeader(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot,
 		Param: "header:X-User-ID", Limit: 2, Window: time.Second, Overrides: map[string]int64{"vip": 5, "banned": 0}})
 	for i := range 2 {
@@ -739,7 +739,7 @@ func testHotspotHeader(t *testing.T, f Factory) {
 	}
 }
 
-func testHotspotPath(t *testing.T, f Factory) {
+func testHotspotPath(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "per-item", Resource: "GET /items/{id}", Kind: core.KindHotspot,
 		Param: "path:id", Limit: 1, Window: time.Second})
 	assert.Equal(t, http.StatusOK, s.get("/items/1").status)
@@ -754,7 +754,7 @@ func testHotspotPath(t *testing.T, f Factory) {
 // once: each value must be limited by its own count exactly, so that the
 // params read for one request (adapters reuse the objects they read them
 // through) never stand in for another's.
-func testHotspotConcurrent(t *testing.T, f Factory) {
+func testHotspotConcurrent(t *testing.T, f factory) {
 	const values, limit, extra = 6, 4, 2
 	for _, param := range []string{"header:X-User-ID", "path:id"} {
 		t.Run(param, func(t *testing.T) {
@@ -791,7 +791,7 @@ func testHotspotConcurrent(t *testing.T, f Factory) {
 	}
 }
 
-func testUnmatched(t *testing.T, f Factory) {
+func testUnmatched(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "unmatched", Resource: extractors.Unmatched, Kind: core.KindFlow, Limit: 3, Window: time.Second})
 	assert.Equal(t, http.StatusNotFound, s.get("/nope/1").status)
 	assert.Equal(t, http.StatusNotFound, s.get("/nope/2").status)
@@ -809,7 +809,7 @@ func testUnmatched(t *testing.T, f Factory) {
 	assert.Equal(t, http.StatusOK, s.get("/hello").status, "matched routes are not limited by the rule")
 }
 
-func testClassifier(t *testing.T, f Factory) {
+func testClassifier(t *testing.T, f factory) {
 	t.Run("default", func(t *testing.T) {
 		s := start(t, f, Options{})
 		assert.Equal(t, http.StatusInternalServerError, s.get("/fail").status)
@@ -844,7 +844,7 @@ func testClassifier(t *testing.T, f Factory) {
 	})
 }
 
-func testAllowedFields(t *testing.T, f Factory) {
+func testAllowedFields(t *testing.T, f factory) {
 	rules := []core.Rule{
 		{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: 2 * time.Second},
 		{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 2, Window: time.Second},
@@ -890,7 +890,7 @@ func testAllowedFields(t *testing.T, f Factory) {
 // them after it returns, read while later requests are served (by another
 // goroutine, for the race detector), finds them as they were, and one that
 // adds to them changes no other response's.
-func testKeptFields(t *testing.T, f Factory) {
+func testKeptFields(t *testing.T, f factory) {
 	rules := []core.Rule{
 		{Name: "keep-rate", Resource: "GET /keep", Kind: core.KindFlow, Limit: 1_000_000, Window: time.Second},
 		{Name: "per-user", Resource: "GET /keep", Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 1_000_000, Window: time.Second},
@@ -945,7 +945,7 @@ func testKeptFields(t *testing.T, f Factory) {
 	}
 }
 
-func testBlockHandler(t *testing.T, f Factory) {
+func testBlockHandler(t *testing.T, f factory) {
 	s := start(t, f, Options{BlockStatus: http.StatusTeapot}, core.Rule{Name: "nothing", Resource: "GET /hello", Kind: core.KindFlow, Limit: 0})
 	res := s.get("/hello")
 	assert.Equal(t, http.StatusTeapot, res.status)
@@ -955,7 +955,7 @@ func testBlockHandler(t *testing.T, f Factory) {
 	assert.Zero(t, s.callsOf("/hello"))
 }
 
-func testLeakyWait(t *testing.T, f Factory) {
+func testLeakyWait(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "paced", Resource: "GET /hello", Kind: core.KindFlow,
 		Algorithm: "leaky-bucket", Limit: 1, Window: time.Second, MaxWait: 10 * time.Second})
 	require.Equal(t, http.StatusOK, s.get("/hello").status)
@@ -1046,7 +1046,7 @@ func checkBreakerBlocked(t *testing.T, res response, resource, rule string, minR
 	return retry
 }
 
-func testBreaker(t *testing.T, f Factory) {
+func testBreaker(t *testing.T, f factory) {
 	s := start(t, f, Options{},
 		core.Rule{Name: "fail-rate", Resource: "GET /fail", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
 		core.Rule{Name: "fail-breaker", Resource: "GET /fail", Kind: core.KindBreaker, Strategy: "error-count",
@@ -1076,7 +1076,7 @@ func testBreaker(t *testing.T, f Factory) {
 	assert.Equal(t, int64(3), snap.Resources[0].Total.BlockedBy[string(core.KindBreaker)])
 }
 
-func testBreakerSlow(t *testing.T, f Factory) {
+func testBreakerSlow(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "hold-breaker", Resource: "GET /hold", Kind: core.KindBreaker,
 		Strategy: "slow-ratio", Threshold: 1, MaxRT: 100 * time.Millisecond, MinRequests: 1, OpenFor: time.Second})
 	first := make(chan response, 1)
@@ -1107,7 +1107,7 @@ func testBreakerSlow(t *testing.T, f Factory) {
 // checks that nothing reaches the handler while it is open, then lets a
 // successful probe through after openFor: the breaker closes, requests pass
 // again, and it trips again on fresh statistics.
-func testBreakerRecovers(t *testing.T, f Factory) {
+func testBreakerRecovers(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "flaky-breaker", Resource: "GET /flaky", Kind: core.KindBreaker,
 		Strategy: "error-count", Threshold: 2, MinRequests: 1, OpenFor: 1500 * time.Millisecond})
 	for i := range 2 {
@@ -1156,7 +1156,7 @@ func testBreakerRecovers(t *testing.T, f Factory) {
 // testBreakerResponse checks a breaker's response byte for byte, with the
 // RateLimit fields asked for on allowed responses and set by a middleware
 // outside the adapter: the blocked response has none of them.
-func testBreakerResponse(t *testing.T, f Factory) {
+func testBreakerResponse(t *testing.T, f factory) {
 	preset := http.Header{"Ratelimit-Policy": {`"outer";q=9;w=1`}, "Ratelimit": {`"outer";r=8;t=1`}}
 	s := startWith(t, f, Options{}, preset,
 		core.Rule{Name: "flaky-rate", Resource: "GET /flaky", Kind: core.KindFlow, Limit: 100, Window: time.Minute},
@@ -1199,7 +1199,7 @@ func severalRules() []core.Rule {
 // violated-policies names both; a client that waits exactly Retry-After
 // passes, one that waits the flow rule's t does not. A request only the
 // per-user rule rejects lists the flow rule's quota as it was before it.
-func testSeveralRules(t *testing.T, f Factory) {
+func testSeveralRules(t *testing.T, f factory) {
 	s := start(t, f, Options{}, severalRules()...)
 	for _, u := range []string{"alice", "bob", "carol"} {
 		require.Equal(t, http.StatusOK, s.get("/items/1", "X-User-ID: "+u).status, u)
@@ -1235,7 +1235,7 @@ func testSeveralRules(t *testing.T, f Factory) {
 // testNeverPasses: a request no wait lets through (a value overridden to
 // 0) gets 403 with the will-not-pass problem and nothing that invites a
 // retry, also when another rule that rejects it has a retry time.
-func testNeverPasses(t *testing.T, f Factory) {
+func testNeverPasses(t *testing.T, f factory) {
 	s := start(t, f, Options{}, severalRules()...)
 	res := s.get("/items/1", "X-User-ID: banned")
 	checkBlocked(t, res, http.StatusForbidden, "per-user", 0, 10*time.Second)
@@ -1254,7 +1254,7 @@ func testNeverPasses(t *testing.T, f Factory) {
 // testBucketPolicy: a token bucket's policy holds its burst (q is its
 // capacity, over the time it takes to refill it at the bucket's rate), so
 // that r never exceeds q, on admitted and blocked responses alike.
-func testBucketPolicy(t *testing.T, f Factory) {
+func testBucketPolicy(t *testing.T, f factory) {
 	s := start(t, f, Options{}, core.Rule{Name: "bucket", Resource: "GET /hello", Kind: core.KindFlow,
 		Algorithm: "token-bucket", Limit: 2, Burst: 3, Window: time.Second})
 	for i := range 5 {
@@ -1268,7 +1268,7 @@ func testBucketPolicy(t *testing.T, f Factory) {
 	assert.Equal(t, int64(1), retry, "a token every 500ms")
 }
 
-func testContextParam(t *testing.T, f Factory) {
+func testContextParam(t *testing.T, f factory) {
 	rule := core.Rule{Name: "per-user", Resource: "GET /hello", Kind: core.KindHotspot, Param: "user", Limit: 1, Window: time.Second}
 	s := start(t, f, Options{Auth: true}, rule)
 	require.Equal(t, http.StatusOK, s.get("/hello", AuthHeader+": alice").status)
@@ -1281,7 +1281,7 @@ func testContextParam(t *testing.T, f Factory) {
 	require.Equal(t, http.StatusOK, s.get("/hello", AuthHeader+": alice").status)
 }
 
-func testCost(t *testing.T, f Factory) {
+func testCost(t *testing.T, f factory) {
 	rule := core.Rule{Name: "hello-rate", Resource: "GET /hello", Kind: core.KindFlow, Limit: 10, Window: time.Second}
 	s := start(t, f, Options{Cost: true}, rule)
 	res := s.get("/hello", "X-Cost: 6")
@@ -1297,7 +1297,7 @@ func testCost(t *testing.T, f Factory) {
 	assert.Equal(t, http.StatusForbidden, res.status)
 }
 
-func testFrameworkClientIP(t *testing.T, f Factory) {
+func testFrameworkClientIP(t *testing.T, f factory) {
 	rule := core.Rule{Name: "per-ip", Resource: "GET /hello", Kind: core.KindHotspot, Param: "ip", Limit: 1, Window: time.Second}
 	s := start(t, f, Options{FrameworkClientIP: true}, rule)
 	require.Equal(t, http.StatusOK, s.get("/hello", "X-Forwarded-For: 203.0.113.1").status)

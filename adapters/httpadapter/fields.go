@@ -29,10 +29,10 @@ const (
 // (RFC 9651, section 3.3.1: at most 15 digits).
 const maxSFInteger = 999_999_999_999_999
 
-// CeilSeconds returns d in whole seconds, rounded up: 0 for d <= 0, and at
+// ceilSeconds returns d in whole seconds, rounded up: 0 for d <= 0, and at
 // least 1 for any d > 0, so that a time given in seconds is never earlier
 // than the real one.
-func CeilSeconds(d time.Duration) int64 {
+func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
@@ -82,7 +82,7 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// AppendSFString appends s as a structured-field String (RFC 9651, section
+// appendSFString appends s as a structured-field String (RFC 9651, section
 // 3.3.3): a double-quoted string of printable ASCII in which '"' and '\'
 // are escaped with a backslash. A String cannot carry other bytes, and rule
 // names are written by users, so every byte outside printable ASCII (0x20 to
@@ -90,7 +90,7 @@ const digitPairs = "00010203040506070809" +
 // itself, is written as %XX (uppercase hex), as in a URL: a client can
 // recover the exact name with a percent-decoder, two names never collide, and
 // no CR or LF can reach a header.
-func AppendSFString(dst []byte, s string) []byte {
+func appendSFString(dst []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
@@ -106,44 +106,44 @@ func AppendSFString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// AppendPolicyField appends the RateLimit-Policy field member of q: a quota
+// appendPolicyField appends the RateLimit-Policy field member of q: a quota
 // policy item named by the rule, with q the limit and w the window in whole
 // seconds, rounded up and at least 1 (the field has no sub-second windows,
 // so a sub-second window is advertised as a stricter policy: the same quota
 // over a longer window). A limit on requests in flight has no window; it is
 // advertised with the quota unit "concurrent-requests".
-func AppendPolicyField(dst []byte, q core.Quota) []byte {
-	dst = AppendSFString(dst, q.Rule)
+func appendPolicyField(dst []byte, q core.Quota) []byte {
+	dst = appendSFString(dst, q.Rule)
 	dst = append(dst, ";q="...)
 	dst = appendSFInteger(dst, q.Limit)
 	if q.Window <= 0 {
 		return append(dst, `;qu="concurrent-requests"`...)
 	}
 	dst = append(dst, ";w="...)
-	return appendSFInteger(dst, max(CeilSeconds(q.Window), 1))
+	return appendSFInteger(dst, max(ceilSeconds(q.Window), 1))
 }
 
-// AppendLimitField appends the RateLimit field member of q: a service limit
+// appendLimitField appends the RateLimit field member of q: a service limit
 // item named by the rule, with r the quota left and, for a windowed limit,
 // t the seconds until the quota is restored (for a rule that rejected the
 // request, until it would admit it), rounded up. A limit on requests in
 // flight has no t: a slot frees whenever a request ends.
-func AppendLimitField(dst []byte, q core.Quota) []byte {
-	dst = AppendSFString(dst, q.Rule)
+func appendLimitField(dst []byte, q core.Quota) []byte {
+	dst = appendSFString(dst, q.Rule)
 	dst = append(dst, ";r="...)
 	dst = appendSFInteger(dst, q.Remaining)
 	if q.Window <= 0 {
 		return dst
 	}
 	dst = append(dst, ";t="...)
-	return appendSFInteger(dst, CeilSeconds(q.Reset))
+	return appendSFInteger(dst, ceilSeconds(q.Reset))
 }
 
-// SetRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
+// setRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
 // list the policies qs, in order (draft-ietf-httpapi-ratelimit-headers
 // fields are Lists), replacing any already set; with no policy it removes
 // them.
-func SetRateLimitFields(h http.Header, qs ...core.Quota) {
+func setRateLimitFields(h http.Header, qs ...core.Quota) {
 	if len(qs) == 0 {
 		delete(h, keyRateLimitPolicy)
 		delete(h, keyRateLimit)
@@ -158,14 +158,14 @@ func SetRateLimitFields(h http.Header, qs ...core.Quota) {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
-		buf = AppendPolicyField(buf, qs[i])
+		buf = appendPolicyField(buf, qs[i])
 	}
 	n := len(buf)
 	for i := range qs {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
-		buf = AppendLimitField(buf, qs[i])
+		buf = appendLimitField(buf, qs[i])
 	}
 	s := string(buf)
 	h[keyRateLimitPolicy] = []string{s[:n]}
@@ -233,8 +233,8 @@ func (c *quotaTexts) text(q *core.Quota) *quotaText {
 			return t
 		}
 	}
-	prefix := append(AppendSFString(nil, q.Rule), ";r="...)
-	t := &quotaText{rule: q.Rule, limit: q.Limit, window: q.Window, policy: string(AppendPolicyField(nil, *q)), prefix: string(prefix)}
+	prefix := append(appendSFString(nil, q.Rule), ";r="...)
+	t := &quotaText{rule: q.Rule, limit: q.Limit, window: q.Window, policy: string(appendPolicyField(nil, *q)), prefix: string(prefix)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var old map[string]*quotaText
@@ -349,12 +349,12 @@ func (c *Common) SetQuotaHeaders(h http.Header, f *QuotaFields) {
 
 // appendRemaining appends what the RateLimit member of q says after its
 // prefix (quotaText.prefix): the quota left and, for a windowed limit, the
-// seconds until it is restored (see AppendLimitField).
+// seconds until it is restored (see appendLimitField).
 func appendRemaining(buf []byte, q *core.Quota) []byte {
 	buf = appendSFInteger(buf, q.Remaining)
 	if q.Window > 0 {
 		buf = append(buf, ";t="...)
-		buf = appendSFInteger(buf, CeilSeconds(q.Reset))
+		buf = appendSFInteger(buf, ceilSeconds(q.Reset))
 	}
 	return buf
 }

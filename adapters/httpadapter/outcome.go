@@ -13,18 +13,18 @@ import (
 
 // The errors an adapter gives Entry.Exit when the handler reported none.
 var (
-	// ErrStatus is given to Exit when the error classifier counts a
+	// errStatus is given to Exit when the error classifier counts a
 	// response as an error by its status alone.
-	ErrStatus = errors.New("sluice: the response status counts as an error")
+	errStatus = errors.New("sluice: the response status counts as an error")
 	// ErrPanic is given to Exit when the handler panicked (or called
 	// runtime.Goexit) instead of returning.
 	ErrPanic = errors.New("sluice: the handler panicked")
 )
 
-// DefaultClassifier is the default error classifier: a request failed when
+// defaultClassifier is the default error classifier: a request failed when
 // its response status is 500 or more, or when the handler reported an
 // error.
-func DefaultClassifier(status int, err error) bool {
+func defaultClassifier(status int, err error) bool {
 	return err != nil || status >= 500
 }
 
@@ -54,16 +54,10 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 	c.quotas = new(quotaTexts)
 }
 
-// Finish fills in the defaults of the fields no option set, and adds the
-// Extractor's HTTP params to the Guard's param sources: it panics, naming
-// them, when rules in force name params the Extractor cannot supply.
-func (c *Common) Finish(pkg string) {
-	if err := c.FinishErr(); err != nil {
-		panic(pkg + ": " + err.Error())
-	}
-}
-
-// FinishErr is Finish returning the error instead of panicking.
+// FinishErr fills in the defaults of the fields no option set, and adds
+// the Extractor's HTTP params to the Guard's param sources: it returns an
+// error naming them when rules in force name params the Extractor cannot
+// supply.
 func (c *Common) FinishErr() error {
 	if c.Extractor == nil {
 		x, err := extractors.New()
@@ -73,7 +67,7 @@ func (c *Common) FinishErr() error {
 		c.Extractor = x
 	}
 	if c.Classify == nil {
-		c.Classify = DefaultClassifier
+		c.Classify = defaultClassifier
 	}
 	return c.Guard.AddParamSource(c.Extractor.HTTPSource())
 }
@@ -113,7 +107,7 @@ func (c *Common) GuardEnter(ctx context.Context, resource string, n int64, p cor
 
 // ExitError returns the error to give Entry.Exit for a request that ended
 // with status and the handler's error err: nil when Classify does not count
-// the outcome as an error, else err, or ErrStatus when err is nil.
+// the outcome as an error, else err, or errStatus when err is nil.
 func (c *Common) ExitError(status int, err error) error {
 	if !c.Classify(status, err) {
 		return nil
@@ -121,5 +115,5 @@ func (c *Common) ExitError(status int, err error) error {
 	if err != nil {
 		return err
 	}
-	return ErrStatus
+	return errStatus
 }

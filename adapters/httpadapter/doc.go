@@ -5,6 +5,11 @@
 // RateLimit fields of admitted requests, and the classification of a
 // handler's outcome as success or error for the Guard's statistics.
 //
-// It is internal: users reach it through the adapters' options and their
-// DefaultBlockHandler functions.
+// Users reach it through the adapters' options and their
+// DefaultBlockHandler functions. It is exported, rather than internal,
+// because the gin and echo adapters are modules of their own: a module
+// that imports another module's internal package can fail to compile
+// when the two are upgraded apart. It follows the root module's
+// versioning, so an adapter built against one version of it compiles
+// with the next.
 package httpadapter

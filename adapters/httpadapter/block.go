@@ -14,16 +14,16 @@ import (
 // draft-ietf-httpapi-ratelimit-headers-11 (section 10.2) asks IANA to
 // register in the HTTP Problem Types registry.
 const (
-	// ProblemQuotaExceeded is the problem type of a 429 response: the
+	// problemQuotaExceeded is the problem type of a 429 response: the
 	// requests exceeded a quota policy.
-	ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
-	// ProblemReducedCapacity is the problem type of a 503 response: the
+	problemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	// problemReducedCapacity is the problem type of a 503 response: the
 	// server cannot take the request now, whoever sends it.
-	ProblemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
-	// ProblemWillNotPass is the problem type of a 403 response to a request
+	problemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+	// problemWillNotPass is the problem type of a 403 response to a request
 	// that can never pass (core.BlockedError.Never): a rule's limit for it
 	// is 0, or below the permits it asks for. Retrying cannot help.
-	ProblemWillNotPass = "https://github.com/sluicekit/sluice#request-will-not-pass"
+	problemWillNotPass = "https://github.com/sluicekit/sluice#request-will-not-pass"
 )
 
 // Status returns the status of the default response to a request b
@@ -46,23 +46,23 @@ func Status(b *core.BlockedError) int {
 	return http.StatusTooManyRequests
 }
 
-// SetBlockedHeaders sets the fields of the default response to b on h:
+// setBlockedHeaders sets the fields of the default response to b on h:
 // Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked). A breaker
 // or a system rule is no quota policy: for a block by one (b.Kind
 // core.KindBreaker or core.KindSystem) only Retry-After is set, and RateLimit-Policy and RateLimit fields already
 // on h (from an earlier middleware, say) are removed, so that the response
 // claims no quota. A request that can never pass (b.Never) gets none of the
 // three: nothing that reads as a time to come back.
-func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
+func setBlockedHeaders(h http.Header, b *core.BlockedError) {
 	switch {
 	case b.Never || noQuota(b):
-		SetRateLimitFields(h)
+		setRateLimitFields(h)
 	case len(b.Policies) > 0:
-		SetRateLimitFields(h, b.Policies...)
+		setRateLimitFields(h, b.Policies...)
 	default: // a BlockedError made outside core
-		SetRateLimitFields(h, core.Quota{Rule: b.Rule, Limit: b.Limit, Window: b.Window, Remaining: b.Remaining, Reset: b.RetryAfter, Blocked: true})
+		setRateLimitFields(h, core.Quota{Rule: b.Rule, Limit: b.Limit, Window: b.Window, Remaining: b.Remaining, Reset: b.RetryAfter, Blocked: true})
 	}
-	if s := CeilSeconds(b.RetryAfter); s > 0 && !b.Never {
+	if s := ceilSeconds(b.RetryAfter); s > 0 && !b.Never {
 		h[keyRetryAfter] = []string{strconv.FormatInt(s, 10)}
 	} else {
 		delete(h, keyRetryAfter)
@@ -97,19 +97,19 @@ func SetBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     for hotspot rules, param (the param the rule limits by, never its
 //     value); rule, limit, window and param are those of the rule that
 //     decided the response (core.BlockedError.Rule). For a request that can
-//     never pass the type is ProblemWillNotPass and there is no retryAfter.
+//     never pass the type is problemWillNotPass and there is no retryAfter.
 //     For a breaker or a system rule the type is
 //     temporary-reduced-capacity and the extension members are rule, kind
 //     ("breaker" or "system") and retryAfter, and nothing else: neither
 //     has a quota policy to violate.
 //
-// The rule names are written as structured-field Strings (AppendSFString)
+// The rule names are written as structured-field Strings (appendSFString)
 // in the fields, and as JSON strings in the body.
 func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 	status := Status(b)
-	body := AppendProblem(make([]byte, 0, 512+2*len(b.Rule)+len(b.Resource)), b, status)
+	body := appendProblem(make([]byte, 0, 512+2*len(b.Rule)+len(b.Resource)), b, status)
 	h := w.Header()
-	SetBlockedHeaders(h, b)
+	setBlockedHeaders(h, b)
 	h[keyContentType] = []string{"application/problem+json"}
 	h[keyContentLength] = []string{strconv.Itoa(len(body))}
 	h[keyCacheControl] = []string{"no-store"}
@@ -118,7 +118,7 @@ func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 	_, _ = w.Write(body) // the client may be gone; nothing to do about it
 }
 
-// AppendProblem appends the problem+json body of the default response to b
+// appendProblem appends the problem+json body of the default response to b
 // with the given status (see WriteBlocked): the members type, title, status,
 // detail and rule, then, for a breaker (b.Kind core.KindBreaker), kind and
 // retryAfter; for any other rule limit, window, retryAfter (not for a
@@ -126,29 +126,29 @@ func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 // violated-policies. The type is will-not-pass for a request that can never
 // pass, temporary-reduced-capacity for status 503 and quota-exceeded for
 // any other.
-func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
-	typ, title := ProblemQuotaExceeded, "Quota Exceeded"
+func appendProblem(dst []byte, b *core.BlockedError, status int) []byte {
+	typ, title := problemQuotaExceeded, "Quota Exceeded"
 	switch {
 	case b.Never:
-		typ, title = ProblemWillNotPass, "Request Will Not Pass"
+		typ, title = problemWillNotPass, "Request Will Not Pass"
 	case status == http.StatusServiceUnavailable:
-		typ, title = ProblemReducedCapacity, "Temporary Reduced Capacity"
+		typ, title = problemReducedCapacity, "Temporary Reduced Capacity"
 	}
 	dst = append(dst, `{"type":`...)
-	dst = AppendJSONString(dst, typ)
+	dst = appendJSONString(dst, typ)
 	dst = append(dst, `,"title":`...)
-	dst = AppendJSONString(dst, title)
+	dst = appendJSONString(dst, title)
 	dst = append(dst, `,"status":`...)
 	dst = strconv.AppendInt(dst, int64(status), 10)
 	dst = append(dst, `,"detail":`...)
-	dst = AppendJSONString(dst, Detail(b))
+	dst = appendJSONString(dst, Detail(b))
 	dst = append(dst, `,"rule":`...)
-	dst = AppendJSONString(dst, b.Rule)
+	dst = appendJSONString(dst, b.Rule)
 	if noQuota(b) {
 		dst = append(dst, `,"kind":`...)
-		dst = AppendJSONString(dst, string(b.Kind))
+		dst = appendJSONString(dst, string(b.Kind))
 		dst = append(dst, `,"retryAfter":`...)
-		dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
+		dst = strconv.AppendInt(dst, ceilSeconds(b.RetryAfter), 10)
 		return append(dst, '}')
 	}
 	dst = append(dst, `,"limit":`...)
@@ -157,15 +157,15 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 	dst = strconv.AppendFloat(dst, max(b.Window, 0).Seconds(), 'f', -1, 64)
 	if !b.Never {
 		dst = append(dst, `,"retryAfter":`...)
-		dst = strconv.AppendInt(dst, CeilSeconds(b.RetryAfter), 10)
+		dst = strconv.AppendInt(dst, ceilSeconds(b.RetryAfter), 10)
 	}
 	if b.Param != "" {
 		dst = append(dst, `,"param":`...)
-		dst = AppendJSONString(dst, b.Param)
+		dst = appendJSONString(dst, b.Param)
 	}
 	dst = append(dst, `,"violated-policies":[`...)
 	if len(b.Policies) == 0 { // a BlockedError made outside core
-		dst = AppendJSONString(dst, b.Rule)
+		dst = appendJSONString(dst, b.Rule)
 	}
 	sep := false
 	for i := range b.Policies {
@@ -173,7 +173,7 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 			if sep {
 				dst = append(dst, ',')
 			}
-			dst, sep = AppendJSONString(dst, p.Rule), true
+			dst, sep = appendJSONString(dst, p.Rule), true
 		}
 	}
 	return append(dst, "]}"...)
@@ -192,14 +192,14 @@ func AppendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 func Detail(b *core.BlockedError) string {
 	if b.Kind == core.KindSystem && !b.Never {
 		d := b.Resource + ` is overloaded: system rule "` + b.Rule + `" sheds requests`
-		if s := CeilSeconds(b.RetryAfter); s > 0 {
+		if s := ceilSeconds(b.RetryAfter); s > 0 {
 			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
 		}
 		return d
 	}
 	if b.Kind == core.KindBreaker {
 		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`
-		if s := CeilSeconds(b.RetryAfter); s > 0 {
+		if s := ceilSeconds(b.RetryAfter); s > 0 {
 			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
 		}
 		return d
@@ -225,16 +225,16 @@ func Detail(b *core.BlockedError) string {
 		return b.Resource + " allows " + limit + per + "; retry when one ends"
 	}
 	retry := ""
-	if s := CeilSeconds(b.RetryAfter); s > 0 {
+	if s := ceilSeconds(b.RetryAfter); s > 0 {
 		retry = "; retry in " + strconv.FormatInt(s, 10) + "s"
 	}
 	return b.Resource + " allows " + limit + per + retry
 }
 
-// AppendJSONString appends s as a JSON string. Quotes, backslashes and
+// appendJSONString appends s as a JSON string. Quotes, backslashes and
 // control characters are escaped, as are U+2028 and U+2029; invalid UTF-8
 // becomes U+FFFD, so the result is always valid JSON.
-func AppendJSONString(dst []byte, s string) []byte {
+func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {

@@ -22,7 +22,7 @@ import (
 // extractor cannot supply is refused: by the adapter's construction for
 // the rules in force, by SetRules and by a reload afterwards, which keep
 // the rules in force.
-func testUnknownParam(t *testing.T, f Factory) {
+func testUnknownParam(t *testing.T, f factory) {
 	perUser := core.Rule{Name: "per-user", Resource: "GET /items/{id}", Kind: core.KindHotspot, Param: "user", Limit: 2, Window: time.Second}
 	fromHeader := func(r *http.Request) []string { return r.Header.Values("X-User") }
 

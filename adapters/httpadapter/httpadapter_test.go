@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/adapters/internal/adaptertest"
+	"github.com/sluicekit/sluice/adapters/adaptertest"
 	"github.com/sluicekit/sluice/core"
 )
 
@@ -38,7 +38,7 @@ func TestCeilSeconds(t *testing.T) {
 		{time.Minute, 60},
 		{math.MaxInt64, 9223372037}, // no overflow
 	} {
-		assert.Equal(t, tt.want, CeilSeconds(tt.d), "%d", tt.d)
+		assert.Equal(t, tt.want, ceilSeconds(tt.d), "%d", tt.d)
 	}
 }
 
@@ -53,7 +53,7 @@ func TestAppendSFString(t *testing.T) {
 		{"a\r\nb\x00\x7f", `"a%0D%0Ab%00%7F"`},
 		{"; q=1, \"x\";r=2", `"; q=1, \"x\";r=2"`},
 	} {
-		assert.Equal(t, tt.want, string(AppendSFString(nil, tt.in)), "%q", tt.in)
+		assert.Equal(t, tt.want, string(appendSFString(nil, tt.in)), "%q", tt.in)
 	}
 }
 
@@ -64,7 +64,7 @@ func FuzzAppendSFString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		field := string(AppendSFString(nil, s))
+		field := string(appendSFString(nil, s))
 		items, err := adaptertest.ParseList(field)
 		require.NoError(t, err)
 		require.Len(t, items, 1)
@@ -81,7 +81,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := AppendJSONString(nil, s)
+		out := appendJSONString(nil, s)
 		require.True(t, json.Valid(out), "%s", out)
 		var got string
 		require.NoError(t, json.Unmarshal(out, &got))
@@ -118,7 +118,7 @@ func TestRateLimitFields(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := http.Header{}
-			SetRateLimitFields(h, tt.p)
+			setRateLimitFields(h, tt.p)
 			assert.Equal(t, []string{tt.policy}, h.Values("RateLimit-Policy"))
 			assert.Equal(t, []string{tt.limit}, h.Values("RateLimit"))
 			for _, v := range []string{tt.policy, tt.limit} {
@@ -200,7 +200,7 @@ func TestSetBlockedHeadersKinds(t *testing.T) {
 		h.Set("RateLimit-Policy", `"outer";q=1;w=1`)
 		h.Set("RateLimit", `"outer";r=0;t=1`)
 		h.Set("Retry-After", "9")
-		SetBlockedHeaders(h, &tt.b)
+		setBlockedHeaders(h, &tt.b)
 		assert.Equal(t, tt.retry, h.Get("Retry-After"), tt.b.Rule)
 		assert.Equal(t, tt.policy, h.Get("RateLimit-Policy"), tt.b.Rule)
 		assert.Equal(t, tt.limit, h.Get("RateLimit"), tt.b.Rule)
@@ -305,22 +305,22 @@ func TestCommon(t *testing.T) {
 	g, err := core.New()
 	require.NoError(t, err)
 	c.Init("pkg", g)
-	c.Finish("pkg")
+	require.NoError(t, c.FinishErr())
 	require.NotNil(t, c.Extractor)
 	require.NotNil(t, c.Classify)
 
 	assert.NoError(t, c.ExitError(200, nil))
 	assert.NoError(t, c.ExitError(404, nil))
-	assert.ErrorIs(t, c.ExitError(500, nil), ErrStatus)
+	assert.ErrorIs(t, c.ExitError(500, nil), errStatus)
 	handlerErr := errors.New("handler")
 	assert.Equal(t, handlerErr, c.ExitError(200, handlerErr), "the handler's error is given to Exit")
 
 	c.Classify = func(status int, err error) bool { return status == 404 }
-	assert.ErrorIs(t, c.ExitError(404, nil), ErrStatus)
+	assert.ErrorIs(t, c.ExitError(404, nil), errStatus)
 	assert.NoError(t, c.ExitError(500, handlerErr))
 }
 
-// TestQuotaHeadersCached: SetQuotaHeaders writes what SetRateLimitFields
+// TestQuotaHeadersCached: SetQuotaHeaders writes what setRateLimitFields
 // writes, for more rules than the hot list holds and for rules whose limit
 // or window changed, alone and together, from many goroutines.
 func TestQuotaHeadersCached(t *testing.T) {
@@ -335,7 +335,7 @@ func TestQuotaHeadersCached(t *testing.T) {
 	check := func(qs ...core.Quota) {
 		got, want := http.Header{}, http.Header{}
 		c.SetQuotaHeaders(got, &QuotaFields{Quotas: qs})
-		SetRateLimitFields(want, qs...)
+		setRateLimitFields(want, qs...)
 		require.Equal(t, want, got, "%v", qs)
 	}
 	done := make(chan struct{})

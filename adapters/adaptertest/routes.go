@@ -15,9 +15,9 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// LogBuffer returns a logger writing text records to a buffer, safe for
+// logBuffer returns a logger writing text records to a buffer, safe for
 // concurrent use, and a function returning what it holds.
-func LogBuffer() (*slog.Logger, func() string) {
+func logBuffer() (*slog.Logger, func() string) {
 	b := &lockedBuffer{}
 	return slog.New(slog.NewTextHandler(b, nil)), b.String
 }
@@ -39,10 +39,10 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// RouteCheckRules are the rules RouteCheck gives the Guard: one per route
+// routeCheckRules are the rules RouteCheck gives the Guard: one per route
 // of the application, and others that match none of its routes (typo,
 // post), or are not HTTP routes (grpc, custom).
-var RouteCheckRules = []core.Rule{
+var routeCheckRules = []core.Rule{
 	{Name: "items", Resource: "GET /items/{id}", Kind: core.KindFlow, Limit: 100},
 	{Name: "files", Resource: "/files/*", Kind: core.KindFlow, Limit: 100},
 	{Name: "typo", Resource: "GET /itmes/{id}", Kind: core.KindFlow, Limit: 100},
@@ -58,8 +58,8 @@ var RouteCheckRules = []core.Rule{
 // the Guard warns once about the rules that match no route (typo and post,
 // not grpc and custom), and again at every change of its rules.
 func RouteCheck(t *testing.T, start func(t *testing.T, g *core.Guard) string) {
-	log, logged := LogBuffer()
-	g, err := core.New(core.WithLogger(log), core.WithRules(RouteCheckRules...))
+	log, logged := logBuffer()
+	g, err := core.New(core.WithLogger(log), core.WithRules(routeCheckRules...))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	url := start(t, g)
@@ -85,7 +85,7 @@ func RouteCheck(t *testing.T, start func(t *testing.T, g *core.Guard) string) {
 	}
 
 	// A change of the rules is checked again: once.
-	rules := append(RouteCheckRules[:4:4], core.Rule{Name: "files-typo", Resource: "GET /file/*", Kind: core.KindFlow, Limit: 100})
+	rules := append(routeCheckRules[:4:4], core.Rule{Name: "files-typo", Resource: "GET /file/*", Kind: core.KindFlow, Limit: 100})
 	require.NoError(t, g.SetRules(rules))
 	get("/items/1")
 	require.Equal(t, 2, warnings(), logged())
