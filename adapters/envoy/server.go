@@ -447,4 +447,3 @@ func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry) core
 	}
 	return valueParam1(appendEntries(b, es))
 }
-
