@@ -53,7 +53,8 @@ type override struct {
 
 // New returns a Server that decides with g, which it gives the rules of c
 // (replacing g's own). It returns an error naming every problem of c, or of
-// an option.
+// an option. Make g with core.WithShadowQuotas for shadow_mode limits to
+// report their limit and remaining count, as the reference server does.
 func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")

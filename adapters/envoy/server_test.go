@@ -31,7 +31,7 @@ import (
 func serve(t *testing.T, cfg sluiceenvoy.Config, opts ...sluiceenvoy.Option) (rlsv3.RateLimitServiceClient, *sluiceenvoy.Server, *clock.Fake) {
 	t.Helper()
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc))
+	g, err := core.New(core.WithClock(fc), core.WithShadowQuotas())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	s, err := sluiceenvoy.New(g, cfg, opts...)

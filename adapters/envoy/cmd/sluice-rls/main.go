@@ -143,7 +143,7 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 	if err != nil {
 		return err
 	}
-	gopts := []core.Option{core.WithLogger(log)}
+	gopts := []core.Option{core.WithLogger(log), core.WithShadowQuotas()}
 	var defaults core.Rule
 	if s.redisAddr != "" {
 		client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(s.redisAddr, ","), ContextTimeoutEnabled: true})
