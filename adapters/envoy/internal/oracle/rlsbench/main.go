@@ -91,7 +91,9 @@ func run(dur time.Duration, conc, conns, keys int, rlsDir, only string) error {
 			}
 			return oracle.Reference(bin, filepath.Join(tmp, "ref"), rdb.Addr, map[string]string{"bench.yaml": config})
 		}},
-		{"exact", func() (*oracle.Process, error) { return sluice(sluiceBin, cfgDir, "-redis", rdb.Addr, "-mode", "exact") }},
+		{"exact", func() (*oracle.Process, error) {
+			return sluice(sluiceBin, cfgDir, "-redis", rdb.Addr, "-mode", "exact")
+		}},
 		{"approximate", func() (*oracle.Process, error) {
 			return sluice(sluiceBin, cfgDir, "-redis", rdb.Addr, "-mode", "approximate")
 		}},
