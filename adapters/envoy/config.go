@@ -1,6 +1,7 @@
 package sluiceenvoy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -133,19 +134,12 @@ func (p *parser) errf(n *yaml.Node, format string, args ...any) {
 
 func (p *parser) mapping(n *yaml.Node, where string, f func(k string, v *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
-		p.errf(n, "%s must be a mapping", cmp(where, "the file"))
+		p.errf(n, "%s must be a mapping", cmp.Or(where, "the file"))
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		f(n.Content[i].Value, n.Content[i+1])
 	}
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (p *parser) str(n *yaml.Node, where string) string {

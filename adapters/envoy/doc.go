@@ -134,8 +134,12 @@
 //     without counting and refunds.
 //   - Errors: an unknown domain is NotFound (see WithUnknownDomainOK); a bad
 //     request InvalidArgument, where the reference answers Unknown.
-//   - Metrics are sluice's (package prometheus: per rule, its passed,
-//     blocked and shadowed requests), not the reference's statsd names.
+//   - Statistics: Server.DescriptorStats counts each limit's hits under the
+//     reference's names (total_hits, over_limit, near_limit, within_limit,
+//     shadow_mode), which sluice-rls exports to Prometheus as the
+//     reference's default statsd mapping names them
+//     (ratelimit_service_rate_limit_total_hits{domain, key}), beside
+//     sluice's own metrics; there is no statsd output.
 //
 // # Guarantees and figures
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 
@@ -38,7 +39,14 @@ type leaf struct {
 	resource string // the rule's resource and name; "" when unlimited
 	hotspot  bool   // the rule is keyed by the descriptor's entries
 	limit    int64
-	unitLen  int64 // seconds
+	stats    *leafStats // nil when unlimited
+}
+
+// leafStats count the hits of a limit, as the reference server's statistics
+// of the same names do.
+type leafStats struct {
+	domain, key                             string
+	totalHits, overLimit, nearLimit, within atomic.Uint64
 }
 
 // domain is a compiled Domain.
@@ -48,27 +56,32 @@ type domain struct {
 
 // compile builds the trees of ds and the rules of their limits, each rule
 // made from defaults (see WithRuleDefaults).
-func compile(ds []Domain, defaults core.Rule) (map[string]*domain, []core.Rule, error) {
-	c := &compiler{names: map[string]bool{}, defaults: defaults}
+func compile(ds []Domain, defaults core.Rule, prev map[string]*leafStats) (map[string]*domain, []core.Rule, map[string]*leafStats, error) {
+	c := &compiler{names: map[string]bool{}, defaults: defaults, prev: prev, stats: map[string]*leafStats{}}
 	out := make(map[string]*domain, len(ds))
 	for _, d := range ds {
 		if _, dup := out[d.Name]; dup {
-			return nil, nil, fmt.Errorf("%s: domain %q twice", d.File, d.Name)
+			return nil, nil, nil, fmt.Errorf("%s: domain %q twice", d.File, d.Name)
 		}
 		dom := &domain{}
-		c.nodes(&dom.root, d, d.Name, d.Descriptors, false)
+		c.domain = d.Name
+		c.nodes(&dom.root, d.Name, d.Descriptors, false)
 		out[d.Name] = dom
 	}
-	return out, c.rules, nil
+	return out, c.rules, c.stats, nil
 }
 
 type compiler struct {
 	names    map[string]bool
 	rules    []core.Rule
 	defaults core.Rule
+	domain   string
+	// prev are the statistics of the config in force, by rule name, which
+	// the limits this one keeps take over; stats are this one's.
+	prev, stats map[string]*leafStats
 }
 
-func (c *compiler) nodes(n *node, d Domain, path string, ds []Descriptor, varies bool) {
+func (c *compiler) nodes(n *node, path string, ds []Descriptor, varies bool) {
 	n.children = make(map[string]*node, len(ds))
 	for _, dd := range ds {
 		fk := finalKey(dd.Key, dd.Value)
@@ -83,7 +96,7 @@ func (c *compiler) nodes(n *node, d Domain, path string, ds []Descriptor, varies
 		if dd.RateLimit != nil {
 			child.leaf = c.leaf(p, *dd.RateLimit, dd.ShadowMode, v)
 		}
-		c.nodes(child, d, p, dd.Descriptors, v)
+		c.nodes(child, p, dd.Descriptors, v)
 	}
 }
 
@@ -95,7 +108,11 @@ func (c *compiler) leaf(path string, rl RateLimit, shadow, varies bool) *leaf {
 	l.resource = c.uniqueName(path)
 	l.hotspot = varies
 	l.limit = int64(rl.RequestsPerUnit)
-	l.unitLen = int64(rl.Unit.Duration().Seconds())
+	l.stats = c.prev[l.resource]
+	if l.stats == nil {
+		l.stats = &leafStats{domain: c.domain, key: strings.TrimPrefix(path, c.domain+".")}
+	}
+	c.stats[l.resource] = l.stats
 	r := c.defaults
 	r.Name, r.Resource, r.Limit, r.Window, r.Shadow = l.resource, l.resource, l.limit, rl.Unit.Duration(), shadow
 	if rl.Algorithm != "" {

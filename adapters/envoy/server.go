@@ -43,6 +43,7 @@ type state struct {
 	rules        []core.Rule // of the Config, compiled domains' first
 	overrides    map[override]string
 	overRules    []core.Rule
+	stats        map[string]*leafStats // by rule name
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -88,11 +89,18 @@ func (s *Server) Guard() *core.Guard { return s.g }
 // force. The counts of limits that c keeps (same domain, same descriptor
 // path, same kind) carry over, as core.Guard.SetRules keeps them.
 func (s *Server) SetConfig(c Config) error {
-	doms, rules, err := compile(c.Domains, s.o.defaults)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.st.Load()
+	var prev map[string]*leafStats
+	if old != nil {
+		prev = old.stats
+	}
+	doms, rules, stats, err := compile(c.Domains, s.o.defaults, prev)
 	if err != nil {
 		return err
 	}
-	st := &state{domains: doms, ruleDomains: map[string]bool{}}
+	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats}
 	for _, r := range c.Rules {
 		res := r.Resource
 		star := strings.IndexByte(res, '*')
@@ -107,9 +115,7 @@ func (s *Server) SetConfig(c Config) error {
 		}
 	}
 	st.rules = append(rules, c.Rules...)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.st.Load(); old != nil {
+	if old != nil {
 		st.overrides, st.overRules = old.overrides, old.overRules
 	}
 	if err := s.g.SetRules(append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)); err != nil {
@@ -279,7 +285,19 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			if ds.CurrentLimit == nil {
 				ds.CurrentLimit = limitOf(q)
 			}
+			if c.leaf != nil {
+				ls := c.leaf.stats
+				ls.totalHits.Add(uint64(c.cost))
+				ls.within.Add(uint64(c.cost))
+				if float64(q.Limit-q.Remaining) > nearLimitRatio*float64(q.Limit) {
+					ls.nearLimit.Add(uint64(c.cost))
+				}
+			}
 		case errors.As(err, &b):
+			if c.leaf != nil {
+				c.leaf.stats.totalHits.Add(uint64(c.cost))
+				c.leaf.stats.overLimit.Add(uint64(c.cost))
+			}
 			blocked = append(blocked, b)
 			ds.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT

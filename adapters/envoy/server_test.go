@@ -113,7 +113,7 @@ descriptors:
 `
 
 func TestLimitsAndRemaining(t *testing.T) {
-	c, _, fc := serve(t, domain(t, edge))
+	c, s, fc := serve(t, domain(t, edge))
 	for i, want := range []uint32{2, 1, 0} {
 		r := ask(t, c, "edge", desc("remote_address", "10.0.0.1"))
 		require.Equal(t, rlsv3.RateLimitResponse_OK, r.OverallCode, "request %d", i)
@@ -140,6 +140,11 @@ func TestLimitsAndRemaining(t *testing.T) {
 	r = ask(t, c, "edge", desc("remote_address", "10.0.0.2"))
 	assert.Equal(t, rlsv3.RateLimitResponse_OK, r.OverallCode)
 	assert.Equal(t, uint32(2), r.Statuses[0].LimitRemaining)
+
+	st := s.DescriptorStats()
+	require.NotEmpty(t, st)
+	assert.Equal(t, sluiceenvoy.DescriptorStats{Domain: "edge", Key: "remote_address", Rule: "edge.remote_address",
+		TotalHits: 5, OverLimit: 1, NearLimit: 1, WithinLimit: 4}, st[3])
 
 	// A minute later the first address passes again.
 	fc.Advance(time.Minute)
@@ -260,6 +265,7 @@ descriptors:
 		shadowed += r.Shadowed
 	}
 	assert.Equal(t, int64(2), shadowed, "shadow mode counts what it would have rejected")
+	assert.Equal(t, uint64(2), s.DescriptorStats()[0].ShadowMode)
 }
 
 // TestConcurrencyBound: N goroutines asking at once for one descriptor get

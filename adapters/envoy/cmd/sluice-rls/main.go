@@ -30,6 +30,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -201,7 +203,7 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 			}
 			_, _ = io.WriteString(w, "ok\n")
 		})
-		metrics, err := sluiceprom.Handler(g)
+		metrics, err := metricsHandler(g, srv)
 		if err != nil {
 			gs.Stop()
 			return err
@@ -251,4 +253,49 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 		serr = nil
 	}
 	return serr
+}
+
+// metricsHandler serves the Prometheus metrics of g (package prometheus) and
+// those of srv's limits under the names the reference server's statistics
+// take through its default statsd mapping:
+// ratelimit_service_rate_limit_{total_hits,over_limit,near_limit,within_limit,shadow_mode},
+// with the labels domain and key (the limit's path in its domain).
+func metricsHandler(g *core.Guard, srv *sluiceenvoy.Server) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	c, err := sluiceprom.NewCollector(g)
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(refCollector{srv}); err != nil {
+		return nil, err
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
+}
+
+var refDescs = func() (d [5]*prometheus.Desc) {
+	for i, n := range [5]string{"total_hits", "over_limit", "near_limit", "within_limit", "shadow_mode"} {
+		d[i] = prometheus.NewDesc("ratelimit_service_rate_limit_"+n,
+			"Hits of the limit ("+strings.ReplaceAll(n, "_", " ")+"), as envoyproxy/ratelimit names them.", []string{"domain", "key"}, nil)
+	}
+	return d
+}()
+
+// refCollector collects the statistics of a Server's limits.
+type refCollector struct{ s *sluiceenvoy.Server }
+
+func (refCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range refDescs {
+		ch <- d
+	}
+}
+
+func (c refCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.s.DescriptorStats() {
+		for i, v := range [5]uint64{st.TotalHits, st.OverLimit, st.NearLimit, st.WithinLimit, st.ShadowMode} {
+			ch <- prometheus.MustNewConstMetric(refDescs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
+		}
+	}
 }

@@ -103,7 +103,7 @@ func TestServeHealthMetricsStop(t *testing.T) {
 	r, err := c.ShouldRateLimit(ctx, req("remote_address", "1.2.3.4"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(4), r.Statuses[0].LimitRemaining)
-	for path, want := range map[string]string{"/healthz": "ok", "/metrics": "edge.remote_address", "/dashboard/": "<html"} {
+	for path, want := range map[string]string{"/healthz": "ok", "/metrics": `ratelimit_service_rate_limit_total_hits{domain="edge",key="remote_address"} 1`, "/dashboard/": "<html"} {
 		resp, err := http.Get("http://" + httpAddr + path)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
