@@ -283,29 +283,9 @@ func finalKey(key, value string) string {
 // files of one domain are a problem, as in the reference server (whose
 // MERGE_DOMAIN_CONFIG sluice does not implement).
 func LoadFiles(paths ...string) (Config, error) {
-	var files []string
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return Config{}, err
-		}
-		if !fi.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return Config{}, err
-		}
-		for _, e := range ents {
-			ext := filepath.Ext(e.Name())
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") && !strings.HasPrefix(e.Name(), ".") {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
-		}
-	}
-	if len(files) == 0 {
-		return Config{}, fmt.Errorf("no config file in %s", strings.Join(paths, ", "))
+	files, err := configFiles(paths)
+	if err != nil {
+		return Config{}, err
 	}
 	var c Config
 	var errs []error
@@ -338,6 +318,35 @@ func LoadFiles(paths ...string) (Config, error) {
 		c.Domains = append(c.Domains, d)
 	}
 	return c, errors.Join(errs...)
+}
+
+// configFiles returns the config files of paths, as LoadFiles reads them.
+func configFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			ext := filepath.Ext(e.Name())
+			if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no config file in %s", strings.Join(paths, ", "))
+	}
+	return files, nil
 }
 
 // isDomainFile reports whether data is a YAML mapping with the key domain.

@@ -90,7 +90,7 @@ func TestReloadWhileServing(t *testing.T) {
 	write(t, file, v1)
 	cfg, err := sluiceenvoy.LoadFiles(dir)
 	require.NoError(t, err)
-	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)))
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	defer g.Close()
 	s, err := sluiceenvoy.New(g, cfg)

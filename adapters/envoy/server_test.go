@@ -3,6 +3,7 @@ package sluiceenvoy_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ import (
 func serve(t *testing.T, cfg sluiceenvoy.Config, opts ...sluiceenvoy.Option) (rlsv3.RateLimitServiceClient, *sluiceenvoy.Server, *clock.Fake) {
 	t.Helper()
 	fc := clock.NewFake(time.Hour)
-	g, err := core.New(core.WithClock(fc), core.WithShadowQuotas())
+	g, err := core.New(core.WithClock(fc), core.WithShadowQuotas(), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	s, err := sluiceenvoy.New(g, cfg, opts...)

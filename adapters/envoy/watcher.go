@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 )
@@ -122,32 +121,18 @@ func (w *Watcher) run(interval time.Duration, applied [32]byte) {
 
 // fingerprint hashes the names and contents of the config files.
 func (w *Watcher) fingerprint() ([32]byte, error) {
+	files, err := configFiles(w.paths)
+	if err != nil {
+		return [32]byte{}, err
+	}
 	h := sha256.New()
-	for _, p := range w.paths {
-		files := []string{p}
-		if fi, err := os.Stat(p); err != nil {
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
 			return [32]byte{}, err
-		} else if fi.IsDir() {
-			ents, err := os.ReadDir(p)
-			if err != nil {
-				return [32]byte{}, err
-			}
-			files = files[:0]
-			for _, e := range ents {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
 		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				if fi, serr := os.Stat(f); serr == nil && fi.IsDir() {
-					continue
-				}
-				return [32]byte{}, err
-			}
-			fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
-			h.Write(data)
-		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+		h.Write(data)
 	}
 	var out [32]byte
 	h.Sum(out[:0])

@@ -166,7 +166,9 @@ func TestRedisExactSharedByInstances(t *testing.T) {
 	dir := configDir(t)
 	conns := make([]*grpc.ClientConn, 2)
 	for i := range conns {
-		conns[i], _, _ = instance(t, "-config", dir, "-redis", addr, "-http", "")
+		// A slow Redis must not fall back to local limits here (a loaded
+		// machine under -race): a long timeout, and closed on failure.
+		conns[i], _, _ = instance(t, "-config", dir, "-redis", addr, "-http", "", "-redis-timeout", "30s", "-on-failure", "closed")
 	}
 	const callers = 40
 	var wg sync.WaitGroup
@@ -191,4 +193,39 @@ func TestRedisExactSharedByInstances(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 30, ok)
 	assert.Equal(t, callers-30, over)
+}
+
+// TestRedisDown: with Redis unreachable, each failure policy decides: closed
+// rejects, open admits, local applies the limit in this process.
+func TestRedisDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := l.Addr().String()
+	l.Close()
+	dir := configDir(t)
+	for policy, want := range map[string][]rlsv3.RateLimitResponse_Code{
+		"closed": {rlsv3.RateLimitResponse_OVER_LIMIT, rlsv3.RateLimitResponse_OVER_LIMIT},
+		"open":   {rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK},
+		"local":  {rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK},
+	} {
+		conn, _, _ := instance(t, "-config", dir, "-redis", dead, "-on-failure", policy, "-http", "")
+		c := rlsv3.NewRateLimitServiceClient(conn)
+		for i, w := range want {
+			r, err := c.ShouldRateLimit(context.Background(), req("generic_key", "shared"))
+			require.NoError(t, err, policy)
+			assert.Equal(t, w, r.OverallCode, "%s: request %d", policy, i)
+		}
+	}
+	// local: the limit holds in the process (30 an hour).
+	conn, _, _ := instance(t, "-config", dir, "-redis", dead, "-on-failure", "local", "-http", "")
+	c := rlsv3.NewRateLimitServiceClient(conn)
+	ok := 0
+	for range 35 {
+		r, err := c.ShouldRateLimit(context.Background(), req("generic_key", "shared"))
+		require.NoError(t, err)
+		if r.OverallCode == rlsv3.RateLimitResponse_OK {
+			ok++
+		}
+	}
+	assert.Equal(t, 30, ok)
 }
