@@ -27,7 +27,7 @@ import (
 // quick.
 func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "ratelimit")
-	cmd := exec.Command("go", "build", "-tags", "tools", "-o", bin, "github.com/envoyproxy/ratelimit/src/service_cmd")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/envoyproxy/ratelimit/src/service_cmd")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building envoyproxy/ratelimit: %v\n%s", err, out)
 	}
