@@ -6,7 +6,7 @@ require (
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0
 	github.com/envoyproxy/ratelimit v1.4.1-0.20260122083618-3fb702589d36
 	github.com/sluicekit/sluice v0.1.0
-	github.com/sluicekit/sluice/adapters/envoy v0.0.0-00010101000000-000000000000
+	github.com/sluicekit/sluice/adapters/envoy v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
