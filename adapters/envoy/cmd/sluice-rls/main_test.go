@@ -229,3 +229,20 @@ func TestRedisDown(t *testing.T) {
 	}
 	assert.Equal(t, 30, ok)
 }
+
+// TestRedisApproximate: in approximate mode one instance, asked one call at
+// a time, admits the limit: decisions are local, counts pushed to Redis.
+func TestRedisApproximate(t *testing.T) {
+	addr := redisServer(t)
+	conn, _, _ := instance(t, "-config", configDir(t), "-redis", addr, "-mode", "approximate", "-http", "", "-redis-timeout", "30s", "-on-failure", "closed")
+	c := rlsv3.NewRateLimitServiceClient(conn)
+	ok := 0
+	for range 35 {
+		r, err := c.ShouldRateLimit(context.Background(), req("generic_key", "shared"))
+		require.NoError(t, err)
+		if r.OverallCode == rlsv3.RateLimitResponse_OK {
+			ok++
+		}
+	}
+	assert.Equal(t, 30, ok)
+}
