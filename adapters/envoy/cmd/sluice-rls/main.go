@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -184,7 +185,11 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 	if err != nil {
 		return err
 	}
-	gs := grpc.NewServer()
+	// Calls run on a pool of goroutines that keep their stacks: a call on
+	// a fresh goroutine grows its stack (a decision with a store is deep),
+	// 11-15% of the server's CPU in exact mode by pprof. A call finding
+	// every worker busy gets a goroutine of its own, as without a pool.
+	gs := grpc.NewServer(grpc.NumStreamWorkers(uint32(32 * runtime.GOMAXPROCS(0))))
 	srv.Register(gs)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
