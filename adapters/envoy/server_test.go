@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -316,4 +317,35 @@ rules:
 	assert.Nil(t, ask(t, c, "api", desc("ip", "x")).Statuses[0].CurrentLimit)
 	_, err = c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "web", Descriptors: []*ratelimitv3.RateLimitDescriptor{desc("a", "b")}})
 	assert.Equal(t, codes.NotFound, status.Code(err))
+}
+
+// TestFloodKeepsLimitedAddress: a flood of new addresses, many more than
+// the hotspot table holds, does not reset an address that is limited.
+func TestFloodKeepsLimitedAddress(t *testing.T) {
+	c, s, _ := serve(t, domain(t, "domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: hour, requests_per_unit: 2}\n"),
+		sluiceenvoy.WithRuleDefaults(core.Rule{MaxKeys: 100}))
+	ask(t, c, "d", desc("remote_address", "victim"))
+	ask(t, c, "d", desc("remote_address", "victim"))
+	require.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "d", desc("remote_address", "victim")).OverallCode)
+	ctx := context.Background()
+	for i := range 20000 { // in process: the flood is the table's, not the network's
+		_, err := s.ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*ratelimitv3.RateLimitDescriptor{desc("remote_address", strconv.Itoa(i))}})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "d", desc("remote_address", "victim")).OverallCode)
+}
+
+func TestMaxOverrides(t *testing.T) {
+	c, _, _ := serve(t, domain(t, edge), sluiceenvoy.WithMaxOverrides(2))
+	for i, want := range []codes.Code{codes.OK, codes.OK, codes.OK, codes.ResourceExhausted} {
+		d := desc("generic_key", "free")
+		d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: uint32(10 + min(i, 2)), Unit: typev3.RateLimitUnit_MINUTE}
+		if i == 2 {
+			d.Limit.RequestsPerUnit = 10 // a limit already asked for
+		}
+		_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{d}})
+		assert.Equal(t, want, status.Code(err), "override %d", i)
+	}
+	_, err := sluiceenvoy.New(nil, sluiceenvoy.Config{})
+	assert.ErrorContains(t, err, "nil *core.Guard")
 }
