@@ -189,4 +189,22 @@ func TestSameAnswersAsReference(t *testing.T) {
 			assert.Equal(t, w.CurrentLimit.GetName(), g.CurrentLimit.GetName(), "%s: status %d name", st.name, i)
 		}
 	}
+
+	// The documented difference: a rejected hit is not counted. Of 3, a
+	// cost of 2 passes, a second cost of 2 is rejected by both; the
+	// reference counted it, so a cost of 1 is rejected there, and passes
+	// here, taking the last of the quota.
+	codes := func(c rlsv3.RateLimitServiceClient) []rlsv3.RateLimitResponse_Code {
+		var out []rlsv3.RateLimitResponse_Code
+		for _, hits := range []uint32{2, 2, 1, 1} {
+			r, err := c.ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{Domain: "oracle", HitsAddend: hits,
+				Descriptors: []*ratelimitv3.RateLimitDescriptor{d("remote_address", "10.9.9.9")}})
+			require.NoError(t, err)
+			out = append(out, r.OverallCode)
+		}
+		return out
+	}
+	ok, over := rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT
+	assert.Equal(t, []rlsv3.RateLimitResponse_Code{ok, over, over, over}, codes(rf))
+	assert.Equal(t, []rlsv3.RateLimitResponse_Code{ok, over, ok, over}, codes(sl))
 }
