@@ -65,6 +65,9 @@ type Descriptor struct {
 	RateLimit   *RateLimit
 	Descriptors []Descriptor
 	ShadowMode  bool
+	// ShareThreshold, on a descriptor with a '*', makes every value it
+	// matches share one count (the reference's share_threshold).
+	ShareThreshold bool
 	// Line is the line of the descriptor in its file, 0 when unknown.
 	Line int
 }
@@ -182,10 +185,14 @@ func (p *parser) descriptors(n *yaml.Node, where string) []Descriptor {
 				d.Descriptors = p.descriptors(v, at+".descriptors")
 			case "shadow_mode":
 				d.ShadowMode = p.boolean(v, at+".shadow_mode")
-			case "quota_mode", "detailed_metric", "value_to_metric", "share_threshold", "metadata":
+			case "share_threshold":
+				d.ShareThreshold = p.boolean(v, at+".share_threshold")
+			case "detailed_metric", "value_to_metric":
+				p.boolean(v, at+"."+k) // they name the reference's statistics only
+			case "quota_mode", "metadata":
 				p.errf(v, "%s.%s is a key of the reference server that sluice does not implement", at, k)
 			default:
-				p.errf(v, "%s: unknown key %q (want key, value, rate_limit, descriptors or shadow_mode)", at, k)
+				p.errf(v, "%s: unknown key %q (want key, value, rate_limit, descriptors, shadow_mode, share_threshold, detailed_metric or value_to_metric)", at, k)
 			}
 		})
 		if d.Key == "" {
@@ -197,6 +204,9 @@ func (p *parser) descriptors(n *yaml.Node, where string) []Descriptor {
 			p.errf(c, "%s: duplicate descriptor %q", at, fk)
 		}
 		seen[fk] = true
+		if d.ShareThreshold && !strings.Contains(fk, "*") {
+			p.errf(c, "%s: share_threshold needs a '*' in key or value, got %q", at, fk)
+		}
 		if d.RateLimit != nil && d.RateLimit.Name != "" && slices.Contains(d.RateLimit.Replaces, d.RateLimit.Name) {
 			p.errf(c, "%s.rate_limit.replaces must not name the limit itself (%q)", at, d.RateLimit.Name)
 		}

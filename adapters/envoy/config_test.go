@@ -29,6 +29,8 @@ func TestParseDomainErrors(t *testing.T) {
 		{"domain: d\ndescriptors:\n  - key: k\n    ratelimit: {}", `unknown key "ratelimit"`},
 		{"domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, name: a, replaces: [{name: a}]}", "must not name the limit itself"},
 		{"domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, replaces: [{name: \"\"}]}", "replaces[0].name must not be empty"},
+		{"domain: d\ndescriptors:\n  - key: k\n    value: v\n    share_threshold: true", `share_threshold needs a '*' in key or value, got "k_v"`},
+		{"domain: d\ndescriptors:\n  - key: k\n    quota_mode: true", "quota_mode is a key of the reference server that sluice does not implement"},
 	} {
 		_, err := sluiceenvoy.ParseDomain("test.yaml", []byte(tc.yaml))
 		require.Error(t, err, tc.yaml)

@@ -56,9 +56,12 @@
 //
 //	rate_limit: {unit: minute, requests_per_unit: 100, sluice: {algorithm: sliding-log}}
 //
-// The keys quota_mode, detailed_metric, value_to_metric, share_threshold and
-// metadata are refused, as are two files of one domain (the reference's
-// MERGE_DOMAIN_CONFIG is not implemented).
+// share_threshold, on a descriptor with a '*', makes every value it matches
+// share one count, as in the reference. detailed_metric and value_to_metric
+// are accepted and change nothing: they only name the reference's
+// statistics (see DescriptorStats). quota_mode and metadata are refused, as
+// are two files of one domain (the reference's MERGE_DOMAIN_CONFIG is not
+// implemented).
 //
 // # sluice rules files
 //
@@ -118,8 +121,10 @@
 //
 // The oracle test (internal/oracle, TestSameAnswersAsReference) sends the
 // same requests to the reference server, built from its module, and to this
-// one, with one config: codes, limits and remaining counts agree, shadow mode
-// included (with core.WithShadowQuotas). The deliberate differences:
+// one, with one config: codes, limits and remaining counts agree, for nested
+// descriptors, wildcards, share_threshold, replaces, unlimited, whitelisted
+// and blocked (0) descriptors, hits_addend and shadow mode (with
+// core.WithShadowQuotas). The deliberate differences:
 //
 //   - Windows slide or refill: no window boundary lets twice the limit
 //     through, and duration_until_reset is not the time to the end of a

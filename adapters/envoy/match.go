@@ -25,6 +25,9 @@ type node struct {
 	// it, in the order of the file (the first that matches wins).
 	wildcards []wildcard
 	leaf      *leaf
+	// share is the value pattern of a share_threshold descriptor: the
+	// value its entry counts under, whatever the request's.
+	share string
 }
 
 type wildcard struct {
@@ -88,6 +91,9 @@ func (c *compiler) nodes(n *node, path string, ds []Descriptor, varies bool) {
 		child := &node{}
 		n.children[fk] = child
 		wild := strings.Contains(fk, "*")
+		if dd.ShareThreshold {
+			child.share = strings.TrimPrefix(fk, dd.Key+"_")
+		}
 		if wild {
 			n.wildcards = append(n.wildcards, wildcard{key: fk, parts: strings.Split(fk, "*")})
 		}
@@ -154,19 +160,24 @@ func (c *compiler) uniqueName(path string) string {
 // server finds it (config_impl.go, GetLimit): at each level the child whose
 // final key is key_value, else the first wildcard child matching key_value,
 // else the child whose final key is key; the limit applies only when it is
-// at the level of the descriptor's last entry. nil when none.
-func (d *domain) match(es []*ratelimitv3.RateLimitDescriptor_Entry) *leaf {
+// at the level of the descriptor's last entry. nil when none. shares is nil,
+// or, for a descriptor that a share_threshold wildcard matched, the value
+// each entry counts under ("" for its own).
+func (d *domain) match(es []*ratelimitv3.RateLimitDescriptor_Entry) (l *leaf, shares []string) {
 	n := &d.root
 	for i, e := range es {
-		fk := finalKey(e.Key, e.Value)
-		if e.Value == "" {
-			fk = e.Key + "_" // as the reference writes it
-		}
+		fk := e.Key + "_" + e.Value // as the reference writes it, "_" with no value
 		next := n.children[fk]
 		if next == nil {
 			for _, w := range n.wildcards {
 				if wildcardMatch(w.parts, fk) {
 					next = n.children[w.key]
+					if next.share != "" {
+						if shares == nil {
+							shares = make([]string, len(es))
+						}
+						shares[i] = next.share
+					}
 					break
 				}
 			}
@@ -175,17 +186,17 @@ func (d *domain) match(es []*ratelimitv3.RateLimitDescriptor_Entry) *leaf {
 			next = n.children[e.Key]
 		}
 		if next == nil {
-			return nil
+			return nil, nil
 		}
 		if i == len(es)-1 {
-			return next.leaf
+			return next.leaf, shares
 		}
 		if len(next.children) == 0 {
-			return nil
+			return nil, nil
 		}
 		n = next
 	}
-	return nil
+	return nil, nil
 }
 
 // wildcardMatch reports whether s matches the pattern split on '*' into
@@ -212,13 +223,18 @@ func wildcardMatch(parts []string, s string) bool {
 // appendEntries appends the entries of a descriptor as key=value pairs
 // joined by ',', with '%', '=', ',' and bytes outside printable ASCII
 // written %XX: the value of descriptorParam, one per distinct descriptor.
-func appendEntries(dst []byte, es []*ratelimitv3.RateLimitDescriptor_Entry) []byte {
+// An entry's value is shares[i] instead when shares has one.
+func appendEntries(dst []byte, es []*ratelimitv3.RateLimitDescriptor_Entry, shares []string) []byte {
 	for i, e := range es {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = appendEscaped(dst, e.Key)
 		dst = append(dst, '=')
+		if shares != nil && shares[i] != "" {
+			dst = appendEscaped(dst, shares[i])
+			continue
+		}
 		dst = appendEscaped(dst, e.Value)
 	}
 	return dst

@@ -224,9 +224,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				return nil, err
 			}
 			c.limit = lim
-			c.params = valueParam(req.Domain, d.Entries)
+			c.params = valueParam(req.Domain, d.Entries, nil)
 		case dom != nil:
-			l := dom.match(d.Entries)
+			l, shares := dom.match(d.Entries)
 			if l == nil {
 				continue
 			}
@@ -243,7 +243,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			c.resource = l.resource
 			c.limit = &rlsv3.RateLimitResponse_RateLimit{Name: l.rl.Name, RequestsPerUnit: l.rl.RequestsPerUnit, Unit: unitEnum[l.rl.Unit]}
 			if l.hotspot {
-				c.params = valueParam("", d.Entries)
+				c.params = valueParam("", d.Entries, shares)
 			}
 		default:
 			c.resource = rulesResource(req.Domain, d.Entries)
@@ -458,11 +458,11 @@ func (v valueParam1) Param(name string, i int) (string, bool) {
 
 // valueParam returns the params of a descriptor limited by the entries'
 // values (see appendEntries), after prefix and ':' when prefix is not empty.
-func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry) core.Params {
+func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry, shares []string) core.Params {
 	var b []byte
 	if prefix != "" {
 		b = appendEscaped(b, prefix)
 		b = append(b, ':')
 	}
-	return valueParam1(appendEntries(b, es))
+	return valueParam1(appendEntries(b, es, shares))
 }

@@ -53,6 +53,15 @@ descriptors:
     rate_limit: {unit: hour, requests_per_unit: 1}
   - key: a_b
     rate_limit: {unit: hour, requests_per_unit: 1}
+  - key: files
+    value: doc*
+    share_threshold: true
+    detailed_metric: true
+    rate_limit: {unit: hour, requests_per_unit: 2}
+  - key: files
+    value: img*
+    value_to_metric: true
+    rate_limit: {unit: hour, requests_per_unit: 1}
 `
 
 type step struct {
@@ -111,6 +120,9 @@ func steps() []step {
 	add("mixed", 0, d("generic_key", "free"), d("remote_address", "10.0.0.1"), d("generic_key", "vip"))
 	for i := range 3 {
 		add(fmt.Sprint("shadow ", i), 0, d("shadow", "s"))
+	}
+	for _, f := range []string{"doc1", "doc2", "doc3", "img1", "img1", "img2"} {
+		add("share_threshold "+f, 0, d("files", f))
 	}
 	add("final key quirk a_b", 0, d("a", "b"))
 	add("final key quirk a_b again", 0, d("a_b", "z"))
