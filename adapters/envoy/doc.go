@@ -22,7 +22,7 @@
 // key, optional value, rate_limit (unit second, minute, hour, day, week,
 // month (30 days) or year (365 days); requests_per_unit; unlimited; name;
 // replaces), descriptors and shadow_mode. Matching follows the reference
-// server's code (src/config/config_impl.go at commit 3fb7025), which differs
+// server's code (src/config/config_impl.go at 3fb7025, the version the oracle test builds), which differs
 // from its README in places:
 //
 //   - A descriptor's entries are matched level by level: at each, the child
@@ -33,8 +33,9 @@
 //   - A limit applies only when it is at the depth of the request's last
 //     entry: a descriptor with fewer or more entries than the path to a limit
 //     is not limited by it.
-//   - Nodes are named key_value, so the key "a_b" with no value and the key
-//     "a" with the value "b_..." can meet, as in the reference server.
+//   - Nodes are named key_value, so a request entry with the key "a" and the
+//     value "b" matches the descriptor with the key "a_b" and no value, as in
+//     the reference server.
 //   - A descriptor that matches a node without rate_limit is not limited
 //     (whitelisted); requests_per_unit 0 rejects every request.
 //   - replaces: a limit whose name another matched limit of the same request
