@@ -8,7 +8,6 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -182,5 +181,3 @@ func sfString(s string) string {
 	}
 	return string(append(b, '"'))
 }
-
-func wrapU32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }

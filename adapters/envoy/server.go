@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -118,11 +119,16 @@ func (s *Server) SetConfig(c Config) error {
 	if old != nil {
 		st.overrides, st.overRules = old.overrides, old.overRules
 	}
-	if err := s.g.SetRules(append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)); err != nil {
+	if err := s.g.SetRules(st.all()); err != nil {
 		return err
 	}
 	s.st.Store(st)
 	return nil
+}
+
+// all returns the rules of st: the config's and the overrides'.
+func (st *state) all() []core.Rule {
+	return append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)
 }
 
 // known reports whether domain has a config.
@@ -166,7 +172,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 	}
 	next.overrides[o] = name
 	next.overRules = append(st.overRules[:len(st.overRules):len(st.overRules)], r)
-	if err := s.g.SetRules(append(st.rules[:len(st.rules):len(st.rules)], next.overRules...)); err != nil {
+	if err := s.g.SetRules(next.all()); err != nil {
 		return "", status.Errorf(codes.Internal, "descriptor limit override: %v", err)
 	}
 	s.st.Store(&next)
@@ -396,7 +402,7 @@ func limitOf(q core.Quota) *rlsv3.RateLimitResponse_RateLimit {
 		return nil
 	}
 	l := &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: rlsv3.RateLimitResponse_RateLimit_SECOND}
-	l.UnitMultiplier = wrapU32(uint32(q.Window / time.Second))
+	l.UnitMultiplier = wrapperspb.UInt32(uint32(q.Window / time.Second))
 	return l
 }
 
@@ -446,10 +452,11 @@ func (p entryParams) Param(name string, i int) (string, bool) {
 	return "", false
 }
 
-// valueParam1 is the value of descriptorParam.
-type valueParam1 string
+// descriptorValue is the Params of a descriptor limited by its entries: the
+// value of descriptorParam.
+type descriptorValue string
 
-func (v valueParam1) Param(name string, i int) (string, bool) {
+func (v descriptorValue) Param(name string, i int) (string, bool) {
 	if name != descriptorParam || i != 0 {
 		return "", false
 	}
@@ -464,5 +471,5 @@ func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry, shar
 		b = appendEscaped(b, prefix)
 		b = append(b, ':')
 	}
-	return valueParam1(appendEntries(b, es, shares))
+	return descriptorValue(appendEntries(b, es, shares))
 }
