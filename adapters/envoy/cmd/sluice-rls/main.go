@@ -95,7 +95,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	str(&s.listen, "listen", "SLUICE_RLS_LISTEN", ":8081", "gRPC address of the rate limit service and its health checking")
 	str(&s.httpAddr, "http", "SLUICE_RLS_HTTP", ":8080", "HTTP address of /healthz, /metrics and /dashboard/; empty: none")
 	str(&s.config, "config", "SLUICE_RLS_CONFIG", "", "config files and directories, comma-separated: envoyproxy/ratelimit YAML files and sluice rules files")
-	str(&s.redisAddr, "redis", "SLUICE_RLS_REDIS", "", "Redis address (host:port, or several comma-separated for a Cluster); empty: counts in memory")
+	str(&s.redisAddr, "redis", "SLUICE_RLS_REDIS", "", "Redis: host:port, several comma-separated for a Cluster, or a URL (redis://user:password@host:port/db, rediss:// for TLS); empty: counts in memory")
 	str(&s.mode, "mode", "SLUICE_RLS_MODE", "exact", "with -redis: exact (a round trip per decision) or approximate (local decisions, synchronized)")
 	str(&s.onFailure, "on-failure", "SLUICE_RLS_ON_FAILURE", "local", "with -redis, while Redis fails: local, open or closed")
 	dur(&s.poll, "poll", "SLUICE_RLS_POLL", time.Second, "how often the config files are checked for changes")
@@ -149,7 +149,11 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 	gopts := []core.Option{core.WithLogger(log), core.WithShadowQuotas()}
 	var defaults core.Rule
 	if s.redisAddr != "" {
-		client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(s.redisAddr, ","), ContextTimeoutEnabled: true})
+		ro, err := redisOptions(s.redisAddr)
+		if err != nil {
+			return err
+		}
+		client := redis.NewUniversalClient(ro)
 		defer client.Close()
 		rs, err := redisstore.New(client, redisstore.WithTimeout(s.redisTimeout))
 		if err != nil {
@@ -303,4 +307,18 @@ func (c refCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(refDescs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
 		}
 	}
+}
+
+// redisOptions returns the client options of the -redis flag: addresses, or
+// one URL.
+func redisOptions(v string) (*redis.UniversalOptions, error) {
+	if !strings.Contains(v, "://") {
+		return &redis.UniversalOptions{Addrs: strings.Split(v, ","), ContextTimeoutEnabled: true}, nil
+	}
+	o, err := redis.ParseURL(v)
+	if err != nil {
+		return nil, fmt.Errorf("-redis: %w", err)
+	}
+	return &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB,
+		TLSConfig: o.TLSConfig, ContextTimeoutEnabled: true}, nil
 }

@@ -124,6 +124,9 @@ func TestBadConfigRefusesToStart(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out.String(), "edge.yaml:4")
 	assert.Equal(t, 2, run(context.Background(), nil, func(string) string { return "" }, io.Discard, nil))
+	out.Reset()
+	assert.Equal(t, 1, run(context.Background(), []string{"-config", configDir(t), "-redis", "redis://h:port:x/", "-http", ""}, func(string) string { return "" }, &out, nil))
+	assert.Contains(t, out.String(), "-redis:")
 	assert.Equal(t, 2, run(context.Background(), []string{"-config", dir}, func(k string) string {
 		if k == "SLUICE_RLS_MODE" {
 			return "fuzzy"
@@ -166,9 +169,13 @@ func TestRedisExactSharedByInstances(t *testing.T) {
 	dir := configDir(t)
 	conns := make([]*grpc.ClientConn, 2)
 	for i := range conns {
+		target := addr
+		if i == 1 {
+			target = "redis://" + addr + "/0" // the same Redis, as a URL
+		}
 		// A slow Redis must not fall back to local limits here (a loaded
 		// machine under -race): a long timeout, and closed on failure.
-		conns[i], _, _ = instance(t, "-config", dir, "-redis", addr, "-http", "", "-redis-timeout", "30s", "-on-failure", "closed")
+		conns[i], _, _ = instance(t, "-config", dir, "-redis", target, "-http", "", "-redis-timeout", "30s", "-on-failure", "closed")
 	}
 	const callers = 40
 	var wg sync.WaitGroup
