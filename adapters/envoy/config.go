@@ -33,18 +33,27 @@ const (
 	UnitYear   Unit = "year"
 )
 
-var unitLengths = map[Unit]time.Duration{
-	UnitSecond: time.Second,
-	UnitMinute: time.Minute,
-	UnitHour:   time.Hour,
-	UnitDay:    24 * time.Hour,
-	UnitWeek:   7 * 24 * time.Hour,
-	UnitMonth:  30 * 24 * time.Hour,
-	UnitYear:   365 * 24 * time.Hour,
-}
-
 // Duration returns the length of u, 0 for an unknown unit.
-func (u Unit) Duration() time.Duration { return unitLengths[u] }
+func (u Unit) Duration() time.Duration {
+	const day = 24 * time.Hour
+	switch u {
+	case UnitSecond:
+		return time.Second
+	case UnitMinute:
+		return time.Minute
+	case UnitHour:
+		return time.Hour
+	case UnitDay:
+		return day
+	case UnitWeek:
+		return 7 * day
+	case UnitMonth:
+		return 30 * day
+	case UnitYear:
+		return 365 * day
+	}
+	return 0
+}
 
 // Domain is one file of the envoyproxy/ratelimit config format: a domain and
 // its tree of descriptors.

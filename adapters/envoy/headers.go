@@ -77,7 +77,7 @@ func xHeaders(sts []*rlsv3.RateLimitResponse_DescriptorStatus) []*corev3.HeaderV
 		if min == nil || st.LimitRemaining < min.LimitRemaining {
 			min = st
 		}
-		w := int64(unitName[l.Unit].Duration() / time.Second)
+		w := int64(unitOf(l.Unit).Duration() / time.Second)
 		if m := l.GetUnitMultiplier(); m != nil {
 			w *= int64(m.Value)
 		}

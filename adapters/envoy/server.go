@@ -247,7 +247,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				continue
 			}
 			c.resource = l.resource
-			c.limit = &rlsv3.RateLimitResponse_RateLimit{Name: l.rl.Name, RequestsPerUnit: l.rl.RequestsPerUnit, Unit: unitEnum[l.rl.Unit]}
+			c.limit = &rlsv3.RateLimitResponse_RateLimit{Name: l.rl.Name, RequestsPerUnit: l.rl.RequestsPerUnit, Unit: l.rl.Unit.enum()}
 			if l.hotspot {
 				c.params = valueParam("", d.Entries, shares)
 			}
@@ -354,8 +354,8 @@ func validDescriptor(i int, d *ratelimitv3.RateLimitDescriptor, rules bool) erro
 // its current_limit.
 func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (override, *rlsv3.RateLimitResponse_RateLimit, error) {
 	unit := rlsv3.RateLimitResponse_RateLimit_Unit(l.Unit)
-	u, ok := unitName[unit]
-	if !ok {
+	u := unitOf(unit)
+	if u == "" {
 		return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: unit %v is not one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR", i, l.Unit)
 	}
 	w := u.Duration()
@@ -370,31 +370,26 @@ func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (ov
 	return override{rpu: l.RequestsPerUnit, window: w}, lim, nil
 }
 
-var unitEnum = map[Unit]rlsv3.RateLimitResponse_RateLimit_Unit{
-	UnitSecond: rlsv3.RateLimitResponse_RateLimit_SECOND,
-	UnitMinute: rlsv3.RateLimitResponse_RateLimit_MINUTE,
-	UnitHour:   rlsv3.RateLimitResponse_RateLimit_HOUR,
-	UnitDay:    rlsv3.RateLimitResponse_RateLimit_DAY,
-	UnitWeek:   rlsv3.RateLimitResponse_RateLimit_WEEK,
-	UnitMonth:  rlsv3.RateLimitResponse_RateLimit_MONTH,
-	UnitYear:   rlsv3.RateLimitResponse_RateLimit_YEAR,
+// enum returns u as the protocol spells it; UNKNOWN for an unknown unit.
+func (u Unit) enum() rlsv3.RateLimitResponse_RateLimit_Unit {
+	return rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[strings.ToUpper(string(u))])
 }
 
-var unitName = func() map[rlsv3.RateLimitResponse_RateLimit_Unit]Unit {
-	m := make(map[rlsv3.RateLimitResponse_RateLimit_Unit]Unit, len(unitEnum))
-	for u, e := range unitEnum {
-		m[e] = u
+// unitOf returns the Unit of e, "" for UNKNOWN or a value outside the enum.
+func unitOf(e rlsv3.RateLimitResponse_RateLimit_Unit) Unit {
+	if u := Unit(strings.ToLower(e.String())); u.Duration() > 0 {
+		return u
 	}
-	return m
-}()
+	return ""
+}
 
 // limitOf returns the current_limit of a quota of a sluice rule: its limit
 // per the unit that its window is, else per its window's seconds (unit
 // SECOND with a unit_multiplier); nil for a window of no whole seconds.
 func limitOf(q core.Quota) *rlsv3.RateLimitResponse_RateLimit {
 	rpu := clampU32(q.Limit)
-	for u, e := range unitEnum {
-		if u.Duration() == q.Window {
+	for e := rlsv3.RateLimitResponse_RateLimit_SECOND; e <= rlsv3.RateLimitResponse_RateLimit_WEEK; e++ {
+		if unitOf(e).Duration() == q.Window {
 			return &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: e}
 		}
 	}

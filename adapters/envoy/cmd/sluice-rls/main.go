@@ -278,25 +278,29 @@ func metricsHandler(g *core.Guard, srv *sluiceenvoy.Server) (http.Handler, error
 	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
-	if err := reg.Register(refCollector{srv}); err != nil {
+	if err := reg.Register(newRefCollector(srv)); err != nil {
 		return nil, err
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
-var refDescs = func() (d [5]*prometheus.Desc) {
+// refCollector collects the statistics of a Server's limits.
+type refCollector struct {
+	s     *sluiceenvoy.Server
+	descs [5]*prometheus.Desc
+}
+
+func newRefCollector(s *sluiceenvoy.Server) refCollector {
+	c := refCollector{s: s}
 	for i, n := range [5]string{"total_hits", "over_limit", "near_limit", "within_limit", "shadow_mode"} {
-		d[i] = prometheus.NewDesc("ratelimit_service_rate_limit_"+n,
+		c.descs[i] = prometheus.NewDesc("ratelimit_service_rate_limit_"+n,
 			"Hits of the limit ("+strings.ReplaceAll(n, "_", " ")+"), as envoyproxy/ratelimit names them.", []string{"domain", "key"}, nil)
 	}
-	return d
-}()
+	return c
+}
 
-// refCollector collects the statistics of a Server's limits.
-type refCollector struct{ s *sluiceenvoy.Server }
-
-func (refCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range refDescs {
+func (c refCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
 		ch <- d
 	}
 }
@@ -304,7 +308,7 @@ func (refCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c refCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range c.s.DescriptorStats() {
 		for i, v := range [5]uint64{st.TotalHits, st.OverLimit, st.NearLimit, st.WithinLimit, st.ShadowMode} {
-			ch <- prometheus.MustNewConstMetric(refDescs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
+			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
 		}
 	}
 }
