@@ -1,0 +1,328 @@
+// Command sluice-rls is Envoy's rate limit service (RLS v3) on sluice: it
+// serves envoy.service.ratelimit.v3.RateLimitService from config files of the
+// envoyproxy/ratelimit format and sluice rules files (see package
+// sluiceenvoy), reloads them when they change, and keeps its counts in its
+// memory or, with -redis, in Redis, shared by every instance.
+//
+//	sluice-rls -config /etc/ratelimit/config -redis redis:6379
+//
+// Each flag can also be set by an environment variable, named in -help
+// (SLUICE_RLS_LISTEN, ...); a flag given wins. The gRPC port also serves
+// gRPC health checking (grpc.health.v1, service "" and
+// "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
+// /healthz, Prometheus metrics at /metrics and the dashboard at
+// /dashboard/. On SIGTERM or SIGINT it reports NOT_SERVING, finishes the
+// calls in flight (for at most -grace) and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/dashboard"
+	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
+	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/store/redisstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
+}
+
+type settings struct {
+	listen, httpAddr, config, redisAddr, mode, onFailure string
+	poll, grace, redisTimeout                            time.Duration
+	xHeaders, unknownOK                                  bool
+}
+
+// parse reads the flags of args, each defaulting to its environment
+// variable when set.
+func parse(args []string, getenv func(string) string, out io.Writer) (settings, error) {
+	var s settings
+	var envErr error
+	fs := flag.NewFlagSet("sluice-rls", flag.ContinueOnError)
+	fs.SetOutput(out)
+	str := func(p *string, name, env, def, usage string) {
+		if v := getenv(env); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" ($"+env+")")
+	}
+	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
+		fs.Func(name, usage+" ($"+env+", default "+def.String()+")", func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		*p = def
+		if v := getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				envErr = fmt.Errorf("$%s: %w", env, err)
+			}
+			*p = d
+		}
+	}
+	boolean := func(p *bool, name, env, usage string) {
+		switch v := getenv(env); v {
+		case "", "false", "0":
+		case "true", "1":
+			*p = true
+		default:
+			envErr = fmt.Errorf("$%s must be true, false, 1 or 0, got %q", env, v)
+		}
+		fs.BoolVar(p, name, *p, usage+" ($"+env+")")
+	}
+	str(&s.listen, "listen", "SLUICE_RLS_LISTEN", ":8081", "gRPC address of the rate limit service and its health checking")
+	str(&s.httpAddr, "http", "SLUICE_RLS_HTTP", ":8080", "HTTP address of /healthz, /metrics and /dashboard/; empty: none")
+	str(&s.config, "config", "SLUICE_RLS_CONFIG", "", "config files and directories, comma-separated: envoyproxy/ratelimit YAML files and sluice rules files")
+	str(&s.redisAddr, "redis", "SLUICE_RLS_REDIS", "", "Redis: host:port, several comma-separated for a Cluster, or a URL (redis://user:password@host:port/db, rediss:// for TLS); empty: counts in memory")
+	str(&s.mode, "mode", "SLUICE_RLS_MODE", "exact", "with -redis: exact (a round trip per decision) or approximate (local decisions, synchronized)")
+	str(&s.onFailure, "on-failure", "SLUICE_RLS_ON_FAILURE", "local", "with -redis, while Redis fails: local, open or closed")
+	dur(&s.poll, "poll", "SLUICE_RLS_POLL", time.Second, "how often the config files are checked for changes")
+	dur(&s.grace, "grace", "SLUICE_RLS_GRACE", 10*time.Second, "longest wait for calls in flight at stop")
+	dur(&s.redisTimeout, "redis-timeout", "SLUICE_RLS_REDIS_TIMEOUT", 50*time.Millisecond, "longest wait for a Redis decision")
+	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
+	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
+	if err := fs.Parse(args); err != nil {
+		return s, err
+	}
+	if envErr != nil {
+		return s, envErr
+	}
+	if fs.NArg() > 0 {
+		return s, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if s.config == "" {
+		return s, errors.New("-config (or $SLUICE_RLS_CONFIG) is required")
+	}
+	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
+		return s, fmt.Errorf("-mode must be exact or approximate, got %q", s.mode)
+	}
+	return s, nil
+}
+
+// run serves until ctx ends and returns the exit code. ready, when not nil,
+// receives the gRPC and HTTP addresses once both listen.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready chan<- [2]string) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	s, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice-rls:", err)
+		return 2
+	}
+	if err := serve(ctx, s, log, ready); err != nil {
+		log.Error("sluice-rls: " + err.Error())
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]string) error {
+	paths := strings.Split(s.config, ",")
+	cfg, err := sluiceenvoy.LoadFiles(paths...)
+	if err != nil {
+		return err
+	}
+	gopts := []core.Option{core.WithLogger(log), core.WithShadowQuotas()}
+	var defaults core.Rule
+	if s.redisAddr != "" {
+		ro, err := redisOptions(s.redisAddr)
+		if err != nil {
+			return err
+		}
+		client := redis.NewUniversalClient(ro)
+		defer client.Close()
+		rs, err := redisstore.New(client, redisstore.WithTimeout(s.redisTimeout))
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		gopts = append(gopts, core.WithStore("redis", rs))
+		defaults = core.Rule{Store: "redis", Mode: store.Mode(s.mode), OnFailure: core.FailurePolicy(s.onFailure)}
+	}
+	g, err := core.New(gopts...)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults)}
+	if s.xHeaders {
+		opts = append(opts, sluiceenvoy.WithXRateLimitHeaders())
+	}
+	if s.unknownOK {
+		opts = append(opts, sluiceenvoy.WithUnknownDomainOK())
+	}
+	srv, err := sluiceenvoy.New(g, cfg, opts...)
+	if err != nil {
+		return err
+	}
+	w, err := sluiceenvoy.NewWatcher(srv, paths, sluiceenvoy.WatcherOptions{Interval: s.poll, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+
+	lis, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return err
+	}
+	// Calls run on a pool of goroutines that keep their stacks: a call on
+	// a fresh goroutine grows its stack (a decision with a store is deep),
+	// 11-15% of the server's CPU in exact mode by pprof. A call finding
+	// every worker busy gets a goroutine of its own, as without a pool.
+	gs := grpc.NewServer(grpc.NumStreamWorkers(uint32(32 * runtime.GOMAXPROCS(0))))
+	srv.Register(gs)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	hs.SetServingStatus("envoy.service.ratelimit.v3.RateLimitService", healthpb.HealthCheckResponse_SERVING)
+	errc := make(chan error, 2)
+	go func() { errc <- gs.Serve(lis) }()
+
+	httpAddr := ""
+	var hsrv *http.Server
+	if s.httpAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if ctx.Err() != nil {
+				http.Error(w, "stopping", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = io.WriteString(w, "ok\n")
+		})
+		metrics, err := metricsHandler(g, srv)
+		if err != nil {
+			gs.Stop()
+			return err
+		}
+		mux.Handle("GET /metrics", metrics)
+		dash, err := dashboard.New(g)
+		if err != nil {
+			gs.Stop()
+			return err
+		}
+		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+		hl, err := net.Listen("tcp", s.httpAddr)
+		if err != nil {
+			gs.Stop()
+			return err
+		}
+		httpAddr = hl.Addr().String()
+		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- hsrv.Serve(hl) }()
+	}
+	log.Info("sluice-rls: serving", "grpc", lis.Addr().String(), "http", httpAddr, "domains", len(cfg.Domains), "rules", len(g.Rules()))
+	if ready != nil {
+		ready <- [2]string{lis.Addr().String(), httpAddr}
+	}
+
+	var serr error
+	select {
+	case <-ctx.Done():
+	case serr = <-errc:
+	}
+	log.Info("sluice-rls: stopping")
+	hs.Shutdown() // NOT_SERVING: health checkers take this instance out
+	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	if hsrv != nil {
+		_ = hsrv.Shutdown(sctx)
+	}
+	select {
+	case <-done:
+	case <-sctx.Done():
+		gs.Stop()
+		<-done
+	}
+	if errors.Is(serr, http.ErrServerClosed) || errors.Is(serr, grpc.ErrServerStopped) {
+		serr = nil
+	}
+	return serr
+}
+
+// metricsHandler serves the Prometheus metrics of g (package prometheus) and
+// those of srv's limits under the names the reference server's statistics
+// take through its default statsd mapping:
+// ratelimit_service_rate_limit_{total_hits,over_limit,near_limit,within_limit,shadow_mode},
+// with the labels domain and key (the limit's path in its domain).
+func metricsHandler(g *core.Guard, srv *sluiceenvoy.Server) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	c, err := sluiceprom.NewCollector(g)
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(newRefCollector(srv)); err != nil {
+		return nil, err
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
+}
+
+// refCollector collects the statistics of a Server's limits.
+type refCollector struct {
+	s     *sluiceenvoy.Server
+	descs [5]*prometheus.Desc
+}
+
+func newRefCollector(s *sluiceenvoy.Server) refCollector {
+	c := refCollector{s: s}
+	for i, n := range [5]string{"total_hits", "over_limit", "near_limit", "within_limit", "shadow_mode"} {
+		c.descs[i] = prometheus.NewDesc("ratelimit_service_rate_limit_"+n,
+			"Hits of the limit ("+strings.ReplaceAll(n, "_", " ")+"), as envoyproxy/ratelimit names them.", []string{"domain", "key"}, nil)
+	}
+	return c
+}
+
+func (c refCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c refCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.s.DescriptorStats() {
+		for i, v := range [5]uint64{st.TotalHits, st.OverLimit, st.NearLimit, st.WithinLimit, st.ShadowMode} {
+			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
+		}
+	}
+}
+
+// redisOptions returns the client options of the -redis flag: addresses, or
+// one URL.
+func redisOptions(v string) (*redis.UniversalOptions, error) {
+	if !strings.Contains(v, "://") {
+		return &redis.UniversalOptions{Addrs: strings.Split(v, ","), ContextTimeoutEnabled: true}, nil
+	}
+	o, err := redis.ParseURL(v)
+	if err != nil {
+		return nil, fmt.Errorf("-redis: %w", err)
+	}
+	return &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB,
+		TLSConfig: o.TLSConfig, ContextTimeoutEnabled: true}, nil
+}

@@ -1,0 +1,470 @@
+package sluiceenvoy
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// Server is Envoy's rate limit service (envoy.service.ratelimit.v3) on a
+// core.Guard: it decides each descriptor of a request with the Guard's
+// rules, which it sets from its Config. Register it on a grpc.Server; it is
+// safe for concurrent use.
+type Server struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+	g  *core.Guard
+	o  options
+	mu sync.Mutex // serializes SetConfig and the addition of override rules
+	st atomic.Pointer[state]
+}
+
+// state is a Config compiled: read by requests, replaced whole.
+type state struct {
+	domains map[string]*domain
+	// ruleDomains are the domains the sluice rules name (the text of
+	// their resources before the first '/'), rulePrefixes the starts of
+	// domains of rules whose resource has a '*' before any '/'.
+	ruleDomains  map[string]bool
+	rulePrefixes []string
+	rules        []core.Rule // of the Config, compiled domains' first
+	overrides    map[override]string
+	overRules    []core.Rule
+	stats        map[string]*leafStats // by rule name
+}
+
+// override is a limit a request's descriptor gives (its limit field).
+type override struct {
+	rpu    uint32
+	window time.Duration
+}
+
+// New returns a Server that decides with g, which it gives the rules of c
+// (replacing g's own). It returns an error naming every problem of c, or of
+// an option. Make g with core.WithShadowQuotas for shadow_mode limits to
+// report their limit and remaining count, as the reference server does.
+func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
+	if g == nil {
+		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")
+	}
+	s := &Server{g: g, o: options{maxOverrides: 64}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("sluiceenvoy: New: nil Option")
+		}
+		if err := o.apply(&s.o); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.SetConfig(c); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Register registers s on srv as the envoy.service.ratelimit.v3
+// RateLimitService.
+func (s *Server) Register(srv grpc.ServiceRegistrar) {
+	rlsv3.RegisterRateLimitServiceServer(srv, s)
+}
+
+// Guard returns the Guard s decides with.
+func (s *Server) Guard() *core.Guard { return s.g }
+
+// SetConfig replaces the config s serves, atomically: when c or its rules
+// have a problem it returns an error naming each and keeps the config in
+// force. The counts of limits that c keeps (same domain, same descriptor
+// path, same kind) carry over, as core.Guard.SetRules keeps them.
+func (s *Server) SetConfig(c Config) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.st.Load()
+	var prev map[string]*leafStats
+	if old != nil {
+		prev = old.stats
+	}
+	doms, rules, stats, err := compile(c.Domains, s.o.defaults, prev)
+	if err != nil {
+		return err
+	}
+	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats}
+	for _, r := range c.Rules {
+		res := r.Resource
+		star := strings.IndexByte(res, '*')
+		slash := strings.IndexByte(res, '/')
+		switch {
+		case slash >= 0 && (star < 0 || slash < star):
+			st.ruleDomains[res[:slash]] = true
+		case star >= 0:
+			st.rulePrefixes = append(st.rulePrefixes, res[:star])
+		default:
+			st.ruleDomains[res] = true
+		}
+	}
+	st.rules = append(rules, c.Rules...)
+	if old != nil {
+		st.overrides, st.overRules = old.overrides, old.overRules
+	}
+	if err := s.g.SetRules(st.all()); err != nil {
+		return err
+	}
+	s.st.Store(st)
+	return nil
+}
+
+// all returns the rules of st: the config's and the overrides'.
+func (st *state) all() []core.Rule {
+	return append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)
+}
+
+// known reports whether domain has a config.
+func (st *state) known(domain string) bool {
+	if st.ruleDomains[domain] {
+		return true
+	}
+	for _, p := range st.rulePrefixes {
+		if strings.HasPrefix(domain, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// overrideRule returns the resource of the rule of o, adding it to the
+// Guard's rules when it is new.
+func (s *Server) overrideRule(o override) (string, error) {
+	if name, ok := s.st.Load().overrides[o]; ok {
+		return name, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st.Load()
+	if name, ok := st.overrides[o]; ok {
+		return name, nil
+	}
+	if len(st.overrides) >= s.o.maxOverrides {
+		return "", status.Errorf(codes.ResourceExhausted,
+			"descriptor limit override %d per %s: the server already has %d distinct overrides, the most WithMaxOverrides allows",
+			o.rpu, o.window, len(st.overrides))
+	}
+	name := "override:" + strconv.FormatUint(uint64(o.rpu), 10) + "/" + strconv.FormatInt(int64(o.window/time.Second), 10) + "s"
+	r := s.o.defaults
+	r.Name, r.Resource, r.Kind, r.Param = name, name, core.KindHotspot, descriptorParam
+	r.Limit, r.Window = int64(o.rpu), o.window
+	next := *st
+	next.overrides = make(map[override]string, len(st.overrides)+1)
+	for k, v := range st.overrides {
+		next.overrides[k] = v
+	}
+	next.overrides[o] = name
+	next.overRules = append(st.overRules[:len(st.overRules):len(st.overRules)], r)
+	if err := s.g.SetRules(next.all()); err != nil {
+		return "", status.Errorf(codes.Internal, "descriptor limit override: %v", err)
+	}
+	s.st.Store(&next)
+	return name, nil
+}
+
+// check is what one descriptor of a request asks for.
+type check struct {
+	leaf     *leaf  // envoy config limit, nil for a rules domain or none
+	resource string // "" when nothing limits the descriptor
+	params   core.Params
+	limit    *rlsv3.RateLimitResponse_RateLimit // of a config limit or override
+	cost     int64
+}
+
+// ShouldRateLimit decides every descriptor of req and answers OVER_LIMIT if
+// a rule rejects any of them (see the package documentation).
+func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	if req.GetDomain() == "" {
+		return nil, status.Error(codes.InvalidArgument, "rate limit request: domain must not be empty")
+	}
+	if len(req.GetDescriptors()) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %q: no descriptors", req.Domain)
+	}
+	st := s.st.Load()
+	dom := st.domains[req.Domain]
+	if dom == nil && !st.known(req.Domain) {
+		if s.o.unknownOK {
+			return s.allOK(req), nil
+		}
+		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %q: no config file has it", req.Domain)
+	}
+	checks := make([]check, len(req.Descriptors))
+	var replaced map[string]bool
+	for i, d := range req.Descriptors {
+		c := &checks[i]
+		if err := validDescriptor(i, d, dom == nil); err != nil {
+			return nil, err
+		}
+		c.cost = int64(max(1, req.HitsAddend))
+		if h := d.GetHitsAddend(); h != nil {
+			if h.Value == 0 || h.Value > math.MaxInt32 {
+				return nil, status.Errorf(codes.InvalidArgument,
+					"descriptor %d: hits_addend %d: sluice takes from 1 to %d (0, to check without counting, is not supported)", i, h.Value, math.MaxInt32)
+			}
+			c.cost = int64(h.Value)
+		}
+		switch {
+		case d.GetLimit() != nil:
+			o, lim, err := overrideOf(i, d.Limit)
+			if err != nil {
+				return nil, err
+			}
+			if c.resource, err = s.overrideRule(o); err != nil {
+				return nil, err
+			}
+			c.limit = lim
+			c.params = valueParam(req.Domain, d.Entries, nil)
+		case dom != nil:
+			l, shares := dom.match(d.Entries)
+			if l == nil {
+				continue
+			}
+			c.leaf = l
+			for _, r := range l.rl.Replaces {
+				if replaced == nil {
+					replaced = map[string]bool{}
+				}
+				replaced[r] = true
+			}
+			if l.resource == "" {
+				continue
+			}
+			c.resource = l.resource
+			c.limit = &rlsv3.RateLimitResponse_RateLimit{Name: l.rl.Name, RequestsPerUnit: l.rl.RequestsPerUnit, Unit: l.rl.Unit.enum()}
+			if l.hotspot {
+				c.params = valueParam("", d.Entries, shares)
+			}
+		default:
+			c.resource = rulesResource(req.Domain, d.Entries)
+			c.params = entryParams(d.Entries)
+		}
+	}
+	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(checks))}
+	var admitted []core.Quota
+	var blocked []*core.BlockedError
+	for i := range checks {
+		c := &checks[i]
+		ds := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
+		resp.Statuses[i] = ds
+		switch {
+		case c.leaf != nil && c.leaf.rl.Unlimited:
+			ds.LimitRemaining = math.MaxUint32
+			continue
+		case c.resource == "" || (c.leaf != nil && c.leaf.rl.Name != "" && replaced[c.leaf.rl.Name]):
+			continue
+		}
+		var qs []core.Quota
+		opts := []core.EnterOption{core.WithCount(c.cost), core.WithQuotas(&qs)}
+		if c.params != nil {
+			opts = append(opts, core.WithParams(c.params))
+		}
+		e, err := s.g.Enter(ctx, c.resource, opts...)
+		e.Exit(nil)
+		var b *core.BlockedError
+		switch {
+		case err == nil:
+			if len(qs) == 0 { // no rate rule applied
+				continue
+			}
+			q := closest(qs)
+			admitted = append(admitted, q)
+			ds.LimitRemaining = clampU32(q.Remaining)
+			ds.DurationUntilReset = durationpb.New(q.Reset)
+			ds.CurrentLimit = c.limit
+			if ds.CurrentLimit == nil {
+				ds.CurrentLimit = limitOf(q)
+			}
+			if c.leaf != nil {
+				ls := c.leaf.stats
+				ls.totalHits.Add(uint64(c.cost))
+				ls.within.Add(uint64(c.cost))
+				if float64(q.Limit-q.Remaining) > nearLimitRatio*float64(q.Limit) {
+					ls.nearLimit.Add(uint64(c.cost))
+				}
+			}
+		case errors.As(err, &b):
+			if c.leaf != nil {
+				c.leaf.stats.totalHits.Add(uint64(c.cost))
+				c.leaf.stats.overLimit.Add(uint64(c.cost))
+			}
+			blocked = append(blocked, b)
+			ds.Code = rlsv3.RateLimitResponse_OVER_LIMIT
+			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+			ds.DurationUntilReset = durationpb.New(b.RetryAfter)
+			ds.CurrentLimit = c.limit
+			if ds.CurrentLimit == nil {
+				ds.CurrentLimit = limitOf(core.Quota{Limit: b.Limit, Window: b.Window})
+			}
+		case ctx.Err() != nil:
+			return nil, status.FromContextError(ctx.Err()).Err()
+		default:
+			return nil, status.Errorf(codes.Internal, "descriptor %d: %v", i, err)
+		}
+	}
+	s.addHeaders(resp, admitted, blocked)
+	return resp, nil
+}
+
+// allOK is the answer to a request of an unknown domain with
+// WithUnknownDomainOK: every descriptor OK, as the reference server answers.
+func (s *Server) allOK(req *rlsv3.RateLimitRequest) *rlsv3.RateLimitResponse {
+	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
+	for range req.Descriptors {
+		resp.Statuses = append(resp.Statuses, &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK})
+	}
+	return resp
+}
+
+func validDescriptor(i int, d *ratelimitv3.RateLimitDescriptor, rules bool) error {
+	if len(d.GetEntries()) == 0 {
+		return status.Errorf(codes.InvalidArgument, "descriptor %d: no entries", i)
+	}
+	if d.IsNegativeHits {
+		return status.Errorf(codes.InvalidArgument, "descriptor %d: is_negative_hits is not supported", i)
+	}
+	for j, e := range d.Entries {
+		if e.GetKey() == "" {
+			return status.Errorf(codes.InvalidArgument, "descriptor %d: entry %d: empty key", i, j)
+		}
+		if rules && strings.ContainsAny(e.Key, "/*") {
+			return status.Errorf(codes.InvalidArgument, "descriptor %d: entry %d: key %q: a key of a domain of sluice rules has no '/' or '*'", i, j, e.Key)
+		}
+	}
+	return nil
+}
+
+// overrideOf returns the override a descriptor's limit field asks for, and
+// its current_limit.
+func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (override, *rlsv3.RateLimitResponse_RateLimit, error) {
+	unit := rlsv3.RateLimitResponse_RateLimit_Unit(l.Unit)
+	u := unitOf(unit)
+	if u == "" {
+		return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: unit %v is not one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR", i, l.Unit)
+	}
+	w := u.Duration()
+	lim := &rlsv3.RateLimitResponse_RateLimit{RequestsPerUnit: l.RequestsPerUnit, Unit: unit}
+	if m := l.GetUnitMultiplier(); m != nil {
+		if m.Value == 0 || m.Value > 1000 {
+			return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: unit_multiplier must be from 1 to 1000, got %d", i, m.Value)
+		}
+		w *= time.Duration(m.Value)
+		lim.UnitMultiplier = m
+	}
+	return override{rpu: l.RequestsPerUnit, window: w}, lim, nil
+}
+
+// enum returns u as the protocol spells it; UNKNOWN for an unknown unit.
+func (u Unit) enum() rlsv3.RateLimitResponse_RateLimit_Unit {
+	return rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[strings.ToUpper(string(u))])
+}
+
+// unitOf returns the Unit of e, "" for UNKNOWN or a value outside the enum.
+func unitOf(e rlsv3.RateLimitResponse_RateLimit_Unit) Unit {
+	if u := Unit(strings.ToLower(e.String())); u.Duration() > 0 {
+		return u
+	}
+	return ""
+}
+
+// limitOf returns the current_limit of a quota of a sluice rule: its limit
+// per the unit that its window is, else per its window's seconds (unit
+// SECOND with a unit_multiplier); nil for a window of no whole seconds.
+func limitOf(q core.Quota) *rlsv3.RateLimitResponse_RateLimit {
+	rpu := clampU32(q.Limit)
+	for e := rlsv3.RateLimitResponse_RateLimit_SECOND; e <= rlsv3.RateLimitResponse_RateLimit_WEEK; e++ {
+		if unitOf(e).Duration() == q.Window {
+			return &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: e}
+		}
+	}
+	if q.Window <= 0 || q.Window%time.Second != 0 || q.Window/time.Second > math.MaxUint32 {
+		return nil
+	}
+	l := &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: rlsv3.RateLimitResponse_RateLimit_SECOND}
+	l.UnitMultiplier = wrapperspb.UInt32(uint32(q.Window / time.Second))
+	return l
+}
+
+// closest returns the quota of qs with the least remaining.
+func closest(qs []core.Quota) core.Quota {
+	q := qs[0]
+	for _, o := range qs[1:] {
+		if o.Remaining < q.Remaining {
+			q = o
+		}
+	}
+	return q
+}
+
+func clampU32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+
+// rulesResource is the resource of a descriptor of a domain of sluice
+// rules: the domain and the entries' keys, joined by '/'.
+func rulesResource(domain string, es []*ratelimitv3.RateLimitDescriptor_Entry) string {
+	n := len(domain)
+	for _, e := range es {
+		n += 1 + len(e.Key)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(domain)
+	for _, e := range es {
+		b.WriteByte('/')
+		b.WriteString(e.Key)
+	}
+	return b.String()
+}
+
+// entryParams are the params of a descriptor of a domain of sluice rules:
+// each entry's value, by its key.
+type entryParams []*ratelimitv3.RateLimitDescriptor_Entry
+
+func (p entryParams) Param(name string, i int) (string, bool) {
+	for _, e := range p {
+		if e.Key == name {
+			if i == 0 {
+				return e.Value, true
+			}
+			i--
+		}
+	}
+	return "", false
+}
+
+// descriptorValue is the Params of a descriptor limited by its entries: the
+// value of descriptorParam.
+type descriptorValue string
+
+func (v descriptorValue) Param(name string, i int) (string, bool) {
+	if name != descriptorParam || i != 0 {
+		return "", false
+	}
+	return string(v), true
+}
+
+// valueParam returns the params of a descriptor limited by the entries'
+// values (see appendEntries), after prefix and ':' when prefix is not empty.
+func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry, shares []string) core.Params {
+	var b []byte
+	if prefix != "" {
+		b = appendEscaped(b, prefix)
+		b = append(b, ':')
+	}
+	return descriptorValue(appendEntries(b, es, shares))
+}
