@@ -159,6 +159,11 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	return next
 }
 
+// Capacity returns how far ahead of now the TAT may be for one more request
+// of one to fit: a token bucket's size as time (Window plus the refill of
+// Burst), a leaky bucket's MaxWait plus one request's cost.
+func (p *GCRA) Capacity() Instant { return p.capacity() }
+
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 

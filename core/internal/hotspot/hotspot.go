@@ -2,6 +2,8 @@ package hotspot
 
 import (
 	"maps"
+	"math"
+	"slices"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
@@ -13,6 +15,10 @@ type Limiter struct {
 	bucket *flow.GCRA            // the buckets' arithmetic for Config.Limit; nil for Concurrency
 	over   map[string]*flow.GCRA // the same for each override
 	tab    *table
+	// keep is how far ahead of the eviction a bucket's TAT must be for its
+	// debt to be heavy (see debts): half the capacity of the smallest
+	// bucket of Limit and Overrides.
+	keep int64
 	// epoch is the table's epoch the Limiter's fractions are in; when the
 	// table's is another, a later Limiter changed the limits (see round).
 	epoch uint64
@@ -56,6 +62,12 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 				l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
 			}
 			l.over[v] = newBucket(&cfg, lim)
+		}
+		l.keep = math.MaxInt64
+		for _, b := range append(slices.Collect(maps.Values(l.over)), l.bucket) {
+			if b.Limit > 0 {
+				l.keep = min(l.keep, b.Capacity().NS/2)
+			}
 		}
 	}
 	if prev == nil || prev.cfg.Algorithm != cfg.Algorithm || prev.cfg.MaxKeys != cfg.MaxKeys {
@@ -156,7 +168,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 		if i = s.find(k); i >= 0 {
 			s.touch(i)
 		} else {
-			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si))
+			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si), l.keep)
 		}
 		// A value decided twice in a row becomes the front (see shard).
 		st = &s.recs[i].state
@@ -211,7 +223,7 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
-	} else if i = s.insert(k, 0, now, nil); i < 0 {
+	} else if i = s.insert(k, 0, now, nil, 0); i < 0 {
 		s.mu.Unlock()
 		*d = Decision{Decision: flow.Decision{Limit: lim}}
 		return
