@@ -30,6 +30,12 @@
 // it, rounds the TATs it decides on up before and after, and gives back
 // whole nanoseconds: neither ever admits early.
 //
+// A decision that admits a request and leaves the value no quota
+// (Remaining 0) tells, as Next, when the value's next request would be
+// admitted: the RetryAfter of a rejection right after it, so that the hint
+// of the last admitted response and of the block after it agree
+// (TestLastAdmittedHintMatchesNextBlock in core and adapters/nethttp).
+//
 // A leaky bucket's waiter that gives up (Undo: its wait was cancelled, or
 // another rule rejected the request) gives its slot back: when its slot was
 // the last one taken the TAT moves back, else the slot becomes a gap, merged
