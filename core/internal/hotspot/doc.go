@@ -46,9 +46,16 @@
 // longer than the live requests of its value ahead of it require. Gaps are
 // kept per shard, at most 256 of 40 bytes (allocated as they are given
 // back), and dropped when they have passed or their value is evicted (its
-// debt is its TAT). A slot given back when its shard holds 256 live gaps is
-// forgotten: requests then wait for it as if it were taken, longer, never
-// earlier.
+// debt is its TAT). A waiter whose value is evicted while it waits gives
+// its slot back where the value's state went: to its debt, when the debt is
+// the value's own and the slot was the last one taken (the debt moves
+// back), or to the value's new record once it is tracked again (a gap);
+// else it is forgotten. A slot given back when its shard holds 256 live
+// gaps is forgotten: requests then wait for it as if it were taken,
+// longer, never earlier. A request decided before another gave its slot
+// back keeps the slot it was given: it waits no longer than it was told,
+// at most MaxWait, but may be served after a later request that took the
+// slot given back.
 //
 // Overrides give specific values their own limit (for TokenBucket, Burst
 // applies to it too); an override of 0 blocks the value without giving it a
