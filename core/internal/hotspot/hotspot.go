@@ -263,15 +263,12 @@ func (l *Limiter) Undo(d Decision, n int64) {
 	n = max(n, 1)
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
-	switch i := d.rec; {
-	case s.recs[i].gen == d.gen:
+	if i := d.rec; s.recs[i].gen == d.gen {
 		p.refund(s, i, d, n)
-	default:
-		if i = s.find(d.k); i >= 0 {
-			p.refund(s, i, d, n) // tracked again: its state came from its debt
-		} else if dt := p.tab.debtsOf(d.shard); dt.cells != nil {
-			p.refundDebt(dt, d, n)
-		}
+	} else if i = s.find(d.k); i >= 0 {
+		p.refund(s, i, d, n) // tracked again: its state came from its debt
+	} else if dt := p.tab.debtsOf(d.shard); dt.cells != nil {
+		p.refundDebt(dt, d, n)
 	}
 	s.mu.Unlock()
 }
