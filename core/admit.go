@@ -229,7 +229,7 @@ func (a *asking) decided(h *held) {
 		return
 	}
 	if a.quotas {
-		a.policies, _ = notePolicy(a.policies, rs.quota(h.d.Limit, h.d.Remaining))
+		a.policies, _ = notePolicy(a.policies, rs.quotaOf(&h.d.Decision))
 	}
 	a.wait = max(a.wait, h.d.Wait)
 }

@@ -140,7 +140,10 @@ type Quota struct {
 	// time to refill the bucket for token and leaky buckets. For a rule
 	// that rejected the request (Blocked) it is instead the time after
 	// which it would admit it, rounded up to the millisecond, 0 if it
-	// never will or is a concurrency limit.
+	// never will or is a concurrency limit; and for a token or leaky bucket
+	// that admitted the request but has no quota left (Remaining 0), the
+	// time from when the request proceeds until it would admit the next,
+	// rounded up to the millisecond: what a rejection right after it says.
 	Reset time.Duration
 	// Blocked is true when the rule rejected the request (in
 	// BlockedError.Policies only).
@@ -166,6 +169,19 @@ func (rs *ruleState) quota(lim, remaining int64) Quota {
 	if rs.window && rs.refills && lim > 0 {
 		// A bucket refills lim per window, continuously.
 		q.Reset = scaleUp(r.Window, q.Limit-q.Remaining, lim)
+	}
+	return q
+}
+
+// quotaOf returns the quota policy of the rule of rs after its decision d
+// admitted a request: quota's, but when d leaves no quota of a token or
+// leaky bucket (d.Next), Reset is the time from when the request proceeds
+// (after d.Wait) until the next request would be admitted, rounded up to
+// the millisecond: what a rejection right after it tells.
+func (rs *ruleState) quotaOf(d *flow.Decision) Quota {
+	q := rs.quota(d.Limit, d.Remaining)
+	if next := d.Next - d.Wait; q.Remaining == 0 && next > 0 {
+		q.Reset = ceilMilli(next)
 	}
 	return q
 }
@@ -240,7 +256,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 			var d flow.Decision // written in place (see flow.Limiter)
 			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
 				if quotas != nil {
-					*quotas = append(*quotas, rs.quota(d.Limit, d.Remaining))
+					*quotas = append(*quotas, rs.quotaOf(&d))
 				}
 			} else {
 				err = g.blocked(b, resource, rs, &d, cpu, now, n)

@@ -87,7 +87,7 @@ func (k *hotspotKind) enter(ctx context.Context, g *Guard, e *Entry, resource st
 	var d hotspot.Decision // written in place (see hotspot.Limiter.AcquireTo)
 	if k.l.AcquireTo(&d, now, v, n); d.OK {
 		if quotas != nil {
-			*quotas, _ = notePolicy(*quotas, rs.quota(d.Limit, d.Remaining))
+			*quotas, _ = notePolicy(*quotas, rs.quotaOf(&d.Decision))
 		}
 		return now, nil
 	}

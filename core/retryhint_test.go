@@ -248,3 +248,99 @@ func TestWithQuotas(t *testing.T) {
 	e.Exit(nil)
 	assert.Equal(t, []core.Quota{{Rule: "single", Limit: 4, Window: time.Second, Remaining: 3, Reset: time.Second}}, qs, "the one-rule path")
 }
+
+// TestLastAdmittedHintMatchesNextBlock: the quota policy of the request
+// that empties a bucket tells, as Reset, when the next request would be
+// admitted: the RetryAfter (and the policy's Reset) of a request rejected
+// right after it, not the time the whole bucket takes to refill. Per-user
+// (hotspot) and flow token buckets, with and without burst, requests at
+// once and spread, and leaky buckets. Before, a per-user bucket of 2 per
+// 10s emptied at once said 10s on its last admission and 5s on the block
+// after it.
+func TestLastAdmittedHintMatchesNextBlock(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		rule core.Rule
+		gaps []time.Duration // before each request until one empties the bucket
+	}{
+		{"per-user at once", core.Rule{Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 2, Window: 10 * time.Second}, nil},
+		{"per-user spread", core.Rule{Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 2, Window: 10 * time.Second}, []time.Duration{1234 * ms, 3 * time.Second}},
+		{"per-user burst", core.Rule{Kind: core.KindHotspot, Param: "header:X-User-ID", Limit: 3, Window: time.Minute, Burst: 2}, []time.Duration{0, 7 * time.Second, 0, 11*time.Second + 7}},
+		{"per-user leaky", core.Rule{Kind: core.KindHotspot, Param: "header:X-User-ID", Algorithm: "leaky-bucket", Limit: 2, Window: 10 * time.Second, MaxWait: 2 * time.Second}, nil},
+		{"flow token bucket", core.Rule{Kind: core.KindFlow, Algorithm: "token-bucket", Limit: 3, Window: 10 * time.Second}, []time.Duration{0, 2 * time.Second}},
+		{"flow leaky", core.Rule{Kind: core.KindFlow, Algorithm: "leaky-bucket", Limit: 4, Window: 10 * time.Second, MaxWait: time.Second}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.rule.Name, c.rule.Resource = "r", "r"
+			g, fc := newGuard(t, c.rule)
+			var last core.Quota
+			for i := 0; ; i++ {
+				require.Less(t, i, 20, "never rejected")
+				if i < len(c.gaps) {
+					fc.Advance(c.gaps[i])
+				}
+				var qs []core.Quota
+				e, err := g.Enter(ctx, "r", user("alice"), core.WithQuotas(&qs))
+				require.NoError(t, err, "request %d", i)
+				e.Exit(nil)
+				require.Len(t, qs, 1)
+				if last = qs[0]; last.Remaining > 0 {
+					continue
+				}
+				_, err = g.Enter(ctx, "r", user("alice")) // right after it
+				b := blockedBy(t, err)
+				assert.Equal(t, b.RetryAfter, last.Reset, "the last admission's Reset is the next block's RetryAfter")
+				require.Len(t, b.Policies, 1)
+				assert.Equal(t, b.RetryAfter, b.Policies[0].Reset)
+				// A client that waits as told is admitted (a leaky bucket's
+				// request then waits for its slot: with a done context, it
+				// is admitted and gives up, not blocked).
+				fc.Advance(b.RetryAfter)
+				done, cancel := context.WithCancel(ctx)
+				cancel()
+				e, err = g.Enter(done, "r", user("alice"))
+				require.NotErrorIs(t, err, core.ErrBlocked, "a client that waits as told passes")
+				if err == nil {
+					e.Exit(nil)
+				}
+				return
+			}
+		})
+	}
+}
+
+// TestLastAdmittedHintAfterWait: a per-user leaky bucket's request that
+// waits for its slot and leaves no quota tells, as Reset, the time from
+// when it proceeds to when the next request would be admitted: the
+// RetryAfter of a request rejected at that moment. 2 per 10s (a slot every
+// 5s) with MaxWait 2s: the request at 4s waits 1s for the slot at 5s, and
+// at 5s the next slot, at 10s, comes within MaxWait 3s later.
+func TestLastAdmittedHintAfterWait(t *testing.T) {
+	g, fc := newGuard(t, core.Rule{Name: "r", Resource: "r", Kind: core.KindHotspot, Param: "header:X-User-ID",
+		Algorithm: "leaky-bucket", Limit: 2, Window: 10 * time.Second, MaxWait: 2 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // failure timeout only
+	defer cancel()
+	start := fc.Now()
+	e, err := g.Enter(ctx, "r", user("alice"))
+	require.NoError(t, err)
+	e.Exit(nil)
+	fc.Set(start + 4*time.Second)
+	var qs []core.Quota
+	done := make(chan error, 1)
+	go func() {
+		e, err := g.Enter(ctx, "r", user("alice"), core.WithQuotas(&qs))
+		if err == nil {
+			e.Exit(nil)
+		}
+		done <- err
+	}()
+	require.NoError(t, fc.WaitForSleepers(ctx, 1))
+	fc.Set(start + 5*time.Second)
+	require.NoError(t, <-done)
+	require.Len(t, qs, 1)
+	_, err = g.Enter(ctx, "r", user("alice"))
+	b := blockedBy(t, err)
+	assert.Equal(t, 3*time.Second, b.RetryAfter)
+	assert.Equal(t, core.Quota{Rule: "r", Limit: 2, Window: 10 * time.Second, Remaining: 0, Reset: b.RetryAfter}, qs[0])
+}

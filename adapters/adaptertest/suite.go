@@ -869,7 +869,9 @@ func testAllowedFields(t *testing.T, f factory) {
 	changed := slices.Clone(rules)
 	changed[0].Limit, changed[1].Window = 20, time.Minute
 	require.NoError(t, s.guard.SetRules(changed))
-	check(s.get("/hello", "X-User-ID: alice"), `"hello-rate";q=20;w=2, "per-user";q=2;w=60`, `"hello-rate";r=17;t=2, "per-user";r=0;t=60`)
+	// alice's bucket is empty: t is when her next request passes, 500ms
+	// (her first was 500ms of the old limit).
+	check(s.get("/hello", "X-User-ID: alice"), `"hello-rate";q=20;w=2, "per-user";q=2;w=60`, `"hello-rate";r=17;t=2, "per-user";r=0;t=1`)
 	check(s.get("/hello"), `"hello-rate";q=20;w=2`, `"hello-rate";r=16;t=2`)
 
 	// Turned off, admitted responses have none; blocked ones keep theirs.
@@ -1262,7 +1264,13 @@ func testBucketPolicy(t *testing.T, f factory) {
 		require.Equal(t, http.StatusOK, res.status, "request %d: the burst", i+1)
 		rateLimitFields(t, res)
 		assert.Equal(t, []string{`"bucket";q=5;w=3`}, res.header.Values("RateLimit-Policy"), "5 per 2.5s, rounded up")
-		assert.Equal(t, []string{`"bucket";r=` + strconv.Itoa(4-i) + ";t=" + strconv.Itoa((i+2)/2)}, res.header.Values("RateLimit"))
+		// t: until the bucket is full again, or, once it is empty, until
+		// the next token (what the 429 after it says).
+		reset := strconv.Itoa((i + 2) / 2)
+		if i == 4 {
+			reset = "1"
+		}
+		assert.Equal(t, []string{`"bucket";r=` + strconv.Itoa(4-i) + ";t=" + reset}, res.header.Values("RateLimit"))
 	}
 	retry := checkBlocked(t, s.get("/hello"), http.StatusTooManyRequests, "bucket", 5, 2500*time.Millisecond)
 	assert.Equal(t, int64(1), retry, "a token every 500ms")

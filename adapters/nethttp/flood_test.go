@@ -20,7 +20,9 @@ import (
 // twice: alice, who spent her 5 attempts, gets 429 throughout and after it,
 // and bob, who made one attempt, has at most 4 left, not 5. Before evicted
 // values kept their debt, both got a full bucket back after about
-// 2 x MaxKeys junk requests.
+// 2 x MaxKeys junk requests. Right after the flood, at least 95% of 40 new
+// users have their 5 attempts (before, none had any: they inherited the
+// junk IDs' debts).
 func TestHotspotFloodOverHTTP(t *testing.T) {
 	const (
 		maxKeys = 200
@@ -98,4 +100,11 @@ func TestHotspotFloodOverHTTP(t *testing.T) {
 	}
 	require.Equal(t, 10*maxKeys, next)
 	assert.LessOrEqual(t, attempts("bob", 6), 4, "bob had made one attempt")
+	full := 0
+	for u := range 40 {
+		if attempts("new-"+strconv.Itoa(u), 5) == 5 {
+			full++
+		}
+	}
+	assert.GreaterOrEqual(t, full, 38, "new users with their 5 attempts right after the flood")
 }

@@ -159,6 +159,11 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	return next
 }
 
+// Capacity returns how far ahead of now the TAT may be for one more request
+// of one to fit: a token bucket's size as time (Window plus the refill of
+// Burst), a leaky bucket's MaxWait plus one request's cost.
+func (p *GCRA) Capacity() Instant { return p.capacity() }
+
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 
@@ -166,6 +171,31 @@ func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 // tat, rounded down: the Remaining of a decision.
 func (p *GCRA) Remaining(now int64, tat Instant) int64 {
 	return p.remaining(now, tat, p.capacity())
+}
+
+// Next returns the time after which a request of one fits when the TAT is
+// tat, rounded up to a nanosecond, 0 when it fits at now: the Next of an
+// admitted decision that leaves no quota, the RetryAfter of a request of
+// one rejected at now.
+func (p *GCRA) Next(now int64, tat Instant) time.Duration {
+	return p.next(now, tat, p.capacity())
+}
+
+// next is Next with p's capacity.
+func (p *GCRA) next(now int64, tat, capacity Instant) time.Duration {
+	den := p.denom()
+	one := p.one.cost
+	if !p.prepared {
+		one = p.share(1, true)
+	}
+	if tat.NS < now {
+		tat = at(now)
+	}
+	over := tat.Plus(one, den).Minus(at(now), den).Minus(capacity, den)
+	if !over.After(Instant{}) {
+		return 0
+	}
+	return time.Duration(over.Ceil())
 }
 
 // Acquire admits or rejects n at now against the TAT in tat: DecideAt's
@@ -266,6 +296,10 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	// Field by field: a composite literal is built on the stack and copied,
 	// which stalls on reading back what was just written.
 	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, c.lim, p.remaining(now, next, c.capacity), 0
+	d.Next = 0
+	if d.Remaining == 0 {
+		d.Next = p.next(now, next, c.capacity)
+	}
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
 
@@ -551,7 +585,7 @@ func (g *gcra) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 			// The quota left is the bucket's plus what the lease has left.
 			p := &g.full
 			rem := p.remaining(now, at(g.st.tat.Load()), p.one.capacity) + left - n
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, 0, p.Limit, rem, 0
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, p.Limit, rem, 0, 0
 			d.ref, d.mark, d.markFrac = nil, 0, 0
 			return
 		}
@@ -714,6 +748,9 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int6
 				*d = Decision{
 					OK: true, Wait: time.Duration(start.Ceil() - now), Limit: c.lim,
 					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
+				}
+				if d.Remaining == 0 {
+					d.Next = p.next(now, tat, c.capacity) // the TAT's, as Remaining; a hole may come sooner
 				}
 				if !h.to.After(end) {
 					continue

@@ -90,7 +90,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.th.limit
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
 			d.ref, d.mark, d.markFrac = b, 0, 0
 			return
 		}

@@ -62,8 +62,9 @@ type Config struct {
 	// MaxKeys bounds the number of values tracked at once. Default
 	// DefaultMaxKeys, at most MaxMaxKeys. Values of any length take the
 	// same memory: a value is known by a 128-bit keyed hash, never stored.
-	// An evicted value keeps its debt: its limit is never reset by other
-	// values (see the package documentation).
+	// An evicted value that spent half its bucket or more keeps its debt:
+	// its limit is never reset by other values; one that spent less gets
+	// back at most what it spent (see the package documentation).
 	MaxKeys int
 	// Overrides gives specific values their own limit instead of Limit; 0
 	// blocks the value.

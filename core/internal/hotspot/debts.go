@@ -10,9 +10,14 @@ const minDebtCells = 64
 // that owes nothing: earlier than any time.
 const noDebt = math.MinInt64
 
-// mixed is the owner of a cell that holds the debts of several values: the
-// latest of their TATs, owed by every value whose cell it is.
+// mixed is the owner of a cell that holds the heavy debts of several
+// values: the latest of their TATs, owed by every value whose cell it is.
 const mixed = 0
+
+// heavyBit marks the owner of a cell holding one value's heavy debt (see
+// debts); the identity of a value (cellID) has it clear and never equals
+// mixed.
+const heavyBit = 1
 
 // debts is a shard's memory of the buckets it evicted while they still
 // limited their value (a TAT later than the time of the eviction), so that
@@ -20,18 +25,32 @@ const mixed = 0
 // is a fixed array of cells, allocated at the shard's first such eviction;
 // a value's debt is written to two cells chosen by its id.
 //
-// A cell holds a TAT and its owner: the value whose TAT it is (its id's h),
-// or mixed. A debt written to a cell whose TAT has passed takes it over; one
-// written to a cell of its own value keeps the later TAT; one written to a
-// cell that holds another value's live debt makes the cell mixed, with the
-// later TAT of the two. A value's debt is then the earlier of its two cells'
-// TATs, each counted only if it is the value's own or mixed, and still
-// ahead: at least the TAT the value was evicted with, since a live TAT
-// leaves a cell only by being merged into a later one (or when the value
-// takes a record again, which carries it). A value that owes nothing
-// inherits a debt only when both its cells are mixed: never while live
-// debts are fewer than the cells share them out, and only as long as the
-// latest debt of the cell lasts.
+// A debt is heavy when it is at least the Limiter's keep (half the
+// capacity of its smallest bucket): its value had spent half its bucket or
+// more. A heavy debt is never lost; a light one is kept only in cells that
+// no other value's live debt needs, so that values each sent once or
+// twice, more than the cells hold, are forgotten instead of making every
+// new value inherit their debts.
+//
+// A cell holds a TAT and its owner: the value whose TAT it is (its
+// identity, with heavyBit for a heavy debt), or mixed. A debt written to a
+// cell whose TAT has passed takes it over; one written to a cell of its own
+// value keeps the later TAT. A heavy debt written to a cell that holds
+// another value's live heavy debt makes the cell mixed, with the later TAT
+// of the two; written to one of another value's light debt, it takes the
+// cell over. A light debt is not written to a cell of another value's live
+// debt.
+//
+// So a heavy debt is in both its cells, as its value's own or merged into a
+// mixed one, until it is paid or taken; a light one is in those of its
+// cells that were free, until it is paid, taken, or a heavy debt takes the
+// cell over. A value with a cell of its own owes
+// that cell's TAT (the later of the two when both are its own), else, when
+// both its cells are mixed, the earlier of theirs (at least its own debt,
+// if it has one), else nothing. A value that owes nothing inherits a debt
+// only when both its cells are mixed, which only heavy debts make: never
+// while live heavy debts are fewer than the cells share them out, and only
+// as long as the latest debt of the cell lasts.
 //
 // The debts of a shard are guarded by its mutex; those of different shards
 // lie on different cache lines.
@@ -44,13 +63,14 @@ type debts struct {
 // debtCell is one cell of debts.
 type debtCell struct {
 	tat   int64  // noDebt when free
-	owner uint64 // ownerOf the value whose TAT it is, or mixed
+	owner uint64 // cellID of the value whose TAT it is (| heavyBit when heavy), or mixed
 }
 
-// ownerOf returns the owner of k's cells: its h, which never equals mixed.
-// It tells values of a shard apart by the 58 to 64 bits of h that do not
-// choose the shard, while the cells are chosen by h2.
-func ownerOf(k id) uint64 { return k.h | 1 }
+// cellID returns the identity of k in its cells: its h with bit 1 set and
+// heavyBit clear, which never equals mixed. It tells values of a shard
+// apart by the 58 to 62 bits of h that do not choose the shard, while the
+// cells are chosen by h2.
+func cellID(k id) uint64 { return (k.h | 2) &^ heavyBit }
 
 // cellsOf returns the cells of k.
 func (d *debts) cellsOf(k id) (a, b *debtCell) {
@@ -68,17 +88,20 @@ func (d *debts) owing(now int64) bool { return d.until > now }
 // owing.
 func (d *debts) take(k id, now int64) int64 {
 	a, b := d.cellsOf(k)
-	o := ownerOf(k)
-	tat := min(a.owed(o, now), b.owed(o, now))
+	o := cellID(k)
+	tat := max(a.own(o, now), b.own(o, now))
+	if tat == noDebt {
+		tat = min(a.mixed(now), b.mixed(now))
+	}
 	a.free(o)
 	b.free(o)
 	return tat
 }
 
-// record writes the debt of k, evicted at now with TAT tat > now, to k's
-// cells, allocating the cells of a shard of capRecs records on its first
-// debt.
-func (d *debts) record(k id, tat, now int64, capRecs int32) {
+// record writes the debt of k, evicted at now with TAT tat > now, heavy or
+// not, to k's cells, allocating the cells of a shard of capRecs records on
+// its first debt.
+func (d *debts) record(k id, tat, now int64, heavy bool, capRecs int32) {
 	if d.cells == nil {
 		d.cells = make([]debtCell, max(capRecs/2, minDebtCells))
 		for i := range d.cells {
@@ -86,36 +109,52 @@ func (d *debts) record(k id, tat, now int64, capRecs int32) {
 		}
 	}
 	a, b := d.cellsOf(k)
-	o := ownerOf(k)
+	o := cellID(k)
+	if heavy {
+		o |= heavyBit
+	}
 	a.add(o, tat, now)
 	b.add(o, tat, now) // a second time on the same cell keeps it k's
 	d.until = max(d.until, tat)
 }
 
-// owed returns the TAT the value of owner o owes by this cell at now, or
-// noDebt.
-func (c *debtCell) owed(o uint64, now int64) int64 {
-	if c.tat > now && (c.owner == o || c.owner == mixed) {
+// own returns the TAT of this cell at now if it is live and the debt of the
+// value of identity o alone, else noDebt.
+func (c *debtCell) own(o uint64, now int64) int64 {
+	if c.tat > now && c.owner&^heavyBit == o {
 		return c.tat
 	}
 	return noDebt
 }
 
-// add writes the debt tat of the value of owner o, at now.
+// mixed returns the TAT of this cell at now if it is live and mixed, else
+// noDebt.
+func (c *debtCell) mixed(now int64) int64 {
+	if c.tat > now && c.owner == mixed {
+		return c.tat
+	}
+	return noDebt
+}
+
+// add writes the debt tat of owner o (identity and heavyBit), at now.
 func (c *debtCell) add(o uint64, tat, now int64) {
 	switch {
 	case c.tat <= now: // free, or its debt paid
 		*c = debtCell{tat: tat, owner: o}
-	case c.owner == o:
+	case c.owner != mixed && c.owner&^heavyBit == o&^heavyBit: // its own
 		c.tat = max(c.tat, tat)
-	default:
+		c.owner |= o
+	case o&heavyBit == 0: // light over another's debt: not written here
+	case c.owner != mixed && c.owner&heavyBit == 0: // heavy over light: the light one forgotten here
+		*c = debtCell{tat: tat, owner: o}
+	default: // heavy over heavy: merged
 		*c = debtCell{tat: max(c.tat, tat), owner: mixed}
 	}
 }
 
-// free frees the cell if it is the value of owner o's own.
+// free frees the cell if it is the debt of the value of identity o alone.
 func (c *debtCell) free(o uint64) {
-	if c.owner == o {
+	if c.owner != mixed && c.owner&^heavyBit == o {
 		c.tat = noDebt
 	}
 }

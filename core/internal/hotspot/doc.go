@@ -30,6 +30,12 @@
 // it, rounds the TATs it decides on up before and after, and gives back
 // whole nanoseconds: neither ever admits early.
 //
+// A decision that admits a request and leaves the value no quota
+// (Remaining 0) tells, as Next, when the value's next request would be
+// admitted: the RetryAfter of a rejection right after it, so that the hint
+// of the last admitted response and of the block after it agree
+// (TestLastAdmittedHintMatchesNextBlock in core and adapters/nethttp).
+//
 // A leaky bucket's waiter that gives up (Undo: its wait was cancelled, or
 // another rule rejected the request) gives its slot back: when its slot was
 // the last one taken the TAT moves back, else the slot becomes a gap, merged
@@ -40,9 +46,16 @@
 // longer than the live requests of its value ahead of it require. Gaps are
 // kept per shard, at most 256 of 40 bytes (allocated as they are given
 // back), and dropped when they have passed or their value is evicted (its
-// debt is its TAT). A slot given back when its shard holds 256 live gaps is
-// forgotten: requests then wait for it as if it were taken, longer, never
-// earlier.
+// debt is its TAT). A waiter whose value is evicted while it waits gives
+// its slot back where the value's state went: to its debt, when the debt is
+// the value's own and the slot was the last one taken (the debt moves
+// back), or to the value's new record once it is tracked again (a gap);
+// else it is forgotten. A slot given back when its shard holds 256 live
+// gaps is forgotten: requests then wait for it as if it were taken,
+// longer, never earlier. A request decided before another gave its slot
+// back keeps the slot it was given: it waits no longer than it was told,
+// at most MaxWait, but may be served after a later request that took the
+// slot given back.
 //
 // Overrides give specific values their own limit (for TokenBucket, Burst
 // applies to it too); an override of 0 blocks the value without giving it a
@@ -121,9 +134,11 @@
 //
 // # Evicted values keep their debt
 //
-// A value whose state still limits it is never given a fresh state because
-// of other values, whatever their number and pattern (each once, twice,
-// cycling), and memory stays bounded by MaxKeys:
+// A value whose state limits it, or nearly (it has spent at least half its
+// bucket), is never given a fresh state because of other values, whatever
+// their number and pattern (each once, twice, cycling); one that has spent
+// less may get back at most what it spent; and memory stays bounded by
+// MaxKeys:
 //
 //   - Concurrency: a record with requests in flight is pinned: taken out of
 //     both lists, it is never evicted and its count never lost; its last
@@ -132,38 +147,65 @@
 //     the shard's share of MaxKeys) is rejected until one is released.
 //   - TokenBucket, LeakyBucket: a bucket evicted while its TAT is later than
 //     the time of the eviction (tokens spent, or slots taken) leaves that
-//     TAT, rounded up to a nanosecond, its debt, in its shard's debts: a fixed array of max(records/2,
-//     64) cells of 16 bytes, allocated at the shard's first such eviction.
-//     Seen again, the value's bucket resumes from a TAT at least as late as
-//     the one it was evicted with. A bucket evicted full leaves nothing: it
-//     restarts full, as it was.
+//     TAT, rounded up to a nanosecond, its debt, in its shard's debts: a
+//     fixed array of max(records/2, 64) cells of 16 bytes, allocated at the
+//     shard's first such eviction. Seen again, the value resumes from the
+//     debt it left, or from a later one (below), or, for a light debt that
+//     was forgotten, with a full bucket. A bucket evicted full leaves
+//     nothing: it restarts full, as it was.
 //
-// A debt is written to two cells chosen by a hash of the value; a cell holds
-// one value's TAT or, when live debts of several values meet in it, the
-// latest of theirs (a cell whose TAT has passed is free again). A value's
-// debt is the earlier of its two cells' TATs, a cell holding another single
-// value's debt counting as none. So the error is on the side of the limit
-// only: a value that owes nothing, or less, inherits a debt when both its
-// cells hold several values' debts, and starts with the bucket of the latest
-// of them. While live debts are fewer than about a quarter of the cells,
-// that almost never happens. A flood that puts more values in debt than the
-// table and its cells tell apart makes new values start with spent buckets
-// (values in the table are not affected): any of them could be a value
-// returning with its debt, so one that inherits a debt and spends more is
-// remembered owing both, and under a long flood the cells fill with whole
-// buckets' debts. Measured by TestFloodDegrade on a "5 per 15 minutes"
-// token bucket of MaxKeys 1000, a new user's first request during 2 minutes
-// of junk values each sent twice: with 1000 junk values every new user has
-// its 5 attempts; with 4000, about 40% have 5 and 2-4% none; with 10 000,
-// 16-20% have 5 and 54-58% none. A debt, inherited or not, is paid at most
-// one bucket capacity (Window + Burst*Window/Limit for a token bucket,
-// MaxWait + Window/Limit for a leaky bucket; the longest over Limit and
-// Overrides) after the last request admitted before it was recorded: one
-// capacity after a flood stops, every value not limited by its own requests
-// has its whole limit again. New values stay exact while MaxKeys exceeds
-// the number of values in debt at once (those used within one capacity).
+// A debt is heavy when it is at least half a bucket's capacity (the
+// smallest capacity over Limit and Overrides; a capacity is Window +
+// Burst*Window/Limit for a token bucket, MaxWait + Window/Limit for a leaky
+// bucket): "5 per 15 minutes" keeps, as heavy, the debt of a value that
+// spent 3 attempts or more, and forgets, when it must, that of one that
+// spent 1 or 2. A debt is written to two cells chosen by a hash of the
+// value (a cell whose TAT has passed is free again). A heavy debt is kept
+// in both: a cell where it meets another value's heavy debt holds the
+// later of the two for both values (mixed), and one that held a light debt
+// forgets it. A light debt is only written to cells that hold no other
+// value's live debt, and is lost when neither is free or when heavy debts
+// take both its cells over. A value owes the debt of a cell of its own,
+// else, when both its cells are mixed, the earlier of their TATs, else
+// nothing.
 //
-// A cell tells values apart by 63 bits of their hash (58 in a table of 64
+// So the error on heavy debts is on the side of the limit: a value that
+// owes nothing, or less, inherits a debt only when both its cells hold
+// several values' heavy debts, and starts with the bucket of the latest of
+// them; while live heavy debts are fewer than about a quarter of the cells
+// that almost never happens. The error on light debts is the other way, and
+// bounded: a value that spent under half its bucket, evicted when its
+// shard's cells are full of live debts, comes back with a full bucket,
+// having had at most half a bucket more than its limit; getting this again
+// takes another flood that evicts it.
+//
+// A flood of junk values each sent once or twice thus leaves new values
+// their whole limit, during and after it. Measured on a "5 per 15 minutes"
+// token bucket of MaxKeys 1000 (go test ./core/internal/hotspot -run
+// 'TestFloodDegrade|TestFloodLeavesNewUsersTheirLimit' -v): during 2
+// minutes of 1000 to 10 000 junk values each sent twice, 100% of new users
+// have their 5 attempts, and right after it or a minute later 99-100% of
+// them (200 each time, with 10 000 or 100 000 junk values, 40 users having
+// spent 3 or 5 attempts before the flood); with MaxKeys 100 000 and 1 or 10
+// million junk values, 100%. Before, with 10 000 junk values, 16-20% had 5
+// during the flood and none right after it, until 15 minutes later. The
+// users who had spent their attempts stay limited through the flood.
+//
+// A flood of more values each spending half their bucket or more than the
+// table and its cells tell apart still makes new values start with spent
+// buckets: any of them could be a value returning with a heavy debt, which
+// bounded memory cannot tell apart, so one that inherits a debt and spends
+// more is remembered owing both. Measured the same way with junk values
+// each sent 3 times: with 1000, every new user has 5; with 4000, 41-44%
+// during the flood and none right after it; with 10 000, 17-18% during and
+// none after. A debt, inherited or not, is paid at most one bucket capacity
+// (the longest over Limit and Overrides) after the last request admitted
+// before it was recorded: one capacity after a flood stops, every value not
+// limited by its own requests has its whole limit again. New values stay
+// exact while MaxKeys exceeds the number of values in heavy debt at once
+// (those that spent half their bucket within one capacity).
+//
+// A cell tells values apart by 62 bits of their hash (58 in a table of 64
 // shards, whose values share the 6 bits that choose their shard), and a
 // value seen again frees the cells it alone holds, its record carrying the
 // debt: two values of a shard agreeing on those bits, a chance of about

@@ -105,7 +105,8 @@ var floods = []struct {
 
 // TestFloodKeepsDebts: "5 login attempts per 15 minutes per user" survives
 // every flood of floods, under each algorithm: a value whose state still
-// limits it is never given a fresh one because of other values.
+// limits it (half its bucket spent or more) is never given a fresh one
+// because of other values; one that spent less gets at most that back.
 //
 // Before the flood, heavy users spend their whole limit (and are rejected
 // once more: seen twice, they are protected) and light users make one
@@ -114,9 +115,9 @@ var floods = []struct {
 // times, far enough apart to be evicted in between: each attempt must be
 // rejected. At its end the light users try
 // Limit+1 times. A Limiter that sees no flood gets the same requests of the
-// users, and the flooded one admits at most as many, user by user: its
-// debts may be later than a value's own (a conservative error), never
-// earlier. Once every debt can have been paid (a bucket's capacity after
+// users, and the flooded one admits at most as many, user by user (but for
+// a light user's forgotten token, see below): its debts may be later than
+// a value's own (a conservative error), never earlier. Once every debt can have been paid (a bucket's capacity after
 // the flood), both admit exactly the same. The table never holds more than
 // MaxKeys values, nor its debts more cells than their fixed share.
 //
@@ -198,11 +199,20 @@ func TestFloodKeepsDebts(t *testing.T) {
 						require.LessOrEqual(t, flooded.Len(), maxKeys)
 					}
 				}
+				// A light user's token bucket debt, one of 5 tokens, is
+				// light (under half the bucket): heavy debts that need its
+				// cells may take them (the cycling flood), and it gets that
+				// one token back, never more. One slot of a leaky bucket
+				// without MaxWait is its whole capacity: heavy.
+				forgotten := 0
+				if cfg.Algorithm == TokenBucket {
+					forgotten = 1
+				}
 				for _, u := range lightUsers {
 					for range cfg.Limit + 1 {
 						try(floodEnd, u)
 					}
-					require.LessOrEqual(t, admitted[u], reference[u], "%s after the flood: more than without it", u)
+					require.LessOrEqual(t, admitted[u], reference[u]+forgotten, "%s after the flood: more than without it", u)
 				}
 				checkTable(t, flooded)
 				checkDebts(t, flooded)
@@ -243,14 +253,17 @@ func checkDebts(t testing.TB, l *Limiter) {
 	}
 }
 
-// TestFloodDegrade measures what a flood of junk values, each sent twice
-// over 2 minutes, leaves new users of "5 per 15 minutes" with a table of
-// 1000 (figures in doc.go): the attempts left to each of 200 new users,
-// probed by one request during the flood (logged as a count of users with
-// 0..5 attempts). A flood the table holds leaves them all 5 (almost: a
-// few debts can meet in cells); a larger one makes them start with spent
-// buckets, a conservative error; one capacity after the flood, every new
-// user has 5 again.
+// TestFloodDegrade measures what a flood of junk values, each sent twice or
+// three times over 2 minutes, leaves new users of "5 per 15 minutes" with a
+// table of 1000 (figures in doc.go): the attempts left to each of 200 new
+// users, probed by one request during the flood (logged as a count of users
+// with 0..5 attempts), and of 200 others right after it. The debts of values sent twice are light (2 of 5
+// tokens): they are forgotten when the cells are full, not inherited, so
+// at least 95% of the new users have all 5 whatever the flood's size
+// (before, with 10 000 junk values, 16-20% had 5 and 54-58% none). Those
+// of values sent three times are heavy, kept at the cost of new users'
+// attempts once they outnumber the cells (logged only). One capacity after
+// the flood, every new user has 5.
 func TestFloodDegrade(t *testing.T) {
 	const (
 		maxKeys  = 1000
@@ -258,13 +271,17 @@ func TestFloodDegrade(t *testing.T) {
 		floodEnd = 2 * time.Minute
 	)
 	cfg := Config{Limit: 5, Window: 15 * time.Minute, MaxKeys: maxKeys}
-	for _, values := range []int{maxKeys, 4 * maxKeys, 10 * maxKeys} {
+	for _, tc := range []struct{ values, times int }{
+		{maxKeys, 2}, {4 * maxKeys, 2}, {10 * maxKeys, 2},
+		{maxKeys, 3}, {4 * maxKeys, 3}, {10 * maxKeys, 3},
+	} {
+		values := tc.values
 		l := mustNew(t, cfg, nil)
-		n := 2 * values
+		n := tc.times * values
 		var left [6]int // users by attempts left
 		for i := range n {
 			at := int64(time.Duration(i) * floodEnd / time.Duration(n))
-			l.Acquire(at, "junk-"+strconv.Itoa(i/2), 1)
+			l.Acquire(at, "junk-"+strconv.Itoa(i/tc.times), 1)
 			if i%(n/probes) == 0 {
 				if d := l.Acquire(at, "new-"+strconv.Itoa(i), 1); d.OK {
 					left[d.Remaining+1]++
@@ -273,10 +290,18 @@ func TestFloodDegrade(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%5d junk values: new users by attempts left 0..5: %v (%.0f%% with 5, %.0f%% with 0)",
-			values, left, 100*float64(left[5])/probes, 100*float64(left[0])/probes)
-		if values == maxKeys {
-			assert.GreaterOrEqual(t, left[5], probes*9/10, "a flood the table holds")
+		t.Logf("%5d junk values sent %d times: new users by attempts left 0..5: %v (%.0f%% with 5, %.0f%% with 0)",
+			values, tc.times, left, 100*float64(left[5])/probes, 100*float64(left[0])/probes)
+		full := 0 // right after the flood
+		for i := range probes {
+			if d := l.Acquire(int64(floodEnd), "next-"+strconv.Itoa(i), 1); d.OK && d.Remaining == 4 {
+				full++
+			}
+		}
+		t.Logf("%5d junk values sent %d times: right after it, %.0f%% of new users have 5", values, tc.times, 100*float64(full)/probes)
+		if tc.times == 2 || values == maxKeys {
+			assert.GreaterOrEqual(t, left[5], probes*95/100, "new users with all 5 during a flood of %d values sent %d times", values, tc.times)
+			assert.GreaterOrEqual(t, full, probes*95/100, "new users with all 5 right after a flood of %d values sent %d times", values, tc.times)
 		}
 		for i := range probes {
 			d := l.Acquire(int64(floodEnd+cfg.Window), "after-"+strconv.Itoa(i), 1)
@@ -284,5 +309,90 @@ func TestFloodDegrade(t *testing.T) {
 			require.EqualValues(t, 4, d.Remaining, "one capacity after the flood")
 		}
 		checkDebts(t, l)
+	}
+}
+
+// TestFloodLeavesNewUsersTheirLimit: a flood of junk values each sent
+// twice, 10 and 100 times MaxKeys of them, against "5 per 15 minutes" in a
+// table of 1000 and of 100 000, leaves new users their whole limit: right
+// after the flood, 200 new users each make 5 attempts, and 200 others one
+// minute later; at least 95% of them (10x) or 80% (100x) must have all 5
+// admitted. Before, every new user got none for most of the window: the
+// junk values' debts, mixed in every cell, were inherited by every new
+// value, which spent more and left a later debt, until the cells held
+// whole buckets. The figures are logged for the package documentation.
+//
+// Limited values are not reset by the flood: 20 users who spent their 5
+// attempts before it, and 20 who spent 3 (over half the bucket), are
+// evicted by it, and right after it the first get none and the others at
+// most 2 (the light debts of the junk values are forgotten, not theirs).
+func TestFloodLeavesNewUsersTheirLimit(t *testing.T) {
+	const (
+		users    = 200
+		floodEnd = 2 * time.Minute
+	)
+	for _, tc := range []struct {
+		maxKeys, times, want int // want: percent of users with all 5
+	}{
+		{1000, 10, 95},
+		{1000, 100, 80},
+		{100_000, 10, 95},
+		{100_000, 100, 80},
+	} {
+		t.Run(strconv.Itoa(tc.maxKeys)+"x"+strconv.Itoa(tc.times), func(t *testing.T) {
+			// A table of 100 000 takes 2 or 20 million requests: 1 to 10 s
+			// of a plain go test, 19 s and more with -race.
+			if n := 2 * tc.times * tc.maxKeys; n > 200_000 && (testing.Short() || raceOn) {
+				t.Skipf("%d requests: too slow with -short or -race", n)
+			}
+			cfg := Config{Limit: 5, Window: 15 * time.Minute, MaxKeys: tc.maxKeys}
+			l := mustNew(t, cfg, nil)
+			spent := map[string]int{}
+			for u := range 20 {
+				spent["limited-"+strconv.Itoa(u)], spent["heavy-"+strconv.Itoa(u)] = 5, 3
+			}
+			for u, k := range spent {
+				for range k {
+					require.True(t, l.Acquire(0, u, 1).OK)
+				}
+			}
+			values := tc.times * tc.maxKeys
+			n := 2 * values
+			for i := range n {
+				l.Acquire(int64(time.Second+time.Duration(i)*(floodEnd-time.Second)/time.Duration(n)), "junk-"+strconv.Itoa(i/2), 1)
+			}
+			for u, k := range spent {
+				ok, _, gen := lookup(l, u)
+				require.False(t, ok && gen == 1, "%s was not evicted", u)
+				admitted := 0
+				for range cfg.Limit {
+					if l.Acquire(int64(floodEnd), u, 1).OK {
+						admitted++
+					}
+				}
+				// At most what is left: heavy debts that meet in both their
+				// cells are owed by both values (a conservative error).
+				require.LessOrEqual(t, admitted, int(cfg.Limit)-k, "%s after the flood", u)
+			}
+			for _, after := range []time.Duration{0, time.Minute} {
+				full := 0
+				for u := range users {
+					admitted := 0
+					for range cfg.Limit {
+						if l.Acquire(int64(floodEnd+after), "new-"+after.String()+"-"+strconv.Itoa(u), 1).OK {
+							admitted++
+						}
+					}
+					if admitted == int(cfg.Limit) {
+						full++
+					}
+				}
+				t.Logf("%d junk values sent twice, table of %d, +%s: %d%% of new users have all 5", values, tc.maxKeys, after, 100*full/users)
+				assert.GreaterOrEqual(t, 100*full/users, tc.want, "+%s", after)
+			}
+			require.LessOrEqual(t, l.Len(), tc.maxKeys)
+			checkTable(t, l)
+			checkDebts(t, l)
+		})
 	}
 }

@@ -70,7 +70,10 @@ func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, 
 		d.RetryAfter = min(d.RetryAfter, retry)
 		return
 	}
-	d.Remaining = b.Remaining(now, *t)
+	d.Remaining, d.Next = b.Remaining(now, *t), 0
+	if d.Remaining == 0 {
+		d.Next = b.Next(now, *t) // the TAT's, as Remaining; a gap may come sooner
+	}
 	if g.from = end; !g.to.After(end) {
 		s.dropGap(best)
 	}

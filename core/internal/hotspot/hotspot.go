@@ -2,6 +2,8 @@ package hotspot
 
 import (
 	"maps"
+	"math"
+	"slices"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
@@ -13,6 +15,10 @@ type Limiter struct {
 	bucket *flow.GCRA            // the buckets' arithmetic for Config.Limit; nil for Concurrency
 	over   map[string]*flow.GCRA // the same for each override
 	tab    *table
+	// keep is how far ahead of the eviction a bucket's TAT must be for its
+	// debt to be heavy (see debts): half the capacity of the smallest
+	// bucket of Limit and Overrides.
+	keep int64
 	// epoch is the table's epoch the Limiter's fractions are in; when the
 	// table's is another, a later Limiter changed the limits (see round).
 	epoch uint64
@@ -28,6 +34,7 @@ type Decision struct {
 	shard int32
 	rec   int32
 	gen   uint64 // the record's life at the decision
+	k     id     // the value's, for a bucket's Undo after its record is reused
 }
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg
@@ -56,6 +63,12 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 				l.over = make(map[string]*flow.GCRA, len(cfg.Overrides))
 			}
 			l.over[v] = newBucket(&cfg, lim)
+		}
+		l.keep = math.MaxInt64
+		for _, b := range append(slices.Collect(maps.Values(l.over)), l.bucket) {
+			if b.Limit > 0 {
+				l.keep = min(l.keep, b.Capacity().NS/2)
+			}
 		}
 	}
 	if prev == nil || prev.cfg.Algorithm != cfg.Algorithm || prev.cfg.MaxKeys != cfg.MaxKeys {
@@ -156,7 +169,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 		if i = s.find(k); i >= 0 {
 			s.touch(i)
 		} else {
-			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si))
+			i = s.insert(k, min(now, 0), now, l.tab.debtsOf(si), l.keep)
 		}
 		// A value decided twice in a row becomes the front (see shard).
 		st = &s.recs[i].state
@@ -178,7 +191,7 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 		s.dropGaps(i) // the TAT is behind now: they have passed
 		*st = b.DecideAt(&d.Decision, *st, now, n)
 	}
-	d.lim, d.shard, d.rec, d.gen = l, si, i, s.recs[i].gen
+	d.lim, d.shard, d.rec, d.gen, d.k = l, si, i, s.recs[i].gen, k
 	s.mu.Unlock()
 }
 
@@ -211,7 +224,7 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 	i := s.find(k)
 	if i >= 0 {
 		s.touch(i)
-	} else if i = s.insert(k, 0, now, nil); i < 0 {
+	} else if i = s.insert(k, 0, now, nil, 0); i < 0 {
 		s.mu.Unlock()
 		*d = Decision{Decision: flow.Decision{Limit: lim}}
 		return
@@ -229,10 +242,15 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 
 // Undo gives back the n requests of an admitted decision d that were not
 // used (another rule rejected the request, or its wait was cancelled), on
-// the table d was made in. A rejected decision, or one whose value has been
-// evicted since, is ignored. A token bucket gets its tokens back; a leaky
-// bucket gets its slot back, taken by the value's next request that it
-// holds (see gap); Concurrency releases.
+// the table d was made in. A rejected decision is ignored. A token bucket
+// gets its tokens back; a leaky bucket gets its slot back, taken by the
+// value's next request that it holds (see gap); Concurrency releases. A
+// bucket evicted since d gives them back where its state went: to its
+// debt, when that is its own (a leaky bucket's only when its slot was the
+// last one taken), or to its value's new record, when the value is tracked
+// again (a leaky bucket's only when its slot is within that record's
+// schedule). A leaky bucket's waiter whose value is evicted while it waits
+// thus does not keep its slot when it gives up.
 func (l *Limiter) Undo(d Decision, n int64) {
 	p := d.lim
 	if !d.OK || p == nil {
@@ -242,10 +260,15 @@ func (l *Limiter) Undo(d Decision, n int64) {
 		p.Release(d.Hold(), n)
 		return
 	}
+	n = max(n, 1)
 	s := &p.tab.shards[d.shard]
 	s.mu.Lock()
-	if r := &s.recs[d.rec]; r.gen == d.gen {
-		p.refund(s, d, max(n, 1))
+	if i := d.rec; s.recs[i].gen == d.gen {
+		p.refund(s, i, d, n)
+	} else if i = s.find(d.k); i >= 0 {
+		p.refund(s, i, d, n) // tracked again: its state came from its debt
+	} else if dt := p.tab.debtsOf(d.shard); dt.cells != nil {
+		p.refundDebt(dt, d, n)
 	}
 	s.mu.Unlock()
 }
@@ -290,15 +313,15 @@ func (l *Limiter) Release(h Hold, n int64) {
 }
 
 // refund gives the cost of the n requests of the admitted bucket decision
-// d back to its record in s, whose lock the caller holds: a token bucket's
-// tokens, a leaky bucket's slot (see shard.freeSlot). The cost is that of
-// d's limit. A decision of a Limiter whose limits a later one changed gives
-// back whole nanoseconds only, within its slot (see decideStale).
-func (l *Limiter) refund(s *shard, d Decision, n int64) {
+// d back to record i of s, whose lock the caller holds: a token bucket's
+// tokens, a leaky bucket's slot (see shard.freeSlot) when it lies within
+// the record's schedule. The cost is that of d's limit. A decision of a
+// Limiter whose limits a later one changed gives back whole nanoseconds
+// only, within its slot (see decideStale).
+func (l *Limiter) refund(s *shard, i int32, d Decision, n int64) {
 	lim := d.Limit
-	st := s.stateOf(d.rec)
-	cost := (&flow.GCRA{Limit: lim, Window: l.cfg.Window}).Cost(n)
-	from, to := d.Mark().Minus(cost, lim), d.Mark()
+	st := s.stateOf(i)
+	cost, from, to := l.slotOf(d, n)
 	if l.epoch != l.tab.epoch.Load() {
 		*st = flow.Instant{NS: st.Ceil()}
 		cost, from, to = flow.Instant{NS: cost.NS}, flow.Instant{NS: from.Ceil()}, flow.Instant{NS: to.NS}
@@ -307,7 +330,37 @@ func (l *Limiter) refund(s *shard, d Decision, n int64) {
 	switch {
 	case l.cfg.Algorithm == TokenBucket:
 		*st = st.Minus(cost, lim)
-	case to.After(from):
-		s.freeSlot(d.rec, st, from, to)
+	case to.After(from) && !to.After(*st):
+		s.freeSlot(i, st, from, to)
+	}
+}
+
+// slotOf returns the cost of the n requests of the admitted bucket
+// decision d, and the slot they took: [from, to), to being d's mark.
+func (l *Limiter) slotOf(d Decision, n int64) (cost, from, to flow.Instant) {
+	cost = (&flow.GCRA{Limit: d.Limit, Window: l.cfg.Window}).Cost(n)
+	return cost, d.Mark().Minus(cost, d.Limit), d.Mark()
+}
+
+// refundDebt gives the cost of the n requests of the admitted bucket
+// decision d back to the debt its value left in dt when it was evicted,
+// when that debt is the value's own: a token bucket's tokens, in whole
+// nanoseconds; a leaky bucket's slot when it was the last one taken. The
+// caller holds the shard's lock.
+func (l *Limiter) refundDebt(dt *debts, d Decision, n int64) {
+	cost, from, to := l.slotOf(d, n)
+	a, b := dt.cellsOf(d.k)
+	o := cellID(d.k)
+	for _, c := range []*debtCell{a, b} {
+		switch {
+		case c.owner == mixed || c.owner&^heavyBit != o:
+		case l.cfg.Algorithm == TokenBucket:
+			c.tat -= cost.NS
+		case c.tat == to.Ceil():
+			c.tat = from.Ceil()
+		}
+		if a == b {
+			return // one cell, given back once
+		}
 	}
 }

@@ -162,7 +162,8 @@ func TestUndo(t *testing.T) {
 }
 
 // TestStaleHandles: a Decision whose record was evicted and reused for
-// another value, or for a new life of the same value, does nothing.
+// another value never acts on that value; a bucket's Undo gives back to
+// its own value's debt, or to its new record once it is tracked again.
 func TestStaleHandles(t *testing.T) {
 	t.Run("token-bucket", func(t *testing.T) {
 		l := mustNew(t, Config{Limit: 1, Window: s, MaxKeys: 1}, nil)
@@ -172,10 +173,21 @@ func TestStaleHandles(t *testing.T) {
 		require.False(t, l.Acquire(0, "b", 1).OK)
 		l.Undo(old, 1)
 		assert.False(t, l.Acquire(0, "b", 1).OK, "a's Undo gave b a token")
-		assert.False(t, l.Acquire(0, "a", 1).OK, "a evicted with its token spent came back with it")
-		require.True(t, l.Acquire(int64(s), "a", 1).OK) // refilled, in a new life of the record
-		l.Undo(old, 1)
-		assert.False(t, l.Acquire(int64(s), "a", 1).OK, "an Undo of a's first life gave its second a token")
+		assert.True(t, l.Acquire(0, "a", 1).OK, "a's Undo gave its token back to its debt")
+		assert.False(t, l.Acquire(0, "a", 1).OK)
+		checkTable(t, l)
+	})
+	t.Run("token-bucket tracked again", func(t *testing.T) {
+		l := mustNew(t, Config{Limit: 2, Window: s, MaxKeys: 1}, nil)
+		old := l.Acquire(0, "a", 1)
+		require.True(t, old.OK)
+		require.True(t, l.Acquire(0, "b", 1).OK)  // evicts a with its debt
+		require.True(t, l.Acquire(0, "a", 1).OK)  // evicts b; a resumes from its debt
+		require.False(t, l.Acquire(0, "a", 1).OK) // both tokens spent
+		l.Undo(old, 1)                            // to a's new record
+		assert.True(t, l.Acquire(0, "a", 1).OK, "a's Undo gave its token back to its new life")
+		assert.True(t, l.Acquire(0, "b", 1).OK, "b's one token left, from its debt")
+		assert.False(t, l.Acquire(0, "b", 1).OK, "none of a's given to b")
 	})
 	t.Run("concurrency", func(t *testing.T) {
 		l := mustNew(t, Config{Algorithm: Concurrency, Limit: 1, MaxKeys: 1}, nil)
@@ -323,7 +335,11 @@ func TestAcquireToOverwrites(t *testing.T) {
 				si, sh := b.tab.shard(k)
 				require.Equal(t, si, got.shard)
 				require.Equal(t, k, sh.recs[got.rec].id)
+				if cfg.Algorithm != Concurrency {
+					require.Equal(t, k, got.k)
+				}
 				want.lim, want.shard, want.rec, got.lim, got.shard, got.rec = nil, 0, 0, nil, 0, 0
+				want.k, got.k = id{}, id{}
 			}
 			require.Equal(t, want, got, "%s step %d (%s)", cfg.Algorithm, i, v)
 		}
@@ -385,4 +401,42 @@ func recOf(t *testing.T, l *Limiter, value string) int32 {
 	i := s.find(k)
 	require.GreaterOrEqual(t, i, int32(0), "%s not tracked", value)
 	return i
+}
+
+// TestLeakyWaiterEvictedGivesItsSlotBack: a leaky bucket's waiter whose
+// value is evicted while it waits, and which then gives up, gives its slot
+// back: to its value's debt when the value is not tracked (the slot was the
+// last one taken: the debt moves back), or to its value's new record when
+// it is tracked again (the slot becomes a gap). The value's next request
+// waits for the live slots only. Before, the Undo of an evicted record was
+// ignored, and the slot stayed in the debt: the next request waited one
+// slot more than any live request required.
+func TestLeakyWaiterEvictedGivesItsSlotBack(t *testing.T) {
+	cfg := Config{Algorithm: LeakyBucket, Limit: 10, Window: s, MaxWait: time.Minute, MaxKeys: 1}
+	t.Run("in its debt", func(t *testing.T) {
+		l := mustNew(t, cfg, nil)
+		ds := play(t, l, []step{
+			{value: "a", ok: true, limit: 10, remaining: 600},
+			{value: "a", ok: true, limit: 10, remaining: 599, wait: 100 * ms}, // waits for its slot
+			{at: ms, value: "b", ok: true, limit: 10, remaining: 600},         // evicts a: its debt is 200ms
+		})
+		l.Undo(ds[1], 1) // a's waiter gives up
+		play(t, l, []step{{at: 2 * ms, value: "a", ok: true, limit: 10, remaining: 599, wait: 98 * ms}})
+		checkTable(t, l)
+	})
+	t.Run("tracked again", func(t *testing.T) {
+		l := mustNew(t, cfg, nil)
+		ds := play(t, l, []step{
+			{value: "a", ok: true, limit: 10, remaining: 600},
+			{value: "a", ok: true, limit: 10, remaining: 599, wait: 100 * ms},
+			{at: ms, value: "b", ok: true, limit: 10, remaining: 600},
+			{at: 2 * ms, value: "a", ok: true, limit: 10, remaining: 598, wait: 198 * ms}, // resumes from the debt
+		})
+		l.Undo(ds[1], 1) // the slot at 100ms, before the new record's TAT: a gap
+		play(t, l, []step{
+			{at: 3 * ms, value: "a", ok: true, limit: 10, remaining: 598, wait: 97 * ms},
+			{at: 3 * ms, value: "a", ok: true, limit: 10, remaining: 597, wait: 297 * ms},
+		})
+		checkTable(t, l)
+	})
 }

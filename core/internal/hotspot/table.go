@@ -232,8 +232,9 @@ func (s *shard) find(k id) int32 {
 // of probation (of protected when probation is empty). It returns -1 when
 // every record is pinned. The record's state is fresh, or, with the shard's
 // debts d (a bucket table), the debt k was evicted with if it is later; an
-// evicted bucket whose TAT is later than now leaves its debt in d.
-func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
+// evicted bucket whose TAT is later than now leaves its debt in d, heavy
+// when it is at least keep ahead of now.
+func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 	if d != nil && d.owing(now) {
 		fresh = max(fresh, d.take(k, now))
 	}
@@ -268,7 +269,7 @@ func (s *shard) insert(k id, fresh, now int64, d *debts) int32 {
 			s.frontRec, st = -1, s.frontState
 		}
 		if d != nil && st.Ceil() > now {
-			d.record(old, st.Ceil(), now, s.capRecs) // a bucket not yet full
+			d.record(old, st.Ceil(), now, st.Ceil()-now >= keep, s.capRecs) // a bucket not yet full
 		}
 		*r = record{state: flow.Instant{NS: fresh}, gen: gen + 1, id: k, seg: probation}
 		s.index(k.tag(), i)
