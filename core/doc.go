@@ -142,9 +142,16 @@
 // values first, so a flood of new values does not evict the hot ones; a
 // value evicted before its bucket is full again leaves its debt in a fixed
 // array of cells and resumes from it, and a value with requests in flight
-// is never evicted. When a flood puts more values in debt than the table
-// and its cells can tell apart, the error is on the limit's side: new
-// values may start with spent buckets until the flood's debts are paid.
+// is never evicted. A value evicted after spending half its bucket or more
+// is never reset; one that spent less gets back at most what it spent. So
+// a flood of junk values sent once or twice leaves new users their whole
+// limit: with 5 per 15 min and MaxKeys 1000, 10,000 or 100,000 junk values
+// sent twice leave 99-100% of new users their 5 attempts during the flood,
+// right after it and a minute later (TestFloodLeavesNewUsersTheirLimit in
+// core/internal/hotspot). A flood of more values than the table can tell
+// apart, each spending half its bucket or more, still makes new values
+// start with spent buckets (the error is on the limit's side) until one
+// bucket capacity after it.
 // Keep MaxKeys above the number of values seen within one window to keep
 // new values exact.
 //

@@ -83,8 +83,8 @@ func setBlockedHeaders(h http.Header, b *core.BlockedError) {
 //     "<rule>";q=<limit>;w=<window in seconds> (for a limit on requests in
 //     flight: "<rule>";q=<limit>;qu="concurrent-requests");
 //   - RateLimit: the same members, "<rule>";r=<remaining>;t=<seconds until
-//     the quota is restored, or, for a rule that rejected the request, until
-//     it would admit it> (no t for a limit on requests in flight). Every t is
+//     the quota is restored, or, when none is left or the rule rejected the
+//     request, until the next request passes> (no t for a limit on requests in flight). Every t is
 //     at most Retry-After. Neither field is sent for a breaker, which is no
 //     quota, nor for a request that can never pass;
 //   - Cache-Control: no-store;

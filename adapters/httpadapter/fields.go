@@ -125,8 +125,9 @@ func appendPolicyField(dst []byte, q core.Quota) []byte {
 
 // appendLimitField appends the RateLimit field member of q: a service limit
 // item named by the rule, with r the quota left and, for a windowed limit,
-// t the seconds until the quota is restored (for a rule that rejected the
-// request, until it would admit it), rounded up. A limit on requests in
+// t the seconds until the quota is restored (when none is left or the rule
+// rejected the request, until the next request passes: core.Quota.Reset),
+// rounded up. A limit on requests in
 // flight has no t: a slot frees whenever a request ends.
 func appendLimitField(dst []byte, q core.Quota) []byte {
 	dst = appendSFString(dst, q.Rule)
