@@ -91,3 +91,65 @@ rules:
 	// alice OVER_LIMIT
 	// ci-bot OVER_LIMIT
 }
+
+// The units of the envoyproxy/ratelimit config format: a month is 30 days
+// and a year 365, as the reference server counts them.
+func ExampleUnit_Duration() {
+	for _, u := range []sluiceenvoy.Unit{sluiceenvoy.UnitSecond, sluiceenvoy.UnitMinute,
+		sluiceenvoy.UnitHour, sluiceenvoy.UnitDay, sluiceenvoy.UnitWeek, sluiceenvoy.UnitMonth, sluiceenvoy.UnitYear} {
+		fmt.Println(u, u.Duration())
+	}
+	// Output:
+	// second 1s
+	// minute 1m0s
+	// hour 1h0m0s
+	// day 24h0m0s
+	// week 168h0m0s
+	// month 720h0m0s
+	// year 8760h0m0s
+}
+
+// A config built in Go and replaced while serving. With
+// WithoutRateLimitHeaders, answers carry no RateLimit fields; one over the
+// limit still carries Retry-After and its problem document's type.
+func ExampleServer_SetConfig() {
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	perSecond := func(n uint32) sluiceenvoy.Config {
+		return sluiceenvoy.Config{Domains: []sluiceenvoy.Domain{{Name: "edge", Descriptors: []sluiceenvoy.Descriptor{{
+			Key: "path", Value: "/login",
+			RateLimit: &sluiceenvoy.RateLimit{Unit: sluiceenvoy.UnitSecond, RequestsPerUnit: n},
+		}}}}}
+	}
+	s, err := sluiceenvoy.New(g, perSecond(1), sluiceenvoy.WithoutRateLimitHeaders())
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{{
+		Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "path", Value: "/login"}},
+	}}}
+	ask := func() {
+		resp, err := s.ShouldRateLimit(context.Background(), req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var headers []string
+		for _, h := range resp.ResponseHeadersToAdd {
+			headers = append(headers, h.Key)
+		}
+		fmt.Println(resp.OverallCode, resp.Statuses[0].CurrentLimit.RequestsPerUnit, headers)
+	}
+	ask()
+	ask()
+	if err := s.SetConfig(perSecond(5)); err != nil {
+		log.Fatal(err)
+	}
+	ask()
+	// Output:
+	// OK 1 []
+	// OVER_LIMIT 1 [Retry-After Content-Type]
+	// OK 5 []
+}
