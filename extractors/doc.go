@@ -17,8 +17,10 @@
 // An adapter's WithExtractor option is needed only to choose among several
 // Extractors given to one Guard. An adapter given an Extractor other than
 // the Guard's fails at construction, as it would read the params (the
-// client IP among them) otherwise than the program declared; given one and
-// the Guard none, it reads with its own, as before.
+// client IP among them) otherwise than the program declared. Given one
+// when the Guard has none, it reads with its own, and the
+// Guard's other adapters do not see it: a program with several adapters
+// declares its Extractor to the Guard.
 //
 // The sluicecheck command's -params flag refuses, in CI, rules naming a
 // custom param outside a list.
