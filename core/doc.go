@@ -155,14 +155,18 @@
 // Keep MaxKeys above the number of values seen within one window to keep
 // new values exact.
 //
-// Each adapter tells its Guard which params its extractor supplies (a
+// A custom param, or a proxy to trust, is declared once: in the
+// extractor given to the Guard (WithParamSource with an
+// extractors.Extractor), which New checks the rules against and which the
+// Guard's adapters find (ParamSources) and read params with. Each adapter
+// also tells its Guard which params its extractor supplies (a
 // ParamSource). From then on a hotspot rule naming a param no source
-// supplies (a typo, a custom param nobody registered) is refused: the
-// adapter's constructor fails at start-up, and every later SetRules and
-// reload returns the problem and keeps the rules in force. WithParamSource
-// makes New refuse it already. A Guard used without adapters accepts any
-// well-formed param; one that serves adapters and also takes params from
-// the program declares them with WithParamSource(CustomParams("tenant")).
+// supplies (a typo, a custom param nobody registered) is refused: by New,
+// or by the adapter's constructor at start-up, and every later SetRules and
+// reload returns the problem and keeps the rules in force. A Guard used
+// without adapters accepts any well-formed param; one that serves adapters
+// and also takes params from the program declares them with
+// WithParamSource(CustomParams("tenant")).
 //
 // # Circuit breakers
 //

@@ -59,9 +59,9 @@ type ParamSource interface {
 
 // WithParamSource gives the Guard a source of params from the start, so
 // that New refuses a rule naming a param s cannot supply (see ParamSource).
-// Adapters add their extractor themselves (Guard.AddParamSource); give it
-// here too to get the refusal as New's error rather than as the adapter's
-// panic at construction.
+// An extractors.Extractor given here is declared once: the adapters of the
+// Guard given no extractor of their own read params with it (they find it
+// in ParamSources), and refuse to start when given another.
 func WithParamSource(s ParamSource) Option {
 	return optionFunc(func(cfg *config) error {
 		if s == nil {
@@ -114,6 +114,16 @@ func (g *Guard) AddParamSource(s ParamSource) error {
 	}
 	g.sources = sources
 	return nil
+}
+
+// ParamSources returns the sources of the Guard's params (see
+// ParamSource), in the order they were given: those of WithParamSource,
+// then those added by AddParamSource. Adapters look there for the
+// extractor the program gave the Guard.
+func (g *Guard) ParamSources() []ParamSource {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sources)
 }
 
 // sameSource reports whether a and b are the same source: equal values of

@@ -67,3 +67,25 @@ func TestParamSources(t *testing.T) {
 	assert.Equal(t, "per-user", g.Rules()[0].Name, "the rules in force stay")
 	assert.ErrorContains(t, g.AddParamSource(nil), "source is nil")
 }
+
+// TestGuardParamSources checks that ParamSources lists the sources given to
+// New and added afterwards, in order, without the refused or repeated ones,
+// and that changing the list it returns changes nothing in the Guard.
+func TestGuardParamSources(t *testing.T) {
+	perUser := core.Rule{Name: "per-user", Resource: "checkout", Kind: core.KindHotspot, Param: "user", Limit: 1, Window: time.Second}
+	g, _ := newGuard(t, perUser)
+	assert.Empty(t, g.ParamSources())
+	require.Error(t, g.AddParamSource(core.CustomParams("tenant")), "refused: it does not supply user")
+	assert.Empty(t, g.ParamSources())
+
+	users, tenants := core.CustomParams("user"), core.CustomParams("tenant")
+	g, err := core.New(core.WithParamSource(users), core.WithRules(perUser))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	require.NoError(t, g.AddParamSource(tenants))
+	require.NoError(t, g.AddParamSource(users), "already there")
+	got := g.ParamSources()
+	require.Equal(t, []core.ParamSource{users, tenants}, got)
+	got[0] = nil
+	assert.Equal(t, []core.ParamSource{users, tenants}, g.ParamSources(), "a copy")
+}

@@ -5,14 +5,22 @@
 // imports no framework: gRPC calls are read through a GRPCCall, which the
 // gRPC adapter provides (sluicegrpc.CallInfo).
 //
-// An Extractor is given to the adapters (their WithExtractor option) and,
-// so that core.New refuses a rule naming a param it cannot supply, to the
-// Guard (core.WithParamSource):
+// An Extractor is declared once, to the Guard (core.WithParamSource):
+// core.New then refuses a rule naming a param it cannot supply, and the
+// Guard's adapters read params with it (ForAdapter):
 //
 //	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"),
 //		extractors.WithHTTPParam("user", userOf))
 //	guard, err := rulesfile.NewGuard("rules.yaml", core.WithParamSource(x))
-//	r.Use(sluicegin.Middleware(guard, sluicegin.WithExtractor(x)))
+//	r.Use(sluicegin.Middleware(guard))
+//
+// An adapter's WithExtractor option is needed only to choose among several
+// Extractors given to one Guard. An adapter given an Extractor other than
+// the Guard's fails at construction, as it would read the params (the
+// client IP among them) otherwise than the program declared. Given one
+// when the Guard has none, it reads with its own, and the
+// Guard's other adapters do not see it: a program with several adapters
+// declares its Extractor to the Guard.
 //
 // The sluicecheck command's -params flag refuses, in CI, rules naming a
 // custom param outside a list.

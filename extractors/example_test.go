@@ -7,7 +7,9 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
+	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )
@@ -183,7 +185,7 @@ func ExampleExtractor_CheckParam() {
 	// Output:
 	// header:X-User-ID: <nil>
 	// ip: <nil>
-	// tenant: "tenant" is not a custom param of the extractor (registered: none): register it with extractors.WithHTTPParam, WithGRPCParam or WithContextParam and give that Extractor to the adapter (WithExtractor)
+	// tenant: "tenant" is not a custom param of the extractor (registered: none): register it with extractors.WithHTTPParam, WithGRPCParam or WithContextParam and give that Extractor to the Guard (core.WithParamSource)
 	// form:x: extractors: param has unknown kind "form" in "form:x" (want header, query, cookie, path or metadata)
 }
 
@@ -204,4 +206,36 @@ func ExampleWithContextParam() {
 	// Output:
 	// alice true
 	// <nil>
+}
+
+// An Extractor is declared once, to the Guard: its adapters find it there.
+// This one trusts the proxies in 10.0.0.0/8, so each client they forward
+// has a limit of its own.
+func ExampleForAdapter() {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	guard, err := core.New(core.WithParamSource(x), core.WithRules(core.Rule{
+		Name: "per-ip", Resource: "GET /hello", Kind: core.KindHotspot, Param: "ip", Limit: 1, Window: time.Hour,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(http.ResponseWriter, *http.Request) {})
+	h := sluicehttp.Middleware(guard)(mux) // reads params with x
+
+	for _, client := range []string{"203.0.113.1", "203.0.113.1", "203.0.113.2"} {
+		r := httptest.NewRequest(http.MethodGet, "/hello", nil)
+		r.RemoteAddr = "10.0.0.7:50000" // the proxy
+		r.Header.Set("X-Forwarded-For", client)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Println(client, w.Code)
+	}
+	// Output:
+	// 203.0.113.1 200
+	// 203.0.113.1 429
+	// 203.0.113.2 200
 }

@@ -298,8 +298,9 @@ func checkCustomName(option, name string) error {
 // spec: when spec is malformed (see the package doc) or names a custom param
 // registered neither with WithHTTPParam nor with WithGRPCParam. An
 // Extractor is a core.ParamSource: give it to core.WithParamSource so that
-// the Guard refuses rules naming params it cannot supply. The adapters use
-// the view of their protocol, HTTPSource or GRPCSource.
+// the Guard refuses rules naming params it cannot supply, and its adapters
+// read params with it (ForAdapter). The adapters add the view of their
+// protocol, HTTPSource or GRPCSource.
 func (x *Extractor) CheckParam(spec string) error {
 	custom := slices.Collect(maps.Keys(x.httpCustom))
 	for name := range x.grpcCustom {
@@ -373,7 +374,7 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 	if protocol != "" {
 		protocol += " "
 	}
-	return fmt.Errorf("%q is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the adapter (WithExtractor)", spec, protocol, have, option)
+	return fmt.Errorf("%q is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the Guard (core.WithParamSource)", spec, protocol, have, option)
 }
 
 // PathParams gives the route parameters of a matched HTTP request: the gin

@@ -125,7 +125,7 @@ func TestSources(t *testing.T) {
 	for _, spec := range []string{"ip", "header:X-User-ID", "tenant"} {
 		assert.NoError(t, x.HTTPSource().CheckParam(spec), spec)
 	}
-	assert.EqualError(t, x.HTTPSource().CheckParam("region"), `"region" is not a custom param of the HTTP extractor (registered: tenant): register it with extractors.WithHTTPParam or WithContextParam and give that Extractor to the adapter (WithExtractor)`)
+	assert.EqualError(t, x.HTTPSource().CheckParam("region"), `"region" is not a custom param of the HTTP extractor (registered: tenant): register it with extractors.WithHTTPParam or WithContextParam and give that Extractor to the Guard (core.WithParamSource)`)
 	assert.NoError(t, x.GRPCSource().CheckParam("region"))
 	assert.ErrorContains(t, x.GRPCSource().CheckParam("tenant"), `"tenant" is not a custom param of the gRPC extractor (registered: region): register it with extractors.WithGRPCParam`)
 	assert.ErrorContains(t, x1.GRPCSource().CheckParam("tenant"), `(registered: none)`)

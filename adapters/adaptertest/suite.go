@@ -52,6 +52,9 @@ type Options struct {
 	// FrameworkClientIP asks for WithFrameworkClientIP, the framework
 	// trusting the loopback proxy's X-Forwarded-For.
 	FrameworkClientIP bool
+	// Guard holds options of the Guard the test starts, after its clock
+	// and rules (core.WithParamSource, say); factories ignore it.
+	Guard []core.Option
 }
 
 // The authentication of Options.Auth: the header the suite's clients send
@@ -224,7 +227,7 @@ func start(t *testing.T, f factory, o Options, rules ...core.Rule) *server {
 func startWith(t *testing.T, f factory, o Options, preset http.Header, rules ...core.Rule) *server {
 	t.Helper()
 	fc := clock.NewFake(0)
-	g, err := core.New(core.WithClock(fc), core.WithRules(rules...))
+	g, err := core.New(append([]core.Option{core.WithClock(fc), core.WithRules(rules...)}, o.Guard...)...)
 	require.NoError(t, err)
 	s := &server{
 		t: t, guard: g, clock: fc,
@@ -490,6 +493,7 @@ func Run(t *testing.T, f factory, skip ...string) {
 		{"ContextParam", testContextParam},
 		{"Cost", testCost},
 		{"FrameworkClientIP", testFrameworkClientIP},
+		{"ExtractorDeclaredOnce", testDeclaredOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

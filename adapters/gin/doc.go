@@ -16,9 +16,10 @@
 // resource extractors.Unmatched. Path params (path:NAME) are the route's
 // parameters; the other params (header:NAME, query:NAME, cookie:NAME, ip,
 // method, host, custom ones) are read by package extractors, only when a
-// matching hotspot rule names them. The client IP is the socket peer unless
-// the Extractor trusts the peer as a proxy (WithExtractor), or, with
-// WithFrameworkClientIP, c.ClientIP(), which follows the engine's
+// matching hotspot rule names them, with the Extractor given to the Guard
+// (core.WithParamSource) or to the middleware (WithExtractor). The client
+// IP is the socket peer unless the Extractor trusts the peer as a proxy,
+// or, with WithFrameworkClientIP, c.ClientIP(), which follows the engine's
 // trusted-proxy settings. A param of extractors.WithContextParam reads
 // what an earlier middleware stored with c.Set (or in the request's
 // context), so that an authentication middleware's user limits as is.

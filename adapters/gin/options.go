@@ -54,9 +54,13 @@ func WithResource(fn func(c *gin.Context) string) Option {
 // WithExtractor makes the middleware read resource names and param values
 // with x, for instance one that trusts your proxies
 // (extractors.WithTrustedProxies) or knows the values your authentication
-// middleware stores (extractors.WithContextParam, which reads c.Get). The
-// default is extractors.New(): no trusted proxy, so the client IP is the
-// socket peer (WithFrameworkClientIP makes it gin's c.ClientIP()).
+// middleware stores (extractors.WithContextParam, which reads c.Get).
+// Declare x once, to the Guard (core.WithParamSource), and the middleware
+// finds it there; WithExtractor is then needed only to choose among
+// several given to the Guard, and an x other than the Guard's, when it
+// has one, is refused (extractors.ForAdapter). Without either, the
+// Extractor is extractors.New(): no trusted proxy, so the client IP is
+// the socket peer (WithFrameworkClientIP makes it gin's c.ClientIP()).
 func WithExtractor(x *extractors.Extractor) Option {
 	return common(httpadapter.WithExtractor(x))
 }

@@ -14,7 +14,8 @@
 //
 // The resource of a call is its full method, "/pkg.Service/Method" (rules may
 // use globs such as "/pkg.Service/*"); WithResource changes it. Hotspot rules
-// read the call's params through an extractors.Extractor (WithExtractor;
+// read the call's params through the extractors.Extractor given to the
+// Guard (core.WithParamSource) or to the interceptors (WithExtractor;
 // default extractors.New()): "metadata:NAME" (incoming metadata on servers,
 // outgoing metadata on clients), "peer" (the socket peer's IP), "ip" (the
 // peer, or the x-forwarded-for metadata when the peer is a trusted proxy),
@@ -100,12 +101,13 @@
 //
 // # Construction
 //
-// New validates its options and returns an error naming a bad one, and adds
-// the Extractor's gRPC params to the
-// Guard's param sources (core.ParamSource): a hotspot rule naming a param
-// that no source of the Guard supplies, such as a misspelt custom param, is
-// an error of New, and is refused by every later SetRules and reload, which
-// keep the rules in force. UnaryServerInterceptor and the three other
+// New validates its options and returns an error naming a bad one, or an
+// Extractor other than the one given to the Guard (extractors.ForAdapter),
+// and adds the Extractor's gRPC params to the Guard's param sources
+// (core.ParamSource): a hotspot rule naming a param that no source of the
+// Guard supplies, such as a misspelt custom param, is an error of New, and
+// is refused by every later SetRules and reload, which keep the rules in
+// force. UnaryServerInterceptor and the three other
 // constructors call New and panic with its error, or when the Guard is nil,
 // at construction, before any call: a misconfigured server fails at
 // start-up.

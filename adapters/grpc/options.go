@@ -53,8 +53,12 @@ func WithResource(fn func(ctx context.Context, fullMethod string) string) Option
 // ("metadata:NAME", "peer", "ip", "method" and custom params) through x, for
 // example an Extractor that trusts the proxies in front of the service
 // (extractors.WithTrustedProxies) or knows custom params
-// (extractors.WithGRPCParam). The default is extractors.New() with no options:
-// it trusts no proxy, so "ip" is the socket peer.
+// (extractors.WithGRPCParam). Declare x once, to the Guard
+// (core.WithParamSource), and the interceptors find it there; WithExtractor
+// is then needed only to choose among several given to the Guard, and an x
+// other than the Guard's, when it has one, is refused
+// (extractors.ForAdapter). Without either, the Extractor is
+// extractors.New(): it trusts no proxy, so "ip" is the socket peer.
 func WithExtractor(x *extractors.Extractor) Option {
 	return optionFunc(func(c *config) error {
 		if x == nil {
@@ -159,13 +163,11 @@ func newConfig(g *core.Guard, opts []Option) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.extractor == nil {
-		x, err := extractors.New()
-		if err != nil {
-			return nil, fmt.Errorf("sluicegrpc: default extractor: %w", err)
-		}
-		c.extractor = x
+	x, err := extractors.ForAdapter(g, c.extractor)
+	if err != nil {
+		return nil, fmt.Errorf("sluicegrpc: %w", err)
 	}
+	c.extractor = x
 	if c.isFailure == nil {
 		c.isFailure = defaultIsFailure
 	}

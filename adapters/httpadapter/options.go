@@ -10,7 +10,8 @@ import (
 // of the same name wraps one of these, and New returns the error prefixed
 // with the adapter's name.
 
-// WithExtractor sets the Extractor; x must not be nil.
+// WithExtractor sets the Extractor; x must not be nil. FinishErr checks it
+// against the Guard's (extractors.ForAdapter).
 func WithExtractor(x *extractors.Extractor) func(*Common) error {
 	return func(c *Common) error {
 		if x == nil {

@@ -3,7 +3,6 @@ package httpadapter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync/atomic"
 
@@ -54,18 +53,17 @@ func (c *Common) Init(pkg string, guard *core.Guard) {
 	c.quotas = new(quotaTexts)
 }
 
-// FinishErr fills in the defaults of the fields no option set, and adds
-// the Extractor's HTTP params to the Guard's param sources: it returns an
+// FinishErr fills in the defaults of the fields no option set (the
+// Extractor is the Guard's, see extractors.ForAdapter), and adds the
+// Extractor's HTTP params to the Guard's param sources: it returns an
 // error naming them when rules in force name params the Extractor cannot
 // supply.
 func (c *Common) FinishErr() error {
-	if c.Extractor == nil {
-		x, err := extractors.New()
-		if err != nil { // cannot happen without options; say so if it does
-			return fmt.Errorf("default extractor: %w", err)
-		}
-		c.Extractor = x
+	x, err := extractors.ForAdapter(c.Guard, c.Extractor)
+	if err != nil {
+		return err
 	}
+	c.Extractor = x
 	if c.Classify == nil {
 		c.Classify = defaultClassifier
 	}

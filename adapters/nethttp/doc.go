@@ -27,7 +27,8 @@
 // (header:NAME, query:NAME, cookie:NAME, path:NAME, ip, method, host, or
 // custom params): only those a matching rule names, only when Enter asks.
 // The client IP (ip) is the socket peer unless the peer is a trusted proxy
-// of the Extractor (WithExtractor with extractors.WithTrustedProxies); by
+// of the Extractor (extractors.WithTrustedProxies), the one given to
+// the Guard (core.WithParamSource) or to the middleware (WithExtractor); by
 // default no proxy is trusted, so X-Forwarded-For and its kin cannot
 // change a client's address.
 //

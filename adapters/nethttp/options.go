@@ -89,7 +89,11 @@ func WithResource(fn func(r *http.Request) string) Option {
 // with x, for instance one that trusts your proxies
 // (extractors.WithTrustedProxies) or knows the values your authentication
 // middleware stores in the request's context (extractors.WithContextParam).
-// The default is extractors.New(): no trusted proxy, so the client IP is
+// Declare x once, to the Guard (core.WithParamSource), and the middleware
+// finds it there; WithExtractor is then needed only to choose among
+// several given to the Guard, and an x other than the Guard's, when it
+// has one, is refused (extractors.ForAdapter). Without either, the
+// Extractor is extractors.New(): no trusted proxy, so the client IP is
 // the socket peer.
 func WithExtractor(x *extractors.Extractor) Option {
 	return common(httpadapter.WithExtractor(x))

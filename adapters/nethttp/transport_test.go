@@ -194,7 +194,7 @@ func TestTransportOptions(t *testing.T) {
 	}
 	// A rule naming a param the transport's extractor lacks is refused.
 	_, err = sluicehttp.NewTransport(newGuard(t, core.Rule{Name: "per-tenant", Resource: "inventory", Kind: core.KindHotspot, Param: "tenant", Limit: 1}), nil)
-	assert.EqualError(t, err, `sluicehttp: NewTransport: rules[0] (per-tenant): param "tenant" is not a custom param of the HTTP extractor (registered: none): register it with extractors.WithHTTPParam or WithContextParam and give that Extractor to the adapter (WithExtractor)`)
+	assert.EqualError(t, err, `sluicehttp: NewTransport: rules[0] (per-tenant): param "tenant" is not a custom param of the HTTP extractor (registered: none): register it with extractors.WithHTTPParam or WithContextParam and give that Extractor to the Guard (core.WithParamSource)`)
 }
 
 // TestTransportThrottle: against an upstream that rejects every call, the
