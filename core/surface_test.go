@@ -18,7 +18,7 @@ import (
 // packages: the surface grows only by raising it, in review. Issue 15's
 // target, met (334 before the cuts of issue 15, item 2; 312 before its
 // last 12).
-const maxExported = 300
+const maxExported = 302
 
 // TestExportedSurface counts what `go doc` shows of every public package of
 // every module in the repository, and checks that each has a doc comment:

@@ -50,6 +50,9 @@ func pacedRun(t *testing.T, stores []*Store, key string, lim store.Limit, interv
 		}
 	}
 	wg.Wait()
+	for i, st := range stores {
+		t.Logf("store %d: %+v", i, st.Stats())
+	}
 	require.Zero(t, failed.Load())
 	return perWindow, total
 }
@@ -306,7 +309,7 @@ func TestApproxSweepSparesNewEntry(t *testing.T) {
 			e := st.entry(key, lim)
 			require.NotNil(t, e)
 			st.syncOnce() // the sweep comes first
-			d, err := st.takeTracked(ctx, e, 1)
+			d, err := st.takeTracked(ctx, e, 1, int64(time.Since(st.start)))
 			require.NoError(t, err)
 			require.True(t, d.OK)
 			require.False(t, e.dead(), "the sweep forgot an entry before its first Take")
@@ -354,7 +357,7 @@ func TestApproxSweepAndTake(t *testing.T) {
 	st.syncOnce()
 	require.True(t, e.dead(), "an idle, expired entry is forgotten")
 	assert.Nil(t, st.lookup("sweep-take/after", lim))
-	_, err := st.takeTracked(ctx, e, 1)
+	_, err := st.takeTracked(ctx, e, 1, int64(time.Since(st.start)))
 	require.NoError(t, err)
 	assert.True(t, e.dead(), "a Take on a forgotten entry must see it dead, to decide again")
 	d, err := st.Take(ctx, "sweep-take/after", lim, 1)
@@ -585,6 +588,9 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	for i, st := range stores {
+		t.Logf("store %d: %+v", i, st.Stats())
+	}
 	require.Zero(t, failed.Load())
 
 	var s int64
@@ -613,9 +619,6 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 		assert.LessOrEqual(t, got, bound, "window %d", idx)
 	}
 	assert.NotZero(t, full)
-	for i, st := range stores {
-		t.Logf("store %d: %+v", i, st.Stats())
-	}
 }
 
 // TestMaxSyncGapGrowsDuringAnOutage freezes Redis while a count waits to
