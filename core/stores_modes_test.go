@@ -245,3 +245,25 @@ func TestStoreLatencyBudgetValidated(t *testing.T) {
 	_, err := core.New(core.WithStoreLatencyBudget(0))
 	assert.NoError(t, err)
 }
+
+// A store that is far away answers exact rules in 30-40ms: the budget is
+// raised above that, or every exact rule would apply its failure policy.
+// Stores reports each mode's health, and what each rule does while its
+// mode is unhealthy.
+func ExampleWithStoreLatencyBudget() {
+	s, err := store.NewMemory(clock.NewFake(0), 0) // a Redis store (redisstore.New) in production
+	if err != nil {
+		panic(err)
+	}
+	g, err := core.New(core.WithStore("redis", s), core.WithStoreLatencyBudget(100*time.Millisecond),
+		core.WithRules(core.Rule{Name: "search", Resource: "GET /search", Kind: core.KindFlow, Limit: 100, Store: "redis", LocalLimit: 30}))
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close()
+	for _, m := range g.Stores()[0].Modes {
+		r := m.Rules[0]
+		fmt.Println(m.Mode, m.Healthy, r.Name, r.OnFailure, r.LocalLimit)
+	}
+	// Output: exact true search local 30
+}
