@@ -155,12 +155,12 @@ func (c *storeConn) health(m store.Mode) *storeHealth {
 // is the number of counted failures, read when a call starts, and a
 // failure counts only if round has not moved since (CompareAndSwap). When
 // streak reaches trip, or the last timedRounds rounds were all slower than
-// budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the clock time
-// from which one request may probe the store. The probe claims the breaker
-// by setting openUntil to inProbe, so no other request probes until it
-// ends: its success (within the budget) closes the breaker, its failure
-// opens it for another backoff from the probe's start, and a probe whose
-// caller gave up lets the next request probe.
+// budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the
+// clock time from which one request may probe the store. The probe claims
+// the breaker by setting openUntil to inProbe, so no other request probes
+// until it ends: its success (within the budget) closes the breaker, its
+// failure opens it for another backoff from the probe's start, and a probe
+// whose caller gave up lets the next request probe.
 type storeHealth struct {
 	store    string
 	mode     store.Mode
