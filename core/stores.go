@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -97,8 +98,9 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 // timed; approximate rules, whose calls are local, are never.
 //
 // A store slower than the budget on every call (a Redis 40ms away) opens
-// the breaker after 16 calls; slow replies among fast ones, or a busy host
-// that runs some goroutines late, do not.
+// the breaker after 16 calls; slow replies among fast ones do not, nor
+// does a busy host that runs goroutines late: a call is over the budget by
+// more than the time a goroutine of the process then waits for its turn.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -239,11 +241,13 @@ func (b *storeHealth) succeeded(start, round int64) {
 
 // slow reports whether a call of round from start to end makes the store
 // too slow: a probe over the budget; or, closed, the last timedRounds
-// rounds over it.
+// rounds over it. Either way, by more than the host's lag: on a busy host
+// a call's goroutine runs late after its reply came, which is not the
+// store's latency.
 func (b *storeHealth) slow(start, end, round int64) bool {
 	took := max(end-start, 1)
 	if round == probing {
-		if took > b.budget {
+		if took > b.budget && took-b.hostLag() > b.budget {
 			return true
 		}
 		for i := range b.timed { // a fresh start
@@ -257,7 +261,17 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 		return false // in flight with a timed call
 	}
 	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
-	return b.fastest() > b.budget
+	f := b.fastest()
+	return f > b.budget && f-b.hostLag() > b.budget
+}
+
+// hostLag returns how late a goroutine of the process runs now: the time
+// it waits for its turn after yielding its processor. Read only when the
+// store looks slow.
+func (b *storeHealth) hostLag() int64 {
+	start := b.clock.Now()
+	runtime.Gosched()
+	return int64(b.clock.Now() - start)
 }
 
 // fastest returns the shortest of the last timed rounds, 0 until there
