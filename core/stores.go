@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -99,8 +99,8 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 //
 // A store slower than the budget on every call (a Redis 40ms away) opens
 // the breaker after 16 calls; slow replies among fast ones do not, nor
-// does a busy host that runs goroutines late: a call is over the budget by
-// more than the time a goroutine of the process then waits for its turn.
+// does a busy host that runs goroutines late: the calls must be over the
+// budget by more than how late a short sleep then wakes up.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -132,8 +132,9 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 	trip := int64(cmp.Or(cfg.storeTrip, defaultStoreTrip))
 	backoff := int64(cmp.Or(cfg.storeBackoff, defaultStoreBackoff))
 	conn := &storeConn{name: name, s: s}
+	_, sys := c.(*sysclock.System)
 	conn.exact = storeHealth{store: name, mode: store.Exact, backoff: backoff, trip: trip,
-		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, reporter: rp}
+		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, sys: sys, reporter: rp}
 	conn.approx = storeHealth{store: name, mode: store.Approximate, backoff: backoff, trip: trip, reporter: rp}
 	conn.exact.openUntil.Store(healthy)
 	conn.approx.openUntil.Store(healthy)
@@ -170,6 +171,7 @@ type storeHealth struct {
 	trip     int64
 	budget   int64       // 0: calls are not timed
 	clock    clock.Clock // times the calls, when budget > 0
+	sys      bool        // clock is the system's: hostLag measures
 	reporter *reporter
 
 	openUntil atomic.Int64 // healthy while closed; inProbe while a probe runs
@@ -241,9 +243,9 @@ func (b *storeHealth) succeeded(start, round int64) {
 
 // slow reports whether a call of round from start to end makes the store
 // too slow: a probe over the budget; or, closed, the last timedRounds
-// rounds over it. Either way, by more than the host's lag: on a busy host
-// a call's goroutine runs late after its reply came, which is not the
-// store's latency.
+// rounds over it. Either way, by more than the host's lag (hostLag): on a
+// busy host a call's goroutine runs late after its reply came, which is
+// not the store's latency.
 func (b *storeHealth) slow(start, end, round int64) bool {
 	took := max(end-start, 1)
 	if round == probing {
@@ -265,14 +267,22 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 	return f > b.budget && f-b.hostLag() > b.budget
 }
 
-// hostLag returns how late a goroutine of the process runs now: the time
-// it waits for its turn after yielding its processor. Read only when the
-// store looks slow.
+// hostLag returns how late the process runs now: how much longer than
+// asked a short sleep takes, which on a busy host is the time a goroutine
+// waits for a CPU after its timer fired (or its reply came). 0 on a clock
+// other than the system's (a fake one, in tests). Read only when the store
+// looks slow.
 func (b *storeHealth) hostLag() int64 {
-	start := b.clock.Now()
-	runtime.Gosched()
-	return int64(b.clock.Now() - start)
+	if !b.sys {
+		return 0
+	}
+	start := time.Now()
+	time.Sleep(lagNap)
+	return max(int64(time.Since(start)-lagNap), 0)
 }
+
+// lagNap is the sleep hostLag times.
+const lagNap = 100 * time.Microsecond
 
 // fastest returns the shortest of the last timed rounds, 0 until there
 // were timedRounds of them.

@@ -101,9 +101,9 @@
 //
 // While Redis is unreachable, the syncs fail. For the sync age (10 sync
 // periods, at least 1s, plus the lag of a busy host: see WithSyncPeriod and
-// WithMaxLag) after the start of the last successful sync, each instance
-// goes on limiting on its own counts and the others' as last read: it
-// admits at most L less what it saw counted. Then Take fails (an error
+// WithMaxLag) after the start of the last successful sync round, each
+// instance goes on limiting on its own counts and the others' as last read:
+// it admits at most L less what it saw counted. Then Take fails (an error
 // wrapping store.ErrUnavailable that says for how long the counts were not
 // synchronized), and a Guard applies the rule's failure policy, reports the
 // store's approximate mode unhealthy in Guard.Stores (since when, and each
@@ -114,16 +114,16 @@
 // approximate count plus LocalLimit, and in each later window up to
 // LocalLimit. So the N instances together admit at most N·L in the window
 // the outage starts, at most N·(L + LocalLimit) in the window of the switch,
-// and N·LocalLimit in each window after it; a LocalLimit of L/N (the share of
-// each instance) keeps the fleet at L. FailClosed admits nothing, FailOpen
-// everything. A sync that is only late, on a busy host, does not make Take
-// fail: the counts of the instances are then as stale as MaxSyncGap says.
-// Counts are pushed once Redis is back; the next successful sync makes Take
-// decide locally again, and the Guard's next probe finds it.
+// and N·LocalLimit in each window after it; a LocalLimit of L/N (the share
+// of each instance) keeps the fleet at L. FailClosed admits nothing,
+// FailOpen everything. A sync that is only late, on a busy host, does not
+// make Take fail: the counts of the instances are then as stale as
+// MaxSyncGap says. Counts are pushed once Redis is back; the next successful
+// sync makes Take decide locally again, and the Guard's next probe finds it.
 // TestGuardModesFailApart kills and freezes Redis under a Guard with an
-// exact and an approximate rule: the approximate rule admits LocalLimit
-// once its counts are a sync age old, and both modes recover by themselves
-// (go test -run TestGuardModesFailApart).
+// exact and an approximate rule: the approximate rule admits LocalLimit once
+// its counts are a sync age old, and both modes recover by themselves (go
+// test -run TestGuardModesFailApart).
 //
 // # Key layout
 //
