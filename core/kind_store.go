@@ -37,7 +37,7 @@ func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, t
 		policy:    r.OnFailure,
 		overrides: r.Overrides,
 		lim: store.Limit{
-			Algorithm: flow.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window,
+			Algorithm: r.Algorithm, Limit: r.Limit, Window: r.Window,
 			Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode),
 		},
 	}
@@ -45,7 +45,7 @@ func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, t
 		return nil, traits{}, err
 	}
 	k.b = conn.health(k.lim.Mode)
-	t := flowTraits(k.lim.Algorithm)
+	t := flowTraits(flow.Algorithm(k.lim.Algorithm))
 	t.ramps, t.shared = false, true
 	if r.OnFailure != FailLocal {
 		return k, t, nil

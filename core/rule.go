@@ -186,8 +186,9 @@ const (
 )
 
 // Algorithm is the algorithm of a flow or hotspot rule (Rule.Algorithm),
-// named as in a rules file.
-type Algorithm string
+// named as in a rules file: store.Algorithm, the one algorithm type of the
+// Guard and its stores.
+type Algorithm = store.Algorithm
 
 // The rule algorithms. Flow rules take all but AlgorithmConcurrency;
 // hotspot rules take AlgorithmTokenBucket, AlgorithmLeakyBucket and

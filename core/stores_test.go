@@ -203,7 +203,7 @@ func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
 		_, err := gs[0].Enter(context.Background(), "GET /x")
 		assert.Equal(t, "slow", blockedBy(t, err).Rule)
 	}
-	d, err := s.Store.Take(context.Background(), "global", store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
+	d, err := s.Store.Take(context.Background(), "global", store.Limit{Algorithm: store.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
 	require.NoError(t, err)
 	assert.True(t, d.OK, "the store's quota is whole")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
@@ -143,7 +142,7 @@ func TestApproxDecisionsAreLocal(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: time.Second, Mode: store.Approximate}
 		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second
@@ -167,7 +166,7 @@ func TestApproxAllocs(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		key := "allocs/" + string(alg)
 		_, err := st.Take(ctx, key, lim, 1)
@@ -238,7 +237,7 @@ func TestApproxForgetsIdleKeys(t *testing.T) {
 	st, _ := newTestStore(t, srv, WithIdleExpiry(time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
 	for i := range 20 {
-		alg := flow.StoreAlgorithms()[i%len(flow.StoreAlgorithms())]
+		alg := storeAlgorithms()[i%len(storeAlgorithms())]
 		// One request fills a bucket for the whole window: the state of
 		// every key matters for 2s at least, longer than 20 first reads
 		// take on a loaded machine (400ms was not, under -race beside
@@ -302,7 +301,7 @@ func TestApproxSweepSparesNewEntry(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		t.Run(string(alg), func(t *testing.T) {
 			lim := store.Limit{Algorithm: alg, Limit: 1, Window: time.Minute, Mode: store.Approximate}
 			key := "sweep-new/" + string(alg)
