@@ -338,3 +338,14 @@ func ruleFieldDoc(t *testing.T, name string) string {
 	require.NotEmpty(t, doc, "Rule.%s has a doc comment", name)
 	return doc
 }
+
+// TestOneAlgorithmType: a rule's algorithm is a store's (core.Algorithm is
+// store.Algorithm), not a second type converted at every boundary.
+func TestOneAlgorithmType(t *testing.T) {
+	lim := store.Limit{Algorithm: core.AlgorithmTokenBucket, Limit: 1, Window: time.Second}
+	assert.NoError(t, lim.Validate())
+	assert.Equal(t, store.SlidingCounter, core.AlgorithmSlidingCounter)
+	assert.Equal(t, store.LeakyBucket, core.AlgorithmLeakyBucket)
+	lim.Algorithm = core.AlgorithmLeapArray
+	assert.ErrorContains(t, lim.Validate(), `algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`)
+}
