@@ -144,6 +144,7 @@ type config struct {
 	stores       map[string]store.Store
 	storeBackoff time.Duration
 	storeTrip    int
+	storeBudget  time.Duration
 	rules        []Rule
 	maxResources int
 	listeners    []func(BreakerEvent)
@@ -237,7 +238,7 @@ func New(opts ...Option) (*Guard, error) {
 	g.history = history.NewRecorder(g.clock)
 	runtime.AddCleanup(g, (*history.Recorder).Close, g.history)
 	for name, s := range cfg.stores {
-		g.stores[name] = newStoreConn(name, s, cfg.storeBackoff, cfg.storeTrip, g.reporter)
+		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
 	}
 	g.resources = newResourceTable(cfg.maxResources)
 	g.rules.Store(&ruleSet{clk: g.clocks})

@@ -14,7 +14,8 @@ import (
 
 // storeKind is a flow or hotspot rule with a store.
 type storeKind struct {
-	conn      *storeConn
+	s         store.Store
+	b         *storeHealth // of the rule's mode
 	lim       store.Limit
 	policy    FailurePolicy
 	overrides map[string]int64 // a hotspot rule's (the rule's own copy)
@@ -32,18 +33,19 @@ func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, t
 		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
 	}
 	k := &storeKind{
-		conn:      conn,
+		s:         conn.s,
 		policy:    r.OnFailure,
 		overrides: r.Overrides,
 		lim: store.Limit{
-			Algorithm: flow.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window,
+			Algorithm: r.Algorithm, Limit: r.Limit, Window: r.Window,
 			Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode),
 		},
 	}
 	if err := k.lim.Validate(); err != nil {
 		return nil, traits{}, err
 	}
-	t := flowTraits(k.lim.Algorithm)
+	k.b = conn.health(k.lim.Mode)
+	t := flowTraits(flow.Algorithm(k.lim.Algorithm))
 	t.ramps, t.shared = false, true
 	if r.OnFailure != FailLocal {
 		return k, t, nil
@@ -126,28 +128,29 @@ func (k *storeKind) limitOf(value string) store.Limit {
 // and value the value, which the local policy limits. It returns an error
 // only when ctx ended during the store's call.
 func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
-	c := k.conn
-	if round, ok := c.allow(now); ok {
-		d, err := c.s.Take(ctx, h.key, lim, n)
+	b := k.b
+	if round, ok := b.allow(now); ok {
+		start := b.start()
+		d, err := k.s.Take(ctx, h.key, lim, n)
 		if err == nil {
-			c.succeeded()
+			b.succeeded(start, round)
 			h.d.Decision = d
 			return nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			c.abandoned(now, round)
+			b.abandoned(now, round)
 			return err // the caller gave up: not the store's failure
 		}
-		c.failed(now, round, err)
+		b.failed(now, round, err)
 	}
-	c.fallbacks.Add(1)
+	b.fallbacks.Add(1)
 	h.rs.stats.fallbacks.Add(1)
 	h.fallback = true
 	switch {
 	case k.policy == FailOpen:
 		h.d.Decision = flow.Decision{OK: true, Limit: lim.Limit, Remaining: lim.Limit}
 	case k.policy == FailClosed:
-		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: c.retryAfter(now)}
+		h.d.Decision = flow.Decision{Limit: lim.Limit, RetryAfter: b.retryAfter(now)}
 	case k.localHot != nil:
 		h.d = k.localHot.Acquire(now, value, n)
 	default:
@@ -163,7 +166,7 @@ func (k *storeKind) undo(h held, _ uint32, n int64) {
 		// window moves on.
 		lim := k.lim
 		lim.Limit = h.d.Limit
-		_ = k.conn.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
+		_ = k.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
 	case k.policy != FailLocal:
 	case k.localHot != nil:
 		k.localHot.Undo(h.d, n)

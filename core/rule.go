@@ -97,9 +97,11 @@ type Rule struct {
 	// Store names the shared store that keeps a flow or hotspot rule's
 	// counts, one given to the Guard with WithStore, so that the limit
 	// holds for every Guard (every instance) using that store together.
-	// Empty: the Guard's own memory. A rule with a store uses the
+	// Empty: the Guard's own memory. With a store, a flow rule uses the
 	// algorithm sliding-counter (its default), token-bucket or
-	// leaky-bucket, and no warmup.
+	// leaky-bucket; a hotspot rule token-bucket (its default, as without a
+	// store: "100 per minute" admits 100 at once, then one every 0.6s) or
+	// leaky-bucket. No warmup.
 	Store string `json:"store,omitempty"`
 	// Mode is how the store decides: store.Exact (default; a round trip per
 	// decision) or store.Approximate (local decisions, counts synchronized
@@ -184,8 +186,9 @@ const (
 )
 
 // Algorithm is the algorithm of a flow or hotspot rule (Rule.Algorithm),
-// named as in a rules file.
-type Algorithm string
+// named as in a rules file: store.Algorithm, the one algorithm type of the
+// Guard and its stores.
+type Algorithm = store.Algorithm
 
 // The rule algorithms. Flow rules take all but AlgorithmConcurrency;
 // hotspot rules take AlgorithmTokenBucket, AlgorithmLeakyBucket and

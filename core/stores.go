@@ -1,14 +1,18 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
+	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -20,7 +24,14 @@ const (
 	// defaultStoreTrip is how many consecutive failed rounds of calls open
 	// a store's breaker.
 	defaultStoreTrip = 5
+	// defaultStoreBudget is the latency of a store's calls for exact rules
+	// over which its exact breaker opens (WithStoreLatencyBudget).
+	defaultStoreBudget = 20 * time.Millisecond
 )
+
+// timedRounds is how many of the last timed rounds of calls must all be over
+// the latency budget to open a breaker (WithStoreLatencyBudget).
+const timedRounds = 16
 
 // maxStoreTrip bounds WithStoreBreaker's trip.
 const maxStoreTrip = 1000
@@ -76,25 +87,91 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 	})
 }
 
-// storeConn is a store as a Guard uses it: with a breaker and counters.
+// WithStoreLatencyBudget sets how slow a store may answer exact rules
+// before the Guard stops waiting for it (default 20ms, 1ms to 1m; 0 keeps
+// the default): when the fastest of the store's last 16 rounds of calls
+// for exact rules took longer than budget, its exact breaker opens as
+// after failures (see WithStoreBreaker), and those rules apply their
+// failure policy at once instead of waiting; after the backoff one request
+// probes, and a probe answered within the budget closes the breaker. Calls
+// in flight together are one round, timed once. A call that fails is not
+// timed; approximate rules, whose calls are local, are never.
 //
-// The breaker is closed while openUntil is healthy: every request calls
-// the store. A failed call makes its request apply the failure policy and,
-// when it is the first failure of its round, adds one to streak; a success
-// resets streak. A round is the calls made between two counted failures:
-// round is the number of counted failures, read when a call starts, and a
-// failure counts only if round has not moved since (CompareAndSwap). When
-// streak reaches trip, the breaker opens: openUntil is the clock time from
-// which one request may probe the store. The probe claims the breaker by
-// setting openUntil to inProbe, so no other request probes until it ends:
-// its success closes the breaker, its failure opens it for another
-// backoff from the probe's start, and a probe whose caller gave up lets
-// the next request probe.
+// A store slower than the budget on every call (a Redis 40ms away) opens
+// the breaker after 16 calls; slow replies among fast ones do not, nor
+// does a busy host that runs goroutines late: the calls must be over the
+// budget by more than how late a short sleep then wakes up.
+func WithStoreLatencyBudget(budget time.Duration) Option {
+	return optionFunc(func(cfg *config) error {
+		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
+			return fmt.Errorf("WithStoreLatencyBudget: budget must be between %s and %s (0: the default), got %s", minStoreBudget, maxStoreBudget, budget)
+		}
+		if budget > 0 {
+			cfg.storeBudget = budget
+		}
+		return nil
+	})
+}
+
+// Bounds of WithStoreLatencyBudget.
+const (
+	minStoreBudget = time.Millisecond
+	maxStoreBudget = time.Minute
+)
+
+// storeConn is a store as a Guard uses it: one breaker per mode, so that
+// the approximate rules' local decisions never hide the exact rules'
+// failures, nor the exact rules' failures stop approximate ones.
 type storeConn struct {
-	name     string
-	s        store.Store
+	name          string
+	s             store.Store
+	exact, approx storeHealth
+}
+
+func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *reporter) *storeConn {
+	trip := int64(cmp.Or(cfg.storeTrip, defaultStoreTrip))
+	backoff := int64(cmp.Or(cfg.storeBackoff, defaultStoreBackoff))
+	conn := &storeConn{name: name, s: s}
+	_, sys := c.(*sysclock.System)
+	conn.exact = storeHealth{store: name, mode: store.Exact, backoff: backoff, trip: trip,
+		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, sys: sys, reporter: rp}
+	conn.approx = storeHealth{store: name, mode: store.Approximate, backoff: backoff, trip: trip, reporter: rp}
+	conn.exact.openUntil.Store(healthy)
+	conn.approx.openUntil.Store(healthy)
+	return conn
+}
+
+// health returns the breaker of the rules of mode m.
+func (c *storeConn) health(m store.Mode) *storeHealth {
+	if m == store.Approximate {
+		return &c.approx
+	}
+	return &c.exact
+}
+
+// storeHealth is the breaker of one mode of a store.
+//
+// It is closed while openUntil is healthy: every request calls the store.
+// A failed call makes its request apply the failure policy and, when it is
+// the first failure of its round, adds one to streak; a success resets
+// streak. A round is the calls made between two counted failures: round
+// is the number of counted failures, read when a call starts, and a
+// failure counts only if round has not moved since (CompareAndSwap). When
+// streak reaches trip, or the last timedRounds rounds were all slower than
+// budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the
+// clock time from which one request may probe the store. The probe claims
+// the breaker by setting openUntil to inProbe, so no other request probes
+// until it ends: its success (within the budget) closes the breaker, its
+// failure opens it for another backoff from the probe's start, and a probe
+// whose caller gave up lets the next request probe.
+type storeHealth struct {
+	store    string
+	mode     store.Mode
 	backoff  int64
 	trip     int64
+	budget   int64       // 0: calls are not timed
+	clock    clock.Clock // times the calls, when budget > 0
+	sys      bool        // clock is the system's: hostLag measures
 	reporter *reporter
 
 	openUntil atomic.Int64 // healthy while closed; inProbe while a probe runs
@@ -102,6 +179,15 @@ type storeConn struct {
 	streak    atomic.Int64
 	errors    atomic.Int64 // failed calls
 	fallbacks atomic.Int64 // decisions made by failure policies
+	openedAt  atomic.Int64 // when the breaker last opened
+	why       atomic.Pointer[error]
+	// timed holds the durations of the last timed rounds (0: none yet),
+	// the one of round i at i%timedRounds; timedEnd is when the last timed
+	// call ended: a call that started before it was in flight with it,
+	// and is not timed (see WithStoreLatencyBudget).
+	timed    [timedRounds]atomic.Int64
+	rounds   atomic.Int64
+	timedEnd atomic.Int64
 }
 
 const (
@@ -112,62 +198,152 @@ const (
 // probing is the round a probe of an open breaker calls in.
 const probing = -1
 
-func newStoreConn(name string, s store.Store, backoff time.Duration, trip int, rp *reporter) *storeConn {
-	if trip == 0 {
-		trip = defaultStoreTrip
-	}
-	c := &storeConn{name: name, s: s, backoff: int64(backoff), trip: int64(trip), reporter: rp}
-	c.openUntil.Store(healthy)
-	return c
-}
-
 // allow reports whether a request at now may call the store, and the
 // round it calls in (probing for the probe of an open breaker): always
 // while the breaker is closed; while it is open, one probe at a time once
 // the backoff has passed.
-func (c *storeConn) allow(now int64) (int64, bool) {
-	u := c.openUntil.Load()
+func (b *storeHealth) allow(now int64) (int64, bool) {
+	u := b.openUntil.Load()
 	if u == healthy {
-		return c.round.Load(), true
+		return b.round.Load(), true
 	}
-	return probing, now >= u && c.openUntil.CompareAndSwap(u, inProbe)
+	return probing, now >= u && b.openUntil.CompareAndSwap(u, inProbe)
 }
 
-// succeeded records a call that worked: the streak of failures ends, and
-// an open breaker closes (the reporter hears of it).
-func (c *storeConn) succeeded() {
-	if c.streak.Load() != 0 {
-		c.streak.Store(0)
+// start returns the time a call starts, when calls are timed.
+func (b *storeHealth) start() int64 {
+	if b.budget == 0 {
+		return 0
 	}
-	if u := c.openUntil.Load(); u != healthy && c.openUntil.CompareAndSwap(u, healthy) {
-		c.reporter.send(report{store: &storeReport{name: c.name}})
+	return int64(b.clock.Now())
+}
+
+// succeeded records a call of round, started at start, that worked: the
+// streak of failures ends, and an open breaker closes (the reporter hears
+// of it); unless the store is too slow (see WithStoreLatencyBudget), which
+// opens the breaker, or keeps it open. A call over the budget closes no
+// breaker: one in flight with the call that opened it would.
+func (b *storeHealth) succeeded(start, round int64) {
+	closes := true
+	if b.budget > 0 {
+		end := int64(b.clock.Now())
+		if b.slow(start, end, round) {
+			b.open(end, round, b.slowErr(end-start, round))
+			return
+		}
+		closes = end-start <= b.budget
+	}
+	if b.streak.Load() != 0 {
+		b.streak.Store(0)
+	}
+	if u := b.openUntil.Load(); closes && u != healthy && b.openUntil.CompareAndSwap(u, healthy) {
+		b.reporter.send(report{store: &storeReport{name: b.store}})
+	}
+}
+
+// slow reports whether a call of round from start to end makes the store
+// too slow: a probe over the budget; or, closed, the last timedRounds
+// rounds over it. Either way, by more than the host's lag (hostLag): on a
+// busy host a call's goroutine runs late after its reply came, which is
+// not the store's latency.
+func (b *storeHealth) slow(start, end, round int64) bool {
+	took := max(end-start, 1)
+	if round == probing {
+		if took > b.budget && took-b.hostLag() > b.budget {
+			return true
+		}
+		for i := range b.timed { // a fresh start
+			b.timed[i].Store(0)
+		}
+		b.timedEnd.Store(end)
+		return false
+	}
+	t := b.timedEnd.Load()
+	if start < t || !b.timedEnd.CompareAndSwap(t, end) {
+		return false // in flight with a timed call
+	}
+	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
+	f := b.fastest()
+	return f > b.budget && f-b.hostLag() > b.budget
+}
+
+// hostLag returns how late the process runs now: how much longer than
+// asked a short sleep takes, which on a busy host is the time a goroutine
+// waits for a CPU after its timer fired (or its reply came). 0 on a clock
+// other than the system's (a fake one, in tests). Read only when the store
+// looks slow.
+func (b *storeHealth) hostLag() int64 {
+	if !b.sys {
+		return 0
+	}
+	start := time.Now()
+	time.Sleep(lagNap)
+	return max(int64(time.Since(start)-lagNap), 0)
+}
+
+// lagNap is the sleep hostLag times.
+const lagNap = 100 * time.Microsecond
+
+// fastest returns the shortest of the last timed rounds, 0 until there
+// were timedRounds of them.
+func (b *storeHealth) fastest() int64 {
+	least := int64(math.MaxInt64)
+	for i := range b.timed {
+		least = min(least, b.timed[i].Load())
+	}
+	return least
+}
+
+// slowErr is why a call of round that took took made the store too slow.
+func (b *storeHealth) slowErr(took, round int64) error {
+	if round == probing {
+		return fmt.Errorf("store answered the probe in %s, over the latency budget %s", time.Duration(took), time.Duration(b.budget))
+	}
+	return fmt.Errorf("store answered %d calls in a row over the latency budget %s, the fastest in %s", timedRounds, time.Duration(b.budget), time.Duration(b.fastest()))
+}
+
+// open opens the breaker at now, from round, for err: a probe's failure
+// for another backoff; a closed breaker for a backoff, the reporter hearing
+// of it.
+func (b *storeHealth) open(now, round int64, err error) {
+	if round == probing {
+		b.openUntil.CompareAndSwap(inProbe, now+b.backoff)
+		return
+	}
+	if b.openUntil.CompareAndSwap(healthy, now+b.backoff) {
+		b.openedAt.Store(now)
+		b.why.Store(&err)
+		b.reporter.send(report{store: &storeReport{name: b.store, err: err}})
 	}
 }
 
 // failed records a call of round, made at now, that failed with err: a
 // probe's failure opens the breaker for another backoff; the first failure
 // of a round adds to the streak, and the one that makes it trip opens the
-// breaker (the reporter hears of it).
-func (c *storeConn) failed(now, round int64, err error) {
-	c.errors.Add(1)
+// breaker.
+func (b *storeHealth) failed(now, round int64, err error) {
+	b.errors.Add(1)
 	if round == probing {
-		c.openUntil.CompareAndSwap(inProbe, now+c.backoff)
+		b.open(now, round, err)
 		return
 	}
-	if !c.round.CompareAndSwap(round, round+1) {
+	if !b.round.CompareAndSwap(round, round+1) {
 		return
 	}
-	if c.streak.Add(1) >= c.trip && c.openUntil.CompareAndSwap(healthy, now+c.backoff) {
-		c.reporter.send(report{store: &storeReport{name: c.name, err: err}})
+	if b.streak.Add(1) >= b.trip {
+		if b.mode == store.Approximate {
+			err = fmt.Errorf("approximate mode: %w", err)
+		}
+		b.open(now, round, err)
 	}
 }
 
 // abandoned records that the caller of a call of round, made at now, gave
 // up: not the store's failure, but a probe's end, after which the next
 // request probes.
-func (c *storeConn) abandoned(now, round int64) {
+func (b *storeHealth) abandoned(now, round int64) {
 	if round == probing {
-		c.openUntil.CompareAndSwap(inProbe, now)
+		b.openUntil.CompareAndSwap(inProbe, now)
 	}
 }
 
@@ -175,31 +351,93 @@ func (c *storeConn) abandoned(now, round int64) {
 // rejected at now: the time until a probe while the breaker is open, else
 // the backoff (the Guard cannot tell a passing failure from the first of
 // an outage, nor when a probe in flight ends).
-func (c *storeConn) retryAfter(now int64) time.Duration {
-	if u := c.openUntil.Load(); u != healthy && u != inProbe {
+func (b *storeHealth) retryAfter(now int64) time.Duration {
+	if u := b.openUntil.Load(); u != healthy && u != inProbe {
 		return time.Duration(max(u-now, 0))
 	}
-	return time.Duration(c.backoff)
+	return time.Duration(b.backoff)
 }
 
 // StoreStatus is the state of a store a Guard uses.
 type StoreStatus struct {
 	Name string
-	// Healthy is false while the store's breaker is open: from the failure
-	// that opened it (see WithStoreBreaker) until a call succeeds again.
+	// Healthy is false while the breaker of one of the store's modes is
+	// open (see Modes).
 	Healthy bool
+	// Errors and Fallbacks are the sums of the Modes'.
+	Errors, Fallbacks int64
+	// Modes are the states of the modes (store.Exact first) that the
+	// Guard's rules use or that have failed. Each mode has a breaker of
+	// its own: the failures of one never open the other's, and the local
+	// decisions of approximate rules never hide the failures of exact ones.
+	Modes []StoreModeStatus
+}
+
+// StoreModeStatus is the state of the rules of one mode of a store.
+type StoreModeStatus struct {
+	Mode store.Mode
+	// Healthy is false while the mode's breaker is open: from the failure
+	// (or the latency over the budget) that opened it (see
+	// WithStoreBreaker, WithStoreLatencyBudget) until a call succeeds
+	// again. Approximate rules fail once their store cannot synchronize
+	// counts for a while (package redisstore: WithMaxSyncAge).
+	Healthy bool
+	// Since is when the breaker opened, on the Guard's clock (as
+	// Snapshot.At), and Err why; both zero while Healthy.
+	Since time.Duration
+	Err   error
+	// Latency is the shortest of the last 16 rounds of calls of exact
+	// rules, which WithStoreLatencyBudget bounds: 0 until there were 16,
+	// and for approximate rules.
+	Latency time.Duration
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead
 	// of the store, because their call failed or the breaker was open.
 	Errors, Fallbacks int64
+	// Rules are the Guard's rules of this store and mode, in rule order:
+	// while the mode is not Healthy, each applies its OnFailure policy,
+	// FailLocal its LocalLimit, which this instance applies alone.
+	Rules []Rule
 }
 
 // Stores returns the state of the Guard's stores, in name order.
 func (g *Guard) Stores() []StoreStatus {
+	rules := g.rules.Load().rules
 	out := make([]StoreStatus, 0, len(g.stores))
 	for _, c := range g.stores {
-		out = append(out, StoreStatus{Name: c.name, Healthy: c.openUntil.Load() == healthy, Errors: c.errors.Load(), Fallbacks: c.fallbacks.Load()})
+		st := StoreStatus{Name: c.name, Healthy: true}
+		for _, b := range []*storeHealth{&c.exact, &c.approx} {
+			m := b.status(c.name, rules)
+			if m.Rules == nil && m.Healthy && m.Errors == 0 && m.Fallbacks == 0 {
+				continue
+			}
+			st.Healthy = st.Healthy && m.Healthy
+			st.Errors += m.Errors
+			st.Fallbacks += m.Fallbacks
+			st.Modes = append(st.Modes, m)
+		}
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b StoreStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// status returns the state of b, the breaker of the rules of store name
+// among rules.
+func (b *storeHealth) status(name string, rules []*ruleState) StoreModeStatus {
+	m := StoreModeStatus{Mode: b.mode, Healthy: b.openUntil.Load() == healthy, Latency: time.Duration(b.fastest()),
+		Errors: b.errors.Load(), Fallbacks: b.fallbacks.Load()}
+	if !m.Healthy {
+		m.Since = time.Duration(b.openedAt.Load())
+		if e := b.why.Load(); e != nil {
+			m.Err = *e
+		}
+	}
+	for _, rs := range rules {
+		if r := rs.rule; r.Store == name && r.Mode == b.mode {
+			r.Overrides = maps.Clone(r.Overrides)
+			m.Rules = append(m.Rules, r)
+		}
+	}
+	return m
 }

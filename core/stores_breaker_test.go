@@ -83,7 +83,7 @@ func TestStoreFailureIsOneRequests(t *testing.T) {
 		fc.Advance(time.Millisecond)
 	}
 	assert.Equal(t, int64(200), s.calls.Load(), "every request called the store")
-	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 160, Fallbacks: 160}}, g.Stores())
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 160, Fallbacks: 160}}, totals(g.Stores()))
 }
 
 // TestStoreBreakerOpensAndProbes: defaultStoreTrip consecutive failures open
@@ -101,7 +101,7 @@ func TestStoreBreakerOpensAndProbes(t *testing.T) {
 		assert.True(t, g.Stores()[0].Healthy, "after %d failures", i+1)
 	}
 	enterX(t, g)
-	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: false, Errors: core.DefaultStoreTrip, Fallbacks: core.DefaultStoreTrip}}, g.Stores())
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: false, Errors: core.DefaultStoreTrip, Fallbacks: core.DefaultStoreTrip}}, totals(g.Stores()))
 	calls := s.calls.Load()
 	for range 10 {
 		fc.Advance(backoff / 20)
@@ -221,5 +221,5 @@ func TestStoreProbeGivenUp(t *testing.T) {
 	s.fail.Store(false)
 	assert.True(t, enterX(t, g), "the next request probes, and closes the breaker")
 	assert.Equal(t, calls+1, s.calls.Load())
-	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 1, Fallbacks: 1}}, g.Stores())
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true, Errors: 1, Fallbacks: 1}}, totals(g.Stores()))
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -89,7 +92,7 @@ func TestStoreRuleSharedAcrossGuardsWhateverTheirClocks(t *testing.T) {
 	storeClock.Advance(2 * time.Second)
 	_, err := gs[2].Enter(ctx, "GET /x")
 	assert.NoError(t, err, "the store's clock moved on")
-	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, gs[0].Stores())
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, totals(gs[0].Stores()))
 }
 
 func TestStoreFailurePolicies(t *testing.T) {
@@ -128,7 +131,7 @@ func TestStoreFailurePolicies(t *testing.T) {
 			}
 			assert.Equal(t, tt.wantPassed, passed)
 			assert.Equal(t, int64(1), s.calls.Load(), "one failed call, then the store is left alone")
-			assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: false, Errors: 1, Fallbacks: 5}}, g.Stores())
+			assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: false, Errors: 1, Fallbacks: 5}}, totals(g.Stores()))
 
 			// After the backoff one request tries again; it fails, and
 			// the store is left alone for another backoff.
@@ -200,7 +203,7 @@ func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
 		_, err := gs[0].Enter(context.Background(), "GET /x")
 		assert.Equal(t, "slow", blockedBy(t, err).Rule)
 	}
-	d, err := s.Store.Take(context.Background(), "global", store.Limit{Algorithm: flow.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
+	d, err := s.Store.Take(context.Background(), "global", store.Limit{Algorithm: store.TokenBucket, Limit: 2, Window: time.Second, Mode: store.Exact}, 2)
 	require.NoError(t, err)
 	assert.True(t, d.OK, "the store's quota is whole")
 }
@@ -225,7 +228,7 @@ func TestStoreCallEndedByTheCallerIsNotAStoreFailure(t *testing.T) {
 	_, err = g.Enter(ctx, "x")
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, errors.Is(err, core.ErrBlocked))
-	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, g.Stores())
+	assert.Equal(t, []core.StoreStatus{{Name: "shared", Healthy: true}}, totals(g.Stores()))
 }
 
 // TestStoreRulesDefaults checks the defaults of a rule with a store, and
@@ -253,4 +256,96 @@ func TestStoreRulesDefaults(t *testing.T) {
 	assert.ErrorContains(t, err, "WithStoreBreaker: trip must be between 1 and 1000 (0: the default), got 1001")
 	_, err = core.New(core.WithStoreBreaker(0, 0))
 	assert.NoError(t, err, "0 keeps the defaults")
+}
+
+// totals returns sts without their Modes: each store's totals.
+func totals(sts []core.StoreStatus) []core.StoreStatus {
+	for i := range sts {
+		sts[i].Modes = nil
+	}
+	return sts
+}
+
+// TestStoreRuleAlgorithmDefaultsAsDocumented: the default algorithm of a
+// rule with a store, of each kind, is the one Rule.Store's doc names as
+// its default, and the one the store is asked for. The doc once said
+// sliding-counter for both kinds, while a hotspot rule defaulted to a token
+// bucket ("100 per minute" let 104 through in 2.7s).
+func TestStoreRuleAlgorithmDefaultsAsDocumented(t *testing.T) {
+	doc := ruleFieldDoc(t, "Store")
+	for _, tc := range []struct {
+		kind  core.Kind
+		want  core.Algorithm
+		after int // admitted 6s after the first 100 of "100 per minute"
+	}{
+		{core.KindFlow, core.AlgorithmSlidingCounter, 0},
+		{core.KindHotspot, core.AlgorithmTokenBucket, 10},
+	} {
+		r := core.Rule{Name: "r", Resource: "x", Kind: tc.kind, Limit: 100, Window: time.Minute, Store: "shared"}
+		if tc.kind == core.KindHotspot {
+			r.Param = "header:X-User"
+		}
+		rules, err := core.NormalizeRules([]core.Rule{r})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, rules[0].Algorithm, "%s", tc.kind)
+		i := strings.Index(doc, "a "+string(tc.kind)+" rule")
+		require.GreaterOrEqual(t, i, 0, "Rule.Store's doc names the algorithms of a %s rule: %q", tc.kind, doc)
+		clause := doc[i:]
+		clause = clause[:strings.IndexAny(clause, ";.")]
+		assert.Contains(t, clause, string(tc.want)+" (its default", "Rule.Store's doc on a %s rule: %q", tc.kind, clause)
+
+		fc := clock.NewFake(0)
+		s := newSwitchable(t, fc)
+		g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithRules(r))
+		require.NoError(t, err)
+		admit := func(n int) int {
+			admitted := 0
+			for range n {
+				e, err := g.Enter(context.Background(), "x", core.WithParams(core.ParamMap{"header:X-User": {"alice"}}))
+				if err == nil {
+					admitted++
+					e.Exit(nil)
+				}
+			}
+			return admitted
+		}
+		assert.Equal(t, 100, admit(110), "%s: the limit at once", tc.kind)
+		fc.Advance(6 * time.Second)
+		assert.Equal(t, tc.after, admit(20), "%s: 6s later", tc.kind)
+		assert.Equal(t, int64(130), s.calls.Load())
+	}
+}
+
+// ruleFieldDoc returns the doc comment of the field name of core.Rule, as
+// rule.go writes it, on one line.
+func ruleFieldDoc(t *testing.T, name string) string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "rule.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	var doc string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Rule" {
+			return true
+		}
+		for _, fd := range ts.Type.(*ast.StructType).Fields.List {
+			if len(fd.Names) == 1 && fd.Names[0].Name == name {
+				doc = strings.Join(strings.Fields(fd.Doc.Text()), " ")
+			}
+		}
+		return false
+	})
+	require.NotEmpty(t, doc, "Rule.%s has a doc comment", name)
+	return doc
+}
+
+// TestOneAlgorithmType: a rule's algorithm is a store's (core.Algorithm is
+// store.Algorithm), not a second type converted at every boundary.
+func TestOneAlgorithmType(t *testing.T) {
+	lim := store.Limit{Algorithm: core.AlgorithmTokenBucket, Limit: 1, Window: time.Second}
+	assert.NoError(t, lim.Validate())
+	assert.Equal(t, store.SlidingCounter, core.AlgorithmSlidingCounter)
+	assert.Equal(t, store.LeakyBucket, core.AlgorithmLeakyBucket)
+	lim.Algorithm = core.AlgorithmLeapArray
+	assert.ErrorContains(t, lim.Validate(), `algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got "leap-array"`)
 }

@@ -104,7 +104,7 @@ type handler struct {
 func (h *handler) check() report {
 	r := report{Ready: true, Stores: []store{}}
 	for _, s := range h.g.Stores() {
-		r.Stores = append(r.Stores, store(s))
+		r.Stores = append(r.Stores, store{Name: s.Name, Healthy: s.Healthy, Errors: s.Errors, Fallbacks: s.Fallbacks})
 		if !s.Healthy && h.cfg.requireStores {
 			r.Ready = false
 			r.Problems = append(r.Problems, "store "+s.Name+" is down")

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/storetest"
 )
@@ -26,7 +25,7 @@ func TestMemoryConformance(t *testing.T) {
 func TestMemoryBounded(t *testing.T) {
 	m, err := store.NewMemory(clock.NewFake(0), 10)
 	require.NoError(t, err)
-	lim := store.Limit{Algorithm: flow.TokenBucket, Limit: 1, Window: time.Second}
+	lim := store.Limit{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second}
 	for i := range 1000 {
 		_, err := m.Take(context.Background(), string(rune('a'+i%26))+time.Duration(i).String(), lim, 1)
 		require.NoError(t, err)

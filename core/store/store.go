@@ -23,15 +23,16 @@ const (
 	Approximate Mode = "approximate"
 )
 
-// Algorithm is the algorithm of a Limit: one of the constants below, named
-// as in a rules file.
-type Algorithm = flow.Algorithm
+// Algorithm names a rate algorithm as a rules file does ("token-bucket").
+// A Store supports the three constants below; core.Algorithm is this type,
+// with the constants of every algorithm of a rule.
+type Algorithm string
 
 // The algorithms a Store supports.
 const (
-	SlidingCounter = flow.SlidingCounter
-	TokenBucket    = flow.TokenBucket
-	LeakyBucket    = flow.LeakyBucket
+	SlidingCounter = Algorithm(flow.SlidingCounter)
+	TokenBucket    = Algorithm(flow.TokenBucket)
+	LeakyBucket    = Algorithm(flow.LeakyBucket)
 )
 
 // Decision is the outcome of Store.Take: OK, and the Limit, Remaining,
@@ -59,13 +60,13 @@ func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return err
 	}
-	cfg := flow.Config{Algorithm: l.Algorithm, Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
+	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
 	return flow.JoinFieldErrors(cfg.Validate())
 }
 
 func (l Limit) validate() error {
 	switch {
-	case l.Algorithm != flow.SlidingCounter && l.Algorithm != flow.TokenBucket && l.Algorithm != flow.LeakyBucket:
+	case l.Algorithm != SlidingCounter && l.Algorithm != TokenBucket && l.Algorithm != LeakyBucket:
 		return fmt.Errorf("algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got %q", l.Algorithm)
 	case l.Limit < 0:
 		return fmt.Errorf("limit must be >= 0, got %d", l.Limit)
@@ -80,7 +81,7 @@ func (l Limit) validate() error {
 	case l.Mode != "" && l.Mode != Exact && l.Mode != Approximate:
 		return fmt.Errorf("mode must be exact or approximate, got %q", l.Mode)
 	}
-	if l.Algorithm != flow.SlidingCounter {
+	if l.Algorithm != SlidingCounter {
 		if largest, ok := flow.BucketLimitOK(l.Limit, l.Window); !ok {
 			return fmt.Errorf("limit %s", flow.BucketLimitProblem(largest, l.Limit, l.Window))
 		}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -100,7 +101,25 @@ func (e *entry) dead() bool { return e.state.Load()&stDead != 0 }
 // of the offset is off by up to half a round trip, and a pacing decision
 // made on a clock that stepped back would make a request wait longer than
 // its slot.
-func (s *Store) now() int64 { return max(int64(time.Since(s.start))+s.offset.Load(), s.floor.Load()) }
+func (s *Store) now() int64 { return s.nowAt(int64(time.Since(s.start))) }
+
+// nowAt returns now for t, the time since s.start.
+func (s *Store) nowAt(t int64) int64 { return max(t+s.offset.Load(), s.floor.Load()) }
+
+// outOfSync reports whether approximate limits fail at t (the time since
+// s.start): the last exchange with Redis failed, and the last successful
+// sync round started longer ago than the sync age (see WithSyncPeriod),
+// plus how late the process runs (see WithMaxLag). Syncs that are only
+// late, on a busy host, are not Redis failing.
+func (s *Store) outOfSync(t int64) bool {
+	return !s.healthy() && t-s.okSyncStart.Load() > int64(s.o.maxSyncAge)+s.lag(t)
+}
+
+// syncAgeErr returns the error of an approximate Take at t, out of sync.
+func (s *Store) syncAgeErr(t int64) error {
+	return fmt.Errorf("redisstore: %w: approximate counts not synchronized with Redis for %s (more than %s): %v",
+		store.ErrUnavailable, time.Duration(t-s.okSyncStart.Load()).Round(time.Millisecond), s.o.maxSyncAge, s.Err())
+}
 
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window), id: s.id + "." + strconv.FormatInt(s.serial.Add(1), 36)}
@@ -186,16 +205,16 @@ func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n i
 		if e == nil {
 			break
 		}
-		if d, err := s.takeTracked(ctx, e, n); err != nil || !e.dead() {
+		if d, err := s.takeTracked(ctx, e, n, int64(time.Since(s.start))); err != nil || !e.dead() {
 			return d, err
 		}
 	}
 	return s.takeRemote(ctx, key, lim, n)
 }
 
-// takeTracked decides on a tracked entry. The caller checks that e is not
-// dead afterwards.
-func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (store.Decision, error) {
+// takeTracked decides on a tracked entry at t (the time since s.start).
+// The caller checks that e is not dead afterwards.
+func (s *Store) takeTracked(ctx context.Context, e *entry, n, t int64) (store.Decision, error) {
 	if e.state.Load()&stUsed == 0 {
 		e.state.Or(stUsed)
 	}
@@ -203,8 +222,9 @@ func (s *Store) takeTracked(ctx context.Context, e *entry, n int64) (store.Decis
 		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
 			return store.Decision{}, err
 		}
+		t = int64(time.Since(s.start))
 	}
-	return e.take(s.picker, s.now(), n), nil
+	return e.take(s.picker, s.nowAt(t), n), nil
 }
 
 // stale reports whether e has not exchanged counts with Redis in the last
@@ -697,7 +717,12 @@ func (s *Store) syncOnce() {
 		return true
 	})
 	if len(work) == 0 {
-		s.syncDone(start)
+		// Nothing to exchange: a success, unless the last exchange failed
+		// and Redis still does not answer (which would make approximate
+		// limits fresh again while Redis is down).
+		if s.healthy() || s.fetchOffset(context.Background()) == nil {
+			s.syncDone(start)
+		}
 		return
 	}
 	var firstErr error

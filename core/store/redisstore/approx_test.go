@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
@@ -50,6 +49,9 @@ func pacedRun(t *testing.T, stores []*Store, key string, lim store.Limit, interv
 		}
 	}
 	wg.Wait()
+	for i, st := range stores {
+		t.Logf("store %d: %+v", i, st.Stats())
+	}
 	require.Zero(t, failed.Load())
 	return perWindow, total
 }
@@ -140,7 +142,7 @@ func TestApproxDecisionsAreLocal(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: time.Second, Mode: store.Approximate}
 		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second
@@ -164,7 +166,7 @@ func TestApproxAllocs(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		key := "allocs/" + string(alg)
 		_, err := st.Take(ctx, key, lim, 1)
@@ -235,7 +237,7 @@ func TestApproxForgetsIdleKeys(t *testing.T) {
 	st, _ := newTestStore(t, srv, WithIdleExpiry(time.Millisecond), WithSyncPeriod(5*time.Millisecond))
 	ctx := context.Background()
 	for i := range 20 {
-		alg := flow.StoreAlgorithms()[i%len(flow.StoreAlgorithms())]
+		alg := storeAlgorithms()[i%len(storeAlgorithms())]
 		// One request fills a bucket for the whole window: the state of
 		// every key matters for 2s at least, longer than 20 first reads
 		// take on a loaded machine (400ms was not, under -race beside
@@ -299,14 +301,14 @@ func TestApproxSweepSparesNewEntry(t *testing.T) {
 	srv := sharedServer(t)
 	st, _ := newTestStore(t, srv, WithSyncPeriod(time.Minute))
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		t.Run(string(alg), func(t *testing.T) {
 			lim := store.Limit{Algorithm: alg, Limit: 1, Window: time.Minute, Mode: store.Approximate}
 			key := "sweep-new/" + string(alg)
 			e := st.entry(key, lim)
 			require.NotNil(t, e)
 			st.syncOnce() // the sweep comes first
-			d, err := st.takeTracked(ctx, e, 1)
+			d, err := st.takeTracked(ctx, e, 1, int64(time.Since(st.start)))
 			require.NoError(t, err)
 			require.True(t, d.OK)
 			require.False(t, e.dead(), "the sweep forgot an entry before its first Take")
@@ -354,7 +356,7 @@ func TestApproxSweepAndTake(t *testing.T) {
 	st.syncOnce()
 	require.True(t, e.dead(), "an idle, expired entry is forgotten")
 	assert.Nil(t, st.lookup("sweep-take/after", lim))
-	_, err := st.takeTracked(ctx, e, 1)
+	_, err := st.takeTracked(ctx, e, 1, int64(time.Since(st.start)))
 	require.NoError(t, err)
 	assert.True(t, e.dead(), "a Take on a forgotten entry must see it dead, to decide again")
 	d, err := st.Take(ctx, "sweep-take/after", lim, 1)
@@ -585,6 +587,9 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	for i, st := range stores {
+		t.Logf("store %d: %+v", i, st.Stats())
+	}
 	require.Zero(t, failed.Load())
 
 	var s int64
@@ -613,9 +618,6 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 		assert.LessOrEqual(t, got, bound, "window %d", idx)
 	}
 	assert.NotZero(t, full)
-	for i, st := range stores {
-		t.Logf("store %d: %+v", i, st.Stats())
-	}
 }
 
 // TestMaxSyncGapGrowsDuringAnOutage freezes Redis while a count waits to

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
@@ -166,7 +165,7 @@ func BenchmarkRedisApprox(b *testing.B) {
 	srv := sharedServer(b)
 	st, _ := newTestStore(b, srv)
 	ctx := context.Background()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 1e9, Window: time.Second, Mode: store.Approximate}
 		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Hour

@@ -99,9 +99,31 @@
 // The only bound that holds whatever the load is N·L: a burst offered to
 // every instance at once, within S of each other, after a quiet spell.
 //
-// While Redis is unreachable, the syncs fail and each instance limits on
-// its own counts (and the last global counts it read): up to N·L per window
-// in total. Its counts are pushed once Redis is back.
+// While Redis is unreachable, the syncs fail. For the sync age (10 sync
+// periods, at least 1s, plus the lag of a busy host: see WithSyncPeriod and
+// WithMaxLag) after the start of the last successful sync round, each
+// instance goes on limiting on its own counts and the others' as last read:
+// it admits at most L less what it saw counted. Then Take fails (an error
+// wrapping store.ErrUnavailable that says for how long the counts were not
+// synchronized), and a Guard applies the rule's failure policy, reports the
+// store's approximate mode unhealthy in Guard.Stores (since when, and each
+// rule's policy and local limit) and stops calling it but for a probe each
+// backoff (core.WithStoreBreaker). Under FailLocal (the default), each
+// instance then admits its LocalLimit per window on its own, which starts
+// empty: in the window of the switch an instance admits up to its
+// approximate count plus LocalLimit, and in each later window up to
+// LocalLimit. So the N instances together admit at most N·L in the window
+// the outage starts, at most N·(L + LocalLimit) in the window of the switch,
+// and N·LocalLimit in each window after it; a LocalLimit of L/N (the share
+// of each instance) keeps the fleet at L. FailClosed admits nothing,
+// FailOpen everything. A sync that is only late, on a busy host, does not
+// make Take fail: the counts of the instances are then as stale as
+// MaxSyncGap says. Counts are pushed once Redis is back; the next successful
+// sync makes Take decide locally again, and the Guard's next probe finds it.
+// TestGuardModesFailApart kills and freezes Redis under a Guard with an
+// exact and an approximate rule: the approximate rule admits LocalLimit once
+// its counts are a sync age old, and both modes recover by themselves (go
+// test -run TestGuardModesFailApart).
 //
 // # Key layout
 //
@@ -213,11 +235,22 @@
 // WithMaxLag with a client that honours contexts, else until the client's
 // own read timeout.
 //
+// A Redis that answers, but slowly (a reply 40ms away, under the timeout),
+// fails no call; a Guard stops waiting for it by its latency budget
+// (core.WithStoreLatencyBudget, default 20ms): once 16 rounds of exact
+// calls in a row took longer, the exact rules apply their failure policy at
+// once, and a probe each backoff finds the way back when Redis is fast
+// again. TestGuardSlowRedisLatencyBudget runs a Guard behind a proxy that
+// delays Redis's replies by 40ms, then by none; TestGuardSlowRepliesUnderLoad
+// checks that a busy host's late goroutines do not open it
+// (go test -run 'TestGuardSlow').
+//
 // Undo is best effort: an exact sliding counter or token bucket gives the
 // count back in Redis; an exact leaky bucket leaves the slot empty (only the
 // approximate mode knows whether a later request took a slot after it).
 //
-// Approximate decisions go on when Redis is down; Err reports the last
+// Approximate decisions go on when Redis is down, on local counts, for
+// the sync age (see Overshoot of approximate limits); Err reports the last
 // sync's error and Stats counts syncs and failed syncs. Close pushes the
 // last counts, stops the Store's goroutines and waits for them; calls after
 // Close fail with store.ErrUnavailable ("store is closed").

@@ -17,6 +17,13 @@ const (
 	defaultMaxLag     = time.Second
 )
 
+// The sync age after which approximate limits fail (see WithSyncPeriod):
+// syncAgePeriods sync periods, and at least minSyncAge.
+const (
+	syncAgePeriods = 10
+	minSyncAge     = time.Second
+)
+
 // Bounds of the options.
 const (
 	maxPrefixLen  = 128
@@ -43,6 +50,7 @@ type options struct {
 	syncPeriod time.Duration
 	maxKeys    int
 	maxLag     time.Duration
+	maxSyncAge time.Duration // set by New from syncPeriod
 }
 
 func defaultOptions() options {
@@ -147,7 +155,11 @@ func WithBatchSize(n int) Option {
 // WithSyncPeriod sets how often approximate mode pushes this instance's
 // counts to Redis and reads back the others' (default 100ms,
 // between 1ms and 1m). The overshoot of approximate
-// limits grows with it (see the package documentation).
+// limits grows with it (see the package documentation). While syncs fail,
+// once none has succeeded for 10 periods (at least 1s: the sync age; plus
+// the lag of a busy host, see WithMaxLag), Take fails for approximate
+// limits, and a Guard applies their rules' failure policy until a sync
+// succeeds again. Syncs that are only late do not make it fail.
 func WithSyncPeriod(d time.Duration) Option {
 	return optionFunc(func(o *options) error {
 		if d < minSyncPeriod || d > maxSyncPeriod {

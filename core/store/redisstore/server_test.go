@@ -8,7 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/testmain"
+	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
 
@@ -58,4 +60,14 @@ func newTestStore(tb testing.TB, srv *redistest.Server, opts ...Option) (*Store,
 func TestMain(m *testing.M) {
 	redistest.QuietRedisLogs()
 	testmain.Run(m, shared.Stop)
+}
+
+// storeAlgorithms returns the algorithms a Store supports, as the Guard
+// lists them.
+func storeAlgorithms() []store.Algorithm {
+	var out []store.Algorithm
+	for _, a := range flow.StoreAlgorithms() {
+		out = append(out, store.Algorithm(a))
+	}
+	return out
 }

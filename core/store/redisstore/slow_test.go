@@ -125,9 +125,9 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s: %d late replies, %d failed calls, %d fallbacks; per window: %v", policy, slow.slowed.Load(), stats.Errors, stats.Fallbacks, counts)
+			t.Logf("%s: %d late replies, %d failed calls, %d fallbacks, recent latency %s; per window: %v", policy, slow.slowed.Load(), stats.Errors, stats.Fallbacks, stats.Modes[0].Latency, counts)
 			require.NotZero(t, slow.slowed.Load())
-			assert.True(t, stats.Healthy, "the breaker did not open")
+			assert.True(t, stats.Healthy, "the breaker did not open, for failures nor for latency (core.WithStoreLatencyBudget): %v", stats.Modes[0].Err)
 			assert.Equal(t, stats.Errors, stats.Fallbacks, "only requests whose own call failed were the policy's")
 			checked := 0
 			for k, n := range counts {

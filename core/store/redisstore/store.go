@@ -108,6 +108,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
+	o.maxSyncAge = max(syncAgePeriods*o.syncPeriod, minSyncAge)
 	s := &Store{
 		client: client,
 		o:      o,
@@ -163,8 +164,12 @@ func (s *Store) Take(ctx context.Context, key string, lim store.Limit, n int64) 
 		return store.Decision{}, fmt.Errorf("redisstore: n must be >= 1, got %d", n)
 	}
 	if lim.Mode == store.Approximate {
+		t := int64(time.Since(s.start))
+		if t-s.okSyncStart.Load() > int64(s.o.maxSyncAge) && s.outOfSync(t) {
+			return store.Decision{}, s.syncAgeErr(t)
+		}
 		if e := s.lookup(key, lim); e != nil { // validated when tracked
-			if d, err := s.takeTracked(ctx, e, n); err != nil || !e.dead() {
+			if d, err := s.takeTracked(ctx, e, n, t); err != nil || !e.dead() {
 				return d, err
 			}
 		}

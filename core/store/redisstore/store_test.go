@@ -308,7 +308,7 @@ func TestHashTags(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{"plain", "a}b", "{x}", "", `back\slash`, "rule\x00value", strings.Repeat("k", 1000)}
 	for _, key := range keys {
-		for _, alg := range flow.StoreAlgorithms() {
+		for _, alg := range storeAlgorithms() {
 			for _, mode := range []store.Mode{store.Exact, store.Approximate} {
 				_, err := st.Take(ctx, key, store.Limit{Algorithm: alg, Limit: 10, Window: time.Second, Mode: mode}, 1)
 				require.NoError(t, err)
@@ -414,7 +414,7 @@ func TestKeysExpire(t *testing.T) {
 	ctx := context.Background()
 	w := 10 * time.Second
 	t0 := time.Now()
-	for _, alg := range flow.StoreAlgorithms() {
+	for _, alg := range storeAlgorithms() {
 		lim := store.Limit{Algorithm: alg, Limit: 10, Window: w}
 		if alg == store.LeakyBucket {
 			lim.MaxWait = time.Second
@@ -563,7 +563,7 @@ func TestLimitsAsMemory(t *testing.T) {
 		{Algorithm: store.LeakyBucket, Limit: 2e9, Window: time.Second},
 		{Algorithm: store.SlidingCounter, Limit: 1, Window: time.Second, Burst: 1},
 		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, MaxWait: time.Second},
-		{Algorithm: flow.FixedWindow, Limit: 1, Window: time.Second},
+		{Algorithm: store.Algorithm(flow.FixedWindow), Limit: 1, Window: time.Second},
 		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
 	for _, lim := range []store.Limit{

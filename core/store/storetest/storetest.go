@@ -217,7 +217,7 @@ func countOfMany(t *testing.T, h Harness, key string) {
 
 func zeroLimit(t *testing.T, h Harness, key string) {
 	for _, alg := range flow.StoreAlgorithms() {
-		d := take(t, h, key+"/"+string(alg), store.Limit{Algorithm: alg, Limit: 0, Window: time.Second}, 1)
+		d := take(t, h, key+"/"+string(alg), store.Limit{Algorithm: store.Algorithm(alg), Limit: 0, Window: time.Second}, 1)
 		assert.False(t, d.OK, "%s", alg)
 	}
 }
@@ -252,7 +252,7 @@ func concurrentTakes(t *testing.T, h Harness, key string) {
 
 func invalidLimit(t *testing.T, h Harness, key string) {
 	bad := []store.Limit{
-		{Algorithm: flow.LeapArray, Limit: 1, Window: time.Second},
+		{Algorithm: store.Algorithm(flow.LeapArray), Limit: 1, Window: time.Second},
 		{Algorithm: store.TokenBucket, Limit: -1, Window: time.Second},
 		{Algorithm: store.TokenBucket, Limit: 1},
 	}
