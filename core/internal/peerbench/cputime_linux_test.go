@@ -38,7 +38,7 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestCPUTimeHotspot measures what BenchmarkHotspot does as the CPU time
+// TestCPUTimeHotspot measures what the hotspot benchmarks do as the CPU time
 // of the threads per request, which a machine busy with other work
 // disturbs far less than the wall-clock time of a benchmark: batches of
 // 200 000 requests of sluice and of sethvargo alternate, from 1 and from 2

@@ -43,7 +43,7 @@ type row struct {
 	sluice  bench
 	peers   []bench
 	targets []float64
-	limit   float64 // at most this many cpu-ns/op for sluice, when no peer (0: none)
+	limit   float64 // at most this many cpu-ns/op for sluice, when no peer (0: none asked)
 }
 
 var rows = []row{
@@ -63,6 +63,7 @@ var rows = []row{
 	{path: "gRPC unary, one flow rule, 8 metadata headers", sluice: bench{"grpc", "BenchmarkUnarySluiceFlow", "interceptor + handler"},
 		peers:   []bench{{"grpc", "BenchmarkUnaryGoGRPCMiddlewareXTimeRate", "go-grpc-middleware v2 ratelimit + x/time/rate"}},
 		targets: []float64{1.0}},
+	{path: "gRPC unary, the handler alone", sluice: bench{"grpc", "BenchmarkUnaryHandler", "baseline: a pass-through interceptor + handler, no limiter"}},
 }
 
 // result is one run's figures of a benchmark, by mode ("serial",
