@@ -238,10 +238,16 @@
 // trip per decision) or approximate (local decisions, counts synced
 // periodically). While the store fails, a request applies the rule's
 // OnFailure: local (the default: this instance alone, at LocalLimit), open
-// (admit) or closed (reject). After consecutive failed rounds the Guard
-// leaves the store alone for a while, then probes it one request at a time
-// (WithStoreBreaker). Guard.Stores reports each store's health; a
-// rejection made by the policy has BlockedError.Fallback set.
+// (admit) or closed (reject). Each store has one breaker per mode, so an
+// approximate rule never hides an exact rule's failures: after consecutive
+// failed rounds, or when 16 rounds of exact calls in a row were slower
+// than WithStoreLatencyBudget (default 20ms) beyond the host's own lag, the
+// Guard leaves that mode of the store alone for a while, then probes it one
+// request at a time (WithStoreBreaker). An approximate rule whose store
+// cannot sync (package redisstore says for how long) applies its OnFailure
+// too. Guard.Stores reports each store's health per mode (since when, why,
+// latency, and each rule's policy and local limit); a rejection made by
+// the policy has BlockedError.Fallback set.
 //
 // # Blocked requests
 //
