@@ -21,10 +21,10 @@
 //	}
 //	defer e.Exit(nil)
 //
-// With one flow rule, Enter reads the monotonic clock once to decide, Enter
-// and Exit read a coarse clock that costs an atomic load to time the request
-// (it advances every millisecond), touch a handful of atomics and do not
-// allocate, and neither does a block: requests rejected alike share one
+// With one flow rule, Enter reads the monotonic clock once, to decide and to
+// time the request, Exit once more, so that a response time is true however
+// busy the host is; they touch a handful of atomics and do not allocate,
+// and neither does a block: requests rejected alike share one
 // *BlockedError, which callers must not modify.
 //
 // Breaker rules (KindBreaker, package breaker) learn from the error Exit is

@@ -116,7 +116,7 @@ func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*systemKind); ok {
 		p = k.l
 	}
-	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, timed: true}, nil
+	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true}, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {

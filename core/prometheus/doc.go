@@ -46,8 +46,7 @@
 //	                                                             of schema 0 (powers of 2, zero bucket up to
 //	                                                             2^-17 s) for scrapers that ask for them
 //
-// Response times are measured to about a millisecond unless the Guard has
-// core.WithPreciseTiming; core.RTHistogram says
+// Response times are measured on the monotonic clock; core.RTHistogram says
 // which request counts in which bucket.
 //
 // The reasons are those core.Totals.BlockedBy counts by: flow,

@@ -239,8 +239,8 @@ func (s *state) little(now int64, threshold float64) float64 {
 	return float64(done)/span.Seconds()*threshold/1000 + 1
 }
 
-// MinRT is the lowest response time the BBR check counts with: the
-// resolution of the clock requests are timed on.
+// MinRT is the lowest response time the BBR check counts with: a faster
+// response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
 // bbr is the bound of the BBR check at now: bbrGain times the highest
@@ -264,8 +264,8 @@ func (s *state) bbr(now int64) float64 {
 	if minRT == math.MaxInt64 {
 		minRT = 0
 	} else {
-		// A response faster than the clock that timed it (a millisecond,
-		// core's coarse clock) reads 0: count it as one tick of that clock.
+		// A response faster than MinRT counts as MinRT: a bound of 0
+		// would admit one request at a time.
 		minRT = max(minRT, int64(MinRT))
 	}
 	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
