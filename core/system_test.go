@@ -347,7 +347,7 @@ func TestSystemRuleRefusedWhenTheSignalCannotBeRead(t *testing.T) {
 	for _, sig := range []core.Signal{core.SignalCPU, core.SignalLoad} {
 		r := core.Rule{Name: "host", Resource: "*", Kind: core.KindSystem, Signal: sig, Threshold: 0.9}
 		// No /proc, no cgroup: a host without the files.
-		host := system.NewHost(t.TempDir(), sysclock.New())
+		host := system.NewHost(t.TempDir(), sysclock.New(), nil)
 		_, err := core.New(core.WithSystemSource(host), core.WithRules(r))
 		require.Error(t, err)
 		assert.ErrorContains(t, err, `rules[0] (host): signal `+string(sig)+` cannot be read on this host: `)
@@ -361,7 +361,7 @@ func TestSystemRuleRefusedWhenTheSignalCannotBeRead(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 	// The signals counted by the rule itself need nothing of the host.
-	_, err := core.New(core.WithSystemSource(system.NewHost(t.TempDir(), sysclock.New())),
+	_, err := core.New(core.WithSystemSource(system.NewHost(t.TempDir(), sysclock.New(), nil)),
 		core.WithRules(core.Rule{Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 10}))
 	require.NoError(t, err)
 }
