@@ -170,11 +170,13 @@ func New(c Config, prev *Controller) *Controller {
 	return &Controller{s}
 }
 
-// Acquire takes n slots if the limit leaves room for them.
-func (k *Controller) Acquire(n int64) bool {
+// Acquire takes n slots if, with them, the slots taken are at most the
+// limit plus allow (a priority level's allowance, which may be negative;
+// 0 without levels).
+func (k *Controller) Acquire(n, allow int64) bool {
 	s := k.s
 	v := s.inFlight.Add(n)
-	if v > s.limit.Load() {
+	if v > s.limit.Load()+allow {
 		s.inFlight.Add(-n)
 		return false
 	}
