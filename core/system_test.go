@@ -492,3 +492,41 @@ func TestSystemRuleUse(t *testing.T) {
 	var st *core.SystemStats = rules[2].System
 	assert.Equal(t, int64(3), st.Pass)
 }
+
+// TestSystemRuleBBRShedsByPriorityUnderOverload simulates a service of two
+// CPUs whose requests take 2ms of CPU each (1000 per second) behind a cpu
+// rule with the BBR check, the host saturated (CPU read 1.0), offered three
+// times its capacity: a sixth critical (half the capacity), the rest
+// default and sheddable alike. The rule reads the minimum response time as
+// the 2ms a request takes, sheds under 1% of the critical requests,
+// sheddable ones first, and keeps the service busy. Requests are timed on
+// the Guard's clock (the fake one here, the monotonic one by default): on
+// the coarse clock they were timed on before, a busy host read 0 for
+// them, and the bound fell to one request at a time.
+func TestSystemRuleBBRShedsByPriorityUnderOverload(t *testing.T) {
+	b := backendSim{workers: 2, service: 2 * time.Millisecond, deadline: time.Second}
+	src := &fakeSystem{cpu: 1}
+	fc := clock.NewFake(10 * time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8,
+		Strategy: core.StrategyBBR, Priority: "header:X-Priority",
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	const d = 20 * time.Second
+	var minRT time.Duration
+	out := simulate(t, g, fc, b, mixed(3, true), 2*time.Second, d, 5, func(at time.Duration) {
+		if s := g.Snapshot().Rules[0].System; s != nil && s.MinRT > 0 && (minRT == 0 || s.MinRT < minRT) {
+			minRT = s.MinRT
+		}
+	})
+	refused := func(l levelSim) float64 { return float64(l.refused) / float64(l.sent) }
+	t.Logf("refused: critical %.4f, default %.3f, sheddable %.3f; goodput %.2f of the capacity; lowest minimum RT %v",
+		refused(out[0]), refused(out[1]), refused(out[2]), sum(out).goodput(b, d), minRT)
+	assert.Less(t, refused(out[0]), 0.01, "critical")
+	assert.Greater(t, refused(out[2]), refused(out[1]), "sheddable first")
+	assert.Greater(t, refused(out[1]), refused(out[0]))
+	assert.Equal(t, b.service, minRT, "the minimum response time")
+	assert.Greater(t, sum(out).goodput(b, d), 0.9, "the service stays busy")
+	assert.Zero(t, sum(out).late, "what is admitted is served in time")
+}

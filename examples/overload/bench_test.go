@@ -18,9 +18,9 @@ import (
 //	go test -C examples -run x -bench . -benchtime 1x ./overload/
 //
 // What must hold whatever the machine is checked on the fake clock: core's
-// TestPriorityUnderOverload and TestPriorityLeavesNoRoomIdle (levels),
+// TestPriorityUnderOverload and TestPriorityKeepsGoodputAtSmallLimits (levels),
 // package adaptive's TestLimitSettlesNearTheBackendsConcurrency (the limit
-// after a slowdown) and TestProbesRefuseLittle.
+// after a slowdown) and TestAdaptiveProbesRefuseLittle.
 
 // quick is a short measurement of a backend of 50 requests/s, a load the
 // race detector's slower HTTP serves on a busy machine, with enough warmup

@@ -195,15 +195,16 @@ func (t *Tracker) Below(level int) int64 {
 	return n
 }
 
-// Shared reports whether a level below level had requests in flight at
-// now or in the last second: whether level shares the rule with lower ones.
-func (t *Tracker) Shared(now int64, level int) bool {
+// Sharing returns how many levels below level had requests in flight at
+// now or in the last second: the lower levels level shares the rule with.
+func (t *Tracker) Sharing(now int64, level int) int {
+	n := 0
 	for m := range level {
 		if !t.s.quiet(now, m, span) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // InFlight returns the requests of level in flight.

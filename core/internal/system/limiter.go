@@ -48,8 +48,8 @@ const (
 // bound keeps the response time at the threshold) does not let a flood in.
 const hold = time.Second
 
-// sharedGain is how much more than a bound a level has while lower levels
-// share the rule (see under).
+// sharedGain is how much more than a bound a level has for each lower
+// level that shares the rule (see under).
 const sharedGain = 2
 
 // rtRecent is the span of the average response time that the rt signal
@@ -181,19 +181,21 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 // leave, and the levels above never wait for the room it took, which it
 // gives back as its requests end, its level refused meanwhile. So a level
 // is shed only while every level below is, and with a single level this
-// is v <= bound. While lower levels had requests in the last second, a
-// level has sharedGain times the bound: the lower levels, refused while
-// all in flight pass the bound, keep the total about at it, so the rest is
-// room for the bursts of the higher level (as after a pause of the
-// process, when what was due arrives at once), whose requests also wait
-// behind theirs in the service; once its own requests alone hold the
-// bound, the lower levels get none, and a second later it has the bound.
+// is v <= bound. For each lower level that had requests in the last
+// second, a level has sharedGain times the bound (critical with default
+// and sheddable coming: four times, default twice): the lower levels,
+// refused while all in flight pass their bound, keep the total about at
+// it, so the rest is room for the bursts of the higher level (as after a
+// pause of the process, when what was due arrives at once), whose
+// requests also wait behind theirs in the service; once its own requests
+// alone hold the bound, the lower levels get none, and a second later it
+// has the bound.
 func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	own := v
 	if level > 0 {
 		own -= s.levels.Below(level)
 	}
-	if level > 0 && s.levels.Shared(now, level) {
+	for range s.levels.Sharing(now, level) {
 		bound *= sharedGain
 	}
 	return own <= n || float64(own) <= bound
