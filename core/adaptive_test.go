@@ -150,7 +150,7 @@ func TestAdaptiveRuleKnobsReachItsController(t *testing.T) {
 func TestAdaptiveProbesRefuseLittle(t *testing.T) {
 	for _, b := range []backendSim{smallService, {workers: 10, service: 50 * time.Millisecond, deadline: time.Second}, {workers: 100, service: 20 * time.Millisecond, deadline: time.Second}} {
 		for _, load := range []float64{0.5, 0.7} {
-			g, fc := simGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive})
+			g, fc := newGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive})
 			const win = 500 * time.Millisecond
 			var worst float64
 			var worstAt time.Duration

@@ -52,23 +52,25 @@ func (l levelSim) goodput(b backendSim, d time.Duration) float64 {
 	return float64(l.good) / d.Seconds() / b.capacity()
 }
 
-// simEvent is an arrival (req < 0: of stream -req-1), the end of a
-// request's service, or a client giving up on a queued request.
+// simEvent is an arrival of stream st, the end of the service of req, or
+// its client giving up on it while it is queued, at at.
 type simEvent struct {
 	at   time.Duration
 	seq  int // ties in the order they were made
 	kind int
-	req  *simReq2
+	req  *simCall
 	st   int
 }
 
+// The kinds of simEvent.
 const (
 	evArrive = iota
 	evDone
 	evGiveUp
 )
 
-type simReq2 struct {
+// simCall is an admitted request of stream st, sent at sent.
+type simCall struct {
 	e       core.Entry
 	st      int
 	sent    time.Duration
@@ -77,6 +79,7 @@ type simReq2 struct {
 	counted bool // after the warmup
 }
 
+// simHeap orders events by time, then by their making.
 type simHeap []simEvent
 
 func (h simHeap) Len() int { return len(h) }
@@ -118,7 +121,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 	for i := range streams {
 		next(i, 0)
 	}
-	var queue []*simReq2
+	var queue []*simCall
 	busy := 0
 	startNext := func(now time.Duration) {
 		for busy < b.workers && len(queue) > 0 {
@@ -162,7 +165,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 				}
 				continue
 			}
-			r := &simReq2{e: e, st: ev.st, sent: ev.at, counted: counted}
+			r := &simCall{e: e, st: ev.st, sent: ev.at, counted: counted}
 			queue = append(queue, r)
 			push(simEvent{at: ev.at + b.deadline, kind: evGiveUp, req: r})
 			startNext(ev.at)
@@ -192,12 +195,6 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 		}
 	}
 	return out
-}
-
-// simGuard returns a Guard on a fake clock with rule r.
-func simGuard(t testing.TB, r core.Rule) (*core.Guard, *clock.Fake) {
-	t.Helper()
-	return newGuard(t, r)
 }
 
 // mixed is traffic of load times the capacity, a sixth critical, the rest
@@ -248,7 +245,7 @@ func TestPriorityKeepsGoodputAtSmallLimits(t *testing.T) {
 				if leveled {
 					r.Priority = "header:X-Priority"
 				}
-				g, fc := simGuard(t, r)
+				g, fc := newGuard(t, r)
 				out := simulate(t, g, fc, smallService, mixed(load, leveled), warmup, d, seed, nil)
 				goodput[i] = sum(out).goodput(smallService, d)
 				levels = out
@@ -275,7 +272,7 @@ func TestPriorityKeepsGoodputAtSmallLimits(t *testing.T) {
 func TestPriorityLetsLowerLevelsInAfterOverload(t *testing.T) {
 	var shed levelSim
 	for seed := range uint64(10) {
-		g, fc := simGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive, Priority: "header:X-Priority"})
+		g, fc := newGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive, Priority: "header:X-Priority"})
 		simulate(t, g, fc, smallService, mixed(3, true), 0, 10*time.Second, seed, nil)
 		after := simulate(t, g, fc, smallService, mixed(0.5, true), 0, time.Second, seed, nil)
 		shed.sent += after[2].sent
