@@ -41,16 +41,22 @@ func TestRTHistogram(t *testing.T) {
 // TestResponseTimesTrueOnBusyHost: a Guard with no timing option measures
 // a response time on the monotonic clock, as long as the request took,
 // with every CPU busy with other goroutines, for its statistics and every
-// rule that reads it (here a breaker that trips when every request is
-// slower than 19ms). Timed on a clock a goroutine advanced every
-// millisecond, 20ms requests read 0 to 6ms on a busy host: the minimum was
-// under 20ms, and the breaker stayed closed. Only lower bounds: a busy
-// host makes a sleep longer, never shorter.
+// rule that reads it: a breaker that trips when every request is slower
+// than 19ms, the minimum response time of a cpu rule's BBR check (its
+// host read as saturated) and of an adaptive rule. Timed on a clock a
+// goroutine advanced every millisecond, 20ms requests read 0 to 6ms on a
+// busy host: the minimum was under 20ms (0 for BBR, whose bound fell to
+// one request at a time), and the breaker stayed closed. Only lower
+// bounds: a busy host makes a sleep longer, never shorter.
 func TestResponseTimesTrueOnBusyHost(t *testing.T) {
 	const service, requests = 20 * time.Millisecond, 20
-	g, err := core.New(core.WithRules(core.Rule{
+	g, err := core.New(core.WithSystemSource(&fakeSystem{cpu: 1}), core.WithRules(core.Rule{
 		Name: "slow", Resource: "GET /busy", Kind: core.KindBreaker, Strategy: breaker.SlowRatio,
 		Threshold: 1, MaxRT: service - time.Millisecond, MinRequests: requests, Window: time.Minute,
+	}, core.Rule{
+		Name: "bbr", Resource: "GET /busy", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Strategy: core.StrategyBBR,
+	}, core.Rule{
+		Name: "adaptive", Resource: "GET /busy", Kind: core.KindAdaptive,
 	}))
 	require.NoError(t, err)
 	defer g.Close()
@@ -76,6 +82,11 @@ func TestResponseTimesTrueOnBusyHost(t *testing.T) {
 		under += st.Total.RTHistogram[i]
 	}
 	assert.Zero(t, under, "requests counted under %s: %v", service, st.Total.RTHistogram)
+	rules := g.Snapshot().Rules
+	require.Len(t, rules, 3)
+	t.Logf("BBR's minimum %s, the adaptive rule's %s", rules[1].System.MinRT, rules[2].Adaptive.MinRT)
+	assert.GreaterOrEqual(t, rules[1].System.MinRT, service, "BBR's minimum response time")
+	assert.GreaterOrEqual(t, rules[2].Adaptive.MinRT, service, "the adaptive rule's")
 	_, err = g.Enter(ctx, "GET /busy")
 	assert.ErrorIs(t, err, core.ErrBlocked, "all %d requests were slow: the breaker is open", requests)
 }
