@@ -259,7 +259,7 @@ func TestHostWithoutFiles(t *testing.T) {
 }
 
 func TestHostOfThisMachine(t *testing.T) {
-	if _, err := os.Stat("/proc/stat"); err != nil {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
 	h := system.NewHost("/", sysclock.New(), nil)
