@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -400,8 +402,8 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 }
 
-// Responses faster than the clock's resolution read 0: the BBR check
-// counts them as taking one tick (system.MinRT), not as sustaining nothing.
+// Responses that read 0 (instant on the fake clock) count for the BBR check
+// as taking system.MinRT, not as sustaining nothing.
 func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	g, _, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -529,4 +531,40 @@ func TestSystemRuleBBRShedsByPriorityUnderOverload(t *testing.T) {
 	assert.Equal(t, b.service, minRT, "the minimum response time")
 	assert.Greater(t, sum(out).goodput(b, d), 0.9, "the service stays busy")
 	assert.Zero(t, sum(out).late, "what is admitted is served in time")
+}
+
+// TestSystemCPURuleIgnoresBusyNeighbours: a cpu rule on a host whose every
+// CPU other processes keep busy (its /proc/stat, in a fake file tree with
+// no CPU quota) does not shed a service that uses a tenth of the CPUs it
+// may use (its /proc/self/stat): it judges the service's own pressure.
+// Before, it read the machine's /proc/stat and shed every request.
+func TestSystemCPURuleIgnoresBusyNeighbours(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	write("proc/stat", "cpu 1000000 0 0 0 0 0 0 0 0 0\n")
+	write("proc/self/cgroup", "0::/\n")
+	write("proc/self/stat", "7 (svc) S 1 7 7 0 -1 0 0 0 0 0 100 0 0 0 20 0 4 0 1 1 1\n")
+	fc := clock.NewFake(10 * time.Second)
+	host := system.NewHost(root, fc, func() int { return 2 })
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(host), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "the first reading")
+	e.Exit(nil)
+	// 10 ticks (0.1s) of CPU in the next half second, of 2 CPUs.
+	write("proc/self/stat", "7 (svc) S 1 7 7 0 -1 0 0 0 0 0 105 5 0 0 20 0 4 0 1 1 1\n")
+	fc.Advance(system.Every)
+	require.Eventually(t, func() bool { return g.Snapshot().Rules[0].System.Host > 0 }, 10*time.Second, time.Millisecond)
+	assert.InDelta(t, 0.1, g.Snapshot().Rules[0].System.Host, 1e-9)
+	e, err = g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "a tenth of its CPUs: not shed")
+	e.Exit(nil)
 }
