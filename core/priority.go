@@ -34,8 +34,11 @@ import (
 // what it passed in the last). Signals of load (rt, cpu, load) shed the
 // requests of a level above 90% of the threshold for each such level
 // above it: with all three levels coming, sheddable above 80%, default
-// above 90%, critical above the threshold. With a single level coming, every request
-// has the whole limit.
+// above 90%, critical above the threshold. Against the bounds of the BBR
+// check and of the rt signal, estimates of what the service sustains, a
+// request counts only the requests in flight of its level and above, and
+// has twice the bound for each lower level that had requests in the last
+// second. With a single level coming, every request has the whole limit.
 type Priority string
 
 // The priority levels, highest first.
