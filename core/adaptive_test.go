@@ -138,3 +138,45 @@ func TestAdaptiveRuleKnobsReachItsController(t *testing.T) {
 	}
 	assert.Greater(t, limits[len(limits)-1], limits[0], "%v", limits)
 }
+
+// TestAdaptiveProbesRefuseLittle runs an adaptive rule with no number in
+// it before services at half and 0.7 times their capacity, loads they
+// carry: the probes of the minimum response time refuse at most 10% of
+// the requests of any half second after the first two (in which a load of
+// more than the initial limit of 20 in flight is refused in part while
+// the limit grows), and of the whole run. Before, a probe came whenever
+// the requests used half the limit: 12-13% of some half seconds were
+// refused, and up to 30% in the first second.
+func TestAdaptiveProbesRefuseLittle(t *testing.T) {
+	for _, b := range []backendSim{smallService, {workers: 10, service: 50 * time.Millisecond, deadline: time.Second}, {workers: 100, service: 20 * time.Millisecond, deadline: time.Second}} {
+		for _, load := range []float64{0.5, 0.7} {
+			g, fc := newGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive})
+			const win = 500 * time.Millisecond
+			var worst float64
+			var worstAt time.Duration
+			sent, refused := 0, 0
+			cur := time.Duration(-1)
+			check := func() {
+				if cur >= 2*time.Second && sent > 0 && float64(refused)/float64(sent) > worst {
+					worst, worstAt = float64(refused)/float64(sent), cur
+				}
+			}
+			var blocked int64
+			out := simulate(t, g, fc, b, []streamSim{{load: load}}, 0, 30*time.Second, 1, func(at time.Duration) {
+				if w := at / win * win; w != cur {
+					check()
+					cur, sent, refused = w, 0, 0
+				}
+				st, _ := g.Stats("GET /x")
+				refused += int(st.Total.Block - blocked)
+				blocked = st.Total.Block
+				sent++
+			})
+			check()
+			all := float64(out[0].refused) / float64(out[0].sent)
+			t.Logf("%d workers x %v at %gx: refused %.3f of all, at most %.3f of a half second (at %v)", b.workers, b.service, load, all, worst, worstAt)
+			assert.LessOrEqual(t, all, 0.1, "%d workers at %gx: of all", b.workers, load)
+			assert.LessOrEqual(t, worst, 0.1, "%d workers at %gx: of the half second at %v", b.workers, load, worstAt)
+		}
+	}
+}

@@ -33,6 +33,12 @@
 // WithQuotas returns the quotas that applied, which the RateLimit fields
 // advertise.
 //
+// With one flow rule, Enter reads the monotonic clock once, to decide and to
+// time the request, Exit once more, so that a response time is true however
+// busy the host is; they touch a handful of atomics and do not allocate,
+// and neither does a block: requests rejected alike share one
+// *BlockedError, which callers must not modify.
+//
 // # Resources
 //
 // A resource is the name of what is protected. The HTTP adapters name a
@@ -299,8 +305,7 @@
 //
 // Rules decide on the monotonic clock; WithClock gives the Guard another,
 // such as package clock's fake clock for tests. A clock stepped backwards
-// drops no count and lets no limit be bypassed. Requests are timed on a
-// coarse clock that a goroutine of the Guard advances every millisecond
-// (WithPreciseTiming for the monotonic clock); it parks when no request
-// comes for a second. Concurrency limits read no clock.
+// drops no count and lets no limit be bypassed. Requests are timed on the
+// same clock (Enter reads it once, Exit once more), so a response time is
+// true however busy the host is.
 package core

@@ -215,9 +215,10 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // or without the param, is what the rule's OnMissing says: not limited by
 // the rule (the default), rejected, or limited with the others lacking it.
 //
-// Rules decide on the monotonic clock; statistics and response times are
-// timed on the Guard's coarse clock (a millisecond resolution). With rules
-// that never wait Enter does not block; ctx is only consulted when the
+// Rules decide, and requests are timed (statistics, response times), on the
+// Guard's clock: the monotonic clock unless WithClock gives another, so that
+// a response time is the time the request took however busy the host is.
+// With rules that never wait Enter does not block; ctx is only consulted when the
 // request must wait, and for its priority level (WithPriority) by the rules
 // that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
@@ -240,7 +241,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := b.decisionTime()
+	now := b.clk.read()
 	cpu := g.resources.picker.Pick()
 	e := Entry{res: res, b: b, n: n}
 	var err error
@@ -286,8 +287,8 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)
-	if b.timed && !b.waits() {
-		now = b.now() // the clock Exit reads
+	if b.stored && !b.waits() {
+		now = b.clk.read() // after the store's round trip (binding.stored)
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
@@ -315,18 +316,6 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st.blockedBy[why].Add(n)
 }
 
-// now reads the clock that times a request under the rules of b (its
-// statistics and response time): the coarse clock when the Guard has one
-// and no rule of b makes requests wait, else the Guard's clock. Enter and
-// Exit read the same one, so that a response time is the difference of two
-// readings of one clock.
-func (b *binding) now() int64 {
-	if c := b.clk.coarse; c != nil && !b.waits() {
-		return int64(c.Now())
-	}
-	return b.clk.read()
-}
-
 // read reads the Guard's clock: the system clock without the interface's
 // indirect call.
 func (c *clocks) read() int64 {
@@ -334,17 +323,6 @@ func (c *clocks) read() int64 {
 		return int64(s.Now())
 	}
 	return int64(c.clock.Now())
-}
-
-// decisionTime reads the clock the rules of b decide at: the Guard's clock
-// when a rule of b keeps state in time (see binding.timed), else the clock
-// of now. The coarse clock cannot serve such rules (see rtResolution):
-// stamps written late would expire early.
-func (b *binding) decisionTime() int64 {
-	if b.timed {
-		return b.clk.read()
-	}
-	return b.now()
 }
 
 // waits reports whether a rule of b may make requests wait for their turn.
@@ -363,7 +341,7 @@ func (e *Entry) Exit(err error) {
 	}
 	e.done = true
 	st := &e.res.stripes[e.stripe]
-	now := e.b.now()
+	now := e.b.clk.read()
 	rt := max(now-e.start, 0)
 	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/coarse"
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
@@ -27,7 +26,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	*clocks   // clock and coarse; its rule sets share it (see clocks)
+	*clocks   // its rule sets share it (see clocks)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
@@ -73,11 +72,6 @@ type clocks struct {
 	// sys is clock when that is the system clock, read without the
 	// interface's indirect call.
 	sys *sysclock.System
-	// coarse is the clock Enter and Exit time requests on when the Guard
-	// is on the system clock (see rtResolution); nil on other clocks,
-	// which they read themselves, so that tests on a fake clock see exact
-	// times.
-	coarse *coarse.Clock
 }
 
 // ruleSet is one immutable generation of compiled rules.
@@ -125,9 +119,10 @@ type binding struct {
 	// in Entry.keep (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
 	keeps bool
-	// timed is true when a rule of b decides by the time (traits.timed;
-	// see Guard.decisionTime).
-	timed bool
+	// stored is true when a rule of b is kept in a store (traits.shared):
+	// Enter reads the clock again once the rules decided, so that the
+	// store's round trip is not in the request's response time.
+	stored bool
 	// wait is true when a rule of b may make requests wait (see waits).
 	wait bool
 	// matched has bit i set for each rule i of set that b holds, when b
@@ -155,7 +150,6 @@ type config struct {
 	systemSource SystemSource
 	shadowAll    bool
 	shadowQuotas bool
-	precise      bool
 	topBlocked   int
 }
 
@@ -214,19 +208,8 @@ func New(opts ...Option) (*Guard, error) {
 	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
 		topBlocked: cfg.topBlocked}
-	if g.clock == nil && cfg.precise {
-		g.clock = sysclock.New()
-	}
 	if g.clock == nil {
-		sys := sysclock.New()
-		cc, err := coarse.New(sys, rtResolution)
-		if err != nil {
-			return nil, err
-		}
-		g.clock, g.coarse = sys, cc
-		// A Guard dropped without Close stops its clock's goroutine when
-		// it is collected; the goroutine holds the clock, not the Guard.
-		runtime.AddCleanup(g, (*coarse.Clock).Stop, cc)
+		g.clock = sysclock.New()
 	}
 	g.sys, _ = g.clock.(*sysclock.System)
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
@@ -248,51 +231,16 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// rtResolution is the resolution of the clock a Guard on the system clock
-// times requests on (statistics, response times): a goroutine of the Guard
-// advances it every rtResolution, so that a reading costs an atomic load
-// instead of a reading of the monotonic clock (tens of nanoseconds). Rules
-// decide on the monotonic clock (concurrency limits need no clock): when the
-// host is busy the goroutine runs late, by tens or hundreds of milliseconds,
-// and a clock that lags by a varying amount would let a window span more
-// real time than it should and make retry hints early. Requests under rules
-// that make them wait for their turn (leaky bucket) are timed on the
-// monotonic clock too. Response times are measured to within about a
-// millisecond, like Sentinel's (more when the goroutine runs late), and a
-// response shorter than that may be recorded as 0. The goroutine runs only
-// while requests come, parks after a second without one, and stops with
-// Close.
-const rtResolution = time.Millisecond
-
-// WithPreciseTiming makes a Guard on the system clock time requests on the
-// monotonic clock instead of a coarse one that a goroutine of the Guard
-// advances every millisecond (reading it costs an atomic load): response
-// times (statistics, RTHistogram, breakers' slow requests, adaptive
-// limits) are then measured to the nanosecond instead of about a
-// millisecond, at the cost of a reading of the monotonic clock at Exit
-// and one more at Enter (tens of nanoseconds each). A Guard on another
-// clock (WithClock) reads that clock anyway.
-func WithPreciseTiming() Option {
-	return optionFunc(func(cfg *config) error {
-		cfg.precise = true
-		return nil
-	})
-}
-
-// Close stops the goroutines of the Guard: the one that advances its coarse
-// clock (every millisecond), the one that samples the host signals of
-// system rules (see Signal; their readings stay as they were), the one that
-// records its history (see History) and the one that calls breaker
-// listeners and logs (see WithBreakerListener), after it delivered what was
-// queued. The Guard stays usable: after Close, Enter and Exit read the
-// monotonic clock, breaker changes are no longer reported, and the history
-// records a second only when History is called. A Guard that becomes
+// Close stops the goroutines of the Guard: the one that samples the host
+// signals of system rules (see Signal; their readings stay as they were),
+// the one that records its history (see History) and the one that calls
+// breaker listeners and logs (see WithBreakerListener), after it delivered
+// what was queued. The Guard stays usable: after Close, breaker changes are
+// no longer reported, and the history records a second only when History
+// is called. A Guard that becomes
 // unreachable without Close stops the goroutines when it is collected.
 // Close is idempotent and returns nil.
 func (g *Guard) Close() error {
-	if g.coarse != nil {
-		g.coarse.Stop()
-	}
 	g.watch.stop()
 	g.system.Stop()
 	g.history.Close()
@@ -403,7 +351,7 @@ func (set *ruleSet) bind(name string) *binding {
 		default:
 			b.rules = append(b.rules, rs)
 		}
-		b.timed = b.timed || rs.timed
+		b.stored = b.stored || rs.shared
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0

@@ -488,8 +488,8 @@ func leastQuota(qs []core.Quota) (core.Quota, bool) {
 	return least, true
 }
 
-// TestSystemClockGuardClose: a Guard on the system clock times responses
-// with its coarse clock, keeps working after Close, and Close is idempotent.
+// TestSystemClockGuardClose: a Guard on the system clock keeps working
+// after Close, and Close is idempotent.
 func TestSystemClockGuardClose(t *testing.T) {
 	g, err := core.New(core.WithRules(core.Rule{Resource: "r", Kind: core.KindFlow, Limit: 100}))
 	require.NoError(t, err)

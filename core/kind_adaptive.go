@@ -31,17 +31,10 @@ func newAdaptiveKind(r Rule, prev limiter, c clock.Clock) (limiter, traits, erro
 
 func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {
 	level := a.priority(&rs.rule)
-	ok := true
-	if level < priority.Critical {
-		// The room the levels above keep, checked before the controller
-		// reserves: concurrent requests may pass it by a few, never the
-		// limit.
-		lim := k.c.Limit()
-		if r := k.levels.Reserve(a.now, level, lim); r > 0 {
-			ok = k.c.InFlight()+a.n <= lim-r
-		}
-	}
-	if ok = ok && k.c.Acquire(a.n); ok {
+	// A level passes the limit by a little while lower ones come, and
+	// leaves a little of it free while higher ones do (see Priority).
+	ok := k.c.Acquire(a.n, k.levels.Allowance(a.now, level, k.c.Limit()))
+	if ok {
 		k.levels.Admitted(a.now, level, a.n, false)
 	}
 	askSlot(a, rs, ok, k, uint8(level))

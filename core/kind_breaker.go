@@ -24,7 +24,7 @@ func newBreakerKind(r Rule, prev limiter, rp *reporter) (limiter, traits, error)
 	if err != nil {
 		return nil, traits{}, err
 	}
-	return &breakerKind{b}, traits{holds: true, exits: true, timed: true, gate: true}, nil
+	return &breakerKind{b}, traits{holds: true, exits: true, gate: true}, nil
 }
 
 func (k *breakerKind) ask(a *asking, rs *ruleState) error {

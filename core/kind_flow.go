@@ -28,7 +28,6 @@ func flowTraits(alg flow.Algorithm) traits {
 		waits:   alg == flow.LeakyBucket,
 		window:  true,
 		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
-		timed:   true,
 		ramps:   true,
 	}
 }

@@ -41,7 +41,6 @@ func newHotspotKind(r Rule, prev limiter, topBlocked int) (limiter, traits, erro
 		holds:   holds, // a per-value slot until Exit
 		window:  !holds,
 		refills: !holds,
-		timed:   !holds,
 	}, nil
 }
 

@@ -33,7 +33,6 @@ type traits struct {
 	exits   bool // Exit ends each admitted request for the rule once (binding.exits)
 	window  bool // a rate limit per window (not a concurrency limit): it has a Quota
 	refills bool // a token or leaky bucket
-	timed   bool // the rule decides by the time (see binding.timed)
 	ramps   bool // a decision may carry a warm-up ramp's limit instead of the rule's
 	gate    bool // a breaker: asked first, it is no quota policy and limits no count
 	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)

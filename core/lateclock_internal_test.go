@@ -12,18 +12,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/coarse"
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
-// The tests of this file check limits against real time on a Guard whose
-// coarse clock runs late: either its goroutine is held back (it ticks every
-// 200ms, so its readings lag by up to 200ms and then catch up), or the
-// host's CPUs are saturated by busy goroutines. Each admission is known only
-// to have been decided at some instant of [before, after] of its Enter
-// call; an interval of real time counts the admissions whose whole span lies
-// inside it. A late test goroutine only widens spans, so load can only make
-// these checks pass more easily, never fail.
+// The tests of this file check limits against real time on a host whose
+// CPUs are saturated by busy goroutines, where a clock that a goroutine
+// advances runs late (Guards decided on one, then timed requests on it).
+// Each admission is known only to have been decided at some instant of
+// [before, after] of its Enter call; an interval of real time counts the
+// admissions whose whole span lies inside it. A late test goroutine only
+// widens spans, so load can only make these checks pass more easily, never
+// fail.
 
 // span is the real time, since the test's start, of one admitted Enter call.
 type span struct{ before, after time.Duration }
@@ -48,34 +47,16 @@ func maxInside(spans []span, d time.Duration) int {
 	return best
 }
 
-// lateClock gives g a coarse clock that ticks every 200ms: its readings lag
-// the monotonic clock by up to 200ms, then catch up, as a starved goroutine's
-// do.
-func lateClock(t *testing.T, g *Guard) {
-	t.Helper()
-	require.NotNil(t, g.coarse, "a Guard on the system clock has a coarse clock")
-	g.coarse.Stop()
-	c, err := coarse.New(g.clock, 200*time.Millisecond)
-	require.NoError(t, err)
-	g.coarse = c
-	t.Cleanup(c.Stop)
-	// Start the ticks, and begin the test 150ms into one of their periods:
-	// the first requests' readings then lag by 150ms at least.
-	c.Now()
-	time.Sleep(150 * time.Millisecond)
-}
-
-// starvations are the two ways the tests below make the coarse clock late.
+// starvations are the ways the tests below make a goroutine's clock late.
 var starvations = []struct {
 	name  string
 	apply func(t *testing.T, g *Guard)
 }{
-	{"ticks held back", lateClock},
 	{"busy host", func(t *testing.T, _ *Guard) { loadtest.Saturate(t, 2) }},
 }
 
 // TestLimitsHoldInRealTimeOnLateClock: no rule admits more than its bound
-// in an interval of real time, however late the coarse clock runs. Before
+// in an interval of real time, however late a goroutine runs. Before
 // rules decided on the monotonic clock, a sliding log of 40 per 400ms
 // admitted about 80 within 400ms of real time with ticks held back.
 func TestLimitsHoldInRealTimeOnLateClock(t *testing.T) {
@@ -158,7 +139,7 @@ func hammer(t *testing.T, g *Guard, dur, on, off time.Duration) []span {
 
 // TestRetryHintNeverEarlyOnLateClock: a client that waits exactly the
 // RetryAfter of its rejection is admitted (nobody else takes the quota),
-// however late the coarse clock runs. Before rules decided on the monotonic
+// however late a goroutine runs. Before rules decided on the monotonic
 // clock, about half of such retries were rejected with ticks held back.
 func TestRetryHintNeverEarlyOnLateClock(t *testing.T) {
 	for _, st := range starvations {

@@ -35,25 +35,40 @@ func TestPrioritiesShedLowerLevelsFirst(t *testing.T) {
 		d = core.PriorityDefault
 		s = core.PrioritySheddable
 	)
-	// Each step enters one request of a level; the limit is 10 in flight.
-	// With critical requests coming, default ones leave it 10% (1) beyond
-	// its peak; sheddable ones leave that, and 1 beyond default's peak.
-	steps := []struct {
+	type step struct {
 		p    core.Priority
 		pass bool
-	}{
-		{c, true}, {c, true}, {c, true}, {c, true}, {c, true}, // 5 in flight, critical's peak 5
-		{d, true}, {d, true}, // 7: sheddable may go up to 10-1-(0+1) = 8
-		{s, true},             // 8
-		{s, false}, {d, true}, // 9: default may go up to 10-1 = 9
-		{s, false}, {d, false}, {c, true}, // 10: the limit
-		{c, false}, {d, false}, {s, false},
+	}
+	// Each step enters one request of a level; the limit is 10 in flight.
+	steps := map[string][]step{
+		// With critical requests coming, default ones leave it 10% (1)
+		// beyond its peak; sheddable ones leave that, and 1 beyond
+		// default's peak.
+		"system": {
+			{c, true}, {c, true}, {c, true}, {c, true}, {c, true}, // 5 in flight, critical's peak 5
+			{d, true}, {d, true}, // 7: sheddable may go up to 10-1-(0+1) = 8
+			{s, true},             // 8
+			{s, false}, {d, true}, // 9: default may go up to 10-1 = 9
+			{s, false}, {d, false}, {c, true}, // 10: the limit
+			{c, false}, {d, false}, {s, false},
+		},
+		// A level leaves 10% (1) free for each level above coming, and
+		// passes the limit by 20% (2) for each level below coming.
+		"adaptive": {
+			{c, true}, {c, true}, {c, true}, {c, true}, {c, true}, // 5 in flight
+			{d, true}, {d, true}, // 7: default may go up to 10-1 = 9
+			{s, true},             // 8: sheddable up to 10-1-1 = 8
+			{s, false}, {d, true}, // 9: default now up to 10-1+2 = 11
+			{s, false}, {d, true}, {d, true}, {d, false}, // 11
+			{c, true}, {c, true}, {c, true}, // 14: critical up to 10+2+2
+			{c, false}, {d, false}, {s, false},
+		},
 	}
 	for kind, r := range priorityRules() {
 		t.Run(kind, func(t *testing.T) {
 			g, _ := newGuard(t, r)
 			ctx := context.Background()
-			for i, st := range steps {
+			for i, st := range steps[kind] {
 				_, err := g.Enter(ctx, "GET /x", levelParams(st.p))
 				if st.pass {
 					require.NoError(t, err, "step %d (%s)", i, st.p)

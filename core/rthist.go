@@ -12,9 +12,9 @@ import (
 // as Prometheus native histograms of schema 0 have them: RTHistogram[i]
 // counts the requests that took more than 2^(i-18) s and at most
 // 2^(i-17) s. Bucket 0 counts those of at most 2^-17 s (about 7.6µs, 0
-// included); the last bucket, bucket 23, those over 32s (2^5 s). The resolution of
-// the response times is the Guard's: about a millisecond, or a nanosecond
-// with WithPreciseTiming. It counts requests, not permits (WithCount).
+// included); the last bucket, bucket 23, those over 32s (2^5 s). Response
+// times are read on the Guard's clock, the monotonic one by default, to the
+// nanosecond. It counts requests, not permits (WithCount).
 type RTHistogram [rtBuckets]int64
 
 // rtBuckets is the number of buckets of an RTHistogram; rtMinExp is the

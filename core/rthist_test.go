@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
 // Exit counts each request in the bucket of its response time.
@@ -35,41 +38,64 @@ func TestRTHistogram(t *testing.T) {
 	assert.Equal(t, want, st.Total.RTHistogram)
 }
 
-// WithPreciseTiming times requests to below a millisecond: the Guard's
-// coarse clock, advanced every millisecond, gives 0 or at least one. A
-// request's response time lies between the spans measured inside and
-// around its Enter and Exit; each request whose inner span is over 2^-17s
-// and whose outer span is at most 2^-10s is counted in the buckets between.
-// The request busy-waits (a sleep may take a millisecond on a loaded host),
-// and those a busy host stretches beyond 2^-10s are not checked.
-func TestWithPreciseTiming(t *testing.T) {
-	g, err := core.New(core.WithPreciseTiming())
+// TestResponseTimesTrueOnBusyHost: a Guard with no timing option measures
+// a response time on the monotonic clock, as long as the request took,
+// with every CPU busy with other goroutines, for its statistics and every
+// rule that reads it: a breaker that trips when every request is slower
+// than 19ms, the minimum response time of a cpu rule's BBR check (its
+// host read as saturated) and of an adaptive rule. Timed on a clock a
+// goroutine advanced every millisecond, 20ms requests read 0 to 6ms on a
+// busy host: the minimum was under 20ms (0 for BBR, whose bound fell to
+// one request at a time), and the breaker stayed closed. Only lower
+// bounds: a busy host makes a sleep longer, never shorter.
+func TestResponseTimesTrueOnBusyHost(t *testing.T) {
+	const service, requests = 20 * time.Millisecond, 20
+	g, err := core.New(core.WithSystemSource(&fakeSystem{cpu: 1}), core.WithRules(core.Rule{
+		Name: "slow", Resource: "GET /busy", Kind: core.KindBreaker, Strategy: breaker.SlowRatio,
+		Threshold: 1, MaxRT: service - time.Millisecond, MinRequests: requests, Window: time.Minute,
+	}, core.Rule{
+		Name: "bbr", Resource: "GET /busy", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8, Strategy: core.StrategyBBR,
+	}, core.Rule{
+		Name: "adaptive", Resource: "GET /busy", Kind: core.KindAdaptive,
+	}))
 	require.NoError(t, err)
 	defer g.Close()
-	const lo, hi = time.Second >> 17, time.Second >> 10
-	sub := func() (n int64) {
-		st, _ := g.Stats("GET /p")
-		for _, c := range st.Total.RTHistogram[1:8] { // (2^-17 s, 2^-10 s]
-			n += c
-		}
-		return n
-	}
-	checked := 0
-	for i := 0; checked < 3; i++ {
-		require.Less(t, i, 100_000, "%d requests took at most %s", checked, hi)
-		before := sub()
+	loadtest.Saturate(t, 4)
+	ctx := context.Background()
+	var real time.Duration = math.MaxInt64
+	for range requests {
+		e, err := g.Enter(ctx, "GET /busy")
+		require.NoError(t, err, "every request is slow: the breaker trips only after the last")
 		start := time.Now()
-		e, err := g.Enter(context.Background(), "GET /p")
-		require.NoError(t, err)
-		in := time.Now()
-		for time.Since(in) <= 2*lo {
-		}
-		out := time.Now()
+		time.Sleep(service)
+		real = min(real, time.Since(start))
 		e.Exit(nil)
-		end := time.Now()
-		if out.Sub(in) > lo && end.Sub(start) <= hi {
-			checked++
-			require.Equal(t, before+1, sub(), "request %d: within %s, around %s", i, out.Sub(in), end.Sub(start))
-		}
 	}
+	st, ok := g.Stats("GET /busy")
+	require.True(t, ok)
+	t.Logf("shortest: %s real, %s read in the last second; average %s", real, st.MinRT, st.Total.RT/time.Duration(st.Total.Complete))
+	if st.Complete > 0 {
+		assert.GreaterOrEqual(t, st.MinRT, service, "the shortest response time of the last second")
+	}
+	var under int64
+	for i := range rtBucketOf(service) {
+		under += st.Total.RTHistogram[i]
+	}
+	assert.Zero(t, under, "requests counted under %s: %v", service, st.Total.RTHistogram)
+	rules := g.Snapshot().Rules
+	require.Len(t, rules, 3)
+	t.Logf("BBR's minimum %s, the adaptive rule's %s", rules[1].System.MinRT, rules[2].Adaptive.MinRT)
+	assert.GreaterOrEqual(t, rules[1].System.MinRT, service, "BBR's minimum response time")
+	assert.GreaterOrEqual(t, rules[2].Adaptive.MinRT, service, "the adaptive rule's")
+	_, err = g.Enter(ctx, "GET /busy")
+	assert.ErrorIs(t, err, core.ErrBlocked, "all %d requests were slow: the breaker is open", requests)
+}
+
+// rtBucketOf returns the RTHistogram bucket that counts rt.
+func rtBucketOf(rt time.Duration) int {
+	i := 0
+	for time.Duration(float64(time.Second)*math.Ldexp(1, i-17)) < rt {
+		i++
+	}
+	return i
 }

@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -347,7 +349,7 @@ func TestSystemRuleRefusedWhenTheSignalCannotBeRead(t *testing.T) {
 	for _, sig := range []core.Signal{core.SignalCPU, core.SignalLoad} {
 		r := core.Rule{Name: "host", Resource: "*", Kind: core.KindSystem, Signal: sig, Threshold: 0.9}
 		// No /proc, no cgroup: a host without the files.
-		host := system.NewHost(t.TempDir(), sysclock.New())
+		host := system.NewHost(t.TempDir(), sysclock.New(), nil)
 		_, err := core.New(core.WithSystemSource(host), core.WithRules(r))
 		require.Error(t, err)
 		assert.ErrorContains(t, err, `rules[0] (host): signal `+string(sig)+` cannot be read on this host: `)
@@ -361,7 +363,7 @@ func TestSystemRuleRefusedWhenTheSignalCannotBeRead(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 	// The signals counted by the rule itself need nothing of the host.
-	_, err := core.New(core.WithSystemSource(system.NewHost(t.TempDir(), sysclock.New())),
+	_, err := core.New(core.WithSystemSource(system.NewHost(t.TempDir(), sysclock.New(), nil)),
 		core.WithRules(core.Rule{Resource: "*", Kind: core.KindSystem, Signal: core.SignalInFlight, Threshold: 10}))
 	require.NoError(t, err)
 }
@@ -400,8 +402,8 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 }
 
-// Responses faster than the clock's resolution read 0: the BBR check
-// counts them as taking one tick (system.MinRT), not as sustaining nothing.
+// Responses that read 0 (instant on the fake clock) count for the BBR check
+// as taking system.MinRT, not as sustaining nothing.
 func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	g, _, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -491,4 +493,78 @@ func TestSystemRuleUse(t *testing.T) {
 	assert.False(t, rules[2].HasUse, "a signal of load is no count")
 	var st *core.SystemStats = rules[2].System
 	assert.Equal(t, int64(3), st.Pass)
+}
+
+// TestSystemRuleBBRShedsByPriorityUnderOverload simulates a service of two
+// CPUs whose requests take 2ms of CPU each (1000 per second) behind a cpu
+// rule with the BBR check, the host saturated (CPU read 1.0), offered three
+// times its capacity: a sixth critical (half the capacity), the rest
+// default and sheddable alike. The rule reads the minimum response time as
+// the 2ms a request takes, sheds under 1% of the critical requests,
+// sheddable ones first, and keeps the service busy. Requests are timed on
+// the Guard's clock (the fake one here, the monotonic one by default): on
+// the coarse clock they were timed on before, a busy host read 0 for
+// them, and the bound fell to one request at a time.
+func TestSystemRuleBBRShedsByPriorityUnderOverload(t *testing.T) {
+	b := backendSim{workers: 2, service: 2 * time.Millisecond, deadline: time.Second}
+	src := &fakeSystem{cpu: 1}
+	fc := clock.NewFake(10 * time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(src), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8,
+		Strategy: core.StrategyBBR, Priority: "header:X-Priority",
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	const d = 20 * time.Second
+	var minRT time.Duration
+	out := simulate(t, g, fc, b, mixed(3, true), 2*time.Second, d, 5, func(at time.Duration) {
+		if s := g.Snapshot().Rules[0].System; s != nil && s.MinRT > 0 && (minRT == 0 || s.MinRT < minRT) {
+			minRT = s.MinRT
+		}
+	})
+	refused := func(l levelSim) float64 { return float64(l.refused) / float64(l.sent) }
+	t.Logf("refused: critical %.4f, default %.3f, sheddable %.3f; goodput %.2f of the capacity; lowest minimum RT %v",
+		refused(out[0]), refused(out[1]), refused(out[2]), sum(out).goodput(b, d), minRT)
+	assert.Less(t, refused(out[0]), 0.01, "critical")
+	assert.Greater(t, refused(out[2]), refused(out[1]), "sheddable first")
+	assert.Greater(t, refused(out[1]), refused(out[0]))
+	assert.Equal(t, b.service, minRT, "the minimum response time")
+	assert.Greater(t, sum(out).goodput(b, d), 0.9, "the service stays busy")
+	assert.Zero(t, sum(out).late, "what is admitted is served in time")
+}
+
+// TestSystemCPURuleIgnoresBusyNeighbours: a cpu rule on a host whose every
+// CPU other processes keep busy (its /proc/stat, in a fake file tree with
+// no CPU quota) does not shed a service that uses a tenth of the CPUs it
+// may use (its /proc/self/stat): it judges the service's own pressure.
+// Before, it read the machine's /proc/stat and shed every request.
+func TestSystemCPURuleIgnoresBusyNeighbours(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	write("proc/stat", "cpu 1000000 0 0 0 0 0 0 0 0 0\n")
+	write("proc/self/cgroup", "0::/\n")
+	write("proc/self/stat", "7 (svc) S 1 7 7 0 -1 0 0 0 0 0 100 0 0 0 20 0 4 0 1 1 1\n")
+	fc := clock.NewFake(10 * time.Second)
+	host := system.NewHost(root, fc, func() int { return 2 })
+	g, err := core.New(core.WithClock(fc), core.WithSystemSource(host), core.WithRules(core.Rule{
+		Name: "cpu", Resource: "*", Kind: core.KindSystem, Signal: core.SignalCPU, Threshold: 0.8,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+	ctx := context.Background()
+	e, err := g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "the first reading")
+	e.Exit(nil)
+	// 10 ticks (0.1s) of CPU in the next half second, of 2 CPUs.
+	write("proc/self/stat", "7 (svc) S 1 7 7 0 -1 0 0 0 0 0 105 5 0 0 20 0 4 0 1 1 1\n")
+	fc.Advance(system.Every)
+	require.Eventually(t, func() bool { return g.Snapshot().Rules[0].System.Host > 0 }, 10*time.Second, time.Millisecond)
+	assert.InDelta(t, 0.1, g.Snapshot().Rules[0].System.Host, 1e-9)
+	e, err = g.Enter(ctx, "GET /x")
+	require.NoError(t, err, "a tenth of its CPUs: not shed")
+	e.Exit(nil)
 }

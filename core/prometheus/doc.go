@@ -52,11 +52,11 @@
 //	                                                     (powers of 2, zero bucket up to 2^-17 s) for
 //	                                                     scrapers that ask for them
 //
-// Response times are measured to about a millisecond unless the Guard has
-// core.WithPreciseTiming; core.RTHistogram says which request counts in
-// which bucket. Fallback means a rule with a store blocked the request by
-// its failure policy while the store failed; cancelled, that its context
-// ended while it waited for its turn in a leaky bucket.
+// Response times are measured on the monotonic clock; core.RTHistogram says
+// which request counts in which bucket. Fallback means a rule with a store
+// blocked the request by its failure policy while the store failed;
+// cancelled, that its context ended while it waited for its turn in a leaky
+// bucket.
 //
 // Per rule in force (labels sluice_rule_name, sluice_rule_kind and
 // sluice_rule_resource, the rule's Resource: an exact name or a glob),

@@ -53,7 +53,7 @@ func protections() []protection {
 		}},
 		// Sentinel's system protection as its documentation sets it: while
 		// the CPU is busy, admit only what the recent throughput sustains.
-		// The CPU is the host's: the backend sleeps, other work busies it.
+		// The CPU is the process's own: the cpu backend busies it.
 		{name: "system", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
 			return []core.Rule{{Name: "system", Resource: route, Kind: core.KindSystem, Signal: core.SignalCPU,
 				Threshold: systemCPU, Strategy: core.StrategyBBR, Priority: priorityParam(leveled)}}

@@ -139,11 +139,12 @@ type state struct {
 	exact float64 // the limit, unrounded
 	// congested counts the intervals congested (recent RT above Tolerance
 	// times the minimum) in a row; sinceProbe the intervals since the last
-	// probe, which comes after probeEvery; probing, the intervals left of
-	// a probe, whose lowest recent RT is probeRT.
-	congested, sinceProbe, probeEvery, probing int
-	probeRT                                    int64
-	probed                                     bool // a probe began
+	// probe, which comes after probeEvery, fulls those of them whose
+	// requests filled the limit; probing, the intervals left of a probe,
+	// whose lowest recent RT is probeRT.
+	congested, sinceProbe, fulls, probeEvery, probing int
+	probeRT                                           int64
+	probed                                            bool // a probe began
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -170,11 +171,13 @@ func New(c Config, prev *Controller) *Controller {
 	return &Controller{s}
 }
 
-// Acquire takes n slots if the limit leaves room for them.
-func (k *Controller) Acquire(n int64) bool {
+// Acquire takes n slots if, with them, the slots taken are at most the
+// limit plus allow (a priority level's allowance, which may be negative;
+// 0 without levels).
+func (k *Controller) Acquire(n, allow int64) bool {
 	s := k.s
 	v := s.inFlight.Add(n)
-	if v > s.limit.Load() {
+	if v > s.limit.Load()+allow {
 		s.inFlight.Add(-n)
 		return false
 	}
@@ -229,7 +232,15 @@ func (k *state) update(first bool) {
 		k.minRT.Store(minRT)
 	}
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
-	used := float64(peak) >= k.exact/2 // else no evidence the limit could be higher, nor a need to probe
+	used := float64(peak) >= k.exact/2 // else no evidence the limit could be higher
+	// A periodic probe only when the requests filled the limit in that
+	// interval and in most since the last probe, as a queue does: a load
+	// the service carries, which fills it in a burst now and then, is not
+	// refused for a probe.
+	if peak >= int64(k.exact) {
+		k.fulls++
+	}
+	full := peak >= int64(k.exact) && 2*k.fulls > k.sinceProbe
 	switch {
 	case gradient < 1:
 		target := k.exact * gradient
@@ -245,12 +256,12 @@ func (k *state) update(first bool) {
 		k.congested = 0
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
-	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && used {
+	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && full {
 		// Queueing, or a service slower or faster for good? Measure the
 		// RT at a lower limit, once the requests in flight at this one
 		// have ended.
 		drain := int((recent + k.interval.Load() - 1) / k.interval.Load())
-		k.probing, k.probeRT, k.congested, k.sinceProbe = drain+probeIntervals, math.MaxInt64, 0, 0
+		k.probing, k.probeRT, k.congested, k.sinceProbe, k.fulls = drain+probeIntervals, math.MaxInt64, 0, 0, 0
 		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
 		if k.probed {
 			k.limit.Store(max(k.c.MinLimit, int64(min(k.exact, float64(peak))*probeShare/k.c.Tolerance)))

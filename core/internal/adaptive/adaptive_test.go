@@ -29,7 +29,7 @@ func driveProbing(k *Controller, start int64, rts []int64, inFlight func(limit i
 		n := inFlight(k.Limit())
 		taken := int64(0)
 		for range n {
-			if k.Acquire(1) {
+			if k.Acquire(1, 0) {
 				taken++
 			}
 		}
@@ -145,7 +145,7 @@ func slicesMin(s []int64) int64 {
 
 func TestNewSharesTheStateOfPrev(t *testing.T) {
 	k := New(Config{MaxLimit: 100}, nil)
-	require.True(t, k.Acquire(3))
+	require.True(t, k.Acquire(3, 0))
 	k2 := New(Config{MinLimit: 1, MaxLimit: 10}, k)
 	assert.Equal(t, int64(10), k2.Limit(), "brought within the new bounds")
 	assert.Equal(t, int64(3), k2.InFlight())
@@ -155,11 +155,11 @@ func TestNewSharesTheStateOfPrev(t *testing.T) {
 
 func TestAcquireRespectsTheLimit(t *testing.T) {
 	k := New(Config{MinLimit: 2, MaxLimit: 2}, nil)
-	assert.True(t, k.Acquire(1))
-	assert.True(t, k.Acquire(1))
-	assert.False(t, k.Acquire(1))
+	assert.True(t, k.Acquire(1, 0))
+	assert.True(t, k.Acquire(1, 0))
+	assert.False(t, k.Acquire(1, 0))
 	k.Release(1)
-	assert.True(t, k.Acquire(1))
+	assert.True(t, k.Acquire(1, 0))
 	assert.Equal(t, int64(2), k.InFlight())
 }
 
@@ -336,7 +336,7 @@ func TestKnobs(t *testing.T) {
 func BenchmarkAcquireDone(b *testing.B) {
 	k := New(Config{}, nil)
 	one := func(now *int64) {
-		if !k.Acquire(1) {
+		if !k.Acquire(1, 0) {
 			b.Fatal("rejected")
 		}
 		*now += 1000

@@ -24,9 +24,15 @@
 // go on. A probe comes when MinRTIntervals intervals in a row were
 // congested (recent RT above Tolerance times the minimum: queueing, or a
 // service slower for good), and periodically, in an interval whose
-// requests use the limit: after 5 intervals (the first minimum may have
-// been measured under load), then twice as many each time, up to
-// ProbeInterval.
+// requests fill the limit, as most intervals since the last probe did (a
+// queue does; a load the service carries fills it only in a burst now and
+// then): after 5 intervals (the first minimum may have been measured under
+// load), then twice as many each time, up to ProbeInterval. So probes
+// refuse no more than 10% of the requests of any half second of a load
+// the service carries (0.5 and 0.7 times the capacity of services of 2,
+// 10 and 100 workers, after the first two seconds, in which a load of more
+// than the initial 20 in flight is refused in part while the limit grows:
+// core's TestAdaptiveProbesRefuseLittle).
 //
 // Every request writes the controller's count of requests in flight, one
 // atomic shared by all CPUs, so that the limit is exact (reserve, then

@@ -127,6 +127,28 @@ func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
 	return r
 }
 
+// Allowance returns how far beyond a limit on requests in flight, counted
+// over all levels, a request of level may go at now: twice Headroom of the
+// limit (at least 2) for each level below that had requests in the last
+// second, less Headroom (at least 1) for each level above that had. A
+// lower level thus takes all the room the levels above leave but a
+// little, and those find room for their bursts beyond the limit, taking
+// it from the lower ones (refused until the requests in flight are back
+// under their bound), instead of room kept idle for them.
+func (t *Tracker) Allowance(now int64, level int, limit int64) int64 {
+	var a int64
+	for m := range Levels {
+		switch {
+		case m == level || t.s.quiet(now, m, span):
+		case m < level:
+			a += 2 * headroom(limit)
+		default:
+			a -= headroom(limit)
+		}
+	}
+	return a
+}
+
 // RateReserve is Reserve for a limit on requests per second: a level above
 // keeps what it passed in the second before the last beyond what it passed
 // in the last, plus its headroom.
@@ -173,15 +195,16 @@ func (t *Tracker) Below(level int) int64 {
 	return n
 }
 
-// Shared reports whether a level below level had requests in flight at
-// now or in the last second: whether level shares the rule with lower ones.
-func (t *Tracker) Shared(now int64, level int) bool {
+// Sharing returns how many levels below level had requests in flight at
+// now or in the last second: the lower levels level shares the rule with.
+func (t *Tracker) Sharing(now int64, level int) int {
+	n := 0
 	for m := range level {
 		if !t.s.quiet(now, m, span) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // InFlight returns the requests of level in flight.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,75 +15,294 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 )
 
-// Host is the Source of the machine the process runs on, or of its
-// container: CPU usage from the cgroup v2 files cpu.max and cpu.stat of
-// the process's cgroup when cpu.max sets a quota (usage over the quota),
-// else from /proc/stat (the busy share of all CPUs); the load average from
-// /proc/loadavg. Its first CPU reading covers the time since boot
-// (/proc/stat) or is 0 (cgroup); each later one the time since the
-// previous. Host is not safe for concurrent use: a Sampler serializes its
-// calls.
+// Host is the Source of the process's own pressure, from the files of the
+// machine or container it runs on (see the package doc): its CPU usage is
+// the usage of the cgroup whose quota binds the process (the smallest,
+// on its own cgroup or a parent, cgroup v1 or v2) over that quota, or,
+// with no quota, the process's own CPU time (/proc/self/stat) over the
+// CPUs it may use (GOMAXPROCS); never the whole machine's, so that busy
+// neighbours do not make a service under its capacity shed. The load
+// average is /proc/loadavg's. Its first CPU reading is 0; each later one
+// covers the time since the previous. Host is not safe for concurrent use:
+// a Sampler serializes its calls.
 type Host struct {
 	root  string // the file system root: "/" but in tests
 	clock clock.Clock
+	cpus  func() int // the CPUs the process may use
 
-	found  bool   // the CPU files were looked for
-	cgroup string // the cgroup's directory when cpu.max sets a quota
-	quota  float64
-	// The previous CPU reading: cgroup usage in microseconds at at, or
-	// /proc/stat's busy and total ticks.
-	usage, at   int64
-	busy, total uint64
-	primed      bool
+	found bool
+	// The quota that binds the process, in CPUs (0: none), and the file
+	// of its cgroup's usage: cpu.stat (v2) or cpuacct.usage (v1); ""
+	// without a quota, or when the file cannot be read: the process's.
+	quota      float64
+	usageFile  string
+	usageNanos bool // usageFile counts nanoseconds (v1), not microseconds
+	// The previous CPU reading: usage in nanoseconds at at.
+	usage, at int64
+	primed    bool
 }
 
-// NewHost returns the Host whose files are under root ("/"), timing cgroup
-// readings on c.
-func NewHost(root string, c clock.Clock) *Host { return &Host{root: root, clock: c} }
+// NewHost returns the Host whose files are under root ("/"), timing its
+// readings on c, of a process that may use cpus() CPUs (nil:
+// runtime.GOMAXPROCS).
+func NewHost(root string, c clock.Clock, cpus func() int) *Host {
+	if cpus == nil {
+		cpus = func() int { return runtime.GOMAXPROCS(0) }
+	}
+	return &Host{root: root, clock: c, cpus: cpus}
+}
 
 func (h *Host) path(p string) string { return filepath.Join(h.root, p) }
 
-// CPU returns the CPU usage since the previous call.
+// CPU returns the process's CPU usage since the previous call, over the
+// CPUs it may use: its quota's, or GOMAXPROCS (the fewer), at most 1.
 func (h *Host) CPU() (float64, error) {
 	if !h.found {
 		h.found = true
-		h.cgroup, h.quota = h.findQuota()
+		h.quota, h.usageFile, h.usageNanos = h.findQuota()
 	}
-	if h.cgroup != "" {
-		return h.cgroupCPU()
+	usage, err := h.readUsage()
+	if err != nil {
+		return 0, fmt.Errorf("cpu usage: %w", err)
 	}
-	return h.procCPU()
+	now := int64(h.clock.Now())
+	prevUsage, prevAt, primed := h.usage, h.at, h.primed
+	h.usage, h.at, h.primed = usage, now, true
+	elapsed := now - prevAt
+	if !primed || elapsed <= 0 || usage < prevUsage {
+		return 0, nil
+	}
+	capacity := float64(max(h.cpus(), 1))
+	if h.quota > 0 {
+		capacity = min(capacity, h.quota)
+	}
+	used := float64(usage-prevUsage) / (float64(elapsed) * capacity)
+	return min(max(used, 0), 1), nil
 }
 
-// findQuota returns the directory of the process's cgroup v2 and its CPU
-// quota in CPUs, or "" when it has none: no cgroup v2, or cpu.max "max".
-func (h *Host) findQuota() (string, float64) {
-	data, err := os.ReadFile(h.path("proc/self/cgroup"))
-	if err != nil {
-		return "", 0
+// readUsage returns the CPU time used so far, in nanoseconds: the
+// cgroup's whose quota binds, else the process's.
+func (h *Host) readUsage() (int64, error) {
+	if h.usageFile == "" {
+		return h.processUsage()
 	}
-	var rel string
-	for line := range strings.Lines(string(data)) {
-		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
-			rel = p
+	data, err := os.ReadFile(h.usageFile)
+	if err != nil {
+		return 0, err
+	}
+	if h.usageNanos {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("cpuacct.usage: must be a non-negative integer, got %q", strings.TrimSpace(string(data)))
+		}
+		return n, nil
+	}
+	us, err := ParseCPUStat(string(data))
+	return us * int64(time.Microsecond), err
+}
+
+// userHz is the unit of the times of /proc/self/stat: USER_HZ, 100 on
+// every Linux architecture Go runs on.
+const userHz = 100
+
+// processUsage returns the process's CPU time (user and system), in
+// nanoseconds, from /proc/self/stat.
+func (h *Host) processUsage() (int64, error) {
+	data, err := os.ReadFile(h.path("proc/self/stat"))
+	if err != nil {
+		return 0, err
+	}
+	ticks, err := ParseSelfStat(string(data))
+	return ticks * int64(time.Second/userHz), err
+}
+
+// ParseSelfStat returns utime plus stime, in clock ticks, of a
+// /proc/<pid>/stat file.
+func ParseSelfStat(s string) (int64, error) {
+	// The command, in parentheses, may hold spaces and parentheses: the
+	// fields are those after the last ')', from the state (field 3).
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:])
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/self/stat: too few fields in %q", strings.TrimSpace(s))
+	}
+	var ticks int64
+	for _, v := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("/proc/self/stat: utime and stime must be non-negative integers, got %q", v)
+		}
+		ticks += n
+	}
+	return ticks, nil
+}
+
+// mount is a cgroup file system mounted at dir (under the Host's root),
+// whose root is the cgroup root, of cgroup v2 or of the v1 controllers
+// opts lists.
+type mount struct {
+	dir, root string
+	v2        bool
+	opts      []string
+}
+
+// mounts returns the cgroup mounts of /proc/self/mountinfo, or the usual
+// ones when it cannot be read.
+func (h *Host) mounts() []mount {
+	data, err := os.ReadFile(h.path("proc/self/mountinfo"))
+	if err != nil {
+		return []mount{
+			{dir: "/sys/fs/cgroup", root: "/", v2: true},
+			{dir: "/sys/fs/cgroup/unified", root: "/", v2: true},
+			{dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/", opts: []string{"cpu", "cpuacct"}},
+			{dir: "/sys/fs/cgroup/cpu", root: "/", opts: []string{"cpu"}},
+			{dir: "/sys/fs/cgroup/cpuacct", root: "/", opts: []string{"cpuacct"}},
 		}
 	}
-	if rel == "" {
-		return "", 0
-	}
-	// The unified hierarchy, or its mount under a hybrid one.
-	for _, base := range []string{"sys/fs/cgroup", "sys/fs/cgroup/unified"} {
-		dir := h.path(filepath.Join(base, rel))
-		data, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
-		if err != nil {
+	var ms []mount
+	for line := range strings.Lines(string(data)) {
+		// ID parent major:minor root mountpoint options... - type source superoptions
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 {
 			continue
 		}
-		if q, err := ParseCPUMax(string(data)); err == nil && q > 0 {
-			return dir, q
+		switch g[0] {
+		case "cgroup2":
+			ms = append(ms, mount{dir: f[4], root: f[3], v2: true})
+		case "cgroup":
+			if len(g) >= 3 {
+				ms = append(ms, mount{dir: f[4], root: f[3], opts: strings.Split(g[2], ",")})
+			}
 		}
-		return "", 0
 	}
-	return "", 0
+	return ms
+}
+
+// cgroupDir returns the directory, under the Host's root, of the cgroup
+// at path (as /proc/self/cgroup gives it) in m.
+func (h *Host) cgroupDir(m mount, path string) string {
+	rel, ok := strings.CutPrefix(path, m.root)
+	if !ok || m.root == "/" {
+		rel = path
+	}
+	return h.path(filepath.Join(m.dir, rel))
+}
+
+// findQuota returns the CPU quota that binds the process, in CPUs, the
+// smallest of those set on its cgroup and on each parent, in cgroup v2 and
+// v1, and the file of the usage of the cgroup that sets it, nanos true
+// when the file counts nanoseconds (v1's cpuacct.usage); 0 and "" when
+// there is none.
+func (h *Host) findQuota() (quota float64, usage string, nanos bool) {
+	data, err := os.ReadFile(h.path("proc/self/cgroup"))
+	if err != nil {
+		return 0, "", false
+	}
+	var v2 string
+	v1 := map[string]string{} // controller -> path
+	for line := range strings.Lines(string(data)) {
+		// hierarchy-ID:controllers:path
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2 = f[2]
+			continue
+		}
+		for c := range strings.SplitSeq(f[1], ",") {
+			v1[c] = f[2]
+		}
+	}
+	for _, m := range h.mounts() {
+		switch {
+		case m.v2 && v2 != "":
+			h.eachLevel(m, v2, func(dir, _ string) {
+				data, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
+				if err != nil {
+					return
+				}
+				if q, err := ParseCPUMax(string(data)); err == nil && q > 0 && (quota == 0 || q < quota) {
+					quota, usage, nanos = q, filepath.Join(dir, "cpu.stat"), false
+				}
+			})
+		case !m.v2 && slices.Contains(m.opts, "cpu") && v1["cpu"] != "":
+			h.eachLevel(m, v1["cpu"], func(dir, level string) {
+				if q := readCFSQuota(dir); q > 0 && (quota == 0 || q < quota) {
+					quota, usage, nanos = q, h.cpuacctUsage(level, v1["cpu"], v1["cpuacct"]), true
+				}
+			})
+		}
+	}
+	if usage != "" {
+		if _, err := os.Stat(usage); err != nil {
+			usage = "" // the process's usage over the quota, then
+		}
+	}
+	return quota, usage, nanos
+}
+
+// eachLevel calls f with the directory of the cgroup at path in m and of
+// each of its parents up to m's root, with the path of each.
+func (h *Host) eachLevel(m mount, path string, f func(dir, path string)) {
+	for p := filepath.Clean("/" + path); ; p = filepath.Dir(p) {
+		f(h.cgroupDir(m, p), p)
+		if p == "/" || p == filepath.Clean(m.root) {
+			return
+		}
+	}
+}
+
+// cpuacctUsage returns the cpuacct.usage file, in the cpuacct hierarchy
+// (where the process's cgroup is own), of the v1 cgroup as many levels
+// above the process's as level is above cpu, its cgroup in the cpu
+// hierarchy; "" when there is none.
+func (h *Host) cpuacctUsage(level, cpu, own string) string {
+	if own == "" {
+		return ""
+	}
+	p := filepath.Clean("/" + own)
+	for range depth(cpu) - depth(level) {
+		p = filepath.Dir(p)
+	}
+	for _, m := range h.mounts() {
+		if !m.v2 && slices.Contains(m.opts, "cpuacct") {
+			return filepath.Join(h.cgroupDir(m, p), "cpuacct.usage")
+		}
+	}
+	return ""
+}
+
+// depth returns the number of elements of a cgroup path.
+func depth(p string) int {
+	p = filepath.Clean("/" + p)
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// readCFSQuota returns the quota of the v1 cgroup of dir in CPUs,
+// cpu.cfs_quota_us over cpu.cfs_period_us, or 0 when it has none (-1)
+// or the files cannot be read.
+func readCFSQuota(dir string) float64 {
+	read := func(name string) int64 {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	quota, period := read("cpu.cfs_quota_us"), read("cpu.cfs_period_us")
+	if quota <= 0 || period <= 0 {
+		return 0
+	}
+	return float64(quota) / float64(period)
 }
 
 // ParseCPUMax parses a cgroup v2 cpu.max file, "$MAX $PERIOD", and returns
@@ -119,74 +340,6 @@ func ParseCPUStat(s string) (int64, error) {
 		}
 	}
 	return 0, errors.New("cpu.stat: no usage_usec")
-}
-
-// cgroupCPU returns the cgroup's usage over its quota since the previous
-// call, at most 1.
-func (h *Host) cgroupCPU() (float64, error) {
-	data, err := os.ReadFile(filepath.Join(h.cgroup, "cpu.stat"))
-	if err != nil {
-		return 0, fmt.Errorf("cpu usage: %w", err)
-	}
-	usage, err := ParseCPUStat(string(data))
-	if err != nil {
-		return 0, fmt.Errorf("cpu usage: %w", err)
-	}
-	now := int64(h.clock.Now())
-	prevUsage, prevAt, primed := h.usage, h.at, h.primed
-	h.usage, h.at, h.primed = usage, now, true
-	elapsed := now - prevAt
-	if !primed || elapsed <= 0 || usage < prevUsage {
-		return 0, nil
-	}
-	used := float64(usage-prevUsage) * float64(time.Microsecond) / (float64(elapsed) * h.quota)
-	return min(max(used, 0), 1), nil
-}
-
-// ParseProcStat returns the busy and total ticks of all CPUs from the
-// "cpu" line of /proc/stat: idle and iowait are not busy; guest time is
-// already in user and nice.
-func ParseProcStat(s string) (busy, total uint64, err error) {
-	for line := range strings.Lines(s) {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "cpu" {
-			continue
-		}
-		if len(f) < 5 {
-			return 0, 0, fmt.Errorf("/proc/stat: cpu line too short: %q", strings.TrimSpace(line))
-		}
-		var idle uint64
-		for i, v := range f[1:min(len(f), 9)] { // user nice system idle iowait irq softirq steal
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, 0, fmt.Errorf("/proc/stat: cpu line: %q is not a count", v)
-			}
-			total += n
-			if i == 3 || i == 4 {
-				idle += n
-			}
-		}
-		return total - idle, total, nil
-	}
-	return 0, 0, errors.New("/proc/stat: no cpu line")
-}
-
-// procCPU returns the busy share of all CPUs since the previous call.
-func (h *Host) procCPU() (float64, error) {
-	data, err := os.ReadFile(h.path("proc/stat"))
-	if err != nil {
-		return 0, fmt.Errorf("cpu usage: %w", err)
-	}
-	busy, total, err := ParseProcStat(string(data))
-	if err != nil {
-		return 0, fmt.Errorf("cpu usage: %w", err)
-	}
-	prevBusy, prevTotal := h.busy, h.total
-	h.busy, h.total = busy, total
-	if total <= prevTotal || busy < prevBusy {
-		return 0, nil
-	}
-	return min(float64(busy-prevBusy)/float64(total-prevTotal), 1), nil
 }
 
 // Load returns the 1-minute load average from /proc/loadavg.

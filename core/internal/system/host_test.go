@@ -40,19 +40,20 @@ func TestParseCPUMax(t *testing.T) {
 	}
 }
 
-func TestParseCPUStatAndProcStat(t *testing.T) {
+func TestParseCPUStatAndSelfStat(t *testing.T) {
 	n, err := system.ParseCPUStat("usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n")
 	require.NoError(t, err)
 	assert.Equal(t, int64(123456), n)
 	_, err = system.ParseCPUStat("user_usec 1\n")
 	assert.ErrorContains(t, err, "no usage_usec")
 
-	busy, total, err := system.ParseProcStat("cpu  100 10 40 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+	ticks, err := system.ParseSelfStat("4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 500 0 0 0 120 30 0 0 20 0 9 0 100 1000 200\n")
 	require.NoError(t, err)
-	assert.Equal(t, uint64(150), busy, "user nice system: not idle, not iowait")
-	assert.Equal(t, uint64(1000), total)
-	_, _, err = system.ParseProcStat("intr 1 2 3\n")
-	assert.ErrorContains(t, err, "no cpu line")
+	assert.Equal(t, int64(150), ticks, "utime 120 + stime 30")
+	_, err = system.ParseSelfStat("4242 (cmd) S 1 2")
+	assert.ErrorContains(t, err, "too few fields")
+	_, err = system.ParseSelfStat("4242 (cmd) S 1 4242 4242 0 -1 4194560 500 0 0 0 x 30 0")
+	assert.ErrorContains(t, err, "utime and stime")
 
 	load, err := system.ParseLoadavg([]byte("0.75 1.30 2.36 3/103 9477\n"))
 	require.NoError(t, err)
@@ -61,28 +62,36 @@ func TestParseCPUStatAndProcStat(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// hostFiles writes the files of a host under a temporary root: the
-// process's cgroup /app with cpu.max, and /proc/stat.
-func hostFiles(t *testing.T, cpuMax string) (root string, write func(name, data string)) {
+// tree writes the files of a host under a temporary root and returns
+// the root and a function that writes more.
+func tree(t *testing.T, files map[string]string) (root string, write func(name, data string)) {
 	root = t.TempDir()
 	write = func(name, data string) {
 		p := filepath.Join(root, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
 	}
-	write("proc/self/cgroup", "0::/app\n")
-	if cpuMax != "" {
-		write("sys/fs/cgroup/app/cpu.max", cpuMax)
+	for name, data := range files {
+		write(name, data)
 	}
 	return root, write
 }
 
+// saturated is a /proc/stat of a host whose every CPU is busy: other
+// processes' work, which no reading may count.
+const saturated = "cpu 1000000 0 0 0 0 0 0 0 0 0\n"
+
+// cpus returns a cpus function of a Host: n CPUs.
+func cpus(n int) func() int { return func() int { return n } }
+
 func TestHostCPUFromTheCgroupQuota(t *testing.T) {
-	root, write := hostFiles(t, "50000 100000\n") // half a CPU
+	root, write := tree(t, map[string]string{
+		"proc/self/cgroup":          "0::/app\n",
+		"sys/fs/cgroup/app/cpu.max": "50000 100000\n", // half a CPU
+		"proc/stat":                 saturated,
+	})
 	fc := clock.NewFake(time.Second)
-	h := system.NewHost(root, fc)
-	write("sys/fs/cgroup/app/cpu.stat", "usage_usec 1000000\n")
-	write("proc/stat", "cpu 1 0 0 1 0 0 0 0\n") // not read: the cgroup has a quota
+	h := system.NewHost(root, fc, cpus(8))
 	for _, step := range []struct {
 		advance time.Duration
 		usage   string
@@ -104,23 +113,145 @@ func TestHostCPUFromTheCgroupQuota(t *testing.T) {
 	}
 }
 
-func TestHostCPUFromProcStat(t *testing.T) {
-	for _, cpuMax := range []string{"max 100000\n", ""} { // no quota, or no cgroup v2 file
-		root, write := hostFiles(t, cpuMax)
-		h := system.NewHost(root, clock.NewFake(0))
-		write("proc/stat", "cpu 300 0 100 500 100 0 0 0 0 0\n")
-		got, err := h.CPU()
-		require.NoError(t, err)
-		assert.InDelta(t, 0.4, got, 1e-9, "since boot: 400 busy of 1000")
-		write("proc/stat", "cpu 450 0 130 600 120 0 0 0 0 0\n")
-		got, err = h.CPU()
-		require.NoError(t, err)
-		assert.InDelta(t, 0.6, got, 1e-9, "180 busy of 300")
+// TestHostCPUOfTheBindingQuota: the quota that binds the process is the
+// smallest on its cgroup and its parents, in cgroup v2 or v1 (separate or
+// joint cpu and cpuacct hierarchies, mounted at the root of the
+// hierarchy or of a container's cgroup), or GOMAXPROCS when fewer; its
+// cgroup's usage is read over it. Each tree's first reading primes, and
+// the second covers 1s in which the cgroup used usage (in its file's
+// unit). Before, only a v2 quota on the process's own cgroup was read;
+// else the whole machine's /proc/stat, here saturated by others.
+func TestHostCPUOfTheBindingQuota(t *testing.T) {
+	const v1Mounts = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n" +
+		"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n" +
+		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		cpus   int
+		usage  string // the file of the usage
+		before string // its reading, then one 1s later
+		after  string
+		want   float64
+	}{
+		{
+			name: "v2, on a parent (a pod), smaller than the grandparent's",
+			files: map[string]string{
+				"proc/self/cgroup":                        "0::/kubepods/pod1/ctr\n",
+				"proc/self/mountinfo":                     "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+				"sys/fs/cgroup/kubepods/pod1/ctr/cpu.max": "max 100000\n",
+				"sys/fs/cgroup/kubepods/pod1/cpu.max":     "100000 100000\n",
+				"sys/fs/cgroup/kubepods/cpu.max":          "400000 100000\n",
+			},
+			cpus: 4, usage: "sys/fs/cgroup/kubepods/pod1/cpu.stat",
+			before: "usage_usec 7000000\n", after: "usage_usec 7500000\n", want: 0.5,
+		},
+		{
+			name: "v2, GOMAXPROCS fewer than the quota",
+			files: map[string]string{
+				"proc/self/cgroup":          "0::/app\n",
+				"sys/fs/cgroup/app/cpu.max": "800000 100000\n",
+			},
+			cpus: 2, usage: "sys/fs/cgroup/app/cpu.stat",
+			before: "usage_usec 0\n", after: "usage_usec 1000000\n", want: 0.5,
+		},
+		{
+			name: "v1, separate cpu and cpuacct hierarchies, on the process's cgroup",
+			files: map[string]string{
+				"proc/self/cgroup":                        "2:cpuacct:/svc\n1:cpu:/svc\n0::/\n",
+				"proc/self/mountinfo":                     v1Mounts,
+				"sys/fs/cgroup/cpu/cpu.cfs_quota_us":      "-1\n",
+				"sys/fs/cgroup/cpu/cpu.cfs_period_us":     "100000\n",
+				"sys/fs/cgroup/cpu/svc/cpu.cfs_quota_us":  "150000\n",
+				"sys/fs/cgroup/cpu/svc/cpu.cfs_period_us": "100000\n",
+				"sys/fs/cgroup/cpuacct/cpuacct.usage":     "999999999999\n",
+				"sys/fs/cgroup/unified/cpu.max":           "max\n",
+			},
+			cpus: 4, usage: "sys/fs/cgroup/cpuacct/svc/cpuacct.usage",
+			before: "1000000000\n", after: "1300000000\n", want: 0.2,
+		},
+		{
+			name: "v1, joint hierarchy, on a parent",
+			files: map[string]string{
+				"proc/self/cgroup":    "3:cpu,cpuacct:/kubepods/pod1/ctr\n",
+				"proc/self/mountinfo": "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+				"sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_quota_us":  "-1\n",
+				"sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_period_us": "100000\n",
+				"sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_quota_us":      "50000\n",
+				"sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_period_us":     "100000\n",
+			},
+			cpus: 4, usage: "sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpuacct.usage",
+			before: "0\n", after: "400000000\n", want: 0.8,
+		},
+		{
+			name: "v1, a container's view: its cgroup mounted as the root",
+			files: map[string]string{
+				"proc/self/cgroup":                            "3:cpu,cpuacct:/docker/abc\n",
+				"proc/self/mountinfo":                         "32 31 0:29 /docker/abc /sys/fs/cgroup/cpu,cpuacct ro - cgroup cgroup rw,cpu,cpuacct\n",
+				"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us":  "200000\n",
+				"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+			},
+			cpus: 4, usage: "sys/fs/cgroup/cpu,cpuacct/cpuacct.usage",
+			before: "0\n", after: "2000000000\n", want: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.files["proc/stat"] = saturated
+			tc.files["proc/self/stat"] = "1 (x) R 0 1 1 0 -1 0 0 0 0 0 5000 5000 0 0 20 0 1 0 1 1 1\n"
+			root, write := tree(t, tc.files)
+			fc := clock.NewFake(time.Hour)
+			h := system.NewHost(root, fc, cpus(tc.cpus))
+			write(tc.usage, tc.before)
+			got, err := h.CPU()
+			require.NoError(t, err)
+			assert.Zero(t, got)
+			fc.Advance(time.Second)
+			write(tc.usage, tc.after)
+			got, err = h.CPU()
+			require.NoError(t, err)
+			assert.InDelta(t, tc.want, got, 1e-9)
+		})
+	}
+}
+
+// TestHostCPUWithoutQuotaIsTheProcesssOwn: with no quota (v2 cpu.max
+// "max", v1 cfs_quota_us -1, or no cgroup at all) the reading is the
+// process's own CPU time over the CPUs it may use: on a host saturated by
+// other processes (/proc/stat), a service using a tenth of its CPUs reads
+// 0.1, where it read 1 and was shed; with a quota whose cgroup has no
+// usage file, the process's own time over the quota.
+func TestHostCPUWithoutQuotaIsTheProcesssOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  float64
+	}{
+		{"v2, no quota", map[string]string{"proc/self/cgroup": "0::/app\n", "sys/fs/cgroup/app/cpu.max": "max 100000\n"}, 0.1},
+		{"v1, no quota", map[string]string{"proc/self/cgroup": "1:cpu,cpuacct:/\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.1},
+		{"no cgroup", map[string]string{}, 0.1},
+		{"a quota without a usage file", map[string]string{"proc/self/cgroup": "0::/app\n", "sys/fs/cgroup/app/cpu.max": "50000 100000\n"}, 0.4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.files["proc/stat"] = saturated
+			root, write := tree(t, tc.files)
+			fc := clock.NewFake(time.Hour)
+			h := system.NewHost(root, fc, cpus(2))
+			write("proc/self/stat", "77 (svc) S 1 77 77 0 -1 0 0 0 0 0 300 100 0 0 20 0 4 0 1 1 1\n")
+			got, err := h.CPU()
+			require.NoError(t, err)
+			assert.Zero(t, got)
+			fc.Advance(time.Second)
+			// 20 ticks (0.2s of CPU) in 1s, of 2 CPUs.
+			write("proc/self/stat", "77 (svc) S 1 77 77 0 -1 0 0 0 0 0 315 105 0 0 20 0 4 0 1 1 1\n")
+			got, err = h.CPU()
+			require.NoError(t, err)
+			assert.InDelta(t, tc.want, got, 1e-9)
+		})
 	}
 }
 
 func TestHostWithoutFiles(t *testing.T) {
-	h := system.NewHost(t.TempDir(), clock.NewFake(0))
+	h := system.NewHost(t.TempDir(), clock.NewFake(0), nil)
 	_, err := h.CPU()
 	assert.ErrorContains(t, err, "cpu usage: open ")
 	_, err = h.Load()
@@ -128,10 +259,10 @@ func TestHostWithoutFiles(t *testing.T) {
 }
 
 func TestHostOfThisMachine(t *testing.T) {
-	if _, err := os.Stat("/proc/stat"); err != nil {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	h := system.NewHost("/", sysclock.New())
+	h := system.NewHost("/", sysclock.New(), nil)
 	for range 2 {
 		v, err := h.CPU()
 		require.NoError(t, err)

@@ -48,8 +48,8 @@ const (
 // bound keeps the response time at the threshold) does not let a flood in.
 const hold = time.Second
 
-// sharedGain is how much more than a bound a level has while lower levels
-// share the rule (see under).
+// sharedGain is how much more than a bound a level has for each lower
+// level that shares the rule (see under).
 const sharedGain = 2
 
 // rtRecent is the span of the average response time that the rt signal
@@ -181,19 +181,21 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 // leave, and the levels above never wait for the room it took, which it
 // gives back as its requests end, its level refused meanwhile. So a level
 // is shed only while every level below is, and with a single level this
-// is v <= bound. While lower levels had requests in the last second, a
-// level has sharedGain times the bound: the lower levels, refused while
-// all in flight pass the bound, keep the total about at it, so the rest is
-// room for the bursts of the higher level (as after a pause of the
-// process, when what was due arrives at once), whose requests also wait
-// behind theirs in the service; once its own requests alone hold the
-// bound, the lower levels get none, and a second later it has the bound.
+// is v <= bound. For each lower level that had requests in the last
+// second, a level has sharedGain times the bound (critical with default
+// and sheddable coming: four times, default twice): the lower levels,
+// refused while all in flight pass their bound, keep the total about at
+// it, so the rest is room for the bursts of the higher level (as after a
+// pause of the process, when what was due arrives at once), whose
+// requests also wait behind theirs in the service; once its own requests
+// alone hold the bound, the lower levels get none, and a second later it
+// has the bound.
 func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	own := v
 	if level > 0 {
 		own -= s.levels.Below(level)
 	}
-	if level > 0 && s.levels.Shared(now, level) {
+	for range s.levels.Sharing(now, level) {
 		bound *= sharedGain
 	}
 	return own <= n || float64(own) <= bound
@@ -239,8 +241,8 @@ func (s *state) little(now int64, threshold float64) float64 {
 	return float64(done)/span.Seconds()*threshold/1000 + 1
 }
 
-// MinRT is the lowest response time the BBR check counts with: the
-// resolution of the clock requests are timed on.
+// MinRT is the lowest response time the BBR check counts with: a faster
+// response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
 // bbr is the bound of the BBR check at now: bbrGain times the highest
@@ -264,8 +266,8 @@ func (s *state) bbr(now int64) float64 {
 	if minRT == math.MaxInt64 {
 		minRT = 0
 	} else {
-		// A response faster than the clock that timed it (a millisecond,
-		// core's coarse clock) reads 0: count it as one tick of that clock.
+		// A response faster than MinRT counts as MinRT: a bound of 0
+		// would admit one request at a time.
 		minRT = max(minRT, int64(MinRT))
 	}
 	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())

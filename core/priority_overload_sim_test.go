@@ -1,0 +1,283 @@
+package core_test
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// The simulations of this file run a Guard on the fake clock in front of a
+// model of a service: workers requests at a time, each taking service, the
+// others waiting in a queue in the order they came, which a request leaves
+// when its client gives up (deadline after it was sent); one that started
+// runs to its end. Clients send open loop, Poisson arrivals, at a rate per
+// priority level. What is measured is deterministic: a table of
+// timestamps, no real time.
+
+// backendSim is a service of workers requests at a time taking service
+// each, and the clients' deadline.
+type backendSim struct {
+	workers           int
+	service, deadline time.Duration
+}
+
+// capacity is the requests per second the backend serves.
+func (b backendSim) capacity() float64 { return float64(b.workers) / b.service.Seconds() }
+
+// streamSim sends requests of a level at a rate, in multiples of the
+// backend's capacity.
+type streamSim struct {
+	level core.Priority // "" for no level
+	load  float64
+}
+
+// levelSim is what became of the requests of a stream, those sent after
+// the warmup.
+type levelSim struct {
+	sent, refused, good, late int
+}
+
+// goodput is the share of the capacity the stream's requests served in
+// time used, over d.
+func (l levelSim) goodput(b backendSim, d time.Duration) float64 {
+	return float64(l.good) / d.Seconds() / b.capacity()
+}
+
+// simEvent is an arrival of stream st, the end of the service of req, or
+// its client giving up on it while it is queued, at at.
+type simEvent struct {
+	at   time.Duration
+	seq  int // ties in the order they were made
+	kind int
+	req  *simCall
+	st   int
+}
+
+// The kinds of simEvent.
+const (
+	evArrive = iota
+	evDone
+	evGiveUp
+)
+
+// simCall is an admitted request of stream st, sent at sent.
+type simCall struct {
+	e       core.Entry
+	st      int
+	sent    time.Duration
+	started bool
+	over    bool // done or given up
+	counted bool // after the warmup
+}
+
+// simHeap orders events by time, then by their making.
+type simHeap []simEvent
+
+func (h simHeap) Len() int { return len(h) }
+func (h simHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h simHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *simHeap) Push(x any)   { *h = append(*h, x.(simEvent)) }
+func (h *simHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// simulate runs g (on fc) in front of b for warmup and then d, the
+// streams sending to resource "GET /x" (levels as header X-Priority), and
+// returns, per stream, what became of the requests sent after warmup.
+// observe, when not nil, is called at each arrival, before it enters.
+func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams []streamSim, warmup, d time.Duration, seed uint64, observe func(at time.Duration)) []levelSim {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	start := fc.Now()
+	out := make([]levelSim, len(streams))
+	var h simHeap
+	seq := 0
+	push := func(e simEvent) {
+		seq++
+		e.seq = seq
+		heap.Push(&h, e)
+	}
+	next := func(st int, after time.Duration) {
+		rate := streams[st].load * b.capacity()
+		push(simEvent{at: after + time.Duration(rng.ExpFloat64()/rate*float64(time.Second)), kind: evArrive, st: st})
+	}
+	for i := range streams {
+		next(i, 0)
+	}
+	var queue []*simCall
+	busy := 0
+	startNext := func(now time.Duration) {
+		for busy < b.workers && len(queue) > 0 {
+			r := queue[0]
+			queue = queue[1:]
+			if r.over {
+				continue
+			}
+			r.started = true
+			busy++
+			push(simEvent{at: now + b.service, kind: evDone, req: r})
+		}
+	}
+	end := warmup + d
+	for h.Len() > 0 {
+		ev := heap.Pop(&h).(simEvent)
+		if ev.at > end && ev.kind == evArrive {
+			continue
+		}
+		fc.Set(start + ev.at)
+		switch ev.kind {
+		case evArrive:
+			next(ev.st, ev.at)
+			if observe != nil {
+				observe(ev.at)
+			}
+			counted := ev.at >= warmup
+			if counted {
+				out[ev.st].sent++
+			}
+			ctx := context.Background()
+			var opts []core.EnterOption
+			if lv := streams[ev.st].level; lv != "" {
+				opts = append(opts, levelParams(lv))
+			}
+			e, err := g.Enter(ctx, "GET /x", opts...)
+			if err != nil {
+				require.ErrorIs(t, err, core.ErrBlocked)
+				if counted {
+					out[ev.st].refused++
+				}
+				continue
+			}
+			r := &simCall{e: e, st: ev.st, sent: ev.at, counted: counted}
+			queue = append(queue, r)
+			push(simEvent{at: ev.at + b.deadline, kind: evGiveUp, req: r})
+			startNext(ev.at)
+		case evDone:
+			r := ev.req
+			r.over = true
+			busy--
+			r.e.Exit(nil)
+			if r.counted {
+				if ev.at-r.sent <= b.deadline {
+					out[r.st].good++
+				} else {
+					out[r.st].late++
+				}
+			}
+			startNext(ev.at)
+		case evGiveUp:
+			r := ev.req
+			if r.over || r.started {
+				continue // a started request runs to its end, late or not
+			}
+			r.over = true
+			r.e.Exit(errors.New("client gave up"))
+			if r.counted {
+				out[r.st].late++
+			}
+		}
+	}
+	return out
+}
+
+// mixed is traffic of load times the capacity, a sixth critical, the rest
+// default and sheddable alike; or unleveled when leveled is false.
+func mixed(load float64, leveled bool) []streamSim {
+	if !leveled {
+		return []streamSim{{load: load}}
+	}
+	return []streamSim{
+		{level: core.PriorityCritical, load: load / 6},
+		{level: core.PriorityDefault, load: load * 5 / 12},
+		{level: core.PrioritySheddable, load: load * 5 / 12},
+	}
+}
+
+func sum(ls []levelSim) levelSim {
+	var s levelSim
+	for _, l := range ls {
+		s.sent += l.sent
+		s.refused += l.refused
+		s.good += l.good
+		s.late += l.late
+	}
+	return s
+}
+
+// smallService is a service of two workers of 20ms each (100 requests
+// per second): an adaptive rule's limit on it is about 4 to 10.
+var smallService = backendSim{workers: 2, service: 20 * time.Millisecond, deadline: time.Second}
+
+// TestPriorityKeepsGoodputAtSmallLimits runs an adaptive rule with no
+// number in it before smallService, at 1x and 2x its capacity, mixed
+// priorities (a sixth critical, the rest default and sheddable alike)
+// against one level: with priorities on, the service serves within 5% of
+// what it serves with them off, and sheds sheddable requests first.
+// Before, the room kept idle for the levels above (their peak over the
+// last second) was most of a limit of 4 to 10: 61% of the capacity at 1x
+// (92% off), 77% at 2x (100% off), sheddable ones held back while the
+// service had room.
+func TestPriorityKeepsGoodputAtSmallLimits(t *testing.T) {
+	const warmup, d = 5 * time.Second, 20 * time.Second
+	for _, load := range []float64{1, 2} {
+		for seed := range uint64(3) {
+			var goodput [2]float64
+			var levels []levelSim
+			for i, leveled := range []bool{false, true} {
+				r := core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive}
+				if leveled {
+					r.Priority = "header:X-Priority"
+				}
+				g, fc := newGuard(t, r)
+				out := simulate(t, g, fc, smallService, mixed(load, leveled), warmup, d, seed, nil)
+				goodput[i] = sum(out).goodput(smallService, d)
+				levels = out
+			}
+			refused := func(l levelSim) float64 { return float64(l.refused) / float64(l.sent) }
+			t.Logf("%gx, seed %d: goodput %.3f off, %.3f on; refused critical %.3f, default %.3f, sheddable %.3f",
+				load, seed, goodput[0], goodput[1], refused(levels[0]), refused(levels[1]), refused(levels[2]))
+			assert.GreaterOrEqual(t, goodput[1], 0.95*goodput[0], "%gx, seed %d: priorities on serve within 5%% of off", load, seed)
+			if load > 1 {
+				assert.Greater(t, refused(levels[2]), refused(levels[1]), "%gx: sheddable shed first", load)
+				assert.Greater(t, refused(levels[1]), refused(levels[0]), "%gx: critical shed last", load)
+				assert.Less(t, refused(levels[0]), 0.01, "%gx: critical", load)
+			}
+		}
+	}
+}
+
+// TestPriorityLetsLowerLevelsInAfterOverload runs an adaptive rule with
+// priorities before smallService at 3x its capacity for 10s, then at half
+// of it, ten times: in the first second after the overload, at most 5% of
+// the sheddable requests are refused. Before, the room kept for the levels
+// above (their peak over the last second) held them back for about a
+// second after each overload: 24% were refused (51 of 216).
+func TestPriorityLetsLowerLevelsInAfterOverload(t *testing.T) {
+	var shed levelSim
+	for seed := range uint64(10) {
+		g, fc := newGuard(t, core.Rule{Name: "a", Resource: "*", Kind: core.KindAdaptive, Priority: "header:X-Priority"})
+		simulate(t, g, fc, smallService, mixed(3, true), 0, 10*time.Second, seed, nil)
+		after := simulate(t, g, fc, smallService, mixed(0.5, true), 0, time.Second, seed, nil)
+		shed.sent += after[2].sent
+		shed.refused += after[2].refused
+	}
+	t.Logf("sheddable refused %d of %d in the first second after", shed.refused, shed.sent)
+	assert.LessOrEqual(t, float64(shed.refused), 0.05*float64(shed.sent))
+}
