@@ -97,9 +97,10 @@ type Rule struct {
 	// Store names the shared store that keeps a flow or hotspot rule's
 	// counts, one given to the Guard with WithStore, so that the limit
 	// holds for every Guard (every instance) using that store together.
-	// Empty: the Guard's own memory. A rule with a store uses the
-	// algorithm sliding-counter (its default), token-bucket or
-	// leaky-bucket, and no warmup.
+	// Empty: the Guard's own memory. A flow rule with a store uses the
+	// algorithm sliding-counter (its default there), token-bucket or
+	// leaky-bucket, a hotspot rule token-bucket (its default) or
+	// leaky-bucket; neither has a warmup.
 	Store string `json:"store,omitempty"`
 	// Mode is how the store decides: store.Exact (default; a round trip per
 	// decision) or store.Approximate (local decisions, counts synchronized
