@@ -12,18 +12,12 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/breaker"
-	"github.com/sluicekit/sluice/core/internal/doctext"
+	"github.com/sluicekit/sluice/internal/doctext"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
 )
-
-// stated is a default as one documentation file states it: pattern's first
-// group must read want, the constant written the way that file writes it.
-type stated struct {
-	path, pattern, want string
-}
 
 // TestDocumentedDefaults checks each default that the package
 // documentation, core.Rule's and the options' doc comments, and package
@@ -43,143 +37,141 @@ func TestDocumentedDefaults(t *testing.T) {
 	for _, d := range []struct {
 		name      string
 		want, got any
-		docs      []stated
+		docs      []doctext.Phrase
 	}{
-		{"flow window", flow.DefaultWindow, rs["flow"].Window, []stated{
-			{pkg, `limits the requests per Window \(default (\S+)\)`, dur(flow.DefaultWindow)},
-			{rule, `\(flow, hotspot; default (\S+)\)`, dur(flow.DefaultWindow)},
-			{norm, `every default applied: window (\S+),`, dur(flow.DefaultWindow)},
-			{rfile, `window: \S+ # default (\S+)`, dur(flow.DefaultWindow)},
+		{"flow window", flow.DefaultWindow, rs["flow"].Window, []doctext.Phrase{
+			{pkg, `limits the requests per Window \(default (\S+)\)`, doctext.Duration(flow.DefaultWindow)},
+			{rule, `\(flow, hotspot; default (\S+)\)`, doctext.Duration(flow.DefaultWindow)},
+			{norm, `every default applied: window (\S+),`, doctext.Duration(flow.DefaultWindow)},
+			{rfile, `window: \S+ # default (\S+)`, doctext.Duration(flow.DefaultWindow)},
 		}},
-		{"hotspot window", hotspot.DefaultWindow, rs["hotspot"].Window, []stated{
-			{rule, `\(flow, hotspot; default (\S+)\)`, dur(hotspot.DefaultWindow)},
+		{"hotspot window", hotspot.DefaultWindow, rs["hotspot"].Window, []doctext.Phrase{
+			{rule, `\(flow, hotspot; default (\S+)\)`, doctext.Duration(hotspot.DefaultWindow)},
 		}},
-		{"flow algorithm", Algorithm(flow.DefaultAlgorithm), rs["flow"].Algorithm, []stated{
+		{"flow algorithm", Algorithm(flow.DefaultAlgorithm), rs["flow"].Algorithm, []doctext.Phrase{
 			{pkg, `(\S+) one atomic add, a sum over .{0,80}?\(default\)`, string(flow.DefaultAlgorithm)},
 			{rule, `for flow rules any but concurrency \(default (\S+)\)`, string(flow.DefaultAlgorithm)},
 			{norm, `algorithm (\S+) \(flow\)`, string(flow.DefaultAlgorithm)},
 			{rfile, `# (\S+) \(default\) \| sliding-log`, string(flow.DefaultAlgorithm)},
 		}},
-		{"flow buckets", flow.DefaultBuckets, rs["flow"].Buckets, []stated{
+		{"flow buckets", flow.DefaultBuckets, rs["flow"].Buckets, []doctext.Phrase{
 			{pkg, `\(default\) Buckets \(default (\d+)\)`, strconv.Itoa(flow.DefaultBuckets)},
 			{rule, `leap-array buckets of a flow rule or a breaker's statistics\. Default (\d+)\.`, strconv.Itoa(flow.DefaultBuckets)},
 			{norm, `, (\d+) leap-array buckets,`, strconv.Itoa(flow.DefaultBuckets)},
 		}},
-		{"flow coldFactor", flow.DefaultColdFactor, rs["warmup"].ColdFactor, []stated{
+		{"flow coldFactor", flow.DefaultColdFactor, rs["warmup"].ColdFactor, []doctext.Phrase{
 			{pkg, `Limit/ColdFactor \(default (\d+)\)`, strconv.Itoa(flow.DefaultColdFactor)},
 			{norm, `coldFactor (\d+) with warmup`, strconv.Itoa(flow.DefaultColdFactor)},
 		}},
-		{"hotspot algorithm", Algorithm(hotspot.DefaultAlgorithm), rs["hotspot"].Algorithm, []stated{
+		{"hotspot algorithm", Algorithm(hotspot.DefaultAlgorithm), rs["hotspot"].Algorithm, []doctext.Phrase{
 			{pkg, `\(ip\), with a (.+?) \(default\)`, strings.ReplaceAll(string(hotspot.DefaultAlgorithm), "-", " ")},
 			{rule, `for hotspot rules (\S+) \(default\)`, string(hotspot.DefaultAlgorithm)},
 			{norm, `or (\S+) \(hotspot\)`, string(hotspot.DefaultAlgorithm)},
 			{rfile, `# (\S+) \(default\) \| leaky-bucket \| concurrency`, string(hotspot.DefaultAlgorithm)},
 		}},
-		{"hotspot maxKeys", defaultMaxKeys, rs["hotspot"].MaxKeys, []stated{
+		{"hotspot maxKeys", defaultMaxKeys, rs["hotspot"].MaxKeys, []doctext.Phrase{
 			{pkg, `at most MaxKeys values \(default ([\d,]+)\)`, thousands(defaultMaxKeys)},
 			{norm, `MaxKeys (\d+),`, strconv.Itoa(defaultMaxKeys)},
 			{rfile, `values tracked \(default (\d+)\)`, strconv.Itoa(defaultMaxKeys)},
 		}},
-		{"hotspot onMissing", MissingSkip, missingPolicy(t), []stated{
+		{"hotspot onMissing", MissingSkip, missingPolicy(t), []doctext.Phrase{
 			{pkg, `lacks its param: (\S+) it \(the default\)`, string(MissingSkip)},
 			{rule, `MissingSkip \(empty means (\S+)\)`, string(MissingSkip)},
 			{rfile, `without the param: (\S+) \(default\)`, string(MissingSkip)},
 		}},
-		{"store flow algorithm", defaultStoreAlgorithm, rs["store-flow"].Algorithm, []stated{
+		{"store flow algorithm", defaultStoreAlgorithm, rs["store-flow"].Algorithm, []doctext.Phrase{
 			{pkg, `A flow rule then uses (\S+) \(its default there\)`, string(defaultStoreAlgorithm)},
 			{rule, `A flow rule with a store uses the algorithm (\S+) \(its default there\)`, string(defaultStoreAlgorithm)},
 		}},
-		{"store hotspot algorithm", Algorithm(hotspot.DefaultAlgorithm), rs["store-hotspot"].Algorithm, []stated{
+		{"store hotspot algorithm", Algorithm(hotspot.DefaultAlgorithm), rs["store-hotspot"].Algorithm, []doctext.Phrase{
 			{pkg, `leaky-bucket, a hotspot rule (\S+) \(its default\)`, string(hotspot.DefaultAlgorithm)},
 			{rule, `leaky-bucket, a hotspot rule (\S+) \(its default\)`, string(hotspot.DefaultAlgorithm)},
 		}},
-		{"store mode", store.Exact, rs["store-flow"].Mode, []stated{
+		{"store mode", store.Exact, rs["store-flow"].Mode, []doctext.Phrase{
 			{rule, `Mode is how the store decides: store\.(\w+) \(default;`, goName("", string(store.Exact))},
 			{rfile, `# (\S+) \(default\) \| approximate`, string(store.Exact)},
 		}},
-		{"store onFailure", FailLocal, rs["store-flow"].OnFailure, []stated{
+		{"store onFailure", FailLocal, rs["store-flow"].OnFailure, []doctext.Phrase{
 			{pkg, `OnFailure: (\S+) \(the default:`, string(FailLocal)},
 			{rule, `OnFailure is what the rule does while its store fails: (\w+) \(default\)`, goName("Fail", string(FailLocal))},
 			{rfile, `store failing: (\S+) \(default\)`, string(FailLocal)},
 		}},
-		{"store localLimit", rs["store-flow"].Limit, rs["store-flow"].LocalLimit, []stated{
+		{"store localLimit", rs["store-flow"].Limit, rs["store-flow"].LocalLimit, []doctext.Phrase{
 			{rule, `divided by the number of instances\)\. Default (\w+)\.`, "Limit"},
 			{rfile, `while the store fails; default (\w+)`, "limit"},
 		}},
-		{"breaker window", breaker.DefaultWindow, rs["breaker"].Window, []stated{
-			{pkg, `counted over Window \(default (\S+)\)`, dur(breaker.DefaultWindow)},
-			{rule, `the span of a breaker's statistics \(default (\S+)\)`, dur(breaker.DefaultWindow)},
-			{rfile, `statistics window \(default (\S+)\),`, dur(breaker.DefaultWindow)},
+		{"breaker window", breaker.DefaultWindow, rs["breaker"].Window, []doctext.Phrase{
+			{pkg, `counted over Window \(default (\S+)\)`, doctext.Duration(breaker.DefaultWindow)},
+			{rule, `the span of a breaker's statistics \(default (\S+)\)`, doctext.Duration(breaker.DefaultWindow)},
+			{rfile, `statistics window \(default (\S+)\),`, doctext.Duration(breaker.DefaultWindow)},
 		}},
-		{"breaker buckets", breaker.DefaultBuckets, rs["breaker"].Buckets, []stated{
+		{"breaker buckets", breaker.DefaultBuckets, rs["breaker"].Buckets, []doctext.Phrase{
 			{rule, `leap-array buckets of a flow rule or a breaker's statistics\. Default (\d+)\.`, strconv.Itoa(breaker.DefaultBuckets)},
 			{rfile, `in buckets \(default (\d+)\)`, strconv.Itoa(breaker.DefaultBuckets)},
 		}},
-		{"breaker minRequests", int64(breaker.DefaultMinRequests), rs["breaker"].MinRequests, []stated{
+		{"breaker minRequests", int64(breaker.DefaultMinRequests), rs["breaker"].MinRequests, []doctext.Phrase{
 			{rule, `breaker's window before it may trip\. Default (\d+)\.`, strconv.Itoa(breaker.DefaultMinRequests)},
 			{rfile, `before it may trip \(default (\d+)\)`, strconv.Itoa(breaker.DefaultMinRequests)},
 		}},
-		{"breaker openFor", breaker.DefaultOpenFor, rs["breaker"].OpenFor, []stated{
-			{pkg, `blocked for OpenFor \(default (\S+)\)`, dur(breaker.DefaultOpenFor)},
-			{rule, `how long a probe may take\. Default (\S+)\.`, dur(breaker.DefaultOpenFor)},
-			{rfile, `let probes through \(default (\S+)\)`, dur(breaker.DefaultOpenFor)},
+		{"breaker openFor", breaker.DefaultOpenFor, rs["breaker"].OpenFor, []doctext.Phrase{
+			{pkg, `blocked for OpenFor \(default (\S+)\)`, doctext.Duration(breaker.DefaultOpenFor)},
+			{rule, `how long a probe may take\. Default (\S+)\.`, doctext.Duration(breaker.DefaultOpenFor)},
+			{rfile, `let probes through \(default (\S+)\)`, doctext.Duration(breaker.DefaultOpenFor)},
 		}},
-		{"breaker probes", int64(breaker.DefaultProbes), rs["breaker"].Probes, []stated{
+		{"breaker probes", int64(breaker.DefaultProbes), rs["breaker"].Probes, []doctext.Phrase{
 			{pkg, `Probes requests pass \(default (\d+)\)`, strconv.Itoa(breaker.DefaultProbes)},
 			{rule, `all must succeed for it to close\. Default (\d+)\.`, strconv.Itoa(breaker.DefaultProbes)},
 			{rfile, `all must succeed \(default (\d+)\)`, strconv.Itoa(breaker.DefaultProbes)},
 		}},
-		{"adaptive interval", adaptive.DefaultInterval, rs["adaptive"].Window, []stated{
-			{rule, `requests that ended in it \(default (\S+)\)`, dur(adaptive.DefaultInterval)},
+		{"adaptive interval", adaptive.DefaultInterval, rs["adaptive"].Window, []doctext.Phrase{
+			{rule, `requests that ended in it \(default (\S+)\)`, doctext.Duration(adaptive.DefaultInterval)},
 		}},
-		{"adaptive minLimit", int64(adaptive.DefaultMinLimit), rs["adaptive"].MinLimit, []stated{
+		{"adaptive minLimit", int64(adaptive.DefaultMinLimit), rs["adaptive"].MinLimit, []doctext.Phrase{
 			{rule, `requests in flight\. Defaults (\d+) \(or MaxLimit`, strconv.Itoa(adaptive.DefaultMinLimit)},
 			{rfile, `bounds \(defaults (\d+) and`, strconv.Itoa(adaptive.DefaultMinLimit)},
 		}},
-		{"adaptive maxLimit", int64(adaptive.DefaultMaxLimit), rs["adaptive"].MaxLimit, []stated{
+		{"adaptive maxLimit", int64(adaptive.DefaultMaxLimit), rs["adaptive"].MaxLimit, []doctext.Phrase{
 			{rule, `\(or MaxLimit when lower\) and (\d+)`, strconv.Itoa(adaptive.DefaultMaxLimit)},
 			{rfile, `bounds \(defaults \d+ and (\d+)\)`, strconv.Itoa(adaptive.DefaultMaxLimit)},
 		}},
-		{"adaptive tolerance", adaptive.DefaultTolerance, rs["adaptive"].Tolerance, []stated{
+		{"adaptive tolerance", adaptive.DefaultTolerance, rs["adaptive"].Tolerance, []doctext.Phrase{
 			{rule, `at most 100; default ([\d.]+)\.`, strconv.FormatFloat(adaptive.DefaultTolerance, 'g', -1, 64)},
 		}},
-		{"adaptive probeInterval", adaptive.DefaultProbeInterval, rs["adaptive"].ProbeInterval, []stated{
-			{rule, `At least Window; default (\S+)\.`, dur(adaptive.DefaultProbeInterval)},
+		{"adaptive probeInterval", adaptive.DefaultProbeInterval, rs["adaptive"].ProbeInterval, []doctext.Phrase{
+			{rule, `At least Window; default (\S+)\.`, doctext.Duration(adaptive.DefaultProbeInterval)},
 		}},
-		{"WithMaxResources", defaultMaxResources, g.resources.max, []stated{
+		{"WithMaxResources", defaultMaxResources, g.resources.max, []doctext.Phrase{
 			{"guard.go", `keeps statistics for \(default (\d+)\)`, strconv.Itoa(defaultMaxResources)},
 		}},
-		{"WithUnmatchedAfter", defaultUnmatchedAfter, g.watch.after, []stated{
+		{"WithUnmatchedAfter", defaultUnmatchedAfter, g.watch.after, []doctext.Phrase{
 			{pkg, `WithUnmatchedAfter \(default (\d+ minutes)\)`, minutes(defaultUnmatchedAfter)},
 			{"report.go", `The default is (\d+ minutes);`, minutes(defaultUnmatchedAfter)},
 		}},
-		{"WithStoreBreaker trip", int64(defaultStoreTrip), sc.trip, []stated{
+		{"WithStoreBreaker trip", int64(defaultStoreTrip), sc.trip, []doctext.Phrase{
 			{"stores.go", `failed rounds of calls \(default (\d+),`, strconv.Itoa(defaultStoreTrip)},
 		}},
-		{"WithStoreBreaker backoff", int64(defaultStoreBackoff), sc.backoff, []stated{
-			{"stores.go", `alone for backoff \(default (\S+)\)`, dur(defaultStoreBackoff)},
+		{"WithStoreBreaker backoff", int64(defaultStoreBackoff), sc.backoff, []doctext.Phrase{
+			{"stores.go", `alone for backoff \(default (\S+)\)`, doctext.Duration(defaultStoreBackoff)},
 		}},
-		{"log burst", float64(logBurst), g.reporter.tokens, []stated{
+		{"log burst", float64(logBurst), g.reporter.tokens, []doctext.Phrase{
 			{pkg, `records a second, bursts of (\d+);`, strconv.Itoa(logBurst)},
 			{"report.go", `with bursts of (\d+);`, strconv.Itoa(logBurst)},
 		}},
-		{"log rate", logRate, logRate, []stated{
+		{"log rate", logRate, logRate, []doctext.Phrase{
 			{pkg, `\((\d+) records a second,`, strconv.Itoa(logRate)},
 			{"report.go", `at most (\d+) records per second`, strconv.Itoa(logRate)},
 		}},
-		{"blocking rule log interval", blockLogInterval, blockLogInterval, []stated{
+		{"blocking rule log interval", blockLogInterval, blockLogInterval, []doctext.Phrase{
 			{pkg, `at most once per (\d+) seconds with the count`, strconv.Itoa(int(blockLogInterval / time.Second))},
 		}},
-		{"history span", history.Seconds, history.Seconds, []stated{
+		{"history span", history.Seconds, history.Seconds, []doctext.Phrase{
 			{pkg, `History returns the last (\d+) minutes`, strconv.Itoa(history.Seconds / 60)},
 			{"history.go", `It keeps the last (\d+) minutes`, strconv.Itoa(history.Seconds / 60)},
 		}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			require.EqualValues(t, d.want, d.got, "the code's default")
-			for _, s := range d.docs {
-				doctext.Check(t, s.want, s.path, s.pattern)
-			}
+			doctext.Check(t, d.docs...)
 		})
 	}
 }
@@ -234,13 +226,10 @@ func missingPolicy(t *testing.T) OnMissing {
 	return MissingSkip
 }
 
-// dur writes d as the docs do: "1s", "100ms".
-func dur(d time.Duration) string { return d.String() }
-
 // minutes writes a whole number of minutes as the docs do: "5 minutes".
 func minutes(d time.Duration) string {
 	if d%time.Minute != 0 {
-		return d.String()
+		return doctext.Duration(d)
 	}
 	return fmt.Sprintf("%d minutes", d/time.Minute)
 }

@@ -8,7 +8,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
+
+// Phrase is a value as one documentation file states it: the first group
+// of Pattern must read Want, the constant written the way that file
+// writes it.
+type Phrase struct {
+	Path, Pattern, Want string
+}
 
 // Stated returns, for each match of pattern in the text of the file at
 // path, its first submatch: a value the text states. The text is read as
@@ -32,15 +40,30 @@ func Stated(t testing.TB, path, pattern string) []string {
 	return vals
 }
 
-// Check fails t unless every value that pattern finds in the file at path
-// (see Stated) is want.
-func Check(t testing.TB, want, path, pattern string) {
+// Check fails t unless every value each phrase's pattern finds in its file
+// (see Stated) is its Want.
+func Check(t testing.TB, phrases ...Phrase) {
 	t.Helper()
-	for _, v := range Stated(t, path, pattern) {
-		if v != want {
-			t.Errorf("%s states %q where the code has %q (pattern %q)", path, v, want, pattern)
+	for _, p := range phrases {
+		for _, v := range Stated(t, p.Path, p.Pattern) {
+			if v != p.Want {
+				t.Errorf("%s states %q where the code has %q (pattern %q)", p.Path, v, p.Want, p.Pattern)
+			}
 		}
 	}
+}
+
+// Duration writes d as docs do: as time.Duration.String without its zero
+// trailing units, "5m" for 5m0s, "1h" for 1h0m0s.
+func Duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // Prose returns text with the comment markers at line starts dropped and
