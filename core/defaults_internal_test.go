@@ -12,11 +12,11 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/breaker"
-	"github.com/sluicekit/sluice/internal/doctext"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/internal/doctext"
 )
 
 // TestDocumentedDefaults checks each default that the package
