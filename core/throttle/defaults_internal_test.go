@@ -23,18 +23,18 @@ func TestDocumentedDefaults(t *testing.T) {
 		docs      []doctext.Phrase
 	}{
 		{"WithK", defaultK, th.k, []doctext.Phrase{
-			{"doc.go", `K \(WithK, default ([\d.]+)\)`, strconv.FormatFloat(defaultK, 'g', -1, 64)},
-			{"throttle.go", `before the client throttles \(default ([\d.]+)\)`, strconv.FormatFloat(defaultK, 'g', -1, 64)},
+			{Path: "doc.go", Pattern: `K \(WithK, default ([\d.]+)\)`, Want: strconv.FormatFloat(defaultK, 'g', -1, 64)},
+			{Path: "throttle.go", Pattern: `before the client throttles \(default ([\d.]+)\)`, Want: strconv.FormatFloat(defaultK, 'g', -1, 64)},
 		}},
 		{"WithWindow", defaultWindow, th.window, []doctext.Phrase{
-			{"doc.go", `\(WithWindow, default (\d+) seconds\)`, strconv.Itoa(int(defaultWindow / time.Second))},
-			{"throttle.go", `calls are counted over \(default (\S+)\)`, doctext.Duration(defaultWindow)},
+			{Path: "doc.go", Pattern: `\(WithWindow, default (\d+) seconds\)`, Want: strconv.Itoa(int(defaultWindow / time.Second))},
+			{Path: "throttle.go", Pattern: `calls are counted over \(default (\S+)\)`, Want: doctext.Duration(defaultWindow)},
 		}},
 		{"WithMaxPause", defaultMaxPause, th.maxPause, []doctext.Phrase{
-			{"throttle.go", `pauses a resource \(default (\S+)\)`, doctext.Duration(defaultMaxPause)},
+			{Path: "throttle.go", Pattern: `pauses a resource \(default (\S+)\)`, Want: doctext.Duration(defaultMaxPause)},
 		}},
 		{"WithMaxResources", defaultMaxResources, th.maxRes, []doctext.Phrase{
-			{"throttle.go", `resources counted apart \(default (\d+)\)`, strconv.Itoa(defaultMaxResources)},
+			{Path: "throttle.go", Pattern: `resources counted apart \(default (\d+)\)`, Want: strconv.Itoa(defaultMaxResources)},
 		}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
