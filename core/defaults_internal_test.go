@@ -15,6 +15,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/internal/doctext"
 )
@@ -70,7 +71,7 @@ func TestDocumentedDefaults(t *testing.T) {
 			{Path: rfile, Pattern: `# (\S+) \(default\) \| leaky-bucket \| concurrency`, Want: string(hotspot.DefaultAlgorithm)},
 		}},
 		{"hotspot maxKeys", defaultMaxKeys, rs["hotspot"].MaxKeys, []doctext.Phrase{
-			{Path: pkg, Pattern: `at most MaxKeys values \(default ([\d,]+)\)`, Want: thousands(defaultMaxKeys)},
+			{Path: pkg, Pattern: `at most MaxKeys values \(default ([\d,]+)\)`, Want: doctext.Thousands(defaultMaxKeys)},
 			{Path: norm, Pattern: `MaxKeys (\d+),`, Want: strconv.Itoa(defaultMaxKeys)},
 			{Path: rfile, Pattern: `values tracked \(default (\d+)\)`, Want: strconv.Itoa(defaultMaxKeys)},
 		}},
@@ -164,6 +165,9 @@ func TestDocumentedDefaults(t *testing.T) {
 		{"blocking rule log interval", blockLogInterval, blockLogInterval, []doctext.Phrase{
 			{Path: pkg, Pattern: `at most once per (\d+) seconds with the count`, Want: strconv.Itoa(int(blockLogInterval / time.Second))},
 		}},
+		{"system signal sampling", system.Every, system.Every, []doctext.Phrase{
+			{Path: pkg, Pattern: `The host's signals are read every (.+?) by a goroutine`, Want: doctext.Every(system.Every)},
+		}},
 		{"history span", history.Seconds, history.Seconds, []doctext.Phrase{
 			{Path: pkg, Pattern: `History returns the last (\d+) minutes`, Want: strconv.Itoa(history.Seconds / 60)},
 			{Path: "history.go", Pattern: `It keeps the last (\d+) minutes`, Want: strconv.Itoa(history.Seconds / 60)},
@@ -232,15 +236,6 @@ func minutes(d time.Duration) string {
 		return doctext.Duration(d)
 	}
 	return fmt.Sprintf("%d minutes", d/time.Minute)
-}
-
-// thousands writes n with comma separators, as prose does: "100,000".
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // goName writes a constant's value as the Go name that docs give it:

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -27,12 +26,8 @@ func TestDocumentedDefaults(t *testing.T) {
 	w, err := NewWatcher(g, path)
 	require.NoError(t, err)
 	require.Equal(t, defaultPollInterval, w.interval, "the code's default")
-	every := doctext.Duration(defaultPollInterval)
-	if defaultPollInterval == time.Second {
-		every = "second"
-	}
 	doctext.Check(t,
-		doctext.Phrase{Path: "doc.go", Pattern: `The Watcher polls \(every (\w+) by default, WithPollInterval\)`, Want: every},
+		doctext.Phrase{Path: "doc.go", Pattern: `The Watcher polls \(every (\w+) by default, WithPollInterval\)`, Want: doctext.Every(defaultPollInterval)},
 		doctext.Phrase{Path: "watcher.go", Pattern: `looks at the file \(default (\S+)\)`, Want: doctext.Duration(defaultPollInterval)},
 	)
 }

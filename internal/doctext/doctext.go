@@ -6,6 +6,7 @@ package doctext
 import (
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +77,25 @@ func Prose(text string) string {
 		lines[i] = l
 	}
 	return strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
+}
+
+// Every writes a period as prose does after "every": "half second" for
+// 500ms, "second" for 1s, else as Duration does.
+func Every(d time.Duration) string {
+	switch d {
+	case time.Second / 2:
+		return "half second"
+	case time.Second:
+		return "second"
+	}
+	return Duration(d)
+}
+
+// Thousands writes n with comma separators, as prose does: "100,000".
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -28,3 +28,12 @@ func TestStated(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("// Window (default\n// 1s); Buckets (default 10), Window (default 2s)\n"), 0o600))
 	require.Equal(t, []string{"1s", "2s"}, Stated(t, path, `Window \(default (\S+)\)`))
 }
+
+func TestEveryAndThousands(t *testing.T) {
+	require.Equal(t, "half second", Every(500*time.Millisecond))
+	require.Equal(t, "second", Every(time.Second))
+	require.Equal(t, "5m", Every(5*time.Minute))
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 100000: "100,000", 1234567: "1,234,567", -1000: "-1,000", -100: "-100"} {
+		require.Equal(t, want, Thousands(n), "%d", n)
+	}
+}
