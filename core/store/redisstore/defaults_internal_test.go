@@ -9,6 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 // TestDocumentedDefaults checks each default of the options that the
@@ -20,11 +23,16 @@ func TestDocumentedDefaults(t *testing.T) {
 	s, err := New(client)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
+	rules, err := core.NormalizeRules([]core.Rule{{Resource: "/", Kind: core.KindFlow, Limit: 1, Store: "redis"}})
+	require.NoError(t, err)
 	for _, d := range []struct {
 		name      string
 		want, got any
 		docs      [][3]string // path, pattern whose first group states the value, the value as written there
 	}{
+		{"core.Rule.Mode", store.Exact, rules[0].Mode, [][3]string{
+			{"doc.go", `(\w+) \(store\.\w+, the default\)`, strings.ToUpper(string(store.Exact[:1])) + string(store.Exact[1:])},
+		}},
 		{"WithPrefix", defaultPrefix, s.o.prefix, [][3]string{
 			{"options.go", `Redis key the Store writes \(default "([^"]*)"\)`, defaultPrefix},
 			{"doc.go", `PREFIX from WithPrefix \(default "([^"]*)"\)`, defaultPrefix},
