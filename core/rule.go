@@ -98,10 +98,10 @@ type Rule struct {
 	// counts, one given to the Guard with WithStore, so that the limit
 	// holds for every Guard (every instance) using that store together.
 	// Empty: the Guard's own memory. With a store, a flow rule uses the
-	// algorithm sliding-counter (its default), token-bucket or
-	// leaky-bucket; a hotspot rule token-bucket (its default, as without a
+	// algorithm sliding-counter (its default there), token-bucket or
+	// leaky-bucket, a hotspot rule token-bucket (its default, as without a
 	// store: "100 per minute" admits 100 at once, then one every 0.6s) or
-	// leaky-bucket. No warmup.
+	// leaky-bucket; neither has a warmup.
 	Store string `json:"store,omitempty"`
 	// Mode is how the store decides: store.Exact (default; a round trip per
 	// decision) or store.Approximate (local decisions, counts synchronized

@@ -21,6 +21,11 @@ import (
 // its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
 const defaultMaxKeys = hotspot.DefaultMaxKeys
 
+// defaultStoreAlgorithm is the algorithm of a flow rule with a store when
+// its Algorithm is empty. A hotspot rule, which has no sliding counter,
+// keeps its default, token-bucket.
+const defaultStoreAlgorithm = AlgorithmSlidingCounter
+
 // Bounds that NormalizeRules enforces.
 const (
 	maxNameLen        = 200
@@ -500,7 +505,7 @@ func withDefaults(r Rule) Rule {
 	r.Resource, _ = canonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
-		r.Algorithm = AlgorithmSlidingCounter
+		r.Algorithm = defaultStoreAlgorithm
 	}
 	switch r.Kind {
 	case KindFlow:

@@ -110,7 +110,7 @@ func classify(status int, err error) bool {
 	if err != nil && !isClientHTTPError(err) {
 		return true
 	}
-	return status >= 500
+	return status >= http.StatusInternalServerError
 }
 
 // isClientHTTPError reports whether err is an *echo.HTTPError with a code
@@ -120,7 +120,7 @@ func isClientHTTPError(err error) bool {
 	if !ok && !errors.As(err, &he) {
 		return false
 	}
-	return he.Code < 500
+	return he.Code < http.StatusInternalServerError
 }
 
 // pathParams is the extractors.PathParams of an echo request, over its

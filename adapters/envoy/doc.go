@@ -51,7 +51,8 @@
 // hotspot's bounded table (MaxKeys, 100,000 by default; a value evicted
 // while limited keeps its debt): the token-bucket algorithm in memory, which
 // refills continuously (Limit per unit, no burst above Limit). With a Store
-// (WithRuleDefaults), both are sliding counters in the store. The algorithm
+// (WithRuleDefaults), the flow rules are sliding counters in the store and
+// the hotspot rules token buckets in the store. The algorithm
 // can be chosen per limit with the sluice extension key (which the reference
 // server would refuse):
 //

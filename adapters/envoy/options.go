@@ -18,6 +18,10 @@ type optionFunc func(*options) error
 
 func (f optionFunc) apply(o *options) error { return f(o) }
 
+// defaultMaxOverrides is the number of distinct limits descriptors' limit
+// overrides may ask for, when no WithMaxOverrides is given.
+const defaultMaxOverrides = 64
+
 type options struct {
 	defaults     core.Rule
 	xHeaders     bool
@@ -34,7 +38,8 @@ type options struct {
 // values are flow rules with the leap-array algorithm (a sliding window of 10
 // buckets), and limits of descriptors whose values vary are hotspot rules
 // with the token-bucket algorithm; both take their counts from the Guard's
-// memory. With a Store, both use the store's sliding counter by default.
+// memory. With a Store, flow rules use the store's sliding counter by
+// default and hotspot rules its token bucket (core.Rule.Store).
 func WithRuleDefaults(r core.Rule) Option {
 	return optionFunc(func(o *options) error {
 		keep := core.Rule{Algorithm: r.Algorithm, Buckets: r.Buckets, Burst: r.Burst, MaxKeys: r.MaxKeys,

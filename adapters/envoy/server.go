@@ -61,7 +61,7 @@ func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")
 	}
-	s := &Server{g: g, o: options{maxOverrides: 64}}
+	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("sluiceenvoy: New: nil Option")

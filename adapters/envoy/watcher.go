@@ -23,11 +23,16 @@ import (
 type Watcher struct {
 	s        *Server
 	paths    []string
+	interval time.Duration // WatcherOptions.Interval
 	log      *slog.Logger
 	onReload func(error)
 	stop     chan struct{}
 	done     chan struct{}
 }
+
+// defaultWatchInterval is the time between a Watcher's polls when
+// WatcherOptions.Interval is 0.
+const defaultWatchInterval = time.Second
 
 // WatcherOptions configures a Watcher. Zero fields take their defaults.
 type WatcherOptions struct {
@@ -55,15 +60,15 @@ func NewWatcher(s *Server, paths []string, o WatcherOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("sluiceenvoy: NewWatcher: Interval must be >= 0, got %s", o.Interval)
 	}
 	if o.Interval == 0 {
-		o.Interval = time.Second
+		o.Interval = defaultWatchInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	w := &Watcher{s: s, paths: slices.Clone(paths), log: o.Logger, onReload: o.OnReload,
+	w := &Watcher{s: s, paths: slices.Clone(paths), interval: o.Interval, log: o.Logger, onReload: o.OnReload,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	first, _ := w.fingerprint()
-	go w.run(o.Interval, first)
+	go w.run(first)
 	return w, nil
 }
 
@@ -78,9 +83,9 @@ func (w *Watcher) Close() error {
 	return nil
 }
 
-func (w *Watcher) run(interval time.Duration, applied [32]byte) {
+func (w *Watcher) run(applied [32]byte) {
 	defer close(w.done)
-	t := time.NewTicker(interval)
+	t := time.NewTicker(w.interval)
 	defer t.Stop()
 	var last, failed [32]byte
 	for {

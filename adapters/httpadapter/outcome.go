@@ -20,11 +20,15 @@ var (
 	ErrPanic = errors.New("sluice: the handler panicked")
 )
 
+// minFailureStatus is the lowest response status the default error
+// classifier counts as a failure.
+const minFailureStatus = http.StatusInternalServerError
+
 // defaultClassifier is the default error classifier: a request failed when
 // its response status is 500 or more, or when the handler reported an
 // error.
 func defaultClassifier(status int, err error) bool {
-	return err != nil || status >= 500
+	return err != nil || status >= minFailureStatus
 }
 
 // Common is the part of an adapter's configuration every HTTP adapter has.

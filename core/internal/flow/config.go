@@ -37,6 +37,7 @@ func Algorithms() []Algorithm {
 
 // Defaults and bounds of Config fields.
 const (
+	DefaultAlgorithm  = LeapArray
 	DefaultWindow     = time.Second
 	DefaultBuckets    = 10
 	DefaultColdFactor = 3
@@ -63,7 +64,7 @@ const (
 // Config describes one flow limit: at most Limit requests per Window, by
 // Algorithm. Zero fields take the defaults listed on each field.
 type Config struct {
-	Algorithm Algorithm     // default LeapArray
+	Algorithm Algorithm     // default DefaultAlgorithm
 	Limit     int64         // requests per Window; 0 blocks everything
 	Window    time.Duration // default DefaultWindow
 	// Buckets is the number of buckets of a LeapArray window; Window must be a
@@ -93,7 +94,7 @@ type FieldError = rulefields.FieldError
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Algorithm == "" {
-		c.Algorithm = LeapArray
+		c.Algorithm = DefaultAlgorithm
 	}
 	if c.Window == 0 {
 		c.Window = DefaultWindow

@@ -33,6 +33,8 @@ func (a Algorithm) valid() bool {
 
 // Defaults and bounds of Config fields.
 const (
+	// DefaultAlgorithm is the Algorithm when Config.Algorithm is empty.
+	DefaultAlgorithm = TokenBucket
 	// DefaultWindow is the Window of a bucket when Config.Window is 0.
 	DefaultWindow = time.Second
 	// DefaultMaxKeys is the number of values a Limiter tracks when
@@ -46,7 +48,7 @@ const (
 // limited separately, by Algorithm. Zero fields take the defaults listed on
 // each field.
 type Config struct {
-	Algorithm Algorithm // default TokenBucket
+	Algorithm Algorithm // default DefaultAlgorithm
 	// Limit is requests per Window (TokenBucket, LeakyBucket) or requests
 	// in flight (Concurrency) for each value; 0 blocks every value.
 	Limit int64
@@ -74,7 +76,7 @@ type Config struct {
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Algorithm == "" {
-		c.Algorithm = TokenBucket
+		c.Algorithm = DefaultAlgorithm
 	}
 	if c.Window == 0 && c.Algorithm != Concurrency {
 		c.Window = DefaultWindow
