@@ -12,12 +12,12 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/adaptive"
 	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/internal/doctext"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
-	"github.com/sluicekit/sluice/core/internal/doctext"
 )
 
 // TestDocumentedDefaults checks each default that the package
