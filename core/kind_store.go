@@ -134,7 +134,7 @@ func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limi
 		d, err := k.s.Take(ctx, h.key, lim, n)
 		if err == nil {
 			b.succeeded(start, round)
-			h.d.Decision = d
+			h.d.Decision = fromStore(d)
 			return nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
@@ -166,13 +166,27 @@ func (k *storeKind) undo(h held, _ uint32, n int64) {
 		// window moves on.
 		lim := k.lim
 		lim.Limit = h.d.Limit
-		_ = k.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
+		_ = k.s.Undo(context.Background(), h.key, lim, toStore(h.d.Decision), n)
 	case k.policy != FailLocal:
 	case k.localHot != nil:
 		k.localHot.Undo(h.d, n)
 	default:
 		k.local.Undo(h.d.Decision, n)
 	}
+}
+
+// fromStore returns the decision a Guard keeps of a Store's decision d,
+// with d's record for Undo (toStore gives it back).
+func fromStore(d store.Decision) flow.Decision {
+	return flow.Decision{OK: d.OK, Wait: d.Wait, Limit: d.Limit, Remaining: d.Remaining,
+		RetryAfter: d.RetryAfter, Next: d.Next}.WithUndoState(d.Ref, d.Mark[0], d.Mark[1])
+}
+
+// toStore returns the Store's decision that d was made of (fromStore).
+func toStore(d flow.Decision) store.Decision {
+	ref, mark, frac := d.UndoState()
+	return store.Decision{OK: d.OK, Wait: d.Wait, Limit: d.Limit, Remaining: d.Remaining,
+		RetryAfter: d.RetryAfter, Next: d.Next, Ref: ref, Mark: [2]int64{mark, frac}}
 }
 
 func (*storeKind) exit(hold, ending) {}

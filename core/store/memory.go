@@ -77,7 +77,7 @@ func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 	if err != nil {
 		return Decision{}, err
 	}
-	return l.Acquire(int64(m.clock.Now()), n), nil
+	return fromFlow(l.Acquire(int64(m.clock.Now()), n)), nil
 }
 
 // Undo gives back an admitted decision of Take.
@@ -86,7 +86,7 @@ func (m *memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	e, ok := m.lims[key]
 	m.mu.Unlock()
 	if ok {
-		e.l.Undo(d, n)
+		e.l.Undo(d.flow(), n)
 	}
 	return nil
 }

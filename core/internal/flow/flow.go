@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // Decision is the outcome of Limiter.Acquire.
@@ -172,3 +172,13 @@ func floorStart(t, p int64) int64 {
 // Mark returns the TAT after an admitted bucket decision: the end of its
 // slot.
 func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }
+
+// UndoState returns what Undo reads of d besides its exported fields:
+// store.Decision carries it, opaque, from a Take to its Undo.
+func (d Decision) UndoState() (ref any, mark, markFrac int64) { return d.ref, d.mark, d.markFrac }
+
+// WithUndoState returns d with the state UndoState returned.
+func (d Decision) WithUndoState(ref any, mark, markFrac int64) Decision {
+	d.ref, d.mark, d.markFrac = ref, mark, markFrac
+	return d
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
@@ -82,7 +81,7 @@ func TestGuardSlowRepliesUnderLoad(t *testing.T) {
 				_ = g.Close()
 				_ = st.Close()
 			})
-			loadtest.Saturate(t, 1)
+			redistest.Saturate(t, 1)
 
 			type span struct{ before, after int64 }
 			admitted := make([][]span, goroutines)
