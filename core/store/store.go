@@ -53,7 +53,8 @@ type Decision struct {
 	RetryAfter time.Duration
 	// Next is, for admitted requests of a bucket that leave no quota
 	// (Remaining 0), the time after which a next request of one would be
-	// admitted; 0 otherwise (the Guard then computes no hint).
+	// admitted, which the Guard reports as the quota's reset; 0 otherwise
+	// (the Guard then reports the bucket's refill time).
 	Next time.Duration
 	// Ref and Mark are the Store's own record of an admitted decision,
 	// for its Undo: the Guard keeps them and passes them back unchanged,
