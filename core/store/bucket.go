@@ -41,7 +41,8 @@ func NewBucket(lim Limit) (*Bucket, error) {
 // advances by compare-and-swap when they are admitted. An admitted
 // decision's Mark holds the end of its slot, for Undo.
 func (b *Bucket) Take(tat *atomic.Int64, now, n int64) Decision {
-	return fromFlow(b.g.Acquire(tat, now, n))
+	d := b.g.Acquire(tat, now, n)
+	return fromFlow(&d)
 }
 
 // Undo gives the cost of an admitted decision d of Take for n requests back

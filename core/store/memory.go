@@ -77,7 +77,8 @@ func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 	if err != nil {
 		return Decision{}, err
 	}
-	return fromFlow(l.Acquire(int64(m.clock.Now()), n)), nil
+	d := l.Acquire(int64(m.clock.Now()), n)
+	return fromFlow(&d), nil
 }
 
 // Undo gives back an admitted decision of Take.

@@ -64,17 +64,20 @@ type Decision struct {
 	Mark [2]int64
 }
 
-// fromFlow returns the Decision of a flow limiter's decision d.
-func fromFlow(d flow.Decision) Decision {
-	ref, mark, frac := d.UndoState()
-	return Decision{OK: d.OK, Wait: d.Wait, Limit: d.Limit, Remaining: d.Remaining,
-		RetryAfter: d.RetryAfter, Next: d.Next, Ref: ref, Mark: [2]int64{mark, frac}}
+// fromFlow returns the Decision of a flow limiter's decision d. Field by
+// field: a decision is on the path of every approximate Take.
+func fromFlow(f *flow.Decision) (d Decision) {
+	ref, mark, frac := f.UndoState()
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next
+	d.Ref, d.Mark = ref, [2]int64{mark, frac}
+	return d
 }
 
 // flow returns the flow limiter's decision that d was made of (fromFlow).
-func (d Decision) flow() flow.Decision {
-	return flow.Decision{OK: d.OK, Wait: d.Wait, Limit: d.Limit, Remaining: d.Remaining,
-		RetryAfter: d.RetryAfter, Next: d.Next}.WithUndoState(d.Ref, d.Mark[0], d.Mark[1])
+func (d *Decision) flow() (f flow.Decision) {
+	f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next = d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next
+	f.SetUndoState(d.Ref, d.Mark[0], d.Mark[1])
+	return f
 }
 
 // Limit describes one limit kept in a Store.

@@ -177,8 +177,7 @@ func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }
 // store.Decision carries it, opaque, from a Take to its Undo.
 func (d Decision) UndoState() (ref any, mark, markFrac int64) { return d.ref, d.mark, d.markFrac }
 
-// WithUndoState returns d with the state UndoState returned.
-func (d Decision) WithUndoState(ref any, mark, markFrac int64) Decision {
+// SetUndoState sets the state UndoState returned.
+func (d *Decision) SetUndoState(ref any, mark, markFrac int64) {
 	d.ref, d.mark, d.markFrac = ref, mark, markFrac
-	return d
 }
