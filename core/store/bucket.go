@@ -40,9 +40,11 @@ func NewBucket(lim Limit) (*Bucket, error) {
 // Take admits or rejects n requests at now against the TAT in tat, which it
 // advances by compare-and-swap when they are admitted. An admitted
 // decision's Mark holds the end of its slot, for Undo.
-func (b *Bucket) Take(tat *atomic.Int64, now, n int64) Decision {
-	d := b.g.Acquire(tat, now, n)
-	return fromFlow(&d)
+func (b *Bucket) Take(tat *atomic.Int64, now, n int64) (d Decision) {
+	var f flow.Decision
+	b.g.AcquireTo(&f, tat, now, n)
+	d.setFlow(&f)
+	return d
 }
 
 // Undo gives the cost of an admitted decision d of Take for n requests back

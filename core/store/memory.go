@@ -77,8 +77,10 @@ func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 	if err != nil {
 		return Decision{}, err
 	}
-	d := l.Acquire(int64(m.clock.Now()), n)
-	return fromFlow(&d), nil
+	f := l.Acquire(int64(m.clock.Now()), n)
+	var d Decision
+	d.setFlow(&f)
+	return d, nil
 }
 
 // Undo gives back an admitted decision of Take.

@@ -64,16 +64,16 @@ type Decision struct {
 	Mark [2]int64
 }
 
-// fromFlow returns the Decision of a flow limiter's decision d. Field by
-// field: a decision is on the path of every approximate Take.
-func fromFlow(f *flow.Decision) (d Decision) {
+// setFlow sets d to a flow limiter's decision f, field by field: a
+// decision is on the path of every approximate Take, and the copy of a
+// struct just written field by field stalls on reading it back.
+func (d *Decision) setFlow(f *flow.Decision) {
 	ref, mark, frac := f.UndoState()
 	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next
-	d.Ref, d.Mark = ref, [2]int64{mark, frac}
-	return d
+	d.Ref, d.Mark[0], d.Mark[1] = ref, mark, frac
 }
 
-// flow returns the flow limiter's decision that d was made of (fromFlow).
+// flow returns the flow limiter's decision that d was made of (setFlow).
 func (d *Decision) flow() (f flow.Decision) {
 	f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next = d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next
 	f.SetUndoState(d.Ref, d.Mark[0], d.Mark[1])
