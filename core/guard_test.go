@@ -15,7 +15,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 const ms = time.Millisecond

@@ -6,7 +6,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a

@@ -134,7 +134,7 @@ func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limi
 		d, err := k.s.Take(ctx, h.key, lim, n)
 		if err == nil {
 			b.succeeded(start, round)
-			h.d.Decision = d
+			setFromStore(&h.d.Decision, &d)
 			return nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
@@ -166,13 +166,29 @@ func (k *storeKind) undo(h held, _ uint32, n int64) {
 		// window moves on.
 		lim := k.lim
 		lim.Limit = h.d.Limit
-		_ = k.s.Undo(context.Background(), h.key, lim, h.d.Decision, n)
+		_ = k.s.Undo(context.Background(), h.key, lim, toStore(&h.d.Decision), n)
 	case k.policy != FailLocal:
 	case k.localHot != nil:
 		k.localHot.Undo(h.d, n)
 	default:
 		k.local.Undo(h.d.Decision, n)
 	}
+}
+
+// setFromStore sets f to the decision a Guard keeps of a Store's decision
+// d, with d's record for Undo (toStore gives it back). Field by field, in
+// place: a decision is on the path of every approximate Take.
+func setFromStore(f *flow.Decision, d *store.Decision) {
+	f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next = d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next
+	f.SetUndoState(d.Ref, d.Mark[0], d.Mark[1])
+}
+
+// toStore returns the Store's decision that f was made of (setFromStore).
+func toStore(f *flow.Decision) (d store.Decision) {
+	ref, mark, frac := f.UndoState()
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next
+	d.Ref, d.Mark = ref, [2]int64{mark, frac}
+	return d
 }
 
 func (*storeKind) exit(hold, ending) {}

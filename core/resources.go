@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/reason"
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // Statistics windows of a resource.

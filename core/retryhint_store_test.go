@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -21,12 +20,12 @@ type countingStore struct {
 	calls atomic.Int64
 }
 
-func (c *countingStore) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (c *countingStore) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	c.calls.Add(1)
 	return c.Store.Take(ctx, key, lim, n)
 }
 
-func (c *countingStore) Undo(ctx context.Context, key string, lim store.Limit, d flow.Decision, n int64) error {
+func (c *countingStore) Undo(ctx context.Context, key string, lim store.Limit, d store.Decision, n int64) error {
 	c.calls.Add(1)
 	return c.Store.Undo(ctx, key, lim, d, n)
 }

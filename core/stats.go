@@ -10,8 +10,8 @@ import (
 
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/reason"
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // Reasons a request is blocked for that are not a rule kind. A request a

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -34,10 +33,10 @@ func newScripted(t *testing.T) *scripted {
 	return &scripted{Store: m, release: make(chan struct{})}
 }
 
-func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	s.calls.Add(1)
 	if err := ctx.Err(); err != nil {
-		return flow.Decision{}, fmt.Errorf("scripted: %w: %w", store.ErrUnavailable, err)
+		return store.Decision{}, fmt.Errorf("scripted: %w: %w", store.ErrUnavailable, err)
 	}
 	if s.hold.Load() {
 		s.waiting.Add(1)
@@ -45,7 +44,7 @@ func (s *scripted) Take(ctx context.Context, key string, lim store.Limit, n int6
 		s.waiting.Add(-1)
 	}
 	if s.fail.Load() {
-		return flow.Decision{}, fmt.Errorf("scripted: %w", store.ErrUnavailable)
+		return store.Decision{}, fmt.Errorf("scripted: %w", store.ErrUnavailable)
 	}
 	return s.Store.Take(ctx, key, lim, n)
 }

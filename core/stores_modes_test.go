@@ -13,7 +13,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -41,12 +40,12 @@ func (s *byMode) count(m store.Mode) int64 {
 	return v.(*atomic.Int64).Load()
 }
 
-func (s *byMode) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *byMode) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	v, _ := s.calls.LoadOrStore(lim.Mode, new(atomic.Int64))
 	v.(*atomic.Int64).Add(1)
 	s.fc.Advance(time.Duration(s.delay.Load()))
 	if f := s.failing.Load(); f != nil && *f == lim.Mode {
-		return flow.Decision{}, fmt.Errorf("byMode: %w", store.ErrUnavailable)
+		return store.Decision{}, fmt.Errorf("byMode: %w", store.ErrUnavailable)
 	}
 	return s.Store.Take(ctx, key, lim, n)
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -31,13 +30,13 @@ type switchable struct {
 	keys  atomic.Pointer[[]string]
 }
 
-func (s *switchable) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (s *switchable) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	s.calls.Add(1)
 	keys := append([]string(nil), s.seen()...)
 	keys = append(keys, key)
 	s.keys.Store(&keys)
 	if s.down.Load() {
-		return flow.Decision{}, fmt.Errorf("switchable: %w", store.ErrUnavailable)
+		return store.Decision{}, fmt.Errorf("switchable: %w", store.ErrUnavailable)
 	}
 	return s.Store.Take(ctx, key, lim, n)
 }
@@ -212,9 +211,9 @@ func TestStoreReservationGivenBackWhenALaterRuleRejects(t *testing.T) {
 // do.
 type cancelling struct{ store.Store }
 
-func (cancelling) Take(ctx context.Context, key string, lim store.Limit, n int64) (flow.Decision, error) {
+func (cancelling) Take(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	<-ctx.Done()
-	return flow.Decision{}, fmt.Errorf("cancelling: %w", ctx.Err())
+	return store.Decision{}, fmt.Errorf("cancelling: %w", ctx.Err())
 }
 
 func TestStoreCallEndedByTheCallerIsNotAStoreFailure(t *testing.T) {

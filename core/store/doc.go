@@ -20,4 +20,10 @@
 // fails their Take once it can no longer keep them (package redisstore: when
 // it cannot synchronize counts for a while), so that their rules apply their
 // failure policy too.
+//
+// A Store of one's own needs only exported names: Decision's Ref and Mark
+// carry what its Undo needs (the Guard passes them back unchanged), Bucket
+// is the arithmetic of the Guard's token and leaky buckets, package
+// ratemath that of its sliding counters, and package storetest the suite a
+// Store passes (see ExampleStore). Package redisstore is written so.
 package store

@@ -77,7 +77,10 @@ func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 	if err != nil {
 		return Decision{}, err
 	}
-	return l.Acquire(int64(m.clock.Now()), n), nil
+	f := l.Acquire(int64(m.clock.Now()), n)
+	var d Decision
+	d.setFlow(&f)
+	return d, nil
 }
 
 // Undo gives back an admitted decision of Take.
@@ -86,7 +89,7 @@ func (m *memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	e, ok := m.lims[key]
 	m.mu.Unlock()
 	if ok {
-		e.l.Undo(d, n)
+		e.l.Undo(d.flow(), n)
 	}
 	return nil
 }

@@ -35,11 +35,50 @@ const (
 	LeakyBucket    = Algorithm(flow.LeakyBucket)
 )
 
-// Decision is the outcome of Store.Take: OK, and the Limit, Remaining,
-// RetryAfter and (for a leaky bucket) Wait that a Guard reports. A Store
-// passes it back to Undo unchanged; the Store's own algorithm state rides
-// in its unexported fields.
-type Decision = flow.Decision
+// Decision is the outcome of Store.Take, which a Guard reports and passes
+// back to Undo unchanged when a later rule rejects the request.
+type Decision struct {
+	// OK reports whether the requests are admitted.
+	OK bool
+	// Wait is, for admitted requests of a leaky bucket, how long they
+	// wait for their turn before they proceed; 0 otherwise.
+	Wait time.Duration
+	// Limit is the limit in force at the decision.
+	Limit int64
+	// Remaining is the quota left after the decision: how many more
+	// requests of one could be admitted right now.
+	Remaining int64
+	// RetryAfter is, for rejected requests, the time after which the same
+	// requests would be admitted if nothing else arrived; 0 when admitted.
+	RetryAfter time.Duration
+	// Next is, for admitted requests of a bucket that leave no quota
+	// (Remaining 0), the time after which a next request of one would be
+	// admitted, which the Guard reports as the quota's reset; 0 otherwise
+	// (the Guard then reports the bucket's refill time).
+	Next time.Duration
+	// Ref and Mark are the Store's own record of an admitted decision,
+	// for its Undo: the Guard keeps them and passes them back unchanged,
+	// reading nothing of them. NewMemory keeps its limiter's window there
+	// (Ref) or a bucket's slot (Mark); Bucket keeps the slot in Mark.
+	Ref  any
+	Mark [2]int64
+}
+
+// setFlow sets d to a flow limiter's decision f, field by field: a
+// decision is on the path of every approximate Take, and the copy of a
+// struct just written field by field stalls on reading it back.
+func (d *Decision) setFlow(f *flow.Decision) {
+	ref, mark, frac := f.UndoState()
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next
+	d.Ref, d.Mark[0], d.Mark[1] = ref, mark, frac
+}
+
+// flow returns the flow limiter's decision that d was made of (setFlow).
+func (d *Decision) flow() (f flow.Decision) {
+	f.OK, f.Wait, f.Limit, f.Remaining, f.RetryAfter, f.Next = d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next
+	f.SetUndoState(d.Ref, d.Mark[0], d.Mark[1])
+	return f
+}
 
 // Limit describes one limit kept in a Store.
 type Limit struct {

@@ -10,8 +10,8 @@ import (
 
 	pub "github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // The names of package breaker, which a Guard's users see: a rule's

@@ -3,7 +3,7 @@ package concurrency
 import (
 	"sync/atomic"
 
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // Limiter bounds the number of requests in flight. It reserves first and

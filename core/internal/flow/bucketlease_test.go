@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // leasingBucket returns the token bucket of cfg leasing to stripes CPUs,

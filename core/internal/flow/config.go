@@ -5,9 +5,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // Algorithm names a request-rate algorithm. The values are the ones the rules

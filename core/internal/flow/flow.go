@@ -2,9 +2,10 @@ package flow
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // Decision is the outcome of Limiter.Acquire.
@@ -172,3 +173,17 @@ func floorStart(t, p int64) int64 {
 // Mark returns the TAT after an admitted bucket decision: the end of its
 // slot.
 func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }
+
+// UndoState returns what Undo reads of d besides its exported fields:
+// store.Decision carries it, opaque, from a Take to its Undo.
+func (d *Decision) UndoState() (ref any, mark, markFrac int64) { return d.ref, d.mark, d.markFrac }
+
+// SetUndoState sets the state UndoState returned.
+func (d *Decision) SetUndoState(ref any, mark, markFrac int64) {
+	d.ref, d.mark, d.markFrac = ref, mark, markFrac
+}
+
+// AcquireTo is Acquire writing the decision to d, for store.Bucket, which
+// converts it field by field: the copy of a returned decision stalls on
+// reading back what was just written.
+func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) { p.acquireTo(d, tat, now, n) }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // GCRA is the arithmetic of a token bucket or leaky bucket as the generic

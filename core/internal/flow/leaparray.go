@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // leapArray admits while the pass count of the sliding window, kept in a

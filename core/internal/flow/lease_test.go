@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // leapOf returns the leap-array limiter of cfg, with leases.

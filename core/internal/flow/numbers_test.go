@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/bucketmodel"
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // TestBucketsExactAtEveryRate: token and leaky buckets follow the exact

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // slidingCounter estimates the count of the sliding window as the previous

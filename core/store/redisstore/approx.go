@@ -8,10 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
-	"github.com/sluicekit/sluice/core/internal/ratemath"
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/ratemath"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // entry is the local state of one approximate limit.
@@ -52,7 +51,7 @@ type entry struct {
 
 	// Bucket: the local TAT, on Redis's clock; the cost this entry
 	// admitted, and the part of it Redis confirmed holding.
-	g        flow.GCRA
+	g        *store.Bucket
 	cost1    int64
 	tat      atomic.Int64
 	admitted atomic.Int64
@@ -121,6 +120,8 @@ func (s *Store) syncAgeErr(t int64) error {
 		store.ErrUnavailable, time.Duration(t-s.okSyncStart.Load()).Round(time.Millisecond), s.o.maxSyncAge, s.Err())
 }
 
+// newEntry returns a new entry of key for lim, valid; nil when its bucket
+// cannot be made.
 func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	e := &entry{lim: lim, w: int64(lim.Window), id: s.id + "." + strconv.FormatInt(s.serial.Add(1), 36)}
 	// Born used: the sweep forgets an entry only after a whole round
@@ -133,10 +134,14 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	}
 	g := gcraOf(lim)
 	e.gkey = s.redisKey(key, g.suffix)
-	// The window of whole-nanosecond costs (see costOf): the same bucket as
-	// the exact scripts'.
-	w := time.Duration(ratemath.MulDiv(g.cost1, lim.Limit, 1))
-	e.g = flow.GCRA{Limit: lim.Limit, Window: w, Burst: lim.Burst, MaxWait: lim.MaxWait, Queue: g.queue}.Prepare()
+	// The same bucket as the exact scripts': whole-nanosecond costs (see
+	// costOf). lim is valid (Take), so NewBucket does not fail; if it did,
+	// the key would be decided in Redis.
+	b, err := store.NewBucket(lim)
+	if err != nil {
+		return nil
+	}
+	e.g = b
 	e.cost1 = g.cost1
 	return e
 }
@@ -153,6 +158,9 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		// The counts in Redis stay, and the next sync pushes what the old
 		// entry admitted.
 		ne := s.newEntry(key, lim)
+		if ne == nil {
+			return nil
+		}
 		if s.entries.CompareAndSwap(key, v, ne) {
 			s.retire(e)
 			return ne
@@ -163,6 +171,9 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		return nil
 	}
 	ne := s.newEntry(key, lim)
+	if ne == nil {
+		return nil
+	}
 	if _, loaded := s.entries.LoadOrStore(key, ne); loaded {
 		return s.entry(key, lim) // raced: use the winner, or replace it
 	}
@@ -248,7 +259,7 @@ func (s *Store) refresh(ctx context.Context, e *entry) error {
 // a sliding counter uses.
 func (e *entry) take(pk *stripe.Picker, now, n int64) store.Decision {
 	if !e.sliding {
-		d := e.g.Acquire(&e.tat, now, n)
+		d := e.g.Take(&e.tat, now, n)
 		if d.OK {
 			e.admitted.Add(e.cost(n))
 		}
@@ -373,7 +384,7 @@ func (s *Store) undoApprox(ctx context.Context, key string, lim store.Limit, d s
 		return nil
 	}
 	cost := costOf(n, e.w, d.Limit)
-	if !e.g.Queue {
+	if e.lim.Algorithm != store.LeakyBucket {
 		e.tat.Add(-cost)
 		e.admitted.Add(-cost)
 		return nil

@@ -11,10 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/loadtest"
-	"github.com/sluicekit/sluice/core/internal/stripe"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // pacedRun runs 10 goroutines per store, each taking from key under lim
@@ -558,7 +557,7 @@ func TestApproxBoundUnderLoad(t *testing.T) {
 	}
 	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
 	w := int64(lim.Window)
-	loadtest.Saturate(t, 2)
+	redistest.Saturate(t, 2)
 
 	spans := make([][][2]int64, n)
 	var mu sync.Mutex

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/loadtest"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
@@ -212,7 +211,7 @@ func TestExactRedisStoppedUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1000000, Window: time.Second}
-	loadtest.Saturate(t, 2)
+	redistest.Saturate(t, 2)
 	// The first calls under load may fail, until the Store has seen its
 	// timers fire late.
 	var failed, ok int64

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -66,11 +65,11 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("sliding counter, largest limit and window", func(t *testing.T) {
-		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: flow.MaxLimit, Window: flow.MaxStoreWindow}
-		d, err := st.Take(ctx, "sc", lim, flow.MaxLimit-1)
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: maxLimit, Window: maxWindow}
+		d, err := st.Take(ctx, "sc", lim, maxLimit-1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
-		for _, n := range []int64{2, flow.MaxLimit, math.MaxInt64} {
+		for _, n := range []int64{2, maxLimit, math.MaxInt64} {
 			d, err := st.Take(ctx, "sc", lim, n)
 			require.NoError(t, err)
 			require.False(t, d.OK, "n=%d does not fit", n)
@@ -84,7 +83,7 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 	})
 
 	t.Run("leaky bucket, longest window and wait", func(t *testing.T) {
-		lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: flow.MaxStoreWindow, MaxWait: flow.MaxStoreWindow}
+		lim := store.Limit{Algorithm: store.LeakyBucket, Limit: 1, Window: maxWindow, MaxWait: maxWindow}
 		d, err := st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
@@ -92,8 +91,8 @@ func TestRedisNumbersAtTheEdges(t *testing.T) {
 		d, err = st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		require.True(t, d.OK)
-		assert.LessOrEqual(t, d.Wait, flow.MaxStoreWindow, "the next slot, a window on")
-		assert.Greater(t, d.Wait, flow.MaxStoreWindow-time.Minute)
+		assert.LessOrEqual(t, d.Wait, maxWindow, "the next slot, a window on")
+		assert.Greater(t, d.Wait, maxWindow-time.Minute)
 		d, err = st.Take(ctx, "lb", lim, 1)
 		require.NoError(t, err)
 		assert.False(t, d.OK, "beyond the longest wait")

@@ -8,8 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
-	"github.com/sluicekit/sluice/core/internal/testmain"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 )
@@ -58,16 +56,16 @@ func newTestStore(tb testing.TB, srv *redistest.Server, opts ...Option) (*Store,
 }
 
 func TestMain(m *testing.M) {
-	redistest.QuietRedisLogs()
-	testmain.Run(m, shared.Stop)
+	redistest.Main(m, shared.Stop)
 }
 
-// storeAlgorithms returns the algorithms a Store supports, as the Guard
-// lists them.
+// storeAlgorithms returns the algorithms a Store supports.
 func storeAlgorithms() []store.Algorithm {
-	var out []store.Algorithm
-	for _, a := range flow.StoreAlgorithms() {
-		out = append(out, store.Algorithm(a))
-	}
-	return out
+	return []store.Algorithm{store.SlidingCounter, store.TokenBucket, store.LeakyBucket}
 }
+
+// The largest Window and Limit store.Limit.Validate accepts.
+const (
+	maxWindow = 30 * 24 * time.Hour
+	maxLimit  = 1 << 52
+)

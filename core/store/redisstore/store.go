@@ -15,9 +15,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
-	"github.com/sluicekit/sluice/core/internal/stripe"
+	"github.com/sluicekit/sluice/core/ratemath"
 	"github.com/sluicekit/sluice/core/store"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // errStoreClosed is returned, wrapped with store.ErrUnavailable, by a

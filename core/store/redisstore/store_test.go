@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
 	"github.com/sluicekit/sluice/core/store/storetest"
@@ -220,7 +219,7 @@ func TestBatching(t *testing.T) {
 	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
 		// The longest window: a token bucket refills 0.39 a second, a
 		// few over a loaded machine's run, and every decision counts.
-		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: flow.MaxStoreWindow}
+		lim := store.Limit{Algorithm: alg, Limit: 1000000, Window: maxWindow}
 		_, err = st.Take(ctx, "warm", lim, 1) // loads the script
 		require.NoError(t, err)
 
@@ -563,11 +562,11 @@ func TestLimitsAsMemory(t *testing.T) {
 		{Algorithm: store.LeakyBucket, Limit: 2e9, Window: time.Second},
 		{Algorithm: store.SlidingCounter, Limit: 1, Window: time.Second, Burst: 1},
 		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, MaxWait: time.Second},
-		{Algorithm: store.Algorithm(flow.FixedWindow), Limit: 1, Window: time.Second},
+		{Algorithm: store.Algorithm("fixed-window"), Limit: 1, Window: time.Second},
 		{Algorithm: store.TokenBucket, Limit: 1, Window: time.Second, Mode: "eventual"},
 	}
 	for _, lim := range []store.Limit{
-		{Algorithm: store.SlidingCounter, Limit: 1, Window: flow.MaxStoreWindow + 1},
+		{Algorithm: store.SlidingCounter, Limit: 1, Window: maxWindow + 1},
 		{Algorithm: store.LeakyBucket, Limit: 1, Window: time.Second, MaxWait: 100 * 365 * 24 * time.Hour},
 	} {
 		for _, mode := range []store.Mode{store.Exact, store.Approximate} {

@@ -10,7 +10,6 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicekit/sluice/core/internal/testmain"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
@@ -22,8 +21,7 @@ var shared redistest.Shared
 const rate = 1_000_000
 
 func TestMain(m *testing.M) {
-	redistest.QuietRedisLogs()
-	testmain.Run(m, shared.Stop)
+	redistest.Main(m, shared.Stop)
 }
 
 // decisions are the ways of asking Redis that the benchmarks compare, each

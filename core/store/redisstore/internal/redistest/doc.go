@@ -31,11 +31,11 @@
 //	var shared redistest.Shared
 //
 //	func TestMain(m *testing.M) {
-//		redistest.QuietRedisLogs()
-//		code := m.Run()
-//		shared.Stop()
-//		os.Exit(code)
+//		redistest.Main(m, shared.Stop) // quiet logs; goroutines left fail
 //	}
+//
+// Saturate keeps every CPU busy until a test ends, for tests of a promise
+// on a busy host.
 //
 // Tests that share a Redis keep apart with keys of their own:
 // UniquePrefix returns a prefix no other test (in this process or another

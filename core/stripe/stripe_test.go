@@ -65,7 +65,7 @@ func TestCount(t *testing.T) {
 }
 
 // TestLeaseSize: a lease is at most MaxLease and 1/(LeaseShare·stripes) of
-// what is left, and none below MinLease; MinLeased is where leasing starts.
+// what is left, and none below minLease; MinLeased is where leasing starts.
 func TestLeaseSize(t *testing.T) {
 	for _, tc := range []struct {
 		left    int64
@@ -73,10 +73,10 @@ func TestLeaseSize(t *testing.T) {
 		want    int64
 	}{
 		{1 << 30, 2, MaxLease},
-		{MinLeased(2), 2, MinLease},
+		{MinLeased(2), 2, minLease},
 		{MinLeased(2) - 1, 2, 0},
 		{20 * LeaseShare * 2, 2, 20},
-		{MinLeased(16), 16, MinLease},
+		{MinLeased(16), 16, minLease},
 		{MinLeased(16) - 1, 16, 0},
 		{0, 1, 0},
 	} {

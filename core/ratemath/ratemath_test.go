@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/sluicekit/sluice/core/internal/ratemath"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 func TestMulDiv(t *testing.T) {
