@@ -13,9 +13,16 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// BenchmarkShouldRateLimit is a decision without gRPC: one descriptor of a
-// per-address limit (hotspot) or of a fixed value (flow), in memory.
-func BenchmarkShouldRateLimit(b *testing.B) {
+// requestPath is a Server, in memory, with a per-address limit (hotspot)
+// and a limit of a fixed value (flow), and requests of each: 1,000
+// addresses, the fixed value, and both descriptors at once.
+type requestPath struct {
+	s           *sluiceenvoy.Server
+	addrs       []*rlsv3.RateLimitRequest
+	fixed, both *rlsv3.RateLimitRequest
+}
+
+func newRequestPath(tb testing.TB) requestPath {
 	d, err := sluiceenvoy.ParseDomain("b", []byte(`
 domain: bench
 descriptors:
@@ -26,41 +33,57 @@ descriptors:
     rate_limit: {unit: second, requests_per_unit: 1000000000}
 `))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer g.Close()
+	tb.Cleanup(func() { g.Close() })
 	s, err := sluiceenvoy.New(g, sluiceenvoy.Config{Domains: []sluiceenvoy.Domain{d}})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	reqs := make([]*rlsv3.RateLimitRequest, 1000)
-	for i := range reqs {
-		reqs[i] = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{
+	p := requestPath{s: s, addrs: make([]*rlsv3.RateLimitRequest, 1000)}
+	for i := range p.addrs {
+		p.addrs[i] = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{
 			{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: "10.0.0." + strconv.Itoa(i)}}}}}
 	}
-	fixed := &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{
-		{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "generic_key", Value: "api"}}}}}
+	fixed := &ratelimitv3.RateLimitDescriptor{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "generic_key", Value: "api"}}}
+	p.fixed = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{fixed}}
+	p.both = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{p.addrs[0].Descriptors[0], fixed}}
+	return p
+}
+
+// BenchmarkShouldRateLimit is a decision without gRPC, in memory: one
+// descriptor of the per-address limit (hotspot), one of the fixed value
+// (flow), and both in one request.
+//
+//	go test -run XXX -bench ShouldRateLimit -benchmem
+func BenchmarkShouldRateLimit(b *testing.B) {
+	p := newRequestPath(b)
 	ctx := context.Background()
 	b.Run("hotspot", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := s.ShouldRateLimit(ctx, reqs[i%len(reqs)]); err != nil {
+			if _, err := p.s.ShouldRateLimit(ctx, p.addrs[i%len(p.addrs)]); err != nil {
 				b.Fatal(err)
 			}
 			i++
 		}
 	})
-	b.Run("flow", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := s.ShouldRateLimit(ctx, fixed); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct {
+		name string
+		req  *rlsv3.RateLimitRequest
+	}{{"flow", p.fixed}, {"two-descriptors", p.both}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.s.ShouldRateLimit(ctx, c.req); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 }

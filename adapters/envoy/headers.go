@@ -20,46 +20,57 @@ const (
 )
 
 // addHeaders sets the response headers and, when over the limit, the body
-// of resp: the quotas of the descriptors admitted, and the BlockedErrors
-// of those rejected.
-func (s *Server) addHeaders(resp *rlsv3.RateLimitResponse, admitted []core.Quota, blocked []*core.BlockedError) {
-	var hs []*corev3.HeaderValue
-	add := func(k, v string) { hs = append(hs, &corev3.HeaderValue{Key: k, Value: v}) }
+// of r's response: the quotas of the descriptors admitted, and the
+// BlockedErrors of those rejected.
+func (s *Server) addHeaders(r *reply, admitted []core.Quota, blocked []*core.BlockedError) {
+	resp := &r.resp
 	if !s.o.noHeaders {
 		qs := admitted
 		for _, b := range blocked {
 			qs = append(qs, b.Policies...)
 		}
 		if len(qs) > 0 {
-			var policy, limit []string
-			for _, q := range qs {
-				w := ""
-				if q.Window > 0 {
-					w = ";w=" + strconv.FormatInt(max(ceilSeconds(q.Window), 1), 10)
+			// Both values in one string: one allocation.
+			v := r.buf[:0]
+			for i, q := range qs {
+				if i > 0 {
+					v = append(v, ", "...)
 				}
-				policy = append(policy, sfString(q.Rule)+";q="+strconv.FormatInt(q.Limit, 10)+w)
-				t := ""
+				v = appendSFString(v, q.Rule)
+				v = strconv.AppendInt(append(v, ";q="...), q.Limit, 10)
 				if q.Window > 0 {
-					t = ";t=" + strconv.FormatInt(ceilSeconds(q.Reset), 10)
+					v = strconv.AppendInt(append(v, ";w="...), max(ceilSeconds(q.Window), 1), 10)
 				}
-				limit = append(limit, sfString(q.Rule)+";r="+strconv.FormatInt(max(q.Remaining, 0), 10)+t)
 			}
-			add("RateLimit-Policy", strings.Join(policy, ", "))
-			add("RateLimit", strings.Join(limit, ", "))
+			n := len(v)
+			for i, q := range qs {
+				if i > 0 {
+					v = append(v, ", "...)
+				}
+				v = appendSFString(v, q.Rule)
+				v = strconv.AppendInt(append(v, ";r="...), max(q.Remaining, 0), 10)
+				if q.Window > 0 {
+					v = strconv.AppendInt(append(v, ";t="...), ceilSeconds(q.Reset), 10)
+				}
+			}
+			both := string(v)
+			r.header("RateLimit-Policy", both[:n])
+			r.header("RateLimit", both[n:])
 		}
 	}
 	if s.o.xHeaders {
-		hs = append(hs, xHeaders(resp.Statuses)...)
+		for _, h := range xHeaders(resp.Statuses) {
+			r.header(h.Key, h.Value)
+		}
 	}
 	if resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && len(blocked) > 0 {
 		b := decisive(blocked)
 		if !b.Never {
-			add("Retry-After", strconv.FormatInt(ceilSeconds(b.RetryAfter), 10))
+			r.header("Retry-After", strconv.FormatInt(ceilSeconds(b.RetryAfter), 10))
 		}
-		add("Content-Type", "application/problem+json")
+		r.header("Content-Type", "application/problem+json")
 		resp.RawBody = problem(b, blocked)
 	}
-	resp.ResponseHeadersToAdd = hs
 }
 
 // xHeaders returns the X-RateLimit headers of draft 03 as Envoy writes
@@ -163,11 +174,15 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-// sfString returns s as a structured-field String (RFC 9651): bytes outside
-// printable ASCII, and '%', written %XX; '"' and '\' escaped.
+// sfString returns s as a structured-field String (see appendSFString).
 func sfString(s string) string {
+	return string(appendSFString(make([]byte, 0, len(s)+2), s))
+}
+
+// appendSFString appends s as a structured-field String (RFC 9651): bytes
+// outside printable ASCII, and '%', written %XX; '"' and '\' escaped.
+func appendSFString(b []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
-	b := make([]byte, 0, len(s)+2)
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -179,5 +194,5 @@ func sfString(s string) string {
 			b = append(b, c)
 		}
 	}
-	return string(append(b, '"'))
+	return append(b, '"')
 }

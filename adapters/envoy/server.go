@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
@@ -184,8 +185,71 @@ type check struct {
 	leaf     *leaf  // envoy config limit, nil for a rules domain or none
 	resource string // "" when nothing limits the descriptor
 	params   core.Params
-	limit    *rlsv3.RateLimitResponse_RateLimit // of a config limit or override
+	limit    *rlsv3.RateLimitResponse_RateLimit // of an override
 	cost     int64
+	// value and entries are what params points to.
+	value   descriptorValue
+	entries entryParams
+}
+
+// reply is the memory of the answer to a request, allocated at once: the
+// response, what it holds for a request of one descriptor (Envoy's most
+// common; requests of more make their slices), and the scratch of the
+// decisions.
+type reply struct {
+	resp    rlsv3.RateLimitResponse
+	slots   []slot       // by descriptor
+	quotas  []core.Quota // of a decision (core.WithQuotas)
+	blocked *core.BlockedError
+	buf     [192]byte // where params and header values are built
+
+	ptrs1     [1]*rlsv3.RateLimitResponse_DescriptorStatus
+	slots1    [1]slot
+	quotas1   [2]core.Quota
+	admitted1 [1]core.Quota
+	hdrPtrs   [4]*corev3.HeaderValue
+	hdrs      [4]corev3.HeaderValue
+}
+
+// slot is what a reply holds for a descriptor: its status, with the
+// messages the status points to, and its check.
+type slot struct {
+	status rlsv3.RateLimitResponse_DescriptorStatus
+	reset  durationpb.Duration
+	limit  rlsv3.RateLimitResponse_RateLimit
+	check  check
+}
+
+// newReply returns the reply to a request of n descriptors.
+func newReply(n int) *reply {
+	r := &reply{}
+	if n == 1 {
+		r.resp.Statuses, r.slots = r.ptrs1[:], r.slots1[:]
+	} else {
+		r.resp.Statuses, r.slots = make([]*rlsv3.RateLimitResponse_DescriptorStatus, n), make([]slot, n)
+	}
+	r.resp.OverallCode = rlsv3.RateLimitResponse_OK
+	for i := range r.slots {
+		r.slots[i].status.Code = rlsv3.RateLimitResponse_OK
+		r.resp.Statuses[i] = &r.slots[i].status
+	}
+	return r
+}
+
+// header adds a response header.
+func (r *reply) header(k, v string) {
+	hs := r.resp.ResponseHeadersToAdd
+	if hs == nil {
+		hs = r.hdrPtrs[:0]
+	}
+	var h *corev3.HeaderValue
+	if len(hs) < len(r.hdrs) {
+		h = &r.hdrs[len(hs)]
+	} else {
+		h = new(corev3.HeaderValue)
+	}
+	h.Key, h.Value = k, v
+	r.resp.ResponseHeadersToAdd = append(hs, h)
 }
 
 // ShouldRateLimit decides every descriptor of req and answers OVER_LIMIT if
@@ -205,10 +269,10 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		}
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %q: no config file has it", req.Domain)
 	}
-	checks := make([]check, len(req.Descriptors))
+	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
 	for i, d := range req.Descriptors {
-		c := &checks[i]
+		c := &r.slots[i].check
 		if err := validDescriptor(i, d, dom == nil); err != nil {
 			return nil, err
 		}
@@ -230,39 +294,40 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				return nil, err
 			}
 			c.limit = lim
-			c.params = valueParam(req.Domain, d.Entries, nil)
+			c.value.v = string(appendValue(r.buf[:0], req.Domain, d.Entries, nil))
+			c.params = &c.value
 		case dom != nil:
 			l, shares := dom.match(d.Entries)
 			if l == nil {
 				continue
 			}
 			c.leaf = l
-			for _, r := range l.rl.Replaces {
+			for _, name := range l.rl.Replaces {
 				if replaced == nil {
 					replaced = map[string]bool{}
 				}
-				replaced[r] = true
+				replaced[name] = true
 			}
 			if l.resource == "" {
 				continue
 			}
 			c.resource = l.resource
-			c.limit = &rlsv3.RateLimitResponse_RateLimit{Name: l.rl.Name, RequestsPerUnit: l.rl.RequestsPerUnit, Unit: l.rl.Unit.enum()}
 			if l.hotspot {
-				c.params = valueParam("", d.Entries, shares)
+				c.value.v = string(appendValue(r.buf[:0], "", d.Entries, shares))
+				c.params = &c.value
 			}
 		default:
 			c.resource = rulesResource(req.Domain, d.Entries)
-			c.params = entryParams(d.Entries)
+			c.entries = d.Entries
+			c.params = &c.entries
 		}
 	}
-	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(checks))}
-	var admitted []core.Quota
+	resp := &r.resp
+	admitted := r.admitted1[:0]
 	var blocked []*core.BlockedError
-	for i := range checks {
-		c := &checks[i]
-		ds := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
-		resp.Statuses[i] = ds
+	for i := range r.slots {
+		sl := &r.slots[i]
+		c, ds := &sl.check, &sl.status
 		switch {
 		case c.leaf != nil && c.leaf.rl.Unlimited:
 			ds.LimitRemaining = math.MaxUint32
@@ -270,27 +335,24 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		case c.resource == "" || (c.leaf != nil && c.leaf.rl.Name != "" && replaced[c.leaf.rl.Name]):
 			continue
 		}
-		var qs []core.Quota
-		opts := []core.EnterOption{core.WithCount(c.cost), core.WithQuotas(&qs)}
+		r.quotas = r.quotas1[:0]
+		opts := [3]core.EnterOption{core.WithCount(c.cost), core.WithQuotas(&r.quotas)}
+		n := 2
 		if c.params != nil {
-			opts = append(opts, core.WithParams(c.params))
+			opts[2], n = core.WithParams(c.params), 3
 		}
-		e, err := s.g.Enter(ctx, c.resource, opts...)
+		e, err := s.g.Enter(ctx, c.resource, opts[:n]...)
 		e.Exit(nil)
-		var b *core.BlockedError
+		var q core.Quota // of the current limit
 		switch {
 		case err == nil:
-			if len(qs) == 0 { // no rate rule applied
+			if len(r.quotas) == 0 { // no rate rule applied
 				continue
 			}
-			q := closest(qs)
+			q = closest(r.quotas)
 			admitted = append(admitted, q)
 			ds.LimitRemaining = clampU32(q.Remaining)
-			ds.DurationUntilReset = durationpb.New(q.Reset)
-			ds.CurrentLimit = c.limit
-			if ds.CurrentLimit == nil {
-				ds.CurrentLimit = limitOf(q)
-			}
+			ds.DurationUntilReset = setDuration(&sl.reset, q.Reset)
 			if c.leaf != nil {
 				ls := c.leaf.stats
 				ls.totalHits.Add(uint64(c.cost))
@@ -299,7 +361,8 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 					ls.nearLimit.Add(uint64(c.cost))
 				}
 			}
-		case errors.As(err, &b):
+		case errors.As(err, &r.blocked):
+			b := r.blocked
 			if c.leaf != nil {
 				c.leaf.stats.totalHits.Add(uint64(c.cost))
 				c.leaf.stats.overLimit.Add(uint64(c.cost))
@@ -307,19 +370,31 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			blocked = append(blocked, b)
 			ds.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
-			ds.DurationUntilReset = durationpb.New(b.RetryAfter)
-			ds.CurrentLimit = c.limit
-			if ds.CurrentLimit == nil {
-				ds.CurrentLimit = limitOf(core.Quota{Limit: b.Limit, Window: b.Window})
-			}
+			ds.DurationUntilReset = setDuration(&sl.reset, b.RetryAfter)
+			q = core.Quota{Limit: b.Limit, Window: b.Window}
 		case ctx.Err() != nil:
 			return nil, status.FromContextError(ctx.Err()).Err()
 		default:
 			return nil, status.Errorf(codes.Internal, "descriptor %d: %v", i, err)
 		}
+		switch l := &sl.limit; {
+		case c.limit != nil:
+			ds.CurrentLimit = c.limit
+		case c.leaf != nil:
+			l.Name, l.RequestsPerUnit, l.Unit = c.leaf.rl.Name, c.leaf.rl.RequestsPerUnit, c.leaf.rl.Unit.enum()
+			ds.CurrentLimit = l
+		default:
+			ds.CurrentLimit = limitOf(l, q)
+		}
 	}
-	s.addHeaders(resp, admitted, blocked)
+	s.addHeaders(r, admitted, blocked)
 	return resp, nil
+}
+
+// setDuration sets d to x and returns it.
+func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
+	d.Seconds, d.Nanos = int64(x/time.Second), int32(x%time.Second)
+	return d
 }
 
 // allOK is the answer to a request of an unknown domain with
@@ -372,31 +447,51 @@ func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (ov
 
 // enum returns u as the protocol spells it; UNKNOWN for an unknown unit.
 func (u Unit) enum() rlsv3.RateLimitResponse_RateLimit_Unit {
-	return rlsv3.RateLimitResponse_RateLimit_Unit(rlsv3.RateLimitResponse_RateLimit_Unit_value[strings.ToUpper(string(u))])
+	for e := rlsv3.RateLimitResponse_RateLimit_SECOND; e <= rlsv3.RateLimitResponse_RateLimit_YEAR; e++ {
+		if unitOf(e) == u {
+			return e
+		}
+	}
+	return rlsv3.RateLimitResponse_RateLimit_UNKNOWN
 }
 
 // unitOf returns the Unit of e, "" for UNKNOWN or a value outside the enum.
 func unitOf(e rlsv3.RateLimitResponse_RateLimit_Unit) Unit {
-	if u := Unit(strings.ToLower(e.String())); u.Duration() > 0 {
-		return u
+	switch e {
+	case rlsv3.RateLimitResponse_RateLimit_SECOND:
+		return UnitSecond
+	case rlsv3.RateLimitResponse_RateLimit_MINUTE:
+		return UnitMinute
+	case rlsv3.RateLimitResponse_RateLimit_HOUR:
+		return UnitHour
+	case rlsv3.RateLimitResponse_RateLimit_DAY:
+		return UnitDay
+	case rlsv3.RateLimitResponse_RateLimit_WEEK:
+		return UnitWeek
+	case rlsv3.RateLimitResponse_RateLimit_MONTH:
+		return UnitMonth
+	case rlsv3.RateLimitResponse_RateLimit_YEAR:
+		return UnitYear
 	}
 	return ""
 }
 
-// limitOf returns the current_limit of a quota of a sluice rule: its limit
-// per the unit that its window is, else per its window's seconds (unit
-// SECOND with a unit_multiplier); nil for a window of no whole seconds.
-func limitOf(q core.Quota) *rlsv3.RateLimitResponse_RateLimit {
-	rpu := clampU32(q.Limit)
+// limitOf sets l to the current_limit of a quota of a sluice rule and
+// returns it: its limit per the unit that its window is, else per its
+// window's seconds (unit SECOND with a unit_multiplier); nil for a window
+// of no whole seconds.
+func limitOf(l *rlsv3.RateLimitResponse_RateLimit, q core.Quota) *rlsv3.RateLimitResponse_RateLimit {
+	l.Name, l.RequestsPerUnit = q.Rule, clampU32(q.Limit)
 	for e := rlsv3.RateLimitResponse_RateLimit_SECOND; e <= rlsv3.RateLimitResponse_RateLimit_WEEK; e++ {
 		if unitOf(e).Duration() == q.Window {
-			return &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: e}
+			l.Unit = e
+			return l
 		}
 	}
 	if q.Window <= 0 || q.Window%time.Second != 0 || q.Window/time.Second > math.MaxUint32 {
 		return nil
 	}
-	l := &rlsv3.RateLimitResponse_RateLimit{Name: q.Rule, RequestsPerUnit: rpu, Unit: rlsv3.RateLimitResponse_RateLimit_SECOND}
+	l.Unit = rlsv3.RateLimitResponse_RateLimit_SECOND
 	l.UnitMultiplier = wrapperspb.UInt32(uint32(q.Window / time.Second))
 	return l
 }
@@ -435,8 +530,8 @@ func rulesResource(domain string, es []*ratelimitv3.RateLimitDescriptor_Entry) s
 // each entry's value, by its key.
 type entryParams []*ratelimitv3.RateLimitDescriptor_Entry
 
-func (p entryParams) Param(name string, i int) (string, bool) {
-	for _, e := range p {
+func (p *entryParams) Param(name string, i int) (string, bool) {
+	for _, e := range *p {
 		if e.Key == name {
 			if i == 0 {
 				return e.Value, true
@@ -447,24 +542,24 @@ func (p entryParams) Param(name string, i int) (string, bool) {
 	return "", false
 }
 
-// descriptorValue is the Params of a descriptor limited by its entries: the
-// value of descriptorParam.
-type descriptorValue string
+// descriptorValue is the Params of a descriptor limited by its entries: v
+// is the value of descriptorParam (see appendValue).
+type descriptorValue struct{ v string }
 
-func (v descriptorValue) Param(name string, i int) (string, bool) {
+func (v *descriptorValue) Param(name string, i int) (string, bool) {
 	if name != descriptorParam || i != 0 {
 		return "", false
 	}
-	return string(v), true
+	return v.v, true
 }
 
-// valueParam returns the params of a descriptor limited by the entries'
-// values (see appendEntries), after prefix and ':' when prefix is not empty.
-func valueParam(prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry, shares []string) core.Params {
-	var b []byte
+// appendValue appends the value of descriptorParam of a descriptor limited
+// by the entries' values (see appendEntries), after prefix and ':' when
+// prefix is not empty.
+func appendValue(dst []byte, prefix string, es []*ratelimitv3.RateLimitDescriptor_Entry, shares []string) []byte {
 	if prefix != "" {
-		b = appendEscaped(b, prefix)
-		b = append(b, ':')
+		dst = appendEscaped(dst, prefix)
+		dst = append(dst, ':')
 	}
-	return descriptorValue(appendEntries(b, es, shares))
+	return appendEntries(dst, es, shares)
 }

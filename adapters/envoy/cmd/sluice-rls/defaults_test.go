@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,4 +41,20 @@ func TestReadmeFlagDefaults(t *testing.T) {
 		stated[m[1]] = strings.Trim(m[2], "`")
 	}
 	require.Equal(t, got, stated, "README.md's flag table (flag: default)")
+}
+
+// TestGCPercent: sluice-rls runs the garbage collector at gcPercent unless
+// $GOGC is set, which the runtime applies.
+func TestGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	setGC(func(string) string { return "" })
+	require.Equal(t, gcPercent, debug.SetGCPercent(100))
+	setGC(func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	})
+	require.Equal(t, 100, debug.SetGCPercent(100), "$GOGC set: left to the runtime")
 }

@@ -12,7 +12,8 @@
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
 // /healthz, Prometheus metrics at /metrics and the dashboard at
 // /dashboard/. On SIGTERM or SIGINT it reports NOT_SERVING, finishes the
-// calls in flight (for at most -grace) and exits.
+// calls in flight (for at most -grace) and exits. Unless $GOGC is set, it
+// runs Go's garbage collector at GOGC=400 (see gcPercent).
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -47,9 +49,27 @@ import (
 )
 
 func main() {
+	setGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
+}
+
+// gcPercent is the garbage collector's target (GOGC) unless $GOGC sets
+// one. The live heap of sluice-rls is a few megabytes while each call
+// allocates some kilobytes (most in grpc-go), so that at Go's default of
+// 100 the collector runs dozens of times a second under load, and the
+// stacks it shrinks grow again; at 400 the heap stays within five times the
+// live heap (peak RSS 41 MB instead of 30 under rlsbench's load) and a call
+// costs 12-36% less server CPU (see the module's README).
+const gcPercent = 400
+
+// setGC sets the garbage collector's target to gcPercent, unless getenv
+// gives $GOGC.
+func setGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 }
 
 type settings struct {
