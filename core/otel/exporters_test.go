@@ -468,7 +468,8 @@ func dashboardQueries(t *testing.T) []string {
 // collector's classic buckets, its native buckets, or both (native
 // histograms scraped with classic ones kept). promtool 2.42, Debian 12's,
 // reads no native histogram in a unit test: there only the classic case
-// runs.
+// runs, unless SLUICE_REQUIRE_NATIVE_HISTOGRAMS=1 (.ci/run builds a newer
+// promtool) makes that a failure.
 func percentiles(t *testing.T, promtool string, g *core.Guard) {
 	c, err := sluiceprom.NewCollector(g)
 	require.NoError(t, err)
@@ -497,6 +498,8 @@ func percentiles(t *testing.T, promtool string, g *core.Guard) {
 	probe := []input{{`x{}`, "{{schema:0 count:1 sum:1 buckets:[1]}}x1"}}
 	if out, err := promtoolRun(t, promtool, probe, []exprTest{{Expr: "count(x)", EvalTime: "1m", Exp: []sample{{"{}", 1}}}}); err == nil {
 		forms["native"], forms["both"] = nativeBuckets, classicBuckets|nativeBuckets
+	} else if os.Getenv("SLUICE_REQUIRE_NATIVE_HISTOGRAMS") == "1" {
+		t.Fatalf("SLUICE_REQUIRE_NATIVE_HISTOGRAMS=1, but %s reads no native histogram in a test:\n%s", promtool, out)
 	} else {
 		t.Logf("this promtool reads no native histogram in a test; the classic buckets only:\n%s", out)
 	}
