@@ -4,6 +4,7 @@ go 1.26.0
 
 replace (
 	github.com/sluicekit/sluice => ../../../../..
+	github.com/sluicekit/sluice/core/internal/peerbench => ../../../../internal/peerbench
 	github.com/sluicekit/sluice/core/store/redisstore => ../..
 )
 
@@ -11,6 +12,7 @@ require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sluicekit/sluice v0.1.0
+	github.com/sluicekit/sluice/core/internal/peerbench v0.1.0
 	github.com/sluicekit/sluice/core/store/redisstore v0.1.0
 )
 
