@@ -218,7 +218,7 @@ func New(opts ...Option) (*Guard, error) {
 	runtime.AddCleanup(g, (*watch).stop, g.watch)
 	g.system = newSampler(cfg.systemSource, g.clock)
 	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
-	g.history = history.NewRecorder(g.clock)
+	g.history = history.NewRecorder(g.clock, g, (*Guard).historySample)
 	runtime.AddCleanup(g, (*history.Recorder).Close, g.history)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
