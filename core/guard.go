@@ -30,18 +30,12 @@ type Guard struct {
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
-	// blockHooks are called for each block (WithBlockHook); fixed at New.
-	blockHooks []func(context.Context, *BlockedError)
-	// topBlocked is the k of WithTopBlockedValues, 0 without.
-	topBlocked int
-	watch      *watch
+	watch     *watch
 	// system samples the host signals of system rules (see
 	// WithSystemSource).
-	system *system.Sampler
-	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
-	// reports their quotas (WithShadowQuotas); fixed at New.
-	shadowAll, shadowQuotas bool
-	history                 *history.Recorder
+	system  *system.Sampler
+	history *history.Recorder
+	settings
 
 	pools *pools
 
@@ -134,7 +128,20 @@ type binding struct {
 	rejection atomic.Pointer[blockedAlloc]
 }
 
+// settings are the options a Guard reads as New was given them.
+type settings struct {
+	// blockHooks are called for each block (WithBlockHook).
+	blockHooks []func(context.Context, *BlockedError)
+	// topBlocked is the k of WithTopBlockedValues, 0 without.
+	topBlocked int
+	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
+	// reports their quotas (WithShadowQuotas).
+	shadowAll, shadowQuotas bool
+}
+
+// config is what the options of New set.
 type config struct {
+	settings
 	clock        clock.Clock
 	stores       map[string]store.Store
 	storeBackoff time.Duration
@@ -146,11 +153,7 @@ type config struct {
 	logger       *slog.Logger
 	unmatched    time.Duration
 	sources      []ParamSource
-	blockHooks   []func(context.Context, *BlockedError)
 	systemSource SystemSource
-	shadowAll    bool
-	shadowQuotas bool
-	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -199,15 +202,13 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: defaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
-		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
-		topBlocked: cfg.topBlocked}
+	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}

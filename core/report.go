@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -290,17 +289,15 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 			kept[rs.stats] = rs.rule
 		}
 	}
-	var http []routecheck.Rule
+	routes := make([]routecheck.Rule, len(set.rules))
 	for i, rs := range set.rules {
 		if r, ok := kept[rs.stats]; !ok || !reflect.DeepEqual(r, rs.rule) {
 			rs.stats.since.Store(now)
 			rs.stats.warned.Store(false)
 		}
-		if isHTTPResource(rs.rule.Resource) {
-			http = append(http, routecheck.Rule{Index: i, Name: rs.rule.Name, Resource: rs.rule.Resource, Match: rs.pattern.match})
-		}
+		routes[i] = routecheck.Rule{Index: i, Name: rs.rule.Name, Resource: rs.rule.Resource, Match: rs.pattern.match}
 	}
-	w.routes.SetRules(http)
+	w.routes.SetRules(routes)
 	if w.after > 0 {
 		w.worker.Restart(func(ctx context.Context) { w.run(ctx, set) })
 	}
@@ -356,18 +353,3 @@ func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 // segments, a '.' in the first); rules naming gRPC methods or custom names
 // are not checked.
 func (g *Guard) CheckRoutes() { g.watch.routes.Check() }
-
-// isHTTPResource reports whether res, a rule's resource in canonical form,
-// names HTTP routes (see Guard.CheckRoutes).
-func isHTTPResource(res string) bool {
-	if strings.HasPrefix(res, "/") {
-		first, rest, _ := strings.Cut(res[1:], "/")
-		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
-	}
-	m, tmpl, ok := strings.Cut(res, " ")
-	if !ok || !strings.HasPrefix(tmpl, "/") {
-		return false
-	}
-	_, isMethod := canonicalMethod(m)
-	return isMethod
-}

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
-// Rule is an HTTP rule of the rule set in force: its index in the set, its
-// name and resource, and whether it matches a resource name.
+// Rule is a rule of the rule set in force: its index in the set, its name
+// and resource (in canonical form), and whether it matches a resource name.
 type Rule struct {
 	Index          int
 	Name, Resource string
@@ -19,14 +20,16 @@ type Rule struct {
 }
 
 // Checker checks the HTTP rules in force against the routes a service
-// serves. It is safe for concurrent use.
+// serves: those whose resource is "METHOD TEMPLATE", or a template that is
+// not a gRPC full method ("/pkg.Service/Method": two segments, a '.' in the
+// first). It is safe for concurrent use.
 type Checker struct {
 	log     *slog.Logger
 	methods []string // the methods a route without one serves
 	most    int      // the rules a record lists
 
 	mu     sync.Mutex // guards the fields below
-	rules  []Rule     // in force
+	rules  []Rule     // the HTTP rules in force
 	routes map[string]bool
 	// checking is set once Check was called: SetRules checks then.
 	checking bool
@@ -35,7 +38,8 @@ type Checker struct {
 }
 
 // New returns a Checker that logs to log, listing up to most rules a
-// record; a route without a method serves each of methods.
+// record; methods are those of resource names, and a route without a method
+// serves each of them.
 func New(log *slog.Logger, methods []string, most int) *Checker {
 	return &Checker{log: log, methods: methods, most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
 }
@@ -61,9 +65,10 @@ func (c *Checker) Check() {
 	c.check()
 }
 
-// SetRules replaces the rules in force, which are checked afresh: at once
-// once Check was called.
+// SetRules replaces the rules in force, whose HTTP rules are checked
+// afresh: at once once Check was called.
 func (c *Checker) SetRules(rules []Rule) {
+	rules = slices.DeleteFunc(slices.Clone(rules), func(r Rule) bool { return !c.isHTTP(r.Resource) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rules, c.unrouted = rules, map[string]bool{}
@@ -115,4 +120,15 @@ func (c *Checker) routed(match func(string) bool) bool {
 		}
 	}
 	return false
+}
+
+// isHTTP reports whether res, a resource in canonical form, names HTTP
+// routes.
+func (c *Checker) isHTTP(res string) bool {
+	if strings.HasPrefix(res, "/") {
+		first, rest, _ := strings.Cut(res[1:], "/")
+		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
+	}
+	m, tmpl, ok := strings.Cut(res, " ")
+	return ok && strings.HasPrefix(tmpl, "/") && (m == "*" || slices.Contains(c.methods, m))
 }
