@@ -275,7 +275,7 @@ type watch struct {
 }
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, resourceMethods[:], maxLoggedResources)}
+	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedResources)}
 }
 
 // rulesSet is called by SetRules once set replaced prev (nil at New): it

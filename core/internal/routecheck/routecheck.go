@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sluicekit/sluice/core/internal/resname"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
@@ -19,13 +20,11 @@ type Rule struct {
 	Match          func(name string) bool
 }
 
-// Checker checks the HTTP rules in force against the routes a service
-// serves: those whose resource is "METHOD TEMPLATE", or a template that is
-// not a gRPC full method ("/pkg.Service/Method": two segments, a '.' in the
-// first). It is safe for concurrent use.
+// Checker checks the HTTP rules in force (see resname.IsHTTP) against the
+// routes a service serves. It is safe for concurrent use.
 type Checker struct {
 	log     *slog.Logger
-	methods []string // the methods a route without one serves
+	methods []string // the methods a route without one serves: all
 	most    int      // the rules a record lists
 
 	mu     sync.Mutex // guards the fields below
@@ -38,10 +37,9 @@ type Checker struct {
 }
 
 // New returns a Checker that logs to log, listing up to most rules a
-// record; methods are those of resource names, and a route without a method
-// serves each of them.
-func New(log *slog.Logger, methods []string, most int) *Checker {
-	return &Checker{log: log, methods: methods, most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
+// record.
+func New(log *slog.Logger, most int) *Checker {
+	return &Checker{log: log, methods: resname.Methods(), most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
 }
 
 // Add adds routes, as resource names ("GET /items/{id}", or a template
@@ -68,7 +66,7 @@ func (c *Checker) Check() {
 // SetRules replaces the rules in force, whose HTTP rules are checked
 // afresh: at once once Check was called.
 func (c *Checker) SetRules(rules []Rule) {
-	rules = slices.DeleteFunc(slices.Clone(rules), func(r Rule) bool { return !c.isHTTP(r.Resource) })
+	rules = slices.DeleteFunc(slices.Clone(rules), func(r Rule) bool { return !resname.IsHTTP(r.Resource) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rules, c.unrouted = rules, map[string]bool{}
@@ -120,15 +118,4 @@ func (c *Checker) routed(match func(string) bool) bool {
 		}
 	}
 	return false
-}
-
-// isHTTP reports whether res, a resource in canonical form, names HTTP
-// routes.
-func (c *Checker) isHTTP(res string) bool {
-	if strings.HasPrefix(res, "/") {
-		first, rest, _ := strings.Cut(res[1:], "/")
-		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
-	}
-	m, tmpl, ok := strings.Cut(res, " ")
-	return ok && strings.HasPrefix(tmpl, "/") && (m == "*" || slices.Contains(c.methods, m))
 }
