@@ -93,11 +93,9 @@ const (
 // counts of the seconds between two samples are shared evenly between
 // them. Its memory is fixed: a ring per resource and per rule.
 type Recorder struct {
-	clock   clock.Clock
-	take    func() (Sample, bool) // false once the source is gone
-	seconds int
-	limit   int   // resources with a ring of their own
-	slab    *Slab // of the resources' rings; guarded by mu
+	clock clock.Clock
+	take  func() (Sample, bool) // false once the source is gone
+	slab  *Slab                 // of the resources' rings; guarded by mu
 
 	worker worker.Worker
 
@@ -134,7 +132,7 @@ type ruleTrack struct {
 func NewRecorder[T any](c clock.Clock, src *T, sample func(*T) Sample) *Recorder {
 	w := weak.Make(src)
 	slab, _ := NewSlab(Seconds, resCols) // constants: cannot fail
-	return &Recorder{clock: c, seconds: Seconds, limit: Resources, slab: slab,
+	return &Recorder{clock: c, slab: slab,
 		res: map[string]*resTrack{}, rules: map[RuleID]*ruleTrack{},
 		take: func() (Sample, bool) {
 			if p := w.Value(); p != nil {
@@ -255,7 +253,7 @@ func (h *Recorder) track(name string, k int64, overflow bool, cur [resCounters]i
 		if k == 0 {
 			tr.prev = cur // the baseline: counted before recording
 		}
-		if !overflow && h.own < h.limit {
+		if !overflow && h.own < Resources {
 			tr.ring = h.slab.Ring()
 			h.own++
 		}
@@ -297,7 +295,7 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 		tr = nil // a new rule of that ID: its totals started again
 	}
 	if tr == nil {
-		ring, _ := New(h.seconds, ruleCols) // seconds >= 1: cannot fail
+		ring, _ := New(Seconds, ruleCols) // constants: cannot fail
 		tr = &ruleTrack{ring: ring}
 		h.rules[r.ID] = tr
 	}
@@ -316,12 +314,12 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 }
 
 // put records vals in r for the k seconds ending at second sec, the last
-// h.seconds of them.
+// Seconds of them.
 func (h *Recorder) put(r *Ring, sec, k int64, vals []float32) {
 	if _, last := r.Held(); last >= sec {
 		return
 	}
-	for s := max(sec-k+1, sec-int64(h.seconds)+1); s <= sec; s++ {
+	for s := max(sec-k+1, sec-Seconds+1); s <= sec; s++ {
 		r.Put(s, vals)
 	}
 }
