@@ -162,14 +162,10 @@ func (rp *reporter) run(ctx context.Context) {
 		case r := <-rp.queue:
 			rp.deliver(r)
 		case <-ctx.Done():
-			for {
-				select {
-				case r := <-rp.queue:
-					rp.deliver(r)
-				default:
-					return
-				}
+			for len(rp.queue) > 0 { // run alone receives
+				rp.deliver(<-rp.queue)
 			}
+			return
 		}
 	}
 }

@@ -120,10 +120,9 @@ type resTrack struct {
 // ruleTrack is the history of a rule: its totals at the last sample
 // (blocked, shadowed, evaluated), and the second it was last seen at.
 type ruleTrack struct {
-	ring    *Ring
-	prev    [3]int64
-	seen    int64
-	written bool
+	ring *Ring
+	prev [3]int64
+	seen int64
 }
 
 // NewRecorder returns a Recorder of the samples sample takes of src, whose
@@ -299,16 +298,12 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 		tr = &ruleTrack{ring: ring}
 		h.rules[r.ID] = tr
 	}
-	if k == 0 && !tr.written {
-		tr.prev = cur
-	}
 	if k > 0 {
 		var vals [ruleCols]float32
 		vals[colBlocked], vals[colShadowed] = share(cur[0]-tr.prev[0], k), share(cur[1]-tr.prev[1], k)
 		vals[colEvaluated] = share(cur[2]-tr.prev[2], k)
 		vals[colLimit], vals[colUse] = float32(r.Limit), float32(r.Use)
 		h.put(tr.ring, sec, k, vals[:])
-		tr.written = true
 	}
 	tr.prev, tr.seen = cur, sec
 }
