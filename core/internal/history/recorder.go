@@ -126,8 +126,8 @@ type ruleTrack struct {
 }
 
 // NewRecorder returns a Recorder of the samples sample takes of src, whose
-// goroutine sleeps on c. It holds src weakly: once src is collected, the
-// goroutine ends and Record records nothing.
+// goroutine sleeps on c. It holds src weakly: once src is collected,
+// Record records nothing and the goroutine ends at its next second.
 func NewRecorder[T any](c clock.Clock, src *T, sample func(*T) Sample) *Recorder {
 	w := weak.Make(src)
 	slab, _ := NewSlab(Seconds, resCols) // constants: cannot fail
