@@ -24,5 +24,13 @@ func RTBound(i int) float64 { return rthist.Bound(i) }
 // bounds[j-1] and at most bounds[j], and the last count those over the
 // last bound. Both slices are new.
 func (h *RTHistogram) Explicit() (bounds []float64, counts []uint64) {
-	return rthist.Explicit((*[rthist.Buckets]int64)(h))
+	bounds = make([]float64, 0, rtBuckets/2-1)
+	counts = make([]uint64, rtBuckets/2)
+	for i, n := range h {
+		counts[len(bounds)] += uint64(max(n, 0))
+		if i%2 == 0 && i > 0 && i < rtBuckets-1 {
+			bounds = append(bounds, RTBound(i))
+		}
+	}
+	return bounds, counts
 }

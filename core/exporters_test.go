@@ -26,4 +26,14 @@ func TestRTHistogramExplicit(t *testing.T) {
 	assert.Equal(t, []uint64{3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8}, counts)
 	assert.Equal(t, math.Ldexp(1, -17), core.RTBound(0))
 	assert.True(t, math.IsInf(core.RTBound(len(h)-1), 1))
+	// Bucket j of the explicit form holds h's buckets 2j-1 and 2j (0 to 2
+	// for the first, 23 alone for the last), and each bound is h's.
+	for i := range h {
+		h[i] = int64(i + 1)
+	}
+	bounds, counts = h.Explicit()
+	assert.Equal(t, []uint64{1 + 2 + 3, 4 + 5, 6 + 7, 8 + 9, 10 + 11, 12 + 13, 14 + 15, 16 + 17, 18 + 19, 20 + 21, 22 + 23, 24}, counts)
+	for j, b := range bounds {
+		assert.Equal(t, core.RTBound(2*j+2), b)
+	}
 }

@@ -29,25 +29,35 @@ type Guard struct {
 	*clocks   // its rule sets share it (see clocks)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
-	reporter  *reporter
-	// blockHooks are called for each block (WithBlockHook); fixed at New.
-	blockHooks []func(context.Context, *BlockedError)
-	// topBlocked is the k of WithTopBlockedValues, 0 without.
-	topBlocked int
-	watch      *watch
-	// system samples the host signals of system rules (see
-	// WithSystemSource).
-	system *system.Sampler
-	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
-	// reports their quotas (WithShadowQuotas); fixed at New.
-	shadowAll, shadowQuotas bool
-	history                 *history.Recorder
+	*owned
+	settings
 
 	pools *pools
 
 	mu      sync.Mutex // serializes SetRules and AddParamSource
 	rules   atomic.Pointer[ruleSet]
 	sources []ParamSource // of the rules' params (see ParamSource); written under mu
+}
+
+// owned are the parts of a Guard that run its goroutines, each on a
+// worker of its own (see package worker), which Close stops, or the
+// runtime once the Guard is collected: none of them refers to the Guard.
+type owned struct {
+	reporter *reporter
+	watch    *watch
+	// system samples the host signals of system rules (see
+	// WithSystemSource).
+	system  *system.Sampler
+	history *history.Recorder
+}
+
+// stop stops the goroutines and waits for them, the reporter's last, so
+// that it delivers what the others sent.
+func (o *owned) stop() {
+	o.watch.stop()
+	o.system.Stop()
+	o.history.Close()
+	o.reporter.stop()
 }
 
 // pools are the Guard's pools of what requests need for a while. They are
@@ -134,7 +144,20 @@ type binding struct {
 	rejection atomic.Pointer[blockedAlloc]
 }
 
+// settings are the options a Guard reads as New was given them.
+type settings struct {
+	// blockHooks are called for each block (WithBlockHook).
+	blockHooks []func(context.Context, *BlockedError)
+	// topBlocked is the k of WithTopBlockedValues, 0 without.
+	topBlocked int
+	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
+	// reports their quotas (WithShadowQuotas).
+	shadowAll, shadowQuotas bool
+}
+
+// config is what the options of New set.
 type config struct {
+	settings
 	clock        clock.Clock
 	stores       map[string]store.Store
 	storeBackoff time.Duration
@@ -146,11 +169,7 @@ type config struct {
 	logger       *slog.Logger
 	unmatched    time.Duration
 	sources      []ParamSource
-	blockHooks   []func(context.Context, *BlockedError)
 	systemSource SystemSource
-	shadowAll    bool
-	shadowQuotas bool
-	topBlocked   int
 }
 
 // Option configures a Guard made by New.
@@ -199,27 +218,21 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: defaultMaxResources, storeBackoff: defaultStoreBackoff, unmatched: defaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter}
 	for _, o := range opts {
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
-		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
-		topBlocked: cfg.topBlocked}
+	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
 	g.sys, _ = g.clock.(*sysclock.System)
-	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
-	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
+	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
+		system: newSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
-	runtime.AddCleanup(g, (*watch).stop, g.watch)
-	g.system = newSampler(cfg.systemSource, g.clock)
-	runtime.AddCleanup(g, (*system.Sampler).Stop, g.system)
-	g.history = history.NewRecorder(g.clock)
-	runtime.AddCleanup(g, (*history.Recorder).Close, g.history)
+	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
 	}
@@ -231,20 +244,18 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// Close stops the goroutines of the Guard: the one that samples the host
-// signals of system rules (see Signal; their readings stay as they were),
-// the one that records its history (see History) and the one that calls
-// breaker listeners and logs (see WithBreakerListener), after it delivered
-// what was queued. The Guard stays usable: after Close, breaker changes are
-// no longer reported, and the history records a second only when History
-// is called. A Guard that becomes
-// unreachable without Close stops the goroutines when it is collected.
-// Close is idempotent and returns nil.
+// Close stops the goroutines of the Guard: the one that warns about rules
+// that match no request (see WithUnmatchedAfter), the one that samples the
+// host signals of system rules (see Signal; their readings stay as they
+// were), the one that records its history (see History) and the one that
+// calls breaker listeners and logs (see WithBreakerListener), after it
+// delivered what was queued. The Guard stays usable: after Close, breaker
+// changes are no longer reported, and the history records a second only
+// when History is called. A Guard that becomes unreachable without Close
+// stops the goroutines when it is collected. Close is idempotent and
+// returns nil.
 func (g *Guard) Close() error {
-	g.watch.stop()
-	g.system.Stop()
-	g.history.Close()
-	g.reporter.stop()
+	g.owned.stop()
 	return nil
 }
 

@@ -3,7 +3,6 @@ package core
 import (
 	"math"
 	"time"
-	"weak"
 
 	"github.com/sluicekit/sluice/core/internal/history"
 )
@@ -54,34 +53,16 @@ type RuleHistory struct {
 // per rule, for up to 1000 resources (those first seen); the requests to
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
-	wg := weak.Make(g) // the goroutine does not keep g from being collected
-	g.history.Start(func() (func() history.Sample, bool) {
-		if g := wg.Value(); g != nil {
-			return g.historySample, true
-		}
-		return nil, false
-	})
-	g.history.Record(g.clock.Now(), g.historySample)
-	r := g.history.Read(after)
+	r := g.history.History(after)
 	out := History{End: r.End}
-	if len(r.Resources) > 0 {
-		out.Resources = make([]ResourceHistory, len(r.Resources))
-		for i, rs := range r.Resources {
-			out.Resources[i] = ResourceHistory(rs)
-		}
+	for _, rs := range r.Resources {
+		out.Resources = append(out.Resources, ResourceHistory(rs))
 	}
-	if len(r.Rules) > 0 {
-		out.Rules = make([]RuleHistory, len(r.Rules))
-		for i, rs := range r.Rules {
-			out.Rules[i] = RuleHistory(rs)
-		}
+	for _, rs := range r.Rules {
+		out.Rules = append(out.Rules, RuleHistory(rs))
 	}
 	return out
 }
-
-// historyRule is the ID of a rule in the history: a rule keeps its counts
-// across SetRules while these are unchanged (see SetRules).
-type historyRule struct{ name, kind, resource, param string }
 
 // historySample returns what the history records of a Snapshot of g.
 func (g *Guard) historySample() history.Sample {
@@ -107,8 +88,8 @@ func (g *Guard) historySample() history.Sample {
 		case r.Kind == KindBreaker || r.Kind == KindSystem:
 			limit = math.NaN()
 		}
-		out.Rules = append(out.Rules, history.Rule{ID: historyRule{r.Name, string(r.Kind), r.Resource, r.Param},
-			Name: r.Name, Blocked: rs.BlockedTotal, Shadowed: rs.ShadowedTotal, Evaluated: rs.Evaluated, Limit: limit, Use: use})
+		out.Rules = append(out.Rules, history.Rule{ID: history.RuleID{Name: r.Name, Kind: string(r.Kind), Resource: r.Resource, Param: r.Param},
+			Blocked: rs.BlockedTotal, Shadowed: rs.ShadowedTotal, Evaluated: rs.Evaluated, Limit: limit, Use: use})
 	}
 	return out
 }

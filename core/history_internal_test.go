@@ -61,7 +61,7 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	assert.Error(t, fc.WaitForSleepers(expired, 1), "the goroutine sleeps on timers, not on the Guard's clock")
 
 	require.NoError(t, g.Close())
-	assert.False(t, h.Start(func() (func() history.Sample, bool) { return nil, false }), "closed")
+	assert.False(t, h.Start(), "closed")
 	h.Wait() // returns: stopped
 	fc.Advance(time.Second)
 	g.History(0)

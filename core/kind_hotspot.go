@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/sluicekit/sluice/core/internal/history"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/topk"
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
@@ -15,12 +15,12 @@ type hotspotKind struct {
 	l *hotspot.Limiter
 	// top counts the values blocked most, a sketch per CPU stripe (see
 	// WithTopBlockedValues); nil without.
-	top []*history.TopK
+	top []*topk.Sketch
 }
 
 func newHotspotKind(r Rule, prev limiter, topBlocked int) (limiter, traits, error) {
 	var p *hotspot.Limiter
-	var top []*history.TopK
+	var top []*topk.Sketch
 	if k, ok := prev.(*hotspotKind); ok {
 		p, top = k.l, k.top
 	}
@@ -29,9 +29,9 @@ func newHotspotKind(r Rule, prev limiter, topBlocked int) (limiter, traits, erro
 		return nil, traits{}, err
 	}
 	if top == nil && topBlocked > 0 {
-		top = make([]*history.TopK, stripe.Count())
+		top = make([]*topk.Sketch, stripe.Count())
 		for i := range top {
-			top[i], _ = history.NewTopK(topBlocked) // validated by the option
+			top[i], _ = topk.New(topBlocked) // validated by the option
 		}
 	}
 	alg := l.Config().Algorithm
@@ -105,12 +105,12 @@ func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 	if k.top == nil {
 		return
 	}
-	var all []history.Count
+	var all []topk.Count
 	for _, t := range k.top {
 		all = t.Top(all)
 	}
 	out.TopBlocked = []BlockedValue{}
-	for _, c := range history.Merge(all, k.top[0].K()) {
+	for _, c := range topk.Merge(all, k.top[0].K()) {
 		v := c.Value
 		if v == missingValue {
 			v = ""

@@ -105,11 +105,7 @@ func (g *Guard) AddParamSource(s ParamSource) error {
 		}
 	}
 	sources := append(slices.Clip(g.sources), s)
-	var rules []Rule
-	for _, rs := range g.rules.Load().rules {
-		rules = append(rules, rs.rule)
-	}
-	if problems := paramSourceProblems(rules, sources); len(problems) > 0 {
+	if problems := paramSourceProblems(g.Rules(), sources); len(problems) > 0 {
 		return &RulesError{Problems: problems}
 	}
 	g.sources = sources

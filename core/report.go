@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -163,14 +162,10 @@ func (rp *reporter) run(ctx context.Context) {
 		case r := <-rp.queue:
 			rp.deliver(r)
 		case <-ctx.Done():
-			for {
-				select {
-				case r := <-rp.queue:
-					rp.deliver(r)
-				default:
-					return
-				}
+			for len(rp.queue) > 0 { // run alone receives
+				rp.deliver(<-rp.queue)
 			}
+			return
 		}
 	}
 }
@@ -276,7 +271,7 @@ type watch struct {
 }
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, resourceMethods[:], maxLoggedResources)}
+	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedResources)}
 }
 
 // rulesSet is called by SetRules once set replaced prev (nil at New): it
@@ -290,17 +285,15 @@ func (w *watch) rulesSet(prev, set *ruleSet) {
 			kept[rs.stats] = rs.rule
 		}
 	}
-	var http []routecheck.Rule
+	routes := make([]routecheck.Rule, len(set.rules))
 	for i, rs := range set.rules {
 		if r, ok := kept[rs.stats]; !ok || !reflect.DeepEqual(r, rs.rule) {
 			rs.stats.since.Store(now)
 			rs.stats.warned.Store(false)
 		}
-		if isHTTPResource(rs.rule.Resource) {
-			http = append(http, routecheck.Rule{Index: i, Name: rs.rule.Name, Resource: rs.rule.Resource, Match: rs.pattern.match})
-		}
+		routes[i] = routecheck.Rule{Index: i, Name: rs.rule.Name, Resource: rs.rule.Resource, Match: rs.pattern.match}
 	}
-	w.routes.SetRules(http)
+	w.routes.SetRules(routes)
 	if w.after > 0 {
 		w.worker.Restart(func(ctx context.Context) { w.run(ctx, set) })
 	}
@@ -356,18 +349,3 @@ func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 // segments, a '.' in the first); rules naming gRPC methods or custom names
 // are not checked.
 func (g *Guard) CheckRoutes() { g.watch.routes.Check() }
-
-// isHTTPResource reports whether res, a rule's resource in canonical form,
-// names HTTP routes (see Guard.CheckRoutes).
-func isHTTPResource(res string) bool {
-	if strings.HasPrefix(res, "/") {
-		first, rest, _ := strings.Cut(res[1:], "/")
-		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
-	}
-	m, tmpl, ok := strings.Cut(res, " ")
-	if !ok || !strings.HasPrefix(tmpl, "/") {
-		return false
-	}
-	_, isMethod := canonicalMethod(m)
-	return isMethod
-}

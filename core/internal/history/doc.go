@@ -6,7 +6,6 @@
 // and 12 kB per rule for 10 minutes, as
 // `go test -run TestHistoryMemoryIsBounded -v ./core/` measures. A sample
 // of 1000 resources and 10 rules takes about 2 ms and allocates 1.9 MB,
-// once a second (`go test -run x -bench HistorySample ./core/`). It also
-// holds the top-k sketch of hotspot rules (TopK) and the quantiles of
-// response-time histograms (Quantile).
+// once a second (`go test -run x -bench HistorySample ./core/`). Quantile
+// gives the percentiles of response-time histograms.
 package history

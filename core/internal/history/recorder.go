@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rthist"
@@ -32,15 +33,17 @@ type Resource struct {
 }
 
 // Rule is a rule's totals (see core.RuleStats) and its limit and use at the
-// sample's time, NaN when it has none. ID is comparable and the same in
-// every sample while the rule keeps its totals: a rule whose totals go down
-// is taken for a new one, whose history starts anew.
+// sample's time, NaN when it has none. A rule whose totals go down is taken
+// for a new one of its ID, whose history starts anew.
 type Rule struct {
-	ID                           any
-	Name                         string
+	ID                           RuleID
 	Blocked, Shadowed, Evaluated int64
 	Limit, Use                   float64
 }
+
+// RuleID is what a rule keeps its history by: a Guard keeps its totals
+// across SetRules while these are unchanged (see core.Guard.SetRules).
+type RuleID struct{ Name, Kind, Resource, Param string }
 
 // Read is the history of the seconds that ended after a time: each series
 // ends at the second that ended at End (see core.History).
@@ -90,10 +93,9 @@ const (
 // counts of the seconds between two samples are shared evenly between
 // them. Its memory is fixed: a ring per resource and per rule.
 type Recorder struct {
-	clock   clock.Clock
-	seconds int
-	limit   int   // resources with a ring of their own
-	slab    *Slab // of the resources' rings; guarded by mu
+	clock clock.Clock
+	take  func() (Sample, bool) // false once the source is gone
+	slab  *Slab                 // of the resources' rings; guarded by mu
 
 	worker worker.Worker
 
@@ -102,9 +104,9 @@ type Recorder struct {
 	last     int64      // the second of the last sample
 	res      map[string]*resTrack
 	overflow string // the overflow's name, in res
-	rules    map[any]*ruleTrack
-	order    []any // the rules of the last sample
-	own      int   // resources with a ring of their own
+	rules    map[RuleID]*ruleTrack
+	order    []RuleID // the rules of the last sample
+	own      int      // resources with a ring of their own
 }
 
 // resTrack is the history of a resource: its ring, nil when it counts in
@@ -118,34 +120,44 @@ type resTrack struct {
 // ruleTrack is the history of a rule: its totals at the last sample
 // (blocked, shadowed, evaluated), and the second it was last seen at.
 type ruleTrack struct {
-	name    string
-	ring    *Ring
-	prev    [3]int64
-	seen    int64
-	written bool
+	ring *Ring
+	prev [3]int64
+	seen int64
 }
 
-// NewRecorder returns a Recorder whose goroutine sleeps on c.
-func NewRecorder(c clock.Clock) *Recorder {
+// NewRecorder returns a Recorder of the samples sample takes of src, whose
+// goroutine sleeps on c. It holds src weakly: once src is collected,
+// Record records nothing and the goroutine ends at its next second.
+func NewRecorder[T any](c clock.Clock, src *T, sample func(*T) Sample) *Recorder {
+	w := weak.Make(src)
 	slab, _ := NewSlab(Seconds, resCols) // constants: cannot fail
-	return &Recorder{clock: c, seconds: Seconds, limit: Resources, slab: slab,
-		res: map[string]*resTrack{}, rules: map[any]*ruleTrack{}}
+	return &Recorder{clock: c, slab: slab,
+		res: map[string]*resTrack{}, rules: map[RuleID]*ruleTrack{},
+		take: func() (Sample, bool) {
+			if p := w.Value(); p != nil {
+				return sample(p), true
+			}
+			return Sample{}, false
+		}}
+}
+
+// History starts the goroutine, records the second of now unless it was,
+// and returns the history of the seconds that ended after after: what
+// core.Guard.History returns.
+func (h *Recorder) History(after time.Duration) Read {
+	h.Start()
+	h.Record(h.clock.Now())
+	return h.Read(after)
 }
 
 // Start starts the goroutine unless it runs or the Recorder was closed,
-// and reports whether it started it. At every second of the clock it asks
-// source for the function that takes a sample, and records one; it ends
-// at Close, or when source reports false (gone).
-func (h *Recorder) Start(source func() (take func() Sample, ok bool)) bool {
+// and reports whether it started it. It records a sample at every second
+// of the clock until Close, or until the source is gone.
+func (h *Recorder) Start() bool {
 	return h.worker.Go(func(ctx context.Context) {
 		for {
 			now := h.clock.Now()
-			take, ok := source()
-			if !ok {
-				return
-			}
-			h.Record(now, take)
-			if !worker.Sleep(ctx, h.clock, time.Second-now%time.Second) {
+			if !h.Record(now) || !worker.Sleep(ctx, h.clock, time.Second-now%time.Second) {
 				return
 			}
 		}
@@ -160,9 +172,10 @@ func (h *Recorder) Close() { h.worker.Close() }
 func (h *Recorder) Wait() { h.worker.Wait() }
 
 // Record records the seconds that ended since the last sample, up to now,
-// from a sample take takes, unless the second of now was recorded (take is
-// not called then). The first sample only reads the totals.
-func (h *Recorder) Record(now time.Duration, take func() Sample) {
+// from a sample of the source, unless the second of now was recorded (no
+// sample is taken then). The first sample only reads the totals. It
+// reports false when the source is gone.
+func (h *Recorder) Record(now time.Duration) bool {
 	sec := int64(now / time.Second)
 	if now < 0 && now%time.Second != 0 {
 		sec--
@@ -170,9 +183,12 @@ func (h *Recorder) Record(now time.Duration, take func() Sample) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sampled && sec <= h.last {
-		return
+		return true
 	}
-	s := take()
+	s, ok := h.take()
+	if !ok {
+		return false
+	}
 	k := sec - h.last // seconds to record
 	if !h.sampled {
 		k = 0
@@ -215,6 +231,7 @@ func (h *Recorder) Record(now time.Duration, take func() Sample) {
 			delete(h.rules, id)
 		}
 	}
+	return true
 }
 
 // counters returns r's totals as a resTrack counts them.
@@ -235,7 +252,7 @@ func (h *Recorder) track(name string, k int64, overflow bool, cur [resCounters]i
 		if k == 0 {
 			tr.prev = cur // the baseline: counted before recording
 		}
-		if !overflow && h.own < h.limit {
+		if !overflow && h.own < Resources {
 			tr.ring = h.slab.Ring()
 			h.own++
 		}
@@ -277,13 +294,9 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 		tr = nil // a new rule of that ID: its totals started again
 	}
 	if tr == nil {
-		ring, _ := New(h.seconds, ruleCols) // seconds >= 1: cannot fail
+		ring, _ := New(Seconds, ruleCols) // constants: cannot fail
 		tr = &ruleTrack{ring: ring}
 		h.rules[r.ID] = tr
-	}
-	tr.name = r.Name
-	if k == 0 && !tr.written {
-		tr.prev = cur
 	}
 	if k > 0 {
 		var vals [ruleCols]float32
@@ -291,18 +304,17 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 		vals[colEvaluated] = share(cur[2]-tr.prev[2], k)
 		vals[colLimit], vals[colUse] = float32(r.Limit), float32(r.Use)
 		h.put(tr.ring, sec, k, vals[:])
-		tr.written = true
 	}
 	tr.prev, tr.seen = cur, sec
 }
 
 // put records vals in r for the k seconds ending at second sec, the last
-// h.seconds of them.
+// Seconds of them.
 func (h *Recorder) put(r *Ring, sec, k int64, vals []float32) {
 	if _, last := r.Held(); last >= sec {
 		return
 	}
-	for s := max(sec-k+1, sec-int64(h.seconds)+1); s <= sec; s++ {
+	for s := max(sec-k+1, sec-Seconds+1); s <= sec; s++ {
 		r.Put(s, vals)
 	}
 }
@@ -360,7 +372,7 @@ func (h *Recorder) Read(after time.Duration) Read {
 	out.Rules = make([]RuleSeries, 0, len(h.order))
 	for _, id := range h.order {
 		tr := h.rules[id]
-		out.Rules = append(out.Rules, RuleSeries{Rule: tr.name,
+		out.Rules = append(out.Rules, RuleSeries{Rule: id.Name,
 			Blocked: tr.ring.Column(nil, colBlocked, from), Shadowed: tr.ring.Column(nil, colShadowed, from),
 			Evaluated: tr.ring.Column(nil, colEvaluated, from),
 			Limit:     tr.ring.Column(nil, colLimit, from), Use: tr.ring.Column(nil, colUse, from)})

@@ -16,7 +16,7 @@ func ExampleChecker() {
 			}
 			return a
 		}}))
-	c := routecheck.New(log, []string{"GET", "POST"}, 20)
+	c := routecheck.New(log, 20)
 	exact := func(route string) func(string) bool { return func(name string) bool { return name == route } }
 	c.SetRules([]routecheck.Rule{
 		{Index: 0, Name: "items", Resource: "GET /items", Match: exact("GET /items")},

@@ -4,29 +4,31 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/sluicekit/sluice/core/internal/resname"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
-// Rule is an HTTP rule of the rule set in force: its index in the set, its
-// name and resource, and whether it matches a resource name.
+// Rule is a rule of the rule set in force: its index in the set, its name
+// and resource (in canonical form), and whether it matches a resource name.
 type Rule struct {
 	Index          int
 	Name, Resource string
 	Match          func(name string) bool
 }
 
-// Checker checks the HTTP rules in force against the routes a service
-// serves. It is safe for concurrent use.
+// Checker checks the HTTP rules in force (see resname.IsHTTP) against the
+// routes a service serves. It is safe for concurrent use.
 type Checker struct {
 	log     *slog.Logger
-	methods []string // the methods a route without one serves
+	methods []string // the methods a route without one serves: all
 	most    int      // the rules a record lists
 
 	mu     sync.Mutex // guards the fields below
-	rules  []Rule     // in force
+	rules  []Rule     // the HTTP rules in force
 	routes map[string]bool
 	// checking is set once Check was called: SetRules checks then.
 	checking bool
@@ -35,9 +37,9 @@ type Checker struct {
 }
 
 // New returns a Checker that logs to log, listing up to most rules a
-// record; a route without a method serves each of methods.
-func New(log *slog.Logger, methods []string, most int) *Checker {
-	return &Checker{log: log, methods: methods, most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
+// record.
+func New(log *slog.Logger, most int) *Checker {
+	return &Checker{log: log, methods: resname.Methods(), most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
 }
 
 // Add adds routes, as resource names ("GET /items/{id}", or a template
@@ -61,9 +63,10 @@ func (c *Checker) Check() {
 	c.check()
 }
 
-// SetRules replaces the rules in force, which are checked afresh: at once
-// once Check was called.
+// SetRules replaces the rules in force, whose HTTP rules are checked
+// afresh: at once once Check was called.
 func (c *Checker) SetRules(rules []Rule) {
+	rules = slices.DeleteFunc(slices.Clone(rules), func(r Rule) bool { return !resname.IsHTTP(r.Resource) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rules, c.unrouted = rules, map[string]bool{}

@@ -1,4 +1,4 @@
-package history_test
+package topk_test
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/topk"
 )
 
-func TestTopKCountsExactlyWithinK(t *testing.T) {
-	_, err := history.NewTopK(0)
+func TestSketchCountsExactlyWithinK(t *testing.T) {
+	_, err := topk.New(0)
 	require.Error(t, err)
-	tk, err := history.NewTopK(3)
+	tk, err := topk.New(3)
 	require.NoError(t, err)
 	for _, c := range []struct {
 		v string
@@ -24,19 +24,19 @@ func TestTopKCountsExactlyWithinK(t *testing.T) {
 	}{{"a", 1}, {"b", 5}, {"a", 2}, {"c", 1}} {
 		tk.Add(c.v, c.n)
 	}
-	assert.Equal(t, []history.Count{{"b", 5, 0}, {"a", 3, 0}, {"c", 1, 0}}, tk.Top(nil))
+	assert.Equal(t, []topk.Count{{"b", 5, 0}, {"a", 3, 0}, {"c", 1, 0}}, tk.Top(nil))
 	// A fourth value takes the least counted one's counter.
 	tk.Add("d", 1)
-	assert.Equal(t, []history.Count{{"b", 5, 0}, {"a", 3, 0}, {"d", 2, 1}}, tk.Top(nil))
+	assert.Equal(t, []topk.Count{{"b", 5, 0}, {"a", 3, 0}, {"d", 2, 1}}, tk.Top(nil))
 }
 
-// TestTopKFindsTheHeavyHittersInAFlood adds a few heavy values among many
+// TestSketchFindsTheHeavyHittersInAFlood adds a few heavy values among many
 // that come once each (a flood of random user IDs), concurrently: the
 // heavy ones, each more than 1/k of all, are counted above every other,
 // each count within its error of the truth.
-func TestTopKFindsTheHeavyHittersInAFlood(t *testing.T) {
+func TestSketchFindsTheHeavyHittersInAFlood(t *testing.T) {
 	const k, workers, cold = 16, 4, 5000
-	tk, err := history.NewTopK(k)
+	tk, err := topk.New(k)
 	require.NoError(t, err)
 	perWorker := map[string]int{"mallory": 2000, "eve": 1500, "trudy": 1000}
 	var wg sync.WaitGroup
@@ -67,20 +67,20 @@ func TestTopKFindsTheHeavyHittersInAFlood(t *testing.T) {
 	assert.ElementsMatch(t, []string{"mallory", "eve", "trudy"}, first)
 }
 
-func TestTopKCutsLongValues(t *testing.T) {
-	tk, err := history.NewTopK(2)
+func TestSketchCutsLongValues(t *testing.T) {
+	tk, err := topk.New(2)
 	require.NoError(t, err)
 	long := strings.Repeat("x", 1000)
 	tk.Add(long, 1)
 	tk.Add(long+"y", 1)
 	top := tk.Top(nil)
 	require.Len(t, top, 1)
-	assert.Len(t, top[0].Value, history.MaxValueLen)
+	assert.Len(t, top[0].Value, topk.MaxValueLen)
 	assert.Equal(t, int64(2), top[0].Count)
 }
 
 func TestMerge(t *testing.T) {
-	got := history.Merge([]history.Count{{"a", 3, 1}, {"b", 5, 0}, {"a", 4, 0}, {"c", 1, 0}}, 2)
-	assert.Equal(t, []history.Count{{"a", 7, 1}, {"b", 5, 0}}, got)
-	assert.Empty(t, history.Merge(nil, 3))
+	got := topk.Merge([]topk.Count{{"a", 3, 1}, {"b", 5, 0}, {"a", 4, 0}, {"c", 1, 0}}, 2)
+	assert.Equal(t, []topk.Count{{"a", 7, 1}, {"b", 5, 0}}, got)
+	assert.Empty(t, topk.Merge(nil, 3))
 }

@@ -1,4 +1,4 @@
-package history
+package topk
 
 import (
 	"cmp"
@@ -8,15 +8,15 @@ import (
 	"sync"
 )
 
-// TopK counts the values added most, approximately, in fixed memory: the
+// Sketch counts the values added most, approximately, in fixed memory: the
 // Space-Saving algorithm (Metwally, Agrawal and El Abbadi, "Efficient
 // computation of frequent and top-k elements in data streams", 2005). It
 // keeps k counters; a value not counted takes the counter of the least
 // counted one, and its count from there, with that count as its error. A
 // value added more than a 1/k share of all is always counted, and every
-// count is at most its error above the true one. A TopK is safe for
+// count is at most its error above the true one. A Sketch is safe for
 // concurrent use.
-type TopK struct {
+type Sketch struct {
 	mu   sync.Mutex
 	k    int
 	idx  map[string]int // value -> index in ents; guarded by mu
@@ -30,23 +30,23 @@ type Count struct {
 	Count, Err int64
 }
 
-// MaxValueLen bounds the bytes of a value a TopK keeps: longer ones are
+// MaxValueLen bounds the bytes of a value a Sketch keeps: longer ones are
 // cut, so that a counter holds no more than that of a request's memory.
 const MaxValueLen = 128
 
-// NewTopK returns a TopK of k counters.
-func NewTopK(k int) (*TopK, error) {
+// New returns a Sketch of k counters.
+func New(k int) (*Sketch, error) {
 	if k < 1 {
-		return nil, fmt.Errorf("history.NewTopK(%d): k must be >= 1", k)
+		return nil, fmt.Errorf("topk.New(%d): k must be >= 1", k)
 	}
-	return &TopK{k: k, idx: make(map[string]int, k), ents: make([]Count, 0, k)}, nil
+	return &Sketch{k: k, idx: make(map[string]int, k), ents: make([]Count, 0, k)}, nil
 }
 
 // K returns the number of counters of t.
-func (t *TopK) K() int { return t.k }
+func (t *Sketch) K() int { return t.k }
 
 // Add counts n more of v.
-func (t *TopK) Add(v string, n int64) {
+func (t *Sketch) Add(v string, n int64) {
 	if len(v) > MaxValueLen {
 		v = v[:MaxValueLen]
 	}
@@ -77,7 +77,7 @@ func (t *TopK) Add(v string, n int64) {
 }
 
 // Top appends the counters of t to dst, highest count first.
-func (t *TopK) Top(dst []Count) []Count {
+func (t *Sketch) Top(dst []Count) []Count {
 	t.mu.Lock()
 	start := len(dst)
 	dst = append(dst, t.ents...)
@@ -87,7 +87,7 @@ func (t *TopK) Top(dst []Count) []Count {
 }
 
 // Merge returns the k highest counts of counts, those of one value added
-// up (counters of several TopKs: their errors add up too), highest first.
+// up (counters of several Sketches: their errors add up too), highest first.
 func Merge(counts []Count, k int) []Count {
 	sum := map[string]int{}
 	var out []Count

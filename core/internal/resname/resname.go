@@ -1,0 +1,147 @@
+package resname
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicekit/sluice/core/internal/rulefields"
+)
+
+// methods are the methods of resource names (see Methods).
+var methods = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "OTHER"}
+
+// Methods returns the methods of resource names: the standard HTTP methods,
+// and OTHER, under which the extractors name every other method. The slice
+// is new.
+func Methods() []string { return slices.Clone(methods[:]) }
+
+// Canonical returns the canonical form of a rule's Resource, the
+// form resource names take (see package extractors), or an error saying
+// what is wrong and what to write instead. An HTTP resource is "METHOD
+// TEMPLATE": METHOD is a standard method, OTHER or the glob '*', and
+// TEMPLATE is a route template in net/http's ServeMux syntax ({name},
+// {name...}, {$}) in which '*' is a glob. A template alone ("/items/{id}",
+// or a gRPC full method "/pkg.Service/Method") matches under every method.
+// Other names (no '/' first, no method) are custom names, kept as they are.
+//
+// Normalized when the meaning is unambiguous: a lowercase method
+// ("get"), spaces around and between method and template, gin and echo
+// parameters (":id" -> "{id}") and a last segment "*name" (a gin or echo
+// catch-all -> "{name...}"). Refused: other methods, spaces inside a
+// template, glob syntax sluice does not have ('?', '[', ']', "**"), and
+// braces that are not a whole segment {name}, a last {name...} or {$}.
+func Canonical(res string) (string, error) {
+	fields := strings.Fields(res)
+	if len(fields) == 0 {
+		return res, nil // a rule's validation requires a resource
+	}
+	if strings.HasPrefix(fields[0], "/") {
+		if len(fields) > 1 {
+			return "", fmt.Errorf("template must not contain spaces, and a method goes first, got %s; write e.g. %s", rulefields.Quote(res), rulefields.Quote("GET "+fields[0]))
+		}
+		return canonicalTemplate(fields[0], "")
+	}
+	m, isMethod := canonicalMethod(fields[0])
+	tmpl := fields[len(fields)-1]
+	switch {
+	case len(fields) == 1:
+		return res, nil // a custom name ("checkout") or a glob ("*")
+	case !isMethod && !strings.HasPrefix(fields[1], "/"):
+		return res, nil // a custom name ("db query")
+	case !isMethod:
+		return "", fmt.Errorf("method must be %s or * (every method), got %s in %s", strings.Join(methods[:], ", "), rulefields.Quote(fields[0]), rulefields.Quote(res))
+	case !strings.HasPrefix(fields[1], "/") && !strings.HasPrefix(fields[1], "*"):
+		if len(fields) > 2 || !strings.ContainsAny(tmpl, "/{:") {
+			return res, nil // a custom name ("get user")
+		}
+		return "", fmt.Errorf("template must start with '/', got %s; write %s", rulefields.Quote(res), rulefields.Quote(m+" /"+tmpl))
+	case len(fields) > 2:
+		return "", fmt.Errorf("template must not contain spaces, got %s; write %s", rulefields.Quote(res), rulefields.Quote(m+" "+strings.Join(fields[1:], "")))
+	}
+	return canonicalTemplate(fields[1], m)
+}
+
+// canonicalMethod returns the method of a resource in upper case, and
+// whether it is one (or '*').
+func canonicalMethod(m string) (string, bool) {
+	if m == "*" {
+		return m, true
+	}
+	up := strings.ToUpper(m)
+	for _, std := range methods {
+		if up == std {
+			return up, true
+		}
+	}
+	return up, false
+}
+
+// canonicalTemplate returns method and the canonical form of template tmpl
+// (see Canonical), or an error.
+func canonicalTemplate(tmpl, method string) (string, error) {
+	join := func(t string) string {
+		if method == "" {
+			return t
+		}
+		return method + " " + t
+	}
+	for _, bad := range []string{"**", "?", "[", "]"} {
+		if strings.Contains(tmpl, bad) {
+			fix := "use '*', which matches any run of characters, '/' included"
+			if bad == "**" {
+				fix = "write " + rulefields.Quote(join(strings.ReplaceAll(tmpl, "**", "*")))
+			}
+			return "", fmt.Errorf("uses the glob syntax %s, which sluice does not support (a glob has only '*'), got %s; %s", rulefields.Quote(bad), rulefields.Quote(join(tmpl)), fix)
+		}
+	}
+	segs := strings.Split(tmpl, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch {
+		case len(seg) > 1 && seg[0] == ':' && isParamName(seg[1:]):
+			segs[i] = "{" + seg[1:] + "}"
+		case last && len(seg) > 1 && seg[0] == '*' && isParamName(seg[1:]):
+			segs[i] = "{" + seg[1:] + "...}"
+		case strings.ContainsAny(seg, "{}") && !isWildcard(seg, last):
+			return "", fmt.Errorf("wildcard must be a whole segment {name}, a last {name...} or a last {$}, got %s in %s", rulefields.Quote(seg), rulefields.Quote(join(tmpl)))
+		}
+	}
+	return join(strings.Join(segs, "/")), nil
+}
+
+// isWildcard reports whether seg is a ServeMux wildcard: {name}, or in the
+// last segment {name...} (with echo's unnamed catch-all {*...}) or {$}.
+func isWildcard(seg string, last bool) bool {
+	if len(seg) < 3 || seg[0] != '{' || seg[len(seg)-1] != '}' {
+		return false
+	}
+	name := seg[1 : len(seg)-1]
+	if rest, ok := strings.CutSuffix(name, "..."); ok {
+		return last && (isParamName(rest) || rest == "*")
+	}
+	return isParamName(name) || last && name == "$"
+}
+
+// isParamName reports whether s is a route parameter name: letters, digits
+// and '_'.
+func isParamName(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// IsHTTP reports whether res, a resource in canonical form, names HTTP
+// routes: "METHOD TEMPLATE", or a template alone that is not a gRPC full
+// method ("/pkg.Service/Method": two segments, a '.' in the first).
+func IsHTTP(res string) bool {
+	if strings.HasPrefix(res, "/") {
+		first, rest, _ := strings.Cut(res[1:], "/")
+		return !(strings.Contains(first, ".") && rest != "" && !strings.Contains(rest, "/"))
+	}
+	m, tmpl, ok := strings.Cut(res, " ")
+	return ok && strings.HasPrefix(tmpl, "/") && (m == "*" || slices.Contains(methods[:], m))
+}
