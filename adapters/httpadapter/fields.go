@@ -143,18 +143,16 @@ func appendLimitField(dst []byte, q core.Quota) []byte {
 // setRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
 // list the policies qs, in order (draft-ietf-httpapi-ratelimit-headers
 // fields are Lists), replacing any already set; with no policy it removes
-// them.
+// them. The two values are parts of one text and share one slice: two
+// allocations.
 func setRateLimitFields(h http.Header, qs ...core.Quota) {
 	if len(qs) == 0 {
 		delete(h, keyRateLimitPolicy)
 		delete(h, keyRateLimit)
 		return
 	}
-	size := 0
-	for i := range qs {
-		size += 2*len(qs[i].Rule) + 72
-	}
-	buf := make([]byte, 0, size)
+	var arr [256]byte // the fields of a few rules with short names
+	buf := arr[:0]
 	for i := range qs {
 		if i > 0 {
 			buf = append(buf, ", "...)
@@ -169,8 +167,9 @@ func setRateLimitFields(h http.Header, qs ...core.Quota) {
 		buf = appendLimitField(buf, qs[i])
 	}
 	s := string(buf)
-	h[keyRateLimitPolicy] = []string{s[:n]}
-	h[keyRateLimit] = []string{s[n:]}
+	vals := []string{s[:n], s[n:]}
+	h[keyRateLimitPolicy] = vals[0:1:1] // capacity 1: an append copies
+	h[keyRateLimit] = vals[1:2:2]
 }
 
 // Bounds of quotaTexts: rule names come from rules, so real programs stay
