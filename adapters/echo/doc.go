@@ -50,11 +50,11 @@
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //
-// On the pass path the middleware allocates nothing of its own but the
-// RateLimit fields (two allocations, their text and the slice of both
-// fields' values; none with WithRateLimitFields(false)): the params Enter
-// reads (which
-// the Guard uses only during Enter) come from a pool of the middleware's.
+// On the pass path the middleware allocates nothing of its own per
+// request: the params Enter reads (which the Guard uses only during
+// Enter) come from a pool of the middleware's, and the RateLimit fields'
+// texts and values are carved from blocks that serve ten responses or
+// more (httpadapter.QuotaFields).
 // Echo itself builds the chain of middleware anew for every request (for
 // e.Use, group and route middleware alike), and the function each
 // echo.MiddlewareFunc returns for the request's next handler is one

@@ -47,9 +47,9 @@
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).
 //
-// On the pass path the middleware allocates nothing but the RateLimit
-// fields (two allocations, their text and the slice of both fields'
-// values; none with WithRateLimitFields(false)): the route parameters are handed to the extractor in place, and the params
-// Enter reads (which the Guard uses only
-// during Enter) come from a pool of the middleware's.
+// On the pass path the middleware allocates nothing per request: the
+// route parameters are handed to the extractor in place, the params Enter
+// reads (which the Guard uses only during Enter) come from a pool of the
+// middleware's, and the RateLimit fields' texts and values are carved
+// from blocks that serve ten responses or more (httpadapter.QuotaFields).
 package sluicegin

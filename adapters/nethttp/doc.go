@@ -176,17 +176,19 @@
 // written, since no one would read it.
 //
 // The ResponseWriter the handler gets records the status and passes
-// everything on; it implements http.Flusher, http.Hijacker and
-// io.ReaderFrom, and http.ResponseController reaches the writer beneath it.
+// everything on; it implements http.Flusher, http.Hijacker, io.ReaderFrom
+// and io.StringWriter, and http.ResponseController reaches the writer
+// beneath it.
 //
 // # Cost
 //
 // On the pass path the middleware makes one allocation per request: the
 // ResponseWriter it hands the handler, which also holds the request's
 // params, so reading them allocates
-// nothing more. The RateLimit fields add two: the RateLimit field's text
-// and one slice for both fields' values (the RateLimit-Policy text is made
-// once per rule and rule set). Middleware routes each request before next does,
+// nothing more. The RateLimit fields add none per response: the
+// RateLimit-Policy text is made once per rule and rule set, and the
+// RateLimit text and both values are carved from blocks that serve ten
+// responses or more (httpadapter.QuotaFields). Middleware routes each request before next does,
 // to name it (a ServeMux's Handler method). Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers
