@@ -270,7 +270,7 @@ const (
 )
 
 // QuotaFields is what the RateLimit fields of one admitted request are made
-// with: the quotas GuardEnter gathers, and the memory their header values
+// with: the quotas Enter gathers, and the memory their header values
 // are carved from. An adapter lends one per request from a pool (the
 // fields are set before the request's handler runs, and the QuotaFields is
 // then free for another request). The values it carves belong to one
@@ -279,7 +279,7 @@ const (
 // nothing: a response kept after it ends keeps its blocks (about 1.5 KiB)
 // from the garbage collector.
 type QuotaFields struct {
-	// Quotas are the quotas of the request's rate rules (GuardEnter).
+	// Quotas are the quotas of the request's rate rules (Enter).
 	Quotas []core.Quota
 	// text holds RateLimit texts, appended one after another: a
 	// strings.Builder never changes the bytes of a string it returned, so
@@ -315,7 +315,7 @@ func (f *QuotaFields) string(b []byte) string {
 
 // SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
 // one member per rate rule (flow or hotspot) that admitted it, f.Quotas,
-// which GuardEnter gathered. Without any, h is left as it is. The
+// which Enter gathered. Without any, h is left as it is. The
 // RateLimit-Policy text of the rules is made once per rule set; the
 // RateLimit text and both header values are carved from f's blocks.
 func (c *Common) SetQuotaHeaders(h http.Header, f *QuotaFields) {

@@ -54,7 +54,7 @@ func BenchmarkNetHTTPMiddleware(b *testing.B) { adaptertest.Bench(b, middlewareS
 func BenchmarkNetHTTPWrap(b *testing.B) { adaptertest.Bench(b, wrapServer) }
 
 // TestAllocs holds the pass path to its allocation budget: one allocation
-// per request (the ResponseWriter, holding the params), and through
+// per request (the ResponseWriter), and through
 // Middleware one more on a route with wildcards, whose values the ServeMux
 // allocates when Middleware routes the request to name it. The RateLimit
 // fields add none of their own: their values are carved from blocks that

@@ -183,13 +183,14 @@
 // # Cost
 //
 // On the pass path the middleware makes one allocation per request: the
-// ResponseWriter it hands the handler, which also holds the request's
-// params, so reading them allocates
-// nothing more. The RateLimit fields add none per response: the
+// ResponseWriter it hands the handler. The params Enter reads
+// (which the Guard uses only during Enter) come from a pool of the
+// middleware's. The RateLimit fields add none per response: the
 // RateLimit-Policy text is made once per rule and rule set, and the
 // RateLimit text and both values are carved from blocks that serve ten
-// responses or more (httpadapter.QuotaFields). Middleware routes each request before next does,
-// to name it (a ServeMux's Handler method). Around a *http.ServeMux it then calls the
+// responses or more (httpadapter.QuotaFields). Middleware routes each
+// request before next does, to name it (a ServeMux's Handler method).
+// Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers
 // the request itself): the ServeMux sets the request's path values in
