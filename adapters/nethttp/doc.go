@@ -198,4 +198,13 @@
 // allocates their wildcard values again; such routes cost one allocation
 // more through Middleware than through Wrap, which the ServeMux has
 // already routed to.
+//
+// In process, on the static route of BenchmarkNetHTTPMiddleware under a
+// flow and a hotspot rule, the middleware adds about 440 ns of CPU time
+// per request to the Guard's Enter and Exit (767 against 331 cpu-ns/op
+// serially; the ServeMux alone 85), about 220 of which are the RateLimit
+// fields (BenchmarkRateLimitFields/pair, added-ns/op): medians of 4
+// interleaved rounds on 2 busy AMD EPYC vCPUs.
+//
+//	go test -run '^$' -bench 'NetHTTPMiddleware/static|RateLimitFields' -benchmem ./adapters/nethttp
 package sluicehttp
