@@ -50,13 +50,23 @@
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //
-// On the pass path the middleware allocates nothing of its own but the
-// RateLimit fields (two allocations, their text and the slice of both
-// fields' values; none with WithRateLimitFields(false)): the params Enter
-// reads (which
-// the Guard uses only during Enter) come from a pool of the middleware's.
+// On the pass path the middleware allocates nothing of its own per
+// request: the params Enter reads (which the Guard uses only during
+// Enter) come from a pool of the middleware's, and the RateLimit fields'
+// texts and values are carved from blocks that serve ten responses or
+// more (httpadapter.QuotaFields).
 // Echo itself builds the chain of middleware anew for every request (for
 // e.Use, group and route middleware alike), and the function each
 // echo.MiddlewareFunc returns for the request's next handler is one
 // allocation: any middleware costs that, this one included.
+//
+// In process, on the static route of BenchmarkEchoMiddleware under a flow
+// and a hotspot rule, the middleware adds about 390 ns of CPU time per
+// request to the Guard's Enter and Exit (674 against 281 cpu-ns/op
+// serially; echo alone 61), echo's allocation for any middleware
+// included, about 170 of which are the RateLimit fields
+// (BenchmarkRateLimitFields/pair, added-ns/op): medians of 4 interleaved
+// rounds on 2 busy AMD EPYC vCPUs.
+//
+//	go -C adapters/echo test -run '^$' -bench 'EchoMiddleware/static|RateLimitFields' -benchmem .
 package sluiceecho

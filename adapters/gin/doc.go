@@ -47,9 +47,18 @@
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).
 //
-// On the pass path the middleware allocates nothing but the RateLimit
-// fields (two allocations, their text and the slice of both fields'
-// values; none with WithRateLimitFields(false)): the route parameters are handed to the extractor in place, and the params
-// Enter reads (which the Guard uses only
-// during Enter) come from a pool of the middleware's.
+// On the pass path the middleware allocates nothing per request: the
+// route parameters are handed to the extractor in place, the params Enter
+// reads (which the Guard uses only during Enter) come from a pool of the
+// middleware's, and the RateLimit fields' texts and values are carved
+// from blocks that serve ten responses or more (httpadapter.QuotaFields).
+//
+// In process, on the static route of BenchmarkGinMiddleware under a flow
+// and a hotspot rule, the middleware adds about 290 ns of CPU time per
+// request to the Guard's Enter and Exit (558 against 265 cpu-ns/op
+// serially; gin alone 71), about 185 of which are the RateLimit fields
+// (BenchmarkRateLimitFields/pair, added-ns/op): medians of 4 interleaved
+// rounds on 2 busy AMD EPYC vCPUs.
+//
+//	go -C adapters/gin test -run '^$' -bench 'GinMiddleware/static|RateLimitFields' -benchmem .
 package sluicegin

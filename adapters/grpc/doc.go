@@ -119,5 +119,15 @@
 // Guard uses only during Enter) come from a pool of the Interceptors'.
 // Reading a metadata param costs one allocation, grpc-go's: its
 // metadata.ValueFromIncomingContext, the one way to read one incoming key,
-// returns a copy of the values.
+// returns a copy of the values. Metadata is read only for a param a
+// matching rule names.
+//
+// The unary server interceptor adds about 10 to 15 ns of CPU time per call
+// to the Guard's Enter and Exit (BenchmarkUnarySluiceFlow less
+// BenchmarkUnarySluiceCore, one flow rule, eight incoming metadata
+// headers; 122.1 against 111.7 cpu-ns/op serially and 123.2 against
+// 108.2 from parallel goroutines, medians of 6 interleaved rounds on 2
+// busy AMD EPYC vCPUs), 7 to 10 ns of which lend and return the params:
+//
+//	go -C adapters/grpc/internal/peerbench test -run '^$' -bench 'UnarySluice(Flow|Core)' -benchmem .
 package sluicegrpc

@@ -97,8 +97,8 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 			return handler(ctx, req)
 		}
 		var e core.Entry
-		if err := ic.enterTo(&e, ctx, method, req, sink{}); err != nil {
-			return nil, err
+		if err := ic.enterTo(&e, ctx, method, req); err != nil {
+			return nil, ic.blocked(ctx, method, sink{}, err)
 		}
 		returned := false
 		defer func() {
@@ -240,13 +240,16 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 // trailer set), a status for anything else.
 func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, to sink) (core.Entry, error) {
 	var e core.Entry
-	err := ic.enterTo(&e, ctx, fullMethod, req, to)
-	return e, err
+	if err := ic.enterTo(&e, ctx, fullMethod, req); err != nil {
+		return e, ic.blocked(ctx, fullMethod, to, err)
+	}
+	return e, nil
 }
 
-// enterTo is enter writing the entry to *e, which saves copying it on the
-// unary server path.
-func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
+// enterTo enters the call's resource with its params, writing the entry to
+// *e (which saves copying it on the unary server path), and returns
+// Enter's error, which blocked turns into the call's.
+func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
 	resource := ic.resourceOf(ctx, fullMethod)
 	c := ic.params.Get().(*callParams)
 	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
@@ -258,11 +261,10 @@ func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod s
 	}
 	c.p.ResetGRPC(nil, nil, nil, "")
 	ic.params.Put(c) // Enter is done with it
-	if err == nil {
-		return nil
+	if err != nil {
+		*e = core.Entry{}
 	}
-	*e = core.Entry{}
-	return ic.blocked(ctx, fullMethod, to, err)
+	return err
 }
 
 // callParams are the params of a call, lent by Interceptors.params, with

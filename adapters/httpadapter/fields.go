@@ -143,18 +143,16 @@ func appendLimitField(dst []byte, q core.Quota) []byte {
 // setRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
 // list the policies qs, in order (draft-ietf-httpapi-ratelimit-headers
 // fields are Lists), replacing any already set; with no policy it removes
-// them.
+// them. The two values are parts of one text and share one slice: two
+// allocations.
 func setRateLimitFields(h http.Header, qs ...core.Quota) {
 	if len(qs) == 0 {
 		delete(h, keyRateLimitPolicy)
 		delete(h, keyRateLimit)
 		return
 	}
-	size := 0
-	for i := range qs {
-		size += 2*len(qs[i].Rule) + 72
-	}
-	buf := make([]byte, 0, size)
+	var arr [256]byte // the fields of a few rules with short names
+	buf := arr[:0]
 	for i := range qs {
 		if i > 0 {
 			buf = append(buf, ", "...)
@@ -169,8 +167,9 @@ func setRateLimitFields(h http.Header, qs ...core.Quota) {
 		buf = appendLimitField(buf, qs[i])
 	}
 	s := string(buf)
-	h[keyRateLimitPolicy] = []string{s[:n]}
-	h[keyRateLimit] = []string{s[n:]}
+	vals := []string{s[:n], s[n:]}
+	h[keyRateLimitPolicy] = vals[0:1:1] // capacity 1: an append copies
+	h[keyRateLimit] = vals[1:2:2]
 }
 
 // Bounds of quotaTexts: rule names come from rules, so real programs stay
@@ -271,7 +270,7 @@ const (
 )
 
 // QuotaFields is what the RateLimit fields of one admitted request are made
-// with: the quotas GuardEnter gathers, and the memory their header values
+// with: the quotas Enter gathers, and the memory their header values
 // are carved from. An adapter lends one per request from a pool (the
 // fields are set before the request's handler runs, and the QuotaFields is
 // then free for another request). The values it carves belong to one
@@ -280,7 +279,7 @@ const (
 // nothing: a response kept after it ends keeps its blocks (about 1.5 KiB)
 // from the garbage collector.
 type QuotaFields struct {
-	// Quotas are the quotas of the request's rate rules (GuardEnter).
+	// Quotas are the quotas of the request's rate rules (Enter).
 	Quotas []core.Quota
 	// text holds RateLimit texts, appended one after another: a
 	// strings.Builder never changes the bytes of a string it returned, so
@@ -316,7 +315,7 @@ func (f *QuotaFields) string(b []byte) string {
 
 // SetQuotaHeaders sets the RateLimit fields of an admitted request on h:
 // one member per rate rule (flow or hotspot) that admitted it, f.Quotas,
-// which GuardEnter gathered. Without any, h is left as it is. The
+// which Enter gathered. Without any, h is left as it is. The
 // RateLimit-Policy text of the rules is made once per rule set; the
 // RateLimit text and both header values are carved from f's blocks.
 func (c *Common) SetQuotaHeaders(h http.Header, f *QuotaFields) {

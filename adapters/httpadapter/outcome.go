@@ -1,7 +1,6 @@
 package httpadapter
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -74,24 +73,16 @@ func (c *Common) FinishErr() error {
 	return c.Guard.AddParamSource(c.Extractor.HTTPSource())
 }
 
-// Enter asks the Guard to admit r as resource, n permits of it, reading
-// r's params through p, which it Resets for r (path parameters from path,
-// or r.PathValue when path is nil) and, when Enter returns, Resets to hold
-// nothing: the Guard reads params only during Enter, so p may then serve
-// another request (the gin and echo adapters keep their params in a
-// sync.Pool for that). quotas is as for GuardEnter.
+// Enter asks the Guard to admit r as resource, n permits of it (at least
+// one: a cost below 1 is 1), reading r's params through p, which it Resets
+// for r (path parameters from path, or r.PathValue when path is nil) and,
+// when Enter returns, Resets to hold nothing: the Guard reads params only
+// during Enter, so p may then serve another request (the adapters keep
+// their params in a sync.Pool for that). Unless NoQuota is set or quotas
+// is nil, the policies of the rate rules that admit the request are
+// appended to *quotas (emptied first; core.WithQuotas), for
+// SetQuotaHeaders.
 func (c *Common) Enter(p *extractors.Params, r *http.Request, resource string, n int64, path extractors.PathParams, quotas *[]core.Quota) (core.Entry, error) {
-	p.ResetHTTP(c.Extractor, r, path)
-	e, err := c.GuardEnter(r.Context(), resource, n, p, quotas)
-	p.ResetHTTP(nil, nil, nil)
-	return e, err
-}
-
-// GuardEnter enters resource with the params p, n permits of it (at least
-// one: a cost below 1 is 1); unless NoQuota is set, the policies of the
-// rate rules that admit the request are appended to *quotas (emptied
-// first; core.WithQuotas), for SetQuotaHeaders.
-func (c *Common) GuardEnter(ctx context.Context, resource string, n int64, p core.Params, quotas *[]core.Quota) (core.Entry, error) {
 	var opts [3]core.EnterOption
 	opts[0] = core.WithParams(p)
 	k := 1
@@ -104,7 +95,10 @@ func (c *Common) GuardEnter(ctx context.Context, resource string, n int64, p cor
 		opts[k] = core.WithQuotas(quotas)
 		k++
 	}
-	return c.Guard.Enter(ctx, resource, opts[:k]...)
+	p.ResetHTTP(c.Extractor, r, path)
+	e, err := c.Guard.Enter(r.Context(), resource, opts[:k]...)
+	p.ResetHTTP(nil, nil, nil)
+	return e, err
 }
 
 // ExitError returns the error to give Entry.Exit for a request that ended

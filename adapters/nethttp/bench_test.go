@@ -1,7 +1,9 @@
 package sluicehttp_test
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,7 +54,7 @@ func BenchmarkNetHTTPMiddleware(b *testing.B) { adaptertest.Bench(b, middlewareS
 func BenchmarkNetHTTPWrap(b *testing.B) { adaptertest.Bench(b, wrapServer) }
 
 // TestAllocs holds the pass path to its allocation budget: one allocation
-// per request (the ResponseWriter, holding the params), and through
+// per request (the ResponseWriter), and through
 // Middleware one more on a route with wildcards, whose values the ServeMux
 // allocates when Middleware routes the request to name it. The RateLimit
 // fields add none of their own: their values are carved from blocks that
@@ -65,4 +67,42 @@ func TestAllocs(t *testing.T) {
 		return middlewareServerWith(g, sluicehttp.WithRateLimitFields(false))
 	}
 	assert.Equal(t, map[string]float64{"static": 1, "param": 2}, adaptertest.AllocsAdded(t, noFields), "Middleware without the fields")
+}
+
+// stringWriter is a ResponseWriter with WriteString, as net/http's has.
+type stringWriter struct {
+	header http.Header
+	n      int
+}
+
+func (w *stringWriter) Header() http.Header         { return w.header }
+func (w *stringWriter) WriteHeader(int)             {}
+func (w *stringWriter) Write(b []byte) (int, error) { w.n += len(b); return len(b), nil }
+func (w *stringWriter) WriteString(s string) (int, error) {
+	w.n += len(s)
+	return len(s), nil
+}
+
+// TestWriteStringAllocs: a handler's io.WriteString reaches the
+// underlying writer's WriteString, so that it costs no more through the
+// middleware than a Write of bytes at hand (not a copy of the string).
+func TestWriteStringAllocs(t *testing.T) {
+	if adaptertest.RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	body := []byte("ok")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /string", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("GET /bytes", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) })
+	h := sluicehttp.Middleware(adaptertest.BenchGuard(t), sluicehttp.WithRateLimitFields(false))(mux)
+	allocs := map[string]float64{}
+	for _, path := range []string{"/string", "/bytes"} {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		w := &stringWriter{header: http.Header{}}
+		allocs[path] = testing.AllocsPerRun(200, func() {
+			r.Pattern = ""
+			h.ServeHTTP(w, r)
+		})
+	}
+	assert.Equal(t, allocs["/bytes"], allocs["/string"])
 }

@@ -176,18 +176,21 @@
 // written, since no one would read it.
 //
 // The ResponseWriter the handler gets records the status and passes
-// everything on; it implements http.Flusher, http.Hijacker and
-// io.ReaderFrom, and http.ResponseController reaches the writer beneath it.
+// everything on; it implements http.Flusher, http.Hijacker, io.ReaderFrom
+// and io.StringWriter, and http.ResponseController reaches the writer
+// beneath it.
 //
 // # Cost
 //
 // On the pass path the middleware makes one allocation per request: the
-// ResponseWriter it hands the handler, which also holds the request's
-// params, so reading them allocates
-// nothing more. The RateLimit fields add two: the RateLimit field's text
-// and one slice for both fields' values (the RateLimit-Policy text is made
-// once per rule and rule set). Middleware routes each request before next does,
-// to name it (a ServeMux's Handler method). Around a *http.ServeMux it then calls the
+// ResponseWriter it hands the handler. The params Enter reads
+// (which the Guard uses only during Enter) come from a pool of the
+// middleware's. The RateLimit fields add none per response: the
+// RateLimit-Policy text is made once per rule and rule set, and the
+// RateLimit text and both values are carved from blocks that serve ten
+// responses or more (httpadapter.QuotaFields). Middleware routes each
+// request before next does, to name it (a ServeMux's Handler method).
+// Around a *http.ServeMux it then calls the
 // handler it found, as the ServeMux would, unless the pattern has wildcards
 // (or another ServeMux routed the request before, or the ServeMux answers
 // the request itself): the ServeMux sets the request's path values in
@@ -195,4 +198,13 @@
 // allocates their wildcard values again; such routes cost one allocation
 // more through Middleware than through Wrap, which the ServeMux has
 // already routed to.
+//
+// In process, on the static route of BenchmarkNetHTTPMiddleware under a
+// flow and a hotspot rule, the middleware adds about 440 ns of CPU time
+// per request to the Guard's Enter and Exit (767 against 331 cpu-ns/op
+// serially; the ServeMux alone 85), about 220 of which are the RateLimit
+// fields (BenchmarkRateLimitFields/pair, added-ns/op): medians of 4
+// interleaved rounds on 2 busy AMD EPYC vCPUs.
+//
+//	go test -run '^$' -bench 'NetHTTPMiddleware/static|RateLimitFields' -benchmem ./adapters/nethttp
 package sluicehttp

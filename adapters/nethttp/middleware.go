@@ -141,9 +141,16 @@ type handler struct {
 	// direct: next is a ServeMux, whose handler for a request without
 	// wildcard values may be called directly (see serve).
 	direct bool
-	// fields lends what the RateLimit fields are made with, used until
-	// they are set.
-	fields sync.Pool // of *httpadapter.QuotaFields
+	// entering lends what Enter reads and the RateLimit fields are made
+	// with, until Enter returned and the fields are set.
+	entering sync.Pool // of *entering
+}
+
+// entering is what Enter reads of a request, its params, and what its
+// RateLimit fields are made with.
+type entering struct {
+	params extractors.Params
+	fields httpadapter.QuotaFields
 }
 
 // muxRoutesPatterns reports whether ServeMux is the one of Go 1.22 and
@@ -158,12 +165,12 @@ func muxRoutesPatterns() bool {
 }
 
 // request is the state of one request: the ResponseWriter handed to next,
-// which records the status for the error classifier, and the params given to
-// Enter. It is the middleware's one allocation per request. The writer is
-// not reused for another request, since a handler may keep it.
+// which records the status for the error classifier, and the pattern its
+// path params are read by. It is the middleware's one allocation per
+// request. The writer is not reused for another request, since a handler
+// may keep it.
 type request struct {
 	w        responseWriter
-	params   extractors.Params
 	h        *handler
 	r        *http.Request
 	pat      string // the pattern of the router that r matches, once patFound
@@ -191,31 +198,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		resource = h.Extractor.HTTPResource(patternMethod(r.Pattern, r.Method), r.Pattern)
 	}
+	var path extractors.PathParams // nil: r.PathValue
 	if h.router != nil {
-		rq.params.ResetHTTP(h.Extractor, r, rq)
-	} else {
-		rq.params.ResetHTTP(h.Extractor, r, nil) // r.PathValue
+		path = rq
 	}
 	n := int64(1)
 	if h.cost != nil {
 		n = h.cost(r)
 	}
-	var fields *httpadapter.QuotaFields
+	en, _ := h.entering.Get().(*entering)
+	if en == nil {
+		en = new(entering)
+	}
 	var quotas *[]core.Quota
 	if !h.NoQuota {
-		fields, _ = h.fields.Get().(*httpadapter.QuotaFields)
-		if fields == nil {
-			fields = new(httpadapter.QuotaFields)
-		}
-		quotas = &fields.Quotas
+		quotas = &en.fields.Quotas
 	}
-	e, err := h.GuardEnter(r.Context(), resource, n, &rq.params, quotas)
-	if fields != nil {
-		if err == nil {
-			h.SetQuotaHeaders(w.Header(), fields)
-		}
-		h.fields.Put(fields)
+	e, err := h.Enter(&en.params, r, resource, n, path, quotas)
+	if err == nil && quotas != nil {
+		h.SetQuotaHeaders(w.Header(), &en.fields)
 	}
+	h.entering.Put(en)
 	if err != nil {
 		switch b, gone := httpadapter.Rejection(r.Context(), err); {
 		case b != nil:

@@ -192,6 +192,14 @@ func TestResponseWriterFeatures(t *testing.T) {
 		}
 		_, _ = rf.ReadFrom(strings.NewReader("copied"))
 	})
+	mux.HandleFunc("GET /string", func(w http.ResponseWriter, r *http.Request) {
+		sw, isSW := w.(io.StringWriter)
+		if !isSW {
+			http.Error(w, "no StringWriter", 500)
+			return
+		}
+		_, _ = sw.WriteString("string")
+	})
 	mux.HandleFunc("GET /deadline", func(w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
 			http.Error(w, err.Error(), 500)
@@ -233,6 +241,14 @@ func TestResponseWriterFeatures(t *testing.T) {
 		assert.Equal(t, 200, res.StatusCode)
 		assert.Equal(t, "copied", string(body))
 	})
+	t.Run("StringWriter", func(t *testing.T) {
+		res, err := srv.Client().Get(srv.URL + "/string")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		assert.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "string", string(body))
+	})
 	t.Run("ResponseController", func(t *testing.T) {
 		res, err := srv.Client().Get(srv.URL + "/deadline")
 		require.NoError(t, err)
@@ -240,7 +256,7 @@ func TestResponseWriterFeatures(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		assert.Equal(t, "deadline set", string(body))
 	})
-	for _, resource := range []string{"GET /stream", "GET /hijack", "GET /copy", "GET /deadline"} {
+	for _, resource := range []string{"GET /stream", "GET /hijack", "GET /copy", "GET /string", "GET /deadline"} {
 		// A hijacked connection's client can read the whole response
 		// before the handler returns and the request exits: wait for it.
 		require.Eventually(t, func() bool { return mustStats(t, g, resource).Complete == 1 }, 10*time.Second, time.Millisecond, resource)

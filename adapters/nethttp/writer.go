@@ -9,8 +9,9 @@ import (
 
 // responseWriter is the http.ResponseWriter the middleware hands the
 // handler: it records the response status for the error classifier and
-// passes everything on. It implements http.Flusher, http.Hijacker and
-// io.ReaderFrom (so that sendfile still works), delegating to the
+// passes everything on. It implements http.Flusher, http.Hijacker,
+// io.ReaderFrom (so that sendfile still works) and io.StringWriter (so
+// that io.WriteString copies nothing), delegating to the
 // underlying writer through http.ResponseController, and Unwrap, so that
 // http.ResponseController reaches the underlying writer's other features
 // (deadlines, full duplex).
@@ -42,6 +43,16 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// WriteString records status 200 if none was written and passes s on,
+// through the underlying writer's WriteString when it has one (net/http's
+// has), without copying s to a byte slice.
+func (w *responseWriter) WriteString(s string) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return io.WriteString(w.ResponseWriter, s)
 }
 
 // ReadFrom copies src to the response, through the underlying writer's
