@@ -11,6 +11,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/reason"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // EnterOption adjusts one call of Enter.
@@ -50,7 +51,12 @@ type Entry struct {
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
 	level  uint8 // the request's priority level, for the rules that shed by it
-	done   bool
+	// w is the weight of the request's response time in the resource's
+	// statistics: 1 when every request of its binding is timed
+	// (binding.timed) or it holds several permits, rtSampling for the
+	// sample of its stripe standing for that many, 0 when Exit does not
+	// read the clock (see rtSampling).
+	w uint8
 	// kept has the bit (exitRule.bit) of each shadow rule of b.exits that
 	// admitted the request: Exit ends it for those only.
 	kept uint8
@@ -295,6 +301,12 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	e.start, e.stripe = now, i
 	bk := st.bucket(now)
 	entered := st.entered.Add(n)
+	if e.w = 1; !b.timed && n == 1 {
+		e.w = 0
+		if entered%rtSampling == 1 { // the first of each rtSampling
+			e.w = rtSampling
+		}
+	}
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())
@@ -335,29 +347,42 @@ func (b *binding) waits() bool { return b.wait }
 // outcome. Calls after the first, and calls on the zero Entry, do nothing.
 // Adapters call it from a deferred function, so it runs when a handler
 // panics too.
+//
+// Exit reads the clock only for a request whose response time is used
+// (Entry.w): when a rule of the resource reads it (breakers, adaptive and
+// system rules), with a clock given by WithClock, and otherwise for one
+// request in rtSampling of each statistics stripe (see rtSampling).
 func (e *Entry) Exit(err error) {
-	if e.res == nil || e.done {
+	res := e.res
+	if res == nil {
 		return
 	}
-	e.done = true
-	st := &e.res.stripes[e.stripe]
-	now := e.b.clk.read()
-	rt := max(now-e.start, 0)
-	bk := st.bucket(now) // before the totals (see window.NewMarked)
+	e.res = nil // done: later calls do nothing
+	st := &res.stripes[e.stripe]
+	var now, rt int64
+	var bk *window.Bucket
+	w := int64(e.w)
+	if w != 0 {
+		now = e.b.clk.read()
+		rt = max(now-e.start, 0)
+		bk = st.bucket(now) // before the totals (see window.NewMarked)
+	}
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	st.exit(e.n, rt)
+	st.exit(e.n, rt, w)
 	if len(e.b.exits) > 0 || e.few[0].rs != nil { // more only after few
 		e.end(now, rt, err != nil)
 	}
 	if rt != 0 {
-		st.rt.Add(rt)
+		st.rt.Add(rt * w)
 	}
 	if err != nil {
 		st.errors.Add(1)
 	}
-	bk.LowerMinRT(rt)
+	if bk != nil {
+		bk.LowerMinRT(rt)
+	}
 }
 
 // end tells the rules that keep something for Exit that the request ended

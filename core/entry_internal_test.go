@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -140,4 +141,101 @@ func TestHeldForExitAllocatesNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSampledResponseTimes: on the system clock, a resource none of whose
+// rules reads response times has the first of every rtSampling requests of
+// one permit entering through a stripe timed (Entry.w), counting rtSampling
+// times; Exit reads no clock for the others. A rule that reads them (a
+// breaker), requests of several permits and a Guard given WithClock time
+// every request, once.
+func TestSampledResponseTimes(t *testing.T) {
+	slow := Rule{Name: "slow", Resource: "breaker", Kind: KindBreaker, Strategy: "slow-ratio", Threshold: 0.5, MaxRT: time.Second}
+	limit := Rule{Name: "flow", Resource: "flow", Kind: KindFlow, Limit: 1 << 40}
+	ctx := context.Background()
+	weights := func(g *Guard, name string, opts ...EnterOption) map[uint8][]uint8 {
+		entries := make([]Entry, 40)
+		for i := range entries {
+			var err error
+			entries[i], err = g.Enter(ctx, name, opts...)
+			require.NoError(t, err)
+		}
+		by := map[uint8][]uint8{} // weights by stripe, in the order entered
+		for _, e := range entries {
+			by[e.stripe] = append(by[e.stripe], e.w)
+			e.Exit(nil)
+		}
+		return by
+	}
+	g, err := New(WithRules(slow, limit))
+	require.NoError(t, err)
+	defer g.Close()
+	for _, name := range []string{"norule", "flow"} {
+		for stripe, ws := range weights(g, name) {
+			for i, w := range ws {
+				want := uint8(0)
+				if i%rtSampling == 0 {
+					want = rtSampling
+				}
+				assert.Equal(t, want, w, "%s: request %d of stripe %d", name, i, stripe)
+			}
+		}
+	}
+	every := func(g *Guard, name string, opts ...EnterOption) {
+		for stripe, ws := range weights(g, name, opts...) {
+			for i, w := range ws {
+				assert.Equal(t, uint8(1), w, "%s: request %d of stripe %d", name, i, stripe)
+			}
+		}
+	}
+	every(g, "breaker")
+	every(g, "several", WithCount(2))
+	fake, err := New(WithClock(clock.NewFake(time.Second)), WithRules(limit))
+	require.NoError(t, err)
+	defer fake.Close()
+	every(fake, "flow")
+}
+
+// TestSampledEstimate: a sampled resource's RT, MinRT and histogram are
+// the sampled response times, each counting rtSampling times (see
+// rtSampling). The resource is bound on the system clock, then timed on a
+// fake one, so that its response times are known.
+func TestSampledEstimate(t *testing.T) {
+	g, err := New()
+	require.NoError(t, err)
+	defer g.Close()
+	res, cached := g.resources.get("r")
+	require.False(t, g.bindingOf(res, "r", cached).timed)
+	fc := clock.NewFake(time.Hour)
+	g.clock, g.sys = fc, nil
+	ctx := context.Background()
+	var rt time.Duration
+	minRT := time.Duration(math.MaxInt64)
+	var hist RTHistogram
+	seen := map[uint8]int{} // requests by stripe
+	const requests = 40
+	for i := range requests {
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		took := time.Duration(requests-i) * 100 * time.Microsecond
+		fc.Advance(took)
+		if seen[e.stripe]%rtSampling == 0 {
+			rt += rtSampling * took
+			minRT = min(minRT, took)
+			hist[rtBucket(int64(took))] += rtSampling
+		}
+		seen[e.stripe]++
+		e.Exit(nil)
+	}
+	hist[0] = requests
+	for _, c := range hist[1:] {
+		hist[0] -= c
+	}
+	hist[0] = max(hist[0], 0) // the estimate may count more than completed
+	st, _ := g.Stats("r")
+	assert.Equal(t, int64(requests), st.Complete)
+	assert.Equal(t, rt, st.RT, "the last second's")
+	assert.Equal(t, rt, st.Total.RT)
+	assert.Equal(t, minRT, st.MinRT)
+	assert.Equal(t, hist, st.Total.RTHistogram)
 }

@@ -125,6 +125,10 @@ type binding struct {
 	stored bool
 	// wait is true when a rule of b may make requests wait (see waits).
 	wait bool
+	// timed is true when Exit reads the clock for every request of b: a
+	// rule of b reads when requests end (limiter.times), or the clock is
+	// not the system clock. Otherwise it times a sample (see rtSampling).
+	timed bool
 	// matched has bit i set for each rule i of set that b holds, when b
 	// is one of set.beyond.
 	matched uint64
@@ -352,9 +356,11 @@ func (set *ruleSet) bind(name string) *binding {
 			b.rules = append(b.rules, rs)
 		}
 		b.stored = b.stored || rs.shared
+		b.timed = b.timed || rs.lim.times()
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0
+	b.timed = b.timed || set.clk.sys == nil
 	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
 		first := i == 0 && rs.gate // its ticket in Entry.brk

@@ -67,6 +67,8 @@ func (k *adaptiveKind) exit(_ hold, end ending) {
 	k.levels.Done(int(end.level), end.n)
 }
 
+func (*adaptiveKind) times() bool { return true }
+
 func (k *adaptiveKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.c.InFlight()
 	recent, minimum := k.c.RT()

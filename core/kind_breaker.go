@@ -56,6 +56,8 @@ func (k *breakerKind) exit(h hold, end ending) {
 	k.b.DoneOn(end.cpu, end.now, t, time.Duration(end.rt), end.failed)
 }
 
+func (*breakerKind) times() bool { return true }
+
 func (k *breakerKind) stats(out *RuleStats, now int64) {
 	st := k.b.Stats(now)
 	out.Breaker = &st

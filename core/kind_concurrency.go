@@ -55,6 +55,8 @@ func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
 
 func (k *concKind) exit(_ hold, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
 
+func (*concKind) times() bool { return false }
+
 func (k *concKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.l.InFlight()
 	out.Limit, out.Use, out.HasUse = k.l.Limit(), out.InFlight, true

@@ -43,6 +43,8 @@ func (k *flowKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d.Decision, n) }
 
 func (*flowKind) exit(hold, ending) {}
 
+func (*flowKind) times() bool { return false }
+
 // stats asks the limiter about more permits than it ever admits at once:
 // every algorithm decides that without taking any, the decision telling
 // the limit in force (a warm-up ramp's included) and the quota left.

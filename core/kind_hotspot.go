@@ -101,6 +101,8 @@ func (k *hotspotKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d, n) }
 
 func (k *hotspotKind) exit(h hold, end ending) { k.l.Release(h.h, end.n) }
 
+func (*hotspotKind) times() bool { return false }
+
 func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 	if k.top == nil {
 		return

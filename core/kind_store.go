@@ -193,4 +193,6 @@ func toStore(f *flow.Decision) (d store.Decision) {
 
 func (*storeKind) exit(hold, ending) {}
 
+func (*storeKind) times() bool { return false }
+
 func (*storeKind) stats(*RuleStats, int64) {}

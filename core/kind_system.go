@@ -172,6 +172,8 @@ func (k *systemKind) undo(h held, _ uint32, n int64) {
 
 func (k *systemKind) exit(_ hold, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
 
+func (*systemKind) times() bool { return true }
+
 func (k *systemKind) stats(out *RuleStats, now int64) {
 	out.InFlight = k.l.InFlight()
 	st := k.l.Stats(now)

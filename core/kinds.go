@@ -21,6 +21,10 @@ type limiter interface {
 	// request kept (Entry.keep), the zero hold for the rules of
 	// binding.exits.
 	exit(h hold, end ending)
+	// times reports whether exit reads when a request ended (ending.now,
+	// ending.rt): Exit then reads the clock for every request the rule
+	// applies to, instead of for a sample (see Entry.Exit).
+	times() bool
 	// stats adds the kind's own state to a rule's statistics at now.
 	stats(out *RuleStats, now int64)
 }
