@@ -68,7 +68,7 @@ type Entry struct {
 	// more. One only: each more in place costs every Enter, which copies
 	// the Entry (the first breaker's ticket is in brk, without one). The
 	// Entry's size stays a multiple of 16 bytes (see TestEntrySize); it
-	// reaches the Guard's clocks through b.
+	// reaches the Guard's clock through b.
 	few  [1]hold
 	more []hold
 }
@@ -247,7 +247,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := b.clk.read()
+	now := b.read()
 	cpu := g.resources.picker.Pick()
 	e := Entry{res: res, b: b, n: n}
 	var err error
@@ -294,7 +294,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	st, i := res.stripe(cpu)
 	if b.stored && !b.waits() {
-		now = b.clk.read() // after the store's round trip (binding.stored)
+		now = b.read() // after the store's round trip (binding.stored)
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
@@ -328,14 +328,8 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st.blockedBy[why].Add(n)
 }
 
-// read reads the Guard's clock: the system clock without the interface's
-// indirect call.
-func (c *clocks) read() int64 {
-	if s := c.sys; s != nil {
-		return int64(s.Now())
-	}
-	return int64(c.clock.Now())
-}
+// read reads the Guard's clock.
+func (b *binding) read() int64 { return int64(b.clock.Now()) }
 
 // waits reports whether a rule of b may make requests wait for their turn.
 // Those rules come last; b notes it, so that Enter and Exit read no rule.
@@ -363,7 +357,7 @@ func (e *Entry) Exit(err error) {
 	var bk *window.Bucket
 	w := int64(e.w)
 	if w != 0 {
-		now = e.b.clk.read()
+		now = e.b.read()
 		rt = max(now-e.start, 0)
 		bk = st.bucket(now) // before the totals (see window.NewMarked)
 	}

@@ -42,7 +42,7 @@ func TestEnterClocks(t *testing.T) {
 	defer g.Close()
 	const far = 1000 * time.Hour
 	fc := clock.NewFake(far)
-	g.clock, g.sys = fc, nil // read through the interface
+	g.clock, g.rules.Load().clock = fc, fc // before the first binding
 	ctx := context.Background()
 	for i, name := range []string{"paced", "windowed", "inflight", "norule"} {
 		e, err := g.Enter(ctx, name)
@@ -198,16 +198,18 @@ func TestSampledResponseTimes(t *testing.T) {
 
 // TestSampledEstimate: a sampled resource's RT, MinRT and histogram are
 // the sampled response times, each counting rtSampling times (see
-// rtSampling). The resource is bound on the system clock, then timed on a
-// fake one, so that its response times are known.
+// rtSampling). The Guard is on a fake clock, so that the response times
+// are known, and its binding of the resource told to sample as on the
+// system clock.
 func TestSampledEstimate(t *testing.T) {
-	g, err := New()
+	fc := clock.NewFake(time.Hour)
+	g, err := New(WithClock(fc))
 	require.NoError(t, err)
 	defer g.Close()
 	res, cached := g.resources.get("r")
-	require.False(t, g.bindingOf(res, "r", cached).timed)
-	fc := clock.NewFake(time.Hour)
-	g.clock, g.sys = fc, nil
+	b := g.bindingOf(res, "r", cached)
+	require.True(t, b.timed, "every request of a Guard on a fake clock is timed")
+	b.timed = false
 	ctx := context.Background()
 	var rt time.Duration
 	minRT := time.Duration(math.MaxInt64)

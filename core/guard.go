@@ -26,7 +26,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	*clocks   // its rule sets share it (see clocks)
+	clock     clock.Clock // its rule sets and bindings keep it too (see binding.clock)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	reporter  *reporter
@@ -62,21 +62,9 @@ type pools struct {
 	blockeds sync.Pool
 }
 
-// clocks are the clocks of a Guard. Its rule sets and bindings point to
-// them, not to the Guard, so that Exit reads them through the Entry's
-// binding (an Entry without the Guard is smaller, and copied faster) and a
-// binding kept by the Guard's goroutines (a resource's) does not keep the
-// Guard from being collected.
-type clocks struct {
-	clock clock.Clock
-	// sys is clock when that is the system clock, read without the
-	// interface's indirect call.
-	sys *sysclock.System
-}
-
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
-	clk   *clocks
+	clock clock.Clock  // the Guard's
 	rules []*ruleState // in rule order
 	// beyond holds bindings of names beyond the Guard's resource bound
 	// (see bindBeyond), by the rules that match them.
@@ -101,8 +89,12 @@ type ruleState struct {
 // rejects before any limit is taken, and rules that make requests wait
 // last, so that a request rejected by another does not take a pacing slot.
 type binding struct {
-	set   *ruleSet
-	clk   *clocks // set.clk
+	set *ruleSet
+	// clock is set.clock, the Guard's: Exit reads it through the Entry's
+	// binding (an Entry without the Guard is smaller, and copied faster),
+	// and a binding kept by the Guard's goroutines (a resource's) does
+	// not keep the Guard from being collected.
+	clock clock.Clock
 	rules []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
 	// but a gate after the first, whose reservation is in Entry.keep,
@@ -209,13 +201,12 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
 		topBlocked: cfg.topBlocked}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
-	g.sys, _ = g.clock.(*sysclock.System)
 	g.reporter = newReporter(g.clock.Now, cfg.logger, cfg.listeners)
 	runtime.AddCleanup(g, (*reporter).stop, g.reporter)
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
@@ -228,7 +219,7 @@ func New(opts ...Option) (*Guard, error) {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
 	}
 	g.resources = newResourceTable(cfg.maxResources)
-	g.rules.Store(&ruleSet{clk: g.clocks})
+	g.rules.Store(&ruleSet{clock: g.clock})
 	if err := g.SetRules(cfg.rules); err != nil {
 		return nil, err
 	}
@@ -294,7 +285,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 	for _, rs := range g.rules.Load().rules {
 		old[rs.rule.Name] = rs
 	}
-	set := &ruleSet{clk: g.clocks}
+	set := &ruleSet{clock: g.clock}
 	var problems []Problem
 	for i, r := range norm {
 		prev := old[r.Name]
@@ -342,7 +333,7 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 
 // bind returns the rules of set that apply to name.
 func (set *ruleSet) bind(name string) *binding {
-	b := &binding{set: set, clk: set.clk}
+	b := &binding{set: set, clock: set.clock}
 	var gates, waiting []*ruleState
 	for _, rs := range set.rules {
 		switch {
@@ -360,7 +351,8 @@ func (set *ruleSet) bind(name string) *binding {
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0
-	b.timed = b.timed || set.clk.sys == nil
+	_, sys := set.clock.(*sysclock.System)
+	b.timed = b.timed || !sys
 	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
 		first := i == 0 && rs.gate // its ticket in Entry.brk
