@@ -251,41 +251,13 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	cpu := g.resources.picker.Pick()
 	e := Entry{res: res, b: b, n: n}
 	var err error
-	switch {
-	case b.single != nil:
-		// One flow or concurrency rule that never waits: no reservation
-		// to give back on a later rejection, so no admit. The kind's
-		// limiter is called here, devirtualized, and the decision used
-		// where it is made (see asking).
-		rs := b.single
-		switch l := rs.lim.(type) {
-		case *flowKind:
-			var d flow.Decision // written in place (see flow.Limiter)
-			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
-				if quotas != nil {
-					*quotas = append(*quotas, rs.quotaOf(&d))
-				}
-			} else {
-				err = g.blocked(b, resource, rs, &d, cpu, now, n)
-			}
-		case *concKind:
-			if !l.l.AcquireOn(cpu, n) {
-				d := l.rejection()
-				err = g.blocked(b, resource, rs, &d, cpu, now, n)
-			}
-		}
-	case b.hot != nil:
-		now, err = b.hot.enter(ctx, g, &e, resource, params, quotas, cpu, now)
-	case len(b.rules) > 0:
+	if len(b.rules) > 0 {
 		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
 	}
 	if !cached {
 		b.overflowed(cpu, n, err == nil)
 	}
 	if err != nil {
-		if b.single != nil {
-			evaluated(b.rules, cpu, n) // admit counts its own
-		}
 		g.rejected(res, err, cpu, now, n)
 		if g.blockHooks != nil {
 			g.callBlockHooks(ctx, err)

@@ -100,13 +100,10 @@ type binding struct {
 	// but a gate after the first, whose reservation is in Entry.keep,
 	// and the shadow rules past the bits of Entry.kept.
 	exits []exitRule
-	// single is the only rule when that is a flow or concurrency rule that
-	// never waits: Enter's fast path.
-	single *ruleState
-	// hot is the limiter of the only rule when that is a hotspot rule in
-	// memory that neither waits nor holds: Enter's fast path
-	// (hotspotKind.enter).
-	hot *hotspotKind
+	// alone is the only rule of b when its kind may decide a request by
+	// itself (limiter.alone): it neither waits, keeps a reservation for
+	// Exit nor is a shadow rule.
+	alone *ruleState
 	// keeps is true when admitted requests may keep reservations for Exit
 	// in Entry.keep (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
@@ -368,15 +365,8 @@ func (set *ruleSet) bind(name string) *binding {
 			b.keeps = true
 		}
 	}
-	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
-		switch l := b.rules[0].lim.(type) {
-		case *flowKind, *concKind:
-			b.single = b.rules[0]
-		case *hotspotKind:
-			if !b.rules[0].holds { // a concurrency rule keeps its slot until Exit
-				b.hot = l
-			}
-		}
+	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow && !b.rules[0].holds {
+		b.alone = b.rules[0]
 	}
 	return b
 }

@@ -22,6 +22,13 @@ func (k *concKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
+func (k *concKind) alone(l *lone, _ *ruleState) bool {
+	if l.d.OK = k.l.AcquireOn(l.cpu, l.n); !l.d.OK {
+		l.d.Decision = k.rejection()
+	}
+	return true
+}
+
 // slotKind is a kind that admits by taking a slot (concurrency, adaptive).
 type slotKind interface{ rejection() flow.Decision }
 

@@ -166,6 +166,8 @@ func (k *systemKind) rejection(limit int64) flow.Decision {
 	return d
 }
 
+func (*systemKind) alone(*lone, *ruleState) bool { return false }
+
 func (k *systemKind) undo(h held, _ uint32, n int64) {
 	k.l.Release(int64(k.clock.Now()), n, int(h.level))
 }
