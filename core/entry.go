@@ -247,12 +247,12 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := b.read()
 	cpu := g.resources.picker.Pick()
 	e := Entry{res: res, b: b, n: n}
+	var now int64
 	var err error
 	if len(b.rules) > 0 {
-		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
+		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())
 	}
 	if !cached {
 		b.overflowed(cpu, n, err == nil)
@@ -265,20 +265,34 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)
-	if b.stored && !b.waits() {
+	w := int64(1) // see Entry.w
+	if !b.timed && n == 1 {
+		w = 0
+		if st.entered.Load()%rtSampling == 0 { // the first of each rtSampling
+			w = rtSampling
+		}
+	}
+	var bk *window.Bucket
+	switch {
+	case len(b.rules) == 0:
+		// Statistics only: a request not timed reads no clock, and counts
+		// in the stripe's newest bucket (see rtSampling).
+		if w == 0 {
+			bk = st.stats.Latest()
+		}
+		if bk == nil {
+			now = b.read()
+		}
+	case b.stored && !b.waits():
 		now = b.read() // after the store's round trip (binding.stored)
+	}
+	if bk == nil {
+		bk = st.bucket(now)
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
-	e.start, e.stripe = now, i
-	bk := st.bucket(now)
+	e.start, e.stripe, e.w = now, i, uint8(w)
 	entered := st.entered.Add(n)
-	if e.w = 1; !b.timed && n == 1 {
-		e.w = 0
-		if entered%rtSampling == 1 { // the first of each rtSampling
-			e.w = rtSampling
-		}
-	}
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,11 +199,12 @@ func TestSampledResponseTimes(t *testing.T) {
 
 // TestSampledEstimate: a sampled resource's RT, MinRT and histogram are
 // the sampled response times, each counting rtSampling times (see
-// rtSampling). The Guard is on a fake clock, so that the response times
-// are known, and its binding of the resource told to sample as on the
-// system clock.
+// rtSampling), and its other counts are exact; Enter and Exit read the
+// clock for the sampled requests only, the resource having no rule. The
+// Guard is on a fake clock, so that the response times are known, and its
+// binding of the resource told to sample as on the system clock.
 func TestSampledEstimate(t *testing.T) {
-	fc := clock.NewFake(time.Hour)
+	fc := &countingClock{Fake: clock.NewFake(time.Hour)}
 	g, err := New(WithClock(fc))
 	require.NoError(t, err)
 	defer g.Close()
@@ -215,19 +217,25 @@ func TestSampledEstimate(t *testing.T) {
 	minRT := time.Duration(math.MaxInt64)
 	var hist RTHistogram
 	seen := map[uint8]int{} // requests by stripe
+	var reads int64
 	const requests = 40
 	for i := range requests {
+		fc.reads.Store(0)
 		e, err := g.Enter(ctx, "r")
 		require.NoError(t, err)
 		took := time.Duration(requests-i) * 100 * time.Microsecond
 		fc.Advance(took)
+		e.Exit(nil)
 		if seen[e.stripe]%rtSampling == 0 {
 			rt += rtSampling * took
 			minRT = min(minRT, took)
 			hist[rtBucket(int64(took))] += rtSampling
+			reads = 2
+		} else {
+			reads = 0
 		}
+		assert.Equal(t, reads, fc.reads.Load(), "clock readings of request %d, %d of its stripe", i, seen[e.stripe])
 		seen[e.stripe]++
-		e.Exit(nil)
 	}
 	hist[0] = requests
 	for _, c := range hist[1:] {
@@ -235,9 +243,22 @@ func TestSampledEstimate(t *testing.T) {
 	}
 	hist[0] = max(hist[0], 0) // the estimate may count more than completed
 	st, _ := g.Stats("r")
+	assert.Equal(t, int64(requests), st.Pass)
 	assert.Equal(t, int64(requests), st.Complete)
+	assert.Equal(t, int64(requests), st.Total.Complete)
 	assert.Equal(t, rt, st.RT, "the last second's")
 	assert.Equal(t, rt, st.Total.RT)
 	assert.Equal(t, minRT, st.MinRT)
 	assert.Equal(t, hist, st.Total.RTHistogram)
+}
+
+// countingClock counts its readings.
+type countingClock struct {
+	*clock.Fake
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Duration {
+	c.reads.Add(1)
+	return c.Fake.Now()
 }

@@ -102,6 +102,14 @@ func (st *resStripe) exit(n, rt, w int64) {
 // more than Complete). A completion not timed counts in the newest
 // statistics bucket of its stripe: at or after the bucket of its start, and
 // before that of its end when no request entered the stripe since.
+//
+// A resource without rules (statistics only) reads the clock in Enter for
+// the timed requests only: the others count as passed in the newest bucket
+// of their stripe too, which the last timed request, at most rtSampling-1
+// requests of the stripe before, made current. So after a pause, the
+// requests of a stripe before its first timed one count at the time of
+// the request before the pause: in the last second's figures while that
+// is recent, not after. Totals are exact.
 const rtSampling = 8
 
 // blocked returns the permits blocked through the stripe: those blocked

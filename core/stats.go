@@ -72,8 +72,11 @@ type ResourceStats struct {
 	// count, MinRT is the least sampled time (never below the true least),
 	// and a completion not timed counts in the last second's figures at
 	// the time of the latest request entering on its CPU (its own start or
-	// later), not at its end. Every request is timed otherwise, with
-	// WithCount above 1, and with WithClock.
+	// later), not at its end. On a resource without rules, Enter reads no
+	// clock either for a request not timed: it counts in the last second's
+	// figures at the time of the last timed request of its CPU, at most 7
+	// of its requests before. Every request is timed otherwise, with
+	// WithCount above 1, and with WithClock. The counts of Total are exact.
 	Pass, Block, Complete, Error int64
 	RT, MinRT                    time.Duration
 	Peak                         int64
