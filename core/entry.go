@@ -339,14 +339,20 @@ func (e *Entry) Exit(err error) {
 	}
 	e.res = nil // done: later calls do nothing
 	st := &res.stripes[e.stripe]
-	var now, rt int64
-	var bk *window.Bucket
 	w := int64(e.w)
-	if w != 0 {
-		now = e.b.read()
-		rt = max(now-e.start, 0)
-		bk = st.bucket(now) // before the totals (see window.NewMarked)
+	if w == 0 { // not timed: one permit, in the histogram's first bucket
+		st.exited.Add(1) // out of the in-flight count first (see below)
+		if len(e.b.exits) > 0 || e.few[0].rs != nil {
+			e.end(0, 0, err != nil) // no rule of b reads the time (limiter.times)
+		}
+		if err != nil {
+			st.errors.Add(1)
+		}
+		return
 	}
+	now := e.b.read()
+	rt := max(now-e.start, 0)
+	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
@@ -360,9 +366,7 @@ func (e *Entry) Exit(err error) {
 	if err != nil {
 		st.errors.Add(1)
 	}
-	if bk != nil {
-		bk.LowerMinRT(rt)
-	}
+	bk.LowerMinRT(rt)
 }
 
 // end tells the rules that keep something for Exit that the request ended

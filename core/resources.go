@@ -67,7 +67,7 @@ type resStripe struct {
 }
 
 // exit counts the exit of a request of n permits after rt, timed with
-// weight w (see rtSampling; 0: not timed, counted in the first bucket):
+// weight w (see rtSampling):
 // its histogram bucket and permits beyond the first before exited, so that
 // a reader that loads exited first finds them counted.
 func (st *resStripe) exit(n, rt, w int64) {
