@@ -330,8 +330,9 @@ func (b *binding) waits() bool { return b.wait }
 //
 // Exit reads the clock only for a request whose response time is used
 // (Entry.w): when a rule of the resource reads it (breakers, adaptive and
-// system rules), with a clock given by WithClock, and otherwise for one
-// request in rtSampling of each statistics stripe (see rtSampling).
+// system rules), with a clock given by WithClock, for a request of several
+// permits, and otherwise for one request in rtSampling of each statistics
+// stripe (see rtSampling).
 func (e *Entry) Exit(err error) {
 	res := e.res
 	if res == nil {
