@@ -12,18 +12,78 @@ import (
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
-// admit asks the rules of e's binding in order and waits for the turn the
-// waiting ones gave the request. It returns the time the request proceeds,
-// and the error that stops it; on error, the reservations made are given
-// back. It notes e's quota, the policies of the rate rules in quotas (see
-// WithQuotas) and the reservations Exit ends (Entry.keep).
-// cpu is the caller's stripe index (see stripe.Picker), for the limiters
-// that keep a share of their quota per CPU.
+// admit decides the request e of resource: it asks the rules of e's
+// binding in order and waits for the turn the waiting ones gave the
+// request. It returns the time the request proceeds, and the error that
+// stops it; on error, the reservations made are given back. It notes the
+// quota policies of the rate rules that admit the request in quotas (see
+// WithQuotas) and the reservations Exit ends (Entry.keep). cpu is the
+// caller's stripe index (see stripe.Picker), for the limiters that keep a
+// share of their quota per CPU.
 //
-// The rules after a rejecting one are asked too (see Enter) by take and
-// undo: the limiters have no read-only question, and this costs only
-// rejected requests. Rules kept in a store are not (traits.shared).
+// The only rule of a binding may decide a request by itself (lone):
+// nothing is reserved then, and its decision is acted on as one asked
+// among others: an admission notes its quota policy (asking.decided), a
+// rejection makes the error (blockedAlone).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
+	if rs := e.b.alone; rs != nil {
+		var l lone // field by field: a composite literal is built apart and copied
+		l.params, l.cpu, l.now, l.n = params, cpu, now, e.n
+		if l.decide(rs) {
+			if !l.d.OK {
+				return now, g.blockedAlone(e.b, resource, rs, &l)
+			}
+			if quotas != nil && rs.window {
+				*quotas = rs.noteQuota(*quotas, &l.d.Decision)
+			}
+			return now, nil
+		}
+	}
+	return g.askAll(ctx, e, resource, params, quotas, cpu, now)
+}
+
+// lone is a request that the only rule of its binding decides by itself
+// (limiter.alone): what the rule reads, and its decision, written in place
+// (see asking.few).
+type lone struct {
+	params Params
+	cpu    uint32
+	now, n int64
+	d      hotspot.Decision
+}
+
+// blockedAlone returns the error of the request l of resource that rs,
+// the only rule of b, rejected alone, as askAll's (asking.settle), and
+// counts it evaluated.
+func (g *Guard) blockedAlone(b *binding, resource string, rs *ruleState, l *lone) error {
+	blockedEvaluated(b.rules, 0, l.cpu, l.n)
+	return g.blocked(b, resource, rs, &l.d.Decision, l.cpu, l.now, l.n)
+}
+
+// noteQuota notes in ps the quota policy of the rule of rs after its
+// decision d admitted a request (see notePolicy).
+func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
+	ps, _ = notePolicy(ps, rs.quotaOf(d))
+	return ps
+}
+
+// blockedEvaluated counts n permits of a request that rules blocked as
+// evaluated by each rule asked about it (see evaluated): every rule up to
+// first, the first to block it, and, after it, those not in a store.
+func blockedEvaluated(rules []*ruleState, first int, cpu uint32, n int64) {
+	for i, rs := range rules {
+		if i <= first || !rs.shared {
+			evaluated(rules[i:i+1], cpu, n)
+		}
+	}
+}
+
+// askAll is admit for a request that no rule decides alone: each rule is
+// asked (asking.ask). The rules after a rejecting one are asked too (see
+// Enter) by take and undo: the limiters have no read-only question, and
+// this costs only rejected requests. Rules kept in a store are not
+// (traits.shared).
+func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.
 	var a asking
@@ -55,11 +115,7 @@ func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Par
 		a.release()
 		return now, err
 	case a.blocked != nil:
-		for i, rs := range rules {
-			if i <= first || !rs.shared {
-				evaluated(rules[i:i+1], cpu, n)
-			}
-		}
+		blockedEvaluated(rules, first, cpu, n)
 		a.release()
 		return now, g.shared(e.b, a.scratch)
 	}
@@ -229,7 +285,7 @@ func (a *asking) decided(h *held) {
 		return
 	}
 	if a.quotas {
-		a.policies, _ = notePolicy(a.policies, rs.quotaOf(&h.d.Decision))
+		a.policies = rs.noteQuota(a.policies, &h.d.Decision)
 	}
 	a.wait = max(a.wait, h.d.Wait)
 }
@@ -264,11 +320,11 @@ func undo(admitted []held, cpu uint32, n int64) {
 }
 
 // blocked returns the error of n requests of resource at now on the CPU
-// cpu that rs, the single rule of b (a flow, concurrency or hotspot rule in
-// memory), rejected with decision d, and counts them in the rule's
-// statistics. A flood of rejections allocates nothing: the error is b's
-// last one when that is the same error (an error is never changed once
-// returned, and its Policies have no room to append in place). This pays:
+// cpu that rs, the only rule of b, rejected alone with decision d, and
+// counts them in the rule's statistics. A flood of rejections allocates
+// nothing: the error is b's last one when that is the same error (an
+// error is never changed once returned, and its Policies have no room to
+// append in place). This pays:
 // an error of its own per rejection (240 B) took a flow rule's rejection
 // from 76 to 264 ns of process CPU time (BenchmarkBlockedSluiceFlow in
 // core/internal/peerbench), garbage collection included.

@@ -34,8 +34,11 @@
 // advertise.
 //
 // With one flow rule, Enter reads the monotonic clock once, to decide and to
-// time the request, Exit once more, so that a response time is true however
-// busy the host is; they touch a handful of atomics and do not allocate,
+// time the request; Exit reads it again for one request in 8 (and for
+// every request when a rule reads response times), whose response time
+// then stands for the others' (see ResourceStats), so that a response time
+// is true however busy the host is; they touch a handful of atomics and do
+// not allocate,
 // and neither does a block: requests rejected alike share one
 // *BlockedError, which callers must not modify.
 //
@@ -306,6 +309,8 @@
 // Rules decide on the monotonic clock; WithClock gives the Guard another,
 // such as package clock's fake clock for tests. A clock stepped backwards
 // drops no count and lets no limit be bypassed. Requests are timed on the
-// same clock (Enter reads it once, Exit once more), so a response time is
-// true however busy the host is.
+// same clock, so a response time is true however busy the host is: every
+// request when a rule reads response times (breaker, adaptive, system),
+// otherwise a sample of one in 8 that stands for the others (see
+// ResourceStats).
 package core

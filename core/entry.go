@@ -11,6 +11,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/reason"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // EnterOption adjusts one call of Enter.
@@ -50,7 +51,12 @@ type Entry struct {
 	n      int64
 	stripe uint8 // the statistics stripe the request was counted in
 	level  uint8 // the request's priority level, for the rules that shed by it
-	done   bool
+	// w is the weight of the request's response time in the resource's
+	// statistics: 1 when every request of its binding is timed
+	// (binding.timed) or it holds several permits, rtSampling for the
+	// sample of its stripe standing for that many, 0 when Exit does not
+	// read the clock (see rtSampling).
+	w uint8
 	// kept has the bit (exitRule.bit) of each shadow rule of b.exits that
 	// admitted the request: Exit ends it for those only.
 	kept uint8
@@ -62,7 +68,7 @@ type Entry struct {
 	// more. One only: each more in place costs every Enter, which copies
 	// the Entry (the first breaker's ticket is in brk, without one). The
 	// Entry's size stays a multiple of 16 bytes (see TestEntrySize); it
-	// reaches the Guard's clocks through b.
+	// reaches the Guard's clock through b.
 	few  [1]hold
 	more []hold
 }
@@ -241,45 +247,17 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	res, cached := g.resources.get(resource)
 	b := g.bindingOf(res, resource, cached)
-	now := b.clk.read()
 	cpu := g.resources.picker.Pick()
 	e := Entry{res: res, b: b, n: n}
+	var now int64
 	var err error
-	switch {
-	case b.single != nil:
-		// One flow or concurrency rule that never waits: no reservation
-		// to give back on a later rejection, so no admit. The kind's
-		// limiter is called here, devirtualized, and the decision used
-		// where it is made (see asking).
-		rs := b.single
-		switch l := rs.lim.(type) {
-		case *flowKind:
-			var d flow.Decision // written in place (see flow.Limiter)
-			if flow.AcquireTo(l.l, &d, cpu, now, n); d.OK {
-				if quotas != nil {
-					*quotas = append(*quotas, rs.quotaOf(&d))
-				}
-			} else {
-				err = g.blocked(b, resource, rs, &d, cpu, now, n)
-			}
-		case *concKind:
-			if !l.l.AcquireOn(cpu, n) {
-				d := l.rejection()
-				err = g.blocked(b, resource, rs, &d, cpu, now, n)
-			}
-		}
-	case b.hot != nil:
-		now, err = b.hot.enter(ctx, g, &e, resource, params, quotas, cpu, now)
-	case len(b.rules) > 0:
-		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
+	if len(b.rules) > 0 {
+		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())
 	}
 	if !cached {
 		b.overflowed(cpu, n, err == nil)
 	}
 	if err != nil {
-		if b.single != nil {
-			evaluated(b.rules, cpu, n) // admit counts its own
-		}
 		g.rejected(res, err, cpu, now, n)
 		if g.blockHooks != nil {
 			g.callBlockHooks(ctx, err)
@@ -287,13 +265,33 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 		return Entry{}, err
 	}
 	st, i := res.stripe(cpu)
-	if b.stored && !b.waits() {
-		now = b.clk.read() // after the store's round trip (binding.stored)
+	w := int64(1) // see Entry.w
+	if !b.timed && n == 1 {
+		w = 0
+		if st.entered.Load()%rtSampling == 0 { // the first of each rtSampling
+			w = rtSampling
+		}
+	}
+	var bk *window.Bucket
+	switch {
+	case len(b.rules) == 0:
+		// Statistics only: a request not timed reads no clock, and counts
+		// in the stripe's newest bucket (see rtSampling).
+		if w == 0 {
+			bk = st.stats.Latest()
+		}
+		if bk == nil {
+			now = b.read()
+		}
+	case b.stored && !b.waits():
+		now = b.read() // after the store's round trip (binding.stored)
+	}
+	if bk == nil {
+		bk = st.bucket(now)
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
-	e.start, e.stripe = now, i
-	bk := st.bucket(now)
+	e.start, e.stripe, e.w = now, i, uint8(w)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
@@ -316,14 +314,8 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st.blockedBy[why].Add(n)
 }
 
-// read reads the Guard's clock: the system clock without the interface's
-// indirect call.
-func (c *clocks) read() int64 {
-	if s := c.sys; s != nil {
-		return int64(s.Now())
-	}
-	return int64(c.clock.Now())
-}
+// read reads the Guard's clock.
+func (b *binding) read() int64 { return int64(b.clock.Now()) }
 
 // waits reports whether a rule of b may make requests wait for their turn.
 // Those rules come last; b notes it, so that Enter and Exit read no rule.
@@ -335,24 +327,42 @@ func (b *binding) waits() bool { return b.wait }
 // outcome. Calls after the first, and calls on the zero Entry, do nothing.
 // Adapters call it from a deferred function, so it runs when a handler
 // panics too.
+//
+// Exit reads the clock only for a request whose response time is used
+// (Entry.w): when a rule of the resource reads it (breakers, adaptive and
+// system rules), with a clock given by WithClock, for a request of several
+// permits, and otherwise for one request in rtSampling of each statistics
+// stripe (see rtSampling).
 func (e *Entry) Exit(err error) {
-	if e.res == nil || e.done {
+	res := e.res
+	if res == nil {
 		return
 	}
-	e.done = true
-	st := &e.res.stripes[e.stripe]
-	now := e.b.clk.read()
+	e.res = nil // done: later calls do nothing
+	st := &res.stripes[e.stripe]
+	w := int64(e.w)
+	if w == 0 { // not timed: one permit, in the histogram's first bucket
+		st.exited.Add(1) // out of the in-flight count first (see below)
+		if len(e.b.exits) > 0 || e.few[0].rs != nil {
+			e.end(0, 0, err != nil) // no rule of b reads the time (limiter.times)
+		}
+		if err != nil {
+			st.errors.Add(1)
+		}
+		return
+	}
+	now := e.b.read()
 	rt := max(now-e.start, 0)
 	bk := st.bucket(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.
-	st.exit(e.n, rt)
+	st.exit(e.n, rt, w)
 	if len(e.b.exits) > 0 || e.few[0].rs != nil { // more only after few
 		e.end(now, rt, err != nil)
 	}
 	if rt != 0 {
-		st.rt.Add(rt)
+		st.rt.Add(rt * w)
 	}
 	if err != nil {
 		st.errors.Add(1)

@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,7 +43,7 @@ func TestEnterClocks(t *testing.T) {
 	defer g.Close()
 	const far = 1000 * time.Hour
 	fc := clock.NewFake(far)
-	g.clock, g.sys = fc, nil // read through the interface
+	g.clock, g.rules.Load().clock = fc, fc // before the first binding
 	ctx := context.Background()
 	for i, name := range []string{"paced", "windowed", "inflight", "norule"} {
 		e, err := g.Enter(ctx, name)
@@ -140,4 +142,123 @@ func TestHeldForExitAllocatesNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSampledResponseTimes: on the system clock, a resource none of whose
+// rules reads response times has the first of every rtSampling requests of
+// one permit entering through a stripe timed (Entry.w), counting rtSampling
+// times; Exit reads no clock for the others. A rule that reads them (a
+// breaker), requests of several permits and a Guard given WithClock time
+// every request, once.
+func TestSampledResponseTimes(t *testing.T) {
+	slow := Rule{Name: "slow", Resource: "breaker", Kind: KindBreaker, Strategy: "slow-ratio", Threshold: 0.5, MaxRT: time.Second}
+	limit := Rule{Name: "flow", Resource: "flow", Kind: KindFlow, Limit: 1 << 40}
+	ctx := context.Background()
+	weights := func(g *Guard, name string, opts ...EnterOption) map[uint8][]uint8 {
+		entries := make([]Entry, 40)
+		for i := range entries {
+			var err error
+			entries[i], err = g.Enter(ctx, name, opts...)
+			require.NoError(t, err)
+		}
+		by := map[uint8][]uint8{} // weights by stripe, in the order entered
+		for _, e := range entries {
+			by[e.stripe] = append(by[e.stripe], e.w)
+			e.Exit(nil)
+		}
+		return by
+	}
+	g, err := New(WithRules(slow, limit))
+	require.NoError(t, err)
+	defer g.Close()
+	for _, name := range []string{"norule", "flow"} {
+		for stripe, ws := range weights(g, name) {
+			for i, w := range ws {
+				want := uint8(0)
+				if i%rtSampling == 0 {
+					want = rtSampling
+				}
+				assert.Equal(t, want, w, "%s: request %d of stripe %d", name, i, stripe)
+			}
+		}
+	}
+	every := func(g *Guard, name string, opts ...EnterOption) {
+		for stripe, ws := range weights(g, name, opts...) {
+			for i, w := range ws {
+				assert.Equal(t, uint8(1), w, "%s: request %d of stripe %d", name, i, stripe)
+			}
+		}
+	}
+	every(g, "breaker")
+	every(g, "several", WithCount(2))
+	fake, err := New(WithClock(clock.NewFake(time.Second)), WithRules(limit))
+	require.NoError(t, err)
+	defer fake.Close()
+	every(fake, "flow")
+}
+
+// TestSampledEstimate: a sampled resource's RT, MinRT and histogram are
+// the sampled response times, each counting rtSampling times (see
+// rtSampling), and its other counts are exact; Enter and Exit read the
+// clock for the sampled requests only, the resource having no rule. The
+// Guard is on a fake clock, so that the response times are known, and its
+// binding of the resource told to sample as on the system clock.
+func TestSampledEstimate(t *testing.T) {
+	fc := &countingClock{Fake: clock.NewFake(time.Hour)}
+	g, err := New(WithClock(fc))
+	require.NoError(t, err)
+	defer g.Close()
+	res, cached := g.resources.get("r")
+	b := g.bindingOf(res, "r", cached)
+	require.True(t, b.timed, "every request of a Guard on a fake clock is timed")
+	b.timed = false
+	ctx := context.Background()
+	var rt time.Duration
+	minRT := time.Duration(math.MaxInt64)
+	var hist RTHistogram
+	seen := map[uint8]int{} // requests by stripe
+	var reads int64
+	const requests = 40
+	for i := range requests {
+		fc.reads.Store(0)
+		e, err := g.Enter(ctx, "r")
+		require.NoError(t, err)
+		took := time.Duration(requests-i) * 100 * time.Microsecond
+		fc.Advance(took)
+		e.Exit(nil)
+		if seen[e.stripe]%rtSampling == 0 {
+			rt += rtSampling * took
+			minRT = min(minRT, took)
+			hist[rtBucket(int64(took))] += rtSampling
+			reads = 2
+		} else {
+			reads = 0
+		}
+		assert.Equal(t, reads, fc.reads.Load(), "clock readings of request %d, %d of its stripe", i, seen[e.stripe])
+		seen[e.stripe]++
+	}
+	hist[0] = requests
+	for _, c := range hist[1:] {
+		hist[0] -= c
+	}
+	hist[0] = max(hist[0], 0) // the estimate may count more than completed
+	st, _ := g.Stats("r")
+	assert.Equal(t, int64(requests), st.Pass)
+	assert.Equal(t, int64(requests), st.Complete)
+	assert.Equal(t, int64(requests), st.Total.Complete)
+	assert.Equal(t, rt, st.RT, "the last second's")
+	assert.Equal(t, rt, st.Total.RT)
+	assert.Equal(t, minRT, st.MinRT)
+	assert.Equal(t, hist, st.Total.RTHistogram)
+}
+
+// countingClock counts its readings.
+type countingClock struct {
+	*clock.Fake
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Duration {
+	c.reads.Add(1)
+	return c.Fake.Now()
 }

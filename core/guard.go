@@ -26,7 +26,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	*clocks   // its rule sets share it (see clocks)
+	clock     clock.Clock // its rule sets and bindings keep it too (see binding.clock)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
@@ -72,21 +72,9 @@ type pools struct {
 	blockeds sync.Pool
 }
 
-// clocks are the clocks of a Guard. Its rule sets and bindings point to
-// them, not to the Guard, so that Exit reads them through the Entry's
-// binding (an Entry without the Guard is smaller, and copied faster) and a
-// binding kept by the Guard's goroutines (a resource's) does not keep the
-// Guard from being collected.
-type clocks struct {
-	clock clock.Clock
-	// sys is clock when that is the system clock, read without the
-	// interface's indirect call.
-	sys *sysclock.System
-}
-
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
-	clk   *clocks
+	clock clock.Clock  // the Guard's
 	rules []*ruleState // in rule order
 	// beyond holds bindings of names beyond the Guard's resource bound
 	// (see bindBeyond), by the rules that match them.
@@ -111,20 +99,21 @@ type ruleState struct {
 // rejects before any limit is taken, and rules that make requests wait
 // last, so that a request rejected by another does not take a pacing slot.
 type binding struct {
-	set   *ruleSet
-	clk   *clocks // set.clk
+	set *ruleSet
+	// clock is set.clock, the Guard's: Exit reads it through the Entry's
+	// binding (an Entry without the Guard is smaller, and copied faster),
+	// and a binding kept by the Guard's goroutines (a resource's) does
+	// not keep the Guard from being collected.
+	clock clock.Clock
 	rules []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
 	// but a gate after the first, whose reservation is in Entry.keep,
 	// and the shadow rules past the bits of Entry.kept.
 	exits []exitRule
-	// single is the only rule when that is a flow or concurrency rule that
-	// never waits: Enter's fast path.
-	single *ruleState
-	// hot is the limiter of the only rule when that is a hotspot rule in
-	// memory that neither waits nor holds: Enter's fast path
-	// (hotspotKind.enter).
-	hot *hotspotKind
+	// alone is the only rule of b when its kind may decide a request by
+	// itself (limiter.alone): it neither waits, keeps a reservation for
+	// Exit nor is a shadow rule.
+	alone *ruleState
 	// keeps is true when admitted requests may keep reservations for Exit
 	// in Entry.keep (traits.holds; the first gate keeps its ticket in
 	// Entry.brk instead).
@@ -135,6 +124,10 @@ type binding struct {
 	stored bool
 	// wait is true when a rule of b may make requests wait (see waits).
 	wait bool
+	// timed is true when Exit reads the clock for every request of b: a
+	// rule of b reads when requests end (limiter.times), or the clock is
+	// not the system clock. Otherwise it times a sample (see rtSampling).
+	timed bool
 	// matched has bit i set for each rule i of set that b holds, when b
 	// is one of set.beyond.
 	matched uint64
@@ -224,11 +217,10 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
-	g.sys, _ = g.clock.(*sysclock.System)
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
 		system: newSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
 	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
@@ -237,7 +229,7 @@ func New(opts ...Option) (*Guard, error) {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
 	}
 	g.resources = newResourceTable(cfg.maxResources)
-	g.rules.Store(&ruleSet{clk: g.clocks})
+	g.rules.Store(&ruleSet{clock: g.clock})
 	if err := g.SetRules(cfg.rules); err != nil {
 		return nil, err
 	}
@@ -301,7 +293,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 	for _, rs := range g.rules.Load().rules {
 		old[rs.rule.Name] = rs
 	}
-	set := &ruleSet{clk: g.clocks}
+	set := &ruleSet{clock: g.clock}
 	var problems []Problem
 	for i, r := range norm {
 		prev := old[r.Name]
@@ -349,7 +341,7 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 
 // bind returns the rules of set that apply to name.
 func (set *ruleSet) bind(name string) *binding {
-	b := &binding{set: set, clk: set.clk}
+	b := &binding{set: set, clock: set.clock}
 	var gates, waiting []*ruleState
 	for _, rs := range set.rules {
 		switch {
@@ -363,9 +355,12 @@ func (set *ruleSet) bind(name string) *binding {
 			b.rules = append(b.rules, rs)
 		}
 		b.stored = b.stored || rs.shared
+		b.timed = b.timed || rs.lim.times()
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0
+	_, sys := set.clock.(*sysclock.System)
+	b.timed = b.timed || !sys
 	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
 		first := i == 0 && rs.gate // its ticket in Entry.brk
@@ -381,15 +376,8 @@ func (set *ruleSet) bind(name string) *binding {
 			b.keeps = true
 		}
 	}
-	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow {
-		switch l := b.rules[0].lim.(type) {
-		case *flowKind, *concKind:
-			b.single = b.rules[0]
-		case *hotspotKind:
-			if !b.rules[0].holds { // a concurrency rule keeps its slot until Exit
-				b.hot = l
-			}
-		}
+	if len(b.rules) == 1 && !b.rules[0].waits && !b.rules[0].shadow && !b.rules[0].holds {
+		b.alone = b.rules[0]
 	}
 	return b
 }

@@ -57,6 +57,8 @@ func (k *adaptiveKind) rejection() flow.Decision {
 	return flow.Decision{Limit: lim, Remaining: max(lim-k.c.InFlight(), 0), RetryAfter: max(recent, time.Millisecond)}
 }
 
+func (*adaptiveKind) alone(*lone, *ruleState) bool { return false }
+
 func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 	k.c.Release(n)
 	k.levels.Undo(int64(k.clock.Now()), int(h.level), n, false)
@@ -66,6 +68,8 @@ func (k *adaptiveKind) exit(_ hold, end ending) {
 	k.c.Done(end.now, end.rt, end.n)
 	k.levels.Done(int(end.level), end.n)
 }
+
+func (*adaptiveKind) times() bool { return true }
 
 func (k *adaptiveKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.c.InFlight()

@@ -46,6 +46,8 @@ func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
+func (*breakerKind) alone(*lone, *ruleState) bool { return false }
+
 func (k *breakerKind) undo(h held, _ uint32, _ int64) { k.b.Undo(h.t) }
 
 func (k *breakerKind) exit(h hold, end ending) {
@@ -55,6 +57,8 @@ func (k *breakerKind) exit(h hold, end ending) {
 	}
 	k.b.DoneOn(end.cpu, end.now, t, time.Duration(end.rt), end.failed)
 }
+
+func (*breakerKind) times() bool { return true }
 
 func (k *breakerKind) stats(out *RuleStats, now int64) {
 	st := k.b.Stats(now)

@@ -22,6 +22,13 @@ func (k *concKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
+func (k *concKind) alone(l *lone, _ *ruleState) bool {
+	if l.d.OK = k.l.AcquireOn(l.cpu, l.n); !l.d.OK {
+		l.d.Decision = k.rejection()
+	}
+	return true
+}
+
 // slotKind is a kind that admits by taking a slot (concurrency, adaptive).
 type slotKind interface{ rejection() flow.Decision }
 
@@ -54,6 +61,8 @@ func (k *concKind) rejection() flow.Decision {
 func (k *concKind) undo(_ held, cpu uint32, n int64) { k.l.ReleaseOn(cpu, n) }
 
 func (k *concKind) exit(_ hold, end ending) { k.l.ReleaseOn(end.cpu, end.n) }
+
+func (*concKind) times() bool { return false }
 
 func (k *concKind) stats(out *RuleStats, _ int64) {
 	out.InFlight = k.l.InFlight()

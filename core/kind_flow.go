@@ -39,9 +39,16 @@ func (k *flowKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
+func (k *flowKind) alone(l *lone, _ *ruleState) bool {
+	flow.AcquireTo(k.l, &l.d.Decision, l.cpu, l.now, l.n)
+	return true
+}
+
 func (k *flowKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d.Decision, n) }
 
 func (*flowKind) exit(hold, ending) {}
+
+func (*flowKind) times() bool { return false }
 
 // stats asks the limiter about more permits than it ever admits at once:
 // every algorithm decides that without taking any, the decision telling

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/sluicekit/sluice/core/internal/hotspot"
@@ -48,10 +47,7 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 	v, ok := a.firstValue(rs)
 	for i := 1; ok; i++ {
 		h := a.slot(rs)
-		k.l.AcquireTo(&h.d, a.now, v, a.n)
-		if k.top != nil && !h.d.OK {
-			k.top[stripe.Of(a.cpu, len(k.top))].Add(v, a.n)
-		}
+		k.decide(&h.d, a.cpu, a.now, v, a.n)
 		h.keep = rs.holds
 		a.decided(h)
 		v, ok = a.value(rs, i)
@@ -59,47 +55,40 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-// enter is Enter's fast path for e, a request of a binding whose only rule
-// is k's (binding.hot): a request with exactly one value of the param is
-// decided here, as ask and admit would, without their reservations (there
-// is nothing to give back on a later rejection); any other request goes
-// through admit. It returns the time the request proceeds and the error
-// that stops it.
-func (k *hotspotKind) enter(ctx context.Context, g *Guard, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
-	b := e.b
-	rs := b.rules[0]
-	var v string
-	ok := false
-	if params != nil {
-		if v, ok = params.Param(rs.rule.Param, 0); ok {
-			_, more := params.Param(rs.rule.Param, 1)
-			ok = !more
-		}
+// alone decides a request with exactly one value of the param; any other
+// goes through ask (see firstValue).
+func (k *hotspotKind) alone(l *lone, rs *ruleState) bool {
+	if l.params == nil {
+		return false
 	}
-	if !ok { // no value, or several: see firstValue
-		return g.admit(ctx, e, resource, params, quotas, cpu, now)
+	v, ok := l.params.Param(rs.rule.Param, 0)
+	if !ok {
+		return false
+	}
+	if _, more := l.params.Param(rs.rule.Param, 1); more {
+		return false
 	}
 	if v != "" && v[0] == 0 {
 		v = rs.escape(v)
 	}
-	n := e.n
-	var d hotspot.Decision // written in place (see hotspot.Limiter.AcquireTo)
-	if k.l.AcquireTo(&d, now, v, n); d.OK {
-		if quotas != nil {
-			*quotas, _ = notePolicy(*quotas, rs.quotaOf(&d.Decision))
-		}
-		return now, nil
-	}
-	if k.top != nil {
+	k.decide(&l.d, l.cpu, l.now, v, l.n)
+	return true
+}
+
+// decide decides n permits of the value v at now on the CPU cpu into d,
+// and counts a value it rejects among those blocked most.
+func (k *hotspotKind) decide(d *hotspot.Decision, cpu uint32, now int64, v string, n int64) {
+	k.l.AcquireTo(d, now, v, n)
+	if k.top != nil && !d.OK {
 		k.top[stripe.Of(cpu, len(k.top))].Add(v, n)
 	}
-	evaluated(b.rules, cpu, n)
-	return now, g.blocked(b, resource, rs, &d.Decision, cpu, now, n)
 }
 
 func (k *hotspotKind) undo(h held, _ uint32, n int64) { k.l.Undo(h.d, n) }
 
 func (k *hotspotKind) exit(h hold, end ending) { k.l.Release(h.h, end.n) }
+
+func (*hotspotKind) times() bool { return false }
 
 func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 	if k.top == nil {

@@ -159,6 +159,8 @@ func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limi
 	return nil
 }
 
+func (*storeKind) alone(*lone, *ruleState) bool { return false }
+
 func (k *storeKind) undo(h held, _ uint32, n int64) {
 	switch {
 	case !h.fallback:
@@ -192,5 +194,7 @@ func toStore(f *flow.Decision) (d store.Decision) {
 }
 
 func (*storeKind) exit(hold, ending) {}
+
+func (*storeKind) times() bool { return false }
 
 func (*storeKind) stats(*RuleStats, int64) {}

@@ -166,11 +166,15 @@ func (k *systemKind) rejection(limit int64) flow.Decision {
 	return d
 }
 
+func (*systemKind) alone(*lone, *ruleState) bool { return false }
+
 func (k *systemKind) undo(h held, _ uint32, n int64) {
 	k.l.Release(int64(k.clock.Now()), n, int(h.level))
 }
 
 func (k *systemKind) exit(_ hold, end ending) { k.l.Done(end.now, end.rt, end.n, int(end.level)) }
+
+func (*systemKind) times() bool { return true }
 
 func (k *systemKind) stats(out *RuleStats, now int64) {
 	out.InFlight = k.l.InFlight()

@@ -12,6 +12,13 @@ type limiter interface {
 	// It returns an error only when the request cannot be decided (its
 	// context ended). It is called through asking.ask, not the interface.
 	ask(a *asking, rs *ruleState) error
+	// alone decides the request l for the rule rs, the only one of its
+	// binding (binding.alone), writing the decision in l.d, and reports
+	// whether it did: a kind without a path of its own, or a request it
+	// cannot decide alone, returns false and goes through ask. It takes
+	// nothing to give back, and admit acts on its decision as on ask's
+	// (Guard.admit). It is called through lone.decide.
+	alone(l *lone, rs *ruleState) bool
 	// undo gives back the reservation h of n permits, taken on the CPU
 	// cpu, of a request that is not admitted after all. h is a copy: a
 	// pointer passed to a method of an interface escapes to the heap.
@@ -21,6 +28,10 @@ type limiter interface {
 	// request kept (Entry.keep), the zero hold for the rules of
 	// binding.exits.
 	exit(h hold, end ending)
+	// times reports whether exit reads when a request ended (ending.now,
+	// ending.rt): Exit then reads the clock for every request the rule
+	// applies to, instead of for a sample (see Entry.Exit).
+	times() bool
 	// stats adds the kind's own state to a rule's statistics at now.
 	stats(out *RuleStats, now int64)
 }
@@ -83,4 +94,19 @@ func (a *asking) ask(rs *ruleState) error {
 		return l.ask(a, rs)
 	}
 	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))
+}
+
+// decide asks the kind of rs to decide l alone (limiter.alone), on its
+// concrete type, as asking.ask does; the kinds that never do are not
+// listed.
+func (l *lone) decide(rs *ruleState) bool {
+	switch k := rs.lim.(type) {
+	case *flowKind:
+		return k.alone(l, rs)
+	case *concKind:
+		return k.alone(l, rs)
+	case *hotspotKind:
+		return k.alone(l, rs)
+	}
+	return false
 }

@@ -54,10 +54,10 @@ func TestStripeHistogram(t *testing.T) {
 		return h
 	}
 	for range 4 {
-		st.exit(1, 0)
+		st.exit(1, 0, 1)
 	}
-	st.exit(3, int64(time.Millisecond)) // bucket 8, 3 permits
-	st.exit(2, 1)                       // bucket 0, 2 permits
+	st.exit(3, int64(time.Millisecond), 1) // bucket 8, 3 permits
+	st.exit(2, 1, 1)                       // bucket 0, 2 permits
 	want := RTHistogram{0: 5, 8: 1}
 	assert.Equal(t, want, hist())
 	assert.Equal(t, int64(6), st.completed())
@@ -70,7 +70,7 @@ func TestStripeHistogram(t *testing.T) {
 	assert.Equal(t, want, hist())
 	st.exited.Add(1)
 	assert.Equal(t, want, hist())
-	st.exit(1, 0)
+	st.exit(1, 0, 1)
 	want[0]++
 	assert.Equal(t, want, hist())
 }

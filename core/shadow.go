@@ -57,6 +57,6 @@ func (a *asking) shadowQuota(h *held) {
 		return
 	}
 	if a.quotas && rs.window {
-		a.policies, _ = notePolicy(a.policies, rs.quotaOf(&h.d.Decision))
+		a.policies = rs.noteQuota(a.policies, &h.d.Decision)
 	}
 }

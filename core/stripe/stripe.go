@@ -105,20 +105,20 @@ func (p *Picker) Hold() (release func()) {
 func Of(cpu uint32, n int) int { return int(cpu & uint32(n-1)) }
 
 // Leases of a shared quota: a CPU takes at most MaxLease units at once, at
-// most 1/(LeaseShare·stripes) of what is left, and none when that is less
+// most 1/(leaseShare·stripes) of what is left, and none when that is less
 // than minLease, so that the leases out hold back at most about
-// 1/LeaseShare of the quota left from the other CPUs, and a quota with
+// 1/leaseShare of the quota left from the other CPUs, and a quota with
 // little left is decided unit by unit on the shared count.
 const (
 	MaxLease   = 64
-	LeaseShare = 256
+	leaseShare = 256
 	minLease   = 8
 )
 
 // LeaseSize returns how much of left, the quota not taken, a CPU may lease
 // among stripes stripes: 0 when leasing should stop.
 func LeaseSize(left int64, stripes int) int64 {
-	if c := min(MaxLease, left/(LeaseShare*int64(stripes))); c >= minLease {
+	if c := min(MaxLease, left/(leaseShare*int64(stripes))); c >= minLease {
 		return c
 	}
 	return 0
@@ -126,4 +126,4 @@ func LeaseSize(left int64, stripes int) int64 {
 
 // MinLeased returns the least quota left from which LeaseSize leases
 // among stripes stripes.
-func MinLeased(stripes int) int64 { return minLease * LeaseShare * int64(stripes) }
+func MinLeased(stripes int) int64 { return minLease * leaseShare * int64(stripes) }

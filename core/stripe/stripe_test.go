@@ -64,7 +64,7 @@ func TestCount(t *testing.T) {
 	assert.True(t, n >= 1 && n <= 16 && n&(n-1) == 0, "a power of two in [1, 16], got %d", n)
 }
 
-// TestLeaseSize: a lease is at most MaxLease and 1/(LeaseShare·stripes) of
+// TestLeaseSize: a lease is at most MaxLease and 1/(leaseShare·stripes) of
 // what is left, and none below minLease; MinLeased is where leasing starts.
 func TestLeaseSize(t *testing.T) {
 	for _, tc := range []struct {
@@ -75,7 +75,7 @@ func TestLeaseSize(t *testing.T) {
 		{1 << 30, 2, MaxLease},
 		{MinLeased(2), 2, minLease},
 		{MinLeased(2) - 1, 2, 0},
-		{20 * LeaseShare * 2, 2, 20},
+		{20 * leaseShare * 2, 2, 20},
 		{MinLeased(16), 16, minLease},
 		{MinLeased(16) - 1, 16, 0},
 		{0, 1, 0},

@@ -37,19 +37,9 @@
 //   - TokenBucket: tokens refill continuously at Limit per Window up to
 //     Limit+Burst. One int64 state (the time the bucket will be full again)
 //     updated by one compare-and-swap; no refill step, no second cache.
-//     A large bucket (with a whole-nanosecond cost, no warm-up, and
-//     Limit+Burst at least 2·LeaseShare·R tokens, R = LeaseShare·64·CPUs:
-//     16.8M on 2 CPUs) leases like LeapArray while a request leaves at
-//     least LeaseShare·R tokens: a CPU takes 64 at once, valid for the
-//     refill of R tokens after it takes them (a lease used later might
-//     hold tokens the refill replaced meanwhile); taking one moves the
-//     state to at least its expiry before adding its 64 (the bucket then
-//     holds at most its capacity less what the leases hold). Nothing
-//     passes beyond what the bucket allows. The cost: while leasing, the
-//     bucket holds up to R tokens less than full; a lease's permits left
-//     when it expires are lost (at most 64 per CPU per R tokens' refill:
-//     1/LeaseShare of the rate); give-backs (Undo, a lease given back
-//     before it expires) stop at a floor that covers the leases out.
+//     Every CPU decides on that one state: no lease (leasing large buckets
+//     to CPUs, as LeapArray does, bought nothing measurable and was
+//     removed).
 //   - LeakyBucket: pacing. Each request is given the slot Window/Limit after
 //     the previous one and waits for it when it lies within MaxWait, else it
 //     is rejected. Same one-CAS state as TokenBucket, in nanoseconds, so

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // GCRA is the arithmetic of a token bucket or leaky bucket as the generic
@@ -411,35 +409,7 @@ type gcra struct {
 	st     *bucketState
 	full   GCRA // the parameters at the full limit, prepared
 	locked bool // the TAT has a fraction: every decision holds st.mu
-	// leases are the CPUs' shares of a large token bucket's tokens, one per
-	// stripe (see AcquireTo); nil for other buckets. A lease's tag is the
-	// time it expires.
-	leases []lease
-	// With leases: the longest a lease is valid (the refill of
-	// leaseReserve tokens), how far ahead of a lease's expiry the TAT is
-	// kept by st.floor (the cost of every permit all the leases can
-	// hold), and how far ahead of now the TAT may be for a request to
-	// take a lease (it leaves at least LeaseShare·leaseReserve tokens).
-	leaseValid, leaseHeld, leaseSpan int64
 }
-
-// Leasing a token bucket's tokens. Tokens taken at t and used later are
-// only as good as tokens left in the bucket if the bucket cannot have
-// filled up meanwhile: the refill that would have overflowed is then
-// counted twice. So a lease is valid for leaseValid after it is taken,
-// and taking it moves the TAT to at least its expiry before adding its
-// permits' cost: until it expires, the bucket holds at most its capacity
-// less what the leases hold, and nothing passes beyond what the bucket
-// without leases would let through. What a lease has left when it expires
-// is lost (the bucket refilled meanwhile); what it has left before is
-// given back, never taking the TAT below st.floor, the latest expiry of a
-// lease plus the cost of every permit the leases can hold, which keeps the
-// other leases' permits covered. leaseReserve is the tokens a lease's
-// validity costs when the bucket is nearly full: LeaseShare times what
-// all the leases can hold, so that leases that expire unused lose at most
-// 1/LeaseShare of the rate; and a request takes a lease only when the
-// bucket holds at least LeaseShare times that.
-func leaseReserve(stripes int) int64 { return stripe.LeaseShare * stripe.MaxLease * int64(stripes) }
 
 // maxHoles bounds the holes a leaky bucket remembers; beyond it the latest
 // are forgotten (left empty), which errs on the strict side.
@@ -448,11 +418,7 @@ const maxHoles = 1024
 // bucketState is the TAT of a flow rule's bucket, carried over on reload.
 type bucketState struct {
 	tat atomic.Int64 // whole nanoseconds of the TAT
-	// floor is, when a token bucket leases, the latest expiry of a lease
-	// plus the cost of every permit leases can hold: tokens given back
-	// never take tat below it (see gcra.leases).
-	floor atomic.Int64
-	mu    sync.Mutex
+	mu  sync.Mutex
 	// Guarded by mu: the fraction of the TAT (frac/den ns, zero unless
 	// locked), and a leaky bucket's holes ahead, sorted and disjoint.
 	frac, den int64
@@ -514,39 +480,7 @@ func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
 	} else {
 		g.st = new(bucketState)
 	}
-	if p, ok := prev.(*gcra); ok {
-		// What the old limiter's leases had left is dropped: a lease
-		// that expired must not give back, and there is no time here.
-		for i := range p.leases {
-			p.leases[i].end()
-		}
-	}
-	g.lease()
 	return g
-}
-
-// lease sets up leasing when the bucket is a token bucket whose cost is a
-// whole number of nanoseconds, that does not warm up, and whose capacity
-// is large enough for requests to take leases.
-func (g *gcra) lease() {
-	if g.locked || g.cfg.Algorithm != TokenBucket || g.th.warm != nil || g.cfg.Limit <= 0 {
-		return
-	}
-	n := stripe.Count()
-	reserve := leaseReserve(n)
-	if from := stripe.LeaseShare * reserve; g.cfg.Limit+g.cfg.Burst >= 2*from {
-		g.leaseWith(n, reserve, from)
-	}
-}
-
-// leaseWith makes the bucket lease to stripes CPUs, for leaseValid the
-// refill of reserve tokens, when a request leaves at least from tokens.
-func (g *gcra) leaseWith(stripes int, reserve, from int64) {
-	cost := g.full.one.cost.NS
-	g.leases = make([]lease, stripes)
-	g.leaseValid = reserve * cost
-	g.leaseHeld = stripe.MaxLease * int64(stripes) * cost
-	g.leaseSpan = g.full.one.capacity.NS - from*cost
 }
 
 func (g *gcra) Config() Config        { return g.cfg }
@@ -556,14 +490,9 @@ func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
-// Acquire decides on the bucket itself, without a lease.
 func (g *gcra) Acquire(now int64, n int64) Decision {
 	var d Decision
-	if g.leases != nil {
-		g.full.acquireTo(&d, &g.st.tat, now, n)
-	} else {
-		g.AcquireTo(&d, 0, now, n)
-	}
+	g.AcquireTo(&d, 0, now, n)
 	return d
 }
 
@@ -573,25 +502,7 @@ func (g *gcra) AcquireOn(cpu uint32, now, n int64) Decision {
 	return d
 }
 
-// AcquireTo admits, on a bucket that leases, from the lease of cpu when it
-// has n permits left and has not expired, else decides on the bucket and,
-// when it holds many tokens, takes a new lease for cpu in the same
-// compare-and-swap (leaseMiss).
-func (g *gcra) AcquireTo(d *Decision, cpu uint32, now, n int64) {
-	if g.leases != nil {
-		ls := &g.leases[stripe.Of(cpu, len(g.leases))]
-		w := ls.word.Load()
-		if left := w & leaseLeft; left >= n && g.valid(ls.tag.Load(), now) && ls.use(w, n) {
-			// The quota left is the bucket's plus what the lease has left.
-			p := &g.full
-			rem := p.remaining(now, at(g.st.tat.Load()), p.one.capacity) + left - n
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, p.Limit, rem, 0, 0
-			d.ref, d.mark, d.markFrac = nil, 0, 0
-			return
-		}
-		g.leaseMiss(d, ls, w, now, n)
-		return
-	}
+func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
 	p := &g.full
 	if lim := g.th.at(now); lim != p.Limit {
 		warm := g.params(lim) // warming up
@@ -606,91 +517,6 @@ func (g *gcra) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	}
 	if d.OK {
 		g.th.admitted(n)
-	}
-}
-
-// leaseMiss decides n at now when the lease ls, whose word was w, cannot
-// serve them.
-func (g *gcra) leaseMiss(d *Decision, ls *lease, w, now, n int64) {
-	if t := g.st.tat.Load(); (w&leaseLeft == 0 || !g.valid(ls.tag.Load(), now)) && t-now > g.leaseSpan {
-		// Nothing to give back, and too few tokens to lease: decided on
-		// the bucket, exactly, without claiming the lease (a flood of
-		// rejections writes nothing).
-		g.full.acquireTo(d, &g.st.tat, now, n)
-		return
-	}
-	g.refill(d, ls, now, n)
-}
-
-// refill replaces the lease ls, which cannot serve n permits at now: it
-// gives back what the old lease had left if it has not expired, and
-// decides n permits at now on the bucket, taking, when they are admitted
-// and the bucket holds many tokens, a new lease with them.
-func (g *gcra) refill(d *Decision, ls *lease, now, n int64) {
-	p := &g.full
-	w, ok := ls.claim()
-	if !ok {
-		p.acquireTo(d, &g.st.tat, now, n) // another refill of this lease is under way
-		return
-	}
-	if left := w & leaseLeft; left > 0 && g.valid(ls.tag.Load(), now) {
-		g.giveBack(left * p.one.cost.NS)
-	}
-	var buf gcraCost
-	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.never(d, c, at(g.st.tat.Load()), now)
-		ls.renew(w, 0, 0)
-		return
-	}
-	var permits int64
-	expiry := now + g.leaseValid
-	for {
-		t := g.st.tat.Load()
-		next, over := c.advance(at(t), now, p.Limit)
-		tat := next.NS
-		permits = 0
-		if leased := max(tat, expiry) + stripe.MaxLease*p.one.cost.NS; !over.After(Instant{}) && tat-now <= g.leaseSpan && leased-now <= p.one.capacity.NS {
-			// The lease's permits take their cost after its expiry.
-			permits, tat = stripe.MaxLease, leased
-			g.raiseFloor(expiry + g.leaseHeld)
-		}
-		if over.After(Instant{}) || g.st.tat.CompareAndSwap(t, tat) {
-			p.outcome(d, c, at(t), at(tat), now, over)
-			break
-		}
-	}
-	if permits > 0 {
-		d.Remaining += permits
-	}
-	ls.renew(w, permits, expiry)
-}
-
-// valid reports whether a lease expiring at expiry may be used, or given
-// back, at now: from when it was taken (a reading older than that was not
-// checked against the bucket) until it expires.
-func (g *gcra) valid(expiry, now int64) bool { return uint64(expiry-now-1) < uint64(g.leaseValid) }
-
-// raiseFloor raises st.floor to f. It is raised before the lease it covers
-// is taken: a give-back that reads the TAT with that lease then reads f.
-func (g *gcra) raiseFloor(f int64) {
-	for {
-		old := g.st.floor.Load()
-		if f <= old || g.st.floor.CompareAndSwap(old, f) {
-			return
-		}
-	}
-}
-
-// giveBack moves the TAT of a leasing bucket back by cost, not below
-// st.floor.
-func (g *gcra) giveBack(cost int64) {
-	for {
-		t := g.st.tat.Load()
-		next := max(t-cost, min(g.st.floor.Load(), t))
-		if next == t || g.st.tat.CompareAndSwap(t, next) {
-			return
-		}
 	}
 }
 
@@ -787,10 +613,6 @@ func (g *gcra) Undo(d Decision, n int64) {
 	}
 	g.th.undone(n)
 	p := g.params(d.Limit)
-	if g.leases != nil {
-		g.giveBack(n * g.full.one.cost.NS) // leased or not, the cost is in the TAT
-		return
-	}
 	if !g.locked && !p.Queue {
 		p.Undo(&g.st.tat, d, n) // a token bucket's tokens, by compare-and-swap
 		return

@@ -12,8 +12,7 @@ import (
 // it, exactly, and a request of one at that time is admitted; one that
 // leaves quota has Next 0. Token and leaky buckets, with and without burst
 // or MaxWait, at rates whose cost has a fraction of a nanosecond, through
-// DecideAt (hotspot buckets) and through the flow Limiters (leased token
-// buckets included). Before, no decision told it: an emptied bucket's last
+// DecideAt (hotspot buckets) and through the flow Limiters. Before, no decision told it: an emptied bucket's last
 // admission advertised the time to refill it whole.
 func TestNextIsTheNextRetry(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -53,8 +52,7 @@ func TestNextIsTheNextRetry(t *testing.T) {
 		}
 		require.Positive(t, emptied, "%+v", cfg)
 
-		// The same through a Limiter (a token bucket of 100 000 per second
-		// leases tokens to CPUs).
+		// The same through a Limiter.
 		l := mustNew(t, cfg, nil)
 		now, emptied = 0, 0
 		for i := 0; i < 400_000 && emptied < 100; i++ {

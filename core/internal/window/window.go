@@ -134,6 +134,11 @@ func (a *LeapArray) Buckets() int { return len(a.slots) }
 // read it: the sum was exact.
 func (a *LeapArray) Newest() int64 { return a.latest.Load() }
 
+// Latest returns the newest bucket installed, nil before the first: an
+// array made by NewMarked counts there what its caller adds to its totals
+// without taking the bucket of now (Current).
+func (a *LeapArray) Latest() *Bucket { return a.cur.Load() }
+
 // startOf returns the start of the bucket now falls in, never earlier than
 // the newest bucket.
 func (a *LeapArray) startOf(now int64) int64 {
