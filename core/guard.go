@@ -34,6 +34,8 @@ type Guard struct {
 	blockHooks []func(context.Context, *BlockedError)
 	// topBlocked is the k of WithTopBlockedValues, 0 without.
 	topBlocked int
+	// kindSet are the kinds of rules the Guard knows; fixed at New.
+	kindSet kindSet
 	watch      *watch
 	// system samples the host signals of system rules (see
 	// WithSystemSource).
@@ -207,7 +209,7 @@ func New(opts ...Option) (*Guard, error) {
 	}
 	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
-		topBlocked: cfg.topBlocked}
+		topBlocked: cfg.topBlocked, kindSet: builtinKinds()}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
@@ -272,7 +274,7 @@ func (g *Guard) Rules() []Rule {
 // sources supplies is a problem (see ParamSource). Resources are put in canonical form
 // (see Rule.Resource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
-	norm, err := NormalizeRules(rules)
+	norm, err := g.kindSet.normalizeRules(rules)
 	if err != nil {
 		return err
 	}

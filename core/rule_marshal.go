@@ -7,8 +7,9 @@ import (
 )
 
 // ruleFile is a Rule in the form of the rules file: durations are Go
-// duration strings and zero fields are left out, except limit, which a
-// flow, concurrency or hotspot rule must give (0 blocks every request).
+// duration strings and zero fields are left out, except limit where the
+// rule's kind must give it (flow, concurrency, hotspot: 0 blocks every
+// request).
 type ruleFile struct {
 	Name          string           `json:"name,omitempty" yaml:"name,omitempty"`
 	Resource      string           `json:"resource" yaml:"resource"`
@@ -47,7 +48,7 @@ type ruleFile struct {
 // fileForm returns r in the form of the rules file.
 func (r Rule) fileForm() ruleFile {
 	var limit *int64
-	if r.Kind != KindBreaker && r.Kind != KindAdaptive && r.Kind != KindSystem || r.Limit != 0 {
+	if k := kindSet(builtinKinds()).find(r.Kind); r.Limit != 0 || k == nil || k.field("limit") != nil && k.field("limit").given {
 		limit = &r.Limit
 	}
 	return ruleFile{

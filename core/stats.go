@@ -25,23 +25,13 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// reasonOf returns the index in reason.Names of the reason of b.
+// reasonOf returns the index in reason.Names of the reason of b: its
+// kind's name, ReasonFallback, or "flow" for a kind reason.Names lacks.
 func reasonOf(b *BlockedError) int {
-	switch {
-	case b.Fallback:
+	if b.Fallback {
 		return reason.Fallback
-	case b.Kind == KindConcurrency:
-		return reason.Concurrency
-	case b.Kind == KindHotspot:
-		return reason.Hotspot
-	case b.Kind == KindBreaker:
-		return reason.Breaker
-	case b.Kind == KindAdaptive:
-		return reason.Adaptive
-	case b.Kind == KindSystem:
-		return reason.System
 	}
-	return reason.Flow
+	return max(slices.Index(reason.Names[:], string(b.Kind)), reason.Flow)
 }
 
 // Reason returns why b blocked its request: the name of the kind of the

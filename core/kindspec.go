@@ -1,0 +1,309 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// kindSpec describes one rule kind: everything the validator, the
+// defaults, the rules file's parser and JSON Schema, the adapters' block
+// responses, the statistics and the Guard know of it. Each kind's is
+// declared in its file (kind_*.go) and listed once, by builtinKinds.
+type kindSpec struct {
+	kind Kind
+	doc  string // what the kind limits, in a few words
+	// fields are the rule fields the kind takes, besides the fields of
+	// every rule (commonFields), in report order. A rule of the kind that
+	// sets any other field is refused.
+	fields []fieldSpec
+	// unsetHints say, for a field the kind does not take, what to write
+	// instead; the problem lists the kinds that take it otherwise.
+	unsetHints map[string]string
+	// check adds the problems of the fields of a rule of the kind that
+	// their own bounds do not say (nil: none).
+	check func(v *validator, r *Rule)
+	// defaults applies the kind's defaults to a valid rule (nil: none).
+	defaults func(r *Rule)
+	// schema are the kind's JSON Schema conditions beyond its fields'
+	// (see rulesSchema).
+	schema []any
+	// block is how the kind's blocks are answered.
+	block BlockClass
+	// limiter makes the limiter of a valid rule of the kind, carrying over
+	// the state of prev (see Guard.newLimiter).
+	limiter func(g *Guard, r Rule, prev limiter) (limiter, traits, error)
+}
+
+// fieldSpec describes a rule field as one kind takes it.
+type fieldSpec struct {
+	key  string // the field's name in a rules file (Rule's json name)
+	doc  string // for this kind, one line
+	unit string // of a number, for the schema ("requests", "ms")
+	def  string // the default, as written in a rules file; "" none
+	// given is true for a field a rules file must give even at its zero
+	// value (limit: 0 blocks every request); required for one that must
+	// not be zero (the validator says so).
+	given, required bool
+	// min, xmin (exclusive) and max bound a number (nil: no bound).
+	min, xmin, max any
+	enum           []string // the values a text field takes (nil: any)
+}
+
+// commonFields are the fields of every rule, whatever its kind.
+var commonFields = [...]string{"name", "resource", "kind", "shadow"}
+
+// builtinKinds returns the descriptors of the built-in kinds, in the order
+// documented for Kind. It is the one list of them.
+func builtinKinds() []kindSpec {
+	return []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+}
+
+// kindSet is the kinds a Guard, the validator or a parser knows.
+type kindSet []kindSpec
+
+// find returns the descriptor of kind k, or nil.
+func (ks kindSet) find(k Kind) *kindSpec {
+	for i := range ks {
+		if ks[i].kind == k {
+			return &ks[i]
+		}
+	}
+	return nil
+}
+
+// names returns the kinds' names written as a choice: "a, b or c".
+func (ks kindSet) names(conj string) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = string(k.kind)
+	}
+	return joinWords(names, conj)
+}
+
+// taking returns the kinds that take field.
+func (ks kindSet) taking(field string) kindSet {
+	var out kindSet
+	for _, k := range ks {
+		if k.field(field) != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// field returns the kind's spec of field, or nil when the kind does not
+// take it.
+func (k *kindSpec) field(key string) *fieldSpec {
+	for i := range k.fields {
+		if k.fields[i].key == key {
+			return &k.fields[i]
+		}
+	}
+	return nil
+}
+
+// joinWords returns words as "a", "a and b" or "a, b and c", with conj
+// for "and".
+func joinWords(words []string, conj string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+}
+
+// ruleField is a field of Rule: its name in a rules file and its index.
+type ruleField struct {
+	key   string
+	index int
+}
+
+// ruleFields returns the fields of Rule, by their rules-file names, in
+// report order (the order of the struct).
+func ruleFields() []ruleField {
+	t := reflect.TypeFor[Rule]()
+	out := make([]ruleField, t.NumField())
+	for i := range out {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[i] = ruleField{name, i}
+	}
+	return out
+}
+
+// isSet reports whether field i of r is set: not zero, and for a map not
+// empty.
+func isSet(r *Rule, i int) bool {
+	v := reflect.ValueOf(r).Elem().Field(i)
+	if v.Kind() == reflect.Map {
+		return v.Len() != 0
+	}
+	return !v.IsZero()
+}
+
+// checkUnset reports the fields r sets that its kind k does not take.
+func (v *validator) checkUnset(k *kindSpec, r *Rule) {
+	for _, f := range v.fields {
+		if slices.Contains(commonFields[:], f.key) || k.field(f.key) != nil || !isSet(r, f.index) {
+			continue
+		}
+		hint := k.unsetHints[f.key]
+		if hint == "" {
+			hint = "only to kind"
+			taking := v.kinds.taking(f.key)
+			if len(taking) > 1 {
+				hint += "s"
+			}
+			hint += " " + taking.names("and")
+		}
+		v.add(f.key, "does not apply to kind %s (%s)", k.kind, hint)
+	}
+}
+
+// BlockClass is how the blocks of a kind of rule are answered, which the
+// adapters read (BlockedError.Class) rather than the kind: a request that
+// can never pass (BlockedError.Never) is answered as such whatever its
+// class.
+type BlockClass struct {
+	// Status is the HTTP status: 429 Too Many Requests for a quota the
+	// client exceeded, 503 Service Unavailable for a server that cannot
+	// take the request now, whoever sends it.
+	Status int
+	// Problem is the problem type of the response body (RFC 9457) and
+	// Title its title.
+	Problem, Title string
+	// GRPCCode is the gRPC status code, by number: 8 ResourceExhausted, 14
+	// Unavailable.
+	GRPCCode uint32
+	// Reason is the reason of the google.rpc.ErrorInfo detail of a gRPC
+	// status ("RATE_LIMITED", ...).
+	Reason string
+	// Quota is true for the blocks of a quota policy: they carry
+	// RateLimit fields, the limit and the rules that rejected. Blocks of
+	// a rule that is none (a breaker, a system rule) carry only a retry
+	// time, and Detail.
+	Quota bool
+	// Detail is the problem detail of a block that is no quota's, a
+	// format of the resource and the rule's name:
+	// `%s is failing: circuit breaker "%s" is open`.
+	Detail string
+}
+
+// The problem types of blocked responses: those
+// draft-ietf-httpapi-ratelimit-headers (section 10.2) asks IANA to
+// register in the HTTP Problem Types registry.
+const (
+	problemQuotaExceeded   = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	problemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+)
+
+// The gRPC codes of BlockClass.GRPCCode.
+const (
+	grpcResourceExhausted = 8
+	grpcUnavailable       = 14
+)
+
+// quotaBlock is the class of a quota the client exceeded: 429,
+// ResourceExhausted.
+func quotaBlock() BlockClass {
+	return BlockClass{Status: 429, Problem: problemQuotaExceeded, Title: "Quota Exceeded",
+		GRPCCode: grpcResourceExhausted, Reason: "RATE_LIMITED", Quota: true}
+}
+
+// capacityBlock is the class of a server that cannot take a request now,
+// whoever sends it: 503 and the temporary-reduced-capacity problem type.
+func capacityBlock(code uint32, reason string, quota bool, detail string) BlockClass {
+	return BlockClass{Status: 503, Problem: problemReducedCapacity, Title: "Temporary Reduced Capacity",
+		GRPCCode: code, Reason: reason, Quota: quota, Detail: detail}
+}
+
+// Class returns how e is answered: the block class of the kind of the rule
+// that blocked it, or for a BlockedError made outside a Guard, of a
+// built-in kind, a quota's (429) for another kind.
+func (e *BlockedError) Class() BlockClass {
+	if e.class != nil {
+		return *e.class
+	}
+	if k := kindSet(builtinKinds()).find(e.Kind); k != nil {
+		return k.block
+	}
+	return quotaBlock()
+}
+
+// KindInfo describes a kind of rule for tools that list kinds (a
+// dashboard, a rules checker, exporters).
+type KindInfo struct {
+	Kind Kind
+	// Doc says what the kind limits, in a few words.
+	Doc string
+	// Fields are the fields a rule of the kind takes, by their names in a
+	// rules file, besides name, resource, kind and shadow.
+	Fields []string
+	// Given are the fields a rules file must give, even at 0.
+	Given []string
+	// Block is how its blocks are answered.
+	Block BlockClass
+}
+
+// Kinds returns the built-in kinds of rules, in a fixed order: flow,
+// concurrency, hotspot, breaker, adaptive and system. The slice is new.
+func Kinds() []KindInfo {
+	ks := builtinKinds()
+	out := make([]KindInfo, len(ks))
+	for i, k := range ks {
+		out[i] = k.info()
+	}
+	return out
+}
+
+// info returns k as a KindInfo.
+func (k *kindSpec) info() KindInfo {
+	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block}
+	for _, f := range k.fields {
+		out.Fields = append(out.Fields, f.key)
+		if f.given {
+			out.Given = append(out.Given, f.key)
+		}
+	}
+	return out
+}
+
+// checkKind checks the kind of r and, when known, the fields of its kind.
+func (v *validator) checkKind(r *Rule) {
+	k := v.kinds.find(r.Kind)
+	switch {
+	case k != nil:
+		if k.check != nil {
+			k.check(v, r)
+		}
+		v.checkUnset(k, r)
+	case r.Kind == "":
+		v.add("kind", "is required (%s)", v.kinds.names("or"))
+	default:
+		v.add("kind", "must be %s, got %s", v.kinds.names("or"), quote(string(r.Kind)))
+	}
+}
+
+// kindError is the error of a rule of a kind the Guard does not know.
+func kindError(k Kind) error {
+	return fmt.Errorf("kind %s is not supported by this version of sluice", k)
+}
+
+// storeFields are the fields of a flow or hotspot rule that keeps its
+// counts in a store.
+func storeFields() []fieldSpec {
+	return []fieldSpec{
+		{key: "store", doc: "The shared store (given to the Guard with WithStore) that keeps the rule's counts for every instance. Empty: the Guard's memory."},
+		{key: "mode", doc: "With a store: exact (a round trip per decision) or approximate (local decisions synchronized periodically).",
+			def: "exact", enum: []string{"exact", "approximate"}},
+		{key: "onFailure", doc: "With a store, while it fails: local (decide on localLimit), open (admit) or closed (reject).",
+			def: "local", enum: []string{"local", "open", "closed"}},
+		{key: "localLimit", doc: "With a store and onFailure local: this process's limit per window while the store fails (default limit).",
+			unit: "requests", min: 0},
+	}
+}
+
+// priorityField is the field of the kinds that shed by priority.
+func priorityField() fieldSpec {
+	return fieldSpec{key: "priority", doc: "The param a request's level (critical, default, sheddable) is read from, e.g. header:X-Priority; lower levels are shed first."}
+}
