@@ -34,12 +34,12 @@ type Guard struct {
 	blockHooks []func(context.Context, *BlockedError)
 	// topBlocked is the k of WithTopBlockedValues, 0 without.
 	topBlocked int
-	// kindSet are the kinds of rules the Guard knows; fixed at New.
-	kindSet kindSet
 	watch      *watch
 	// system samples the host signals of system rules (see
 	// WithSystemSource).
 	system *system.Sampler
+	// kindSet are the kinds of rules the Guard knows; fixed at New.
+	kindSet kindSet
 	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
 	// reports their quotas (WithShadowQuotas); fixed at New.
 	shadowAll, shadowQuotas bool

@@ -116,8 +116,8 @@ func sortProblems(problems []Problem) {
 
 // validator collects the problems of a rule set.
 type validator struct {
-	kinds    kindSet     // the kinds known
-	fields   []ruleField // Rule's
+	kinds    kindSet        // the kinds known
+	fields   []ruleField    // Rule's
 	firstUse map[string]int // explicit name -> index of its first rule
 	problems []Problem
 	index    int    // rule being checked
