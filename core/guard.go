@@ -153,6 +153,7 @@ type config struct {
 	shadowAll    bool
 	shadowQuotas bool
 	topBlocked   int
+	kinds        []kindSpec // WithKind's
 }
 
 // Option configures a Guard made by New.
@@ -209,7 +210,7 @@ func New(opts ...Option) (*Guard, error) {
 	}
 	g := &Guard{clocks: &clocks{clock: cfg.clock}, stores: map[string]*storeConn{}, sources: cfg.sources, blockHooks: cfg.blockHooks, pools: new(pools),
 		shadowAll: cfg.shadowAll, shadowQuotas: cfg.shadowQuotas,
-		topBlocked: cfg.topBlocked, kindSet: builtinKinds()}
+		topBlocked: cfg.topBlocked, kindSet: append(builtinKinds(), cfg.kinds...)}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}

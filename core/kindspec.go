@@ -1,10 +1,13 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // kindSpec describes one rule kind: everything the validator, the
@@ -306,4 +309,115 @@ func storeFields() []fieldSpec {
 // priorityField is the field of the kinds that shed by priority.
 func priorityField() fieldSpec {
 	return fieldSpec{key: "priority", doc: "The param a request's level (critical, default, sheddable) is read from, e.g. header:X-Priority; lower levels are shed first."}
+}
+
+// KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
+// of a built-in kind enforces: its name, the Rule fields it takes and
+// their checks, how its blocks are answered, and the rule that enforces
+// it. The validator, the rules file's parser (through Guard.SetRules and
+// rulesfile.NewGuard) and the adapters read it as they read the built-in
+// kinds' descriptors.
+type KindDef struct {
+	// Kind is its name in rules and rules files: a letter, then letters,
+	// digits, '_', '.' and '-'; not a built-in kind's.
+	Kind Kind
+	// Doc says what it limits, in a few words.
+	Doc string
+	// Fields are the fields a rule of the kind takes, by their names in a
+	// rules file, besides name, resource, kind and shadow: a rule that
+	// sets another is refused.
+	Fields []string
+	// Check returns the problems of a rule of the kind, each a field's
+	// name (Problem.Field) and what is wrong with its value (Problem.Msg:
+	// "must be >= 1, got 0"); their other fields are filled in. Nil:
+	// the fields are only checked as the enforcing rule.
+	Check func(r Rule) []Problem
+	// Enforce returns the rule of a built-in kind that enforces a rule r
+	// that Check accepts; its name, resource and shadow are set to r's.
+	// Its problems, if any, are r's. The engine reads r's limit and burst
+	// as the enforcing rule's: keep them.
+	Enforce func(r Rule) Rule
+	// Block is how its blocks are answered: Status 400 to 599 and GRPCCode
+	// 1 to 16.
+	Block BlockClass
+}
+
+// WithKind adds the kind d to those the Guard's rules may have (see
+// KindDef). New refuses a kind whose name is taken or malformed, that
+// takes a field Rule lacks, or that has no Enforce.
+func WithKind(d KindDef) Option {
+	return optionFunc(func(cfg *config) error {
+		if err := d.check(append(builtinKinds(), cfg.kinds...)); err != nil {
+			return fmt.Errorf("WithKind: kind %s: %w", quote(string(d.Kind)), err)
+		}
+		cfg.kinds = append(cfg.kinds, d.spec())
+		return nil
+	})
+}
+
+// check returns what is wrong with d, among the kinds known.
+func (d *KindDef) check(known kindSet) error {
+	switch {
+	case !rulefields.IsIdentifier(string(d.Kind)):
+		return errors.New("the name must be a letter, then letters, digits, '_', '.' and '-'")
+	case known.find(d.Kind) != nil:
+		return errors.New("the name is taken")
+	case d.Enforce == nil:
+		return errors.New("Enforce is nil")
+	case d.Block.Status < 400 || d.Block.Status > 599:
+		return fmt.Errorf("Block.Status must be in [400, 599], got %d", d.Block.Status)
+	case d.Block.GRPCCode < 1 || d.Block.GRPCCode > 16:
+		return fmt.Errorf("Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
+	}
+	for _, f := range d.Fields {
+		if !slices.ContainsFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f }) || slices.Contains(commonFields[:], f) {
+			return fmt.Errorf("Fields: %s is not a rule field a kind may take", quote(f))
+		}
+	}
+	return nil
+}
+
+// spec returns the descriptor of d.
+func (d KindDef) spec() kindSpec {
+	fields := make([]fieldSpec, len(d.Fields))
+	for i, f := range d.Fields {
+		fields[i] = fieldSpec{key: f}
+	}
+	builtin := kindSet(builtinKinds())
+	return kindSpec{
+		kind: d.Kind, doc: d.Doc, fields: fields, block: d.Block,
+		check: func(v *validator, r *Rule) {
+			if d.Check != nil {
+				ps := d.Check(*r)
+				for _, p := range ps {
+					v.add(p.Field, "%s", p.Msg)
+				}
+				if len(ps) > 0 {
+					return
+				}
+			}
+			base := d.enforced(*r)
+			if builtin.find(base.Kind) == nil {
+				v.add("kind", "is enforced by a rule of kind %s, not a built-in kind", quote(string(base.Kind)))
+				return
+			}
+			bv := validator{kinds: builtin, fields: v.fields, firstUse: map[string]int{}, index: v.index, name: v.name}
+			bv.checkKind(&base)
+			for _, p := range bv.problems {
+				p.Msg = fmt.Sprintf("%s (enforced as a %s rule)", p.Msg, base.Kind)
+				v.problems = append(v.problems, p)
+			}
+		},
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			base := builtin.withDefaults(d.enforced(r))
+			return builtin.find(base.Kind).limiter(g, base, prev)
+		},
+	}
+}
+
+// enforced returns the rule that enforces r.
+func (d *KindDef) enforced(r Rule) Rule {
+	base := d.Enforce(r)
+	base.Name, base.Resource, base.Shadow = r.Name, r.Resource, r.Shadow
+	return base
 }

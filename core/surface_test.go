@@ -37,8 +37,9 @@ import (
 // for kind descriptors (issue 28 item 1): BlockClass and BlockedError.Class,
 // which the adapters answer blocks by instead of switching on kinds, and
 // Kinds and KindInfo, the kind list sluicecheck, the dashboard and the
-// rules file parser read.
-const maxExported = 403
+// rules file parser read. 405: +2, KindDef and WithKind, a kind of a
+// Guard's own, which the proof of issue 28 item 1 defines in one test file.
+const maxExported = 405
 
 // TestExportedSurface counts what `go doc` shows of every public package of
 // every module in the repository, and checks that each has a doc comment:
