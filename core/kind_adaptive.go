@@ -28,6 +28,7 @@ func adaptiveSpec() kindSpec {
 		check:      (*validator).checkAdaptive,
 		defaults:   adaptiveDefaults,
 		block:      capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
+		summary:    adaptiveSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newAdaptiveKind(r, prev, g.clock)
 		},

@@ -24,6 +24,7 @@ func breakerSpec() kindSpec {
 		check:    (*validator).checkBreaker,
 		defaults: breakerDefaults,
 		block:    capacityBlock(grpcUnavailable, "CIRCUIT_OPEN", false, `%s is failing: circuit breaker "%s" is open`),
+		summary:  breakerSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newBreakerKind(r, prev, g.reporter)
 		},

@@ -12,8 +12,9 @@ func concurrencySpec() kindSpec {
 		fields: []fieldSpec{
 			{key: "limit", doc: "Requests in flight; 0 blocks every request.", unit: "requests", given: true, min: 0},
 		},
-		check: (*validator).checkConcurrency,
-		block: capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
+		check:   (*validator).checkConcurrency,
+		block:   capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
+		summary: concurrencySummary,
 		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newConcKind(r, prev)
 		},

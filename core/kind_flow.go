@@ -24,6 +24,7 @@ func flowSpec() kindSpec {
 		check:    (*validator).checkFlow,
 		defaults: flowDefaults,
 		block:    quotaBlock(),
+		summary:  flowSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
 				return newStoreKind(r, g.stores, prev)

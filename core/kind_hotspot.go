@@ -31,6 +31,7 @@ func hotspotSpec() kindSpec {
 		check:    (*validator).checkHotspot,
 		defaults: hotspotDefaults,
 		block:    quotaBlock(),
+		summary:  hotspotSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
 				return newStoreKind(r, g.stores, prev)

@@ -48,7 +48,9 @@ type traits struct {
 func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 	if k := g.kindSet.find(r.Kind); k != nil {
 		l, t, err := k.limiter(g, r, prev)
-		t.class = &k.block
+		if t.class == nil {
+			t.class = &k.block
+		}
 		return l, t, err
 	}
 	return nil, traits{}, kindError(r.Kind)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
@@ -34,6 +35,9 @@ type kindSpec struct {
 	schema []any
 	// block is how the kind's blocks are answered.
 	block BlockClass
+	// summary describes the kind's own fields of a rule for people (see
+	// Rule.Summary).
+	summary func(b *strings.Builder, r *Rule)
 	// limiter makes the limiter of a valid rule of the kind, carrying over
 	// the state of prev (see Guard.newLimiter).
 	limiter func(g *Guard, r Rule, prev limiter) (limiter, traits, error)
@@ -60,7 +64,11 @@ var commonFields = [...]string{"name", "resource", "kind", "shadow"}
 // builtinKinds returns the descriptors of the built-in kinds, in the order
 // documented for Kind. It is the one list of them.
 func builtinKinds() []kindSpec {
-	return []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+	ks := []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+	for i := range ks {
+		ks[i].block.reason = slices.Index(reason.Names[:], string(ks[i].kind))
+	}
+	return ks
 }
 
 // kindSet is the kinds a Guard, the validator or a parser knows.
@@ -190,6 +198,10 @@ type BlockClass struct {
 	// format of the resource and the rule's name:
 	// `%s is failing: circuit breaker "%s" is open`.
 	Detail string
+	// reason is the index in reason.Names that Totals.BlockedBy counts the
+	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
+	// the kind's of the rule enforcing it.
+	reason int
 }
 
 // The problem types of blocked responses: those
@@ -338,7 +350,8 @@ type KindDef struct {
 	// as the enforcing rule's: keep them.
 	Enforce func(r Rule) Rule
 	// Block is how its blocks are answered: Status 400 to 599 and GRPCCode
-	// 1 to 16.
+	// 1 to 16. Totals.BlockedBy counts them under the kind of the rule
+	// enforcing it.
 	Block BlockClass
 }
 
@@ -410,7 +423,12 @@ func (d KindDef) spec() kindSpec {
 		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			base := builtin.withDefaults(d.enforced(r))
-			return builtin.find(base.Kind).limiter(g, base, prev)
+			bk := builtin.find(base.Kind)
+			l, t, err := bk.limiter(g, base, prev)
+			c := d.Block
+			c.reason = bk.block.reason
+			t.class = &c
+			return l, t, err
 		},
 	}
 }

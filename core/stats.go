@@ -25,13 +25,13 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// reasonOf returns the index in reason.Names of the reason of b: its
-// kind's name, ReasonFallback, or "flow" for a kind reason.Names lacks.
+// reasonOf returns the index in reason.Names of the reason of b:
+// ReasonFallback, or its block class's (its kind's name).
 func reasonOf(b *BlockedError) int {
 	if b.Fallback {
 		return reason.Fallback
 	}
-	return max(slices.Index(reason.Names[:], string(b.Kind)), reason.Flow)
+	return max(b.Class().reason, reason.Flow)
 }
 
 // Reason returns why b blocked its request: the name of the kind of the

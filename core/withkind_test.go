@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -55,4 +56,12 @@ func TestWithKindEnforcingRuleProblems(t *testing.T) {
 	assert.NoError(t, err)
 	err = g.SetRules([]core.Rule{{Resource: "*", Kind: "nowhere", Limit: 1}})
 	assert.EqualError(t, err, `rules[0]: kind is enforced by a rule of kind "budget", not a built-in kind`)
+}
+
+// TestSummaryOfAKindOfItsOwn checks that a rule of a kind of a Guard's own
+// is described by the fields it sets, and a built-in kind's by its
+// descriptor.
+func TestSummaryOfAKindOfItsOwn(t *testing.T) {
+	assert.Equal(t, "limit 2, window 1m0s", core.Rule{Kind: "budget", Resource: "*", Limit: 2, Window: time.Minute}.Summary())
+	assert.Equal(t, "5 per 1s, token-bucket, burst 2", core.Rule{Kind: core.KindFlow, Limit: 5, Window: time.Second, Algorithm: core.AlgorithmTokenBucket, Burst: 2}.Summary())
 }

@@ -121,6 +121,10 @@ func TestNewKind(t *testing.T) {
 	assert.Equal(t, core.Kind("budget"), snap.Rules[0].Rule.Kind)
 	assert.EqualValues(t, 2, snap.Rules[0].BlockedTotal, "one HTTP request, one gRPC call")
 	assert.EqualValues(t, 2, snap.Rules[0].Limit)
+	require.Len(t, snap.Resources, 2)
+	for _, res := range snap.Resources {
+		assert.Equal(t, map[string]int64{"flow": 1}, res.Total.BlockedBy, "%s: counted under the enforcing rule's kind", res.Resource)
+	}
 
 	fc.Advance(time.Minute)
 	assert.Equal(t, http.StatusOK, get().StatusCode, "a new window, a new budget")
