@@ -376,15 +376,15 @@ func (d *KindDef) check(known kindSet) error {
 	case known.find(d.Kind) != nil:
 		return errors.New("the name is taken")
 	case d.Enforce == nil:
-		return errors.New("Enforce is nil")
+		return errors.New("its Enforce is nil")
 	case d.Block.Status < 400 || d.Block.Status > 599:
-		return fmt.Errorf("Block.Status must be in [400, 599], got %d", d.Block.Status)
+		return fmt.Errorf("its Block.Status must be in [400, 599], got %d", d.Block.Status)
 	case d.Block.GRPCCode < 1 || d.Block.GRPCCode > 16:
-		return fmt.Errorf("Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
+		return fmt.Errorf("its Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
 	}
 	for _, f := range d.Fields {
 		if !slices.ContainsFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f }) || slices.Contains(commonFields[:], f) {
-			return fmt.Errorf("Fields: %s is not a rule field a kind may take", quote(f))
+			return fmt.Errorf("its Fields: %s is not a rule field a kind may take", quote(f))
 		}
 	}
 	return nil

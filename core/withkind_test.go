@@ -21,11 +21,11 @@ func TestWithKindRefusesMalformedKinds(t *testing.T) {
 	}{
 		{"built-in name", func(d *core.KindDef) { d.Kind = core.KindFlow }, `kind "flow": the name is taken`},
 		{"malformed name", func(d *core.KindDef) { d.Kind = "my kind" }, `kind "my kind": the name must be a letter, then letters, digits, '_', '.' and '-'`},
-		{"no Enforce", func(d *core.KindDef) { d.Enforce = nil }, `kind "budget": Enforce is nil`},
-		{"unknown field", func(d *core.KindDef) { d.Fields = []string{"limit", "quota"} }, `kind "budget": Fields: "quota" is not a rule field a kind may take`},
-		{"common field", func(d *core.KindDef) { d.Fields = []string{"resource"} }, `kind "budget": Fields: "resource" is not a rule field a kind may take`},
-		{"status", func(d *core.KindDef) { d.Block.Status = 200 }, `kind "budget": Block.Status must be in [400, 599], got 200`},
-		{"gRPC code", func(d *core.KindDef) { d.Block.GRPCCode = 0 }, `kind "budget": Block.GRPCCode must be in [1, 16], got 0`},
+		{"no Enforce", func(d *core.KindDef) { d.Enforce = nil }, `kind "budget": its Enforce is nil`},
+		{"unknown field", func(d *core.KindDef) { d.Fields = []string{"limit", "quota"} }, `kind "budget": its Fields: "quota" is not a rule field a kind may take`},
+		{"common field", func(d *core.KindDef) { d.Fields = []string{"resource"} }, `kind "budget": its Fields: "resource" is not a rule field a kind may take`},
+		{"status", func(d *core.KindDef) { d.Block.Status = 200 }, `kind "budget": its Block.Status must be in [400, 599], got 200`},
+		{"gRPC code", func(d *core.KindDef) { d.Block.GRPCCode = 0 }, `kind "budget": its Block.GRPCCode must be in [1, 16], got 0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := ok
