@@ -28,8 +28,8 @@ type kindSpec struct {
 	// check adds the problems of the fields of a rule of the kind that
 	// their own bounds do not say (nil: none).
 	check func(v *validator, r *Rule)
-	// defaults applies the kind's defaults to a valid rule (nil: none).
-	defaults func(r *Rule)
+	// defaults returns a valid rule with the kind's defaults (nil: none).
+	defaults func(r Rule) Rule
 	// schema are the kind's JSON Schema conditions beyond its fields'
 	// (see rulesSchema).
 	schema []any
@@ -145,17 +145,37 @@ func ruleFields() []ruleField {
 // isSet reports whether field i of r is set: not zero, and for a map not
 // empty.
 func isSet(r *Rule, i int) bool {
-	v := reflect.ValueOf(r).Elem().Field(i)
+	return isSetValue(reflect.ValueOf(r).Elem().Field(i))
+}
+
+func isSetValue(v reflect.Value) bool {
 	if v.Kind() == reflect.Map {
 		return v.Len() != 0
 	}
 	return !v.IsZero()
 }
 
+// untaken returns the fields of Rule that kind k does not take, but the
+// common ones.
+func (v *validator) untaken(k *kindSpec) []ruleField {
+	if fs, ok := v.others[k.kind]; ok {
+		return fs
+	}
+	var fs []ruleField
+	for _, f := range v.fields {
+		if !slices.Contains(commonFields[:], f.key) && k.field(f.key) == nil {
+			fs = append(fs, f)
+		}
+	}
+	v.others[k.kind] = fs
+	return fs
+}
+
 // checkUnset reports the fields r sets that its kind k does not take.
 func (v *validator) checkUnset(k *kindSpec, r *Rule) {
-	for _, f := range v.fields {
-		if slices.Contains(commonFields[:], f.key) || k.field(f.key) != nil || !isSet(r, f.index) {
+	rv := reflect.ValueOf(r).Elem()
+	for _, f := range v.untaken(k) {
+		if !isSetValue(rv.Field(f.index)) {
 			continue
 		}
 		hint := k.unsetHints[f.key]
@@ -414,7 +434,7 @@ func (d KindDef) spec() kindSpec {
 				v.add("kind", "is enforced by a rule of kind %s, not a built-in kind", quote(string(base.Kind)))
 				return
 			}
-			bv := validator{kinds: builtin, fields: v.fields, firstUse: map[string]int{}, index: v.index, name: v.name}
+			bv := validator{kinds: builtin, fields: v.fields, others: map[Kind][]ruleField{}, firstUse: map[string]int{}, index: v.index, name: v.name}
 			bv.checkKind(&base)
 			for _, p := range bv.problems {
 				p.Msg = fmt.Sprintf("%s (enforced as a %s rule)", p.Msg, base.Kind)

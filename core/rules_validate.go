@@ -95,7 +95,7 @@ func (ks kindSet) checkRules(rules []Rule) error {
 
 // validateRules returns the problems of rules in report order.
 func (ks kindSet) validateRules(rules []Rule) []Problem {
-	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
+	v := validator{kinds: ks, fields: ruleFields(), others: map[Kind][]ruleField{}, firstUse: map[string]int{}}
 	for i := range rules {
 		v.rule(i, &rules[i])
 	}
@@ -116,9 +116,10 @@ func sortProblems(problems []Problem) {
 
 // validator collects the problems of a rule set.
 type validator struct {
-	kinds    kindSet        // the kinds known
-	fields   []ruleField    // Rule's
-	firstUse map[string]int // explicit name -> index of its first rule
+	kinds    kindSet              // the kinds known
+	fields   []ruleField          // Rule's
+	others   map[Kind][]ruleField // the fields each kind does not take (untaken)
+	firstUse map[string]int       // explicit name -> index of its first rule
 	problems []Problem
 	index    int    // rule being checked
 	name     string // its explicit name
@@ -434,7 +435,7 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 	r.Resource, _ = canonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if k := ks.find(r.Kind); k.defaults != nil {
-		k.defaults(&r)
+		r = k.defaults(r)
 	}
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)
@@ -447,33 +448,37 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 }
 
 // flowDefaults applies the defaults of a flow rule.
-func flowDefaults(r *Rule) {
+func flowDefaults(r Rule) Rule {
 	if r.Store != "" && r.Algorithm == "" {
 		r.Algorithm = defaultStoreAlgorithm
 	}
-	c := ruleFlowConfig(r).WithDefaults()
+	c := ruleFlowConfig(&r).WithDefaults()
 	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
 	if r.Store != "" {
 		r.Buckets = 0
 	}
+	return r
 }
 
 // hotspotDefaults applies the defaults of a hotspot rule.
-func hotspotDefaults(r *Rule) {
+func hotspotDefaults(r Rule) Rule {
 	c := r.hotspotConfig().WithDefaults()
 	r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
+	return r
 }
 
 // breakerDefaults applies the defaults of a breaker rule.
-func breakerDefaults(r *Rule) {
+func breakerDefaults(r Rule) Rule {
 	c := r.breakerConfig().WithDefaults()
 	r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
+	return r
 }
 
 // adaptiveDefaults applies the defaults of an adaptive rule.
-func adaptiveDefaults(r *Rule) {
+func adaptiveDefaults(r Rule) Rule {
 	c := r.adaptiveConfig().WithDefaults()
 	r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
+	return r
 }
 
 // namer gives unnamed rules unique names.
