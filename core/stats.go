@@ -28,8 +28,11 @@ const (
 // reasonOf returns the index in reason.Names of the reason of b:
 // ReasonFallback, or its block class's (its kind's name).
 func reasonOf(b *BlockedError) int {
-	if b.Fallback {
+	switch {
+	case b.Fallback:
 		return reason.Fallback
+	case b.class != nil:
+		return b.class.reason
 	}
 	return max(b.Class().reason, reason.Flow)
 }
