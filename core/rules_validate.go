@@ -201,11 +201,12 @@ func (v *validator) checkFlow(r *Rule) {
 	for _, fe := range ruleFlowConfig(r).Validate() {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	v.checkStore(r)
+	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
-// checkStore checks the store fields of a flow or hotspot rule.
-func (v *validator) checkStore(r *Rule) {
+// checkStore checks the store fields of a flow or hotspot rule, whose kind
+// takes the algorithms algs with a store, def when it gives none.
+func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	if r.Store == "" {
 		const msg = "only applies to rules with a store"
 		v.zero("mode", r.Mode != "", msg)
@@ -216,11 +217,12 @@ func (v *validator) checkStore(r *Rule) {
 	if !rulefields.IsIdentifier(r.Store) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
-	switch {
-	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(flow.StoreAlgorithms(), flow.Algorithm(r.Algorithm)):
-		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
-	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
-		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+	if r.Algorithm != "" && !slices.Contains(algs, r.Algorithm) {
+		names := make([]string, len(algs))
+		for i, a := range algs {
+			names[i] = string(a)
+		}
+		v.add("algorithm", "must be %s with a store, got %s", joinWords(names, "or"), quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
 	v.zero("buckets", r.Buckets != 0, msg)
@@ -240,7 +242,7 @@ func (v *validator) checkStore(r *Rule) {
 	if r.MaxWait > flow.MaxStoreWindow {
 		v.add("maxWait", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.MaxWait)
 	}
-	if alg := flow.Algorithm(r.Algorithm); alg == flow.TokenBucket || alg == flow.LeakyBucket || r.Kind == KindHotspot && alg == "" {
+	if alg := cmp.Or(r.Algorithm, def); alg == AlgorithmTokenBucket || alg == AlgorithmLeakyBucket {
 		w := int64(cmp.Or(r.Window, time.Second))
 		v.storeCost("limit", "", r.Limit, w)
 		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
@@ -314,7 +316,7 @@ func (v *validator) checkHotspot(r *Rule) {
 			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
 		}
 	}
-	v.checkStore(r)
+	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // checkBucketBounds checks the upper bounds of the buckets of a hotspot
