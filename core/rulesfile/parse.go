@@ -155,7 +155,7 @@ func (p *fileParser) document(root *yaml.Node) []core.Rule {
 	p.list = list
 	rules := make([]core.Rule, len(list.Content))
 	for i, n := range list.Content {
-		rules[i] = p.rule(i, n)
+		p.rule(i, n, &rules[i])
 	}
 	return rules
 }
@@ -173,13 +173,13 @@ func (p *fileParser) checkEnd(data []byte) {
 		Msg: fmt.Sprintf("the file ends without a line break after %s: it may have been cut short in the middle of a value; end it with a line break", rulefields.Quote(string(last)))})
 }
 
-// rule reads rules[index] from its mapping n.
-func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
-	var r core.Rule
+// rule reads rules[index] into r from its mapping n (r, not a copy, so
+// that the reflection that sets its fields does not move a copy to the heap).
+func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
 		p.markUnread(index, wholeRule)
-		return r
+		return
 	}
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
 	seen := keyLines{}
@@ -190,7 +190,7 @@ func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
 			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
 		case seen.dup(p, index, rp.name, "", key, name): // reported
 		default:
-			rp.field(&r, name, key, val)
+			rp.field(r, name, key, val)
 		}
 	}
 	for _, k := range p.kinds {
@@ -204,7 +204,6 @@ func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
 			}
 		}
 	}
-	return r
 }
 
 // explicitName returns the name field of the rule mapping n, if it is a

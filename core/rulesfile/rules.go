@@ -38,7 +38,7 @@ func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
 	}
 	out := make(Rules, len(n.Content))
 	for i, item := range n.Content {
-		out[i] = p.rule(i, item)
+		p.rule(i, item, &out[i])
 	}
 	if p.problems != nil {
 		return &core.RulesError{Problems: p.merge(nil)}
