@@ -435,13 +435,13 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs := h.rs
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
-	if rs.gate || rs.rule.Kind == KindSystem || !b.note(q) { // a gate or a system rule is no quota policy
+	if rs.gate || !rs.class.Quota || !b.note(q) { // a gate or a system rule is no quota policy
 		rs.block(g, cpu, now, n, false)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
 		return
 	}
-	b.Rule, b.Kind, b.Param = rs.rule.Name, rs.rule.Kind, rs.rule.Param
+	b.Rule, b.Kind, b.Param, b.class = rs.rule.Name, rs.rule.Kind, rs.rule.Param, rs.class
 	b.Limit, b.Window, b.Remaining = q.Limit, q.Window, q.Remaining
 	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
 }

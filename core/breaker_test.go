@@ -75,7 +75,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	fc.Advance(2 * time.Second)
 	err = call(g, fc, "GET /fail", 0, nil)
 	b := blockedBy(t, err)
-	assert.Equal(t, core.BlockedError{Resource: "GET /fail", Rule: "fail-breaker", Kind: core.KindBreaker, RetryAfter: 3 * time.Second}, *b)
+	assert.Equal(t, core.BlockedError{Resource: "GET /fail", Rule: "fail-breaker", Kind: core.KindBreaker, RetryAfter: 3 * time.Second}, core.WithoutClass(*b))
+	assert.Equal(t, 503, b.Class().Status)
 	assert.Equal(t, string(core.KindBreaker), b.Reason())
 	assert.Contains(t, b.Error(), "circuit open")
 

@@ -63,6 +63,9 @@ type BlockedError struct {
 	// rejected it have Blocked set, and their Reset is their own retry
 	// time. Breakers and system rules have none: they are no quota.
 	Policies []Quota
+	// class is how the block is answered (see Class); nil for a
+	// BlockedError made outside a Guard.
+	class *BlockClass
 }
 
 // Error describes the block.

@@ -3,7 +3,7 @@ package core
 // Unexported names the tests of package core_test use.
 var (
 	CanonicalResource = canonicalResource
-	DefaultName       = defaultName
+	DefaultName       = builtinName
 )
 
 // Unexported defaults the tests of package core_test use.
@@ -16,4 +16,11 @@ const (
 // rule's Resource does.
 func MatchResource(pattern, name string) bool {
 	return compilePattern(pattern).match(name)
+}
+
+// WithoutClass returns b without its block class, for comparing it with a
+// BlockedError written in a test (BlockedError.Class reads the class).
+func WithoutClass(b BlockedError) BlockedError {
+	b.class = nil
+	return b
 }

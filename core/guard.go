@@ -31,6 +31,8 @@ type Guard struct {
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
 	settings
+	// kindSet are the kinds of rules the Guard knows; fixed at New.
+	kindSet kindSet
 
 	pools *pools
 
@@ -163,6 +165,7 @@ type config struct {
 	unmatched    time.Duration
 	sources      []ParamSource
 	systemSource SystemSource
+	kinds        []kindSpec // WithKind's
 }
 
 // Option configures a Guard made by New.
@@ -217,7 +220,8 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings}
+	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings,
+		kindSet: append(builtinKinds(), cfg.kinds...)}
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
@@ -275,7 +279,7 @@ func (g *Guard) Rules() []Rule {
 // sources supplies is a problem (see ParamSource). Resources are put in canonical form
 // (see Rule.Resource), and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
-	norm, err := NormalizeRules(rules)
+	norm, err := g.kindSet.normalizeRules(rules)
 	if err != nil {
 		return err
 	}

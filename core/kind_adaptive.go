@@ -9,6 +9,32 @@ import (
 	"github.com/sluicekit/sluice/core/internal/priority"
 )
 
+// adaptiveSpec describes the adaptive kind.
+func adaptiveSpec() kindSpec {
+	return kindSpec{
+		kind: KindAdaptive, doc: "requests in flight, the limit found from response times",
+		fields: []fieldSpec{
+			{key: "window", doc: "How often the rule reconsiders its limit, from the response times of the requests that ended; at most 1m.",
+				def: adaptive.DefaultInterval.String()},
+			{key: "minLimit", doc: "The lowest limit on requests in flight (default maxLimit when lower).", unit: "requests", def: "4", min: 1},
+			{key: "maxLimit", doc: "The highest limit on requests in flight (default minLimit when higher).", unit: "requests", def: "1000", min: 1},
+			{key: "tolerance", doc: "How many times its lowest response time the recent one may be before the limit falls.",
+				def: "1.5", xmin: 1, max: adaptive.MaxTolerance},
+			{key: "probeInterval", doc: "The longest time between two probes for the lowest response time, which lower the limit for a few windows; at least the window, at most 24h.",
+				def: adaptive.DefaultProbeInterval.String()},
+			priorityField(),
+		},
+		unsetHints: map[string]string{"limit": "its limit is found from response times; bound it with minLimit and maxLimit"},
+		check:      (*validator).checkAdaptive,
+		defaults:   adaptiveDefaults,
+		block:      capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
+		summary:    adaptiveSummary,
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			return newAdaptiveKind(r, prev, g.clock)
+		},
+	}
+}
+
 // adaptiveKind is an adaptive concurrency rule: a concurrency limit that
 // its controller finds from the response times of the requests it admits.
 // It sheds by priority level (see Priority) before its controller is

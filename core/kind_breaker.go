@@ -6,6 +6,31 @@ import (
 	"github.com/sluicekit/sluice/core/internal/breaker"
 )
 
+// breakerSpec describes the breaker kind.
+func breakerSpec() kindSpec {
+	return kindSpec{
+		kind: KindBreaker, doc: "circuit breaker",
+		fields: []fieldSpec{
+			{key: "window", doc: "The span of the breaker's statistics.", def: breaker.DefaultWindow.String()},
+			{key: "buckets", doc: "Buckets of the breaker's statistics.", def: "10", min: 0},
+			{key: "strategy", doc: "What the breaker trips on.", required: true, enum: []string{"slow-ratio", "error-ratio", "error-count"}},
+			{key: "threshold", doc: "A ratio in (0, 1] of slow or failed requests, or a number of failed requests (error-count).",
+				required: true, xmin: 0},
+			{key: "maxRT", doc: "Slow-ratio: the response time above which a request is slow."},
+			{key: "minRequests", doc: "Requests that must complete in the window before the breaker may trip.", unit: "requests", def: "10", min: 0},
+			{key: "openFor", doc: "How long the breaker stays open before letting probes through.", def: breaker.DefaultOpenFor.String()},
+			{key: "probes", doc: "Requests let through half-open; all must succeed for it to close.", unit: "requests", def: "1", min: 0},
+		},
+		check:    (*validator).checkBreaker,
+		defaults: breakerDefaults,
+		block:    capacityBlock(grpcUnavailable, "CIRCUIT_OPEN", false, `%s is failing: circuit breaker "%s" is open`),
+		summary:  breakerSummary,
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			return newBreakerKind(r, prev, g.reporter)
+		},
+	}
+}
+
 // breakerKind is a breaker rule. The ticket of the binding's first breaker
 // is kept in the Entry (Entry.brk, and a bit of Entry.kept when it is a
 // shadow rule), those of the others in Entry.keep.

@@ -5,6 +5,22 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
+// concurrencySpec describes the concurrency kind.
+func concurrencySpec() kindSpec {
+	return kindSpec{
+		kind: KindConcurrency, doc: "requests in flight",
+		fields: []fieldSpec{
+			{key: "limit", doc: "Requests in flight; 0 blocks every request.", unit: "requests", given: true, min: 0},
+		},
+		check:   (*validator).checkConcurrency,
+		block:   capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
+		summary: concurrencySummary,
+		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			return newConcKind(r, prev)
+		},
+	}
+}
+
 // concKind is a concurrency rule: its reservation is a count of slots, and
 // giving it back needs no decision.
 type concKind struct{ l *concurrency.Limiter }

@@ -6,6 +6,34 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
+// flowSpec describes the flow kind.
+func flowSpec() kindSpec {
+	return kindSpec{
+		kind: KindFlow, doc: "request rate",
+		fields: append([]fieldSpec{
+			{key: "limit", doc: "Requests per window; 0 blocks every request.", unit: "requests", given: true, min: 0},
+			{key: "window", doc: "The period limit applies to.", def: flow.DefaultWindow.String()},
+			{key: "algorithm", doc: "How requests are counted; sliding-counter is the default with a store.", def: string(flow.DefaultAlgorithm),
+				enum: []string{"leap-array", "fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket"}},
+			{key: "buckets", doc: "Leap-array buckets.", def: "10", min: 0},
+			{key: "burst", doc: "Token-bucket tokens above limit.", unit: "requests", min: 0},
+			{key: "maxWait", doc: "Leaky-bucket: the longest a request may queue for its turn."},
+			{key: "warmup", doc: "Ramps the limit from limit/coldFactor to limit over this time."},
+			{key: "coldFactor", doc: "With warmup: the limit starts at limit/coldFactor.", def: "3", min: 0},
+		}, storeFields()...),
+		check:    (*validator).checkFlow,
+		defaults: flowDefaults,
+		block:    quotaBlock(),
+		summary:  flowSummary,
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			if r.Store != "" {
+				return newStoreKind(r, g.stores, prev)
+			}
+			return newFlowKind(r, prev)
+		},
+	}
+}
+
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
 

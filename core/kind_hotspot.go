@@ -8,6 +8,38 @@ import (
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
+// hotspotSpec describes the hotspot kind.
+func hotspotSpec() kindSpec {
+	return kindSpec{
+		kind: KindHotspot, doc: "per value of a request param",
+		fields: append([]fieldSpec{
+			{key: "limit", doc: "Requests per window (in flight with algorithm concurrency) of each param value; 0 blocks every request.",
+				unit: "requests", given: true, min: 0},
+			{key: "window", doc: "The period limit applies to.", def: "1s"},
+			{key: "algorithm", doc: "How each value's requests are counted.", def: string(hotspot.DefaultAlgorithm),
+				enum: []string{"token-bucket", "leaky-bucket", "concurrency"}},
+			{key: "burst", doc: "Token-bucket tokens above limit.", unit: "requests", min: 0},
+			{key: "maxWait", doc: "Leaky-bucket: the longest a request may queue for its turn."},
+			{key: "param", doc: "The request value to limit by: header:NAME, query:NAME, cookie:NAME, path:NAME, metadata:NAME, ip, method, host, peer, or a custom param.",
+				required: true},
+			{key: "maxKeys", doc: "The number of param values tracked.", def: "100000", min: 0, max: maxHotspotKeys},
+			{key: "overrides", doc: "Param values with their own limit; 0 blocks the value."},
+			{key: "onMissing", doc: "A request without the param is not limited by the rule (skip, the default), rejected as one that will never pass (reject, 403), or limited together with every other request without it (shared).",
+				def: "skip", enum: []string{"skip", "reject", "shared"}},
+		}, storeFields()...),
+		check:    (*validator).checkHotspot,
+		defaults: hotspotDefaults,
+		block:    quotaBlock(),
+		summary:  hotspotSummary,
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			if r.Store != "" {
+				return newStoreKind(r, g.stores, prev)
+			}
+			return newHotspotKind(r, prev, g.topBlocked)
+		},
+	}
+}
+
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a
 // param of the request (see asking.firstValue).
 type hotspotKind struct {

@@ -12,6 +12,33 @@ import (
 	"github.com/sluicekit/sluice/core/internal/system"
 )
 
+// systemSpec describes the system kind.
+func systemSpec() kindSpec {
+	cpu := map[string]any{"properties": map[string]any{"kind": map[string]any{"const": "system"}, "signal": map[string]any{"const": "cpu"}},
+		"required": []string{"signal"}}
+	return kindSpec{
+		kind: KindSystem, doc: "sheds requests while a signal of the service's load (signal) is above threshold",
+		fields: []fieldSpec{
+			{key: "strategy", doc: "Signal cpu: bbr sheds only the requests above what the recent throughput sustains.", enum: []string{"bbr"}},
+			{key: "threshold", doc: "The highest value of signal at which requests are admitted: cpu a fraction in (0, 1], rt milliseconds, qps and inflight requests, load a load average.",
+				required: true, xmin: 0},
+			{key: "signal", doc: "qps (requests admitted over the last second), inflight (requests in flight), rt (average response time, ms), cpu (CPU usage, container-aware) or load (1-minute load average).",
+				required: true, enum: []string{"qps", "inflight", "rt", "cpu", "load"}},
+			priorityField(),
+		},
+		unsetHints: map[string]string{"limit": "its limit is threshold"},
+		check:      (*validator).checkSystem,
+		schema: []any{map[string]any{"if": cpu,
+			"then": map[string]any{"properties": map[string]any{"threshold": map[string]any{"maximum": 1}}},
+			"else": map[string]any{"properties": map[string]any{"strategy": map[string]any{"not": map[string]any{"const": "bbr"}}}}}},
+		block:   capacityBlock(grpcUnavailable, "OVERLOADED", false, `%s is overloaded: system rule "%s" sheds requests`),
+		summary: systemSummary,
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			return g.newSystemKind(r, prev)
+		},
+	}
+}
+
 // Signal is what a system rule (KindSystem) watches: it sheds requests
 // while the signal is above the rule's Threshold. The signals qps,
 // inflight and rt are counted by the rule itself over the requests it

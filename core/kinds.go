@@ -3,8 +3,8 @@ package core
 import "fmt"
 
 // limiter is the state of one rule of one kind: each kind has a type of its
-// own, in a file of its own (kind_*.go), and the two switches of this file
-// register it. Adding a kind takes that file and a case in each switch.
+// own and a descriptor (kindSpec), in a file of its own (kind_*.go), and
+// builtinKinds lists it.
 type limiter interface {
 	// ask decides the request a is admitting for the rule rs: it takes a
 	// reservation (a.slot), fills in its decision and acts on it
@@ -48,29 +48,23 @@ type traits struct {
 	gate    bool // a breaker: asked first, it is no quota policy and limits no count
 	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
 	adapts  bool // its limit moves: a request above it now may pass later
+	// class is how the kind's blocks are answered (kindSpec.block).
+	class *BlockClass
 }
 
-// newLimiter makes the limiter of rule r, carrying over the state of prev,
-// the limiter of the same rule in the rule set being replaced (nil when
-// there is none; a limiter of another type is ignored).
+// newLimiter makes the limiter of rule r, of a kind the Guard knows,
+// carrying over the state of prev, the limiter of the same rule in the rule
+// set being replaced (nil when there is none; a limiter of another type is
+// ignored).
 func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
-	switch {
-	case r.Store != "":
-		return newStoreKind(r, g.stores, prev)
-	case r.Kind == KindFlow:
-		return newFlowKind(r, prev)
-	case r.Kind == KindConcurrency:
-		return newConcKind(r, prev)
-	case r.Kind == KindHotspot:
-		return newHotspotKind(r, prev, g.topBlocked)
-	case r.Kind == KindBreaker:
-		return newBreakerKind(r, prev, g.reporter)
-	case r.Kind == KindAdaptive:
-		return newAdaptiveKind(r, prev, g.clock)
-	case r.Kind == KindSystem:
-		return g.newSystemKind(r, prev)
+	if k := g.kindSet.find(r.Kind); k != nil {
+		l, t, err := k.limiter(g, r, prev)
+		if t.class == nil {
+			t.class = &k.block
+		}
+		return l, t, err
 	}
-	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
+	return nil, traits{}, kindError(r.Kind)
 }
 
 // ask asks the rule of rs for the request a is admitting. It calls the

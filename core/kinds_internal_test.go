@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -63,4 +65,13 @@ func TestEveryKindIsAsked(t *testing.T) {
 		}
 		assert.Equal(t, rs.rule.Name, rs.snapshot(now, nil, time.Hour).Rule.Name)
 	}
+}
+
+// TestAlgorithmConstants checks that the Algorithm constants, written out
+// for their documentation, are the limiters' names.
+func TestAlgorithmConstants(t *testing.T) {
+	assert.Equal(t, []Algorithm{AlgorithmLeapArray, AlgorithmFixedWindow, AlgorithmSlidingLog, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket},
+		[]Algorithm{Algorithm(flow.LeapArray), Algorithm(flow.FixedWindow), Algorithm(flow.SlidingLog), Algorithm(flow.SlidingCounter), Algorithm(flow.TokenBucket), Algorithm(flow.LeakyBucket)})
+	assert.Equal(t, []Algorithm{AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmConcurrency},
+		[]Algorithm{Algorithm(hotspot.TokenBucket), Algorithm(hotspot.LeakyBucket), Algorithm(hotspot.Concurrency)})
 }

@@ -136,11 +136,11 @@ func TestCheckRulesOnMissing(t *testing.T) {
 		{"case matters", with(hot, func(r *core.Rule) { r.OnMissing = "Reject" }),
 			`rules[0] (per-user): onMissing must be skip, reject or shared, got "Reject"`},
 		{"flow rule", core.Rule{Name: "f", Resource: "*", Kind: core.KindFlow, Limit: 1, OnMissing: core.MissingReject},
-			"rules[0] (f): onMissing only applies to kind hotspot"},
+			"rules[0] (f): onMissing does not apply to kind flow (only to kind hotspot)"},
 		{"concurrency rule", core.Rule{Name: "c", Resource: "*", Kind: core.KindConcurrency, Limit: 1, OnMissing: core.MissingSkip},
-			"rules[0] (c): onMissing does not apply to kind concurrency"},
+			"rules[0] (c): onMissing does not apply to kind concurrency (only to kind hotspot)"},
 		{"breaker rule", core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker, Strategy: "error-count", Threshold: 5, OnMissing: core.MissingShared},
-			"rules[0] (b): onMissing does not apply to kind breaker"},
+			"rules[0] (b): onMissing does not apply to kind breaker (only to kind hotspot)"},
 		{"reserved override", with(hot, func(r *core.Rule) {
 			r.OnMissing, r.Overrides = core.MissingShared, map[string]int64{"\x00": 5}
 		}), `rules[0] (per-user): overrides key "\x00" must not start with a NUL byte with onMissing shared (reserved for the requests without the param)`},

@@ -194,13 +194,13 @@ type Algorithm = store.Algorithm
 // hotspot rules take AlgorithmTokenBucket, AlgorithmLeakyBucket and
 // AlgorithmConcurrency.
 const (
-	AlgorithmLeapArray      = Algorithm(flow.LeapArray)
-	AlgorithmFixedWindow    = Algorithm(flow.FixedWindow)
-	AlgorithmSlidingLog     = Algorithm(flow.SlidingLog)
-	AlgorithmSlidingCounter = Algorithm(flow.SlidingCounter)
-	AlgorithmTokenBucket    = Algorithm(flow.TokenBucket)
-	AlgorithmLeakyBucket    = Algorithm(flow.LeakyBucket)
-	AlgorithmConcurrency    = Algorithm(hotspot.Concurrency)
+	AlgorithmLeapArray      Algorithm = "leap-array"
+	AlgorithmFixedWindow    Algorithm = "fixed-window"
+	AlgorithmSlidingLog     Algorithm = "sliding-log"
+	AlgorithmSlidingCounter Algorithm = "sliding-counter"
+	AlgorithmTokenBucket    Algorithm = "token-bucket"
+	AlgorithmLeakyBucket    Algorithm = "leaky-bucket"
+	AlgorithmConcurrency    Algorithm = "concurrency"
 )
 
 // FailurePolicy is what a rule with a store does while its store fails

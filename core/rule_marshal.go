@@ -3,65 +3,46 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"time"
 )
 
-// ruleFile is a Rule in the form of the rules file: durations are Go
-// duration strings and zero fields are left out, except limit, which a
-// flow, concurrency or hotspot rule must give (0 blocks every request).
-type ruleFile struct {
-	Name          string           `json:"name,omitempty" yaml:"name,omitempty"`
-	Resource      string           `json:"resource" yaml:"resource"`
-	Kind          Kind             `json:"kind" yaml:"kind"`
-	Limit         *int64           `json:"limit,omitempty" yaml:"limit,omitempty"`
-	Window        string           `json:"window,omitempty" yaml:"window,omitempty"`
-	Algorithm     string           `json:"algorithm,omitempty" yaml:"algorithm,omitempty"`
-	Buckets       int              `json:"buckets,omitempty" yaml:"buckets,omitempty"`
-	Burst         int64            `json:"burst,omitempty" yaml:"burst,omitempty"`
-	MaxWait       string           `json:"maxWait,omitempty" yaml:"maxWait,omitempty"`
-	Warmup        string           `json:"warmup,omitempty" yaml:"warmup,omitempty"`
-	ColdFactor    int              `json:"coldFactor,omitempty" yaml:"coldFactor,omitempty"`
-	Param         string           `json:"param,omitempty" yaml:"param,omitempty"`
-	MaxKeys       int              `json:"maxKeys,omitempty" yaml:"maxKeys,omitempty"`
-	Overrides     map[string]int64 `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	OnMissing     OnMissing        `json:"onMissing,omitempty" yaml:"onMissing,omitempty"`
-	Store         string           `json:"store,omitempty" yaml:"store,omitempty"`
-	Mode          string           `json:"mode,omitempty" yaml:"mode,omitempty"`
-	OnFailure     string           `json:"onFailure,omitempty" yaml:"onFailure,omitempty"`
-	LocalLimit    int64            `json:"localLimit,omitempty" yaml:"localLimit,omitempty"`
-	Strategy      string           `json:"strategy,omitempty" yaml:"strategy,omitempty"`
-	Threshold     float64          `json:"threshold,omitempty" yaml:"threshold,omitempty"`
-	MaxRT         string           `json:"maxRT,omitempty" yaml:"maxRT,omitempty"`
-	MinRequests   int64            `json:"minRequests,omitempty" yaml:"minRequests,omitempty"`
-	OpenFor       string           `json:"openFor,omitempty" yaml:"openFor,omitempty"`
-	Probes        int64            `json:"probes,omitempty" yaml:"probes,omitempty"`
-	MinLimit      int64            `json:"minLimit,omitempty" yaml:"minLimit,omitempty"`
-	MaxLimit      int64            `json:"maxLimit,omitempty" yaml:"maxLimit,omitempty"`
-	Tolerance     float64          `json:"tolerance,omitempty" yaml:"tolerance,omitempty"`
-	ProbeInterval string           `json:"probeInterval,omitempty" yaml:"probeInterval,omitempty"`
-	Signal        Signal           `json:"signal,omitempty" yaml:"signal,omitempty"`
-	Priority      string           `json:"priority,omitempty" yaml:"priority,omitempty"`
-	Shadow        bool             `json:"shadow,omitempty" yaml:"shadow,omitempty"`
-}
-
-// fileForm returns r in the form of the rules file.
-func (r Rule) fileForm() ruleFile {
-	var limit *int64
-	if r.Kind != KindBreaker && r.Kind != KindAdaptive && r.Kind != KindSystem || r.Limit != 0 {
-		limit = &r.Limit
+// fileForm returns r in the form of the rules file, a struct of Rule's
+// fields with json and yaml names: durations are Go duration strings and
+// zero fields are left out, except limit where the rule's kind must give it
+// (flow, concurrency, hotspot: 0 blocks every request).
+func (r Rule) fileForm() any {
+	k := kindSet(builtinKinds()).find(r.Kind)
+	rv := reflect.ValueOf(r)
+	fields := make([]reflect.StructField, rv.NumField())
+	values := make([]reflect.Value, rv.NumField())
+	for i := range fields {
+		f := rv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		v := rv.Field(i)
+		switch {
+		case f.Type == reflect.TypeFor[time.Duration]():
+			v = reflect.ValueOf(durationText(time.Duration(v.Int())))
+		case name == "limit":
+			var limit *int64
+			if r.Limit != 0 || k == nil || k.field("limit") != nil && k.field("limit").given {
+				limit = &r.Limit
+			}
+			v = reflect.ValueOf(limit)
+		}
+		tag := name
+		if name != "resource" && name != "kind" {
+			tag += ",omitempty"
+		}
+		fields[i] = reflect.StructField{Name: f.Name, Type: v.Type(), Tag: reflect.StructTag(`json:"` + tag + `" yaml:"` + tag + `"`)}
+		values[i] = v
 	}
-	return ruleFile{
-		Name: r.Name, Resource: r.Resource, Kind: r.Kind, Limit: limit,
-		Window: durationText(r.Window), Algorithm: string(r.Algorithm), Buckets: r.Buckets,
-		Burst: r.Burst, MaxWait: durationText(r.MaxWait), Warmup: durationText(r.Warmup),
-		ColdFactor: r.ColdFactor, Param: r.Param, MaxKeys: r.MaxKeys, Overrides: r.Overrides,
-		OnMissing: r.OnMissing, Store: r.Store, Mode: string(r.Mode), OnFailure: string(r.OnFailure),
-		LocalLimit: r.LocalLimit, Strategy: string(r.Strategy), Threshold: r.Threshold,
-		MaxRT: durationText(r.MaxRT), MinRequests: r.MinRequests, OpenFor: durationText(r.OpenFor),
-		Probes: r.Probes, MinLimit: r.MinLimit, MaxLimit: r.MaxLimit,
-		Tolerance: r.Tolerance, ProbeInterval: durationText(r.ProbeInterval),
-		Signal: r.Signal, Priority: r.Priority, Shadow: r.Shadow,
+	out := reflect.New(reflect.StructOf(fields)).Elem()
+	for i, v := range values {
+		out.Field(i).Set(v)
 	}
+	return out.Interface()
 }
 
 // durationText returns d as a Go duration ("1s", "250ms"), or "" for 0.

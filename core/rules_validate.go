@@ -86,16 +86,16 @@ func (e *RulesError) Error() string {
 // checkRules checks every rule of rules and returns nil when all are
 // valid, or a *RulesError listing every problem, ordered by rule index and
 // then by field in the order of the rules file documentation.
-func checkRules(rules []Rule) error {
-	if problems := validateRules(rules); len(problems) > 0 {
+func (ks kindSet) checkRules(rules []Rule) error {
+	if problems := ks.validateRules(rules); len(problems) > 0 {
 		return &RulesError{Problems: problems}
 	}
 	return nil
 }
 
 // validateRules returns the problems of rules in report order.
-func validateRules(rules []Rule) []Problem {
-	v := validator{firstUse: map[string]int{}}
+func (ks kindSet) validateRules(rules []Rule) []Problem {
+	v := validator{kinds: ks, fields: ruleFields(), others: map[Kind][]ruleField{}, firstUse: map[string]int{}}
 	for i := range rules {
 		v.rule(i, &rules[i])
 	}
@@ -116,7 +116,10 @@ func sortProblems(problems []Problem) {
 
 // validator collects the problems of a rule set.
 type validator struct {
-	firstUse map[string]int // explicit name -> index of its first rule
+	kinds    kindSet              // the kinds known
+	fields   []ruleField          // Rule's
+	others   map[Kind][]ruleField // the fields each kind does not take (untaken)
+	firstUse map[string]int       // explicit name -> index of its first rule
 	problems []Problem
 	index    int    // rule being checked
 	name     string // its explicit name
@@ -132,89 +135,23 @@ func (v *validator) rule(i int, r *Rule) {
 	v.index, v.name = i, r.Name
 	v.checkName(r.Name)
 	v.checkResource(r.Resource)
-	switch r.Kind {
-	case KindFlow:
-		v.checkFlow(r)
-	case KindConcurrency:
-		v.checkConcurrency(r)
-	case KindHotspot:
-		v.checkHotspot(r)
-	case KindBreaker:
-		v.checkBreaker(r)
-	case KindAdaptive:
-		v.checkAdaptive(r)
-	case KindSystem:
-		v.checkSystem(r)
-	case "":
-		v.add("kind", "is required (flow, concurrency, hotspot, breaker, adaptive or system)")
-	default:
-		v.add("kind", "must be flow, concurrency, hotspot, breaker, adaptive or system, got %s", quote(string(r.Kind)))
-	}
-	if r.Kind != KindBreaker && r.Kind != KindSystem {
-		v.noBreakerFields(r, "only applies to kind breaker")
-	}
-	v.checkPriority(r)
-	if r.Kind != KindSystem {
-		v.zero("signal", r.Signal != "", "only applies to kind system")
-	}
-	if r.Kind != KindAdaptive {
-		const msg = "only applies to kind adaptive"
-		v.zero("minLimit", r.MinLimit != 0, msg)
-		v.zero("maxLimit", r.MaxLimit != 0, msg)
-		v.zero("tolerance", r.Tolerance != 0, msg)
-		v.zero("probeInterval", r.ProbeInterval != 0, msg)
-	}
+	v.checkKind(r)
 }
 
-// checkAdaptive checks an adaptive rule: its controller's configuration,
-// and none of the fields of fixed limits.
+// checkAdaptive checks an adaptive rule: its controller's configuration
+// and its priority param.
 func (v *validator) checkAdaptive(r *Rule) {
 	for _, fe := range r.adaptiveConfig().Validate() {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	const msg = "does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)"
-	v.zero("limit", r.Limit != 0, msg)
-	v.zero("buckets", r.Buckets != 0, "does not apply to kind adaptive")
-	v.noRateFields(r, "does not apply to kind adaptive")
+	v.checkPriority(r)
 }
 
-// noBreakerFields reports with msg the breaker fields r sets.
-func (v *validator) noBreakerFields(r *Rule, msg string) {
-	v.zero("strategy", r.Strategy != "", msg)
-	v.zero("threshold", r.Threshold != 0, msg)
-	v.zero("maxRT", r.MaxRT != 0, msg)
-	v.zero("minRequests", r.MinRequests != 0, msg)
-	v.zero("openFor", r.OpenFor != 0, msg)
-	v.zero("probes", r.Probes != 0, msg)
-}
-
-// checkBreaker checks a breaker rule: its breaker.Config, and none of the
-// fields of limits.
+// checkBreaker checks a breaker rule: its breaker.Config.
 func (v *validator) checkBreaker(r *Rule) {
 	for _, fe := range r.breakerConfig().Validate() {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	const msg = "does not apply to kind breaker"
-	v.zero("limit", r.Limit != 0, msg)
-	v.noRateFields(r, msg)
-}
-
-// noRateFields reports with msg the fields of rate limits r sets, but
-// limit, window and buckets: the fields no concurrency or breaker rule has.
-func (v *validator) noRateFields(r *Rule, msg string) {
-	v.zero("algorithm", r.Algorithm != "", msg)
-	v.zero("burst", r.Burst != 0, msg)
-	v.zero("maxWait", r.MaxWait != 0, msg)
-	v.zero("warmup", r.Warmup != 0, msg)
-	v.zero("coldFactor", r.ColdFactor != 0, msg)
-	v.zero("param", r.Param != "", msg)
-	v.zero("maxKeys", r.MaxKeys != 0, msg)
-	v.zero("overrides", len(r.Overrides) != 0, msg)
-	v.zero("onMissing", r.OnMissing != "", msg)
-	v.zero("store", r.Store != "", msg)
-	v.zero("mode", r.Mode != "", msg)
-	v.zero("onFailure", r.OnFailure != "", msg)
-	v.zero("localLimit", r.LocalLimit != 0, msg)
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
@@ -259,21 +196,17 @@ func (v *validator) checkResource(res string) {
 	}
 }
 
-// checkFlow checks a flow rule: its flow.Config, and no hotspot fields.
+// checkFlow checks a flow rule: its flow.Config and its store fields.
 func (v *validator) checkFlow(r *Rule) {
 	for _, fe := range ruleFlowConfig(r).Validate() {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	const msg = "only applies to kind hotspot"
-	v.zero("param", r.Param != "", msg)
-	v.zero("maxKeys", r.MaxKeys != 0, msg)
-	v.zero("overrides", len(r.Overrides) != 0, msg)
-	v.zero("onMissing", r.OnMissing != "", msg)
-	v.checkStore(r)
+	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
-// checkStore checks the store fields of a flow or hotspot rule.
-func (v *validator) checkStore(r *Rule) {
+// checkStore checks the store fields of a flow or hotspot rule, whose kind
+// takes the algorithms algs with a store, def when it gives none.
+func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	if r.Store == "" {
 		const msg = "only applies to rules with a store"
 		v.zero("mode", r.Mode != "", msg)
@@ -284,11 +217,12 @@ func (v *validator) checkStore(r *Rule) {
 	if !rulefields.IsIdentifier(r.Store) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
-	switch {
-	case r.Kind == KindFlow && r.Algorithm != "" && !slices.Contains(flow.StoreAlgorithms(), flow.Algorithm(r.Algorithm)):
-		v.add("algorithm", "must be sliding-counter, token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
-	case r.Kind == KindHotspot && r.Algorithm == AlgorithmConcurrency:
-		v.add("algorithm", "must be token-bucket or leaky-bucket with a store, got %s", quote(r.Algorithm))
+	if r.Algorithm != "" && !slices.Contains(algs, r.Algorithm) {
+		names := make([]string, len(algs))
+		for i, a := range algs {
+			names[i] = string(a)
+		}
+		v.add("algorithm", "must be %s with a store, got %s", joinWords(names, "or"), quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
 	v.zero("buckets", r.Buckets != 0, msg)
@@ -308,7 +242,7 @@ func (v *validator) checkStore(r *Rule) {
 	if r.MaxWait > flow.MaxStoreWindow {
 		v.add("maxWait", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.MaxWait)
 	}
-	if alg := flow.Algorithm(r.Algorithm); alg == flow.TokenBucket || alg == flow.LeakyBucket || r.Kind == KindHotspot && alg == "" {
+	if alg := cmp.Or(r.Algorithm, def); alg == AlgorithmTokenBucket || alg == AlgorithmLeakyBucket {
 		w := int64(cmp.Or(r.Window, time.Second))
 		v.storeCost("limit", "", r.Limit, w)
 		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
@@ -343,15 +277,11 @@ func (v *validator) zero(field string, set bool, msg string) {
 	}
 }
 
-// checkConcurrency checks a concurrency rule: a limit and nothing else.
+// checkConcurrency checks a concurrency rule: a limit.
 func (v *validator) checkConcurrency(r *Rule) {
 	if r.Limit < 0 {
 		v.add("limit", "must be >= 0, got %d", r.Limit)
 	}
-	const msg = "does not apply to kind concurrency"
-	v.zero("window", r.Window != 0, msg)
-	v.zero("buckets", r.Buckets != 0, msg)
-	v.noRateFields(r, msg)
 }
 
 // checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
@@ -365,10 +295,6 @@ func (v *validator) checkHotspot(r *Rule) {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
 	v.checkBucketBounds(r)
-	const msg = "does not apply to kind hotspot"
-	v.zero("buckets", r.Buckets != 0, msg)
-	v.zero("warmup", r.Warmup != 0, msg)
-	v.zero("coldFactor", r.ColdFactor != 0, msg)
 	if msg := rulefields.ParamProblem(r.Param); msg != "" {
 		v.add("param", "%s", msg)
 	}
@@ -390,7 +316,7 @@ func (v *validator) checkHotspot(r *Rule) {
 			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
 		}
 	}
-	v.checkStore(r)
+	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // checkBucketBounds checks the upper bounds of the buckets of a hotspot
@@ -435,14 +361,15 @@ func displayName(name string) string {
 }
 
 // defaultName returns the name NormalizeRules gives a rule that has none:
-// its kind and resource, and for a hotspot rule its param, separated by
+// its kind and resource, and when withParam (a kind with a param) its
+// param, separated by
 // colons, with the resource's spaces written as colons too and every other
 // character outside the name charset (see nameChars) as '_', as in
 // "hotspot:GET:/items/{id}:header:X-User-ID". NormalizeRules gives it the
 // rule with its resource in canonical form.
-func defaultName(r Rule) string {
+func defaultName(r Rule, withParam bool) string {
 	name := string(r.Kind) + ":" + r.Resource
-	if r.Kind == KindHotspot {
+	if withParam {
 		name += ":" + r.Param
 	}
 	if isName(name) {
@@ -474,26 +401,31 @@ func defaultName(r Rule) string {
 // bytes when longer, with a suffix #2, #3, ... when an earlier unnamed rule
 // or any named one already has it. The copy shares no map with rules.
 func NormalizeRules(rules []Rule) ([]Rule, error) {
-	if err := checkRules(rules); err != nil {
+	return kindSet(builtinKinds()).normalizeRules(rules)
+}
+
+// normalizeRules is NormalizeRules for the kinds of ks.
+func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
+	if err := ks.checkRules(rules); err != nil {
 		return nil, err
 	}
-	return normalize(rules), nil
+	return ks.normalize(rules), nil
 }
 
 // normalize returns a copy of valid rules with their defaults applied and
 // their names filled in (see NormalizeRules).
-func normalize(rules []Rule) []Rule {
+func (ks kindSet) normalize(rules []Rule) []Rule {
 	out := make([]Rule, len(rules))
 	names := namer{taken: map[string]bool{}, next: map[string]int{}}
 	for i, r := range rules {
-		out[i] = withDefaults(r)
+		out[i] = ks.withDefaults(r)
 		if r.Name != "" {
 			names.taken[r.Name] = true
 		}
 	}
 	for i := range out {
 		if out[i].Name == "" {
-			out[i].Name = names.unique(defaultName(out[i]))
+			out[i].Name = names.unique(defaultName(out[i], ks.find(out[i].Kind).field("param") != nil))
 		}
 	}
 	return out
@@ -501,28 +433,11 @@ func normalize(rules []Rule) []Rule {
 
 // withDefaults returns a valid rule r with its resource in canonical form,
 // its defaults applied and its Overrides copied.
-func withDefaults(r Rule) Rule {
+func (ks kindSet) withDefaults(r Rule) Rule {
 	r.Resource, _ = canonicalResource(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
-	if r.Store != "" && r.Kind == KindFlow && r.Algorithm == "" {
-		r.Algorithm = defaultStoreAlgorithm
-	}
-	switch r.Kind {
-	case KindFlow:
-		c := ruleFlowConfig(&r).WithDefaults()
-		r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
-		if r.Store != "" {
-			r.Buckets = 0
-		}
-	case KindHotspot:
-		c := r.hotspotConfig().WithDefaults()
-		r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
-	case KindBreaker:
-		c := r.breakerConfig().WithDefaults()
-		r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
-	case KindAdaptive:
-		c := r.adaptiveConfig().WithDefaults()
-		r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
+	if k := ks.find(r.Kind); k.defaults != nil {
+		r = k.defaults(r)
 	}
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)
@@ -531,6 +446,40 @@ func withDefaults(r Rule) Rule {
 			r.LocalLimit = r.Limit
 		}
 	}
+	return r
+}
+
+// flowDefaults applies the defaults of a flow rule.
+func flowDefaults(r Rule) Rule {
+	if r.Store != "" && r.Algorithm == "" {
+		r.Algorithm = defaultStoreAlgorithm
+	}
+	c := ruleFlowConfig(&r).WithDefaults()
+	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+	if r.Store != "" {
+		r.Buckets = 0
+	}
+	return r
+}
+
+// hotspotDefaults applies the defaults of a hotspot rule.
+func hotspotDefaults(r Rule) Rule {
+	c := r.hotspotConfig().WithDefaults()
+	r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
+	return r
+}
+
+// breakerDefaults applies the defaults of a breaker rule.
+func breakerDefaults(r Rule) Rule {
+	c := r.breakerConfig().WithDefaults()
+	r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
+	return r
+}
+
+// adaptiveDefaults applies the defaults of an adaptive rule.
+func adaptiveDefaults(r Rule) Rule {
+	c := r.adaptiveConfig().WithDefaults()
+	r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
 	return r
 }
 

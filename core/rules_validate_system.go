@@ -10,8 +10,8 @@ import (
 // whole number a float64 holds exactly.
 const maxCount = 1 << 53
 
-// checkSystem checks a system rule: its signal, threshold and strategy, and
-// none of the fields of other kinds.
+// checkSystem checks a system rule: its signal, threshold, strategy and
+// priority param.
 func (v *validator) checkSystem(r *Rule) {
 	th := r.Threshold
 	switch r.Signal {
@@ -43,27 +43,15 @@ func (v *validator) checkSystem(r *Rule) {
 	case r.Signal != SignalCPU:
 		v.add("strategy", "bbr only applies to signal cpu, got signal %s", quote(string(r.Signal)))
 	}
-	const msg = "does not apply to kind system"
-	v.zero("limit", r.Limit != 0, msg+" (its limit is threshold)")
-	v.zero("window", r.Window != 0, msg)
-	v.zero("buckets", r.Buckets != 0, msg)
-	v.noRateFields(r, msg)
-	v.zero("maxRT", r.MaxRT != 0, msg)
-	v.zero("minRequests", r.MinRequests != 0, msg)
-	v.zero("openFor", r.OpenFor != 0, msg)
-	v.zero("probes", r.Probes != 0, msg)
+	v.checkPriority(r)
 }
 
-// checkPriority checks the priority param of a rule: well formed, on a
-// kind that sheds by priority.
+// checkPriority checks the priority param of a rule that sheds by priority.
 func (v *validator) checkPriority(r *Rule) {
-	switch {
-	case r.Priority == "":
-	case r.Kind != KindSystem && r.Kind != KindAdaptive:
-		v.add("priority", "only applies to kinds system and adaptive (the rules that shed under overload), got kind %s", quote(string(r.Kind)))
-	default:
-		if msg := rulefields.ParamProblem(r.Priority); msg != "" {
-			v.add("priority", "%s", msg)
-		}
+	if r.Priority == "" {
+		return
+	}
+	if msg := rulefields.ParamProblem(r.Priority); msg != "" {
+		v.add("priority", "%s", msg)
 	}
 }

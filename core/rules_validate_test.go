@@ -73,8 +73,8 @@ func TestCheckRulesProblems(t *testing.T) {
 			`rules[0]: kind must be flow, concurrency, hotspot, breaker, adaptive or system, got "bulkhead"`,
 		}},
 		{"breaker fields", Rule{Name: "b", Resource: "*", Kind: KindBreaker, Limit: 5, Strategy: "error-ratio", Threshold: 2, MaxRT: time.Second, Probes: -1, Param: "ip"}, []string{
-			"rules[0] (b): limit does not apply to kind breaker",
-			"rules[0] (b): param does not apply to kind breaker",
+			"rules[0] (b): limit does not apply to kind breaker (only to kinds flow, concurrency and hotspot)",
+			"rules[0] (b): param does not apply to kind breaker (only to kind hotspot)",
 			"rules[0] (b): threshold must be a ratio in (0, 1] with strategy error-ratio, got 2",
 			"rules[0] (b): maxRT only applies to strategy slow-ratio",
 			"rules[0] (b): probes must be between 1 and 1000, got -1",
@@ -103,17 +103,17 @@ func TestCheckRulesProblems(t *testing.T) {
 			"rules[0] (a): probeInterval must be >= the window (100ms), got 50ms",
 		}},
 		{"adaptive knobs on another kind", Rule{Name: "c", Resource: "*", Kind: KindConcurrency, Limit: 1, Tolerance: 2, ProbeInterval: time.Second}, []string{
-			"rules[0] (c): tolerance only applies to kind adaptive",
-			"rules[0] (c): probeInterval only applies to kind adaptive",
+			"rules[0] (c): tolerance does not apply to kind concurrency (only to kind adaptive)",
+			"rules[0] (c): probeInterval does not apply to kind concurrency (only to kind adaptive)",
 		}},
 		{"adaptive with fixed-limit fields", Rule{Name: "a", Resource: "*", Kind: KindAdaptive, Limit: 5, Param: "ip", Threshold: 0.5}, []string{
 			"rules[0] (a): limit does not apply to kind adaptive (its limit is found from response times; bound it with minLimit and maxLimit)",
-			"rules[0] (a): param does not apply to kind adaptive",
-			"rules[0] (a): threshold only applies to kind breaker",
+			"rules[0] (a): param does not apply to kind adaptive (only to kind hotspot)",
+			"rules[0] (a): threshold does not apply to kind adaptive (only to kinds breaker and system)",
 		}},
 		{"adaptive fields on a concurrency rule", Rule{Resource: "*", Kind: KindConcurrency, Limit: 1, MinLimit: 1, MaxLimit: 2}, []string{
-			"rules[0]: minLimit only applies to kind adaptive",
-			"rules[0]: maxLimit only applies to kind adaptive",
+			"rules[0]: minLimit does not apply to kind concurrency (only to kind adaptive)",
+			"rules[0]: maxLimit does not apply to kind concurrency (only to kind adaptive)",
 		}},
 		{"system without signal", Rule{Name: "s", Resource: "*", Kind: KindSystem, Threshold: 1}, []string{
 			"rules[0] (s): signal is required for kind system (qps, inflight, rt, cpu or load)",
@@ -141,14 +141,14 @@ func TestCheckRulesProblems(t *testing.T) {
 		}},
 		{"system with fields of other kinds", Rule{Name: "s", Resource: "*", Kind: KindSystem, Signal: SignalQPS, Threshold: 100, Limit: 5, MaxRT: time.Second, MinLimit: 2}, []string{
 			"rules[0] (s): limit does not apply to kind system (its limit is threshold)",
-			"rules[0] (s): maxRT does not apply to kind system",
-			"rules[0] (s): minLimit only applies to kind adaptive",
+			"rules[0] (s): maxRT does not apply to kind system (only to kind breaker)",
+			"rules[0] (s): minLimit does not apply to kind system (only to kind adaptive)",
 		}},
 		{"signal on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Signal: SignalCPU}, []string{
-			"rules[0]: signal only applies to kind system",
+			"rules[0]: signal does not apply to kind flow (only to kind system)",
 		}},
 		{"priority on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Priority: "header:X-Priority"}, []string{
-			`rules[0]: priority only applies to kinds system and adaptive (the rules that shed under overload), got kind "flow"`,
+			"rules[0]: priority does not apply to kind flow (only to kinds adaptive and system)",
 		}},
 		{"priority malformed", Rule{Resource: "*", Kind: KindAdaptive, Priority: "header:"}, []string{
 			`rules[0]: priority "header:" needs a name after the colon, e.g. header:X-User-ID`,
@@ -157,8 +157,8 @@ func TestCheckRulesProblems(t *testing.T) {
 			"rules[0]: strategy is required (slow-ratio, error-ratio or error-count)",
 		}},
 		{"breaker fields on a flow rule", Rule{Resource: "*", Kind: KindFlow, Limit: 1, Strategy: "error-count", OpenFor: time.Second}, []string{
-			"rules[0]: strategy only applies to kind breaker",
-			"rules[0]: openFor only applies to kind breaker",
+			"rules[0]: strategy does not apply to kind flow (only to kinds breaker and system)",
+			"rules[0]: openFor does not apply to kind flow (only to kind breaker)",
 		}},
 		{"name and resource bounds", Rule{Name: strings.Repeat("n", 201), Resource: long, Kind: KindConcurrency}, []string{
 			`rules[0] ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"...): name must be at most 200 bytes, got 201`,
@@ -172,9 +172,9 @@ func TestCheckRulesProblems(t *testing.T) {
 			"rules[0] (f): limit must be >= 0, got -5",
 			"rules[0] (f): window must be > 0, got -1s",
 			"rules[0] (f): burst only applies to algorithm token-bucket, got 5 with leap-array",
-			"rules[0] (f): param only applies to kind hotspot",
-			"rules[0] (f): maxKeys only applies to kind hotspot",
-			"rules[0] (f): overrides only applies to kind hotspot",
+			"rules[0] (f): param does not apply to kind flow (only to kind hotspot)",
+			"rules[0] (f): maxKeys does not apply to kind flow (only to kind hotspot)",
+			"rules[0] (f): overrides does not apply to kind flow (only to kind hotspot)",
 		}},
 		{"flow algorithm", Rule{Resource: "*", Kind: KindFlow, Algorithm: "token-bucket", MaxWait: time.Second, ColdFactor: 2}, []string{
 			`rules[0]: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
@@ -185,25 +185,25 @@ func TestCheckRulesProblems(t *testing.T) {
 		}},
 		{"concurrency", Rule{Resource: "*", Kind: KindConcurrency, Limit: -1, Window: 1, Algorithm: "x", Buckets: 1, Burst: 1, MaxWait: 1, Warmup: 1, ColdFactor: 1, Param: "ip", MaxKeys: 1, Overrides: map[string]int64{"a": 1}}, []string{
 			"rules[0]: limit must be >= 0, got -1",
-			"rules[0]: window does not apply to kind concurrency",
-			"rules[0]: algorithm does not apply to kind concurrency",
-			"rules[0]: buckets does not apply to kind concurrency",
-			"rules[0]: burst does not apply to kind concurrency",
-			"rules[0]: maxWait does not apply to kind concurrency",
-			"rules[0]: warmup does not apply to kind concurrency",
-			"rules[0]: coldFactor does not apply to kind concurrency",
-			"rules[0]: param does not apply to kind concurrency",
-			"rules[0]: maxKeys does not apply to kind concurrency",
-			"rules[0]: overrides does not apply to kind concurrency",
+			"rules[0]: window does not apply to kind concurrency (only to kinds flow, hotspot, breaker and adaptive)",
+			"rules[0]: algorithm does not apply to kind concurrency (only to kinds flow and hotspot)",
+			"rules[0]: buckets does not apply to kind concurrency (only to kinds flow and breaker)",
+			"rules[0]: burst does not apply to kind concurrency (only to kinds flow and hotspot)",
+			"rules[0]: maxWait does not apply to kind concurrency (only to kinds flow and hotspot)",
+			"rules[0]: warmup does not apply to kind concurrency (only to kind flow)",
+			"rules[0]: coldFactor does not apply to kind concurrency (only to kind flow)",
+			"rules[0]: param does not apply to kind concurrency (only to kind hotspot)",
+			"rules[0]: maxKeys does not apply to kind concurrency (only to kind hotspot)",
+			"rules[0]: overrides does not apply to kind concurrency (only to kind hotspot)",
 		}},
 		{"hotspot", Rule{Name: "per-user", Resource: "*", Kind: KindHotspot, Limit: -5, Window: -1, Buckets: 2, Burst: -1, MaxWait: time.Second, Warmup: 1, ColdFactor: 3, MaxKeys: -1}, []string{
 			"rules[0] (per-user): limit must be >= 0, got -5",
 			"rules[0] (per-user): window must be > 0, got -1ns",
-			"rules[0] (per-user): buckets does not apply to kind hotspot",
+			"rules[0] (per-user): buckets does not apply to kind hotspot (only to kinds flow and breaker)",
 			"rules[0] (per-user): burst must be >= 0, got -1",
 			"rules[0] (per-user): maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket",
-			"rules[0] (per-user): warmup does not apply to kind hotspot",
-			"rules[0] (per-user): coldFactor does not apply to kind hotspot",
+			"rules[0] (per-user): warmup does not apply to kind hotspot (only to kind flow)",
+			"rules[0] (per-user): coldFactor does not apply to kind hotspot (only to kind flow)",
 			"rules[0] (per-user): param is required for kind hotspot, e.g. header:X-User-ID or ip",
 			"rules[0] (per-user): maxKeys must be >= 0, got -1",
 		}},
@@ -281,9 +281,9 @@ func TestCheckRulesDuplicateNames(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	assert.Equal(t, "flow:GET:/items/{id}", defaultName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
-	assert.Equal(t, "concurrency:*", defaultName(Rule{Kind: KindConcurrency, Resource: "*"}))
-	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", defaultName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
+	assert.Equal(t, "flow:GET:/items/{id}", builtinName(Rule{Kind: KindFlow, Resource: "GET /items/{id}", Param: "ignored"}))
+	assert.Equal(t, "concurrency:*", builtinName(Rule{Kind: KindConcurrency, Resource: "*"}))
+	assert.Equal(t, "hotspot:/pkg.Svc/*:metadata:x-key", builtinName(Rule{Kind: KindHotspot, Resource: "/pkg.Svc/*", Param: "metadata:x-key"}))
 }
 
 func TestNormalizeRulesDefaults(t *testing.T) {
@@ -376,4 +376,13 @@ func TestCheckRulesNumbers(t *testing.T) {
 		"rules[5] (per-user-wait): maxWait must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
 		"rules[6] (per-user-window): window must be <= 1250h59m59.627370496s (4503599627370496 ns), got 2562047h47m16.854775807s",
 	}, problemLines(t, checkRules(rules)))
+}
+
+// checkRules checks rules of the built-in kinds.
+func checkRules(rules []Rule) error { return kindSet(builtinKinds()).checkRules(rules) }
+
+// builtinName is defaultName for a rule of a built-in kind.
+func builtinName(r Rule) string {
+	k := kindSet(builtinKinds()).find(r.Kind)
+	return defaultName(r, k != nil && k.field("param") != nil)
 }

@@ -25,23 +25,16 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// reasonOf returns the index in reason.Names of the reason of b.
+// reasonOf returns the index in reason.Names of the reason of b:
+// ReasonFallback, or its block class's (its kind's name).
 func reasonOf(b *BlockedError) int {
 	switch {
 	case b.Fallback:
 		return reason.Fallback
-	case b.Kind == KindConcurrency:
-		return reason.Concurrency
-	case b.Kind == KindHotspot:
-		return reason.Hotspot
-	case b.Kind == KindBreaker:
-		return reason.Breaker
-	case b.Kind == KindAdaptive:
-		return reason.Adaptive
-	case b.Kind == KindSystem:
-		return reason.System
+	case b.class != nil:
+		return b.class.reason
 	}
-	return reason.Flow
+	return max(b.Class().reason, reason.Flow)
 }
 
 // Reason returns why b blocked its request: the name of the kind of the

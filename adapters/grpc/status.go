@@ -47,42 +47,45 @@ const (
 // time.Duration when a client converts them back.
 const maxAdvertised = time.Duration(1<<63-1) / time.Millisecond * time.Millisecond
 
-// BlockedStatus returns the status of a call that b blocked: code
-// ResourceExhausted, b's message, and the details
+// BlockedStatus returns the status of a call that b blocked: the code of
+// its block class (b.Class()), ResourceExhausted for a quota, b's message,
+// and the details
 //
 //   - google.rpc.RetryInfo with retry_delay = b.RetryAfter (the latest time
 //     any rejecting rule allows), when b.RetryAfter is positive (rate
 //     limits; concurrency limits have no retry time and get none, nor does
 //     a call that can never pass);
-//   - google.rpc.ErrorInfo with domain "sluice", reason ReasonRateLimited,
-//     ReasonConcurrencyLimited, or ReasonWillNotPass for a call that can
+//   - google.rpc.ErrorInfo with domain "sluice", the block class's reason
+//     (ReasonRateLimited, ReasonConcurrencyLimited; a rate limit without a
+//     window, a hotspot rule's of algorithm concurrency, is
+//     ReasonConcurrencyLimited), or ReasonWillNotPass for a call that can
 //     never pass (b.Never), and metadata rule, resource, kind, limit, window
 //     (rate limits) and param (hotspot rules: the param's name, never the
 //     caller's value), of the rule that decided (b.Rule);
 //   - google.rpc.QuotaFailure with one violation per rule that rejected the
 //     call, whose subject is "rule:" + the rule's name.
 //
-// A call an open circuit breaker blocked (b.Kind core.KindBreaker) gets
-// code Unavailable instead: the method is failing, not the caller's quota
-// exhausted, and Unavailable is the code clients retry, after the
-// google.rpc.RetryInfo delay; its ErrorInfo has reason ReasonCircuitOpen
-// and metadata rule, resource and kind, and there is no QuotaFailure. So
-// does a call an adaptive limit or a system rule blocked (core.KindAdaptive,
-// core.KindSystem; unless it can never pass): the server is overloaded; its
-// ErrorInfo has reason ReasonOverloaded, and for an adaptive limit the
-// limit in force as metadata limit too.
+// A call whose block class has code Unavailable gets it, unless it can
+// never pass: an open circuit breaker (the method is failing, not the
+// caller's quota exhausted; reason ReasonCircuitOpen), an adaptive limit
+// or a system rule (the server is overloaded; reason ReasonOverloaded).
+// Unavailable is the code clients retry, after the google.rpc.RetryInfo
+// delay; its ErrorInfo has the class's reason and metadata rule, resource
+// and kind, and for a quota (an adaptive limit) the limit in force as
+// metadata limit too; there is no QuotaFailure.
 //
 // Block handlers (WithBlockHandler) may start from it.
 func BlockedStatus(b *core.BlockedError) *status.Status {
 	if b == nil {
 		return status.New(codes.ResourceExhausted, core.ErrBlocked.Error())
 	}
-	if b.Kind == core.KindBreaker || (b.Kind == core.KindAdaptive || b.Kind == core.KindSystem) && !b.Never {
-		return unavailableStatus(b)
+	c := b.Class()
+	if codes.Code(c.GRPCCode) == codes.Unavailable && !b.Never {
+		return unavailableStatus(b, c)
 	}
 	st := status.New(codes.ResourceExhausted, b.Error())
 	info := &errdetails.ErrorInfo{
-		Reason: ReasonRateLimited,
+		Reason: c.Reason,
 		Domain: errorDomain,
 		Metadata: map[string]string{
 			"rule":     b.Rule,
@@ -91,9 +94,10 @@ func BlockedStatus(b *core.BlockedError) *status.Status {
 			"limit":    strconv.FormatInt(b.Limit, 10),
 		},
 	}
-	if b.Window > 0 {
+	switch {
+	case b.Window > 0:
 		info.Metadata["window"] = b.Window.String()
-	} else {
+	case c.Reason == ReasonRateLimited || codes.Code(c.GRPCCode) == codes.Unavailable:
 		info.Reason = ReasonConcurrencyLimited
 	}
 	if b.Never {
@@ -137,21 +141,18 @@ func violation(rule string, limit int64, window time.Duration) *errdetails.Quota
 	return &errdetails.QuotaFailure_Violation{Subject: "rule:" + rule, Description: desc}
 }
 
-// unavailableStatus returns the status of a call an open breaker, an
-// adaptive limit or a system rule blocked.
-func unavailableStatus(b *core.BlockedError) *status.Status {
+// unavailableStatus returns the status of a call blocked by a rule of
+// block class c, of code Unavailable: an open breaker, an adaptive limit or
+// a system rule.
+func unavailableStatus(b *core.BlockedError, c core.BlockClass) *status.Status {
 	st := status.New(codes.Unavailable, b.Error())
 	info := &errdetails.ErrorInfo{
-		Reason:   ReasonCircuitOpen,
+		Reason:   c.Reason,
 		Domain:   errorDomain,
 		Metadata: map[string]string{"rule": b.Rule, "resource": b.Resource, "kind": string(b.Kind)},
 	}
-	switch b.Kind {
-	case core.KindAdaptive:
-		info.Reason = ReasonOverloaded
+	if c.Quota {
 		info.Metadata["limit"] = strconv.FormatInt(b.Limit, 10)
-	case core.KindSystem:
-		info.Reason = ReasonOverloaded
 	}
 	details := []protoadapt.MessageV1{info}
 	if b.RetryAfter > 0 {

@@ -5,51 +5,38 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sluicekit/sluice/core"
 )
 
-// The problem types of blocked responses: those
-// draft-ietf-httpapi-ratelimit-headers-11 (section 10.2) asks IANA to
-// register in the HTTP Problem Types registry.
-const (
-	// problemQuotaExceeded is the problem type of a 429 response: the
-	// requests exceeded a quota policy.
-	problemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
-	// problemReducedCapacity is the problem type of a 503 response: the
-	// server cannot take the request now, whoever sends it.
-	problemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
-	// problemWillNotPass is the problem type of a 403 response to a request
-	// that can never pass (core.BlockedError.Never): a rule's limit for it
-	// is 0, or below the permits it asks for. Retrying cannot help.
-	problemWillNotPass = "https://github.com/sluicekit/sluice#request-will-not-pass"
-)
+// problemWillNotPass is the problem type of a 403 response to a request
+// that can never pass (core.BlockedError.Never): a rule's limit for it is
+// 0, or below the permits it asks for. Retrying cannot help. The other
+// problem types are the block classes' (core.BlockClass).
+const problemWillNotPass = "https://github.com/sluicekit/sluice#request-will-not-pass"
 
 // Status returns the status of the default response to a request b
-// blocked: 403 Forbidden when the request can never pass (b.Never), 503
-// Service Unavailable when a concurrency rule (Kind concurrency), an
-// adaptive limit (Kind adaptive), a system rule (Kind system) or an open
-// circuit breaker (Kind breaker) blocked it, and 429 Too Many Requests for
-// every other rule, per-value in-flight limits (hotspot rules with
-// algorithm concurrency) included.
+// blocked: 403 Forbidden when the request can never pass (b.Never), else
+// its block class's (b.Class): 503 Service Unavailable when a concurrency
+// rule, an adaptive limit, a system rule or an open circuit breaker
+// blocked it, and 429 Too Many Requests for every other rule, per-value
+// in-flight limits (hotspot rules with algorithm concurrency) included.
 //
 // Why each status: package sluicehttp's documentation (the adapters share
 // this choice).
 func Status(b *core.BlockedError) int {
-	switch {
-	case b.Never:
+	if b.Never {
 		return http.StatusForbidden
-	case b.Kind == core.KindConcurrency || b.Kind == core.KindBreaker || b.Kind == core.KindAdaptive || b.Kind == core.KindSystem:
-		return http.StatusServiceUnavailable
 	}
-	return http.StatusTooManyRequests
+	return b.Class().Status
 }
 
 // setBlockedHeaders sets the fields of the default response to b on h:
 // Retry-After, RateLimit-Policy and RateLimit (see WriteBlocked). A breaker
-// or a system rule is no quota policy: for a block by one (b.Kind
-// core.KindBreaker or core.KindSystem) only Retry-After is set, and RateLimit-Policy and RateLimit fields already
+// or a system rule is no quota policy: for a block by one (b.Class().Quota
+// false) only Retry-After is set, and RateLimit-Policy and RateLimit fields already
 // on h (from an earlier middleware, say) are removed, so that the response
 // claims no quota. A request that can never pass (b.Never) gets none of the
 // three: nothing that reads as a time to come back.
@@ -120,19 +107,17 @@ func WriteBlocked(w http.ResponseWriter, b *core.BlockedError) {
 
 // appendProblem appends the problem+json body of the default response to b
 // with the given status (see WriteBlocked): the members type, title, status,
-// detail and rule, then, for a breaker (b.Kind core.KindBreaker), kind and
-// retryAfter; for any other rule limit, window, retryAfter (not for a
-// request that can never pass), param (hotspot rules) and
-// violated-policies. The type is will-not-pass for a request that can never
-// pass, temporary-reduced-capacity for status 503 and quota-exceeded for
-// any other.
+// detail and rule, then, for a rule that is no quota policy (a breaker, a
+// system rule), kind and retryAfter; for any other rule limit, window,
+// retryAfter (not for a request that can never pass), param (hotspot
+// rules) and violated-policies. The type is will-not-pass for a request
+// that can never pass, else its block class's: temporary-reduced-capacity
+// for status 503, quota-exceeded for 429.
 func appendProblem(dst []byte, b *core.BlockedError, status int) []byte {
-	typ, title := problemQuotaExceeded, "Quota Exceeded"
-	switch {
-	case b.Never:
+	c := b.Class()
+	typ, title := c.Problem, c.Title
+	if b.Never {
 		typ, title = problemWillNotPass, "Request Will Not Pass"
-	case status == http.StatusServiceUnavailable:
-		typ, title = problemReducedCapacity, "Temporary Reduced Capacity"
 	}
 	dst = append(dst, `{"type":`...)
 	dst = appendJSONString(dst, typ)
@@ -190,15 +175,10 @@ func appendProblem(dst []byte, b *core.BlockedError, status int) []byte {
 // system rule's is "GET /hello is overloaded: system rule \"cpu\" sheds
 // requests; retry in 1s".
 func Detail(b *core.BlockedError) string {
-	if b.Kind == core.KindSystem && !b.Never {
-		d := b.Resource + ` is overloaded: system rule "` + b.Rule + `" sheds requests`
-		if s := ceilSeconds(b.RetryAfter); s > 0 {
-			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
-		}
-		return d
-	}
-	if b.Kind == core.KindBreaker {
-		d := b.Resource + ` is failing: circuit breaker "` + b.Rule + `" is open`
+	if c := b.Class(); c.Detail != "" && !b.Never {
+		res, rule, _ := strings.Cut(c.Detail, "%s")
+		rule, rest, _ := strings.Cut(rule, "%s")
+		d := res + b.Resource + rule + b.Rule + rest
 		if s := ceilSeconds(b.RetryAfter); s > 0 {
 			d += "; retry in " + strconv.FormatInt(s, 10) + "s"
 		}
@@ -271,10 +251,11 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// noQuota reports whether the rule that decided b is no quota policy: a
-// breaker, or a system rule (unless the request can never pass).
+// noQuota reports whether the rule that decided b is no quota policy (its
+// block class's Quota is false: a breaker, a system rule), unless the
+// request can never pass.
 func noQuota(b *core.BlockedError) bool {
-	return b.Kind == core.KindBreaker || b.Kind == core.KindSystem && !b.Never
+	return !b.Never && !b.Class().Quota
 }
 
 // errInternal is the body of WriteEnterError.

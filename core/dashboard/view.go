@@ -1,10 +1,8 @@
 package dashboard
 
 import (
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluicekit/sluice/core"
@@ -181,7 +179,7 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 		})
 	}
 	for _, r := range s.Rules {
-		v := rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: summary(r.Rule),
+		v := rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: r.Rule.Summary(),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
 			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), maxRuleResources)], ResourceCount: len(r.Resources),
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
@@ -199,72 +197,4 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 		out.Stores = append(out.Stores, store{Name: st.Name, Healthy: st.Healthy, Errors: st.Errors, Fallbacks: st.Fallbacks})
 	}
 	return out
-}
-
-// summary describes rule r's limit for people.
-func summary(r core.Rule) string {
-	var b strings.Builder
-	switch r.Kind {
-	case core.KindConcurrency:
-		fmt.Fprintf(&b, "%d in flight", r.Limit)
-	case core.KindBreaker:
-		fmt.Fprintf(&b, "%s", r.Strategy)
-		if r.MaxRT > 0 {
-			fmt.Fprintf(&b, " (> %s)", r.MaxRT)
-		}
-		fmt.Fprintf(&b, " >= %v of >= %d in %s, open %s", r.Threshold, r.MinRequests, r.Window, r.OpenFor)
-		if r.Probes > 1 {
-			fmt.Fprintf(&b, ", %d probes", r.Probes)
-		}
-	case core.KindAdaptive:
-		fmt.Fprintf(&b, "adaptive in flight, %d..%d", r.MinLimit, r.MaxLimit)
-	case core.KindSystem:
-		fmt.Fprintf(&b, "%s <= %v", r.Signal, r.Threshold)
-		if r.Strategy != "" {
-			fmt.Fprintf(&b, ", %s", r.Strategy)
-		}
-	case core.KindHotspot:
-		if r.Algorithm == "concurrency" {
-			fmt.Fprintf(&b, "%d in flight per %s", r.Limit, r.Param)
-		} else {
-			fmt.Fprintf(&b, "%d per %s per %s, %s", r.Limit, r.Window, r.Param, r.Algorithm)
-		}
-		if n := len(r.Overrides); n > 0 {
-			fmt.Fprintf(&b, ", %d override%s", n, plural(n))
-		}
-	default:
-		fmt.Fprintf(&b, "%d per %s, %s", r.Limit, r.Window, r.Algorithm)
-		if r.Warmup > 0 {
-			fmt.Fprintf(&b, ", warmup %s", r.Warmup)
-		}
-	}
-	if r.Burst > 0 {
-		fmt.Fprintf(&b, ", burst %d", r.Burst)
-	}
-	if r.Priority != "" {
-		fmt.Fprintf(&b, ", priority by %s", r.Priority)
-	}
-	if r.MaxWait > 0 {
-		fmt.Fprintf(&b, ", wait <= %s", r.MaxWait)
-	}
-	if r.Store != "" {
-		fmt.Fprintf(&b, ", store %s", r.Store)
-		if r.Mode != "" {
-			fmt.Fprintf(&b, " (%s)", r.Mode)
-		}
-		if r.OnFailure != "" {
-			fmt.Fprintf(&b, ", on failure %s", r.OnFailure)
-			if r.OnFailure == core.FailLocal && r.LocalLimit > 0 && r.LocalLimit != r.Limit {
-				fmt.Fprintf(&b, " %d", r.LocalLimit)
-			}
-		}
-	}
-	return b.String()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -153,7 +153,7 @@ func read(data []byte, format fileFormat) (*file, error) {
 		line, msg := splitLine(err.Error())
 		return nil, fileProblem(line, "%s", msg)
 	}
-	p := &fileParser{unread: map[fieldKey]bool{}}
+	p := newFileParser(core.Kinds())
 	rules := p.document(root)
 	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)

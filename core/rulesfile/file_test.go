@@ -278,7 +278,7 @@ rules:
 			`rules[0]: line 2: maxWait only applies to algorithm leaky-bucket, got 1s with token-bucket`,
 		}},
 		{"window on concurrency", formatYAML, "rules:\n  - {resource: x, kind: concurrency, limit: 1, window: 1s}\n", []string{
-			`rules[0]: line 2: window does not apply to kind concurrency`,
+			`rules[0]: line 2: window does not apply to kind concurrency (only to kinds flow, hotspot, breaker and adaptive)`,
 		}},
 		{"bad param prefix", formatYAML, "rules:\n  - {resource: x, kind: hotspot, limit: 1, param: \"hdr:X-User\"}\n", []string{
 			`rules[0]: line 2: param has unknown kind "hdr" in "hdr:X-User" (want header, query, cookie, path or metadata)`,
@@ -432,7 +432,7 @@ rules:
 		`rules[1] (items): line 15: overrides value for "vip" must be >= 0, got -3`,
 		`rules[2]: line 16: limit is required for kind concurrency (limit: 0 blocks every request)`,
 		`rules[2]: line 18: window must be a Go duration such as 1s or 250ms, got "abc"`,
-		`rules[2]: line 19: buckets does not apply to kind concurrency`,
+		`rules[2]: line 19: buckets does not apply to kind concurrency (only to kinds flow and breaker)`,
 		`rules[3]: line 20: a rule must be a mapping of fields such as resource and kind, got 42`,
 	}, problemLines(t, err))
 }

@@ -128,7 +128,7 @@ rules:
 	assert.Contains(t, err.Error(), `rules[0] (a)`)
 	assert.Contains(t, err.Error(), `onMissing must be skip, reject or shared, got "drop"`)
 	assert.Contains(t, err.Error(), `rules[1] (f)`)
-	assert.Contains(t, err.Error(), `onMissing only applies to kind hotspot`)
+	assert.Contains(t, err.Error(), `onMissing does not apply to kind flow (only to kind hotspot)`)
 }
 
 func TestStoreRulesValidation(t *testing.T) {
@@ -170,7 +170,7 @@ func TestStoreRulesValidation(t *testing.T) {
 		`rules[0] (a): line 10: onFailure must be local, open or closed, got "maybe"`,
 		`rules[0] (a): line 11: localLimit must be >= 0, got -1`,
 		`rules[0] (a): line 12: window must be <= 720h0m0s with a store, got 1000h0m0s`,
-		`rules[1] (b): line 17: store does not apply to kind concurrency`,
+		`rules[1] (b): line 17: store does not apply to kind concurrency (only to kinds flow and hotspot)`,
 		`rules[2] (c): line 22: mode only applies to rules with a store`,
 		`rules[3] (d): line 29: store must be a store name`,
 		`rules[3] (d): line 28: algorithm must be token-bucket or leaky-bucket with a store, got "concurrency"`,
@@ -200,7 +200,7 @@ func TestSystemRulesFile(t *testing.T) {
 	for file, want := range map[string]string{
 		"invalid-rules-system-cpu.yaml":    ": rules[0] (cpu): line 6: threshold must be a fraction of the CPU in (0, 1] for signal cpu, got 80",
 		"invalid-rules-system-bbr.yaml":    `: rules[0] (load): line 7: strategy bbr only applies to signal cpu, got signal "load"`,
-		"invalid-rules-priority-flow.yaml": `: rules[0] (api): line 6: priority only applies to kinds system and adaptive (the rules that shed under overload), got kind "flow"`,
+		"invalid-rules-priority-flow.yaml": `: rules[0] (api): line 6: priority does not apply to kind flow (only to kinds adaptive and system)`,
 	} {
 		_, err = rulesfile.Load(filepath.Join("testdata", file))
 		assert.ErrorContains(t, err, want, file)

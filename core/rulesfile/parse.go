@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
-	"github.com/sluicekit/sluice/core/store"
 )
 
 // fieldKey names a field of a rule; the field wholeRule stands for all.
@@ -29,9 +28,22 @@ const wholeRule = "*"
 // fileParser turns the node tree of a rules file into rules, recording a
 // problem for everything it cannot take.
 type fileParser struct {
+	kinds    []core.KindInfo
+	fields   map[string]int // core.Rule's fields by their names in a rules file
 	problems []core.Problem
 	unread   map[fieldKey]bool // fields that could not be read
 	list     *yaml.Node        // the rules list, once read
+}
+
+// newFileParser returns a parser of the rules of the kinds given.
+func newFileParser(kinds []core.KindInfo) *fileParser {
+	t := reflect.TypeFor[core.Rule]()
+	fields := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		fields[name] = i
+	}
+	return &fileParser{kinds: kinds, fields: fields, unread: map[fieldKey]bool{}}
 }
 
 // add records a problem at node n.
@@ -143,7 +155,7 @@ func (p *fileParser) document(root *yaml.Node) []core.Rule {
 	p.list = list
 	rules := make([]core.Rule, len(list.Content))
 	for i, n := range list.Content {
-		rules[i] = p.rule(i, n)
+		p.rule(i, n, &rules[i])
 	}
 	return rules
 }
@@ -161,13 +173,13 @@ func (p *fileParser) checkEnd(data []byte) {
 		Msg: fmt.Sprintf("the file ends without a line break after %s: it may have been cut short in the middle of a value; end it with a line break", rulefields.Quote(string(last)))})
 }
 
-// rule reads rules[index] from its mapping n.
-func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
-	var r core.Rule
+// rule reads rules[index] into r from its mapping n (r, not a copy, so
+// that the reflection that sets its fields does not move a copy to the heap).
+func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
 		p.markUnread(index, wholeRule)
-		return r
+		return
 	}
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
 	seen := keyLines{}
@@ -178,14 +190,20 @@ func (p *fileParser) rule(index int, n *yaml.Node) core.Rule {
 			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
 		case seen.dup(p, index, rp.name, "", key, name): // reported
 		default:
-			rp.field(&r, name, key, val)
+			rp.field(r, name, key, val)
 		}
 	}
-	if _, ok := seen["limit"]; !ok && (r.Kind == core.KindFlow || r.Kind == core.KindConcurrency || r.Kind == core.KindHotspot) {
-		rp.add("limit", n, "is required for kind %s (limit: 0 blocks every request)", r.Kind)
-		p.markUnread(index, "limit")
+	for _, k := range p.kinds {
+		if k.Kind != r.Kind {
+			continue
+		}
+		for _, f := range k.Given {
+			if _, ok := seen[f]; !ok {
+				rp.add(f, n, "is required for kind %s (%s: 0 blocks every request)", r.Kind, f)
+				p.markUnread(index, f)
+			}
+		}
 	}
-	return r
 }
 
 // explicitName returns the name field of the rule mapping n, if it is a
@@ -229,7 +247,8 @@ func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any
 // field sets the field named key of r from val. A null value leaves the
 // field zero.
 func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
-	if !rulefields.Known(key) {
+	index, ok := rp.p.fields[key]
+	if !ok {
 		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key))
 		return
 	}
@@ -240,77 +259,50 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		}
 		return
 	}
+	f := reflect.ValueOf(r).Elem().Field(index)
 	var msg string
-	switch key {
-	case "name":
-		r.Name, msg = textValue(val)
-	case "resource":
-		r.Resource, msg = textValue(val)
-	case "kind":
-		r.Kind, msg = typedText[core.Kind](val)
-	case "limit":
-		r.Limit, msg = intValue[int64](val)
-	case "window":
-		r.Window, msg = durationValue(val)
-	case "algorithm":
-		r.Algorithm, msg = typedText[core.Algorithm](val)
-	case "buckets":
-		r.Buckets, msg = intValue[int](val)
-	case "burst":
-		r.Burst, msg = intValue[int64](val)
-	case "maxWait":
-		r.MaxWait, msg = durationValue(val)
-	case "warmup":
-		r.Warmup, msg = durationValue(val)
-	case "coldFactor":
-		r.ColdFactor, msg = intValue[int](val)
-	case "param":
-		r.Param, msg = textValue(val)
-	case "maxKeys":
-		r.MaxKeys, msg = intValue[int](val)
-	case "overrides":
-		r.Overrides = rp.overrides(val)
-	case "onMissing":
-		r.OnMissing, msg = typedText[core.OnMissing](val)
-	case "store":
-		r.Store, msg = textValue(val)
-	case "mode":
-		r.Mode, msg = typedText[store.Mode](val)
-	case "onFailure":
-		r.OnFailure, msg = typedText[core.FailurePolicy](val)
-	case "localLimit":
-		r.LocalLimit, msg = intValue[int64](val)
-	case "strategy":
-		r.Strategy, msg = typedText[breaker.Strategy](val)
-	case "threshold":
-		r.Threshold, msg = floatValue(val)
-	case "maxRT":
-		r.MaxRT, msg = durationValue(val)
-	case "minRequests":
-		r.MinRequests, msg = intValue[int64](val)
-	case "openFor":
-		r.OpenFor, msg = durationValue(val)
-	case "probes":
-		r.Probes, msg = intValue[int64](val)
-	case "minLimit":
-		r.MinLimit, msg = intValue[int64](val)
-	case "maxLimit":
-		r.MaxLimit, msg = intValue[int64](val)
-	case "tolerance":
-		r.Tolerance, msg = floatValue(val)
-	case "probeInterval":
-		r.ProbeInterval, msg = durationValue(val)
-	case "signal":
-		r.Signal, msg = typedText[core.Signal](val)
-	case "priority":
-		r.Priority, msg = textValue(val)
-	case "shadow":
-		r.Shadow, msg = boolValue(val)
+	switch f.Type() {
+	case reflect.TypeFor[time.Duration]():
+		var d time.Duration
+		d, msg = durationValue(val)
+		f.SetInt(int64(d))
+	case reflect.TypeFor[map[string]int64]():
+		f.Set(reflect.ValueOf(rp.overrides(val)))
+	default:
+		msg = setValue(f, val)
 	}
 	if msg != "" {
 		rp.add(key, val, "%s", msg)
 		rp.p.markUnread(rp.index, key)
 	}
+}
+
+// setValue sets f, a text, integer, number or boolean field of a rule, from
+// the scalar n, and returns "" or a problem.
+func setValue(f reflect.Value, n *yaml.Node) (msg string) {
+	switch f.Kind() {
+	case reflect.String:
+		var s string
+		s, msg = textValue(n)
+		f.SetString(s)
+	case reflect.Int:
+		var v int
+		v, msg = intValue[int](n)
+		f.SetInt(int64(v))
+	case reflect.Int64:
+		var v int64
+		v, msg = intValue[int64](n)
+		f.SetInt(v)
+	case reflect.Float64:
+		var v float64
+		v, msg = floatValue(n)
+		f.SetFloat(v)
+	case reflect.Bool:
+		var v bool
+		v, msg = boolValue(n)
+		f.SetBool(v)
+	}
+	return msg
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken
@@ -347,12 +339,6 @@ func textValue(n *yaml.Node) (string, string) {
 		return "", "must be a string, got " + describe(n)
 	}
 	return n.Value, ""
-}
-
-// typedText returns the text of a scalar as a T, or a problem.
-func typedText[T ~string](n *yaml.Node) (T, string) {
-	s, msg := textValue(n)
-	return T(s), msg
 }
 
 // intValue returns the value of an integer scalar as a T, or a problem.

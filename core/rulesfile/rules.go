@@ -31,14 +31,14 @@ func (rs *Rules) UnmarshalJSON(data []byte) error {
 
 // UnmarshalYAML reads rs from a YAML list of rules.
 func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
-	p := &fileParser{unread: map[fieldKey]bool{}}
+	p := newFileParser(core.Kinds())
 	if n.Kind != yaml.SequenceNode {
 		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
 		return &core.RulesError{Problems: p.problems}
 	}
 	out := make(Rules, len(n.Content))
 	for i, item := range n.Content {
-		out[i] = p.rule(i, item)
+		p.rule(i, item, &out[i])
 	}
 	if p.problems != nil {
 		return &core.RulesError{Problems: p.merge(nil)}

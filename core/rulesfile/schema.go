@@ -9,7 +9,8 @@ import _ "embed" // for Schema
 // written. Parse is the authority: the schema accepts some files it
 // refuses (a duplicate name, a value over a bound that depends on other
 // fields, a file cut short), and refuses null for fields with a type,
-// which Parse takes as zero.
+// which Parse takes as zero. It is generated from the kinds' descriptors
+// in package core: go test ./core -run TestRulesSchema -update.
 //
 //go:embed rules.schema.json
 var Schema string

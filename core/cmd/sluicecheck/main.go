@@ -188,15 +188,15 @@ func (c checker) summary(rules []core.Rule) string {
 		suffix = "; stores: " + strings.Join(stores, ", ") + " (not checked: give the service's with -stores)"
 	}
 	var parts []string
-	for _, kind := range []core.Kind{core.KindFlow, core.KindConcurrency, core.KindHotspot, core.KindBreaker, core.KindAdaptive, core.KindSystem} {
+	for _, kind := range core.Kinds() {
 		n := 0
 		for _, r := range rules {
-			if r.Kind == kind {
+			if r.Kind == kind.Kind {
 				n++
 			}
 		}
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, kind))
+			parts = append(parts, fmt.Sprintf("%d %s", n, kind.Kind))
 		}
 	}
 	return fmt.Sprintf("%d %s: %s%s", len(rules), plural(len(rules), "rule"), strings.Join(parts, ", "), suffix)

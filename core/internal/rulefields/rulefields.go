@@ -30,9 +30,6 @@ var names = [...]string{
 // All yields the rule fields in report order.
 func All() iter.Seq[string] { return slices.Values(names[:]) }
 
-// Known reports whether field is the name of a rule field.
-func Known(field string) bool { return slices.Contains(names[:], field) }
-
 // Rank returns the position of field in report order: 0 for a problem of
 // a whole rule (empty field), then the fields in order, then other names.
 func Rank(field string) int {

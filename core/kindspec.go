@@ -1,0 +1,463 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/sluicekit/sluice/core/internal/reason"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
+)
+
+// kindSpec describes one rule kind: everything the validator, the
+// defaults, the rules file's parser and JSON Schema, the adapters' block
+// responses, the statistics and the Guard know of it. Each kind's is
+// declared in its file (kind_*.go) and listed once, by builtinKinds.
+type kindSpec struct {
+	kind Kind
+	doc  string // what the kind limits, in a few words
+	// fields are the rule fields the kind takes, besides the fields of
+	// every rule (commonFields), in report order. A rule of the kind that
+	// sets any other field is refused.
+	fields []fieldSpec
+	// unsetHints say, for a field the kind does not take, what to write
+	// instead; the problem lists the kinds that take it otherwise.
+	unsetHints map[string]string
+	// check adds the problems of the fields of a rule of the kind that
+	// their own bounds do not say (nil: none).
+	check func(v *validator, r *Rule)
+	// defaults returns a valid rule with the kind's defaults (nil: none).
+	defaults func(r Rule) Rule
+	// schema are the kind's JSON Schema conditions beyond its fields'
+	// (see rulesSchema).
+	schema []any
+	// block is how the kind's blocks are answered.
+	block BlockClass
+	// summary describes the kind's own fields of a rule for people (see
+	// Rule.Summary).
+	summary func(b *strings.Builder, r *Rule)
+	// limiter makes the limiter of a valid rule of the kind, carrying over
+	// the state of prev (see Guard.newLimiter).
+	limiter func(g *Guard, r Rule, prev limiter) (limiter, traits, error)
+}
+
+// fieldSpec describes a rule field as one kind takes it.
+type fieldSpec struct {
+	key  string // the field's name in a rules file (Rule's json name)
+	doc  string // for this kind, one line
+	unit string // of a number, for the schema ("requests", "ms")
+	def  string // the default, as written in a rules file; "" none
+	// given is true for a field a rules file must give even at its zero
+	// value (limit: 0 blocks every request); required for one that must
+	// not be zero (the validator says so).
+	given, required bool
+	// min, xmin (exclusive) and max bound a number (nil: no bound).
+	min, xmin, max any
+	enum           []string // the values a text field takes (nil: any)
+}
+
+// commonFields are the fields of every rule, whatever its kind.
+var commonFields = [...]string{"name", "resource", "kind", "shadow"}
+
+// builtinKinds returns the descriptors of the built-in kinds, in the order
+// documented for Kind. It is the one list of them.
+func builtinKinds() []kindSpec {
+	ks := []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+	for i := range ks {
+		ks[i].block.reason = slices.Index(reason.Names[:], string(ks[i].kind))
+	}
+	return ks
+}
+
+// kindSet is the kinds a Guard, the validator or a parser knows.
+type kindSet []kindSpec
+
+// find returns the descriptor of kind k, or nil.
+func (ks kindSet) find(k Kind) *kindSpec {
+	for i := range ks {
+		if ks[i].kind == k {
+			return &ks[i]
+		}
+	}
+	return nil
+}
+
+// names returns the kinds' names written as a choice: "a, b or c".
+func (ks kindSet) names(conj string) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = string(k.kind)
+	}
+	return joinWords(names, conj)
+}
+
+// taking returns the kinds that take field.
+func (ks kindSet) taking(field string) kindSet {
+	var out kindSet
+	for _, k := range ks {
+		if k.field(field) != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// field returns the kind's spec of field, or nil when the kind does not
+// take it.
+func (k *kindSpec) field(key string) *fieldSpec {
+	for i := range k.fields {
+		if k.fields[i].key == key {
+			return &k.fields[i]
+		}
+	}
+	return nil
+}
+
+// joinWords returns words as "a", "a and b" or "a, b and c", with conj
+// for "and".
+func joinWords(words []string, conj string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+}
+
+// ruleField is a field of Rule: its name in a rules file and its index.
+type ruleField struct {
+	key   string
+	index int
+}
+
+// ruleFields returns the fields of Rule, by their rules-file names, in
+// report order (the order of the struct).
+func ruleFields() []ruleField {
+	t := reflect.TypeFor[Rule]()
+	out := make([]ruleField, t.NumField())
+	for i := range out {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[i] = ruleField{name, i}
+	}
+	return out
+}
+
+// isSet reports whether field i of r is set: not zero, and for a map not
+// empty.
+func isSet(r *Rule, i int) bool {
+	return isSetValue(reflect.ValueOf(r).Elem().Field(i))
+}
+
+func isSetValue(v reflect.Value) bool {
+	if v.Kind() == reflect.Map {
+		return v.Len() != 0
+	}
+	return !v.IsZero()
+}
+
+// untaken returns the fields of Rule that kind k does not take, but the
+// common ones.
+func (v *validator) untaken(k *kindSpec) []ruleField {
+	if fs, ok := v.others[k.kind]; ok {
+		return fs
+	}
+	var fs []ruleField
+	for _, f := range v.fields {
+		if !slices.Contains(commonFields[:], f.key) && k.field(f.key) == nil {
+			fs = append(fs, f)
+		}
+	}
+	v.others[k.kind] = fs
+	return fs
+}
+
+// checkUnset reports the fields r sets that its kind k does not take.
+func (v *validator) checkUnset(k *kindSpec, r *Rule) {
+	rv := reflect.ValueOf(r).Elem()
+	for _, f := range v.untaken(k) {
+		if !isSetValue(rv.Field(f.index)) {
+			continue
+		}
+		hint := k.unsetHints[f.key]
+		if hint == "" {
+			hint = "only to kind"
+			taking := v.kinds.taking(f.key)
+			if len(taking) > 1 {
+				hint += "s"
+			}
+			hint += " " + taking.names("and")
+		}
+		v.add(f.key, "does not apply to kind %s (%s)", k.kind, hint)
+	}
+}
+
+// BlockClass is how the blocks of a kind of rule are answered, which the
+// adapters read (BlockedError.Class) rather than the kind: a request that
+// can never pass (BlockedError.Never) is answered as such whatever its
+// class.
+type BlockClass struct {
+	// Status is the HTTP status: 429 Too Many Requests for a quota the
+	// client exceeded, 503 Service Unavailable for a server that cannot
+	// take the request now, whoever sends it.
+	Status int
+	// Problem is the problem type of the response body (RFC 9457) and
+	// Title its title.
+	Problem, Title string
+	// GRPCCode is the gRPC status code, by number: 8 ResourceExhausted, 14
+	// Unavailable.
+	GRPCCode uint32
+	// Reason is the reason of the google.rpc.ErrorInfo detail of a gRPC
+	// status ("RATE_LIMITED", ...).
+	Reason string
+	// Quota is true for the blocks of a quota policy: they carry
+	// RateLimit fields, the limit and the rules that rejected. Blocks of
+	// a rule that is none (a breaker, a system rule) carry only a retry
+	// time, and Detail.
+	Quota bool
+	// Detail is the problem detail of a block that is no quota's, a
+	// format of the resource and the rule's name:
+	// `%s is failing: circuit breaker "%s" is open`.
+	Detail string
+	// reason is the index in reason.Names that Totals.BlockedBy counts the
+	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
+	// the kind's of the rule enforcing it.
+	reason int
+}
+
+// The problem types of blocked responses: those
+// draft-ietf-httpapi-ratelimit-headers (section 10.2) asks IANA to
+// register in the HTTP Problem Types registry.
+const (
+	problemQuotaExceeded   = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	problemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+)
+
+// The gRPC codes of BlockClass.GRPCCode.
+const (
+	grpcResourceExhausted = 8
+	grpcUnavailable       = 14
+)
+
+// quotaBlock is the class of a quota the client exceeded: 429,
+// ResourceExhausted.
+func quotaBlock() BlockClass {
+	return BlockClass{Status: 429, Problem: problemQuotaExceeded, Title: "Quota Exceeded",
+		GRPCCode: grpcResourceExhausted, Reason: "RATE_LIMITED", Quota: true}
+}
+
+// capacityBlock is the class of a server that cannot take a request now,
+// whoever sends it: 503 and the temporary-reduced-capacity problem type.
+func capacityBlock(code uint32, reason string, quota bool, detail string) BlockClass {
+	return BlockClass{Status: 503, Problem: problemReducedCapacity, Title: "Temporary Reduced Capacity",
+		GRPCCode: code, Reason: reason, Quota: quota, Detail: detail}
+}
+
+// Class returns how e is answered: the block class of the kind of the rule
+// that blocked it, or for a BlockedError made outside a Guard, of a
+// built-in kind, a quota's (429) for another kind.
+func (e *BlockedError) Class() BlockClass {
+	if e.class != nil {
+		return *e.class
+	}
+	if k := kindSet(builtinKinds()).find(e.Kind); k != nil {
+		return k.block
+	}
+	return quotaBlock()
+}
+
+// KindInfo describes a kind of rule for tools that list kinds (a
+// dashboard, a rules checker, exporters).
+type KindInfo struct {
+	Kind Kind
+	// Doc says what the kind limits, in a few words.
+	Doc string
+	// Fields are the fields a rule of the kind takes, by their names in a
+	// rules file, besides name, resource, kind and shadow.
+	Fields []string
+	// Given are the fields a rules file must give, even at 0.
+	Given []string
+	// Block is how its blocks are answered.
+	Block BlockClass
+}
+
+// Kinds returns the built-in kinds of rules, in a fixed order: flow,
+// concurrency, hotspot, breaker, adaptive and system. The slice is new.
+func Kinds() []KindInfo {
+	ks := builtinKinds()
+	out := make([]KindInfo, len(ks))
+	for i, k := range ks {
+		out[i] = k.info()
+	}
+	return out
+}
+
+// info returns k as a KindInfo.
+func (k *kindSpec) info() KindInfo {
+	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block}
+	for _, f := range k.fields {
+		out.Fields = append(out.Fields, f.key)
+		if f.given {
+			out.Given = append(out.Given, f.key)
+		}
+	}
+	return out
+}
+
+// checkKind checks the kind of r and, when known, the fields of its kind.
+func (v *validator) checkKind(r *Rule) {
+	k := v.kinds.find(r.Kind)
+	switch {
+	case k != nil:
+		if k.check != nil {
+			k.check(v, r)
+		}
+		v.checkUnset(k, r)
+	case r.Kind == "":
+		v.add("kind", "is required (%s)", v.kinds.names("or"))
+	default:
+		v.add("kind", "must be %s, got %s", v.kinds.names("or"), quote(string(r.Kind)))
+	}
+}
+
+// kindError is the error of a rule of a kind the Guard does not know.
+func kindError(k Kind) error {
+	return fmt.Errorf("kind %s is not supported by this version of sluice", k)
+}
+
+// storeFields are the fields of a flow or hotspot rule that keeps its
+// counts in a store.
+func storeFields() []fieldSpec {
+	return []fieldSpec{
+		{key: "store", doc: "The shared store (given to the Guard with WithStore) that keeps the rule's counts for every instance. Empty: the Guard's memory."},
+		{key: "mode", doc: "With a store: exact (a round trip per decision) or approximate (local decisions synchronized periodically).",
+			def: "exact", enum: []string{"exact", "approximate"}},
+		{key: "onFailure", doc: "With a store, while it fails: local (decide on localLimit), open (admit) or closed (reject).",
+			def: "local", enum: []string{"local", "open", "closed"}},
+		{key: "localLimit", doc: "With a store and onFailure local: this process's limit per window while the store fails (default limit).",
+			unit: "requests", min: 0},
+	}
+}
+
+// priorityField is the field of the kinds that shed by priority.
+func priorityField() fieldSpec {
+	return fieldSpec{key: "priority", doc: "The param a request's level (critical, default, sheddable) is read from, e.g. header:X-Priority; lower levels are shed first."}
+}
+
+// KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
+// of a built-in kind enforces: its name, the Rule fields it takes and
+// their checks, how its blocks are answered, and the rule that enforces
+// it. The validator, the rules file's parser (through Guard.SetRules and
+// rulesfile.NewGuard) and the adapters read it as they read the built-in
+// kinds' descriptors.
+type KindDef struct {
+	// Kind is its name in rules and rules files: a letter, then letters,
+	// digits, '_', '.' and '-'; not a built-in kind's.
+	Kind Kind
+	// Doc says what it limits, in a few words.
+	Doc string
+	// Fields are the fields a rule of the kind takes, by their names in a
+	// rules file, besides name, resource, kind and shadow: a rule that
+	// sets another is refused. A rules file may leave any of them out:
+	// Check refuses a zero value that cannot be meant (a limit of 0 left
+	// by a file cut short).
+	Fields []string
+	// Check returns the problems of a rule of the kind, each a field's
+	// name (Problem.Field) and what is wrong with its value (Problem.Msg:
+	// "must be >= 1, got 0"); their other fields are filled in. Nil:
+	// the fields are only checked as the enforcing rule.
+	Check func(r Rule) []Problem
+	// Enforce returns the rule of a built-in kind that enforces a rule r
+	// that Check accepts; its name, resource and shadow are set to r's.
+	// Its problems, if any, are r's. The engine reads r's limit and burst
+	// as the enforcing rule's: keep them.
+	Enforce func(r Rule) Rule
+	// Block is how its blocks are answered: Status 400 to 599 and GRPCCode
+	// 1 to 16. Totals.BlockedBy counts them under the kind of the rule
+	// enforcing it.
+	Block BlockClass
+}
+
+// WithKind adds the kind d to those the Guard's rules may have (see
+// KindDef). New refuses a kind whose name is taken or malformed, that
+// takes a field Rule lacks, or that has no Enforce.
+func WithKind(d KindDef) Option {
+	return optionFunc(func(cfg *config) error {
+		if err := d.check(append(builtinKinds(), cfg.kinds...)); err != nil {
+			return fmt.Errorf("WithKind: kind %s: %w", quote(string(d.Kind)), err)
+		}
+		cfg.kinds = append(cfg.kinds, d.spec())
+		return nil
+	})
+}
+
+// check returns what is wrong with d, among the kinds known.
+func (d *KindDef) check(known kindSet) error {
+	switch {
+	case !rulefields.IsIdentifier(string(d.Kind)):
+		return errors.New("the name must be a letter, then letters, digits, '_', '.' and '-'")
+	case known.find(d.Kind) != nil:
+		return errors.New("the name is taken")
+	case d.Enforce == nil:
+		return errors.New("its Enforce is nil")
+	case d.Block.Status < 400 || d.Block.Status > 599:
+		return fmt.Errorf("its Block.Status must be in [400, 599], got %d", d.Block.Status)
+	case d.Block.GRPCCode < 1 || d.Block.GRPCCode > 16:
+		return fmt.Errorf("its Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
+	}
+	for _, f := range d.Fields {
+		if !slices.ContainsFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f }) || slices.Contains(commonFields[:], f) {
+			return fmt.Errorf("its Fields: %s is not a rule field a kind may take", quote(f))
+		}
+	}
+	return nil
+}
+
+// spec returns the descriptor of d.
+func (d KindDef) spec() kindSpec {
+	fields := make([]fieldSpec, len(d.Fields))
+	for i, f := range d.Fields {
+		fields[i] = fieldSpec{key: f}
+	}
+	builtin := kindSet(builtinKinds())
+	return kindSpec{
+		kind: d.Kind, doc: d.Doc, fields: fields, block: d.Block,
+		check: func(v *validator, r *Rule) {
+			if d.Check != nil {
+				ps := d.Check(*r)
+				for _, p := range ps {
+					v.add(p.Field, "%s", p.Msg)
+				}
+				if len(ps) > 0 {
+					return
+				}
+			}
+			base := d.enforced(*r)
+			if builtin.find(base.Kind) == nil {
+				v.add("kind", "is enforced by a rule of kind %s, not a built-in kind", quote(string(base.Kind)))
+				return
+			}
+			bv := validator{kinds: builtin, fields: v.fields, others: map[Kind][]ruleField{}, firstUse: map[string]int{}, index: v.index, name: v.name}
+			bv.checkKind(&base)
+			for _, p := range bv.problems {
+				p.Msg = fmt.Sprintf("%s (enforced as a %s rule)", p.Msg, base.Kind)
+				v.problems = append(v.problems, p)
+			}
+		},
+		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
+			base := builtin.withDefaults(d.enforced(r))
+			bk := builtin.find(base.Kind)
+			l, t, err := bk.limiter(g, base, prev)
+			c := d.Block
+			c.reason = bk.block.reason
+			t.class = &c
+			return l, t, err
+		},
+	}
+}
+
+// enforced returns the rule that enforces r.
+func (d *KindDef) enforced(r Rule) Rule {
+	base := d.Enforce(r)
+	base.Name, base.Resource, base.Shadow = r.Name, r.Resource, r.Shadow
+	return base
+}

@@ -1,0 +1,67 @@
+package core_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// TestWithKindRefusesMalformedKinds checks that New names what is wrong
+// with a kind definition.
+func TestWithKindRefusesMalformedKinds(t *testing.T) {
+	ok := core.KindDef{Kind: "budget", Fields: []string{"limit"}, Block: core.BlockClass{Status: 503, GRPCCode: 14},
+		Enforce: func(r core.Rule) core.Rule { return core.Rule{Kind: core.KindFlow, Limit: r.Limit} }}
+	for _, tc := range []struct {
+		name string
+		edit func(*core.KindDef)
+		want string
+	}{
+		{"built-in name", func(d *core.KindDef) { d.Kind = core.KindFlow }, `kind "flow": the name is taken`},
+		{"malformed name", func(d *core.KindDef) { d.Kind = "my kind" }, `kind "my kind": the name must be a letter, then letters, digits, '_', '.' and '-'`},
+		{"no Enforce", func(d *core.KindDef) { d.Enforce = nil }, `kind "budget": its Enforce is nil`},
+		{"unknown field", func(d *core.KindDef) { d.Fields = []string{"limit", "quota"} }, `kind "budget": its Fields: "quota" is not a rule field a kind may take`},
+		{"common field", func(d *core.KindDef) { d.Fields = []string{"resource"} }, `kind "budget": its Fields: "resource" is not a rule field a kind may take`},
+		{"status", func(d *core.KindDef) { d.Block.Status = 200 }, `kind "budget": its Block.Status must be in [400, 599], got 200`},
+		{"gRPC code", func(d *core.KindDef) { d.Block.GRPCCode = 0 }, `kind "budget": its Block.GRPCCode must be in [1, 16], got 0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := ok
+			tc.edit(&d)
+			_, err := core.New(core.WithKind(d))
+			assert.EqualError(t, err, "sluice: WithKind: "+tc.want)
+		})
+	}
+	_, err := core.New(core.WithKind(ok), core.WithKind(ok))
+	assert.EqualError(t, err, `sluice: WithKind: kind "budget": the name is taken`, "twice")
+}
+
+// TestWithKindEnforcingRuleProblems checks that the problems of the rule
+// that enforces a rule of a Guard's kind are that rule's, and that a kind
+// enforced by no built-in kind is refused.
+func TestWithKindEnforcingRuleProblems(t *testing.T) {
+	d := core.KindDef{Kind: "budget", Fields: []string{"limit"}, Block: core.BlockClass{Status: 429, GRPCCode: 8},
+		Enforce: func(r core.Rule) core.Rule { return core.Rule{Kind: core.KindFlow, Limit: r.Limit} }}
+	g, err := core.New(core.WithKind(d))
+	assert.NoError(t, err)
+	err = g.SetRules([]core.Rule{{Resource: "*", Kind: "budget", Limit: -1}})
+	assert.EqualError(t, err, "rules[0]: limit must be >= 0, got -1 (enforced as a flow rule)")
+	err = g.SetRules([]core.Rule{{Resource: "*", Kind: "budget", Limit: 1, Window: 1}})
+	assert.EqualError(t, err, "rules[0]: window does not apply to kind budget (only to kinds flow, hotspot, breaker and adaptive)")
+
+	d.Kind, d.Enforce = "nowhere", func(core.Rule) core.Rule { return core.Rule{Kind: "budget"} }
+	g, err = core.New(core.WithKind(d))
+	assert.NoError(t, err)
+	err = g.SetRules([]core.Rule{{Resource: "*", Kind: "nowhere", Limit: 1}})
+	assert.EqualError(t, err, `rules[0]: kind is enforced by a rule of kind "budget", not a built-in kind`)
+}
+
+// TestSummaryOfAKindOfItsOwn checks that a rule of a kind of a Guard's own
+// is described by the fields it sets, and a built-in kind's by its
+// descriptor.
+func TestSummaryOfAKindOfItsOwn(t *testing.T) {
+	assert.Equal(t, "limit 2, window 1m0s", core.Rule{Kind: "budget", Resource: "*", Limit: 2, Window: time.Minute}.Summary())
+	assert.Equal(t, "5 per 1s, token-bucket, burst 2", core.Rule{Kind: core.KindFlow, Limit: 5, Window: time.Second, Algorithm: core.AlgorithmTokenBucket, Burst: 2}.Summary())
+}
