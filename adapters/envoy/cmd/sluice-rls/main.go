@@ -11,9 +11,10 @@
 // gRPC health checking (grpc.health.v1, service "" and
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
 // /healthz, Prometheus metrics at /metrics, the dashboard at /dashboard/
-// and, with -pprof, Go's profiles at /debug/pprof/. On SIGTERM or SIGINT it reports NOT_SERVING, finishes the
-// calls in flight (for at most -grace) and exits. Unless $GOGC is set, it
-// runs Go's garbage collector at GOGC=400 (see gcPercent).
+// and, with -pprof, Go's profiles at /debug/pprof/. On SIGTERM or SIGINT
+// it reports NOT_SERVING, finishes the calls in flight (for at most -grace)
+// and exits. Unless $GOGC is set, it runs Go's garbage collector at
+// GOGC=400 (see gcPercent).
 package main
 
 import (

@@ -1,7 +1,8 @@
 // Command rlsbench measures rate limit services side by side on one machine
 // and one Redis: envoyproxy/ratelimit (built from its module) and sluice-rls
-// in Redis exact mode, Redis approximate mode and memory. Each runs as its
-// own process, all at once; concurrent clients call ShouldRateLimit over
+// in Redis exact mode, Redis approximate mode and memory, and grpc-floor:
+// rlsbench itself answering every call at once on grpc-go, what a call
+// costs grpc-go. Each runs as its own process, all at once; concurrent clients call ShouldRateLimit over
 // loopback, one server at a time, in rounds that alternate between the
 // servers (so that a change in the machine's other load falls on each
 // alike), and rlsbench prints calls/s, latency percentiles, the CPU time
@@ -66,7 +67,7 @@ func main() {
 	flag.IntVar(&f.conc, "c", 32, "concurrent callers")
 	flag.IntVar(&f.conns, "conns", 4, "gRPC connections to each server (callers share them)")
 	flag.IntVar(&f.keys, "keys", 1000, "distinct remote addresses")
-	flag.IntVar(&f.rounds, "rounds", 5, "rounds: each measures every server for d/rounds, in turn")
+	flag.IntVar(&f.rounds, "rounds", 10, "rounds: each measures every server for d/rounds, in turn")
 	flag.StringVar(&f.rlsDir, "sluice-rls", "../../cmd/sluice-rls", "directory of the sluice-rls command")
 	flag.StringVar(&f.baseDir, "baseline", "", "directory of another sluice-rls command (another checkout's) to measure beside it, as base-exact, base-approximate and base-memory")
 	flag.StringVar(&f.only, "only", "", "comma-separated servers to run (reference, exact, approximate, memory, grpc-floor, base-...); empty: all")
@@ -247,9 +248,10 @@ func run(f flags) error {
 	profErr := make(chan error, len(servers))
 	profiled := 0
 	if prof {
-		// Each profile spans the whole measure: a server idles while the
-		// others are measured.
-		d := time.Duration(len(servers))*f.dur + time.Duration(f.rounds*len(servers))*100*time.Millisecond
+		// Each profile spans the whole measure (a quarter more for the
+		// unmeasured calls of each round): a server idles while the
+		// others are called.
+		d := time.Duration(len(servers))*f.dur*5/4 + time.Duration(f.rounds*len(servers))*100*time.Millisecond
 		for _, s := range servers {
 			if s.p.DebugAddr != "" {
 				profiled++
@@ -295,8 +297,15 @@ func run(f flags) error {
 	return nil
 }
 
-// measure calls s for d and adds what it measured to s's sums.
+// measure calls s for d and adds what it measured to s's sums, after
+// calling it unmeasured for a quarter of d: a server that keeps state per
+// address and exchanges it with Redis (approximate mode) reads again what it
+// forgot while the others were measured, as a server in steady use would
+// not.
 func (s *server) measure(addrs []*rlsv3.RateLimitRequest, conc int, d time.Duration, rdb *oracle.Process) error {
+	if _, err := phase(s.conns, addrs, conc, d/4); err != nil {
+		return err
+	}
 	st0, err := redisStats(rdb.Addr)
 	if err != nil {
 		return err
