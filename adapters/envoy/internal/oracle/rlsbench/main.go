@@ -71,7 +71,7 @@ func main() {
 	flag.StringVar(&f.rlsDir, "sluice-rls", "../../cmd/sluice-rls", "directory of the sluice-rls command")
 	flag.StringVar(&f.baseDir, "baseline", "", "directory of another sluice-rls command (another checkout's) to measure beside it, as base-exact, base-approximate and base-memory")
 	flag.StringVar(&f.only, "only", "", "comma-separated servers to run (reference, exact, approximate, memory, grpc-floor, base-...); empty: all")
-	flag.StringVar(&f.profDir, "cpuprofile", "", "directory to write the CPU profile of each server but grpc-floor to (SERVER.pprof), over the measure; empty: none")
+	flag.StringVar(&f.profDir, "cpuprofile", "", "directory to write the CPU profile of each server but grpc-floor and the baseline's to (SERVER.pprof), over the measure; empty: none")
 	floor := flag.String("grpc-floor", "", "internal: serve a constant answer at this address (the grpc-floor server) and nothing else")
 	flag.StringVar(&f.refStats, "ref-stats", "prometheus", "statistics of the reference: off (DISABLE_STATS), prometheus (USE_PROMETHEUS) or log (its default without statsd: a log line per call)")
 	flag.Parse()
@@ -198,6 +198,7 @@ func run(f flags) error {
 	}
 	for _, b := range builds {
 		bin := filepath.Join(tmp, b[0]+"sluice-rls")
+		prof := prof && b[0] == "" // a baseline may not have -pprof
 		servers = append(servers,
 			&server{name: b[0] + "exact", start: func() (*oracle.Process, error) {
 				return sluice(bin, cfgDir, prof, "-redis", rdb.Addr, "-mode", "exact")
