@@ -167,11 +167,13 @@
 //	cd adapters/envoy/internal/oracle && go run ./rlsbench -d 10s -c 16
 //
 // on a 2-core VM loaded by other work (the ratios matter, not the absolute
-// figures), server CPU per 10,000 calls: envoyproxy/ratelimit 0.759 s,
-// sluice-rls exact 0.409 s (1.86x the reference's calls per CPU second;
-// 1.81-2.09x over four runs), approximate 0.227 s (3.34x), memory 0.170 s
-// (4.46x); Redis CPU 0.142, 0.125 and 0.040 s; p99 5.7, 4.4, 4.5 and 3.6
-// ms. About half of sluice-rls's CPU is grpc-go's (about 11 µs a call
-// here), a third in exact mode the Redis client's, which bounds the ratio
-// whatever the decision costs.
+// figures; the servers are called in alternating rounds, the reference with
+// LOG_LEVEL=error and Prometheus statistics), sluice-rls's calls per server
+// CPU second against envoyproxy/ratelimit's over three runs: exact mode
+// 1.92-2.10x, approximate 3.16-3.52x, memory 4.02-4.51x, every p99 below
+// the reference's. rlsbench's grpc-floor, a server that answers at once on
+// grpc-go, reaches 4.96-5.75x: grpc-go's own cost per call (12-13 µs here,
+// against 66-74 µs for the reference's whole call) leaves approximate
+// mode's 6x target out of reach whatever the decision costs. The module's
+// README breaks a call's CPU down, server by server.
 package sluiceenvoy

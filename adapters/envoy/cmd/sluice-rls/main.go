@@ -10,10 +10,11 @@
 // (SLUICE_RLS_LISTEN, ...); a flag given wins. The gRPC port also serves
 // gRPC health checking (grpc.health.v1, service "" and
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
-// /healthz, Prometheus metrics at /metrics and the dashboard at
-// /dashboard/. On SIGTERM or SIGINT it reports NOT_SERVING, finishes the
-// calls in flight (for at most -grace) and exits. Unless $GOGC is set, it
-// runs Go's garbage collector at GOGC=400 (see gcPercent).
+// /healthz, Prometheus metrics at /metrics, the dashboard at /dashboard/
+// and, with -pprof, Go's profiles at /debug/pprof/. On SIGTERM or SIGINT
+// it reports NOT_SERVING, finishes the calls in flight (for at most -grace)
+// and exits. Unless $GOGC is set, it runs Go's garbage collector at
+// GOGC=400 (see gcPercent).
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -75,7 +77,7 @@ func setGC(getenv func(string) string) {
 type settings struct {
 	listen, httpAddr, config, redisAddr, mode, onFailure string
 	poll, grace, redisTimeout                            time.Duration
-	xHeaders, unknownOK                                  bool
+	xHeaders, unknownOK, pprof                           bool
 }
 
 // parse reads the flags of args, each defaulting to its environment
@@ -123,6 +125,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.redisTimeout, "redis-timeout", "SLUICE_RLS_REDIS_TIMEOUT", 50*time.Millisecond, "longest wait for a Redis decision")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
+	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}
@@ -134,6 +137,9 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	}
 	if s.config == "" {
 		return s, errors.New("-config (or $SLUICE_RLS_CONFIG) is required")
+	}
+	if s.pprof && s.httpAddr == "" {
+		return s, errors.New("-pprof needs an -http address to serve the profiles on")
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %q", s.mode)
@@ -244,6 +250,11 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 			return err
 		}
 		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+		if s.pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		hl, err := net.Listen("tcp", s.httpAddr)
 		if err != nil {
 			gs.Stop()

@@ -116,6 +116,27 @@ func TestServeHealthMetricsStop(t *testing.T) {
 	assert.Error(t, err, "stopped")
 }
 
+// TestPprof: with -pprof the HTTP address serves Go's profiles; without it,
+// it does not.
+func TestPprof(t *testing.T) {
+	get := func(addr, path string) int {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, off, _ := instance(t, "-config", configDir(t))
+	assert.Equal(t, http.StatusNotFound, get(off, "/debug/pprof/heap"))
+	_, on, _ := instance(t, "-config", configDir(t), "-pprof")
+	assert.Equal(t, http.StatusOK, get(on, "/debug/pprof/heap"))
+	assert.Equal(t, http.StatusOK, get(on, "/debug/pprof/profile?seconds=1"))
+
+	var out bytes.Buffer
+	_, err := parse([]string{"-config", "rules", "-http", "", "-pprof"}, func(string) string { return "" }, &out)
+	require.ErrorContains(t, err, "-pprof needs an -http address")
+}
+
 func TestBadConfigRefusesToStart(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "edge.yaml"), []byte("domain: edge\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight}\n"), 0o600))

@@ -48,6 +48,9 @@ func FreePort() (int, error) {
 type Process struct {
 	Cmd  *exec.Cmd
 	Addr string // its address on the loopback interface
+	// DebugAddr is the HTTP address that serves its Go profiles at
+	// /debug/pprof/, "" for none.
+	DebugAddr string
 }
 
 // Stop kills p and waits for it.
@@ -114,7 +117,7 @@ func Reference(bin, runtimeDir, redisAddr string, configs map[string]string, env
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Process{Cmd: cmd, Addr: "127.0.0.1:" + strconv.Itoa(ports[0])}
+	p := &Process{Cmd: cmd, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), DebugAddr: "127.0.0.1:" + strconv.Itoa(ports[2])}
 	conn, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		p.Stop()
