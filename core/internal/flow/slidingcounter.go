@@ -46,7 +46,11 @@ func (s *slidingCounter) Acquire(now int64, n int64) Decision {
 	est := s.estimate(c, now, v)
 	if est <= float64(lim) {
 		s.th.admitted(n)
-		return Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
+		d := Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
+		if d.Remaining == 0 {
+			d.Next = s.retryAfter(c, now, v, 1, lim)
+		}
+		return d
 	}
 	c.count.Add(-n)
 	return Decision{
