@@ -146,8 +146,8 @@ type Quota struct {
 	// time to refill the bucket for token and leaky buckets. For a rule
 	// that rejected the request (Blocked) it is instead the time after
 	// which it would admit it, rounded up to the millisecond, 0 if it
-	// never will or is a concurrency limit; and for a token or leaky bucket
-	// that admitted the request but has no quota left (Remaining 0), the
+	// never will or is a concurrency limit; and for a rate limit that
+	// admitted the request but has no quota left (Remaining 0), the
 	// time from when the request proceeds until it would admit the next,
 	// rounded up to the millisecond: what a rejection right after it says.
 	Reset time.Duration
@@ -180,10 +180,10 @@ func (rs *ruleState) quota(lim, remaining int64) Quota {
 }
 
 // quotaOf returns the quota policy of the rule of rs after its decision d
-// admitted a request: quota's, but when d leaves no quota of a token or
-// leaky bucket (d.Next), Reset is the time from when the request proceeds
-// (after d.Wait) until the next request would be admitted, rounded up to
-// the millisecond: what a rejection right after it tells.
+// admitted a request: quota's, but when d leaves no quota (d.Next), Reset
+// is the time from when the request proceeds (after d.Wait) until the next
+// request would be admitted, rounded up to the millisecond: what a
+// rejection right after it tells.
 func (rs *ruleState) quotaOf(d *flow.Decision) Quota {
 	q := rs.quota(d.Limit, d.Remaining)
 	if next := d.Next - d.Wait; q.Remaining == 0 && next > 0 {

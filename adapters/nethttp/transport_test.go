@@ -224,9 +224,9 @@ func TestTransportThrottle(t *testing.T) {
 		}
 	}
 	// Every call is counted in the throttle's window and none accepted, so
-	// the i-th goes with probability 1/i (the first surely): the upstream
-	// gets 5.9 calls on average (sd 2.1); more than 20 has a probability
-	// of 1.6e-8 (6.9 sd), and all 200 is what no throttling gives.
+	// the share rejected grows with the calls counted, and a call goes each
+	// time the shares let through add up to one (the first surely): the
+	// upstream gets 3 or 4; all 200 is what no throttling gives.
 	hits := u.hits.Load()
 	assert.Equal(t, int64(200-throttled), hits)
 	t.Logf("the upstream got %d of 200 calls", hits)

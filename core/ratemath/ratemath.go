@@ -1,6 +1,9 @@
 package ratemath
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // MulDiv returns a*b/c rounded down: 0 when a or b is not positive, and the
 // largest int64 when c is not positive or the quotient overflows.
@@ -38,4 +41,20 @@ func SlidingEarliest(prev, cur, n, lim int64, w float64) float64 {
 		return 0
 	}
 	return w * (1 - room/float64(prev))
+}
+
+// SlidingWait returns the nanoseconds until n more requests fit under lim
+// by SlidingEstimate, from elapsed into an aligned window of length w with
+// prev requests in the window before and cur in it, rounded up: in this
+// window or, when cur leaves no room for n, in the next one (where cur
+// becomes prev). It is w when n is more than lim, and 0 when they fit now.
+func SlidingWait(prev, cur, elapsed, n, lim, w int64) int64 {
+	if n > lim {
+		return w
+	}
+	at := SlidingEarliest(prev, cur, n, lim, float64(w))
+	if cur+n > lim {
+		at = float64(w) + SlidingEarliest(cur, 0, n, lim, float64(w))
+	}
+	return int64(max(math.Ceil(at-float64(elapsed)), 0))
 }

@@ -60,3 +60,27 @@ func ExampleSlidingEstimate() {
 	// 8
 	// 600ms
 }
+
+// TestSlidingWait checks that n more requests fit, in the window they fall
+// in, SlidingWait nanoseconds on, and not a nanosecond before.
+func TestSlidingWait(t *testing.T) {
+	const w = int64(time.Second)
+	// fits returns whether n more fit at elapsed from the window's start.
+	fits := func(prev, cur, n, lim, elapsed int64) bool {
+		if elapsed >= w { // the next window: cur weighs as prev
+			return ratemath.SlidingEstimate(cur, n, elapsed-w, w) <= float64(lim)
+		}
+		return ratemath.SlidingEstimate(prev, cur+n, elapsed, w) <= float64(lim)
+	}
+	for _, tt := range []struct{ prev, cur, n, lim, elapsed int64 }{
+		{0, 0, 1, 10, 0}, {10, 0, 1, 10, 0}, {10, 5, 1, 10, 300}, {7, 3, 2, 10, w / 3},
+		{1000, 999, 1, 1000, 5}, {3, 0, 3, 3, 0}, {2, 2, 1, 2, w / 2}, {0, 10, 1, 10, w - 1},
+	} {
+		wait := ratemath.SlidingWait(tt.prev, tt.cur, tt.elapsed, tt.n, tt.lim, w)
+		assert.True(t, fits(tt.prev, tt.cur, tt.n, tt.lim, tt.elapsed+wait), "%+v: after %d", tt, wait)
+		if wait > 0 {
+			assert.False(t, fits(tt.prev, tt.cur, tt.n, tt.lim, tt.elapsed+wait-1), "%+v: after %d", tt, wait-1)
+		}
+	}
+	assert.Equal(t, w, ratemath.SlidingWait(0, 0, 0, 11, 10, w), "more than the limit")
+}

@@ -107,9 +107,16 @@
 // no value; a flow, concurrency or hotspot rule without limit ("limit: 0",
 // written out, blocks every request). A YAML file cut exactly at a line
 // break after a complete rule is a valid shorter file that no check can
-// tell apart: write rules files by rename (see "Partial writes"). A file is
-// limited to 16 MiB and 100,000 rules, counted as it is read, so a file
-// with too many is refused without being parsed.
+// tell apart: write rules files by rename (see "Partial writes").
+//
+// A file holds at most 100,000 rules, and at most 16 MiB in JSON or 512 KiB
+// in YAML; a larger file is refused after reading one byte over its limit,
+// without being parsed, and a JSON file's rules are counted as it is read.
+// Parsing YAML builds the node tree of the whole file, up to about 190
+// times its size: a YAML file allocates at most 128 MiB to parse, whatever
+// it holds (measured: 93 MiB at most), and one of 15 MB is refused after allocating 0.5 MB (go test
+// -run 'YAMLMemoryBound|LoadTooManyRules' -v ./core/rulesfile). A rule set
+// larger than 512 KiB goes in a JSON file.
 //
 // A core.Rule marshals to the rules file's form: json.Marshal and
 // yaml.Marshal (go.yaml.in/yaml/v3) write each field under its name here,

@@ -29,9 +29,14 @@ const (
 )
 
 // Bounds of a rules file. A file within them takes memory proportional to
-// its size to parse.
+// its size to parse: go.yaml.in/yaml/v3 builds the node tree of a whole
+// document, which with the rules read from it takes up to about 190 times
+// the size of its text (TestYAMLMemoryBound), so YAML files have a smaller
+// cap; JSON files, read token by token, have their rules counted before
+// their tree is built.
 const (
 	maxFileSize = 16 << 20
+	maxYAMLSize = 512 << 10
 	maxRules    = 100_000
 	// maxJSONDepth bounds the nesting of a JSON file; a rules file needs 4.
 	maxJSONDepth = 64
@@ -39,8 +44,8 @@ const (
 
 // Load reads and parses the rules file at path (see Parse): a file whose
 // name ends in ".json", in any case, is JSON; any other is YAML. It stops
-// reading at the first byte over the size limit or, in YAML, the first rule
-// over the count limit. Its errors start with the path.
+// reading at the first byte over the size limit. Its errors start with the
+// path.
 //
 // Load validates the rules to report their problems with their lines: to
 // start a Guard with the rules of a file, NewGuard validates them once, in
@@ -112,10 +117,13 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // leave the Watcher time to see it hold still (see the package
 // documentation, Partial writes).
 //
-// The input is limited to 16 MiB and 100,000 rules; the rules are counted
-// before the file is parsed into its node tree (which takes memory about
-// 30 times the size of the text). No input makes Parse panic
-// (FuzzParse). YAML aliases are not accepted.
+// The input is limited to 100,000 rules, and to 16 MiB in JSON and 512 KiB
+// in YAML, checked before it is parsed: the YAML parser builds the node
+// tree of the whole file, which with the rules read from it takes up to
+// about 190 times the size of the text, so parsing a YAML file allocates
+// at most 128 MiB (TestYAMLMemoryBound); the rules of a JSON file are
+// counted before its tree is built. A larger rule set goes in a JSON file.
+// No input makes Parse panic (FuzzParse). YAML aliases are not accepted.
 func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatOfData(data))
 }
@@ -144,9 +152,11 @@ func read(data []byte, format fileFormat) (*file, error) {
 	if len(data) > maxFileSize {
 		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
+	if format == formatYAML && len(data) > maxYAMLSize {
+		return nil, fileProblem(0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
+	}
 	if line := rulesOver(data, format); line > 0 {
-		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line,
-			Msg: fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)}}}
+		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line, Msg: tooManyRulesMsg()}}}
 	}
 	root, err := decodeRulesFile(data, format)
 	if err != nil {
@@ -172,14 +182,19 @@ func read(data []byte, format fileFormat) (*file, error) {
 
 // rulesOver returns the line on which rules[maxRules] starts when the
 // rules file data, in format, holds more than maxRules rules, else 0; it
-// counts them without parsing the file into its node tree.
+// counts those of a JSON file without parsing the file into its node tree.
+// A YAML file's are counted from its tree, which maxYAMLSize bounds.
 func rulesOver(data []byte, format fileFormat) int {
 	if format == formatJSON {
 		return jsonRulesOver(data)
 	}
-	var c yamlCounter
-	c.feed(data, true)
-	return c.overLine
+	return 0
+}
+
+// tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
+// given on the line of rules[maxRules].
+func tooManyRulesMsg() string {
+	return fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)
 }
 
 // normalized returns the file's rules validated and normalized
@@ -227,27 +242,26 @@ func readFile(path string) (*file, error) {
 }
 
 // readLimited reads a rules file from f: it stops after the first byte
-// over the size limit, or, in YAML, at the line of the first rule over the
-// count limit (see yamlCounter), so that read refuses what it returns
+// over the size limit of format, so that read refuses what it returns
 // without parsing it.
 func readLimited(f *os.File, format fileFormat) ([]byte, error) {
-	size := 64 << 10
-	if info, err := f.Stat(); err == nil && info.Size() < maxFileSize {
-		size = max(size, int(info.Size())+1) // +1 to see the end
+	limit := maxFileSize
+	if format == formatYAML {
+		limit = maxYAMLSize
 	}
-	var c yamlCounter
+	size := 64 << 10
+	if info, err := f.Stat(); err == nil {
+		size = int(min(max(int64(size), info.Size()+1), int64(limit)+1)) // +1 to see the end
+	}
 	data := make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
 			data = slices.Grow(data, cap(data)) // the file grew while read
 		}
-		n, err := f.Read(data[len(data):min(cap(data), maxFileSize+1)])
+		n, err := f.Read(data[len(data):min(cap(data), limit+1)])
 		data = data[:len(data)+n]
-		if format == formatYAML {
-			c.feed(data, false)
-		}
 		switch {
-		case c.over(), len(data) > maxFileSize, err == io.EOF:
+		case len(data) > limit, err == io.EOF:
 			return data, nil
 		case err != nil:
 			return nil, err

@@ -105,10 +105,14 @@ func TestLoad(t *testing.T) {
 		assert.True(t, strings.HasPrefix(err.Error(), "rules file "+path+": "), err.Error())
 	})
 	t.Run("too large", func(t *testing.T) {
-		path := filepath.Join(dir, "big.yaml")
+		path := filepath.Join(dir, "big.json")
 		require.NoError(t, os.WriteFile(path, make([]byte, maxFileSize+1), 0o600))
 		_, err := Load(path)
 		assert.EqualError(t, err, "rules file "+path+": a rules file must be at most 16 MiB (16777216 bytes), got more")
+		path = filepath.Join(dir, "big.yaml")
+		require.NoError(t, os.WriteFile(path, make([]byte, maxYAMLSize+1), 0o600))
+		_, err = Load(path)
+		assert.EqualError(t, err, "rules file "+path+": a YAML rules file must be at most 512 KiB (524288 bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)")
 	})
 }
 
@@ -535,53 +539,6 @@ func testdataRulesFiles(t testing.TB) []string {
 	return files
 }
 
-// TestYAMLCounter checks the count of rules made from the text of a YAML
-// file before parsing against the parsed count, in every form a rules
-// list takes.
-func TestYAMLCounter(t *testing.T) {
-	for _, tc := range []struct {
-		data string
-		want int
-	}{
-		{"rules:\n  - {a: 1}\n  - a: 1\n    b: [-1]\n    c: |\n      - not an item\n  -\n    a: 1\n  - - nested\n", 4},
-		{"# head\nversion: 1\nrules: # list\n# comment\n\n- a: 1\n  # - commented out\n-\ta: 2\nother: 3\n- a: 3\n", 2},
-		{"'rules':\r\n  - a: 1\r\n  - a: 2\r\n", 2},
-		{"\"rules\":\n\n  - a\n", 1},
-		{"rules: [{a: '}{'}, {b: \"]\\\"{\"}, # {c}\n  {d: it's}, {e: 'it''s {'}, x, [{}]]\n- {f: 1}\n", 4},
-		{"rules: &x\n  - a\n", 0},
-		{"rules:\n---\n", 0},
-		{"rules:\n  - a\n  - b", 2},
-		{"rules: []]}[{}]\n", 0},
-		{"rules: ]]]{[{}\n", 0},
-	} {
-		var c yamlCounter
-		c.feed([]byte(tc.data), true)
-		assert.Equal(t, tc.want, c.n, "%q", tc.data)
-
-		// Fed a byte at a time, as readLimited may.
-		c = yamlCounter{}
-		for i := range len(tc.data) {
-			c.feed([]byte(tc.data[:i+1]), false)
-		}
-		c.feed([]byte(tc.data), true)
-		assert.Equal(t, tc.want, c.n, "%q fed a byte at a time", tc.data)
-	}
-	for _, file := range testdataRulesFiles(t) {
-		if formatOf(file) != formatYAML {
-			continue
-		}
-		data, err := os.ReadFile(file)
-		require.NoError(t, err)
-		rules, err := parse(data, formatYAML)
-		if err != nil {
-			continue
-		}
-		var c yamlCounter
-		c.feed(data, true)
-		assert.Equal(t, len(rules), c.n, file)
-	}
-}
-
 // TestJSONRulesOver checks where the JSON count finds rules[maxRules]: in
 // the rules list only, whatever its neighbours, in each list of a key set
 // twice, and never past a syntax error.
@@ -624,11 +581,14 @@ func tooManyRules(format fileFormat) []byte {
 	return b.Bytes()
 }
 
-// TestLoadTooManyRules loads a 15 MB file of 200,000 rules and
-// more: it is refused, naming the line of the first rule over the limit,
-// after reading about half of it and without parsing it. The memory it
+// TestLoadTooManyRules loads a 15 MB file of 200,000 rules and more: it
+// is refused, after reading at most the size limit of its format and
+// without parsing it: a JSON file names the line of the first rule over the
+// limit (its rules are counted as it is read); a YAML file, beyond the 512
+// KiB YAML files may hold, is refused for its size. The memory it
 // allocates is measured (runtime.MemStats), not its time: it stays below
-// twice the size of the file (parsing it took 30 times its size, 448 MB).
+// twice the size of the file, and for YAML below twice its size limit
+// (parsing the file took 30 times its size, 448 MB).
 func TestLoadTooManyRules(t *testing.T) {
 	for _, format := range []fileFormat{formatYAML, formatJSON} {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
@@ -637,8 +597,13 @@ func TestLoadTooManyRules(t *testing.T) {
 		}
 		data := tooManyRules(format)
 		require.NoError(t, os.WriteFile(path, data, 0o600))
-		line := maxRules + 2 // the "rules:" line, or the JSON "{"rules": [", then one rule a line
+		line := maxRules + 2 // the JSON "{"rules": [", then one rule a line
 		want := fmt.Sprintf("rules file %s: line %d: rules must hold at most 100000 rules, got more: rules[100000] starts on this line", path, line)
+		bound := uint64(2 * len(data))
+		if format == formatYAML {
+			want = fmt.Sprintf("rules file %s: a YAML rules file must be at most 512 KiB (524288 bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", path)
+			bound = 2 * maxYAMLSize
+		}
 
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -648,10 +613,51 @@ func TestLoadTooManyRules(t *testing.T) {
 		assert.EqualError(t, err, want)
 		allocated := after.TotalAlloc - before.TotalAlloc
 		t.Logf("format %d: a file of %d bytes refused after allocating %d bytes", format, len(data), allocated)
-		assert.Less(t, allocated, uint64(2*len(data)))
+		assert.Less(t, allocated, bound)
 
 		_, err = parse(data, format)
 		assert.EqualError(t, err, strings.TrimPrefix(want, "rules file "+path+": "))
+	}
+}
+
+// yamlWorstShapes are YAML rules files of nearly 512 KiB, the most a YAML
+// file may hold, of the shapes whose node trees cost the most memory per
+// byte of text: lists and mappings of one-character values, and rules
+// lists of empty rules, beyond the rule count limit.
+func yamlWorstShapes() map[string][]byte {
+	fill := func(head, item, tail string) []byte {
+		n := (maxYAMLSize - len(head) - len(tail)) / len(item)
+		return []byte(head + strings.Repeat(item, n) + tail)
+	}
+	return map[string][]byte{
+		"flow list in a rule":  fill("rules:\n  - {resource: x, kind: flow, limit: 1, tags: [", "1,", "1]}\n"),
+		"flow mapping":         fill("rules:\n  - {resource: x, kind: hotspot, limit: 1, overrides: {", "a: 1,", "b: 1}}\n"),
+		"block list in a rule": fill("rules:\n  - resource: x\n    tags:\n", "    - 1\n", ""),
+		"flow rules list":      fill("rules: [", "1,", "1]\n"),
+		"block rules list":     fill("rules:\n", "- {}\n", ""),
+	}
+}
+
+// TestYAMLMemoryBound parses YAML files of the most a YAML file may hold,
+// in the shapes that cost the most memory (yamlWorstShapes): each is
+// refused after allocating at most 256 times the size limit, 128 MiB
+// (measured: up to 186 times, 93 MiB, a flow mapping of one key repeated;
+// 203 times with -race). Before,
+// YAML files could hold 16 MiB: a 16 MiB flow list allocated about 2 GB,
+// one of 4 MiB (refused now for its size) 500 MB.
+func TestYAMLMemoryBound(t *testing.T) {
+	shapes := yamlWorstShapes()
+	shapes["4 MiB flow list"] = []byte("rules: [" + strings.Repeat("1,", 2<<20) + "1]\n")
+	for name, data := range shapes {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := parse(data, formatYAML)
+		runtime.ReadMemStats(&after)
+		require.Error(t, err, name)
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes refused after allocating %d bytes (%.0fx)", name, len(data), allocated, float64(allocated)/float64(len(data)))
+		assert.LessOrEqual(t, allocated, uint64(256*maxYAMLSize), name)
 	}
 }
 

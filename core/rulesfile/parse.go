@@ -149,7 +149,7 @@ func (p *fileParser) document(root *yaml.Node) []core.Rule {
 		p.add(-1, "", "rules", list, "must be a list of rules, got %s", describe(list))
 		return nil
 	case len(list.Content) > maxRules:
-		p.add(-1, "", "rules", list, "must hold at most %d rules, got %d", maxRules, len(list.Content))
+		p.add(-1, "", "rules", list.Content[maxRules], "%s", tooManyRulesMsg())
 		return nil
 	}
 	p.list = list

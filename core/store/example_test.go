@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,16 +77,13 @@ func (s *tinyStore) Take(ctx context.Context, key string, lim store.Limit, n int
 	est := ratemath.SlidingEstimate(k.prev, k.cur+n, el, w)
 	if n <= lim.Limit && est <= float64(lim.Limit) {
 		k.cur += n
-		return store.Decision{OK: true, Limit: lim.Limit, Remaining: int64(float64(lim.Limit) - est), Mark: [2]int64{k.idx}}, nil
-	}
-	retry := lim.Window
-	if n <= lim.Limit {
-		at := ratemath.SlidingEarliest(k.prev, k.cur, n, lim.Limit, float64(w))
-		if k.cur+n > lim.Limit { // in the next window, where cur weighs as prev
-			at = float64(w) + ratemath.SlidingEarliest(k.cur, 0, n, lim.Limit, float64(w))
+		d := store.Decision{OK: true, Limit: lim.Limit, Remaining: int64(float64(lim.Limit) - est), Mark: [2]int64{k.idx}}
+		if d.Remaining == 0 { // when a next request would pass
+			d.Next = time.Duration(ratemath.SlidingWait(k.prev, k.cur, el, 1, lim.Limit, w))
 		}
-		retry = time.Duration(max(math.Ceil(at-float64(el)), 1))
+		return d, nil
 	}
+	retry := time.Duration(max(ratemath.SlidingWait(k.prev, k.cur, el, n, lim.Limit, w), 1))
 	left := max(int64(float64(lim.Limit)-ratemath.SlidingEstimate(k.prev, k.cur, el, w)), 0)
 	return store.Decision{Limit: lim.Limit, Remaining: left, RetryAfter: retry}, nil
 }

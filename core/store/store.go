@@ -51,10 +51,11 @@ type Decision struct {
 	// RetryAfter is, for rejected requests, the time after which the same
 	// requests would be admitted if nothing else arrived; 0 when admitted.
 	RetryAfter time.Duration
-	// Next is, for admitted requests of a bucket that leave no quota
-	// (Remaining 0), the time after which a next request of one would be
-	// admitted, which the Guard reports as the quota's reset; 0 otherwise
-	// (the Guard then reports the bucket's refill time).
+	// Next is, for admitted requests that leave no quota (Remaining 0),
+	// the time after which a next request of one would be admitted: the
+	// RetryAfter of a request of one rejected right after them, which the
+	// Guard reports as the quota's reset; 0 otherwise (the Guard then
+	// reports the window, or the bucket's refill time).
 	Next time.Duration
 	// Ref and Mark are the Store's own record of an admitted decision,
 	// for its Undo: the Guard keeps them and passes them back unchanged,
@@ -140,8 +141,8 @@ func (l Limit) validate() error {
 type Store interface {
 	// Take asks the limit lim kept under key to admit n requests, on the
 	// store's own clock. The decision has OK, Limit, Remaining,
-	// RetryAfter, and for a leaky bucket the Wait before the request's
-	// turn.
+	// RetryAfter, Next, and for a leaky bucket the Wait before the
+	// request's turn.
 	Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error)
 	// Undo gives back the n requests of an admitted decision d of Take,
 	// when a later rule rejected the request: best effort.

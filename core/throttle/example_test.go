@@ -27,7 +27,8 @@ func Example() {
 		sent++
 		th.Record(api, false, 0) // the upstream answered 429
 	}
-	// The i-th call goes with probability 1/i: about 7.5 of 1000 go.
+	// The share of calls rejected grows with the calls counted: a call
+	// goes each time the shares let through add up to one, 4 or 5 of 1000.
 	fmt.Println("sent fewer than 50 of 1000:", sent < 50)
 
 	c.Advance(2 * time.Minute) // the window: the rejections are forgotten

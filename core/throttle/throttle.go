@@ -31,7 +31,7 @@ type Throttle struct {
 	window   time.Duration
 	maxPause time.Duration
 	maxRes   int
-	random   func() float64 // in [0, 1): decides a rejection; the tests set it
+	random   func() float64 // in [0, 1): a resource's first share owed (see state.owed); the tests set it
 
 	mu        sync.Mutex
 	resources map[string]*state
@@ -48,6 +48,13 @@ type state struct {
 	rejected    [buckets]int64         // calls Allow rejected by probability
 	failing     float64                // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
+	// owed is the share of a call let through that the calls rejected
+	// so far are owed, in [0, 1): each call adds its share to let
+	// through, 1 - p, and goes when the sum reaches 1 (error diffusion).
+	owed float64
+	// since is when the counts of the window began: the first call
+	// Allow saw with nothing counted in the window.
+	since time.Duration
 }
 
 // Option configures New.
@@ -120,6 +127,7 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 			return nil, err
 		}
 	}
+	t.overflow.owed = t.random()
 	return t, nil
 }
 
@@ -128,10 +136,10 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 type Error struct {
 	Resource string
 	// RetryAfter is the time left of the upstream's pause, 0 when the call
-	// was rejected by probability.
+	// was rejected for the upstream's rejections.
 	RetryAfter time.Duration
-	// Probability is the rejection probability at the decision; 1 while
-	// paused.
+	// Probability is the share of calls the Throttle rejected at the
+	// decision; 1 while paused.
 	Probability float64
 }
 
@@ -140,7 +148,7 @@ func (e *Error) Error() string {
 	if e.RetryAfter > 0 {
 		return fmt.Sprintf("sluice: %s throttled by the client: the upstream asked to retry after %s", e.Resource, e.RetryAfter)
 	}
-	return fmt.Sprintf("sluice: %s throttled by the client: the upstream rejects calls (rejecting with probability %.2f)", e.Resource, e.Probability)
+	return fmt.Sprintf("sluice: %s throttled by the client: the upstream rejects calls (rejecting %.0f%% of calls)", e.Resource, 100*e.Probability)
 }
 
 // Is reports whether target is core.ErrBlocked.
@@ -156,7 +164,7 @@ func (t *Throttle) state(resource string) *state {
 	if len(t.resources) >= t.maxRes {
 		return t.overflow
 	}
-	s := &state{}
+	s := &state{owed: t.random()}
 	t.resources[resource] = s
 	return s
 }
@@ -174,14 +182,25 @@ func (t *Throttle) Allow(resource string) error {
 	if left := s.pausedUntil - now; left > 0 {
 		return &Error{Resource: resource, RetryAfter: left, Probability: 1}
 	}
-	sent, acc, rejected := s.totals(now, t.window)
-	req := float64(sent) + t.weight(s.failing)*float64(rejected)
-	p := max(0, (req-t.k*float64(acc))/(req+1))
-	if p > 0 && t.random() < p {
-		s.rejected[s.bucket(now, t.window)]++
-		return &Error{Resource: resource, Probability: p}
+	p := t.share(s, now)
+	if s.owed += 1 - p; s.owed >= 1 {
+		s.owed--
+		return nil
 	}
-	return nil
+	s.rejected[s.bucket(now, t.window)]++
+	return &Error{Resource: resource, Probability: p}
+}
+
+// share returns the share of the calls of s to reject at now (see the
+// package documentation), noting when the window's counts began.
+func (t *Throttle) share(s *state, now time.Duration) float64 {
+	sent, acc, rejected := s.totals(now, t.window)
+	if sent+rejected == 0 {
+		s.since = now
+	}
+	seen := min(max(float64(now-s.since)/float64(t.window), minSeen), 1)
+	req := float64(sent) + t.weight(s.failing)*float64(rejected)
+	return max(0, (req-t.k*float64(acc))/(req+seen))
 }
 
 // Record tells the Throttle how a call to resource that Allow let through
@@ -235,7 +254,12 @@ func (s *state) totals(now, window time.Duration) (sent, acc, rejected int64) {
 // failingWeight is the weight of the latest call in the upstream's recent
 // rejection ratio (an exponentially weighted moving average of the calls
 // Record is told of).
-const failingWeight = 0.5
+const failingWeight = 0.25
+
+// minSeen is the least share of a window the rejection share's doubt, a
+// call per window, is scaled to: a throttle that has counted calls for a
+// tenth of a window does not judge as if it had seen a whole one.
+const minSeen = 0.5
 
 // weight returns how much a call rejected locally counts as attempted,
 // given the upstream's recent rejection ratio: fully while the upstream

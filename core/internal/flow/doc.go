@@ -7,7 +7,12 @@
 // none drops a count or lets more through when the clock steps backwards:
 // time as seen by a Limiter never goes back, an earlier reading is treated as
 // the latest one seen (or, by the buckets, as one that has seen less refill).
-// A RetryAfter is measured on the caller's clock.
+// A RetryAfter is measured on the caller's clock. An admitted decision
+// that leaves no quota tells, as Next, the RetryAfter of a request of one
+// rejected right after it, exactly, with every algorithm, so that the last
+// admitted response and the next rejection advertise the same wait
+// (TestNextIsTheNextRetry, TestWindowNextIsTheNextRetry:
+// go test -run NextIsTheNextRetry ./core/internal/flow).
 //
 // The algorithms, their cost per decision and their accuracy:
 //

@@ -85,13 +85,18 @@ func (f *fixedWindow) Acquire(now int64, n int64) Decision {
 		return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: f.cfg.Window}
 	}
 	c, v := f.ps.reserve(now, w, n)
+	// A request of one after the window is full waits for its end.
+	retry := time.Duration(max(c.start+w-now, 0))
 	if v <= lim {
 		f.th.admitted(n)
-		return Decision{OK: true, Limit: lim, Remaining: lim - v, ref: c}
+		d := Decision{OK: true, Limit: lim, Remaining: lim - v, ref: c}
+		if d.Remaining == 0 {
+			d.Next = retry
+		}
+		return d
 	}
 	c.count.Add(-n)
-	retry := c.start + w - now
-	return Decision{Limit: lim, Remaining: max(lim-(v-n), 0), RetryAfter: time.Duration(max(retry, 0))}
+	return Decision{Limit: lim, Remaining: max(lim-(v-n), 0), RetryAfter: retry}
 }
 
 func (f *fixedWindow) Undo(d Decision, n int64) {

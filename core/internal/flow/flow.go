@@ -24,10 +24,10 @@ type Decision struct {
 	// RetryAfter is, for a rejected request, the time after which the same
 	// request would be admitted if nothing else arrived; 0 when admitted.
 	RetryAfter time.Duration
-	// Next is, for an admitted request of a token or leaky bucket that
-	// leaves no quota (Remaining 0), the time after which a next request of
-	// one would be admitted if nothing else arrived: the RetryAfter of a
-	// request of one rejected right after it. 0 otherwise.
+	// Next is, for an admitted request that leaves no quota (Remaining 0),
+	// the time after which a next request of one would be admitted if
+	// nothing else arrived: the RetryAfter of a request of one rejected
+	// right after it. 0 otherwise.
 	Next time.Duration
 
 	ref      any   // algorithm state the reservation was made in, for Undo

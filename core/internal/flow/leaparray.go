@@ -92,6 +92,9 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 			lim := l.th.limit
 			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
 			d.ref, d.mark, d.markFrac = b, 0, 0
+			if d.Remaining == 0 {
+				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
+			}
 			return
 		}
 	} else if w&leaseLeft == 0 {
@@ -160,7 +163,11 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 	}
 	if sum <= lim {
 		l.th.admitted(n)
-		return Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+		if d.Remaining == 0 {
+			d.Next = l.retryAfter(now, sum, 1, lim)
+		}
+		return d
 	}
 	l.arr.Undo(b, window.Pass, n)
 	return l.rejected(now, sum-n, n, lim)

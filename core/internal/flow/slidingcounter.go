@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"math"
 	"time"
 
 	"github.com/sluicekit/sluice/core/ratemath"
@@ -46,7 +45,11 @@ func (s *slidingCounter) Acquire(now int64, n int64) Decision {
 	est := s.estimate(c, now, v)
 	if est <= float64(lim) {
 		s.th.admitted(n)
-		return Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
+		d := Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
+		if d.Remaining == 0 {
+			d.Next = s.retryAfter(c, now, v, 1, lim)
+		}
+		return d
 	}
 	c.count.Add(-n)
 	return Decision{
@@ -56,21 +59,10 @@ func (s *slidingCounter) Acquire(now int64, n int64) Decision {
 	}
 }
 
-// retryAfter solves prev*(w-e)/w + curr + n <= lim for the earliest elapsed
-// time e, in this window or, when curr alone is too many, in the next one
-// (where curr becomes prev).
+// retryAfter returns how long from now until n more fit under lim in the
+// sliding window of the aligned window c, with curr requests in it.
 func (s *slidingCounter) retryAfter(c *period, now, curr, n, lim int64) time.Duration {
-	w := float64(s.cfg.Window)
-	if n > lim {
-		return s.cfg.Window
-	}
-	var at float64
-	if curr+n <= lim {
-		at = float64(c.start) + ratemath.SlidingEarliest(c.prev, curr, n, lim, w)
-	} else {
-		at = float64(c.start) + w + ratemath.SlidingEarliest(curr, 0, n, lim, w)
-	}
-	return time.Duration(max(math.Ceil(at-float64(now)), 0))
+	return time.Duration(ratemath.SlidingWait(c.prev, curr, now-c.start, n, lim, int64(s.cfg.Window)))
 }
 
 func (s *slidingCounter) Undo(d Decision, n int64) {

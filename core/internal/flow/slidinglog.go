@@ -78,7 +78,13 @@ func (s *slidingLog) Acquire(now int64, n int64) Decision {
 	}
 	l.seq += n
 	s.th.admitted(n)
-	return Decision{OK: true, Limit: lim, Remaining: lim - used - n, mark: l.seq}
+	d := Decision{OK: true, Limit: lim, Remaining: lim - used - n, mark: l.seq}
+	if d.Remaining == 0 {
+		// A request of one waits for the lim-th newest entry, the oldest
+		// in the window, to leave it.
+		d.Next = time.Duration(max(l.entry(size-int(lim))+w-read, 0))
+	}
+	return d
 }
 
 // Undo removes the reservation's entries when nothing was admitted after it;

@@ -298,7 +298,11 @@ func (e *entry) take(pk *stripe.Picker, now, n int64) store.Decision {
 			e.remaining.Store(left)
 		}
 		e.mu.Unlock()
-		return store.Decision{OK: true, Limit: lim, Remaining: left}
+		d := store.Decision{OK: true, Limit: lim, Remaining: left}
+		if left == 0 {
+			d.Next = time.Duration(ratemath.SlidingWait(p, c+n, el, 1, lim, e.w))
+		}
+		return d
 	}
 	e.mu.Unlock()
 	return slidingDecision(e.lim, false, p, c, el, n)

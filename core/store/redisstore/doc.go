@@ -22,6 +22,14 @@
 // a NOSCRIPT answer (a flushed cache, a new node) is retried with EVAL,
 // which caches the script again.
 //
+// A decision that leaves no quota tells as Next the wait a rejection right
+// after it would tell (on Redis's clock, which runs on between the two), in
+// both modes; in approximate mode except for a sliding counter's permits
+// admitted from a CPU's lease (Next 0: the Guard reports the window).
+// TestGuardLastAdmittedHintMatchesNextBlock and the suite's
+// LastAdmittedTellsNextRetry check it against a real redis-server:
+// go test -run 'LastAdmitted' ./ in this module.
+//
 // Decisions are batched: the Store's dispatcher goroutines take the Takes
 // that arrive together and send them in one pipeline, one round trip, and
 // the decisions of one key in one script call (one TIME, one read, one

@@ -313,34 +313,20 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 
 // slidingDecision is the decision of a sliding counter with p requests in
 // the previous window, c in the current one (n included when ok) and e
-// nanoseconds elapsed in it, as the memory store makes it.
+// nanoseconds elapsed in it, as the memory store makes it: an admission
+// that leaves no quota tells as Next the RetryAfter of a request of one
+// right after it.
 func slidingDecision(lim store.Limit, ok bool, p, c, e, n int64) store.Decision {
-	w, l := float64(lim.Window), lim.Limit
 	e = min(max(e, 0), int64(lim.Window))
 	est := ratemath.SlidingEstimate(p, c, e, int64(lim.Window))
-	if ok {
-		return store.Decision{OK: true, Limit: l, Remaining: max(int64(float64(l)-est), 0)}
+	d := store.Decision{OK: ok, Limit: lim.Limit, Remaining: max(int64(float64(lim.Limit)-est), 0)}
+	switch {
+	case !ok:
+		d.RetryAfter = time.Duration(ratemath.SlidingWait(p, c, e, n, lim.Limit, int64(lim.Window)))
+	case d.Remaining == 0:
+		d.Next = time.Duration(ratemath.SlidingWait(p, c, e, 1, lim.Limit, int64(lim.Window)))
 	}
-	d := store.Decision{Limit: l, Remaining: max(int64(float64(l)-est), 0), RetryAfter: lim.Window}
-	if n > l {
-		return d
-	}
-	var at float64
-	if c+n <= l {
-		at = ratemath.SlidingEarliest(p, c, n, l, w) - float64(e)
-	} else {
-		at = w + ratemath.SlidingEarliest(c, 0, n, l, w) - float64(e)
-	}
-	d.RetryAfter = time.Duration(max(ceil(at), 0))
 	return d
-}
-
-func ceil(x float64) float64 {
-	t := float64(int64(x))
-	if t < x {
-		t++
-	}
-	return t
 }
 
 // gcra is the arithmetic of a token or leaky bucket limit, in nanoseconds.
@@ -383,7 +369,8 @@ func (g gcra) tol(n int64) int64 {
 
 // decision is the decision of a request of n given the TAT's distance
 // ahead of now after it (before it, when rejected) and how far over the
-// tolerance it was.
+// tolerance it was. An admission that leaves no quota tells as Next the
+// RetryAfter of a request of one right after it.
 func (g gcra) decision(ok bool, ahead, over, n int64) store.Decision {
 	l := g.lim.Limit
 	rem := int64(0)
@@ -400,6 +387,9 @@ func (g gcra) decision(ok bool, ahead, over, n int64) store.Decision {
 	d := store.Decision{OK: true, Limit: l, Remaining: rem}
 	if g.queue {
 		d.Wait = time.Duration(max(ahead-g.cost(n), 0))
+	}
+	if over := ahead + g.cost(1) - g.tol(1); rem == 0 && over > 0 {
+		d.Next = time.Duration(over) // a request of one right after it: rejected, over
 	}
 	return d
 }

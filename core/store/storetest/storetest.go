@@ -46,6 +46,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"SlidingCounterLimit", slidingCounterLimit},
 		{"TokenBucketBurstAndRefill", tokenBucket},
 		{"LeakyBucketPacing", leakyBucket},
+		{"LastAdmittedTellsNextRetry", lastAdmittedTellsNextRetry},
 		{"UndoGivesBack", undoGivesBack},
 		{"CountOfMany", countOfMany},
 		{"ZeroLimitBlocks", zeroLimit},
@@ -187,6 +188,30 @@ func leakyBucket(t *testing.T, h Harness, key string) {
 		return
 	}
 	between(t, d.RetryAfter, max(slot-p, time.Nanosecond), slot, "retry after")
+}
+
+// lastAdmittedTellsNextRetry: the decision that leaves no quota tells, as
+// Next, the RetryAfter of the rejection right after it: exactly on a fake
+// clock, else less the time that passed between them.
+func lastAdmittedTellsNextRetry(t *testing.T, h Harness, key string) {
+	for _, lim := range []store.Limit{
+		{Algorithm: store.SlidingCounter, Limit: 2, Window: 10 * time.Second},
+		{Algorithm: store.TokenBucket, Limit: 2, Window: 10 * time.Second, Burst: 1},
+		{Algorithm: store.LeakyBucket, Limit: 2, Window: 10 * time.Second, MaxWait: 2 * time.Second},
+	} {
+		k := key + "/" + string(lim.Algorithm)
+		var d store.Decision
+		var start time.Time
+		for i := 0; i < 3 && (i == 0 || d.Remaining > 0); i++ {
+			start = time.Now()
+			d = take(t, h, k, lim, 1)
+			require.True(t, d.OK, "%s: request %d", lim.Algorithm, i)
+		}
+		require.Zero(t, d.Remaining, "%s", lim.Algorithm)
+		after := take(t, h, k, lim, 1)
+		require.False(t, after.OK, "%s", lim.Algorithm)
+		between(t, after.RetryAfter, d.Next-passed(h, start), d.Next+h.Slack, fmt.Sprintf("%s: the rejection's RetryAfter and the last admission's Next", lim.Algorithm))
+	}
 }
 
 func undoGivesBack(t *testing.T, h Harness, key string) {

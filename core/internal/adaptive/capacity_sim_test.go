@@ -1,0 +1,180 @@
+package adaptive
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// capSim is a backend of workers requests at a time, each taking a
+// service time drawn around service (lognormal, coefficient of variation
+// cv: a host whose other processes take the CPUs at random), queued in
+// order; a queued request leaves when its client gives up, deadline after
+// it was sent. Requests arrive at a fixed rate, open loop.
+type capSim struct {
+	workers  int
+	service  time.Duration
+	cv       float64
+	deadline time.Duration
+}
+
+func (b capSim) capacity() float64 { return float64(b.workers) / b.service.Seconds() }
+
+type capEvent struct {
+	at   int64
+	seq  int
+	kind int // 0 arrive, 1 done, 2 give up
+	req  *capReq
+}
+
+type capReq struct {
+	sent    int64
+	started bool
+	over    bool
+}
+
+type capHeap []capEvent
+
+func (h capHeap) Len() int { return len(h) }
+func (h capHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h capHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *capHeap) Push(x any)   { *h = append(*h, x.(capEvent)) }
+func (h *capHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// run sends load times the capacity for warmup+d through k (nil: no
+// limit) and returns the goodput over d as a share of the capacity, the
+// p99 latency of the requests admitted (a late one counting as the
+// deadline), and the share refused.
+func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed uint64) (good, p99, refused float64) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	sigma := math.Sqrt(math.Log(1 + b.cv*b.cv))
+	draw := func() int64 {
+		if b.cv == 0 {
+			return int64(b.service)
+		}
+		return int64(float64(b.service) * math.Exp(rng.NormFloat64()*sigma-sigma*sigma/2))
+	}
+	var h capHeap
+	seq := 0
+	push := func(e capEvent) { seq++; e.seq = seq; heap.Push(&h, e) }
+	gap := int64(float64(time.Second) / (load * b.capacity()))
+	end := int64(warmup + d)
+	push(capEvent{at: 0, kind: 0})
+	busy := 0
+	var queue []*capReq
+	var lat []float64
+	goodN, sent, refusedN := 0, 0, 0
+	start := func(now int64) {
+		for busy < b.workers && len(queue) > 0 {
+			r := queue[0]
+			queue = queue[1:]
+			if r.over {
+				continue
+			}
+			r.started = true
+			busy++
+			push(capEvent{at: now + draw(), kind: 1, req: r})
+		}
+	}
+	finish := func(r *capReq, now int64) {
+		r.over = true
+		if k != nil {
+			k.Done(now, now-r.sent, 1)
+		}
+		if r.sent >= int64(warmup) {
+			l := min(now-r.sent, int64(b.deadline))
+			lat = append(lat, float64(l))
+			if now-r.sent <= int64(b.deadline) {
+				goodN++
+			}
+		}
+	}
+	for h.Len() > 0 {
+		e := heap.Pop(&h).(capEvent)
+		now := e.at
+		switch e.kind {
+		case 0:
+			if now >= end {
+				continue
+			}
+			push(capEvent{at: now + gap, kind: 0})
+			counted := now >= int64(warmup)
+			if counted {
+				sent++
+			}
+			if k != nil && !k.Acquire(1, 0) {
+				if counted {
+					refusedN++
+				}
+				continue
+			}
+			r := &capReq{sent: now}
+			queue = append(queue, r)
+			push(capEvent{at: now + int64(b.deadline), kind: 2, req: r})
+			start(now)
+		case 1:
+			busy--
+			finish(e.req, now)
+			start(now)
+		case 2:
+			if !e.req.started && !e.req.over {
+				finish(e.req, now)
+			}
+		}
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		p99 = lat[len(lat)*99/100]
+	}
+	return float64(goodN) / d.Seconds() / b.capacity(), p99, float64(refusedN) / float64(max(sent, 1))
+}
+
+// TestCapacityUnderOpenLoad simulates the CPU-bound benchmark of
+// examples/overload on the fake clock, an adaptive rule with the defaults
+// in front of 2 workers: of 20ms each (an idle host), and of 20ms and 60ms
+// varying at random (lognormal, coefficient of variation 0.5 and 1: a host
+// that other processes keep busy); arrivals at a fixed rate of 1x, 2x, 5x
+// and 10x the capacity, 1s deadline, 5 seeds each. Every row serves at
+// least 85% of the capacity (measured: 88-104%, the lowest at 1x with the
+// most varied service). The p99 latency is logged against the unloaded
+// one, not bounded: it reaches 4-6x at 2x-10x with a constant 20ms (and
+// 5.2x with 60ms varied), since probes stop at MinLimit (4), above the 2
+// workers, so that the minimum response time they measure includes a
+// queue (40-60ms for 20ms of service).
+func TestCapacityUnderOpenLoad(t *testing.T) {
+	for _, b := range []capSim{
+		{workers: 2, service: 20 * time.Millisecond, deadline: time.Second},
+		{workers: 2, service: 20 * time.Millisecond, cv: 0.5, deadline: time.Second},
+		{workers: 2, service: 60 * time.Millisecond, cv: 0.5, deadline: time.Second},
+		{workers: 2, service: 60 * time.Millisecond, cv: 1, deadline: time.Second},
+	} {
+		_, unloaded, _ := b.run(nil, 0.5, 3*time.Second, 20*time.Second, 1)
+		for _, load := range []float64{1, 2, 5, 10} {
+			var goods, p99s []float64
+			for seed := uint64(1); seed <= 5; seed++ {
+				g, p, _ := b.run(New(Config{}, nil), load, 3*time.Second, 5*time.Second, seed)
+				goods, p99s = append(goods, g), append(p99s, p/unloaded)
+			}
+			slices.Sort(goods)
+			slices.Sort(p99s)
+			t.Logf("%v cv %.1f load %2.0fx: goodput %3.0f-%3.0f%% of capacity, p99 %.1f-%.1fx unloaded (%.0fms)",
+				b.service, b.cv, load, 100*goods[0], 100*goods[len(goods)-1], p99s[0], p99s[len(p99s)-1], unloaded/1e6)
+			assert.GreaterOrEqual(t, goods[0], 0.85, "%v cv %.1f at %.0fx", b.service, b.cv, load)
+		}
+	}
+}
