@@ -228,6 +228,21 @@
 // at their first eviction of a live bucket, so a table costs memory for the
 // values it has seen, not for MaxKeys; a full table never allocates again.
 //
+// # Cost
+//
+// A decision hashes the value twice (its id), takes its shard's lock,
+// probes the index (one cache line) and reads the record (one line, two
+// when it straddles a line boundary), then applies the bucket's
+// arithmetic; a hot value (its shard's front) skips the probe. Measured in
+// process CPU time per request, on a 2-CPU AMD EPYC virtual machine with
+// other work running: about 30 cpu-ns on a hot value
+// (BenchmarkHotspotHotKey), 40 with 10 000 values taking turns
+// (BenchmarkHotspot10kKeys), and 300 to 350 with 1 000 000 values in a
+// table of 2 000 000 (BenchmarkHotspot1MKeysHeld), where most of it is
+// waiting for the index slot and the record from memory:
+//
+//	go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/
+//
 // # Reloading rules
 //
 // New takes the Limiter of the same rule before a reload. When the
