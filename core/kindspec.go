@@ -133,10 +133,9 @@ type ruleField struct {
 // ruleFields returns the fields of Rule, by their rules-file names, in
 // report order (the order of the struct).
 func ruleFields() []ruleField {
-	t := reflect.TypeFor[Rule]()
-	out := make([]ruleField, t.NumField())
-	for i := range out {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	names := rulefields.Names(reflect.TypeFor[Rule]())
+	out := make([]ruleField, len(names))
+	for i, name := range names {
 		out[i] = ruleField{name, i}
 	}
 	return out

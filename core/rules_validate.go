@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,11 +107,12 @@ func (ks kindSet) validateRules(rules []Rule) []Problem {
 // sortProblems orders problems by rule index, then field; problems of the
 // same field keep their order.
 func sortProblems(problems []Problem) {
+	names := rulefields.Names(reflect.TypeFor[Rule]())
 	slices.SortStableFunc(problems, func(a, b Problem) int {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
+		return rulefields.Rank(names, a.Field) - rulefields.Rank(names, b.Field)
 	})
 }
 

@@ -29,7 +29,8 @@ const wholeRule = "*"
 // problem for everything it cannot take.
 type fileParser struct {
 	kinds    []core.KindInfo
-	fields   map[string]int // core.Rule's fields by their names in a rules file
+	names    []string       // core.Rule's fields, by their names in a rules file
+	fields   map[string]int // their indexes by name
 	problems []core.Problem
 	unread   map[fieldKey]bool // fields that could not be read
 	list     *yaml.Node        // the rules list, once read
@@ -37,13 +38,12 @@ type fileParser struct {
 
 // newFileParser returns a parser of the rules of the kinds given.
 func newFileParser(kinds []core.KindInfo) *fileParser {
-	t := reflect.TypeFor[core.Rule]()
-	fields := make(map[string]int, t.NumField())
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	names := rulefields.Names(reflect.TypeFor[core.Rule]())
+	fields := make(map[string]int, len(names))
+	for i, name := range names {
 		fields[name] = i
 	}
-	return &fileParser{kinds: kinds, fields: fields, unread: map[fieldKey]bool{}}
+	return &fileParser{kinds: kinds, names: names, fields: fields, unread: map[fieldKey]bool{}}
 }
 
 // add records a problem at node n.
@@ -71,7 +71,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
+		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
 	})
 	return all
 }
@@ -249,7 +249,7 @@ func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any
 func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	index, ok := rp.p.fields[key]
 	if !ok {
-		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key))
+		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key, rp.p.names))
 		return
 	}
 	if isNull(val) {
@@ -459,15 +459,15 @@ func describeKey(key *yaml.Node) string {
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field
-// name that is close to a known one, the closest (the first in report
-// order of those as close), else "".
-func suggestField(name string) string {
+// name that is close to one of fields, the closest (the first of those as
+// close), else "".
+func suggestField(name string, fields []string) string {
 	const maxDistance = 2
 	if len(name) > 2*len("coldFactor") {
 		return ""
 	}
 	best, bestDistance := "", maxDistance+1
-	for f := range rulefields.All() {
+	for _, f := range fields {
 		if d := editDistance(strings.ToLower(name), strings.ToLower(f)); d < bestDistance {
 			best, bestDistance = f, d
 		}
