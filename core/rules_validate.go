@@ -132,6 +132,13 @@ func (v *validator) add(field, format string, args ...any) {
 	v.problems = append(v.problems, Problem{Index: v.index, Name: v.name, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
+// addAll records the problems of a limiter's configuration.
+func (v *validator) addAll(fes []*rulefields.FieldError) {
+	for _, fe := range fes {
+		v.add(fe.Field, "%s", fe.Msg)
+	}
+}
+
 // rule checks rules[i].
 func (v *validator) rule(i int, r *Rule) {
 	v.index, v.name = i, r.Name
@@ -143,17 +150,13 @@ func (v *validator) rule(i int, r *Rule) {
 // checkAdaptive checks an adaptive rule: its controller's configuration
 // and its priority param.
 func (v *validator) checkAdaptive(r *Rule) {
-	for _, fe := range r.adaptiveConfig().Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(r.adaptiveConfig().Validate())
 	v.checkPriority(r)
 }
 
 // checkBreaker checks a breaker rule: its breaker.Config.
 func (v *validator) checkBreaker(r *Rule) {
-	for _, fe := range r.breakerConfig().Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(r.breakerConfig().Validate())
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
@@ -200,9 +203,7 @@ func (v *validator) checkResource(res string) {
 
 // checkFlow checks a flow rule: its flow.Config and its store fields.
 func (v *validator) checkFlow(r *Rule) {
-	for _, fe := range ruleFlowConfig(r).Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(ruleFlowConfig(r).Validate())
 	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
@@ -296,7 +297,7 @@ func (v *validator) checkHotspot(r *Rule) {
 		}
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	v.checkBucketBounds(r)
+	v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
 	if msg := rulefields.ParamProblem(r.Param); msg != "" {
 		v.add("param", "%s", msg)
 	}
@@ -319,14 +320,6 @@ func (v *validator) checkHotspot(r *Rule) {
 		}
 	}
 	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
-}
-
-// checkBucketBounds checks the upper bounds of the buckets of a hotspot
-// rule (hotspot.Config.Bounds); hotspot.Config.Validate checks the rest.
-func (v *validator) checkBucketBounds(r *Rule) {
-	for _, fe := range r.hotspotConfig().Bounds() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
 }
 
 // hasControl reports whether s contains a control character.
