@@ -141,12 +141,8 @@ func ruleFields() []ruleField {
 	return out
 }
 
-// isSet reports whether field i of r is set: not zero, and for a map not
-// empty.
-func isSet(r *Rule, i int) bool {
-	return isSetValue(reflect.ValueOf(r).Elem().Field(i))
-}
-
+// isSetValue reports whether a field of a Rule is set: not zero, and for
+// a map not empty.
 func isSetValue(v reflect.Value) bool {
 	if v.Kind() == reflect.Map {
 		return v.Len() != 0
