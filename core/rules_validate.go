@@ -327,9 +327,8 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
-// quote and truncate are rulefields.Quote and rulefields.Truncate.
-func quote[T ~string](t T) string     { return rulefields.Quote(t) }
-func truncate(s string, n int) string { return rulefields.Truncate(s, n) }
+// quote is rulefields.Quote.
+func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
 // isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
@@ -489,10 +488,10 @@ type namer struct {
 // takes it.
 func (nm *namer) unique(base string) string {
 	for n := max(nm.next[base], 1); ; n++ {
-		name := truncate(base, maxNameLen)
+		name := rulefields.Truncate(base, maxNameLen)
 		if n > 1 {
 			suffix := "#" + strconv.Itoa(n)
-			name = truncate(base, maxNameLen-len(suffix)) + suffix
+			name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
 		}
 		if !nm.taken[name] {
 			nm.taken[name] = true

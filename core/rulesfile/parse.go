@@ -285,13 +285,11 @@ func setValue(f reflect.Value, n *yaml.Node) (msg string) {
 		var s string
 		s, msg = textValue(n)
 		f.SetString(s)
-	case reflect.Int:
-		var v int
-		v, msg = intValue[int](n)
-		f.SetInt(int64(v))
-	case reflect.Int64:
+	case reflect.Int, reflect.Int64:
 		var v int64
-		v, msg = intValue[int64](n)
+		if v, msg = intValue(n); f.OverflowInt(v) {
+			v, msg = 0, "is out of range, got "+describe(n)
+		}
 		f.SetInt(v)
 	case reflect.Float64:
 		var v float64
@@ -322,7 +320,7 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
 		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
 		default:
-			limit, msg := intValue[int64](val)
+			limit, msg := intValue(val)
 			if msg != "" {
 				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
 				continue
@@ -341,16 +339,16 @@ func textValue(n *yaml.Node) (string, string) {
 	return n.Value, ""
 }
 
-// intValue returns the value of an integer scalar as a T, or a problem.
-func intValue[T int | int64](n *yaml.Node) (T, string) {
+// intValue returns the value of an integer scalar, or a problem.
+func intValue(n *yaml.Node) (int64, string) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 		return 0, "must be an integer, got " + describe(n)
 	}
 	var v int64
-	if err := n.Decode(&v); err != nil || int64(T(v)) != v {
+	if err := n.Decode(&v); err != nil {
 		return 0, "is out of range, got " + describe(n)
 	}
-	return T(v), ""
+	return v, ""
 }
 
 // boolValue returns the value of a boolean scalar (true or false), or a
@@ -387,7 +385,7 @@ func durationValue(n *yaml.Node) (time.Duration, string) {
 				return d, ""
 			}
 		case "!!int":
-			if v, msg := intValue[int64](n); msg == "" && v == 0 {
+			if v, msg := intValue(n); msg == "" && v == 0 {
 				return 0, ""
 			}
 		}
