@@ -37,7 +37,7 @@ type ResourceHistory struct {
 // second, RuleStats.Limit and Use where it has them (HasUse: flow rules in
 // memory, concurrency and adaptive rules, system rules on qps or
 // inflight), otherwise Rule.Limit (hotspot rules: per value) and NaN, both
-// NaN for breakers and other system rules.
+// NaN for the kinds without a limit (breakers, other system rules).
 type RuleHistory struct {
 	Rule                                     string
 	Blocked, Shadowed, Evaluated, Limit, Use []float64
@@ -85,7 +85,7 @@ func (g *Guard) historySample() history.Sample {
 		switch {
 		case rs.HasUse:
 			limit, use = float64(rs.Limit), float64(rs.Use)
-		case r.Kind == KindBreaker || r.Kind == KindSystem:
+		case g.kindSet.find(r.Kind).field("limit") == nil: // breakers, system rules
 			limit = math.NaN()
 		}
 		out.Rules = append(out.Rules, history.Rule{ID: history.RuleID{Name: r.Name, Kind: string(r.Kind), Resource: r.Resource, Param: r.Param},

@@ -31,6 +31,20 @@ func breakerSpec() kindSpec {
 	}
 }
 
+// breakerConfig returns the breaker.Config of a breaker rule.
+func (r *Rule) breakerConfig() breaker.Config {
+	return breaker.Config{
+		Strategy:    r.Strategy,
+		Threshold:   r.Threshold,
+		MaxRT:       r.MaxRT,
+		Window:      r.Window,
+		Buckets:     r.Buckets,
+		MinRequests: r.MinRequests,
+		OpenFor:     r.OpenFor,
+		Probes:      r.Probes,
+	}
+}
+
 // breakerKind is a breaker rule. The ticket of the binding's first breaker
 // is kept in the Entry (Entry.brk, and a bit of Entry.kept when it is a
 // shadow rule), those of the others in Entry.keep.

@@ -33,7 +33,7 @@ func hotspotSpec() kindSpec {
 		summary:  hotspotSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, g.stores, prev)
+				return newStoreKind(r, true, g.stores, prev)
 			}
 			return newHotspotKind(r, prev, g.topBlocked)
 		},

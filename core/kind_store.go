@@ -14,6 +14,7 @@ import (
 
 // storeKind is a flow or hotspot rule with a store.
 type storeKind struct {
+	perValue  bool // a hotspot rule's: it limits each value of its param
 	s         store.Store
 	b         *storeHealth // of the rule's mode
 	lim       store.Limit
@@ -26,13 +27,14 @@ type storeKind struct {
 }
 
 // newStoreKind makes the limiter of rule r, which has a store, carrying the
-// local fallback's state over from prev.
-func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {
+// local fallback's state over from prev; perValue for a hotspot rule.
+func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {
 	conn := conns[r.Store]
 	if conn == nil {
 		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
 	}
 	k := &storeKind{
+		perValue:  perValue,
 		s:         conn.s,
 		policy:    r.OnFailure,
 		overrides: r.Overrides,
@@ -54,7 +56,7 @@ func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, t
 	local := r
 	local.Limit = r.LocalLimit
 	var err error
-	if r.Kind == KindHotspot {
+	if perValue {
 		var ph *hotspot.Limiter
 		if p != nil {
 			ph = p.localHot
@@ -73,7 +75,7 @@ func newStoreKind(r Rule, conns map[string]*storeConn, prev limiter) (limiter, t
 // ask does not run after a rejection (traits.shared): a round trip per
 // rejected request would let a flood that is rejected anyway load the store.
 func (k *storeKind) ask(a *asking, rs *ruleState) error {
-	if rs.rule.Kind != KindHotspot {
+	if !k.perValue {
 		h := a.slot(rs)
 		h.key = rs.rule.Name
 		if err := k.take(a.ctx, h, a.now, k.lim, "", a.n); err != nil {

@@ -133,21 +133,16 @@ type ruleField struct {
 // ruleFields returns the fields of Rule, by their rules-file names, in
 // report order (the order of the struct).
 func ruleFields() []ruleField {
-	t := reflect.TypeFor[Rule]()
-	out := make([]ruleField, t.NumField())
-	for i := range out {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	names := rulefields.Names(reflect.TypeFor[Rule]())
+	out := make([]ruleField, len(names))
+	for i, name := range names {
 		out[i] = ruleField{name, i}
 	}
 	return out
 }
 
-// isSet reports whether field i of r is set: not zero, and for a map not
-// empty.
-func isSet(r *Rule, i int) bool {
-	return isSetValue(reflect.ValueOf(r).Elem().Field(i))
-}
-
+// isSetValue reports whether a field of a Rule is set: not zero, and for
+// a map not empty.
 func isSetValue(v reflect.Value) bool {
 	if v.Kind() == reflect.Map {
 		return v.Len() != 0

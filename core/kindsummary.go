@@ -16,10 +16,10 @@ func (r Rule) Summary() string {
 	if k := kindSet(builtinKinds()).find(r.Kind); k != nil && k.summary != nil {
 		k.summary(&b, &r)
 	} else {
-		sep := ""
+		sep, rv := "", reflect.ValueOf(r)
 		for _, f := range ruleFields() {
-			if !slices.Contains(commonFields[:], f.key) && isSet(&r, f.index) {
-				fmt.Fprintf(&b, "%s%s %v", sep, f.key, reflect.ValueOf(r).Field(f.index))
+			if v := rv.Field(f.index); !slices.Contains(commonFields[:], f.key) && isSetValue(v) {
+				fmt.Fprintf(&b, "%s%s %v", sep, f.key, v)
 				sep = ", "
 			}
 		}

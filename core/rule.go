@@ -3,7 +3,7 @@ package core
 import (
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/breaker"
+	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/store"
@@ -228,20 +228,6 @@ func (r *Rule) flowConfig() flow.Config {
 		MaxWait:    r.MaxWait,
 		Warmup:     r.Warmup,
 		ColdFactor: r.ColdFactor,
-	}
-}
-
-// breakerConfig returns the breaker.Config of a breaker rule.
-func (r *Rule) breakerConfig() breaker.Config {
-	return breaker.Config{
-		Strategy:    breaker.Strategy(r.Strategy),
-		Threshold:   r.Threshold,
-		MaxRT:       r.MaxRT,
-		Window:      r.Window,
-		Buckets:     r.Buckets,
-		MinRequests: r.MinRequests,
-		OpenFor:     r.OpenFor,
-		Probes:      r.Probes,
 	}
 }
 

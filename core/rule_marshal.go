@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"strings"
 	"time"
 )
 
@@ -17,10 +16,8 @@ func (r Rule) fileForm() any {
 	rv := reflect.ValueOf(r)
 	fields := make([]reflect.StructField, rv.NumField())
 	values := make([]reflect.Value, rv.NumField())
-	for i := range fields {
-		f := rv.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		v := rv.Field(i)
+	for _, rf := range ruleFields() {
+		i, name, f, v := rf.index, rf.key, rv.Type().Field(rf.index), rv.Field(rf.index)
 		switch {
 		case f.Type == reflect.TypeFor[time.Duration]():
 			v = reflect.ValueOf(durationText(time.Duration(v.Int())))

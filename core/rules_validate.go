@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,11 +107,12 @@ func (ks kindSet) validateRules(rules []Rule) []Problem {
 // sortProblems orders problems by rule index, then field; problems of the
 // same field keep their order.
 func sortProblems(problems []Problem) {
+	names := rulefields.Names(reflect.TypeFor[Rule]())
 	slices.SortStableFunc(problems, func(a, b Problem) int {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
+		return rulefields.Rank(names, a.Field) - rulefields.Rank(names, b.Field)
 	})
 }
 
@@ -130,6 +132,13 @@ func (v *validator) add(field, format string, args ...any) {
 	v.problems = append(v.problems, Problem{Index: v.index, Name: v.name, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
+// addAll records the problems of a limiter's configuration.
+func (v *validator) addAll(fes []*rulefields.FieldError) {
+	for _, fe := range fes {
+		v.add(fe.Field, "%s", fe.Msg)
+	}
+}
+
 // rule checks rules[i].
 func (v *validator) rule(i int, r *Rule) {
 	v.index, v.name = i, r.Name
@@ -141,17 +150,13 @@ func (v *validator) rule(i int, r *Rule) {
 // checkAdaptive checks an adaptive rule: its controller's configuration
 // and its priority param.
 func (v *validator) checkAdaptive(r *Rule) {
-	for _, fe := range r.adaptiveConfig().Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(r.adaptiveConfig().Validate())
 	v.checkPriority(r)
 }
 
 // checkBreaker checks a breaker rule: its breaker.Config.
 func (v *validator) checkBreaker(r *Rule) {
-	for _, fe := range r.breakerConfig().Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(r.breakerConfig().Validate())
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
@@ -198,9 +203,7 @@ func (v *validator) checkResource(res string) {
 
 // checkFlow checks a flow rule: its flow.Config and its store fields.
 func (v *validator) checkFlow(r *Rule) {
-	for _, fe := range ruleFlowConfig(r).Validate() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
+	v.addAll(ruleFlowConfig(r).Validate())
 	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
@@ -294,7 +297,7 @@ func (v *validator) checkHotspot(r *Rule) {
 		}
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-	v.checkBucketBounds(r)
+	v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
 	if msg := rulefields.ParamProblem(r.Param); msg != "" {
 		v.add("param", "%s", msg)
 	}
@@ -319,22 +322,13 @@ func (v *validator) checkHotspot(r *Rule) {
 	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
-// checkBucketBounds checks the upper bounds of the buckets of a hotspot
-// rule (hotspot.Config.Bounds); hotspot.Config.Validate checks the rest.
-func (v *validator) checkBucketBounds(r *Rule) {
-	for _, fe := range r.hotspotConfig().Bounds() {
-		v.add(fe.Field, "%s", fe.Msg)
-	}
-}
-
 // hasControl reports whether s contains a control character.
 func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
-// quote and truncate are rulefields.Quote and rulefields.Truncate.
-func quote[T ~string](t T) string     { return rulefields.Quote(t) }
-func truncate(s string, n int) string { return rulefields.Truncate(s, n) }
+// quote is rulefields.Quote.
+func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
 // isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
@@ -494,10 +488,10 @@ type namer struct {
 // takes it.
 func (nm *namer) unique(base string) string {
 	for n := max(nm.next[base], 1); ; n++ {
-		name := truncate(base, maxNameLen)
+		name := rulefields.Truncate(base, maxNameLen)
 		if n > 1 {
 			suffix := "#" + strconv.Itoa(n)
-			name = truncate(base, maxNameLen-len(suffix)) + suffix
+			name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
 		}
 		if !nm.taken[name] {
 			nm.taken[name] = true

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -292,4 +294,60 @@ func kindSchema(ks kindSet, k *kindSpec, fields []ruleField) jsonObject {
 		{"if", jsonObject{{"properties", jsonObject{{"kind", jsonObject{{"const", string(k.kind)}}}}}, {"required", []string{"kind"}}}},
 		{"then", then},
 	}
+}
+
+// TestDescriptorDefaultsAreApplied checks each default a kind's descriptor
+// states (fieldSpec.def, which the schema and its editors show) against
+// the one NormalizeRules applies to a rule of the kind that leaves the
+// field out: the store fields' on a rule with a store, coldFactor's on one
+// with a warmup, the others' on one without. OnMissing is left empty, which
+// means its default (Rule.OnMissing).
+func TestDescriptorDefaultsAreApplied(t *testing.T) {
+	base := map[Kind]Rule{
+		KindFlow:        {Limit: 1},
+		KindConcurrency: {Limit: 1},
+		KindHotspot:     {Limit: 1, Param: "ip"},
+		KindBreaker:     {Strategy: "error-count", Threshold: 1},
+		KindAdaptive:    {},
+		KindSystem:      {Signal: SignalQPS, Threshold: 1},
+	}
+	storeKeys := map[string]bool{}
+	for _, f := range storeFields() {
+		storeKeys[f.key] = true
+	}
+	checked := 0
+	for _, k := range builtinKinds() {
+		r, ok := base[k.kind]
+		require.True(t, ok, "a rule of kind %s to normalize", k.kind)
+		r.Resource, r.Kind = "GET /x", k.kind
+		for _, f := range k.fields {
+			if f.def == "" {
+				continue
+			}
+			in := r
+			switch {
+			case storeKeys[f.key]:
+				in.Store = "redis"
+			case f.key == "coldFactor":
+				in.Warmup = time.Second
+			}
+			out, err := NormalizeRules([]Rule{in})
+			require.NoError(t, err, "%s %s", k.kind, f.key)
+			i := slices.IndexFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f.key })
+			v := reflect.ValueOf(out[0]).Field(i)
+			var got string
+			switch v.Kind() {
+			case reflect.Float64:
+				got = strconv.FormatFloat(v.Float(), 'f', -1, 64)
+			default:
+				got = fmt.Sprint(v.Interface())
+			}
+			if f.key == "onMissing" && got == "" {
+				got = string(MissingSkip)
+			}
+			assert.Equal(t, f.def, got, "kind %s, field %s: the default the descriptor states", k.kind, f.key)
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 15, "defaults checked")
 }

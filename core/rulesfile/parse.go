@@ -29,7 +29,8 @@ const wholeRule = "*"
 // problem for everything it cannot take.
 type fileParser struct {
 	kinds    []core.KindInfo
-	fields   map[string]int // core.Rule's fields by their names in a rules file
+	names    []string       // core.Rule's fields, by their names in a rules file
+	fields   map[string]int // their indexes by name
 	problems []core.Problem
 	unread   map[fieldKey]bool // fields that could not be read
 	list     *yaml.Node        // the rules list, once read
@@ -37,13 +38,12 @@ type fileParser struct {
 
 // newFileParser returns a parser of the rules of the kinds given.
 func newFileParser(kinds []core.KindInfo) *fileParser {
-	t := reflect.TypeFor[core.Rule]()
-	fields := make(map[string]int, t.NumField())
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	names := rulefields.Names(reflect.TypeFor[core.Rule]())
+	fields := make(map[string]int, len(names))
+	for i, name := range names {
 		fields[name] = i
 	}
-	return &fileParser{kinds: kinds, fields: fields, unread: map[fieldKey]bool{}}
+	return &fileParser{kinds: kinds, names: names, fields: fields, unread: map[fieldKey]bool{}}
 }
 
 // add records a problem at node n.
@@ -71,7 +71,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(a.Field) - rulefields.Rank(b.Field)
+		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
 	})
 	return all
 }
@@ -249,7 +249,7 @@ func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any
 func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	index, ok := rp.p.fields[key]
 	if !ok {
-		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key))
+		rp.add("", keyNode, "unknown field %s%s", rulefields.Quote(key), suggestField(key, rp.p.names))
 		return
 	}
 	if isNull(val) {
@@ -285,13 +285,11 @@ func setValue(f reflect.Value, n *yaml.Node) (msg string) {
 		var s string
 		s, msg = textValue(n)
 		f.SetString(s)
-	case reflect.Int:
-		var v int
-		v, msg = intValue[int](n)
-		f.SetInt(int64(v))
-	case reflect.Int64:
+	case reflect.Int, reflect.Int64:
 		var v int64
-		v, msg = intValue[int64](n)
+		if v, msg = intValue(n); f.OverflowInt(v) {
+			v, msg = 0, "is out of range, got "+describe(n)
+		}
 		f.SetInt(v)
 	case reflect.Float64:
 		var v float64
@@ -322,7 +320,7 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
 		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
 		default:
-			limit, msg := intValue[int64](val)
+			limit, msg := intValue(val)
 			if msg != "" {
 				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
 				continue
@@ -341,16 +339,16 @@ func textValue(n *yaml.Node) (string, string) {
 	return n.Value, ""
 }
 
-// intValue returns the value of an integer scalar as a T, or a problem.
-func intValue[T int | int64](n *yaml.Node) (T, string) {
+// intValue returns the value of an integer scalar, or a problem.
+func intValue(n *yaml.Node) (int64, string) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 		return 0, "must be an integer, got " + describe(n)
 	}
 	var v int64
-	if err := n.Decode(&v); err != nil || int64(T(v)) != v {
+	if err := n.Decode(&v); err != nil {
 		return 0, "is out of range, got " + describe(n)
 	}
-	return T(v), ""
+	return v, ""
 }
 
 // boolValue returns the value of a boolean scalar (true or false), or a
@@ -387,7 +385,7 @@ func durationValue(n *yaml.Node) (time.Duration, string) {
 				return d, ""
 			}
 		case "!!int":
-			if v, msg := intValue[int64](n); msg == "" && v == 0 {
+			if v, msg := intValue(n); msg == "" && v == 0 {
 				return 0, ""
 			}
 		}
@@ -459,15 +457,15 @@ func describeKey(key *yaml.Node) string {
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field
-// name that is close to a known one, the closest (the first in report
-// order of those as close), else "".
-func suggestField(name string) string {
+// name that is close to one of fields, the closest (the first of those as
+// close), else "".
+func suggestField(name string, fields []string) string {
 	const maxDistance = 2
 	if len(name) > 2*len("coldFactor") {
 		return ""
 	}
 	best, bestDistance := "", maxDistance+1
-	for f := range rulefields.All() {
+	for _, f := range fields {
 		if d := editDistance(strings.ToLower(name), strings.ToLower(f)); d < bestDistance {
 			best, bestDistance = f, d
 		}

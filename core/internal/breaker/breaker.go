@@ -14,24 +14,6 @@ import (
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
-// The names of package breaker, which a Guard's users see: a rule's
-// Strategy, a breaker's State and Stats.
-type (
-	Strategy = pub.Strategy
-	State    = pub.State
-	Stats    = pub.Stats
-)
-
-// The values of package breaker.
-const (
-	SlowRatio  = pub.SlowRatio
-	ErrorRatio = pub.ErrorRatio
-	ErrorCount = pub.ErrorCount
-	Closed     = pub.Closed
-	Open       = pub.Open
-	HalfOpen   = pub.HalfOpen
-)
-
 // The defaults of a breaker rule's fields (core.Rule).
 const (
 	DefaultWindow      = 10 * time.Second
@@ -47,7 +29,7 @@ const MaxProbes = 1000
 // Config describes a circuit breaker. Zero fields take the defaults listed on
 // each field.
 type Config struct {
-	Strategy Strategy
+	Strategy pub.Strategy
 	// Threshold is the ratio of bad requests, in (0, 1], that trips a
 	// SlowRatio or ErrorRatio breaker, or the number of failed requests,
 	// a whole number >= 1, that trips an ErrorCount breaker.
@@ -94,11 +76,11 @@ func (c Config) Validate() []*rulefields.FieldError {
 		errs = append(errs, &rulefields.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	switch c.Strategy {
-	case SlowRatio, ErrorRatio:
+	case pub.SlowRatio, pub.ErrorRatio:
 		if !(c.Threshold > 0 && c.Threshold <= 1) {
 			add("threshold", "must be a ratio in (0, 1] with strategy %s, got %v", c.Strategy, c.Threshold)
 		}
-	case ErrorCount:
+	case pub.ErrorCount:
 		if !(c.Threshold >= 1 && c.Threshold <= math.MaxInt32 && c.Threshold == math.Trunc(c.Threshold)) {
 			add("threshold", "must be a whole number of errors >= 1 with strategy %s, got %v", c.Strategy, c.Threshold)
 		}
@@ -108,10 +90,10 @@ func (c Config) Validate() []*rulefields.FieldError {
 		add("strategy", "must be slow-ratio, error-ratio or error-count, got %q", c.Strategy)
 	}
 	switch {
-	case c.Strategy == SlowRatio && c.MaxRT <= 0:
-		add("maxRT", "must be > 0 with strategy %s, got %s", SlowRatio, c.MaxRT)
-	case c.Strategy != SlowRatio && c.MaxRT != 0:
-		add("maxRT", "only applies to strategy %s", SlowRatio)
+	case c.Strategy == pub.SlowRatio && c.MaxRT <= 0:
+		add("maxRT", "must be > 0 with strategy %s, got %s", pub.SlowRatio, c.MaxRT)
+	case c.Strategy != pub.SlowRatio && c.MaxRT != 0:
+		add("maxRT", "only applies to strategy %s", pub.SlowRatio)
 	}
 	if c.Window <= 0 {
 		add("window", "must be > 0, got %s", c.Window)
@@ -136,7 +118,7 @@ func (c Config) Validate() []*rulefields.FieldError {
 
 // Transition is a change of a breaker's state.
 type Transition struct {
-	From, To State
+	From, To pub.State
 	At       int64 // clock time, ns
 	// Requests and Bad are the requests completed in the window and the bad
 	// ones among them when a closed breaker trips; the probes that
@@ -195,14 +177,14 @@ const (
 )
 
 // public returns s as package breaker names it.
-func (s state) public() State {
+func (s state) public() pub.State {
 	switch s {
 	case open:
-		return Open
+		return pub.Open
 	case halfOpen:
-		return HalfOpen
+		return pub.HalfOpen
 	}
-	return Closed
+	return pub.Closed
 }
 
 func stateOf(w uint64) state            { return state(w & stateMask) }
@@ -382,7 +364,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 		return
 	}
 	bad := failed
-	if b.cfg.Strategy == SlowRatio {
+	if b.cfg.Strategy == pub.SlowRatio {
 		bad = rt > b.cfg.MaxRT
 	}
 	if t.Probe() {
@@ -406,7 +388,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 	}
 	var reason string
 	switch b.cfg.Strategy {
-	case ErrorCount:
+	case pub.ErrorCount:
 		if float64(nbad) < b.cfg.Threshold {
 			return
 		}
@@ -417,7 +399,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 			return
 		}
 		what := "error"
-		if b.cfg.Strategy == SlowRatio {
+		if b.cfg.Strategy == pub.SlowRatio {
 			what = "slow (> " + b.cfg.MaxRT.String() + ")"
 		}
 		reason = fmt.Sprintf("%s ratio %.3g >= %v of %d requests in %s", what, ratio, b.cfg.Threshold, total, b.cfg.Window)
@@ -483,10 +465,10 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, b
 }
 
 // Stats returns the breaker's state and statistics at now.
-func (b *Breaker) Stats(now int64) Stats {
+func (b *Breaker) Stats(now int64) pub.Stats {
 	w := b.w.Load()
 	st := b.stats.Load()
-	s := Stats{State: stateOf(w).public(), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
+	s := pub.Stats{State: stateOf(w).public(), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
 	if stateOf(w) == open {
 		s.RetryAfter = time.Duration(max(b.until.Load()-now, 0))
 	}

@@ -7,7 +7,7 @@ package rulefields
 import (
 	"errors"
 	"fmt"
-	"iter"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,28 +15,24 @@ import (
 	"unicode/utf8"
 )
 
-// names lists the rule fields, by their names in the rules file, in the
-// order problems are reported.
-var names = [...]string{
-	"name", "resource", "kind", "limit", "window", "algorithm", "buckets",
-	"burst", "maxWait", "warmup", "coldFactor", "param", "maxKeys", "overrides",
-	"onMissing",
-	"store", "mode", "onFailure", "localLimit",
-	"strategy", "threshold", "maxRT", "minRequests", "openFor", "probes",
-	"minLimit", "maxLimit", "tolerance", "probeInterval", "signal", "priority",
-	"shadow",
+// Names returns the names in a rules file (json names) of the fields of
+// the struct type t, in order: Rule's, in the order problems are reported.
+func Names(t reflect.Type) []string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
 }
 
-// All yields the rule fields in report order.
-func All() iter.Seq[string] { return slices.Values(names[:]) }
-
-// Rank returns the position of field in report order: 0 for a problem of
-// a whole rule (empty field), then the fields in order, then other names.
-func Rank(field string) int {
+// Rank returns the position of field among names (see Names): 0 for a
+// problem of a whole rule (empty field), then the fields in order, then
+// other names.
+func Rank(names []string, field string) int {
 	if field == "" {
 		return 0
 	}
-	if i := slices.Index(names[:], field); i >= 0 {
+	if i := slices.Index(names, field); i >= 0 {
 		return i + 1
 	}
 	return len(names) + 1
