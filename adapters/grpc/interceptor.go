@@ -246,11 +246,21 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 	return e, nil
 }
 
-// enterTo enters the call's resource with its params, writing the entry to
+// enterTo enters the call's resource with its params, gathered only when a
+// rule of the resource reads them (Guard.ReadsParams), writing the entry to
 // *e (which saves copying it on the unary server path), and returns
 // Enter's error, which blocked turns into the call's.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
 	resource := ic.resourceOf(ctx, fullMethod)
+	if !ic.g.ReadsParams(resource) { // no params to gather
+		var err error
+		if ic.cfg.cost != nil {
+			*e, err = ic.g.Enter(ctx, resource, core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+		} else {
+			*e, err = ic.g.Enter(ctx, resource)
+		}
+		return err
+	}
 	c := ic.params.Get().(*callParams)
 	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
