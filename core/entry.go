@@ -107,9 +107,12 @@ type held struct {
 	// missing is true when a hotspot rule with onMissing reject rejected
 	// the request for lacking its param: it never passes.
 	missing bool
-	keep    bool           // kept for Exit (see traits.holds)
-	level   uint8          // the request's priority level (asking.priority)
-	t       breaker.Ticket // for a breaker rule
+	// alone is true when the rule decided the request alone (lone): its
+	// block counts as evaluated too (ruleStripe.lone).
+	alone bool
+	keep  bool           // kept for Exit (see traits.holds)
+	level uint8          // the request's priority level (asking.priority)
+	t     breaker.Ticket // for a breaker rule
 }
 
 // ending is the end of an admitted request (Exit), as the rules that keep
