@@ -252,27 +252,24 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 // Enter's error, which blocked turns into the call's.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	if !ic.g.ReadsParams(resource) { // no params to gather
-		var err error
-		if ic.cfg.cost != nil {
-			*e, err = ic.g.Enter(ctx, resource, core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
-		} else {
-			*e, err = ic.g.Enter(ctx, resource)
-		}
-		return err
+	var c *callParams
+	var opts []core.EnterOption
+	if ic.g.ReadsParams(resource) {
+		c = ic.params.Get().(*callParams)
+		c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
+		opts = c.opts[:]
 	}
-	c := ic.params.Get().(*callParams)
-	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {
-		*e, err = ic.g.Enter(ctx, resource, c.opts[0], core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+		with := [2]core.EnterOption{core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1))}
+		k := copy(with[1:], opts) + 1
+		*e, err = ic.g.Enter(ctx, resource, with[:k]...)
 	} else {
-		*e, err = ic.g.Enter(ctx, resource, c.opts[:]...)
+		*e, err = ic.g.Enter(ctx, resource, opts...)
 	}
-	c.p.ResetGRPC(nil, nil, nil, "")
-	ic.params.Put(c) // Enter is done with it
-	if err != nil {
-		*e = core.Entry{}
+	if c != nil {
+		c.p.ResetGRPC(nil, nil, nil, "")
+		ic.params.Put(c) // Enter is done with it
 	}
 	return err
 }
