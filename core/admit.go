@@ -24,14 +24,14 @@ import (
 // The only rule of a binding may decide a request by itself (lone):
 // nothing is reserved then, and its decision is acted on as one asked
 // among others: an admission notes its quota policy (asking.decided), a
-// rejection makes the error (blockedAlone).
+// rejection makes the error (Guard.blocked).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	if rs := e.b.alone; rs != nil {
 		var l lone // field by field: a composite literal is built apart and copied
 		l.params, l.cpu, l.now, l.n = params, cpu, now, e.n
 		if l.decide(rs) {
 			if !l.d.OK {
-				return now, g.blockedAlone(e.b, resource, rs, &l)
+				return now, g.blocked(e.b, resource, rs, &l.d.Decision, cpu, now, e.n)
 			}
 			if quotas != nil && rs.window {
 				*quotas = rs.noteQuota(*quotas, &l.d.Decision)
@@ -50,14 +50,6 @@ type lone struct {
 	cpu    uint32
 	now, n int64
 	d      hotspot.Decision
-}
-
-// blockedAlone returns the error of the request l of resource that rs,
-// the only rule of b, rejected alone, as askAll's (asking.settle), and
-// counts it evaluated.
-func (g *Guard) blockedAlone(b *binding, resource string, rs *ruleState, l *lone) error {
-	blockedEvaluated(b.rules, 0, l.cpu, l.n)
-	return g.blocked(b, resource, rs, &l.d.Decision, l.cpu, l.now, l.n)
 }
 
 // noteQuota notes in ps the quota policy of the rule of rs after its
@@ -320,8 +312,9 @@ func undo(admitted []held, cpu uint32, n int64) {
 }
 
 // blocked returns the error of n requests of resource at now on the CPU
-// cpu that rs, the only rule of b, rejected alone with decision d, and
-// counts them in the rule's statistics. A flood of rejections allocates
+// cpu that rs, the only rule of b, rejected alone with decision d, as
+// askAll's (asking.settle), and counts them in the rule's statistics,
+// blocked and evaluated (ruleStripe.lone). A flood of rejections allocates
 // nothing: the error is b's last one when that is the same error (an
 // error is never changed once returned, and its Policies have no room to
 // append in place). This pays:
@@ -337,10 +330,10 @@ func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Deci
 		by.retry = ceilMilli(d.RetryAfter)
 	}
 	if last := b.rejection.Load(); last != nil && last.by.same(&by) && last.e.Resource == resource {
-		rs.block(g, cpu, now, n, false)
+		rs.blockIn(g, cpu, now, n, false, true)
 		return &last.e
 	}
-	s := g.blockedAfter(resource, nil, &held{rs: rs, d: hotspot.Decision{Decision: *d}}, cpu, now, n)
+	s := g.blockedAfter(resource, nil, &held{rs: rs, d: hotspot.Decision{Decision: *d}, alone: true}, cpu, now, n)
 	s.by = by
 	return g.shared(b, s)
 }
@@ -436,7 +429,7 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	q, never := rs.rejection(h, n)
 	retry := q.Reset
 	if rs.gate || !rs.class.Quota || !b.note(q) { // a gate or a system rule is no quota policy
-		rs.block(g, cpu, now, n, false)
+		rs.blockIn(g, cpu, now, n, false, h.alone)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
 		return

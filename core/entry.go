@@ -107,9 +107,12 @@ type held struct {
 	// missing is true when a hotspot rule with onMissing reject rejected
 	// the request for lacking its param: it never passes.
 	missing bool
-	keep    bool           // kept for Exit (see traits.holds)
-	level   uint8          // the request's priority level (asking.priority)
-	t       breaker.Ticket // for a breaker rule
+	// alone is true when the rule decided the request alone (lone): its
+	// block counts as evaluated too (ruleStripe.lone).
+	alone bool
+	keep  bool           // kept for Exit (see traits.holds)
+	level uint8          // the request's priority level (asking.priority)
+	t     breaker.Ticket // for a breaker rule
 }
 
 // ending is the end of an admitted request (Exit), as the rules that keep
@@ -299,6 +302,22 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	bk.RaisePeak(inFlight)
 	return e, nil
+}
+
+// ReadsParams reports whether Enter, for a request of resource, reads the
+// params given by WithParams: whether a rule in force that applies to
+// resource names a param (Rule.Param) or a priority param (Rule.Priority).
+// An adapter whose params cost something to gather gives them only when it
+// does. A request entering while SetRules replaces the rules may be decided
+// by rules ReadsParams did not see, as one without params (Rule.OnMissing).
+func (g *Guard) ReadsParams(resource string) bool {
+	res, cached := g.resources.get(resource)
+	for _, rs := range g.bindingOf(res, resource, cached).rules {
+		if rs.rule.Param != "" || rs.rule.Priority != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // rejected counts n permits of res that Enter rejected at now with err (a

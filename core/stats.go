@@ -303,17 +303,21 @@ type ruleStripe struct {
 	// requests a shadow rule would have blocked, which passed (Pass), by
 	// recording blocked and shadowed (see totals).
 	blocks    *window.LeapArray
-	blocked   atomic.Int64 // since the rule was first set
-	evaluated atomic.Int64 // permits evaluated that no resource counts (see ruleStats)
+	blocked   atomic.Int64 // since the rule was first set, but those of lone
+	evaluated atomic.Int64 // permits evaluated that no resource counts (see ruleStats), but those of lone
 	shadowed  atomic.Int64 // would have been blocked, since the rule was first set
-	_         [32]byte
+	// lone counts the permits the rule blocked deciding alone (see
+	// limiter.alone), which it evaluated too: one atomic add for both
+	// counts.
+	lone atomic.Int64
+	_    [24]byte
 }
 
 // totals returns the stripe's counts that its window records in each
 // bucket (see window.NewMarked): blocked as Block, shadowed as Pass.
 func (sp *ruleStripe) totals() window.Counts {
 	var c window.Counts
-	c[window.Block] = sp.blocked.Load()
+	c[window.Block] = sp.blocked.Load() + sp.lone.Load()
 	c[window.Pass] = sp.shadowed.Load()
 	return c
 }
@@ -390,7 +394,7 @@ func (st *ruleStats) matched() bool {
 func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) {
 	var n int64
 	for i := range st.stripes {
-		n += st.stripes[i].evaluated.Load()
+		n += st.stripes[i].evaluated.Load() + st.stripes[i].lone.Load()
 	}
 	st.mu.Lock()
 	names := make([]string, 0, len(st.bound)+1)
@@ -417,7 +421,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 func (st *ruleStats) blocked(now int64) (last, total int64) {
 	for i := range st.stripes {
 		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Block
-		total += st.stripes[i].blocked.Load()
+		total += st.stripes[i].blocked.Load() + st.stripes[i].lone.Load()
 	}
 	return last, total
 }
@@ -426,11 +430,20 @@ func (st *ruleStats) blocked(now int64) (last, total int64) {
 // or that it would have blocked (shadow: its blocks count apart), and tells
 // the reporter so once per blockLogInterval.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow bool) {
+	rs.blockIn(g, cpu, now, n, shadow, false)
+}
+
+// blockIn is block; alone counts a block the rule decided alone, evaluated
+// too (ruleStripe.lone).
+func (rs *ruleState) blockIn(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	count, logged := &sp.blocked, &st.logged
-	if shadow {
+	switch {
+	case shadow:
 		count, logged = &sp.shadowed, &st.shadowLogged
+	case alone:
+		count = &sp.lone
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)

@@ -115,3 +115,31 @@ func TestCost(t *testing.T) {
 	decode(t, hello(ctx, limited, "abc"))
 	require.NoError(t, hello(ctx, client, "abc"), "the server was never limited")
 }
+
+// TestCostWithParams: a call to a resource whose rule reads a param is
+// given its params and its cost together, and a resource whose rules read
+// none takes its cost without them (the interceptor gathers params only for
+// rules that read them).
+func TestCostWithParams(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	perKey := core.Rule{Name: "per-key", Resource: "/sluice.examples.Greeter/SayHello", Kind: core.KindHotspot, Param: "metadata:X-Api-Key", Limit: 8, Window: time.Second}
+	rate := core.Rule{Name: "count-rate", Resource: "/sluice.examples.Greeter/Count", Kind: core.KindFlow, Limit: 10, Window: time.Second}
+	svc, c, _ := serve(t, guarded(newGuard(t, fc, perKey, rate), sluicegrpc.WithCost(nameCost))...)
+	k1 := metadata.AppendToOutgoingContext(ctxT(t), "x-api-key", "k1")
+	k2 := metadata.AppendToOutgoingContext(ctxT(t), "x-api-key", "k2")
+	require.NoError(t, hello(k1, c, "abcde"), "5 of k1's 8")
+	decode(t, hello(k1, c, "abcd"))
+	require.NoError(t, hello(k2, c, "abcdefgh"), "k2 has a quota of its own")
+	require.NoError(t, hello(k1, c, "abc"), "the last 3 of k1's")
+	assert.EqualValues(t, 3, svc.hellos.Load())
+	for range 10 {
+		s, err := c.Count(k1, &greeterpb.CountRequest{N: 1})
+		require.NoError(t, err)
+		_, err = s.Recv()
+		require.NoError(t, err)
+	}
+	s, err := c.Count(k1, &greeterpb.CountRequest{N: 1})
+	require.NoError(t, err)
+	_, err = s.Recv()
+	decode(t, err)
+}
