@@ -304,22 +304,6 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	return e, nil
 }
 
-// ReadsParams reports whether Enter, for a request of resource, reads the
-// params given by WithParams: whether a rule in force that applies to
-// resource names a param (Rule.Param) or a priority param (Rule.Priority).
-// An adapter whose params cost something to gather gives them only when it
-// does. A request entering while SetRules replaces the rules may be decided
-// by rules ReadsParams did not see, as one without params (Rule.OnMissing).
-func (g *Guard) ReadsParams(resource string) bool {
-	res, cached := g.resources.get(resource)
-	for _, rs := range g.bindingOf(res, resource, cached).rules {
-		if rs.rule.Param != "" || rs.rule.Priority != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // rejected counts n permits of res that Enter rejected at now with err (a
 // block, or the end of the context of a request waiting for its turn) in
 // the resource's statistics, in the stripe of cpu.

@@ -246,30 +246,23 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 	return e, nil
 }
 
-// enterTo enters the call's resource with its params, gathered only when a
-// rule of the resource reads them (Guard.ReadsParams), writing the entry to
+// enterTo enters the call's resource with its params, writing the entry to
 // *e (which saves copying it on the unary server path), and returns
 // Enter's error, which blocked turns into the call's.
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	var c *callParams
-	var opts []core.EnterOption
-	if ic.g.ReadsParams(resource) {
-		c = ic.params.Get().(*callParams)
-		c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
-		opts = c.opts[:]
-	}
+	c := ic.params.Get().(*callParams)
+	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
 	var err error
 	if ic.cfg.cost != nil {
-		with := [2]core.EnterOption{core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1))}
-		k := copy(with[1:], opts) + 1
-		*e, err = ic.g.Enter(ctx, resource, with[:k]...)
+		*e, err = ic.g.Enter(ctx, resource, c.opts[0], core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
 	} else {
-		*e, err = ic.g.Enter(ctx, resource, opts...)
+		*e, err = ic.g.Enter(ctx, resource, c.opts[:]...)
 	}
-	if c != nil {
-		c.p.ResetGRPC(nil, nil, nil, "")
-		ic.params.Put(c) // Enter is done with it
+	c.p.ResetGRPC(nil, nil, nil, "")
+	ic.params.Put(c) // Enter is done with it
+	if err != nil {
+		*e = core.Entry{}
 	}
 	return err
 }
