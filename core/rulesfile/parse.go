@@ -38,7 +38,8 @@ type fileParser struct {
 }
 
 // maxProblems bounds the problems a rules file reports (and the memory
-// they take): a file with more reports the first ones and how many more.
+// they take): a file with more reports the first ones, then that there are
+// more.
 const maxProblems = 1000
 
 // ruleLines are the line of a rule and the range of fieldAt that holds
@@ -96,7 +97,7 @@ func (p *fileParser) markUnread(index int, field string) {
 func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 	all, more := p.problems, p.dropped
 	for _, v := range validated {
-		if len(all) >= 2*maxProblems { // both are in rule order: the first are in
+		if len(all) >= 2*maxProblems { // both lists are in rule order: the first maxProblems are in
 			more = true
 			continue
 		}
@@ -233,8 +234,9 @@ func (p *fileParser) checkEnd(data []byte) {
 // mapping n (r, not a copy, so that the reflection that sets its fields
 // does not move a copy to the heap), and records its lines.
 func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
+	k := len(p.lines)
 	p.lines = append(p.lines, ruleLines{line: n.Line, start: len(p.fieldAt)})
-	defer func() { p.lines[index].end = len(p.fieldAt) }()
+	defer func() { p.lines[k].end = len(p.fieldAt) }()
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
 		p.markUnread(index, wholeRule)
