@@ -32,8 +32,8 @@ const (
 // its size to parse: go.yaml.in/yaml/v3 builds the node tree of a whole
 // document, which with the rules read from it takes up to about 190 times
 // the size of its text (TestYAMLMemoryBound), so YAML files have a smaller
-// cap; JSON files, read token by token, have their rules counted before
-// their tree is built.
+// cap; JSON files are read one rule at a time (readJSON), in at most 32
+// times the size cap (TestJSONMemoryBound), with their rules counted first.
 const (
 	maxFileSize = 16 << 20
 	maxYAMLSize = 512 << 10
@@ -121,8 +121,10 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // in YAML, checked before it is parsed: the YAML parser builds the node
 // tree of the whole file, which with the rules read from it takes up to
 // about 190 times the size of the text, so parsing a YAML file allocates
-// at most 128 MiB (TestYAMLMemoryBound); the rules of a JSON file are
-// counted before its tree is built. A larger rule set goes in a JSON file.
+// at most 128 MiB (TestYAMLMemoryBound); a JSON file is read one rule at a
+// time, its rules counted first, in at most 512 MiB (TestJSONMemoryBound;
+// a JSON rule has at most 256 keys and 100,000 overrides). A larger rule
+// set goes in a JSON file. At most 1,000 problems are listed.
 // No input makes Parse panic (FuzzParse). YAML aliases are not accepted.
 func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatOfData(data))
@@ -155,16 +157,19 @@ func read(data []byte, format fileFormat) (*file, error) {
 	if format == formatYAML && len(data) > maxYAMLSize {
 		return nil, fileProblem(0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
 	}
-	if line := rulesOver(data, format); line > 0 {
+	count, line := rulesOver(data, format)
+	if line > 0 {
 		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line, Msg: tooManyRulesMsg()}}}
 	}
-	root, err := decodeRulesFile(data, format)
+	p := newFileParser(core.Kinds())
+	rules, err := readRules(data, format, count, p)
+	if _, ok := err.(*core.RulesError); ok {
+		return nil, err
+	}
 	if err != nil {
 		line, msg := splitLine(err.Error())
 		return nil, fileProblem(line, "%s", msg)
 	}
-	p := newFileParser(core.Kinds())
-	rules := p.document(root)
 	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)
 	}
@@ -180,15 +185,16 @@ func read(data []byte, format fileFormat) (*file, error) {
 	return &file{rules: rules, p: p}, nil
 }
 
-// rulesOver returns the line on which rules[maxRules] starts when the
-// rules file data, in format, holds more than maxRules rules, else 0; it
-// counts those of a JSON file without parsing the file into its node tree.
-// A YAML file's are counted from its tree, which maxYAMLSize bounds.
-func rulesOver(data []byte, format fileFormat) int {
+// rulesOver returns the number of rules of a JSON file data (see
+// jsonRulesCount) and the line on which rules[maxRules] starts when it
+// holds more than maxRules rules, else 0; it counts them without parsing
+// the file. A YAML file's are counted from its tree, which maxYAMLSize
+// bounds: 0, 0.
+func rulesOver(data []byte, format fileFormat) (count, line int) {
 	if format == formatJSON {
-		return jsonRulesOver(data)
+		return jsonRulesCount(data)
 	}
-	return 0
+	return 0, 0
 }
 
 // tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
@@ -290,13 +296,19 @@ func fileProblem(line int, format string, args ...any) *core.RulesError {
 	return &core.RulesError{Problems: []core.Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
 }
 
-// decodeRulesFile parses data into a node tree, nil for an empty file.
-func decodeRulesFile(data []byte, format fileFormat) (*yaml.Node, error) {
+// readRules reads the rules of the file data with p: a YAML file from its
+// node tree, a JSON file, of count rules, one rule at a time (readJSON). Its errors are
+// syntax errors, or a *core.RulesError of a file over readJSON's bounds.
+func readRules(data []byte, format fileFormat, count int, p *fileParser) ([]core.Rule, error) {
 	switch format {
 	case formatYAML:
-		return decodeYAML(data)
+		root, err := decodeYAML(data)
+		if err != nil {
+			return nil, err
+		}
+		return p.document(root), nil
 	case formatJSON:
-		return decodeJSON(data)
+		return readJSON(data, count, p)
 	}
 	return nil, fmt.Errorf("unknown rules file format %d", format)
 }

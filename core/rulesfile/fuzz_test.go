@@ -18,13 +18,7 @@ import (
 // names at least one problem. Its corpus (testdata/fuzz/FuzzParse) keeps
 // every crasher found, "]}[" among them.
 func FuzzParse(f *testing.F) {
-	for _, file := range testdataRulesFiles(f) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	addTestdataSeeds(f)
 	// The seeds of the hand-written YAML rule counter's fuzz target, gone
 	// with it: rules lists in block and flow style, quotes holding
 	// brackets, unbalanced brackets after the list, nested lists.
@@ -68,4 +62,15 @@ func FuzzParse(f *testing.F) {
 		_ = json.Unmarshal(data, &rs)
 		_ = yaml.Unmarshal(data, &rs)
 	})
+}
+
+// addTestdataSeeds adds the rules files of testdata to f's seeds.
+func addTestdataSeeds(f *testing.F) {
+	for _, file := range testdataRulesFiles(f) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 }

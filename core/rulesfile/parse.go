@@ -33,7 +33,26 @@ type fileParser struct {
 	fields   map[string]int // their indexes by name
 	problems []core.Problem
 	unread   map[fieldKey]bool // fields that could not be read
-	list     *yaml.Node        // the rules list, once read
+	lines    []ruleLines       // the lines of the rules read, in order
+	fieldAt  []fieldLine       // the lines of their fields
+	dropped  bool              // problems were left out (maxProblems)
+}
+
+// maxProblems bounds the problems a rules file reports (and the memory
+// they take): a file with more reports the first ones, then that there are
+// more.
+const maxProblems = 1000
+
+// ruleLines are the line of a rule and the range of fieldAt that holds
+// the lines of the keys of the fields it sets (the first of each).
+type ruleLines struct {
+	line, start, end int
+}
+
+// fieldLine is the line of a field's key; field is the index of the field
+// in core.Rule.
+type fieldLine struct {
+	field, line int32
 }
 
 // newFileParser returns a parser of the rules of the kinds given.
@@ -48,7 +67,23 @@ func newFileParser(kinds []core.KindInfo) *fileParser {
 
 // add records a problem at node n.
 func (p *fileParser) add(index int, name, field string, n *yaml.Node, format string, args ...any) {
+	if p.full() {
+		p.dropped = true
+		return
+	}
 	p.problems = append(p.problems, core.Problem{Index: index, Name: name, Field: field, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// moreProblemsMsg is the last problem of a file with more than
+// maxProblems.
+func moreProblemsMsg() string {
+	return fmt.Sprintf("there are more problems, not listed: at most %d are", maxProblems)
+}
+
+// full reports whether the parser has recorded maxProblems problems: a
+// reader may stop reading rules.
+func (p *fileParser) full() bool {
+	return len(p.problems) >= maxProblems
 }
 
 // markUnread records that a field of rules[index] could not be read.
@@ -60,8 +95,12 @@ func (p *fileParser) markUnread(index int, field string) {
 // fields that could be read (the zero value left in a field that could not
 // be read would only repeat its problem), in report order.
 func (p *fileParser) merge(validated []core.Problem) []core.Problem {
-	all := p.problems
+	all, more := p.problems, p.dropped
 	for _, v := range validated {
+		if len(all) >= 2*maxProblems { // both lists are in rule order: the first maxProblems are in
+			more = true
+			continue
+		}
 		if !p.unread[fieldKey{v.Index, v.Field}] && !p.unread[fieldKey{v.Index, wholeRule}] {
 			v.Line = p.line(v.Index, v.Field)
 			all = append(all, v)
@@ -73,6 +112,10 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		}
 		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
 	})
+	if more || len(all) > maxProblems {
+		all = append(all[:maxProblems:maxProblems], core.Problem{Index: -1,
+			Msg: moreProblemsMsg()})
+	}
 	return all
 }
 
@@ -86,7 +129,10 @@ func (p *fileParser) withLines(err error, first int) error {
 	if !ok {
 		return err
 	}
-	out := &core.RulesError{Problems: slices.Clone(rerr.Problems)}
+	out := &core.RulesError{Problems: slices.Clone(rerr.Problems[:min(len(rerr.Problems), maxProblems)])}
+	if len(rerr.Problems) > maxProblems {
+		out.Problems = append(out.Problems, core.Problem{Index: -1, Msg: moreProblemsMsg()})
+	}
 	for i, q := range out.Problems {
 		if q.Index >= first {
 			q.Index -= first
@@ -100,16 +146,18 @@ func (p *fileParser) withLines(err error, first int) error {
 // line returns the line of field of rules[index] in the file: its key's,
 // or the rule's when the rule does not set it.
 func (p *fileParser) line(index int, field string) int {
-	if p.list == nil || index < 0 || index >= len(p.list.Content) {
+	if index < 0 || index >= len(p.lines) {
 		return 0
 	}
-	n := p.list.Content[index]
-	for key := range pairs(n) {
-		if name, _ := keyText(key); name == field {
-			return key.Line
+	r := p.lines[index]
+	if i, ok := p.fields[field]; ok {
+		for _, f := range p.fieldAt[r.start:r.end] {
+			if int(f.field) == i {
+				return int(f.line)
+			}
 		}
 	}
-	return n.Line
+	return r.line
 }
 
 // noRules is how problems of a file without rules say what to write.
@@ -117,6 +165,20 @@ const noRules = `a rules file with no rules says so with "rules: []"`
 
 // document reads the top-level mapping of a rules file and its rules.
 func (p *fileParser) document(root *yaml.Node) []core.Rule {
+	list := p.topLevel(root)
+	if list == nil {
+		return nil
+	}
+	rules := make([]core.Rule, len(list.Content))
+	for i, n := range list.Content {
+		p.rule(i, n, &rules[i])
+	}
+	return rules
+}
+
+// topLevel checks the top-level mapping of a rules file and returns its
+// rules list, or nil when it has none to read.
+func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	if root == nil || isNull(root) {
 		p.problems = append(p.problems, core.Problem{Index: -1, Field: "rules",
 			Msg: "is missing: the file is empty (it may have been cut short); " + noRules})
@@ -152,12 +214,7 @@ func (p *fileParser) document(root *yaml.Node) []core.Rule {
 		p.add(-1, "", "rules", list.Content[maxRules], "%s", tooManyRulesMsg())
 		return nil
 	}
-	p.list = list
-	rules := make([]core.Rule, len(list.Content))
-	for i, n := range list.Content {
-		p.rule(i, n, &rules[i])
-	}
-	return rules
+	return list
 }
 
 // checkEnd records a problem when the YAML file data ends in the middle of
@@ -173,9 +230,13 @@ func (p *fileParser) checkEnd(data []byte) {
 		Msg: fmt.Sprintf("the file ends without a line break after %s: it may have been cut short in the middle of a value; end it with a line break", rulefields.Quote(string(last)))})
 }
 
-// rule reads rules[index] into r from its mapping n (r, not a copy, so
-// that the reflection that sets its fields does not move a copy to the heap).
+// rule reads rules[index], the one after the rules read, into r from its
+// mapping n (r, not a copy, so that the reflection that sets its fields
+// does not move a copy to the heap), and records its lines.
 func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
+	k := len(p.lines)
+	p.lines = append(p.lines, ruleLines{line: n.Line, start: len(p.fieldAt)})
+	defer func() { p.lines[k].end = len(p.fieldAt) }()
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
 		p.markUnread(index, wholeRule)
@@ -190,6 +251,9 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
 		case seen.dup(p, index, rp.name, "", key, name): // reported
 		default:
+			if i, ok := p.fields[name]; ok {
+				p.fieldAt = append(p.fieldAt, fieldLine{int32(i), int32(key.Line)})
+			}
 			rp.field(r, name, key, val)
 		}
 	}
@@ -476,10 +540,13 @@ func suggestField(name string, fields []string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// editDistance returns the Levenshtein distance of a and b, in bytes.
+// editDistance returns the Levenshtein distance of a and b, in bytes. It
+// allocates nothing when b is a field name.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var buf [2][32]int
+	prev, cur := buf[0][:0], buf[1][:0]
+	prev = append(prev, make([]int, len(b)+1)...)
+	cur = append(cur, make([]int, len(b)+1)...)
 	for j := range prev {
 		prev[j] = j
 	}
