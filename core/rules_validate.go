@@ -70,7 +70,9 @@ func (p Problem) Error() string {
 	return b.String()
 }
 
-// RulesError lists every problem of a rule set or rules file.
+// RulesError lists the problems of a rule set or rules file: every one, up
+// to 1000; past that the first 1000, then a problem of Index -1 saying
+// there are more (so that a hostile rule set cannot make it unbounded).
 type RulesError struct {
 	Problems []Problem
 }
@@ -85,7 +87,7 @@ func (e *RulesError) Error() string {
 }
 
 // checkRules checks every rule of rules and returns nil when all are
-// valid, or a *RulesError listing every problem, ordered by rule index and
+// valid, or a *RulesError listing their problems, ordered by rule index and
 // then by field in the order of the rules file documentation.
 func (ks kindSet) checkRules(rules []Rule) error {
 	if problems := ks.validateRules(rules); len(problems) > 0 {
@@ -101,6 +103,9 @@ func (ks kindSet) validateRules(rules []Rule) []Problem {
 		v.rule(i, &rules[i])
 	}
 	sortProblems(v.problems)
+	if v.more {
+		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
+	}
 	return v.problems
 }
 
@@ -123,12 +128,18 @@ type validator struct {
 	others   map[Kind][]ruleField // the fields each kind does not take (untaken)
 	firstUse map[string]int       // explicit name -> index of its first rule
 	problems []Problem
+	more     bool   // problems were left out (see add)
 	index    int    // rule being checked
 	name     string // its explicit name
 }
 
 // add records a problem of field of the rule being checked.
+// Past rulefields.MaxProblems it records that there are more instead.
 func (v *validator) add(field, format string, args ...any) {
+	if len(v.problems) >= rulefields.MaxProblems {
+		v.more = true
+		return
+	}
 	v.problems = append(v.problems, Problem{Index: v.index, Name: v.name, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -384,7 +395,7 @@ func defaultName(r Rule, withParam bool) string {
 }
 
 // NormalizeRules checks every rule of rules and returns a *RulesError
-// listing every problem, ordered by rule index and then by field in the
+// listing their problems (see RulesError), ordered by rule index and then by field in the
 // order of the rules file documentation; when they are all valid, it
 // returns a copy with every resource in canonical form
 // (see Rule.Resource) and every default applied: window 1s, algorithm

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +386,29 @@ func checkRules(rules []Rule) error { return kindSet(builtinKinds()).checkRules(
 func builtinName(r Rule) string {
 	k := kindSet(builtinKinds()).find(r.Kind)
 	return defaultName(r, k != nil && k.field("param") != nil)
+}
+
+// TestProblemsBounded: 100,000 rules each wrong in ten fields give the
+// first 1000 problems and a last one saying there are more, and checking
+// them allocates far less than a million problems would (about 1 GB).
+func TestProblemsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 100,000 rules")
+	}
+	bad := Rule{Resource: "r", Kind: KindFlow, Limit: -1, Window: -1, Burst: -1, Warmup: -1,
+		Param: "x", Threshold: -1, MaxKeys: -1, Algorithm: "no", OnMissing: "no", Strategy: "no"}
+	rules := make([]Rule, 100_000)
+	for i := range rules {
+		rules[i] = bad
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := NormalizeRules(rules)
+	runtime.ReadMemStats(&after)
+	lines := problemLines(t, err)
+	require.Len(t, lines, 1001)
+	assert.Equal(t, "there are more problems, not listed: at most 1000 are", lines[1000])
+	assert.True(t, strings.HasPrefix(lines[0], "rules[0]: "), lines[0])
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(512<<20), "bytes allocated checking the rules: 322 MB measured, about 1 GB before the cut")
 }

@@ -38,10 +38,8 @@ type fileParser struct {
 	dropped  bool              // problems were left out (maxProblems)
 }
 
-// maxProblems bounds the problems a rules file reports (and the memory
-// they take): a file with more reports the first ones, then that there are
-// more.
-const maxProblems = 1000
+// maxProblems bounds the problems a rules file reports.
+const maxProblems = rulefields.MaxProblems
 
 // ruleLines are the line of a rule and the range of fieldAt that holds
 // the lines of the keys of the fields it sets (the first of each).
@@ -74,12 +72,6 @@ func (p *fileParser) add(index int, name, field string, n *yaml.Node, format str
 	p.problems = append(p.problems, core.Problem{Index: index, Name: name, Field: field, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// moreProblemsMsg is the last problem of a file with more than
-// maxProblems.
-func moreProblemsMsg() string {
-	return fmt.Sprintf("there are more problems, not listed: at most %d are", maxProblems)
-}
-
 // full reports whether the parser has recorded maxProblems problems: a
 // reader may stop reading rules.
 func (p *fileParser) full() bool {
@@ -97,7 +89,9 @@ func (p *fileParser) markUnread(index int, field string) {
 func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 	all, more := p.problems, p.dropped
 	for _, v := range validated {
-		if len(all) >= 2*maxProblems { // both lists are in rule order: the first maxProblems are in
+		// Index -1: core cut its list (rulefields.MoreProblems). Both lists
+		// are in rule order: the first maxProblems are in.
+		if v.Index < 0 || len(all) >= 2*maxProblems {
 			more = true
 			continue
 		}
@@ -114,7 +108,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 	})
 	if more || len(all) > maxProblems {
 		all = append(all[:maxProblems:maxProblems], core.Problem{Index: -1,
-			Msg: moreProblemsMsg()})
+			Msg: rulefields.MoreProblems()})
 	}
 	return all
 }
@@ -131,7 +125,7 @@ func (p *fileParser) withLines(err error, first int) error {
 	}
 	out := &core.RulesError{Problems: slices.Clone(rerr.Problems[:min(len(rerr.Problems), maxProblems)])}
 	if len(rerr.Problems) > maxProblems {
-		out.Problems = append(out.Problems, core.Problem{Index: -1, Msg: moreProblemsMsg()})
+		out.Problems = append(out.Problems, core.Problem{Index: -1, Msg: rulefields.MoreProblems()})
 	}
 	for i, q := range out.Problems {
 		if q.Index >= first {

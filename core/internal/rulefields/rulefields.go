@@ -129,3 +129,14 @@ func IsIdentifier(s string) bool {
 	}
 	return s != ""
 }
+
+// MaxProblems bounds the problems a rule set or rules file reports, and the
+// memory they take: one with more reports the first MaxProblems, then
+// MoreProblems.
+const MaxProblems = 1000
+
+// MoreProblems is the message of the problem (rule index -1) that ends a
+// list cut at MaxProblems.
+func MoreProblems() string {
+	return fmt.Sprintf("there are more problems, not listed: at most %d are", MaxProblems)
+}
