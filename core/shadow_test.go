@@ -365,7 +365,10 @@ func TestShadowMissingParamHasNoQuota(t *testing.T) {
 // Under parallel load a shadow concurrency rule's count of requests in
 // flight stays exact: 0 once all exited, however many it would have
 // rejected (an Exit releasing a slot its request never took would drive it
-// negative).
+// negative). The workers' first requests are all in flight at once: it
+// would have rejected at least the 5 over its limit. (Left to the
+// scheduler, no more than 3 overlapped in 7 of 2000 runs beside busy
+// processes, and the test read no rejection.)
 func TestShadowConcurrencyUnderLoad(t *testing.T) {
 	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(
 		core.Rule{Name: "inflight", Resource: "GET /x", Kind: core.KindConcurrency, Limit: 3, Shadow: true},
@@ -373,14 +376,22 @@ func TestShadowConcurrencyUnderLoad(t *testing.T) {
 		core.Rule{Name: "rate", Resource: "GET /x", Kind: core.KindFlow, Limit: 1 << 40}))
 	require.NoError(t, err)
 	defer g.Close()
-	var wg sync.WaitGroup
-	for w := range 8 {
+	const workers = 8
+	var wg, entered sync.WaitGroup
+	entered.Add(workers)
+	for w := range workers {
 		wg.Go(func() {
 			for i := range 2000 {
 				e, err := g.Enter(context.Background(), "GET /x")
+				if i == 0 {
+					entered.Done()
+				}
 				if err != nil {
 					t.Error(err)
 					return
+				}
+				if i == 0 {
+					entered.Wait() // all first requests in flight
 				}
 				runtime.Gosched() // others enter meanwhile
 				var fail error
@@ -394,5 +405,5 @@ func TestShadowConcurrencyUnderLoad(t *testing.T) {
 	wg.Wait()
 	st := ruleStats(t, g, "inflight")
 	assert.Zero(t, st.InFlight)
-	assert.Positive(t, st.ShadowedTotal)
+	assert.GreaterOrEqual(t, st.ShadowedTotal, int64(workers-3))
 }
