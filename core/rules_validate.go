@@ -2,7 +2,9 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -486,6 +488,34 @@ func adaptiveDefaults(r Rule) Rule {
 	c := r.adaptiveConfig().WithDefaults()
 	r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
 	return r
+}
+
+// maxLoggedResources bounds the rules a log record of normalized resources
+// lists.
+const maxLoggedResources = 20
+
+// logNormalized logs at Info, in one record, the rules of rules whose
+// resource norm (their normalized copy) writes in canonical form, so that
+// the rules file can be corrected; it logs nothing when there are none.
+func logNormalized(log *slog.Logger, rules, norm []Rule) {
+	var changed []string
+	n := 0
+	for i := range rules {
+		if rules[i].Resource == norm[i].Resource {
+			continue
+		}
+		if n++; len(changed) < maxLoggedResources {
+			changed = append(changed, fmt.Sprintf("rules[%d] (%s): %s is %s", i, norm[i].Name, quote(rules[i].Resource), quote(norm[i].Resource)))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	attrs := []slog.Attr{slog.Any("rules", changed)}
+	if n > len(changed) {
+		attrs = append(attrs, slog.Int("more", n-len(changed)))
+	}
+	log.LogAttrs(context.Background(), slog.LevelInfo, "sluice: rule resources normalized to their canonical form; write them so in the rules", attrs...)
 }
 
 // namer gives unnamed rules unique names.
