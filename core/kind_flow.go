@@ -49,17 +49,6 @@ func newFlowKind(r Rule, prev limiter) (limiter, traits, error) {
 	return &flowKind{l}, flowTraits(l.Config().Algorithm), nil
 }
 
-// flowTraits are the traits of a flow rule of algorithm alg, in memory or
-// in a store.
-func flowTraits(alg flow.Algorithm) traits {
-	return traits{
-		waits:   alg == flow.LeakyBucket,
-		window:  true,
-		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
-		ramps:   true,
-	}
-}
-
 func (k *flowKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
 	flow.AcquireTo(k.l, &h.d.Decision, a.cpu, a.now, a.n)

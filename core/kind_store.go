@@ -26,6 +26,17 @@ type storeKind struct {
 	localHot *hotspot.Limiter
 }
 
+// flowTraits are the traits of a flow rule of algorithm alg, in memory or
+// in a store.
+func flowTraits(alg flow.Algorithm) traits {
+	return traits{
+		waits:   alg == flow.LeakyBucket,
+		window:  true,
+		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
+		ramps:   true,
+	}
+}
+
 // newStoreKind makes the limiter of rule r, which has a store, carrying the
 // local fallback's state over from prev; perValue for a hotspot rule.
 func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {
