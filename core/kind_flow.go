@@ -34,6 +34,25 @@ func flowSpec() kindSpec {
 	}
 }
 
+// checkFlow checks a flow rule: its flow.Config and its store fields.
+func (v *validator) checkFlow(r *Rule) {
+	v.addAll(ruleFlowConfig(r).Validate())
+	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
+}
+
+// flowDefaults applies the defaults of a flow rule.
+func flowDefaults(r Rule) Rule {
+	if r.Store != "" && r.Algorithm == "" {
+		r.Algorithm = defaultStoreAlgorithm
+	}
+	c := ruleFlowConfig(&r).WithDefaults()
+	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+	if r.Store != "" {
+		r.Buckets = 0
+	}
+	return r
+}
+
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
 
