@@ -272,11 +272,6 @@ func storeFields() []fieldSpec {
 	}
 }
 
-// priorityField is the field of the kinds that shed by priority.
-func priorityField() fieldSpec {
-	return fieldSpec{key: "priority", doc: "The param a request's level (critical, default, sheddable) is read from, e.g. header:X-Priority; lower levels are shed first."}
-}
-
 // KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
 // of a built-in kind enforces: its name, the Rule fields it takes and
 // their checks, how its blocks are answered, and the rule that enforces
