@@ -258,20 +258,6 @@ func kindError(k Kind) error {
 	return fmt.Errorf("kind %s is not supported by this version of sluice", k)
 }
 
-// storeFields are the fields of a flow or hotspot rule that keeps its
-// counts in a store.
-func storeFields() []fieldSpec {
-	return []fieldSpec{
-		{key: "store", doc: "The shared store (given to the Guard with WithStore) that keeps the rule's counts for every instance. Empty: the Guard's memory."},
-		{key: "mode", doc: "With a store: exact (a round trip per decision) or approximate (local decisions synchronized periodically).",
-			def: "exact", enum: []string{"exact", "approximate"}},
-		{key: "onFailure", doc: "With a store, while it fails: local (decide on localLimit), open (admit) or closed (reject).",
-			def: "local", enum: []string{"local", "open", "closed"}},
-		{key: "localLimit", doc: "With a store and onFailure local: this process's limit per window while the store fails (default limit).",
-			unit: "requests", min: 0},
-	}
-}
-
 // KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
 // of a built-in kind enforces: its name, the Rule fields it takes and
 // their checks, how its blocks are answered, and the rule that enforces
