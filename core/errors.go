@@ -68,6 +68,67 @@ type BlockedError struct {
 	class *BlockClass
 }
 
+// BlockClass is how the blocks of a kind of rule are answered, which the
+// adapters read (BlockedError.Class) rather than the kind: a request that
+// can never pass (BlockedError.Never) is answered as such whatever its
+// class.
+type BlockClass struct {
+	// Status is the HTTP status: 429 Too Many Requests for a quota the
+	// client exceeded, 503 Service Unavailable for a server that cannot
+	// take the request now, whoever sends it.
+	Status int
+	// Problem is the problem type of the response body (RFC 9457) and
+	// Title its title.
+	Problem, Title string
+	// GRPCCode is the gRPC status code, by number: 8 ResourceExhausted, 14
+	// Unavailable.
+	GRPCCode uint32
+	// Reason is the reason of the google.rpc.ErrorInfo detail of a gRPC
+	// status ("RATE_LIMITED", ...).
+	Reason string
+	// Quota is true for the blocks of a quota policy: they carry
+	// RateLimit fields, the limit and the rules that rejected. Blocks of
+	// a rule that is none (a breaker, a system rule) carry only a retry
+	// time, and Detail.
+	Quota bool
+	// Detail is the problem detail of a block that is no quota's, a
+	// format of the resource and the rule's name:
+	// `%s is failing: circuit breaker "%s" is open`.
+	Detail string
+	// reason is the index in reason.Names that Totals.BlockedBy counts the
+	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
+	// the kind's of the rule enforcing it.
+	reason int
+}
+
+// The problem types of blocked responses: those
+// draft-ietf-httpapi-ratelimit-headers (section 10.2) asks IANA to
+// register in the HTTP Problem Types registry.
+const (
+	problemQuotaExceeded   = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	problemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+)
+
+// The gRPC codes of BlockClass.GRPCCode.
+const (
+	grpcResourceExhausted = 8
+	grpcUnavailable       = 14
+)
+
+// quotaBlock is the class of a quota the client exceeded: 429,
+// ResourceExhausted.
+func quotaBlock() BlockClass {
+	return BlockClass{Status: 429, Problem: problemQuotaExceeded, Title: "Quota Exceeded",
+		GRPCCode: grpcResourceExhausted, Reason: "RATE_LIMITED", Quota: true}
+}
+
+// capacityBlock is the class of a server that cannot take a request now,
+// whoever sends it: 503 and the temporary-reduced-capacity problem type.
+func capacityBlock(code uint32, reason string, quota bool, detail string) BlockClass {
+	return BlockClass{Status: 503, Problem: problemReducedCapacity, Title: "Temporary Reduced Capacity",
+		GRPCCode: code, Reason: reason, Quota: quota, Detail: detail}
+}
+
 // Error describes the block.
 func (e *BlockedError) Error() string {
 	var s string

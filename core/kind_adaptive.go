@@ -25,10 +25,17 @@ func adaptiveSpec() kindSpec {
 			priorityField(),
 		},
 		unsetHints: map[string]string{"limit": "its limit is found from response times; bound it with minLimit and maxLimit"},
-		check:      (*validator).checkAdaptive,
-		defaults:   adaptiveDefaults,
-		block:      capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
-		summary:    adaptiveSummary,
+		check: func(v *validator, r *Rule) {
+			v.addAll(r.adaptiveConfig().Validate())
+			v.checkPriority(r)
+		},
+		defaults: func(r Rule) Rule {
+			c := r.adaptiveConfig().WithDefaults()
+			r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
+			return r
+		},
+		block:   capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
+		summary: adaptiveSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newAdaptiveKind(r, prev, g.clock)
 		},

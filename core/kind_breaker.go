@@ -21,10 +21,14 @@ func breakerSpec() kindSpec {
 			{key: "openFor", doc: "How long the breaker stays open before letting probes through.", def: breaker.DefaultOpenFor.String()},
 			{key: "probes", doc: "Requests let through half-open; all must succeed for it to close.", unit: "requests", def: "1", min: 0},
 		},
-		check:    (*validator).checkBreaker,
-		defaults: breakerDefaults,
-		block:    capacityBlock(grpcUnavailable, "CIRCUIT_OPEN", false, `%s is failing: circuit breaker "%s" is open`),
-		summary:  breakerSummary,
+		check: func(v *validator, r *Rule) { v.addAll(r.breakerConfig().Validate()) },
+		defaults: func(r Rule) Rule {
+			c := r.breakerConfig().WithDefaults()
+			r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
+			return r
+		},
+		block:   capacityBlock(grpcUnavailable, "CIRCUIT_OPEN", false, `%s is failing: circuit breaker "%s" is open`),
+		summary: breakerSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newBreakerKind(r, prev, g.reporter)
 		},

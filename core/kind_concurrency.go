@@ -12,7 +12,11 @@ func concurrencySpec() kindSpec {
 		fields: []fieldSpec{
 			{key: "limit", doc: "Requests in flight; 0 blocks every request.", unit: "requests", given: true, min: 0},
 		},
-		check:   (*validator).checkConcurrency,
+		check: func(v *validator, r *Rule) {
+			if r.Limit < 0 {
+				v.add("limit", "must be >= 0, got %d", r.Limit)
+			}
+		},
 		block:   capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
 		summary: concurrencySummary,
 		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {

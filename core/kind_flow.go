@@ -34,6 +34,25 @@ func flowSpec() kindSpec {
 	}
 }
 
+// checkFlow checks a flow rule: its flow.Config and its store fields.
+func (v *validator) checkFlow(r *Rule) {
+	v.addAll(ruleFlowConfig(r).Validate())
+	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
+}
+
+// flowDefaults applies the defaults of a flow rule.
+func flowDefaults(r Rule) Rule {
+	if r.Store != "" && r.Algorithm == "" {
+		r.Algorithm = defaultStoreAlgorithm
+	}
+	c := ruleFlowConfig(&r).WithDefaults()
+	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+	if r.Store != "" {
+		r.Buckets = 0
+	}
+	return r
+}
+
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
 
@@ -47,17 +66,6 @@ func newFlowKind(r Rule, prev limiter) (limiter, traits, error) {
 		return nil, traits{}, err
 	}
 	return &flowKind{l}, flowTraits(l.Config().Algorithm), nil
-}
-
-// flowTraits are the traits of a flow rule of algorithm alg, in memory or
-// in a store.
-func flowTraits(alg flow.Algorithm) traits {
-	return traits{
-		waits:   alg == flow.LeakyBucket,
-		window:  true,
-		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
-		ramps:   true,
-	}
 }
 
 func (k *flowKind) ask(a *asking, rs *ruleState) error {

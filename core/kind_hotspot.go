@@ -2,8 +2,11 @@ package core
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/topk"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -27,10 +30,14 @@ func hotspotSpec() kindSpec {
 			{key: "onMissing", doc: "A request without the param is not limited by the rule (skip, the default), rejected as one that will never pass (reject, 403), or limited together with every other request without it (shared).",
 				def: "skip", enum: []string{"skip", "reject", "shared"}},
 		}, storeFields()...),
-		check:    (*validator).checkHotspot,
-		defaults: hotspotDefaults,
-		block:    quotaBlock(),
-		summary:  hotspotSummary,
+		check: (*validator).checkHotspot,
+		defaults: func(r Rule) Rule {
+			c := r.hotspotConfig().WithDefaults()
+			r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
+			return r
+		},
+		block:   quotaBlock(),
+		summary: hotspotSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
 				return newStoreKind(r, true, g.stores, prev)
@@ -38,6 +45,41 @@ func hotspotSpec() kindSpec {
 			return newHotspotKind(r, prev, g.topBlocked)
 		},
 	}
+}
+
+// checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
+// algorithm, burst, maxWait, maxKeys, override values), then what only the
+// rule has.
+func (v *validator) checkHotspot(r *Rule) {
+	for _, fe := range r.hotspotConfig().Validate() {
+		if fe.Field == "maxKeys" && r.MaxKeys > maxHotspotKeys {
+			continue // the tighter bound below says it
+		}
+		v.add(fe.Field, "%s", fe.Msg)
+	}
+	v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
+	if msg := rulefields.ParamProblem(r.Param); msg != "" {
+		v.add("param", "%s", msg)
+	}
+	if r.MaxKeys > maxHotspotKeys {
+		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
+	}
+	switch r.OnMissing {
+	case "", MissingSkip, MissingReject, MissingShared:
+	default:
+		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
+	}
+	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
+		switch {
+		case key == "":
+			v.add("overrides", "keys must not be empty")
+		case r.OnMissing == MissingShared && key[0] == 0:
+			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
+		case len(key) > maxOverrideKeyLen:
+			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
+		}
+	}
+	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a

@@ -26,6 +26,31 @@ type storeKind struct {
 	localHot *hotspot.Limiter
 }
 
+// storeFields are the fields of a flow or hotspot rule that keeps its
+// counts in a store.
+func storeFields() []fieldSpec {
+	return []fieldSpec{
+		{key: "store", doc: "The shared store (given to the Guard with WithStore) that keeps the rule's counts for every instance. Empty: the Guard's memory."},
+		{key: "mode", doc: "With a store: exact (a round trip per decision) or approximate (local decisions synchronized periodically).",
+			def: "exact", enum: []string{"exact", "approximate"}},
+		{key: "onFailure", doc: "With a store, while it fails: local (decide on localLimit), open (admit) or closed (reject).",
+			def: "local", enum: []string{"local", "open", "closed"}},
+		{key: "localLimit", doc: "With a store and onFailure local: this process's limit per window while the store fails (default limit).",
+			unit: "requests", min: 0},
+	}
+}
+
+// flowTraits are the traits of a flow rule of algorithm alg, in memory or
+// in a store.
+func flowTraits(alg flow.Algorithm) traits {
+	return traits{
+		waits:   alg == flow.LeakyBucket,
+		window:  true,
+		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
+		ramps:   true,
+	}
+}
+
 // newStoreKind makes the limiter of rule r, which has a store, carrying the
 // local fallback's state over from prev; perValue for a hotspot rule.
 func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {

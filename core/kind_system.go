@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -39,40 +40,45 @@ func systemSpec() kindSpec {
 	}
 }
 
-// Signal is what a system rule (KindSystem) watches: it sheds requests
-// while the signal is above the rule's Threshold. The signals qps,
-// inflight and rt are counted by the rule itself over the requests it
-// applies to (all of them for resource "*"); cpu and load are the host's,
-// read every half second off the request path (see WithSystemSource).
-type Signal string
+// maxCount bounds the threshold of a system rule on a count: the largest
+// whole number a float64 holds exactly.
+const maxCount = 1 << 53
 
-// The signals of system rules, and what their Threshold is.
-const (
-	// SignalQPS is the number of requests admitted over the last second.
-	SignalQPS Signal = "qps"
-	// SignalInFlight is the number of requests in flight.
-	SignalInFlight Signal = "inflight"
-	// SignalRT is the average response time of the requests completed
-	// over the last fifth of a second (two tenths), in milliseconds: once
-	// it is above the threshold, and for a second after it was or the
-	// rule last shed a request, requests are admitted while those in
-	// flight stay under the completions per second of the last second
-	// times the threshold (Little's law), plus one, which holds the
-	// response time about at the threshold with the service busy.
-	SignalRT Signal = "rt"
-	// SignalCPU is the service's own CPU usage, a fraction in (0, 1]:
-	// its cgroup's usage over the CPU quota that binds it (the smallest
-	// on its cgroup or a parent, cgroup v1 or v2), or, with no quota, the
-	// process's CPU time over the CPUs it may use (GOMAXPROCS); never the
-	// whole machine's, so that busy neighbours do not shed a service
-	// under its capacity. While it is above the threshold every request
-	// is shed, or, with StrategyBBR, those that would raise the requests
-	// in flight above what the rule's recent throughput sustains.
-	SignalCPU Signal = "cpu"
-	// SignalLoad is the 1-minute load average (/proc/loadavg); while it is
-	// above the threshold every request is shed.
-	SignalLoad Signal = "load"
-)
+// checkSystem checks a system rule: its signal, threshold, strategy and
+// priority param.
+func (v *validator) checkSystem(r *Rule) {
+	th := r.Threshold
+	switch r.Signal {
+	case "":
+		v.add("signal", "is required for kind system (qps, inflight, rt, cpu or load)")
+	case SignalCPU:
+		if !(th > 0 && th <= 1) {
+			v.add("threshold", "must be a fraction of the CPU in (0, 1] for signal cpu, got %v", th)
+		}
+	case SignalQPS, SignalInFlight:
+		if !(th >= 1 && th <= maxCount) || th != math.Trunc(th) {
+			v.add("threshold", "must be a whole number of requests in [1, 2^53] for signal %s, got %v", r.Signal, th)
+		}
+	case SignalRT, SignalLoad:
+		if !(th > 0) || math.IsInf(th, 1) {
+			unit := "milliseconds"
+			if r.Signal == SignalLoad {
+				unit = "a load average"
+			}
+			v.add("threshold", "must be %s > 0 for signal %s, got %v", unit, r.Signal, th)
+		}
+	default:
+		v.add("signal", "must be qps, inflight, rt, cpu or load, got %s", quote(string(r.Signal)))
+	}
+	switch {
+	case r.Strategy == "":
+	case r.Strategy != StrategyBBR:
+		v.add("strategy", "must be bbr or empty for kind system, got %s", quote(string(r.Strategy)))
+	case r.Signal != SignalCPU:
+		v.add("strategy", "bbr only applies to signal cpu, got signal %s", quote(string(r.Signal)))
+	}
+	v.checkPriority(r)
+}
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold (and for a second after), still admits

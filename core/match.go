@@ -1,9 +1,6 @@
 package core
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/sluicekit/sluice/core/internal/resname"
@@ -63,31 +60,3 @@ func (p pattern) matchName(name string) bool {
 // error saying what is wrong and what to write instead (see
 // resname.Canonical).
 func canonicalResource(res string) (string, error) { return resname.Canonical(res) }
-
-// maxLoggedResources bounds the rules a log record of normalized resources
-// lists.
-const maxLoggedResources = 20
-
-// logNormalized logs at Info, in one record, the rules of rules whose
-// resource norm (their normalized copy) writes in canonical form, so that
-// the rules file can be corrected; it logs nothing when there are none.
-func logNormalized(log *slog.Logger, rules, norm []Rule) {
-	var changed []string
-	n := 0
-	for i := range rules {
-		if rules[i].Resource == norm[i].Resource {
-			continue
-		}
-		if n++; len(changed) < maxLoggedResources {
-			changed = append(changed, fmt.Sprintf("rules[%d] (%s): %s is %s", i, norm[i].Name, quote(rules[i].Resource), quote(norm[i].Resource)))
-		}
-	}
-	if n == 0 {
-		return
-	}
-	attrs := []slog.Attr{slog.Any("rules", changed)}
-	if n > len(changed) {
-		attrs = append(attrs, slog.Int("more", n-len(changed)))
-	}
-	log.LogAttrs(context.Background(), slog.LevelInfo, "sluice: rule resources normalized to their canonical form; write them so in the rules", attrs...)
-}

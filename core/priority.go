@@ -82,3 +82,8 @@ func levelOf(ctx context.Context, ps Params, param string) int {
 	}
 	return priority.Default
 }
+
+// priorityField is the field of the kinds that shed by priority.
+func priorityField() fieldSpec {
+	return fieldSpec{key: "priority", doc: "The param a request's level (critical, default, sheddable) is read from, e.g. header:X-Priority; lower levels are shed first."}
+}

@@ -168,6 +168,41 @@ type Rule struct {
 	Shadow bool `json:"shadow,omitempty"`
 }
 
+// Signal is what a system rule (KindSystem) watches: it sheds requests
+// while the signal is above the rule's Threshold. The signals qps,
+// inflight and rt are counted by the rule itself over the requests it
+// applies to (all of them for resource "*"); cpu and load are the host's,
+// read every half second off the request path (see WithSystemSource).
+type Signal string
+
+// The signals of system rules, and what their Threshold is.
+const (
+	// SignalQPS is the number of requests admitted over the last second.
+	SignalQPS Signal = "qps"
+	// SignalInFlight is the number of requests in flight.
+	SignalInFlight Signal = "inflight"
+	// SignalRT is the average response time of the requests completed
+	// over the last fifth of a second (two tenths), in milliseconds: once
+	// it is above the threshold, and for a second after it was or the
+	// rule last shed a request, requests are admitted while those in
+	// flight stay under the completions per second of the last second
+	// times the threshold (Little's law), plus one, which holds the
+	// response time about at the threshold with the service busy.
+	SignalRT Signal = "rt"
+	// SignalCPU is the service's own CPU usage, a fraction in (0, 1]:
+	// its cgroup's usage over the CPU quota that binds it (the smallest
+	// on its cgroup or a parent, cgroup v1 or v2), or, with no quota, the
+	// process's CPU time over the CPUs it may use (GOMAXPROCS); never the
+	// whole machine's, so that busy neighbours do not shed a service
+	// under its capacity. While it is above the threshold every request
+	// is shed, or, with StrategyBBR, those that would raise the requests
+	// in flight above what the rule's recent throughput sustains.
+	SignalCPU Signal = "cpu"
+	// SignalLoad is the 1-minute load average (/proc/loadavg); while it is
+	// above the threshold every request is shed.
+	SignalLoad Signal = "load"
+)
+
 // OnMissing is what a hotspot rule does with a request that lacks its param
 // (Rule.OnMissing).
 type OnMissing string

@@ -2,7 +2,9 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -158,18 +160,6 @@ func (v *validator) rule(i int, r *Rule) {
 	v.checkKind(r)
 }
 
-// checkAdaptive checks an adaptive rule: its controller's configuration
-// and its priority param.
-func (v *validator) checkAdaptive(r *Rule) {
-	v.addAll(r.adaptiveConfig().Validate())
-	v.checkPriority(r)
-}
-
-// checkBreaker checks a breaker rule: its breaker.Config.
-func (v *validator) checkBreaker(r *Rule) {
-	v.addAll(r.breakerConfig().Validate())
-}
-
 // nameChars are the characters of rule names besides ASCII letters and
 // digits: the characters that RateLimit fields (structured-field strings),
 // problem bodies (JSON), Prometheus label values and logs all carry as they
@@ -210,12 +200,6 @@ func (v *validator) checkResource(res string) {
 			v.add("resource", "%s", err)
 		}
 	}
-}
-
-// checkFlow checks a flow rule: its flow.Config and its store fields.
-func (v *validator) checkFlow(r *Rule) {
-	v.addAll(ruleFlowConfig(r).Validate())
-	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // checkStore checks the store fields of a flow or hotspot rule, whose kind
@@ -291,46 +275,14 @@ func (v *validator) zero(field string, set bool, msg string) {
 	}
 }
 
-// checkConcurrency checks a concurrency rule: a limit.
-func (v *validator) checkConcurrency(r *Rule) {
-	if r.Limit < 0 {
-		v.add("limit", "must be >= 0, got %d", r.Limit)
+// checkPriority checks the priority param of a rule that sheds by priority.
+func (v *validator) checkPriority(r *Rule) {
+	if r.Priority == "" {
+		return
 	}
-}
-
-// checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
-// algorithm, burst, maxWait, maxKeys, override values), then what only the
-// rule has.
-func (v *validator) checkHotspot(r *Rule) {
-	for _, fe := range r.hotspotConfig().Validate() {
-		if fe.Field == "maxKeys" && r.MaxKeys > maxHotspotKeys {
-			continue // the tighter bound below says it
-		}
-		v.add(fe.Field, "%s", fe.Msg)
+	if msg := rulefields.ParamProblem(r.Priority); msg != "" {
+		v.add("priority", "%s", msg)
 	}
-	v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
-	if msg := rulefields.ParamProblem(r.Param); msg != "" {
-		v.add("param", "%s", msg)
-	}
-	if r.MaxKeys > maxHotspotKeys {
-		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
-	}
-	switch r.OnMissing {
-	case "", MissingSkip, MissingReject, MissingShared:
-	default:
-		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
-	}
-	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
-		switch {
-		case key == "":
-			v.add("overrides", "keys must not be empty")
-		case r.OnMissing == MissingShared && key[0] == 0:
-			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
-		case len(key) > maxOverrideKeyLen:
-			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
-		}
-	}
-	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // hasControl reports whether s contains a control character.
@@ -454,38 +406,32 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 	return r
 }
 
-// flowDefaults applies the defaults of a flow rule.
-func flowDefaults(r Rule) Rule {
-	if r.Store != "" && r.Algorithm == "" {
-		r.Algorithm = defaultStoreAlgorithm
+// maxLoggedResources bounds the rules a log record of normalized resources
+// lists.
+const maxLoggedResources = 20
+
+// logNormalized logs at Info, in one record, the rules of rules whose
+// resource norm (their normalized copy) writes in canonical form, so that
+// the rules file can be corrected; it logs nothing when there are none.
+func logNormalized(log *slog.Logger, rules, norm []Rule) {
+	var changed []string
+	n := 0
+	for i := range rules {
+		if rules[i].Resource == norm[i].Resource {
+			continue
+		}
+		if n++; len(changed) < maxLoggedResources {
+			changed = append(changed, fmt.Sprintf("rules[%d] (%s): %s is %s", i, norm[i].Name, quote(rules[i].Resource), quote(norm[i].Resource)))
+		}
 	}
-	c := ruleFlowConfig(&r).WithDefaults()
-	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
-	if r.Store != "" {
-		r.Buckets = 0
+	if n == 0 {
+		return
 	}
-	return r
-}
-
-// hotspotDefaults applies the defaults of a hotspot rule.
-func hotspotDefaults(r Rule) Rule {
-	c := r.hotspotConfig().WithDefaults()
-	r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
-	return r
-}
-
-// breakerDefaults applies the defaults of a breaker rule.
-func breakerDefaults(r Rule) Rule {
-	c := r.breakerConfig().WithDefaults()
-	r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
-	return r
-}
-
-// adaptiveDefaults applies the defaults of an adaptive rule.
-func adaptiveDefaults(r Rule) Rule {
-	c := r.adaptiveConfig().WithDefaults()
-	r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
-	return r
+	attrs := []slog.Attr{slog.Any("rules", changed)}
+	if n > len(changed) {
+		attrs = append(attrs, slog.Int("more", n-len(changed)))
+	}
+	log.LogAttrs(context.Background(), slog.LevelInfo, "sluice: rule resources normalized to their canonical form; write them so in the rules", attrs...)
 }
 
 // namer gives unnamed rules unique names.
