@@ -204,14 +204,18 @@ func TestSampledResponseTimes(t *testing.T) {
 // Guard is on a fake clock, so that the response times are known, and its
 // binding of the resource told to sample as on the system clock.
 func TestSampledEstimate(t *testing.T) {
-	fc := &countingClock{Fake: clock.NewFake(time.Hour)}
-	g, err := New(WithClock(fc))
+	fake := clock.NewFake(time.Hour)
+	g, err := New(WithClock(fake))
 	require.NoError(t, err)
 	defer g.Close()
 	res, cached := g.resources.get("r")
 	b := g.bindingOf(res, "r", cached)
 	require.True(t, b.timed, "every request of a Guard on a fake clock is timed")
 	b.timed = false
+	// Count the readings of this resource's requests only: the Guard's
+	// goroutines, which Advance wakes, read the Guard's clock.
+	fc := &countingClock{Fake: fake}
+	b.clock = fc
 	ctx := context.Background()
 	var rt time.Duration
 	minRT := time.Duration(math.MaxInt64)
