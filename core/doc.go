@@ -237,6 +237,15 @@
 // has WithShadowQuotas. Switching a rule between shadow and enforced by a
 // reload keeps its state and counts.
 //
+// # Kinds of your own
+//
+// WithKind adds a kind of rule to a Guard (KindDef): its name, the Rule
+// fields it takes, its checks and how its blocks are answered (status,
+// problem type, gRPC code and reason); a rule of a built-in kind that its
+// Enforce returns limits the requests. Rules files (rulesfile.NewGuard with
+// the same option), the adapters and Snapshot treat it as a built-in kind;
+// Kinds lists the built-in ones.
+//
 // # Shared stores
 //
 // A flow or hotspot rule with a Store keeps its counts in a store given
