@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
 // The simulations of this file run a Guard on the fake clock in front of a
@@ -56,7 +56,6 @@ func (l levelSim) goodput(b backendSim, d time.Duration) float64 {
 // its client giving up on it while it is queued, at at.
 type simEvent struct {
 	at   time.Duration
-	seq  int // ties in the order they were made
 	kind int
 	req  *simCall
 	st   int
@@ -79,25 +78,6 @@ type simCall struct {
 	counted bool // after the warmup
 }
 
-// simHeap orders events by time, then by their making.
-type simHeap []simEvent
-
-func (h simHeap) Len() int { return len(h) }
-func (h simHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-func (h simHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *simHeap) Push(x any)   { *h = append(*h, x.(simEvent)) }
-func (h *simHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // simulate runs g (on fc) in front of b for warmup and then d, the
 // streams sending to resource "GET /x" (levels as header X-Priority), and
 // returns, per stream, what became of the requests sent after warmup.
@@ -107,13 +87,8 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 	rng := rand.New(rand.NewPCG(seed, 7))
 	start := fc.Now()
 	out := make([]levelSim, len(streams))
-	var h simHeap
-	seq := 0
-	push := func(e simEvent) {
-		seq++
-		e.seq = seq
-		heap.Push(&h, e)
-	}
+	var h loadtest.Events[simEvent]
+	push := func(e simEvent) { h.Push(int64(e.at), e) }
 	next := func(st int, after time.Duration) {
 		rate := streams[st].load * b.capacity()
 		push(simEvent{at: after + time.Duration(rng.ExpFloat64()/rate*float64(time.Second)), kind: evArrive, st: st})
@@ -137,7 +112,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 	}
 	end := warmup + d
 	for h.Len() > 0 {
-		ev := heap.Pop(&h).(simEvent)
+		ev := h.Pop()
 		if ev.at > end && ev.kind == evArrive {
 			continue
 		}

@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
 
 // capSim is a backend of workers requests at a time, each taking a
@@ -27,7 +28,6 @@ func (b capSim) capacity() float64 { return float64(b.workers) / b.service.Secon
 
 type capEvent struct {
 	at   int64
-	seq  int
 	kind int // 0 arrive, 1 done, 2 give up
 	req  *capReq
 }
@@ -36,24 +36,6 @@ type capReq struct {
 	sent    int64
 	started bool
 	over    bool
-}
-
-type capHeap []capEvent
-
-func (h capHeap) Len() int { return len(h) }
-func (h capHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-func (h capHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *capHeap) Push(x any)   { *h = append(*h, x.(capEvent)) }
-func (h *capHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // run sends load times the capacity for warmup+d through k (nil: no
@@ -69,9 +51,8 @@ func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed u
 		}
 		return int64(float64(b.service) * math.Exp(rng.NormFloat64()*sigma-sigma*sigma/2))
 	}
-	var h capHeap
-	seq := 0
-	push := func(e capEvent) { seq++; e.seq = seq; heap.Push(&h, e) }
+	var h loadtest.Events[capEvent]
+	push := func(e capEvent) { h.Push(e.at, e) }
 	gap := int64(float64(time.Second) / (load * b.capacity()))
 	end := int64(warmup + d)
 	push(capEvent{at: 0, kind: 0})
@@ -105,7 +86,7 @@ func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed u
 		}
 	}
 	for h.Len() > 0 {
-		e := heap.Pop(&h).(capEvent)
+		e := h.Pop()
 		now := e.at
 		switch e.kind {
 		case 0:

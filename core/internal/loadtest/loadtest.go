@@ -1,5 +1,7 @@
-// Package loadtest saturates the CPUs for tests that check a promise on a
-// busy host.
+// Package loadtest is what tests of promises under load share: Saturate
+// keeps the CPUs busy for tests that check a promise on a
+// busy host, and Events is the event queue of fake-clock simulations of
+// overload.
 package loadtest
 
 import (
