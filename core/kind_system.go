@@ -227,14 +227,3 @@ func (k *systemKind) stats(out *RuleStats, now int64) {
 	}
 	out.System = s
 }
-
-// SystemStats are the state of a system rule (RuleStats.System).
-type SystemStats struct {
-	// Pass counts the requests the rule admitted over the last second,
-	// AvgRT and MinRT the average and lowest response time of those that
-	// completed over it (0 when none did).
-	Pass         int64
-	AvgRT, MinRT time.Duration
-	// Host is the latest reading of the signal cpu or load.
-	Host float64
-}
