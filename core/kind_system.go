@@ -9,7 +9,6 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
-	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 )
 
@@ -117,27 +116,6 @@ func WithSystemSource(s SystemSource) Option {
 	})
 }
 
-// newSampler returns the sampler of the Guard's host signals, from s, or
-// from the host when s is nil, scheduled on c.
-func newSampler(s SystemSource, c clock.Clock) *system.Sampler {
-	if s == nil {
-		s = system.NewHost("/", sysclock.New(), nil)
-	}
-	return system.NewSampler(s, c)
-}
-
-// samples reports whether a rule of set reads CPU usage, and the load
-// average.
-func (set *ruleSet) samples() (cpu, load bool) {
-	for _, rs := range set.rules {
-		if k, ok := rs.lim.(*systemKind); ok {
-			cpu = cpu || k.l.Config().Signal == system.CPU
-			load = load || k.l.Config().Signal == system.Load
-		}
-	}
-	return cpu, load
-}
-
 // systemKind is a system rule.
 type systemKind struct {
 	l      *system.Limiter
@@ -156,7 +134,7 @@ func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*systemKind); ok {
 		p = k.l
 	}
-	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true}, nil
+	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load}, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {
