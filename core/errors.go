@@ -127,6 +127,9 @@ type BlockClass struct {
 	// format of the resource and the rule's name:
 	// `%s is failing: circuit breaker "%s" is open`.
 	Detail string
+	// says is the state a block of a rule that is no quota names
+	// (shedBlock); "" for a quota, whose limit is named instead.
+	says string
 	// reason is the index in reason.Names that Totals.BlockedBy counts the
 	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
 	// the kind's of the rule enforcing it.
@@ -161,25 +164,35 @@ func capacityBlock(code uint32, reason string, quota bool, detail string) BlockC
 		GRPCCode: code, Reason: reason, Quota: quota, Detail: detail}
 }
 
-// Error describes the block.
+// shedBlock is the class of a rule that is no quota, which sheds requests
+// while its state lasts (a breaker, a system rule): 503, Unavailable, the
+// problem detail detail, and says, that state, in BlockedError.Error.
+func shedBlock(reason, detail, says string) BlockClass {
+	c := capacityBlock(grpcUnavailable, reason, false, detail)
+	c.says = says
+	return c
+}
+
+// Error describes the block: the rule's limit, or the state its class
+// says (a circuit open), and when to retry.
 func (e *BlockedError) Error() string {
-	var s string
+	says := e.Class().says
+	s := fmt.Sprintf("sluice: %s blocked by %s rule %q: ", e.Resource, e.Kind, e.Rule)
 	switch {
-	case e.Kind == KindBreaker:
-		s = fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
-	case e.Kind == KindSystem && e.Never:
-		s = fmt.Sprintf("sluice: %s blocked by system rule %q: it asks more than the threshold %d; the request will never pass", e.Resource, e.Rule, e.Limit)
-	case e.Kind == KindSystem:
-		s = fmt.Sprintf("sluice: %s blocked by system rule %q: the service is overloaded, retry after %s", e.Resource, e.Rule, e.RetryAfter)
-	case e.Never && e.Window == 0:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit)
-	case e.Never:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit, e.Window)
+	case says != "" && e.Never:
+		s += fmt.Sprintf("it asks more than the threshold %d", e.Limit)
+	case says != "":
+		s += says
 	case e.Window == 0:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
+		s += fmt.Sprintf("%d in flight", e.Limit)
 	default:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",
-			e.Resource, e.Kind, e.Rule, e.Limit, e.Window, e.RetryAfter)
+		s += fmt.Sprintf("limit %d per %s", e.Limit, e.Window)
+	}
+	switch {
+	case e.Never:
+		s += "; the request will never pass"
+	case says != "" || e.Window != 0:
+		s += ", retry after " + e.RetryAfter.String()
 	}
 	var others []string
 	for _, p := range e.Policies {

@@ -31,7 +31,7 @@ func systemSpec() kindSpec {
 		schema: []any{map[string]any{"if": cpu,
 			"then": map[string]any{"properties": map[string]any{"threshold": map[string]any{"maximum": 1}}},
 			"else": map[string]any{"properties": map[string]any{"strategy": map[string]any{"not": map[string]any{"const": "bbr"}}}}}},
-		block:   capacityBlock(grpcUnavailable, "OVERLOADED", false, `%s is overloaded: system rule "%s" sheds requests`),
+		block:   shedBlock("OVERLOADED", `%s is overloaded: system rule "%s" sheds requests`, "the service is overloaded"),
 		summary: systemSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return g.newSystemKind(r, prev)

@@ -363,7 +363,7 @@ func (d KindDef) spec() kindSpec {
 			bk := builtin.find(base.Kind)
 			l, t, err := bk.limiter(g, base, prev)
 			c := d.Block
-			c.reason = bk.block.reason
+			c.reason, c.says = bk.block.reason, bk.block.says
 			t.class = &c
 			return l, t, err
 		},
