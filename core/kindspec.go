@@ -35,6 +35,8 @@ type kindSpec struct {
 	schema []any
 	// block is how the kind's blocks are answered.
 	block BlockClass
+	// slots is KindInfo.Slots.
+	slots bool
 	// summary describes the kind's own fields of a rule for people (see
 	// Rule.Summary).
 	summary func(b *strings.Builder, r *Rule)
@@ -212,6 +214,10 @@ type KindInfo struct {
 	Given []string
 	// Block is how its blocks are answered.
 	Block BlockClass
+	// Slots is true when its rules' limit is a fixed count of slots, one
+	// for each request in flight (RuleStats.InFlight), which exporters
+	// report by rule.
+	Slots bool
 }
 
 // Kinds returns the built-in kinds of rules, in a fixed order: flow,
@@ -227,7 +233,7 @@ func Kinds() []KindInfo {
 
 // info returns k as a KindInfo.
 func (k *kindSpec) info() KindInfo {
-	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block}
+	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
 	for _, f := range k.fields {
 		out.Fields = append(out.Fields, f.key)
 		if f.given {
