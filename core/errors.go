@@ -2,8 +2,6 @@ package core
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 )
 
@@ -171,39 +169,6 @@ func shedBlock(reason, detail, says string) BlockClass {
 	c := capacityBlock(grpcUnavailable, reason, false, detail)
 	c.says = says
 	return c
-}
-
-// Error describes the block: the rule's limit, or the state its class
-// says (a circuit open), and when to retry.
-func (e *BlockedError) Error() string {
-	says := e.Class().says
-	s := fmt.Sprintf("sluice: %s blocked by %s rule %q: ", e.Resource, e.Kind, e.Rule)
-	switch {
-	case says != "" && e.Never:
-		s += fmt.Sprintf("it asks more than the threshold %d", e.Limit)
-	case says != "":
-		s += says
-	case e.Window == 0:
-		s += fmt.Sprintf("%d in flight", e.Limit)
-	default:
-		s += fmt.Sprintf("limit %d per %s", e.Limit, e.Window)
-	}
-	switch {
-	case e.Never:
-		s += "; the request will never pass"
-	case says != "" || e.Window != 0:
-		s += ", retry after " + e.RetryAfter.String()
-	}
-	var others []string
-	for _, p := range e.Policies {
-		if p.Blocked && p.Rule != e.Rule {
-			others = append(others, fmt.Sprintf("%q", p.Rule))
-		}
-	}
-	if len(others) > 0 {
-		s += " (also rejected by " + strings.Join(others, ", ") + ")"
-	}
-	return s
 }
 
 // Is reports whether target is ErrBlocked.
