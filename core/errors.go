@@ -11,14 +11,9 @@ var ErrBlocked = errors.New("sluice: blocked")
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
 // its limit, the quota left, when to retry, and the quota policies of every
-// rule that applied. Enter may return the same BlockedError for several
+// rule that applied (see "Blocked requests" in the package doc for which
+// rules are asked). Enter may return the same BlockedError for several
 // requests rejected alike: it must not be changed.
-//
-// Enter asks every rule that applies, also after one rejected the request
-// (the later ones without keeping their permits), so that RetryAfter is the
-// latest time any of them allows, not the first one's. Rules kept in a store
-// are not asked after a rejection: a round trip per rejected request would
-// let a flood that is rejected anyway load the store.
 type BlockedError struct {
 	Resource string // the resource entered
 	// Rule is the name of the rule that decided the response: one that
