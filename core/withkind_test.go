@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func TestBlockOfAKindOfItsOwnSaysItsEnforcersState(t *testing.T) {
 				MinRequests: 2, Window: 10 * time.Second, OpenFor: 5 * time.Second}
 		}}
 	fc := clock.NewFake(time.Second)
-	g, err := core.New(core.WithClock(fc), core.WithKind(d),
+	g, err := core.New(core.WithClock(fc), core.WithKind(d), core.WithLogger(slog.New(slog.DiscardHandler)),
 		core.WithRules(core.Rule{Name: "down", Resource: "POST /pay", Kind: "outage", Threshold: 0.5}))
 	require.NoError(t, err)
 	defer g.Close()
@@ -88,4 +89,18 @@ func TestBlockOfAKindOfItsOwnSaysItsEnforcersState(t *testing.T) {
 	}
 	_, err = g.Enter(context.Background(), "POST /pay")
 	assert.EqualError(t, err, `sluice: POST /pay blocked by outage rule "down": circuit open, retry after 5s`)
+}
+
+// TestOnlyConcurrencyHoldsSlots checks the descriptors' Slots, which the
+// exporters read for a rule's requests in flight: concurrency rules hold a
+// fixed count of slots; adaptive and system rules count requests in flight
+// too, against a limit that moves or a threshold, and are not reported so.
+func TestOnlyConcurrencyHoldsSlots(t *testing.T) {
+	var slots []core.Kind
+	for _, k := range core.Kinds() {
+		if k.Slots {
+			slots = append(slots, k.Kind)
+		}
+	}
+	assert.Equal(t, []core.Kind{core.KindConcurrency}, slots)
 }
