@@ -34,13 +34,9 @@
 // advertise.
 //
 // With one flow rule, Enter reads the monotonic clock once, to decide and to
-// time the request; Exit reads it again for one request in 8 (and for
-// every request when a rule reads response times), whose response time
-// then stands for the others' (see ResourceStats), so that a response time
-// is true however busy the host is; they touch a handful of atomics and do
-// not allocate,
-// and neither does a block: requests rejected alike share one
-// *BlockedError, which callers must not modify.
+// time the request, and Exit for a sample of the requests (see Time); they
+// touch a handful of atomics and do not allocate, and neither does a block
+// (see Blocked requests).
 //
 // # Resources
 //
@@ -105,8 +101,8 @@
 //	token-bucket     one compare-and-swap            at most Limit + Burst + d*Limit/Window in any d
 //	leaky-bucket     one compare-and-swap            admitted requests at least Window/Limit apart
 //
-// Rules decide on the monotonic clock, so these bounds hold however late
-// the Guard's goroutines run on a busy host, and no retry hint is early.
+// These bounds hold however late the Guard's goroutines run on a busy
+// host, and no retry hint is early (see Time).
 //
 // Token and leaky buckets, of flow rules and of every hotspot value, are
 // exact up to one request per nanosecond: a request costs Window/Limit,

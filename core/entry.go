@@ -127,38 +127,6 @@ type ending struct {
 	brk     breaker.Ticket
 }
 
-// Quota is one quota policy of a request after a decision, as the
-// RateLimit header fields describe it: a rate limit (flow or hotspot rule)
-// admits Limit requests per Window; a concurrency limit (Window 0) admits
-// Limit requests in flight.
-type Quota struct {
-	Rule string // the rule's name
-	// Limit is the rule's configured limit (a warm-up ramp's lower limit
-	// in force is not advertised: Remaining shows it), with a token
-	// bucket's burst: the most requests the rule ever admits at once.
-	Limit int64
-	// Window is the period of Limit: the rule's window, or, for a token
-	// bucket with a burst, the time it takes to refill Limit tokens, so
-	// that Limit per Window is the bucket's rate. 0 for concurrency.
-	Window time.Duration
-	// Remaining is the quota left after the decision (before it, for a
-	// request that was rejected): at most Limit.
-	Remaining int64
-	// Reset is an upper bound on the time until the full quota is available
-	// again if no request arrives: the window for window algorithms, the
-	// time to refill the bucket for token and leaky buckets. For a rule
-	// that rejected the request (Blocked) it is instead the time after
-	// which it would admit it, rounded up to the millisecond, 0 if it
-	// never will or is a concurrency limit; and for a rate limit that
-	// admitted the request but has no quota left (Remaining 0), the
-	// time from when the request proceeds until it would admit the next,
-	// rounded up to the millisecond: what a rejection right after it says.
-	Reset time.Duration
-	// Blocked is true when the rule rejected the request (in
-	// BlockedError.Policies only).
-	Blocked bool
-}
-
 // quota returns the quota policy of the rule of rs after a decision that
 // left remaining under the limit lim (the value's, for a hotspot rule).
 func (rs *ruleState) quota(lim, remaining int64) Quota {

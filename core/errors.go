@@ -2,8 +2,6 @@ package core
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 )
 
@@ -13,14 +11,9 @@ var ErrBlocked = errors.New("sluice: blocked")
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
 // its limit, the quota left, when to retry, and the quota policies of every
-// rule that applied. Enter may return the same BlockedError for several
+// rule that applied (see "Blocked requests" in the package doc for which
+// rules are asked). Enter may return the same BlockedError for several
 // requests rejected alike: it must not be changed.
-//
-// Enter asks every rule that applies, also after one rejected the request
-// (the later ones without keeping their permits), so that RetryAfter is the
-// latest time any of them allows, not the first one's. Rules kept in a store
-// are not asked after a rejection: a round trip per rejected request would
-// let a flood that is rejected anyway load the store.
 type BlockedError struct {
 	Resource string // the resource entered
 	// Rule is the name of the rule that decided the response: one that
@@ -68,6 +61,38 @@ type BlockedError struct {
 	class *BlockClass
 }
 
+// Quota is one quota policy of a request after a decision, as the
+// RateLimit header fields describe it: a rate limit (flow or hotspot rule)
+// admits Limit requests per Window; a concurrency limit (Window 0) admits
+// Limit requests in flight.
+type Quota struct {
+	Rule string // the rule's name
+	// Limit is the rule's configured limit (a warm-up ramp's lower limit
+	// in force is not advertised: Remaining shows it), with a token
+	// bucket's burst: the most requests the rule ever admits at once.
+	Limit int64
+	// Window is the period of Limit: the rule's window, or, for a token
+	// bucket with a burst, the time it takes to refill Limit tokens, so
+	// that Limit per Window is the bucket's rate. 0 for concurrency.
+	Window time.Duration
+	// Remaining is the quota left after the decision (before it, for a
+	// request that was rejected): at most Limit.
+	Remaining int64
+	// Reset is an upper bound on the time until the full quota is available
+	// again if no request arrives: the window for window algorithms, the
+	// time to refill the bucket for token and leaky buckets. For a rule
+	// that rejected the request (Blocked) it is instead the time after
+	// which it would admit it, rounded up to the millisecond, 0 if it
+	// never will or is a concurrency limit; and for a rate limit that
+	// admitted the request but has no quota left (Remaining 0), the
+	// time from when the request proceeds until it would admit the next,
+	// rounded up to the millisecond: what a rejection right after it says.
+	Reset time.Duration
+	// Blocked is true when the rule rejected the request (in
+	// BlockedError.Policies only).
+	Blocked bool
+}
+
 // BlockClass is how the blocks of a kind of rule are answered, which the
 // adapters read (BlockedError.Class) rather than the kind: a request that
 // can never pass (BlockedError.Never) is answered as such whatever its
@@ -95,6 +120,9 @@ type BlockClass struct {
 	// format of the resource and the rule's name:
 	// `%s is failing: circuit breaker "%s" is open`.
 	Detail string
+	// says is the state a block of a rule that is no quota names
+	// (shedBlock); "" for a quota, whose limit is named instead.
+	says string
 	// reason is the index in reason.Names that Totals.BlockedBy counts the
 	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
 	// the kind's of the rule enforcing it.
@@ -129,36 +157,13 @@ func capacityBlock(code uint32, reason string, quota bool, detail string) BlockC
 		GRPCCode: code, Reason: reason, Quota: quota, Detail: detail}
 }
 
-// Error describes the block.
-func (e *BlockedError) Error() string {
-	var s string
-	switch {
-	case e.Kind == KindBreaker:
-		s = fmt.Sprintf("sluice: %s blocked by breaker rule %q: circuit open, retry after %s", e.Resource, e.Rule, e.RetryAfter)
-	case e.Kind == KindSystem && e.Never:
-		s = fmt.Sprintf("sluice: %s blocked by system rule %q: it asks more than the threshold %d; the request will never pass", e.Resource, e.Rule, e.Limit)
-	case e.Kind == KindSystem:
-		s = fmt.Sprintf("sluice: %s blocked by system rule %q: the service is overloaded, retry after %s", e.Resource, e.Rule, e.RetryAfter)
-	case e.Never && e.Window == 0:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit)
-	case e.Never:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s; the request will never pass", e.Resource, e.Kind, e.Rule, e.Limit, e.Window)
-	case e.Window == 0:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: %d in flight", e.Resource, e.Kind, e.Rule, e.Limit)
-	default:
-		s = fmt.Sprintf("sluice: %s blocked by %s rule %q: limit %d per %s, retry after %s",
-			e.Resource, e.Kind, e.Rule, e.Limit, e.Window, e.RetryAfter)
-	}
-	var others []string
-	for _, p := range e.Policies {
-		if p.Blocked && p.Rule != e.Rule {
-			others = append(others, fmt.Sprintf("%q", p.Rule))
-		}
-	}
-	if len(others) > 0 {
-		s += " (also rejected by " + strings.Join(others, ", ") + ")"
-	}
-	return s
+// shedBlock is the class of a rule that is no quota, which sheds requests
+// while its state lasts (a breaker, a system rule): 503, Unavailable, the
+// problem detail detail, and says, that state, in BlockedError.Error.
+func shedBlock(reason, detail, says string) BlockClass {
+	c := capacityBlock(grpcUnavailable, reason, false, detail)
+	c.says = says
+	return c
 }
 
 // Is reports whether target is ErrBlocked.

@@ -164,8 +164,8 @@ type config struct {
 	logger       *slog.Logger
 	unmatched    time.Duration
 	sources      []ParamSource
-	systemSource SystemSource
-	kinds        []kindSpec // WithKind's
+	systemSource system.Source // WithSystemSource's
+	kinds        []kindSpec    // WithKind's
 }
 
 // Option configures a Guard made by New.
@@ -341,6 +341,24 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 		rs.holds = rs.holds || rs.exits
 	}
 	return rs, nil
+}
+
+// newSampler returns the sampler of the Guard's host signals, from s, or
+// from the host when s is nil, scheduled on c.
+func newSampler(s system.Source, c clock.Clock) *system.Sampler {
+	if s == nil {
+		s = system.NewHost("/", sysclock.New(), nil)
+	}
+	return system.NewSampler(s, c)
+}
+
+// samples reports whether a rule of set reads CPU usage, and the load
+// average (traits.cpu, traits.load).
+func (set *ruleSet) samples() (cpu, load bool) {
+	for _, rs := range set.rules {
+		cpu, load = cpu || rs.cpu, load || rs.load
+	}
+	return cpu, load
 }
 
 // bind returns the rules of set that apply to name.

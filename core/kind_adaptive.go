@@ -110,13 +110,3 @@ func (k *adaptiveKind) stats(out *RuleStats, _ int64) {
 	out.Adaptive = &AdaptiveStats{Limit: k.c.Limit(), RecentRT: recent, MinRT: minimum}
 	out.Limit, out.Use, out.HasUse = out.Adaptive.Limit, out.InFlight, true
 }
-
-// AdaptiveStats are the state of an adaptive rule (RuleStats.Adaptive).
-type AdaptiveStats struct {
-	// Limit is the limit on requests in flight in force.
-	Limit int64
-	// RecentRT is the average response time of the requests that ended in
-	// the controller's last interval, MinRT the baseline it compares it
-	// with; both 0 until the first interval ends.
-	RecentRT, MinRT time.Duration
-}

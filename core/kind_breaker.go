@@ -27,7 +27,7 @@ func breakerSpec() kindSpec {
 			r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
 			return r
 		},
-		block:   capacityBlock(grpcUnavailable, "CIRCUIT_OPEN", false, `%s is failing: circuit breaker "%s" is open`),
+		block:   shedBlock("CIRCUIT_OPEN", `%s is failing: circuit breaker "%s" is open`, "circuit open"),
 		summary: breakerSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newBreakerKind(r, prev, g.reporter)

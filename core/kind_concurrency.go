@@ -18,6 +18,7 @@ func concurrencySpec() kindSpec {
 			}
 		},
 		block:   capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
+		slots:   true,
 		summary: concurrencySummary,
 		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return newConcKind(r, prev)

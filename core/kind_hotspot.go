@@ -182,15 +182,6 @@ func (k *hotspotKind) stats(out *RuleStats, _ int64) {
 	}
 }
 
-// BlockedValue is a value of a hotspot rule's param and the permits the
-// rule blocked with it, since the value was counted (see
-// WithTopBlockedValues): at most Error more than the true count.
-type BlockedValue struct {
-	Value   string `json:"value"` // the empty string for requests without the param
-	Blocked int64  `json:"blocked"`
-	Error   int64  `json:"error"`
-}
-
 // maxTopBlocked bounds the k of WithTopBlockedValues.
 const maxTopBlocked = 100
 

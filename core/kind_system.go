@@ -9,7 +9,6 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
-	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 )
 
@@ -32,7 +31,7 @@ func systemSpec() kindSpec {
 		schema: []any{map[string]any{"if": cpu,
 			"then": map[string]any{"properties": map[string]any{"threshold": map[string]any{"maximum": 1}}},
 			"else": map[string]any{"properties": map[string]any{"strategy": map[string]any{"not": map[string]any{"const": "bbr"}}}}}},
-		block:   capacityBlock(grpcUnavailable, "OVERLOADED", false, `%s is overloaded: system rule "%s" sheds requests`),
+		block:   shedBlock("OVERLOADED", `%s is overloaded: system rule "%s" sheds requests`, "the service is overloaded"),
 		summary: systemSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			return g.newSystemKind(r, prev)
@@ -117,27 +116,6 @@ func WithSystemSource(s SystemSource) Option {
 	})
 }
 
-// newSampler returns the sampler of the Guard's host signals, from s, or
-// from the host when s is nil, scheduled on c.
-func newSampler(s SystemSource, c clock.Clock) *system.Sampler {
-	if s == nil {
-		s = system.NewHost("/", sysclock.New(), nil)
-	}
-	return system.NewSampler(s, c)
-}
-
-// samples reports whether a rule of set reads CPU usage, and the load
-// average.
-func (set *ruleSet) samples() (cpu, load bool) {
-	for _, rs := range set.rules {
-		if k, ok := rs.lim.(*systemKind); ok {
-			cpu = cpu || k.l.Config().Signal == system.CPU
-			load = load || k.l.Config().Signal == system.Load
-		}
-	}
-	return cpu, load
-}
-
 // systemKind is a system rule.
 type systemKind struct {
 	l      *system.Limiter
@@ -156,7 +134,7 @@ func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*systemKind); ok {
 		p = k.l
 	}
-	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true}, nil
+	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load}, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {
@@ -226,15 +204,4 @@ func (k *systemKind) stats(out *RuleStats, now int64) {
 		out.Limit, out.Use, out.HasUse = int64(b), out.InFlight, true
 	}
 	out.System = s
-}
-
-// SystemStats are the state of a system rule (RuleStats.System).
-type SystemStats struct {
-	// Pass counts the requests the rule admitted over the last second,
-	// AvgRT and MinRT the average and lowest response time of those that
-	// completed over it (0 when none did).
-	Pass         int64
-	AvgRT, MinRT time.Duration
-	// Host is the latest reading of the signal cpu or load.
-	Host float64
 }

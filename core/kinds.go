@@ -46,6 +46,9 @@ type traits struct {
 	gate    bool // a breaker: asked first, it is no quota policy and limits no count
 	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
 	adapts  bool // its limit moves: a request above it now may pass later
+	// cpu and load are true when it reads the host's CPU usage or load
+	// average: the Guard samples them while the rule is in force.
+	cpu, load bool
 	// class is how the kind's blocks are answered (kindSpec.block).
 	class *BlockClass
 }

@@ -35,6 +35,8 @@ type kindSpec struct {
 	schema []any
 	// block is how the kind's blocks are answered.
 	block BlockClass
+	// slots is KindInfo.Slots.
+	slots bool
 	// summary describes the kind's own fields of a rule for people (see
 	// Rule.Summary).
 	summary func(b *strings.Builder, r *Rule)
@@ -199,6 +201,39 @@ func (e *BlockedError) Class() BlockClass {
 	return quotaBlock()
 }
 
+// Error describes the block: the rule's limit, or the state its class
+// says (a circuit open), and when to retry.
+func (e *BlockedError) Error() string {
+	says := e.Class().says
+	s := fmt.Sprintf("sluice: %s blocked by %s rule %q: ", e.Resource, e.Kind, e.Rule)
+	switch {
+	case says != "" && e.Never:
+		s += fmt.Sprintf("it asks more than the threshold %d", e.Limit)
+	case says != "":
+		s += says
+	case e.Window == 0:
+		s += fmt.Sprintf("%d in flight", e.Limit)
+	default:
+		s += fmt.Sprintf("limit %d per %s", e.Limit, e.Window)
+	}
+	switch {
+	case e.Never:
+		s += "; the request will never pass"
+	case says != "" || e.Window != 0:
+		s += ", retry after " + e.RetryAfter.String()
+	}
+	var others []string
+	for _, p := range e.Policies {
+		if p.Blocked && p.Rule != e.Rule {
+			others = append(others, fmt.Sprintf("%q", p.Rule))
+		}
+	}
+	if len(others) > 0 {
+		s += " (also rejected by " + strings.Join(others, ", ") + ")"
+	}
+	return s
+}
+
 // KindInfo describes a kind of rule for tools that list kinds (a
 // dashboard, a rules checker, exporters).
 type KindInfo struct {
@@ -212,6 +247,10 @@ type KindInfo struct {
 	Given []string
 	// Block is how its blocks are answered.
 	Block BlockClass
+	// Slots is true when its rules' limit is a fixed count of slots, one
+	// for each request in flight (RuleStats.InFlight), which exporters
+	// report by rule.
+	Slots bool
 }
 
 // Kinds returns the built-in kinds of rules, in a fixed order: flow,
@@ -227,7 +266,7 @@ func Kinds() []KindInfo {
 
 // info returns k as a KindInfo.
 func (k *kindSpec) info() KindInfo {
-	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block}
+	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
 	for _, f := range k.fields {
 		out.Fields = append(out.Fields, f.key)
 		if f.given {
@@ -363,7 +402,7 @@ func (d KindDef) spec() kindSpec {
 			bk := builtin.find(base.Kind)
 			l, t, err := bk.limiter(g, base, prev)
 			c := d.Block
-			c.reason = bk.block.reason
+			c.reason, c.says = bk.block.reason, bk.block.says
 			t.class = &c
 			return l, t, err
 		},

@@ -66,11 +66,14 @@ func WithLogger(l *slog.Logger) Option {
 // requests, per rule.
 const blockLogInterval = 10 * time.Second
 
-// Reporter bounds: queued reports, and the log's rate and burst.
+// Reporter bounds: queued reports, the log's rate and burst, and the
+// rules a record lists (of rules whose resource was normalized, or that
+// match no route).
 const (
-	reportQueue = 1024
-	logRate     = 10 // records per second
-	logBurst    = 20
+	reportQueue    = 1024
+	logRate        = 10 // records per second
+	logBurst       = 20
+	maxLoggedRules = 20
 )
 
 // report is one thing the reporter tells: exactly one field is set.
@@ -271,7 +274,7 @@ type watch struct {
 }
 
 func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedResources)}
+	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedRules)}
 }
 
 // rulesSet is called by SetRules once set replaced prev (nil at New): it

@@ -406,10 +406,6 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 	return r
 }
 
-// maxLoggedResources bounds the rules a log record of normalized resources
-// lists.
-const maxLoggedResources = 20
-
 // logNormalized logs at Info, in one record, the rules of rules whose
 // resource norm (their normalized copy) writes in canonical form, so that
 // the rules file can be corrected; it logs nothing when there are none.
@@ -420,7 +416,7 @@ func logNormalized(log *slog.Logger, rules, norm []Rule) {
 		if rules[i].Resource == norm[i].Resource {
 			continue
 		}
-		if n++; len(changed) < maxLoggedResources {
+		if n++; len(changed) < maxLoggedRules {
 			changed = append(changed, fmt.Sprintf("rules[%d] (%s): %s is %s", i, norm[i].Name, quote(rules[i].Resource), quote(norm[i].Resource)))
 		}
 	}

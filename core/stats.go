@@ -157,6 +157,36 @@ type RuleStats struct {
 	Unmatched bool
 }
 
+// AdaptiveStats are the state of an adaptive rule (RuleStats.Adaptive).
+type AdaptiveStats struct {
+	// Limit is the limit on requests in flight in force.
+	Limit int64
+	// RecentRT is the average response time of the requests that ended in
+	// the controller's last interval, MinRT the baseline it compares it
+	// with; both 0 until the first interval ends.
+	RecentRT, MinRT time.Duration
+}
+
+// SystemStats are the state of a system rule (RuleStats.System).
+type SystemStats struct {
+	// Pass counts the requests the rule admitted over the last second,
+	// AvgRT and MinRT the average and lowest response time of those that
+	// completed over it (0 when none did).
+	Pass         int64
+	AvgRT, MinRT time.Duration
+	// Host is the latest reading of the signal cpu or load.
+	Host float64
+}
+
+// BlockedValue is a value of a hotspot rule's param and the permits the
+// rule blocked with it, since the value was counted (see
+// WithTopBlockedValues): at most Error more than the true count.
+type BlockedValue struct {
+	Value   string `json:"value"` // the empty string for requests without the param
+	Blocked int64  `json:"blocked"`
+	Error   int64  `json:"error"`
+}
+
 // Snapshot is the state of a Guard at one time: its resources' and rules'
 // statistics and its stores' health.
 type Snapshot struct {

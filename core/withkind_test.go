@@ -1,12 +1,16 @@
 package core_test
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
 )
 
 // TestWithKindRefusesMalformedKinds checks that New names what is wrong
@@ -64,4 +68,39 @@ func TestWithKindEnforcingRuleProblems(t *testing.T) {
 func TestSummaryOfAKindOfItsOwn(t *testing.T) {
 	assert.Equal(t, "limit 2, window 1m0s", core.Rule{Kind: "budget", Resource: "*", Limit: 2, Window: time.Minute}.Summary())
 	assert.Equal(t, "5 per 1s, token-bucket, burst 2", core.Rule{Kind: core.KindFlow, Limit: 5, Window: time.Second, Algorithm: core.AlgorithmTokenBucket, Burst: 2}.Summary())
+}
+
+// TestBlockOfAKindOfItsOwnSaysItsEnforcersState checks that the error of a
+// block by a rule of a Guard's kind that a breaker enforces names the
+// breaker's state and retry time, as a breaker rule's does, not a limit.
+func TestBlockOfAKindOfItsOwnSaysItsEnforcersState(t *testing.T) {
+	d := core.KindDef{Kind: "outage", Fields: []string{"threshold"}, Block: core.BlockClass{Status: 503, GRPCCode: 14},
+		Enforce: func(r core.Rule) core.Rule {
+			return core.Rule{Kind: core.KindBreaker, Strategy: "error-ratio", Threshold: r.Threshold,
+				MinRequests: 2, Window: 10 * time.Second, OpenFor: 5 * time.Second}
+		}}
+	fc := clock.NewFake(time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithKind(d), core.WithLogger(slog.New(slog.DiscardHandler)),
+		core.WithRules(core.Rule{Name: "down", Resource: "POST /pay", Kind: "outage", Threshold: 0.5}))
+	require.NoError(t, err)
+	defer g.Close()
+	for range 2 {
+		require.NoError(t, call(g, fc, "POST /pay", 0, errFailed))
+	}
+	_, err = g.Enter(context.Background(), "POST /pay")
+	assert.EqualError(t, err, `sluice: POST /pay blocked by outage rule "down": circuit open, retry after 5s`)
+}
+
+// TestOnlyConcurrencyHoldsSlots checks the descriptors' Slots, which the
+// exporters read for a rule's requests in flight: concurrency rules hold a
+// fixed count of slots; adaptive and system rules count requests in flight
+// too, against a limit that moves or a threshold, and are not reported so.
+func TestOnlyConcurrencyHoldsSlots(t *testing.T) {
+	var slots []core.Kind
+	for _, k := range core.Kinds() {
+		if k.Slots {
+			slots = append(slots, k.Kind)
+		}
+	}
+	assert.Equal(t, []core.Kind{core.KindConcurrency}, slots)
 }

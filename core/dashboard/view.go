@@ -8,21 +8,16 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// snapshot is the JSON the dashboard's page polls (see package doc): a
-// core.Snapshot with durations in milliseconds and lower-camel keys.
+// snapshot is the JSON the dashboard's page polls: the package doc
+// describes it, and its parts below, field by field.
 type snapshot struct {
-	Time          time.Time  `json:"time"` // wall clock of the server
+	Time          time.Time  `json:"time"`
 	Resources     []resource `json:"resources"`
 	Rules         []rule     `json:"rules"`
 	Stores        []store    `json:"stores"`
 	DroppedEvents int64      `json:"droppedEvents"`
-	// HistoryEnd places the series of the resources' and rules' History
-	// in time: their last point is the second ending at HistoryEnd (the
-	// server's wall clock), the point before it the second before, and so
-	// on. HistoryAt is HistoryEnd on the Guard's clock, in milliseconds:
-	// the page asks for the points after it with api/snapshot?after=HistoryAt.
-	HistoryEnd time.Time `json:"historyEnd"`
-	HistoryAt  int64     `json:"historyAt"`
+	HistoryEnd    time.Time  `json:"historyEnd"`
+	HistoryAt     int64      `json:"historyAt"`
 }
 
 // series are values per second, oldest first; null (NaN in Go) where not
@@ -46,7 +41,6 @@ func (s series) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-// resource is a resource's statistics: over the last second, and totals.
 type resource struct {
 	Name     string  `json:"name"`
 	InFlight int64   `json:"inFlight"`
@@ -58,28 +52,20 @@ type resource struct {
 	MinRTMs  float64 `json:"minRtMs"`
 	Peak     int64   `json:"peak"`
 	Total    totals  `json:"total"`
-	// History is the resource's history (core.ResourceHistory), by
-	// series: "pass", "block" and "error" per second, "avgRtMs",
-	// "p50RtMs" and "p99RtMs" the average response time of each second and
-	// its percentiles; absent for the resources beyond those the Guard
-	// keeps one for.
+	// History is the resource's history (core.ResourceHistory), by series.
 	History map[string]series `json:"history,omitempty"`
 }
 
-// totals are a resource's counts since the Guard first saw it.
 type totals struct {
-	Pass     int64   `json:"pass"`
-	Block    int64   `json:"block"`
-	Complete int64   `json:"complete"`
-	Error    int64   `json:"error"`
-	RTMs     float64 `json:"rtMs"`    // total response time of the completed requests
-	AvgRTMs  float64 `json:"avgRtMs"` // RTMs / Complete; 0 when none completed
-	// BlockedBy counts the blocked requests by reason: the kind of the rule
-	// that blocked them, "fallback" or "cancelled" (core.Totals.BlockedBy).
+	Pass      int64            `json:"pass"`
+	Block     int64            `json:"block"`
+	Complete  int64            `json:"complete"`
+	Error     int64            `json:"error"`
+	RTMs      float64          `json:"rtMs"`
+	AvgRTMs   float64          `json:"avgRtMs"` // RTMs / Complete; 0 when none completed
 	BlockedBy map[string]int64 `json:"blockedBy"`
 }
 
-// rule is a rule in force and its statistics.
 type rule struct {
 	Name         string   `json:"name"`
 	Kind         string   `json:"kind"`
@@ -90,41 +76,25 @@ type rule struct {
 	Fallbacks    int64    `json:"fallbacks"`
 	InFlight     int64    `json:"inFlight"`
 	Breaker      *breaker `json:"breaker,omitempty"`
-	// Evaluated counts the requests the rule was checked against
-	// (core.RuleStats.Evaluated).
-	Evaluated int64 `json:"evaluated"`
-	// Resources are the first 10, in order, of the
-	// resources the rule applied to; ResourceCount counts them all.
+	Evaluated    int64    `json:"evaluated"`
+	// Resources are the first maxRuleResources of RuleStats.Resources.
 	Resources     []string `json:"resources"`
 	ResourceCount int      `json:"resourceCount"`
-	// Unmatched is true when the rule applied to no request for
-	// core.WithUnmatchedAfter since it was set or changed.
-	Unmatched bool `json:"unmatched"`
-	// Shadow is true for a rule in shadow mode (core.Rule.Shadow):
-	// evaluated and counted, never enforced. Shadowed counts the requests
-	// it would have blocked over the last second, ShadowedTotal since it
-	// was set.
-	Shadow        bool  `json:"shadow"`
-	Shadowed      int64 `json:"shadowed"`
-	ShadowedTotal int64 `json:"shadowedTotal"`
-	// Algorithm is a flow or hotspot rule's algorithm.
-	Algorithm string `json:"algorithm,omitempty"`
-	// WindowMs is the rule's window, 0 for kinds without one: the page
-	// draws a flow rule's limit per second on its resource's chart.
-	WindowMs float64 `json:"windowMs"`
-	// History is the rule's history (core.RuleHistory), by series:
-	// "blocked", "shadowed" and "evaluated" per second, the "limit" in
-	// force and the "use" of it.
-	History map[string]series `json:"history,omitempty"`
-	// TopBlocked are the values of a hotspot rule's param it blocked most
-	// (core.WithTopBlockedValues), highest first; absent without.
+	Unmatched     bool     `json:"unmatched"`
+	Shadow        bool     `json:"shadow"`
+	Shadowed      int64    `json:"shadowed"`
+	ShadowedTotal int64    `json:"shadowedTotal"`
+	Algorithm     string   `json:"algorithm,omitempty"`
+	// WindowMs is the rule's window: the page draws a flow rule's limit
+	// per second on its resource's chart.
+	WindowMs   float64             `json:"windowMs"`
+	History    map[string]series   `json:"history,omitempty"` // core.RuleHistory, by series
 	TopBlocked []core.BlockedValue `json:"topBlocked,omitempty"`
 }
 
 // maxRuleResources bounds the resources listed per rule (rule.Resources).
 const maxRuleResources = 10
 
-// breaker is the state of a breaker rule.
 type breaker struct {
 	State        string  `json:"state"` // closed, open or half-open
 	Requests     int64   `json:"requests"`
@@ -133,7 +103,6 @@ type breaker struct {
 	RetryAfterMs float64 `json:"retryAfterMs"`
 }
 
-// store is the health of a shared store.
 type store struct {
 	Name      string `json:"name"`
 	Healthy   bool   `json:"healthy"`

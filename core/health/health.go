@@ -9,18 +9,15 @@ import (
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// report is the body Handler serves (see package doc).
+// report is the body Handler serves: the package doc describes it, and
+// its parts below, field by field.
 type report struct {
-	// Ready is false when a requirement fails (RequireStores,
-	// RequireRules); the status is then 503.
-	Ready bool `json:"ready"`
-	// Problems says why it is not ready, one line per failed requirement.
+	Ready    bool     `json:"ready"`
 	Problems []string `json:"problems,omitempty"`
 	Stores   []store  `json:"stores"`
 	Rules    rules    `json:"rules"`
 }
 
-// store is a shared store's state (core.StoreStatus).
 type store struct {
 	Name      string `json:"name"`
 	Healthy   bool   `json:"healthy"`
@@ -28,15 +25,9 @@ type store struct {
 	Fallbacks int64  `json:"fallbacks"`
 }
 
-// rules is the state of the rules in force and of their file.
 type rules struct {
-	// Count is the number of rules in force.
-	Count int `json:"count"`
-	// File is the watched rules file (WithWatcher), "" without one.
-	File string `json:"file,omitempty"`
-	// Error is the problem of the file's last version, which the Guard
-	// refused (it keeps the rules in force); "" when the file's rules are
-	// in force.
+	Count int    `json:"count"`
+	File  string `json:"file,omitempty"`
 	Error string `json:"error,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -103,7 +104,8 @@ type instruments struct {
 	ruleActive, ruleResources                 metric.Int64ObservableUpDownCounter
 	ruleUnmatched                             metric.Int64ObservableGauge
 	breakerState                              metric.Int64ObservableUpDownCounter
-	reasons                                   []string // core.BlockReasons
+	reasons                                   []string        // core.BlockReasons
+	kinds                                     []core.KindInfo // core.Kinds
 	breakerTrips, storeErrors, storeFallbacks metric.Int64ObservableCounter
 	storeHealthy                              metric.Int64ObservableGauge
 	dropped                                   metric.Int64ObservableCounter
@@ -139,7 +141,7 @@ func Register(g *core.Guard, opts ...Option) (metric.Registration, error) {
 	}
 	m := cfg.mp.Meter(scopeName, metric.WithInstrumentationVersion(scopeVersion()))
 	var (
-		in   = instruments{reasons: core.BlockReasons()}
+		in   = instruments{reasons: core.BlockReasons(), kinds: core.Kinds()}
 		errs []error
 	)
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
@@ -241,7 +243,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 		if r.Rule.Store != "" {
 			o.ObserveInt64(in.ruleFallbacks, r.Fallbacks, rule)
 		}
-		if r.Rule.Kind == core.KindConcurrency {
+		if slices.ContainsFunc(in.kinds, func(k core.KindInfo) bool { return k.Kind == r.Rule.Kind && k.Slots }) {
 			o.ObserveInt64(in.ruleActive, r.InFlight, rule)
 		}
 		if r.HasUse {

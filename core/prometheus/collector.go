@@ -29,6 +29,7 @@ type Collector struct {
 	g       *core.Guard
 	w       *rulesfile.Watcher // nil without WithWatcher
 	reasons []string           // core.BlockReasons
+	kinds   []core.KindInfo    // core.Kinds
 	desc    descs
 }
 
@@ -163,7 +164,7 @@ func NewCollector(g *core.Guard, opts ...Option) (*Collector, error) {
 	rule := func(name, help string, more ...string) *prometheus.Desc {
 		return d(name, help, append(slices.Clip(ruleLabels), more...)...)
 	}
-	return &Collector{g: g, w: cfg.watcher, reasons: core.BlockReasons(), desc: descs{
+	return &Collector{g: g, w: cfg.watcher, reasons: core.BlockReasons(), kinds: core.Kinds(), desc: descs{
 		requests:          d("requests_total", "Requests a Guard decided, by resource and result: passed, or the reason they were blocked for: the kind of the rule that blocked them (flow, concurrency, hotspot, breaker, adaptive, system), fallback for a failure policy of a rule whose store failed, cancelled for waits whose context ended (permits, with core.WithCount).", labelResource, labelResult),
 		completed:         d("completed_requests_total", "Admitted requests that exited, by resource.", labelResource),
 		failed:            d("failed_requests_total", "Admitted requests that exited with an error (by default 5xx, handler errors, non-OK gRPC codes), by resource.", labelResource),
@@ -261,7 +262,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if r.Rule.Store != "" {
 			emit(d.ruleFallbacks, counter, float64(r.Fallbacks), name, kind, res)
 		}
-		if r.Rule.Kind == core.KindConcurrency {
+		if slices.ContainsFunc(c.kinds, func(k core.KindInfo) bool { return k.Kind == r.Rule.Kind && k.Slots }) {
 			emit(d.ruleActive, gauge, float64(r.InFlight), name, kind, res)
 		}
 		if r.HasUse {
