@@ -34,7 +34,7 @@
 // advertise.
 //
 // With one flow rule, Enter reads the monotonic clock once, to decide and to
-// time the request; Exit reads it again for one request in 8 (and for
+// time the request; Exit reads it again for one request in 16 (and for
 // every request when a rule reads response times), whose response time
 // then stands for the others' (see ResourceStats), so that a response time
 // is true however busy the host is; they touch a handful of atomics and do
@@ -320,6 +320,6 @@
 // drops no count and lets no limit be bypassed. Requests are timed on the
 // same clock, so a response time is true however busy the host is: every
 // request when a rule reads response times (breaker, adaptive, system),
-// otherwise a sample of one in 8 that stands for the others (see
+// otherwise a sample of one in 16 that stands for the others (see
 // ResourceStats).
 package core
