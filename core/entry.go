@@ -248,7 +248,10 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	if n < 1 {
 		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
 	}
-	res, cached := g.resources.get(resource)
+	res, cached := g.resources.hit(resource), true
+	if res == nil {
+		res, cached = g.resources.get(resource)
+	}
 	b := g.bindingOf(res, resource, cached)
 	cpu := g.resources.picker.Pick()
 	e := Entry{b: b, n: n}

@@ -257,16 +257,22 @@ func newResourceTable(max int) *resourceTable {
 	return t
 }
 
-// get returns the resource of name, creating it if the table has room. The
-// second result is false when name went to the overflow resource.
-func (t *resourceTable) get(name string) (*resource, bool) {
-	hot := &t.hot[len(name)%len(t.hot)]
-	r := hot.Load()
-	if r != nil && r.name == name {
-		return r, true
+// hit returns the resource of name when it is in its hot slot, nil
+// otherwise: small enough to be inlined where a request starts (Enter),
+// before get.
+func (t *resourceTable) hit(name string) *resource {
+	if r := t.hot[len(name)%len(t.hot)].Load(); r != nil && r.name == name {
+		return r
 	}
+	return nil
+}
+
+// get returns the resource of name, not in its hot slot (hit), creating it
+// if the table has room. The second result is false when name went to the
+// overflow resource.
+func (t *resourceTable) get(name string) (*resource, bool) {
 	if found, ok := (*t.read.Load())[name]; ok {
-		if r == nil {
+		if hot := &t.hot[len(name)%len(t.hot)]; hot.Load() == nil {
 			hot.CompareAndSwap(nil, found)
 		}
 		return found, true
