@@ -45,11 +45,11 @@ func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 // after Exit can never end another request. Exit must not be called from two
 // goroutines at once on the same Entry.
 type Entry struct {
-	res    *resource
+	st     *resStripe // the statistics stripe the request was counted in
 	b      *binding
 	start  int64
 	n      int64
-	stripe uint8 // the statistics stripe the request was counted in
+	stripe uint8 // st's index
 	level  uint8 // the request's priority level, for the rules that shed by it
 	// w is the weight of the request's response time in the resource's
 	// statistics: 1 when every request of its binding is timed
@@ -216,10 +216,13 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	if n < 1 {
 		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
 	}
-	res, cached := g.resources.get(resource)
+	res, cached := g.resources.hit(resource), true
+	if res == nil {
+		res, cached = g.resources.get(resource)
+	}
 	b := g.bindingOf(res, resource, cached)
 	cpu := g.resources.picker.Pick()
-	e := Entry{res: res, b: b, n: n}
+	e := Entry{b: b, n: n}
 	var now int64
 	var err error
 	if len(b.rules) > 0 {
@@ -262,7 +265,7 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
-	e.start, e.stripe, e.w = now, i, uint8(w)
+	e.st, e.start, e.stripe, e.w = st, now, i, uint8(w)
 	entered := st.entered.Add(n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
@@ -305,12 +308,11 @@ func (b *binding) waits() bool { return b.wait }
 // permits, and otherwise for one request in rtSampling of each statistics
 // stripe (see rtSampling).
 func (e *Entry) Exit(err error) {
-	res := e.res
-	if res == nil {
+	st := e.st
+	if st == nil {
 		return
 	}
-	e.res = nil // done: later calls do nothing
-	st := &res.stripes[e.stripe]
+	e.st = nil // done: later calls do nothing
 	w := int64(e.w)
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
 		st.exited.Add(1) // out of the in-flight count first (see below)

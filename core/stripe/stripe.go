@@ -64,8 +64,15 @@ func NewPicker() *Picker {
 }
 
 // Pick returns the stripe of the calling goroutine's processor, less than
-// Count().
+// Count(): 0 without asking the pool when that is 1 (GOMAXPROCS 1).
 func (p *Picker) Pick() uint32 {
+	if p.n == 1 {
+		return 0
+	}
+	return p.pick()
+}
+
+func (p *Picker) pick() uint32 {
 	t := p.tokens.Get().(*token)
 	i := p.pickWith(t)
 	p.tokens.Put(t)

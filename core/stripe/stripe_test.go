@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,6 +58,17 @@ func TestOneTokenStays(t *testing.T) {
 		p.pickWith(a)
 	}
 	assert.Equal(t, uint32(0), a.i)
+}
+
+// TestOneStripeNoToken: with one stripe (GOMAXPROCS 1), Pick answers 0
+// without the pool: no token is made.
+func TestOneStripeNoToken(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := NewPicker()
+	for range 3 {
+		assert.Zero(t, p.Pick())
+	}
+	assert.Zero(t, p.next.Load(), "tokens made")
 }
 
 func TestCount(t *testing.T) {
