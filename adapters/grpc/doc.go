@@ -115,11 +115,12 @@
 // # Cost
 //
 // On the pass path the interceptors format nothing and allocate nothing of
-// their own. A call's params go to Enter in a holder from a pool of the
-// Interceptors' (the Guard uses it only during Enter): 7-10 ns of what the
-// interceptor adds. Asking the rules first whether they read params would
-// save it, but a call arriving while SetRules replaces the rules would be
-// decided without them, so the interceptors always lend the holder.
+// their own. A call's params are gathered only when a rule deciding it
+// reads them (core.Guard.EnterLazy), in a holder from a pool of the
+// Interceptors' (the Guard uses it only during Enter): the rules that
+// decide the call are the ones asked, so a call arriving while SetRules
+// replaces the rules is never decided by rules that read params without
+// them.
 // Reading a metadata param costs one allocation, grpc-go's: its
 // metadata.ValueFromIncomingContext, the one way to read one incoming key,
 // returns a copy of the values. Metadata is read only for a param a

@@ -24,7 +24,7 @@ type Interceptors struct {
 	cfg config
 	// params lends the params handed to Enter, which the Guard uses only
 	// during Enter, so that they cost no allocation per call.
-	params sync.Pool // of *callParams
+	params sync.Pool // of *extractors.Params
 }
 
 // New returns the interceptors of g configured by opts, or an error naming
@@ -38,11 +38,7 @@ func New(g *core.Guard, opts ...Option) (*Interceptors, error) {
 		return nil, err
 	}
 	ic := &Interceptors{g: g, cfg: *c}
-	ic.params.New = func() any {
-		c := new(callParams)
-		c.opts[0] = core.WithParams(&c.p)
-		return c
-	}
+	ic.params.New = func() any { return new(extractors.Params) }
 	return ic, nil
 }
 
@@ -246,35 +242,33 @@ func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, t
 	return e, nil
 }
 
-// enterTo enters the call's resource with its params, writing the entry to
-// *e (which saves copying it on the unary server path), and returns
-// Enter's error, which blocked turns into the call's.
+// enterTo enters the call's resource, writing the entry to *e (which saves
+// copying it on the unary server path), and returns Enter's error, which
+// blocked turns into the call's. The call's params are gathered in a holder
+// lent by ic.params only when the rules deciding the call read them
+// (core.Guard.EnterLazy).
 func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
 	resource := ic.resourceOf(ctx, fullMethod)
-	c := ic.params.Get().(*callParams)
-	c.p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
+	var p *extractors.Params
+	lend := func() core.Params {
+		p = ic.params.Get().(*extractors.Params)
+		p.ResetGRPC(ic.cfg.extractor, callInfo{}, ctx, fullMethod)
+		return p
+	}
 	var err error
 	if ic.cfg.cost != nil {
-		*e, err = ic.g.Enter(ctx, resource, c.opts[0], core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
+		*e, err = ic.g.EnterLazy(ctx, resource, lend, core.WithCount(max(ic.cfg.cost(ctx, fullMethod, req), 1)))
 	} else {
-		*e, err = ic.g.Enter(ctx, resource, c.opts[:]...)
+		*e, err = ic.g.EnterLazy(ctx, resource, lend)
 	}
-	c.p.ResetGRPC(nil, nil, nil, "")
-	ic.params.Put(c) // Enter is done with it
+	if p != nil { // Enter is done with it
+		p.ResetGRPC(nil, nil, nil, "")
+		ic.params.Put(p)
+	}
 	if err != nil {
 		*e = core.Entry{}
 	}
 	return err
-}
-
-// callParams are the params of a call, lent by Interceptors.params, with
-// the EnterOption that hands them to Enter, made once: an EnterOption made
-// per call is written field by field and then copied 16 bytes at a time
-// into Enter's arguments, a copy that waits for those writes to reach the
-// cache (a tenth of the interceptor's cost).
-type callParams struct {
-	p    extractors.Params
-	opts [1]core.EnterOption // core.WithParams(&p)
 }
 
 // resourceOf returns the resource of a call to fullMethod.
