@@ -261,7 +261,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 	var now int64
 	var err error
 	if len(b.rules) > 0 {
-		if params == nil && lazy != nil && b.readsParams() {
+		if params == nil && lazy != nil && b.params {
 			params = lazy()
 		}
 		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())

@@ -15,13 +15,3 @@ import "context"
 func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Params, opts ...EnterOption) (Entry, error) {
 	return g.enter(ctx, resource, params, opts)
 }
-
-// readsParams reports whether a rule of b reads the params of a request.
-func (b *binding) readsParams() bool {
-	for _, rs := range b.rules {
-		if rs.rule.Param != "" || rs.rule.Priority != "" {
-			return true
-		}
-	}
-	return false
-}
