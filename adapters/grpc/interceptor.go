@@ -89,7 +89,7 @@ func StreamClientInterceptor(g *core.Guard, opts ...Option) grpc.StreamClientInt
 //go:noinline
 func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 	// Without a skipper or a cost, guard's code path written out, without
-	// its closure, and enterTo's, without a call returning the Entry: keep
+	// its closure, and enter's, without a call returning the Entry: keep
 	// them alike. Not inlined: a closure copied into a caller UnaryServer
 	// is inlined into is compiled without inlining the calls in it
 	// (EnterLazy, outcome): 7 ns a call.
@@ -181,8 +181,8 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 				return nil, throttledStatus(err)
 			}
 		}
-		e, err := ic.enter(ctx, method, nil, sink{callOpts: opts, client: true})
-		if err != nil {
+		var e core.Entry
+		if err := ic.enter(&e, ctx, method, nil, sink{callOpts: opts, client: true}); err != nil {
 			return nil, err
 		}
 		started := false
@@ -228,34 +228,24 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	if ic.cfg.skip != nil && ic.cfg.skip(ctx, fullMethod) {
 		return fn(ctx)
 	}
-	e, err := ic.enter(ctx, fullMethod, req, to)
-	if err != nil {
+	var e core.Entry
+	if err := ic.enter(&e, ctx, fullMethod, req, to); err != nil {
 		return err
 	}
 	outcome := errPanicked // unless fn returns
 	defer func() { e.Exit(outcome) }()
-	err = fn(ctx)
+	err := fn(ctx)
 	outcome = ic.outcome(ctx, fullMethod, err)
 	return err
 }
 
-// enter enters the call's resource with its params. Its error is the one to
-// return to the caller: the block handler's for a block (with the pushback
-// trailer set), a status for anything else.
-func (ic *Interceptors) enter(ctx context.Context, fullMethod string, req any, to sink) (core.Entry, error) {
-	var e core.Entry
-	if err := ic.enterTo(&e, ctx, fullMethod, req); err != nil {
-		return e, ic.blocked(ctx, fullMethod, to, err)
-	}
-	return e, nil
-}
-
-// enterTo enters the call's resource, writing the entry to *e (which saves
-// copying it on the unary server path), and returns Enter's error, which
-// blocked turns into the call's. The call's params are gathered in a holder
-// lent by ic.params only when the rules deciding the call read them
-// (core.Guard.EnterLazy).
-func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod string, req any) error {
+// enter enters the call's resource, writing the entry to *e (the zero
+// Entry on an error; a call returning the Entry would copy it twice more).
+// Its error is the one to return to the caller: the block handler's for a
+// block (with the pushback trailer set), a status for anything else. The
+// call's params are gathered in a holder lent by ic.params only when the
+// rules deciding the call read them (core.Guard.EnterLazy).
+func (ic *Interceptors) enter(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
 	resource := ic.resourceOf(ctx, fullMethod)
 	var p *extractors.Params
 	lend := func() core.Params {
@@ -271,7 +261,10 @@ func (ic *Interceptors) enterTo(e *core.Entry, ctx context.Context, fullMethod s
 	if p != nil { // Enter is done with it
 		ic.giveBack(p)
 	}
-	return err // with the zero Entry
+	if err != nil {
+		return ic.blocked(ctx, fullMethod, to, err)
+	}
+	return nil
 }
 
 // lend lends a params holder from ic.params, holding the call's params.
