@@ -220,10 +220,10 @@ type sink struct {
 }
 
 // guard is the code path the interceptors share: skip, Enter, run the call,
-// classify its error, Exit (the unary server interceptor writes it out, to
-// save the closure on the most common path; keep the two alike). Exit runs exactly once, with errPanicked when fn
-// panics (the panic then goes on). req is the request message of a unary
-// call, nil for a stream.
+// classify its error, Exit (the unary server interceptor writes it out for
+// calls without a skipper or a cost; keep the two alike). Exit runs exactly
+// once, with errPanicked when fn panics (the panic then goes on). req is
+// the request message of a unary call, nil for a stream.
 func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, to sink, fn func(context.Context) error) error {
 	if ic.cfg.skip != nil && ic.cfg.skip(ctx, fullMethod) {
 		return fn(ctx)
