@@ -199,6 +199,12 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // request must wait, and for its priority level (WithPriority) by the rules
 // that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
+	return g.enter(ctx, resource, nil, opts)
+}
+
+// enter is Enter, gathering the request's params with lazy (see EnterLazy)
+// when no option gives them.
+func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (Entry, error) {
 	n := int64(1)
 	var params Params
 	var quotas *[]Quota
@@ -226,6 +232,9 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 	var now int64
 	var err error
 	if len(b.rules) > 0 {
+		if params == nil && lazy != nil && b.params {
+			params = lazy()
+		}
 		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())
 	}
 	if !cached {

@@ -126,6 +126,9 @@ type binding struct {
 	stored bool
 	// wait is true when a rule of b may make requests wait (see waits).
 	wait bool
+	// params is true when a rule of b reads a request's params (see
+	// EnterLazy).
+	params bool
 	// timed is true when Exit reads the clock for every request of b: a
 	// rule of b reads when requests end (limiter.times), or the clock is
 	// not the system clock. Otherwise it times a sample (see rtSampling).
@@ -377,6 +380,7 @@ func (set *ruleSet) bind(name string) *binding {
 			b.rules = append(b.rules, rs)
 		}
 		b.stored = b.stored || rs.shared
+		b.params = b.params || rs.rule.Param != "" || rs.rule.Priority != ""
 		b.timed = b.timed || rs.lim.times()
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)

@@ -112,7 +112,8 @@ func BenchmarkGRPCUnaryInterceptor(b *testing.B) {
 
 // TestAllocs holds the unary server interceptor's pass path to its
 // allocation budget: none of its own, and grpc-go's copy of the values when
-// a rule reads a metadata param.
+// a rule reads a metadata param; none either with rules reading no params,
+// or with a cost (WithCost), which takes the interceptors' shared path.
 func TestAllocs(t *testing.T) {
 	if adaptertest.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
@@ -120,21 +121,25 @@ func TestAllocs(t *testing.T) {
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-user-id", "alice"))
 	info := &grpc.UnaryServerInfo{FullMethod: sayHello}
 	handler := func(context.Context, any) (any, error) { return nil, nil }
+	cost := sluicegrpc.WithCost(func(context.Context, string, any) int64 { return 2 })
 	for _, tc := range []struct {
-		param string
+		param string // of a hotspot rule, "" for none
+		opts  []sluicegrpc.Option
 		want  float64
-	}{{"metadata:x-user-id", 1}, {"method", 0}} {
-		g, err := core.New(core.WithRules(
-			core.Rule{Name: "rate", Resource: sayHello, Kind: core.KindFlow, Limit: 1 << 50},
-			core.Rule{Name: "per-value", Resource: sayHello, Kind: core.KindHotspot, Param: tc.param, Limit: 1_000_000_000},
-		))
+	}{{"metadata:x-user-id", nil, 1}, {"method", nil, 0}, {"", nil, 0}, {"metadata:x-user-id", []sluicegrpc.Option{cost}, 1}, {"", []sluicegrpc.Option{cost}, 0}} {
+		rules := []core.Rule{{Name: "rate", Resource: sayHello, Kind: core.KindFlow, Limit: 1 << 50}}
+		if tc.param != "" {
+			rules = append(rules, core.Rule{Name: "per-value", Resource: sayHello, Kind: core.KindHotspot, Param: tc.param, Limit: 1_000_000_000})
+		}
+		g, err := core.New(core.WithRules(rules...))
 		require.NoError(t, err)
-		unary := sluicegrpc.UnaryServerInterceptor(g)
+		unary := sluicegrpc.UnaryServerInterceptor(g, tc.opts...)
 		allocs := testing.AllocsPerRun(200, func() {
 			if _, err := unary(ctx, nil, info, handler); err != nil {
 				t.Fatal(err)
 			}
 		})
-		assert.Equal(t, tc.want, allocs, tc.param)
+		assert.Equal(t, tc.want, allocs, "param %q, %d options", tc.param, len(tc.opts))
+		require.NoError(t, g.Close())
 	}
 }
