@@ -44,8 +44,8 @@ const (
 	// flight a probe's RT may fall and still show a queue.
 	queueing = 1.2
 	// minSamples is the fewest requests ended in an interval whose average
-	// RT, lower than the minimum, becomes it: the average of fewer varies
-	// too much.
+	// RT, lower than the minimum, becomes it; the average of fewer, which
+	// varies more, moves it that share of the way.
 	minSamples = 8
 )
 
@@ -148,9 +148,9 @@ type state struct {
 	// times the minimum) in a row; sinceProbe the intervals since the last
 	// probe, which comes after probeEvery, fulls those of them whose
 	// requests filled the limit; probing, the intervals left of a probe,
-	// whose last probeIntervals saw probeN requests end in probeSum.
+	// whose lowest recent RT is probeRT.
 	congested, sinceProbe, fulls, probeEvery, probing int
-	probeSum, probeN                                  int64
+	probeRT                                           int64
 	probed                                            bool // a probe began
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
@@ -230,9 +230,7 @@ func (k *state) update(first bool) {
 	k.recentRT.Store(recent)
 	k.sinceProbe++
 	if k.probing > 0 {
-		if k.probing <= probeIntervals {
-			k.probeSum, k.probeN = k.probeSum+sum, k.probeN+count
-		}
+		k.probeRT = min(k.probeRT, recent)
 		if k.probing--; k.probing == 0 {
 			k.endProbe()
 		}
@@ -273,7 +271,7 @@ func (k *state) update(first bool) {
 		// RT at a lower limit, once the requests in flight at this one
 		// have ended.
 		drain := int((recent + k.interval.Load() - 1) / k.interval.Load())
-		k.probing, k.probeSum, k.probeN, k.congested, k.sinceProbe, k.fulls = drain+probeIntervals, 0, 0, 0, 0, 0
+		k.probing, k.probeRT, k.congested, k.sinceProbe, k.fulls = drain+probeIntervals, math.MaxInt64, 0, 0, 0
 		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
 		k.probeFrom, k.probeFromRT, k.probeLimit = min(int64(k.exact), peak), recent, k.c.MinLimit
 		if k.probed {
@@ -290,14 +288,14 @@ func (k *state) update(first bool) {
 	k.limit.Store(int64(k.exact))
 }
 
-// endProbe ends a probe: its average RT becomes the minimum, unless it
-// fell with the requests in flight (within queueing of in proportion to
-// them) and is higher than the minimum: then they queued at the probe's
-// limit too, which is no minimum; the limit falls to at most Tolerance
-// times the probe's, and the next probe, soon, goes under it, the minimum
-// kept until then.
+// endProbe ends a probe: its lowest recent RT becomes the minimum, unless
+// it fell with the requests in flight (within queueing of in proportion
+// to them) and is higher than the minimum: then they queued at the
+// probe's limit too, which is no minimum; the limit falls to at most
+// Tolerance times the probe's, and the next probe, soon, goes under it,
+// the minimum kept until then.
 func (k *state) endProbe() {
-	rt, old := max(k.probeSum/max(k.probeN, 1), 1), k.minRT.Load()
+	rt, old := k.probeRT, k.minRT.Load()
 	k.below = 0
 	if k.probeLimit < k.probeFrom && float64(rt*k.probeFrom) <= queueing*float64(k.probeFromRT*k.probeLimit) &&
 		float64(rt) > (1+k.c.Tolerance)/2*float64(old) {

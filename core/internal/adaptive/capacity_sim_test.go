@@ -165,3 +165,23 @@ func TestCapacityUnderOpenLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitStaysBoundedOnASlowVariedService runs the controller before 2
+// workers of 125ms and 250ms varying widely at random (coefficient of
+// variation 2), so that an interval sees about one request end and many
+// time out, at 2x and 10x, 3 seeds each: the limit ends at most 4 times
+// the workers. A minimum taken from the average of a probe's requests,
+// timeouts included, once rose to the deadline, under which every
+// response time is tolerated: the limit ran up to 130-152.
+func TestLimitStaysBoundedOnASlowVariedService(t *testing.T) {
+	for _, service := range []time.Duration{125 * time.Millisecond, 250 * time.Millisecond} {
+		b := capSim{workers: 2, service: service, cv: 2, deadline: time.Second}
+		for _, load := range []float64{2, 10} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				k := New(Config{}, nil)
+				b.run(k, load, 5*time.Second, 10*time.Second, seed)
+				assert.LessOrEqual(t, k.Limit(), int64(4*b.workers), "%v at %gx, seed %d", service, load, seed)
+			}
+		}
+	}
+}

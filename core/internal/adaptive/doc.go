@@ -16,7 +16,7 @@
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
-// more, whose average RT becomes the minimum. The first probe drops it to
+// more, whose lowest recent RT becomes the minimum. The first probe drops it to
 // MinLimit; later ones to 0.9/Tolerance of it, or of the most requests in
 // flight in the last interval when fewer (at least MinLimit). When a
 // probe's RT, higher than the minimum, fell in proportion to the requests
@@ -30,7 +30,11 @@
 // intervals since the last probe did (a queue does; a load the service
 // carries fills it only in a burst now and then): after 5 intervals, then
 // twice as many each time, up to ProbeInterval. An interval lowers the
-// minimum outside probes only when 8 requests or more ended in it. So
+// minimum outside probes only when 8 requests or more ended in it: the
+// average of fewer varies too much, and on a slow service whose requests
+// time out, a minimum taken from averages that include them rose to the
+// deadline, under which the limit ran up unbounded
+// (TestLimitStaysBoundedOnASlowVariedService). So
 // probes refuse no more than 10% of the requests of any half second of a
 // load the service carries (0.5 and 0.7 times the capacity of services
 // of 2, 10 and 100 workers, after the first two seconds: core's
