@@ -53,9 +53,9 @@
 // ./core/), which holds the cpu system rule with the BBR check to the same.
 // With the service time varying at random around 20ms or 60ms (lognormal,
 // coefficient of variation 0.5 and 1, as on a host other processes keep
-// busy), it serves 89-107% of the capacity with a p99 of 1.0-3.0x the
-// unloaded one (at least 85% and at most 3x, 3.5x at the most varied, are
-// required): go test -run CapacityUnderOpenLoad -v ./core/internal/adaptive.
+// busy), it serves 89-103% of the capacity with a p99 of 0.9-2.0x the
+// unloaded one (at least 85% and at most 3x are required): go test -run
+// CapacityUnderOpenLoad -v ./core/internal/adaptive.
 // On the real CPU-bound backend of examples/overload the figures are in
 // that command's doc.
 //
