@@ -43,10 +43,13 @@ const (
 	// queueing is how much more than in proportion to the requests in
 	// flight a probe's RT may fall and still show a queue.
 	queueing = 1.2
-	// minSamples is the fewest requests ended in an interval whose average
-	// RT, lower than the minimum, becomes it; the average of fewer, which
-	// varies more, moves it that share of the way.
-	minSamples = 8
+	// Outside probes, the average RT of an interval's requests, lower than
+	// the minimum, becomes it when they are minSamples or more; those of
+	// intervals of fewer count together, pooledSamples at a time. The
+	// average of fewer varies too much: the minimum, its lowest, would
+	// fall under what the service takes.
+	minSamples    = 8
+	pooledSamples = 32
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -156,6 +159,9 @@ type state struct {
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
 	probeLimit, probeFrom, probeFromRT, below int64
+	// The requests ended in intervals of fewer than minSamples, not yet
+	// pooledSamples: their count and total RT.
+	fewN, fewSum int64
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -236,9 +242,17 @@ func (k *state) update(first bool) {
 		}
 		return
 	}
-	minRT := k.minRT.Load()
-	if minRT == 0 || recent < minRT && count >= minSamples {
-		minRT = recent
+	minRT, low := k.minRT.Load(), recent
+	if count < minSamples {
+		// Too few to compare alone: with those of other such intervals.
+		k.fewSum, k.fewN, low = k.fewSum+sum, k.fewN+count, math.MaxInt64
+		if k.fewN >= pooledSamples {
+			low, k.fewSum, k.fewN = k.fewSum/k.fewN, 0, 0
+		}
+	}
+	if minRT == 0 || low < minRT {
+		minRT = cmp.Or(minRT, recent) // the first reading
+		minRT = min(minRT, low)
 		k.minRT.Store(minRT)
 	}
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/loadtest"
 )
@@ -177,6 +178,32 @@ func TestLimitStaysBoundedOnASlowVariedService(t *testing.T) {
 				b.run(k, load, 5*time.Second, 10*time.Second, seed)
 				assert.LessOrEqual(t, k.Limit(), int64(4*b.workers), "%v at %gx, seed %d", service, load, seed)
 			}
+		}
+	}
+}
+
+// TestMinimumFallsOnAFewRequestsAnInterval: a service that ends 2
+// requests an interval (fewer than minSamples) becomes faster, 500ms then
+// 100ms, its requests far under the limit (no probe comes): within 2s the
+// minimum RT follows it down, from the intervals of few taken together.
+// Taking only intervals of minSamples or more, it stayed at 500ms, under
+// which a service 5x slower than it is was tolerated.
+func TestMinimumFallsOnAFewRequestsAnInterval(t *testing.T) {
+	k := New(Config{}, nil)
+	var now int64
+	for i := range 60 { // 6s: 3s slow, then fast
+		rt := int64(500 * time.Millisecond)
+		if i >= 30 {
+			rt = int64(100 * time.Millisecond)
+		}
+		now += int64(DefaultInterval)
+		for range 2 {
+			require.True(t, k.Acquire(1, 0))
+			k.Done(now, rt, 1)
+		}
+		if i == 49 {
+			_, m := k.RT()
+			assert.LessOrEqual(t, m, 100*time.Millisecond, "2s after")
 		}
 	}
 }

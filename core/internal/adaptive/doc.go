@@ -29,12 +29,13 @@
 // and periodically, in an interval whose requests fill the limit, as most
 // intervals since the last probe did (a queue does; a load the service
 // carries fills it only in a burst now and then): after 5 intervals, then
-// twice as many each time, up to ProbeInterval. An interval lowers the
-// minimum outside probes only when 8 requests or more ended in it: the
-// average of fewer varies too much, and on a slow service whose requests
-// time out, a minimum taken from averages that include them rose to the
-// deadline, under which the limit ran up unbounded
-// (TestLimitStaysBoundedOnASlowVariedService). So
+// twice as many each time, up to ProbeInterval. Outside probes, the
+// minimum falls to the average RT of an interval of 8 requests ended or
+// more, or of 32 ended in intervals of fewer: the average of fewer varies
+// too much, and its lowest fell under what the service takes, so that the
+// limit shrank at a load the service carries
+// (TestMinimumFallsOnAFewRequestsAnInterval,
+// TestLimitStaysBoundedOnASlowVariedService). So
 // probes refuse no more than 10% of the requests of any half second of a
 // load the service carries (0.5 and 0.7 times the capacity of services
 // of 2, 10 and 100 workers, after the first two seconds: core's
