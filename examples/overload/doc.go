@@ -41,7 +41,10 @@
 // printed; the loads are multiples of it.
 //
 // Each row runs on a fresh server and Guard: -warmup of load, not
-// counted, then -duration measured. With -slowdown it then runs the
+// counted, then -duration measured. The host's load average is printed
+// before and after the table: on a host other processes keep busy, the
+// backend and the load generator share the CPUs with them, and the rows
+// measure that host. With -slowdown it then runs the
 // adaptive rule at 2x the capacity while the backend becomes 2x slower
 // halfway, and prints the rule's limit over time and how long it took to
 // settle. With -priority it then runs the protections that shed by
