@@ -250,11 +250,13 @@ func (k *state) update(first bool) {
 			low, k.fewSum, k.fewN = k.fewSum/k.fewN, 0, 0
 		}
 	}
-	if minRT == 0 || low < minRT {
-		minRT = cmp.Or(minRT, recent) // the first reading
-		minRT = min(minRT, low)
-		k.minRT.Store(minRT)
+	switch {
+	case minRT == 0: // the first reading
+		minRT = recent
+	case low < minRT:
+		minRT = low
 	}
+	k.minRT.Store(minRT)
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
 	used := float64(peak) >= k.exact/2 // else no evidence the limit could be higher
 	// A periodic probe only when the requests filled the limit in that
