@@ -16,7 +16,7 @@ func adaptiveSpec() kindSpec {
 		fields: []fieldSpec{
 			{key: "window", doc: "How often the rule reconsiders its limit, from the response times of the requests that ended; at most 1m.",
 				def: adaptive.DefaultInterval.String()},
-			{key: "minLimit", doc: "The lowest limit on requests in flight (default maxLimit when lower).", unit: "requests", def: "4", min: 1},
+			{key: "minLimit", doc: "The lowest limit on requests in flight (default maxLimit when lower).", unit: "requests", def: "2", min: 1},
 			{key: "maxLimit", doc: "The highest limit on requests in flight (default minLimit when higher).", unit: "requests", def: "1000", min: 1},
 			{key: "tolerance", doc: "How many times its lowest response time the recent one may be before the limit falls.",
 				def: "1.5", xmin: 1, max: adaptive.MaxTolerance},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,12 +39,15 @@ func (b backendSim) capacity() float64 { return float64(b.workers) / b.service.S
 type streamSim struct {
 	level core.Priority // "" for no level
 	load  float64
+	fixed bool // arrivals at a fixed rate, not Poisson
 }
 
 // levelSim is what became of the requests of a stream, those sent after
-// the warmup.
+// the warmup, and the latencies of those admitted (one given up on
+// counting as the deadline).
 type levelSim struct {
 	sent, refused, good, late int
+	lat                       []time.Duration
 }
 
 // goodput is the share of the capacity the stream's requests served in
@@ -90,8 +94,11 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 	var h loadtest.Events[simEvent]
 	push := func(e simEvent) { h.Push(int64(e.at), e) }
 	next := func(st int, after time.Duration) {
-		rate := streams[st].load * b.capacity()
-		push(simEvent{at: after + time.Duration(rng.ExpFloat64()/rate*float64(time.Second)), kind: evArrive, st: st})
+		rate, gap := streams[st].load*b.capacity(), 1.0
+		if !streams[st].fixed {
+			gap = rng.ExpFloat64()
+		}
+		push(simEvent{at: after + time.Duration(gap/rate*float64(time.Second)), kind: evArrive, st: st})
 	}
 	for i := range streams {
 		next(i, 0)
@@ -150,6 +157,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 			busy--
 			r.e.Exit(nil)
 			if r.counted {
+				out[r.st].lat = append(out[r.st].lat, min(ev.at-r.sent, b.deadline))
 				if ev.at-r.sent <= b.deadline {
 					out[r.st].good++
 				} else {
@@ -165,6 +173,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 			r.over = true
 			r.e.Exit(errors.New("client gave up"))
 			if r.counted {
+				out[r.st].lat = append(out[r.st].lat, b.deadline)
 				out[r.st].late++
 			}
 		}
@@ -192,6 +201,7 @@ func sum(ls []levelSim) levelSim {
 		s.refused += l.refused
 		s.good += l.good
 		s.late += l.late
+		s.lat = append(s.lat, l.lat...)
 	}
 	return s
 }
@@ -255,4 +265,13 @@ func TestPriorityLetsLowerLevelsInAfterOverload(t *testing.T) {
 	}
 	t.Logf("sheddable refused %d of %d in the first second after", shed.refused, shed.sent)
 	assert.LessOrEqual(t, float64(shed.refused), 0.05*float64(shed.sent))
+}
+
+// p99 is the 99th percentile of the latencies of l (nearest rank).
+func (l levelSim) p99() time.Duration {
+	if len(l.lat) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(l.lat))
+	return s[len(s)*99/100]
 }

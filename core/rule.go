@@ -138,7 +138,7 @@ type Rule struct {
 	Probes int64 `json:"probes,omitempty"`
 
 	// MinLimit and MaxLimit bound the limit of an adaptive rule on
-	// requests in flight. Defaults 4 (or MaxLimit when lower) and 1000
+	// requests in flight. Defaults 2 (or MaxLimit when lower) and 1000
 	// (or MinLimit when higher).
 	MinLimit int64 `json:"minLimit,omitempty"`
 	MaxLimit int64 `json:"maxLimit,omitempty"`

@@ -177,8 +177,8 @@ func TestSystemRuleBBR(t *testing.T) {
 	ctx := context.Background()
 
 	// 10 requests in a tenth of a second, of 20ms each: 100 per second
-	// times 20ms sustains 2 in flight, and the bound is twice that (the
-	// gain that lets the throughput show more).
+	// times 20ms sustains 2 in flight, and the bound is one more (one
+	// waiting, which lets the throughput show more).
 	var held []core.Entry
 	for range 10 {
 		e, err := g.Enter(ctx, "GET /x")
@@ -194,7 +194,7 @@ func TestSystemRuleBBR(t *testing.T) {
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	fc.Advance(30 * time.Millisecond)
 
-	for i, want := range []bool{true, true, true, true, false, false} {
+	for i, want := range []bool{true, true, true, false, false} {
 		e, err := g.Enter(ctx, "GET /x")
 		if want {
 			require.NoError(t, err, "request %d", i)
@@ -202,7 +202,7 @@ func TestSystemRuleBBR(t *testing.T) {
 			continue
 		}
 		b := blockedBy(t, err)
-		assert.Equal(t, int64(4), b.Limit, "the BBR bound")
+		assert.Equal(t, int64(3), b.Limit, "the BBR bound")
 		assert.Equal(t, system.Every, b.RetryAfter)
 	}
 	fc.Advance(20 * time.Millisecond)
@@ -220,9 +220,9 @@ func TestSystemRuleBBR(t *testing.T) {
 // TestSystemRuleBBRBoundsByCompletions floods a rule: 100 requests enter
 // in a tenth of a second while only 10 of them end, after 100ms each. The
 // throughput the service showed is the 10 that ended (100 per second),
-// which sustains 10 in flight (a bound of 20 with the gain), not the 100
-// that entered (1000 per second, 200): a bound on what enters would follow
-// the flood.
+// which sustains 10 in flight (a bound of 11 with the one waiting), not
+// the 100 that entered (1000 per second, 101): a bound on what enters
+// would follow the flood.
 func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -241,7 +241,7 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	// 90 in flight, far above the 10 the completions sustain.
 	_, err := g.Enter(ctx, "GET /x")
 	b := blockedBy(t, err)
-	assert.Equal(t, int64(20), b.Limit, "the BBR bound: 2 x 100 ended per second x 100ms")
+	assert.Equal(t, int64(11), b.Limit, "the BBR bound: 100 ended per second x 100ms + 1")
 	for _, e := range held[10:] {
 		e.Exit(nil)
 	}
@@ -273,13 +273,13 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	var held []core.Entry
-	for i := range 4 { // 2 x 100 per second x 20ms
+	for i := range 3 { // 100 per second x 20ms + 1
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 		held = append(held, e)
 	}
 	_, err := g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(4), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
+	assert.Equal(t, int64(3), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
 	for _, e := range held {
 		e.Exit(nil)
 	}
@@ -293,7 +293,7 @@ func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	var held []core.Entry
-	for range 10 { // 100 per second, of 20ms: a bound of 4
+	for range 10 { // 100 per second, of 20ms: a bound of 3
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -312,7 +312,7 @@ func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
 	src.set(0.3, 0) // a dip
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	fc.Advance(500 * time.Millisecond)
-	for range 3 {
+	for range 2 {
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -414,12 +414,12 @@ func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	for i := range 20 { // 2 x 10000/s times 1ms
+	for i := range 11 { // 10000/s times 1ms, plus one
 		_, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 	}
 	_, err := g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(20), blockedBy(t, err).Limit)
+	assert.Equal(t, int64(11), blockedBy(t, err).Limit)
 }
 
 // A system rule is no quota policy: a request it rejects along with a

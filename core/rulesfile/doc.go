@@ -79,7 +79,7 @@
 //	  - name: api-adaptive
 //	    resource: "GET /api/*"
 //	    kind: adaptive                 # an in-flight limit found from response times
-//	    minLimit: 4                    # bounds (defaults 4 and 1000)
+//	    minLimit: 2                    # bounds (defaults 2 and 1000)
 //	    maxLimit: 1000
 //	    priority: "header:X-Priority"  # adaptive, system: shed sheddable, then default, then critical
 //	  - name: cpu

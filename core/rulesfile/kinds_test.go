@@ -55,7 +55,7 @@ func TestAdaptiveRulesFile(t *testing.T) {
 	assert.Equal(t, []core.Rule{
 		{Name: "api-adaptive", Resource: "GET /api/*", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 200,
 			Window: 200 * time.Millisecond, Tolerance: 2, ProbeInterval: time.Minute},
-		{Name: "adaptive:POST:/upload", Resource: "POST /upload", Kind: core.KindAdaptive, MinLimit: 4, MaxLimit: 1000,
+		{Name: "adaptive:POST:/upload", Resource: "POST /upload", Kind: core.KindAdaptive, MinLimit: 2, MaxLimit: 1000,
 			Window: 100 * time.Millisecond, Tolerance: 1.5, ProbeInterval: 30 * time.Second},
 	}, rules)
 

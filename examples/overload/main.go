@@ -135,6 +135,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "backend: %d workers x %v = %.0f requests/s; deadline %v; each row: %v of load, then %v measured\n",
 			c.workers, c.service, c.rate(), c.deadline, c.warmup, c.duration)
 	}
+	printHostLoad(out, "at start")
 	base, err := c.measure(ctx, "none", unloaded)
 	if err != nil {
 		return err
@@ -151,6 +152,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	t.flush()
+	printHostLoad(out, "after the table")
 	if c.slowdown {
 		if err := c.slowdownRun(ctx, out, base.p99); err != nil {
 			return err
@@ -160,4 +162,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return c.priorityRun(ctx, out)
 	}
 	return nil
+}
+
+// printHostLoad prints the host's load average, when it can be read, when
+// saying when: the other processes of a busy host slow the backend and
+// the load generator, and a table is read with it.
+func printHostLoad(out io.Writer, when string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		fmt.Fprintf(out, "host load average %s: %s (%d CPUs)\n", when, strings.Join(f[:3], " "), runtime.NumCPU())
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -15,6 +16,10 @@ func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"-warmup=0s", "-duration=1s", "-load=2", "-protect=static,adaptive", "-slowdown=false"}, &out)
 	require.NoError(t, err)
+	if _, err := os.Stat("/proc/loadavg"); err == nil {
+		assert.Contains(t, out.String(), "host load average at start: ")
+		assert.Contains(t, out.String(), "host load average after the table: ")
+	}
 	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
 		assert.Contains(t, out.String(), want)
 	}

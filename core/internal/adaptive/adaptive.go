@@ -13,7 +13,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMinLimit       = 4
+	DefaultMinLimit       = 2
 	DefaultMaxLimit       = 1000
 	DefaultInitialLimit   = 20
 	DefaultInterval       = 100 * time.Millisecond
@@ -40,6 +40,16 @@ const (
 	// so that probes do not drop to MinLimit the requests in flight a busy
 	// service needs.
 	probeShare = 0.9
+	// queueing is how much more than in proportion to the requests in
+	// flight a probe's RT may fall and still show a queue.
+	queueing = 1.2
+	// Outside probes, the average RT of an interval's requests, lower than
+	// the minimum, becomes it when they are minSamples or more; those of
+	// intervals of fewer count together, pooledSamples at a time. The
+	// average of fewer varies too much: the minimum, its lowest, would
+	// fall under what the service takes.
+	minSamples    = 8
+	pooledSamples = 32
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -145,6 +155,13 @@ type state struct {
 	congested, sinceProbe, fulls, probeEvery, probing int
 	probeRT                                           int64
 	probed                                            bool // a probe began
+	// A probe's limit, and the requests in flight and the recent RT before
+	// it; below, when its RT fell with the requests in flight as a queue's
+	// does, the limit the next probe goes under (else 0).
+	probeLimit, probeFrom, probeFromRT, below int64
+	// The requests ended in intervals of fewer than minSamples, not yet
+	// pooledSamples: their count and total RT.
+	fewN, fewSum int64
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -221,16 +238,25 @@ func (k *state) update(first bool) {
 	if k.probing > 0 {
 		k.probeRT = min(k.probeRT, recent)
 		if k.probing--; k.probing == 0 {
-			k.minRT.Store(k.probeRT)
-			k.limit.Store(int64(k.exact))
+			k.endProbe()
 		}
 		return
 	}
-	minRT := k.minRT.Load()
-	if minRT == 0 || recent < minRT {
-		minRT = recent
-		k.minRT.Store(minRT)
+	minRT, low := k.minRT.Load(), recent
+	if count < minSamples {
+		// Too few to compare alone: with those of other such intervals.
+		k.fewSum, k.fewN, low = k.fewSum+sum, k.fewN+count, math.MaxInt64
+		if k.fewN >= pooledSamples {
+			low, k.fewSum, k.fewN = k.fewSum/k.fewN, 0, 0
+		}
 	}
+	switch {
+	case minRT == 0: // the first reading
+		minRT = recent
+	case low < minRT:
+		minRT = low
+	}
+	k.minRT.Store(minRT)
 	gradient := min(max(k.c.Tolerance*float64(minRT)/float64(recent), minGradient), 1)
 	used := float64(peak) >= k.exact/2 // else no evidence the limit could be higher
 	// A periodic probe only when the requests filled the limit in that
@@ -263,14 +289,38 @@ func (k *state) update(first bool) {
 		drain := int((recent + k.interval.Load() - 1) / k.interval.Load())
 		k.probing, k.probeRT, k.congested, k.sinceProbe, k.fulls = drain+probeIntervals, math.MaxInt64, 0, 0, 0
 		k.probeEvery = min(2*k.probeEvery, k.c.maxProbeEvery())
+		k.probeFrom, k.probeFromRT, k.probeLimit = min(int64(k.exact), peak), recent, k.c.MinLimit
 		if k.probed {
-			k.limit.Store(max(k.c.MinLimit, int64(min(k.exact, float64(peak))*probeShare/k.c.Tolerance)))
-		} else {
-			k.limit.Store(k.c.MinLimit)
+			from := min(k.exact, float64(peak))
+			if k.below > 0 {
+				from = min(from, float64(k.below))
+			}
+			k.probeLimit = max(k.c.MinLimit, int64(from*probeShare/k.c.Tolerance))
 		}
+		k.limit.Store(k.probeLimit)
 		k.probed = true
 		return
 	}
+	k.limit.Store(int64(k.exact))
+}
+
+// endProbe ends a probe: its lowest recent RT becomes the minimum, unless
+// it fell with the requests in flight (within queueing of in proportion
+// to them) and is higher than the minimum: then they queued at the
+// probe's limit too, which is no minimum; the limit falls to at most
+// Tolerance times the probe's, and the next probe, soon, goes under it,
+// the minimum kept until then.
+func (k *state) endProbe() {
+	rt, old := k.probeRT, k.minRT.Load()
+	k.below = 0
+	if k.probeLimit < k.probeFrom && float64(rt*k.probeFrom) <= queueing*float64(k.probeFromRT*k.probeLimit) &&
+		float64(rt) > (1+k.c.Tolerance)/2*float64(old) {
+		k.exact = max(min(k.exact, k.c.Tolerance*float64(k.probeLimit)), float64(k.c.MinLimit))
+		if k.probeLimit > k.c.MinLimit && old > 0 {
+			k.below, k.probeEvery, rt = k.probeLimit, min(firstProbe, k.c.maxProbeEvery()), old
+		}
+	}
+	k.minRT.Store(rt)
 	k.limit.Store(int64(k.exact))
 }
 

@@ -173,8 +173,8 @@ func slicesMax(s []int64) int64 {
 
 func TestConfigDefaults(t *testing.T) {
 	for _, tc := range []struct{ in, want Config }{
-		{Config{}, Config{MinLimit: 4, MaxLimit: 1000}},
-		{Config{MaxLimit: 2}, Config{MinLimit: 2, MaxLimit: 2}},
+		{Config{}, Config{MinLimit: 2, MaxLimit: 1000}},
+		{Config{MaxLimit: 1}, Config{MinLimit: 1, MaxLimit: 1}},
 		{Config{MinLimit: 2000}, Config{MinLimit: 2000, MaxLimit: 2000}},
 	} {
 		got := tc.in.WithDefaults()

@@ -21,6 +21,23 @@
 // TestHostCPUWithoutQuotaIsTheProcesssOwn read each case from a fake
 // tree; go test ./core/internal/system/ runs them.
 //
+// The BBR check (strategy bbr, while the host signal is over its
+// threshold) bounds the requests in flight by the highest completion rate
+// of a tenth of a second in the last second times the lowest response
+// time of the last 10 seconds, plus one: what the service showed it serves
+// at once, and one waiting (Sentinel's check admits a request while those
+// in flight before it are at most the product). The guarantee, on the fake
+// clock: a saturated host (CPU read 1.0) before 2 workers of 20ms (100
+// requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x, 1s
+// deadline: at least 90% of the capacity served (measured 100%) with a
+// p99 latency at most 3x the unloaded one (measured 1.0x, 1.8x, 1.9x,
+// 1.9x): go test -run CapacityUnderOpenLoad -v ./core/. With priorities,
+// at 3x with the host saturated, under 1% of critical requests are shed,
+// sheddable ones first, the minimum response time read as the 2ms a
+// request takes: TestSystemRuleBBRShedsByPriorityUnderOverload in core.
+// On the real CPU-bound backend of examples/overload, see that command's
+// doc.
+//
 // It is internal to sluice: users write rules of kind system (core.Rule's
 // Signal, Threshold and Strategy fields) and give a Guard their own source
 // with core.WithSystemSource.

@@ -252,7 +252,7 @@ func TestBoundIsReported(t *testing.T) {
 	bbr.Done(start+50*ms, 50*ms, 1, priority.Default)
 	b, on = bbr.Bound(start + 60*ms)
 	assert.True(t, on)
-	assert.InDelta(t, 2*10*0.05, b, 1e-9, "twice 1 in a tenth of a second times 50ms")
+	assert.InDelta(t, 10*0.05+1, b, 1e-9, "1 in a tenth of a second times 50ms, plus one")
 	_, on = bbr.Bound(start + 1100*ms)
 	assert.False(t, on)
 }
