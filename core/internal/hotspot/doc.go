@@ -76,14 +76,16 @@
 // be computed or steered from outside.
 //
 // The table is split into shards by the hash: up to 64, as many as keep at
-// least 128 records in each (a table of 100 000 has 64 shards of 1 562). Each
-// shard has its own mutex, so requests of values in different shards do not
-// contend, and holds its records in one slice, an open-addressing index
-// from hash to record, and the two lists of a segmented LRU whose protected
-// segment is kept by CLOCK (below). The index is
-// linear probing, at most half full (a full shard of 1 562 uses 4 096
-// slots), with deletion by backward shift: it needs no tombstones and, once
-// its shard is full, never rebuilds. A probe reads 1.5 slots on average
+// least 128 records in each, and beyond 64 as many as keep at most 32 767
+// in each (a table of 100 000 has 64 shards of 1 562, one of 10 000 000
+// has 512 of 19 531). Each shard has its own mutex, so requests of values
+// in different shards do not contend, and holds its records in one slice,
+// an open-addressing index from hash to record, and the two lists of a
+// segmented LRU whose protected segment is kept by CLOCK (below). The
+// index is linear probing over entries of 4 bytes (a record's number and
+// 17 bits of its value's hash), at most half full (a full shard of 1 562
+// uses 4 096 slots, 16 KiB), with deletion by backward shift: it needs no
+// tombstones and, once its shard is full, never rebuilds. A probe reads 1.5 slots on average
 // when the value is there and 2.5 when it is not; the keyed hash keeps it
 // so for values chosen by an attacker. An Acquire hashes the value, locks
 // its shard, probes the index, flags the record used (or moves it, when it
@@ -205,12 +207,12 @@
 // exact while MaxKeys exceeds the number of values in heavy debt at once
 // (those that spent half their bucket within one capacity).
 //
-// A cell tells values apart by 62 bits of their hash (58 in a table of 64
-// shards, whose values share the 6 bits that choose their shard), and a
-// value seen again frees the cells it alone holds, its record carrying the
-// debt: two values of a shard agreeing on those bits, a chance of about
-// 2^-58 per pair, would let one free the other's debt. A debt is written
-// when the eviction's time is earlier than the TAT; requests of several
+// A cell tells values apart by 62 bits of their hash, less those that
+// choose their shard, which its values share (58 in a table of 64 shards,
+// 53 in one of 512), and a value seen again frees the cells it alone holds,
+// its record carrying the debt: two values of a shard agreeing on those
+// bits, a chance of about 2^-58 per pair (2^-53 with 512 shards), would
+// let one free the other's debt. A debt is written when the eviction's time is earlier than the TAT; requests of several
 // goroutines read the clock before taking the shard's lock, so a request
 // that read it before an eviction but decides after it may find the
 // evicted value's bucket full early by at most the time between the two
@@ -222,7 +224,7 @@
 // 100 000); eviction is per shard, so it may evict before the whole table is
 // full when values spread unevenly. A record is 56 bytes and holds no
 // pointer (the garbage collector does not scan the table); with the index
-// and the debts (8 bytes per value), a full table of 100 000 takes about 87
+// and the debts (8 bytes per value), a full table of 100 000 takes about 77
 // bytes per value (measured by TestMemoryPerKey and BenchmarkHotspotMemory).
 // Shards allocate as they fill, doubling up to their share, and their debts
 // at their first eviction of a live bucket, so a table costs memory for the
