@@ -237,13 +237,38 @@
 // when it straddles a line boundary), then applies the bucket's
 // arithmetic; a hot value (its shard's front) skips the probe. Measured in
 // process CPU time per request, on a 2-CPU AMD EPYC virtual machine with
-// other work running: about 30 cpu-ns on a hot value
-// (BenchmarkHotspotHotKey), 40 with 10 000 values taking turns
-// (BenchmarkHotspot10kKeys), and 300 to 350 with 1 000 000 values in a
-// table of 2 000 000 (BenchmarkHotspot1MKeysHeld), where most of it is
-// waiting for the index slot and the record from memory:
+// other work running (load average 8-12), medians of 4 runs:
+//
+//   - 29 cpu-ns on a hot value (BenchmarkHotspotHotKey), of which the lock
+//     (two atomic read-modify-writes) takes about 11, the bucket's
+//     arithmetic about 5 and the second hash about 3;
+//   - 38 with 10 000 values taking turns (BenchmarkHotspot10kKeys);
+//   - 230-280 with 1 000 000 values in a table of 2 000 000, taking turns
+//     in the order they were inserted (BenchmarkHotspot1MKeysHeld), and
+//     570-680 in a random order (BenchmarkHotspot1MKeysHeldRandom), where
+//     a request waits for the value's bytes, its index slot and its record
+//     from memory, one after the other.
+//
+// The command:
 //
 //	go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/
+//
+// A Guard adds its own work to a hotspot rule's pass, the same as to a
+// flow rule's (the clock, the statistics: about 65 cpu-ns). Against
+// sethvargo/go-limiter's Take in the same run (go -C
+// core/internal/peerbench run ./cmd/table, 2026-11-28 12:29 UTC, load
+// average 8), the ratio of CPU time per request (peer/sluice) was 0.56
+// serial and 0.62 parallel at 10 000 users (126 cpu-ns against 74), 1.00
+// and 1.06 at 1 000 000 held (355 against 353), each round varying by
+// about 0.1-0.2.
+//
+// Tried and not kept, as alternating rounds showed no gain: records of 64
+// bytes on cache lines, or with the fields a hit reads first, in either
+// order of values; inlining the probe and the check of the used flag; an
+// index up to three quarters full (its longer probes cost more than its
+// smaller size saves). One 64-bit hash would save the second hash's 3 ns
+// but confuse values at n/2^64 per lookup. A hit keeps its lock: a TAT and
+// its fraction are two words, which typed atomics cannot update together.
 //
 // # Reloading rules
 //
