@@ -233,3 +233,29 @@ func TestMemoryPerKey(t *testing.T) {
 	t.Logf("%.1f bytes per tracked value", perKey)
 	assert.Less(t, perKey, 80.0)
 }
+
+// TestLargestShard fills a shard of maxShardKeys records, the most an
+// index entry numbers, then gives every record to a new value: each value
+// tracked is found in its record, and none evicted is.
+func TestLargestShard(t *testing.T) {
+	tab := newTable(64*maxShardKeys, true)
+	s := &tab.shards[0]
+	require.EqualValues(t, maxShardKeys, s.capRecs)
+	ids := make([]id, 2*maxShardKeys)
+	for i := range ids {
+		ids[i] = tab.idOf(strconv.Itoa(i))
+	}
+	for i, k := range ids[:maxShardKeys] {
+		require.EqualValues(t, i, s.insert(k, 0, 0, nil, 0))
+	}
+	require.Len(t, s.slots, 2*(maxShardKeys+1), "at most half full")
+	for i, k := range ids[maxShardKeys:] {
+		require.GreaterOrEqual(t, s.insert(k, 0, 0, nil, 0), int32(0))
+		require.EqualValues(t, -1, s.find(ids[i]), "value %d, evicted", i)
+	}
+	for i, k := range ids[maxShardKeys:] {
+		r := s.find(k)
+		require.GreaterOrEqual(t, r, int32(0), "value %d", maxShardKeys+i)
+		require.Equal(t, k, s.recs[r].id)
+	}
+}
