@@ -255,12 +255,14 @@
 //
 // A Guard adds its own work to a hotspot rule's pass, the same as to a
 // flow rule's (the clock, the statistics: about 65 cpu-ns). Against
-// sethvargo/go-limiter's Take in the same run (go -C
-// core/internal/peerbench run ./cmd/table, 2026-11-28 12:29 UTC, load
-// average 8), the ratio of CPU time per request (peer/sluice) was 0.56
-// serial and 0.62 parallel at 10 000 users (126 cpu-ns against 74), 1.00
-// and 1.06 at 1 000 000 held (355 against 353), each round varying by
-// about 0.1-0.2.
+// sethvargo/go-limiter's Take in the same process (core/internal/peerbench's
+// BenchmarkHotspot10k* and BenchmarkHotspot1M*), the ratio of CPU time per
+// request (peer/sluice) was 0.56-0.64 at 10 000 users (about 120 cpu-ns
+// against 72) and 0.9 at 1 000 000 held (about 350 against 320), serial
+// and parallel, medians of 8 to 12 rounds on 2026-11-28, load average 8-10;
+// single rounds vary by 0.1-0.2, and one run of go -C core/internal/peerbench
+// run ./cmd/table gave 0.56 and 0.62 at 10 000 users, 1.00 and 1.06 at
+// 1 000 000.
 //
 // Tried and not kept, as alternating rounds showed no gain: records of 64
 // bytes on cache lines, or with the fields a hit reads first, in either
