@@ -10,9 +10,7 @@ import (
 
 // Shape of a table.
 const (
-	// maxShards bounds the shards of a table of up to maxShards*maxShardKeys
-	// records; a larger one has as many as keep each within maxShardKeys.
-	maxShards = 64
+	maxShards = 64 // unless more are needed to keep within maxShardKeys
 	// recBits is the bits of an index entry that hold its record's number
 	// plus one; the others hold the top bits of the value's tag.
 	recBits = 15
@@ -83,13 +81,9 @@ type id struct{ h, h2 uint64 }
 // what only a miss or a leaky bucket's gaps use. TestShardSize checks the
 // layout.
 //
-// The front is a copy of one record's bucket state on the mutex's cache
-// line: the state of the value a bucket table decided twice in a row,
-// until another value is. While a record is the front, its own state is
-// stale and the front's is the one read and written. A hot value decided
-// from several CPUs then moves one cache line between them, the lock's,
-// instead of two; its record is only read (its used flag, see touch) and
-// stays in every CPU's cache.
+// The front (see the package doc) is a copy of a record's bucket state:
+// while a record is the front, its own state is stale and the front's is
+// the one read and written; the record is only read (see touch).
 type shard struct {
 	mu         sync.Mutex
 	lists      [2]list      // probation and protected
