@@ -1,7 +1,9 @@
 package hotspot
 
 import (
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -110,7 +112,22 @@ func BenchmarkHotspot10kKeys(b *testing.B) {
 // table of 2 000 000 that holds them all, each seen twice before the clock
 // starts: every request is a hit on a record far from the CPU caches, as
 // for core/internal/peerbench's 1M row.
-func BenchmarkHotspot1MKeysHeld(b *testing.B) {
+func BenchmarkHotspot1MKeysHeld(b *testing.B) { bench1MHeld(b, keys1M) }
+
+// BenchmarkHotspot1MKeysHeldRandom is BenchmarkHotspot1MKeysHeld with the
+// values taking turns in a random order, not in the order they were
+// inserted: the records of a shard, allocated in that order, are then not
+// read one after another, as with real users, and a request waits for its
+// value's bytes, its index slot and its record from memory in turn.
+func BenchmarkHotspot1MKeysHeldRandom(b *testing.B) {
+	values := slices.Clone(keys1M)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(values), func(i, j int) { values[i], values[j] = values[j], values[i] })
+	bench1MHeld(b, values)
+}
+
+// bench1MHeld runs benchAcquire with values, the values of keys1M in some
+// order, on a table of 2 000 000 holding each of them, seen twice.
+func bench1MHeld(b *testing.B, values []string) {
 	cfg := Config{Limit: huge, Window: huge, MaxKeys: 2_000_000}
 	prefill := func(l *Limiter) {
 		for range 2 {
@@ -119,7 +136,7 @@ func BenchmarkHotspot1MKeysHeld(b *testing.B) {
 			}
 		}
 	}
-	benchAcquire(b, cfg, prefill, keys1M)
+	benchAcquire(b, cfg, prefill, values)
 }
 
 // BenchmarkHotspot1MKeys: one million distinct values cycle through a table

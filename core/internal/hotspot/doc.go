@@ -76,14 +76,16 @@
 // be computed or steered from outside.
 //
 // The table is split into shards by the hash: up to 64, as many as keep at
-// least 128 records in each (a table of 100 000 has 64 shards of 1 562). Each
-// shard has its own mutex, so requests of values in different shards do not
-// contend, and holds its records in one slice, an open-addressing index
-// from hash to record, and the two lists of a segmented LRU whose protected
-// segment is kept by CLOCK (below). The index is
-// linear probing, at most half full (a full shard of 1 562 uses 4 096
-// slots), with deletion by backward shift: it needs no tombstones and, once
-// its shard is full, never rebuilds. A probe reads 1.5 slots on average
+// least 128 records in each, and beyond 64 as many as keep at most 32 767
+// in each (a table of 100 000 has 64 shards of 1 562, one of 10 000 000
+// has 512 of 19 531). Each shard has its own mutex, so requests of values
+// in different shards do not contend, and holds its records in one slice,
+// an open-addressing index from hash to record, and the two lists of a
+// segmented LRU whose protected segment is kept by CLOCK (below). The
+// index is linear probing over entries of 4 bytes (a record's number and
+// 17 bits of its value's hash), at most half full (a full shard of 1 562
+// uses 4 096 slots, 16 KiB), with deletion by backward shift: it needs no
+// tombstones and, once its shard is full, never rebuilds. A probe reads 1.5 slots on average
 // when the value is there and 2.5 when it is not; the keyed hash keeps it
 // so for values chosen by an attacker. An Acquire hashes the value, locks
 // its shard, probes the index, flags the record used (or moves it, when it
@@ -205,12 +207,12 @@
 // exact while MaxKeys exceeds the number of values in heavy debt at once
 // (those that spent half their bucket within one capacity).
 //
-// A cell tells values apart by 62 bits of their hash (58 in a table of 64
-// shards, whose values share the 6 bits that choose their shard), and a
-// value seen again frees the cells it alone holds, its record carrying the
-// debt: two values of a shard agreeing on those bits, a chance of about
-// 2^-58 per pair, would let one free the other's debt. A debt is written
-// when the eviction's time is earlier than the TAT; requests of several
+// A cell tells values apart by 62 bits of their hash, less those that
+// choose their shard, which its values share (58 in a table of 64 shards,
+// 53 in one of 512), and a value seen again frees the cells it alone holds,
+// its record carrying the debt: two values of a shard agreeing on those
+// bits, a chance of about 2^-58 per pair (2^-53 with 512 shards), would
+// let one free the other's debt. A debt is written when the eviction's time is earlier than the TAT; requests of several
 // goroutines read the clock before taking the shard's lock, so a request
 // that read it before an eviction but decides after it may find the
 // evicted value's bucket full early by at most the time between the two
@@ -222,7 +224,7 @@
 // 100 000); eviction is per shard, so it may evict before the whole table is
 // full when values spread unevenly. A record is 56 bytes and holds no
 // pointer (the garbage collector does not scan the table); with the index
-// and the debts (8 bytes per value), a full table of 100 000 takes about 87
+// and the debts (8 bytes per value), a full table of 100 000 takes about 77
 // bytes per value (measured by TestMemoryPerKey and BenchmarkHotspotMemory).
 // Shards allocate as they fill, doubling up to their share, and their debts
 // at their first eviction of a live bucket, so a table costs memory for the
@@ -235,13 +237,40 @@
 // when it straddles a line boundary), then applies the bucket's
 // arithmetic; a hot value (its shard's front) skips the probe. Measured in
 // process CPU time per request, on a 2-CPU AMD EPYC virtual machine with
-// other work running: about 30 cpu-ns on a hot value
-// (BenchmarkHotspotHotKey), 40 with 10 000 values taking turns
-// (BenchmarkHotspot10kKeys), and 300 to 350 with 1 000 000 values in a
-// table of 2 000 000 (BenchmarkHotspot1MKeysHeld), where most of it is
-// waiting for the index slot and the record from memory:
+// other work running (load average 8-12), medians of 4 runs:
+//
+//   - 29 cpu-ns on a hot value (BenchmarkHotspotHotKey), of which the lock
+//     (two atomic read-modify-writes) takes about 11, the bucket's
+//     arithmetic about 5 and the second hash about 3;
+//   - 38 with 10 000 values taking turns (BenchmarkHotspot10kKeys);
+//   - 230-280 with 1 000 000 values in a table of 2 000 000, taking turns
+//     in the order they were inserted (BenchmarkHotspot1MKeysHeld), and
+//     570-680 in a random order (BenchmarkHotspot1MKeysHeldRandom), where
+//     a request waits for the value's bytes, its index slot and its record
+//     from memory, one after the other.
+//
+// The command:
 //
 //	go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/
+//
+// A Guard adds its own work to a hotspot rule's pass, the same as to a
+// flow rule's (the clock, the statistics: about 65 cpu-ns). Against
+// sethvargo/go-limiter's Take in the same process (core/internal/peerbench's
+// BenchmarkHotspot10k* and BenchmarkHotspot1M*), the ratio of CPU time per
+// request (peer/sluice) was 0.56-0.64 at 10 000 users (about 120 cpu-ns
+// against 72) and 0.9 at 1 000 000 held (about 350 against 320), serial
+// and parallel, medians of 8 to 12 rounds on 2026-11-28, load average 8-10;
+// single rounds vary by 0.1-0.2, and one run of go -C core/internal/peerbench
+// run ./cmd/table gave 0.56 and 0.62 at 10 000 users, 1.00 and 1.06 at
+// 1 000 000.
+//
+// Tried and not kept, as alternating rounds showed no gain: records of 64
+// bytes on cache lines, or with the fields a hit reads first, in either
+// order of values; inlining the probe and the check of the used flag; an
+// index up to three quarters full (its longer probes cost more than its
+// smaller size saves). One 64-bit hash would save the second hash's 3 ns
+// but confuse values at n/2^64 per lookup. A hit keeps its lock: a TAT and
+// its fraction are two words, which typed atomics cannot update together.
 //
 // # Reloading rules
 //

@@ -46,7 +46,9 @@ func checkTable(t testing.TB, l *Limiter) {
 		indexed := make([]int, n)
 		for _, e := range s.slots {
 			if e != 0 {
-				indexed[uint32(e)-1]++
+				i := int32(e&maxShardKeys) - 1
+				indexed[i]++
+				require.Equal(t, entry(s.recs[i].id.tag(), i), e, "shard %d record %d", si, i)
 			}
 		}
 		inList := make([]int, n)

@@ -10,7 +10,13 @@ import (
 
 // Shape of a table.
 const (
-	maxShards = 64
+	maxShards = 64 // unless more are needed to keep within maxShardKeys
+	// recBits is the bits of an index entry that hold its record's number
+	// plus one; the others hold the top bits of the value's tag.
+	recBits = 15
+	// maxShardKeys is the most records a shard holds: the numbers of its
+	// records plus one fit in recBits.
+	maxShardKeys = 1<<recBits - 1
 	// minShardKeys is the fewest records a shard is given when MaxKeys
 	// allows: small tables get fewer shards, so that eviction, which is per
 	// shard, still chooses among a useful number of values.
@@ -75,13 +81,9 @@ type id struct{ h, h2 uint64 }
 // what only a miss or a leaky bucket's gaps use. TestShardSize checks the
 // layout.
 //
-// The front is a copy of one record's bucket state on the mutex's cache
-// line: the state of the value a bucket table decided twice in a row,
-// until another value is. While a record is the front, its own state is
-// stale and the front's is the one read and written. A hot value decided
-// from several CPUs then moves one cache line between them, the lock's,
-// instead of two; its record is only read (its used flag, see touch) and
-// stays in every CPU's cache.
+// The front (see the package doc) is a copy of a record's bucket state:
+// while a record is the front, its own state is stale and the front's is
+// the one read and written; the record is only read (see touch).
 type shard struct {
 	mu         sync.Mutex
 	lists      [2]list      // probation and protected
@@ -90,10 +92,10 @@ type shard struct {
 	frontRec   int32        // the front record; -1 when none
 
 	recs []record // the records in use; their number only grows, to capRecs
-	// slots is the index: a power-of-two ring of tag<<32 | (record+1), 0
-	// for an empty slot, probed linearly from tag&(len-1) and kept at most
-	// half full, so that every probe ends at an empty slot.
-	slots []uint64
+	// slots is the index: a power-of-two ring of entries (see entry), 0
+	// for an empty slot, probed linearly from the entry's home and kept at
+	// most half full, so that every probe ends at an empty slot.
+	slots []uint32
 	front id // the value of the front record
 
 	capRecs int32 // most records the shard may hold
@@ -156,7 +158,7 @@ type record struct {
 // (buckets) remembers the debts of the values it evicts.
 func newTable(maxKeys int, buckets bool) *table {
 	n := 1
-	for n < maxShards && maxKeys/(2*n) >= minShardKeys {
+	for n < maxShards && maxKeys/(2*n) >= minShardKeys || (maxKeys+n-1)/n > maxShardKeys {
 		n *= 2
 	}
 	t := &table{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
@@ -209,19 +211,28 @@ func (t *table) len() int {
 	return n
 }
 
-// tag returns the home slot of k's index entry (its low bits) and the
-// filter stored in the entry.
+// tag returns the tag of k: 32 bits of its hash other than those that
+// choose its shard. Its top 32-recBits bits are in k's index entry.
 func (k id) tag() uint32 { return uint32(k.h >> 32) }
+
+// entry returns the index entry of record i, of tag: the top bits of tag,
+// whose low bits are the entry's home slot (see home), above i+1.
+func entry(tag uint32, i int32) uint32 { return tag>>recBits<<recBits | uint32(i+1) }
+
+// home returns the slot where the probe for index entry e starts, of an
+// index of mask+1 slots (at most 2*maxShardKeys+2: the 32-recBits bits of
+// e's tag cover it).
+func home(e, mask uint32) uint32 { return e >> recBits & mask }
 
 // find returns the record of k, or -1.
 func (s *shard) find(k id) int32 {
 	if len(s.slots) == 0 {
 		return -1
 	}
-	tag, mask := k.tag(), uint32(len(s.slots)-1)
-	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
-		if e := s.slots[i]; uint32(e>>32) == tag && s.recs[uint32(e)-1].id == k {
-			return int32(uint32(e) - 1)
+	top, mask := entry(k.tag(), -1), uint32(len(s.slots)-1)
+	for i := home(top, mask); s.slots[i] != 0; i = (i + 1) & mask {
+		if e := s.slots[i]; e&^maxShardKeys == top && s.recs[e&maxShardKeys-1].id == k {
+			return int32(e&maxShardKeys - 1)
 		}
 	}
 	return -1
@@ -296,7 +307,7 @@ func (s *shard) grow(n int32) {
 		return
 	}
 	old := s.slots
-	s.slots = make([]uint64, max(2*len(old), 2*firstRecords))
+	s.slots = make([]uint32, max(2*len(old), 2*firstRecords))
 	for _, e := range old {
 		if e != 0 {
 			s.place(e)
@@ -304,12 +315,12 @@ func (s *shard) grow(n int32) {
 	}
 }
 
-func (s *shard) index(tag uint32, i int32) { s.place(uint64(tag)<<32 | uint64(i+1)) }
+func (s *shard) index(tag uint32, i int32) { s.place(entry(tag, i)) }
 
 // place puts index entry e in the first empty slot from its home.
-func (s *shard) place(e uint64) {
+func (s *shard) place(e uint32) {
 	mask := uint32(len(s.slots) - 1)
-	i := uint32(e>>32) & mask
+	i := home(e, mask)
 	for s.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
@@ -321,15 +332,15 @@ func (s *shard) place(e uint64) {
 // no tombstones.
 func (s *shard) unindex(tag uint32, i int32) {
 	mask := uint32(len(s.slots) - 1)
-	e := uint64(tag)<<32 | uint64(i+1)
-	hole := tag & mask
+	e := entry(tag, i)
+	hole := home(e, mask)
 	for s.slots[hole] != e {
 		hole = (hole + 1) & mask
 	}
 	for j := (hole + 1) & mask; s.slots[j] != 0; j = (j + 1) & mask {
 		// The entry at j may fill the hole when the hole lies on its
 		// probe path: at or after its home, before j.
-		if home := uint32(s.slots[j]>>32) & mask; (j-home)&mask >= (j-hole)&mask {
+		if h := home(s.slots[j], mask); (j-h)&mask >= (j-hole)&mask {
 			s.slots[hole] = s.slots[j]
 			hole = j
 		}
