@@ -10,6 +10,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Defaults of the options.
@@ -38,15 +39,14 @@ type Throttle struct {
 	overflow  *state // the resources beyond maxRes
 }
 
-// state is one resource's counts: buckets of window/buckets, each holding
-// the calls attempted and accepted in it, and its pause.
+// state is one resource's counts over the window, and its pause.
 type state struct {
-	mu          sync.Mutex
-	start       [buckets]time.Duration // of each bucket; a bucket older than the window counts 0
-	sent        [buckets]int64         // calls Record was told of
-	accepts     [buckets]int64         // of those, the ones the upstream accepted
-	rejected    [buckets]int64         // calls Allow rejected by probability
-	failing     float64                // the upstream's recent rejection ratio (see weight)
+	mu sync.Mutex
+	// counts are the calls Record was told of (window.Pass), the ones the
+	// upstream accepted among them (window.Complete) and the calls Allow
+	// rejected by probability (window.Block).
+	counts      *window.LeapArray
+	failing     float64 // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
 	// owed is the share of a call let through that the calls rejected
 	// so far are owed, in [0, 1): each call adds its share to let
@@ -118,7 +118,7 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 		c = sysclock.New()
 	}
 	t := &Throttle{clock: c, k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
-		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}
+		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("throttle: New: nil option")
@@ -127,7 +127,7 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 			return nil, err
 		}
 	}
-	t.overflow.owed = t.random()
+	t.overflow = t.newState()
 	return t, nil
 }
 
@@ -164,9 +164,15 @@ func (t *Throttle) state(resource string) *state {
 	if len(t.resources) >= t.maxRes {
 		return t.overflow
 	}
-	s := &state{owed: t.random()}
+	s := t.newState()
 	t.resources[resource] = s
 	return s
+}
+
+// newState returns the state of a resource not seen yet.
+func (t *Throttle) newState() *state {
+	counts, _ := window.New(buckets, t.window/buckets*buckets) // a whole number of ns per bucket: cannot fail
+	return &state{counts: counts, owed: t.random()}
 }
 
 // Allow returns nil when a call to resource may be sent, or an *Error.
@@ -187,14 +193,14 @@ func (t *Throttle) Allow(resource string) error {
 		s.owed--
 		return nil
 	}
-	s.rejected[s.bucket(now, t.window)]++
+	s.counts.Add(int64(now), window.Block, 1)
 	return &Error{Resource: resource, Probability: p}
 }
 
 // share returns the share of the calls of s to reject at now (see the
 // package documentation), noting when the window's counts began.
 func (t *Throttle) share(s *state, now time.Duration) float64 {
-	sent, acc, rejected := s.totals(now, t.window)
+	sent, acc, rejected := s.counts.Sum(int64(now), window.Pass), s.counts.Sum(int64(now), window.Complete), s.counts.Sum(int64(now), window.Block)
 	if sent+rejected == 0 {
 		s.since = now
 	}
@@ -213,42 +219,16 @@ func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Durati
 	s := t.state(resource)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := s.bucket(now, t.window)
-	s.sent[i]++
+	s.counts.Add(int64(now), window.Pass, 1)
 	failed := 1.0
 	if accepted {
-		s.accepts[i]++
+		s.counts.Add(int64(now), window.Complete, 1)
 		failed = 0
 	}
 	s.failing += failingWeight * (failed - s.failing)
 	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil {
 		s.pausedUntil = now + d
 	}
-}
-
-// bucket returns the index of the bucket of now, emptied when it held an
-// older span.
-func (s *state) bucket(now, window time.Duration) int {
-	width := window / buckets
-	start := now - now%width
-	i := int((now / width) % buckets)
-	if s.start[i] != start {
-		s.start[i], s.sent[i], s.accepts[i], s.rejected[i] = start, 0, 0, 0
-	}
-	return i
-}
-
-// totals returns the calls sent, accepted and rejected locally in the
-// window ending at now.
-func (s *state) totals(now, window time.Duration) (sent, acc, rejected int64) {
-	for i := range buckets {
-		if now-s.start[i] < window {
-			sent += s.sent[i]
-			acc += s.accepts[i]
-			rejected += s.rejected[i]
-		}
-	}
-	return sent, acc, rejected
 }
 
 // failingWeight is the weight of the latest call in the upstream's recent

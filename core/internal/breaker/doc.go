@@ -15,7 +15,7 @@
 // share of failed requests) and ErrorCount (the number of failed
 // requests), each over the last Window, kept in a leap array of the
 // breaker's own (package window). A good outcome can never trip a breaker,
-// so Done does the window sums only for bad ones.
+// so DoneOn does the window sums only for bad ones.
 //
 // Unlike Sentinel's breakers, a half-open breaker counts only the outcomes
 // of its own probes (each request carries a Ticket naming the period it was

@@ -84,20 +84,10 @@ func (l *Limiter) InFlight() int64 {
 	return max(l.s.taken.Load()-free, 0)
 }
 
-// Acquire takes n slots if they fit and reports whether they did, with the
-// number in flight after the decision (without the n when rejected). It
-// uses no CPU's lease.
-func (l *Limiter) Acquire(n int64) (ok bool, inFlight int64) {
-	v := l.s.taken.Add(n)
-	if v <= l.limit {
-		return true, v
-	}
-	return false, l.s.taken.Add(-n)
-}
-
-// AcquireOn is Acquire by a caller on the CPU cpu: any number, the same for
-// the callers on one CPU (the Guard passes the stripe of the processor its
-// goroutine runs on); the limit holds whatever cpu is. It takes the slots
+// AcquireOn takes n slots if they fit, for a caller on the CPU cpu: any
+// number, the same for the callers on one CPU (the Guard passes the stripe
+// of the processor its goroutine runs on); the limit holds whatever cpu is,
+// and a rejected request is not counted. It takes the slots
 // from the CPU's lease when it has them, and otherwise from the shared
 // count, then, with a limit of at least MinLeasedLimit and many slots
 // left, fills the CPU's lease. It reports whether the slots were taken.
@@ -122,11 +112,7 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	return true
 }
 
-// Release gives back n slots taken by Acquire or AcquireOn to the shared
-// count.
-func (l *Limiter) Release(n int64) { l.s.taken.Add(-n) }
-
-// ReleaseOn gives back n slots taken by AcquireOn or Acquire, by a caller
+// ReleaseOn gives back n slots taken by AcquireOn, by a caller
 // on the CPU cpu: to the CPU's lease while it holds at most maxLease and
 // at least MinLeasedLimit slots are not taken under the limit of the
 // rule's newest Limiter, else to the shared count.
