@@ -71,7 +71,10 @@ func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limit
 	if err := k.lim.Validate(); err != nil {
 		return nil, traits{}, err
 	}
-	k.b = conn.health(k.lim.Mode)
+	k.b = &conn.exact
+	if k.lim.Mode == store.Approximate {
+		k.b = &conn.approx
+	}
 	t := flowTraits(flow.Algorithm(k.lim.Algorithm))
 	t.ramps, t.shared = false, true
 	if r.OnFailure != FailLocal {
@@ -157,7 +160,10 @@ func (k *storeKind) limitOf(value string) store.Limit {
 func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
 	b := k.b
 	if round, ok := b.allow(now); ok {
-		start := b.start()
+		var start int64 // the call's, when calls are timed
+		if b.budget > 0 {
+			start = int64(b.clock.Now())
+		}
 		d, err := k.s.Take(ctx, h.key, lim, n)
 		if err == nil {
 			b.succeeded(start, round)

@@ -152,27 +152,11 @@ func isSetValue(v reflect.Value) bool {
 	return !v.IsZero()
 }
 
-// untaken returns the fields of Rule that kind k does not take, but the
-// common ones.
-func (v *validator) untaken(k *kindSpec) []ruleField {
-	if fs, ok := v.others[k.kind]; ok {
-		return fs
-	}
-	var fs []ruleField
-	for _, f := range v.fields {
-		if !slices.Contains(commonFields[:], f.key) && k.field(f.key) == nil {
-			fs = append(fs, f)
-		}
-	}
-	v.others[k.kind] = fs
-	return fs
-}
-
 // checkUnset reports the fields r sets that its kind k does not take.
 func (v *validator) checkUnset(k *kindSpec, r *Rule) {
 	rv := reflect.ValueOf(r).Elem()
-	for _, f := range v.untaken(k) {
-		if !isSetValue(rv.Field(f.index)) {
+	for _, f := range v.fields {
+		if !isSetValue(rv.Field(f.index)) || slices.Contains(commonFields[:], f.key) || k.field(f.key) != nil {
 			continue
 		}
 		hint := k.unsetHints[f.key]
@@ -390,7 +374,7 @@ func (d KindDef) spec() kindSpec {
 				v.add("kind", "is enforced by a rule of kind %s, not a built-in kind", quote(string(base.Kind)))
 				return
 			}
-			bv := validator{kinds: builtin, fields: v.fields, others: map[Kind][]ruleField{}, firstUse: map[string]int{}, index: v.index, name: v.name}
+			bv := validator{kinds: builtin, fields: v.fields, firstUse: map[string]int{}, index: v.index, name: v.name}
 			bv.checkKind(&base)
 			for _, p := range bv.problems {
 				p.Msg = fmt.Sprintf("%s (enforced as a %s rule)", p.Msg, base.Kind)

@@ -90,45 +90,34 @@ func (e *RulesError) Error() string {
 
 // checkRules checks every rule of rules and returns nil when all are
 // valid, or a *RulesError listing their problems, ordered by rule index and
-// then by field in the order of the rules file documentation.
+// then by field in the order of the rules file documentation (problems of
+// one field in the order found).
 func (ks kindSet) checkRules(rules []Rule) error {
-	if problems := ks.validateRules(rules); len(problems) > 0 {
-		return &RulesError{Problems: problems}
-	}
-	return nil
-}
-
-// validateRules returns the problems of rules in report order.
-func (ks kindSet) validateRules(rules []Rule) []Problem {
-	v := validator{kinds: ks, fields: ruleFields(), others: map[Kind][]ruleField{}, firstUse: map[string]int{}}
+	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
 	for i := range rules {
 		v.rule(i, &rules[i])
 	}
-	sortProblems(v.problems)
-	if v.more {
-		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
-	}
-	return v.problems
-}
-
-// sortProblems orders problems by rule index, then field; problems of the
-// same field keep their order.
-func sortProblems(problems []Problem) {
 	names := rulefields.Names(reflect.TypeFor[Rule]())
-	slices.SortStableFunc(problems, func(a, b Problem) int {
+	slices.SortStableFunc(v.problems, func(a, b Problem) int {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
 		return rulefields.Rank(names, a.Field) - rulefields.Rank(names, b.Field)
 	})
+	if v.more {
+		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
+	}
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &RulesError{Problems: v.problems}
 }
 
 // validator collects the problems of a rule set.
 type validator struct {
-	kinds    kindSet              // the kinds known
-	fields   []ruleField          // Rule's
-	others   map[Kind][]ruleField // the fields each kind does not take (untaken)
-	firstUse map[string]int       // explicit name -> index of its first rule
+	kinds    kindSet        // the kinds known
+	fields   []ruleField    // Rule's
+	firstUse map[string]int // explicit name -> index of its first rule
 	problems []Problem
 	more     bool   // problems were left out (see add)
 	index    int    // rule being checked

@@ -141,14 +141,6 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 	return conn
 }
 
-// health returns the breaker of the rules of mode m.
-func (c *storeConn) health(m store.Mode) *storeHealth {
-	if m == store.Approximate {
-		return &c.approx
-	}
-	return &c.exact
-}
-
 // storeHealth is the breaker of one mode of a store.
 //
 // It is closed while openUntil is healthy: every request calls the store.
@@ -208,14 +200,6 @@ func (b *storeHealth) allow(now int64) (int64, bool) {
 		return b.round.Load(), true
 	}
 	return probing, now >= u && b.openUntil.CompareAndSwap(u, inProbe)
-}
-
-// start returns the time a call starts, when calls are timed.
-func (b *storeHealth) start() int64 {
-	if b.budget == 0 {
-		return 0
-	}
-	return int64(b.clock.Now())
 }
 
 // succeeded records a call of round, started at start, that worked: the

@@ -184,13 +184,9 @@ func issuedOf(w uint64) int64           { return int64(w&issuedMask) >> stateBit
 func epochOf(w uint64) uint64           { return w >> epochShift }
 func word(epoch uint64, s state) uint64 { return epoch<<epochShift | uint64(s) }
 
-// Breaker is a circuit breaker. Requests ask Allow before they run and
-// report their outcome to DoneOn (or give their ticket back with Undo when
-// they did not run). Closed, it counts outcomes in a leap array of its own
-// and trips (opens) when the bad ones reach the threshold; open, it rejects
-// every request for OpenFor; then it lets Probes requests through
-// (half-open), and closes when they all succeed, with statistics started
-// afresh, or opens again as soon as one fails.
+// Breaker is a circuit breaker, closed, open or half-open (see the package
+// doc). Requests ask Allow before they run and report their outcome to
+// DoneOn (or give their ticket back with Undo when they did not run).
 //
 // Allow costs one atomic load while the breaker is closed or open, DoneOn of a
 // good outcome one atomic add, DoneOn of a bad one two adds and two sums over

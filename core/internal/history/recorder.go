@@ -151,8 +151,7 @@ func (h *Recorder) History(after time.Duration) Read {
 }
 
 // Start starts the goroutine unless it runs or the Recorder was closed,
-// and reports whether it started it. It records a sample at every second
-// of the clock until Close, or until the source is gone.
+// and reports whether it started it.
 func (h *Recorder) Start() bool {
 	return h.worker.Go(func(ctx context.Context) {
 		for {
