@@ -28,9 +28,10 @@ const (
 	maxHistory     = 3600
 )
 
+// config is what the options set, and what the page's template reads.
 type config struct {
-	title   string
-	history int
+	Title   string
+	History int // seconds of the charts
 }
 
 // Option configures the handler New makes.
@@ -49,7 +50,7 @@ func WithTitle(title string) Option {
 		if title == "" || len(title) > 200 || strings.ContainsFunc(title, unicode.IsControl) {
 			return fmt.Errorf("WithTitle(%q): must be 1 to 200 bytes without control characters", title)
 		}
-		c.title = title
+		c.Title = title
 		return nil
 	})
 }
@@ -63,7 +64,7 @@ func WithHistory(seconds int) Option {
 		if seconds < 2 || seconds > maxHistory {
 			return fmt.Errorf("WithHistory(%d): must be between 2 and %d", seconds, maxHistory)
 		}
-		c.history = seconds
+		c.History = seconds
 		return nil
 	})
 }
@@ -95,7 +96,7 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	if g == nil {
 		return nil, errors.New("dashboard: New: guard is nil")
 	}
-	cfg := config{title: defaultTitle, history: defaultHistory}
+	cfg := config{Title: defaultTitle, History: defaultHistory}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("dashboard: New: nil option")
@@ -115,15 +116,8 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	js, _ := assets.ReadFile("assets/dashboard.js")
 	css, _ := assets.ReadFile("assets/dashboard.css")
 	g.History(g.Clock().Now()) // the Guard records from now on
-	return &handler{g: g, history: time.Duration(cfg.history) * time.Second, page: page.Bytes(), js: js, css: css}, nil
+	return &handler{g: g, history: time.Duration(cfg.History) * time.Second, page: page.Bytes(), js: js, css: css}, nil
 }
-
-// Title returns the page's title, for its template.
-func (c config) Title() string { return c.title }
-
-// History returns the seconds of history of the page's charts, for its
-// template.
-func (c config) History() int { return c.history }
 
 // pageCSP lets the page load its own script and style and fetch its
 // snapshot, and nothing else; the other responses may do nothing at all.
