@@ -126,22 +126,9 @@ func joinWords(words []string, conj string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }
 
-// ruleField is a field of Rule: its name in a rules file and its index.
-type ruleField struct {
-	key   string
-	index int
-}
-
 // ruleFields returns the fields of Rule, by their rules-file names, in
-// report order (the order of the struct).
-func ruleFields() []ruleField {
-	names := rulefields.Names(reflect.TypeFor[Rule]())
-	out := make([]ruleField, len(names))
-	for i, name := range names {
-		out[i] = ruleField{name, i}
-	}
-	return out
-}
+// report order (the order of the struct: field i of Rule is the i-th).
+func ruleFields() []string { return rulefields.Names(reflect.TypeFor[Rule]()) }
 
 // isSetValue reports whether a field of a Rule is set: not zero, and for
 // a map not empty.
@@ -155,20 +142,20 @@ func isSetValue(v reflect.Value) bool {
 // checkUnset reports the fields r sets that its kind k does not take.
 func (v *validator) checkUnset(k *kindSpec, r *Rule) {
 	rv := reflect.ValueOf(r).Elem()
-	for _, f := range v.fields {
-		if !isSetValue(rv.Field(f.index)) || slices.Contains(commonFields[:], f.key) || k.field(f.key) != nil {
+	for i, key := range v.fields {
+		if !isSetValue(rv.Field(i)) || slices.Contains(commonFields[:], key) || k.field(key) != nil {
 			continue
 		}
-		hint := k.unsetHints[f.key]
+		hint := k.unsetHints[key]
 		if hint == "" {
 			hint = "only to kind"
-			taking := v.kinds.taking(f.key)
+			taking := v.kinds.taking(key)
 			if len(taking) > 1 {
 				hint += "s"
 			}
 			hint += " " + taking.names("and")
 		}
-		v.add(f.key, "does not apply to kind %s (%s)", k.kind, hint)
+		v.add(key, "does not apply to kind %s (%s)", k.kind, hint)
 	}
 }
 
@@ -343,7 +330,7 @@ func (d *KindDef) check(known kindSet) error {
 		return fmt.Errorf("its Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
 	}
 	for _, f := range d.Fields {
-		if !slices.ContainsFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f }) || slices.Contains(commonFields[:], f) {
+		if !slices.Contains(ruleFields(), f) || slices.Contains(commonFields[:], f) {
 			return fmt.Errorf("its Fields: %s is not a rule field a kind may take", quote(f))
 		}
 	}

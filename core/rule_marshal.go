@@ -16,8 +16,8 @@ func (r Rule) fileForm() any {
 	rv := reflect.ValueOf(r)
 	fields := make([]reflect.StructField, rv.NumField())
 	values := make([]reflect.Value, rv.NumField())
-	for _, rf := range ruleFields() {
-		i, name, f, v := rf.index, rf.key, rv.Type().Field(rf.index), rv.Field(rf.index)
+	for i, name := range ruleFields() {
+		f, v := rv.Type().Field(i), rv.Field(i)
 		switch {
 		case f.Type == reflect.TypeFor[time.Duration]():
 			text := "" // left out

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,8 +56,11 @@ func (p Problem) Error() string {
 	var b strings.Builder
 	if p.Index >= 0 {
 		fmt.Fprintf(&b, "rules[%d]", p.Index)
-		if p.Name != "" {
-			fmt.Fprintf(&b, " (%s)", displayName(p.Name))
+		switch {
+		case len(p.Name) > maxNameLen || !isName(p.Name): // quoted (and shortened): the problem stays on one line
+			fmt.Fprintf(&b, " (%s)", quote(p.Name))
+		case p.Name != "":
+			fmt.Fprintf(&b, " (%s)", p.Name)
 		}
 		b.WriteString(": ")
 	}
@@ -97,12 +99,11 @@ func (ks kindSet) checkRules(rules []Rule) error {
 	for i := range rules {
 		v.rule(i, &rules[i])
 	}
-	names := rulefields.Names(reflect.TypeFor[Rule]())
 	slices.SortStableFunc(v.problems, func(a, b Problem) int {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(names, a.Field) - rulefields.Rank(names, b.Field)
+		return rulefields.Rank(v.fields, a.Field) - rulefields.Rank(v.fields, b.Field)
 	})
 	if v.more {
 		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
@@ -116,7 +117,7 @@ func (ks kindSet) checkRules(rules []Rule) error {
 // validator collects the problems of a rule set.
 type validator struct {
 	kinds    kindSet        // the kinds known
-	fields   []ruleField    // Rule's
+	fields   []string       // Rule's (ruleFields)
 	firstUse map[string]int // explicit name -> index of its first rule
 	problems []Problem
 	more     bool   // problems were left out (see add)
@@ -182,7 +183,7 @@ func (v *validator) checkResource(res string) {
 		v.add("resource", "is required")
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
-	case hasControl(res):
+	case strings.ContainsFunc(res, unicode.IsControl):
 		v.add("resource", "must not contain control characters, got %s", quote(res))
 	default:
 		if _, err := canonicalResource(res); err != nil {
@@ -274,11 +275,6 @@ func (v *validator) checkPriority(r *Rule) {
 	}
 }
 
-// hasControl reports whether s contains a control character.
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, unicode.IsControl)
-}
-
 // quote is rulefields.Quote.
 func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
@@ -294,16 +290,6 @@ func isName(s string) bool {
 
 func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0
-}
-
-// displayName returns a rule name as shown in problems: as is when it is a
-// valid name, else quoted (and shortened) so that a problem stays on one
-// line.
-func displayName(name string) string {
-	if len(name) > maxNameLen || !isName(name) {
-		return quote(name)
-	}
-	return name
 }
 
 // defaultName returns the name NormalizeRules gives a rule that has none:
