@@ -292,13 +292,10 @@ func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0
 }
 
-// defaultName returns the name NormalizeRules gives a rule that has none:
-// its kind and resource, and when withParam (a kind with a param) its
-// param, separated by
-// colons, with the resource's spaces written as colons too and every other
-// character outside the name charset (see nameChars) as '_', as in
-// "hotspot:GET:/items/{id}:header:X-User-ID". NormalizeRules gives it the
-// rule with its resource in canonical form.
+// defaultName returns the name NormalizeRules gives a rule r that has none,
+// before a suffix (see there), with its param when withParam: the
+// resource's spaces written as colons, every other character outside the
+// name charset (see nameChars) as '_'.
 func defaultName(r Rule, withParam bool) string {
 	name := string(r.Kind) + ":" + r.Resource
 	if withParam {
@@ -341,12 +338,6 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 	if err := ks.checkRules(rules); err != nil {
 		return nil, err
 	}
-	return ks.normalize(rules), nil
-}
-
-// normalize returns a copy of valid rules with their defaults applied and
-// their names filled in (see NormalizeRules).
-func (ks kindSet) normalize(rules []Rule) []Rule {
 	out := make([]Rule, len(rules))
 	names := namer{taken: map[string]bool{}, next: map[string]int{}}
 	for i, r := range rules {
@@ -360,7 +351,7 @@ func (ks kindSet) normalize(rules []Rule) []Rule {
 			out[i].Name = names.unique(defaultName(out[i], ks.find(out[i].Kind).field("param") != nil))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // withDefaults returns a valid rule r with its resource in canonical form,

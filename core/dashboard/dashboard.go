@@ -78,20 +78,14 @@ type handler struct {
 	css     []byte
 }
 
-// New returns an http.Handler that serves the dashboard of g. Whatever
-// path it gets, it serves the page at any path ending in "/", its script
-// and style at the sibling paths dashboard.js and dashboard.css, and the
-// JSON snapshot the page polls every second at api/snapshot; other paths
-// are not found. It makes the Guard record its history (core.Guard.History)
-// from now on. The page refers to the others relatively, so the handler
-// may be mounted under any prefix, with or without http.StripPrefix:
+// New returns an http.Handler that serves the dashboard of g at the paths
+// and with the headers the package doc lists, and makes the Guard record
+// its history (core.Guard.History) from now on. The page refers to its
+// script, style and snapshot relatively, so the handler may be mounted
+// under any prefix, with or without http.StripPrefix:
 //
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
 //	mux.Handle("/debug/sluice/", h)
-//
-// The empty path (the prefix itself, stripped) is redirected to the prefix
-// with a slash. Everything is embedded: the page makes no request but to
-// the handler. Only GET and HEAD are served.
 func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	if g == nil {
 		return nil, errors.New("dashboard: New: guard is nil")

@@ -69,12 +69,7 @@ func canonicalMethod(m string) (string, bool) {
 		return m, true
 	}
 	up := strings.ToUpper(m)
-	for _, std := range methods {
-		if up == std {
-			return up, true
-		}
-	}
-	return up, false
+	return up, slices.Contains(methods[:], up)
 }
 
 // canonicalTemplate returns method and the canonical form of template tmpl
