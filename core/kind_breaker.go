@@ -36,7 +36,7 @@ func breakerSpec() kindSpec {
 			}
 			name, resource := r.Name, r.Resource
 			b, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
-				g.reporter.send(report{breaker: &BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
+				g.reporter.send(&breakerReport{BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
 					At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
 			})
 			if err != nil {

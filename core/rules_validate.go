@@ -280,12 +280,7 @@ func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
 // isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
-	for _, c := range []byte(s) {
-		if !isNameChar(c) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })
 }
 
 func isNameChar(c byte) bool {

@@ -221,7 +221,7 @@ func (b *storeHealth) succeeded(start, round int64) {
 		b.streak.Store(0)
 	}
 	if u := b.openUntil.Load(); closes && u != healthy && b.openUntil.CompareAndSwap(u, healthy) {
-		b.reporter.send(report{store: &storeReport{name: b.store}})
+		b.reporter.send(&storeReport{name: b.store})
 	}
 }
 
@@ -297,7 +297,7 @@ func (b *storeHealth) open(now, round int64, err error) {
 	if b.openUntil.CompareAndSwap(healthy, now+b.backoff) {
 		b.openedAt.Store(now)
 		b.why.Store(&err)
-		b.reporter.send(report{store: &storeReport{name: b.store, err: err}})
+		b.reporter.send(&storeReport{name: b.store, err: err})
 	}
 }
 

@@ -88,10 +88,9 @@ const (
 )
 
 // Recorder keeps a point a second of the resources and rules of a Guard
-// from the samples it records: from Start on, its goroutine records one at
-// every second of the clock, until Close or until its source is gone. The
+// (see the package doc), until Close or until its source is gone; the
 // counts of the seconds between two samples are shared evenly between
-// them. Its memory is fixed: a ring per resource and per rule.
+// them.
 type Recorder struct {
 	clock clock.Clock
 	take  func() (Sample, bool) // false once the source is gone

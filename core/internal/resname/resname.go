@@ -121,12 +121,9 @@ func isWildcard(seg string, last bool) bool {
 // isParamName reports whether s is a route parameter name: letters, digits
 // and '_'.
 func isParamName(s string) bool {
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')
+	})
 }
 
 // IsHTTP reports whether res, a resource in canonical form, names HTTP
