@@ -56,7 +56,7 @@ type owned struct {
 // stop stops the goroutines and waits for them, the reporter's last, so
 // that it delivers what the others sent.
 func (o *owned) stop() {
-	o.watch.stop()
+	o.watch.worker.Close()
 	o.system.Stop()
 	o.history.Close()
 	o.reporter.stop()

@@ -80,22 +80,17 @@ func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limit
 	if r.OnFailure != FailLocal {
 		return k, t, nil
 	}
-	p, _ := prev.(*storeKind)
+	p, ok := prev.(*storeKind)
+	if !ok {
+		p = &storeKind{} // no local state to carry over
+	}
 	local := r
 	local.Limit = r.LocalLimit
 	var err error
 	if perValue {
-		var ph *hotspot.Limiter
-		if p != nil {
-			ph = p.localHot
-		}
-		k.localHot, err = hotspot.New(local.hotspotConfig(), ph)
+		k.localHot, err = hotspot.New(local.hotspotConfig(), p.localHot)
 	} else {
-		var pf flow.Limiter
-		if p != nil {
-			pf = p.local
-		}
-		k.local, err = flow.New(local.flowConfig(), pf)
+		k.local, err = flow.New(local.flowConfig(), p.local)
 	}
 	return k, t, err
 }

@@ -332,9 +332,6 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 	}
 }
 
-// stop ends the goroutine for good and waits for it. It is idempotent.
-func (w *watch) stop() { w.worker.Close() }
-
 // AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",
 // serves every method), for CheckRoutes. The adapters that can list their

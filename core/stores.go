@@ -351,9 +351,8 @@ type StoreStatus struct {
 	// Errors and Fallbacks are the sums of the Modes'.
 	Errors, Fallbacks int64
 	// Modes are the states of the modes (store.Exact first) that the
-	// Guard's rules use or that have failed. Each mode has a breaker of
-	// its own: the failures of one never open the other's, and the local
-	// decisions of approximate rules never hide the failures of exact ones.
+	// Guard's rules use or that have failed, each with a breaker of its
+	// own ("Shared stores" in the package doc).
 	Modes []StoreModeStatus
 }
 

@@ -139,7 +139,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The prefix itself, stripped: the page's relative references need
 		// its URL to end in "/". The Location is relative to the prefix, so
 		// that no path can make it point at another host.
-		orig := originalPath(r)
+		orig := r.URL.EscapedPath() // the path asked for, before any http.StripPrefix
+		if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+			orig = u.EscapedPath()
+		}
 		if orig == "" || strings.HasSuffix(orig, "/") {
 			http.NotFound(w, r)
 			return
@@ -175,15 +178,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-// originalPath returns the escaped path the client asked for, before any
-// http.StripPrefix.
-func originalPath(r *http.Request) string {
-	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
-		return u.EscapedPath()
-	}
-	return r.URL.EscapedPath()
 }
 
 func write(w http.ResponseWriter, contentType string, body []byte) {

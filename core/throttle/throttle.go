@@ -242,12 +242,9 @@ const failingWeight = 0.25
 const minSeen = 0.5
 
 // weight returns how much a call rejected locally counts as attempted,
-// given the upstream's recent rejection ratio: fully while the upstream
-// rejects at least the share of calls it rejects when the throttle holds
-// the client to K attempts per accepted call, 1 - 1/K (so that the
-// throttle's balance is Google's), less as it accepts more, and not at
-// all once it accepts every call (so that a recovered upstream is not
-// kept waiting for the window's rejections to expire).
+// given the upstream's recent rejection ratio (see the package doc): fully
+// from 1 - 1/K, the share of calls an upstream rejects when the throttle
+// holds the client to K attempts per accepted call, down to 0 at none.
 func (t *Throttle) weight(failing float64) float64 {
 	balance := 1 - 1/t.k
 	if failing >= balance {

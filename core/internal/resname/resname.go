@@ -18,19 +18,9 @@ func Methods() []string { return slices.Clone(methods[:]) }
 
 // Canonical returns the canonical form of a rule's Resource, the
 // form resource names take (see package extractors), or an error saying
-// what is wrong and what to write instead. An HTTP resource is "METHOD
-// TEMPLATE": METHOD is a standard method, OTHER or the glob '*', and
-// TEMPLATE is a route template in net/http's ServeMux syntax ({name},
-// {name...}, {$}) in which '*' is a glob. A template alone ("/items/{id}",
-// or a gRPC full method "/pkg.Service/Method") matches under every method.
-// Other names (no '/' first, no method) are custom names, kept as they are.
-//
-// Normalized when the meaning is unambiguous: a lowercase method
-// ("get"), spaces around and between method and template, gin and echo
-// parameters (":id" -> "{id}") and a last segment "*name" (a gin or echo
-// catch-all -> "{name...}"). Refused: other methods, spaces inside a
-// template, glob syntax sluice does not have ('?', '[', ']', "**"), and
-// braces that are not a whole segment {name}, a last {name...} or {$}.
+// what is wrong and what to write instead: what core's package doc (Rules)
+// lists as normalized or refused. Names with no '/' first and no method
+// are custom names, kept as they are.
 func Canonical(res string) (string, error) {
 	fields := strings.Fields(res)
 	if len(fields) == 0 {
