@@ -230,18 +230,12 @@ func Kinds() []KindInfo {
 	ks := builtinKinds()
 	out := make([]KindInfo, len(ks))
 	for i, k := range ks {
-		out[i] = k.info()
-	}
-	return out
-}
-
-// info returns k as a KindInfo.
-func (k *kindSpec) info() KindInfo {
-	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
-	for _, f := range k.fields {
-		out.Fields = append(out.Fields, f.key)
-		if f.given {
-			out.Given = append(out.Given, f.key)
+		out[i] = KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
+		for _, f := range k.fields {
+			out[i].Fields = append(out[i].Fields, f.key)
+			if f.given {
+				out[i].Given = append(out[i].Given, f.key)
+			}
 		}
 	}
 	return out

@@ -16,25 +16,21 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// Defaults of a Guard's store breaker (WithStoreBreaker).
+// Defaults and bounds of a Guard's store breakers (WithStoreBreaker,
+// WithStoreLatencyBudget).
 const (
-	// defaultStoreBackoff is how long a Guard leaves a store alone once
-	// its breaker opened, before one request probes it.
-	defaultStoreBackoff = time.Second
-	// defaultStoreTrip is how many consecutive failed rounds of calls open
-	// a store's breaker.
-	defaultStoreTrip = 5
+	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
+	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
+	maxStoreTrip        = 1000
 	// defaultStoreBudget is the latency of a store's calls for exact rules
-	// over which its exact breaker opens (WithStoreLatencyBudget).
+	// over which its exact breaker opens.
 	defaultStoreBudget = 20 * time.Millisecond
+	minStoreBudget     = time.Millisecond
+	maxStoreBudget     = time.Minute
+	// timedRounds is how many of the last timed rounds of calls must all
+	// be over the latency budget to open a breaker.
+	timedRounds = 16
 )
-
-// timedRounds is how many of the last timed rounds of calls must all be over
-// the latency budget to open a breaker (WithStoreLatencyBudget).
-const timedRounds = 16
-
-// maxStoreTrip bounds WithStoreBreaker's trip.
-const maxStoreTrip = 1000
 
 // WithStore gives the Guard the store s under name: rules whose Store is
 // name keep their counts in s. The Guard does not close s; its owner does,
@@ -112,12 +108,6 @@ func WithStoreLatencyBudget(budget time.Duration) Option {
 		return nil
 	})
 }
-
-// Bounds of WithStoreLatencyBudget.
-const (
-	minStoreBudget = time.Millisecond
-	maxStoreBudget = time.Minute
-)
 
 // storeConn is a store as a Guard uses it: one breaker per mode, so that
 // the approximate rules' local decisions never hide the exact rules'

@@ -97,14 +97,6 @@ type Limit struct {
 // fields rejects (a negative field, a burst or maxWait with another
 // algorithm, a bucket faster than one request per nanosecond).
 func (l Limit) Validate() error {
-	if err := l.validate(); err != nil {
-		return err
-	}
-	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
-	return flow.JoinFieldErrors(cfg.Validate())
-}
-
-func (l Limit) validate() error {
 	switch {
 	case l.Algorithm != SlidingCounter && l.Algorithm != TokenBucket && l.Algorithm != LeakyBucket:
 		return fmt.Errorf("algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got %q", l.Algorithm)
@@ -120,7 +112,8 @@ func (l Limit) validate() error {
 			return fmt.Errorf("limit %s", flow.BucketLimitProblem(largest, l.Limit, l.Window))
 		}
 	}
-	return nil
+	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
+	return flow.JoinFieldErrors(cfg.Validate())
 }
 
 // Store keeps limits that several Guards (usually in several processes)

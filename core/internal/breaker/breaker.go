@@ -267,11 +267,6 @@ func (b *Breaker) newStats() *stats {
 	return st
 }
 
-// of returns the leap array of the stripe of cpu.
-func (st *stats) of(cpu uint32) *window.LeapArray {
-	return st.arrs[stripe.Of(cpu, len(st.arrs))]
-}
-
 // sum returns the count of ev over the window ending at now.
 func (st *stats) sum(now int64, ev window.Event) int64 {
 	var n int64
@@ -357,7 +352,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 		return
 	}
 	st := b.stats.Load()
-	arr := st.of(cpu)
+	arr := st.arrs[stripe.Of(cpu, len(st.arrs))]
 	arr.Add(now, window.Complete, 1)
 	if !bad {
 		return // a good outcome never trips a breaker
