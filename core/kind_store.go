@@ -111,7 +111,11 @@ func (k *storeKind) ask(a *asking, rs *ruleState) error {
 	v, ok := a.firstValue(rs)
 	for i := 1; ok && a.blocked == nil; i++ {
 		h := a.slot(rs)
-		if lim := k.limitOf(v); lim.Limit == 0 {
+		lim := k.lim
+		if o, ok := k.overrides[v]; ok {
+			lim.Limit = o
+		}
+		if lim.Limit == 0 {
 			h.d.Decision = flow.Decision{RetryAfter: lim.Window} // blocked by an override of 0
 		} else {
 			h.key = valueKey(rs.rule.Name, v)
@@ -136,16 +140,6 @@ func valueKey(rule, value string) string {
 	}
 	sum := sha256.Sum256([]byte(value))
 	return rule + "\x00#" + hex.EncodeToString(sum[:16])
-}
-
-// limitOf returns the limit of a hotspot rule's value: its override's, or
-// the rule's.
-func (k *storeKind) limitOf(value string) store.Limit {
-	lim := k.lim
-	if v, ok := k.overrides[value]; ok {
-		lim.Limit = v
-	}
-	return lim
 }
 
 // take decides n requests at now in h: under h.key in the store, or by the

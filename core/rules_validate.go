@@ -151,9 +151,8 @@ func (v *validator) rule(i int, r *Rule) {
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
-// digits: the characters that RateLimit fields (structured-field strings),
-// problem bodies (JSON), Prometheus label values and logs all carry as they
-// are, so that a name reads the same in each.
+// digits: those RateLimit fields, problem bodies, metric labels and logs
+// all carry as they are (see checkName).
 const nameChars = "-_.:/{}*$#()"
 
 // checkName checks an explicit name: bounded, of the name charset, and

@@ -32,7 +32,8 @@ func Canonical(res string) (string, error) {
 		}
 		return canonicalTemplate(fields[0], "")
 	}
-	m, isMethod := canonicalMethod(fields[0])
+	m := strings.ToUpper(fields[0]) // the method, if it is one
+	isMethod := m == "*" || slices.Contains(methods[:], m)
 	tmpl := fields[len(fields)-1]
 	switch {
 	case len(fields) == 1:
@@ -50,16 +51,6 @@ func Canonical(res string) (string, error) {
 		return "", fmt.Errorf("template must not contain spaces, got %s; write %s", rulefields.Quote(res), rulefields.Quote(m+" "+strings.Join(fields[1:], "")))
 	}
 	return canonicalTemplate(fields[1], m)
-}
-
-// canonicalMethod returns the method of a resource in upper case, and
-// whether it is one (or '*').
-func canonicalMethod(m string) (string, bool) {
-	if m == "*" {
-		return m, true
-	}
-	up := strings.ToUpper(m)
-	return up, slices.Contains(methods[:], up)
 }
 
 // canonicalTemplate returns method and the canonical form of template tmpl
