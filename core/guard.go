@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/routecheck"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
@@ -230,7 +231,7 @@ func New(opts ...Option) (*Guard, error) {
 	}
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
 		system: system.NewSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
-	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
+	g.watch = &watch{after: cfg.unmatched, clock: g.clock, rp: g.reporter, routes: routecheck.New(g.reporter.log, maxLoggedRules)}
 	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)

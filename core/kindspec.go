@@ -257,11 +257,6 @@ func (v *validator) checkKind(r *Rule) {
 	}
 }
 
-// kindError is the error of a rule of a kind the Guard does not know.
-func kindError(k Kind) error {
-	return fmt.Errorf("kind %s is not supported by this version of sluice", k)
-}
-
 // KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
 // of a built-in kind enforces: its name, the Rule fields it takes and
 // their checks, how its blocks are answered, and the rule that enforces

@@ -274,10 +274,6 @@ type watch struct {
 	worker worker.Worker
 }
 
-func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedRules)}
-}
-
 // rulesSet is called by SetRules once set replaced prev (nil at New): it
 // dates the rules added or changed, checks set against the routes, and
 // restarts the goroutine on set.
