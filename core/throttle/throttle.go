@@ -200,7 +200,8 @@ func (t *Throttle) Allow(resource string) error {
 // share returns the share of the calls of s to reject at now (see the
 // package documentation), noting when the window's counts began.
 func (t *Throttle) share(s *state, now time.Duration) float64 {
-	sent, acc, rejected := s.counts.Sum(int64(now), window.Pass), s.counts.Sum(int64(now), window.Complete), s.counts.Sum(int64(now), window.Block)
+	c := s.counts.SnapshotOver(int64(now), t.window)
+	sent, acc, rejected := c.Pass, c.Complete, c.Block
 	if sent+rejected == 0 {
 		s.since = now
 	}
