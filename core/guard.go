@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/history"
+	"github.com/sluicekit/sluice/core/internal/routecheck"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
 	"github.com/sluicekit/sluice/core/internal/system"
 	"github.com/sluicekit/sluice/core/store"
@@ -56,7 +57,7 @@ type owned struct {
 // stop stops the goroutines and waits for them, the reporter's last, so
 // that it delivers what the others sent.
 func (o *owned) stop() {
-	o.watch.stop()
+	o.watch.worker.Close()
 	o.system.Stop()
 	o.history.Close()
 	o.reporter.stop()
@@ -228,9 +229,12 @@ func New(opts ...Option) (*Guard, error) {
 	if g.clock == nil {
 		g.clock = sysclock.New()
 	}
+	if cfg.systemSource == nil { // the host's signals
+		cfg.systemSource = system.NewHost("/", sysclock.New(), nil)
+	}
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
-		system: newSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
-	g.watch = newWatch(cfg.unmatched, g.clock, g.reporter)
+		system: system.NewSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
+	g.watch = &watch{after: cfg.unmatched, clock: g.clock, rp: g.reporter, routes: routecheck.New(g.reporter.log, maxLoggedRules)}
 	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {
 		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
@@ -318,7 +322,11 @@ func (g *Guard) SetRules(rules []Rule) error {
 		return &RulesError{Problems: problems}
 	}
 	g.watch.rulesSet(g.rules.Swap(set), set)
-	g.system.Run(set.samples())
+	var cpu, load bool // a rule reads CPU usage, the load average (traits.cpu, traits.load)
+	for _, rs := range set.rules {
+		cpu, load = cpu || rs.cpu, load || rs.load
+	}
+	g.system.Run(cpu, load)
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
 }
@@ -344,24 +352,6 @@ func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
 		rs.holds = rs.holds || rs.exits
 	}
 	return rs, nil
-}
-
-// newSampler returns the sampler of the Guard's host signals, from s, or
-// from the host when s is nil, scheduled on c.
-func newSampler(s system.Source, c clock.Clock) *system.Sampler {
-	if s == nil {
-		s = system.NewHost("/", sysclock.New(), nil)
-	}
-	return system.NewSampler(s, c)
-}
-
-// samples reports whether a rule of set reads CPU usage, and the load
-// average (traits.cpu, traits.load).
-func (set *ruleSet) samples() (cpu, load bool) {
-	for _, rs := range set.rules {
-		cpu, load = cpu || rs.cpu, load || rs.load
-	}
-	return cpu, load
 }
 
 // bind returns the rules of set that apply to name.

@@ -53,12 +53,12 @@ type RuleHistory struct {
 // per rule, for up to 1000 resources (those first seen); the requests to
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
-	r := g.history.History(after)
-	out := History{End: r.End}
-	for _, rs := range r.Resources {
+	end, res, rules := g.history.History(after)
+	out := History{End: end}
+	for _, rs := range res {
 		out.Resources = append(out.Resources, ResourceHistory(rs))
 	}
-	for _, rs := range r.Rules {
+	for _, rs := range rules {
 		out.Rules = append(out.Rules, RuleHistory(rs))
 	}
 	return out

@@ -15,7 +15,10 @@ import (
 
 // lastSample returns the second of the recorder's last sample, reading
 // without sampling.
-func lastSample(h *history.Recorder) int64 { return int64(h.Read(0).End / time.Second) }
+func lastSample(h *history.Recorder) int64 {
+	end, _, _ := h.Read(0)
+	return int64(end / time.Second)
+}
 
 // waitSample waits, without calling History, until h has sampled second
 // sec.
@@ -41,10 +44,10 @@ func TestHistoryGoroutineSamplesTheGuardsClock(t *testing.T) {
 	g, err := New(WithClock(fc), WithRules(Rule{Name: "r", Resource: "a", Kind: KindFlow, Limit: 1}))
 	require.NoError(t, err)
 	h := g.history
-	before := h.Read(0)
-	require.Zero(t, before.End, "nothing recorded before History")
-	require.Empty(t, before.Resources)
-	require.Empty(t, before.Rules)
+	end, series, rules := h.Read(0)
+	require.Zero(t, end, "nothing recorded before History")
+	require.Empty(t, series)
+	require.Empty(t, rules)
 	g.History(0)
 	require.Equal(t, int64(10), lastSample(h))
 	for range 3 {

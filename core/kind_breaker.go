@@ -30,7 +30,19 @@ func breakerSpec() kindSpec {
 		block:   shedBlock("CIRCUIT_OPEN", `%s is failing: circuit breaker "%s" is open`, "circuit open"),
 		summary: breakerSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
-			return newBreakerKind(r, prev, g.reporter)
+			var p *breaker.Breaker
+			if k, ok := prev.(*breakerKind); ok {
+				p = k.b
+			}
+			name, resource := r.Name, r.Resource
+			b, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
+				g.reporter.send(&breakerReport{BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
+					At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
+			})
+			if err != nil {
+				return nil, traits{}, err
+			}
+			return &breakerKind{b}, traits{holds: true, exits: true, gate: true}, nil
 		},
 	}
 }
@@ -53,22 +65,6 @@ func (r *Rule) breakerConfig() breaker.Config {
 // is kept in the Entry (Entry.brk, and a bit of Entry.kept when it is a
 // shadow rule), those of the others in Entry.keep.
 type breakerKind struct{ b *breaker.Breaker }
-
-func newBreakerKind(r Rule, prev limiter, rp *reporter) (limiter, traits, error) {
-	var p *breaker.Breaker
-	if k, ok := prev.(*breakerKind); ok {
-		p = k.b
-	}
-	name, resource := r.Name, r.Resource
-	b, err := breaker.New(r.breakerConfig(), p, func(t breaker.Transition) {
-		rp.send(report{breaker: &BreakerEvent{Rule: name, Resource: resource, From: t.From, To: t.To,
-			At: time.Duration(t.At), Requests: t.Requests, Bad: t.Bad, Reason: t.Reason}})
-	})
-	if err != nil {
-		return nil, traits{}, err
-	}
-	return &breakerKind{b}, traits{holds: true, exits: true, gate: true}, nil
-}
 
 func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 	t, retry, ok := k.b.Allow(a.now)

@@ -21,7 +21,11 @@ func concurrencySpec() kindSpec {
 		slots:   true,
 		summary: concurrencySummary,
 		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {
-			return newConcKind(r, prev)
+			var p *concurrency.Limiter
+			if k, ok := prev.(*concKind); ok {
+				p = k.l
+			}
+			return &concKind{concurrency.New(r.Limit, p)}, traits{exits: true}, nil
 		},
 	}
 }
@@ -29,14 +33,6 @@ func concurrencySpec() kindSpec {
 // concKind is a concurrency rule: its reservation is a count of slots, and
 // giving it back needs no decision.
 type concKind struct{ l *concurrency.Limiter }
-
-func newConcKind(r Rule, prev limiter) (limiter, traits, error) {
-	var p *concurrency.Limiter
-	if k, ok := prev.(*concKind); ok {
-		p = k.l
-	}
-	return &concKind{concurrency.New(r.Limit, p)}, traits{exits: true}, nil
-}
 
 func (k *concKind) ask(a *asking, rs *ruleState) error {
 	askSlot(a, rs, k.l.AcquireOn(a.cpu, a.n), k, 0)

@@ -71,28 +71,26 @@ func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limit
 	if err := k.lim.Validate(); err != nil {
 		return nil, traits{}, err
 	}
-	k.b = conn.health(k.lim.Mode)
+	k.b = &conn.exact
+	if k.lim.Mode == store.Approximate {
+		k.b = &conn.approx
+	}
 	t := flowTraits(flow.Algorithm(k.lim.Algorithm))
 	t.ramps, t.shared = false, true
 	if r.OnFailure != FailLocal {
 		return k, t, nil
 	}
-	p, _ := prev.(*storeKind)
+	p, ok := prev.(*storeKind)
+	if !ok {
+		p = &storeKind{} // no local state to carry over
+	}
 	local := r
 	local.Limit = r.LocalLimit
 	var err error
 	if perValue {
-		var ph *hotspot.Limiter
-		if p != nil {
-			ph = p.localHot
-		}
-		k.localHot, err = hotspot.New(local.hotspotConfig(), ph)
+		k.localHot, err = hotspot.New(local.hotspotConfig(), p.localHot)
 	} else {
-		var pf flow.Limiter
-		if p != nil {
-			pf = p.local
-		}
-		k.local, err = flow.New(local.flowConfig(), pf)
+		k.local, err = flow.New(local.flowConfig(), p.local)
 	}
 	return k, t, err
 }
@@ -113,7 +111,11 @@ func (k *storeKind) ask(a *asking, rs *ruleState) error {
 	v, ok := a.firstValue(rs)
 	for i := 1; ok && a.blocked == nil; i++ {
 		h := a.slot(rs)
-		if lim := k.limitOf(v); lim.Limit == 0 {
+		lim := k.lim
+		if o, ok := k.overrides[v]; ok {
+			lim.Limit = o
+		}
+		if lim.Limit == 0 {
 			h.d.Decision = flow.Decision{RetryAfter: lim.Window} // blocked by an override of 0
 		} else {
 			h.key = valueKey(rs.rule.Name, v)
@@ -140,16 +142,6 @@ func valueKey(rule, value string) string {
 	return rule + "\x00#" + hex.EncodeToString(sum[:16])
 }
 
-// limitOf returns the limit of a hotspot rule's value: its override's, or
-// the rule's.
-func (k *storeKind) limitOf(value string) store.Limit {
-	lim := k.lim
-	if v, ok := k.overrides[value]; ok {
-		lim.Limit = v
-	}
-	return lim
-}
-
 // take decides n requests at now in h: under h.key in the store, or by the
 // failure policy (h.fallback). For a hotspot rule, lim is the value's limit
 // and value the value, which the local policy limits. It returns an error
@@ -157,7 +149,10 @@ func (k *storeKind) limitOf(value string) store.Limit {
 func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limit, value string, n int64) error {
 	b := k.b
 	if round, ok := b.allow(now); ok {
-		start := b.start()
+		var start int64 // the call's, when calls are timed
+		if b.budget > 0 {
+			start = int64(b.clock.Now())
+		}
 		d, err := k.s.Take(ctx, h.key, lim, n)
 		if err == nil {
 			b.succeeded(start, round)

@@ -1,5 +1,7 @@
 package core
 
+import "fmt"
+
 // limiter is the state of one rule of one kind: each kind has a type of its
 // own and a descriptor (kindSpec), in a file of its own (kind_*.go), and
 // builtinKinds lists it.
@@ -65,5 +67,5 @@ func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
 		}
 		return l, t, err
 	}
-	return nil, traits{}, kindError(r.Kind)
+	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 }

@@ -126,22 +126,9 @@ func joinWords(words []string, conj string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }
 
-// ruleField is a field of Rule: its name in a rules file and its index.
-type ruleField struct {
-	key   string
-	index int
-}
-
 // ruleFields returns the fields of Rule, by their rules-file names, in
-// report order (the order of the struct).
-func ruleFields() []ruleField {
-	names := rulefields.Names(reflect.TypeFor[Rule]())
-	out := make([]ruleField, len(names))
-	for i, name := range names {
-		out[i] = ruleField{name, i}
-	}
-	return out
-}
+// report order (the order of the struct: field i of Rule is the i-th).
+func ruleFields() []string { return rulefields.Names(reflect.TypeFor[Rule]()) }
 
 // isSetValue reports whether a field of a Rule is set: not zero, and for
 // a map not empty.
@@ -152,39 +139,23 @@ func isSetValue(v reflect.Value) bool {
 	return !v.IsZero()
 }
 
-// untaken returns the fields of Rule that kind k does not take, but the
-// common ones.
-func (v *validator) untaken(k *kindSpec) []ruleField {
-	if fs, ok := v.others[k.kind]; ok {
-		return fs
-	}
-	var fs []ruleField
-	for _, f := range v.fields {
-		if !slices.Contains(commonFields[:], f.key) && k.field(f.key) == nil {
-			fs = append(fs, f)
-		}
-	}
-	v.others[k.kind] = fs
-	return fs
-}
-
 // checkUnset reports the fields r sets that its kind k does not take.
 func (v *validator) checkUnset(k *kindSpec, r *Rule) {
 	rv := reflect.ValueOf(r).Elem()
-	for _, f := range v.untaken(k) {
-		if !isSetValue(rv.Field(f.index)) {
+	for i, key := range v.fields {
+		if !isSetValue(rv.Field(i)) || slices.Contains(commonFields[:], key) || k.field(key) != nil {
 			continue
 		}
-		hint := k.unsetHints[f.key]
+		hint := k.unsetHints[key]
 		if hint == "" {
 			hint = "only to kind"
-			taking := v.kinds.taking(f.key)
+			taking := v.kinds.taking(key)
 			if len(taking) > 1 {
 				hint += "s"
 			}
 			hint += " " + taking.names("and")
 		}
-		v.add(f.key, "does not apply to kind %s (%s)", k.kind, hint)
+		v.add(key, "does not apply to kind %s (%s)", k.kind, hint)
 	}
 }
 
@@ -259,18 +230,12 @@ func Kinds() []KindInfo {
 	ks := builtinKinds()
 	out := make([]KindInfo, len(ks))
 	for i, k := range ks {
-		out[i] = k.info()
-	}
-	return out
-}
-
-// info returns k as a KindInfo.
-func (k *kindSpec) info() KindInfo {
-	out := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
-	for _, f := range k.fields {
-		out.Fields = append(out.Fields, f.key)
-		if f.given {
-			out.Given = append(out.Given, f.key)
+		out[i] = KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
+		for _, f := range k.fields {
+			out[i].Fields = append(out[i].Fields, f.key)
+			if f.given {
+				out[i].Given = append(out[i].Given, f.key)
+			}
 		}
 	}
 	return out
@@ -290,11 +255,6 @@ func (v *validator) checkKind(r *Rule) {
 	default:
 		v.add("kind", "must be %s, got %s", v.kinds.names("or"), quote(string(r.Kind)))
 	}
-}
-
-// kindError is the error of a rule of a kind the Guard does not know.
-func kindError(k Kind) error {
-	return fmt.Errorf("kind %s is not supported by this version of sluice", k)
 }
 
 // KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
@@ -359,7 +319,7 @@ func (d *KindDef) check(known kindSet) error {
 		return fmt.Errorf("its Block.GRPCCode must be in [1, 16], got %d", d.Block.GRPCCode)
 	}
 	for _, f := range d.Fields {
-		if !slices.ContainsFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f }) || slices.Contains(commonFields[:], f) {
+		if !slices.Contains(ruleFields(), f) || slices.Contains(commonFields[:], f) {
 			return fmt.Errorf("its Fields: %s is not a rule field a kind may take", quote(f))
 		}
 	}
@@ -390,7 +350,7 @@ func (d KindDef) spec() kindSpec {
 				v.add("kind", "is enforced by a rule of kind %s, not a built-in kind", quote(string(base.Kind)))
 				return
 			}
-			bv := validator{kinds: builtin, fields: v.fields, others: map[Kind][]ruleField{}, firstUse: map[string]int{}, index: v.index, name: v.name}
+			bv := validator{kinds: builtin, fields: v.fields, firstUse: map[string]int{}, index: v.index, name: v.name}
 			bv.checkKind(&base)
 			for _, p := range bv.problems {
 				p.Msg = fmt.Sprintf("%s (enforced as a %s rule)", p.Msg, base.Kind)

@@ -30,15 +30,15 @@ func TestDescriptorsBoundsAreEnforced(t *testing.T) {
 	for _, k := range ks {
 		valid := validOf[k.kind]
 		assert.NoError(t, ks.checkRules([]Rule{valid}), k.kind)
-		for _, rf := range fields {
-			f := k.field(rf.key)
+		for i, key := range fields {
+			f := k.field(key)
 			var bad []any
 			if f != nil {
 				bad = append(bad, below(f.min, 1), below(f.xmin, 0), below(f.max, -1))
 				if f.enum != nil {
 					bad = append(bad, "no-such-value")
 				}
-			} else if rf.key != "name" && rf.key != "resource" && rf.key != "kind" && rf.key != "shadow" {
+			} else if key != "name" && key != "resource" && key != "kind" && key != "shadow" {
 				bad = append(bad, "set")
 			}
 			for _, v := range bad {
@@ -46,12 +46,12 @@ func TestDescriptorsBoundsAreEnforced(t *testing.T) {
 					continue
 				}
 				r := valid
-				if !setField(&r, rf.index, v) {
+				if !setField(&r, i, v) {
 					continue
 				}
 				err := ks.checkRules([]Rule{r})
-				if assert.Error(t, err, "%s: %s = %v", k.kind, rf.key, v) {
-					assert.Contains(t, err.Error(), ": "+rf.key+" ", "%s: %s = %v", k.kind, rf.key, v)
+				if assert.Error(t, err, "%s: %s = %v", k.kind, key, v) {
+					assert.Contains(t, err.Error(), ": "+key+" ", "%s: %s = %v", k.kind, key, v)
 				}
 			}
 		}

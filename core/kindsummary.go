@@ -17,9 +17,9 @@ func (r Rule) Summary() string {
 		k.summary(&b, &r)
 	} else {
 		sep, rv := "", reflect.ValueOf(r)
-		for _, f := range ruleFields() {
-			if v := rv.Field(f.index); !slices.Contains(commonFields[:], f.key) && isSetValue(v) {
-				fmt.Fprintf(&b, "%s%s %v", sep, f.key, v)
+		for i, key := range ruleFields() {
+			if v := rv.Field(i); !slices.Contains(commonFields[:], key) && isSetValue(v) {
+				fmt.Fprintf(&b, "%s%s %v", sep, key, v)
 				sep = ", "
 			}
 		}

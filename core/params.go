@@ -100,7 +100,7 @@ func (g *Guard) AddParamSource(s ParamSource) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, have := range g.sources {
-		if sameSource(have, s) {
+		if t := reflect.TypeOf(have); t == reflect.TypeOf(s) && t.Comparable() && have == s { // equal values of a comparable type
 			return nil
 		}
 	}
@@ -120,13 +120,6 @@ func (g *Guard) ParamSources() []ParamSource {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.sources)
-}
-
-// sameSource reports whether a and b are the same source: equal values of
-// a comparable type.
-func sameSource(a, b ParamSource) bool {
-	ta := reflect.TypeOf(a)
-	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
 // paramSourceProblems returns a problem for each param or priority param

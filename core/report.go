@@ -76,13 +76,12 @@ const (
 	maxLoggedRules = 20
 )
 
-// report is one thing the reporter tells: exactly one field is set.
-type report struct {
-	breaker   *BreakerEvent
-	store     *storeReport
-	blocking  *blockingReport
-	unmatched *unmatchedReport
-}
+// report is one thing the reporter tells, which deliver tells on the
+// reporter's goroutine.
+type report interface{ deliver(rp *reporter) }
+
+// breakerReport tells a breaker's change of state.
+type breakerReport struct{ e BreakerEvent }
 
 // unmatchedReport tells that the rule at index of the rule set applied to
 // no request for over since it was set.
@@ -92,6 +91,7 @@ type unmatchedReport struct {
 	over           time.Duration
 }
 
+// storeReport tells that a store failed, or works again.
 type storeReport struct {
 	name string
 	err  error // nil: the store works again
@@ -163,53 +163,54 @@ func (rp *reporter) run(ctx context.Context) {
 	for {
 		select {
 		case r := <-rp.queue:
-			rp.deliver(r)
+			r.deliver(rp)
 		case <-ctx.Done():
 			for len(rp.queue) > 0 { // run alone receives
-				rp.deliver(<-rp.queue)
+				(<-rp.queue).deliver(rp)
 			}
 			return
 		}
 	}
 }
 
-func (rp *reporter) deliver(r report) {
-	switch {
-	case r.breaker != nil:
-		e := r.breaker
-		for _, f := range rp.listeners {
-			f(*e)
-		}
-		level := slog.LevelWarn
-		if e.To != breaker.Open {
-			level = slog.LevelInfo
-		}
-		rp.logf(level, "sluice: breaker "+string(e.To), slog.String("rule", e.Rule), slog.String("resource", e.Resource),
-			slog.String("from", string(e.From)), slog.String("reason", e.Reason))
-	case r.store != nil:
-		if r.store.err != nil {
-			rp.logf(slog.LevelWarn, "sluice: store failed; its rules apply their failure policy", slog.String("store", r.store.name), slog.Any("err", r.store.err))
-		} else {
-			rp.logf(slog.LevelInfo, "sluice: store works again", slog.String("store", r.store.name))
-		}
-	case r.blocking != nil:
-		b := r.blocking
-		started, blocked := "sluice: rule started blocking requests", "sluice: rule blocked requests"
-		attrs := []slog.Attr{slog.String("rule", b.rule), slog.String("resource", b.resource)}
-		if b.shadow {
-			started, blocked = "sluice: shadow rule would block requests; they pass", "sluice: shadow rule would have blocked requests; they passed"
-			attrs = append(attrs, slog.Bool("shadow", true))
-		}
-		if b.over == 0 {
-			rp.logf(slog.LevelInfo, started, attrs...)
-			break
-		}
-		rp.logf(slog.LevelInfo, blocked, append(attrs, slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))...)
-	case r.unmatched != nil:
-		u := r.unmatched
-		rp.logf(slog.LevelWarn, "sluice: rule matched no request since it was set; check its resource against the resources requests get (Guard.Snapshot)",
-			slog.Int("index", u.index), slog.String("rule", u.rule), slog.String("resource", u.resource), slog.Duration("over", u.over))
+func (r *breakerReport) deliver(rp *reporter) {
+	e := r.e
+	for _, f := range rp.listeners {
+		f(e)
 	}
+	level := slog.LevelWarn
+	if e.To != breaker.Open {
+		level = slog.LevelInfo
+	}
+	rp.logf(level, "sluice: breaker "+string(e.To), slog.String("rule", e.Rule), slog.String("resource", e.Resource),
+		slog.String("from", string(e.From)), slog.String("reason", e.Reason))
+}
+
+func (r *storeReport) deliver(rp *reporter) {
+	if r.err != nil {
+		rp.logf(slog.LevelWarn, "sluice: store failed; its rules apply their failure policy", slog.String("store", r.name), slog.Any("err", r.err))
+	} else {
+		rp.logf(slog.LevelInfo, "sluice: store works again", slog.String("store", r.name))
+	}
+}
+
+func (b *blockingReport) deliver(rp *reporter) {
+	started, blocked := "sluice: rule started blocking requests", "sluice: rule blocked requests"
+	attrs := []slog.Attr{slog.String("rule", b.rule), slog.String("resource", b.resource)}
+	if b.shadow {
+		started, blocked = "sluice: shadow rule would block requests; they pass", "sluice: shadow rule would have blocked requests; they passed"
+		attrs = append(attrs, slog.Bool("shadow", true))
+	}
+	if b.over == 0 {
+		rp.logf(slog.LevelInfo, started, attrs...)
+		return
+	}
+	rp.logf(slog.LevelInfo, blocked, append(attrs, slog.Int64("blocked", b.blocked), slog.Duration("over", b.over))...)
+}
+
+func (u *unmatchedReport) deliver(rp *reporter) {
+	rp.logf(slog.LevelWarn, "sluice: rule matched no request since it was set; check its resource against the resources requests get (Guard.Snapshot)",
+		slog.Int("index", u.index), slog.String("rule", u.rule), slog.String("resource", u.resource), slog.Duration("over", u.over))
 }
 
 // logf logs a record if the log's token bucket allows, else counts it.
@@ -273,10 +274,6 @@ type watch struct {
 	worker worker.Worker
 }
 
-func newWatch(after time.Duration, c clock.Clock, rp *reporter) *watch {
-	return &watch{after: after, clock: c, rp: rp, routes: routecheck.New(rp.log, maxLoggedRules)}
-}
-
 // rulesSet is called by SetRules once set replaced prev (nil at New): it
 // dates the rules added or changed, checks set against the routes, and
 // restarts the goroutine on set.
@@ -321,7 +318,7 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 			if due := since + int64(w.after); due > now {
 				next = min(next, due)
 			} else if st.warned.CompareAndSwap(false, true) {
-				w.rp.send(report{unmatched: &unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)}})
+				w.rp.send(&unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)})
 			}
 		}
 		if next == math.MaxInt64 || stopped {
@@ -330,9 +327,6 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 		worker.Sleep(ctx, w.clock, time.Duration(next-now))
 	}
 }
-
-// stop ends the goroutine for good and waits for it. It is idempotent.
-func (w *watch) stop() { w.worker.Close() }
 
 // AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",

@@ -41,18 +41,18 @@ func TestReporterLogIsRateLimited(t *testing.T) {
 	rp := newReporter(fc.Now, slog.New(slog.NewTextHandler(&buf, nil)), nil)
 	// A flood: far more than the burst, at one instant.
 	for range 100 {
-		rp.deliver(report{store: &storeReport{name: "redis", err: errors.New("down")}})
+		(&storeReport{name: "redis", err: errors.New("down")}).deliver(rp)
 	}
 	assert.Len(t, buf.lines(), logBurst)
 	fc.Advance(time.Second / logRate) // one token back
-	rp.deliver(report{store: &storeReport{name: "redis"}})
+	(&storeReport{name: "redis"}).deliver(rp)
 	lines := buf.lines()
 	require.Len(t, lines, logBurst+1)
 	assert.Contains(t, lines[logBurst], "store works again")
 	assert.Contains(t, lines[logBurst], "suppressed=80")
 	// The clock stepping back refills nothing and breaks nothing.
 	fc.Set(0)
-	rp.deliver(report{store: &storeReport{name: "redis"}})
+	(&storeReport{name: "redis"}).deliver(rp)
 	assert.Len(t, buf.lines(), logBurst+1)
 }
 
@@ -67,11 +67,11 @@ func TestReporterDeliversInOrderAndStops(t *testing.T) {
 	}
 	rp := newReporter(fc.Now, slog.New(slog.DiscardHandler), []func(BreakerEvent){listener})
 	for i := range 10 {
-		rp.send(report{breaker: &BreakerEvent{Rule: string(rune('a' + i)), To: breaker.Closed}})
+		rp.send(&breakerReport{BreakerEvent{Rule: string(rune('a' + i)), To: breaker.Closed}})
 	}
 	rp.stop() // delivers what was queued
 	assert.Equal(t, []string{"a:closed", "b:closed", "c:closed", "d:closed", "e:closed", "f:closed", "g:closed", "h:closed", "i:closed", "j:closed"}, got)
-	rp.send(report{breaker: &BreakerEvent{Rule: "late"}})
+	rp.send(&breakerReport{BreakerEvent{Rule: "late"}})
 	rp.stop()
 	assert.Len(t, got, 10)
 	assert.Equal(t, int64(1), rp.dropped.Load())
@@ -83,7 +83,7 @@ func TestReporterNeverBlocksASender(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for range reportQueue + 100 {
-			rp.send(report{breaker: &BreakerEvent{}})
+			rp.send(&breakerReport{BreakerEvent{}})
 		}
 		close(done)
 	}()

@@ -16,11 +16,15 @@ func (r Rule) fileForm() any {
 	rv := reflect.ValueOf(r)
 	fields := make([]reflect.StructField, rv.NumField())
 	values := make([]reflect.Value, rv.NumField())
-	for _, rf := range ruleFields() {
-		i, name, f, v := rf.index, rf.key, rv.Type().Field(rf.index), rv.Field(rf.index)
+	for i, name := range ruleFields() {
+		f, v := rv.Type().Field(i), rv.Field(i)
 		switch {
 		case f.Type == reflect.TypeFor[time.Duration]():
-			v = reflect.ValueOf(durationText(time.Duration(v.Int())))
+			text := "" // left out
+			if d := time.Duration(v.Int()); d != 0 {
+				text = d.String()
+			}
+			v = reflect.ValueOf(text)
 		case name == "limit":
 			var limit *int64
 			if r.Limit != 0 || k == nil || k.field("limit") != nil && k.field("limit").given {
@@ -40,14 +44,6 @@ func (r Rule) fileForm() any {
 		out.Field(i).Set(v)
 	}
 	return out.Interface()
-}
-
-// durationText returns d as a Go duration ("1s", "250ms"), or "" for 0.
-func durationText(d time.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return d.String()
 }
 
 // MarshalJSON writes r as a rule of a JSON rules file (see package rulesfile):

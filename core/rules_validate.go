@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,8 +56,11 @@ func (p Problem) Error() string {
 	var b strings.Builder
 	if p.Index >= 0 {
 		fmt.Fprintf(&b, "rules[%d]", p.Index)
-		if p.Name != "" {
-			fmt.Fprintf(&b, " (%s)", displayName(p.Name))
+		switch {
+		case len(p.Name) > maxNameLen || !isName(p.Name): // quoted (and shortened): the problem stays on one line
+			fmt.Fprintf(&b, " (%s)", quote(p.Name))
+		case p.Name != "":
+			fmt.Fprintf(&b, " (%s)", p.Name)
 		}
 		b.WriteString(": ")
 	}
@@ -90,45 +92,33 @@ func (e *RulesError) Error() string {
 
 // checkRules checks every rule of rules and returns nil when all are
 // valid, or a *RulesError listing their problems, ordered by rule index and
-// then by field in the order of the rules file documentation.
+// then by field in the order of the rules file documentation (problems of
+// one field in the order found).
 func (ks kindSet) checkRules(rules []Rule) error {
-	if problems := ks.validateRules(rules); len(problems) > 0 {
-		return &RulesError{Problems: problems}
-	}
-	return nil
-}
-
-// validateRules returns the problems of rules in report order.
-func (ks kindSet) validateRules(rules []Rule) []Problem {
-	v := validator{kinds: ks, fields: ruleFields(), others: map[Kind][]ruleField{}, firstUse: map[string]int{}}
+	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
 	for i := range rules {
 		v.rule(i, &rules[i])
 	}
-	sortProblems(v.problems)
-	if v.more {
-		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
-	}
-	return v.problems
-}
-
-// sortProblems orders problems by rule index, then field; problems of the
-// same field keep their order.
-func sortProblems(problems []Problem) {
-	names := rulefields.Names(reflect.TypeFor[Rule]())
-	slices.SortStableFunc(problems, func(a, b Problem) int {
+	slices.SortStableFunc(v.problems, func(a, b Problem) int {
 		if a.Index != b.Index {
 			return a.Index - b.Index
 		}
-		return rulefields.Rank(names, a.Field) - rulefields.Rank(names, b.Field)
+		return rulefields.Rank(v.fields, a.Field) - rulefields.Rank(v.fields, b.Field)
 	})
+	if v.more {
+		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
+	}
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &RulesError{Problems: v.problems}
 }
 
 // validator collects the problems of a rule set.
 type validator struct {
-	kinds    kindSet              // the kinds known
-	fields   []ruleField          // Rule's
-	others   map[Kind][]ruleField // the fields each kind does not take (untaken)
-	firstUse map[string]int       // explicit name -> index of its first rule
+	kinds    kindSet        // the kinds known
+	fields   []string       // Rule's (ruleFields)
+	firstUse map[string]int // explicit name -> index of its first rule
 	problems []Problem
 	more     bool   // problems were left out (see add)
 	index    int    // rule being checked
@@ -161,9 +151,8 @@ func (v *validator) rule(i int, r *Rule) {
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
-// digits: the characters that RateLimit fields (structured-field strings),
-// problem bodies (JSON), Prometheus label values and logs all carry as they
-// are, so that a name reads the same in each.
+// digits: those RateLimit fields, problem bodies, metric labels and logs
+// all carry as they are (see checkName).
 const nameChars = "-_.:/{}*$#()"
 
 // checkName checks an explicit name: bounded, of the name charset, and
@@ -193,7 +182,7 @@ func (v *validator) checkResource(res string) {
 		v.add("resource", "is required")
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
-	case hasControl(res):
+	case strings.ContainsFunc(res, unicode.IsControl):
 		v.add("resource", "must not contain control characters, got %s", quote(res))
 	default:
 		if _, err := canonicalResource(res); err != nil {
@@ -285,45 +274,22 @@ func (v *validator) checkPriority(r *Rule) {
 	}
 }
 
-// hasControl reports whether s contains a control character.
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, unicode.IsControl)
-}
-
 // quote is rulefields.Quote.
 func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
 // isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
-	for _, c := range []byte(s) {
-		if !isNameChar(c) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })
 }
 
 func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0
 }
 
-// displayName returns a rule name as shown in problems: as is when it is a
-// valid name, else quoted (and shortened) so that a problem stays on one
-// line.
-func displayName(name string) string {
-	if len(name) > maxNameLen || !isName(name) {
-		return quote(name)
-	}
-	return name
-}
-
-// defaultName returns the name NormalizeRules gives a rule that has none:
-// its kind and resource, and when withParam (a kind with a param) its
-// param, separated by
-// colons, with the resource's spaces written as colons too and every other
-// character outside the name charset (see nameChars) as '_', as in
-// "hotspot:GET:/items/{id}:header:X-User-ID". NormalizeRules gives it the
-// rule with its resource in canonical form.
+// defaultName returns the name NormalizeRules gives a rule r that has none,
+// before a suffix (see there), with its param when withParam: the
+// resource's spaces written as colons, every other character outside the
+// name charset (see nameChars) as '_'.
 func defaultName(r Rule, withParam bool) string {
 	name := string(r.Kind) + ":" + r.Resource
 	if withParam {
@@ -366,12 +332,6 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 	if err := ks.checkRules(rules); err != nil {
 		return nil, err
 	}
-	return ks.normalize(rules), nil
-}
-
-// normalize returns a copy of valid rules with their defaults applied and
-// their names filled in (see NormalizeRules).
-func (ks kindSet) normalize(rules []Rule) []Rule {
 	out := make([]Rule, len(rules))
 	names := namer{taken: map[string]bool{}, next: map[string]int{}}
 	for i, r := range rules {
@@ -385,7 +345,7 @@ func (ks kindSet) normalize(rules []Rule) []Rule {
 			out[i].Name = names.unique(defaultName(out[i], ks.find(out[i].Kind).field("param") != nil))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // withDefaults returns a valid rule r with its resource in canonical form,

@@ -104,13 +104,13 @@ func rulesSchema(ks kindSet) ([]byte, error) {
 	}
 	fields := ruleFields()
 	rt := reflect.TypeFor[Rule]()
-	for _, f := range fields {
-		if slices.Contains(commonFields[:], f.key) {
+	for i, key := range fields {
+		if slices.Contains(commonFields[:], key) {
 			continue
 		}
-		p := fieldSchema(ks, f.key, rt.Field(f.index).Type)
+		p := fieldSchema(ks, key, rt.Field(i).Type)
 		if p != nil {
-			props = append(props, jsonMember{f.key, p})
+			props = append(props, jsonMember{key, p})
 		}
 	}
 	props = append(props, jsonMember{"shadow", jsonObject{
@@ -239,11 +239,10 @@ func commonBound(taking kindSet, key string, of func(*fieldSpec) any) (any, bool
 // kindSchema returns the conditions of a rule of kind k: the fields it
 // requires, its own values and bounds where they differ from the field's,
 // and the fields it does not take left unset.
-func kindSchema(ks kindSet, k *kindSpec, fields []ruleField) jsonObject {
+func kindSchema(ks kindSet, k *kindSpec, fields []string) jsonObject {
 	var required []string
 	var props jsonObject
-	for _, rf := range fields {
-		key := rf.key
+	for _, key := range fields {
 		if slices.Contains(commonFields[:], key) {
 			continue
 		}
@@ -333,7 +332,7 @@ func TestDescriptorDefaultsAreApplied(t *testing.T) {
 			}
 			out, err := NormalizeRules([]Rule{in})
 			require.NoError(t, err, "%s %s", k.kind, f.key)
-			i := slices.IndexFunc(ruleFields(), func(rf ruleField) bool { return rf.key == f.key })
+			i := slices.Index(ruleFields(), f.key)
 			v := reflect.ValueOf(out[0]).Field(i)
 			var got string
 			switch v.Kind() {

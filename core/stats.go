@@ -507,7 +507,7 @@ func (rs *ruleState) reportBlocks(g *Guard, now, last, blocked int64, shadow boo
 	if last != math.MinInt64 {
 		r.over = time.Duration(now - last)
 	}
-	g.reporter.send(report{blocking: r})
+	g.reporter.send(r)
 }
 
 // shadowed returns the requests the rule, in shadow, would have blocked

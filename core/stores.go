@@ -16,25 +16,21 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// Defaults of a Guard's store breaker (WithStoreBreaker).
+// Defaults and bounds of a Guard's store breakers (WithStoreBreaker,
+// WithStoreLatencyBudget).
 const (
-	// defaultStoreBackoff is how long a Guard leaves a store alone once
-	// its breaker opened, before one request probes it.
-	defaultStoreBackoff = time.Second
-	// defaultStoreTrip is how many consecutive failed rounds of calls open
-	// a store's breaker.
-	defaultStoreTrip = 5
+	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
+	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
+	maxStoreTrip        = 1000
 	// defaultStoreBudget is the latency of a store's calls for exact rules
-	// over which its exact breaker opens (WithStoreLatencyBudget).
+	// over which its exact breaker opens.
 	defaultStoreBudget = 20 * time.Millisecond
+	minStoreBudget     = time.Millisecond
+	maxStoreBudget     = time.Minute
+	// timedRounds is how many of the last timed rounds of calls must all
+	// be over the latency budget to open a breaker.
+	timedRounds = 16
 )
-
-// timedRounds is how many of the last timed rounds of calls must all be over
-// the latency budget to open a breaker (WithStoreLatencyBudget).
-const timedRounds = 16
-
-// maxStoreTrip bounds WithStoreBreaker's trip.
-const maxStoreTrip = 1000
 
 // WithStore gives the Guard the store s under name: rules whose Store is
 // name keep their counts in s. The Guard does not close s; its owner does,
@@ -113,12 +109,6 @@ func WithStoreLatencyBudget(budget time.Duration) Option {
 	})
 }
 
-// Bounds of WithStoreLatencyBudget.
-const (
-	minStoreBudget = time.Millisecond
-	maxStoreBudget = time.Minute
-)
-
 // storeConn is a store as a Guard uses it: one breaker per mode, so that
 // the approximate rules' local decisions never hide the exact rules'
 // failures, nor the exact rules' failures stop approximate ones.
@@ -139,14 +129,6 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 	conn.exact.openUntil.Store(healthy)
 	conn.approx.openUntil.Store(healthy)
 	return conn
-}
-
-// health returns the breaker of the rules of mode m.
-func (c *storeConn) health(m store.Mode) *storeHealth {
-	if m == store.Approximate {
-		return &c.approx
-	}
-	return &c.exact
 }
 
 // storeHealth is the breaker of one mode of a store.
@@ -210,14 +192,6 @@ func (b *storeHealth) allow(now int64) (int64, bool) {
 	return probing, now >= u && b.openUntil.CompareAndSwap(u, inProbe)
 }
 
-// start returns the time a call starts, when calls are timed.
-func (b *storeHealth) start() int64 {
-	if b.budget == 0 {
-		return 0
-	}
-	return int64(b.clock.Now())
-}
-
 // succeeded records a call of round, started at start, that worked: the
 // streak of failures ends, and an open breaker closes (the reporter hears
 // of it); unless the store is too slow (see WithStoreLatencyBudget), which
@@ -237,7 +211,7 @@ func (b *storeHealth) succeeded(start, round int64) {
 		b.streak.Store(0)
 	}
 	if u := b.openUntil.Load(); closes && u != healthy && b.openUntil.CompareAndSwap(u, healthy) {
-		b.reporter.send(report{store: &storeReport{name: b.store}})
+		b.reporter.send(&storeReport{name: b.store})
 	}
 }
 
@@ -313,7 +287,7 @@ func (b *storeHealth) open(now, round int64, err error) {
 	if b.openUntil.CompareAndSwap(healthy, now+b.backoff) {
 		b.openedAt.Store(now)
 		b.why.Store(&err)
-		b.reporter.send(report{store: &storeReport{name: b.store, err: err}})
+		b.reporter.send(&storeReport{name: b.store, err: err})
 	}
 }
 
@@ -367,9 +341,8 @@ type StoreStatus struct {
 	// Errors and Fallbacks are the sums of the Modes'.
 	Errors, Fallbacks int64
 	// Modes are the states of the modes (store.Exact first) that the
-	// Guard's rules use or that have failed. Each mode has a breaker of
-	// its own: the failures of one never open the other's, and the local
-	// decisions of approximate rules never hide the failures of exact ones.
+	// Guard's rules use or that have failed, each with a breaker of its
+	// own ("Shared stores" in the package doc).
 	Modes []StoreModeStatus
 }
 

@@ -28,9 +28,10 @@ const (
 	maxHistory     = 3600
 )
 
+// config is what the options set, and what the page's template reads.
 type config struct {
-	title   string
-	history int
+	Title   string
+	History int // seconds of the charts
 }
 
 // Option configures the handler New makes.
@@ -49,7 +50,7 @@ func WithTitle(title string) Option {
 		if title == "" || len(title) > 200 || strings.ContainsFunc(title, unicode.IsControl) {
 			return fmt.Errorf("WithTitle(%q): must be 1 to 200 bytes without control characters", title)
 		}
-		c.title = title
+		c.Title = title
 		return nil
 	})
 }
@@ -63,7 +64,7 @@ func WithHistory(seconds int) Option {
 		if seconds < 2 || seconds > maxHistory {
 			return fmt.Errorf("WithHistory(%d): must be between 2 and %d", seconds, maxHistory)
 		}
-		c.history = seconds
+		c.History = seconds
 		return nil
 	})
 }
@@ -77,25 +78,19 @@ type handler struct {
 	css     []byte
 }
 
-// New returns an http.Handler that serves the dashboard of g. Whatever
-// path it gets, it serves the page at any path ending in "/", its script
-// and style at the sibling paths dashboard.js and dashboard.css, and the
-// JSON snapshot the page polls every second at api/snapshot; other paths
-// are not found. It makes the Guard record its history (core.Guard.History)
-// from now on. The page refers to the others relatively, so the handler
-// may be mounted under any prefix, with or without http.StripPrefix:
+// New returns an http.Handler that serves the dashboard of g at the paths
+// and with the headers the package doc lists, and makes the Guard record
+// its history (core.Guard.History) from now on. The page refers to its
+// script, style and snapshot relatively, so the handler may be mounted
+// under any prefix, with or without http.StripPrefix:
 //
 //	mux.Handle("/debug/sluice/", http.StripPrefix("/debug/sluice", h))
 //	mux.Handle("/debug/sluice/", h)
-//
-// The empty path (the prefix itself, stripped) is redirected to the prefix
-// with a slash. Everything is embedded: the page makes no request but to
-// the handler. Only GET and HEAD are served.
 func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	if g == nil {
 		return nil, errors.New("dashboard: New: guard is nil")
 	}
-	cfg := config{title: defaultTitle, history: defaultHistory}
+	cfg := config{Title: defaultTitle, History: defaultHistory}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("dashboard: New: nil option")
@@ -115,15 +110,8 @@ func New(g *core.Guard, opts ...Option) (http.Handler, error) {
 	js, _ := assets.ReadFile("assets/dashboard.js")
 	css, _ := assets.ReadFile("assets/dashboard.css")
 	g.History(g.Clock().Now()) // the Guard records from now on
-	return &handler{g: g, history: time.Duration(cfg.history) * time.Second, page: page.Bytes(), js: js, css: css}, nil
+	return &handler{g: g, history: time.Duration(cfg.History) * time.Second, page: page.Bytes(), js: js, css: css}, nil
 }
-
-// Title returns the page's title, for its template.
-func (c config) Title() string { return c.title }
-
-// History returns the seconds of history of the page's charts, for its
-// template.
-func (c config) History() int { return c.history }
 
 // pageCSP lets the page load its own script and style and fetch its
 // snapshot, and nothing else; the other responses may do nothing at all.
@@ -151,7 +139,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The prefix itself, stripped: the page's relative references need
 		// its URL to end in "/". The Location is relative to the prefix, so
 		// that no path can make it point at another host.
-		orig := originalPath(r)
+		orig := r.URL.EscapedPath() // the path asked for, before any http.StripPrefix
+		if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+			orig = u.EscapedPath()
+		}
 		if orig == "" || strings.HasSuffix(orig, "/") {
 			http.NotFound(w, r)
 			return
@@ -187,15 +178,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-// originalPath returns the escaped path the client asked for, before any
-// http.StripPrefix.
-func originalPath(r *http.Request) string {
-	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
-		return u.EscapedPath()
-	}
-	return r.URL.EscapedPath()
 }
 
 func write(w http.ResponseWriter, contentType string, body []byte) {

@@ -94,12 +94,5 @@ func (m *memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n 
 	return nil
 }
 
-// len returns the number of keys the store keeps.
-func (m *memory) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.lims)
-}
-
 // Close does nothing: the store has no goroutine.
 func (m *memory) Close() error { return nil }

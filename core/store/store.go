@@ -93,29 +93,15 @@ type Limit struct {
 }
 
 // Validate returns an error naming the first field of l that a Store cannot
-// use, or nil: besides the fields' own bounds, what a flow rule of the same
-// fields rejects (a burst or maxWait with another algorithm, a bucket faster
-// than one request per nanosecond).
+// use, or nil: the bounds of a store, and what a flow rule of the same
+// fields rejects (a negative field, a burst or maxWait with another
+// algorithm, a bucket faster than one request per nanosecond).
 func (l Limit) Validate() error {
-	if err := l.validate(); err != nil {
-		return err
-	}
-	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
-	return flow.JoinFieldErrors(cfg.Validate())
-}
-
-func (l Limit) validate() error {
 	switch {
 	case l.Algorithm != SlidingCounter && l.Algorithm != TokenBucket && l.Algorithm != LeakyBucket:
 		return fmt.Errorf("algorithm must be sliding-counter, token-bucket or leaky-bucket with a store, got %q", l.Algorithm)
-	case l.Limit < 0:
-		return fmt.Errorf("limit must be >= 0, got %d", l.Limit)
-	case l.Window <= 0:
+	case l.Window <= 0: // flow.Config would take its default
 		return fmt.Errorf("window must be > 0, got %s", l.Window)
-	case l.Burst < 0:
-		return fmt.Errorf("burst must be >= 0, got %d", l.Burst)
-	case l.MaxWait < 0:
-		return fmt.Errorf("maxWait must be >= 0, got %s", l.MaxWait)
 	case l.Window > flow.MaxStoreWindow || l.MaxWait > flow.MaxStoreWindow:
 		return fmt.Errorf("window and maxWait must be <= %s with a store, got %s and %s", flow.MaxStoreWindow, l.Window, l.MaxWait)
 	case l.Mode != "" && l.Mode != Exact && l.Mode != Approximate:
@@ -126,7 +112,8 @@ func (l Limit) validate() error {
 			return fmt.Errorf("limit %s", flow.BucketLimitProblem(largest, l.Limit, l.Window))
 		}
 	}
-	return nil
+	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
+	return flow.JoinFieldErrors(cfg.Validate())
 }
 
 // Store keeps limits that several Guards (usually in several processes)

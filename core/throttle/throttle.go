@@ -10,6 +10,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Defaults of the options.
@@ -38,15 +39,14 @@ type Throttle struct {
 	overflow  *state // the resources beyond maxRes
 }
 
-// state is one resource's counts: buckets of window/buckets, each holding
-// the calls attempted and accepted in it, and its pause.
+// state is one resource's counts over the window, and its pause.
 type state struct {
-	mu          sync.Mutex
-	start       [buckets]time.Duration // of each bucket; a bucket older than the window counts 0
-	sent        [buckets]int64         // calls Record was told of
-	accepts     [buckets]int64         // of those, the ones the upstream accepted
-	rejected    [buckets]int64         // calls Allow rejected by probability
-	failing     float64                // the upstream's recent rejection ratio (see weight)
+	mu sync.Mutex
+	// counts are the calls Record was told of (window.Pass), the ones the
+	// upstream accepted among them (window.Complete) and the calls Allow
+	// rejected by probability (window.Block).
+	counts      *window.LeapArray
+	failing     float64 // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
 	// owed is the share of a call let through that the calls rejected
 	// so far are owed, in [0, 1): each call adds its share to let
@@ -118,7 +118,7 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 		c = sysclock.New()
 	}
 	t := &Throttle{clock: c, k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
-		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}, overflow: &state{}}
+		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("throttle: New: nil option")
@@ -127,7 +127,7 @@ func New(c clock.Clock, opts ...Option) (*Throttle, error) {
 			return nil, err
 		}
 	}
-	t.overflow.owed = t.random()
+	t.overflow = t.newState()
 	return t, nil
 }
 
@@ -164,9 +164,15 @@ func (t *Throttle) state(resource string) *state {
 	if len(t.resources) >= t.maxRes {
 		return t.overflow
 	}
-	s := &state{owed: t.random()}
+	s := t.newState()
 	t.resources[resource] = s
 	return s
+}
+
+// newState returns the state of a resource not seen yet.
+func (t *Throttle) newState() *state {
+	counts, _ := window.New(buckets, t.window/buckets*buckets) // a whole number of ns per bucket: cannot fail
+	return &state{counts: counts, owed: t.random()}
 }
 
 // Allow returns nil when a call to resource may be sent, or an *Error.
@@ -187,14 +193,15 @@ func (t *Throttle) Allow(resource string) error {
 		s.owed--
 		return nil
 	}
-	s.rejected[s.bucket(now, t.window)]++
+	s.counts.Add(int64(now), window.Block, 1)
 	return &Error{Resource: resource, Probability: p}
 }
 
 // share returns the share of the calls of s to reject at now (see the
 // package documentation), noting when the window's counts began.
 func (t *Throttle) share(s *state, now time.Duration) float64 {
-	sent, acc, rejected := s.totals(now, t.window)
+	c := s.counts.SnapshotOver(int64(now), t.window)
+	sent, acc, rejected := c.Pass, c.Complete, c.Block
 	if sent+rejected == 0 {
 		s.since = now
 	}
@@ -213,42 +220,16 @@ func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Durati
 	s := t.state(resource)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := s.bucket(now, t.window)
-	s.sent[i]++
+	s.counts.Add(int64(now), window.Pass, 1)
 	failed := 1.0
 	if accepted {
-		s.accepts[i]++
+		s.counts.Add(int64(now), window.Complete, 1)
 		failed = 0
 	}
 	s.failing += failingWeight * (failed - s.failing)
 	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil {
 		s.pausedUntil = now + d
 	}
-}
-
-// bucket returns the index of the bucket of now, emptied when it held an
-// older span.
-func (s *state) bucket(now, window time.Duration) int {
-	width := window / buckets
-	start := now - now%width
-	i := int((now / width) % buckets)
-	if s.start[i] != start {
-		s.start[i], s.sent[i], s.accepts[i], s.rejected[i] = start, 0, 0, 0
-	}
-	return i
-}
-
-// totals returns the calls sent, accepted and rejected locally in the
-// window ending at now.
-func (s *state) totals(now, window time.Duration) (sent, acc, rejected int64) {
-	for i := range buckets {
-		if now-s.start[i] < window {
-			sent += s.sent[i]
-			acc += s.accepts[i]
-			rejected += s.rejected[i]
-		}
-	}
-	return sent, acc, rejected
 }
 
 // failingWeight is the weight of the latest call in the upstream's recent
@@ -262,12 +243,9 @@ const failingWeight = 0.25
 const minSeen = 0.5
 
 // weight returns how much a call rejected locally counts as attempted,
-// given the upstream's recent rejection ratio: fully while the upstream
-// rejects at least the share of calls it rejects when the throttle holds
-// the client to K attempts per accepted call, 1 - 1/K (so that the
-// throttle's balance is Google's), less as it accepts more, and not at
-// all once it accepts every call (so that a recovered upstream is not
-// kept waiting for the window's rejections to expire).
+// given the upstream's recent rejection ratio (see the package doc): fully
+// from 1 - 1/K, the share of calls an upstream rejects when the throttle
+// holds the client to K attempts per accepted call, down to 0 at none.
 func (t *Throttle) weight(failing float64) float64 {
 	balance := 1 - 1/t.k
 	if failing >= balance {

@@ -130,7 +130,7 @@ type Transition struct {
 	Reason string
 }
 
-// Ticket is what Allow gives an admitted request, to hand back to Done or
+// Ticket is what Allow gives an admitted request, to hand back to DoneOn or
 // Undo: the epoch it was let through in (modulo 2^30: a ticket 2^30
 // transitions old is never still out), whether it is a probe, and a bit
 // that is set in every ticket Allow gives, so that the zero Ticket belongs to
@@ -149,7 +149,6 @@ func ticket(epoch uint64, probe bool) Ticket {
 
 // of reports whether t was given in epoch.
 func (t Ticket) of(epoch uint64) bool { return uint64(t>>2) == epoch&ticketEpochMask }
-func (t Ticket) valid() bool          { return t&1 != 0 }
 
 // Probe reports whether the request is one of a half-open breaker's probes.
 func (t Ticket) Probe() bool { return t&2 != 0 }
@@ -176,33 +175,21 @@ const (
 	halfOpen
 )
 
-// public returns s as package breaker names it.
-func (s state) public() pub.State {
-	switch s {
-	case open:
-		return pub.Open
-	case halfOpen:
-		return pub.HalfOpen
-	}
-	return pub.Closed
-}
+// public are the states as package breaker names them.
+var public = [...]pub.State{closed: pub.Closed, open: pub.Open, halfOpen: pub.HalfOpen}
 
 func stateOf(w uint64) state            { return state(w & stateMask) }
 func issuedOf(w uint64) int64           { return int64(w&issuedMask) >> stateBits }
 func epochOf(w uint64) uint64           { return w >> epochShift }
 func word(epoch uint64, s state) uint64 { return epoch<<epochShift | uint64(s) }
 
-// Breaker is a circuit breaker. Requests ask Allow before they run and
-// report their outcome to Done (or give their ticket back with Undo when
-// they did not run). Closed, it counts outcomes in a leap array of its own
-// and trips (opens) when the bad ones reach the threshold; open, it rejects
-// every request for OpenFor; then it lets Probes requests through
-// (half-open), and closes when they all succeed, with statistics started
-// afresh, or opens again as soon as one fails.
+// Breaker is a circuit breaker, closed, open or half-open (see the package
+// doc). Requests ask Allow before they run and report their outcome to
+// DoneOn (or give their ticket back with Undo when they did not run).
 //
-// Allow costs one atomic load while the breaker is closed or open, Done of a
-// good outcome one atomic add, Done of a bad one two adds and two sums over
-// the buckets. Transitions take a mutex; so does Done of a probe.
+// Allow costs one atomic load while the breaker is closed or open, DoneOn of a
+// good outcome one atomic add, DoneOn of a bad one two adds and two sums over
+// the buckets. Transitions take a mutex; so does DoneOn of a probe.
 // A Breaker is safe for concurrent use.
 type Breaker struct {
 	cfg    Config
@@ -279,11 +266,6 @@ func (b *Breaker) newStats() *stats {
 	return st
 }
 
-// of returns the leap array of the stripe of cpu.
-func (st *stats) of(cpu uint32) *window.LeapArray {
-	return st.arrs[stripe.Of(cpu, len(st.arrs))]
-}
-
 // sum returns the count of ev over the window ending at now.
 func (st *stats) sum(now int64, ev window.Event) int64 {
 	var n int64
@@ -292,9 +274,6 @@ func (st *stats) sum(now int64, ev window.Event) int64 {
 	}
 	return n
 }
-
-// Config returns the breaker's configuration, defaults applied.
-func (b *Breaker) Config() Config { return b.cfg }
 
 // Allow asks to let a request through at now. It returns the request's
 // ticket and true, or the time until the breaker lets requests through
@@ -348,19 +327,15 @@ func (b *Breaker) Undo(t Ticket) {
 	}
 }
 
-// Done reports the outcome of a request Allow let through with t, at now:
+// DoneOn reports the outcome of a request Allow let through with t, at now:
 // its response time and whether it failed. Outcomes of requests let through
-// before the breaker's last transition are ignored.
-func (b *Breaker) Done(now int64, t Ticket, rt time.Duration, failed bool) {
-	b.DoneOn(0, now, t, rt, failed)
-}
-
-// DoneOn is Done by a caller on the CPU cpu: any number, the same for the
-// callers on one CPU (the Guard passes the stripe of the processor the
-// request entered on). The outcome counts in that CPU's statistics, and
-// the breaker decides on the sum of all, whatever cpu is.
+// before the breaker's last transition are ignored. cpu is the caller's
+// CPU: any number, the same for the callers on one CPU (the Guard passes
+// the stripe of the processor the request entered on). The outcome counts
+// in that CPU's statistics, and the breaker decides on the sum of all,
+// whatever cpu is.
 func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, failed bool) {
-	if !t.valid() {
+	if t&1 == 0 { // the zero Ticket, of no request
 		return
 	}
 	bad := failed
@@ -376,7 +351,7 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 		return
 	}
 	st := b.stats.Load()
-	arr := st.of(cpu)
+	arr := st.arrs[stripe.Of(cpu, len(st.arrs))]
 	arr.Add(now, window.Complete, 1)
 	if !bad {
 		return // a good outcome never trips a breaker
@@ -460,7 +435,7 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, b
 		cur = b.w.Load()
 	}
 	if b.notify != nil {
-		b.notify(Transition{From: stateOf(from).public(), To: to.public(), At: now, Requests: requests, Bad: bad, Reason: reason})
+		b.notify(Transition{From: public[stateOf(from)], To: public[to], At: now, Requests: requests, Bad: bad, Reason: reason})
 	}
 }
 
@@ -468,7 +443,7 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, b
 func (b *Breaker) Stats(now int64) pub.Stats {
 	w := b.w.Load()
 	st := b.stats.Load()
-	s := pub.Stats{State: stateOf(w).public(), Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
+	s := pub.Stats{State: public[stateOf(w)], Requests: st.sum(now, window.Complete), Bad: st.sum(now, window.Error), Trips: b.trips.Load()}
 	if stateOf(w) == open {
 		s.RetryAfter = time.Duration(max(b.until.Load()-now, 0))
 	}

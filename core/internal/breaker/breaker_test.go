@@ -75,7 +75,7 @@ func run(t *testing.T, b *Breaker, steps []step) {
 			t.Fatalf("step %d: rejected with retry %s, want > 0", i, retry)
 		}
 		if ok {
-			b.Done(now+s.rt*ms, tk, time.Duration(s.rt*ms), s.failed)
+			b.DoneOn(0, now+s.rt*ms, tk, time.Duration(s.rt*ms), s.failed)
 		}
 		if got := b.Stats(now + s.rt*ms).State; got != s.state {
 			t.Fatalf("step %d (t=%dms): state %s, want %s", i, s.at, got, s.state)
@@ -152,7 +152,7 @@ func TestProbes(t *testing.T) {
 	rec := &recorder{}
 	b := mustNew(t, Config{Strategy: ErrorRatio, Threshold: 1, MinRequests: 1, Window: time.Second, Buckets: 1, OpenFor: time.Second, Probes: 3}, rec)
 	tk, _, _ := b.Allow(0)
-	b.Done(0, tk, 0, true)
+	b.DoneOn(0, 0, tk, 0, true)
 	if b.Stats(0).State != Open {
 		t.Fatal("not open after a failure with threshold 1 and minRequests 1")
 	}
@@ -177,17 +177,17 @@ func TestProbes(t *testing.T) {
 	probes[2] = tk
 	// Two succeed: still half-open; a request that is not a probe and
 	// was let through before the trip is ignored.
-	b.Done(now, probes[0], 0, false)
-	b.Done(now, probes[1], 0, false)
+	b.DoneOn(0, now, probes[0], 0, false)
+	b.DoneOn(0, now, probes[1], 0, false)
 	if s := b.Stats(now).State; s != HalfOpen {
 		t.Fatalf("after 2 of 3 probes: %s", s)
 	}
-	b.Done(now, probes[2], 0, false)
+	b.DoneOn(0, now, probes[2], 0, false)
 	if s := b.Stats(now).State; s != Closed {
 		t.Fatalf("after 3 of 3 probes: %s", s)
 	}
 	// A late report of an old probe changes nothing.
-	b.Done(now, probes[0], 0, true)
+	b.DoneOn(0, now, probes[0], 0, true)
 	if s := b.Stats(now).State; s != Closed {
 		t.Fatalf("stale probe reopened the breaker: %s", s)
 	}
@@ -200,7 +200,7 @@ func TestProbeTimeout(t *testing.T) {
 	rec := &recorder{}
 	b := mustNew(t, Config{Strategy: ErrorCount, Threshold: 1, MinRequests: 1, Window: time.Second, Buckets: 1, OpenFor: time.Second}, rec)
 	tk, _, _ := b.Allow(0)
-	b.Done(0, tk, 0, true)
+	b.DoneOn(0, 0, tk, 0, true)
 	probe, _, ok := b.Allow(1000 * ms)
 	if !ok || !probe.Probe() {
 		t.Fatal("no probe")
@@ -212,7 +212,7 @@ func TestProbeTimeout(t *testing.T) {
 	if _, retry, ok := b.Allow(2000 * ms); ok || retry != time.Second {
 		t.Fatalf("at the probe's deadline: ok %v retry %s, want rejected for 1s", ok, retry)
 	}
-	b.Done(2500*ms, probe, 0, false) // too late: ignored
+	b.DoneOn(0, 2500*ms, probe, 0, false) // too late: ignored
 	if s := b.Stats(2500 * ms); s.State != Open || s.Trips != 2 {
 		t.Fatalf("stats %+v, want open, 2 trips", s)
 	}
@@ -226,11 +226,11 @@ func TestOutcomesOfAnEarlierPeriodIgnored(t *testing.T) {
 	old, _, _ := b.Allow(0) // a slow request that outlives a whole cycle
 	for _, at := range []int64{1, 2} {
 		tk, _, _ := b.Allow(at * ms)
-		b.Done(at*ms, tk, 0, true)
+		b.DoneOn(0, at*ms, tk, 0, true)
 	}
 	p, _, _ := b.Allow(1002 * ms)
-	b.Done(1002*ms, p, 0, false) // closed again, statistics afresh
-	b.Done(1003*ms, old, 0, true)
+	b.DoneOn(0, 1002*ms, p, 0, false) // closed again, statistics afresh
+	b.DoneOn(0, 1003*ms, old, 0, true)
 	if s := b.Stats(1003 * ms); s.State != Closed || s.Requests != 0 || s.Bad != 0 {
 		t.Fatalf("stats %+v: the old request counted in the new period", s)
 	}
@@ -271,7 +271,7 @@ func TestNewCarriesStateOver(t *testing.T) {
 		t.Fatal("an unchanged config did not keep the breaker")
 	}
 	tk, _, _ := b.Allow(0)
-	b.Done(0, tk, 0, true)
+	b.DoneOn(0, 0, tk, 0, true)
 	cfg.OpenFor = 10 * time.Second
 	nb, err := New(cfg, b, nil)
 	if err != nil {
@@ -293,7 +293,7 @@ func TestProbesNeverExceeded(t *testing.T) {
 		if !ok || tk.Probe() {
 			t.Fatalf("round %d: closed breaker rejected or gave a probe", round)
 		}
-		b.Done(now, tk, 0, true) // open
+		b.DoneOn(0, now, tk, 0, true) // open
 		now += int64(time.Second)
 		var let atomic.Int64
 		var wg sync.WaitGroup
@@ -314,7 +314,7 @@ func TestProbesNeverExceeded(t *testing.T) {
 			t.Fatalf("round %d: %d requests through a half-open breaker with %d probes", round, n, probes)
 		}
 		for tk := range tickets {
-			b.Done(now, tk, 0, false)
+			b.DoneOn(0, now, tk, 0, false)
 		}
 		if s := b.Stats(now).State; s != Closed {
 			t.Fatalf("round %d: %s after all probes succeeded", round, s)

@@ -10,12 +10,10 @@
 //	half-open --(all Probes succeed)--> closed, with statistics started afresh
 //	half-open --(a probe fails, or one is still out after OpenFor)--> open
 //
-// Strategies say what a bad outcome is and what trips the breaker:
-// SlowRatio (the share of requests slower than MaxRT), ErrorRatio (the
-// share of failed requests) and ErrorCount (the number of failed
-// requests), each over the last Window, kept in a leap array of the
-// breaker's own (package window). A good outcome can never trip a breaker,
-// so Done does the window sums only for bad ones.
+// Its Strategy (see package core/breaker) says what a bad outcome is, over
+// the last Window, kept in leap arrays of the breaker's own (package
+// window). A good outcome can never trip a breaker, so DoneOn does the
+// window sums only for bad ones.
 //
 // Unlike Sentinel's breakers, a half-open breaker counts only the outcomes
 // of its own probes (each request carries a Ticket naming the period it was

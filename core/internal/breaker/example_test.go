@@ -24,14 +24,14 @@ func Example() {
 	sec := int64(time.Second)
 	for i, failed := range []bool{false, true, false, true} {
 		t, _, _ := b.Allow(int64(i) * sec)
-		b.Done(int64(i)*sec, t, 20*time.Millisecond, failed)
+		b.DoneOn(0, int64(i)*sec, t, 20*time.Millisecond, failed)
 	}
 	_, retry, ok := b.Allow(4 * sec)
 	fmt.Println("allowed:", ok, "retry after:", retry)
 
 	t, _, ok := b.Allow(8 * sec) // open for 5s from 3s: a probe
 	fmt.Println("allowed:", ok, "probe:", t.Probe())
-	b.Done(8*sec, t, 20*time.Millisecond, false)
+	b.DoneOn(0, 8*sec, t, 20*time.Millisecond, false)
 	fmt.Println(b.Stats(8 * sec).State)
 	// Output:
 	// closed -> open: error ratio 0.5 >= 0.5 of 4 requests in 10s

@@ -10,10 +10,6 @@ import (
 // checks after (add, compare, undo on failure), so any number of goroutines
 // together never hold more than the limit. The zero value is not usable: call
 // New.
-//
-// A limit of at least MinLeasedLimit lets each CPU keep a few free slots of
-// its own (AcquireOn, ReleaseOn), so that requests on different CPUs do not
-// all write the one shared count; see the package doc.
 type Limiter struct {
 	limit int64
 	s     *state
@@ -43,10 +39,6 @@ type lease struct {
 // maxLease is the most free slots a CPU keeps; what it takes at once is
 // sized by stripe.LeaseSize.
 const maxLease = stripe.MaxLease
-
-// MinLeasedLimit is the smallest limit whose Limiter lets CPUs keep free
-// slots (stripe.MinLeased over the CPUs).
-func MinLeasedLimit() int64 { return stripe.MinLeased(stripe.Count()) }
 
 // New returns a Limiter allowing limit requests in flight. When prev is the
 // Limiter of the same rule before a rule reload, the in-flight count is
@@ -84,22 +76,12 @@ func (l *Limiter) InFlight() int64 {
 	return max(l.s.taken.Load()-free, 0)
 }
 
-// Acquire takes n slots if they fit and reports whether they did, with the
-// number in flight after the decision (without the n when rejected). It
-// uses no CPU's lease.
-func (l *Limiter) Acquire(n int64) (ok bool, inFlight int64) {
-	v := l.s.taken.Add(n)
-	if v <= l.limit {
-		return true, v
-	}
-	return false, l.s.taken.Add(-n)
-}
-
-// AcquireOn is Acquire by a caller on the CPU cpu: any number, the same for
-// the callers on one CPU (the Guard passes the stripe of the processor its
-// goroutine runs on); the limit holds whatever cpu is. It takes the slots
+// AcquireOn takes n slots if they fit, for a caller on the CPU cpu: any
+// number, the same for the callers on one CPU (the Guard passes the stripe
+// of the processor its goroutine runs on); the limit holds whatever cpu is,
+// and a rejected request is not counted. It takes the slots
 // from the CPU's lease when it has them, and otherwise from the shared
-// count, then, with a limit of at least MinLeasedLimit and many slots
+// count, then, with a limit of at least stripe.MinLeased and many slots
 // left, fills the CPU's lease. It reports whether the slots were taken.
 func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
@@ -122,13 +104,9 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	return true
 }
 
-// Release gives back n slots taken by Acquire or AcquireOn to the shared
-// count.
-func (l *Limiter) Release(n int64) { l.s.taken.Add(-n) }
-
-// ReleaseOn gives back n slots taken by AcquireOn or Acquire, by a caller
+// ReleaseOn gives back n slots taken by AcquireOn, by a caller
 // on the CPU cpu: to the CPU's lease while it holds at most maxLease and
-// at least MinLeasedLimit slots are not taken under the limit of the
+// at least stripe.MinLeased slots are not taken under the limit of the
 // rule's newest Limiter, else to the shared count.
 func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
 	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]

@@ -19,7 +19,7 @@ func TestAcquireRelease(t *testing.T) {
 		acquire      int64 // 0: release
 		release      int64
 		wantOK       bool
-		wantInFlight int64 // returned by Acquire, and InFlight after the step
+		wantInFlight int64 // InFlight after the step
 	}{
 		{acquire: 1, wantOK: true, wantInFlight: 1},
 		{acquire: 2, wantOK: true, wantInFlight: 3},
@@ -33,11 +33,9 @@ func TestAcquireRelease(t *testing.T) {
 	}
 	for i, st := range steps {
 		if st.acquire > 0 {
-			ok, inFlight := l.Acquire(st.acquire)
-			assert.Equal(t, st.wantOK, ok, "step %d", i)
-			assert.Equal(t, st.wantInFlight, inFlight, "step %d", i)
+			assert.Equal(t, st.wantOK, l.AcquireOn(0, st.acquire), "step %d", i)
 		} else {
-			l.Release(st.release)
+			l.ReleaseOn(0, st.release)
 		}
 		assert.Equal(t, st.wantInFlight, l.InFlight(), "step %d", i)
 	}
@@ -45,26 +43,22 @@ func TestAcquireRelease(t *testing.T) {
 
 func TestZeroLimit(t *testing.T) {
 	l := concurrency.New(0, nil)
-	ok, inFlight := l.Acquire(1)
-	assert.False(t, ok)
-	assert.Zero(t, inFlight)
+	assert.False(t, l.AcquireOn(0, 1))
+	assert.Zero(t, l.InFlight())
 }
 
 // TestReloadSharesInFlight: requests admitted before a reload are released
 // against the new limiter, and count against its limit meanwhile.
 func TestReloadSharesInFlight(t *testing.T) {
 	old := concurrency.New(5, nil)
-	ok, _ := old.Acquire(4)
-	require.True(t, ok)
+	require.True(t, old.AcquireOn(0, 4))
 
 	lower := concurrency.New(3, old)
 	assert.Equal(t, int64(4), lower.InFlight())
-	ok, _ = lower.Acquire(1)
-	assert.False(t, ok, "4 in flight already exceed the new limit of 3")
-	old.Release(2) // the old requests finish
+	assert.False(t, lower.AcquireOn(0, 1), "4 in flight already exceed the new limit of 3")
+	old.ReleaseOn(0, 2) // the old requests finish
 	assert.Equal(t, int64(2), lower.InFlight())
-	ok, _ = lower.Acquire(1)
-	assert.True(t, ok)
+	assert.True(t, lower.AcquireOn(0, 1))
 
 	fresh := concurrency.New(3, nil)
 	assert.Zero(t, fresh.InFlight(), "without prev: a new count")
@@ -72,7 +66,7 @@ func TestReloadSharesInFlight(t *testing.T) {
 
 // TestConcurrent: 64 goroutines acquiring and releasing as fast as they can
 // never see more than the limit in flight, counted by themselves between
-// Acquire and Release, and leave nothing in flight.
+// AcquireOn and ReleaseOn, and leave nothing in flight.
 func TestConcurrent(t *testing.T) {
 	const (
 		limit      = 10
@@ -82,11 +76,12 @@ func TestConcurrent(t *testing.T) {
 	l := concurrency.New(limit, nil)
 	var inside, peak, admitted atomic.Int64
 	var wg sync.WaitGroup
-	for range goroutines {
+	for g := range goroutines {
 		wg.Go(func() {
+			cpu := uint32(g)
 			for i := range rounds {
 				n := int64(1 + i%2) // some take 2 slots
-				if ok, _ := l.Acquire(n); !ok {
+				if !l.AcquireOn(cpu, n) {
 					continue
 				}
 				admitted.Add(1)
@@ -95,7 +90,7 @@ func TestConcurrent(t *testing.T) {
 				}
 				runtime.Gosched() // hold the slots while others try: keep it full
 				inside.Add(-n)
-				l.Release(n)
+				l.ReleaseOn(cpu, n)
 			}
 		})
 	}

@@ -3,7 +3,7 @@
 //
 // A Limiter counts the slots taken in one shared counter, reserving first
 // and checking after, so the limit is never exceeded. With a limit of at
-// least MinLeasedLimit (2048 per CPU) and at least that many slots not
+// least stripe.MinLeased (2048 per CPU) and at least that many slots not
 // taken, each CPU also keeps up to 64 free slots of its own: AcquireOn
 // takes from them, and ReleaseOn gives back to them, without writing the
 // shared counter, a cache line every CPU would otherwise move. The free

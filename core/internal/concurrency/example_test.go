@@ -10,12 +10,11 @@ import (
 func ExampleLimiter() {
 	l := concurrency.New(2, nil)
 	for i := 1; i <= 3; i++ {
-		ok, inFlight := l.Acquire(1)
-		fmt.Printf("request %d: admitted %v, %d in flight\n", i, ok, inFlight)
+		ok := l.AcquireOn(0, 1)
+		fmt.Printf("request %d: admitted %v, %d in flight\n", i, ok, l.InFlight())
 	}
-	l.Release(1)
-	ok, _ := l.Acquire(1)
-	fmt.Println("after a release:", ok)
+	l.ReleaseOn(0, 1)
+	fmt.Println("after a release:", l.AcquireOn(0, 1))
 	// Output:
 	// request 1: admitted true, 1 in flight
 	// request 2: admitted true, 2 in flight

@@ -45,14 +45,6 @@ type Rule struct {
 // across SetRules while these are unchanged (see core.Guard.SetRules).
 type RuleID struct{ Name, Kind, Resource, Param string }
 
-// Read is the history of the seconds that ended after a time: each series
-// ends at the second that ended at End (see core.History).
-type Read struct {
-	End       time.Duration
-	Resources []ResourceSeries // by name, the overflow last
-	Rules     []RuleSeries     // in the order of the last sample
-}
-
 // ResourceSeries is the history of a resource (see core.ResourceHistory).
 type ResourceSeries struct {
 	Resource                  string
@@ -88,10 +80,9 @@ const (
 )
 
 // Recorder keeps a point a second of the resources and rules of a Guard
-// from the samples it records: from Start on, its goroutine records one at
-// every second of the clock, until Close or until its source is gone. The
+// (see the package doc), until Close or until its source is gone; the
 // counts of the seconds between two samples are shared evenly between
-// them. Its memory is fixed: a ring per resource and per rule.
+// them.
 type Recorder struct {
 	clock clock.Clock
 	take  func() (Sample, bool) // false once the source is gone
@@ -142,17 +133,15 @@ func NewRecorder[T any](c clock.Clock, src *T, sample func(*T) Sample) *Recorder
 }
 
 // History starts the goroutine, records the second of now unless it was,
-// and returns the history of the seconds that ended after after: what
-// core.Guard.History returns.
-func (h *Recorder) History(after time.Duration) Read {
+// and returns what Read returns: what core.Guard.History returns.
+func (h *Recorder) History(after time.Duration) (end time.Duration, res []ResourceSeries, rules []RuleSeries) {
 	h.Start()
 	h.Record(h.clock.Now())
 	return h.Read(after)
 }
 
 // Start starts the goroutine unless it runs or the Recorder was closed,
-// and reports whether it started it. It records a sample at every second
-// of the clock until Close, or until the source is gone.
+// and reports whether it started it.
 func (h *Recorder) Start() bool {
 	return h.worker.Go(func(ctx context.Context) {
 		for {
@@ -341,15 +330,17 @@ func percentiles(hist []int64, avg float32) (p50, p99 float32) {
 // share returns n shared evenly between k seconds.
 func share(n, k int64) float32 { return float32(float64(n) / float64(k)) }
 
-// Read returns the history of the seconds that ended after after.
-func (h *Recorder) Read(after time.Duration) Read {
+// Read returns the history of the seconds that ended after after: each
+// series ends at the second that ended at end (see core.History); res by
+// name, the overflow last, and rules in the order of the last sample.
+func (h *Recorder) Read(after time.Duration) (end time.Duration, res []ResourceSeries, rules []RuleSeries) {
 	from := int64(after/time.Second) + 1
 	if after < 0 && after%time.Second != 0 {
 		from--
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := Read{End: time.Duration(h.last) * time.Second, Resources: make([]ResourceSeries, 0, min(len(h.res), h.own+1))}
+	res = make([]ResourceSeries, 0, min(len(h.res), h.own+1))
 	var overflow *ResourceSeries
 	for name, tr := range h.res {
 		if tr.ring == nil {
@@ -363,19 +354,19 @@ func (h *Recorder) Read(after time.Duration) Read {
 			overflow = &rs
 			continue
 		}
-		out.Resources = append(out.Resources, rs)
+		res = append(res, rs)
 	}
-	slices.SortFunc(out.Resources, func(a, b ResourceSeries) int { return strings.Compare(a.Resource, b.Resource) })
+	slices.SortFunc(res, func(a, b ResourceSeries) int { return strings.Compare(a.Resource, b.Resource) })
 	if overflow != nil {
-		out.Resources = append(out.Resources, *overflow)
+		res = append(res, *overflow)
 	}
-	out.Rules = make([]RuleSeries, 0, len(h.order))
+	rules = make([]RuleSeries, 0, len(h.order))
 	for _, id := range h.order {
 		tr := h.rules[id]
-		out.Rules = append(out.Rules, RuleSeries{Rule: id.Name,
+		rules = append(rules, RuleSeries{Rule: id.Name,
 			Blocked: tr.ring.Column(nil, colBlocked, from), Shadowed: tr.ring.Column(nil, colShadowed, from),
 			Evaluated: tr.ring.Column(nil, colEvaluated, from),
 			Limit:     tr.ring.Column(nil, colLimit, from), Use: tr.ring.Column(nil, colUse, from)})
 	}
-	return out
+	return time.Duration(h.last) * time.Second, res, rules
 }

@@ -28,9 +28,6 @@ func New(length, cols int) (*Ring, error) {
 // Len returns the number of samples the Ring can hold.
 func (r *Ring) Len() int { return len(r.vals) / r.cols }
 
-// Bytes returns the memory the Ring holds: its values and itself.
-func (r *Ring) Bytes() int { return 4*len(r.vals) + 48 }
-
 // Held returns the number of samples held, and the step of the newest.
 func (r *Ring) Held() (n int, last int64) { return int(r.held), r.last }
 

@@ -18,19 +18,9 @@ func Methods() []string { return slices.Clone(methods[:]) }
 
 // Canonical returns the canonical form of a rule's Resource, the
 // form resource names take (see package extractors), or an error saying
-// what is wrong and what to write instead. An HTTP resource is "METHOD
-// TEMPLATE": METHOD is a standard method, OTHER or the glob '*', and
-// TEMPLATE is a route template in net/http's ServeMux syntax ({name},
-// {name...}, {$}) in which '*' is a glob. A template alone ("/items/{id}",
-// or a gRPC full method "/pkg.Service/Method") matches under every method.
-// Other names (no '/' first, no method) are custom names, kept as they are.
-//
-// Normalized when the meaning is unambiguous: a lowercase method
-// ("get"), spaces around and between method and template, gin and echo
-// parameters (":id" -> "{id}") and a last segment "*name" (a gin or echo
-// catch-all -> "{name...}"). Refused: other methods, spaces inside a
-// template, glob syntax sluice does not have ('?', '[', ']', "**"), and
-// braces that are not a whole segment {name}, a last {name...} or {$}.
+// what is wrong and what to write instead: what core's package doc (Rules)
+// lists as normalized or refused. Names with no '/' first and no method
+// are custom names, kept as they are.
 func Canonical(res string) (string, error) {
 	fields := strings.Fields(res)
 	if len(fields) == 0 {
@@ -42,7 +32,8 @@ func Canonical(res string) (string, error) {
 		}
 		return canonicalTemplate(fields[0], "")
 	}
-	m, isMethod := canonicalMethod(fields[0])
+	m := strings.ToUpper(fields[0]) // the method, if it is one
+	isMethod := m == "*" || slices.Contains(methods[:], m)
 	tmpl := fields[len(fields)-1]
 	switch {
 	case len(fields) == 1:
@@ -60,21 +51,6 @@ func Canonical(res string) (string, error) {
 		return "", fmt.Errorf("template must not contain spaces, got %s; write %s", rulefields.Quote(res), rulefields.Quote(m+" "+strings.Join(fields[1:], "")))
 	}
 	return canonicalTemplate(fields[1], m)
-}
-
-// canonicalMethod returns the method of a resource in upper case, and
-// whether it is one (or '*').
-func canonicalMethod(m string) (string, bool) {
-	if m == "*" {
-		return m, true
-	}
-	up := strings.ToUpper(m)
-	for _, std := range methods {
-		if up == std {
-			return up, true
-		}
-	}
-	return up, false
 }
 
 // canonicalTemplate returns method and the canonical form of template tmpl
@@ -126,12 +102,9 @@ func isWildcard(seg string, last bool) bool {
 // isParamName reports whether s is a route parameter name: letters, digits
 // and '_'.
 func isParamName(s string) bool {
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')
+	})
 }
 
 // IsHTTP reports whether res, a resource in canonical form, names HTTP

@@ -12,10 +12,8 @@ import (
 // Space-Saving algorithm (Metwally, Agrawal and El Abbadi, "Efficient
 // computation of frequent and top-k elements in data streams", 2005). It
 // keeps k counters; a value not counted takes the counter of the least
-// counted one, and its count from there, with that count as its error. A
-// value added more than a 1/k share of all is always counted, and every
-// count is at most its error above the true one. A Sketch is safe for
-// concurrent use.
+// counted one, and its count from there, with that count as its error (see
+// the package doc for its bounds). A Sketch is safe for concurrent use.
 type Sketch struct {
 	mu   sync.Mutex
 	k    int

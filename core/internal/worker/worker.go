@@ -93,12 +93,5 @@ func Sleep(ctx context.Context, c clock.Clock, d time.Duration) bool {
 	if _, real := c.(*sysclock.System); !real {
 		d = min(d, Poll)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return (&sysclock.System{}).Sleep(ctx, d) == nil
 }
