@@ -144,7 +144,7 @@ func TestSlidingCounter(t *testing.T) {
 // previous minute, 12 in the current one, 15s into it: 86*45/60 + 12 = 76.5.
 func TestSlidingCounterSeedExample(t *testing.T) {
 	cfg := Config{Algorithm: SlidingCounter, Limit: 100, Window: time.Minute}
-	l := mustNew(t, cfg, nil).(*slidingCounter)
+	l := mustNew(t, cfg, nil).(*counter)
 	require.True(t, l.Acquire(int64(10*s), 86).OK)
 	require.True(t, l.Acquire(int64(61*s), 12).OK)
 

@@ -8,28 +8,23 @@ import (
 	"time"
 )
 
-// GCRA is the arithmetic of a token bucket or leaky bucket as the generic
-// cell rate algorithm, over one state, the TAT: the time at which the bucket
-// will be full again (token bucket) or the next free slot begins (leaky
-// bucket). A request of n costs n*Window/Limit of TAT and fits while the TAT
-// stays within the tolerance ahead of now: Window+Burst*Window/Limit for a
-// token bucket (its capacity), MaxWait plus the request's own cost for a
-// leaky bucket (Queue), whose requests wait until the TAT minus their cost.
+// GCRA is the arithmetic of a token or leaky bucket as the generic cell
+// rate algorithm, over one state, the TAT: the time at which the bucket
+// will be full again (token bucket) or its next free slot begins (leaky
+// bucket, Queue). A request of n costs n*Window/Limit of TAT and fits while
+// the TAT stays within the tolerance ahead of now: the capacity
+// (Window+Burst*Window/Limit) for a token bucket, MaxWait plus the
+// request's own cost for a leaky bucket, whose requests wait until the TAT
+// minus their cost.
 //
-// The arithmetic is exact: a cost is kept as nanoseconds plus a fraction of
-// one in units of 1/Limit ns (an Instant), so that a rate whose cost is not
-// a whole number of nanoseconds (3 per second, 6e8 per second) is honoured
-// exactly. DecideAt is that arithmetic on a TAT with its fraction that the
-// caller guards (by a lock). Acquire and Undo apply it to an atomic TAT of
-// whole nanoseconds by compare-and-swap, a lost race retrying against the
-// newer TAT, never against time: the TAT's fraction is dropped, so such a
-// bucket admits up to one request per Window/Limit-nanoseconds-rounded-down
-// more than its rate, which matters only when Window/Limit is a few
-// nanoseconds; flow rules whose cost has a fraction keep it exactly (see
-// gcra).
-//
-// Flow rules of TokenBucket and LeakyBucket use it, and so do per-value
-// (hotspot) buckets, which keep one TAT per value and decide by DecideAt.
+// Times are Instants, exact to 1/Limit ns (see the package doc). DecideAt
+// decides on a TAT the caller guards by a lock (hotspot's per-value
+// buckets, flow rules whose cost has a fraction); AcquireTo and Undo on an
+// atomic TAT of whole nanoseconds by compare-and-swap, a lost race retrying
+// against the newer TAT, never against time. The fraction dropped there
+// lets such a bucket admit up to one request per
+// Window/Limit-nanoseconds-rounded-down more than its rate, which matters
+// only when Window/Limit is a few nanoseconds.
 type GCRA struct {
 	Limit   int64
 	Window  time.Duration
@@ -37,16 +32,15 @@ type GCRA struct {
 	MaxWait time.Duration // leaky bucket only
 	Queue   bool          // leaky bucket: admitted requests wait for their slot
 
-	// den is the denominator of the fractions of a nanosecond, Limit when
-	// 0; a flow rule that warms up uses its full limit for every limit of
-	// the ramp, rounding costs up and tolerances down to it.
+	// den is the denominator of the fractions, Limit when 0; a flow rule
+	// that warms up uses its full limit at every limit of the ramp,
+	// rounding costs up and tolerances down to it.
 	den int64
-	// Set by Prepare: the cost of one request, which a decision otherwise
-	// computes per call, and the scale that turns time into requests
-	// without a division.
+	// Set by Prepare: the cost of one request, and the scale that turns
+	// time into requests without a division.
 	prepared bool
 	perNs    scale    // Limit/Window
-	one      gcraCost // the cost of one request
+	one      gcraCost // of one request
 }
 
 // Instant is a time or a duration of GCRA's arithmetic: NS nanoseconds plus
@@ -157,18 +151,13 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	return next
 }
 
-// Capacity returns how far ahead of now the TAT may be for one more request
-// of one to fit: a token bucket's size as time (Window plus the refill of
-// Burst), a leaky bucket's MaxWait plus one request's cost.
-func (p *GCRA) Capacity() Instant { return p.capacity() }
-
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 
 // Remaining returns how many requests of one fit at now when the TAT is
 // tat, rounded down: the Remaining of a decision.
 func (p *GCRA) Remaining(now int64, tat Instant) int64 {
-	return p.remaining(now, tat, p.capacity())
+	return p.remaining(now, tat, p.Capacity())
 }
 
 // Next returns the time after which a request of one fits when the TAT is
@@ -176,7 +165,7 @@ func (p *GCRA) Remaining(now int64, tat Instant) int64 {
 // admitted decision that leaves no quota, the RetryAfter of a request of
 // one rejected at now.
 func (p *GCRA) Next(now int64, tat Instant) time.Duration {
-	return p.next(now, tat, p.capacity())
+	return p.next(now, tat, p.Capacity())
 }
 
 // next is Next with p's capacity.
@@ -196,19 +185,17 @@ func (p *GCRA) next(now int64, tat, capacity Instant) time.Duration {
 	return time.Duration(over.Ceil())
 }
 
-// Acquire admits or rejects n at now against the TAT in tat: DecideAt's
-// arithmetic, with the new TAT stored by compare-and-swap. Only the step
-// that depends on the TAT is inside the loop, so that the window in which
-// another goroutine can make the swap fail is short; a lost race decides
-// again against the newer TAT.
-func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
-	var d Decision
-	p.acquireTo(&d, tat, now, n)
+// Acquire is AcquireTo returning the decision.
+func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
+	p.AcquireTo(&d, tat, now, n)
 	return d
 }
 
-// acquireTo is Acquire writing the decision to d (see DecideAt).
-func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
+// AcquireTo is DecideAt on the TAT in tat, the new TAT stored by
+// compare-and-swap. Only the step that depends on the TAT is in the loop,
+// so that the window in which another goroutine can make the swap fail is
+// short; a lost race decides again against the newer TAT.
+func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	if !c.fits {
@@ -238,8 +225,8 @@ type gcraCost struct {
 	fits bool
 }
 
-// costOf returns the cost of n requests: p's own, not copied, for one
-// request of a prepared p (the common case), else computed in buf.
+// costOf returns the cost of n requests: p's own for one request of a
+// prepared p (the common case), else computed in buf.
 func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 	if n == 1 && p.prepared {
 		return &p.one
@@ -254,8 +241,7 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 	if c.lim <= 0 {
 		return c
 	}
-	c.capacity = p.capacity()
-	if n > c.lim+p.Burst {
+	if c.capacity = p.Capacity(); n > c.lim+p.Burst {
 		return c
 	}
 	c.cost = p.share(n, true)
@@ -301,20 +287,19 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
 
-// never writes to d the decision of requests that costOf found never fit.
-// The quota left for requests of one is still reported.
+// never writes to d the decision of requests that costOf found never fit,
+// with the quota left for requests of one.
 func (p *GCRA) never(d *Decision, c *gcraCost, tat Instant, now int64) {
-	if c.lim <= 0 {
-		*d = Decision{Limit: c.lim, RetryAfter: p.Window}
-		return
+	*d = Decision{Limit: c.lim, RetryAfter: p.Window}
+	if c.lim > 0 {
+		d.Remaining = p.remaining(now, tat, c.capacity)
 	}
-	*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: p.Window}
 }
 
-// capacity returns how far ahead of now the TAT may be for one more request
-// of one to fit: the bucket's size as time for a token bucket, MaxWait plus
-// one request's cost for a leaky bucket.
-func (p *GCRA) capacity() Instant {
+// Capacity returns how far ahead of now the TAT may be for one more request
+// of one to fit: a token bucket's size as time (Window plus the refill of
+// Burst), a leaky bucket's MaxWait plus one request's cost.
+func (p *GCRA) Capacity() Instant {
 	if p.Queue {
 		return at(int64(p.MaxWait)).Plus(p.share(1, true), p.denom())
 	}
@@ -388,24 +373,18 @@ func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 
 // gcra is the Limiter of TokenBucket and LeakyBucket flow rules: one GCRA
 // over one bucketState, with the limit of the warm-up ramp when there is
-// one.
+// one. When the cost of a request is a whole number of nanoseconds and the
+// limit does not warm up, decisions are GCRA.AcquireTo's compare-and-swap;
+// otherwise the TAT keeps its fraction and decisions hold the state's
+// mutex (locked).
 //
-// When the cost of a request is a whole number of nanoseconds (Window a
-// multiple of Limit) and the limit does not warm up, the TAT is one atomic
-// int64 decided by compare-and-swap (GCRA.Acquire). Otherwise the TAT has a
-// fraction of a nanosecond, kept exactly, and decisions are made under the
-// state's mutex (locked).
-//
-// A leaky bucket's waiter that gives up (Undo) leaves a hole in the
-// schedule: the TAT moves back when its slot was the last one, else the
-// slot is recorded, merged with adjacent holes, and later requests take the
-// earliest hole that holds them before the TAT, so that nobody waits for a
-// request that left. Holes are only consulted, under the mutex, when the
-// TAT is ahead of now (the request waits anyway); a request that finds no
-// hole ahead decides by compare-and-swap as before.
+// A leaky bucket's waiter that gives up (Undo) gives its slot back: the TAT
+// moves back when it was the last slot, else the slot becomes a hole,
+// merged with adjacent ones, and later requests take the earliest hole
+// before the TAT that holds them. Holes are read under the mutex, only
+// when the TAT is ahead of now (the request waits anyway).
 type gcra struct {
-	cfg    Config
-	th     threshold
+	base
 	st     *bucketState
 	full   GCRA // the parameters at the full limit, prepared
 	locked bool // the TAT has a fraction: every decision holds st.mu
@@ -451,60 +430,51 @@ func (s *bucketState) swap(old, t Instant, den int64) bool {
 	return true
 }
 
-func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
-	g := &gcra{cfg: cfg, th: th}
-	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || th.warm != nil)
+func newGCRA(b base, prev Limiter) *gcra {
+	g, cfg := &gcra{base: b}, b.cfg
+	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || b.warm != nil)
 	g.full = g.params(cfg.Limit).Prepare()
-	if p, ok := prev.(*gcra); ok && p.cfg.Algorithm == cfg.Algorithm {
-		g.st = p.st
-		g.st.mu.Lock()
-		if !g.locked && g.st.frac > 0 {
-			// The fraction is rounded up: decisions without the mutex
-			// see whole nanoseconds.
-			g.st.tat.Add(1)
-			g.st.frac = 0
-		}
-		if p.cfg.Limit != cfg.Limit {
-			// The holes' fractions were of another denominator: they
-			// shrink to whole nanoseconds.
-			holes := g.st.holes[:0]
-			for _, h := range g.st.holes {
-				if h = (hole{at(h.from.Ceil()), at(h.to.NS)}); h.to.After(h.from) {
-					holes = append(holes, h)
-				}
-			}
-			g.st.holes = holes
-			g.st.nholes.Store(int32(len(holes)))
-		}
-		g.st.mu.Unlock()
-	} else {
+	p, ok := prev.(*gcra)
+	if !ok || p.cfg.Algorithm != cfg.Algorithm {
 		g.st = new(bucketState)
+		return g
+	}
+	g.st = p.st
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	if !g.locked && g.st.frac > 0 {
+		// Rounded up: decisions without the mutex see whole nanoseconds.
+		g.st.tat.Add(1)
+		g.st.frac = 0
+	}
+	if p.cfg.Limit != cfg.Limit {
+		// The holes' fractions were of another denominator: they shrink
+		// to whole nanoseconds.
+		holes := g.st.holes[:0]
+		for _, h := range g.st.holes {
+			if h = (hole{at(h.from.Ceil()), at(h.to.NS)}); h.to.After(h.from) {
+				holes = append(holes, h)
+			}
+		}
+		g.st.holes = holes
+		g.st.nholes.Store(int32(len(holes)))
 	}
 	return g
 }
-
-func (g *gcra) Config() Config        { return g.cfg }
-func (g *gcra) warmState() *warmState { return warmStateOf(g.th) }
 
 func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
-func (g *gcra) Acquire(now int64, n int64) Decision {
-	var d Decision
-	g.AcquireTo(&d, 0, now, n)
+func (g *gcra) Acquire(now int64, n int64) (d Decision) {
+	g.AcquireTo(&d, now, n)
 	return d
 }
 
-func (g *gcra) AcquireOn(cpu uint32, now, n int64) Decision {
-	var d Decision
-	g.AcquireTo(&d, cpu, now, n)
-	return d
-}
-
-func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
+// AcquireTo is Acquire writing the decision to d (see flow.AcquireTo).
+func (g *gcra) AcquireTo(d *Decision, now, n int64) {
 	p := &g.full
-	if lim := g.th.at(now); lim != p.Limit {
+	if lim := g.limitAt(now); lim != p.Limit {
 		warm := g.params(lim) // warming up
 		p = &warm
 	}
@@ -513,48 +483,43 @@ func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
 		g.acquireLocked(d, p, now, n)
 		g.st.mu.Unlock()
 	} else {
-		p.acquireTo(d, &g.st.tat, now, n)
+		p.AcquireTo(d, &g.st.tat, now, n)
 	}
 	if d.OK {
-		g.th.admitted(n)
+		g.admitted(n)
 	}
 }
 
-// acquireLocked is Acquire under st.mu: the earliest hole that holds the
-// requests, else GCRA's arithmetic on the TAT with its fraction.
+// acquireLocked is AcquireTo under st.mu: the earliest hole that holds the
+// requests, else DecideAt on the TAT with its fraction.
 func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	s, den := g.st, p.denom()
-	var buf gcraCost
-	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.never(d, c, s.load(den), now)
-		return
-	}
 	for {
 		t := s.load(den)
-		if p.Queue && len(s.holes) > 0 && t.NS >= now && g.fillHole(d, p, c, t, now) {
+		if p.Queue && len(s.holes) > 0 && t.NS >= now && g.fillHole(d, p, t, now, n) {
 			return
 		}
-		next, over := c.advance(t, now, den)
-		if over.After(Instant{}) {
-			p.outcome(d, c, t, next, now, over)
-			if r, ok := g.holeRetry(p, c, now); ok && r < d.RetryAfter {
-				d.RetryAfter = r
-			}
+		next := p.DecideAt(d, t, now, n)
+		if !d.OK {
+			g.holeRetry(d, p, now, n)
 			return
 		}
 		if s.swap(t, next, den) {
-			p.outcome(d, c, t, next, now, over)
 			return
 		}
 	}
 }
 
-// fillHole admits the requests of c at now into the earliest hole that
-// holds them within the tolerance, when there is one, and forgets what has
-// passed of the holes (a hole too short now may grow when its neighbour is
-// given back). tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) bool {
+// fillHole admits n requests at now into the earliest hole that holds them
+// within the tolerance, when there is one, and forgets what has passed of
+// the holes (a hole too short now may grow when its neighbour is given
+// back). tat is the TAT, for Remaining.
+func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) bool {
+	var buf gcraCost
+	c := p.costOf(n, &buf)
+	if !c.fits {
+		return false
+	}
 	s, den := g.st, p.denom()
 	defer func() { s.nholes.Store(int32(len(s.holes))) }()
 	live := s.holes[:0]
@@ -590,44 +555,46 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int6
 	return taken
 }
 
-// holeRetry returns when the earliest hole that can hold the requests of c
-// comes within the tolerance, if one does. The caller holds st.mu.
-func (g *gcra) holeRetry(p *GCRA, c *gcraCost, now int64) (time.Duration, bool) {
-	den := p.denom()
-	for _, h := range g.st.holes {
-		start := h.from
-		if start.NS < now {
-			start = at(now)
-		}
-		end := start.Plus(c.cost, den)
-		if !end.After(h.to) {
-			return time.Duration(end.Minus(at(now), den).Minus(c.tol, den).Ceil()), true
+// holeRetry lowers the RetryAfter of d, n requests rejected at now, to when
+// the earliest hole that can hold them comes within the tolerance, if one
+// does. The caller holds st.mu.
+func (g *gcra) holeRetry(d *Decision, p *GCRA, now, n int64) {
+	var buf gcraCost
+	if c := p.costOf(n, &buf); c.fits {
+		den := p.denom()
+		for _, h := range g.st.holes {
+			start := h.from
+			if start.NS < now {
+				start = at(now)
+			}
+			if end := start.Plus(c.cost, den); !end.After(h.to) {
+				d.RetryAfter = min(d.RetryAfter, time.Duration(end.Minus(at(now), den).Minus(c.tol, den).Ceil()))
+				return
+			}
 		}
 	}
-	return 0, false
 }
 
 func (g *gcra) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
-	g.th.undone(n)
+	g.undone(n)
 	p := g.params(d.Limit)
 	if !g.locked && !p.Queue {
 		p.Undo(&g.st.tat, d, n) // a token bucket's tokens, by compare-and-swap
 		return
 	}
-	s, den := g.st, p.denom()
+	s, den, end := g.st, p.denom(), d.Mark()
 	cost := p.share(n, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !p.Queue {
-		for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
-		}
+	if p.Queue {
+		s.free(end.Minus(cost, den), end, den)
 		return
 	}
-	end := d.Mark()
-	s.free(end.Minus(cost, den), end, den)
+	for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
+	}
 }
 
 // free gives the slot [from, to) of a leaky bucket back: the TAT moves back

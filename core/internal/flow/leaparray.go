@@ -13,8 +13,7 @@ import (
 // window.LeapArray, stays within the limit: reserve in the current bucket,
 // sum the window, undo when over.
 type leapArray struct {
-	cfg Config
-	th  threshold
+	base
 	arr *window.LeapArray
 	// older caches the pass count of the buckets of the window before the
 	// newest one, so that a decision reads two counts instead of summing
@@ -41,9 +40,9 @@ type olderSum struct {
 	left       atomic.Pointer[[]int64]
 }
 
-func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
-	l := &leapArray{cfg: cfg, th: th}
-	if th.warm == nil {
+func newLeapArray(b base, prev Limiter) (*leapArray, error) {
+	l, cfg := &leapArray{base: b}, b.cfg
+	if b.warm == nil {
 		l.leases = make([]lease, stripe.Count())
 	}
 	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
@@ -62,9 +61,6 @@ func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
 	l.arr = arr
 	return l, nil
 }
-
-func (l *leapArray) Config() Config        { return l.cfg }
-func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
 
 // AcquireOn admits from the lease of cpu when it has n permits left for
 // the current bucket, else makes the decision on the window (Acquire) and,
@@ -89,7 +85,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 		if ls.tag.Load() == b.Start() && ls.use(w, n) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
-			lim := l.th.limit
+			lim := l.cfg.Limit
 			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
 			d.ref, d.mark, d.markFrac = b, 0, 0
 			if d.Remaining == 0 {
@@ -101,7 +97,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 		// An empty lease gives nothing back: when the window is full,
 		// the request is rejected without claiming the lease (a flood
 		// of rejections writes nothing).
-		if lim, used := l.th.limit, l.sum(b); n > lim || used+n > lim {
+		if lim, used := l.cfg.Limit, l.sum(b); n > lim || used+n > lim {
 			*d = l.rejected(now, used, n, lim)
 			return
 		}
@@ -143,7 +139,7 @@ func (l *leapArray) giveBackLeft(left, start int64) {
 }
 
 func (l *leapArray) Acquire(now int64, n int64) Decision {
-	lim := l.th.at(now)
+	lim := l.limitAt(now)
 	if used := l.sum(l.arr.Current(now)); n > lim || used+n > lim {
 		// Full without the n: rejected without writing the bucket's
 		// count, which would move its cache line to this CPU and back.
@@ -162,7 +158,7 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 		sum = l.sum(b)
 	}
 	if sum <= lim {
-		l.th.admitted(n)
+		l.admitted(n)
 		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
 		if d.Remaining == 0 {
 			d.Next = l.retryAfter(now, sum, 1, lim)
@@ -253,7 +249,7 @@ func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 func (l *leapArray) Undo(d Decision, n int64) {
 	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
 		l.arr.Undo(b, window.Pass, n)
-		l.th.undone(n)
+		l.undone(n)
 	}
 }
 

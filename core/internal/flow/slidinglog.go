@@ -11,8 +11,7 @@ import (
 // first. A request of n fits when the (lim-n+1)-th newest admission has left
 // the window.
 type slidingLog struct {
-	cfg Config
-	th  threshold
+	base
 	log *timeLog
 }
 
@@ -25,8 +24,8 @@ type timeLog struct {
 	last int64   // latest time seen; earlier readings are treated as this one
 }
 
-func newSlidingLog(cfg Config, th threshold, prev Limiter) *slidingLog {
-	l := &timeLog{ring: make([]int64, cfg.Limit), last: math.MinInt64}
+func newSlidingLog(b base, prev Limiter) *slidingLog {
+	l := &timeLog{ring: make([]int64, b.cfg.Limit), last: math.MinInt64}
 	for i := range l.ring {
 		l.ring[i] = math.MinInt64
 	}
@@ -40,19 +39,14 @@ func newSlidingLog(cfg Config, th threshold, prev Limiter) *slidingLog {
 		l.last = p.log.last
 		p.log.mu.Unlock()
 	}
-	return &slidingLog{cfg: cfg, th: th, log: l}
+	return &slidingLog{base: b, log: l}
 }
-
-func (s *slidingLog) Config() Config        { return s.cfg }
-func (s *slidingLog) warmState() *warmState { return warmStateOf(s.th) }
 
 // entry returns the i-th oldest entry.
 func (l *timeLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
 
-func (s *slidingLog) AcquireOn(_ uint32, now, n int64) Decision { return s.Acquire(now, n) }
-
 func (s *slidingLog) Acquire(now int64, n int64) Decision {
-	lim := s.th.at(now)
+	lim := s.limitAt(now)
 	w := int64(s.cfg.Window)
 	l := s.log
 	l.mu.Lock()
@@ -77,7 +71,7 @@ func (s *slidingLog) Acquire(now int64, n int64) Decision {
 		l.head = (l.head + 1) % size
 	}
 	l.seq += n
-	s.th.admitted(n)
+	s.admitted(n)
 	d := Decision{OK: true, Limit: lim, Remaining: lim - used - n, mark: l.seq}
 	if d.Remaining == 0 {
 		// A request of one waits for the lim-th newest entry, the oldest
@@ -93,7 +87,7 @@ func (s *slidingLog) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
-	s.th.undone(n)
+	s.undone(n)
 	l := s.log
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -130,12 +130,3 @@ func (w *warmup) at(now int64) int64 {
 	}
 	return s.eff.Load()
 }
-
-// warmStateOf returns the warm-up state of th for a reload to carry over, or
-// nil when th has no warm-up.
-func warmStateOf(th threshold) *warmState {
-	if th.warm == nil {
-		return nil
-	}
-	return th.warm.state
-}
