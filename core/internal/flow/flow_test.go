@@ -25,6 +25,18 @@ func mustNew(t testing.TB, cfg Config, prev Limiter) Limiter {
 	return l
 }
 
+// Acquire is AcquireTo returning the decision.
+func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
+	p.AcquireTo(&d, tat, now, n)
+	return d
+}
+
+// AcquireOn is AcquireTo returning the decision.
+func (l *leapArray) AcquireOn(cpu uint32, now, n int64) (d Decision) {
+	l.AcquireTo(&d, cpu, now, n)
+	return d
+}
+
 // step is one Acquire of a table test and the Decision it must get.
 type step struct {
 	at        time.Duration // the reading of the clock

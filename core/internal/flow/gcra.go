@@ -2,6 +2,7 @@ package flow
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -44,8 +45,7 @@ type GCRA struct {
 }
 
 // Instant is a time or a duration of GCRA's arithmetic: NS nanoseconds plus
-// Frac/den of one, 0 <= Frac < den, den the GCRA's Limit (a hotspot value's
-// limit, say).
+// Frac/den of one, 0 <= Frac < den, den the GCRA's denominator.
 type Instant struct{ NS, Frac int64 }
 
 // at returns the Instant of t nanoseconds.
@@ -83,9 +83,7 @@ func (a Instant) Ceil() int64 {
 }
 
 // Prepare returns p with the values a decision derives from its fields
-// computed once. A GCRA used for many decisions with the same fields (one
-// per hotspot override, say) is prepared once; changing a field of a
-// prepared GCRA requires preparing it again.
+// computed once; changing a field requires preparing it again.
 func (p GCRA) Prepare() GCRA {
 	p.prepared = false
 	if p.Limit > 0 {
@@ -132,10 +130,8 @@ func (p *GCRA) share(x int64, up bool) Instant {
 }
 
 // DecideAt decides n at now against a bucket whose TAT is tat, writing
-// every field of the decision to d (a caller that keeps decisions in place,
-// as hotspot's records, saves the copy of a returned one), and returns the
-// TAT after it: tat itself when rejected. It is the arithmetic of Acquire
-// for a caller that guards the TAT by a lock, with its fraction kept.
+// every field of the decision to d, and returns the TAT after it: tat
+// itself when rejected.
 func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
@@ -154,8 +150,7 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 
-// Remaining returns how many requests of one fit at now when the TAT is
-// tat, rounded down: the Remaining of a decision.
+// Remaining returns the Remaining of a decision leaving the TAT at tat.
 func (p *GCRA) Remaining(now int64, tat Instant) int64 {
 	return p.remaining(now, tat, p.Capacity())
 }
@@ -165,30 +160,9 @@ func (p *GCRA) Remaining(now int64, tat Instant) int64 {
 // admitted decision that leaves no quota, the RetryAfter of a request of
 // one rejected at now.
 func (p *GCRA) Next(now int64, tat Instant) time.Duration {
-	return p.next(now, tat, p.Capacity())
-}
-
-// next is Next with p's capacity.
-func (p *GCRA) next(now int64, tat, capacity Instant) time.Duration {
-	den := p.denom()
-	one := p.one.cost
-	if !p.prepared {
-		one = p.share(1, true)
-	}
-	if tat.NS < now {
-		tat = at(now)
-	}
-	over := tat.Plus(one, den).Minus(at(now), den).Minus(capacity, den)
-	if !over.After(Instant{}) {
-		return 0
-	}
-	return time.Duration(over.Ceil())
-}
-
-// Acquire is AcquireTo returning the decision.
-func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
-	p.AcquireTo(&d, tat, now, n)
-	return d
+	var buf gcraCost
+	_, over := p.costOf(1, &buf).advance(tat, now, p.denom())
+	return time.Duration(max(over.Ceil(), 0))
 }
 
 // AcquireTo is DecideAt on the TAT in tat, the new TAT stored by
@@ -217,12 +191,10 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 // the TAT.
 type gcraCost struct {
 	lim      int64
-	capacity Instant // see GCRA.capacity
+	capacity Instant // see GCRA.Capacity
 	cost     Instant // the TAT n requests take
 	tol      Instant // how far ahead of now the TAT may be after them
-	// fits is false when the requests are rejected whatever the TAT: the
-	// limit is 0, or they are more than the bucket holds.
-	fits bool
+	fits     bool    // false: rejected whatever the TAT (limit 0, or n above the bucket's size)
 }
 
 // costOf returns the cost of n requests: p's own for one request of a
@@ -254,8 +226,7 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 }
 
 // advance returns the TAT after the requests of c at now against tat, and
-// by how much it is beyond the tolerance: they fit when over is not after
-// zero.
+// by how much it is beyond the tolerance: they fit when over <= 0.
 func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 	if tat.NS < now {
 		tat = at(now)
@@ -264,10 +235,9 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 	return next, next.Minus(at(now), den).Minus(c.tol, den)
 }
 
-// outcome writes to d the decision of the requests of c at now: admitted,
-// the TAT going from tat to next, when over is not after zero, else
-// rejected. Waits and retry hints are rounded up to a nanosecond: never
-// early.
+// outcome writes to d the decision of advance's next and over for the
+// requests of c at now against tat. Waits and hints are rounded up to a
+// nanosecond: never early.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
 	if over.After(Instant{}) {
 		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
@@ -282,7 +252,7 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, c.lim, p.remaining(now, next, c.capacity), 0
 	d.Next = 0
 	if d.Remaining == 0 {
-		d.Next = p.next(now, next, c.capacity)
+		d.Next = p.Next(now, next)
 	}
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
@@ -342,18 +312,16 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 }
 
 // Undo gives the cost of an admitted decision d of n back to tat, by
-// compare-and-swap; a rejected decision reserved nothing and is ignored. A
-// token bucket subtracts the cost, which is exact unless the bucket ran
-// full again between Acquire and Undo (the tokens given back then exceed
-// what overflowed; Undo normally follows Acquire at once). A leaky bucket
-// only rewinds when its slot (d.Mark) was the last one taken; the flow
-// rules' leaky buckets also reuse other slots given back (see gcra.Undo).
+// compare-and-swap; a rejected one is ignored. A token bucket subtracts
+// the cost, exact unless the bucket ran full again since (Undo normally
+// follows at once). A leaky bucket only rewinds when d's slot was the last
+// one taken (gcra also reuses the others: see gcra).
 func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 	if !d.OK {
 		return
 	}
 	q := *p
-	q.Limit, q.prepared = d.Limit, false
+	q.Limit = d.Limit
 	cost := q.share(n, true)
 	end := d.Mark()
 	for {
@@ -496,12 +464,18 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	s, den := g.st, p.denom()
 	for {
 		t := s.load(den)
-		if p.Queue && len(s.holes) > 0 && t.NS >= now && g.fillHole(d, p, t, now, n) {
-			return
+		retry := time.Duration(-1)
+		if p.Queue && len(s.holes) > 0 && t.NS >= now {
+			var taken bool
+			if taken, retry = g.fillHole(d, p, t, now, n); taken {
+				return
+			}
 		}
 		next := p.DecideAt(d, t, now, n)
 		if !d.OK {
-			g.holeRetry(d, p, now, n)
+			if retry >= 0 {
+				d.RetryAfter = min(d.RetryAfter, retry) // a hole comes sooner
+			}
 			return
 		}
 		if s.swap(t, next, den) {
@@ -510,20 +484,20 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	}
 }
 
-// fillHole admits n requests at now into the earliest hole that holds them
-// within the tolerance, when there is one, and forgets what has passed of
+// fillHole admits n requests at now into the earliest hole that holds
+// them when it lies within the tolerance, and forgets what has passed of
 // the holes (a hole too short now may grow when its neighbour is given
-// back). tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) bool {
+// back). Otherwise it returns when that hole comes within the tolerance,
+// or -1 when no hole holds them. tat is the TAT, for Remaining.
+func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) (taken bool, retry time.Duration) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	if !c.fits {
-		return false
+		return false, -1
 	}
 	s, den := g.st, p.denom()
-	defer func() { s.nholes.Store(int32(len(s.holes))) }()
 	live := s.holes[:0]
-	taken := false
+	retry = -1
 	for _, h := range s.holes {
 		if !h.to.After(at(now)) {
 			continue // passed
@@ -531,17 +505,17 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) bool {
 		if h.from.NS < now {
 			h.from = at(now) // what has passed of it cannot be used
 		}
-		if !taken {
-			start := h.from
-			end := start.Plus(c.cost, den)
-			if !end.After(h.to) && !end.Minus(at(now), den).After(c.tol) {
+		if end := h.from.Plus(c.cost, den); !taken && retry < 0 && !end.After(h.to) {
+			if over := end.Minus(at(now), den).Minus(c.tol, den); over.After(Instant{}) {
+				retry = time.Duration(over.Ceil())
+			} else {
 				taken = true
 				*d = Decision{
-					OK: true, Wait: time.Duration(start.Ceil() - now), Limit: c.lim,
+					OK: true, Wait: time.Duration(h.from.Ceil() - now), Limit: c.lim,
 					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
 				}
 				if d.Remaining == 0 {
-					d.Next = p.next(now, tat, c.capacity) // the TAT's, as Remaining; a hole may come sooner
+					d.Next = p.Next(now, tat) // the TAT's, as Remaining; a hole may come sooner
 				}
 				if !h.to.After(end) {
 					continue
@@ -552,27 +526,8 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) bool {
 		live = append(live, h)
 	}
 	s.holes = live
-	return taken
-}
-
-// holeRetry lowers the RetryAfter of d, n requests rejected at now, to when
-// the earliest hole that can hold them comes within the tolerance, if one
-// does. The caller holds st.mu.
-func (g *gcra) holeRetry(d *Decision, p *GCRA, now, n int64) {
-	var buf gcraCost
-	if c := p.costOf(n, &buf); c.fits {
-		den := p.denom()
-		for _, h := range g.st.holes {
-			start := h.from
-			if start.NS < now {
-				start = at(now)
-			}
-			if end := start.Plus(c.cost, den); !end.After(h.to) {
-				d.RetryAfter = min(d.RetryAfter, time.Duration(end.Minus(at(now), den).Minus(c.tol, den).Ceil()))
-				return
-			}
-		}
-	}
+	s.nholes.Store(int32(len(live)))
+	return taken, retry
 }
 
 func (g *gcra) Undo(d Decision, n int64) {
@@ -633,7 +588,5 @@ func (s *bucketState) free(from, to Instant, den int64) {
 		}
 		s.holes = s.holes[:maxHoles-1]
 	}
-	s.holes = append(s.holes, hole{})
-	copy(s.holes[i+1:], s.holes[i:])
-	s.holes[i] = hole{from, to}
+	s.holes = slices.Insert(s.holes, i, hole{from, to})
 }

@@ -62,17 +62,9 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 	return l, nil
 }
 
-// AcquireOn admits from the lease of cpu when it has n permits left for
-// the current bucket, else makes the decision on the window (Acquire) and,
-// when the quota left is large, takes a new lease for cpu.
-func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
-	var d Decision
-	l.AcquireTo(&d, cpu, now, n)
-	return d
-}
-
-// AcquireTo is AcquireOn writing the decision to d; the common case, a
-// permit of the lease, field by field.
+// AcquireTo admits from the lease of cpu when it has n permits left for
+// the current bucket, field by field, else decides on the window (Acquire)
+// and, when the quota left is large, takes a new lease for cpu.
 func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	if l.leases == nil {
 		*d = l.Acquire(now, n)

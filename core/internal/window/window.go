@@ -309,15 +309,9 @@ func (b *Bucket) LowerMinRT(rt int64) {
 	}
 }
 
-// ObservePeak records concurrency c in the bucket for now if it is the
-// highest seen there.
-func (a *LeapArray) ObservePeak(now int64, c int64) {
-	a.Current(now).RaisePeak(c)
-}
-
 // Sum returns the total of ev over the whole interval ending at now.
 func (a *LeapArray) Sum(now int64, ev Event) int64 {
-	return a.SumSince(a.startOf(now), a.interval, ev)
+	return a.SumOver(now, time.Duration(a.interval), ev)
 }
 
 // span returns d as nanoseconds clamped to [0, interval]: a span longer than
@@ -325,21 +319,15 @@ func (a *LeapArray) Sum(now int64, ev Event) int64 {
 func (a *LeapArray) span(d int64) int64 { return min(max(d, 0), a.interval) }
 
 // SumOver returns the total of ev over the buckets of the last span ending at
-// now; span is rounded up to whole buckets and capped at the interval.
+// now (span rounded up to whole buckets, capped at the interval), and also
+// of any newer bucket (installed by a goroutine whose clock is ahead), so a
+// check made at now never misses a reservation that belongs to its window.
 func (a *LeapArray) SumOver(now int64, span time.Duration, ev Event) int64 {
-	return a.SumSince(a.startOf(now), int64(span), ev)
-}
-
-// SumSince returns the total of ev over the buckets whose start lies in
-// (ws-span, ws], and also of any bucket newer than ws (installed by a
-// goroutine whose clock is ahead), so a check made at ws never misses a
-// reservation that belongs to its window. span is capped at the interval.
-func (a *LeapArray) SumSince(ws int64, span int64, ev Event) int64 {
-	span = a.span(span)
+	from := a.startOf(now) - a.span(int64(span))
 	var sum int64
 	for i := range a.slots {
 		b := a.slots[i].Load()
-		if b != nil && b.start > ws-span {
+		if b != nil && b.start > from {
 			sum += b.counts[ev].Load()
 		}
 	}
