@@ -3,6 +3,7 @@ package flow
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/rulefields"
@@ -116,11 +117,7 @@ func (c Config) Validate() []*FieldError {
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	known := false
-	for _, a := range Algorithms() {
-		known = known || a == c.Algorithm
-	}
-	if !known {
+	if !slices.Contains(Algorithms(), c.Algorithm) {
 		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms())
 	}
 	if c.Limit < 0 {

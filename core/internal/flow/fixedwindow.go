@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/ratemath"
 )
 
@@ -28,7 +29,7 @@ func (p *periods) at(now, length int64) *period {
 		if c != nil && now < c.start+length {
 			return c
 		}
-		start := floorStart(now, length)
+		start := window.Floor(now, length)
 		np := &period{start: start}
 		if c != nil && c.start+length == start {
 			np.prev = c.count.Load()

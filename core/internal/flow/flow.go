@@ -164,15 +164,6 @@ func (s scale) of(x int64) int64 {
 	return int64(q)
 }
 
-// floorStart returns the start of the aligned period of length p holding t.
-func floorStart(t, p int64) int64 {
-	r := t % p
-	if r < 0 {
-		r += p
-	}
-	return t - r
-}
-
 // Mark returns the TAT after an admitted bucket decision: the end of its
 // slot.
 func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }

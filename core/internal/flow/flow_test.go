@@ -512,15 +512,6 @@ func TestZeroLimitBlocksEverything(t *testing.T) {
 	}
 }
 
-func TestFloorStart(t *testing.T) {
-	tests := []struct{ t, p, want int64 }{
-		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, floorStart(tt.t, tt.p), "floorStart(%d, %d)", tt.t, tt.p)
-	}
-}
-
 // TestGCRAPrepareSameDecisions: a prepared GCRA decides exactly as an
 // unprepared one, for token and leaky buckets, requests of one and of many.
 func TestGCRAPrepareSameDecisions(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/bucketmodel"
+	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/ratemath"
 )
 
@@ -159,7 +160,7 @@ func TestEdgesOfEveryAlgorithm(t *testing.T) {
 		cfg := tt.cfg
 		t.Run(string(cfg.Algorithm), func(t *testing.T) {
 			l := mustNew(t, cfg, nil)
-			start := floorStart(t0, w) // aligned: a fixed window starts here
+			start := window.Floor(t0, w) // aligned: a fixed window starts here
 			for i, n := range tt.fill {
 				require.True(t, l.Acquire(start, n).OK, "n=%d", n)
 				if i > 0 {

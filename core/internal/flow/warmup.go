@@ -58,13 +58,10 @@ func newWarmup(cfg Config, prev Limiter) *warmup {
 	periods := float64(cfg.Warmup) / float64(cfg.Window)
 	w := &warmup{
 		limit: cfg.Limit,
-		cold:  max(cfg.Limit/int64(cfg.ColdFactor), 1),
+		cold:  min(max(cfg.Limit/int64(cfg.ColdFactor), 1), cfg.Limit),
 		tick:  max(int64(cfg.Warmup)/100, int64(cfg.Window)),
 		fill:  float64(cfg.Limit) / float64(cfg.Window),
 		cf:    cf,
-	}
-	if cfg.Limit == 0 {
-		w.cold = 0
 	}
 	if cfg.ColdFactor > 1 && cfg.Limit > 0 {
 		w.warn = periods * float64(cfg.Limit) / (cf - 1)

@@ -53,12 +53,11 @@ func (b *Bucket) MinRT() int64 { return b.minRT.Load() }
 func (b *Bucket) Peak() int64 { return b.peak.Load() }
 
 // RaisePeak records concurrency c if it is the highest seen in the bucket.
-func (b *Bucket) RaisePeak(c int64) {
-	for {
-		p := b.peak.Load()
-		if c <= p || b.peak.CompareAndSwap(p, c) {
-			return
-		}
+func (b *Bucket) RaisePeak(c int64) { raise(&b.peak, c) }
+
+// raise stores x in v unless v holds x or more.
+func raise(v *atomic.Int64, x int64) {
+	for p := v.Load(); x > p && !v.CompareAndSwap(p, x); p = v.Load() {
 	}
 }
 
@@ -141,16 +140,15 @@ func (a *LeapArray) Latest() *Bucket { return a.cur.Load() }
 
 // startOf returns the start of the bucket now falls in, never earlier than
 // the newest bucket.
-func (a *LeapArray) startOf(now int64) int64 {
-	r := now % a.bucketLen
+func (a *LeapArray) startOf(now int64) int64 { return max(Floor(now, a.bucketLen), a.latest.Load()) }
+
+// Floor returns the start of the aligned period of length p holding t.
+func Floor(t, p int64) int64 {
+	r := t % p
 	if r < 0 {
-		r += a.bucketLen
+		r += p
 	}
-	ws := now - r
-	if l := a.latest.Load(); ws < l {
-		ws = l
-	}
-	return ws
+	return t - r
 }
 
 func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
@@ -186,7 +184,7 @@ func (a *LeapArray) install(now int64) *Bucket {
 		// Publish the new round before installing it, so that a reader who
 		// still sees Newest at or before its bucket knows no slot has been
 		// replaced by a later round (see Newest).
-		a.raiseLatest(ws)
+		raise(&a.latest, ws)
 		nb := newBucket(ws)
 		if a.totals != nil {
 			for i, v := range a.totals() {
@@ -205,20 +203,7 @@ func (a *LeapArray) install(now int64) *Bucket {
 
 // raiseCur makes b the cached newest bucket unless a newer one is cached.
 func (a *LeapArray) raiseCur(b *Bucket) {
-	for {
-		c := a.cur.Load()
-		if c != nil && c.start >= b.start || a.cur.CompareAndSwap(c, b) {
-			return
-		}
-	}
-}
-
-func (a *LeapArray) raiseLatest(ws int64) {
-	for {
-		l := a.latest.Load()
-		if ws <= l || a.latest.CompareAndSwap(l, ws) {
-			return
-		}
+	for c := a.cur.Load(); (c == nil || c.start < b.start) && !a.cur.CompareAndSwap(c, b); c = a.cur.Load() {
 	}
 }
 
@@ -301,11 +286,7 @@ func (b *Bucket) addRT(rt int64, failed bool) {
 // LowerMinRT records response time rt if it is the smallest seen in the
 // bucket.
 func (b *Bucket) LowerMinRT(rt int64) {
-	for {
-		m := b.minRT.Load()
-		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
-			return
-		}
+	for m := b.minRT.Load(); rt < m && !b.minRT.CompareAndSwap(m, rt); m = b.minRT.Load() {
 	}
 }
 

@@ -474,3 +474,12 @@ func TestConcurrentAdd(t *testing.T) {
 		assert.Equal(t, int64(10), s.MinRT, "round %d", round)
 	}
 }
+
+func TestFloor(t *testing.T) {
+	tests := []struct{ t, p, want int64 }{
+		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Floor(tt.t, tt.p), "Floor(%d, %d)", tt.t, tt.p)
+	}
+}
