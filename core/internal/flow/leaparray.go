@@ -11,7 +11,7 @@ import (
 
 // leapArray admits while the pass count of the sliding window, kept in a
 // window.LeapArray, stays within the limit: reserve in the current bucket,
-// sum the window, undo when over.
+// sum the window, undo when over. CPUs lease shares of a large quota left.
 type leapArray struct {
 	base
 	arr *window.LeapArray
@@ -21,12 +21,8 @@ type leapArray struct {
 	// reservation given back), which makes the cached sum too high until
 	// the next bucket: a decision may then reject early, never admit
 	// beyond the limit.
-	older atomic.Pointer[olderSum]
-	// leases are the CPUs' shares of the quota, one per stripe (see
-	// AcquireOn); nil when the limit warms up. A lease's tag is the start
-	// of the bucket it was counted in, and it is valid while that bucket
-	// is the current one.
-	leases []lease
+	older  atomic.Pointer[olderSum]
+	leases []lease // one per stripe; nil when the limit warms up
 }
 
 // olderSum is the pass count of the buckets of the window of the bucket
@@ -119,10 +115,9 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	return d
 }
 
-// giveBackLeft takes left permits of a lease out of the count of the
-// bucket starting at start, its bucket, if it is still in the window. The
-// sum of the buckets before the newest, cached, is computed again: the
-// bucket may be one of them.
+// giveBackLeft takes left permits of a lease out of the count of its
+// bucket, starting at start, if it is still in the window, and drops the
+// cached older sum, which the bucket may be part of.
 func (l *leapArray) giveBackLeft(left, start int64) {
 	if left > 0 {
 		l.arr.UndoAt(start, window.Pass, left)

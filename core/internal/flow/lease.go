@@ -2,12 +2,11 @@ package flow
 
 import "sync/atomic"
 
-// A lease is a share of a limiter's quota that one CPU took in advance and
-// counted when it took it, valid for what its tag says (the leap array:
-// the start of the bucket it was counted in; the token bucket: the time it
-// expires): the limiter admits from it with one compare-and-swap on a
-// cache line that only that CPU writes, instead of writing the shared
-// count, which every CPU writes. Leases are sized by stripe.LeaseSize.
+// A lease is a share of a leap array's quota that one CPU took in advance,
+// counted in the bucket whose start is its tag and usable while that
+// bucket is current: the CPU admits from it with one compare-and-swap on a
+// cache line only it writes, instead of writing the bucket's count, which
+// every CPU writes. Leases are sized by stripe.LeaseSize.
 //
 // word holds a generation (which changes with every new lease) and the
 // permits left. A refill claims the lease by moving word to an odd

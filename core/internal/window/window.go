@@ -217,20 +217,18 @@ func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
 	}
 	b.counts[ev].Add(v)
 	if a.cur.Load() == b && a.latest.Load() == b.start {
-		return b // settle's first case, without a call
+		return b // b is the newest bucket: installed, and inside its own interval
 	}
 	return a.settle(now, b, func(nb *Bucket) { nb.counts[ev].Add(v) })
 }
 
-// settle re-checks that b is still installed and still inside the interval
-// of the newest bucket after a write to it. When it was replaced meanwhile,
-// or the writer was held up long enough for the array to move a whole
-// interval past b (b then installed stale, outside every later window), the
-// write is redone on the newest bucket by redo.
+// settle is Add's and AddRT's check, after a write to b that is not the
+// newest bucket, that b is still installed and inside the interval of the
+// newest. When it was replaced meanwhile, or the writer was held up long
+// enough for the array to move a whole interval past b (b then installed
+// stale, outside every later window), the write is redone on the newest
+// bucket by redo.
 func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
-	if a.cur.Load() == b && a.latest.Load() == b.start {
-		return b // b is the newest bucket: installed, and inside its own interval
-	}
 	if a.slot(b.start).Load() == b && b.start > a.latest.Load()-a.interval {
 		return b
 	}
@@ -339,36 +337,15 @@ type Snapshot struct {
 // SnapshotOver returns the totals of the buckets of the last span ending at
 // now (span rounded up to whole buckets, capped at the interval).
 func (a *LeapArray) SnapshotOver(now int64, span time.Duration) Snapshot {
-	ws, sp := a.startOf(now), a.span(int64(span))
-	s := Snapshot{MinRT: math.MaxInt64}
-	for i := range a.slots {
-		b := a.slots[i].Load()
-		if b == nil || b.start <= ws-sp || b.start > ws {
-			continue
-		}
-		s.Pass += b.counts[Pass].Load()
-		s.Block += b.counts[Block].Load()
-		s.Complete += b.counts[Complete].Load()
-		s.Error += b.counts[Error].Load()
-		s.RT += b.counts[RT].Load()
-		s.MinRT = min(s.MinRT, b.minRT.Load())
-		s.Peak = max(s.Peak, b.peak.Load())
-	}
-	if s.MinRT == math.MaxInt64 {
-		s.MinRT = 0
-	}
+	s, _, _ := a.over(now, span)
 	return s
 }
 
-// MarkedOver is SnapshotOver for an array made by NewMarked: the totals
-// at the end of the span (those the bucket after it recorded, or the
-// caller's now) less those its oldest bucket recorded. A count added
-// between a bucket's installing and its recording of the totals counts in
-// that bucket rather than the one before.
-func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
+// over is SnapshotOver, also returning the oldest bucket of the span and
+// the oldest after it, if any.
+func (a *LeapArray) over(now int64, span time.Duration) (s Snapshot, first, next *Bucket) {
 	ws, sp := a.startOf(now), a.span(int64(span))
-	s := Snapshot{MinRT: math.MaxInt64}
-	var first, next *Bucket // the oldest bucket of the span, the oldest after it
+	s.MinRT = math.MaxInt64
 	for i := range a.slots {
 		b := a.slots[i].Load()
 		switch {
@@ -381,6 +358,11 @@ func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
 			if first == nil || b.start < first.start {
 				first = b
 			}
+			s.Pass += b.counts[Pass].Load()
+			s.Block += b.counts[Block].Load()
+			s.Complete += b.counts[Complete].Load()
+			s.Error += b.counts[Error].Load()
+			s.RT += b.counts[RT].Load()
 			s.MinRT = min(s.MinRT, b.minRT.Load())
 			s.Peak = max(s.Peak, b.peak.Load())
 		}
@@ -388,17 +370,25 @@ func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
 	if s.MinRT == math.MaxInt64 {
 		s.MinRT = 0
 	}
+	return s, first, next
+}
+
+// MarkedOver is SnapshotOver for an array made by NewMarked: the totals
+// at the end of the span (those the bucket after it recorded, or the
+// caller's now) less those its oldest bucket recorded. A count added
+// between a bucket's installing and its recording of the totals counts in
+// that bucket rather than the one before.
+func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
+	s, first, next := a.over(now, span)
 	if first == nil {
 		return s
 	}
-	var end Counts
+	end := a.totals // read after the buckets: never below their marks
 	if next != nil {
-		end = next.marks()
-	} else {
-		end = a.totals() // read after the buckets: never below their marks
+		end = next.marks
 	}
-	start := first.marks()
-	diff := func(ev Event) int64 { return max(end[ev]-start[ev], 0) }
+	e, start := end(), first.marks()
+	diff := func(ev Event) int64 { return max(e[ev]-start[ev], 0) }
 	s.Pass, s.Block, s.Complete, s.Error, s.RT = diff(Pass), diff(Block), diff(Complete), diff(Error), diff(RT)
 	return s
 }
