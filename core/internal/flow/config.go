@@ -2,7 +2,7 @@ package flow
 
 import (
 	"fmt"
-	"math"
+	"math/big"
 	"slices"
 	"time"
 
@@ -50,10 +50,9 @@ const (
 	// plus a request's n, stay exact in float64 (the sliding counter's
 	// estimate, Lua's numbers in a Redis store).
 	MaxLimit = 1 << 52
-	// MaxSpan bounds every span of time a limiter adds to now: Window,
-	// MaxWait, and a token bucket's capacity Window+Burst*Window/Limit
-	// (the time a spent bucket takes to fill). About 52 days: times stay
-	// far from int64's range, and differences of times exact in float64.
+	// MaxSpan bounds every span of time a limiter adds to now (see the
+	// package doc): times stay far from int64's range, and differences of
+	// times exact in float64.
 	MaxSpan = time.Duration(1 << 52)
 	// MaxStoreWindow bounds the Window and MaxWait of a limit kept in a
 	// store (store.Limit, a rule with a store): times stay far from
@@ -208,13 +207,7 @@ func BucketLimitOK(limit int64, window time.Duration) (largest int64, ok bool) {
 	if limit <= 0 || w <= 0 || w%limit == 0 {
 		return 0, true
 	}
-	largest = int64(math.Sqrt(float64(w)))
-	for largest*largest > w {
-		largest--
-	}
-	for (largest+1)*(largest+1) <= w {
-		largest++
-	}
+	largest = new(big.Int).Sqrt(big.NewInt(w)).Int64()
 	return largest, limit <= largest
 }
 

@@ -190,7 +190,6 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 // gcraCost is the part of a decision of n requests that does not depend on
 // the TAT.
 type gcraCost struct {
-	lim      int64
 	capacity Instant // see GCRA.Capacity
 	cost     Instant // the TAT n requests take
 	tol      Instant // how far ahead of now the TAT may be after them
@@ -209,11 +208,10 @@ func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 
 // costOfMany is costOf's general case.
 func (p *GCRA) costOfMany(n int64) (c gcraCost) {
-	c.lim = p.Limit
-	if c.lim <= 0 {
+	if p.Limit <= 0 {
 		return c
 	}
-	if c.capacity = p.Capacity(); n > c.lim+p.Burst {
+	if c.capacity = p.Capacity(); n > p.Limit+p.Burst {
 		return c
 	}
 	c.cost = p.share(n, true)
@@ -240,7 +238,7 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 // nanosecond: never early.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
 	if over.After(Instant{}) {
-		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
+		*d = Decision{Limit: p.Limit, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
 		return
 	}
 	var wait time.Duration
@@ -249,7 +247,7 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	}
 	// Field by field: a composite literal is built on the stack and copied,
 	// which stalls on reading back what was just written.
-	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, c.lim, p.remaining(now, next, c.capacity), 0
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, p.Limit, p.remaining(now, next, c.capacity), 0
 	d.Next = 0
 	if d.Remaining == 0 {
 		d.Next = p.Next(now, next)
@@ -260,8 +258,8 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 // never writes to d the decision of requests that costOf found never fit,
 // with the quota left for requests of one.
 func (p *GCRA) never(d *Decision, c *gcraCost, tat Instant, now int64) {
-	*d = Decision{Limit: c.lim, RetryAfter: p.Window}
-	if c.lim > 0 {
+	*d = Decision{Limit: p.Limit, RetryAfter: p.Window}
+	if p.Limit > 0 {
 		d.Remaining = p.remaining(now, tat, c.capacity)
 	}
 }
@@ -341,16 +339,9 @@ func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 
 // gcra is the Limiter of TokenBucket and LeakyBucket flow rules: one GCRA
 // over one bucketState, with the limit of the warm-up ramp when there is
-// one. When the cost of a request is a whole number of nanoseconds and the
-// limit does not warm up, decisions are GCRA.AcquireTo's compare-and-swap;
-// otherwise the TAT keeps its fraction and decisions hold the state's
-// mutex (locked).
-//
-// A leaky bucket's waiter that gives up (Undo) gives its slot back: the TAT
-// moves back when it was the last slot, else the slot becomes a hole,
-// merged with adjacent ones, and later requests take the earliest hole
-// before the TAT that holds them. Holes are read under the mutex, only
-// when the TAT is ahead of now (the request waits anyway).
+// one, deciding by GCRA.AcquireTo's compare-and-swap or, when the TAT
+// keeps a fraction, under the state's mutex; a leaky bucket's slots given
+// back become holes (see the package doc).
 type gcra struct {
 	base
 	st     *bucketState
@@ -511,7 +502,7 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) (taken 
 			} else {
 				taken = true
 				*d = Decision{
-					OK: true, Wait: time.Duration(h.from.Ceil() - now), Limit: c.lim,
+					OK: true, Wait: time.Duration(h.from.Ceil() - now), Limit: p.Limit,
 					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
 				}
 				if d.Remaining == 0 {

@@ -70,7 +70,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	w := ls.word.Load()
 	b := l.arr.Current(now)
 	if w&leaseLeft >= n {
-		if ls.tag.Load() == b.Start() && ls.use(w, n) {
+		if ls.tag.Load() == b.Start() && ls.word.CompareAndSwap(w, w-n) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.cfg.Limit

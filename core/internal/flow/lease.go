@@ -13,7 +13,7 @@ import "sync/atomic"
 // generation with no permits (claim), gives back what was left of the old
 // lease, then stores the new tag and, last, word with the next even
 // generation and the new permits (renew). A reader that loads word, then
-// tag, and swaps word from the value it loaded (use) has therefore used a
+// tag, and swaps word from the value it loaded has therefore used a
 // permit of the lease of that tag: a refill in between would have changed
 // word.
 type lease struct {
@@ -27,9 +27,6 @@ const (
 	leaseLeft = 1<<leaseBits - 1
 	leaseGen  = 1 << leaseBits // one generation in lease.word
 )
-
-// use takes n permits from the lease whose word was w.
-func (ls *lease) use(w, n int64) bool { return ls.word.CompareAndSwap(w, w-n) }
 
 // claim starts a refill: it returns the word of the lease it ended, whose
 // permits left the caller gives back, or false when another refill of ls

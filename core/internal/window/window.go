@@ -49,9 +49,6 @@ func (b *Bucket) Get(ev Event) int64 { return b.counts[ev].Load() }
 // none was.
 func (b *Bucket) MinRT() int64 { return b.minRT.Load() }
 
-// Peak returns the highest concurrency recorded.
-func (b *Bucket) Peak() int64 { return b.peak.Load() }
-
 // RaisePeak records concurrency c if it is the highest seen in the bucket.
 func (b *Bucket) RaisePeak(c int64) { raise(&b.peak, c) }
 
