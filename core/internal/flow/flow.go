@@ -46,15 +46,12 @@ type Limiter interface {
 	Config() Config
 }
 
-// AcquireTo is l.Acquire by a caller running on the CPU cpu, writing the
-// decision to d, every field: a caller that keeps its decision in place
-// saves the copy of a returned one (the Guard's pass path). cpu is any
-// number, the same for the callers on one CPU and different for callers on
-// different ones (the Guard passes its processor's stripe): a LeapArray
-// limiter serves it from a share of its quota set aside for that CPU when
-// much of the quota is left (see the package doc). Limits hold whatever
-// cpu is; only speed depends on it. The limiters are called by their type,
-// so that d does not escape.
+// AcquireTo is l.Acquire writing every field of the decision to d, which
+// saves the Guard's pass path the copy of a returned one (the limiters are
+// called by their type, so that d does not escape). cpu is the same number
+// for callers on one CPU and different for callers on different ones: a
+// LeapArray limiter serves it from a lease of that CPU (see the package
+// doc). Limits hold whatever cpu is; only speed depends on it.
 func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
 	switch l := l.(type) {
 	case *leapArray:
@@ -129,10 +126,9 @@ func (b *base) warmState() *warmState {
 	return b.warm.state
 }
 
-// scale is a fraction num/den below 1 with its reciprocal precomputed:
-// of(x) is ratemath.MulDiv(x, num, den), by two multiplications instead of a 128-bit
-// division (which costs tens of cycles), exactly. The zero scale, or a
-// fraction of 1 or more, falls back to ratemath.MulDiv.
+// scale is a fraction num/den with its reciprocal precomputed: of(x) is
+// ratemath.MulDiv(x, num, den), exactly, by two multiplications instead of
+// a 128-bit division when num < den.
 type scale struct {
 	num, den uint64
 	// frac is floor(num*2^64/den) when num < den, else 0. For x < 2^63,

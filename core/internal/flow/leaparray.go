@@ -15,22 +15,19 @@ import (
 type leapArray struct {
 	base
 	arr *window.LeapArray
-	// older caches the pass count of the buckets of the window before the
-	// newest one, so that a decision reads two counts instead of summing
-	// every bucket. Those buckets only change afterwards by an Undo (a
-	// reservation given back), which makes the cached sum too high until
-	// the next bucket: a decision may then reject early, never admit
-	// beyond the limit.
+	// older caches the pass count of the window's buckets before the
+	// newest, so that a decision reads two counts instead of every bucket.
+	// An Undo in them leaves it too high until the next bucket: a decision
+	// may then reject early, never admit beyond the limit.
 	older  atomic.Pointer[olderSum]
 	leases []lease // one per stripe; nil when the limit warms up
 }
 
-// olderSum is the pass count of the buckets of the window of the bucket
-// starting at start, that bucket excluded. left is built on the first
-// rejection in that bucket, for retryAfter: left[k] is what those buckets
-// held, when it was built, after the oldest k+1 of them leave the window.
-// The buckets only lose counts afterwards (Undo), so left never
-// understates what stays in the window.
+// olderSum is the pass count of the window of the bucket starting at
+// start, that bucket excluded. left is built on the first rejection in
+// that bucket, for retryAfter: left[k] is what those buckets held after
+// the oldest k+1 of them leave the window, never an understatement (they
+// only lose counts afterwards).
 type olderSum struct {
 	start, sum int64
 	left       atomic.Pointer[[]int64]

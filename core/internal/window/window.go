@@ -408,15 +408,7 @@ func (s Snapshot) Merge(o Snapshot) Snapshot {
 	if s.Complete == 0 || o.Complete == 0 {
 		minRT = max(s.MinRT, o.MinRT) // only one side recorded one, or none did
 	}
-	return Snapshot{
-		Pass:     s.Pass + o.Pass,
-		Block:    s.Block + o.Block,
-		Complete: s.Complete + o.Complete,
-		Error:    s.Error + o.Error,
-		RT:       s.RT + o.RT,
-		MinRT:    minRT,
-		Peak:     max(s.Peak, o.Peak),
-	}
+	return Snapshot{s.Pass + o.Pass, s.Block + o.Block, s.Complete + o.Complete, s.Error + o.Error, s.RT + o.RT, minRT, max(s.Peak, o.Peak)}
 }
 
 // Count returns the count of ev in the bucket starting at start, or 0 when
