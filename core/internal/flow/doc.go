@@ -23,11 +23,11 @@
 //     one bucket's worth more. Retry-after is exact at bucket resolution.
 //     While much of the quota is left, requests on different CPUs do not
 //     write the bucket's count (a cache line every CPU would move) but
-//     admit from leases (AcquireTo with a CPU): a CPU takes up to 64 permits at once,
-//     at most 1/256 of the quota left shared among the CPUs, counted in the
-//     current bucket and usable only while that bucket is current; what a
-//     lease has left goes back to its bucket when the CPU takes the next
-//     one. Nothing passes beyond the limit: the leases' permits are in the
+//     admit from leases (AcquireTo with a CPU): a CPU takes up to 64
+//     permits at once, at most 1/256 of the quota left shared among the
+//     CPUs, counted in the current bucket and usable only while that bucket
+//     is current; what a lease has left goes back to its bucket when the
+//     CPU takes the next one. Nothing passes beyond the limit: the leases' permits are in the
 //     window's count. Remaining is exact on one CPU and may read lower by
 //     what other CPUs' leases still hold. Limits that warm up do not lease.
 //   - FixedWindow: one counter per aligned window. Cheapest (one atomic add);

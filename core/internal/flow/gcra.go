@@ -135,11 +135,10 @@ func (p *GCRA) share(x int64, up bool) Instant {
 func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.never(d, c, tat, now)
-		return tat
+	next, over := tat, at(int64(p.Window)) // never fits: rejected for a window
+	if c.fits {
+		next, over = c.advance(tat, now, p.denom())
 	}
-	next, over := c.advance(tat, now, p.denom())
 	p.outcome(d, c, tat, next, now, over)
 	if over.After(Instant{}) {
 		return tat
@@ -173,7 +172,7 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.never(d, c, at(tat.Load()), now)
+		p.outcome(d, c, at(tat.Load()), Instant{}, now, at(int64(p.Window))) // never fits: rejected for a window
 		return
 	}
 	den := p.denom()
@@ -234,7 +233,8 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 }
 
 // outcome writes to d the decision of advance's next and over for the
-// requests of c at now against tat. Waits and hints are rounded up to a
+// requests of c at now against tat (with a limit of 0 or a request larger
+// than the bucket, over is Window). Waits and hints are rounded up to a
 // nanosecond: never early.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
 	if over.After(Instant{}) {
@@ -253,15 +253,6 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 		d.Next = p.Next(now, next)
 	}
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
-}
-
-// never writes to d the decision of requests that costOf found never fit,
-// with the quota left for requests of one.
-func (p *GCRA) never(d *Decision, c *gcraCost, tat Instant, now int64) {
-	*d = Decision{Limit: p.Limit, RetryAfter: p.Window}
-	if p.Limit > 0 {
-		d.Remaining = p.remaining(now, tat, c.capacity)
-	}
 }
 
 // Capacity returns how far ahead of now the TAT may be for one more request
