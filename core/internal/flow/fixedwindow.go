@@ -17,9 +17,7 @@ type period struct {
 }
 
 // periods is the current period of a rule, carried over on reload.
-type periods struct {
-	cur atomic.Pointer[period]
-}
+type periods struct{ cur atomic.Pointer[period] }
 
 // at returns the period holding now, starting a new one when the current one
 // has ended. A reading earlier than the current period counts in it.

@@ -41,8 +41,7 @@ type Decision struct {
 type Limiter interface {
 	Acquire(now int64, n int64) Decision
 	Undo(d Decision, n int64)
-	// Config returns the configuration the Limiter was made with, defaults
-	// applied.
+	// Config returns the Limiter's configuration, defaults applied.
 	Config() Config
 }
 
@@ -118,13 +117,8 @@ func (b *base) admitted(n int64) {
 // that warms the limit up: a request another rule rejected must not warm it.
 func (b *base) undone(n int64) { b.admitted(-n) }
 
-// warmState returns the warm-up state for a reload to carry over, or nil.
-func (b *base) warmState() *warmState {
-	if b.warm == nil {
-		return nil
-	}
-	return b.warm.state
-}
+// common returns b, for a reload to carry its warm-up over.
+func (b *base) common() *base { return b }
 
 // scale is a fraction num/den with its reciprocal precomputed: of(x) is
 // ratemath.MulDiv(x, num, den), exactly, by two multiplications instead of

@@ -91,9 +91,8 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 }
 
 // refill replaces the lease ls, which cannot serve n permits at now: it
-// gives back what the old lease had left, decides n permits at now on the
-// window, and when they are admitted and the quota left allows, leases a
-// share of the quota to the CPU.
+// gives back what the old lease had left, decides n on the window, and
+// when they are admitted and the quota left allows, leases a share of it.
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	w, ok := ls.claim()
 	if !ok {

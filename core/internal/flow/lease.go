@@ -39,8 +39,7 @@ func (ls *lease) claim() (int64, bool) {
 	return w, true
 }
 
-// renew ends the refill that claimed w: the lease holds permits, valid for
-// tag.
+// renew ends the refill that claimed w: the lease holds permits, for tag.
 func (ls *lease) renew(w, permits, tag int64) {
 	if permits > 0 {
 		ls.tag.Store(tag)

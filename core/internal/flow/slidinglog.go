@@ -41,8 +41,7 @@ func newSlidingLog(b base, prev Limiter) *slidingLog {
 func (l *slidingLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
 
 func (l *slidingLog) Acquire(now int64, n int64) Decision {
-	lim := l.limitAt(now)
-	w := int64(l.cfg.Window)
+	lim, w := l.limitAt(now), int64(l.cfg.Window)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	read := now // the caller's reading: retry-after is measured on its clock

@@ -68,8 +68,8 @@ func newWarmup(cfg Config, prev Limiter) *warmup {
 		w.max = w.warn + periods*2*float64(cfg.Limit)/(cf+1)
 		w.slope = (cf - 1) / w.fill / (w.max - w.warn)
 	}
-	if p, ok := prev.(interface{ warmState() *warmState }); ok && p.warmState() != nil {
-		w.state = p.warmState()
+	if p, ok := prev.(interface{ common() *base }); ok && p.common().warm != nil {
+		w.state = p.common().warm.state
 	} else {
 		w.state = &warmState{}
 		w.state.level.Store(math.Float64bits(1)) // cold

@@ -45,8 +45,7 @@ func (b *Bucket) Start() int64 { return b.start }
 // Get returns the count of ev.
 func (b *Bucket) Get(ev Event) int64 { return b.counts[ev].Load() }
 
-// MinRT returns the smallest response time recorded, or math.MaxInt64 when
-// none was.
+// MinRT returns the smallest response time recorded, math.MaxInt64 if none.
 func (b *Bucket) MinRT() int64 { return b.minRT.Load() }
 
 // RaisePeak records concurrency c if it is the highest seen in the bucket.
@@ -123,11 +122,10 @@ func (a *LeapArray) BucketLen() time.Duration { return time.Duration(a.bucketLen
 // Buckets returns the number of buckets.
 func (a *LeapArray) Buckets() int { return len(a.slots) }
 
-// Newest returns the start of the newest bucket, or math.MinInt64 before the
-// first Add. It is raised before a bucket of a new round is installed, so a
+// Newest returns the start of the newest bucket, math.MinInt64 before the
+// first. It is raised before a bucket of a new round is installed, so a
 // caller who summed the window of bucket b and then reads Newest() ==
-// b.Start() knows that no bucket of that window was replaced before its sum
-// read it: the sum was exact.
+// b.Start() knows that its sum read every bucket of that window.
 func (a *LeapArray) Newest() int64 { return a.latest.Load() }
 
 // Latest returns the newest bucket installed, nil before the first: an
@@ -234,17 +232,15 @@ func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
 	return nb
 }
 
-// Undo subtracts v from event ev of bucket b, which an earlier Add returned.
-// If b has been replaced since, the count already left the window with it and
-// nothing is done.
+// Undo subtracts v from event ev of bucket b, which an earlier Add returned,
+// unless b has been replaced since (the count left the window with it).
 func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
 	if a.slot(b.start).Load() == b {
 		b.counts[ev].Add(-v)
 	}
 }
 
-// UndoAt is Undo on the bucket starting at start, if it is still
-// installed.
+// UndoAt is Undo on the bucket starting at start, if it is installed.
 func (a *LeapArray) UndoAt(start int64, ev Event, v int64) {
 	if b := a.slot(start).Load(); b != nil && b.start == start {
 		b.counts[ev].Add(-v)
