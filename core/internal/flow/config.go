@@ -166,12 +166,11 @@ func (c Config) Validate() []*FieldError {
 	return errs
 }
 
-// BucketBounds returns the problems of the upper bounds of a token or
-// leaky bucket of limit per window with burst (token bucket) and maxWait
-// (leaky bucket), whichever field is the one to lower, each with the
-// largest value allowed: at most one request per nanosecond, Limit+Burst
-// at most MaxLimit, MaxWait and the capacity at most MaxSpan. Negative
-// values and a zero window are left to the caller.
+// BucketBounds returns the problems of the upper bounds of a token bucket
+// (burst) or leaky bucket (maxWait) of limit per window, on the field to
+// lower, with the largest value allowed: at most one request per
+// nanosecond, Limit+Burst at most MaxLimit, MaxWait and the capacity at
+// most MaxSpan. Negative values and a zero window are the caller's.
 func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.Duration) []*FieldError {
 	var errs []*FieldError
 	add := func(field, format string, args ...any) {

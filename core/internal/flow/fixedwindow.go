@@ -39,8 +39,7 @@ func (p *periods) at(now, length int64) *period {
 }
 
 // reserve adds n to the period holding now and returns it with its new
-// count. If the period ended while the add was in flight, the add is moved to
-// the new period, so a count is never lost to a window that already rolled.
+// count, moving the add to the next period if this one ended meanwhile.
 func (p *periods) reserve(now, length, n int64) (*period, int64) {
 	c := p.at(now, length)
 	v := c.count.Add(n)

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 	"sort"
@@ -96,7 +95,12 @@ func (p GCRA) Prepare() GCRA {
 }
 
 // denom returns the denominator of p's fractions.
-func (p *GCRA) denom() int64 { return cmp.Or(p.den, p.Limit) }
+func (p *GCRA) denom() int64 {
+	if p.den > 0 {
+		return p.den
+	}
+	return p.Limit
+}
 
 // share returns x*Window/Limit as an Instant, rounded up (a cost) or down
 // (a tolerance) to a unit of 1/den when den is not Limit; it saturates at

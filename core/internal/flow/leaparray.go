@@ -175,9 +175,8 @@ func (l *leapArray) sum(b *window.Bucket) int64 {
 }
 
 // retryAfter returns how long until enough of the window's count used has
-// left it for n more to fit under lim. In the newest bucket, it reads the
-// older buckets' counts from olderSum.left and the newest bucket's count
-// afresh: a flood of rejections in one bucket reads them once.
+// left it for n more to fit under lim, reading the older buckets' counts
+// once per bucket (olderSum.left) and the newest bucket's afresh.
 func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
 	if n > lim {
 		return l.cfg.Window

@@ -420,8 +420,7 @@ func (a *LeapArray) Count(start int64, ev Event) int64 {
 // with its start; slots holding no bucket of the interval are skipped.
 func (a *LeapArray) Each(now int64, fn func(b *Bucket)) {
 	ws := a.startOf(now)
-	n := int64(len(a.slots))
-	for i := n - 1; i >= 0; i-- {
+	for i := int64(len(a.slots)) - 1; i >= 0; i-- {
 		start := ws - i*a.bucketLen
 		if b := a.slot(start).Load(); b != nil && b.start == start {
 			fn(b)
