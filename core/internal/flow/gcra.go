@@ -400,14 +400,11 @@ func newGCRA(b base, prev Limiter) *gcra {
 	if p.cfg.Limit != cfg.Limit {
 		// The holes' fractions were of another denominator: they shrink
 		// to whole nanoseconds.
-		holes := g.st.holes[:0]
-		for _, h := range g.st.holes {
-			if h = (hole{at(h.from.Ceil()), at(h.to.NS)}); h.to.After(h.from) {
-				holes = append(holes, h)
-			}
+		for i, h := range g.st.holes {
+			g.st.holes[i] = hole{at(h.from.Ceil()), at(h.to.NS)}
 		}
-		g.st.holes = holes
-		g.st.nholes.Store(int32(len(holes)))
+		g.st.holes = slices.DeleteFunc(g.st.holes, func(h hole) bool { return !h.to.After(h.from) })
+		g.st.nholes.Store(int32(len(g.st.holes)))
 	}
 	return g
 }
@@ -553,22 +550,21 @@ func (s *bucketState) free(from, to Instant, den int64) {
 		}
 		return
 	}
-	// Insert [from, to) in order, merged with the holes it touches.
+	// Insert [from, to) in order, merged with the holes it touches; when
+	// the holes are full, the latest is forgotten.
 	i := sort.Search(len(s.holes), func(i int) bool { return !from.After(s.holes[i].from) })
-	if i > 0 && s.holes[i-1].to == from {
-		i--
-		from = s.holes[i].from
-		s.holes = append(s.holes[:i], s.holes[i+1:]...)
+	left, right := i > 0 && s.holes[i-1].to == from, i < len(s.holes) && s.holes[i].from == to
+	switch {
+	case left && right:
+		s.holes[i-1].to = s.holes[i].to
+		s.holes = slices.Delete(s.holes, i, i+1)
+	case left:
+		s.holes[i-1].to = to
+	case right:
+		s.holes[i].from = from
+	case len(s.holes) < maxHoles:
+		s.holes = slices.Insert(s.holes, i, hole{from, to})
+	case i < maxHoles:
+		s.holes = slices.Insert(s.holes[:maxHoles-1], i, hole{from, to})
 	}
-	if i < len(s.holes) && s.holes[i].from == to {
-		to = s.holes[i].to
-		s.holes = append(s.holes[:i], s.holes[i+1:]...)
-	}
-	if len(s.holes) == maxHoles {
-		if i == maxHoles {
-			return // the latest hole is the one forgotten
-		}
-		s.holes = s.holes[:maxHoles-1]
-	}
-	s.holes = slices.Insert(s.holes, i, hole{from, to})
 }
