@@ -438,42 +438,39 @@ func (g *gcra) AcquireTo(d *Decision, now, n int64) {
 }
 
 // acquireLocked is AcquireTo under st.mu: the earliest hole that holds the
-// requests, else DecideAt on the TAT with its fraction.
+// requests, else DecideAt's arithmetic on the TAT with its fraction.
 func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
-	s, den := g.st, p.denom()
+	var buf gcraCost
+	s, den, c := g.st, p.denom(), p.costOf(n, &buf)
 	for {
 		t := s.load(den)
 		retry := time.Duration(-1)
-		if p.Queue && len(s.holes) > 0 && t.NS >= now {
+		if c.fits && p.Queue && len(s.holes) > 0 && t.NS >= now {
 			var taken bool
-			if taken, retry = g.fillHole(d, p, t, now, n); taken {
+			if taken, retry = g.fillHole(d, p, c, t, now); taken {
 				return
 			}
 		}
-		next := p.DecideAt(d, t, now, n)
-		if !d.OK {
-			if retry >= 0 {
+		next, over := t, at(int64(p.Window)) // never fits: rejected for a window
+		if c.fits {
+			next, over = c.advance(t, now, den)
+		}
+		if rejected := over.After(Instant{}); rejected || s.swap(t, next, den) {
+			p.outcome(d, c, t, next, now, over)
+			if rejected && retry >= 0 {
 				d.RetryAfter = min(d.RetryAfter, retry) // a hole comes sooner
 			}
-			return
-		}
-		if s.swap(t, next, den) {
 			return
 		}
 	}
 }
 
-// fillHole admits n requests at now into the earliest hole that holds
-// them when it lies within the tolerance, and forgets what has passed of
-// the holes (a hole too short now may grow when its neighbour is given
-// back). Otherwise it returns when that hole comes within the tolerance,
-// or -1 when no hole holds them. tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, tat Instant, now, n int64) (taken bool, retry time.Duration) {
-	var buf gcraCost
-	c := p.costOf(n, &buf)
-	if !c.fits {
-		return false, -1
-	}
+// fillHole admits requests of cost c at now into the earliest hole that
+// holds them when it lies within the tolerance, and forgets what has
+// passed of the holes (a hole too short now may grow when its neighbour is
+// given back). Otherwise it returns when that hole comes within the
+// tolerance, or -1 when no hole holds them. tat is the TAT, for Remaining.
+func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) (taken bool, retry time.Duration) {
 	s, den := g.st, p.denom()
 	live := s.holes[:0]
 	retry = -1
