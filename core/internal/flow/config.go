@@ -2,7 +2,8 @@ package flow
 
 import (
 	"fmt"
-	"math"
+	"math/big"
+	"slices"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/rulefields"
@@ -49,10 +50,9 @@ const (
 	// plus a request's n, stay exact in float64 (the sliding counter's
 	// estimate, Lua's numbers in a Redis store).
 	MaxLimit = 1 << 52
-	// MaxSpan bounds every span of time a limiter adds to now: Window,
-	// MaxWait, and a token bucket's capacity Window+Burst*Window/Limit
-	// (the time a spent bucket takes to fill). About 52 days: times stay
-	// far from int64's range, and differences of times exact in float64.
+	// MaxSpan bounds every span of time a limiter adds to now (see the
+	// package doc): times stay far from int64's range, and differences of
+	// times exact in float64.
 	MaxSpan = time.Duration(1 << 52)
 	// MaxStoreWindow bounds the Window and MaxWait of a limit kept in a
 	// store (store.Limit, a rule with a store): times stay far from
@@ -116,11 +116,7 @@ func (c Config) Validate() []*FieldError {
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	known := false
-	for _, a := range Algorithms() {
-		known = known || a == c.Algorithm
-	}
-	if !known {
+	if !slices.Contains(Algorithms(), c.Algorithm) {
 		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms())
 	}
 	if c.Limit < 0 {
@@ -170,12 +166,11 @@ func (c Config) Validate() []*FieldError {
 	return errs
 }
 
-// BucketBounds returns the problems of the upper bounds of a token or
-// leaky bucket of limit per window with burst (token bucket) and maxWait
-// (leaky bucket), whichever field is the one to lower, each with the
-// largest value allowed: at most one request per nanosecond, Limit+Burst
-// at most MaxLimit, MaxWait and the capacity at most MaxSpan. Negative
-// values and a zero window are left to the caller.
+// BucketBounds returns the problems of the upper bounds of a token bucket
+// (burst) or leaky bucket (maxWait) of limit per window, on the field to
+// lower, with the largest value allowed: at most one request per
+// nanosecond, Limit+Burst at most MaxLimit, MaxWait and the capacity at
+// most MaxSpan. Negative values and a zero window are the caller's.
 func BucketBounds(limit int64, window time.Duration, burst int64, maxWait time.Duration) []*FieldError {
 	var errs []*FieldError
 	add := func(field, format string, args ...any) {
@@ -211,13 +206,7 @@ func BucketLimitOK(limit int64, window time.Duration) (largest int64, ok bool) {
 	if limit <= 0 || w <= 0 || w%limit == 0 {
 		return 0, true
 	}
-	largest = int64(math.Sqrt(float64(w)))
-	for largest*largest > w {
-		largest--
-	}
-	for (largest+1)*(largest+1) <= w {
-		largest++
-	}
+	largest = new(big.Int).Sqrt(big.NewInt(w)).Int64()
 	return largest, limit <= largest
 }
 

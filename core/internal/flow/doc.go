@@ -23,11 +23,11 @@
 //     one bucket's worth more. Retry-after is exact at bucket resolution.
 //     While much of the quota is left, requests on different CPUs do not
 //     write the bucket's count (a cache line every CPU would move) but
-//     admit from leases (AcquireOn): a CPU takes up to 64 permits at once,
-//     at most 1/256 of the quota left shared among the CPUs, counted in the
-//     current bucket and usable only while that bucket is current; what a
-//     lease has left goes back to its bucket when the CPU takes the next
-//     one. Nothing passes beyond the limit: the leases' permits are in the
+//     admit from leases (AcquireTo with a CPU): a CPU takes up to 64
+//     permits at once, at most 1/256 of the quota left shared among the
+//     CPUs, counted in the current bucket and usable only while that bucket
+//     is current; what a lease has left goes back to its bucket when the
+//     CPU takes the next one. Nothing passes beyond the limit: the leases' permits are in the
 //     window's count. Remaining is exact on one CPU and may read lower by
 //     what other CPUs' leases still hold. Limits that warm up do not lease.
 //   - FixedWindow: one counter per aligned window. Cheapest (one atomic add);
@@ -42,9 +42,6 @@
 //   - TokenBucket: tokens refill continuously at Limit per Window up to
 //     Limit+Burst. One int64 state (the time the bucket will be full again)
 //     updated by one compare-and-swap; no refill step, no second cache.
-//     Every CPU decides on that one state: no lease (leasing large buckets
-//     to CPUs, as LeapArray does, bought nothing measurable and was
-//     removed).
 //   - LeakyBucket: pacing. Each request is given the slot Window/Limit after
 //     the previous one and waits for it when it lies within MaxWait, else it
 //     is rejected. Same one-CAS state as TokenBucket, in nanoseconds, so

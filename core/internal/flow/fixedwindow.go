@@ -3,10 +3,13 @@ package flow
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
-// period is the count of one aligned window; fixedWindow and slidingCounter
-// replace it with a new one when the window ends.
+// period is the count of one aligned window, replaced by a new one when the
+// window ends.
 type period struct {
 	start int64
 	prev  int64 // count of the window before, when it was the one just ended
@@ -14,9 +17,7 @@ type period struct {
 }
 
 // periods is the current period of a rule, carried over on reload.
-type periods struct {
-	cur atomic.Pointer[period]
-}
+type periods struct{ cur atomic.Pointer[period] }
 
 // at returns the period holding now, starting a new one when the current one
 // has ended. A reading earlier than the current period counts in it.
@@ -26,7 +27,7 @@ func (p *periods) at(now, length int64) *period {
 		if c != nil && now < c.start+length {
 			return c
 		}
-		start := floorStart(now, length)
+		start := window.Floor(now, length)
 		np := &period{start: start}
 		if c != nil && c.start+length == start {
 			np.prev = c.count.Load()
@@ -38,8 +39,7 @@ func (p *periods) at(now, length int64) *period {
 }
 
 // reserve adds n to the period holding now and returns it with its new
-// count. If the period ended while the add was in flight, the add is moved to
-// the new period, so a count is never lost to a window that already rolled.
+// count, moving the add to the next period if this one ended meanwhile.
 func (p *periods) reserve(now, length, n int64) (*period, int64) {
 	c := p.at(now, length)
 	v := c.count.Add(n)
@@ -51,57 +51,73 @@ func (p *periods) reserve(now, length, n int64) (*period, int64) {
 	return c, v
 }
 
-func undoPeriod(d Decision, n int64) {
-	if c, ok := d.ref.(*period); ok {
-		c.count.Add(-n)
+// counter is the Limiter of FixedWindow, which counts admissions per
+// aligned window, and of SlidingCounter, which estimates the count of the
+// sliding window as the previous aligned window's count weighted by its
+// overlap with it plus the current window's: prev*(window-elapsed)/window
+// + curr.
+type counter struct {
+	base
+	ps      *periods
+	sliding bool
+}
+
+func newCounter(b base, prev Limiter) *counter {
+	c, cfg := &counter{base: b, ps: &periods{}, sliding: b.cfg.Algorithm == SlidingCounter}, b.cfg
+	if p, ok := prev.(*counter); ok && p.cfg.Algorithm == cfg.Algorithm && p.cfg.Window == cfg.Window {
+		c.ps = p.ps
 	}
+	return c
 }
 
-// fixedWindow counts admissions per aligned window.
-type fixedWindow struct {
-	cfg Config
-	th  threshold
-	ps  *periods
-}
-
-func newFixedWindow(cfg Config, th threshold, prev Limiter) *fixedWindow {
-	if p, ok := prev.(*fixedWindow); ok && p.cfg.Window == cfg.Window {
-		return &fixedWindow{cfg: cfg, th: th, ps: p.ps}
+// estimate returns the count of the window ending at now whose aligned
+// window is c, with curr requests in it.
+func (f *counter) estimate(c *period, now, curr int64) float64 {
+	if !f.sliding {
+		return float64(curr)
 	}
-	return &fixedWindow{cfg: cfg, th: th, ps: &periods{}}
+	return ratemath.SlidingEstimate(c.prev, curr, now-c.start, int64(f.cfg.Window))
 }
 
-func (f *fixedWindow) Config() Config        { return f.cfg }
-func (f *fixedWindow) warmState() *warmState { return warmStateOf(f.th) }
-
-func (f *fixedWindow) AcquireOn(_ uint32, now, n int64) Decision { return f.Acquire(now, n) }
-
-func (f *fixedWindow) Acquire(now int64, n int64) Decision {
-	lim := f.th.at(now)
+// retryAfter returns how long from now until n more fit under lim in the
+// window of the aligned window c, with curr requests in it.
+func (f *counter) retryAfter(c *period, now, curr, n, lim int64) time.Duration {
 	w := int64(f.cfg.Window)
+	if !f.sliding {
+		return time.Duration(max(c.start+w-now, 0)) // the window's end
+	}
+	return time.Duration(ratemath.SlidingWait(c.prev, curr, now-c.start, n, lim, w))
+}
+
+func (f *counter) Acquire(now int64, n int64) Decision {
+	lim, w := f.limitAt(now), int64(f.cfg.Window)
 	if n > lim {
 		// Never fits; not added, so that no count can overflow.
-		used := f.ps.at(now, w).count.Load()
-		return Decision{Limit: lim, Remaining: max(lim-used, 0), RetryAfter: f.cfg.Window}
+		c := f.ps.at(now, w)
+		est := f.estimate(c, now, c.count.Load())
+		return Decision{Limit: lim, Remaining: max(int64(float64(lim)-est), 0), RetryAfter: f.cfg.Window}
 	}
 	c, v := f.ps.reserve(now, w, n)
-	// A request of one after the window is full waits for its end.
-	retry := time.Duration(max(c.start+w-now, 0))
-	if v <= lim {
-		f.th.admitted(n)
-		d := Decision{OK: true, Limit: lim, Remaining: lim - v, ref: c}
+	est := f.estimate(c, now, v)
+	if est <= float64(lim) {
+		f.admitted(n)
+		d := Decision{OK: true, Limit: lim, Remaining: int64(float64(lim) - est), ref: c}
 		if d.Remaining == 0 {
-			d.Next = retry
+			d.Next = f.retryAfter(c, now, v, 1, lim)
 		}
 		return d
 	}
 	c.count.Add(-n)
-	return Decision{Limit: lim, Remaining: max(lim-(v-n), 0), RetryAfter: retry}
+	return Decision{
+		Limit:      lim,
+		Remaining:  max(int64(float64(lim)-(est-float64(n))), 0),
+		RetryAfter: f.retryAfter(c, now, v-n, n, lim),
+	}
 }
 
-func (f *fixedWindow) Undo(d Decision, n int64) {
-	if d.OK {
-		undoPeriod(d, n)
-		f.th.undone(n)
+func (f *counter) Undo(d Decision, n int64) {
+	if c, ok := d.ref.(*period); ok && d.OK {
+		c.count.Add(-n)
+		f.undone(n)
 	}
 }

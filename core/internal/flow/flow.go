@@ -2,7 +2,6 @@ package flow
 
 import (
 	"math/bits"
-	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/ratemath"
@@ -41,33 +40,25 @@ type Decision struct {
 // was cancelled. Both are safe for concurrent use.
 type Limiter interface {
 	Acquire(now int64, n int64) Decision
-	// AcquireOn is Acquire by a caller running on the CPU cpu: any
-	// number, the same for the callers on one CPU and different for
-	// callers on different ones (the Guard passes the stripe of the
-	// processor its goroutine runs on). A LeapArray limiter serves it
-	// from a share of its quota it set aside for that CPU when much of
-	// the quota is left (see the package doc); the others ignore cpu.
-	// Limits hold whatever cpu is; only speed depends on it.
-	AcquireOn(cpu uint32, now, n int64) Decision
 	Undo(d Decision, n int64)
-	// Config returns the configuration the Limiter was made with, defaults
-	// applied.
+	// Config returns the Limiter's configuration, defaults applied.
 	Config() Config
 }
 
-// AcquireTo is l.AcquireOn writing the decision to d, every field: a
-// caller that keeps its decision in place saves the copy of a returned
-// one, which stalls on reading back what the callee just wrote (the
-// Guard's pass path). The limiters of this package are called by their
-// type, so that d does not escape.
+// AcquireTo is l.Acquire writing every field of the decision to d, which
+// saves the Guard's pass path the copy of a returned one (the limiters are
+// called by their type, so that d does not escape). cpu is the same number
+// for callers on one CPU and different for callers on different ones: a
+// LeapArray limiter serves it from a lease of that CPU (see the package
+// doc). Limits hold whatever cpu is; only speed depends on it.
 func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
 	switch l := l.(type) {
 	case *leapArray:
 		l.AcquireTo(d, cpu, now, n)
 	case *gcra:
-		l.AcquireTo(d, cpu, now, n)
+		l.AcquireTo(d, now, n)
 	default:
-		*d = l.AcquireOn(cpu, now, n)
+		*d = l.Acquire(now, n)
 	}
 }
 
@@ -83,53 +74,55 @@ func New(cfg Config, prev Limiter) (Limiter, error) {
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {
 		return nil, err
 	}
-	var w *warmup
+	b := base{cfg: cfg}
 	if cfg.Warmup > 0 {
-		w = newWarmup(cfg, prev)
+		b.warm = newWarmup(cfg, prev)
 	}
-	th := threshold{limit: cfg.Limit, warm: w}
 	switch cfg.Algorithm {
 	case LeapArray:
-		return newLeapArray(cfg, th, prev)
-	case FixedWindow:
-		return newFixedWindow(cfg, th, prev), nil
+		return newLeapArray(b, prev)
+	case FixedWindow, SlidingCounter:
+		return newCounter(b, prev), nil
 	case SlidingLog:
-		return newSlidingLog(cfg, th, prev), nil
-	case SlidingCounter:
-		return newSlidingCounter(cfg, th, prev), nil
+		return newSlidingLog(b, prev), nil
 	default: // TokenBucket, LeakyBucket: Validate rejected anything else
-		return newGCRA(cfg, th, prev), nil
+		return newGCRA(b, prev), nil
 	}
 }
 
-// threshold yields the limit in force at a time: the configured one, or the
+// base is what every Limiter holds: its Config and its warm-up, if any.
+type base struct {
+	cfg  Config
+	warm *warmup
+}
+
+func (b *base) Config() Config { return b.cfg }
+
+// limitAt returns the limit in force at now: the configured one, or the
 // warm-up ramp's.
-type threshold struct {
-	limit int64
-	warm  *warmup
-}
-
-func (t threshold) at(now int64) int64 {
-	if t.warm == nil {
-		return t.limit
+func (b *base) limitAt(now int64) int64 {
+	if b.warm == nil {
+		return b.cfg.Limit
 	}
-	return t.warm.at(now)
+	return b.warm.at(now)
 }
 
-func (t threshold) admitted(n int64) {
-	if t.warm != nil {
-		t.warm.state.admitted.Add(n)
+func (b *base) admitted(n int64) {
+	if b.warm != nil {
+		b.warm.state.admitted.Add(n)
 	}
 }
 
 // undone takes n admitted requests given back (Undo) out of the traffic
 // that warms the limit up: a request another rule rejected must not warm it.
-func (t threshold) undone(n int64) { t.admitted(-n) }
+func (b *base) undone(n int64) { b.admitted(-n) }
 
-// scale is a fraction num/den below 1 with its reciprocal precomputed:
-// of(x) is ratemath.MulDiv(x, num, den), by two multiplications instead of a 128-bit
-// division (which costs tens of cycles), exactly. The zero scale, or a
-// fraction of 1 or more, falls back to ratemath.MulDiv.
+// common returns b, for a reload to carry its warm-up over.
+func (b *base) common() *base { return b }
+
+// scale is a fraction num/den with its reciprocal precomputed: of(x) is
+// ratemath.MulDiv(x, num, den), exactly, by two multiplications instead of
+// a 128-bit division when num < den.
 type scale struct {
 	num, den uint64
 	// frac is floor(num*2^64/den) when num < den, else 0. For x < 2^63,
@@ -161,15 +154,6 @@ func (s scale) of(x int64) int64 {
 	return int64(q)
 }
 
-// floorStart returns the start of the aligned period of length p holding t.
-func floorStart(t, p int64) int64 {
-	r := t % p
-	if r < 0 {
-		r += p
-	}
-	return t - r
-}
-
 // Mark returns the TAT after an admitted bucket decision: the end of its
 // slot.
 func (d Decision) Mark() Instant { return Instant{d.mark, d.markFrac} }
@@ -182,8 +166,3 @@ func (d *Decision) UndoState() (ref any, mark, markFrac int64) { return d.ref, d
 func (d *Decision) SetUndoState(ref any, mark, markFrac int64) {
 	d.ref, d.mark, d.markFrac = ref, mark, markFrac
 }
-
-// AcquireTo is Acquire writing the decision to d, for store.Bucket, which
-// converts it field by field: the copy of a returned decision stalls on
-// reading back what was just written.
-func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) { p.acquireTo(d, tat, now, n) }

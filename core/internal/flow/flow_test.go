@@ -25,6 +25,18 @@ func mustNew(t testing.TB, cfg Config, prev Limiter) Limiter {
 	return l
 }
 
+// Acquire is AcquireTo returning the decision.
+func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
+	p.AcquireTo(&d, tat, now, n)
+	return d
+}
+
+// AcquireOn is AcquireTo returning the decision.
+func (l *leapArray) AcquireOn(cpu uint32, now, n int64) (d Decision) {
+	l.AcquireTo(&d, cpu, now, n)
+	return d
+}
+
 // step is one Acquire of a table test and the Decision it must get.
 type step struct {
 	at        time.Duration // the reading of the clock
@@ -144,7 +156,7 @@ func TestSlidingCounter(t *testing.T) {
 // previous minute, 12 in the current one, 15s into it: 86*45/60 + 12 = 76.5.
 func TestSlidingCounterSeedExample(t *testing.T) {
 	cfg := Config{Algorithm: SlidingCounter, Limit: 100, Window: time.Minute}
-	l := mustNew(t, cfg, nil).(*slidingCounter)
+	l := mustNew(t, cfg, nil).(*counter)
 	require.True(t, l.Acquire(int64(10*s), 86).OK)
 	require.True(t, l.Acquire(int64(61*s), 12).OK)
 
@@ -497,15 +509,6 @@ func TestZeroLimitBlocksEverything(t *testing.T) {
 			assert.Zero(t, d.Remaining, "%s at %s", alg, at)
 			assert.Positive(t, d.RetryAfter, "%s at %s", alg, at)
 		}
-	}
-}
-
-func TestFloorStart(t *testing.T) {
-	tests := []struct{ t, p, want int64 }{
-		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, floorStart(tt.t, tt.p), "floorStart(%d, %d)", tt.t, tt.p)
 	}
 }
 

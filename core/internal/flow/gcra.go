@@ -2,34 +2,30 @@ package flow
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// GCRA is the arithmetic of a token bucket or leaky bucket as the generic
-// cell rate algorithm, over one state, the TAT: the time at which the bucket
-// will be full again (token bucket) or the next free slot begins (leaky
-// bucket). A request of n costs n*Window/Limit of TAT and fits while the TAT
-// stays within the tolerance ahead of now: Window+Burst*Window/Limit for a
-// token bucket (its capacity), MaxWait plus the request's own cost for a
-// leaky bucket (Queue), whose requests wait until the TAT minus their cost.
+// GCRA is the arithmetic of a token or leaky bucket as the generic cell
+// rate algorithm, over one state, the TAT: the time at which the bucket
+// will be full again (token bucket) or its next free slot begins (leaky
+// bucket, Queue). A request of n costs n*Window/Limit of TAT and fits while
+// the TAT stays within the tolerance ahead of now: the capacity
+// (Window+Burst*Window/Limit) for a token bucket, MaxWait plus the
+// request's own cost for a leaky bucket, whose requests wait until the TAT
+// minus their cost.
 //
-// The arithmetic is exact: a cost is kept as nanoseconds plus a fraction of
-// one in units of 1/Limit ns (an Instant), so that a rate whose cost is not
-// a whole number of nanoseconds (3 per second, 6e8 per second) is honoured
-// exactly. DecideAt is that arithmetic on a TAT with its fraction that the
-// caller guards (by a lock). Acquire and Undo apply it to an atomic TAT of
-// whole nanoseconds by compare-and-swap, a lost race retrying against the
-// newer TAT, never against time: the TAT's fraction is dropped, so such a
-// bucket admits up to one request per Window/Limit-nanoseconds-rounded-down
-// more than its rate, which matters only when Window/Limit is a few
-// nanoseconds; flow rules whose cost has a fraction keep it exactly (see
-// gcra).
-//
-// Flow rules of TokenBucket and LeakyBucket use it, and so do per-value
-// (hotspot) buckets, which keep one TAT per value and decide by DecideAt.
+// Times are Instants, exact to 1/Limit ns (see the package doc). DecideAt
+// decides on a TAT the caller guards by a lock (hotspot's per-value
+// buckets, flow rules whose cost has a fraction); AcquireTo and Undo on an
+// atomic TAT of whole nanoseconds by compare-and-swap, a lost race retrying
+// against the newer TAT, never against time. The fraction dropped there
+// lets such a bucket admit up to one request per
+// Window/Limit-nanoseconds-rounded-down more than its rate, which matters
+// only when Window/Limit is a few nanoseconds.
 type GCRA struct {
 	Limit   int64
 	Window  time.Duration
@@ -37,21 +33,19 @@ type GCRA struct {
 	MaxWait time.Duration // leaky bucket only
 	Queue   bool          // leaky bucket: admitted requests wait for their slot
 
-	// den is the denominator of the fractions of a nanosecond, Limit when
-	// 0; a flow rule that warms up uses its full limit for every limit of
-	// the ramp, rounding costs up and tolerances down to it.
+	// den is the denominator of the fractions, Limit when 0; a flow rule
+	// that warms up uses its full limit at every limit of the ramp,
+	// rounding costs up and tolerances down to it.
 	den int64
-	// Set by Prepare: the cost of one request, which a decision otherwise
-	// computes per call, and the scale that turns time into requests
-	// without a division.
+	// Set by Prepare: the cost of one request, and the scale that turns
+	// time into requests without a division.
 	prepared bool
 	perNs    scale    // Limit/Window
-	one      gcraCost // the cost of one request
+	one      gcraCost // of one request
 }
 
 // Instant is a time or a duration of GCRA's arithmetic: NS nanoseconds plus
-// Frac/den of one, 0 <= Frac < den, den the GCRA's Limit (a hotspot value's
-// limit, say).
+// Frac/den of one, 0 <= Frac < den, den the GCRA's denominator.
 type Instant struct{ NS, Frac int64 }
 
 // at returns the Instant of t nanoseconds.
@@ -89,9 +83,7 @@ func (a Instant) Ceil() int64 {
 }
 
 // Prepare returns p with the values a decision derives from its fields
-// computed once. A GCRA used for many decisions with the same fields (one
-// per hotspot override, say) is prepared once; changing a field of a
-// prepared GCRA requires preparing it again.
+// computed once; changing a field requires preparing it again.
 func (p GCRA) Prepare() GCRA {
 	p.prepared = false
 	if p.Limit > 0 {
@@ -138,18 +130,15 @@ func (p *GCRA) share(x int64, up bool) Instant {
 }
 
 // DecideAt decides n at now against a bucket whose TAT is tat, writing
-// every field of the decision to d (a caller that keeps decisions in place,
-// as hotspot's records, saves the copy of a returned one), and returns the
-// TAT after it: tat itself when rejected. It is the arithmetic of Acquire
-// for a caller that guards the TAT by a lock, with its fraction kept.
+// every field of the decision to d, and returns the TAT after it: tat
+// itself when rejected.
 func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.never(d, c, tat, now)
-		return tat
+	next, over := tat, at(int64(p.Window)) // never fits: rejected for a window
+	if c.fits {
+		next, over = c.advance(tat, now, p.denom())
 	}
-	next, over := c.advance(tat, now, p.denom())
 	p.outcome(d, c, tat, next, now, over)
 	if over.After(Instant{}) {
 		return tat
@@ -157,18 +146,12 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
 	return next
 }
 
-// Capacity returns how far ahead of now the TAT may be for one more request
-// of one to fit: a token bucket's size as time (Window plus the refill of
-// Burst), a leaky bucket's MaxWait plus one request's cost.
-func (p *GCRA) Capacity() Instant { return p.capacity() }
-
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 
-// Remaining returns how many requests of one fit at now when the TAT is
-// tat, rounded down: the Remaining of a decision.
+// Remaining returns the Remaining of a decision leaving the TAT at tat.
 func (p *GCRA) Remaining(now int64, tat Instant) int64 {
-	return p.remaining(now, tat, p.capacity())
+	return p.remaining(now, tat, p.Capacity())
 }
 
 // Next returns the time after which a request of one fits when the TAT is
@@ -176,43 +159,20 @@ func (p *GCRA) Remaining(now int64, tat Instant) int64 {
 // admitted decision that leaves no quota, the RetryAfter of a request of
 // one rejected at now.
 func (p *GCRA) Next(now int64, tat Instant) time.Duration {
-	return p.next(now, tat, p.capacity())
+	var buf gcraCost
+	_, over := p.costOf(1, &buf).advance(tat, now, p.denom())
+	return time.Duration(max(over.Ceil(), 0))
 }
 
-// next is Next with p's capacity.
-func (p *GCRA) next(now int64, tat, capacity Instant) time.Duration {
-	den := p.denom()
-	one := p.one.cost
-	if !p.prepared {
-		one = p.share(1, true)
-	}
-	if tat.NS < now {
-		tat = at(now)
-	}
-	over := tat.Plus(one, den).Minus(at(now), den).Minus(capacity, den)
-	if !over.After(Instant{}) {
-		return 0
-	}
-	return time.Duration(over.Ceil())
-}
-
-// Acquire admits or rejects n at now against the TAT in tat: DecideAt's
-// arithmetic, with the new TAT stored by compare-and-swap. Only the step
-// that depends on the TAT is inside the loop, so that the window in which
-// another goroutine can make the swap fail is short; a lost race decides
-// again against the newer TAT.
-func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) Decision {
-	var d Decision
-	p.acquireTo(&d, tat, now, n)
-	return d
-}
-
-// acquireTo is Acquire writing the decision to d (see DecideAt).
-func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
+// AcquireTo is DecideAt on the TAT in tat, the new TAT stored by
+// compare-and-swap. Only the step that depends on the TAT is in the loop,
+// so that the window in which another goroutine can make the swap fail is
+// short; a lost race decides again against the newer TAT.
+func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.never(d, c, at(tat.Load()), now)
+		p.outcome(d, c, at(tat.Load()), Instant{}, now, at(int64(p.Window))) // never fits: rejected for a window
 		return
 	}
 	den := p.denom()
@@ -229,17 +189,14 @@ func (p *GCRA) acquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 // gcraCost is the part of a decision of n requests that does not depend on
 // the TAT.
 type gcraCost struct {
-	lim      int64
-	capacity Instant // see GCRA.capacity
+	capacity Instant // see GCRA.Capacity
 	cost     Instant // the TAT n requests take
 	tol      Instant // how far ahead of now the TAT may be after them
-	// fits is false when the requests are rejected whatever the TAT: the
-	// limit is 0, or they are more than the bucket holds.
-	fits bool
+	fits     bool    // false: rejected whatever the TAT (limit 0, or n above the bucket's size)
 }
 
-// costOf returns the cost of n requests: p's own, not copied, for one
-// request of a prepared p (the common case), else computed in buf.
+// costOf returns the cost of n requests: p's own for one request of a
+// prepared p (the common case), else computed in buf.
 func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 	if n == 1 && p.prepared {
 		return &p.one
@@ -250,12 +207,10 @@ func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 
 // costOfMany is costOf's general case.
 func (p *GCRA) costOfMany(n int64) (c gcraCost) {
-	c.lim = p.Limit
-	if c.lim <= 0 {
+	if p.Limit <= 0 {
 		return c
 	}
-	c.capacity = p.capacity()
-	if n > c.lim+p.Burst {
+	if c.capacity = p.Capacity(); n > p.Limit+p.Burst {
 		return c
 	}
 	c.cost = p.share(n, true)
@@ -268,8 +223,7 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 }
 
 // advance returns the TAT after the requests of c at now against tat, and
-// by how much it is beyond the tolerance: they fit when over is not after
-// zero.
+// by how much it is beyond the tolerance: they fit when over <= 0.
 func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 	if tat.NS < now {
 		tat = at(now)
@@ -278,13 +232,13 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 	return next, next.Minus(at(now), den).Minus(c.tol, den)
 }
 
-// outcome writes to d the decision of the requests of c at now: admitted,
-// the TAT going from tat to next, when over is not after zero, else
-// rejected. Waits and retry hints are rounded up to a nanosecond: never
-// early.
+// outcome writes to d the decision of advance's next and over for the
+// requests of c at now against tat (with a limit of 0 or a request larger
+// than the bucket, over is Window). Waits and hints are rounded up to a
+// nanosecond: never early.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
 	if over.After(Instant{}) {
-		*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
+		*d = Decision{Limit: p.Limit, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
 		return
 	}
 	var wait time.Duration
@@ -293,28 +247,18 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	}
 	// Field by field: a composite literal is built on the stack and copied,
 	// which stalls on reading back what was just written.
-	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, c.lim, p.remaining(now, next, c.capacity), 0
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, p.Limit, p.remaining(now, next, c.capacity), 0
 	d.Next = 0
 	if d.Remaining == 0 {
-		d.Next = p.next(now, next, c.capacity)
+		d.Next = p.Next(now, next)
 	}
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
 
-// never writes to d the decision of requests that costOf found never fit.
-// The quota left for requests of one is still reported.
-func (p *GCRA) never(d *Decision, c *gcraCost, tat Instant, now int64) {
-	if c.lim <= 0 {
-		*d = Decision{Limit: c.lim, RetryAfter: p.Window}
-		return
-	}
-	*d = Decision{Limit: c.lim, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: p.Window}
-}
-
-// capacity returns how far ahead of now the TAT may be for one more request
-// of one to fit: the bucket's size as time for a token bucket, MaxWait plus
-// one request's cost for a leaky bucket.
-func (p *GCRA) capacity() Instant {
+// Capacity returns how far ahead of now the TAT may be for one more request
+// of one to fit: a token bucket's size as time (Window plus the refill of
+// Burst), a leaky bucket's MaxWait plus one request's cost.
+func (p *GCRA) Capacity() Instant {
 	if p.Queue {
 		return at(int64(p.MaxWait)).Plus(p.share(1, true), p.denom())
 	}
@@ -357,18 +301,16 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 }
 
 // Undo gives the cost of an admitted decision d of n back to tat, by
-// compare-and-swap; a rejected decision reserved nothing and is ignored. A
-// token bucket subtracts the cost, which is exact unless the bucket ran
-// full again between Acquire and Undo (the tokens given back then exceed
-// what overflowed; Undo normally follows Acquire at once). A leaky bucket
-// only rewinds when its slot (d.Mark) was the last one taken; the flow
-// rules' leaky buckets also reuse other slots given back (see gcra.Undo).
+// compare-and-swap; a rejected one is ignored. A token bucket subtracts
+// the cost, exact unless the bucket ran full again since (Undo normally
+// follows at once). A leaky bucket only rewinds when d's slot was the last
+// one taken (gcra also reuses the others: see gcra).
 func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 	if !d.OK {
 		return
 	}
 	q := *p
-	q.Limit, q.prepared = d.Limit, false
+	q.Limit = d.Limit
 	cost := q.share(n, true)
 	end := d.Mark()
 	for {
@@ -388,24 +330,11 @@ func (p *GCRA) Undo(tat *atomic.Int64, d Decision, n int64) {
 
 // gcra is the Limiter of TokenBucket and LeakyBucket flow rules: one GCRA
 // over one bucketState, with the limit of the warm-up ramp when there is
-// one.
-//
-// When the cost of a request is a whole number of nanoseconds (Window a
-// multiple of Limit) and the limit does not warm up, the TAT is one atomic
-// int64 decided by compare-and-swap (GCRA.Acquire). Otherwise the TAT has a
-// fraction of a nanosecond, kept exactly, and decisions are made under the
-// state's mutex (locked).
-//
-// A leaky bucket's waiter that gives up (Undo) leaves a hole in the
-// schedule: the TAT moves back when its slot was the last one, else the
-// slot is recorded, merged with adjacent holes, and later requests take the
-// earliest hole that holds them before the TAT, so that nobody waits for a
-// request that left. Holes are only consulted, under the mutex, when the
-// TAT is ahead of now (the request waits anyway); a request that finds no
-// hole ahead decides by compare-and-swap as before.
+// one, deciding by GCRA.AcquireTo's compare-and-swap or, when the TAT
+// keeps a fraction, under the state's mutex; a leaky bucket's slots given
+// back become holes (see the package doc).
 type gcra struct {
-	cfg    Config
-	th     threshold
+	base
 	st     *bucketState
 	full   GCRA // the parameters at the full limit, prepared
 	locked bool // the TAT has a fraction: every decision holds st.mu
@@ -451,60 +380,48 @@ func (s *bucketState) swap(old, t Instant, den int64) bool {
 	return true
 }
 
-func newGCRA(cfg Config, th threshold, prev Limiter) *gcra {
-	g := &gcra{cfg: cfg, th: th}
-	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || th.warm != nil)
+func newGCRA(b base, prev Limiter) *gcra {
+	g, cfg := &gcra{base: b}, b.cfg
+	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || b.warm != nil)
 	g.full = g.params(cfg.Limit).Prepare()
-	if p, ok := prev.(*gcra); ok && p.cfg.Algorithm == cfg.Algorithm {
-		g.st = p.st
-		g.st.mu.Lock()
-		if !g.locked && g.st.frac > 0 {
-			// The fraction is rounded up: decisions without the mutex
-			// see whole nanoseconds.
-			g.st.tat.Add(1)
-			g.st.frac = 0
-		}
-		if p.cfg.Limit != cfg.Limit {
-			// The holes' fractions were of another denominator: they
-			// shrink to whole nanoseconds.
-			holes := g.st.holes[:0]
-			for _, h := range g.st.holes {
-				if h = (hole{at(h.from.Ceil()), at(h.to.NS)}); h.to.After(h.from) {
-					holes = append(holes, h)
-				}
-			}
-			g.st.holes = holes
-			g.st.nholes.Store(int32(len(holes)))
-		}
-		g.st.mu.Unlock()
-	} else {
+	p, ok := prev.(*gcra)
+	if !ok || p.cfg.Algorithm != cfg.Algorithm {
 		g.st = new(bucketState)
+		return g
+	}
+	g.st = p.st
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	if !g.locked && g.st.frac > 0 {
+		// Rounded up: decisions without the mutex see whole nanoseconds.
+		g.st.tat.Add(1)
+		g.st.frac = 0
+	}
+	if p.cfg.Limit != cfg.Limit {
+		// The holes' fractions were of another denominator: they shrink
+		// to whole nanoseconds.
+		for i, h := range g.st.holes {
+			g.st.holes[i] = hole{at(h.from.Ceil()), at(h.to.NS)}
+		}
+		g.st.holes = slices.DeleteFunc(g.st.holes, func(h hole) bool { return !h.to.After(h.from) })
+		g.st.nholes.Store(int32(len(g.st.holes)))
 	}
 	return g
 }
-
-func (g *gcra) Config() Config        { return g.cfg }
-func (g *gcra) warmState() *warmState { return warmStateOf(g.th) }
 
 func (g *gcra) params(lim int64) GCRA {
 	return GCRA{Limit: lim, Window: g.cfg.Window, Burst: g.cfg.Burst, MaxWait: g.cfg.MaxWait, Queue: g.cfg.Algorithm == LeakyBucket, den: g.cfg.Limit}
 }
 
-func (g *gcra) Acquire(now int64, n int64) Decision {
-	var d Decision
-	g.AcquireTo(&d, 0, now, n)
+func (g *gcra) Acquire(now int64, n int64) (d Decision) {
+	g.AcquireTo(&d, now, n)
 	return d
 }
 
-func (g *gcra) AcquireOn(cpu uint32, now, n int64) Decision {
-	var d Decision
-	g.AcquireTo(&d, cpu, now, n)
-	return d
-}
-
-func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
+// AcquireTo is Acquire writing the decision to d (see flow.AcquireTo).
+func (g *gcra) AcquireTo(d *Decision, now, n int64) {
 	p := &g.full
-	if lim := g.th.at(now); lim != p.Limit {
+	if lim := g.limitAt(now); lim != p.Limit {
 		warm := g.params(lim) // warming up
 		p = &warm
 	}
@@ -513,52 +430,50 @@ func (g *gcra) AcquireTo(d *Decision, _ uint32, now, n int64) {
 		g.acquireLocked(d, p, now, n)
 		g.st.mu.Unlock()
 	} else {
-		p.acquireTo(d, &g.st.tat, now, n)
+		p.AcquireTo(d, &g.st.tat, now, n)
 	}
 	if d.OK {
-		g.th.admitted(n)
+		g.admitted(n)
 	}
 }
 
-// acquireLocked is Acquire under st.mu: the earliest hole that holds the
-// requests, else GCRA's arithmetic on the TAT with its fraction.
+// acquireLocked is AcquireTo under st.mu: the earliest hole that holds the
+// requests, else DecideAt's arithmetic on the TAT with its fraction.
 func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
-	s, den := g.st, p.denom()
 	var buf gcraCost
-	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.never(d, c, s.load(den), now)
-		return
-	}
+	s, den, c := g.st, p.denom(), p.costOf(n, &buf)
 	for {
 		t := s.load(den)
-		if p.Queue && len(s.holes) > 0 && t.NS >= now && g.fillHole(d, p, c, t, now) {
-			return
+		retry := time.Duration(-1)
+		if c.fits && p.Queue && len(s.holes) > 0 && t.NS >= now {
+			var taken bool
+			if taken, retry = g.fillHole(d, p, c, t, now); taken {
+				return
+			}
 		}
-		next, over := c.advance(t, now, den)
-		if over.After(Instant{}) {
+		next, over := t, at(int64(p.Window)) // never fits: rejected for a window
+		if c.fits {
+			next, over = c.advance(t, now, den)
+		}
+		if rejected := over.After(Instant{}); rejected || s.swap(t, next, den) {
 			p.outcome(d, c, t, next, now, over)
-			if r, ok := g.holeRetry(p, c, now); ok && r < d.RetryAfter {
-				d.RetryAfter = r
+			if rejected && retry >= 0 {
+				d.RetryAfter = min(d.RetryAfter, retry) // a hole comes sooner
 			}
 			return
 		}
-		if s.swap(t, next, den) {
-			p.outcome(d, c, t, next, now, over)
-			return
-		}
 	}
 }
 
-// fillHole admits the requests of c at now into the earliest hole that
-// holds them within the tolerance, when there is one, and forgets what has
+// fillHole admits requests of cost c at now into the earliest hole that
+// holds them when it lies within the tolerance, and forgets what has
 // passed of the holes (a hole too short now may grow when its neighbour is
-// given back). tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) bool {
+// given back). Otherwise it returns when that hole comes within the
+// tolerance, or -1 when no hole holds them. tat is the TAT, for Remaining.
+func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) (taken bool, retry time.Duration) {
 	s, den := g.st, p.denom()
-	defer func() { s.nholes.Store(int32(len(s.holes))) }()
 	live := s.holes[:0]
-	taken := false
+	retry = -1
 	for _, h := range s.holes {
 		if !h.to.After(at(now)) {
 			continue // passed
@@ -566,17 +481,17 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int6
 		if h.from.NS < now {
 			h.from = at(now) // what has passed of it cannot be used
 		}
-		if !taken {
-			start := h.from
-			end := start.Plus(c.cost, den)
-			if !end.After(h.to) && !end.Minus(at(now), den).After(c.tol) {
+		if end := h.from.Plus(c.cost, den); !taken && retry < 0 && !end.After(h.to) {
+			if over := end.Minus(at(now), den).Minus(c.tol, den); over.After(Instant{}) {
+				retry = time.Duration(over.Ceil())
+			} else {
 				taken = true
 				*d = Decision{
-					OK: true, Wait: time.Duration(start.Ceil() - now), Limit: c.lim,
+					OK: true, Wait: time.Duration(h.from.Ceil() - now), Limit: p.Limit,
 					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
 				}
 				if d.Remaining == 0 {
-					d.Next = p.next(now, tat, c.capacity) // the TAT's, as Remaining; a hole may come sooner
+					d.Next = p.Next(now, tat) // the TAT's, as Remaining; a hole may come sooner
 				}
 				if !h.to.After(end) {
 					continue
@@ -587,47 +502,30 @@ func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int6
 		live = append(live, h)
 	}
 	s.holes = live
-	return taken
-}
-
-// holeRetry returns when the earliest hole that can hold the requests of c
-// comes within the tolerance, if one does. The caller holds st.mu.
-func (g *gcra) holeRetry(p *GCRA, c *gcraCost, now int64) (time.Duration, bool) {
-	den := p.denom()
-	for _, h := range g.st.holes {
-		start := h.from
-		if start.NS < now {
-			start = at(now)
-		}
-		end := start.Plus(c.cost, den)
-		if !end.After(h.to) {
-			return time.Duration(end.Minus(at(now), den).Minus(c.tol, den).Ceil()), true
-		}
-	}
-	return 0, false
+	s.nholes.Store(int32(len(live)))
+	return taken, retry
 }
 
 func (g *gcra) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
-	g.th.undone(n)
+	g.undone(n)
 	p := g.params(d.Limit)
 	if !g.locked && !p.Queue {
 		p.Undo(&g.st.tat, d, n) // a token bucket's tokens, by compare-and-swap
 		return
 	}
-	s, den := g.st, p.denom()
+	s, den, end := g.st, p.denom(), d.Mark()
 	cost := p.share(n, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !p.Queue {
-		for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
-		}
+	if p.Queue {
+		s.free(end.Minus(cost, den), end, den)
 		return
 	}
-	end := d.Mark()
-	s.free(end.Minus(cost, den), end, den)
+	for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
+	}
 }
 
 // free gives the slot [from, to) of a leaky bucket back: the TAT moves back
@@ -649,24 +547,21 @@ func (s *bucketState) free(from, to Instant, den int64) {
 		}
 		return
 	}
-	// Insert [from, to) in order, merged with the holes it touches.
+	// Insert [from, to) in order, merged with the holes it touches; when
+	// the holes are full, the latest is forgotten.
 	i := sort.Search(len(s.holes), func(i int) bool { return !from.After(s.holes[i].from) })
-	if i > 0 && s.holes[i-1].to == from {
-		i--
-		from = s.holes[i].from
-		s.holes = append(s.holes[:i], s.holes[i+1:]...)
+	left, right := i > 0 && s.holes[i-1].to == from, i < len(s.holes) && s.holes[i].from == to
+	switch {
+	case left && right:
+		s.holes[i-1].to = s.holes[i].to
+		s.holes = slices.Delete(s.holes, i, i+1)
+	case left:
+		s.holes[i-1].to = to
+	case right:
+		s.holes[i].from = from
+	case len(s.holes) < maxHoles:
+		s.holes = slices.Insert(s.holes, i, hole{from, to})
+	case i < maxHoles:
+		s.holes = slices.Insert(s.holes[:maxHoles-1], i, hole{from, to})
 	}
-	if i < len(s.holes) && s.holes[i].from == to {
-		to = s.holes[i].to
-		s.holes = append(s.holes[:i], s.holes[i+1:]...)
-	}
-	if len(s.holes) == maxHoles {
-		if i == maxHoles {
-			return // the latest hole is the one forgotten
-		}
-		s.holes = s.holes[:maxHoles-1]
-	}
-	s.holes = append(s.holes, hole{})
-	copy(s.holes[i+1:], s.holes[i:])
-	s.holes[i] = hole{from, to}
 }

@@ -11,39 +11,31 @@ import (
 
 // leapArray admits while the pass count of the sliding window, kept in a
 // window.LeapArray, stays within the limit: reserve in the current bucket,
-// sum the window, undo when over.
+// sum the window, undo when over. CPUs lease shares of a large quota left.
 type leapArray struct {
-	cfg Config
-	th  threshold
+	base
 	arr *window.LeapArray
-	// older caches the pass count of the buckets of the window before the
-	// newest one, so that a decision reads two counts instead of summing
-	// every bucket. Those buckets only change afterwards by an Undo (a
-	// reservation given back), which makes the cached sum too high until
-	// the next bucket: a decision may then reject early, never admit
-	// beyond the limit.
-	older atomic.Pointer[olderSum]
-	// leases are the CPUs' shares of the quota, one per stripe (see
-	// AcquireOn); nil when the limit warms up. A lease's tag is the start
-	// of the bucket it was counted in, and it is valid while that bucket
-	// is the current one.
-	leases []lease
+	// older caches the pass count of the window's buckets before the
+	// newest, so that a decision reads two counts instead of every bucket.
+	// An Undo in them leaves it too high until the next bucket: a decision
+	// may then reject early, never admit beyond the limit.
+	older  atomic.Pointer[olderSum]
+	leases []lease // one per stripe; nil when the limit warms up
 }
 
-// olderSum is the pass count of the buckets of the window of the bucket
-// starting at start, that bucket excluded. left is built on the first
-// rejection in that bucket, for retryAfter: left[k] is what those buckets
-// held, when it was built, after the oldest k+1 of them leave the window.
-// The buckets only lose counts afterwards (Undo), so left never
-// understates what stays in the window.
+// olderSum is the pass count of the window of the bucket starting at
+// start, that bucket excluded. left is built on the first rejection in
+// that bucket, for retryAfter: left[k] is what those buckets held after
+// the oldest k+1 of them leave the window, never an understatement (they
+// only lose counts afterwards).
 type olderSum struct {
 	start, sum int64
 	left       atomic.Pointer[[]int64]
 }
 
-func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
-	l := &leapArray{cfg: cfg, th: th}
-	if th.warm == nil {
+func newLeapArray(b base, prev Limiter) (*leapArray, error) {
+	l, cfg := &leapArray{base: b}, b.cfg
+	if b.warm == nil {
 		l.leases = make([]lease, stripe.Count())
 	}
 	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
@@ -63,20 +55,9 @@ func newLeapArray(cfg Config, th threshold, prev Limiter) (*leapArray, error) {
 	return l, nil
 }
 
-func (l *leapArray) Config() Config        { return l.cfg }
-func (l *leapArray) warmState() *warmState { return warmStateOf(l.th) }
-
-// AcquireOn admits from the lease of cpu when it has n permits left for
-// the current bucket, else makes the decision on the window (Acquire) and,
-// when the quota left is large, takes a new lease for cpu.
-func (l *leapArray) AcquireOn(cpu uint32, now, n int64) Decision {
-	var d Decision
-	l.AcquireTo(&d, cpu, now, n)
-	return d
-}
-
-// AcquireTo is AcquireOn writing the decision to d; the common case, a
-// permit of the lease, field by field.
+// AcquireTo admits from the lease of cpu when it has n permits left for
+// the current bucket, field by field, else decides on the window (Acquire)
+// and, when the quota left is large, takes a new lease for cpu.
 func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	if l.leases == nil {
 		*d = l.Acquire(now, n)
@@ -86,10 +67,10 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 	w := ls.word.Load()
 	b := l.arr.Current(now)
 	if w&leaseLeft >= n {
-		if ls.tag.Load() == b.Start() && ls.use(w, n) {
+		if ls.tag.Load() == b.Start() && ls.word.CompareAndSwap(w, w-n) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
-			lim := l.th.limit
+			lim := l.cfg.Limit
 			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
 			d.ref, d.mark, d.markFrac = b, 0, 0
 			if d.Remaining == 0 {
@@ -101,7 +82,7 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 		// An empty lease gives nothing back: when the window is full,
 		// the request is rejected without claiming the lease (a flood
 		// of rejections writes nothing).
-		if lim, used := l.th.limit, l.sum(b); n > lim || used+n > lim {
+		if lim, used := l.cfg.Limit, l.sum(b); n > lim || used+n > lim {
 			*d = l.rejected(now, used, n, lim)
 			return
 		}
@@ -110,9 +91,8 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 }
 
 // refill replaces the lease ls, which cannot serve n permits at now: it
-// gives back what the old lease had left, decides n permits at now on the
-// window, and when they are admitted and the quota left allows, leases a
-// share of the quota to the CPU.
+// gives back what the old lease had left, decides n on the window, and
+// when they are admitted and the quota left allows, leases a share of it.
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	w, ok := ls.claim()
 	if !ok {
@@ -131,10 +111,9 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	return d
 }
 
-// giveBackLeft takes left permits of a lease out of the count of the
-// bucket starting at start, its bucket, if it is still in the window. The
-// sum of the buckets before the newest, cached, is computed again: the
-// bucket may be one of them.
+// giveBackLeft takes left permits of a lease out of the count of its
+// bucket, starting at start, if it is still in the window, and drops the
+// cached older sum, which the bucket may be part of.
 func (l *leapArray) giveBackLeft(left, start int64) {
 	if left > 0 {
 		l.arr.UndoAt(start, window.Pass, left)
@@ -143,7 +122,7 @@ func (l *leapArray) giveBackLeft(left, start int64) {
 }
 
 func (l *leapArray) Acquire(now int64, n int64) Decision {
-	lim := l.th.at(now)
+	lim := l.limitAt(now)
 	if used := l.sum(l.arr.Current(now)); n > lim || used+n > lim {
 		// Full without the n: rejected without writing the bucket's
 		// count, which would move its cache line to this CPU and back.
@@ -162,7 +141,7 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 		sum = l.sum(b)
 	}
 	if sum <= lim {
-		l.th.admitted(n)
+		l.admitted(n)
 		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
 		if d.Remaining == 0 {
 			d.Next = l.retryAfter(now, sum, 1, lim)
@@ -196,9 +175,8 @@ func (l *leapArray) sum(b *window.Bucket) int64 {
 }
 
 // retryAfter returns how long until enough of the window's count used has
-// left it for n more to fit under lim. In the newest bucket, it reads the
-// older buckets' counts from olderSum.left and the newest bucket's count
-// afresh: a flood of rejections in one bucket reads them once.
+// left it for n more to fit under lim, reading the older buckets' counts
+// once per bucket (olderSum.left) and the newest bucket's afresh.
 func (l *leapArray) retryAfter(now, used, n, lim int64) time.Duration {
 	if n > lim {
 		return l.cfg.Window
@@ -253,7 +231,7 @@ func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 func (l *leapArray) Undo(d Decision, n int64) {
 	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
 		l.arr.Undo(b, window.Pass, n)
-		l.th.undone(n)
+		l.undone(n)
 	}
 }
 

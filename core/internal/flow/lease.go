@@ -2,19 +2,18 @@ package flow
 
 import "sync/atomic"
 
-// A lease is a share of a limiter's quota that one CPU took in advance and
-// counted when it took it, valid for what its tag says (the leap array:
-// the start of the bucket it was counted in; the token bucket: the time it
-// expires): the limiter admits from it with one compare-and-swap on a
-// cache line that only that CPU writes, instead of writing the shared
-// count, which every CPU writes. Leases are sized by stripe.LeaseSize.
+// A lease is a share of a leap array's quota that one CPU took in advance,
+// counted in the bucket whose start is its tag and usable while that
+// bucket is current: the CPU admits from it with one compare-and-swap on a
+// cache line only it writes, instead of writing the bucket's count, which
+// every CPU writes. Leases are sized by stripe.LeaseSize.
 //
 // word holds a generation (which changes with every new lease) and the
 // permits left. A refill claims the lease by moving word to an odd
 // generation with no permits (claim), gives back what was left of the old
 // lease, then stores the new tag and, last, word with the next even
 // generation and the new permits (renew). A reader that loads word, then
-// tag, and swaps word from the value it loaded (use) has therefore used a
+// tag, and swaps word from the value it loaded has therefore used a
 // permit of the lease of that tag: a refill in between would have changed
 // word.
 type lease struct {
@@ -29,9 +28,6 @@ const (
 	leaseGen  = 1 << leaseBits // one generation in lease.word
 )
 
-// use takes n permits from the lease whose word was w.
-func (ls *lease) use(w, n int64) bool { return ls.word.CompareAndSwap(w, w-n) }
-
 // claim starts a refill: it returns the word of the lease it ended, whose
 // permits left the caller gives back, or false when another refill of ls
 // is under way. The lease is the caller's until it calls renew.
@@ -43,8 +39,7 @@ func (ls *lease) claim() (int64, bool) {
 	return w, true
 }
 
-// renew ends the refill that claimed w: the lease holds permits, valid for
-// tag.
+// renew ends the refill that claimed w: the lease holds permits, for tag.
 func (ls *lease) renew(w, permits, tag int64) {
 	if permits > 0 {
 		ls.tag.Store(tag)

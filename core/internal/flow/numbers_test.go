@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/bucketmodel"
+	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/ratemath"
 )
 
@@ -159,7 +160,7 @@ func TestEdgesOfEveryAlgorithm(t *testing.T) {
 		cfg := tt.cfg
 		t.Run(string(cfg.Algorithm), func(t *testing.T) {
 			l := mustNew(t, cfg, nil)
-			start := floorStart(t0, w) // aligned: a fixed window starts here
+			start := window.Floor(t0, w) // aligned: a fixed window starts here
 			for i, n := range tt.fill {
 				require.True(t, l.Acquire(start, n).OK, "n=%d", n)
 				if i > 0 {
@@ -314,6 +315,31 @@ func TestLeakyCancelledTurnsExactCost(t *testing.T) {
 	l.Undo(ds[5], 1) // a middle slot again
 	l.Undo(ds[4], 1)
 	assert.Equal(t, time.Duration(1333333334), l.Acquire(0, 1).Wait)
+}
+
+// TestLeakyHoleRetryAfter: a request rejected while a slot given back lies
+// beyond its MaxWait (a reload shortened it) is told to retry when that
+// hole comes within reach, not when the TAT does, and the hole admits it
+// then.
+func TestLeakyHoleRetryAfter(t *testing.T) {
+	cfg := Config{Algorithm: LeakyBucket, Limit: 10, Window: s, MaxWait: 500 * ms}
+	l := mustNew(t, cfg, nil)
+	var ds []Decision
+	for range 5 { // slots [0, 500ms)
+		d := l.Acquire(0, 1)
+		require.True(t, d.OK)
+		ds = append(ds, d)
+	}
+	l.Undo(ds[3], 1) // a hole [300ms, 400ms), the slot after it kept
+	cfg.MaxWait = 250 * ms
+	l = mustNew(t, cfg, l)
+	d := l.Acquire(0, 1)
+	require.False(t, d.OK)
+	assert.Equal(t, time.Duration(50*ms), d.RetryAfter, "the hole is 50ms from reach, the TAT 250ms")
+	assert.False(t, l.Acquire(int64(d.RetryAfter)-1, 1).OK, "rejected just before the hint")
+	d = l.Acquire(int64(d.RetryAfter), 1)
+	require.True(t, d.OK, "admitted into the hole at the hint")
+	assert.Equal(t, time.Duration(250*ms), d.Wait)
 }
 
 // TestLeakyHolesBounded: the holes a bucket remembers are bounded; beyond

@@ -66,8 +66,8 @@ func TestRetryAfterCachedNeverEarly(t *testing.T) {
 }
 
 // replayOps plays hist on a fresh limiter of cfg.
-func replayOps(t *testing.T, cfg Config, hist []retryOp) Limiter {
-	l := mustNew(t, cfg, nil)
+func replayOps(t *testing.T, cfg Config, hist []retryOp) *leapArray {
+	l := mustNew(t, cfg, nil).(*leapArray)
 	ds := make([]Decision, len(hist))
 	for i, op := range hist {
 		if op.undo >= 0 {

@@ -11,50 +11,37 @@ import (
 // first. A request of n fits when the (lim-n+1)-th newest admission has left
 // the window.
 type slidingLog struct {
-	cfg Config
-	th  threshold
-	log *timeLog
+	base
+	mu   sync.Mutex // guards the fields below
+	ring []int64    // admission times, ascending from head; math.MinInt64 when unused
+	head int        // index of the oldest entry
+	seq  int64      // number of admissions written, for Undo
+	last int64      // latest time seen; earlier readings are treated as this one
 }
 
-// timeLog is the ring of admission times; mu guards all of it.
-type timeLog struct {
-	mu   sync.Mutex
-	ring []int64 // admission times, ascending from head; math.MinInt64 when unused
-	head int     // index of the oldest entry
-	seq  int64   // number of admissions written, for Undo
-	last int64   // latest time seen; earlier readings are treated as this one
-}
-
-func newSlidingLog(cfg Config, th threshold, prev Limiter) *slidingLog {
-	l := &timeLog{ring: make([]int64, cfg.Limit), last: math.MinInt64}
+func newSlidingLog(b base, prev Limiter) *slidingLog {
+	l := &slidingLog{base: b, ring: make([]int64, b.cfg.Limit), last: math.MinInt64}
 	for i := range l.ring {
 		l.ring[i] = math.MinInt64
 	}
 	if p, ok := prev.(*slidingLog); ok {
-		p.log.mu.Lock()
+		p.mu.Lock()
 		// Copy the newest entries, as many as fit, keeping their order.
-		k := min(len(p.log.ring), len(l.ring))
+		k := min(len(p.ring), len(l.ring))
 		for i := 0; i < k; i++ {
-			l.ring[len(l.ring)-k+i] = p.log.entry(len(p.log.ring) - k + i)
+			l.ring[len(l.ring)-k+i] = p.entry(len(p.ring) - k + i)
 		}
-		l.last = p.log.last
-		p.log.mu.Unlock()
+		l.last = p.last
+		p.mu.Unlock()
 	}
-	return &slidingLog{cfg: cfg, th: th, log: l}
+	return l
 }
 
-func (s *slidingLog) Config() Config        { return s.cfg }
-func (s *slidingLog) warmState() *warmState { return warmStateOf(s.th) }
-
 // entry returns the i-th oldest entry.
-func (l *timeLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
+func (l *slidingLog) entry(i int) int64 { return l.ring[(l.head+i)%len(l.ring)] }
 
-func (s *slidingLog) AcquireOn(_ uint32, now, n int64) Decision { return s.Acquire(now, n) }
-
-func (s *slidingLog) Acquire(now int64, n int64) Decision {
-	lim := s.th.at(now)
-	w := int64(s.cfg.Window)
-	l := s.log
+func (l *slidingLog) Acquire(now int64, n int64) Decision {
+	lim, w := l.limitAt(now), int64(l.cfg.Window)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	read := now // the caller's reading: retry-after is measured on its clock
@@ -77,7 +64,7 @@ func (s *slidingLog) Acquire(now int64, n int64) Decision {
 		l.head = (l.head + 1) % size
 	}
 	l.seq += n
-	s.th.admitted(n)
+	l.admitted(n)
 	d := Decision{OK: true, Limit: lim, Remaining: lim - used - n, mark: l.seq}
 	if d.Remaining == 0 {
 		// A request of one waits for the lim-th newest entry, the oldest
@@ -89,12 +76,11 @@ func (s *slidingLog) Acquire(now int64, n int64) Decision {
 
 // Undo removes the reservation's entries when nothing was admitted after it;
 // otherwise they stay, which only makes the log stricter until they expire.
-func (s *slidingLog) Undo(d Decision, n int64) {
+func (l *slidingLog) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
 	}
-	s.th.undone(n)
-	l := s.log
+	l.undone(n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if d.mark != l.seq {

@@ -58,21 +58,18 @@ func newWarmup(cfg Config, prev Limiter) *warmup {
 	periods := float64(cfg.Warmup) / float64(cfg.Window)
 	w := &warmup{
 		limit: cfg.Limit,
-		cold:  max(cfg.Limit/int64(cfg.ColdFactor), 1),
+		cold:  min(max(cfg.Limit/int64(cfg.ColdFactor), 1), cfg.Limit),
 		tick:  max(int64(cfg.Warmup)/100, int64(cfg.Window)),
 		fill:  float64(cfg.Limit) / float64(cfg.Window),
 		cf:    cf,
-	}
-	if cfg.Limit == 0 {
-		w.cold = 0
 	}
 	if cfg.ColdFactor > 1 && cfg.Limit > 0 {
 		w.warn = periods * float64(cfg.Limit) / (cf - 1)
 		w.max = w.warn + periods*2*float64(cfg.Limit)/(cf+1)
 		w.slope = (cf - 1) / w.fill / (w.max - w.warn)
 	}
-	if p, ok := prev.(interface{ warmState() *warmState }); ok && p.warmState() != nil {
-		w.state = p.warmState()
+	if p, ok := prev.(interface{ common() *base }); ok && p.common().warm != nil {
+		w.state = p.common().warm.state
 	} else {
 		w.state = &warmState{}
 		w.state.level.Store(math.Float64bits(1)) // cold
@@ -129,13 +126,4 @@ func (w *warmup) at(now int64) int64 {
 		s.eff.Store(w.limitFor(tokens))
 	}
 	return s.eff.Load()
-}
-
-// warmStateOf returns the warm-up state of th for a reload to carry over, or
-// nil when th has no warm-up.
-func warmStateOf(th threshold) *warmState {
-	if th.warm == nil {
-		return nil
-	}
-	return th.warm.state
 }

@@ -62,7 +62,7 @@ func TestWindowNextIsTheNextRetry(t *testing.T) {
 // request.
 func TestLeapArrayLeasedNextIsTheNextRetry(t *testing.T) {
 	cfg := Config{Algorithm: LeapArray, Limit: 1 << 20, Window: s, Buckets: 10}
-	l := mustNew(t, cfg, nil)
+	l := mustNew(t, cfg, nil).(*leapArray)
 	now := int64(30 * ms)
 	first := l.AcquireOn(1, now, 1) // takes a lease
 	require.True(t, first.OK)

@@ -45,20 +45,15 @@ func (b *Bucket) Start() int64 { return b.start }
 // Get returns the count of ev.
 func (b *Bucket) Get(ev Event) int64 { return b.counts[ev].Load() }
 
-// MinRT returns the smallest response time recorded, or math.MaxInt64 when
-// none was.
+// MinRT returns the smallest response time recorded, math.MaxInt64 if none.
 func (b *Bucket) MinRT() int64 { return b.minRT.Load() }
 
-// Peak returns the highest concurrency recorded.
-func (b *Bucket) Peak() int64 { return b.peak.Load() }
-
 // RaisePeak records concurrency c if it is the highest seen in the bucket.
-func (b *Bucket) RaisePeak(c int64) {
-	for {
-		p := b.peak.Load()
-		if c <= p || b.peak.CompareAndSwap(p, c) {
-			return
-		}
+func (b *Bucket) RaisePeak(c int64) { raise(&b.peak, c) }
+
+// raise stores x in v unless v holds x or more.
+func raise(v *atomic.Int64, x int64) {
+	for p := v.Load(); x > p && !v.CompareAndSwap(p, x); p = v.Load() {
 	}
 }
 
@@ -127,11 +122,10 @@ func (a *LeapArray) BucketLen() time.Duration { return time.Duration(a.bucketLen
 // Buckets returns the number of buckets.
 func (a *LeapArray) Buckets() int { return len(a.slots) }
 
-// Newest returns the start of the newest bucket, or math.MinInt64 before the
-// first Add. It is raised before a bucket of a new round is installed, so a
+// Newest returns the start of the newest bucket, math.MinInt64 before the
+// first. It is raised before a bucket of a new round is installed, so a
 // caller who summed the window of bucket b and then reads Newest() ==
-// b.Start() knows that no bucket of that window was replaced before its sum
-// read it: the sum was exact.
+// b.Start() knows that its sum read every bucket of that window.
 func (a *LeapArray) Newest() int64 { return a.latest.Load() }
 
 // Latest returns the newest bucket installed, nil before the first: an
@@ -141,16 +135,15 @@ func (a *LeapArray) Latest() *Bucket { return a.cur.Load() }
 
 // startOf returns the start of the bucket now falls in, never earlier than
 // the newest bucket.
-func (a *LeapArray) startOf(now int64) int64 {
-	r := now % a.bucketLen
+func (a *LeapArray) startOf(now int64) int64 { return max(Floor(now, a.bucketLen), a.latest.Load()) }
+
+// Floor returns the start of the aligned period of length p holding t.
+func Floor(t, p int64) int64 {
+	r := t % p
 	if r < 0 {
-		r += a.bucketLen
+		r += p
 	}
-	ws := now - r
-	if l := a.latest.Load(); ws < l {
-		ws = l
-	}
-	return ws
+	return t - r
 }
 
 func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
@@ -186,7 +179,7 @@ func (a *LeapArray) install(now int64) *Bucket {
 		// Publish the new round before installing it, so that a reader who
 		// still sees Newest at or before its bucket knows no slot has been
 		// replaced by a later round (see Newest).
-		a.raiseLatest(ws)
+		raise(&a.latest, ws)
 		nb := newBucket(ws)
 		if a.totals != nil {
 			for i, v := range a.totals() {
@@ -205,20 +198,7 @@ func (a *LeapArray) install(now int64) *Bucket {
 
 // raiseCur makes b the cached newest bucket unless a newer one is cached.
 func (a *LeapArray) raiseCur(b *Bucket) {
-	for {
-		c := a.cur.Load()
-		if c != nil && c.start >= b.start || a.cur.CompareAndSwap(c, b) {
-			return
-		}
-	}
-}
-
-func (a *LeapArray) raiseLatest(ws int64) {
-	for {
-		l := a.latest.Load()
-		if ws <= l || a.latest.CompareAndSwap(l, ws) {
-			return
-		}
+	for c := a.cur.Load(); (c == nil || c.start < b.start) && !a.cur.CompareAndSwap(c, b); c = a.cur.Load() {
 	}
 }
 
@@ -232,20 +212,18 @@ func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
 	}
 	b.counts[ev].Add(v)
 	if a.cur.Load() == b && a.latest.Load() == b.start {
-		return b // settle's first case, without a call
+		return b // b is the newest bucket: installed, and inside its own interval
 	}
 	return a.settle(now, b, func(nb *Bucket) { nb.counts[ev].Add(v) })
 }
 
-// settle re-checks that b is still installed and still inside the interval
-// of the newest bucket after a write to it. When it was replaced meanwhile,
-// or the writer was held up long enough for the array to move a whole
-// interval past b (b then installed stale, outside every later window), the
-// write is redone on the newest bucket by redo.
+// settle is Add's and AddRT's check, after a write to b that is not the
+// newest bucket, that b is still installed and inside the interval of the
+// newest. When it was replaced meanwhile, or the writer was held up long
+// enough for the array to move a whole interval past b (b then installed
+// stale, outside every later window), the write is redone on the newest
+// bucket by redo.
 func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
-	if a.cur.Load() == b && a.latest.Load() == b.start {
-		return b // b is the newest bucket: installed, and inside its own interval
-	}
 	if a.slot(b.start).Load() == b && b.start > a.latest.Load()-a.interval {
 		return b
 	}
@@ -254,17 +232,15 @@ func (a *LeapArray) settle(now int64, b *Bucket, redo func(*Bucket)) *Bucket {
 	return nb
 }
 
-// Undo subtracts v from event ev of bucket b, which an earlier Add returned.
-// If b has been replaced since, the count already left the window with it and
-// nothing is done.
+// Undo subtracts v from event ev of bucket b, which an earlier Add returned,
+// unless b has been replaced since (the count left the window with it).
 func (a *LeapArray) Undo(b *Bucket, ev Event, v int64) {
 	if a.slot(b.start).Load() == b {
 		b.counts[ev].Add(-v)
 	}
 }
 
-// UndoAt is Undo on the bucket starting at start, if it is still
-// installed.
+// UndoAt is Undo on the bucket starting at start, if it is installed.
 func (a *LeapArray) UndoAt(start int64, ev Event, v int64) {
 	if b := a.slot(start).Load(); b != nil && b.start == start {
 		b.counts[ev].Add(-v)
@@ -301,23 +277,13 @@ func (b *Bucket) addRT(rt int64, failed bool) {
 // LowerMinRT records response time rt if it is the smallest seen in the
 // bucket.
 func (b *Bucket) LowerMinRT(rt int64) {
-	for {
-		m := b.minRT.Load()
-		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
-			return
-		}
+	for m := b.minRT.Load(); rt < m && !b.minRT.CompareAndSwap(m, rt); m = b.minRT.Load() {
 	}
-}
-
-// ObservePeak records concurrency c in the bucket for now if it is the
-// highest seen there.
-func (a *LeapArray) ObservePeak(now int64, c int64) {
-	a.Current(now).RaisePeak(c)
 }
 
 // Sum returns the total of ev over the whole interval ending at now.
 func (a *LeapArray) Sum(now int64, ev Event) int64 {
-	return a.SumSince(a.startOf(now), a.interval, ev)
+	return a.SumOver(now, time.Duration(a.interval), ev)
 }
 
 // span returns d as nanoseconds clamped to [0, interval]: a span longer than
@@ -325,21 +291,15 @@ func (a *LeapArray) Sum(now int64, ev Event) int64 {
 func (a *LeapArray) span(d int64) int64 { return min(max(d, 0), a.interval) }
 
 // SumOver returns the total of ev over the buckets of the last span ending at
-// now; span is rounded up to whole buckets and capped at the interval.
+// now (span rounded up to whole buckets, capped at the interval), and also
+// of any newer bucket (installed by a goroutine whose clock is ahead), so a
+// check made at now never misses a reservation that belongs to its window.
 func (a *LeapArray) SumOver(now int64, span time.Duration, ev Event) int64 {
-	return a.SumSince(a.startOf(now), int64(span), ev)
-}
-
-// SumSince returns the total of ev over the buckets whose start lies in
-// (ws-span, ws], and also of any bucket newer than ws (installed by a
-// goroutine whose clock is ahead), so a check made at ws never misses a
-// reservation that belongs to its window. span is capped at the interval.
-func (a *LeapArray) SumSince(ws int64, span int64, ev Event) int64 {
-	span = a.span(span)
+	from := a.startOf(now) - a.span(int64(span))
 	var sum int64
 	for i := range a.slots {
 		b := a.slots[i].Load()
-		if b != nil && b.start > ws-span {
+		if b != nil && b.start > from {
 			sum += b.counts[ev].Load()
 		}
 	}
@@ -370,36 +330,15 @@ type Snapshot struct {
 // SnapshotOver returns the totals of the buckets of the last span ending at
 // now (span rounded up to whole buckets, capped at the interval).
 func (a *LeapArray) SnapshotOver(now int64, span time.Duration) Snapshot {
-	ws, sp := a.startOf(now), a.span(int64(span))
-	s := Snapshot{MinRT: math.MaxInt64}
-	for i := range a.slots {
-		b := a.slots[i].Load()
-		if b == nil || b.start <= ws-sp || b.start > ws {
-			continue
-		}
-		s.Pass += b.counts[Pass].Load()
-		s.Block += b.counts[Block].Load()
-		s.Complete += b.counts[Complete].Load()
-		s.Error += b.counts[Error].Load()
-		s.RT += b.counts[RT].Load()
-		s.MinRT = min(s.MinRT, b.minRT.Load())
-		s.Peak = max(s.Peak, b.peak.Load())
-	}
-	if s.MinRT == math.MaxInt64 {
-		s.MinRT = 0
-	}
+	s, _, _ := a.over(now, span)
 	return s
 }
 
-// MarkedOver is SnapshotOver for an array made by NewMarked: the totals
-// at the end of the span (those the bucket after it recorded, or the
-// caller's now) less those its oldest bucket recorded. A count added
-// between a bucket's installing and its recording of the totals counts in
-// that bucket rather than the one before.
-func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
+// over is SnapshotOver, also returning the oldest bucket of the span and
+// the oldest after it, if any.
+func (a *LeapArray) over(now int64, span time.Duration) (s Snapshot, first, next *Bucket) {
 	ws, sp := a.startOf(now), a.span(int64(span))
-	s := Snapshot{MinRT: math.MaxInt64}
-	var first, next *Bucket // the oldest bucket of the span, the oldest after it
+	s.MinRT = math.MaxInt64
 	for i := range a.slots {
 		b := a.slots[i].Load()
 		switch {
@@ -412,6 +351,11 @@ func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
 			if first == nil || b.start < first.start {
 				first = b
 			}
+			s.Pass += b.counts[Pass].Load()
+			s.Block += b.counts[Block].Load()
+			s.Complete += b.counts[Complete].Load()
+			s.Error += b.counts[Error].Load()
+			s.RT += b.counts[RT].Load()
 			s.MinRT = min(s.MinRT, b.minRT.Load())
 			s.Peak = max(s.Peak, b.peak.Load())
 		}
@@ -419,17 +363,25 @@ func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
 	if s.MinRT == math.MaxInt64 {
 		s.MinRT = 0
 	}
+	return s, first, next
+}
+
+// MarkedOver is SnapshotOver for an array made by NewMarked: the totals
+// at the end of the span (those the bucket after it recorded, or the
+// caller's now) less those its oldest bucket recorded. A count added
+// between a bucket's installing and its recording of the totals counts in
+// that bucket rather than the one before.
+func (a *LeapArray) MarkedOver(now int64, span time.Duration) Snapshot {
+	s, first, next := a.over(now, span)
 	if first == nil {
 		return s
 	}
-	var end Counts
+	end := a.totals // read after the buckets: never below their marks
 	if next != nil {
-		end = next.marks()
-	} else {
-		end = a.totals() // read after the buckets: never below their marks
+		end = next.marks
 	}
-	start := first.marks()
-	diff := func(ev Event) int64 { return max(end[ev]-start[ev], 0) }
+	e, start := end(), first.marks()
+	diff := func(ev Event) int64 { return max(e[ev]-start[ev], 0) }
 	s.Pass, s.Block, s.Complete, s.Error, s.RT = diff(Pass), diff(Block), diff(Complete), diff(Error), diff(RT)
 	return s
 }
@@ -452,15 +404,7 @@ func (s Snapshot) Merge(o Snapshot) Snapshot {
 	if s.Complete == 0 || o.Complete == 0 {
 		minRT = max(s.MinRT, o.MinRT) // only one side recorded one, or none did
 	}
-	return Snapshot{
-		Pass:     s.Pass + o.Pass,
-		Block:    s.Block + o.Block,
-		Complete: s.Complete + o.Complete,
-		Error:    s.Error + o.Error,
-		RT:       s.RT + o.RT,
-		MinRT:    minRT,
-		Peak:     max(s.Peak, o.Peak),
-	}
+	return Snapshot{s.Pass + o.Pass, s.Block + o.Block, s.Complete + o.Complete, s.Error + o.Error, s.RT + o.RT, minRT, max(s.Peak, o.Peak)}
 }
 
 // Count returns the count of ev in the bucket starting at start, or 0 when
@@ -476,8 +420,7 @@ func (a *LeapArray) Count(start int64, ev Event) int64 {
 // with its start; slots holding no bucket of the interval are skipped.
 func (a *LeapArray) Each(now int64, fn func(b *Bucket)) {
 	ws := a.startOf(now)
-	n := int64(len(a.slots))
-	for i := n - 1; i >= 0; i-- {
+	for i := int64(len(a.slots)) - 1; i >= 0; i-- {
 		start := ws - i*a.bucketLen
 		if b := a.slot(start).Load(); b != nil && b.start == start {
 			fn(b)

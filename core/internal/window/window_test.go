@@ -193,7 +193,6 @@ func TestSumOverCappedAtInterval(t *testing.T) {
 	a.AddRT(520, 7, false)
 	for _, span := range []time.Duration{tInterval, tInterval + 1, 2 * tInterval, time.Hour} {
 		assert.Equal(t, int64(1), a.SumOver(520, span, Pass), "SumOver span %d", span)
-		assert.Equal(t, int64(1), a.SumSince(500, int64(span), Pass), "SumSince span %d", span)
 		s := a.SnapshotOver(520, span)
 		assert.Equal(t, int64(1), s.Pass, "SnapshotOver span %d", span)
 	}
@@ -207,16 +206,16 @@ func TestSnapshotOver(t *testing.T) {
 	// In time order: a reading earlier than the newest bucket counts there.
 	a.Add(10, Pass, 3)
 	a.AddRT(20, 50, false)
-	a.ObservePeak(30, 5)
+	a.Current(30).RaisePeak(5)
 	a.Add(110, Pass, 2)
 	a.Add(120, Block, 4)
 	a.AddRT(130, 30, true)
 	a.AddRT(140, 90, false)
-	a.ObservePeak(150, 9)
-	a.ObservePeak(160, 2) // lower: ignored
+	a.Current(150).RaisePeak(9)
+	a.Current(160).RaisePeak(2) // lower: ignored
 	a.Add(310, Pass, 1)
 	a.AddRT(320, 40, true)
-	a.ObservePeak(330, 1)
+	a.Current(330).RaisePeak(1)
 
 	tests := []struct {
 		now  int64
@@ -288,7 +287,7 @@ func TestMarkedOver(t *testing.T) {
 			a.Add(ev.at, ev.ev, ev.v)
 			m.add(ev.at, ev.ev, ev.v)
 		}
-		a.ObservePeak(ev.at, ev.at%7)
+		a.Current(ev.at).RaisePeak(ev.at % 7)
 		m.a.Current(ev.at).RaisePeak(ev.at % 7)
 		for now := ev.at - 2*tInterval; now <= ev.at+2*tInterval; now += tLen / 2 {
 			for _, span := range []time.Duration{tLen, 2 * tLen, 3 * tLen, tInterval} {
@@ -303,10 +302,10 @@ func TestBucketAccessors(t *testing.T) {
 	a := newArray(t)
 	b := a.Current(0)
 	assert.Equal(t, int64(math.MaxInt64), b.MinRT(), "no completion yet")
-	assert.Zero(t, b.Peak())
+	assert.Zero(t, b.peak.Load())
 	b.RaisePeak(3)
 	b.RaisePeak(2)
-	assert.Equal(t, int64(3), b.Peak())
+	assert.Equal(t, int64(3), b.peak.Load())
 	a.AddRT(0, 12, false)
 	a.AddRT(0, 15, false)
 	assert.Equal(t, int64(12), b.MinRT())
@@ -473,5 +472,14 @@ func TestConcurrentAdd(t *testing.T) {
 		assert.Equal(t, int64(goroutines*perG/8), s.Error, "round %d", round)
 		assert.Equal(t, int64(goroutines*perG/4*10), s.RT, "round %d", round)
 		assert.Equal(t, int64(10), s.MinRT, "round %d", round)
+	}
+}
+
+func TestFloor(t *testing.T) {
+	tests := []struct{ t, p, want int64 }{
+		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Floor(tt.t, tt.p), "Floor(%d, %d)", tt.t, tt.p)
 	}
 }
