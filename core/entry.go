@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
@@ -150,19 +149,6 @@ func (rs *ruleState) quota(lim, remaining int64) Quota {
 	return q
 }
 
-// quotaOf returns the quota policy of the rule of rs after its decision d
-// admitted a request: quota's, but when d leaves no quota (d.Next), Reset
-// is the time from when the request proceeds (after d.Wait) until the next
-// request would be admitted, rounded up to the millisecond: what a
-// rejection right after it tells.
-func (rs *ruleState) quotaOf(d *flow.Decision) Quota {
-	q := rs.quota(d.Limit, d.Remaining)
-	if next := d.Next - d.Wait; q.Remaining == 0 && next > 0 {
-		q.Reset = ceilMilli(next)
-	}
-	return q
-}
-
 // scaleUp returns d*num/den for non-negative d and num and positive den,
 // rounded up, and at most the longest Duration.
 func scaleUp(d time.Duration, num, den int64) time.Duration {
@@ -200,6 +186,20 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	return g.enter(ctx, resource, nil, opts)
+}
+
+// EnterLazy is Enter for a request whose params cost something to gather
+// (an adapter lending a holder from a pool, say): it calls params, at most
+// once and before it returns, only when a rule that decides the request
+// reads params (a hotspot rule's Param, a Priority param), and hands Enter
+// what it returns as WithParams would. Whether params are read is told by
+// the same rules that then decide the request, so a request entering while
+// SetRules replaces the rules is never decided by rules reading params
+// without them. EnterLazy keeps no reference to params once it returns: a
+// closure passed here costs no allocation. A WithParams option, if given,
+// is used instead, and params is not called; a nil params is Enter.
+func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Params, opts ...EnterOption) (Entry, error) {
+	return g.enter(ctx, resource, params, opts)
 }
 
 // enter is Enter, gathering the request's params with lazy (see EnterLazy)
@@ -266,7 +266,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		if bk == nil {
 			now = b.read()
 		}
-	case b.stored && !b.waits():
+	case b.stored && !b.wait:
 		now = b.read() // after the store's round trip (binding.stored)
 	}
 	if bk == nil {
@@ -299,10 +299,6 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 
 // read reads the Guard's clock.
 func (b *binding) read() int64 { return int64(b.clock.Now()) }
-
-// waits reports whether a rule of b may make requests wait for their turn.
-// Those rules come last; b notes it, so that Enter and Exit read no rule.
-func (b *binding) waits() bool { return b.wait }
 
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases

@@ -134,7 +134,11 @@ func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*systemKind); ok {
 		p = k.l
 	}
-	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load}, nil
+	t := traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load}
+	// Only a fixed threshold on a count can be below n for good.
+	fixed := c.Signal == system.InFlight || c.Signal == system.QPS
+	t.over = func(n int64) bool { return fixed && float64(n) > c.Threshold }
+	return &systemKind{system.New(c, p), g.system, g.clock}, t, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {

@@ -80,36 +80,16 @@ func (st *resStripe) exit(n, rt, w int64) {
 	st.exited.Add(n)
 }
 
-// rtSampling is how many requests of one permit a response time stands for
-// when Exit times a sample of them. On a Guard on the system clock, a
-// resource none of whose rules reads response times (limiter.times) has
-// the first of every rtSampling requests of one permit admitted through a
-// statistics stripe timed, its response time counting rtSampling times in
-// RT, Total.RT and RTHistogram, so that 15 passes in 16 read the clock once
-// (Enter's) instead of twice. Requests of several permits, the requests of
-// a resource with a rule that reads response times, and every request of
-// a Guard given WithClock are timed, each counting once.
-//
-// The estimate: RT is rtSampling times the sum of the sampled response
-// times, each histogram bucket but the first rtSampling times its sampled
-// count, the first bucket the completed requests less the others; MinRT
-// is the least sampled response time, never below the true least. A sample
-// stands for itself and the rtSampling-1 requests admitted after it on its
-// stripe, whatever their own times, as any sample does; as requests end
-// out of order, the estimated count differs from the requests completed by
-// fewer than rtSampling a stripe (the histogram's first bucket makes up
-// the difference when it is below; never negative, it can then add up to
-// more than Complete). A completion not timed counts in the newest
-// statistics bucket of its stripe: at or after the bucket of its start, and
-// before that of its end when no request entered the stripe since.
-//
-// A resource without rules (statistics only) reads the clock in Enter for
-// the timed requests only: the others count as passed in the newest bucket
-// of their stripe too, which the last timed request, at most rtSampling-1
-// requests of the stripe before, made current. So after a pause, the
-// requests of a stripe before its first timed one count at the time of
-// the request before the pause: in the last second's figures while that
-// is recent, not after. Totals are exact.
+// rtSampling is how many requests of one permit a timed one stands for
+// when Exit times a sample of them, on a Guard on the system clock, for a
+// resource none of whose rules reads response times (limiter.times): the
+// first of every rtSampling admitted through a statistics stripe, its
+// response time counting rtSampling times in RT, Total.RT and RTHistogram.
+// ResourceStats.Pass says what the estimate then is. As requests end out
+// of order, the histogram's first bucket (the completed requests less the
+// others, see addRTs) makes up the difference when the estimated count is
+// below the true one; never negative, the buckets can then add up to more
+// than Complete.
 //
 // 16 rather than 8 took a pass without rules from 40 to 36 cpu-ns and one
 // flow rule's from 77 to 73 (core/internal/peerbench, alternated rounds).
@@ -160,12 +140,22 @@ func (st *resStripe) addRTs(h *RTHistogram) {
 // inFlight returns the number of permits in flight: exited first, so that
 // a request entering and exiting meanwhile is not counted as exited only.
 func (r *resource) inFlight() int64 {
-	var n int64
-	for i := range r.stripes {
-		n -= r.stripes[i].exited.Load()
-	}
+	exited := r.exited()
+	return r.entered() - exited
+}
+
+// entered and exited return the permits admitted and exited through r's
+// stripes (resStripe.entered, exited).
+func (r *resource) entered() (n int64) {
 	for i := range r.stripes {
 		n += r.stripes[i].entered.Load()
+	}
+	return n
+}
+
+func (r *resource) exited() (n int64) {
+	for i := range r.stripes {
+		n += r.stripes[i].exited.Load()
 	}
 	return n
 }
@@ -180,14 +170,8 @@ const peakSampling = 4
 // entering and exiting meanwhile counts as exited only. Enter records it
 // as a peak: it stays within a concurrency limit.
 func (r *resource) inFlightSince() int64 {
-	var n int64
-	for i := range r.stripes {
-		n += r.stripes[i].entered.Load()
-	}
-	for i := range r.stripes {
-		n -= r.stripes[i].exited.Load()
-	}
-	return n
+	entered := r.entered()
+	return entered - r.exited()
 }
 
 func newResource(name string, stripes int) *resource {

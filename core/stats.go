@@ -252,40 +252,28 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	for i := range r.stripes {
 		s = s.Merge(r.stripes[i].stats.MarkedOver(now, statInterval))
 	}
-	out := ResourceStats{
-		Resource: r.name,
-		InFlight: r.inFlight(),
-		Pass:     s.Pass,
-		Block:    s.Block,
-		Complete: s.Complete,
-		Error:    s.Error,
-		RT:       time.Duration(s.RT),
-		MinRT:    time.Duration(s.MinRT),
-		Peak:     s.Peak,
-	}
+	out := ResourceStats{Resource: r.name, InFlight: r.inFlight(), Pass: s.Pass, Block: s.Block, Complete: s.Complete,
+		Error: s.Error, RT: time.Duration(s.RT), MinRT: time.Duration(s.MinRT), Peak: s.Peak}
 	// exited first: a request that exits between the loads counts as
 	// passed, not yet completed, never completed without having passed.
-	for i := range r.stripes {
-		out.Total.Complete += r.stripes[i].exited.Load()
-	}
+	out.Total.Complete = r.exited()
+	var by [reason.N]int64
 	for i := range r.stripes {
 		t := &r.stripes[i]
 		out.Total.Pass += t.entered.Load()
-		out.Total.Block += t.blocked()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
 		t.addRTs(&out.Total.RTHistogram)
-	}
-	for i, name := range reason.Names {
-		var n int64
-		for j := range r.stripes {
-			n += r.stripes[j].blockedBy[i].Load()
+		for j := range by {
+			by[j] += t.blockedBy[j].Load()
 		}
-		if n > 0 {
+	}
+	for i, n := range by {
+		if out.Total.Block += n; n > 0 {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
-			out.Total.BlockedBy[name] = n
+			out.Total.BlockedBy[reason.Names[i]] = n
 		}
 	}
 	return out
@@ -370,10 +358,7 @@ func (b *binding) bindTo(r *resource) {
 	if len(b.rules) == 0 {
 		return
 	}
-	var entered int64
-	for i := range r.stripes {
-		entered += r.stripes[i].entered.Load()
-	}
+	entered := r.entered()
 	for _, rs := range b.rules {
 		st := rs.stats
 		st.mu.Lock()
@@ -432,9 +417,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 		names = append(names, r.name)
 		e, ok := entered[r]
 		if !ok {
-			for i := range r.stripes {
-				e += r.stripes[i].entered.Load()
-			}
+			e = r.entered()
 		}
 		n += max(e-base, 0) // r read before it was bound: it counts at the next snapshot
 	}
@@ -446,26 +429,25 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 	return names, n
 }
 
-// blocked returns the requests the rule blocked over the second ending at
-// now, and since it was first set.
-func (st *ruleStats) blocked(now int64) (last, total int64) {
+// counts returns the requests the rule blocked over the second ending at
+// now and since it was first set, and those it would have blocked in
+// shadow, likewise.
+func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowedTotal int64) {
 	for i := range st.stripes {
-		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Block
-		total += st.stripes[i].blocked.Load() + st.stripes[i].lone.Load()
+		sp := &st.stripes[i]
+		last := sp.blocks.MarkedOver(now, statInterval)
+		blocked, shadowed = blocked+last.Block, shadowed+last.Pass
+		blockedTotal += sp.blocked.Load() + sp.lone.Load()
+		shadowedTotal += sp.shadowed.Load()
 	}
-	return last, total
+	return blocked, blockedTotal, shadowed, shadowedTotal
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// or that it would have blocked (shadow: its blocks count apart), and tells
-// the reporter so once per blockLogInterval.
-func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow bool) {
-	rs.blockIn(g, cpu, now, n, shadow, false)
-}
-
-// blockIn is block; alone counts a block the rule decided alone, evaluated
-// too (ruleStripe.lone).
-func (rs *ruleState) blockIn(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
+// or that it would have blocked (shadow: its blocks count apart); alone
+// counts a block the rule decided alone, evaluated too (ruleStripe.lone).
+// It tells the reporter so at most once per blockLogInterval.
+func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	count, logged := &sp.blocked, &st.logged
@@ -477,53 +459,24 @@ func (rs *ruleState) blockIn(g *Guard, cpu uint32, now, n int64, shadow, alone b
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)
-	last, due := st.logDue(now)
-	if !due {
+	last := st.lastLog.Load() // math.MinInt64: never logged
+	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
 		return
 	}
-	_, total := st.blocked(now)
+	_, total, _, shadowTotal := st.counts(now)
 	if shadow {
-		_, total = st.shadowed(now)
+		total = shadowTotal
 	}
-	rs.reportBlocks(g, now, last, total-logged.Swap(total), shadow)
-}
-
-// logDue tells whether the rule's blocks (or shadow blocks) are to be
-// logged at now, at most once per blockLogInterval, and claims the log if
-// so; last is the time of the previous one (math.MinInt64: none).
-func (st *ruleStats) logDue(now int64) (last int64, due bool) {
-	last = st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
-		return last, false
-	}
-	return last, true
-}
-
-// reportBlocks tells the reporter that the rule of rs blocked requests, or
-// would have (shadow): blocked of them since last, the time of the last
-// report (math.MinInt64: none).
-func (rs *ruleState) reportBlocks(g *Guard, now, last, blocked int64, shadow bool) {
-	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: blocked, shadow: shadow}
+	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: total - logged.Swap(total), shadow: shadow}
 	if last != math.MinInt64 {
 		r.over = time.Duration(now - last)
 	}
 	g.reporter.send(report{blocking: r})
 }
 
-// shadowed returns the requests the rule, in shadow, would have blocked
-// over the second ending at now, and since it was first set.
-func (st *ruleStats) shadowed(now int64) (last, total int64) {
-	for i := range st.stripes {
-		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Pass
-		total += st.stripes[i].shadowed.Load()
-	}
-	return last, total
-}
-
 func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedAfter time.Duration) RuleStats {
 	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
-	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
-	out.Shadowed, out.ShadowedTotal = rs.stats.shadowed(now)
+	out.Blocked, out.BlockedTotal, out.Shadowed, out.ShadowedTotal = rs.stats.counts(now)
 	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
 	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
 	rs.lim.stats(&out, now)
