@@ -9,7 +9,6 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
@@ -290,7 +289,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
 	st.bucket(now)
-	why := reason.Cancelled
+	why := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		why = reasonOf(be)
 	}

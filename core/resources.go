@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -17,59 +16,45 @@ const (
 )
 
 // resource is the per-name state of the Guard: statistics that live as long
-// as the Guard, and the rules bound to it under the current rule set.
-//
-// The statistics are striped: each request counts in one stripe, picked
-// by the processor (P) the goroutine entering runs on (see stripe.Picker),
-// so that requests entering on different CPUs write different cache lines
-// and a CPU keeps writing lines it holds. Snapshots merge the stripes.
+// as the Guard, striped by the processor (P) the goroutine entering runs on
+// (see stripe.Picker) so that CPUs write different cache lines, and the
+// rules bound to it under the current rule set.
 type resource struct {
 	name    string
 	stripes []resStripe
 	binding atomic.Pointer[binding]
 }
 
-// resStripe is one statistics stripe of a resource: counts since the
-// resource was made, and the leap array of its recent statistics (which
-// records those counts in each bucket, so that a request adds to the
-// counts only: see totals), on cache
-// lines of their own (a resStripe is 320 bytes, and stripes are allocated
-// together, 64-aligned): the first written by every request, the second by
-// blocks, the others (the response time histogram, see RTHistogram) by
-// Exit.
+// resStripe is one statistics stripe of a resource, 320 bytes on cache
+// lines of their own (stripes are allocated together, 64-aligned): the
+// first written by every request, the second by blocks, the others (the
+// response time histogram, see RTHistogram) by Exit. Its counts run since
+// the resource was made, and its leap array of recent statistics records
+// them in each bucket (see totals), so that a request adds to them only.
 //
-// entered and exited count the permits admitted and exited through the
-// stripe: their difference is the stripe's count in flight, and they are
-// the totals of passed and completed permits, so those totals cost no
-// atomic add of their own. A request exits through the stripe it entered
-// by. Exit adds to exited before it releases the request's slots, and
-// Enter reads exited after it added to entered, so the in-flight count
-// Enter records as a peak is never above the true one, and never above a
-// concurrency limit. errors and rt are written by failures and responses
-// that took time (not on every request); blockedBy counts the permits
-// blocked by reason (see reasonOf), which add up to those blocked.
-//
-// The completed requests are exited less multi, the permits beyond the
-// first of requests of several (WithCount): the response time histogram
-// counts them in rts except those of its first bucket (a response within
-// 7.6µs, most of them with a coarse clock), which are the completed
-// requests less the others. So a request that took no time and held one
-// permit costs Exit one atomic add. rts0 is the largest count of the first
-// bucket a snapshot read (see addRTs).
+// entered and exited count the permits admitted and exited (a request
+// exits through the stripe it entered by): their difference is the count
+// in flight, and they are the totals of passed and completed permits.
+// blockedBy counts the permits blocked by reason (see reasonOf). The
+// completed requests are exited less multi, the permits beyond the first
+// of requests of several; the histogram counts them in rts but for its
+// first bucket (within 7.6µs), the completed requests less the others
+// (see addRTs; rts0 is the largest it read). So a request that took no
+// time and held one permit costs Exit one atomic add.
 type resStripe struct {
 	entered, exited atomic.Int64
 	errors, rt      atomic.Int64
 	stats           *window.LeapArray // never changes
 	multi, rts0     atomic.Int64
 	_               [8]byte
-	blockedBy       [reason.N]atomic.Int64 // 64 bytes
-	rts             rtCounts               // 192 bytes; rts[0] unused
+	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	rts             rtCounts                 // 192 bytes; rts[0] unused
 }
 
 // exit counts the exit of a request of n permits after rt, timed with
-// weight w (see rtSampling):
-// its histogram bucket and permits beyond the first before exited, so that
-// a reader that loads exited first finds them counted.
+// weight w (see rtSampling): its histogram bucket and permits beyond the
+// first before exited, so that a reader that loads exited first finds them
+// counted.
 func (st *resStripe) exit(n, rt, w int64) {
 	if k := rtBucket(rt); k > 0 {
 		st.rts[k].Add(w)
@@ -94,16 +79,6 @@ func (st *resStripe) exit(n, rt, w int64) {
 // 16 rather than 8 took a pass without rules from 40 to 36 cpu-ns and one
 // flow rule's from 77 to 73 (core/internal/peerbench, alternated rounds).
 const rtSampling = 16
-
-// blocked returns the permits blocked through the stripe: those blocked
-// for any reason.
-func (st *resStripe) blocked() int64 {
-	var n int64
-	for i := range st.blockedBy {
-		n += st.blockedBy[i].Load()
-	}
-	return n
-}
 
 // completed returns the requests completed through the stripe: never more
 // than were, exited read first (see exit).
@@ -188,12 +163,11 @@ func newResource(name string, stripes int) *resource {
 // window.NewMarked), so that a request adds to its totals only. Complete
 // counts requests, as the histogram does, not permits as exited does.
 func (st *resStripe) totals() window.Counts {
-	var c window.Counts
-	c[window.Pass] = st.entered.Load()
-	c[window.Block] = st.blocked()
-	c[window.Error] = st.errors.Load()
-	c[window.RT] = st.rt.Load()
-	c[window.Complete] = st.completed()
+	c := window.Counts{window.Pass: st.entered.Load(), window.Error: st.errors.Load(), window.RT: st.rt.Load(),
+		window.Complete: st.completed()}
+	for i := range st.blockedBy {
+		c[window.Block] += st.blockedBy[i].Load()
+	}
 	return c
 }
 

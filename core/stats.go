@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -25,21 +24,35 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// reasonOf returns the index in reason.Names of the reason of b:
+// blockReasons are the reasons by index (BlockReasons): the built-in
+// kinds' names and the two that are none, in the order they came, which
+// exporters keep. A built-in kind's block class holds its index
+// (builtinKinds). The keyed elements make a misplaced index a compile
+// error. It is never modified.
+var blockReasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker),
+	reasonFallback: ReasonFallback, reasonCancelled: ReasonCancelled, string(KindAdaptive), string(KindSystem)}
+
+// The indexes in blockReasons of the reasons that are no kind's, and their
+// count.
+const (
+	reasonFallback, reasonCancelled, numReasons = 4, 5, 8
+)
+
+// reasonOf returns the index in blockReasons of the reason of b:
 // ReasonFallback, or its block class's (its kind's name).
 func reasonOf(b *BlockedError) int {
 	switch {
 	case b.Fallback:
-		return reason.Fallback
+		return reasonFallback
 	case b.class != nil:
 		return b.class.reason
 	}
-	return max(b.Class().reason, reason.Flow)
+	return max(b.Class().reason, 0)
 }
 
 // Reason returns why b blocked its request: the name of the kind of the
 // rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
-func (e *BlockedError) Reason() string { return reason.Names[reasonOf(e)] }
+func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
 
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
@@ -257,7 +270,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	// exited first: a request that exits between the loads counts as
 	// passed, not yet completed, never completed without having passed.
 	out.Total.Complete = r.exited()
-	var by [reason.N]int64
+	var by [numReasons]int64
 	for i := range r.stripes {
 		t := &r.stripes[i]
 		out.Total.Pass += t.entered.Load()
@@ -273,7 +286,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
-			out.Total.BlockedBy[reason.Names[i]] = n
+			out.Total.BlockedBy[blockReasons[i]] = n
 		}
 	}
 	return out
@@ -334,10 +347,7 @@ type ruleStripe struct {
 // totals returns the stripe's counts that its window records in each
 // bucket (see window.NewMarked): blocked as Block, shadowed as Pass.
 func (sp *ruleStripe) totals() window.Counts {
-	var c window.Counts
-	c[window.Block] = sp.blocked.Load() + sp.lone.Load()
-	c[window.Pass] = sp.shadowed.Load()
-	return c
+	return window.Counts{window.Block: sp.blocked.Load() + sp.lone.Load(), window.Pass: sp.shadowed.Load()}
 }
 
 func newRuleStats() *ruleStats {
