@@ -225,15 +225,11 @@ func (a *asking) release() {
 // clearMore clears the reservations of more, once given back or copied,
 // and keeps its array, grown or not, in a.pooled.
 func (a *asking) clearMore() {
-	if a.more == nil {
-		return
+	if a.more != nil {
+		clear(a.more)
+		*a.pooled = a.more[:0]
+		a.more = nil
 	}
-	if p := a.pooled; cap(a.more) != cap(*p) { // grown out of *p
-		clear((*p)[:cap(*p)])
-		*p = a.more[:0]
-	}
-	clear(a.more)
-	a.more = nil
 }
 
 // admitted returns the reservations made so far.
@@ -432,8 +428,8 @@ type blockedAlloc struct {
 }
 
 // rejectionKey is what makes the error of a request that the rule rs
-// rejected alone, besides the resource: the inputs of rs.rejection, as far
-// as they change the quota policy it returns.
+// rejected alone, besides the resource: the inputs of Guard.reject, as far
+// as they change the quota policy it notes.
 type rejectionKey struct {
 	rs               *ruleState
 	limit, remaining int64
@@ -444,8 +440,7 @@ type rejectionKey struct {
 // same reports whether k and o are equal, field by field: == compares the
 // struct's memory with a call.
 func (k *rejectionKey) same(o *rejectionKey) bool {
-	return k.rs == o.rs && k.limit == o.limit && k.remaining == o.remaining && k.retry == o.retry &&
-		k.never == o.never
+	return k.rs == o.rs && k.limit == o.limit && k.remaining == o.remaining && k.retry == o.retry && k.never == o.never
 }
 
 // passed notes in b the quota policy of a rate rule that admitted the n
@@ -514,11 +509,7 @@ func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
 	if k := len(ps) - 1; k >= 0 && ps[k].Rule == q.Rule {
 		p := &ps[k]
 		seen := p.Blocked
-		if q.Blocked != p.Blocked {
-			if q.Blocked {
-				*p = q
-			}
-		} else if q.Blocked && q.Reset > p.Reset || !q.Blocked && q.Remaining < p.Remaining {
+		if q.Blocked && (!p.Blocked || q.Reset > p.Reset) || !q.Blocked && !p.Blocked && q.Remaining < p.Remaining {
 			*p = q
 		}
 		return ps, seen

@@ -73,7 +73,7 @@ type Entry struct {
 
 // hold is a reservation an admitted request keeps for Exit (traits.holds):
 // its rule, and what the rule's exit needs of it: a hotspot rule's record,
-// a breaker's ticket. It is small, so that an Entry keeps a few in place.
+// a breaker's ticket.
 type hold struct {
 	rs *ruleState
 	h  hotspot.Hold
@@ -83,14 +83,11 @@ type hold struct {
 // keep keeps the reservation of h, a rule that admitted the request, for
 // Exit.
 func (e *Entry) keep(h *held) {
-	k := hold{rs: h.rs, h: h.d.Hold(), t: h.t}
-	for i := range e.few {
-		if e.few[i].rs == nil {
-			e.few[i] = k
-			return
-		}
+	if k := (hold{rs: h.rs, h: h.d.Hold(), t: h.t}); e.few[0].rs == nil {
+		e.few[0] = k
+	} else {
+		e.more = append(e.more, k)
 	}
-	e.more = append(e.more, k)
 }
 
 // held is a reservation a rule made for a request, and its decision. For

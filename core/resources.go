@@ -1,6 +1,8 @@
 package core
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -251,26 +253,16 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 	}
 	t.misses++
 	if t.misses > len(t.dirty)/8 {
-		read := make(map[string]*resource, len(t.dirty))
-		for k, v := range t.dirty {
-			read[k] = v
-		}
+		read := maps.Clone(t.dirty)
 		t.read.Store(&read)
 		t.misses = 0
 	}
 	return r, true
 }
 
-// each calls fn for every resource, the overflow one last.
-func (t *resourceTable) each(fn func(*resource)) {
+// all returns every resource, the overflow one last.
+func (t *resourceTable) all() []*resource {
 	t.mu.Lock()
-	all := make([]*resource, 0, len(t.dirty))
-	for _, r := range t.dirty {
-		all = append(all, r)
-	}
-	t.mu.Unlock()
-	for _, r := range all {
-		fn(r)
-	}
-	fn(t.overflow)
+	defer t.mu.Unlock()
+	return append(slices.Collect(maps.Values(t.dirty)), t.overflow)
 }

@@ -221,17 +221,15 @@ func (g *Guard) Snapshot() Snapshot {
 		Resources: make([]ResourceStats, 0, len(*g.resources.read.Load()))} // most of them, usually all
 	var overflow *ResourceStats
 	entered := map[*resource]int64{}
-	g.resources.each(func(r *resource) {
+	for _, r := range g.resources.all() {
 		rs := r.snapshot(now)
 		entered[r] = rs.Total.Pass
-		if r == g.resources.overflow {
-			if rs.Total.Pass+rs.Total.Block > 0 {
-				overflow = &rs
-			}
-			return
+		if r != g.resources.overflow {
+			s.Resources = append(s.Resources, rs)
+		} else if rs.Total.Pass+rs.Total.Block > 0 {
+			overflow = &rs
 		}
-		s.Resources = append(s.Resources, rs)
-	})
+	}
 	slices.SortFunc(s.Resources, func(a, b ResourceStats) int { return strings.Compare(a.Resource, b.Resource) })
 	if overflow != nil {
 		s.Resources = append(s.Resources, *overflow)
@@ -246,12 +244,10 @@ func (g *Guard) Snapshot() Snapshot {
 // none for it (it was never entered, or went over the resource bound and is
 // counted under OverflowResource).
 func (g *Guard) Stats(name string) (ResourceStats, bool) {
-	var r *resource
-	if name == OverflowResource {
-		r = g.resources.overflow
-	} else if r = (*g.resources.read.Load())[name]; r == nil {
+	r := g.resources.overflow
+	if name != OverflowResource {
 		g.resources.mu.Lock()
-		r = g.resources.dirty[name]
+		r = g.resources.dirty[name] // every resource
 		g.resources.mu.Unlock()
 	}
 	if r == nil {
@@ -351,13 +347,12 @@ func (sp *ruleStripe) totals() window.Counts {
 }
 
 func newRuleStats() *ruleStats {
-	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count())}
+	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count()), bound: map[*resource]int64{}}
 	for i := range st.stripes {
 		sp := &st.stripes[i]
 		sp.blocks, _ = window.NewMarked(statBuckets, statInterval, sp.totals) // constants: cannot fail
 	}
 	st.lastLog.Store(math.MinInt64)
-	st.bound = map[*resource]int64{}
 	return st
 }
 
@@ -469,11 +464,16 @@ func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone boo
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)
-	last := st.lastLog.Load() // math.MinInt64: never logged
-	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
-		return
+	if last := st.lastLog.Load(); (last == math.MinInt64 || now-last >= int64(blockLogInterval)) && st.lastLog.CompareAndSwap(last, now) {
+		rs.report(g, now, last, logged, shadow)
 	}
-	_, total, _, shadowTotal := st.counts(now)
+}
+
+// report tells the reporter that the rule of rs blocked requests, or would
+// have (shadow), since last, the time of its last report (math.MinInt64:
+// none), logged being the count then.
+func (rs *ruleState) report(g *Guard, now, last int64, logged *atomic.Int64, shadow bool) {
+	_, total, _, shadowTotal := rs.stats.counts(now)
 	if shadow {
 		total = shadowTotal
 	}
