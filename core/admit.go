@@ -389,10 +389,9 @@ func (g *Guard) shared(b *binding, s *blockedAlloc) *BlockedError {
 
 // same reports whether e and o tell the same.
 func (e *BlockedError) same(o *BlockedError) bool {
-	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param &&
-		e.Limit == o.Limit && e.Window == o.Window && e.Remaining == o.Remaining &&
-		e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback && e.Never == o.Never &&
-		slices.Equal(e.Policies, o.Policies)
+	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param && e.Limit == o.Limit &&
+		e.Window == o.Window && e.Remaining == o.Remaining && e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback &&
+		e.Never == o.Never && slices.Equal(e.Policies, o.Policies)
 }
 
 // blockedAfter is blocked for a request that the rules of admitted admitted
@@ -448,7 +447,7 @@ func (k *rejectionKey) same(o *rejectionKey) bool {
 // their reservation is given back.
 func (b *BlockedError) passed(h *held, n int64) {
 	if rs := h.rs; rs.window && !rs.quiet {
-		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
+		b.Policies, _ = notePolicy(b.Policies, rs.quota(h.d.Limit, h.d.Remaining+n))
 	}
 }
 
@@ -473,7 +472,11 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	}
 	q := rs.quota(d.Limit, d.Remaining)
 	q.Reset, q.Blocked = retry, true
-	if rs.gate || !rs.class.Quota || !b.note(q) { // a gate or a system rule is no quota policy
+	seen := false                   // a rejection by rs noted before
+	if !rs.gate && rs.class.Quota { // a gate or a system rule is no quota policy
+		b.Policies, seen = notePolicy(b.Policies, q)
+	}
+	if !seen {
 		rs.block(g, cpu, now, n, false, h.alone)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
@@ -490,14 +493,6 @@ func ceilMilli(d time.Duration) time.Duration {
 		return d + time.Millisecond - r
 	}
 	return d
-}
-
-// note adds the quota policy q to b's (notePolicy) and reports whether a
-// rejection by q's rule was noted before.
-func (b *BlockedError) note(q Quota) bool {
-	var seen bool
-	b.Policies, seen = notePolicy(b.Policies, q)
-	return seen
 }
 
 // notePolicy appends the quota policy q to ps. A policy of the rule of the

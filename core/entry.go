@@ -49,18 +49,14 @@ type Entry struct {
 	n      int64
 	stripe uint8 // st's index
 	level  uint8 // the request's priority level, for the rules that shed by it
-	// w is the weight of the request's response time in the resource's
-	// statistics: 1 when every request of its binding is timed
-	// (binding.timed) or it holds several permits, rtSampling for the
-	// sample of its stripe standing for that many, 0 when Exit does not
-	// read the clock (see rtSampling).
+	// w is the weight of the request's response time (see rtSampling): 1
+	// when timed each (binding.timed, several permits), rtSampling for a
+	// sample, 0 when Exit reads no clock.
 	w uint8
 	// kept has the bit (exitRule.bit) of each shadow rule of b.exits that
 	// admitted the request: Exit ends it for those only.
 	kept uint8
-	// brk is the ticket of the first breaker of the binding; those of
-	// the others are in holds.
-	brk breaker.Ticket
+	brk  breaker.Ticket // of the binding's first breaker; the others' are in few and more
 	// few and more are the reservations Exit ends (see traits.holds): the
 	// first in place, so that keeping it allocates nothing, the others in
 	// more. One only: each more in place costs every Enter, which copies
@@ -72,8 +68,7 @@ type Entry struct {
 }
 
 // hold is a reservation an admitted request keeps for Exit (traits.holds):
-// its rule, and what the rule's exit needs of it: a hotspot rule's record,
-// a breaker's ticket.
+// its rule and what its exit needs: a hotspot rule's record, a breaker's ticket.
 type hold struct {
 	rs *ruleState
 	h  hotspot.Hold
@@ -114,12 +109,11 @@ type held struct {
 // something for Exit are told of it: on the CPU cpu at now, after rt, n
 // permits, failed or not, the ticket of the binding's first breaker.
 type ending struct {
-	cpu     uint32
-	now, rt int64
-	n       int64
-	failed  bool
-	level   uint8 // the request's priority level (Entry.level)
-	brk     breaker.Ticket
+	cpu        uint32
+	now, rt, n int64
+	failed     bool
+	level      uint8 // the request's priority level (Entry.level)
+	brk        breaker.Ticket
 }
 
 // quota returns the quota policy of the rule of rs after a decision that

@@ -3,6 +3,7 @@ package core
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,24 +102,26 @@ func (st *resStripe) addRTs(h *RTHistogram) {
 		h[i] += c
 		done -= c
 	}
-	for {
-		seen := st.rts0.Load()
-		if done <= seen {
-			done = seen
-			break
-		}
-		if st.rts0.CompareAndSwap(seen, done) {
-			break
-		}
+	seen := st.rts0.Load()
+	for done > seen && !st.rts0.CompareAndSwap(seen, done) {
+		seen = st.rts0.Load()
 	}
-	h[0] += done
+	h[0] += max(done, seen)
 }
 
-// inFlight returns the number of permits in flight: exited first, so that
-// a request entering and exiting meanwhile is not counted as exited only.
+// inFlight returns the number of permits in flight, exited read first: a
+// request entering and exiting meanwhile counts as entered only.
+// inFlightSince reads entered first: it counts such a request as exited
+// only, so that its count is never above the true one at the time of the
+// call, and the peak Enter records with it stays within a concurrency limit.
 func (r *resource) inFlight() int64 {
 	exited := r.exited()
 	return r.entered() - exited
+}
+
+func (r *resource) inFlightSince() int64 {
+	entered := r.entered()
+	return entered - r.exited()
 }
 
 // entered and exited return the permits admitted and exited through r's
@@ -141,15 +144,6 @@ func (r *resource) exited() (n int64) {
 // a resource once per 1<<peakSampling permits a stripe admits (see
 // inFlightSince); otherwise it records its own stripe's count as a peak.
 const peakSampling = 4
-
-// inFlightSince returns a count of permits in flight that is never above
-// the true count at the time of the call: entered first, so that a request
-// entering and exiting meanwhile counts as exited only. Enter records it
-// as a peak: it stays within a concurrency limit.
-func (r *resource) inFlightSince() int64 {
-	entered := r.entered()
-	return entered - r.exited()
-}
 
 func newResource(name string, stripes int) *resource {
 	r := &resource{name: name, stripes: make([]resStripe, stripes)}
@@ -260,9 +254,11 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 	return r, true
 }
 
-// all returns every resource, the overflow one last.
+// all returns every resource, by name, the overflow one last.
 func (t *resourceTable) all() []*resource {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append(slices.Collect(maps.Values(t.dirty)), t.overflow)
+	all := slices.Collect(maps.Values(t.dirty))
+	t.mu.Unlock()
+	slices.SortFunc(all, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
+	return append(all, t.overflow)
 }

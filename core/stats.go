@@ -3,7 +3,6 @@ package core
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,19 +23,14 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// blockReasons are the reasons by index (BlockReasons): the built-in
-// kinds' names and the two that are none, in the order they came, which
-// exporters keep. A built-in kind's block class holds its index
-// (builtinKinds). The keyed elements make a misplaced index a compile
-// error. It is never modified.
+// blockReasons are the reasons by index, in BlockReasons' order; a built-in
+// kind's block class holds its index (builtinKinds), and the keyed
+// elements make a misplaced one a compile error. It is never modified.
 var blockReasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker),
 	reasonFallback: ReasonFallback, reasonCancelled: ReasonCancelled, string(KindAdaptive), string(KindSystem)}
 
-// The indexes in blockReasons of the reasons that are no kind's, and their
-// count.
-const (
-	reasonFallback, reasonCancelled, numReasons = 4, 5, 8
-)
+// The indexes in blockReasons of the reasons that are no kind's; their count.
+const reasonFallback, reasonCancelled, numReasons = 4, 5, 8
 
 // reasonOf returns the index in blockReasons of the reason of b:
 // ReasonFallback, or its block class's (its kind's name).
@@ -219,20 +213,13 @@ func (g *Guard) Snapshot() Snapshot {
 	now := int64(g.clock.Now())
 	s := Snapshot{At: time.Duration(now), Stores: g.Stores(), DroppedEvents: g.reporter.dropped.Load(),
 		Resources: make([]ResourceStats, 0, len(*g.resources.read.Load()))} // most of them, usually all
-	var overflow *ResourceStats
 	entered := map[*resource]int64{}
 	for _, r := range g.resources.all() {
 		rs := r.snapshot(now)
 		entered[r] = rs.Total.Pass
-		if r != g.resources.overflow {
+		if r != g.resources.overflow || rs.Total.Pass+rs.Total.Block > 0 {
 			s.Resources = append(s.Resources, rs)
-		} else if rs.Total.Pass+rs.Total.Block > 0 {
-			overflow = &rs
 		}
-	}
-	slices.SortFunc(s.Resources, func(a, b ResourceStats) int { return strings.Compare(a.Resource, b.Resource) })
-	if overflow != nil {
-		s.Resources = append(s.Resources, *overflow)
 	}
 	for _, rs := range g.rules.Load().rules {
 		s.Rules = append(s.Rules, rs.snapshot(now, entered, g.watch.after))
@@ -288,21 +275,19 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	return out
 }
 
-// ruleStats are the counts a rule keeps of itself. Only the block path and
-// failure policies write them: a request a rule admits costs it nothing.
-// Blocks count in the stripe of the CPU the request was blocked on (see
-// stripe.Picker), so that a rule blocking on every CPU does not move one
-// cache line between them.
+// ruleStats are the counts a rule keeps of itself, written only by blocks
+// and failure policies (a request a rule admits costs it nothing), in the
+// stripe of the CPU the request was blocked on (see stripe.Picker), so that
+// a rule blocking on every CPU does not move one cache line between them.
 //
-// The requests a rule evaluates are counted mostly by the resources it
+// The permits a rule evaluates are counted mostly by the resources it
 // applies to: each admitted request counts in its resource (resStripe.
 // entered), and every rule of the resource's binding was asked about it.
 // So a rule keeps, per resource it was bound to, the resource's count of
-// admitted permits then (bound), and counts in its stripes only the permits
-// it evaluated that no resource counts for it: those not admitted (blocked,
-// failed or cancelled, counted by admit and Enter), and those of the
-// overflow resource, which is shared by names with different rules.
-// Evaluated is their sum, which only grows.
+// admitted permits then (bound), and counts in its stripes only those no
+// resource counts for it: the permits not admitted (blocked, failed or
+// cancelled), and those of the overflow resource, shared by names with
+// different rules. Evaluated is their sum, which only grows.
 type ruleStats struct {
 	stripes   []ruleStripe
 	fallbacks atomic.Int64
