@@ -119,8 +119,7 @@ func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Pa
 		a.policies, a.quotas = *quotas, true
 	}
 	rules := e.b.rules
-	first := 0          // the rule that blocked the request first, once blocked
-	asked := len(rules) // those asked when one failed
+	first := 0 // the rule that blocked the request first, once blocked
 	var err error
 	for i, rs := range rules {
 		if a.blocked == nil {
@@ -129,22 +128,16 @@ func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Pa
 			continue
 		}
 		if err = a.ask(rs); err != nil {
-			asked = i + 1
+			undo(a.admitted(), cpu, n)
+			evaluated(rules[:i+1], cpu, n)
 			break
 		}
 	}
 	if quotas != nil {
 		*quotas = a.policies
 	}
-	if err == nil && a.blocked == nil && a.wait > 0 {
-		if err = g.clock.Sleep(ctx, a.wait); err != nil {
-			err = fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, a.wait, err)
-		}
-	}
 	switch {
 	case err != nil:
-		undo(a.admitted(), cpu, n)
-		evaluated(rules[:asked], cpu, n)
 		a.release()
 		return now, err
 	case a.blocked != nil:
@@ -158,7 +151,15 @@ func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Pa
 		a.release()
 		return now, g.shared(e.b, a.scratch)
 	}
-	now += int64(a.wait)
+	if a.wait > 0 {
+		if err := g.clock.Sleep(ctx, a.wait); err != nil {
+			undo(a.admitted(), cpu, n)
+			evaluated(rules, cpu, n)
+			a.release()
+			return now, fmt.Errorf("sluice: %s: waiting %s for its turn: %w", resource, a.wait, err)
+		}
+		now += int64(a.wait)
+	}
 	e.brk, e.level, e.kept = a.brk, a.level, a.kept
 	if e.b.keeps {
 		for _, h := range a.admitted() {

@@ -43,12 +43,11 @@ func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 // after Exit can never end another request. Exit must not be called from two
 // goroutines at once on the same Entry.
 type Entry struct {
-	st     *resStripe // the statistics stripe the request was counted in
-	b      *binding
-	start  int64
-	n      int64
-	stripe uint8 // st's index
-	level  uint8 // the request's priority level, for the rules that shed by it
+	st       *resStripe // the statistics stripe the request was counted in
+	b        *binding
+	start, n int64
+	stripe   uint8 // st's index
+	level    uint8 // the request's priority level, for the rules that shed by it
 	// w is the weight of the request's response time (see rtSampling): 1
 	// when timed each (binding.timed, several permits), rtSampling for a
 	// sample, 0 when Exit reads no clock.
