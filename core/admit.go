@@ -52,22 +52,56 @@ type lone struct {
 	d      hotspot.Decision
 }
 
-// noteQuota notes in ps the quota policy of the rule of rs after its
-// decision d admitted a request (see notePolicy).
+// noteQuota notes in ps (notePolicy) the quota policy of the rule of rs
+// after its decision d admitted a request: quota's, but when d leaves no
+// quota (d.Next), Reset is the time from when the request proceeds (after
+// d.Wait) until the next request would be admitted, rounded up to the
+// millisecond: what a rejection right after it tells.
 func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
-	ps, _ = notePolicy(ps, rs.quotaOf(d))
+	q := rs.quota(d.Limit, d.Remaining)
+	if next := d.Next - d.Wait; q.Remaining == 0 && next > 0 {
+		q.Reset = ceilMilli(next)
+	}
+	ps, _ = notePolicy(ps, q)
 	return ps
 }
 
-// blockedEvaluated counts n permits of a request that rules blocked as
-// evaluated by each rule asked about it (see evaluated): every rule up to
-// first, the first to block it, and, after it, those not in a store.
-func blockedEvaluated(rules []*ruleState, first int, cpu uint32, n int64) {
-	for i, rs := range rules {
-		if i <= first || !rs.shared {
-			evaluated(rules[i:i+1], cpu, n)
-		}
+// ask asks the rule of rs for the request a is admitting. It calls the
+// kind's ask on its concrete type, not through the interface: a would
+// escape to the heap, an allocation per request.
+func (a *asking) ask(rs *ruleState) error {
+	switch l := rs.lim.(type) {
+	case *flowKind:
+		return l.ask(a, rs)
+	case *concKind:
+		return l.ask(a, rs)
+	case *hotspotKind:
+		return l.ask(a, rs)
+	case *breakerKind:
+		return l.ask(a, rs)
+	case *storeKind:
+		return l.ask(a, rs)
+	case *adaptiveKind:
+		return l.ask(a, rs)
+	case *systemKind:
+		return l.ask(a, rs)
 	}
+	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))
+}
+
+// decide asks the kind of rs to decide l alone (limiter.alone), on its
+// concrete type, as asking.ask does; the kinds that never do are not
+// listed.
+func (l *lone) decide(rs *ruleState) bool {
+	switch k := rs.lim.(type) {
+	case *flowKind:
+		return k.alone(l, rs)
+	case *concKind:
+		return k.alone(l, rs)
+	case *hotspotKind:
+		return k.alone(l, rs)
+	}
+	return false
 }
 
 // askAll is admit for a request that no rule decides alone: each rule is
@@ -107,7 +141,13 @@ func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Pa
 		a.release()
 		return now, err
 	case a.blocked != nil:
-		blockedEvaluated(rules, first, cpu, n)
+		// Evaluated by every rule asked: up to the first to block, and
+		// those after it not in a store.
+		for i, rs := range rules {
+			if i <= first || !rs.shared {
+				evaluated(rules[i:i+1], cpu, n)
+			}
+		}
 		a.release()
 		return now, g.shared(e.b, a.scratch)
 	}
@@ -186,15 +226,11 @@ func (a *asking) release() {
 // clearMore clears the reservations of more, once given back or copied,
 // and keeps its array, grown or not, in a.pooled.
 func (a *asking) clearMore() {
-	if a.more == nil {
-		return
+	if a.more != nil {
+		clear(a.more)
+		*a.pooled = a.more[:0]
+		a.more = nil
 	}
-	if p := a.pooled; cap(a.more) != cap(*p) { // grown out of *p
-		clear((*p)[:cap(*p)])
-		*p = a.more[:0]
-	}
-	clear(a.more)
-	a.more = nil
 }
 
 // admitted returns the reservations made so far.
@@ -330,7 +366,7 @@ func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Deci
 		by.retry = ceilMilli(d.RetryAfter)
 	}
 	if last := b.rejection.Load(); last != nil && last.by.same(&by) && last.e.Resource == resource {
-		rs.blockIn(g, cpu, now, n, false, true)
+		rs.block(g, cpu, now, n, false, true)
 		return &last.e
 	}
 	s := g.blockedAfter(resource, nil, &held{rs: rs, d: hotspot.Decision{Decision: *d}, alone: true}, cpu, now, n)
@@ -354,10 +390,9 @@ func (g *Guard) shared(b *binding, s *blockedAlloc) *BlockedError {
 
 // same reports whether e and o tell the same.
 func (e *BlockedError) same(o *BlockedError) bool {
-	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param &&
-		e.Limit == o.Limit && e.Window == o.Window && e.Remaining == o.Remaining &&
-		e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback && e.Never == o.Never &&
-		slices.Equal(e.Policies, o.Policies)
+	return e.Resource == o.Resource && e.Rule == o.Rule && e.Kind == o.Kind && e.Param == o.Param && e.Limit == o.Limit &&
+		e.Window == o.Window && e.Remaining == o.Remaining && e.RetryAfter == o.RetryAfter && e.Fallback == o.Fallback &&
+		e.Never == o.Never && slices.Equal(e.Policies, o.Policies)
 }
 
 // blockedAfter is blocked for a request that the rules of admitted admitted
@@ -393,20 +428,19 @@ type blockedAlloc struct {
 }
 
 // rejectionKey is what makes the error of a request that the rule rs
-// rejected alone, besides the resource: the inputs of rs.rejection, as far
-// as they change the quota policy it returns.
+// rejected alone, besides the resource: the inputs of Guard.reject, as far
+// as they change the quota policy it notes.
 type rejectionKey struct {
 	rs               *ruleState
 	limit, remaining int64
 	retry            time.Duration
-	never, fallback  bool
+	never            bool
 }
 
 // same reports whether k and o are equal, field by field: == compares the
 // struct's memory with a call.
 func (k *rejectionKey) same(o *rejectionKey) bool {
-	return k.rs == o.rs && k.limit == o.limit && k.remaining == o.remaining && k.retry == o.retry &&
-		k.never == o.never && k.fallback == o.fallback
+	return k.rs == o.rs && k.limit == o.limit && k.remaining == o.remaining && k.retry == o.retry && k.never == o.never
 }
 
 // passed notes in b the quota policy of a rate rule that admitted the n
@@ -414,7 +448,7 @@ func (k *rejectionKey) same(o *rejectionKey) bool {
 // their reservation is given back.
 func (b *BlockedError) passed(h *held, n int64) {
 	if rs := h.rs; rs.window && !rs.quiet {
-		b.note(rs.quota(h.d.Limit, h.d.Remaining+n))
+		b.Policies, _ = notePolicy(b.Policies, rs.quota(h.d.Limit, h.d.Remaining+n))
 	}
 }
 
@@ -423,13 +457,28 @@ func (b *BlockedError) passed(h *held, n int64) {
 // request, however many values of a hotspot rule it rejects). The rule
 // becomes the one b describes when it is the first to reject, when it
 // never admits the request and none before it was found to, or when its
-// retry time is later than theirs.
+// retry time is later than theirs. The request is never admitted when it
+// lacks the param of a rule that rejects such requests (h.missing), or the
+// rule's limit is below n (neverAt), which a failure policy's decision
+// (h.fallback) tells nothing of. Its quota policy's Reset is the retry time
+// rounded up to the millisecond (no adapter tells a finer one; a flood of
+// rejections then makes the same error for a millisecond, see
+// Guard.blocked), 0 when never.
 func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
-	rs := h.rs
-	q, never := rs.rejection(h, n)
-	retry := q.Reset
-	if rs.gate || !rs.class.Quota || !b.note(q) { // a gate or a system rule is no quota policy
-		rs.blockIn(g, cpu, now, n, false, h.alone)
+	rs, d := h.rs, &h.d
+	never := h.missing || !h.fallback && rs.neverAt(d.Limit, n)
+	var retry time.Duration
+	if !never {
+		retry = ceilMilli(d.RetryAfter)
+	}
+	q := rs.quota(d.Limit, d.Remaining)
+	q.Reset, q.Blocked = retry, true
+	seen := false                   // a rejection by rs noted before
+	if !rs.gate && rs.class.Quota { // a gate or a system rule is no quota policy
+		b.Policies, seen = notePolicy(b.Policies, q)
+	}
+	if !seen {
+		rs.block(g, cpu, now, n, false, h.alone)
 	}
 	if b.Kind != "" && (b.Never || !never && retry <= b.RetryAfter) {
 		return
@@ -439,37 +488,12 @@ func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	b.RetryAfter, b.Never, b.Fallback = retry, never, h.fallback
 }
 
-// rejection returns the quota policy of the rule of rs after its decision
-// in h rejected n requests, and whether it never admits them (never). Its
-// Reset is the decision's retry time rounded up to the millisecond (no
-// adapter tells a finer one; a flood of rejections then makes the same
-// error for a millisecond, see Guard.blocked), 0 when never.
-func (rs *ruleState) rejection(h *held, n int64) (q Quota, never bool) {
-	d := &h.d
-	never = rs.never(h, n)
-	var retry time.Duration
-	if !never {
-		retry = ceilMilli(d.RetryAfter)
-	}
-	q = rs.quota(d.Limit, d.Remaining)
-	q.Reset, q.Blocked = retry, true
-	return q, never
-}
-
 // ceilMilli returns d rounded up to the millisecond.
 func ceilMilli(d time.Duration) time.Duration {
 	if r := d % time.Millisecond; r > 0 && d <= math.MaxInt64-time.Millisecond {
 		return d + time.Millisecond - r
 	}
 	return d
-}
-
-// note adds the quota policy q to b's (notePolicy) and reports whether a
-// rejection by q's rule was noted before.
-func (b *BlockedError) note(q Quota) bool {
-	var seen bool
-	b.Policies, seen = notePolicy(b.Policies, q)
-	return seen
 }
 
 // notePolicy appends the quota policy q to ps. A policy of the rule of the
@@ -481,11 +505,7 @@ func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
 	if k := len(ps) - 1; k >= 0 && ps[k].Rule == q.Rule {
 		p := &ps[k]
 		seen := p.Blocked
-		if q.Blocked != p.Blocked {
-			if q.Blocked {
-				*p = q
-			}
-		} else if q.Blocked && q.Reset > p.Reset || !q.Blocked && q.Remaining < p.Remaining {
+		if q.Blocked && (!p.Blocked || q.Reset > p.Reset) || !q.Blocked && !p.Blocked && q.Remaining < p.Remaining {
 			*p = q
 		}
 		return ps, seen
@@ -493,30 +513,18 @@ func notePolicy(ps []Quota, q Quota) ([]Quota, bool) {
 	return append(ps, q), false
 }
 
-// never reports whether the rule of h can never admit the n permits of the
-// request it decided with h's decision: the request lacks the param of a
-// rule that rejects such requests (h.missing), or its limit is below n
-// (neverAt). A failure policy's decision (h.fallback) tells nothing of
-// that.
-func (rs *ruleState) never(h *held, n int64) bool {
-	if h.missing {
-		return true
-	}
-	return !h.fallback && rs.neverAt(h.d.Limit, n)
-}
-
 // neverAt reports whether the rule of rs, deciding with limit lim, can
 // never admit n permits: its limit for the request (the configured one for
 // a flow rule in memory, whose decision may carry a warm-up ramp's; the
 // decision's, a value's own, for the others), plus a token bucket's burst,
-// is below n. A gate's decision tells nothing of that.
+// is below n; a kind whose decisions' limits say nothing of that tells it
+// (traits.over). A gate's decision tells nothing of that.
 func (rs *ruleState) neverAt(lim, n int64) bool {
 	if rs.gate || rs.adapts && n <= max(rs.rule.MaxLimit, 1) {
 		return false
 	}
-	if r := &rs.rule; r.Kind == KindSystem {
-		// Only a fixed threshold on a count can be below n for good.
-		return (r.Signal == SignalInFlight || r.Signal == SignalQPS) && float64(n) > r.Threshold
+	if rs.over != nil {
+		return rs.over(n)
 	}
 	if rs.ramps {
 		lim = rs.rule.Limit

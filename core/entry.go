@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
@@ -45,24 +43,19 @@ func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 // after Exit can never end another request. Exit must not be called from two
 // goroutines at once on the same Entry.
 type Entry struct {
-	st     *resStripe // the statistics stripe the request was counted in
-	b      *binding
-	start  int64
-	n      int64
-	stripe uint8 // st's index
-	level  uint8 // the request's priority level, for the rules that shed by it
-	// w is the weight of the request's response time in the resource's
-	// statistics: 1 when every request of its binding is timed
-	// (binding.timed) or it holds several permits, rtSampling for the
-	// sample of its stripe standing for that many, 0 when Exit does not
-	// read the clock (see rtSampling).
+	st       *resStripe // the statistics stripe the request was counted in
+	b        *binding
+	start, n int64
+	stripe   uint8 // st's index
+	level    uint8 // the request's priority level, for the rules that shed by it
+	// w is the weight of the request's response time (see rtSampling): 1
+	// when timed each (binding.timed, several permits), rtSampling for a
+	// sample, 0 when Exit reads no clock.
 	w uint8
 	// kept has the bit (exitRule.bit) of each shadow rule of b.exits that
 	// admitted the request: Exit ends it for those only.
 	kept uint8
-	// brk is the ticket of the first breaker of the binding; those of
-	// the others are in holds.
-	brk breaker.Ticket
+	brk  breaker.Ticket // of the binding's first breaker; the others' are in few and more
 	// few and more are the reservations Exit ends (see traits.holds): the
 	// first in place, so that keeping it allocates nothing, the others in
 	// more. One only: each more in place costs every Enter, which copies
@@ -74,8 +67,7 @@ type Entry struct {
 }
 
 // hold is a reservation an admitted request keeps for Exit (traits.holds):
-// its rule, and what the rule's exit needs of it: a hotspot rule's record,
-// a breaker's ticket. It is small, so that an Entry keeps a few in place.
+// its rule and what its exit needs: a hotspot rule's record, a breaker's ticket.
 type hold struct {
 	rs *ruleState
 	h  hotspot.Hold
@@ -85,14 +77,11 @@ type hold struct {
 // keep keeps the reservation of h, a rule that admitted the request, for
 // Exit.
 func (e *Entry) keep(h *held) {
-	k := hold{rs: h.rs, h: h.d.Hold(), t: h.t}
-	for i := range e.few {
-		if e.few[i].rs == nil {
-			e.few[i] = k
-			return
-		}
+	if k := (hold{rs: h.rs, h: h.d.Hold(), t: h.t}); e.few[0].rs == nil {
+		e.few[0] = k
+	} else {
+		e.more = append(e.more, k)
 	}
-	e.more = append(e.more, k)
 }
 
 // held is a reservation a rule made for a request, and its decision. For
@@ -119,12 +108,11 @@ type held struct {
 // something for Exit are told of it: on the CPU cpu at now, after rt, n
 // permits, failed or not, the ticket of the binding's first breaker.
 type ending struct {
-	cpu     uint32
-	now, rt int64
-	n       int64
-	failed  bool
-	level   uint8 // the request's priority level (Entry.level)
-	brk     breaker.Ticket
+	cpu        uint32
+	now, rt, n int64
+	failed     bool
+	level      uint8 // the request's priority level (Entry.level)
+	brk        breaker.Ticket
 }
 
 // quota returns the quota policy of the rule of rs after a decision that
@@ -146,19 +134,6 @@ func (rs *ruleState) quota(lim, remaining int64) Quota {
 	if rs.window && rs.refills && lim > 0 {
 		// A bucket refills lim per window, continuously.
 		q.Reset = scaleUp(r.Window, q.Limit-q.Remaining, lim)
-	}
-	return q
-}
-
-// quotaOf returns the quota policy of the rule of rs after its decision d
-// admitted a request: quota's, but when d leaves no quota (d.Next), Reset
-// is the time from when the request proceeds (after d.Wait) until the next
-// request would be admitted, rounded up to the millisecond: what a
-// rejection right after it tells.
-func (rs *ruleState) quotaOf(d *flow.Decision) Quota {
-	q := rs.quota(d.Limit, d.Remaining)
-	if next := d.Next - d.Wait; q.Remaining == 0 && next > 0 {
-		q.Reset = ceilMilli(next)
 	}
 	return q
 }
@@ -200,6 +175,20 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
 	return g.enter(ctx, resource, nil, opts)
+}
+
+// EnterLazy is Enter for a request whose params cost something to gather
+// (an adapter lending a holder from a pool, say): it calls params, at most
+// once and before it returns, only when a rule that decides the request
+// reads params (a hotspot rule's Param, a Priority param), and hands Enter
+// what it returns as WithParams would. Whether params are read is told by
+// the same rules that then decide the request, so a request entering while
+// SetRules replaces the rules is never decided by rules reading params
+// without them. EnterLazy keeps no reference to params once it returns: a
+// closure passed here costs no allocation. A WithParams option, if given,
+// is used instead, and params is not called; a nil params is Enter.
+func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Params, opts ...EnterOption) (Entry, error) {
+	return g.enter(ctx, resource, params, opts)
 }
 
 // enter is Enter, gathering the request's params with lazy (see EnterLazy)
@@ -266,7 +255,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		if bk == nil {
 			now = b.read()
 		}
-	case b.stored && !b.waits():
+	case b.stored && !b.wait:
 		now = b.read() // after the store's round trip (binding.stored)
 	}
 	if bk == nil {
@@ -290,7 +279,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
 	st.bucket(now)
-	why := reason.Cancelled
+	why := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		why = reasonOf(be)
 	}
@@ -299,10 +288,6 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 
 // read reads the Guard's clock.
 func (b *binding) read() int64 { return int64(b.clock.Now()) }
-
-// waits reports whether a rule of b may make requests wait for their turn.
-// Those rules come last; b notes it, so that Enter and Exit read no rule.
-func (b *binding) waits() bool { return b.wait }
 
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases

@@ -123,7 +123,7 @@ type BlockClass struct {
 	// says is the state a block of a rule that is no quota names
 	// (shedBlock); "" for a quota, whose limit is named instead.
 	says string
-	// reason is the index in reason.Names that Totals.BlockedBy counts the
+	// reason is the index in blockReasons that Totals.BlockedBy counts the
 	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
 	// the kind's of the rule enforcing it.
 	reason int

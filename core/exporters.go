@@ -3,7 +3,6 @@ package core
 import (
 	"slices"
 
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/rthist"
 )
 
@@ -11,7 +10,7 @@ import (
 // by, in a fixed order: "flow", "concurrency", "hotspot", "breaker",
 // ReasonFallback, ReasonCancelled, "adaptive" and "system". Exporters
 // report every one, at 0 until it blocks a request. The slice is new.
-func BlockReasons() []string { return slices.Clone(reason.Names[:]) }
+func BlockReasons() []string { return slices.Clone(blockReasons[:]) }
 
 // RTBound returns the upper bound, in seconds, of bucket i of an
 // RTHistogram: 2^(i-17), and +Inf for the last bucket.

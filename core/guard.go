@@ -125,7 +125,7 @@ type binding struct {
 	// Enter reads the clock again once the rules decided, so that the
 	// store's round trip is not in the request's response time.
 	stored bool
-	// wait is true when a rule of b may make requests wait (see waits).
+	// wait is true when a rule of b may make requests wait for their turn.
 	wait bool
 	// params is true when a rule of b reads a request's params (see
 	// EnterLazy).

@@ -137,7 +137,10 @@ func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
 	if k, ok := prev.(*systemKind); ok {
 		p = k.l
 	}
-	return &systemKind{system.New(c, p), g.system, g.clock}, traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load}, nil
+	fixed := c.Signal == system.InFlight || c.Signal == system.QPS // only a threshold on a count is below n for good
+	over := func(n int64) bool { return fixed && float64(n) > c.Threshold }
+	t := traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load, over: over}
+	return &systemKind{system.New(c, p), g.system, g.clock}, t, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {

@@ -51,6 +51,9 @@ type traits struct {
 	// cpu and load are true when it reads the host's CPU usage or load
 	// average: the Guard samples them while the rule is in force.
 	cpu, load bool
+	// over, when set, reports whether n permits are more than the rule
+	// ever admits at once, whatever its decisions' limits (see neverAt).
+	over func(n int64) bool
 	// class is how the kind's blocks are answered (kindSpec.block).
 	class *BlockClass
 }

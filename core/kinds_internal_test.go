@@ -11,7 +11,6 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -24,9 +23,9 @@ func TestReasonNames(t *testing.T) {
 		want = append(want, string(k))
 		assert.Equal(t, string(k), (&BlockedError{Kind: k}).Reason())
 	}
-	assert.ElementsMatch(t, want, reason.Names[:])
+	assert.ElementsMatch(t, want, blockReasons[:])
 	assert.Equal(t, ReasonFallback, (&BlockedError{Kind: KindFlow, Fallback: true}).Reason())
-	assert.Equal(t, ReasonCancelled, reason.Names[reason.Cancelled])
+	assert.Equal(t, ReasonCancelled, blockReasons[reasonCancelled])
 }
 
 // TestEveryKindIsAsked: the limiter of every kind, in memory and in a

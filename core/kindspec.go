@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
@@ -68,7 +67,7 @@ var commonFields = [...]string{"name", "resource", "kind", "shadow"}
 func builtinKinds() []kindSpec {
 	ks := []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
 	for i := range ks {
-		ks[i].block.reason = slices.Index(reason.Names[:], string(ks[i].kind))
+		ks[i].block.reason = slices.Index(blockReasons[:], string(ks[i].kind))
 	}
 	return ks
 }

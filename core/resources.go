@@ -1,11 +1,13 @@
 package core
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -17,59 +19,45 @@ const (
 )
 
 // resource is the per-name state of the Guard: statistics that live as long
-// as the Guard, and the rules bound to it under the current rule set.
-//
-// The statistics are striped: each request counts in one stripe, picked
-// by the processor (P) the goroutine entering runs on (see stripe.Picker),
-// so that requests entering on different CPUs write different cache lines
-// and a CPU keeps writing lines it holds. Snapshots merge the stripes.
+// as the Guard, striped by the processor (P) the goroutine entering runs on
+// (see stripe.Picker) so that CPUs write different cache lines, and the
+// rules bound to it under the current rule set.
 type resource struct {
 	name    string
 	stripes []resStripe
 	binding atomic.Pointer[binding]
 }
 
-// resStripe is one statistics stripe of a resource: counts since the
-// resource was made, and the leap array of its recent statistics (which
-// records those counts in each bucket, so that a request adds to the
-// counts only: see totals), on cache
-// lines of their own (a resStripe is 320 bytes, and stripes are allocated
-// together, 64-aligned): the first written by every request, the second by
-// blocks, the others (the response time histogram, see RTHistogram) by
-// Exit.
+// resStripe is one statistics stripe of a resource, 320 bytes on cache
+// lines of their own (stripes are allocated together, 64-aligned): the
+// first written by every request, the second by blocks, the others (the
+// response time histogram, see RTHistogram) by Exit. Its counts run since
+// the resource was made, and its leap array of recent statistics records
+// them in each bucket (see totals), so that a request adds to them only.
 //
-// entered and exited count the permits admitted and exited through the
-// stripe: their difference is the stripe's count in flight, and they are
-// the totals of passed and completed permits, so those totals cost no
-// atomic add of their own. A request exits through the stripe it entered
-// by. Exit adds to exited before it releases the request's slots, and
-// Enter reads exited after it added to entered, so the in-flight count
-// Enter records as a peak is never above the true one, and never above a
-// concurrency limit. errors and rt are written by failures and responses
-// that took time (not on every request); blockedBy counts the permits
-// blocked by reason (see reasonOf), which add up to those blocked.
-//
-// The completed requests are exited less multi, the permits beyond the
-// first of requests of several (WithCount): the response time histogram
-// counts them in rts except those of its first bucket (a response within
-// 7.6µs, most of them with a coarse clock), which are the completed
-// requests less the others. So a request that took no time and held one
-// permit costs Exit one atomic add. rts0 is the largest count of the first
-// bucket a snapshot read (see addRTs).
+// entered and exited count the permits admitted and exited (a request
+// exits through the stripe it entered by): their difference is the count
+// in flight, and they are the totals of passed and completed permits.
+// blockedBy counts the permits blocked by reason (see reasonOf). The
+// completed requests are exited less multi, the permits beyond the first
+// of requests of several; the histogram counts them in rts but for its
+// first bucket (within 7.6µs), the completed requests less the others
+// (see addRTs; rts0 is the largest it read). So a request that took no
+// time and held one permit costs Exit one atomic add.
 type resStripe struct {
 	entered, exited atomic.Int64
 	errors, rt      atomic.Int64
 	stats           *window.LeapArray // never changes
 	multi, rts0     atomic.Int64
 	_               [8]byte
-	blockedBy       [reason.N]atomic.Int64 // 64 bytes
-	rts             rtCounts               // 192 bytes; rts[0] unused
+	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	rts             rtCounts                 // 192 bytes; rts[0] unused
 }
 
 // exit counts the exit of a request of n permits after rt, timed with
-// weight w (see rtSampling):
-// its histogram bucket and permits beyond the first before exited, so that
-// a reader that loads exited first finds them counted.
+// weight w (see rtSampling): its histogram bucket and permits beyond the
+// first before exited, so that a reader that loads exited first finds them
+// counted.
 func (st *resStripe) exit(n, rt, w int64) {
 	if k := rtBucket(rt); k > 0 {
 		st.rts[k].Add(w)
@@ -80,50 +68,20 @@ func (st *resStripe) exit(n, rt, w int64) {
 	st.exited.Add(n)
 }
 
-// rtSampling is how many requests of one permit a response time stands for
-// when Exit times a sample of them. On a Guard on the system clock, a
-// resource none of whose rules reads response times (limiter.times) has
-// the first of every rtSampling requests of one permit admitted through a
-// statistics stripe timed, its response time counting rtSampling times in
-// RT, Total.RT and RTHistogram, so that 15 passes in 16 read the clock once
-// (Enter's) instead of twice. Requests of several permits, the requests of
-// a resource with a rule that reads response times, and every request of
-// a Guard given WithClock are timed, each counting once.
-//
-// The estimate: RT is rtSampling times the sum of the sampled response
-// times, each histogram bucket but the first rtSampling times its sampled
-// count, the first bucket the completed requests less the others; MinRT
-// is the least sampled response time, never below the true least. A sample
-// stands for itself and the rtSampling-1 requests admitted after it on its
-// stripe, whatever their own times, as any sample does; as requests end
-// out of order, the estimated count differs from the requests completed by
-// fewer than rtSampling a stripe (the histogram's first bucket makes up
-// the difference when it is below; never negative, it can then add up to
-// more than Complete). A completion not timed counts in the newest
-// statistics bucket of its stripe: at or after the bucket of its start, and
-// before that of its end when no request entered the stripe since.
-//
-// A resource without rules (statistics only) reads the clock in Enter for
-// the timed requests only: the others count as passed in the newest bucket
-// of their stripe too, which the last timed request, at most rtSampling-1
-// requests of the stripe before, made current. So after a pause, the
-// requests of a stripe before its first timed one count at the time of
-// the request before the pause: in the last second's figures while that
-// is recent, not after. Totals are exact.
+// rtSampling is how many requests of one permit a timed one stands for
+// when Exit times a sample of them, on a Guard on the system clock, for a
+// resource none of whose rules reads response times (limiter.times): the
+// first of every rtSampling admitted through a statistics stripe, its
+// response time counting rtSampling times in RT, Total.RT and RTHistogram.
+// ResourceStats.Pass says what the estimate then is. As requests end out
+// of order, the histogram's first bucket (the completed requests less the
+// others, see addRTs) makes up the difference when the estimated count is
+// below the true one; never negative, the buckets can then add up to more
+// than Complete.
 //
 // 16 rather than 8 took a pass without rules from 40 to 36 cpu-ns and one
 // flow rule's from 77 to 73 (core/internal/peerbench, alternated rounds).
 const rtSampling = 16
-
-// blocked returns the permits blocked through the stripe: those blocked
-// for any reason.
-func (st *resStripe) blocked() int64 {
-	var n int64
-	for i := range st.blockedBy {
-		n += st.blockedBy[i].Load()
-	}
-	return n
-}
 
 // completed returns the requests completed through the stripe: never more
 // than were, exited read first (see exit).
@@ -144,28 +102,40 @@ func (st *resStripe) addRTs(h *RTHistogram) {
 		h[i] += c
 		done -= c
 	}
-	for {
-		seen := st.rts0.Load()
-		if done <= seen {
-			done = seen
-			break
-		}
-		if st.rts0.CompareAndSwap(seen, done) {
-			break
-		}
+	seen := st.rts0.Load()
+	for done > seen && !st.rts0.CompareAndSwap(seen, done) {
+		seen = st.rts0.Load()
 	}
-	h[0] += done
+	h[0] += max(done, seen)
 }
 
-// inFlight returns the number of permits in flight: exited first, so that
-// a request entering and exiting meanwhile is not counted as exited only.
+// inFlight returns the number of permits in flight, exited read first: a
+// request entering and exiting meanwhile counts as entered only.
+// inFlightSince reads entered first: it counts such a request as exited
+// only, so that its count is never above the true one at the time of the
+// call, and the peak Enter records with it stays within a concurrency limit.
 func (r *resource) inFlight() int64 {
-	var n int64
-	for i := range r.stripes {
-		n -= r.stripes[i].exited.Load()
-	}
+	exited := r.exited()
+	return r.entered() - exited
+}
+
+func (r *resource) inFlightSince() int64 {
+	entered := r.entered()
+	return entered - r.exited()
+}
+
+// entered and exited return the permits admitted and exited through r's
+// stripes (resStripe.entered, exited).
+func (r *resource) entered() (n int64) {
 	for i := range r.stripes {
 		n += r.stripes[i].entered.Load()
+	}
+	return n
+}
+
+func (r *resource) exited() (n int64) {
+	for i := range r.stripes {
+		n += r.stripes[i].exited.Load()
 	}
 	return n
 }
@@ -174,21 +144,6 @@ func (r *resource) inFlight() int64 {
 // a resource once per 1<<peakSampling permits a stripe admits (see
 // inFlightSince); otherwise it records its own stripe's count as a peak.
 const peakSampling = 4
-
-// inFlightSince returns a count of permits in flight that is never above
-// the true count at the time of the call: entered first, so that a request
-// entering and exiting meanwhile counts as exited only. Enter records it
-// as a peak: it stays within a concurrency limit.
-func (r *resource) inFlightSince() int64 {
-	var n int64
-	for i := range r.stripes {
-		n += r.stripes[i].entered.Load()
-	}
-	for i := range r.stripes {
-		n -= r.stripes[i].exited.Load()
-	}
-	return n
-}
 
 func newResource(name string, stripes int) *resource {
 	r := &resource{name: name, stripes: make([]resStripe, stripes)}
@@ -204,12 +159,11 @@ func newResource(name string, stripes int) *resource {
 // window.NewMarked), so that a request adds to its totals only. Complete
 // counts requests, as the histogram does, not permits as exited does.
 func (st *resStripe) totals() window.Counts {
-	var c window.Counts
-	c[window.Pass] = st.entered.Load()
-	c[window.Block] = st.blocked()
-	c[window.Error] = st.errors.Load()
-	c[window.RT] = st.rt.Load()
-	c[window.Complete] = st.completed()
+	c := window.Counts{window.Pass: st.entered.Load(), window.Error: st.errors.Load(), window.RT: st.rt.Load(),
+		window.Complete: st.completed()}
+	for i := range st.blockedBy {
+		c[window.Block] += st.blockedBy[i].Load()
+	}
 	return c
 }
 
@@ -293,26 +247,18 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 	}
 	t.misses++
 	if t.misses > len(t.dirty)/8 {
-		read := make(map[string]*resource, len(t.dirty))
-		for k, v := range t.dirty {
-			read[k] = v
-		}
+		read := maps.Clone(t.dirty)
 		t.read.Store(&read)
 		t.misses = 0
 	}
 	return r, true
 }
 
-// each calls fn for every resource, the overflow one last.
-func (t *resourceTable) each(fn func(*resource)) {
+// all returns every resource, by name, the overflow one last.
+func (t *resourceTable) all() []*resource {
 	t.mu.Lock()
-	all := make([]*resource, 0, len(t.dirty))
-	for _, r := range t.dirty {
-		all = append(all, r)
-	}
+	all := slices.Collect(maps.Values(t.dirty))
 	t.mu.Unlock()
-	for _, r := range all {
-		fn(r)
-	}
-	fn(t.overflow)
+	slices.SortFunc(all, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
+	return append(all, t.overflow)
 }

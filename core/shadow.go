@@ -41,7 +41,7 @@ func WithShadowQuotas() Option {
 // which holds nothing, so that the request goes on as the rule's admission
 // would let it.
 func (a *asking) shadow(h *held) {
-	h.rs.block(a.g, a.cpu, a.now, a.n, true)
+	h.rs.block(a.g, a.cpu, a.now, a.n, true, false)
 	if a.blocked == nil {
 		a.shadowQuota(h)
 		a.drop()

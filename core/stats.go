@@ -3,13 +3,11 @@ package core
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
-	"github.com/sluicekit/sluice/core/internal/reason"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -25,21 +23,30 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// reasonOf returns the index in reason.Names of the reason of b:
+// blockReasons are the reasons by index, in BlockReasons' order; a built-in
+// kind's block class holds its index (builtinKinds), and the keyed
+// elements make a misplaced one a compile error. It is never modified.
+var blockReasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker),
+	reasonFallback: ReasonFallback, reasonCancelled: ReasonCancelled, string(KindAdaptive), string(KindSystem)}
+
+// The indexes in blockReasons of the reasons that are no kind's; their count.
+const reasonFallback, reasonCancelled, numReasons = 4, 5, 8
+
+// reasonOf returns the index in blockReasons of the reason of b:
 // ReasonFallback, or its block class's (its kind's name).
 func reasonOf(b *BlockedError) int {
 	switch {
 	case b.Fallback:
-		return reason.Fallback
+		return reasonFallback
 	case b.class != nil:
 		return b.class.reason
 	}
-	return max(b.Class().reason, reason.Flow)
+	return max(b.Class().reason, 0)
 }
 
 // Reason returns why b blocked its request: the name of the kind of the
 // rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
-func (e *BlockedError) Reason() string { return reason.Names[reasonOf(e)] }
+func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
 
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
@@ -206,22 +213,13 @@ func (g *Guard) Snapshot() Snapshot {
 	now := int64(g.clock.Now())
 	s := Snapshot{At: time.Duration(now), Stores: g.Stores(), DroppedEvents: g.reporter.dropped.Load(),
 		Resources: make([]ResourceStats, 0, len(*g.resources.read.Load()))} // most of them, usually all
-	var overflow *ResourceStats
 	entered := map[*resource]int64{}
-	g.resources.each(func(r *resource) {
+	for _, r := range g.resources.all() {
 		rs := r.snapshot(now)
 		entered[r] = rs.Total.Pass
-		if r == g.resources.overflow {
-			if rs.Total.Pass+rs.Total.Block > 0 {
-				overflow = &rs
-			}
-			return
+		if r != g.resources.overflow || rs.Total.Pass+rs.Total.Block > 0 {
+			s.Resources = append(s.Resources, rs)
 		}
-		s.Resources = append(s.Resources, rs)
-	})
-	slices.SortFunc(s.Resources, func(a, b ResourceStats) int { return strings.Compare(a.Resource, b.Resource) })
-	if overflow != nil {
-		s.Resources = append(s.Resources, *overflow)
 	}
 	for _, rs := range g.rules.Load().rules {
 		s.Rules = append(s.Rules, rs.snapshot(now, entered, g.watch.after))
@@ -233,12 +231,10 @@ func (g *Guard) Snapshot() Snapshot {
 // none for it (it was never entered, or went over the resource bound and is
 // counted under OverflowResource).
 func (g *Guard) Stats(name string) (ResourceStats, bool) {
-	var r *resource
-	if name == OverflowResource {
-		r = g.resources.overflow
-	} else if r = (*g.resources.read.Load())[name]; r == nil {
+	r := g.resources.overflow
+	if name != OverflowResource {
 		g.resources.mu.Lock()
-		r = g.resources.dirty[name]
+		r = g.resources.dirty[name] // every resource
 		g.resources.mu.Unlock()
 	}
 	if r == nil {
@@ -252,60 +248,46 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	for i := range r.stripes {
 		s = s.Merge(r.stripes[i].stats.MarkedOver(now, statInterval))
 	}
-	out := ResourceStats{
-		Resource: r.name,
-		InFlight: r.inFlight(),
-		Pass:     s.Pass,
-		Block:    s.Block,
-		Complete: s.Complete,
-		Error:    s.Error,
-		RT:       time.Duration(s.RT),
-		MinRT:    time.Duration(s.MinRT),
-		Peak:     s.Peak,
-	}
+	out := ResourceStats{Resource: r.name, InFlight: r.inFlight(), Pass: s.Pass, Block: s.Block, Complete: s.Complete,
+		Error: s.Error, RT: time.Duration(s.RT), MinRT: time.Duration(s.MinRT), Peak: s.Peak}
 	// exited first: a request that exits between the loads counts as
 	// passed, not yet completed, never completed without having passed.
-	for i := range r.stripes {
-		out.Total.Complete += r.stripes[i].exited.Load()
-	}
+	out.Total.Complete = r.exited()
+	var by [numReasons]int64
 	for i := range r.stripes {
 		t := &r.stripes[i]
 		out.Total.Pass += t.entered.Load()
-		out.Total.Block += t.blocked()
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
 		t.addRTs(&out.Total.RTHistogram)
-	}
-	for i, name := range reason.Names {
-		var n int64
-		for j := range r.stripes {
-			n += r.stripes[j].blockedBy[i].Load()
+		for j := range by {
+			by[j] += t.blockedBy[j].Load()
 		}
-		if n > 0 {
+	}
+	for i, n := range by {
+		if out.Total.Block += n; n > 0 {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
-			out.Total.BlockedBy[name] = n
+			out.Total.BlockedBy[blockReasons[i]] = n
 		}
 	}
 	return out
 }
 
-// ruleStats are the counts a rule keeps of itself. Only the block path and
-// failure policies write them: a request a rule admits costs it nothing.
-// Blocks count in the stripe of the CPU the request was blocked on (see
-// stripe.Picker), so that a rule blocking on every CPU does not move one
-// cache line between them.
+// ruleStats are the counts a rule keeps of itself, written only by blocks
+// and failure policies (a request a rule admits costs it nothing), in the
+// stripe of the CPU the request was blocked on (see stripe.Picker), so that
+// a rule blocking on every CPU does not move one cache line between them.
 //
-// The requests a rule evaluates are counted mostly by the resources it
+// The permits a rule evaluates are counted mostly by the resources it
 // applies to: each admitted request counts in its resource (resStripe.
 // entered), and every rule of the resource's binding was asked about it.
 // So a rule keeps, per resource it was bound to, the resource's count of
-// admitted permits then (bound), and counts in its stripes only the permits
-// it evaluated that no resource counts for it: those not admitted (blocked,
-// failed or cancelled, counted by admit and Enter), and those of the
-// overflow resource, which is shared by names with different rules.
-// Evaluated is their sum, which only grows.
+// admitted permits then (bound), and counts in its stripes only those no
+// resource counts for it: the permits not admitted (blocked, failed or
+// cancelled), and those of the overflow resource, shared by names with
+// different rules. Evaluated is their sum, which only grows.
 type ruleStats struct {
 	stripes   []ruleStripe
 	fallbacks atomic.Int64
@@ -346,20 +328,16 @@ type ruleStripe struct {
 // totals returns the stripe's counts that its window records in each
 // bucket (see window.NewMarked): blocked as Block, shadowed as Pass.
 func (sp *ruleStripe) totals() window.Counts {
-	var c window.Counts
-	c[window.Block] = sp.blocked.Load() + sp.lone.Load()
-	c[window.Pass] = sp.shadowed.Load()
-	return c
+	return window.Counts{window.Block: sp.blocked.Load() + sp.lone.Load(), window.Pass: sp.shadowed.Load()}
 }
 
 func newRuleStats() *ruleStats {
-	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count())}
+	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count()), bound: map[*resource]int64{}}
 	for i := range st.stripes {
 		sp := &st.stripes[i]
 		sp.blocks, _ = window.NewMarked(statBuckets, statInterval, sp.totals) // constants: cannot fail
 	}
 	st.lastLog.Store(math.MinInt64)
-	st.bound = map[*resource]int64{}
 	return st
 }
 
@@ -370,10 +348,7 @@ func (b *binding) bindTo(r *resource) {
 	if len(b.rules) == 0 {
 		return
 	}
-	var entered int64
-	for i := range r.stripes {
-		entered += r.stripes[i].entered.Load()
-	}
+	entered := r.entered()
 	for _, rs := range b.rules {
 		st := rs.stats
 		st.mu.Lock()
@@ -432,9 +407,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 		names = append(names, r.name)
 		e, ok := entered[r]
 		if !ok {
-			for i := range r.stripes {
-				e += r.stripes[i].entered.Load()
-			}
+			e = r.entered()
 		}
 		n += max(e-base, 0) // r read before it was bound: it counts at the next snapshot
 	}
@@ -446,26 +419,25 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 	return names, n
 }
 
-// blocked returns the requests the rule blocked over the second ending at
-// now, and since it was first set.
-func (st *ruleStats) blocked(now int64) (last, total int64) {
+// counts returns the requests the rule blocked over the second ending at
+// now and since it was first set, and those it would have blocked in
+// shadow, likewise.
+func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowedTotal int64) {
 	for i := range st.stripes {
-		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Block
-		total += st.stripes[i].blocked.Load() + st.stripes[i].lone.Load()
+		sp := &st.stripes[i]
+		last := sp.blocks.MarkedOver(now, statInterval)
+		blocked, shadowed = blocked+last.Block, shadowed+last.Pass
+		blockedTotal += sp.blocked.Load() + sp.lone.Load()
+		shadowedTotal += sp.shadowed.Load()
 	}
-	return last, total
+	return blocked, blockedTotal, shadowed, shadowedTotal
 }
 
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
-// or that it would have blocked (shadow: its blocks count apart), and tells
-// the reporter so once per blockLogInterval.
-func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow bool) {
-	rs.blockIn(g, cpu, now, n, shadow, false)
-}
-
-// blockIn is block; alone counts a block the rule decided alone, evaluated
-// too (ruleStripe.lone).
-func (rs *ruleState) blockIn(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
+// or that it would have blocked (shadow: its blocks count apart); alone
+// counts a block the rule decided alone, evaluated too (ruleStripe.lone).
+// It tells the reporter so at most once per blockLogInterval.
+func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
 	count, logged := &sp.blocked, &st.logged
@@ -477,53 +449,29 @@ func (rs *ruleState) blockIn(g *Guard, cpu uint32, now, n int64, shadow, alone b
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)
-	last, due := st.logDue(now)
-	if !due {
-		return
+	if last := st.lastLog.Load(); (last == math.MinInt64 || now-last >= int64(blockLogInterval)) && st.lastLog.CompareAndSwap(last, now) {
+		rs.report(g, now, last, logged, shadow)
 	}
-	_, total := st.blocked(now)
+}
+
+// report tells the reporter that the rule of rs blocked requests, or would
+// have (shadow), since last, the time of its last report (math.MinInt64:
+// none), logged being the count then.
+func (rs *ruleState) report(g *Guard, now, last int64, logged *atomic.Int64, shadow bool) {
+	_, total, _, shadowTotal := rs.stats.counts(now)
 	if shadow {
-		_, total = st.shadowed(now)
+		total = shadowTotal
 	}
-	rs.reportBlocks(g, now, last, total-logged.Swap(total), shadow)
-}
-
-// logDue tells whether the rule's blocks (or shadow blocks) are to be
-// logged at now, at most once per blockLogInterval, and claims the log if
-// so; last is the time of the previous one (math.MinInt64: none).
-func (st *ruleStats) logDue(now int64) (last int64, due bool) {
-	last = st.lastLog.Load()
-	if last != math.MinInt64 && now-last < int64(blockLogInterval) || !st.lastLog.CompareAndSwap(last, now) {
-		return last, false
-	}
-	return last, true
-}
-
-// reportBlocks tells the reporter that the rule of rs blocked requests, or
-// would have (shadow): blocked of them since last, the time of the last
-// report (math.MinInt64: none).
-func (rs *ruleState) reportBlocks(g *Guard, now, last, blocked int64, shadow bool) {
-	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: blocked, shadow: shadow}
+	r := &blockingReport{rule: rs.rule.Name, resource: rs.rule.Resource, blocked: total - logged.Swap(total), shadow: shadow}
 	if last != math.MinInt64 {
 		r.over = time.Duration(now - last)
 	}
 	g.reporter.send(r)
 }
 
-// shadowed returns the requests the rule, in shadow, would have blocked
-// over the second ending at now, and since it was first set.
-func (st *ruleStats) shadowed(now int64) (last, total int64) {
-	for i := range st.stripes {
-		last += st.stripes[i].blocks.MarkedOver(now, statInterval).Pass
-		total += st.stripes[i].shadowed.Load()
-	}
-	return last, total
-}
-
 func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedAfter time.Duration) RuleStats {
 	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
-	out.Blocked, out.BlockedTotal = rs.stats.blocked(now)
-	out.Shadowed, out.ShadowedTotal = rs.stats.shadowed(now)
+	out.Blocked, out.BlockedTotal, out.Shadowed, out.ShadowedTotal = rs.stats.counts(now)
 	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
 	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
 	rs.lim.stats(&out, now)

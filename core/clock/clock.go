@@ -77,11 +77,10 @@ func (f *Fake) notifyLocked() {
 
 // Sleep blocks until the fake time has advanced by d or ctx is done.
 func (f *Fake) Sleep(ctx context.Context, d time.Duration) error {
-	f.mu.Lock()
 	if d <= 0 {
-		f.mu.Unlock()
 		return ctx.Err()
 	}
+	f.mu.Lock()
 	s := &sleeper{until: f.now + d, wake: make(chan struct{})}
 	f.sleepers[s] = struct{}{}
 	f.notifyLocked()
