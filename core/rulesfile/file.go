@@ -157,18 +157,22 @@ func read(data []byte, format fileFormat) (*file, error) {
 	if format == formatYAML && len(data) > maxYAMLSize {
 		return nil, fileProblem(0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
 	}
-	count, line := rulesOver(data, format)
-	if line > 0 {
-		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line, Msg: tooManyRulesMsg()}}}
-	}
 	p := newFileParser(core.Kinds())
-	rules, err := readRules(data, format, count, p)
-	if _, ok := err.(*core.RulesError); ok {
-		return nil, err
+	var rules []core.Rule
+	var err error
+	switch format {
+	case formatJSON:
+		rules, err = readJSON(data, false, p)
+	case formatYAML:
+		var root *yaml.Node
+		if root, err = decodeYAML(data); err == nil {
+			rules = p.document(root)
+		}
+	default:
+		err = fmt.Errorf("unknown rules file format %d", format)
 	}
 	if err != nil {
-		line, msg := splitLine(err.Error())
-		return nil, fileProblem(line, "%s", msg)
+		return nil, syntaxProblem(err)
 	}
 	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)
@@ -183,18 +187,6 @@ func read(data []byte, format fileFormat) (*file, error) {
 		return nil, &core.RulesError{Problems: p.merge(validated)}
 	}
 	return &file{rules: rules, p: p}, nil
-}
-
-// rulesOver returns the number of rules of a JSON file data (see
-// jsonRulesCount) and the line on which rules[maxRules] starts when it
-// holds more than maxRules rules, else 0; it counts them without parsing
-// the file. A YAML file's are counted from its tree, which maxYAMLSize
-// bounds: 0, 0.
-func rulesOver(data []byte, format fileFormat) (count, line int) {
-	if format == formatJSON {
-		return jsonRulesCount(data)
-	}
-	return 0, 0
 }
 
 // tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
@@ -276,7 +268,7 @@ func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 }
 
 // splitLine returns the line a syntax error's text names, "yaml: line 3:
-// msg" (go.yaml.in/yaml's) or "line 3: msg" (decodeJSON's), and the text
+// msg" (go.yaml.in/yaml's) or "line 3: msg" (readJSON's), and the text
 // without it; 0 and the text when it names none.
 func splitLine(text string) (int, string) {
 	prefix, rest, ok := strings.Cut(text, "line ")
@@ -291,26 +283,19 @@ func splitLine(text string) (int, string) {
 	return line, prefix + msg
 }
 
+// syntaxProblem returns err, a syntax error, as a *core.RulesError with
+// the line its text names; nil and *core.RulesError as they are.
+func syntaxProblem(err error) error {
+	if _, ok := err.(*core.RulesError); ok || err == nil {
+		return err
+	}
+	line, msg := splitLine(err.Error())
+	return fileProblem(line, "%s", msg)
+}
+
 // fileProblem returns a *core.RulesError of one problem of the file as a whole.
 func fileProblem(line int, format string, args ...any) *core.RulesError {
 	return &core.RulesError{Problems: []core.Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
-}
-
-// readRules reads the rules of the file data with p: a YAML file from its
-// node tree, a JSON file, of count rules, one rule at a time (readJSON). Its errors are
-// syntax errors, or a *core.RulesError of a file over readJSON's bounds.
-func readRules(data []byte, format fileFormat, count int, p *fileParser) ([]core.Rule, error) {
-	switch format {
-	case formatYAML:
-		root, err := decodeYAML(data)
-		if err != nil {
-			return nil, err
-		}
-		return p.document(root), nil
-	case formatJSON:
-		return readJSON(data, count, p)
-	}
-	return nil, fmt.Errorf("unknown rules file format %d", format)
 }
 
 // decodeYAML parses a YAML document into its node tree. A document that

@@ -201,14 +201,22 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	case isNull(list):
 		p.add(-1, "", "rules", list, "must be a list of rules, got null (the file may have been cut short); %s", noRules)
 		return nil
-	case list.Kind != yaml.SequenceNode:
-		p.add(-1, "", "rules", list, "must be a list of rules, got %s", describe(list))
+	case !p.isList(list):
 		return nil
 	case len(list.Content) > maxRules:
 		p.add(-1, "", "rules", list.Content[maxRules], "%s", tooManyRulesMsg())
 		return nil
 	}
 	return list
+}
+
+// isList reports whether n is a list, recording a problem of a rules list
+// when not.
+func (p *fileParser) isList(n *yaml.Node) bool {
+	if n.Kind != yaml.SequenceNode {
+		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
+	}
+	return n.Kind == yaml.SequenceNode
 }
 
 // checkEnd records a problem when the YAML file data ends in the middle of
