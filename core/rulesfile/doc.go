@@ -101,13 +101,16 @@
 //	rules file rules.yaml: rules[2] (per-user): line 9: limit must be >= 0, got -5
 //
 // A file cut short never applies as a smaller rule set. Refused, naming the
-// line: an empty file, or a bare "rules:" (a file with no rules says so
-// with "rules: []"); a YAML file whose last line has no line break and ends
-// in the middle of a value ("limit: 1" cut from "limit: 100"); a key with
-// no value; a flow, concurrency or hotspot rule without limit ("limit: 0",
-// written out, blocks every request). A YAML file cut exactly at a line
-// break after a complete rule is a valid shorter file that no check can
-// tell apart: write rules files by rename (see "Partial writes").
+// line: an empty file, one of comments only, or a bare "rules:" or "rules:
+// null" (a file with no rules says so with "rules: []", in JSON {"rules":
+// []}); a YAML file whose last line has no line break and ends in the
+// middle of a plain value or comment ("limit: 1" cut from "limit: 100"; a
+// JSON file cannot end early and parse); a key with no value ("window:";
+// null, written out, leaves the field zero); a flow, concurrency or
+// hotspot rule without limit ("limit: 0", written out, blocks every
+// request). A YAML file cut exactly at a line break after a complete rule
+// is a valid shorter file that no check can tell apart: write rules files
+// by rename (see "Partial writes").
 //
 // A file holds at most 100,000 rules, and at most 16 MiB in JSON or 512 KiB
 // in YAML; a larger file is refused after reading one byte over its limit,

@@ -28,12 +28,9 @@ const (
 	formatJSON
 )
 
-// Bounds of a rules file. A file within them takes memory proportional to
-// its size to parse: go.yaml.in/yaml/v3 builds the node tree of a whole
-// document, which with the rules read from it takes up to about 190 times
-// the size of its text (TestYAMLMemoryBound), so YAML files have a smaller
-// cap; JSON files are read one rule at a time (readJSON), in at most 32
-// times the size cap (TestJSONMemoryBound), with their rules counted first.
+// Bounds of a rules file, whose figures the package documentation
+// (Errors) gives: a YAML file's node tree is built whole, so its cap is
+// smaller; a JSON file is read one rule at a time (readJSON).
 const (
 	maxFileSize = 16 << 20
 	maxYAMLSize = 512 << 10
@@ -87,45 +84,14 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 }
 
 // Parse parses a rules file, YAML or JSON (data that is valid JSON is read
-// as JSON, with JSON's errors): a mapping whose one key, rules, holds a list
-// of rules, each a mapping of the fields of core.Rule named as in its json
-// tags. Durations are Go durations ("1s", "250ms") or 0; overrides maps
-// param values to limits. Parse returns the rules normalized (see
-// core.NormalizeRules), or a *core.RulesError listing every problem of the
-// file, each with its line: syntax, unknown fields (with the field meant,
-// when close), values of the wrong type, duplicate keys, and every problem
-// core.NormalizeRules finds.
-//
-// A file that may have been cut short is refused, so that a rules file
-// caught halfway through a write, or left so by a full disk or a crash,
-// never applies as a smaller rule set:
-//   - a file with no rules key (an empty file, one of comments only) or
-//     with a bare "rules:" or "rules: null": a file with no rules says so
-//     with "rules: []" (JSON: {"rules": []});
-//   - a YAML file whose last line has no line break and ends with a plain
-//     value or comment (a value cut in the middle: "limit: 1" for
-//     "limit: 100"); a file that ends with a closing bracket or quote is
-//     complete, and so is a JSON file, which cannot end early and parse;
-//   - a field with an empty value ("window:"), as a cut after a key leaves
-//     it; null, written out, leaves the field zero;
-//   - a flow, concurrency or hotspot rule without limit (a cut before the
-//     limit would block every request): "limit: 0" blocks every request.
-//
-// A YAML file cut at a line break after a complete field or rule is a valid
-// shorter file and cannot be told from one: a writer must replace a rules
-// file at once (write another file and rename it over the rules file) or
-// leave the Watcher time to see it hold still (see the package
-// documentation, Partial writes).
-//
-// The input is limited to 100,000 rules, and to 16 MiB in JSON and 512 KiB
-// in YAML, checked before it is parsed: the YAML parser builds the node
-// tree of the whole file, which with the rules read from it takes up to
-// about 190 times the size of the text, so parsing a YAML file allocates
-// at most 128 MiB (TestYAMLMemoryBound); a JSON file is read one rule at a
-// time, its rules counted first, in at most 512 MiB (TestJSONMemoryBound;
-// a JSON rule has at most 256 keys and 100,000 overrides). A larger rule
-// set goes in a JSON file. At most 1,000 problems are listed.
-// No input makes Parse panic (FuzzParse). YAML aliases are not accepted.
+// as JSON, with JSON's errors; see the package documentation, Grammar). It
+// returns the rules normalized (see core.NormalizeRules), or a
+// *core.RulesError listing every problem of the file, each with its line:
+// syntax, unknown fields (with the field meant, when close), values of the
+// wrong type, duplicate keys, YAML aliases, a file that may have been cut
+// short, and every problem core.NormalizeRules finds. The package
+// documentation (Errors) gives its bounds of size, rules, problems and
+// memory. No input makes Parse panic (FuzzParse).
 func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatOfData(data))
 }

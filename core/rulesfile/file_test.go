@@ -232,6 +232,13 @@ rules:
 		{"breaker threshold JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
 			`rules[0]: line 1: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
+		{"threshold not finite", formatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: .nan}\n  - {resource: b, kind: breaker, strategy: error-ratio, threshold: -.inf}\n", []string{
+			`rules[0]: line 2: threshold must be a number, got .nan`,
+			`rules[1]: line 3: threshold must be a number, got -.inf`,
+		}},
+		{"threshold not finite JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-ratio", "threshold": 1e400}]}`, []string{
+			`rules[0]: line 1: threshold must be a number, got 1e400`,
+		}},
 		{"unknown flow algorithm", formatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},

@@ -326,47 +326,60 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		return
 	}
 	f := reflect.ValueOf(r).Elem().Field(index)
-	var msg string
-	switch f.Type() {
-	case reflect.TypeFor[time.Duration]():
-		var d time.Duration
-		d, msg = durationValue(val)
-		f.SetInt(int64(d))
-	case reflect.TypeFor[map[string]int64]():
+	if f.Kind() == reflect.Map {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
-	default:
-		msg = setValue(f, val)
-	}
-	if msg != "" {
+	} else if msg := setValue(f, val); msg != "" {
 		rp.add(key, val, "%s", msg)
 		rp.p.markUnread(rp.index, key)
 	}
 }
 
-// setValue sets f, a text, integer, number or boolean field of a rule, from
-// the scalar n, and returns "" or a problem.
-func setValue(f reflect.Value, n *yaml.Node) (msg string) {
-	switch f.Kind() {
-	case reflect.String:
-		var s string
-		s, msg = textValue(n)
-		f.SetString(s)
-	case reflect.Int, reflect.Int64:
-		var v int64
-		if v, msg = intValue(n); f.OverflowInt(v) {
-			v, msg = 0, "is out of range, got "+describe(n)
-		}
-		f.SetInt(v)
-	case reflect.Float64:
-		var v float64
-		v, msg = floatValue(n)
-		f.SetFloat(v)
-	case reflect.Bool:
-		var v bool
-		v, msg = boolValue(n)
-		f.SetBool(v)
+// setValue sets f, a field of a rule, from n and returns "" or a problem:
+// a text takes a scalar; a duration a Go duration or the integer 0; an
+// integer an integer in range; a number a finite number, integer or not;
+// a boolean true or false.
+func setValue(f reflect.Value, n *yaml.Node) string {
+	tag := ""
+	if n.Kind == yaml.ScalarNode {
+		tag = n.ShortTag()
 	}
-	return msg
+	var want string
+	var tags []string
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		if d, err := time.ParseDuration(n.Value); tag == "!!str" && err == nil {
+			f.SetInt(int64(d))
+			return ""
+		}
+		if v, msg := intValue(n); msg == "" && v == 0 {
+			return ""
+		}
+		return "must be a Go duration such as 1s or 250ms, got " + describe(n)
+	case f.Kind() == reflect.String:
+		if tag == "" {
+			return "must be a string, got " + describe(n)
+		}
+		f.SetString(n.Value)
+		return ""
+	case f.Kind() == reflect.Bool:
+		want, tags = "must be true or false", []string{"!!bool"}
+	case f.CanFloat():
+		want, tags = "must be a number", []string{"!!int", "!!float"}
+	default:
+		want, tags = "must be an integer", []string{"!!int"}
+	}
+	if !slices.Contains(tags, tag) {
+		return want + ", got " + describe(n)
+	}
+	v := reflect.New(f.Type())
+	switch err := n.Decode(v.Interface()); {
+	case err != nil && f.CanInt():
+		return "is out of range, got " + describe(n)
+	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
+		return want + ", got " + describe(n)
+	}
+	f.Set(v.Elem())
+	return ""
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken
@@ -397,14 +410,6 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 	return out
 }
 
-// textValue returns the text of a scalar, or a problem.
-func textValue(n *yaml.Node) (string, string) {
-	if n.Kind != yaml.ScalarNode {
-		return "", "must be a string, got " + describe(n)
-	}
-	return n.Value, ""
-}
-
 // intValue returns the value of an integer scalar, or a problem.
 func intValue(n *yaml.Node) (int64, string) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
@@ -415,48 +420,6 @@ func intValue(n *yaml.Node) (int64, string) {
 		return 0, "is out of range, got " + describe(n)
 	}
 	return v, ""
-}
-
-// boolValue returns the value of a boolean scalar (true or false), or a
-// problem.
-func boolValue(n *yaml.Node) (bool, string) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
-		var v bool
-		if err := n.Decode(&v); err == nil {
-			return v, ""
-		}
-	}
-	return false, "must be true or false, got " + describe(n)
-}
-
-// floatValue returns the value of a finite number scalar, integer or
-// not, or a problem.
-func floatValue(n *yaml.Node) (float64, string) {
-	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
-		var v float64
-		if err := n.Decode(&v); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
-			return v, ""
-		}
-	}
-	return 0, "must be a number, got " + describe(n)
-}
-
-// durationValue returns the value of a scalar holding a Go duration, or
-// the integer 0, or a problem.
-func durationValue(n *yaml.Node) (time.Duration, string) {
-	if n.Kind == yaml.ScalarNode {
-		switch n.ShortTag() {
-		case "!!str":
-			if d, err := time.ParseDuration(n.Value); err == nil {
-				return d, ""
-			}
-		case "!!int":
-			if v, msg := intValue(n); msg == "" && v == 0 {
-				return 0, ""
-			}
-		}
-	}
-	return 0, "must be a Go duration such as 1s or 250ms, got " + describe(n)
 }
 
 // pairs yields the keys and values of a mapping node.
