@@ -2,6 +2,7 @@ package rulesfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -446,6 +448,38 @@ rules:
 		`rules[2]: line 19: buckets does not apply to kind concurrency (only to kinds flow and breaker)`,
 		`rules[3]: line 20: a rule must be a mapping of fields such as resource and kind, got 42`,
 	}, problemLines(t, err))
+}
+
+// TestProblemsOfUnreadRules gives 600 rules that are not mappings, whose
+// zero values core finds more than 1,000 problems in: Parse, Load, NewGuard
+// list the 600, then say there are more (Rules, which does not validate,
+// lists the 600). Before, merging the two
+// lists panicked (a 3 KB file killed a server reloading it).
+func TestProblemsOfUnreadRules(t *testing.T) {
+	const n = 600
+	for _, format := range []fileFormat{formatJSON, formatYAML} {
+		data := []byte(`{"rules": [` + strings.Repeat("[1],\n", n-1) + "[1]]}\n")
+		path := filepath.Join(t.TempDir(), map[fileFormat]string{formatJSON: "rules.json", formatYAML: "rules.yaml"}[format])
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		_, perr := parse(data, format)
+		_, lerr := Load(path)
+		_, gerr := NewGuard(path)
+		var rs Rules
+		rerr := yaml.Unmarshal(data, &struct{ Rules *Rules }{&rs})
+		if format == formatJSON {
+			rerr = json.Unmarshal(data, &struct{ Rules *Rules }{&rs})
+		}
+		for i, err := range []error{perr, lerr, gerr, rerr} {
+			lines := problemLines(t, err)
+			assert.Equal(t, "rules[599]: line 600: a rule must be a mapping of fields such as resource and kind, got a list", lines[n-1])
+			if i == 3 { // Rules does not validate
+				assert.Len(t, lines, n, "format %d", format)
+				continue
+			}
+			require.Len(t, lines, n+1, "format %d", format)
+			assert.Equal(t, "there are more problems, not listed: at most 1000 are", lines[n])
+		}
+	}
 }
 
 func TestParseLimits(t *testing.T) {

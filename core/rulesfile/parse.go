@@ -106,11 +106,17 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		}
 		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
 	})
-	if more || len(all) > maxProblems {
-		all = append(all[:maxProblems:maxProblems], core.Problem{Index: -1,
-			Msg: rulefields.MoreProblems()})
+	return capped(all, more)
+}
+
+// capped returns problems, cut to maxProblems and ended by the problem
+// that says there are more when they are longer or more is true.
+func capped(problems []core.Problem, more bool) []core.Problem {
+	if !more && len(problems) <= maxProblems {
+		return problems
 	}
-	return all
+	n := min(len(problems), maxProblems)
+	return append(problems[:n:n], core.Problem{Index: -1, Msg: rulefields.MoreProblems()})
 }
 
 // withLines returns err with the line of each problem of a *core.RulesError
@@ -123,10 +129,7 @@ func (p *fileParser) withLines(err error, first int) error {
 	if !ok {
 		return err
 	}
-	out := &core.RulesError{Problems: slices.Clone(rerr.Problems[:min(len(rerr.Problems), maxProblems)])}
-	if len(rerr.Problems) > maxProblems {
-		out.Problems = append(out.Problems, core.Problem{Index: -1, Msg: rulefields.MoreProblems()})
-	}
+	out := &core.RulesError{Problems: capped(slices.Clone(rerr.Problems), false)}
 	for i, q := range out.Problems {
 		if q.Index >= first {
 			q.Index -= first
