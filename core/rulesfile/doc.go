@@ -173,16 +173,16 @@
 // # Reloading
 //
 // NewWatcher loads the file (a missing or invalid file is an error and
-// nothing starts); Run then looks at it every second (WithPollInterval)
-// until its context ends, and Reload applies it at once (from a SIGHUP
-// handler, say). A new version replaces the rules with core.Guard.SetRules:
-// rules that keep their name, kind, resource and param keep their state.
-// A version that is invalid or unreadable (a syntax error, an unknown
-// field, a value out of range, a deleted or empty file, a file cut short)
-// is not applied and the rules in force stay; only "rules: []" removes
-// every rule. OnReload's function gets each applied version, with the
-// rules added, removed and changed, and each problem, once per distinct
-// content, with its rule, field and line.
+// nothing starts); Run then polls it until its context ends, and Reload
+// applies it at once (from a SIGHUP handler, say). A new version replaces
+// the rules with core.Guard.SetRules: rules that keep their name, kind,
+// resource and param keep their state. A version that is invalid or
+// unreadable (a syntax error, an unknown field, a value out of range, a
+// deleted or empty file, a file cut short) is not applied and the rules in
+// force stay, until the file is fixed or recreated; only "rules: []"
+// removes every rule. OnReload's function gets each applied version, with
+// the rules added, removed and changed, and each problem, once per
+// distinct content, with its rule, field and line.
 //
 // No input makes Load, Parse, NewGuard, Rules or a Watcher panic, YAML or
 // JSON (FuzzParse, run by .ci/fuzz; its corpus keeps every crasher found).
@@ -210,11 +210,9 @@
 // A version applies only once two consecutive polls saw the same content;
 // likewise, a problem is reported only once two consecutive polls saw it.
 // A writer that truncates the file and writes it in place, os.WriteFile
-// say, can be caught halfway by a poll. Parse refuses most files cut short
-// (empty, or ending in the middle of a line, a key or before a limit), but
-// a YAML file cut at a line break after a complete rule is a valid file
-// with fewer rules; waiting for the content to hold still for a poll
-// period keeps those from ever applying. A change therefore applies one to
+// say, can be caught halfway by a poll; waiting for the content to hold
+// still for a poll period keeps the files cut short that Parse cannot
+// tell apart (see Errors) from ever applying. A change therefore applies one to
 // two poll periods after it is written. Writers that take longer than a
 // poll period to write the file should write a temporary file in the same
 // directory and rename it over the rules file, which replaces it at once.

@@ -118,10 +118,10 @@ type file struct {
 // could read.
 func read(data []byte, format fileFormat) (*file, error) {
 	if len(data) > maxFileSize {
-		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
+		return nil, problem(-1, "", 0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
 	if format == formatYAML && len(data) > maxYAMLSize {
-		return nil, fileProblem(0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
+		return nil, problem(-1, "", 0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
 	}
 	p := newFileParser(core.Kinds())
 	var rules []core.Rule
@@ -207,30 +207,18 @@ func readFile(path string) (*file, error) {
 
 // readLimited reads a rules file from f: it stops after the first byte
 // over the size limit of format, so that read refuses what it returns
-// without parsing it.
+// without parsing it. It allocates the file's size once.
 func readLimited(f *os.File, format fileFormat) ([]byte, error) {
-	limit := maxFileSize
+	limit := int64(maxFileSize)
 	if format == formatYAML {
 		limit = maxYAMLSize
 	}
-	size := 64 << 10
+	var b bytes.Buffer
 	if info, err := f.Stat(); err == nil {
-		size = int(min(max(int64(size), info.Size()+1), int64(limit)+1)) // +1 to see the end
+		b.Grow(int(min(info.Size(), limit)) + bytes.MinRead) // room to see the end
 	}
-	data := make([]byte, 0, size)
-	for {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, cap(data)) // the file grew while read
-		}
-		n, err := f.Read(data[len(data):min(cap(data), limit+1)])
-		data = data[:len(data)+n]
-		switch {
-		case len(data) > limit, err == io.EOF:
-			return data, nil
-		case err != nil:
-			return nil, err
-		}
-	}
+	_, err := b.ReadFrom(io.LimitReader(f, limit+1))
+	return b.Bytes(), err
 }
 
 // splitLine returns the line a syntax error's text names, "yaml: line 3:
@@ -256,34 +244,22 @@ func syntaxProblem(err error) error {
 		return err
 	}
 	line, msg := splitLine(err.Error())
-	return fileProblem(line, "%s", msg)
-}
-
-// fileProblem returns a *core.RulesError of one problem of the file as a whole.
-func fileProblem(line int, format string, args ...any) *core.RulesError {
-	return &core.RulesError{Problems: []core.Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
+	return problem(-1, "", line, "%s", msg)
 }
 
 // decodeYAML parses a YAML document into its node tree. A document that
 // is empty or holds only comments gives nil; a second document is an
 // error.
-func decodeYAML(data []byte) (root *yaml.Node, err error) {
-	defer func() {
-		// The parser reports bad input as errors; this turns any bug
-		// of it that hostile input might reach into one too.
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("yaml: cannot parse: %v", r)
-		}
-	}()
+func decodeYAML(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, next yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	if err := decodeNode(dec, &doc); err != nil {
 		if err == io.EOF {
 			return nil, nil
 		}
 		return nil, locateYAMLError(data, err)
 	}
-	if err := dec.Decode(&next); err != io.EOF {
+	if err := decodeNode(dec, &next); err != io.EOF {
 		if err != nil {
 			return nil, err
 		}
@@ -293,6 +269,18 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		return nil, nil
 	}
 	return doc.Content[0], nil
+}
+
+// decodeNode decodes the next document of dec into n. The parser reports
+// bad input as errors; decodeNode turns any bug of it that hostile input
+// might reach into one too.
+func decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse: %v", r)
+		}
+	}()
+	return dec.Decode(n)
 }
 
 // maxLocated is the size of the largest YAML file whose syntax errors
@@ -317,19 +305,13 @@ func locateYAMLError(data []byte, err error) error {
 	if _, msg = splitLine(err.Error()); !strings.HasPrefix(msg, "yaml: ") {
 		return err
 	}
-	fails := func(n int) (failed bool) {
-		defer func() {
-			if recover() != nil { // as in decodeYAML
-				failed = false
-			}
-		}()
+	fails := func(n int) bool {
 		var doc yaml.Node
-		perr := yaml.NewDecoder(bytes.NewReader(data[:n])).Decode(&doc)
-		if perr == nil || perr == io.EOF {
-			return false
+		if perr := decodeNode(yaml.NewDecoder(bytes.NewReader(data[:n])), &doc); perr != nil && perr != io.EOF {
+			_, m := splitLine(perr.Error())
+			return m == msg
 		}
-		_, m := splitLine(perr.Error())
-		return m == msg
+		return false
 	}
 	// The ends of lines, then the bytes of the line found.
 	ends := []int{}

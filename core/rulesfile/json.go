@@ -14,16 +14,13 @@ import (
 )
 
 // Bounds of what readJSON builds, so that the memory a JSON rules file
-// takes to read is bounded by its size (see the package documentation).
+// takes to read is bounded by its size (see the package documentation):
+// the keys of the top-level mapping, which has one, and of a rule, which
+// has at most about 30 fields, and the values of a rule's overrides (a
+// YAML file, at most 512 KiB, holds about as many).
 const (
-	// maxTopKeys bounds the keys of a JSON rules file's top-level mapping,
-	// which has one.
-	maxTopKeys = 64
-	// maxRuleKeys bounds the keys of a rule: a rule has at most about 30
-	// fields.
-	maxRuleKeys = 256
-	// maxOverrides bounds the values of a rule's overrides in a JSON file;
-	// a YAML file, at most 512 KiB, holds about as many at most.
+	maxTopKeys   = 64
+	maxRuleKeys  = 256
 	maxOverrides = 100_000
 )
 
@@ -47,7 +44,7 @@ func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
 	}
 	switch {
 	case over > 0:
-		return nil, ruleProblem(-1, "rules", over, "%s", tooManyRulesMsg())
+		return nil, problem(-1, "rules", over, "%s", tooManyRulesMsg())
 	case !list && len(bytes.Trim(data, " \t\r\n")) == 0:
 		p.document(nil)
 		return nil, nil
@@ -136,12 +133,6 @@ func (j *jsonReader) open(depth int) (*yaml.Node, error) {
 		n.Tag, n.Value = "!!null", "null"
 	}
 	return n, nil
-}
-
-// close reads the end of a list or mapping.
-func (j *jsonReader) close() error {
-	_, err := j.dec.Token()
-	return err
 }
 
 // openKind reads the next value, nested depth levels deep: a scalar, or
@@ -242,7 +233,8 @@ func (j *jsonReader) mapping(n *yaml.Node, depth int, content []*yaml.Node, max 
 		content = append(content, key, val)
 	}
 	n.Content = content
-	return j.close()
+	_, err := j.dec.Token() // the closing '}'
+	return err
 }
 
 // document reads a rules file with p (see readJSON).
@@ -267,7 +259,7 @@ func (j *jsonReader) document(p *fileParser) ([]core.Rule, error) {
 		}
 		return list, err
 	}, func(key *yaml.Node) error {
-		return fileProblem(key.Line, "a rules file has the one key rules, got more than %d keys", maxTopKeys)
+		return problem(-1, "", key.Line, "a rules file has the one key rules, got more than %d keys", maxTopKeys)
 	})
 	if err != nil || p.topLevel(root) == nil {
 		return nil, err
@@ -303,7 +295,7 @@ func (j *jsonReader) rules(p *fileParser, depth int) ([]core.Rule, error) {
 			return nil, err
 		}
 		if i == maxRules {
-			return nil, ruleProblem(-1, "rules", n.Line, "%s", tooManyRulesMsg())
+			return nil, problem(-1, "rules", n.Line, "%s", tooManyRulesMsg())
 		}
 		if rules == nil {
 			rules = make([]core.Rule, 0, min(j.count, maxRules))
@@ -315,7 +307,8 @@ func (j *jsonReader) rules(p *fileParser, depth int) ([]core.Rule, error) {
 		rules = append(rules, core.Rule{})
 		p.rule(i, n, &rules[i])
 	}
-	return rules, j.close()
+	_, err := j.dec.Token() // the closing ']'
+	return rules, err
 }
 
 // rule reads rules[index], nested depth levels deep: the mapping of its
@@ -339,19 +332,20 @@ func (j *jsonReader) rule(index, depth int) (*yaml.Node, error) {
 		err = j.mapping(val, depth+1, j.content[1], maxOverrides, func(*yaml.Node) (*yaml.Node, error) {
 			return j.openKind(depth+2, 0)
 		}, func(key *yaml.Node) error {
-			return ruleProblem(index, "overrides", key.Line, "must hold at most %d values in a JSON file, got more: the next starts on this line", maxOverrides)
+			return problem(index, "overrides", key.Line, "must hold at most %d values in a JSON file, got more: the next starts on this line", maxOverrides)
 		})
 		j.content[1] = val.Content
 		return val, err
 	}, func(key *yaml.Node) error {
-		return ruleProblem(index, "", key.Line, "a rule has at most %d keys, got more: the next starts on this line", maxRuleKeys)
+		return problem(index, "", key.Line, "a rule has at most %d keys, got more: the next starts on this line", maxRuleKeys)
 	})
 	j.content[0] = n.Content
 	return n, err
 }
 
-// ruleProblem returns a *core.RulesError of one problem of rules[index].
-func ruleProblem(index int, field string, line int, format string, args ...any) error {
+// problem returns a *core.RulesError of one problem of field of
+// rules[index], or of the file as a whole (index -1, no field).
+func problem(index int, field string, line int, format string, args ...any) *core.RulesError {
 	return &core.RulesError{Problems: []core.Problem{{Index: index, Field: field, Line: line, Msg: fmt.Sprintf(format, args...)}}}
 }
 

@@ -188,7 +188,7 @@ func treeRead(data []byte) (string, bool) {
 	root, err := decodeJSON(data)
 	if err != nil {
 		line, msg := splitLine(err.Error())
-		return text(fileProblem(line, "%s", msg)), true
+		return text(problem(-1, "", line, "%s", msg)), true
 	}
 	p := newFileParser(core.Kinds())
 	rules := p.document(root)
@@ -229,7 +229,8 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 			}
 			n.Content = append(n.Content, child)
 		}
-		return n, notEOF(j.close())
+		_, err = j.dec.Token()
+		return n, notEOF(err)
 	}
 	root, err := value(0)
 	if err == io.EOF {

@@ -162,13 +162,17 @@ const noRules = `a rules file with no rules says so with "rules: []"`
 
 // document reads the top-level mapping of a rules file and its rules.
 func (p *fileParser) document(root *yaml.Node) []core.Rule {
-	list := p.topLevel(root)
-	if list == nil {
-		return nil
+	if list := p.topLevel(root); list != nil {
+		return p.rules(list)
 	}
-	rules := make([]core.Rule, len(list.Content))
-	for i, n := range list.Content {
-		p.rule(i, n, &rules[i])
+	return nil
+}
+
+// rules reads the rules of the list n.
+func (p *fileParser) rules(n *yaml.Node) []core.Rule {
+	rules := make([]core.Rule, len(n.Content))
+	for i, item := range n.Content {
+		p.rule(i, item, &rules[i])
 	}
 	return rules
 }
@@ -191,7 +195,7 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 		name, ok := keyText(key)
 		switch {
 		case !ok || name != "rules":
-			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describeKey(key))
+			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describe(key))
 		case seen.dup(p, -1, "", "", key, name): // reported
 		default:
 			list = val
@@ -347,7 +351,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		tag = n.ShortTag()
 	}
 	var want string
-	var tags []string
+	var ok bool
 	switch {
 	case f.Type() == reflect.TypeFor[time.Duration]():
 		if d, err := time.ParseDuration(n.Value); tag == "!!str" && err == nil {
@@ -365,13 +369,13 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		f.SetString(n.Value)
 		return ""
 	case f.Kind() == reflect.Bool:
-		want, tags = "must be true or false", []string{"!!bool"}
+		want, ok = "must be true or false", tag == "!!bool"
 	case f.CanFloat():
-		want, tags = "must be a number", []string{"!!int", "!!float"}
+		want, ok = "must be a number", tag == "!!int" || tag == "!!float"
 	default:
-		want, tags = "must be an integer", []string{"!!int"}
+		want, ok = "must be an integer", tag == "!!int"
 	}
-	if !slices.Contains(tags, tag) {
+	if !ok {
 		return want + ", got " + describe(n)
 	}
 	v := reflect.New(f.Type())
@@ -478,14 +482,6 @@ func describeScalar(n *yaml.Node) string {
 		return short + "..."
 	}
 	return short
-}
-
-// describeKey returns how a problem shows a mapping key.
-func describeKey(key *yaml.Node) string {
-	if text, ok := keyText(key); ok {
-		return rulefields.Quote(text)
-	}
-	return describe(key)
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field

@@ -38,11 +38,7 @@ func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
 	if !p.isList(n) {
 		return rs.set(nil, p)
 	}
-	out := make(Rules, len(n.Content))
-	for i, item := range n.Content {
-		p.rule(i, item, &out[i])
-	}
-	return rs.set(out, p)
+	return rs.set(p.rules(n), p)
 }
 
 // set sets rs to rules, read by p, or returns p's problems.

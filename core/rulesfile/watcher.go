@@ -33,19 +33,11 @@ const mtimeSlack = 2 * time.Second
 const maxLoggedNames = 10
 
 // Watcher keeps a Guard's rules in step with a rules file while the
-// Guard serves. NewWatcher loads the file into the Guard; Run then
-// polls the file and applies each new version with SetRules, so the counts
-// of the rules that keep their name, kind, resource and param carry over.
-// The file holds the Guard's whole rule set: rules given to core.New, or set
-// with SetRules, are replaced by the file's at the first load.
-//
-// A version of the file that cannot be read or is invalid (see Parse) is
-// not applied: the rules in force stay, and the problem is reported once
-// per distinct content, to OnReload's func and as a warning to the logger.
-// Deleting the file keeps the rules in force too; recreating it applies
-// its content. A file removes every rule only when it says so: "rules: []".
-// The package documentation says why the watcher polls, how it keeps a
-// file caught halfway through a write from applying, and what it logs.
+// Guard serves (see the package documentation, Reloading). The file holds
+// the Guard's whole rule set: rules given to core.New, or set with
+// SetRules, are replaced by the file's at the first load. A version that
+// cannot be read or is invalid is not applied, and its problem is reported
+// once per distinct content, to OnReload's func and to the logger.
 //
 // A Watcher is safe for concurrent use. Its callbacks are called
 // while it holds its lock, from Run's goroutine or the caller of
@@ -222,15 +214,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer w.running.Store(false)
 	c := w.guard.Clock()
-	for {
-		if err := c.Sleep(ctx, w.interval); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	for c.Sleep(ctx, w.interval) == nil && ctx.Err() == nil {
 		w.poll(ctx)
 	}
+	return ctx.Err()
 }
 
 // Reload reads the rules file now and, when its content differs from the
@@ -327,23 +314,16 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 		f, err := read(o.data, w.format)
 		if err == nil {
 			before := w.guard.Rules()
-			err = f.p.withLines(w.guard.SetRules(f.rules), 0)
-			if err == nil {
-				w.applied = o.key
-				w.failing, w.err = false, nil
-				end := time.Now()
+			if err = f.p.withLines(w.guard.SetRules(f.rules), 0); err == nil {
+				w.applied, w.failing, w.err = o.key, false, nil
 				w.stats.Reloads++
-				w.stats.LastSuccess, w.stats.LastDuration = end, end.Sub(start)
+				w.stats.LastSuccess = time.Now()
+				w.stats.LastDuration = w.stats.LastSuccess.Sub(start)
 				w.applyChange(ctx, before, w.guard.Rules(), initial)
 				return nil
 			}
 		}
 		problem = err
-	}
-	if !initial {
-		end := time.Now()
-		w.stats.Failures++
-		w.stats.LastFailure, w.stats.LastDuration = end, end.Sub(start)
 	}
 	err := problem
 	if o.err == nil {
@@ -352,6 +332,9 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	if initial {
 		return err
 	}
+	w.stats.Failures++
+	w.stats.LastFailure = time.Now()
+	w.stats.LastDuration = w.stats.LastFailure.Sub(start)
 	w.err = err
 	if w.failing && o.key == w.reported {
 		return err
