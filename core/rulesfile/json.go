@@ -36,11 +36,12 @@ const (
 func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
 	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
 	j.dec.UseNumber()
-	read := j.document
-	count, over := jsonRulesCount(data)
+	read, count, over := j.document, 0, 0
 	if list {
 		read = j.list
 		count, over, _ = jsonListCount(json.NewDecoder(bytes.NewReader(data)), data)
+	} else {
+		count, over = jsonRulesCount(data)
 	}
 	switch {
 	case over > 0:
@@ -53,10 +54,7 @@ func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
 	}
 	j.count = count
 	rules, err := read(p)
-	if err != nil {
-		return nil, syntaxProblem(err)
-	}
-	return rules, nil
+	return rules, syntaxProblem(err)
 }
 
 // jsonReader reads a valid JSON document token by token into yaml.Nodes.

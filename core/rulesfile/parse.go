@@ -192,7 +192,7 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	var list *yaml.Node
 	seen := keyLines{}
 	for key, val := range pairs(root) {
-		name, ok := keyText(key)
+		name, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok || name != "rules":
 			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describe(key))
@@ -254,7 +254,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
 	seen := keyLines{}
 	for key, val := range pairs(n) {
-		name, ok := keyText(key)
+		name, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
@@ -283,7 +283,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 // string, for naming the rule in problems.
 func explicitName(n *yaml.Node) string {
 	for key, val := range pairs(n) {
-		if name, _ := keyText(key); name == "name" && val.Kind == yaml.ScalarNode && !isNull(val) {
+		if key.Kind == yaml.ScalarNode && key.Value == "name" && val.Kind == yaml.ScalarNode && !isNull(val) {
 			return val.Value
 		}
 	}
@@ -400,7 +400,7 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 	out := make(map[string]int64, len(n.Content)/2)
 	seen := keyLines{}
 	for key, val := range pairs(n) {
-		value, ok := keyText(key)
+		value, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
@@ -438,12 +438,6 @@ func pairs(m *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
 			}
 		}
 	}
-}
-
-// keyText returns the text of a scalar mapping key; other keys (lists,
-// mappings, aliases) have none.
-func keyText(key *yaml.Node) (string, bool) {
-	return key.Value, key.Kind == yaml.ScalarNode
 }
 
 // isNull reports whether n is a null scalar (null, ~, or nothing).
@@ -504,13 +498,9 @@ func suggestField(name string, fields []string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// editDistance returns the Levenshtein distance of a and b, in bytes. It
-// allocates nothing when b is a field name.
+// editDistance returns the Levenshtein distance of a and b, in bytes.
 func editDistance(a, b string) int {
-	var buf [2][32]int
-	prev, cur := buf[0][:0], buf[1][:0]
-	prev = append(prev, make([]int, len(b)+1)...)
-	cur = append(cur, make([]int, len(b)+1)...)
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}

@@ -85,8 +85,6 @@ type ReloadStats struct {
 	LastDuration time.Duration
 	// Failing is true while the rules in force are not the file's: its
 	// last version was refused, and Err says why (nil when not Failing).
-	// The problem of a version seen by one poll only is not reported until
-	// a second poll sees it too.
 	Failing bool
 	Err     error
 }
@@ -215,7 +213,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer w.running.Store(false)
 	c := w.guard.Clock()
 	for c.Sleep(ctx, w.interval) == nil && ctx.Err() == nil {
-		w.poll(ctx)
+		_ = w.poll(ctx, false)
 	}
 	return ctx.Err()
 }
@@ -227,15 +225,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 // also reported like Run's unless already reported for the same content,
 // or nil when the file's rules are in force.
 func (w *Watcher) Reload() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o := w.observe()
-	w.last = o
-	if o.key == w.applied {
-		w.settle(context.Background())
-		return nil
-	}
-	return w.load(context.Background(), o, false)
+	return w.poll(context.Background(), true)
 }
 
 // Stats returns the counts of the watcher's loads so far, and the problem
@@ -248,9 +238,10 @@ func (w *Watcher) Stats() ReloadStats {
 	return s
 }
 
-// poll looks at the file and applies or reports what it holds once two
-// consecutive polls saw the same.
-func (w *Watcher) poll(ctx context.Context) {
+// poll looks at the file and applies or reports what it holds: at once
+// when now, else once two consecutive polls saw the same and it was not
+// reported already. It returns what keeps the file from applying.
+func (w *Watcher) poll(ctx context.Context, now bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.observe()
@@ -259,11 +250,11 @@ func (w *Watcher) poll(ctx context.Context) {
 	switch {
 	case o.key == w.applied:
 		w.settle(ctx)
-	case !stable, w.failing && o.key == w.reported:
-		// Wait for the content to hold still; or it already failed.
-	default:
-		_ = w.load(ctx, o, false)
+		return nil
+	case !now && (!stable || w.failing && o.key == w.reported):
+		return nil // wait for the content to hold still; or it already failed
 	}
+	return w.load(ctx, o, false)
 }
 
 // observe returns the file's content, or why it cannot be read. It skips
@@ -406,10 +397,9 @@ func diffRules(before, after []core.Rule) Change {
 		old[r.Name] = r
 	}
 	c := Change{Rules: len(after)}
-	kept := make(map[string]bool, len(after))
 	for _, r := range after {
 		prev, ok := old[r.Name]
-		kept[r.Name] = true
+		delete(old, r.Name) // what is left is removed
 		switch {
 		case !ok:
 			c.Added = append(c.Added, r.Name)
@@ -418,7 +408,7 @@ func diffRules(before, after []core.Rule) Change {
 		}
 	}
 	for _, r := range before {
-		if !kept[r.Name] {
+		if _, removed := old[r.Name]; removed {
 			c.Removed = append(c.Removed, r.Name)
 		}
 	}
