@@ -732,3 +732,32 @@ func problemLines(t *testing.T, err error) []string {
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
 }
+
+// TestDescribe pins how problems show values: strings, and scalars that
+// would need escapes, quoted and cut at 64 bytes; numbers, booleans and
+// null as written, cut likewise; lists, mappings and aliases by kind.
+func TestDescribe(t *testing.T) {
+	long := strings.Repeat("7", 70)
+	for _, tc := range []struct {
+		node yaml.Node
+		want string
+	}{
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "42"}, "42"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: long}, long[:64] + "..."},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "42"}, `"42"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: long}, `"` + long[:64] + `"...`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: "1e400"}, "1e400"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "true"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "~"}, "null"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "1\t2"}, `"1\t2"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: `1\2`}, `"1\\2"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!custom", Value: "x\xff"}, `"x\xff"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!custom", Value: "é"}, "é"},
+		{yaml.Node{Kind: yaml.SequenceNode}, "a list"},
+		{yaml.Node{Kind: yaml.MappingNode}, "a mapping"},
+		{yaml.Node{Kind: yaml.AliasNode, Value: "r"}, "the alias *r (rules files do not support YAML aliases)"},
+		{yaml.Node{}, "nothing"},
+	} {
+		assert.Equal(t, tc.want, describe(&tc.node), "%+v", tc.node)
+	}
+}

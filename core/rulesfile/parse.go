@@ -7,7 +7,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -445,8 +444,9 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
-// describe returns how a problem shows the value n: a string quoted, other
-// scalars as written, and the kind of anything else.
+// describe returns how a problem shows the value n: strings, and scalars
+// that would need escapes, quoted; numbers and booleans as written; the
+// kind of anything else.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -456,26 +456,16 @@ func describe(n *yaml.Node) string {
 	case yaml.AliasNode:
 		return "the alias *" + rulefields.Truncate(n.Value, 64) + " (rules files do not support YAML aliases)"
 	case yaml.ScalarNode:
-		return describeScalar(n)
+		q := rulefields.Quote(n.Value)
+		switch tag := n.ShortTag(); {
+		case tag == "!!null":
+			return "null"
+		case tag == "!!str" || strings.Contains(q, `\`):
+			return q
+		}
+		return strings.ReplaceAll(q, `"`, "")
 	}
 	return "nothing"
-}
-
-// describeScalar returns how a problem shows a scalar: strings, and
-// anything that would need escapes, quoted; numbers and booleans as written.
-func describeScalar(n *yaml.Node) string {
-	tag := n.ShortTag()
-	if tag == "!!null" {
-		return "null"
-	}
-	short := rulefields.Truncate(n.Value, 64)
-	if tag == "!!str" || strconv.Quote(short) != `"`+short+`"` {
-		return rulefields.Quote(n.Value)
-	}
-	if short != n.Value {
-		return short + "..."
-	}
-	return short
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field
