@@ -192,18 +192,16 @@
 // # Why the Watcher polls
 //
 // The Watcher polls (every second by default, WithPollInterval) rather than
-// subscribing to file system events: the standard library has no portable
-// interface to them, and polling works on every system and file system,
-// network file systems and container volumes included, where a file is
-// often replaced through a renamed directory or symlink that event watches
-// on the file itself miss (each poll follows the path, symlinks included,
-// afresh). A poll costs a stat of the file; the file is read, and its
-// content hashed (SHA-256), only when its identity, size or modification
-// time changed, or when it was modified within 2 seconds of the last read
-// (file systems record modification times coarsely, so two writes in quick
-// succession can leave both unchanged). So an in-place rewrite that keeps
-// the size and sets the modification time back to an old value (cp -p or
-// touch -r onto the file) goes unnoticed until the time changes again.
+// subscribing to file system events, which the standard library has no
+// portable interface to: polling works on every file system, network ones
+// and container volumes included, where a file is often replaced through a
+// renamed directory or symlink that event watches miss (each poll follows
+// the path afresh). A poll costs a stat of the file; the file is read, and
+// its content hashed (SHA-256), only when its identity, size or
+// modification time changed, or when it was modified within 2 seconds of
+// the last read (modification times are coarse). So an in-place rewrite
+// that keeps the size and sets the modification time back (cp -p, touch
+// -r) goes unnoticed until the time changes again.
 //
 // # Partial writes
 //
@@ -225,6 +223,5 @@
 // Each rule set applied is logged at level Info (the number of rules, the
 // names of the rules added, removed and changed, at most 10 of each), each
 // problem at level Warn, once per distinct content or error; so the log
-// gets at most one line per poll, and only when the file changes. Pass
-// slog.New(slog.DiscardHandler) to silence it.
+// gets at most one line per poll, and only when the file changes.
 package rulesfile

@@ -93,7 +93,10 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // documentation (Errors) gives its bounds of size, rules, problems and
 // memory. No input makes Parse panic (FuzzParse).
 func Parse(data []byte) ([]core.Rule, error) {
-	return parse(data, formatOfData(data))
+	if len(data) <= maxFileSize && json.Valid(data) {
+		return parse(data, formatJSON)
+	}
+	return parse(data, formatYAML)
 }
 
 // parse is Parse of data in format.
@@ -169,16 +172,6 @@ func (f *file) normalized() ([]core.Rule, error) {
 		return nil, f.p.withLines(err, 0)
 	}
 	return rules, nil
-}
-
-// formatOfData returns the format Parse reads data in: JSON when data is
-// valid JSON, else YAML (of which JSON is a subset; the JSON reader gives
-// JSON's errors, as for a file named *.json).
-func formatOfData(data []byte) fileFormat {
-	if len(data) <= maxFileSize && json.Valid(data) {
-		return formatJSON
-	}
-	return formatYAML
 }
 
 // formatOf returns the format of the rules file at path, by its extension.

@@ -66,9 +66,8 @@ type jsonReader struct {
 
 	count int // the number of rules, to allocate them at once
 
-	// The nodes of the rule being read, reused for the next (inRule):
-	// chunks of nodes, the next free one, and the contents of the rule
-	// and of its overrides.
+	// The nodes of the rule being read, reused for the next (inRule), and
+	// the contents of the rule and of its overrides.
 	inRule  bool
 	chunks  [][]yaml.Node
 	used    int

@@ -77,11 +77,6 @@ func (p *fileParser) full() bool {
 	return len(p.problems) >= maxProblems
 }
 
-// markUnread records that a field of rules[index] could not be read.
-func (p *fileParser) markUnread(index int, field string) {
-	p.unread[fieldKey{index, field}] = true
-}
-
 // merge returns the problems found parsing and the validation problems of
 // fields that could be read (the zero value left in a field that could not
 // be read would only repeat its problem), in report order.
@@ -247,7 +242,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	defer func() { p.lines[k].end = len(p.fieldAt) }()
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
-		p.markUnread(index, wholeRule)
+		p.unread[fieldKey{index, wholeRule}] = true
 		return
 	}
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
@@ -272,7 +267,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 		for _, f := range k.Given {
 			if _, ok := seen[f]; !ok {
 				rp.add(f, n, "is required for kind %s (%s: 0 blocks every request)", r.Kind, f)
-				p.markUnread(index, f)
+				p.unread[fieldKey{index, f}] = true
 			}
 		}
 	}
@@ -327,7 +322,7 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	if isNull(val) {
 		if val.Value == "" { // a key and nothing after it
 			rp.add(key, keyNode, "has no value (the file may have been cut short); give one, or remove the key")
-			rp.p.markUnread(rp.index, key)
+			rp.p.unread[fieldKey{rp.index, key}] = true
 		}
 		return
 	}
@@ -336,7 +331,7 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
 	} else if msg := setValue(f, val); msg != "" {
 		rp.add(key, val, "%s", msg)
-		rp.p.markUnread(rp.index, key)
+		rp.p.unread[fieldKey{rp.index, key}] = true
 	}
 }
 
@@ -393,7 +388,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 	if n.Kind != yaml.MappingNode {
 		rp.add("overrides", n, "must be a mapping of param values to limits, got %s", describe(n))
-		rp.p.markUnread(rp.index, "overrides")
+		rp.p.unread[fieldKey{rp.index, "overrides"}] = true
 		return nil
 	}
 	out := make(map[string]int64, len(n.Content)/2)

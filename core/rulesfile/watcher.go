@@ -35,9 +35,7 @@ const maxLoggedNames = 10
 // Watcher keeps a Guard's rules in step with a rules file while the
 // Guard serves (see the package documentation, Reloading). The file holds
 // the Guard's whole rule set: rules given to core.New, or set with
-// SetRules, are replaced by the file's at the first load. A version that
-// cannot be read or is invalid is not applied, and its problem is reported
-// once per distinct content, to OnReload's func and to the logger.
+// SetRules, are replaced by the file's at the first load.
 //
 // A Watcher is safe for concurrent use. Its callbacks are called
 // while it holds its lock, from Run's goroutine or the caller of
@@ -281,7 +279,6 @@ func (w *Watcher) observe() observation {
 	if err != nil {
 		return readFailure(err)
 	}
-	// Up to the first byte or rule over the limits, for read to refuse.
 	data, err := readLimited(f, w.format)
 	if err != nil {
 		return readFailure(err)
