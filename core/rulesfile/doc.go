@@ -163,7 +163,8 @@
 // gives completion and checks; sluicecheck -schema writes a local copy.
 // For JSON files, map the schema in the editor's settings: a "$schema" key
 // would be an unknown field. The loader is the authority: the schema does
-// not catch duplicate names, cross-field bounds or files cut short.
+// not catch duplicate names, cross-field bounds or files cut short, and
+// refuses null for fields with a type, which the loader takes as zero.
 //
 // The sluicecheck command loads each file as a Guard does, for CI:
 //

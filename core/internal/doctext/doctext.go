@@ -69,9 +69,7 @@ func Duration(d time.Duration) string {
 func Prose(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "//")
-		lines[i] = l
+		lines[i] = strings.TrimPrefix(strings.TrimSpace(l), "//")
 	}
 	return strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
 }
