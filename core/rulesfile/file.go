@@ -206,10 +206,11 @@ func readLimited(f *os.File, format fileFormat) ([]byte, error) {
 	if format == formatYAML {
 		limit = maxYAMLSize
 	}
-	var b bytes.Buffer
+	size := int64(1 + bytes.MinRead) // room to see the end
 	if info, err := f.Stat(); err == nil {
-		b.Grow(int(min(info.Size(), limit)) + bytes.MinRead) // room to see the end
+		size += min(info.Size(), limit)
 	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
 	_, err := b.ReadFrom(io.LimitReader(f, limit+1))
 	return b.Bytes(), err
 }
