@@ -126,29 +126,30 @@ type watchOptionFunc func(*Watcher) error
 
 func (f watchOptionFunc) apply(w *Watcher) error { return f(w) }
 
+// watchOption returns a WatchOption that fails with problem when bad, and
+// else configures a Watcher with set.
+func watchOption(bad bool, problem string, set func(*Watcher)) WatchOption {
+	return watchOptionFunc(func(w *Watcher) error {
+		if bad {
+			return errors.New(problem)
+		}
+		set(w)
+		return nil
+	})
+}
+
 // WithPollInterval sets how often the watcher looks at the file (default
 // 1s). A change applies one to two intervals after it is
 // written (see Partial writes in the package documentation).
 func WithPollInterval(d time.Duration) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if d <= 0 {
-			return fmt.Errorf("WithPollInterval: interval must be > 0, got %v", d)
-		}
-		w.interval = d
-		return nil
-	})
+	return watchOption(d <= 0, fmt.Sprintf("WithPollInterval: interval must be > 0, got %v", d),
+		func(w *Watcher) { w.interval = d })
 }
 
 // WithLogger makes the watcher log to l instead of slog.Default().
 // To log nothing, pass slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if l == nil {
-			return errors.New("WithLogger: logger is nil")
-		}
-		w.logger = l
-		return nil
-	})
+	return watchOption(l == nil, "WithLogger: logger is nil", func(w *Watcher) { w.logger = l })
 }
 
 // OnReload makes the watcher call f(change, nil) with each rule set it
@@ -160,13 +161,7 @@ func WithLogger(l *slog.Logger) WatchOption {
 // fault; a file that cannot be read gives the error of the file system
 // (errors.Is(err, fs.ErrNotExist) for a deleted file).
 func OnReload(f func(Change, error)) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if f == nil {
-			return errors.New("OnReload: func is nil")
-		}
-		w.onReload = f
-		return nil
-	})
+	return watchOption(f == nil, "OnReload: func is nil", func(w *Watcher) { w.onReload = f })
 }
 
 // NewWatcher loads the rules file at path (YAML, or JSON when its name
