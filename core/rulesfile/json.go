@@ -26,31 +26,33 @@ const (
 
 // readJSON reads the rules of the JSON data with p: a rules file, as
 // p.document reads a node tree, or a rules list (list true, for
-// Rules.UnmarshalJSON). It counts the rules first (jsonRulesCount), to
-// refuse too many before reading any, then builds the node tree of one
-// rule at a time, in nodes reused from rule to rule, and leaves out what
-// no problem needs: the contents of lists and mappings in a rule (but for
-// its overrides) and of top-level keys other than rules, each skipped in
-// one json.Decoder.Decode. Its errors are *core.RulesError: syntax, too
-// many rules, or a mapping over maxTopKeys, maxRuleKeys or maxOverrides.
+// Rules.UnmarshalJSON). It checks the syntax and counts the rules
+// (jsonRulesCount), to refuse too many before reading any, then builds the
+// node tree of one rule at a time, in nodes reused from rule to rule,
+// leaving out what no problem needs: the contents of lists and mappings in
+// a rule (but for its overrides) and of top-level keys other than rules,
+// each skipped in one json.Decoder.Decode. Its errors are
+// *core.RulesError: syntax, too many rules, or a mapping over maxTopKeys,
+// maxRuleKeys or maxOverrides.
 func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
 	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
 	j.dec.UseNumber()
-	read, count, over := j.document, 0, 0
-	if list {
-		read = j.list
-		count, over, _ = jsonListCount(json.NewDecoder(bytes.NewReader(data)), data)
-	} else {
-		count, over = jsonRulesCount(data)
-	}
 	switch {
-	case over > 0:
-		return nil, problem(-1, "rules", over, "%s", tooManyRulesMsg())
 	case !list && len(bytes.Trim(data, " \t\r\n")) == 0:
 		p.document(nil)
 		return nil, nil
 	case !json.Valid(data):
 		return nil, syntaxProblem(jsonSyntaxError(data))
+	}
+	read, count, over := j.document, 0, 0
+	if list {
+		read = j.list
+		count, over = jsonListCount(json.NewDecoder(bytes.NewReader(data)), data)
+	} else {
+		count, over = jsonRulesCount(data)
+	}
+	if over > 0 {
+		return nil, problem(-1, "rules", over, "%s", tooManyRulesMsg())
 	}
 	j.count = count
 	rules, err := read(p)
@@ -348,57 +350,50 @@ func problem(index int, field string, line int, format string, args ...any) *cor
 
 // jsonRulesCount returns the number of rules in the JSON rules file data,
 // and the line on which rules[maxRules] starts when it holds more than
-// maxRules rules, else 0. It counts the items of the list under the
-// top-level key rules (of each, when the key is set twice) with a
-// json.Decoder that checks each item's syntax without building it, so that
-// a file with too many rules is refused before any is read. It stops at
-// the first syntax error, which readJSON then reports, and after
-// maxTopKeys top-level keys.
+// maxRules rules, else 0; 0, 0 when data is not valid JSON. It counts the
+// items of the list under the top-level key rules (of each, when the key
+// is set twice) with a json.Decoder that checks each item's syntax without
+// building it, so that a file with too many rules is refused before any is
+// read. It stops after maxTopKeys top-level keys.
 func jsonRulesCount(data []byte) (count, over int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !json.Valid(data) {
+		return 0, 0
+	}
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
 		return 0, 0
 	}
 	for keys := 0; dec.More() && keys < maxTopKeys; keys++ {
-		key, err := dec.Token()
-		if err != nil {
-			return count, 0
-		}
-		if key != "rules" {
-			if dec.Decode(&skipJSON{}) != nil {
-				return count, 0
-			}
+		if key, _ := dec.Token(); key != "rules" {
+			_ = dec.Decode(&skipJSON{})
 			continue
 		}
-		n, over, ok := jsonListCount(dec, data)
-		if count += n; over > 0 || !ok {
-			return count, over
+		n, line := jsonListCount(dec, data)
+		if count += n; line > 0 {
+			return count, line
 		}
 	}
 	return count, 0
 }
 
 // jsonListCount counts, as jsonRulesCount does, the items of the value dec
-// reads next in data, if it is a list: it returns their number, the line
-// of item maxRules or 0, and false after a syntax error.
-func jsonListCount(dec *json.Decoder, data []byte) (count, over int, ok bool) {
-	if off, c := nextByte(data, dec.InputOffset()); c != '[' {
-		return 0, 0, dec.Decode(&skipJSON{}) == nil && off < len(data)
+// reads next in data, valid JSON, if it is a list: it returns their number
+// and the line of item maxRules, or 0.
+func jsonListCount(dec *json.Decoder, data []byte) (count, over int) {
+	if _, c := nextByte(data, dec.InputOffset()); c != '[' {
+		_ = dec.Decode(&skipJSON{})
+		return 0, 0
 	}
-	if _, err := dec.Token(); err != nil {
-		return 0, 0, false
-	}
+	_, _ = dec.Token()
 	for ; dec.More(); count++ {
 		if count == maxRules {
 			start, _ := nextByte(data, dec.InputOffset())
-			return count, 1 + bytes.Count(data[:start], []byte{'\n'}), true
+			return count, 1 + bytes.Count(data[:start], []byte{'\n'})
 		}
-		if dec.Decode(&skipJSON{}) != nil {
-			return count, 0, false
-		}
+		_ = dec.Decode(&skipJSON{})
 	}
-	_, err := dec.Token()
-	return count, 0, err == nil
+	_, _ = dec.Token()
+	return count, 0
 }
 
 // skipJSON is a value json.Decoder.Decode checks and leaves out.
