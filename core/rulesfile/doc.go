@@ -145,12 +145,11 @@
 // and the limit of a flow, concurrency or hotspot rule. So {"rules": rules}
 // marshalled from Go values is a file Parse and Load read back as the same
 // rules. Rules decodes a rules list inside a configuration file of your
-// own, checking each field's name and type and giving lines, but not
-// validating (core.New does); a bare core.Rule refuses to be decoded, so
-// that a misspelt field is never read as a zero. Rules reads JSON as a
-// JSON file is read, within the same bounds: a 16 MiB configuration
-// allocates at most 512 MiB to decode (measured: 331 MB at most; 2.7 GB
-// before; go test -run RulesUnmarshalJSONMemoryBound -v ./core/rulesfile).
+// own (a bare core.Rule refuses to be decoded, so that a misspelt field is
+// never read as a zero), JSON within a JSON file's bounds: a 16 MiB
+// configuration allocates at most 512 MiB to decode (measured: 331 MB at
+// most; 2.7 GB before; go test -run RulesUnmarshalJSONMemoryBound -v
+// ./core/rulesfile).
 //
 // # Editors and CI
 //

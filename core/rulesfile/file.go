@@ -42,11 +42,8 @@ const (
 // Load reads and parses the rules file at path (see Parse): a file whose
 // name ends in ".json", in any case, is JSON; any other is YAML. It stops
 // reading at the first byte over the size limit. Its errors start with the
-// path.
-//
-// Load validates the rules to report their problems with their lines: to
-// start a Guard with the rules of a file, NewGuard validates them once, in
-// core.New.
+// path. To start a Guard with the rules of a file, use NewGuard, which
+// validates them once.
 func Load(path string) ([]core.Rule, error) {
 	f, err := readFile(path)
 	var rules []core.Rule
@@ -63,7 +60,7 @@ func Load(path string) ([]core.Rule, error) {
 // (read as Load reads it) after any that opts give with core.WithRules. It
 // returns an error, naming the path, when the file cannot be read or is
 // invalid; the problems of its rules, found by core.New, give their lines
-// in the file. Each rule of the file is validated once, by core.New.
+// in the file.
 func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 	f, err := readFile(path)
 	if err != nil {

@@ -260,11 +260,8 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			rp.field(r, name, key, val)
 		}
 	}
-	for _, k := range p.kinds {
-		if k.Kind != r.Kind {
-			continue
-		}
-		for _, f := range k.Given {
+	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
+		for _, f := range p.kinds[i].Given {
 			if _, ok := seen[f]; !ok {
 				rp.add(f, n, "is required for kind %s (%s: 0 blocks every request)", r.Kind, f)
 				p.unread[fieldKey{index, f}] = true
