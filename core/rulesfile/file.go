@@ -45,10 +45,9 @@ const (
 // path. To start a Guard with the rules of a file, use NewGuard, which
 // validates them once.
 func Load(path string) ([]core.Rule, error) {
-	f, err := readFile(path)
-	var rules []core.Rule
+	rules, p, err := readFile(path)
 	if err == nil {
-		rules, err = f.normalized()
+		rules, err = p.normalized(rules)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
@@ -62,11 +61,11 @@ func Load(path string) ([]core.Rule, error) {
 // invalid; the problems of its rules, found by core.New, give their lines
 // in the file.
 func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
-	f, err := readFile(path)
+	rules, p, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
 	}
-	g, err := core.New(append(slices.Clip(opts), core.WithRules(f.rules...))...)
+	g, err := core.New(append(slices.Clip(opts), core.WithRules(rules...))...)
 	if _, ok := err.(*core.RulesError); ok {
 		// The file's rules follow those of opts: count these.
 		g0, err0 := core.New(opts...)
@@ -75,7 +74,7 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 		}
 		first := len(g0.Rules())
 		_ = g0.Close()
-		return nil, fmt.Errorf("rules file %s: %w", path, f.p.withLines(err, first))
+		return nil, fmt.Errorf("rules file %s: %w", path, p.withLines(err, first))
 	}
 	return g, err
 }
@@ -98,30 +97,23 @@ func Parse(data []byte) ([]core.Rule, error) {
 
 // parse is Parse of data in format.
 func parse(data []byte, format fileFormat) ([]core.Rule, error) {
-	f, err := read(data, format)
+	rules, p, err := read(data, format)
 	if err != nil {
 		return nil, err
 	}
-	return f.normalized()
+	return p.normalized(rules)
 }
 
-// file is a rules file read into rules, as written, with what gives their
-// lines.
-type file struct {
-	rules []core.Rule
-	p     *fileParser
-}
-
-// read reads the rules file data without validating its rules. When the
-// file has problems of its own (see Parse), it returns a *core.RulesError
-// of those and of every problem core.NormalizeRules finds in the fields it
-// could read.
-func read(data []byte, format fileFormat) (*file, error) {
+// read reads the rules file data, as written, with the parser that knows
+// their lines, without validating them. When the file has problems of its
+// own (see Parse), it returns a *core.RulesError of those and of every
+// problem core.NormalizeRules finds in the fields it could read.
+func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	if len(data) > maxFileSize {
-		return nil, problem(-1, "", 0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
+		return nil, nil, problem(-1, "", 0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
 	if format == formatYAML && len(data) > maxYAMLSize {
-		return nil, problem(-1, "", 0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
+		return nil, nil, problem(-1, "", 0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
 	}
 	p := newFileParser(core.Kinds())
 	var rules []core.Rule
@@ -138,7 +130,7 @@ func read(data []byte, format fileFormat) (*file, error) {
 		err = fmt.Errorf("unknown rules file format %d", format)
 	}
 	if err != nil {
-		return nil, syntaxProblem(err)
+		return nil, nil, syntaxProblem(err)
 	}
 	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)
@@ -150,9 +142,9 @@ func read(data []byte, format fileFormat) (*file, error) {
 				validated = rerr.Problems
 			}
 		}
-		return nil, &core.RulesError{Problems: p.merge(validated)}
+		return nil, nil, &core.RulesError{Problems: p.merge(validated)}
 	}
-	return &file{rules: rules, p: p}, nil
+	return rules, p, nil
 }
 
 // tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
@@ -161,12 +153,12 @@ func tooManyRulesMsg() string {
 	return fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)
 }
 
-// normalized returns the file's rules validated and normalized
+// normalized returns rules, read by p, validated and normalized
 // (core.NormalizeRules), or their problems with their lines.
-func (f *file) normalized() ([]core.Rule, error) {
-	rules, err := core.NormalizeRules(f.rules)
+func (p *fileParser) normalized(rules []core.Rule) ([]core.Rule, error) {
+	rules, err := core.NormalizeRules(rules)
 	if err != nil {
-		return nil, f.p.withLines(err, 0)
+		return nil, p.withLines(err, 0)
 	}
 	return rules, nil
 }
@@ -181,16 +173,16 @@ func formatOf(path string) fileFormat {
 
 // readFile reads the rules file at path with readLimited, and its rules
 // with read.
-func readFile(path string) (*file, error) {
+func readFile(path string) ([]core.Rule, *fileParser, error) {
 	format := formatOf(path)
 	fd, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer fd.Close()
 	data, err := readLimited(fd, format)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return read(data, format)
 }

@@ -199,7 +199,7 @@ func treeRead(data []byte) (string, bool) {
 		}
 		return text(&core.RulesError{Problems: p.merge(validated)}), true
 	}
-	_, err = (&file{rules: rules, p: p}).normalized()
+	_, err = p.normalized(rules)
 	return text(err), true
 }
 

@@ -294,10 +294,10 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	start := time.Now()
 	problem := o.err // what is wrong, for the log, which gives the path apart
 	if problem == nil {
-		f, err := read(o.data, w.format)
+		rules, p, err := read(o.data, w.format)
 		if err == nil {
 			before := w.guard.Rules()
-			if err = f.p.withLines(w.guard.SetRules(f.rules), 0); err == nil {
+			if err = p.withLines(w.guard.SetRules(rules), 0); err == nil {
 				w.applied, w.failing, w.err = o.key, false, nil
 				w.stats.Reloads++
 				w.stats.LastSuccess = time.Now()
