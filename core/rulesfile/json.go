@@ -71,7 +71,7 @@ type jsonReader struct {
 	// The nodes of the rule being read, reused for the next (inRule), and
 	// the contents of the rule and of its overrides.
 	inRule  bool
-	chunks  [][]yaml.Node
+	nodes   []*yaml.Node
 	used    int
 	content [2][]*yaml.Node
 }
@@ -81,15 +81,12 @@ func (j *jsonReader) node() *yaml.Node {
 	if !j.inRule {
 		return &yaml.Node{}
 	}
-	const chunk = 256
-	i, k := j.used/chunk, j.used%chunk
-	if i == len(j.chunks) {
-		j.chunks = append(j.chunks, make([]yaml.Node, chunk))
+	if j.used == len(j.nodes) {
+		j.nodes = append(j.nodes, new(yaml.Node))
 	}
 	j.used++
-	n := &j.chunks[i][k]
-	*n = yaml.Node{}
-	return n
+	*j.nodes[j.used-1] = yaml.Node{}
+	return j.nodes[j.used-1]
 }
 
 // lineAt returns the line of offset off, at or after the last one asked.
