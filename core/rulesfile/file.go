@@ -180,28 +180,30 @@ func readFile(path string) ([]core.Rule, *fileParser, error) {
 		return nil, nil, err
 	}
 	defer fd.Close()
-	data, err := readLimited(fd, format)
+	data, _, err := readLimited(fd, format)
 	if err != nil {
 		return nil, nil, err
 	}
 	return read(data, format)
 }
 
-// readLimited reads a rules file from f: it stops after the first byte
-// over the size limit of format, so that read refuses what it returns
-// without parsing it. It allocates the file's size once.
-func readLimited(f *os.File, format fileFormat) ([]byte, error) {
+// readLimited reads a rules file from f, and returns its FileInfo: it
+// stops after the first byte over the size limit of format, so that read
+// refuses what it returns without parsing it. It allocates the file's size
+// once.
+func readLimited(f *os.File, format fileFormat) ([]byte, os.FileInfo, error) {
 	limit := int64(maxFileSize)
 	if format == formatYAML {
 		limit = maxYAMLSize
 	}
-	size := int64(1 + bytes.MinRead) // room to see the end
-	if info, err := f.Stat(); err == nil {
-		size += min(info.Size(), limit)
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := b.ReadFrom(io.LimitReader(f, limit+1))
-	return b.Bytes(), err
+	// Room to see the end: one byte over the limit, and ReadFrom's.
+	b := bytes.NewBuffer(make([]byte, 0, min(info.Size(), limit)+1+bytes.MinRead))
+	_, err = b.ReadFrom(io.LimitReader(f, limit+1))
+	return b.Bytes(), info, err
 }
 
 // splitLine returns the line a syntax error's text names, "yaml: line 3:

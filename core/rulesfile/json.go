@@ -348,10 +348,8 @@ func problem(index int, field string, line int, format string, args ...any) *cor
 // jsonRulesCount returns the number of rules in the JSON rules file data,
 // and the line on which rules[maxRules] starts when it holds more than
 // maxRules rules, else 0; 0, 0 when data is not valid JSON. It counts the
-// items of the list under the top-level key rules (of each, when the key
-// is set twice) with a json.Decoder that checks each item's syntax without
-// building it, so that a file with too many rules is refused before any is
-// read. It stops after maxTopKeys top-level keys.
+// items of each list under the top-level key rules, skipping each in one
+// json.Decoder.Decode, up to maxTopKeys top-level keys.
 func jsonRulesCount(data []byte) (count, over int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if !json.Valid(data) {

@@ -23,9 +23,7 @@ const defaultPollInterval = time.Second
 
 // mtimeSlack is how long after a file's modification time a Watcher
 // keeps reading the file although its size and modification time look
-// unchanged: file systems record modification times with a granularity
-// (2s on FAT, a clock tick on some kernels), so a second write soon after
-// the first may leave both as they were.
+// unchanged: file systems record modification times coarsely (2s on FAT).
 const mtimeSlack = 2 * time.Second
 
 // maxLoggedNames bounds the rule names a Watcher puts in one log line
@@ -241,8 +239,11 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 	stable := o.key == w.last.key
 	w.last = o
 	switch {
-	case o.key == w.applied:
-		w.settle(ctx)
+	case o.key == w.applied: // after the file was seen unreadable or different
+		if w.err != nil {
+			w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
+		}
+		w.failing, w.err = false, nil
 		return nil
 	case !now && (!stable || w.failing && o.key == w.reported):
 		return nil // wait for the content to hold still; or it already failed
@@ -270,11 +271,7 @@ func (w *Watcher) observe() observation {
 		return readFailure(err)
 	}
 	defer f.Close()
-	info, err = f.Stat()
-	if err != nil {
-		return readFailure(err)
-	}
-	data, err := readLimited(f, w.format)
+	data, info, err := readLimited(f, w.format)
 	if err != nil {
 		return readFailure(err)
 	}
@@ -332,15 +329,6 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 		w.onReload(Change{Path: w.path}, err)
 	}
 	return err
-}
-
-// settle records that the rules in force are the file's content, after
-// the file was seen unreadable or different.
-func (w *Watcher) settle(ctx context.Context) {
-	if w.err != nil {
-		w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
-	}
-	w.failing, w.err = false, nil
 }
 
 // applyChange logs the change from the rules before to the rules after and
