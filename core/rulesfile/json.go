@@ -352,10 +352,7 @@ func problem(index int, field string, line int, format string, args ...any) *cor
 // json.Decoder.Decode, up to maxTopKeys top-level keys.
 func jsonRulesCount(data []byte) (count, over int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if !json.Valid(data) {
-		return 0, 0
-	}
-	if tok, _ := dec.Token(); tok != json.Delim('{') {
+	if tok, _ := dec.Token(); tok != json.Delim('{') || !json.Valid(data) {
 		return 0, 0
 	}
 	for keys := 0; dec.More() && keys < maxTopKeys; keys++ {
