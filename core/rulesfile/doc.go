@@ -101,13 +101,16 @@
 //	rules file rules.yaml: rules[2] (per-user): line 9: limit must be >= 0, got -5
 //
 // A file cut short never applies as a smaller rule set. Refused, naming the
-// line: an empty file, or a bare "rules:" (a file with no rules says so
-// with "rules: []"); a YAML file whose last line has no line break and ends
-// in the middle of a value ("limit: 1" cut from "limit: 100"); a key with
-// no value; a flow, concurrency or hotspot rule without limit ("limit: 0",
-// written out, blocks every request). A YAML file cut exactly at a line
-// break after a complete rule is a valid shorter file that no check can
-// tell apart: write rules files by rename (see "Partial writes").
+// line: an empty file, one of comments only, or a bare "rules:" or "rules:
+// null" (a file with no rules says so with "rules: []", in JSON {"rules":
+// []}); a YAML file whose last line has no line break and ends in the
+// middle of a plain value or comment ("limit: 1" cut from "limit: 100"; a
+// JSON file cannot end early and parse); a key with no value ("window:";
+// null, written out, leaves the field zero); a flow, concurrency or
+// hotspot rule without limit ("limit: 0", written out, blocks every
+// request). A YAML file cut exactly at a line break after a complete rule
+// is a valid shorter file that no check can tell apart: write rules files
+// by rename (see "Partial writes").
 //
 // A file holds at most 100,000 rules, and at most 16 MiB in JSON or 512 KiB
 // in YAML; a larger file is refused after reading one byte over its limit,
@@ -142,9 +145,11 @@
 // and the limit of a flow, concurrency or hotspot rule. So {"rules": rules}
 // marshalled from Go values is a file Parse and Load read back as the same
 // rules. Rules decodes a rules list inside a configuration file of your
-// own, checking each field's name and type and giving lines, but not
-// validating (core.New does); a bare core.Rule refuses to be decoded, so
-// that a misspelt field is never read as a zero.
+// own (a bare core.Rule refuses to be decoded, so that a misspelt field is
+// never read as a zero), JSON within a JSON file's bounds: a 16 MiB
+// configuration allocates at most 512 MiB to decode (measured: 331 MB at
+// most; 2.7 GB before; go test -run RulesUnmarshalJSONMemoryBound -v
+// ./core/rulesfile).
 //
 // # Editors and CI
 //
@@ -157,7 +162,8 @@
 // gives completion and checks; sluicecheck -schema writes a local copy.
 // For JSON files, map the schema in the editor's settings: a "$schema" key
 // would be an unknown field. The loader is the authority: the schema does
-// not catch duplicate names, cross-field bounds or files cut short.
+// not catch duplicate names, cross-field bounds or files cut short, and
+// refuses null for fields with a type, which the loader takes as zero.
 //
 // The sluicecheck command loads each file as a Guard does, for CI:
 //
@@ -167,16 +173,16 @@
 // # Reloading
 //
 // NewWatcher loads the file (a missing or invalid file is an error and
-// nothing starts); Run then looks at it every second (WithPollInterval)
-// until its context ends, and Reload applies it at once (from a SIGHUP
-// handler, say). A new version replaces the rules with core.Guard.SetRules:
-// rules that keep their name, kind, resource and param keep their state.
-// A version that is invalid or unreadable (a syntax error, an unknown
-// field, a value out of range, a deleted or empty file, a file cut short)
-// is not applied and the rules in force stay; only "rules: []" removes
-// every rule. OnReload's function gets each applied version, with the
-// rules added, removed and changed, and each problem, once per distinct
-// content, with its rule, field and line.
+// nothing starts); Run then polls it until its context ends, and Reload
+// applies it at once (from a SIGHUP handler, say). A new version replaces
+// the rules with core.Guard.SetRules: rules that keep their name, kind,
+// resource and param keep their state. A version that is invalid or
+// unreadable (a syntax error, an unknown field, a value out of range, a
+// deleted or empty file, a file cut short) is not applied and the rules in
+// force stay, until the file is fixed or recreated; only "rules: []"
+// removes every rule. OnReload's function gets each applied version, with
+// the rules added, removed and changed, and each problem, once per
+// distinct content, with its rule, field and line.
 //
 // No input makes Load, Parse, NewGuard, Rules or a Watcher panic, YAML or
 // JSON (FuzzParse, run by .ci/fuzz; its corpus keeps every crasher found).
@@ -186,29 +192,25 @@
 // # Why the Watcher polls
 //
 // The Watcher polls (every second by default, WithPollInterval) rather than
-// subscribing to file system events: the standard library has no portable
-// interface to them, and polling works on every system and file system,
-// network file systems and container volumes included, where a file is
-// often replaced through a renamed directory or symlink that event watches
-// on the file itself miss (each poll follows the path, symlinks included,
-// afresh). A poll costs a stat of the file; the file is read, and its
-// content hashed (SHA-256), only when its identity, size or modification
-// time changed, or when it was modified within 2 seconds of the last read
-// (file systems record modification times coarsely, so two writes in quick
-// succession can leave both unchanged). So an in-place rewrite that keeps
-// the size and sets the modification time back to an old value (cp -p or
-// touch -r onto the file) goes unnoticed until the time changes again.
+// subscribing to file system events, which the standard library has no
+// portable interface to: polling works on every file system, network ones
+// and container volumes included, where a file is often replaced through a
+// renamed directory or symlink that event watches miss (each poll follows
+// the path afresh). A poll costs a stat of the file; the file is read, and
+// its content hashed (SHA-256), only when its identity, size or
+// modification time changed, or when it was modified within 2 seconds of
+// the last read (modification times are coarse). So an in-place rewrite
+// that keeps the size and sets the modification time back (cp -p, touch
+// -r) goes unnoticed until the time changes again.
 //
 // # Partial writes
 //
 // A version applies only once two consecutive polls saw the same content;
 // likewise, a problem is reported only once two consecutive polls saw it.
 // A writer that truncates the file and writes it in place, os.WriteFile
-// say, can be caught halfway by a poll. Parse refuses most files cut short
-// (empty, or ending in the middle of a line, a key or before a limit), but
-// a YAML file cut at a line break after a complete rule is a valid file
-// with fewer rules; waiting for the content to hold still for a poll
-// period keeps those from ever applying. A change therefore applies one to
+// say, can be caught halfway by a poll; waiting for the content to hold
+// still for a poll period keeps the files cut short that Parse cannot
+// tell apart (see Errors) from ever applying. A change therefore applies one to
 // two poll periods after it is written. Writers that take longer than a
 // poll period to write the file should write a temporary file in the same
 // directory and rename it over the rules file, which replaces it at once.
@@ -221,6 +223,5 @@
 // Each rule set applied is logged at level Info (the number of rules, the
 // names of the rules added, removed and changed, at most 10 of each), each
 // problem at level Warn, once per distinct content or error; so the log
-// gets at most one line per poll, and only when the file changes. Pass
-// slog.New(slog.DiscardHandler) to silence it.
+// gets at most one line per poll, and only when the file changes.
 package rulesfile

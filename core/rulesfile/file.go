@@ -28,12 +28,9 @@ const (
 	formatJSON
 )
 
-// Bounds of a rules file. A file within them takes memory proportional to
-// its size to parse: go.yaml.in/yaml/v3 builds the node tree of a whole
-// document, which with the rules read from it takes up to about 190 times
-// the size of its text (TestYAMLMemoryBound), so YAML files have a smaller
-// cap; JSON files are read one rule at a time (readJSON), in at most 32
-// times the size cap (TestJSONMemoryBound), with their rules counted first.
+// Bounds of a rules file, whose figures the package documentation
+// (Errors) gives: a YAML file's node tree is built whole, so its cap is
+// smaller; a JSON file is read one rule at a time (readJSON).
 const (
 	maxFileSize = 16 << 20
 	maxYAMLSize = 512 << 10
@@ -45,16 +42,12 @@ const (
 // Load reads and parses the rules file at path (see Parse): a file whose
 // name ends in ".json", in any case, is JSON; any other is YAML. It stops
 // reading at the first byte over the size limit. Its errors start with the
-// path.
-//
-// Load validates the rules to report their problems with their lines: to
-// start a Guard with the rules of a file, NewGuard validates them once, in
-// core.New.
+// path. To start a Guard with the rules of a file, use NewGuard, which
+// validates them once.
 func Load(path string) ([]core.Rule, error) {
-	f, err := readFile(path)
-	var rules []core.Rule
+	rules, p, err := readFile(path)
 	if err == nil {
-		rules, err = f.normalized()
+		rules, err = p.normalized(rules)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
@@ -66,13 +59,13 @@ func Load(path string) ([]core.Rule, error) {
 // (read as Load reads it) after any that opts give with core.WithRules. It
 // returns an error, naming the path, when the file cannot be read or is
 // invalid; the problems of its rules, found by core.New, give their lines
-// in the file. Each rule of the file is validated once, by core.New.
+// in the file.
 func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
-	f, err := readFile(path)
+	rules, p, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
 	}
-	g, err := core.New(append(slices.Clip(opts), core.WithRules(f.rules...))...)
+	g, err := core.New(append(slices.Clip(opts), core.WithRules(rules...))...)
 	if _, ok := err.(*core.RulesError); ok {
 		// The file's rules follow those of opts: count these.
 		g0, err0 := core.New(opts...)
@@ -81,94 +74,63 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 		}
 		first := len(g0.Rules())
 		_ = g0.Close()
-		return nil, fmt.Errorf("rules file %s: %w", path, f.p.withLines(err, first))
+		return nil, fmt.Errorf("rules file %s: %w", path, p.withLines(err, first))
 	}
 	return g, err
 }
 
 // Parse parses a rules file, YAML or JSON (data that is valid JSON is read
-// as JSON, with JSON's errors): a mapping whose one key, rules, holds a list
-// of rules, each a mapping of the fields of core.Rule named as in its json
-// tags. Durations are Go durations ("1s", "250ms") or 0; overrides maps
-// param values to limits. Parse returns the rules normalized (see
-// core.NormalizeRules), or a *core.RulesError listing every problem of the
-// file, each with its line: syntax, unknown fields (with the field meant,
-// when close), values of the wrong type, duplicate keys, and every problem
-// core.NormalizeRules finds.
-//
-// A file that may have been cut short is refused, so that a rules file
-// caught halfway through a write, or left so by a full disk or a crash,
-// never applies as a smaller rule set:
-//   - a file with no rules key (an empty file, one of comments only) or
-//     with a bare "rules:" or "rules: null": a file with no rules says so
-//     with "rules: []" (JSON: {"rules": []});
-//   - a YAML file whose last line has no line break and ends with a plain
-//     value or comment (a value cut in the middle: "limit: 1" for
-//     "limit: 100"); a file that ends with a closing bracket or quote is
-//     complete, and so is a JSON file, which cannot end early and parse;
-//   - a field with an empty value ("window:"), as a cut after a key leaves
-//     it; null, written out, leaves the field zero;
-//   - a flow, concurrency or hotspot rule without limit (a cut before the
-//     limit would block every request): "limit: 0" blocks every request.
-//
-// A YAML file cut at a line break after a complete field or rule is a valid
-// shorter file and cannot be told from one: a writer must replace a rules
-// file at once (write another file and rename it over the rules file) or
-// leave the Watcher time to see it hold still (see the package
-// documentation, Partial writes).
-//
-// The input is limited to 100,000 rules, and to 16 MiB in JSON and 512 KiB
-// in YAML, checked before it is parsed: the YAML parser builds the node
-// tree of the whole file, which with the rules read from it takes up to
-// about 190 times the size of the text, so parsing a YAML file allocates
-// at most 128 MiB (TestYAMLMemoryBound); a JSON file is read one rule at a
-// time, its rules counted first, in at most 512 MiB (TestJSONMemoryBound;
-// a JSON rule has at most 256 keys and 100,000 overrides). A larger rule
-// set goes in a JSON file. At most 1,000 problems are listed.
-// No input makes Parse panic (FuzzParse). YAML aliases are not accepted.
+// as JSON, with JSON's errors; see the package documentation, Grammar). It
+// returns the rules normalized (see core.NormalizeRules), or a
+// *core.RulesError listing every problem of the file, each with its line:
+// syntax, unknown fields (with the field meant, when close), values of the
+// wrong type, duplicate keys, YAML aliases, a file that may have been cut
+// short, and every problem core.NormalizeRules finds. The package
+// documentation (Errors) gives its bounds of size, rules, problems and
+// memory. No input makes Parse panic (FuzzParse).
 func Parse(data []byte) ([]core.Rule, error) {
-	return parse(data, formatOfData(data))
+	if len(data) <= maxFileSize && json.Valid(data) {
+		return parse(data, formatJSON)
+	}
+	return parse(data, formatYAML)
 }
 
 // parse is Parse of data in format.
 func parse(data []byte, format fileFormat) ([]core.Rule, error) {
-	f, err := read(data, format)
+	rules, p, err := read(data, format)
 	if err != nil {
 		return nil, err
 	}
-	return f.normalized()
+	return p.normalized(rules)
 }
 
-// file is a rules file read into rules, as written, with what gives their
-// lines.
-type file struct {
-	rules []core.Rule
-	p     *fileParser
-}
-
-// read reads the rules file data without validating its rules. When the
-// file has problems of its own (see Parse), it returns a *core.RulesError
-// of those and of every problem core.NormalizeRules finds in the fields it
-// could read.
-func read(data []byte, format fileFormat) (*file, error) {
+// read reads the rules file data, as written, with the parser that knows
+// their lines, without validating them. When the file has problems of its
+// own (see Parse), it returns a *core.RulesError of those and of every
+// problem core.NormalizeRules finds in the fields it could read.
+func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	if len(data) > maxFileSize {
-		return nil, fileProblem(0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
+		return nil, nil, problem(-1, "", 0, "a rules file must be at most 16 MiB (%d bytes), got more", maxFileSize)
 	}
 	if format == formatYAML && len(data) > maxYAMLSize {
-		return nil, fileProblem(0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
-	}
-	count, line := rulesOver(data, format)
-	if line > 0 {
-		return nil, &core.RulesError{Problems: []core.Problem{{Index: -1, Field: "rules", Line: line, Msg: tooManyRulesMsg()}}}
+		return nil, nil, problem(-1, "", 0, "a YAML rules file must be at most 512 KiB (%d bytes), got more; a larger rule set goes in a JSON file (up to 16 MiB)", maxYAMLSize)
 	}
 	p := newFileParser(core.Kinds())
-	rules, err := readRules(data, format, count, p)
-	if _, ok := err.(*core.RulesError); ok {
-		return nil, err
+	var rules []core.Rule
+	var err error
+	switch format {
+	case formatJSON:
+		rules, err = readJSON(data, false, p)
+	case formatYAML:
+		var root *yaml.Node
+		if root, err = decodeYAML(data); err == nil {
+			rules = p.document(root)
+		}
+	default:
+		err = fmt.Errorf("unknown rules file format %d", format)
 	}
 	if err != nil {
-		line, msg := splitLine(err.Error())
-		return nil, fileProblem(line, "%s", msg)
+		return nil, nil, syntaxProblem(err)
 	}
 	if format == formatYAML && p.problems == nil {
 		p.checkEnd(data)
@@ -180,21 +142,9 @@ func read(data []byte, format fileFormat) (*file, error) {
 				validated = rerr.Problems
 			}
 		}
-		return nil, &core.RulesError{Problems: p.merge(validated)}
+		return nil, nil, &core.RulesError{Problems: p.merge(validated)}
 	}
-	return &file{rules: rules, p: p}, nil
-}
-
-// rulesOver returns the number of rules of a JSON file data (see
-// jsonRulesCount) and the line on which rules[maxRules] starts when it
-// holds more than maxRules rules, else 0; it counts them without parsing
-// the file. A YAML file's are counted from its tree, which maxYAMLSize
-// bounds: 0, 0.
-func rulesOver(data []byte, format fileFormat) (count, line int) {
-	if format == formatJSON {
-		return jsonRulesCount(data)
-	}
-	return 0, 0
+	return rules, p, nil
 }
 
 // tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
@@ -203,24 +153,14 @@ func tooManyRulesMsg() string {
 	return fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)
 }
 
-// normalized returns the file's rules validated and normalized
+// normalized returns rules, read by p, validated and normalized
 // (core.NormalizeRules), or their problems with their lines.
-func (f *file) normalized() ([]core.Rule, error) {
-	rules, err := core.NormalizeRules(f.rules)
+func (p *fileParser) normalized(rules []core.Rule) ([]core.Rule, error) {
+	rules, err := core.NormalizeRules(rules)
 	if err != nil {
-		return nil, f.p.withLines(err, 0)
+		return nil, p.withLines(err, 0)
 	}
 	return rules, nil
-}
-
-// formatOfData returns the format Parse reads data in: JSON when data is
-// valid JSON, else YAML (of which JSON is a subset; the JSON reader gives
-// JSON's errors, as for a file named *.json).
-func formatOfData(data []byte) fileFormat {
-	if len(data) <= maxFileSize && json.Valid(data) {
-		return formatJSON
-	}
-	return formatYAML
 }
 
 // formatOf returns the format of the rules file at path, by its extension.
@@ -233,50 +173,41 @@ func formatOf(path string) fileFormat {
 
 // readFile reads the rules file at path with readLimited, and its rules
 // with read.
-func readFile(path string) (*file, error) {
+func readFile(path string) ([]core.Rule, *fileParser, error) {
 	format := formatOf(path)
 	fd, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer fd.Close()
-	data, err := readLimited(fd, format)
+	data, _, err := readLimited(fd, format)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return read(data, format)
 }
 
-// readLimited reads a rules file from f: it stops after the first byte
-// over the size limit of format, so that read refuses what it returns
-// without parsing it.
-func readLimited(f *os.File, format fileFormat) ([]byte, error) {
-	limit := maxFileSize
+// readLimited reads a rules file from f, and returns its FileInfo: it
+// stops after the first byte over the size limit of format, so that read
+// refuses what it returns without parsing it. It allocates the file's size
+// once.
+func readLimited(f *os.File, format fileFormat) ([]byte, os.FileInfo, error) {
+	limit := int64(maxFileSize)
 	if format == formatYAML {
 		limit = maxYAMLSize
 	}
-	size := 64 << 10
-	if info, err := f.Stat(); err == nil {
-		size = int(min(max(int64(size), info.Size()+1), int64(limit)+1)) // +1 to see the end
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
-	data := make([]byte, 0, size)
-	for {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, cap(data)) // the file grew while read
-		}
-		n, err := f.Read(data[len(data):min(cap(data), limit+1)])
-		data = data[:len(data)+n]
-		switch {
-		case len(data) > limit, err == io.EOF:
-			return data, nil
-		case err != nil:
-			return nil, err
-		}
-	}
+	// Room to see the end: one byte over the limit, and ReadFrom's.
+	b := bytes.NewBuffer(make([]byte, 0, min(info.Size(), limit)+1+bytes.MinRead))
+	_, err = b.ReadFrom(io.LimitReader(f, limit+1))
+	return b.Bytes(), info, err
 }
 
 // splitLine returns the line a syntax error's text names, "yaml: line 3:
-// msg" (go.yaml.in/yaml's) or "line 3: msg" (decodeJSON's), and the text
+// msg" (go.yaml.in/yaml's) or "line 3: msg" (readJSON's), and the text
 // without it; 0 and the text when it names none.
 func splitLine(text string) (int, string) {
 	prefix, rest, ok := strings.Cut(text, "line ")
@@ -291,48 +222,29 @@ func splitLine(text string) (int, string) {
 	return line, prefix + msg
 }
 
-// fileProblem returns a *core.RulesError of one problem of the file as a whole.
-func fileProblem(line int, format string, args ...any) *core.RulesError {
-	return &core.RulesError{Problems: []core.Problem{{Index: -1, Line: line, Msg: fmt.Sprintf(format, args...)}}}
-}
-
-// readRules reads the rules of the file data with p: a YAML file from its
-// node tree, a JSON file, of count rules, one rule at a time (readJSON). Its errors are
-// syntax errors, or a *core.RulesError of a file over readJSON's bounds.
-func readRules(data []byte, format fileFormat, count int, p *fileParser) ([]core.Rule, error) {
-	switch format {
-	case formatYAML:
-		root, err := decodeYAML(data)
-		if err != nil {
-			return nil, err
-		}
-		return p.document(root), nil
-	case formatJSON:
-		return readJSON(data, count, p)
+// syntaxProblem returns err, a syntax error, as a *core.RulesError with
+// the line its text names; nil and *core.RulesError as they are.
+func syntaxProblem(err error) error {
+	if _, ok := err.(*core.RulesError); ok || err == nil {
+		return err
 	}
-	return nil, fmt.Errorf("unknown rules file format %d", format)
+	line, msg := splitLine(err.Error())
+	return problem(-1, "", line, "%s", msg)
 }
 
 // decodeYAML parses a YAML document into its node tree. A document that
 // is empty or holds only comments gives nil; a second document is an
 // error.
-func decodeYAML(data []byte) (root *yaml.Node, err error) {
-	defer func() {
-		// The parser reports bad input as errors; this turns any bug
-		// of it that hostile input might reach into one too.
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("yaml: cannot parse: %v", r)
-		}
-	}()
+func decodeYAML(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, next yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	if err := decodeNode(dec, &doc); err != nil {
 		if err == io.EOF {
 			return nil, nil
 		}
 		return nil, locateYAMLError(data, err)
 	}
-	if err := dec.Decode(&next); err != io.EOF {
+	if err := decodeNode(dec, &next); err != io.EOF {
 		if err != nil {
 			return nil, err
 		}
@@ -342,6 +254,18 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 		return nil, nil
 	}
 	return doc.Content[0], nil
+}
+
+// decodeNode decodes the next document of dec into n. The parser reports
+// bad input as errors; decodeNode turns any bug of it that hostile input
+// might reach into one too.
+func decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse: %v", r)
+		}
+	}()
+	return dec.Decode(n)
 }
 
 // maxLocated is the size of the largest YAML file whose syntax errors
@@ -366,19 +290,13 @@ func locateYAMLError(data []byte, err error) error {
 	if _, msg = splitLine(err.Error()); !strings.HasPrefix(msg, "yaml: ") {
 		return err
 	}
-	fails := func(n int) (failed bool) {
-		defer func() {
-			if recover() != nil { // as in decodeYAML
-				failed = false
-			}
-		}()
+	fails := func(n int) bool {
 		var doc yaml.Node
-		perr := yaml.NewDecoder(bytes.NewReader(data[:n])).Decode(&doc)
-		if perr == nil || perr == io.EOF {
-			return false
+		if perr := decodeNode(yaml.NewDecoder(bytes.NewReader(data[:n])), &doc); perr != nil && perr != io.EOF {
+			_, m := splitLine(perr.Error())
+			return m == msg
 		}
-		_, m := splitLine(perr.Error())
-		return m == msg
+		return false
 	}
 	// The ends of lines, then the bytes of the line found.
 	ends := []int{}

@@ -2,6 +2,7 @@ package rulesfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -232,6 +234,13 @@ rules:
 		{"breaker threshold JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-count", "threshold": 2.5}]}`, []string{
 			`rules[0]: line 1: threshold must be a whole number of errors >= 1 with strategy error-count, got 2.5`,
 		}},
+		{"threshold not finite", formatYAML, "rules:\n  - {resource: a, kind: breaker, strategy: error-ratio, threshold: .nan}\n  - {resource: b, kind: breaker, strategy: error-ratio, threshold: -.inf}\n", []string{
+			`rules[0]: line 2: threshold must be a number, got .nan`,
+			`rules[1]: line 3: threshold must be a number, got -.inf`,
+		}},
+		{"threshold not finite JSON", formatJSON, `{"rules": [{"resource": "a", "kind": "breaker", "strategy": "error-ratio", "threshold": 1e400}]}`, []string{
+			`rules[0]: line 1: threshold must be a number, got 1e400`,
+		}},
 		{"unknown flow algorithm", formatYAML, "rules:\n  - {resource: a, kind: flow, limit: 1, algorithm: gcra}\n", []string{
 			`rules[0]: line 2: algorithm unknown algorithm "gcra" (want one of [leap-array fixed-window sliding-log sliding-counter token-bucket leaky-bucket])`,
 		}},
@@ -441,6 +450,38 @@ rules:
 	}, problemLines(t, err))
 }
 
+// TestProblemsOfUnreadRules gives 600 rules that are not mappings, whose
+// zero values core finds more than 1,000 problems in: Parse, Load, NewGuard
+// list the 600, then say there are more (Rules, which does not validate,
+// lists the 600). Before, merging the two
+// lists panicked (a 3 KB file killed a server reloading it).
+func TestProblemsOfUnreadRules(t *testing.T) {
+	const n = 600
+	for _, format := range []fileFormat{formatJSON, formatYAML} {
+		data := []byte(`{"rules": [` + strings.Repeat("[1],\n", n-1) + "[1]]}\n")
+		path := filepath.Join(t.TempDir(), map[fileFormat]string{formatJSON: "rules.json", formatYAML: "rules.yaml"}[format])
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		_, perr := parse(data, format)
+		_, lerr := Load(path)
+		_, gerr := NewGuard(path)
+		var rs Rules
+		rerr := yaml.Unmarshal(data, &struct{ Rules *Rules }{&rs})
+		if format == formatJSON {
+			rerr = json.Unmarshal(data, &struct{ Rules *Rules }{&rs})
+		}
+		for i, err := range []error{perr, lerr, gerr, rerr} {
+			lines := problemLines(t, err)
+			assert.Equal(t, "rules[599]: line 600: a rule must be a mapping of fields such as resource and kind, got a list", lines[n-1])
+			if i == 3 { // Rules does not validate
+				assert.Len(t, lines, n, "format %d", format)
+				continue
+			}
+			require.Len(t, lines, n+1, "format %d", format)
+			assert.Equal(t, "there are more problems, not listed: at most 1000 are", lines[n])
+		}
+	}
+}
+
 func TestParseLimits(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
 		_, err := parse(make([]byte, maxFileSize+1), formatJSON)
@@ -558,7 +599,8 @@ func TestJSONRulesOver(t *testing.T) {
 		{`]}[`, 0},
 		{`{"rules": ]}[`, 0},
 	} {
-		assert.Equal(t, tc.want, jsonRulesOver([]byte(tc.data)), "%.60q", tc.data)
+		_, over := jsonRulesCount([]byte(tc.data))
+		assert.Equal(t, tc.want, over, "%.60q", tc.data)
 	}
 }
 
@@ -689,4 +731,33 @@ func problemLines(t *testing.T, err error) []string {
 	}
 	assert.Equal(t, strings.Join(lines, "\n"), re.Error())
 	return lines
+}
+
+// TestDescribe pins how problems show values: strings, and scalars that
+// would need escapes, quoted and cut at 64 bytes; numbers, booleans and
+// null as written, cut likewise; lists, mappings and aliases by kind.
+func TestDescribe(t *testing.T) {
+	long := strings.Repeat("7", 70)
+	for _, tc := range []struct {
+		node yaml.Node
+		want string
+	}{
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "42"}, "42"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: long}, long[:64] + "..."},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "42"}, `"42"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: long}, `"` + long[:64] + `"...`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: "1e400"}, "1e400"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "true"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "~"}, "null"},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "1\t2"}, `"1\t2"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: `1\2`}, `"1\\2"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!custom", Value: "x\xff"}, `"x\xff"`},
+		{yaml.Node{Kind: yaml.ScalarNode, Tag: "!custom", Value: "é"}, "é"},
+		{yaml.Node{Kind: yaml.SequenceNode}, "a list"},
+		{yaml.Node{Kind: yaml.MappingNode}, "a mapping"},
+		{yaml.Node{Kind: yaml.AliasNode, Value: "r"}, "the alias *r (rules files do not support YAML aliases)"},
+		{yaml.Node{}, "nothing"},
+	} {
+		assert.Equal(t, tc.want, describe(&tc.node), "%+v", tc.node)
+	}
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // FuzzParse parses arbitrary input as YAML and as JSON, from a string and
-// from a file, and decodes it into Rules with encoding/json and with YAML:
+// from a file, and decodes it into Rules, directly, with encoding/json and
+// with YAML:
 // nothing panics, accepted rules are valid and normalized, and a rejection
 // names at least one problem. Its corpus (testdata/fuzz/FuzzParse) keeps
 // every crasher found, "]}[" among them.
@@ -59,6 +60,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		var rs Rules
+		_ = rs.UnmarshalJSON(data)
 		_ = json.Unmarshal(data, &rs)
 		_ = yaml.Unmarshal(data, &rs)
 	})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -15,70 +14,52 @@ import (
 )
 
 // Bounds of what readJSON builds, so that the memory a JSON rules file
-// takes to read is bounded by its size (see the package documentation).
+// takes to read is bounded by its size (see the package documentation):
+// the keys of the top-level mapping, which has one, and of a rule, which
+// has at most about 30 fields, and the values of a rule's overrides (a
+// YAML file, at most 512 KiB, holds about as many).
 const (
-	// maxTopKeys bounds the keys of a JSON rules file's top-level mapping,
-	// which has one.
-	maxTopKeys = 64
-	// maxRuleKeys bounds the keys of a rule: a rule has at most about 30
-	// fields.
-	maxRuleKeys = 256
-	// maxOverrides bounds the values of a rule's overrides in a JSON file;
-	// a YAML file, at most 512 KiB, holds about as many at most.
+	maxTopKeys   = 64
+	maxRuleKeys  = 256
 	maxOverrides = 100_000
 )
 
-// decodeJSON parses a JSON document into the node tree the same YAML
-// would give, keeping the order of keys, their duplicates and their line
-// numbers. An empty document gives nil; data after it is an error.
-func decodeJSON(data []byte) (*yaml.Node, error) {
-	j := newJSONReader(data)
-	root, err := j.value(0)
-	if err == io.EOF {
-		return nil, nil
-	}
-	if err == nil {
-		err = j.end()
-	}
-	if err != nil {
-		return nil, j.syntaxError(err)
-	}
-	return root, nil
-}
-
-// readJSON reads the rules of the JSON rules file data, count rules (or
-// about), with p, as p.document reads a node tree, but builds the node
-// tree of one rule at a time, in nodes reused from rule to rule, and
-// leaves out what no problem needs: the contents of lists and mappings in
+// readJSON reads the rules of the JSON data with p: a rules file, as
+// p.document reads a node tree, or a rules list (list true, for
+// Rules.UnmarshalJSON). It checks the syntax and counts the rules
+// (jsonRulesCount), to refuse too many before reading any, then builds the
+// node tree of one rule at a time, in nodes reused from rule to rule,
+// leaving out what no problem needs: the contents of lists and mappings in
 // a rule (but for its overrides) and of top-level keys other than rules,
-// each skipped in one json.Decoder.Decode. Its errors are syntax errors
-// (jsonSyntaxError), or a *core.RulesError of a mapping over maxTopKeys,
+// each skipped in one json.Decoder.Decode. Its errors are
+// *core.RulesError: syntax, too many rules, or a mapping over maxTopKeys,
 // maxRuleKeys or maxOverrides.
-func readJSON(data []byte, count int, p *fileParser) ([]core.Rule, error) {
-	if len(bytes.Trim(data, " \t\r\n")) == 0 {
+func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
+	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
+	j.dec.UseNumber()
+	switch {
+	case !list && len(bytes.Trim(data, " \t\r\n")) == 0:
 		p.document(nil)
 		return nil, nil
+	case !json.Valid(data):
+		return nil, syntaxProblem(jsonSyntaxError(data))
 	}
-	if !json.Valid(data) {
-		return nil, jsonSyntaxError(data)
+	read, count, over := j.document, 0, 0
+	if list {
+		read = j.list
+		count, over = jsonListCount(json.NewDecoder(bytes.NewReader(data)), data)
+	} else {
+		count, over = jsonRulesCount(data)
 	}
-	j := newJSONReader(data)
+	if over > 0 {
+		return nil, problem(-1, "rules", over, "%s", tooManyRulesMsg())
+	}
 	j.count = count
-	rules, err := j.document(p)
-	if err == nil {
-		err = j.end()
-	}
-	if err != nil {
-		var rerr *core.RulesError
-		if errors.As(err, &rerr) {
-			return nil, err
-		}
-		return nil, j.syntaxError(err)
-	}
-	return rules, nil
+	rules, err := read(p)
+	return rules, syntaxProblem(err)
 }
 
-// jsonReader reads a JSON document token by token into yaml.Nodes.
+// jsonReader reads a valid JSON document token by token into yaml.Nodes.
 type jsonReader struct {
 	dec   *json.Decoder
 	data  []byte
@@ -87,28 +68,12 @@ type jsonReader struct {
 
 	count int // the number of rules, to allocate them at once
 
-	// The nodes of the rule being read, reused for the next (inRule):
-	// chunks of nodes, the next free one, and the contents of the rule
-	// and of its overrides.
+	// The nodes of the rule being read, reused for the next (inRule), and
+	// the contents of the rule and of its overrides.
 	inRule  bool
-	chunks  [][]yaml.Node
+	nodes   []*yaml.Node
 	used    int
 	content [2][]*yaml.Node
-}
-
-// newJSONReader returns a reader of the JSON document data.
-func newJSONReader(data []byte) *jsonReader {
-	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
-	j.dec.UseNumber()
-	return j
-}
-
-// end returns an error unless the document ends after the value read.
-func (j *jsonReader) end() error {
-	if _, err := j.dec.Token(); err != io.EOF {
-		return fmt.Errorf("line %d: unexpected data after the top-level JSON value", j.line())
-	}
-	return nil
 }
 
 // node returns a new node, one of the rule's while inRule.
@@ -116,21 +81,12 @@ func (j *jsonReader) node() *yaml.Node {
 	if !j.inRule {
 		return &yaml.Node{}
 	}
-	const chunk = 256
-	i, k := j.used/chunk, j.used%chunk
-	if i == len(j.chunks) {
-		j.chunks = append(j.chunks, make([]yaml.Node, chunk))
+	if j.used == len(j.nodes) {
+		j.nodes = append(j.nodes, new(yaml.Node))
 	}
 	j.used++
-	n := &j.chunks[i][k]
-	*n = yaml.Node{}
-	return n
-}
-
-// line returns the line of the decoder's input offset, the end of the last
-// token read.
-func (j *jsonReader) line() int {
-	return j.lineAt(int(j.dec.InputOffset()))
+	*j.nodes[j.used-1] = yaml.Node{}
+	return j.nodes[j.used-1]
 }
 
 // lineAt returns the line of offset off, at or after the last one asked.
@@ -142,35 +98,6 @@ func (j *jsonReader) lineAt(off int) int {
 	return j.lines + 1
 }
 
-// syntaxError returns err, a syntax error of the document, with its line.
-func (j *jsonReader) syntaxError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) && se.Offset <= int64(len(j.data)) {
-		return fmt.Errorf("line %d: %w", 1+bytes.Count(j.data[:se.Offset], []byte{'\n'}), err)
-	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return errors.New("unexpected end of JSON input")
-	}
-	return err
-}
-
-// value reads the next value, nested depth levels deep. It returns io.EOF
-// only when the input holds no value at all.
-func (j *jsonReader) value(depth int) (*yaml.Node, error) {
-	n, err := j.open(depth)
-	if err != nil || n.Kind == yaml.ScalarNode {
-		return n, err
-	}
-	for j.dec.More() {
-		child, err := j.value(depth + 1)
-		if err != nil {
-			return nil, notEOF(err)
-		}
-		n.Content = append(n.Content, child)
-	}
-	return n, j.close()
-}
-
 // open reads the next token, nested depth levels deep: a scalar, whole,
 // or the start of a list or mapping, whose contents are to be read next.
 func (j *jsonReader) open(depth int) (*yaml.Node, error) {
@@ -179,7 +106,7 @@ func (j *jsonReader) open(depth int) (*yaml.Node, error) {
 		return nil, err
 	}
 	n := j.node()
-	n.Kind, n.Line = yaml.ScalarNode, j.line()
+	n.Kind, n.Line = yaml.ScalarNode, j.lineAt(int(j.dec.InputOffset()))
 	switch t := tok.(type) {
 	case json.Delim: // '[' or '{': closing ones end the list or mapping
 		if depth >= maxJSONDepth {
@@ -204,50 +131,28 @@ func (j *jsonReader) open(depth int) (*yaml.Node, error) {
 	return n, nil
 }
 
-// close reads the end of a list or mapping.
-func (j *jsonReader) close() error {
-	_, err := j.dec.Token()
-	return notEOF(err)
-}
-
-// skip reads the next value, nested depth levels deep, and returns its
-// node without the contents of a list or mapping: its kind and line are
-// all that a problem of a value of the wrong type shows.
-func (j *jsonReader) skip(depth int) (*yaml.Node, error) {
-	return j.openKind(depth, 0)
-}
-
-// openKind reads the next value, nested depth levels deep, as open does
-// when it is a list or mapping of kind, whose contents are to be read
-// next, and as skip does else.
-// The document must be valid JSON.
+// openKind reads the next value, nested depth levels deep: a scalar, or
+// the start of a list or mapping of kind, as open does; another list or
+// mapping it skips in one json.Decoder.Decode (which, unlike Token,
+// allocates nothing for each value in it), and returns its node without
+// contents: its kind and line are all that a problem of a value of the
+// wrong type shows. Kind 0 skips every list and mapping.
 func (j *jsonReader) openKind(depth int, kind yaml.Kind) (*yaml.Node, error) {
-	if n, ok, err := j.skipWhole(depth, kind); ok {
-		return n, err
-	}
-	return j.open(depth)
-}
-
-// skipWhole skips the next value, nested depth levels deep, when it is a
-// list or mapping not of kind, in one json.Decoder.Decode (which, unlike
-// Token, allocates nothing for each value in it), and returns its node
-// without contents and true; else false. The document must be valid JSON:
-// skipWhole checks its depth, not its syntax.
-func (j *jsonReader) skipWhole(depth int, kind yaml.Kind) (*yaml.Node, bool, error) {
 	start, c := nextByte(j.data, j.dec.InputOffset())
 	k := map[byte]yaml.Kind{'[': yaml.SequenceNode, '{': yaml.MappingNode}[c]
 	if k == 0 || k == kind {
-		return nil, false, nil
+		return j.open(depth)
 	}
 	n := j.node()
 	n.Kind, n.Line = k, j.lineAt(start)
 	if err := j.dec.Decode(&skipJSON{}); err != nil {
-		return nil, true, notEOF(err)
+		return nil, err
 	}
+	// The document is valid: only its depth is left to check.
 	if deep := nesting(j.data[start:j.dec.InputOffset()], maxJSONDepth-depth); deep >= 0 {
-		return nil, true, fmt.Errorf("line %d: values are nested more than %d levels deep", j.lineAt(start+deep), maxJSONDepth)
+		return nil, fmt.Errorf("line %d: values are nested more than %d levels deep", j.lineAt(start+deep), maxJSONDepth)
 	}
-	return n, true, nil
+	return n, nil
 }
 
 // nesting returns the offset in v, a valid JSON value, of its first list
@@ -312,28 +217,25 @@ func (j *jsonReader) mapping(n *yaml.Node, depth int, content []*yaml.Node, max 
 	for j.dec.More() {
 		key, err := j.open(depth + 1)
 		if err != nil {
-			return notEOF(err)
+			return err
 		}
 		if len(content) == 2*max {
 			return too(key)
 		}
 		val, err := value(key)
 		if err != nil {
-			return notEOF(err)
+			return err
 		}
 		content = append(content, key, val)
 	}
 	n.Content = content
-	return j.close()
+	_, err := j.dec.Token() // the closing '}'
+	return err
 }
 
 // document reads a rules file with p (see readJSON).
 func (j *jsonReader) document(p *fileParser) ([]core.Rule, error) {
 	root, err := j.openKind(0, yaml.MappingNode)
-	if err == io.EOF {
-		p.document(nil)
-		return nil, nil
-	}
 	if err != nil || root.Kind != yaml.MappingNode {
 		if err == nil {
 			p.document(root)
@@ -344,16 +246,16 @@ func (j *jsonReader) document(p *fileParser) ([]core.Rule, error) {
 	listed := false
 	err = j.mapping(root, 0, nil, maxTopKeys, func(key *yaml.Node) (*yaml.Node, error) {
 		if key.Value != "rules" || listed {
-			return j.skip(1)
+			return j.openKind(1, 0)
 		}
 		listed = true
 		list, err := j.openKind(1, yaml.SequenceNode)
 		if err == nil && list.Kind == yaml.SequenceNode {
-			rules, err = j.rules(p)
+			rules, err = j.rules(p, 1)
 		}
 		return list, err
 	}, func(key *yaml.Node) error {
-		return fileProblem(key.Line, "a rules file has the one key rules, got more than %d keys", maxTopKeys)
+		return problem(-1, "", key.Line, "a rules file has the one key rules, got more than %d keys", maxTopKeys)
 	})
 	if err != nil || p.topLevel(root) == nil {
 		return nil, err
@@ -361,9 +263,18 @@ func (j *jsonReader) document(p *fileParser) ([]core.Rule, error) {
 	return rules, nil
 }
 
-// rules reads the rules list, after its '[', one rule at a time with
-// p.rule.
-func (j *jsonReader) rules(p *fileParser) ([]core.Rule, error) {
+// list reads a rules list with p (see readJSON).
+func (j *jsonReader) list(p *fileParser) ([]core.Rule, error) {
+	n, err := j.openKind(0, yaml.SequenceNode)
+	if err != nil || !p.isList(n) {
+		return nil, err
+	}
+	return j.rules(p, 0)
+}
+
+// rules reads a rules list nested depth levels deep, after its '[', one
+// rule at a time with p.rule.
+func (j *jsonReader) rules(p *fileParser, depth int) ([]core.Rule, error) {
 	var rules []core.Rule
 	j.inRule = true
 	defer func() { j.inRule = false }()
@@ -372,15 +283,15 @@ func (j *jsonReader) rules(p *fileParser) ([]core.Rule, error) {
 		var n *yaml.Node
 		var err error
 		if p.full() {
-			n, err = j.skip(2)
+			n, err = j.openKind(depth+1, 0)
 		} else {
-			n, err = j.rule(i)
+			n, err = j.rule(i, depth+1)
 		}
 		if err != nil {
 			return nil, err
 		}
 		if i == maxRules {
-			return nil, ruleProblem(-1, "rules", n.Line, "%s", tooManyRulesMsg())
+			return nil, problem(-1, "rules", n.Line, "%s", tooManyRulesMsg())
 		}
 		if rules == nil {
 			rules = make([]core.Rule, 0, min(j.count, maxRules))
@@ -392,100 +303,88 @@ func (j *jsonReader) rules(p *fileParser) ([]core.Rule, error) {
 		rules = append(rules, core.Rule{})
 		p.rule(i, n, &rules[i])
 	}
-	return rules, j.close()
+	_, err := j.dec.Token() // the closing ']'
+	return rules, err
 }
 
-// rule reads rules[index]: the mapping of its fields, with the contents
-// of its first overrides key, or the node of what else it is.
-func (j *jsonReader) rule(index int) (*yaml.Node, error) {
-	n, err := j.openKind(2, yaml.MappingNode)
+// rule reads rules[index], nested depth levels deep: the mapping of its
+// fields, with the contents of its first overrides key, or the node of
+// what else it is.
+func (j *jsonReader) rule(index, depth int) (*yaml.Node, error) {
+	n, err := j.openKind(depth, yaml.MappingNode)
 	if err != nil || n.Kind != yaml.MappingNode {
 		return n, err
 	}
 	overrides := false
-	err = j.mapping(n, 2, j.content[0], maxRuleKeys, func(key *yaml.Node) (*yaml.Node, error) {
+	err = j.mapping(n, depth, j.content[0], maxRuleKeys, func(key *yaml.Node) (*yaml.Node, error) {
 		if key.Value != "overrides" || overrides {
-			return j.skip(3)
+			return j.openKind(depth+1, 0)
 		}
 		overrides = true
-		val, err := j.openKind(3, yaml.MappingNode)
+		val, err := j.openKind(depth+1, yaml.MappingNode)
 		if err != nil || val.Kind != yaml.MappingNode {
 			return val, err
 		}
-		err = j.mapping(val, 3, j.content[1], maxOverrides, func(*yaml.Node) (*yaml.Node, error) {
-			return j.skip(4)
+		err = j.mapping(val, depth+1, j.content[1], maxOverrides, func(*yaml.Node) (*yaml.Node, error) {
+			return j.openKind(depth+2, 0)
 		}, func(key *yaml.Node) error {
-			return ruleProblem(index, "overrides", key.Line, "must hold at most %d values in a JSON file, got more: the next starts on this line", maxOverrides)
+			return problem(index, "overrides", key.Line, "must hold at most %d values in a JSON file, got more: the next starts on this line", maxOverrides)
 		})
 		j.content[1] = val.Content
 		return val, err
 	}, func(key *yaml.Node) error {
-		return ruleProblem(index, "", key.Line, "a rule has at most %d keys, got more: the next starts on this line", maxRuleKeys)
+		return problem(index, "", key.Line, "a rule has at most %d keys, got more: the next starts on this line", maxRuleKeys)
 	})
 	j.content[0] = n.Content
 	return n, err
 }
 
-// ruleProblem returns a *core.RulesError of one problem of rules[index].
-func ruleProblem(index int, field string, line int, format string, args ...any) error {
+// problem returns a *core.RulesError of one problem of field of
+// rules[index], or of the file as a whole (index -1, no field).
+func problem(index int, field string, line int, format string, args ...any) *core.RulesError {
 	return &core.RulesError{Problems: []core.Problem{{Index: index, Field: field, Line: line, Msg: fmt.Sprintf(format, args...)}}}
 }
 
-// jsonRulesOver returns the line on which rules[maxRules] starts when the
-// JSON rules file data holds more than maxRules rules, else 0. It counts
-// the items of the list under the top-level key rules (of each, when the
-// key is set twice) with a json.Decoder that checks each item's syntax
-// without building it, so that a file with too many rules is refused
-// before any is read. It stops at the first syntax error, which readJSON
-// then reports.
-func jsonRulesOver(data []byte) int {
-	_, over := jsonRulesCount(data)
-	return over
-}
-
 // jsonRulesCount returns the number of rules in the JSON rules file data,
-// as far as jsonRulesOver counts them, and jsonRulesOver(data). It stops
-// at the first syntax error, and after maxTopKeys top-level keys.
+// and the line on which rules[maxRules] starts when it holds more than
+// maxRules rules, else 0; 0, 0 when data is not valid JSON. It counts the
+// items of each list under the top-level key rules, skipping each in one
+// json.Decoder.Decode, up to maxTopKeys top-level keys.
 func jsonRulesCount(data []byte) (count, over int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if tok, _ := dec.Token(); tok != json.Delim('{') || !json.Valid(data) {
 		return 0, 0
 	}
-	var skip skipJSON
 	for keys := 0; dec.More() && keys < maxTopKeys; keys++ {
-		key, err := dec.Token()
-		if err != nil {
-			return count, 0
-		}
-		if key != "rules" {
-			if dec.Decode(&skip) != nil {
-				return count, 0
-			}
+		if key, _ := dec.Token(); key != "rules" {
+			_ = dec.Decode(&skipJSON{})
 			continue
 		}
-		if off, c := nextByte(data, dec.InputOffset()); c != '[' {
-			if dec.Decode(&skip) != nil || off == len(data) {
-				return count, 0
-			}
-			continue
-		}
-		if _, err := dec.Token(); err != nil {
-			return count, 0
-		}
-		for n := 0; dec.More(); n++ {
-			if n == maxRules {
-				start, _ := nextByte(data, dec.InputOffset())
-				return count, 1 + bytes.Count(data[:start], []byte{'\n'})
-			}
-			if dec.Decode(&skip) != nil {
-				return count, 0
-			}
-			count++
-		}
-		if _, err := dec.Token(); err != nil {
-			return count, 0
+		n, line := jsonListCount(dec, data)
+		if count += n; line > 0 {
+			return count, line
 		}
 	}
+	return count, 0
+}
+
+// jsonListCount counts, as jsonRulesCount does, the items of the value dec
+// reads next in data, valid JSON, if it is a list: it returns their number
+// and the line of item maxRules, or 0.
+func jsonListCount(dec *json.Decoder, data []byte) (count, over int) {
+	if _, c := nextByte(data, dec.InputOffset()); c != '[' {
+		_ = dec.Decode(&skipJSON{})
+		return 0, 0
+	}
+	_, _ = dec.Token()
+	for ; dec.More(); count++ {
+		if count == maxRules {
+			start, _ := nextByte(data, dec.InputOffset())
+			return count, 1 + bytes.Count(data[:start], []byte{'\n'})
+		}
+		_ = dec.Decode(&skipJSON{})
+	}
+	_, _ = dec.Token()
 	return count, 0
 }
 
@@ -507,12 +406,4 @@ func nextByte(data []byte, off int64) (int, byte) {
 		return len(data), 0
 	}
 	return i, data[i]
-}
-
-// notEOF turns the end of the input inside a value into an error.
-func notEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }

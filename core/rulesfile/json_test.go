@@ -1,7 +1,11 @@
 package rulesfile
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicekit/sluice/core"
 )
@@ -85,6 +90,58 @@ func TestJSONMemoryBound(t *testing.T) {
 	}
 }
 
+// TestRulesUnmarshalJSONMemoryBound decodes the JSON files of
+// jsonWorstShapes as configurations of one's own holding a Rules field,
+// which encoding/json hands the rules list: each allocates at most 32
+// times the 16 MiB size limit, as the file does (measured: the same as
+// the file, up to 342 MB). Before, Rules built the whole list's node tree:
+// a list of digits in a rule allocated 2.7 GB, 160 times its size.
+func TestRulesUnmarshalJSONMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes 16 MiB files")
+	}
+	for name, data := range jsonWorstShapes() {
+		if !json.Valid(data) {
+			continue // encoding/json refuses it before Rules sees it
+		}
+		var config struct {
+			Rules Rules `json:"rules"`
+		}
+		var err error
+		allocated := allocatedBy(func() { err = json.Unmarshal(data, &config) })
+		t.Logf("%s: %d bytes, allocated %d bytes (%.1fx): %.200v", name, len(data), allocated, float64(allocated)/float64(len(data)), err)
+		assert.LessOrEqual(t, allocated, uint64(32*maxFileSize), name)
+		if err != nil {
+			var rerr *core.RulesError
+			assert.ErrorAs(t, err, &rerr, name)
+		}
+	}
+}
+
+// TestRulesUnmarshalJSONHostile calls Rules.UnmarshalJSON directly with
+// what encoding/json never passes it: no value (which made it panic),
+// broken or trailing syntax, values nested too deep. Each is refused with
+// a *core.RulesError naming the line, and leaves rs as it was.
+func TestRulesUnmarshalJSONHostile(t *testing.T) {
+	deep := `[{"resource": "x", "tags": ` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}]`
+	for data, want := range map[string]string{
+		"":               "unexpected end of JSON input",
+		" \n":            "unexpected end of JSON input",
+		"]}[":            "line 1: invalid character ']' looking for beginning of value",
+		"[{\"a\": 1},\n": "unexpected end of JSON input",
+		"[]\n[]":         "line 2: unexpected data after the top-level JSON value",
+		`{"rules": []}`:  "line 1: rules must be a list of rules, got a mapping",
+		deep:             "line 1: values are nested more than 64 levels deep",
+	} {
+		rs := Rules{{Name: "kept"}}
+		err := rs.UnmarshalJSON([]byte(data))
+		var rerr *core.RulesError
+		require.ErrorAs(t, err, &rerr, "%q", data)
+		assert.EqualError(t, err, want, "%q", data)
+		assert.Equal(t, Rules{{Name: "kept"}}, rs)
+	}
+}
+
 // hundredThousandRules returns a JSON rules file of maxRules valid rules.
 func hundredThousandRules() []byte {
 	var b strings.Builder
@@ -131,7 +188,7 @@ func treeRead(data []byte) (string, bool) {
 	root, err := decodeJSON(data)
 	if err != nil {
 		line, msg := splitLine(err.Error())
-		return text(fileProblem(line, "%s", msg)), true
+		return text(problem(-1, "", line, "%s", msg)), true
 	}
 	p := newFileParser(core.Kinds())
 	rules := p.document(root)
@@ -142,8 +199,60 @@ func treeRead(data []byte) (string, bool) {
 		}
 		return text(&core.RulesError{Problems: p.merge(validated)}), true
 	}
-	_, err = (&file{rules: rules, p: p}).normalized()
+	_, err = p.normalized(rules)
 	return text(err), true
+}
+
+// decodeJSON parses a JSON document into the node tree the same YAML
+// would give, keeping the order of keys, their duplicates and their line
+// numbers, as Parse and Rules.UnmarshalJSON did before they read JSON one
+// rule at a time. An empty document gives nil; data after it is an error.
+func decodeJSON(data []byte) (*yaml.Node, error) {
+	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
+	j.dec.UseNumber()
+	notEOF := func(err error) error {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	var value func(depth int) (*yaml.Node, error)
+	value = func(depth int) (*yaml.Node, error) {
+		n, err := j.open(depth)
+		if err != nil || n.Kind == yaml.ScalarNode {
+			return n, err
+		}
+		for j.dec.More() {
+			child, err := value(depth + 1)
+			if err != nil {
+				return nil, notEOF(err)
+			}
+			n.Content = append(n.Content, child)
+		}
+		_, err = j.dec.Token()
+		return n, notEOF(err)
+	}
+	root, err := value(0)
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err == nil {
+		if _, err = j.dec.Token(); err != io.EOF {
+			err = fmt.Errorf("line %d: unexpected data after the top-level JSON value", j.lineAt(int(j.dec.InputOffset())))
+		} else {
+			err = nil
+		}
+	}
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && se.Offset <= int64(len(data)):
+		return nil, fmt.Errorf("line %d: %w", 1+bytes.Count(data[:se.Offset], []byte{'\n'}), err)
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return nil, errors.New("unexpected end of JSON input")
+	case err != nil:
+		return nil, err
+	}
+	return root, nil
 }
 
 // FuzzReadJSON reads arbitrary input as a JSON rules file one rule at a

@@ -7,7 +7,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -78,11 +77,6 @@ func (p *fileParser) full() bool {
 	return len(p.problems) >= maxProblems
 }
 
-// markUnread records that a field of rules[index] could not be read.
-func (p *fileParser) markUnread(index int, field string) {
-	p.unread[fieldKey{index, field}] = true
-}
-
 // merge returns the problems found parsing and the validation problems of
 // fields that could be read (the zero value left in a field that could not
 // be read would only repeat its problem), in report order.
@@ -106,11 +100,17 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		}
 		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
 	})
-	if more || len(all) > maxProblems {
-		all = append(all[:maxProblems:maxProblems], core.Problem{Index: -1,
-			Msg: rulefields.MoreProblems()})
+	return capped(all, more)
+}
+
+// capped returns problems, cut to maxProblems and ended by the problem
+// that says there are more when they are longer or more is true.
+func capped(problems []core.Problem, more bool) []core.Problem {
+	if !more && len(problems) <= maxProblems {
+		return problems
 	}
-	return all
+	n := min(len(problems), maxProblems)
+	return append(problems[:n:n], core.Problem{Index: -1, Msg: rulefields.MoreProblems()})
 }
 
 // withLines returns err with the line of each problem of a *core.RulesError
@@ -123,10 +123,7 @@ func (p *fileParser) withLines(err error, first int) error {
 	if !ok {
 		return err
 	}
-	out := &core.RulesError{Problems: slices.Clone(rerr.Problems[:min(len(rerr.Problems), maxProblems)])}
-	if len(rerr.Problems) > maxProblems {
-		out.Problems = append(out.Problems, core.Problem{Index: -1, Msg: rulefields.MoreProblems()})
-	}
+	out := &core.RulesError{Problems: capped(slices.Clone(rerr.Problems), false)}
 	for i, q := range out.Problems {
 		if q.Index >= first {
 			q.Index -= first
@@ -159,13 +156,17 @@ const noRules = `a rules file with no rules says so with "rules: []"`
 
 // document reads the top-level mapping of a rules file and its rules.
 func (p *fileParser) document(root *yaml.Node) []core.Rule {
-	list := p.topLevel(root)
-	if list == nil {
-		return nil
+	if list := p.topLevel(root); list != nil {
+		return p.rules(list)
 	}
-	rules := make([]core.Rule, len(list.Content))
-	for i, n := range list.Content {
-		p.rule(i, n, &rules[i])
+	return nil
+}
+
+// rules reads the rules of the list n.
+func (p *fileParser) rules(n *yaml.Node) []core.Rule {
+	rules := make([]core.Rule, len(n.Content))
+	for i, item := range n.Content {
+		p.rule(i, item, &rules[i])
 	}
 	return rules
 }
@@ -185,10 +186,10 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	var list *yaml.Node
 	seen := keyLines{}
 	for key, val := range pairs(root) {
-		name, ok := keyText(key)
+		name, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok || name != "rules":
-			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describeKey(key))
+			p.add(-1, "", "", key, "unknown top-level key %s (a rules file has the one key rules)", describe(key))
 		case seen.dup(p, -1, "", "", key, name): // reported
 		default:
 			list = val
@@ -201,14 +202,22 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	case isNull(list):
 		p.add(-1, "", "rules", list, "must be a list of rules, got null (the file may have been cut short); %s", noRules)
 		return nil
-	case list.Kind != yaml.SequenceNode:
-		p.add(-1, "", "rules", list, "must be a list of rules, got %s", describe(list))
+	case !p.isList(list):
 		return nil
 	case len(list.Content) > maxRules:
 		p.add(-1, "", "rules", list.Content[maxRules], "%s", tooManyRulesMsg())
 		return nil
 	}
 	return list
+}
+
+// isList reports whether n is a list, recording a problem of a rules list
+// when not.
+func (p *fileParser) isList(n *yaml.Node) bool {
+	if n.Kind != yaml.SequenceNode {
+		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
+	}
+	return n.Kind == yaml.SequenceNode
 }
 
 // checkEnd records a problem when the YAML file data ends in the middle of
@@ -233,13 +242,13 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	defer func() { p.lines[k].end = len(p.fieldAt) }()
 	if n.Kind != yaml.MappingNode {
 		p.add(index, "", "", n, "a rule must be a mapping of fields such as resource and kind, got %s", describe(n))
-		p.markUnread(index, wholeRule)
+		p.unread[fieldKey{index, wholeRule}] = true
 		return
 	}
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
 	seen := keyLines{}
 	for key, val := range pairs(n) {
-		name, ok := keyText(key)
+		name, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			p.add(index, rp.name, "", key, "field names must be strings, got %s", describe(key))
@@ -251,14 +260,11 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			rp.field(r, name, key, val)
 		}
 	}
-	for _, k := range p.kinds {
-		if k.Kind != r.Kind {
-			continue
-		}
-		for _, f := range k.Given {
+	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
+		for _, f := range p.kinds[i].Given {
 			if _, ok := seen[f]; !ok {
 				rp.add(f, n, "is required for kind %s (%s: 0 blocks every request)", r.Kind, f)
-				p.markUnread(index, f)
+				p.unread[fieldKey{index, f}] = true
 			}
 		}
 	}
@@ -268,7 +274,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 // string, for naming the rule in problems.
 func explicitName(n *yaml.Node) string {
 	for key, val := range pairs(n) {
-		if name, _ := keyText(key); name == "name" && val.Kind == yaml.ScalarNode && !isNull(val) {
+		if key.Kind == yaml.ScalarNode && key.Value == "name" && val.Kind == yaml.ScalarNode && !isNull(val) {
 			return val.Value
 		}
 	}
@@ -313,52 +319,65 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	if isNull(val) {
 		if val.Value == "" { // a key and nothing after it
 			rp.add(key, keyNode, "has no value (the file may have been cut short); give one, or remove the key")
-			rp.p.markUnread(rp.index, key)
+			rp.p.unread[fieldKey{rp.index, key}] = true
 		}
 		return
 	}
 	f := reflect.ValueOf(r).Elem().Field(index)
-	var msg string
-	switch f.Type() {
-	case reflect.TypeFor[time.Duration]():
-		var d time.Duration
-		d, msg = durationValue(val)
-		f.SetInt(int64(d))
-	case reflect.TypeFor[map[string]int64]():
+	if f.Kind() == reflect.Map {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
-	default:
-		msg = setValue(f, val)
-	}
-	if msg != "" {
+	} else if msg := setValue(f, val); msg != "" {
 		rp.add(key, val, "%s", msg)
-		rp.p.markUnread(rp.index, key)
+		rp.p.unread[fieldKey{rp.index, key}] = true
 	}
 }
 
-// setValue sets f, a text, integer, number or boolean field of a rule, from
-// the scalar n, and returns "" or a problem.
-func setValue(f reflect.Value, n *yaml.Node) (msg string) {
-	switch f.Kind() {
-	case reflect.String:
-		var s string
-		s, msg = textValue(n)
-		f.SetString(s)
-	case reflect.Int, reflect.Int64:
-		var v int64
-		if v, msg = intValue(n); f.OverflowInt(v) {
-			v, msg = 0, "is out of range, got "+describe(n)
-		}
-		f.SetInt(v)
-	case reflect.Float64:
-		var v float64
-		v, msg = floatValue(n)
-		f.SetFloat(v)
-	case reflect.Bool:
-		var v bool
-		v, msg = boolValue(n)
-		f.SetBool(v)
+// setValue sets f, a field of a rule, from n and returns "" or a problem:
+// a text takes a scalar; a duration a Go duration or the integer 0; an
+// integer an integer in range; a number a finite number, integer or not;
+// a boolean true or false.
+func setValue(f reflect.Value, n *yaml.Node) string {
+	tag := ""
+	if n.Kind == yaml.ScalarNode {
+		tag = n.ShortTag()
 	}
-	return msg
+	var want string
+	var ok bool
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		if d, err := time.ParseDuration(n.Value); tag == "!!str" && err == nil {
+			f.SetInt(int64(d))
+			return ""
+		}
+		if v, msg := intValue(n); msg == "" && v == 0 {
+			return ""
+		}
+		return "must be a Go duration such as 1s or 250ms, got " + describe(n)
+	case f.Kind() == reflect.String:
+		if tag == "" {
+			return "must be a string, got " + describe(n)
+		}
+		f.SetString(n.Value)
+		return ""
+	case f.Kind() == reflect.Bool:
+		want, ok = "must be true or false", tag == "!!bool"
+	case f.CanFloat():
+		want, ok = "must be a number", tag == "!!int" || tag == "!!float"
+	default:
+		want, ok = "must be an integer", tag == "!!int"
+	}
+	if !ok {
+		return want + ", got " + describe(n)
+	}
+	v := reflect.New(f.Type())
+	switch err := n.Decode(v.Interface()); {
+	case err != nil && f.CanInt():
+		return "is out of range, got " + describe(n)
+	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
+		return want + ", got " + describe(n)
+	}
+	f.Set(v.Elem())
+	return ""
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken
@@ -366,13 +385,13 @@ func setValue(f reflect.Value, n *yaml.Node) (msg string) {
 func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 	if n.Kind != yaml.MappingNode {
 		rp.add("overrides", n, "must be a mapping of param values to limits, got %s", describe(n))
-		rp.p.markUnread(rp.index, "overrides")
+		rp.p.unread[fieldKey{rp.index, "overrides"}] = true
 		return nil
 	}
 	out := make(map[string]int64, len(n.Content)/2)
 	seen := keyLines{}
 	for key, val := range pairs(n) {
-		value, ok := keyText(key)
+		value, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
@@ -389,14 +408,6 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 	return out
 }
 
-// textValue returns the text of a scalar, or a problem.
-func textValue(n *yaml.Node) (string, string) {
-	if n.Kind != yaml.ScalarNode {
-		return "", "must be a string, got " + describe(n)
-	}
-	return n.Value, ""
-}
-
 // intValue returns the value of an integer scalar, or a problem.
 func intValue(n *yaml.Node) (int64, string) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
@@ -407,48 +418,6 @@ func intValue(n *yaml.Node) (int64, string) {
 		return 0, "is out of range, got " + describe(n)
 	}
 	return v, ""
-}
-
-// boolValue returns the value of a boolean scalar (true or false), or a
-// problem.
-func boolValue(n *yaml.Node) (bool, string) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
-		var v bool
-		if err := n.Decode(&v); err == nil {
-			return v, ""
-		}
-	}
-	return false, "must be true or false, got " + describe(n)
-}
-
-// floatValue returns the value of a finite number scalar, integer or
-// not, or a problem.
-func floatValue(n *yaml.Node) (float64, string) {
-	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
-		var v float64
-		if err := n.Decode(&v); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
-			return v, ""
-		}
-	}
-	return 0, "must be a number, got " + describe(n)
-}
-
-// durationValue returns the value of a scalar holding a Go duration, or
-// the integer 0, or a problem.
-func durationValue(n *yaml.Node) (time.Duration, string) {
-	if n.Kind == yaml.ScalarNode {
-		switch n.ShortTag() {
-		case "!!str":
-			if d, err := time.ParseDuration(n.Value); err == nil {
-				return d, ""
-			}
-		case "!!int":
-			if v, msg := intValue(n); msg == "" && v == 0 {
-				return 0, ""
-			}
-		}
-	}
-	return 0, "must be a Go duration such as 1s or 250ms, got " + describe(n)
 }
 
 // pairs yields the keys and values of a mapping node.
@@ -462,19 +431,14 @@ func pairs(m *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
 	}
 }
 
-// keyText returns the text of a scalar mapping key; other keys (lists,
-// mappings, aliases) have none.
-func keyText(key *yaml.Node) (string, bool) {
-	return key.Value, key.Kind == yaml.ScalarNode
-}
-
 // isNull reports whether n is a null scalar (null, ~, or nothing).
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
-// describe returns how a problem shows the value n: a string quoted, other
-// scalars as written, and the kind of anything else.
+// describe returns how a problem shows the value n: strings, and scalars
+// that would need escapes, quoted; numbers and booleans as written; the
+// kind of anything else.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -484,34 +448,16 @@ func describe(n *yaml.Node) string {
 	case yaml.AliasNode:
 		return "the alias *" + rulefields.Truncate(n.Value, 64) + " (rules files do not support YAML aliases)"
 	case yaml.ScalarNode:
-		return describeScalar(n)
+		q := rulefields.Quote(n.Value)
+		switch tag := n.ShortTag(); {
+		case tag == "!!null":
+			return "null"
+		case tag == "!!str" || strings.Contains(q, `\`):
+			return q
+		}
+		return strings.ReplaceAll(q, `"`, "")
 	}
 	return "nothing"
-}
-
-// describeScalar returns how a problem shows a scalar: strings, and
-// anything that would need escapes, quoted; numbers and booleans as written.
-func describeScalar(n *yaml.Node) string {
-	tag := n.ShortTag()
-	if tag == "!!null" {
-		return "null"
-	}
-	short := rulefields.Truncate(n.Value, 64)
-	if tag == "!!str" || strconv.Quote(short) != `"`+short+`"` {
-		return rulefields.Quote(n.Value)
-	}
-	if short != n.Value {
-		return short + "..."
-	}
-	return short
-}
-
-// describeKey returns how a problem shows a mapping key.
-func describeKey(key *yaml.Node) string {
-	if text, ok := keyText(key); ok {
-		return rulefields.Quote(text)
-	}
-	return describe(key)
 }
 
 // suggestField returns ` (did you mean "limit"?)` for an unknown field
@@ -534,13 +480,9 @@ func suggestField(name string, fields []string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// editDistance returns the Levenshtein distance of a and b, in bytes. It
-// allocates nothing when b is a field name.
+// editDistance returns the Levenshtein distance of a and b, in bytes.
 func editDistance(a, b string) int {
-	var buf [2][32]int
-	prev, cur := buf[0][:0], buf[1][:0]
-	prev = append(prev, make([]int, len(b)+1)...)
-	cur = append(cur, make([]int, len(b)+1)...)
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}

@@ -17,32 +17,35 @@ import (
 // errors are *core.RulesError, with lines in YAML and JSON alike.
 type Rules []core.Rule
 
-// UnmarshalJSON reads rs from a JSON list of rules; null leaves rs as it is.
+// UnmarshalJSON reads rs from a JSON list of rules as a JSON rules file's
+// list is read, one rule at a time within the same bounds; null leaves rs
+// as it is.
 func (rs *Rules) UnmarshalJSON(data []byte) error {
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return nil
 	}
-	n, err := decodeJSON(data)
+	p := newFileParser(core.Kinds())
+	out, err := readJSON(data, true, p)
 	if err != nil {
 		return err
 	}
-	return rs.UnmarshalYAML(n)
+	return rs.set(out, p)
 }
 
 // UnmarshalYAML reads rs from a YAML list of rules.
 func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
 	p := newFileParser(core.Kinds())
-	if n.Kind != yaml.SequenceNode {
-		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
-		return &core.RulesError{Problems: p.problems}
+	if !p.isList(n) {
+		return rs.set(nil, p)
 	}
-	out := make(Rules, len(n.Content))
-	for i, item := range n.Content {
-		p.rule(i, item, &out[i])
-	}
+	return rs.set(p.rules(n), p)
+}
+
+// set sets rs to rules, read by p, or returns p's problems.
+func (rs *Rules) set(rules []core.Rule, p *fileParser) error {
 	if p.problems != nil {
 		return &core.RulesError{Problems: p.merge(nil)}
 	}
-	*rs = out
+	*rs = rules
 	return nil
 }

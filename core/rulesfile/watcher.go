@@ -23,9 +23,7 @@ const defaultPollInterval = time.Second
 
 // mtimeSlack is how long after a file's modification time a Watcher
 // keeps reading the file although its size and modification time look
-// unchanged: file systems record modification times with a granularity
-// (2s on FAT, a clock tick on some kernels), so a second write soon after
-// the first may leave both as they were.
+// unchanged: file systems record modification times coarsely (2s on FAT).
 const mtimeSlack = 2 * time.Second
 
 // maxLoggedNames bounds the rule names a Watcher puts in one log line
@@ -33,19 +31,9 @@ const mtimeSlack = 2 * time.Second
 const maxLoggedNames = 10
 
 // Watcher keeps a Guard's rules in step with a rules file while the
-// Guard serves. NewWatcher loads the file into the Guard; Run then
-// polls the file and applies each new version with SetRules, so the counts
-// of the rules that keep their name, kind, resource and param carry over.
-// The file holds the Guard's whole rule set: rules given to core.New, or set
-// with SetRules, are replaced by the file's at the first load.
-//
-// A version of the file that cannot be read or is invalid (see Parse) is
-// not applied: the rules in force stay, and the problem is reported once
-// per distinct content, to OnReload's func and as a warning to the logger.
-// Deleting the file keeps the rules in force too; recreating it applies
-// its content. A file removes every rule only when it says so: "rules: []".
-// The package documentation says why the watcher polls, how it keeps a
-// file caught halfway through a write from applying, and what it logs.
+// Guard serves (see the package documentation, Reloading). The file holds
+// the Guard's whole rule set: rules given to core.New, or set with
+// SetRules, are replaced by the file's at the first load.
 //
 // A Watcher is safe for concurrent use. Its callbacks are called
 // while it holds its lock, from Run's goroutine or the caller of
@@ -93,8 +81,6 @@ type ReloadStats struct {
 	LastDuration time.Duration
 	// Failing is true while the rules in force are not the file's: its
 	// last version was refused, and Err says why (nil when not Failing).
-	// The problem of a version seen by one poll only is not reported until
-	// a second poll sees it too.
 	Failing bool
 	Err     error
 }
@@ -138,29 +124,30 @@ type watchOptionFunc func(*Watcher) error
 
 func (f watchOptionFunc) apply(w *Watcher) error { return f(w) }
 
+// watchOption returns a WatchOption that fails with problem when bad, and
+// else configures a Watcher with set.
+func watchOption(bad bool, problem string, set func(*Watcher)) WatchOption {
+	return watchOptionFunc(func(w *Watcher) error {
+		if bad {
+			return errors.New(problem)
+		}
+		set(w)
+		return nil
+	})
+}
+
 // WithPollInterval sets how often the watcher looks at the file (default
 // 1s). A change applies one to two intervals after it is
 // written (see Partial writes in the package documentation).
 func WithPollInterval(d time.Duration) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if d <= 0 {
-			return fmt.Errorf("WithPollInterval: interval must be > 0, got %v", d)
-		}
-		w.interval = d
-		return nil
-	})
+	return watchOption(d <= 0, fmt.Sprintf("WithPollInterval: interval must be > 0, got %v", d),
+		func(w *Watcher) { w.interval = d })
 }
 
 // WithLogger makes the watcher log to l instead of slog.Default().
 // To log nothing, pass slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if l == nil {
-			return errors.New("WithLogger: logger is nil")
-		}
-		w.logger = l
-		return nil
-	})
+	return watchOption(l == nil, "WithLogger: logger is nil", func(w *Watcher) { w.logger = l })
 }
 
 // OnReload makes the watcher call f(change, nil) with each rule set it
@@ -172,13 +159,7 @@ func WithLogger(l *slog.Logger) WatchOption {
 // fault; a file that cannot be read gives the error of the file system
 // (errors.Is(err, fs.ErrNotExist) for a deleted file).
 func OnReload(f func(Change, error)) WatchOption {
-	return watchOptionFunc(func(w *Watcher) error {
-		if f == nil {
-			return errors.New("OnReload: func is nil")
-		}
-		w.onReload = f
-		return nil
-	})
+	return watchOption(f == nil, "OnReload: func is nil", func(w *Watcher) { w.onReload = f })
 }
 
 // NewWatcher loads the rules file at path (YAML, or JSON when its name
@@ -222,15 +203,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer w.running.Store(false)
 	c := w.guard.Clock()
-	for {
-		if err := c.Sleep(ctx, w.interval); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		w.poll(ctx)
+	for c.Sleep(ctx, w.interval) == nil && ctx.Err() == nil {
+		_ = w.poll(ctx, false)
 	}
+	return ctx.Err()
 }
 
 // Reload reads the rules file now and, when its content differs from the
@@ -240,15 +216,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 // also reported like Run's unless already reported for the same content,
 // or nil when the file's rules are in force.
 func (w *Watcher) Reload() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o := w.observe()
-	w.last = o
-	if o.key == w.applied {
-		w.settle(context.Background())
-		return nil
-	}
-	return w.load(context.Background(), o, false)
+	return w.poll(context.Background(), true)
 }
 
 // Stats returns the counts of the watcher's loads so far, and the problem
@@ -261,22 +229,26 @@ func (w *Watcher) Stats() ReloadStats {
 	return s
 }
 
-// poll looks at the file and applies or reports what it holds once two
-// consecutive polls saw the same.
-func (w *Watcher) poll(ctx context.Context) {
+// poll looks at the file and applies or reports what it holds: at once
+// when now, else once two consecutive polls saw the same and it was not
+// reported already. It returns what keeps the file from applying.
+func (w *Watcher) poll(ctx context.Context, now bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.observe()
 	stable := o.key == w.last.key
 	w.last = o
 	switch {
-	case o.key == w.applied:
-		w.settle(ctx)
-	case !stable, w.failing && o.key == w.reported:
-		// Wait for the content to hold still; or it already failed.
-	default:
-		_ = w.load(ctx, o, false)
+	case o.key == w.applied: // after the file was seen unreadable or different
+		if w.err != nil {
+			w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
+		}
+		w.failing, w.err = false, nil
+		return nil
+	case !now && (!stable || w.failing && o.key == w.reported):
+		return nil // wait for the content to hold still; or it already failed
 	}
+	return w.load(ctx, o, false)
 }
 
 // observe returns the file's content, or why it cannot be read. It skips
@@ -299,12 +271,7 @@ func (w *Watcher) observe() observation {
 		return readFailure(err)
 	}
 	defer f.Close()
-	info, err = f.Stat()
-	if err != nil {
-		return readFailure(err)
-	}
-	// Up to the first byte or rule over the limits, for read to refuse.
-	data, err := readLimited(f, w.format)
+	data, info, err := readLimited(f, w.format)
 	if err != nil {
 		return readFailure(err)
 	}
@@ -324,26 +291,19 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	start := time.Now()
 	problem := o.err // what is wrong, for the log, which gives the path apart
 	if problem == nil {
-		f, err := read(o.data, w.format)
+		rules, p, err := read(o.data, w.format)
 		if err == nil {
 			before := w.guard.Rules()
-			err = f.p.withLines(w.guard.SetRules(f.rules), 0)
-			if err == nil {
-				w.applied = o.key
-				w.failing, w.err = false, nil
-				end := time.Now()
+			if err = p.withLines(w.guard.SetRules(rules), 0); err == nil {
+				w.applied, w.failing, w.err = o.key, false, nil
 				w.stats.Reloads++
-				w.stats.LastSuccess, w.stats.LastDuration = end, end.Sub(start)
+				w.stats.LastSuccess = time.Now()
+				w.stats.LastDuration = w.stats.LastSuccess.Sub(start)
 				w.applyChange(ctx, before, w.guard.Rules(), initial)
 				return nil
 			}
 		}
 		problem = err
-	}
-	if !initial {
-		end := time.Now()
-		w.stats.Failures++
-		w.stats.LastFailure, w.stats.LastDuration = end, end.Sub(start)
 	}
 	err := problem
 	if o.err == nil {
@@ -352,6 +312,9 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	if initial {
 		return err
 	}
+	w.stats.Failures++
+	w.stats.LastFailure = time.Now()
+	w.stats.LastDuration = w.stats.LastFailure.Sub(start)
 	w.err = err
 	if w.failing && o.key == w.reported {
 		return err
@@ -366,15 +329,6 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 		w.onReload(Change{Path: w.path}, err)
 	}
 	return err
-}
-
-// settle records that the rules in force are the file's content, after
-// the file was seen unreadable or different.
-func (w *Watcher) settle(ctx context.Context) {
-	if w.err != nil {
-		w.log().LogAttrs(ctx, slog.LevelInfo, "sluice: rules file is back to the rules in force", slog.String("path", w.path))
-	}
-	w.failing, w.err = false, nil
 }
 
 // applyChange logs the change from the rules before to the rules after and
@@ -423,10 +377,9 @@ func diffRules(before, after []core.Rule) Change {
 		old[r.Name] = r
 	}
 	c := Change{Rules: len(after)}
-	kept := make(map[string]bool, len(after))
 	for _, r := range after {
 		prev, ok := old[r.Name]
-		kept[r.Name] = true
+		delete(old, r.Name) // what is left is removed
 		switch {
 		case !ok:
 			c.Added = append(c.Added, r.Name)
@@ -435,7 +388,7 @@ func diffRules(before, after []core.Rule) Change {
 		}
 	}
 	for _, r := range before {
-		if !kept[r.Name] {
+		if _, removed := old[r.Name]; removed {
 			c.Removed = append(c.Removed, r.Name)
 		}
 	}

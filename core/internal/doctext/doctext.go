@@ -17,11 +17,10 @@ type Phrase struct {
 }
 
 // Stated returns, for each match of pattern in the text of the file at
-// path, its first submatch: a value the text states. The text is read as
-// prose: comment markers ("//") at line starts are dropped and each run of
-// white space is one space, so a phrase may wrap. Stated fails t when the
-// file cannot be read or pattern matches nothing, so that a reworded
-// phrase is noticed rather than no longer checked.
+// path, read as Prose (so a phrase may wrap), its first submatch: a value
+// the text states. Stated fails t when the file cannot be read or pattern
+// matches nothing, so that a reworded phrase is noticed rather than no
+// longer checked.
 func Stated(t testing.TB, path, pattern string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -69,9 +68,7 @@ func Duration(d time.Duration) string {
 func Prose(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "//")
-		lines[i] = l
+		lines[i] = strings.TrimPrefix(strings.TrimSpace(l), "//")
 	}
 	return strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
 }

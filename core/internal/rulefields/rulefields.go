@@ -91,11 +91,9 @@ var (
 
 // ParamProblem returns what is wrong with param as the Param of a hotspot
 // rule (or the Priority of a rule), or "" when it is well formed: KIND:NAME
-// for the kinds header, query, cookie, path and metadata (NAME without
-// spaces or control characters), one of the words ip, method, host and
-// peer, or a custom param name (IsIdentifier). Custom extractor names are only checked for
-// their syntax here; whether anything supplies them is the Guard's param
-// sources' to say (core.ParamSource).
+// (NAME without spaces or control characters), a bare param, or a custom
+// extractor name (IsIdentifier), whose source the Guard checks
+// (core.ParamSource).
 func ParamProblem(param string) string {
 	const want = "(want header, query, cookie, path or metadata)"
 	kind, name, found := strings.Cut(param, ":")
