@@ -222,7 +222,7 @@ func TestSummary(t *testing.T) {
 		"3 per 1s per header:X-User-ID, token-bucket, 1 override",
 		"2 in flight per ip",
 		"slow-ratio (> 200ms) >= 0.5 of >= 10 in 10s, open 5s, 2 probes",
-		"adaptive in flight, 4..50, priority by header:X-Priority",
+		"adaptive in flight, 2..50, priority by header:X-Priority",
 		"inflight <= 200",
 	}, got)
 }
