@@ -244,7 +244,7 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 // used (another rule rejected the request, or its wait was cancelled), on
 // the table d was made in. A rejected decision is ignored. A token bucket
 // gets its tokens back; a leaky bucket gets its slot back, taken by the
-// value's next request that it holds (see gap); Concurrency releases. A
+// value's next request that it holds (see decideGaps); Concurrency releases. A
 // bucket evicted since d gives them back where its state went: to its
 // debt, when that is its own (a leaky bucket's only when its slot was the
 // last one taken), or to its value's new record, when the value is tracked

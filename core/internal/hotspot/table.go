@@ -98,10 +98,9 @@ type shard struct {
 	slots []uint32
 	front id // the value of the front record
 
-	capRecs int32 // most records the shard may hold
-	protCap int32 // most records the protected segment may hold
-	gaps    []gap // of its leaky buckets, at most maxGaps (see gap)
-	gapNow  int64 // the latest time a decision with gaps saw
+	capRecs int32      // most records the shard may hold
+	protCap int32      // most records the protected segment may hold
+	gaps    flow.Holes // of its leaky buckets, at most maxGaps (see decideGaps)
 	_       [24]byte
 }
 
@@ -467,13 +466,7 @@ func (t *table) round() uint64 {
 		for j := range s.recs {
 			s.recs[j].state = flow.Instant{NS: s.recs[j].state.Ceil()}
 		}
-		for j := 0; j < len(s.gaps); j++ {
-			g := &s.gaps[j]
-			if g.from, g.to = (flow.Instant{NS: g.from.Ceil()}), (flow.Instant{NS: g.to.NS}); !g.to.After(g.from) {
-				s.dropGap(j)
-				j--
-			}
-		}
+		s.gaps.Round(s.gone)
 		s.mu.Unlock()
 	}
 	return e
