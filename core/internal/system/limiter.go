@@ -136,8 +136,14 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		s.levels.Admitted(now, level, n, true)
 		return true, limit
 	case RT:
-		ok = true
-		if s.rtOver(now, th) {
+		// The bound applies while the average response time over rtRecent
+		// is over threshold, or was so, or the bound refused a request,
+		// within hold: requests held to the bound show a response time of
+		// about the threshold, now over it, now under.
+		if ok = true; s.rtHigh(now, th) {
+			s.overAt(now)
+		}
+		if s.on(now) {
 			bound := s.little(now, th)
 			ok, limit = s.under(now, n, v, level, bound), int64(bound)
 			if !ok {
@@ -153,7 +159,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		if !ok {
 			s.over.Store(now)
 		}
-		if over := s.over.Load(); l.c.BBR && (!ok || over != math.MinInt64 && now-over < int64(hold)) {
+		if l.c.BBR && (!ok || s.on(now)) {
 			bound := s.bbr(now)
 			ok, limit = s.under(now, n, v, level, bound), int64(bound)
 		}
@@ -196,17 +202,15 @@ func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	return own <= n || float64(own) <= bound
 }
 
-// rtOver reports whether the bound of the rt signal applies at now: the
-// average response time over rtRecent is over threshold (in
-// milliseconds), or was so, or the bound refused a request, within hold.
-// Requests held to the bound show a response time of about the threshold,
-// now over it, now under: the bound stays while it is needed.
-func (s *state) rtOver(now int64, threshold float64) bool {
+// rtHigh reports whether the average response time over rtRecent is over
+// threshold, in milliseconds.
+func (s *state) rtHigh(now int64, threshold float64) bool {
 	snap := s.w.SnapshotOver(now, rtRecent)
-	if snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete) {
-		s.overAt(now)
-		return true
-	}
+	return snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete)
+}
+
+// on reports whether the signal was over its threshold within hold of now.
+func (s *state) on(now int64) bool {
 	last := s.over.Load()
 	return last != math.MinInt64 && now-last < int64(hold)
 }
@@ -300,16 +304,12 @@ func (l *Limiter) Done(now, rt, n int64, level int) {
 // BBR check or of rt, and whether one is (its signal was over the
 // threshold within hold); it changes nothing.
 func (l *Limiter) Bound(now int64) (float64, bool) {
-	s := l.s
-	last := s.over.Load()
-	on := last != math.MinInt64 && now-last < int64(hold)
-	switch {
+	switch s := l.s; {
 	case l.c.Signal == RT:
-		snap := s.w.SnapshotOver(now, rtRecent)
-		if on || snap.Complete > 0 && float64(snap.RT) > l.c.Threshold*float64(time.Millisecond)*float64(snap.Complete) {
+		if s.on(now) || s.rtHigh(now, l.c.Threshold) {
 			return s.little(now, l.c.Threshold), true
 		}
-	case l.c.BBR && on:
+	case l.c.BBR && s.on(now):
 		return s.bbr(now), true
 	}
 	return 0, false
