@@ -23,13 +23,11 @@ type Hole struct {
 }
 
 // Take decides n requests at now of bucket o, whose TAT tat is at or after
-// now, in o's earliest hole that holds them, forgetting what has passed of
-// o's holes on the way (a hole too short now may grow when its neighbour
-// is given back). When that hole lies within the tolerance, the requests
-// take it: d is written (Remaining and Next are the TAT's) and taken is
-// true. Otherwise retry is when that hole comes within the tolerance, -1
-// when none holds them: the caller decides on the TAT and keeps the sooner
-// hint. left is the number of o's holes after it.
+// now, in o's earliest hole that holds them (forgetting what has passed of
+// o's holes), when it lies within the tolerance: taken, d written
+// (Remaining and Next the TAT's). Otherwise retry is when that hole comes
+// within it, -1 when none holds them: the caller decides on the TAT and
+// keeps the sooner hint. left is the number of o's holes after it.
 func (h *Holes) Take(d *Decision, p *GCRA, o int32, tat Instant, now, n int64) (taken bool, retry time.Duration, left int) {
 	h.seen = max(h.seen, now)
 	var buf gcraCost
@@ -118,13 +116,11 @@ func (h *Holes) Free(o int32, tat *Instant, from, to Instant, limit int, gone fu
 }
 
 // Forget forgets the holes of bucket o.
-func (h *Holes) Forget(o int32) {
-	h.forget(nil, func(x *Hole) bool { return x.Owner == o })
-}
+func (h *Holes) Forget(o int32) { h.forget(nil, func(x *Hole) bool { return x.Owner == o }) }
 
 // Round shrinks every hole to whole nanoseconds (its start rounded up, its
-// end down), forgetting those left empty (gone, unless nil, is called with
-// the owner of each): their fractions were in the units of another limit.
+// end down), forgetting those left empty as forget does: their fractions
+// were in the units of another limit.
 func (h *Holes) Round(gone func(o int32)) {
 	h.forget(gone, func(x *Hole) bool {
 		x.From, x.To = at(x.From.Ceil()), at(x.To.NS)
@@ -132,8 +128,8 @@ func (h *Holes) Round(gone func(o int32)) {
 	})
 }
 
-// forget forgets the holes for which drop is true, calling gone, unless
-// nil, with the owner of each.
+// forget forgets the holes drop is true of, calling gone, unless nil, with
+// the owner of each.
 func (h *Holes) forget(gone func(o int32), drop func(x *Hole) bool) {
 	for j := 0; j < len(h.List); j++ {
 		if x := &h.List[j]; drop(x) {
@@ -146,14 +142,12 @@ func (h *Holes) forget(gone func(o int32), drop func(x *Hole) bool) {
 	}
 }
 
-// drop forgets hole j.
 func (h *Holes) drop(j int) {
 	last := len(h.List) - 1
 	h.List[j] = h.List[last]
 	h.List = h.List[:last]
 }
 
-// count returns the number of holes of bucket o.
 func (h *Holes) count(o int32) (n int) {
 	for _, x := range h.List {
 		if x.Owner == o {

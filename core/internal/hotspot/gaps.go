@@ -7,18 +7,9 @@ import "github.com/sluicekit/sluice/core/internal/flow"
 // forgotten, which only makes later requests wait longer.
 const maxGaps = 256
 
-// The gaps of a leaky bucket are the flow rules' holes (flow.Holes), those
-// of all the values of a shard in shard.gaps, each owned by its record,
-// whose gaps field counts them. They are guarded by the shard's mutex, and
-// dropped with their record's life (evicted, its debt is its TAT: its gaps
-// are forgotten) or, all at once, when its TAT is behind now (they have
-// passed).
-
 // decideGaps is flow.GCRA.DecideAt for record i of s, whose TAT *t is
-// ahead of now and which has gaps: the requests take the earliest gap that
-// holds them within the tolerance, else they queue after the TAT as usual,
-// and a rejection's retry hint is when that gap comes within the
-// tolerance, if it is sooner.
+// ahead of now and which has gaps (flow.Holes.Take): a gap, else the TAT,
+// with the sooner retry hint.
 func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, now, n int64) {
 	taken, retry, left := s.gaps.Take(&d.Decision, b, i, *t, now, n)
 	s.recs[i].gaps = uint16(left)

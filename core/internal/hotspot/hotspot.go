@@ -126,15 +126,11 @@ func (l *Limiter) limitOf(value string) int64 {
 }
 
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
-// in nanoseconds of the Guard's clock. A value whose limit is 0 is rejected
-// without being tracked. A value not yet tracked gets a record, evicting the
-// least recently used one of its shard when the shard is full; a bucket
-// resumes from the debt its value was evicted with, if any (see the package
-// documentation). Under the
-// Concurrency algorithm, a value that finds every record of its shard with
-// requests in flight is rejected (with RetryAfter 0, like any rejection of
-// that algorithm). A LeakyBucket decision may be admitted with a Wait: the
-// caller waits that long before proceeding, or gives the slot back with Undo.
+// in nanoseconds of the Guard's clock (see the package doc: tracking,
+// eviction, debts). A value whose limit is 0 is rejected without being
+// tracked. A Concurrency rejection has RetryAfter 0. A LeakyBucket decision
+// may be admitted with a Wait: the caller waits that long before
+// proceeding, or gives the slot back with Undo.
 func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	var d Decision
 	l.AcquireTo(&d, now, value, n)
@@ -243,14 +239,9 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 // Undo gives back the n requests of an admitted decision d that were not
 // used (another rule rejected the request, or its wait was cancelled), on
 // the table d was made in. A rejected decision is ignored. A token bucket
-// gets its tokens back; a leaky bucket gets its slot back, taken by the
-// value's next request that it holds (see decideGaps); Concurrency releases. A
-// bucket evicted since d gives them back where its state went: to its
-// debt, when that is its own (a leaky bucket's only when its slot was the
-// last one taken), or to its value's new record, when the value is tracked
-// again (a leaky bucket's only when its slot is within that record's
-// schedule). A leaky bucket's waiter whose value is evicted while it waits
-// thus does not keep its slot when it gives up.
+// gets its tokens back, a leaky bucket its slot (as a gap: see the package
+// doc), even after an eviction, where the value's state went; Concurrency
+// releases.
 func (l *Limiter) Undo(d Decision, n int64) {
 	p := d.lim
 	if !d.OK || p == nil {

@@ -100,7 +100,7 @@ type shard struct {
 
 	capRecs int32      // most records the shard may hold
 	protCap int32      // most records the protected segment may hold
-	gaps    flow.Holes // of its leaky buckets, at most maxGaps (see decideGaps)
+	gaps    flow.Holes // of its leaky buckets (the flow rules' holes), owned by records, at most maxGaps
 	_       [24]byte
 }
 
