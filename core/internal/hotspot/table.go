@@ -266,7 +266,7 @@ func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 		// the CPU caches the two cache misses overlap.
 		i = l.tail
 		r := &s.recs[i]
-		prev, prevTag, gen, old, st := r.prev, r.prevTag, r.gen, r.id, r.state
+		prev, prevTag, old, st := r.prev, r.prevTag, r.id, r.state
 		if r.gaps > 0 {
 			s.dropGaps(i) // the debt, its TAT, waits for them as if taken
 		}
@@ -281,10 +281,6 @@ func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 		if d != nil && st.Ceil() > now {
 			d.record(old, st.Ceil(), now, st.Ceil()-now >= keep, s.capRecs) // a bucket not yet full
 		}
-		*r = record{state: flow.Instant{NS: fresh}, gen: gen + 1, id: k, seg: probation}
-		s.index(k.tag(), i)
-		s.pushFront(i)
-		return i
 	}
 	r := &s.recs[i]
 	*r = record{state: flow.Instant{NS: fresh}, gen: r.gen + 1, id: k, seg: probation}
