@@ -100,14 +100,11 @@ func (l *Limiter) Config() Config { return l.c }
 // takes their reservation when it admits them. ok reports the decision;
 // limit is the limit it was taken against, for the rule's quota: the
 // threshold, rounded down, for qps and inflight, the bound of the BBR
-// check or of rt while it applies, else 0.
-//
-// The requests of a level below Critical are admitted under less: a limit
-// on a count (qps, inflight) less what the levels above keep
-// (priority.Tracker.Reserve, RateReserve), a threshold on a host signal
-// (cpu, load) times priority.Tracker.Fraction. Against the bounds of the
-// BBR check and of rt, estimates of what the service sustains, a request
-// counts only the requests in flight of its level and above (see under).
+// check or of rt while it applies, else 0. The requests of a level below
+// Critical are admitted under less (see core.Priority): a count's limit
+// less what the levels above keep (priority.Tracker.Reserve, RateReserve),
+// a host signal's threshold times priority.Tracker.Fraction; against a
+// bound, see under.
 func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit int64) {
 	s, th := l.s, l.c.Threshold
 	v := s.inFlight.Add(n)
