@@ -261,9 +261,8 @@ func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 				return -1
 			}
 		}
-		// Take the tail out of l. Its record is read first, and used only
-		// after its index entry is removed, so that on a table larger than
-		// the CPU caches the two cache misses overlap.
+		// Take the tail out of l, its record read before its index entry
+		// is removed (see list).
 		i = l.tail
 		r := &s.recs[i]
 		prev, prevTag, old, st := r.prev, r.prevTag, r.id, r.state

@@ -16,15 +16,10 @@ import (
 )
 
 // Host is the Source of the process's own pressure, from the files of the
-// machine or container it runs on (see the package doc): its CPU usage is
-// the usage of the cgroup whose quota binds the process (the smallest,
-// on its own cgroup or a parent, cgroup v1 or v2) over that quota, or,
-// with no quota, the process's own CPU time (/proc/self/stat) over the
-// CPUs it may use (GOMAXPROCS); never the whole machine's, so that busy
-// neighbours do not make a service under its capacity shed. The load
-// average is /proc/loadavg's. Its first CPU reading is 0; each later one
-// covers the time since the previous. Host is not safe for concurrent use:
-// a Sampler serializes its calls.
+// machine or container it runs on: its cgroup's or its own CPU usage (see
+// the package doc), /proc/loadavg's load average. Its first CPU reading is
+// 0; each later one covers the time since the previous. Host is not safe
+// for concurrent use: a Sampler serializes its calls.
 type Host struct {
 	root  string // the file system root: "/" but in tests
 	clock clock.Clock

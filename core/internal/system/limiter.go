@@ -174,20 +174,13 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 // flight to v, fit under bound, an estimate of the requests in flight the
 // service sustains: whether the requests in flight of their level and
 // above, theirs included, are n (none else: one always passes, or a bound
-// on what ended could not grow from 0), or at most the bound. The requests
-// of the levels below do not count: a level has what the levels above it
-// leave, and the levels above never wait for the room it took, which it
-// gives back as its requests end, its level refused meanwhile. So a level
-// is shed only while every level below is, and with a single level this
-// is v <= bound. For each lower level that had requests in the last
-// second, a level has sharedGain times the bound (critical with default
-// and sheddable coming: four times, default twice): the lower levels,
-// refused while all in flight pass their bound, keep the total about at
-// it, so the rest is room for the bursts of the higher level (as after a
-// pause of the process, when what was due arrives at once), whose
-// requests also wait behind theirs in the service; once its own requests
-// alone hold the bound, the lower levels get none, and a second later it
-// has the bound.
+// on what ended could not grow from 0), or at most the bound times
+// sharedGain for each lower level that had requests in the last second
+// (see core.Priority). The levels above never wait for the room a lower
+// level took, which it gives back as its requests end, refused meanwhile;
+// the gain is room for the bursts of the higher level (as after a pause of
+// the process), whose requests also wait behind the lower ones' in the
+// service.
 func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	own := v
 	if level > 0 {
@@ -241,13 +234,8 @@ func (s *state) little(now int64, threshold float64) float64 {
 // response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
-// bbr is the bound of the BBR check at now: the highest completion rate
-// of a bucket of the last second, per second, times the lowest response
-// time of the last rtpropLen (0 when no request completed in it, at least
-// MinRT else), plus one: the requests in flight that the throughput the
-// service showed sustains, and one waiting, as Sentinel's check admits a
-// request while those in flight before it are at most that product.
-// Completions, not passes: under overload more requests enter than end,
+// bbr is the bound of the BBR check at now (see the package doc), 0 when
+// no request completed in the last rtpropLen. Completions, not passes: under overload more requests enter than end,
 // and a bound on what entered would follow the flood. The one more is
 // what lets the bound grow (b requests in flight that a service of more
 // workers serves at once end b times as fast: a bound of b+1), and all
