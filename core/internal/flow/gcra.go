@@ -472,25 +472,19 @@ func (g *gcra) Undo(d Decision, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p.Queue {
-		s.free(end.Minus(cost, den), end, den)
+		// The slot back (Holes.Free). A decision without mu may take a
+		// slot meanwhile only when there are no holes or the TAT has
+		// passed (and with it the holes Free rewinds over): comparing
+		// again is exact.
+		for from, t := end.Minus(cost, den), s.load(den); ; t = s.load(den) {
+			next := t
+			if s.holes.Free(0, &next, from, end, maxHoles, nil); next == t || s.swap(t, next, den) {
+				break
+			}
+		}
+		s.nholes.Store(int32(len(s.holes.List)))
 		return
 	}
 	for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
 	}
-}
-
-// free gives the slot [from, to) of a leaky bucket back (see Holes.Free).
-// The caller holds mu. A decision without mu may take a slot meanwhile:
-// only when there are no holes or the TAT has passed (and with it the
-// holes Free rewinds over), so that comparing again is exact.
-func (s *bucketState) free(from, to Instant, den int64) {
-	for {
-		t := s.load(den)
-		next := t
-		s.holes.Free(0, &next, from, to, maxHoles, nil)
-		if next == t || s.swap(t, next, den) {
-			break
-		}
-	}
-	s.nholes.Store(int32(len(s.holes.List)))
 }

@@ -21,12 +21,6 @@ func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, 
 	}
 }
 
-// freeSlot gives the slot [from, to) of record i's leaky bucket, whose TAT
-// is *t, back (see flow.Holes.Free).
-func (s *shard) freeSlot(i int32, t *flow.Instant, from, to flow.Instant) {
-	s.recs[i].gaps = uint16(s.gaps.Free(i, t, from, to, maxGaps, s.gone))
-}
-
 // dropGaps forgets the gaps of record i.
 func (s *shard) dropGaps(i int32) {
 	s.gaps.Forget(i)

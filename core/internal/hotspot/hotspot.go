@@ -38,12 +38,9 @@ type Decision struct {
 }
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg
-// (Config.Validate, then Config.Bounds), one flow.FieldError each. When prev is the Limiter of the same rule before
-// a rule reload and has the same Algorithm and MaxKeys, the new
-// Limiter shares its table: every value keeps its bucket (as full, as a
-// share of a window, as it was) or its requests in flight, and Decisions
-// made by prev may be given to the new Limiter's Undo and Release. Otherwise
-// the new Limiter starts empty; Decisions of prev still act on prev's table.
+// (Config.Validate, then Config.Bounds), one flow.FieldError each. prev,
+// the Limiter of the same rule before a reload, passes on its table when
+// it has the same Algorithm and MaxKeys (see the package doc).
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	errs := cfg.Validate()
@@ -305,8 +302,8 @@ func (l *Limiter) Release(h Hold, n int64) {
 
 // refund gives the cost of the n requests of the admitted bucket decision
 // d back to record i of s, whose lock the caller holds: a token bucket's
-// tokens, a leaky bucket's slot (see shard.freeSlot) when it lies within
-// the record's schedule. The cost is that of d's limit. A decision of a
+// tokens, a leaky bucket's slot (flow.Holes.Free) when it lies within the
+// record's schedule. The cost is that of d's limit. A decision of a
 // Limiter whose limits a later one changed gives back whole nanoseconds
 // only, within its slot (see decideStale).
 func (l *Limiter) refund(s *shard, i int32, d Decision, n int64) {
@@ -322,7 +319,7 @@ func (l *Limiter) refund(s *shard, i int32, d Decision, n int64) {
 	case l.cfg.Algorithm == TokenBucket:
 		*st = st.Minus(cost, lim)
 	case to.After(from) && !to.After(*st):
-		s.freeSlot(i, st, from, to)
+		s.recs[i].gaps = uint16(s.gaps.Free(i, st, from, to, maxGaps, s.gone))
 	}
 }
 
