@@ -163,15 +163,13 @@ type state struct {
 // bounds; else it starts at DefaultInitialLimit within them.
 func New(c Config, prev *Controller) *Controller {
 	c = c.WithDefaults()
-	if prev == nil {
-		s := &state{c: c, probeEvery: min(firstProbe, c.maxProbeEvery())}
-		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
-		s.limit.Store(int64(s.exact))
+	var s *state
+	if prev != nil {
+		s = prev.s
+	} else {
+		s = &state{probeEvery: firstProbe, exact: DefaultInitialLimit}
 		s.next.Store(math.MinInt64)
-		s.interval.Store(int64(c.Interval))
-		return &Controller{s}
 	}
-	s := prev.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.c = c
