@@ -152,7 +152,7 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-// systemRejection is a rejection of the rule under limit (see
+// systemRejection is a rejection of the rule k under limit (see
 // system.Limiter.Acquire).
 type systemRejection struct {
 	k     *systemKind
@@ -164,8 +164,8 @@ type systemRejection struct {
 // request ended (inflight, the BBR check) or the host was sampled again
 // (cpu, load).
 func (r systemRejection) rejection() flow.Decision {
-	k, limit := r.k, r.limit
-	d := flow.Decision{Limit: limit, Remaining: max(limit-k.l.InFlight(), 0), RetryAfter: 100 * time.Millisecond}
+	k := r.k
+	d := flow.Decision{Limit: r.limit, Remaining: max(r.limit-k.l.InFlight(), 0), RetryAfter: 100 * time.Millisecond}
 	switch k.l.Config().Signal {
 	case system.CPU, system.Load:
 		d.RetryAfter = system.Every

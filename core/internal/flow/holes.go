@@ -75,7 +75,7 @@ func (h *Holes) Take(d *Decision, p *GCRA, o int32, tat Instant, now, n int64) (
 
 // Free gives the slot [from, to) of bucket o, whose TAT is *tat, back: the
 // TAT moves back to from when the slot was the last one taken, and on over
-// o's hole that then ends at it; else the slot becomes a hole, merged with
+// o's hole that then ends at it (only one can: holes never touch); else the slot becomes a hole, merged with
 // o's holes it touches. When limit holes are live, those that passed by
 // the latest Take are forgotten (gone, unless nil, is called with the
 // owner of each), then the slot if still no room is made: later requests
@@ -83,11 +83,11 @@ func (h *Holes) Take(d *Decision, p *GCRA, o int32, tat Instant, now, n int64) (
 func (h *Holes) Free(o int32, tat *Instant, from, to Instant, limit int, gone func(o int32)) (left int) {
 	if *tat == to {
 		*tat = from
-		for j := 0; j < len(h.List); j++ {
-			if x := h.List[j]; x.Owner == o && x.To == *tat {
+		for j, x := range h.List {
+			if x.Owner == o && x.To == from {
 				*tat = x.From
 				h.drop(j)
-				j = -1 // the hole before it may now end at the TAT
+				break
 			}
 		}
 		return h.count(o)

@@ -111,17 +111,6 @@ func (l *Limiter) bucketOf(value string) *flow.GCRA {
 	return l.bucket
 }
 
-// limitOf returns the limit of value. Limit is the value's limit under
-// every algorithm.
-func (l *Limiter) limitOf(value string) int64 {
-	if len(l.cfg.Overrides) > 0 {
-		if lim, ok := l.cfg.Overrides[value]; ok {
-			return lim
-		}
-	}
-	return l.cfg.Limit
-}
-
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
 // in nanoseconds of the Guard's clock (see the package doc: tracking,
 // eviction, debts). A value whose limit is 0 is rejected without being
@@ -206,7 +195,10 @@ func (l *Limiter) decideStale(d *Decision, b *flow.GCRA, s *shard, i int32, st *
 // shard's lock, which orders every change of the count: it is never above
 // the limit.
 func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
-	lim := l.limitOf(value)
+	lim, ok := l.cfg.Overrides[value]
+	if !ok {
+		lim = l.cfg.Limit
+	}
 	if lim == 0 {
 		*d = Decision{}
 		return

@@ -38,9 +38,9 @@ const rtpropLen = 10 * time.Second
 
 // hold is how long a bound (the BBR check's, rt's) stays in force after
 // its signal was last over the threshold (rt: or it last refused a
-// request), so that a reading that dips
-// below it for a moment (between two samples of the host, or while the
-// bound keeps the response time at the threshold) does not let a flood in.
+// request), so that a reading that dips below it for a moment (between two
+// samples of the host, or while the bound keeps the response time at the
+// threshold) does not let a flood in.
 const hold = time.Second
 
 // sharedGain is how much more than a bound a level has for each lower
