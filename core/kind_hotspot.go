@@ -142,10 +142,7 @@ func (k *hotspotKind) alone(l *lone, rs *ruleState) bool {
 	if _, more := l.params.Param(rs.rule.Param, 1); more {
 		return false
 	}
-	if v != "" && v[0] == 0 {
-		v = rs.escape(v)
-	}
-	k.decide(&l.d, l.cpu, l.now, v, l.n)
+	k.decide(&l.d, l.cpu, l.now, rs.escape(v), l.n)
 	return true
 }
 
@@ -235,10 +232,7 @@ func (a *asking) firstValue(rs *ruleState) (string, bool) {
 // admitting, and false when there is none.
 func (a *asking) value(rs *ruleState, i int) (string, bool) {
 	v, ok := a.params.Param(rs.rule.Param, i)
-	if v != "" && v[0] == 0 {
-		v = rs.escape(v)
-	}
-	return v, ok
+	return rs.escape(v), ok
 }
 
 // missingValue is the value of the requests without the param of a hotspot
@@ -247,10 +241,9 @@ func (a *asking) value(rs *ruleState, i int) (string, bool) {
 // ruleState.escape), so none is a lone NUL byte.
 const missingValue = "\x00"
 
-// escape returns v, a value starting with a NUL byte, as the hotspot rule
-// rs limits it (see missingValue).
+// escape returns v as the hotspot rule rs limits it (see missingValue).
 func (rs *ruleState) escape(v string) string {
-	if rs.rule.OnMissing == MissingShared {
+	if v != "" && v[0] == 0 && rs.rule.OnMissing == MissingShared {
 		return missingValue + v
 	}
 	return v

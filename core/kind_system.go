@@ -151,29 +151,24 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	}
 	level := a.priority(&rs.rule)
 	ok, limit := k.l.Acquire(a.now, a.n, host, level)
-	h := a.slot(rs)
-	h.level = uint8(level)
-	if ok && a.blocked == nil {
-		if rs.holds { // a shadow rule's (see compileRule)
-			a.keep(h)
-		}
-		return nil
-	}
-	if ok {
-		h.d.OK = true
-	} else {
-		h.d.Decision = k.rejection(limit)
-	}
-	a.settle(h)
+	askSlot(a, rs, ok, systemRejection{k, limit}, uint8(level))
 	return nil
 }
 
-// rejection is the decision of the rule when it rejects a request under
-// limit (see system.Limiter.Acquire): retry once the signal may have
-// changed, when the window moved on (qps), a request ended (inflight, the
-// BBR check) or the host was sampled again (cpu, load).
-func (k *systemKind) rejection(limit int64) flow.Decision {
-	d := flow.Decision{Limit: limit, Remaining: max(limit-k.l.InFlight(), 0), RetryAfter: 100 * time.Millisecond}
+// systemRejection is a rejection of the rule k under limit (see
+// system.Limiter.Acquire).
+type systemRejection struct {
+	k     *systemKind
+	limit int64
+}
+
+// rejection is the decision of the rule when it rejects a request: retry
+// once the signal may have changed, when the window moved on (qps), a
+// request ended (inflight, the BBR check) or the host was sampled again
+// (cpu, load).
+func (r systemRejection) rejection() flow.Decision {
+	k := r.k
+	d := flow.Decision{Limit: r.limit, Remaining: max(r.limit-k.l.InFlight(), 0), RetryAfter: 100 * time.Millisecond}
 	switch k.l.Config().Signal {
 	case system.CPU, system.Load:
 		d.RetryAfter = system.Every

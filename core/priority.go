@@ -58,29 +58,25 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 }
 
 // priority returns the level of the request a is asking about, for the
-// rule r: read once, for the first rule that sheds by level.
+// rule r: read once, for the first rule that sheds by level, from its
+// context, else r's param (see Priority).
 func (a *asking) priority(r *Rule) int {
 	if !a.leveled {
-		a.leveled = true
-		a.level = uint8(levelOf(a.ctx, a.params, r.Priority))
+		a.leveled, a.level = true, priority.Default
+		p, ok := Priority(""), a.ctx != nil
+		if ok {
+			p, ok = a.ctx.Value(priorityKey{}).(Priority)
+		}
+		if !ok && r.Priority != "" && a.params != nil {
+			var v string
+			v, ok = a.params.Param(r.Priority, 0)
+			p = Priority(v)
+		}
+		if ok {
+			a.level = uint8(priority.Parse(string(p)))
+		}
 	}
 	return int(a.level)
-}
-
-// levelOf returns the level of a request of context ctx and params ps, of
-// the param param ("" for none).
-func levelOf(ctx context.Context, ps Params, param string) int {
-	if ctx != nil {
-		if p, ok := ctx.Value(priorityKey{}).(Priority); ok {
-			return priority.Parse(string(p))
-		}
-	}
-	if param != "" && ps != nil {
-		if v, ok := ps.Param(param, 0); ok {
-			return priority.Parse(v)
-		}
-	}
-	return priority.Default
 }
 
 // priorityField is the field of the kinds that shed by priority.

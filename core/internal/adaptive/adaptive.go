@@ -31,23 +31,17 @@ const (
 	// when it started have ended (about the recent RT).
 	probeIntervals = 2
 	firstProbe     = 5 // intervals: the first minimum RT may have been measured under load
-	// The limit of a probe after the first (which is at MinLimit: the
-	// first minimum RT may be anything) is probeShare/Tolerance of the
-	// limit, or of the most requests in flight in the last interval when
-	// fewer (the probe must go below them to drain a queue), at least
-	// MinLimit: where nothing queues if the minimum RT was right, and
-	// otherwise it finds a minimum RT at most probeShare times the last;
-	// so that probes do not drop to MinLimit the requests in flight a busy
-	// service needs.
+	// probeShare/Tolerance of the limit (or of the peak in flight) is the
+	// limit of a probe after the first (see the package doc): where nothing
+	// queues if the minimum RT was right, without dropping to MinLimit the
+	// requests in flight a busy service needs.
 	probeShare = 0.9
 	// queueing is how much more than in proportion to the requests in
 	// flight a probe's RT may fall and still show a queue.
 	queueing = 1.2
-	// Outside probes, the average RT of an interval's requests, lower than
-	// the minimum, becomes it when they are minSamples or more; those of
-	// intervals of fewer count together, pooledSamples at a time. The
-	// average of fewer varies too much: the minimum, its lowest, would
-	// fall under what the service takes.
+	// Outside probes, the average RT of minSamples requests ended in an
+	// interval, or of pooledSamples in intervals of fewer, may lower the
+	// minimum (see the package doc).
 	minSamples    = 8
 	pooledSamples = 32
 )
@@ -169,15 +163,13 @@ type state struct {
 // bounds; else it starts at DefaultInitialLimit within them.
 func New(c Config, prev *Controller) *Controller {
 	c = c.WithDefaults()
-	if prev == nil {
-		s := &state{c: c, probeEvery: min(firstProbe, c.maxProbeEvery())}
-		s.exact = float64(min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
-		s.limit.Store(int64(s.exact))
+	var s *state
+	if prev != nil {
+		s = prev.s
+	} else {
+		s = &state{probeEvery: firstProbe, exact: DefaultInitialLimit}
 		s.next.Store(math.MinInt64)
-		s.interval.Store(int64(c.Interval))
-		return &Controller{s}
 	}
-	s := prev.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.c = c

@@ -2,8 +2,6 @@ package flow
 
 import (
 	"math/bits"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,8 +338,8 @@ type gcra struct {
 	locked bool // the TAT has a fraction: every decision holds st.mu
 }
 
-// maxHoles bounds the holes a leaky bucket remembers; beyond it the latest
-// are forgotten (left empty), which errs on the strict side.
+// maxHoles bounds the holes a leaky bucket remembers; a slot given back
+// beyond it is forgotten (left empty), which errs on the strict side.
 const maxHoles = 1024
 
 // bucketState is the TAT of a flow rule's bucket, carried over on reload.
@@ -349,14 +347,11 @@ type bucketState struct {
 	tat atomic.Int64 // whole nanoseconds of the TAT
 	mu  sync.Mutex
 	// Guarded by mu: the fraction of the TAT (frac/den ns, zero unless
-	// locked), and a leaky bucket's holes ahead, sorted and disjoint.
+	// locked), and a leaky bucket's holes, all of Owner 0.
 	frac, den int64
-	holes     []hole
-	nholes    atomic.Int32 // len(holes), read without mu
+	holes     Holes
+	nholes    atomic.Int32 // len(holes.List), read without mu
 }
-
-// hole is a span of a leaky bucket's schedule given back by a waiter.
-type hole struct{ from, to Instant }
 
 // load returns the TAT. A fraction written with another denominator than
 // den (by the rule before a reload) is first rounded up in the state, so
@@ -398,13 +393,8 @@ func newGCRA(b base, prev Limiter) *gcra {
 		g.st.frac = 0
 	}
 	if p.cfg.Limit != cfg.Limit {
-		// The holes' fractions were of another denominator: they shrink
-		// to whole nanoseconds.
-		for i, h := range g.st.holes {
-			g.st.holes[i] = hole{at(h.from.Ceil()), at(h.to.NS)}
-		}
-		g.st.holes = slices.DeleteFunc(g.st.holes, func(h hole) bool { return !h.to.After(h.from) })
-		g.st.nholes.Store(int32(len(g.st.holes)))
+		g.st.holes.Round(nil) // their fractions were of another denominator
+		g.st.nholes.Store(int32(len(g.st.holes.List)))
 	}
 	return g
 }
@@ -445,9 +435,11 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	for {
 		t := s.load(den)
 		retry := time.Duration(-1)
-		if c.fits && p.Queue && len(s.holes) > 0 && t.NS >= now {
+		if c.fits && p.Queue && len(s.holes.List) > 0 && t.NS >= now {
 			var taken bool
-			if taken, retry = g.fillHole(d, p, c, t, now); taken {
+			taken, retry, _ = s.holes.Take(d, p, 0, t, now, n)
+			s.nholes.Store(int32(len(s.holes.List)))
+			if taken {
 				return
 			}
 		}
@@ -465,47 +457,6 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 	}
 }
 
-// fillHole admits requests of cost c at now into the earliest hole that
-// holds them when it lies within the tolerance, and forgets what has
-// passed of the holes (a hole too short now may grow when its neighbour is
-// given back). Otherwise it returns when that hole comes within the
-// tolerance, or -1 when no hole holds them. tat is the TAT, for Remaining.
-func (g *gcra) fillHole(d *Decision, p *GCRA, c *gcraCost, tat Instant, now int64) (taken bool, retry time.Duration) {
-	s, den := g.st, p.denom()
-	live := s.holes[:0]
-	retry = -1
-	for _, h := range s.holes {
-		if !h.to.After(at(now)) {
-			continue // passed
-		}
-		if h.from.NS < now {
-			h.from = at(now) // what has passed of it cannot be used
-		}
-		if end := h.from.Plus(c.cost, den); !taken && retry < 0 && !end.After(h.to) {
-			if over := end.Minus(at(now), den).Minus(c.tol, den); over.After(Instant{}) {
-				retry = time.Duration(over.Ceil())
-			} else {
-				taken = true
-				*d = Decision{
-					OK: true, Wait: time.Duration(h.from.Ceil() - now), Limit: p.Limit,
-					Remaining: p.remaining(now, tat, c.capacity), mark: end.NS, markFrac: end.Frac,
-				}
-				if d.Remaining == 0 {
-					d.Next = p.Next(now, tat) // the TAT's, as Remaining; a hole may come sooner
-				}
-				if !h.to.After(end) {
-					continue
-				}
-				h.from = end
-			}
-		}
-		live = append(live, h)
-	}
-	s.holes = live
-	s.nholes.Store(int32(len(live)))
-	return taken, retry
-}
-
 func (g *gcra) Undo(d Decision, n int64) {
 	if !d.OK {
 		return
@@ -521,47 +472,19 @@ func (g *gcra) Undo(d Decision, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p.Queue {
-		s.free(end.Minus(cost, den), end, den)
+		// The slot back (Holes.Free). A decision without mu may take a
+		// slot meanwhile only when there are no holes or the TAT has
+		// passed (and with it the holes Free rewinds over): comparing
+		// again is exact.
+		for from, t := end.Minus(cost, den), s.load(den); ; t = s.load(den) {
+			next := t
+			if s.holes.Free(0, &next, from, end, maxHoles, nil); next == t || s.swap(t, next, den) {
+				break
+			}
+		}
+		s.nholes.Store(int32(len(s.holes.List)))
 		return
 	}
 	for t := s.load(den); !s.swap(t, t.Minus(cost, den), den); t = s.load(den) {
-	}
-}
-
-// free gives the slot [from, to) of a leaky bucket back: the TAT moves back
-// to from when the slot was the last one taken, and on over the holes that
-// then end at the TAT; else the slot becomes a hole. The caller holds mu.
-func (s *bucketState) free(from, to Instant, den int64) {
-	defer func() { s.nholes.Store(int32(len(s.holes))) }()
-	for t := s.load(den); t == to; t = s.load(den) {
-		if !s.swap(t, from, den) {
-			continue // a decision without mu took a slot: compare again
-		}
-		for len(s.holes) > 0 {
-			h := s.holes[len(s.holes)-1]
-			if h.to != from || !s.swap(from, h.from, den) {
-				return
-			}
-			from = h.from
-			s.holes = s.holes[:len(s.holes)-1]
-		}
-		return
-	}
-	// Insert [from, to) in order, merged with the holes it touches; when
-	// the holes are full, the latest is forgotten.
-	i := sort.Search(len(s.holes), func(i int) bool { return !from.After(s.holes[i].from) })
-	left, right := i > 0 && s.holes[i-1].to == from, i < len(s.holes) && s.holes[i].from == to
-	switch {
-	case left && right:
-		s.holes[i-1].to = s.holes[i].to
-		s.holes = slices.Delete(s.holes, i, i+1)
-	case left:
-		s.holes[i-1].to = to
-	case right:
-		s.holes[i].from = from
-	case len(s.holes) < maxHoles:
-		s.holes = slices.Insert(s.holes, i, hole{from, to})
-	case i < maxHoles:
-		s.holes = slices.Insert(s.holes[:maxHoles-1], i, hole{from, to})
 	}
 }

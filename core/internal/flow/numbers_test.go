@@ -355,7 +355,7 @@ func TestLeakyHolesBounded(t *testing.T) {
 		l.Undo(ds[i], 1)
 	}
 	g := l.(*gcra)
-	assert.Equal(t, maxHoles, len(g.st.holes))
+	assert.Equal(t, maxHoles, len(g.st.holes.List))
 	assert.Equal(t, int32(maxHoles), g.st.nholes.Load())
 	assert.Equal(t, time.Duration(0), l.Acquire(0, 1).Wait, "the earliest hole is remembered")
 }

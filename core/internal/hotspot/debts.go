@@ -21,39 +21,14 @@ const heavyBit = 1
 
 // debts is a shard's memory of the buckets it evicted while they still
 // limited their value (a TAT later than the time of the eviction), so that
-// such a value, seen again, resumes its bucket instead of starting full. It
-// is a fixed array of cells, allocated at the shard's first such eviction;
-// a value's debt is written to two cells chosen by its id.
-//
-// A debt is heavy when it is at least the Limiter's keep (half the
-// capacity of its smallest bucket): its value had spent half its bucket or
-// more. A heavy debt is never lost; a light one is kept only in cells that
-// no other value's live debt needs, so that values each sent once or
-// twice, more than the cells hold, are forgotten instead of making every
-// new value inherit their debts.
-//
-// A cell holds a TAT and its owner: the value whose TAT it is (its
-// identity, with heavyBit for a heavy debt), or mixed. A debt written to a
-// cell whose TAT has passed takes it over; one written to a cell of its own
-// value keeps the later TAT. A heavy debt written to a cell that holds
-// another value's live heavy debt makes the cell mixed, with the later TAT
-// of the two; written to one of another value's light debt, it takes the
-// cell over. A light debt is not written to a cell of another value's live
-// debt.
-//
-// So a heavy debt is in both its cells, as its value's own or merged into a
-// mixed one, until it is paid or taken; a light one is in those of its
-// cells that were free, until it is paid, taken, or a heavy debt takes the
-// cell over. A value with a cell of its own owes
-// that cell's TAT (the later of the two when both are its own), else, when
-// both its cells are mixed, the earlier of theirs (at least its own debt,
-// if it has one), else nothing. A value that owes nothing inherits a debt
-// only when both its cells are mixed, which only heavy debts make: never
-// while live heavy debts are fewer than the cells share them out, and only
-// as long as the latest debt of the cell lasts.
-//
-// The debts of a shard are guarded by its mutex; those of different shards
-// lie on different cache lines.
+// such a value, seen again, resumes its bucket instead of starting full:
+// the package doc's "Evicted values keep their debt" says which debts are
+// kept, where and how long. It is a fixed array of cells, allocated at the
+// shard's first such eviction; a value's debt is written to two cells
+// chosen by its id (see debtCell.add), heavy when it is at least the
+// Limiter's keep (half the capacity of its smallest bucket). The debts of
+// a shard are guarded by its mutex; those of different shards lie on
+// different cache lines.
 type debts struct {
 	until int64      // no cell's TAT is later: after it, every cell is free
 	cells []debtCell // nil until the first debt

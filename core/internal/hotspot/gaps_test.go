@@ -199,14 +199,14 @@ func TestLeakyGapsBounded(t *testing.T) {
 	for i := 0; i < len(ds)-1; i += 2 { // none adjacent: a gap each
 		l.Undo(ds[i], 1)
 	}
-	assert.Len(t, sh.gaps, maxGaps)
+	assert.Len(t, sh.gaps.List, maxGaps)
 	assert.EqualValues(t, maxGaps, sh.recs[recOf(t, l, "u")].gaps)
 	l.Undo(w1, 1) // another value of the shard: forgotten too
 	assert.Equal(t, c, l.Acquire(0, "w", 1).Wait-c, "w waits after its last slot")
 	for i := range maxGaps {
 		assert.Equal(t, time.Duration(2*i)*c, l.Acquire(0, "u", 1).Wait, "the remembered gaps, in order")
 	}
-	assert.Empty(t, sh.gaps)
+	assert.Empty(t, sh.gaps.List)
 	assert.Equal(t, time.Duration(3*maxGaps)*c, l.Acquire(0, "u", 1).Wait, "the forgotten ones are waited for")
 	checkTable(t, l)
 }
@@ -222,15 +222,15 @@ func TestLeakyGapsOfEvictedValue(t *testing.T) {
 	}
 	l.Undo(ds[1], 1)
 	sh := &l.tab.shards[0]
-	require.Len(t, sh.gaps, 1)
+	require.Len(t, sh.gaps.List, 1)
 	b := l.Acquire(0, "b", 1) // evicts a
-	assert.Empty(t, sh.gaps)
+	assert.Empty(t, sh.gaps.List)
 	assert.Zero(t, sh.recs[0].gaps)
 	l.Undo(ds[2], 1) // a's old record: another life, ignored
-	assert.Empty(t, sh.gaps)
+	assert.Empty(t, sh.gaps.List)
 	require.True(t, l.Acquire(0, "b", 1).OK)
 	l.Undo(b, 1)
-	assert.Len(t, sh.gaps, 1, "b's own gap")
+	assert.Len(t, sh.gaps.List, 1, "b's own gap")
 	assert.Equal(t, 400*ms, l.Acquire(0, "a", 1).Wait, "a, back, owes its TAT")
 }
 

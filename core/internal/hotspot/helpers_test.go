@@ -89,15 +89,15 @@ func checkTable(t testing.TB, l *Limiter) {
 		}
 		// Gaps: counted by their record, at most maxGaps, each non-empty
 		// and before its record's TAT, those of a record disjoint.
-		require.LessOrEqual(t, len(s.gaps), maxGaps, "shard %d", si)
+		require.LessOrEqual(t, len(s.gaps.List), maxGaps, "shard %d", si)
 		gaps := make([]uint16, n)
-		for j, g := range s.gaps {
-			require.Less(t, g.rec, n, "shard %d gap %d", si, j)
-			gaps[g.rec]++
-			require.True(t, g.to.After(g.from), "shard %d gap %d empty", si, j)
-			require.False(t, g.to.After(*s.stateOf(g.rec)), "shard %d gap %d after its TAT", si, j)
-			for _, h := range s.gaps[j+1:] {
-				require.False(t, h.rec == g.rec && h.to.After(g.from) && g.to.After(h.from), "shard %d: gaps %+v and %+v overlap", si, g, h)
+		for j, g := range s.gaps.List {
+			require.Less(t, g.Owner, n, "shard %d gap %d", si, j)
+			gaps[g.Owner]++
+			require.True(t, g.To.After(g.From), "shard %d gap %d empty", si, j)
+			require.False(t, g.To.After(*s.stateOf(g.Owner)), "shard %d gap %d after its TAT", si, j)
+			for _, h := range s.gaps.List[j+1:] {
+				require.False(t, h.Owner == g.Owner && h.To.After(g.From) && g.To.After(h.From), "shard %d: gaps %+v and %+v overlap", si, g, h)
 			}
 		}
 		for i := range n {

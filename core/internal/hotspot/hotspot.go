@@ -38,12 +38,9 @@ type Decision struct {
 }
 
 // New returns a Limiter for cfg, or an error listing every problem of cfg
-// (Config.Validate, then Config.Bounds), one flow.FieldError each. When prev is the Limiter of the same rule before
-// a rule reload and has the same Algorithm and MaxKeys, the new
-// Limiter shares its table: every value keeps its bucket (as full, as a
-// share of a window, as it was) or its requests in flight, and Decisions
-// made by prev may be given to the new Limiter's Undo and Release. Otherwise
-// the new Limiter starts empty; Decisions of prev still act on prev's table.
+// (Config.Validate, then Config.Bounds), one flow.FieldError each. prev,
+// the Limiter of the same rule before a reload, passes on its table when
+// it has the same Algorithm and MaxKeys (see the package doc).
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	errs := cfg.Validate()
@@ -114,27 +111,12 @@ func (l *Limiter) bucketOf(value string) *flow.GCRA {
 	return l.bucket
 }
 
-// limitOf returns the limit of value. Limit is the value's limit under
-// every algorithm.
-func (l *Limiter) limitOf(value string) int64 {
-	if len(l.cfg.Overrides) > 0 {
-		if lim, ok := l.cfg.Overrides[value]; ok {
-			return lim
-		}
-	}
-	return l.cfg.Limit
-}
-
 // Acquire admits or rejects n requests (n < 1 counts as 1) of value at now,
-// in nanoseconds of the Guard's clock. A value whose limit is 0 is rejected
-// without being tracked. A value not yet tracked gets a record, evicting the
-// least recently used one of its shard when the shard is full; a bucket
-// resumes from the debt its value was evicted with, if any (see the package
-// documentation). Under the
-// Concurrency algorithm, a value that finds every record of its shard with
-// requests in flight is rejected (with RetryAfter 0, like any rejection of
-// that algorithm). A LeakyBucket decision may be admitted with a Wait: the
-// caller waits that long before proceeding, or gives the slot back with Undo.
+// in nanoseconds of the Guard's clock (see the package doc: tracking,
+// eviction, debts). A value whose limit is 0 is rejected without being
+// tracked. A Concurrency rejection has RetryAfter 0. A LeakyBucket decision
+// may be admitted with a Wait: the caller waits that long before
+// proceeding, or gives the slot back with Undo.
 func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	var d Decision
 	l.AcquireTo(&d, now, value, n)
@@ -213,7 +195,10 @@ func (l *Limiter) decideStale(d *Decision, b *flow.GCRA, s *shard, i int32, st *
 // shard's lock, which orders every change of the count: it is never above
 // the limit.
 func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
-	lim := l.limitOf(value)
+	lim, ok := l.cfg.Overrides[value]
+	if !ok {
+		lim = l.cfg.Limit
+	}
 	if lim == 0 {
 		*d = Decision{}
 		return
@@ -243,14 +228,9 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 // Undo gives back the n requests of an admitted decision d that were not
 // used (another rule rejected the request, or its wait was cancelled), on
 // the table d was made in. A rejected decision is ignored. A token bucket
-// gets its tokens back; a leaky bucket gets its slot back, taken by the
-// value's next request that it holds (see gap); Concurrency releases. A
-// bucket evicted since d gives them back where its state went: to its
-// debt, when that is its own (a leaky bucket's only when its slot was the
-// last one taken), or to its value's new record, when the value is tracked
-// again (a leaky bucket's only when its slot is within that record's
-// schedule). A leaky bucket's waiter whose value is evicted while it waits
-// thus does not keep its slot when it gives up.
+// gets its tokens back, a leaky bucket its slot (as a gap: see the package
+// doc), even after an eviction, where the value's state went; Concurrency
+// releases.
 func (l *Limiter) Undo(d Decision, n int64) {
 	p := d.lim
 	if !d.OK || p == nil {
@@ -314,8 +294,8 @@ func (l *Limiter) Release(h Hold, n int64) {
 
 // refund gives the cost of the n requests of the admitted bucket decision
 // d back to record i of s, whose lock the caller holds: a token bucket's
-// tokens, a leaky bucket's slot (see shard.freeSlot) when it lies within
-// the record's schedule. The cost is that of d's limit. A decision of a
+// tokens, a leaky bucket's slot (flow.Holes.Free) when it lies within the
+// record's schedule. The cost is that of d's limit. A decision of a
 // Limiter whose limits a later one changed gives back whole nanoseconds
 // only, within its slot (see decideStale).
 func (l *Limiter) refund(s *shard, i int32, d Decision, n int64) {
@@ -331,7 +311,7 @@ func (l *Limiter) refund(s *shard, i int32, d Decision, n int64) {
 	case l.cfg.Algorithm == TokenBucket:
 		*st = st.Minus(cost, lim)
 	case to.After(from) && !to.After(*st):
-		s.freeSlot(i, st, from, to)
+		s.recs[i].gaps = uint16(s.gaps.Free(i, st, from, to, maxGaps, s.gone))
 	}
 }
 

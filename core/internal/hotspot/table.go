@@ -98,10 +98,9 @@ type shard struct {
 	slots []uint32
 	front id // the value of the front record
 
-	capRecs int32 // most records the shard may hold
-	protCap int32 // most records the protected segment may hold
-	gaps    []gap // of its leaky buckets, at most maxGaps (see gap)
-	gapNow  int64 // the latest time a decision with gaps saw
+	capRecs int32      // most records the shard may hold
+	protCap int32      // most records the protected segment may hold
+	gaps    flow.Holes // of its leaky buckets (the flow rules' holes), owned by records, at most maxGaps
 	_       [24]byte
 }
 
@@ -262,12 +261,11 @@ func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 				return -1
 			}
 		}
-		// Take the tail out of l. Its record is read first, and used only
-		// after its index entry is removed, so that on a table larger than
-		// the CPU caches the two cache misses overlap.
+		// Take the tail out of l, its record read before its index entry
+		// is removed (see list).
 		i = l.tail
 		r := &s.recs[i]
-		prev, prevTag, gen, old, st := r.prev, r.prevTag, r.gen, r.id, r.state
+		prev, prevTag, old, st := r.prev, r.prevTag, r.id, r.state
 		if r.gaps > 0 {
 			s.dropGaps(i) // the debt, its TAT, waits for them as if taken
 		}
@@ -282,10 +280,6 @@ func (s *shard) insert(k id, fresh, now int64, d *debts, keep int64) int32 {
 		if d != nil && st.Ceil() > now {
 			d.record(old, st.Ceil(), now, st.Ceil()-now >= keep, s.capRecs) // a bucket not yet full
 		}
-		*r = record{state: flow.Instant{NS: fresh}, gen: gen + 1, id: k, seg: probation}
-		s.index(k.tag(), i)
-		s.pushFront(i)
-		return i
 	}
 	r := &s.recs[i]
 	*r = record{state: flow.Instant{NS: fresh}, gen: r.gen + 1, id: k, seg: probation}
@@ -467,14 +461,36 @@ func (t *table) round() uint64 {
 		for j := range s.recs {
 			s.recs[j].state = flow.Instant{NS: s.recs[j].state.Ceil()}
 		}
-		for j := 0; j < len(s.gaps); j++ {
-			g := &s.gaps[j]
-			if g.from, g.to = (flow.Instant{NS: g.from.Ceil()}), (flow.Instant{NS: g.to.NS}); !g.to.After(g.from) {
-				s.dropGap(j)
-				j--
-			}
-		}
+		s.gaps.Round(s.gone)
 		s.mu.Unlock()
 	}
 	return e
 }
+
+// maxGaps bounds the gaps a shard remembers: 256 of 40 bytes, allocated as
+// they are given back. A gap given back when the shard's are all live is
+// forgotten, which only makes later requests wait longer.
+const maxGaps = 256
+
+// decideGaps is flow.GCRA.DecideAt for record i of s, whose TAT *t is
+// ahead of now and which has gaps (flow.Holes.Take): a gap, else the TAT,
+// with the sooner retry hint.
+func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, now, n int64) {
+	taken, retry, left := s.gaps.Take(&d.Decision, b, i, *t, now, n)
+	s.recs[i].gaps = uint16(left)
+	if !taken {
+		*t = b.DecideAt(&d.Decision, *t, now, n)
+		if retry >= 0 {
+			d.RetryAfter = min(d.RetryAfter, retry)
+		}
+	}
+}
+
+// dropGaps forgets the gaps of record i.
+func (s *shard) dropGaps(i int32) {
+	s.gaps.Forget(i)
+	s.recs[i].gaps = 0
+}
+
+// gone counts out a gap of record i that was forgotten.
+func (s *shard) gone(i int32) { s.recs[i].gaps-- }

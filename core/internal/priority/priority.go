@@ -92,9 +92,9 @@ func (t *Tracker) Undo(now int64, level int, n int64, rate bool) {
 }
 
 // quiet reports whether level had no request in flight at now, and none
-// admitted over the last d.
-func (s *state) quiet(now int64, level int, d time.Duration) bool {
-	return s.inFlight[level].Load() <= 0 && now-s.seen[level].Load() > int64(d)
+// admitted in the last second.
+func (s *state) quiet(now int64, level int) bool {
+	return s.inFlight[level].Load() <= 0 && now-s.seen[level].Load() > int64(span)
 }
 
 // Done ends n requests of level.
@@ -114,7 +114,7 @@ func headroom(limit int64) int64 {
 func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
 	var r int64
 	for m := level + 1; m < Levels; m++ {
-		if t.s.quiet(now, m, span) {
+		if t.s.quiet(now, m) {
 			continue
 		}
 		cur := t.s.inFlight[m].Load()
@@ -141,7 +141,7 @@ func (t *Tracker) Allowance(now int64, level int, limit int64) int64 {
 	var a int64
 	for m := range Levels {
 		switch {
-		case m == level || t.s.quiet(now, m, span):
+		case m == level || t.s.quiet(now, m):
 		case m < level:
 			a += 2 * headroom(limit)
 		default:
@@ -179,7 +179,7 @@ func (t *Tracker) RateReserve(now int64, level int, limit int64) int64 {
 func (t *Tracker) Fraction(now int64, level int) float64 {
 	f := 1.0
 	for m := level + 1; m < Levels; m++ {
-		if !t.s.quiet(now, m, span) && (t.s.inFlight[m].Load() > 0 || t.s.w[m].SnapshotOver(now, span).Peak > 0) {
+		if !t.s.quiet(now, m) && (t.s.inFlight[m].Load() > 0 || t.s.w[m].SnapshotOver(now, span).Peak > 0) {
 			f -= Headroom
 		}
 	}
@@ -202,12 +202,9 @@ func (t *Tracker) Below(level int) int64 {
 func (t *Tracker) Sharing(now int64, level int) int {
 	n := 0
 	for m := range level {
-		if !t.s.quiet(now, m, span) {
+		if !t.s.quiet(now, m) {
 			n++
 		}
 	}
 	return n
 }
-
-// InFlight returns the requests of level in flight.
-func (t *Tracker) InFlight(level int) int64 { return t.s.inFlight[level].Load() }

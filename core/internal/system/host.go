@@ -16,15 +16,10 @@ import (
 )
 
 // Host is the Source of the process's own pressure, from the files of the
-// machine or container it runs on (see the package doc): its CPU usage is
-// the usage of the cgroup whose quota binds the process (the smallest,
-// on its own cgroup or a parent, cgroup v1 or v2) over that quota, or,
-// with no quota, the process's own CPU time (/proc/self/stat) over the
-// CPUs it may use (GOMAXPROCS); never the whole machine's, so that busy
-// neighbours do not make a service under its capacity shed. The load
-// average is /proc/loadavg's. Its first CPU reading is 0; each later one
-// covers the time since the previous. Host is not safe for concurrent use:
-// a Sampler serializes its calls.
+// machine or container it runs on: its cgroup's or its own CPU usage (see
+// the package doc), /proc/loadavg's load average. Its first CPU reading is
+// 0; each later one covers the time since the previous. Host is not safe
+// for concurrent use: a Sampler serializes its calls.
 type Host struct {
 	root  string // the file system root: "/" but in tests
 	clock clock.Clock
@@ -83,19 +78,15 @@ func (h *Host) CPU() (float64, error) {
 // readUsage returns the CPU time used so far, in nanoseconds: the
 // cgroup's whose quota binds, else the process's.
 func (h *Host) readUsage() (int64, error) {
-	if h.usageFile == "" {
+	switch {
+	case h.usageFile == "":
 		return h.processUsage()
+	case h.usageNanos:
+		return readCount(h.usageFile)
 	}
 	data, err := os.ReadFile(h.usageFile)
 	if err != nil {
 		return 0, err
-	}
-	if h.usageNanos {
-		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("cpuacct.usage: must be a non-negative integer, got %q", strings.TrimSpace(string(data)))
-		}
-		return n, nil
 	}
 	us, err := ParseCPUStat(string(data))
 	return us * int64(time.Microsecond), err
@@ -283,23 +274,26 @@ func depth(p string) int {
 	return strings.Count(p, "/")
 }
 
+// readCount returns the non-negative integer of the file at path.
+func readCount(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s: must be a non-negative integer, got %q", filepath.Base(path), strings.TrimSpace(string(data)))
+	}
+	return n, nil
+}
+
 // readCFSQuota returns the quota of the v1 cgroup of dir in CPUs,
 // cpu.cfs_quota_us over cpu.cfs_period_us, or 0 when it has none (-1)
 // or the files cannot be read.
 func readCFSQuota(dir string) float64 {
-	read := func(name string) int64 {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return 0
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return n
-	}
-	quota, period := read("cpu.cfs_quota_us"), read("cpu.cfs_period_us")
-	if quota <= 0 || period <= 0 {
+	quota, err := readCount(filepath.Join(dir, "cpu.cfs_quota_us"))
+	period, err2 := readCount(filepath.Join(dir, "cpu.cfs_period_us"))
+	if err != nil || err2 != nil || quota == 0 || period == 0 {
 		return 0
 	}
 	return float64(quota) / float64(period)

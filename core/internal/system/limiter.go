@@ -38,9 +38,9 @@ const rtpropLen = 10 * time.Second
 
 // hold is how long a bound (the BBR check's, rt's) stays in force after
 // its signal was last over the threshold (rt: or it last refused a
-// request), so that a reading that dips
-// below it for a moment (between two samples of the host, or while the
-// bound keeps the response time at the threshold) does not let a flood in.
+// request), so that a reading that dips below it for a moment (between two
+// samples of the host, or while the bound keeps the response time at the
+// threshold) does not let a flood in.
 const hold = time.Second
 
 // sharedGain is how much more than a bound a level has for each lower
@@ -100,14 +100,11 @@ func (l *Limiter) Config() Config { return l.c }
 // takes their reservation when it admits them. ok reports the decision;
 // limit is the limit it was taken against, for the rule's quota: the
 // threshold, rounded down, for qps and inflight, the bound of the BBR
-// check or of rt while it applies, else 0.
-//
-// The requests of a level below Critical are admitted under less: a limit
-// on a count (qps, inflight) less what the levels above keep
-// (priority.Tracker.Reserve, RateReserve), a threshold on a host signal
-// (cpu, load) times priority.Tracker.Fraction. Against the bounds of the
-// BBR check and of rt, estimates of what the service sustains, a request
-// counts only the requests in flight of its level and above (see under).
+// check or of rt while it applies, else 0. The requests of a level below
+// Critical are admitted under less (see core.Priority): a count's limit
+// less what the levels above keep (priority.Tracker.Reserve, RateReserve),
+// a host signal's threshold times priority.Tracker.Fraction; against a
+// bound, see under.
 func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit int64) {
 	s, th := l.s, l.c.Threshold
 	v := s.inFlight.Add(n)
@@ -136,8 +133,14 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		s.levels.Admitted(now, level, n, true)
 		return true, limit
 	case RT:
-		ok = true
-		if s.rtOver(now, th) {
+		// The bound applies while the average response time over rtRecent
+		// is over threshold, or was so, or the bound refused a request,
+		// within hold: requests held to the bound show a response time of
+		// about the threshold, now over it, now under.
+		if ok = true; s.rtHigh(now, th) {
+			s.overAt(now)
+		}
+		if s.on(now) {
 			bound := s.little(now, th)
 			ok, limit = s.under(now, n, v, level, bound), int64(bound)
 			if !ok {
@@ -153,7 +156,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		if !ok {
 			s.over.Store(now)
 		}
-		if over := s.over.Load(); l.c.BBR && (!ok || over != math.MinInt64 && now-over < int64(hold)) {
+		if l.c.BBR && (!ok || s.on(now)) {
 			bound := s.bbr(now)
 			ok, limit = s.under(now, n, v, level, bound), int64(bound)
 		}
@@ -171,20 +174,13 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 // flight to v, fit under bound, an estimate of the requests in flight the
 // service sustains: whether the requests in flight of their level and
 // above, theirs included, are n (none else: one always passes, or a bound
-// on what ended could not grow from 0), or at most the bound. The requests
-// of the levels below do not count: a level has what the levels above it
-// leave, and the levels above never wait for the room it took, which it
-// gives back as its requests end, its level refused meanwhile. So a level
-// is shed only while every level below is, and with a single level this
-// is v <= bound. For each lower level that had requests in the last
-// second, a level has sharedGain times the bound (critical with default
-// and sheddable coming: four times, default twice): the lower levels,
-// refused while all in flight pass their bound, keep the total about at
-// it, so the rest is room for the bursts of the higher level (as after a
-// pause of the process, when what was due arrives at once), whose
-// requests also wait behind theirs in the service; once its own requests
-// alone hold the bound, the lower levels get none, and a second later it
-// has the bound.
+// on what ended could not grow from 0), or at most the bound times
+// sharedGain for each lower level that had requests in the last second
+// (see core.Priority). The levels above never wait for the room a lower
+// level took, which it gives back as its requests end, refused meanwhile;
+// the gain is room for the bursts of the higher level (as after a pause of
+// the process), whose requests also wait behind the lower ones' in the
+// service.
 func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	own := v
 	if level > 0 {
@@ -196,17 +192,15 @@ func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	return own <= n || float64(own) <= bound
 }
 
-// rtOver reports whether the bound of the rt signal applies at now: the
-// average response time over rtRecent is over threshold (in
-// milliseconds), or was so, or the bound refused a request, within hold.
-// Requests held to the bound show a response time of about the threshold,
-// now over it, now under: the bound stays while it is needed.
-func (s *state) rtOver(now int64, threshold float64) bool {
+// rtHigh reports whether the average response time over rtRecent is over
+// threshold, in milliseconds.
+func (s *state) rtHigh(now int64, threshold float64) bool {
 	snap := s.w.SnapshotOver(now, rtRecent)
-	if snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete) {
-		s.overAt(now)
-		return true
-	}
+	return snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete)
+}
+
+// on reports whether the signal was over its threshold within hold of now.
+func (s *state) on(now int64) bool {
 	last := s.over.Load()
 	return last != math.MinInt64 && now-last < int64(hold)
 }
@@ -240,13 +234,8 @@ func (s *state) little(now int64, threshold float64) float64 {
 // response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
-// bbr is the bound of the BBR check at now: the highest completion rate
-// of a bucket of the last second, per second, times the lowest response
-// time of the last rtpropLen (0 when no request completed in it, at least
-// MinRT else), plus one: the requests in flight that the throughput the
-// service showed sustains, and one waiting, as Sentinel's check admits a
-// request while those in flight before it are at most that product.
-// Completions, not passes: under overload more requests enter than end,
+// bbr is the bound of the BBR check at now (see the package doc), 0 when
+// no request completed in the last rtpropLen. Completions, not passes: under overload more requests enter than end,
 // and a bound on what entered would follow the flood. The one more is
 // what lets the bound grow (b requests in flight that a service of more
 // workers serves at once end b times as fast: a bound of b+1), and all
@@ -300,16 +289,12 @@ func (l *Limiter) Done(now, rt, n int64, level int) {
 // BBR check or of rt, and whether one is (its signal was over the
 // threshold within hold); it changes nothing.
 func (l *Limiter) Bound(now int64) (float64, bool) {
-	s := l.s
-	last := s.over.Load()
-	on := last != math.MinInt64 && now-last < int64(hold)
-	switch {
+	switch s := l.s; {
 	case l.c.Signal == RT:
-		snap := s.w.SnapshotOver(now, rtRecent)
-		if on || snap.Complete > 0 && float64(snap.RT) > l.c.Threshold*float64(time.Millisecond)*float64(snap.Complete) {
+		if s.on(now) || s.rtHigh(now, l.c.Threshold) {
 			return s.little(now, l.c.Threshold), true
 		}
-	case l.c.BBR && on:
+	case l.c.BBR && s.on(now):
 		return s.bbr(now), true
 	}
 	return 0, false
