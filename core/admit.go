@@ -66,44 +66,6 @@ func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
 	return ps
 }
 
-// ask asks the rule of rs for the request a is admitting. It calls the
-// kind's ask on its concrete type, not through the interface: a would
-// escape to the heap, an allocation per request.
-func (a *asking) ask(rs *ruleState) error {
-	switch l := rs.lim.(type) {
-	case *flowKind:
-		return l.ask(a, rs)
-	case *concKind:
-		return l.ask(a, rs)
-	case *hotspotKind:
-		return l.ask(a, rs)
-	case *breakerKind:
-		return l.ask(a, rs)
-	case *storeKind:
-		return l.ask(a, rs)
-	case *adaptiveKind:
-		return l.ask(a, rs)
-	case *systemKind:
-		return l.ask(a, rs)
-	}
-	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))
-}
-
-// decide asks the kind of rs to decide l alone (limiter.alone), on its
-// concrete type, as asking.ask does; the kinds that never do are not
-// listed.
-func (l *lone) decide(rs *ruleState) bool {
-	switch k := rs.lim.(type) {
-	case *flowKind:
-		return k.alone(l, rs)
-	case *concKind:
-		return k.alone(l, rs)
-	case *hotspotKind:
-		return k.alone(l, rs)
-	}
-	return false
-}
-
 // askAll is admit for a request that no rule decides alone: each rule is
 // asked (asking.ask). The rules after a rejecting one are asked too (see
 // Enter) by take and undo: the limiters have no read-only question, and
