@@ -100,3 +100,27 @@ func BenchmarkLeakyBucket(b *testing.B) {
 func BenchmarkTokenBucketFraction(b *testing.B) {
 	benchLimiter(b, flow.Config{Algorithm: flow.TokenBucket, Limit: int64(time.Second) - 1, Burst: 1 << 30})
 }
+
+// BenchmarkLeakyBucketHole is the hole path of a leaky bucket: two
+// requests take the next two slots, the first is given back (Undo), and a
+// third takes its slot, the hole, instead of a new one. The clock moves on
+// by two slots a round, so every round starts at the TAT.
+func BenchmarkLeakyBucketHole(b *testing.B) {
+	const slot = int64(time.Microsecond)
+	l, err := flow.New(flow.Config{Algorithm: flow.LeakyBucket, Limit: 1_000_000, Window: time.Second, MaxWait: time.Millisecond}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	now := int64(time.Hour)
+	for b.Loop() {
+		first := l.Acquire(now, 1)
+		second := l.Acquire(now, 1)
+		l.Undo(first, 1)
+		hole := l.Acquire(now, 1)
+		if !first.OK || !second.OK || !hole.OK || hole.Mark() != first.Mark() {
+			b.Fatalf("at %d: %+v, %+v, then %+v: want the first's slot again", now, first, second, hole)
+		}
+		now += 2 * slot
+	}
+}
