@@ -278,7 +278,10 @@ func TestApproxRedisKilled(t *testing.T) {
 	assert.Less(t, worst, time.Second)
 	require.Eventually(t, func() bool { return st.Err() != nil }, 5*time.Second, time.Millisecond)
 	assert.ErrorIs(t, st.Err(), store.ErrUnavailable)
-	assert.NotZero(t, st.Stats().SyncErrors)
+	// A Take's refresh of its stale key may have set Err before the sync
+	// round under way ends (its pipeline fails later): the round's failure
+	// is counted when it ends.
+	require.Eventually(t, func() bool { return st.Stats().SyncErrors > 0 }, 5*time.Second, time.Millisecond, "the sync reports the error")
 
 	srv.Restart(t)
 	_, err := st.Take(ctx, "down", lim, 1) // used: the next sync pushes
