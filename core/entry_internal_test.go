@@ -73,11 +73,12 @@ func TestStripesMergeAndPeak(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under -race, sync.Pool drops tokens at random")
 	}
-	entries := make([]Entry, 16*len(res.stripes))
+	per := 1 << peakSampling
+	entries := make([]Entry, per*len(res.stripes))
 	seen := map[uint8]int{}
 	var held []func()
 	for i := range entries {
-		if i%16 == 0 {
+		if i%per == 0 {
 			// Hold this CPU's token: the next Enter makes a new one.
 			held = append(held, picker.Hold())
 		}
@@ -88,7 +89,7 @@ func TestStripesMergeAndPeak(t *testing.T) {
 	assert.Len(t, seen, len(res.stripes), "entries made while tokens were held count in different stripes")
 	st, _ := g.Stats("r")
 	assert.Equal(t, int64(len(entries)), st.InFlight)
-	assert.Equal(t, int64(len(entries)), st.Peak, "a stripe adds up every stripe's count at its sixteenth entry")
+	assert.Equal(t, int64(len(entries)), st.Peak, "a stripe adds up every stripe's count at its 64th entry")
 	for i := range entries {
 		entries[i].Exit(nil)
 	}

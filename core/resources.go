@@ -143,7 +143,7 @@ func (r *resource) exited() (n int64) {
 // peakSampling makes Enter add up the in-flight counts of every stripe of
 // a resource once per 1<<peakSampling permits a stripe admits (see
 // inFlightSince); otherwise it records its own stripe's count as a peak.
-const peakSampling = 4
+const peakSampling = 6
 
 func newResource(name string, stripes int) *resource {
 	r := &resource{name: name, stripes: make([]resStripe, stripes)}

@@ -58,7 +58,7 @@ type ResourceStats struct {
 	// (Pass and Block count permits, with WithCount); RT is their total
 	// response time (RT/Complete the average) and MinRT the smallest; Peak is the highest in-flight
 	// count seen. Each CPU counts the requests entering on it exactly, and
-	// the count of all CPUs together is added up at every sixteenth
+	// the count of all CPUs together is added up at every 64th
 	// request entering on a CPU: Peak is exact while requests enter on one
 	// CPU, and otherwise may miss a peak shorter than that, reading lower,
 	// never higher.
