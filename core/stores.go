@@ -27,8 +27,8 @@ const (
 	defaultStoreBudget = 20 * time.Millisecond
 	minStoreBudget     = time.Millisecond
 	maxStoreBudget     = time.Minute
-	// timedRounds is how many of the last timed rounds of calls must all
-	// be over the latency budget to open a breaker.
+	// timedRounds is how many of the last timed rounds of calls are kept:
+	// three in four of them over the latency budget open a breaker.
 	timedRounds = 16
 )
 
@@ -85,8 +85,8 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 
 // WithStoreLatencyBudget sets how slow a store may answer exact rules
 // before the Guard stops waiting for it (default 20ms, 1ms to 1m; 0 keeps
-// the default): when the fastest of the store's last 16 rounds of calls
-// for exact rules took longer than budget, its exact breaker opens as
+// the default): when 12 of the store's last 16 rounds of calls for exact
+// rules took longer than budget, its exact breaker opens as
 // after failures (see WithStoreBreaker), and those rules apply their
 // failure policy at once instead of waiting; after the backoff one request
 // probes, and a probe answered within the budget closes the breaker. Calls
@@ -94,9 +94,10 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 // timed; approximate rules, whose calls are local, are never.
 //
 // A store slower than the budget on every call (a Redis 40ms away) opens
-// the breaker after 16 calls; slow replies among fast ones do not, nor
-// does a busy host that runs goroutines late: the calls must be over the
-// budget by more than how late a short sleep then wakes up.
+// the breaker after 12 calls, one slow on 3 calls in 4 within 16; fewer
+// slow ones do not, nor does a busy host that runs goroutines late:
+// the calls must be over the budget by more than how late a short sleep
+// then wakes up.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -139,7 +140,7 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 // streak. A round is the calls made between two counted failures: round
 // is the number of counted failures, read when a call starts, and a
 // failure counts only if round has not moved since (CompareAndSwap). When
-// streak reaches trip, or the last timedRounds rounds were all slower than
+// streak reaches trip, or 3 in 4 of the last timedRounds rounds were slower than
 // budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the
 // clock time from which one request may probe the store. The probe claims
 // the breaker by setting openUntil to inProbe, so no other request probes
@@ -216,8 +217,8 @@ func (b *storeHealth) succeeded(start, round int64) {
 }
 
 // slow reports whether a call of round from start to end makes the store
-// too slow: a probe over the budget; or, closed, the last timedRounds
-// rounds over it. Either way, by more than the host's lag (hostLag): on a
+// too slow: a probe over the budget; or, closed, 3 in 4 of the last
+// timedRounds rounds over it. Either way, by more than the host's lag (hostLag): on a
 // busy host a call's goroutine runs late after its reply came, which is
 // not the store's latency.
 func (b *storeHealth) slow(start, end, round int64) bool {
@@ -237,8 +238,8 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 		return false // in flight with a timed call
 	}
 	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
-	f := b.fastest()
-	return f > b.budget && f-b.hostLag() > b.budget
+	q := b.sorted()[timedRounds/4]
+	return q > b.budget && q-b.hostLag() > b.budget
 }
 
 // hostLag returns how late the process runs now: how much longer than
@@ -258,14 +259,15 @@ func (b *storeHealth) hostLag() int64 {
 // lagNap is the sleep hostLag times.
 const lagNap = 100 * time.Microsecond
 
-// fastest returns the shortest of the last timed rounds, 0 until there
-// were timedRounds of them.
-func (b *storeHealth) fastest() int64 {
-	least := int64(math.MaxInt64)
+// sorted returns the durations of the last timed rounds, shortest first
+// (0: none yet).
+func (b *storeHealth) sorted() [timedRounds]int64 {
+	var t [timedRounds]int64
 	for i := range b.timed {
-		least = min(least, b.timed[i].Load())
+		t[i] = b.timed[i].Load()
 	}
-	return least
+	slices.Sort(t[:])
+	return t
 }
 
 // slowErr is why a call of round that took took made the store too slow.
@@ -273,7 +275,7 @@ func (b *storeHealth) slowErr(took, round int64) error {
 	if round == probing {
 		return fmt.Errorf("store answered the probe in %s, over the latency budget %s", time.Duration(took), time.Duration(b.budget))
 	}
-	return fmt.Errorf("store answered %d calls in a row over the latency budget %s, the fastest in %s", timedRounds, time.Duration(b.budget), time.Duration(b.fastest()))
+	return fmt.Errorf("store answered 3 in 4 of its last %d calls over the latency budget %s, the median in %s", timedRounds, time.Duration(b.budget), time.Duration(b.sorted()[timedRounds/2]))
 }
 
 // open opens the breaker at now, from round, for err: a probe's failure
@@ -359,9 +361,9 @@ type StoreModeStatus struct {
 	// Snapshot.At), and Err why; both zero while Healthy.
 	Since time.Duration
 	Err   error
-	// Latency is the shortest of the last 16 rounds of calls of exact
-	// rules, which WithStoreLatencyBudget bounds: 0 until there were 16,
-	// and for approximate rules.
+	// Latency is the median of the last 16 rounds of calls of exact rules
+	// (see WithStoreLatencyBudget): 0 until there were 8, and for
+	// approximate rules.
 	Latency time.Duration
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead
@@ -398,7 +400,7 @@ func (g *Guard) Stores() []StoreStatus {
 // status returns the state of b, the breaker of the rules of store name
 // among rules.
 func (b *storeHealth) status(name string, rules []*ruleState) StoreModeStatus {
-	m := StoreModeStatus{Mode: b.mode, Healthy: b.openUntil.Load() == healthy, Latency: time.Duration(b.fastest()),
+	m := StoreModeStatus{Mode: b.mode, Healthy: b.openUntil.Load() == healthy, Latency: time.Duration(b.sorted()[timedRounds/2]),
 		Errors: b.errors.Load(), Fallbacks: b.fallbacks.Load()}
 	if !m.Healthy {
 		m.Since = time.Duration(b.openedAt.Load())
