@@ -8,6 +8,10 @@ import (
 // ErrBlocked is the error every BlockedError matches with errors.Is.
 var ErrBlocked = errors.New("sluice: blocked")
 
+// ReasonFallback is the reason Totals.BlockedBy counts the blocks of a
+// store's failure policy under (BlockedError.Fallback): BlockReasons' next to last.
+const ReasonFallback, reasonFallback = "fallback", maxReasons - 2
+
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
 // its limit, the quota left, when to retry, and the quota policies of every

@@ -28,6 +28,10 @@ type resource struct {
 	binding atomic.Pointer[binding]
 }
 
+// maxReasons is the count of reasons blockedBy counts under: each built-in
+// kind's, ReasonFallback and ReasonCancelled (one cache line).
+const maxReasons = 8
+
 // resStripe is one statistics stripe of a resource, 320 bytes on cache
 // lines of their own (stripes are allocated together, 64-aligned): the
 // first written by every request, the second by blocks, the others (the
@@ -50,7 +54,7 @@ type resStripe struct {
 	stats           *window.LeapArray // never changes
 	multi, rts0     atomic.Int64
 	_               [8]byte
-	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	blockedBy       [maxReasons]atomic.Int64 // 64 bytes
 	rts             rtCounts                 // 192 bytes; rts[0] unused
 }
 
