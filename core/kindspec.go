@@ -99,6 +99,21 @@ func reasonOf(b *BlockedError) int {
 // rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
 func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
 
+// newLimiter makes the limiter of rule r, of a kind the Guard knows,
+// carrying over the state of prev, the limiter of the same rule in the rule
+// set being replaced (nil when there is none; a limiter of another type is
+// ignored).
+func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
+	if k := g.kindSet.find(r.Kind); k != nil {
+		l, t, err := k.limiter(g, r, prev)
+		if t.class == nil {
+			t.class = &k.block
+		}
+		return l, t, err
+	}
+	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
+}
+
 // kindSet is the kinds a Guard, the validator or a parser knows.
 type kindSet []kindSpec
 
