@@ -12,10 +12,6 @@ import (
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
-// ReasonCancelled is the reason Totals.BlockedBy counts a request under
-// when its context ended while it waited for its turn: BlockReasons' last.
-const ReasonCancelled, reasonCancelled = "cancelled", maxReasons - 1
-
 // admit decides the request e of resource: it asks the rules of e's
 // binding in order and waits for the turn the waiting ones gave the
 // request. It returns the time the request proceeds, and the error that

@@ -8,9 +8,14 @@ import (
 // ErrBlocked is the error every BlockedError matches with errors.Is.
 var ErrBlocked = errors.New("sluice: blocked")
 
-// ReasonFallback is the reason Totals.BlockedBy counts the blocks of a
-// store's failure policy under (BlockedError.Fallback): BlockReasons' next to last.
-const ReasonFallback, reasonFallback = "fallback", maxReasons - 2
+// Reasons Totals.BlockedBy counts refused requests under that are no
+// kind's, BlockReasons' last two: ReasonFallback for the blocks of a
+// store's failure policy (BlockedError.Fallback), ReasonCancelled for the
+// requests whose context ended while they waited for their turn.
+const (
+	ReasonFallback, reasonFallback   = "fallback", maxReasons - 2
+	ReasonCancelled, reasonCancelled = "cancelled", maxReasons - 1
+)
 
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
