@@ -13,9 +13,12 @@ var ErrBlocked = errors.New("sluice: blocked")
 // store's failure policy (BlockedError.Fallback), ReasonCancelled for the
 // requests whose context ended while they waited for their turn.
 const (
-	ReasonFallback, reasonFallback   = "fallback", maxReasons - 2
-	ReasonCancelled, reasonCancelled = "cancelled", maxReasons - 1
+	ReasonFallback  = "fallback"
+	ReasonCancelled = "cancelled"
 )
+
+// The indexes of ReasonFallback and ReasonCancelled in blockReasons.
+const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1
 
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,

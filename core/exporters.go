@@ -7,8 +7,7 @@ import (
 )
 
 // BlockReasons returns the reasons Totals.BlockedBy counts blocked requests
-// by, in a fixed order: the kinds' names in the order of Kinds ("flow",
-// "concurrency", "hotspot", "breaker", "adaptive", "system"), then
+// by, in a fixed order: the names of the kinds in the order of Kinds, then
 // ReasonFallback and ReasonCancelled. Exporters report every one, at 0
 // until it blocks a request. The slice is new.
 func BlockReasons() []string { return slices.Clone(blockReasons[:]) }

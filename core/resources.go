@@ -28,9 +28,7 @@ type resource struct {
 	binding atomic.Pointer[binding]
 }
 
-// maxReasons is the count of reasons blockedBy counts under: each built-in
-// kind's, ReasonFallback and ReasonCancelled (one cache line).
-const maxReasons = 8
+const maxReasons = 8 // the reasons resStripe.blockedBy counts under (blockReasons)
 
 // resStripe is one statistics stripe of a resource, 320 bytes on cache
 // lines of their own (stripes are allocated together, 64-aligned): the
