@@ -8,6 +8,18 @@ import (
 // ErrBlocked is the error every BlockedError matches with errors.Is.
 var ErrBlocked = errors.New("sluice: blocked")
 
+// Reasons Totals.BlockedBy counts refused requests under that are no
+// kind's, BlockReasons' last two: ReasonFallback for the blocks of a
+// store's failure policy (BlockedError.Fallback), ReasonCancelled for the
+// requests whose context ended while they waited for their turn.
+const (
+	ReasonFallback  = "fallback"
+	ReasonCancelled = "cancelled"
+)
+
+// The indexes of ReasonFallback and ReasonCancelled in blockReasons.
+const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1
+
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
 // its limit, the quota left, when to retry, and the quota policies of every

@@ -7,9 +7,9 @@ import (
 )
 
 // BlockReasons returns the reasons Totals.BlockedBy counts blocked requests
-// by, in a fixed order: "flow", "concurrency", "hotspot", "breaker",
-// ReasonFallback, ReasonCancelled, "adaptive" and "system". Exporters
-// report every one, at 0 until it blocks a request. The slice is new.
+// by, in a fixed order: the names of the kinds in the order of Kinds, then
+// ReasonFallback and ReasonCancelled. Exporters report every one, at 0
+// until it blocks a request. The slice is new.
 func BlockReasons() []string { return slices.Clone(blockReasons[:]) }
 
 // RTBound returns the upper bound, in seconds, of bucket i of an

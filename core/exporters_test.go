@@ -9,9 +9,16 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
+// TestBlockReasonsAreEveryKindAndMore: the reasons are the kinds' names in
+// the order of core.Kinds, then the two reasons that are no kind's.
 func TestBlockReasonsAreEveryKindAndMore(t *testing.T) {
 	r := core.BlockReasons()
-	assert.Equal(t, []string{"flow", "concurrency", "hotspot", "breaker", core.ReasonFallback, core.ReasonCancelled, "adaptive", "system"}, r)
+	assert.Equal(t, []string{"flow", "concurrency", "hotspot", "breaker", "adaptive", "system", core.ReasonFallback, core.ReasonCancelled}, r)
+	var kinds []string
+	for _, k := range core.Kinds() {
+		kinds = append(kinds, string(k.Kind))
+	}
+	assert.Equal(t, kinds, r[:len(kinds)])
 	r[0] = "changed"
 	assert.Equal(t, "flow", core.BlockReasons()[0], "the slice is the caller's")
 }

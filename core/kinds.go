@@ -1,7 +1,5 @@
 package core
 
-import "fmt"
-
 // limiter is the state of one rule of one kind: each kind has a type of its
 // own and a descriptor (kindSpec), in a file of its own (kind_*.go), and
 // builtinKinds lists it.
@@ -56,19 +54,4 @@ type traits struct {
 	over func(n int64) bool
 	// class is how the kind's blocks are answered (kindSpec.block).
 	class *BlockClass
-}
-
-// newLimiter makes the limiter of rule r, of a kind the Guard knows,
-// carrying over the state of prev, the limiter of the same rule in the rule
-// set being replaced (nil when there is none; a limiter of another type is
-// ignored).
-func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
-	if k := g.kindSet.find(r.Kind); k != nil {
-		l, t, err := k.limiter(g, r, prev)
-		if t.class == nil {
-			t.class = &k.block
-		}
-		return l, t, err
-	}
-	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 }

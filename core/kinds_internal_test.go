@@ -24,6 +24,9 @@ func TestReasonNames(t *testing.T) {
 		assert.Equal(t, string(k), (&BlockedError{Kind: k}).Reason())
 	}
 	assert.ElementsMatch(t, want, blockReasons[:])
+	for _, k := range builtinKinds() {
+		assert.Equal(t, string(k.kind), blockReasons[k.block.reason], "the reason of a %s rule's blocks", k.kind)
+	}
 	assert.Equal(t, ReasonFallback, (&BlockedError{Kind: KindFlow, Fallback: true}).Reason())
 	assert.Equal(t, ReasonCancelled, blockReasons[reasonCancelled])
 }

@@ -63,13 +63,55 @@ type fieldSpec struct {
 var commonFields = [...]string{"name", "resource", "kind", "shadow"}
 
 // builtinKinds returns the descriptors of the built-in kinds, in the order
-// documented for Kind. It is the one list of them.
+// documented for Kind. It is the one list of them. A kind's blocks count
+// under its name, at its index in the list (BlockClass.reason).
 func builtinKinds() []kindSpec {
-	ks := []kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+	ks := [...]kindSpec{flowSpec(), concurrencySpec(), hotspotSpec(), breakerSpec(), adaptiveSpec(), systemSpec()}
+	_ = [1]struct{}{}[reasonFallback-len(ks)] // a compile error unless maxReasons fits the reasons exactly
 	for i := range ks {
-		ks[i].block.reason = slices.Index(blockReasons[:], string(ks[i].kind))
+		ks[i].block.reason = i
 	}
-	return ks
+	return ks[:]
+}
+
+// blockReasons are the reasons by index. It is never modified.
+var blockReasons = func() [maxReasons]string {
+	names := [maxReasons]string{reasonFallback: ReasonFallback, reasonCancelled: ReasonCancelled}
+	for i, k := range builtinKinds() {
+		names[i] = string(k.kind)
+	}
+	return names
+}()
+
+// reasonOf returns the index in blockReasons of the reason of b:
+// ReasonFallback, or its block class's (its kind's name).
+func reasonOf(b *BlockedError) int {
+	switch {
+	case b.Fallback:
+		return reasonFallback
+	case b.class != nil:
+		return b.class.reason
+	}
+	return b.Class().reason
+}
+
+// Reason returns why b blocked its request: the name of the kind of the
+// rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
+func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
+
+// newLimiter makes the limiter of rule r, of a kind the Guard knows,
+// carrying over the state of prev, the limiter of the same rule in the rule
+// set being replaced (nil when there is none; a limiter of another type is
+// ignored).
+func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
+	if k := g.kindSet.find(r.Kind); k != nil {
+		l, t, err := k.limiter(g, r, prev)
+		if t.class == nil {
+			t.class = &k.block
+		}
+		return l, t, err
+	}
+	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
 }
 
 // kindSet is the kinds a Guard, the validator or a parser knows.

@@ -28,6 +28,8 @@ type resource struct {
 	binding atomic.Pointer[binding]
 }
 
+const maxReasons = 8 // the reasons resStripe.blockedBy counts under (blockReasons)
+
 // resStripe is one statistics stripe of a resource, 320 bytes on cache
 // lines of their own (stripes are allocated together, 64-aligned): the
 // first written by every request, the second by blocks, the others (the
@@ -50,7 +52,7 @@ type resStripe struct {
 	stats           *window.LeapArray // never changes
 	multi, rts0     atomic.Int64
 	_               [8]byte
-	blockedBy       [numReasons]atomic.Int64 // 64 bytes
+	blockedBy       [maxReasons]atomic.Int64 // 64 bytes
 	rts             rtCounts                 // 192 bytes; rts[0] unused
 }
 

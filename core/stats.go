@@ -12,42 +12,6 @@ import (
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
-// Reasons a request is blocked for that are not a rule kind. A request a
-// rule blocks counts under its kind's name (string(KindFlow), ...),
-// ReasonFallback when a rule with a store blocked it by its failure
-// policy while the store failed, and ReasonCancelled when its context
-// ended while it waited for its turn (leaky bucket): Totals.BlockedBy
-// counts by these names.
-const (
-	ReasonFallback  = "fallback"
-	ReasonCancelled = "cancelled"
-)
-
-// blockReasons are the reasons by index, in BlockReasons' order; a built-in
-// kind's block class holds its index (builtinKinds), and the keyed
-// elements make a misplaced one a compile error. It is never modified.
-var blockReasons = [numReasons]string{string(KindFlow), string(KindConcurrency), string(KindHotspot), string(KindBreaker),
-	reasonFallback: ReasonFallback, reasonCancelled: ReasonCancelled, string(KindAdaptive), string(KindSystem)}
-
-// The indexes in blockReasons of the reasons that are no kind's; their count.
-const reasonFallback, reasonCancelled, numReasons = 4, 5, 8
-
-// reasonOf returns the index in blockReasons of the reason of b:
-// ReasonFallback, or its block class's (its kind's name).
-func reasonOf(b *BlockedError) int {
-	switch {
-	case b.Fallback:
-		return reasonFallback
-	case b.class != nil:
-		return b.class.reason
-	}
-	return max(b.Class().reason, 0)
-}
-
-// Reason returns why b blocked its request: the name of the kind of the
-// rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
-func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
-
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
 type ResourceStats struct {
@@ -253,7 +217,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	// exited first: a request that exits between the loads counts as
 	// passed, not yet completed, never completed without having passed.
 	out.Total.Complete = r.exited()
-	var by [numReasons]int64
+	var by [maxReasons]int64
 	for i := range r.stripes {
 		t := &r.stripes[i]
 		out.Total.Pass += t.entered.Load()

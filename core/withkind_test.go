@@ -89,6 +89,11 @@ func TestBlockOfAKindOfItsOwnSaysItsEnforcersState(t *testing.T) {
 	}
 	_, err = g.Enter(context.Background(), "POST /pay")
 	assert.EqualError(t, err, `sluice: POST /pay blocked by outage rule "down": circuit open, retry after 5s`)
+	var be *core.BlockedError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "breaker", be.Reason(), "counted under the enforcing rule's kind")
+	st, _ := g.Stats("POST /pay")
+	assert.Equal(t, map[string]int64{"breaker": 1}, st.Total.BlockedBy)
 }
 
 // TestOnlyConcurrencyHoldsSlots checks the descriptors' Slots, which the

@@ -39,8 +39,8 @@
 //
 //	sluice_requests_total{sluice_result}       counter   requests decided: passed, or the reason they were
 //	                                                     blocked for (core.BlockReasons: flow, concurrency,
-//	                                                     hotspot, breaker, fallback, cancelled, adaptive,
-//	                                                     system); every result has a series, 0 or not
+//	                                                     hotspot, breaker, adaptive, system, fallback,
+//	                                                     cancelled); every result has a series, 0 or not
 //	sluice_completed_requests_total            counter   admitted requests that exited
 //	sluice_failed_requests_total               counter   of those, the ones that failed (by default 5xx,
 //	                                                     handler errors, non-OK gRPC codes)
