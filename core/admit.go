@@ -28,7 +28,7 @@ import (
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	if rs := e.b.alone; rs != nil {
 		var l lone // field by field: a composite literal is built apart and copied
-		l.params, l.cpu, l.now, l.n = params, cpu, now, e.n
+		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, e.n, quotas != nil
 		if l.decide(rs) {
 			if !l.d.OK {
 				return now, g.blocked(e.b, resource, rs, &l.d.Decision, cpu, now, e.n)
@@ -49,6 +49,7 @@ type lone struct {
 	params Params
 	cpu    uint32
 	now, n int64
+	quota  bool // the quota of an admission is noted (WithQuotas)
 	d      hotspot.Decision
 }
 

@@ -121,7 +121,7 @@ func (k *hotspotKind) ask(a *asking, rs *ruleState) error {
 	v, ok := a.firstValue(rs)
 	for i := 1; ok; i++ {
 		h := a.slot(rs)
-		k.decide(&h.d, a.cpu, a.now, v, a.n)
+		k.decide(&h.d, a.cpu, a.now, v, a.n, true)
 		h.keep = rs.holds
 		a.decided(h)
 		v, ok = a.value(rs, i)
@@ -142,14 +142,15 @@ func (k *hotspotKind) alone(l *lone, rs *ruleState) bool {
 	if _, more := l.params.Param(rs.rule.Param, 1); more {
 		return false
 	}
-	k.decide(&l.d, l.cpu, l.now, rs.escape(v), l.n)
+	k.decide(&l.d, l.cpu, l.now, rs.escape(v), l.n, l.quota)
 	return true
 }
 
-// decide decides n permits of the value v at now on the CPU cpu into d,
+// decide decides n permits of the value v at now on the CPU cpu into d
+// (quota: with the quota of an admission, see hotspot.Limiter.AcquireTo),
 // and counts a value it rejects among those blocked most.
-func (k *hotspotKind) decide(d *hotspot.Decision, cpu uint32, now int64, v string, n int64) {
-	k.l.AcquireTo(d, now, v, n)
+func (k *hotspotKind) decide(d *hotspot.Decision, cpu uint32, now int64, v string, n int64, quota bool) {
+	k.l.AcquireTo(d, now, v, n, quota)
 	if k.top != nil && !d.OK {
 		k.top[stripe.Of(cpu, len(k.top))].Add(v, n)
 	}

@@ -587,7 +587,7 @@ func TestGCRADecideMatchesAcquire(t *testing.T) {
 				n := int64(1 + i%7) // 6 and 7 never fit the first bucket
 				want := p.Acquire(&atomicTAT, now, n)
 				got := Decision{OK: true, Wait: 1, Limit: 1, Remaining: 1, RetryAfter: 1, ref: 1, mark: 1}
-				plain = at(p.DecideAt(&got, plain, now, n).NS)
+				plain = at(p.DecideAt(&got, plain, now, n, true).NS)
 				require.Equal(t, want, got, "%+v step %d", p, i)
 				require.Equal(t, atomicTAT.Load(), plain.NS, "%+v step %d", p, i)
 			}

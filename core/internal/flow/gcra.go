@@ -129,15 +129,17 @@ func (p *GCRA) share(x int64, up bool) Instant {
 
 // DecideAt decides n at now against a bucket whose TAT is tat, writing
 // every field of the decision to d, and returns the TAT after it: tat
-// itself when rejected.
-func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64) Instant {
+// itself when rejected. Without quota, the caller reads no quota of an
+// admitted decision: its Remaining and Next are left 0 (a rejection's are
+// always set).
+func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64, quota bool) Instant {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	next, over := tat, at(int64(p.Window)) // never fits: rejected for a window
 	if c.fits {
 		next, over = c.advance(tat, now, p.denom())
 	}
-	p.outcome(d, c, tat, next, now, over)
+	p.outcome(d, c, tat, next, now, over, quota)
 	if over.After(Instant{}) {
 		return tat
 	}
@@ -170,7 +172,7 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
 	if !c.fits {
-		p.outcome(d, c, at(tat.Load()), Instant{}, now, at(int64(p.Window))) // never fits: rejected for a window
+		p.outcome(d, c, at(tat.Load()), Instant{}, now, at(int64(p.Window)), true) // never fits: rejected for a window
 		return
 	}
 	den := p.denom()
@@ -178,7 +180,7 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 		t := tat.Load()
 		next, over := c.advance(at(t), now, den)
 		if over.After(Instant{}) || tat.CompareAndSwap(t, next.NS) {
-			p.outcome(d, c, at(t), next, now, over)
+			p.outcome(d, c, at(t), next, now, over, true)
 			return
 		}
 	}
@@ -233,8 +235,9 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 // outcome writes to d the decision of advance's next and over for the
 // requests of c at now against tat (with a limit of 0 or a request larger
 // than the bucket, over is Window). Waits and hints are rounded up to a
-// nanosecond: never early.
-func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant) {
+// nanosecond: never early. Without quota, an admitted decision's Remaining
+// and Next are left 0 (see DecideAt).
+func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant, quota bool) {
 	if over.After(Instant{}) {
 		*d = Decision{Limit: p.Limit, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
 		return
@@ -245,10 +248,11 @@ func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, o
 	}
 	// Field by field: a composite literal is built on the stack and copied,
 	// which stalls on reading back what was just written.
-	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter = true, wait, p.Limit, p.remaining(now, next, c.capacity), 0
-	d.Next = 0
-	if d.Remaining == 0 {
-		d.Next = p.Next(now, next)
+	d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, wait, p.Limit, 0, 0, 0
+	if quota {
+		if d.Remaining = p.remaining(now, next, c.capacity); d.Remaining == 0 {
+			d.Next = p.Next(now, next)
+		}
 	}
 	d.ref, d.mark, d.markFrac = nil, next.NS, next.Frac
 }
@@ -273,16 +277,25 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 	if left.NS < 0 {
 		return 0
 	}
-	if left.Frac == 0 && p.prepared {
-		switch {
-		case p.perNs.frac != 0:
-			return p.perNs.of(left.NS) // no division
-		case p.Limit == int64(p.Window):
-			return left.NS // one per nanosecond
-		}
-	}
 	if p.denom() != p.Limit {
 		left.Frac = 0 // of another denominator (warming up): rounded down
+	}
+	if p.prepared {
+		switch {
+		case p.perNs.frac != 0:
+			// No division: q is (left*Limit + Frac)/Window or up to two
+			// less (Limit < Window, Frac < Limit), and the remainder of
+			// that, below 3*Window (Window <= MaxSpan), is exact in 64
+			// bits.
+			q, _ := bits.Mul64(uint64(left.NS), p.perNs.frac)
+			w := uint64(p.Window)
+			for r := uint64(left.NS)*uint64(p.Limit) + uint64(left.Frac) - q*w; r >= w; r -= w {
+				q++
+			}
+			return int64(q)
+		case p.Limit == int64(p.Window) && left.Frac == 0:
+			return left.NS // one per nanosecond
+		}
 	}
 	// left*Limit/Window with left's fraction: (left.NS*Limit + Frac)/Window,
 	// at most Limit+Burst.
@@ -448,7 +461,7 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 			next, over = c.advance(t, now, den)
 		}
 		if rejected := over.After(Instant{}); rejected || s.swap(t, next, den) {
-			p.outcome(d, c, t, next, now, over)
+			p.outcome(d, c, t, next, now, over, true)
 			if rejected && retry >= 0 {
 				d.RetryAfter = min(d.RetryAfter, retry) // a hole comes sooner
 			}

@@ -33,7 +33,7 @@ func TestNextIsTheNextRetry(t *testing.T) {
 		for i := 0; i < 400_000 && emptied < 100; i++ {
 			now += rng.Int64N(int64(cfg.Window)/cfg.Limit/2 + 1)
 			var d Decision
-			tat = g.DecideAt(&d, tat, now, 1)
+			tat = g.DecideAt(&d, tat, now, 1, true)
 			if !d.OK {
 				continue
 			}
@@ -44,10 +44,10 @@ func TestNextIsTheNextRetry(t *testing.T) {
 			emptied++
 			require.Positive(t, d.Next, "%+v at %d", cfg, now)
 			var after Decision
-			g.DecideAt(&after, tat, now, 1)
+			g.DecideAt(&after, tat, now, 1, true)
 			require.False(t, after.OK, "%+v at %d", cfg, now)
 			require.Equal(t, after.RetryAfter, d.Next, "%+v at %d", cfg, now)
-			g.DecideAt(&after, tat, now+int64(d.Next), 1)
+			g.DecideAt(&after, tat, now+int64(d.Next), 1, true)
 			require.True(t, after.OK, "%+v at %d + Next", cfg, now)
 		}
 		require.Positive(t, emptied, "%+v", cfg)

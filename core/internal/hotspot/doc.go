@@ -253,6 +253,12 @@
 //
 //	go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/
 //
+// A caller that reads no quota of an admission (AcquireTo without quota:
+// a Guard's request decided by its only hotspot rule, without WithQuotas)
+// skips the bucket's Remaining and Next: 45.5 -> 40 cpu-ns a decision with
+// 10 000 values of a limit of 10^12 an hour (a TAT with a fraction),
+// measured at a fixed count of 20 million decisions, setup included.
+//
 // A Guard adds its own work to a hotspot rule's pass, the same as to a
 // flow rule's (the clock, the statistics: about 65 cpu-ns). Against
 // sethvargo/go-limiter's Take in the same process (core/internal/peerbench's
@@ -270,7 +276,10 @@
 // index up to three quarters full (its longer probes cost more than its
 // smaller size saves). One 64-bit hash would save the second hash's 3 ns
 // but confuse values at n/2^64 per lookup. A hit keeps its lock: a TAT and
-// its fraction are two words, which typed atomics cannot update together.
+// its fraction are two words, which typed atomics cannot update together;
+// and with 10 000 values the lock costs about 1 cpu-ns serially (a
+// decision without it: 40.5 -> 39.0 at the fixed count above), hidden by
+// the wait for the index and the record.
 //
 // # Reloading rules
 //

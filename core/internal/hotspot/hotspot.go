@@ -119,15 +119,17 @@ func (l *Limiter) bucketOf(value string) *flow.GCRA {
 // proceeding, or gives the slot back with Undo.
 func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 	var d Decision
-	l.AcquireTo(&d, now, value, n)
+	l.AcquireTo(&d, now, value, n, true)
 	return d
 }
 
 // AcquireTo is Acquire writing the decision to d, every field of it,
 // instead of returning it: a Decision is too large to be returned in
 // registers, and a caller that keeps decisions (to give them back later)
-// saves copying it.
-func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
+// saves copying it. Without quota, the caller reads no quota of an
+// admitted decision: a bucket's may leave Remaining and Next 0 (see
+// flow.GCRA.DecideAt).
+func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64, quota bool) {
 	n = max(n, 1)
 	if l.cfg.Algorithm == Concurrency {
 		l.enter(d, now, value, n)
@@ -166,12 +168,12 @@ func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64) {
 	case l.epoch != l.tab.epoch.Load():
 		l.decideStale(d, b, s, i, st, now, n)
 	case r.gaps == 0:
-		*st = b.DecideAt(&d.Decision, *st, now, n)
+		*st = b.DecideAt(&d.Decision, *st, now, n, quota)
 	case st.NS >= now:
 		s.decideGaps(d, b, i, st, now, n)
 	default:
 		s.dropGaps(i) // the TAT is behind now: they have passed
-		*st = b.DecideAt(&d.Decision, *st, now, n)
+		*st = b.DecideAt(&d.Decision, *st, now, n, quota)
 	}
 	d.lim, d.shard, d.rec, d.gen, d.k = l, si, i, s.recs[i].gen, k
 	s.mu.Unlock()
@@ -187,7 +189,7 @@ func (l *Limiter) decideStale(d *Decision, b *flow.GCRA, s *shard, i int32, st *
 	if s.recs[i].gaps > 0 {
 		s.dropGaps(i)
 	}
-	*st = b.DecideAt(&d.Decision, *st, now, n)
+	*st = b.DecideAt(&d.Decision, *st, now, n, true)
 	*st = flow.Instant{NS: st.Ceil()}
 }
 

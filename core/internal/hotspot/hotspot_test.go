@@ -328,7 +328,7 @@ func TestAcquireToOverwrites(t *testing.T) {
 		for i, v := range []string{"u", "u", "u", "blocked", "v"} {
 			want := a.Acquire(int64(i), v, 1)
 			got := stale
-			b.AcquireTo(&got, int64(i), v, 1)
+			b.AcquireTo(&got, int64(i), v, 1, true)
 			if want.lim != nil { // a handle on a record: of each Limiter's own table
 				require.Same(t, b, got.lim)
 				k := b.tab.idOf(v)

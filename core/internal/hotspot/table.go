@@ -479,7 +479,7 @@ func (s *shard) decideGaps(d *Decision, b *flow.GCRA, i int32, t *flow.Instant, 
 	taken, retry, left := s.gaps.Take(&d.Decision, b, i, *t, now, n)
 	s.recs[i].gaps = uint16(left)
 	if !taken {
-		*t = b.DecideAt(&d.Decision, *t, now, n)
+		*t = b.DecideAt(&d.Decision, *t, now, n, true)
 		if retry >= 0 {
 			d.RetryAfter = min(d.RetryAfter, retry)
 		}
