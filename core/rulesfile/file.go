@@ -175,6 +175,11 @@ func formatOf(path string) fileFormat {
 // with read.
 func readFile(path string) ([]core.Rule, *fileParser, error) {
 	format := formatOf(path)
+	if info, err := os.Stat(path); err == nil { // else Open says why
+		if err := regular(path, info); err != nil {
+			return nil, nil, err
+		}
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -185,6 +190,26 @@ func readFile(path string) ([]core.Rule, *fileParser, error) {
 		return nil, nil, err
 	}
 	return read(data, format)
+}
+
+// regular returns an error, as os.Open's, unless info, path's, is a
+// regular file's (a symbolic link's target): opening a named pipe that no
+// process writes to blocks for ever (a Watcher's Run with it), and a
+// device may never end.
+func regular(path string, info os.FileInfo) error {
+	if m := info.Mode(); !m.IsRegular() {
+		what := "a file of mode " + m.Type().String()
+		switch {
+		case m.IsDir():
+			what = "a directory"
+		case m&os.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case m&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("a rules file must be a regular file, got %s", what)}
+	}
+	return nil
 }
 
 // readLimited reads a rules file from f, and returns its FileInfo: it

@@ -257,6 +257,9 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 // was read (see mtimeSlack), and returns the last read's observation.
 func (w *Watcher) observe() observation {
 	info, err := os.Stat(w.path)
+	if err == nil {
+		err = regular(w.path, info)
+	}
 	if err != nil {
 		return readFailure(err)
 	}

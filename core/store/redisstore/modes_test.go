@@ -144,14 +144,18 @@ func TestGuardModesFailApart(t *testing.T) {
 }
 
 // delayProxy forwards TCP connections to a Redis, delaying what Redis
-// sends back by delay: a slow but live Redis.
+// sends back by delay: a slow but live Redis. When fastEvery is above
+// 0, every fastEvery-th chunk goes at once: a slow Redis with some fast
+// replies.
 type delayProxy struct {
-	ln    net.Listener
-	to    string
-	delay atomic.Int64
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
+	ln        net.Listener
+	to        string
+	delay     atomic.Int64
+	fastEvery atomic.Int64
+	chunks    atomic.Int64
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	conns     []net.Conn
 }
 
 func newDelayProxy(t *testing.T, to string) *delayProxy {
@@ -210,7 +214,11 @@ func (p *delayProxy) late(dst, src net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			q <- chunk{time.Now().Add(time.Duration(p.delay.Load())), append([]byte(nil), buf[:n]...)}
+			d := time.Duration(p.delay.Load())
+			if k := p.fastEvery.Load(); k > 0 && p.chunks.Add(1)%k == 0 {
+				d = 0
+			}
+			q <- chunk{time.Now().Add(d), append([]byte(nil), buf[:n]...)}
 		}
 		if err != nil {
 			return
