@@ -27,8 +27,8 @@ const (
 	defaultStoreBudget = 20 * time.Millisecond
 	minStoreBudget     = time.Millisecond
 	maxStoreBudget     = time.Minute
-	// timedRounds is how many of the last timed rounds of calls are kept:
-	// three in four of them over the latency budget open a breaker.
+	// timedRounds is how many of the last timed rounds of calls are kept
+	// (see WithStoreLatencyBudget).
 	timedRounds = 16
 )
 
@@ -85,19 +85,19 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 
 // WithStoreLatencyBudget sets how slow a store may answer exact rules
 // before the Guard stops waiting for it (default 20ms, 1ms to 1m; 0 keeps
-// the default): when 12 of the store's last 16 rounds of calls for exact
-// rules took longer than budget, its exact breaker opens as
-// after failures (see WithStoreBreaker), and those rules apply their
+// the default): when the store's last 16 rounds of calls for exact rules
+// all took longer than budget, or 12 of them longer than twice the budget,
+// its exact breaker opens as after failures (see WithStoreBreaker), and those rules apply their
 // failure policy at once instead of waiting; after the backoff one request
 // probes, and a probe answered within the budget closes the breaker. Calls
 // in flight together are one round, timed once. A call that fails is not
 // timed; approximate rules, whose calls are local, are never.
 //
 // A store slower than the budget on every call (a Redis 40ms away) opens
-// the breaker after 12 calls, one slow on 3 calls in 4 within 16; fewer
-// slow ones do not, nor does a busy host that runs goroutines late:
-// the calls must be over the budget by more than how late a short sleep
-// then wakes up.
+// the breaker after 16 calls, one three times slower on 3 calls in 4 after
+// 12; slow replies among fast ones do not, nor does a busy host that runs
+// goroutines (or Redis) late: the calls must be over the budget by more
+// than how late a short sleep then wakes up.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -140,8 +140,8 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 // streak. A round is the calls made between two counted failures: round
 // is the number of counted failures, read when a call starts, and a
 // failure counts only if round has not moved since (CompareAndSwap). When
-// streak reaches trip, or 3 in 4 of the last timedRounds rounds were slower than
-// budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the
+// streak reaches trip, or the last timedRounds rounds were too slow
+// for the budget (see WithStoreLatencyBudget), the breaker opens: openUntil is the
 // clock time from which one request may probe the store. The probe claims
 // the breaker by setting openUntil to inProbe, so no other request probes
 // until it ends: its success (within the budget) closes the breaker, its
@@ -217,8 +217,8 @@ func (b *storeHealth) succeeded(start, round int64) {
 }
 
 // slow reports whether a call of round from start to end makes the store
-// too slow: a probe over the budget; or, closed, 3 in 4 of the last
-// timedRounds rounds over it. Either way, by more than the host's lag (hostLag): on a
+// too slow: a probe over the budget; or, closed, the last timedRounds
+// rounds (see WithStoreLatencyBudget). Either way, by more than the host's lag (hostLag): on a
 // busy host a call's goroutine runs late after its reply came, which is
 // not the store's latency.
 func (b *storeHealth) slow(start, end, round int64) bool {
@@ -238,8 +238,13 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 		return false // in flight with a timed call
 	}
 	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
-	q := b.sorted()[timedRounds/4]
-	return q > b.budget && q-b.hostLag() > b.budget
+	r := b.sorted()
+	all, most := r[0] > b.budget, r[timedRounds/4] > 2*b.budget
+	if !all && !most {
+		return false
+	}
+	lag := b.hostLag()
+	return all && r[0]-lag > b.budget || most && r[timedRounds/4]-lag > 2*b.budget
 }
 
 // hostLag returns how late the process runs now: how much longer than
@@ -275,7 +280,7 @@ func (b *storeHealth) slowErr(took, round int64) error {
 	if round == probing {
 		return fmt.Errorf("store answered the probe in %s, over the latency budget %s", time.Duration(took), time.Duration(b.budget))
 	}
-	return fmt.Errorf("store answered 3 in 4 of its last %d calls over the latency budget %s, the median in %s", timedRounds, time.Duration(b.budget), time.Duration(b.sorted()[timedRounds/2]))
+	return fmt.Errorf("store answered too slowly for the latency budget %s: the median of its last %d calls took %s", time.Duration(b.budget), timedRounds, time.Duration(b.sorted()[timedRounds/2]))
 }
 
 // open opens the breaker at now, from round, for err: a probe's failure

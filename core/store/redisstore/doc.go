@@ -245,8 +245,8 @@
 //
 // A Redis that answers, but slowly (a reply 40ms away, under the timeout),
 // fails no call; a Guard stops waiting for it by its latency budget
-// (core.WithStoreLatencyBudget, default 20ms): once 12 of the last 16
-// rounds of exact calls took longer, the exact rules apply their failure policy at
+// (core.WithStoreLatencyBudget, default 20ms): once the last 16 rounds of
+// exact calls took longer (or 12 of them twice as long), the exact rules apply their failure policy at
 // once, and a probe each backoff finds the way back when Redis is fast
 // again. TestGuardSlowRedisLatencyBudget runs a Guard behind a proxy that
 // delays Redis's replies by 40ms, then by none; TestGuardSlowRepliesUnderLoad

@@ -268,7 +268,7 @@ func TestGuardSlowRedisLatencyBudget(t *testing.T) {
 		return !g.Stores()[0].Healthy
 	}, 20*time.Second, time.Millisecond, "the breaker opens")
 	ex := g.Stores()[0].Modes[0]
-	assert.ErrorContains(t, ex.Err, "over the latency budget 20ms")
+	assert.ErrorContains(t, ex.Err, "too slowly for the latency budget 20ms")
 	assert.Greater(t, ex.Latency, 20*time.Millisecond)
 	assert.Zero(t, ex.Errors, "no call failed")
 	calls := h.n.Load()
