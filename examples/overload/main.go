@@ -23,6 +23,13 @@ const unloaded = 0.5
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(generatorEnv) == "1" {
+		if err := generator(ctx, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "overload load generator:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "overload:", err)
@@ -40,6 +47,7 @@ type config struct {
 	loads             []float64
 	protections       []string
 	slowdown, levels  bool
+	inProcess         bool // the load generator in this process
 	// rounds is the work per request of the cpu backend (see calibrate),
 	// capacity its capacity measured (measureCapacity); 0 for the sleep
 	// backend, whose capacity is workers/service.
@@ -80,6 +88,7 @@ func parse(args []string, out io.Writer) (config, error) {
 	prot := fs.String("protect", "none,static,adaptive,system,system-rt", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
 	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
+	fs.BoolVar(&c.inProcess, "inprocess", false, "run the load generator in this process, not in a child process: its goroutines then wait for the CPUs behind the backend's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

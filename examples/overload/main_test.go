@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -11,6 +12,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain runs the test binary as the load generator when run makes it
+// its child (see generatorEnv).
+func TestMain(m *testing.M) {
+	if os.Getenv(generatorEnv) == "1" {
+		if err := generator(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -126,7 +125,7 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 		sluicehttp.Handle(g, mux, route, b)
 		h = sluicehttp.Middleware(g)(mux)
 	}
-	url, client, shut, err := serve(h)
+	url, shut, err := serve(h)
 	if err != nil {
 		return trial{}, err
 	}
@@ -142,29 +141,26 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 	if at != nil {
 		at(b)
 	}
-	outs := drive(ctx, client, url, streams, total, c.deadline)
+	outs, err := generate(ctx, job{URL: url, Streams: streams, Total: total, Deadline: c.deadline}, c.inProcess)
 	close(stop)
 	sampling.Wait()
-	return trial{outs: outs, limits: limits, backend: b}, ctx.Err()
+	return trial{outs: outs, limits: limits, backend: b}, err
 }
 
-// serve serves h over loopback until shut, returning the URL of route and
-// a client for it.
-func serve(h http.Handler) (url string, client *http.Client, shut func(), err error) {
+// serve serves h over loopback until shut, returning the URL of route.
+func serve(h http.Handler) (url string, shut func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(ln) })
-	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
 	shut = func() {
-		tr.CloseIdleConnections()
 		_ = srv.Close()
 		wg.Wait()
 	}
-	return "http://" + ln.Addr().String() + "/work", &http.Client{Transport: tr}, shut, nil
+	return "http://" + ln.Addr().String() + "/work", shut, nil
 }
 
 // capacityRun is how long measureCapacity measures, after as long again
@@ -176,35 +172,22 @@ const capacityRun = 2 * time.Second
 // as its previous one ended, keep every worker busy; it returns the
 // requests answered per second.
 func (c config) measureCapacity(ctx context.Context) (float64, error) {
-	url, client, shut, err := serve(newBackend(c.workers, c.spin(), c.cost()))
+	url, shut, err := serve(newBackend(c.workers, c.spin(), c.cost()))
 	if err != nil {
 		return 0, err
 	}
 	defer shut()
-	start := time.Now()
-	from, to := start.Add(capacityRun), start.Add(2*capacityRun)
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 * c.workers {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(to) {
-				res, err := client.Get(url)
-				if err != nil {
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if now := time.Now(); res.StatusCode == http.StatusOK && !now.Before(from) && now.Before(to) {
-					done.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	outs, err := generate(ctx, job{URL: url, Clients: 2 * c.workers, Total: 2 * capacityRun, Deadline: c.deadline}, c.inProcess)
+	if err != nil {
 		return 0, err
 	}
-	return float64(done.Load()) / capacityRun.Seconds(), nil
+	done := 0
+	for _, o := range outs[0] {
+		if o.result == ok && o.at >= capacityRun && o.at < 2*capacityRun {
+			done++
+		}
+	}
+	return float64(done) / capacityRun.Seconds(), nil
 }
 
 // sampleLimits returns the limit of g's first rule every 100ms from start
@@ -238,7 +221,7 @@ type row struct {
 func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
 	p, _ := protectionByName(name)
 	capacity := c.rate()
-	t, err := c.try(ctx, p, false, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
+	t, err := c.try(ctx, p, false, []stream{{Rate: load * capacity}}, c.warmup+c.duration, nil)
 	if err != nil {
 		return row{}, err
 	}
