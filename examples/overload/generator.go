@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -36,15 +38,29 @@ type job struct {
 	Total, Deadline time.Duration
 }
 
+// generatorHeader is the header of the load generator's process ID, on
+// each request it sends.
+const generatorHeader = "X-Load-Generator"
+
 // run runs j and returns the outcomes by stream (closed loop: one, each
 // outcome at the time its request ended).
 func (j job) run(ctx context.Context) [][]outcome {
 	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
+	pid := strconv.Itoa(os.Getpid())
 	if j.Clients == 0 {
-		return drive(ctx, client, j.URL, j.Streams, j.Total, j.Deadline)
+		streams := slices.Clone(j.Streams)
+		for i := range streams {
+			streams[i].Header = streams[i].Header.Clone()
+			if streams[i].Header == nil {
+				streams[i].Header = http.Header{}
+			}
+			streams[i].Header.Set(generatorHeader, pid)
+		}
+		return drive(ctx, client, j.URL, streams, j.Total, j.Deadline)
 	}
+	header := http.Header{generatorHeader: {pid}}
 	start := time.Now()
 	var mu sync.Mutex
 	var outs []outcome
@@ -52,7 +68,7 @@ func (j job) run(ctx context.Context) [][]outcome {
 	for range j.Clients {
 		wg.Go(func() {
 			for ctx.Err() == nil && time.Since(start) < j.Total {
-				o := send(client, j.URL, nil, start, time.Since(start), j.Deadline)
+				o := send(client, j.URL, header, start, time.Since(start), j.Deadline)
 				o.at += o.latency
 				mu.Lock()
 				outs = append(outs, o)

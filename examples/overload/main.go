@@ -149,7 +149,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "unloaded (%gx, no protection: no request waits for a worker): p50 %s, p99 %s\n\n", unloaded, ms(base.p50), ms(base.p99))
+	fmt.Fprintf(out, "unloaded (%gx, no protection: no request waits for a worker): p50 %s, p99 %s, sched p99 %s\n", unloaded, ms(base.p50), ms(base.p99), ms(base.wait))
+	where := "a child process"
+	if c.inProcess {
+		where = "this process (-inprocess)"
+	}
+	fmt.Fprintf(out, "load generator: %s; sched p99: of how long the server process's goroutines waited to run\n\n", where)
 	t := newTable(out, c, base.p99)
 	for _, p := range c.protections {
 		for _, load := range c.loads {

@@ -4,8 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,4 +118,49 @@ func TestCalibrate(t *testing.T) {
 	}
 	assert.Equal(t, int64(probeRounds), scaleRounds(time.Second, time.Second))
 	assert.Equal(t, int64(1), scaleRounds(time.Nanosecond, time.Second), "at least one")
+}
+
+// TestLoadGeneratorIsAChildProcess checks that the requests come from
+// another process than the server's (see generatorEnv), and that their
+// outcomes come back; with -inprocess, from this one.
+func TestLoadGeneratorIsAChildProcess(t *testing.T) {
+	for _, inProcess := range []bool{false, true} {
+		var mu sync.Mutex
+		pids := map[string]int{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			pids[r.Header.Get(generatorHeader)]++
+			mu.Unlock()
+			_, _ = io.WriteString(w, "ok")
+		}))
+		outs, err := generate(context.Background(), job{URL: srv.URL, Streams: []stream{{Rate: 20}, {Rate: 10}},
+			Total: 500 * time.Millisecond, Deadline: 5 * time.Second}, inProcess)
+		srv.Close()
+		require.NoError(t, err)
+		require.Len(t, outs, 2)
+		assert.Len(t, outs[0], 10, "in process %v", inProcess)
+		assert.Len(t, outs[1], 5, "in process %v", inProcess)
+		assert.Equal(t, ok, outs[0][3].result)
+		assert.Equal(t, 150*time.Millisecond, outs[0][3].at)
+		mu.Lock()
+		if own := strconv.Itoa(os.Getpid()); inProcess {
+			assert.Equal(t, map[string]int{own: 15}, pids)
+		} else {
+			assert.Len(t, pids, 1)
+			assert.NotContains(t, pids, own)
+			assert.NotContains(t, pids, "")
+		}
+		mu.Unlock()
+	}
+}
+
+func TestP99Since(t *testing.T) {
+	h := func(counts ...uint64) *metrics.Float64Histogram {
+		return &metrics.Float64Histogram{Counts: counts, Buckets: []float64{0, 0.001, 0.01, math.Inf(1)}}
+	}
+	assert.Equal(t, time.Duration(0), p99Since(h(5, 5, 5), h(5, 5, 5)), "none")
+	assert.Equal(t, time.Millisecond, p99Since(h(50, 0, 0), h(150, 0, 0)))
+	assert.Equal(t, 10*time.Millisecond, p99Since(h(0, 0, 0), h(98, 2, 0)), "the 99th of 100 in the second bucket")
+	assert.Equal(t, time.Millisecond, p99Since(h(0, 1, 0), h(99, 1, 0)), "counts before are not counted")
+	assert.Equal(t, 10*time.Millisecond, p99Since(h(0, 0, 0), h(0, 0, 1)), "the unbounded bucket's lower bound")
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"text/tabwriter"
@@ -103,6 +105,9 @@ type trial struct {
 	outs    [][]outcome // by stream
 	limits  []sample    // every 100ms; none without a Guard
 	backend *backend
+	// wait is the 99th percentile of the time this process's goroutines
+	// waited to run (the server's, and the generator's when in process).
+	wait time.Duration
 }
 
 // try serves a fresh backend protected by p (leveled: by priority level),
@@ -141,10 +146,41 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 	if at != nil {
 		at(b)
 	}
+	waits := schedLatencies()
 	outs, err := generate(ctx, job{URL: url, Streams: streams, Total: total, Deadline: c.deadline}, c.inProcess)
 	close(stop)
 	sampling.Wait()
-	return trial{outs: outs, limits: limits, backend: b}, err
+	return trial{outs: outs, limits: limits, backend: b, wait: p99Since(waits, schedLatencies())}, err
+}
+
+// schedLatencies returns how long this process's goroutines waited to
+// run, since it started: a Go scheduler's runnable goroutine waits for a
+// CPU while others compute, the cpu backend's handlers up to the 10ms
+// after which the scheduler preempts them.
+func schedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64Histogram()
+}
+
+// p99Since returns the 99th percentile of the counts added from before
+// to after, histograms of the same buckets: the upper bound of its bucket
+// (the lower of the last, unbounded one); 0 with none.
+func p99Since(before, after *metrics.Float64Histogram) time.Duration {
+	var total, seen uint64
+	for i, n := range after.Counts {
+		total += n - before.Counts[i]
+	}
+	for i, n := range after.Counts {
+		if seen += n - before.Counts[i]; total > 0 && float64(seen) >= 0.99*float64(total) {
+			upper := after.Buckets[i+1]
+			if math.IsInf(upper, 1) {
+				upper = after.Buckets[i]
+			}
+			return time.Duration(upper * float64(time.Second))
+		}
+	}
+	return 0
 }
 
 // serve serves h over loopback until shut, returning the URL of route.
@@ -214,7 +250,8 @@ type row struct {
 	load       float64
 	capacity   float64 // requests per second
 	summary
-	limit int64 // the median of the samples of the rule's limit; -1 without
+	limit int64         // the median of the samples of the rule's limit; -1 without
+	wait  time.Duration // see trial
 }
 
 // measure runs protection name at load times the capacity.
@@ -225,7 +262,7 @@ func (c config) measure(ctx context.Context, name string, load float64) (row, er
 	if err != nil {
 		return row{}, err
 	}
-	r := row{protection: name, load: load, capacity: capacity, limit: -1,
+	r := row{protection: name, load: load, capacity: capacity, limit: -1, wait: t.wait,
 		summary: summarize(t.outs[0], c.warmup, c.warmup+c.duration)}
 	var ls []int64
 	for _, s := range t.limits {
@@ -248,7 +285,7 @@ type table struct {
 
 func newTable(out io.Writer, c config, unloaded time.Duration) *table {
 	t := &table{tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight), c.deadline, unloaded}
-	fmt.Fprintln(t.w, "protection\tload\toffered/s\tgoodput/s\tof capacity\tp50\tp99\tp99/unloaded\trejected\ttimed out\tlimit\t")
+	fmt.Fprintln(t.w, "protection\tload\toffered/s\tgoodput/s\tof capacity\tp50\tp99\tp99/unloaded\trejected\ttimed out\tlimit\tsched p99\t")
 	return t
 }
 
