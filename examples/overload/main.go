@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,7 +48,8 @@ type config struct {
 	loads             []float64
 	protections       []string
 	slowdown, levels  bool
-	inProcess         bool // the load generator in this process
+	inProcess         bool   // the load generator in this process
+	trace             string // the file of the run's execution trace, if any
 	// rounds is the work per request of the cpu backend (see calibrate),
 	// capacity its capacity measured (measureCapacity); 0 for the sleep
 	// backend, whose capacity is workers/service.
@@ -88,6 +90,7 @@ func parse(args []string, out io.Writer) (config, error) {
 	prot := fs.String("protect", "none,static,adaptive,system,system-rt", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
 	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
+	fs.StringVar(&c.trace, "trace", "", "write the execution trace of the server's process (runtime/trace) to this file; go tool trace -pprof=sched reads where goroutines waited to run")
 	fs.BoolVar(&c.inProcess, "inprocess", false, "run the load generator in this process, not in a child process: its goroutines then wait for the CPUs behind the backend's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -130,6 +133,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	c, err := parse(args, out)
 	if err != nil {
 		return err
+	}
+	if c.trace != "" {
+		f, err := os.Create(c.trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if c.spin() {
 		c.rounds = calibrate(c.service)

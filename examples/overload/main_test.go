@@ -41,7 +41,7 @@ func TestRunPrintsATable(t *testing.T) {
 		assert.Contains(t, out.String(), "host load average at start: ")
 		assert.Contains(t, out.String(), "host load average after the table: ")
 	}
-	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
+	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "load generator: a child process", "sched p99", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
 		assert.Contains(t, out.String(), want)
 	}
 }

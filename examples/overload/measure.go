@@ -294,9 +294,9 @@ func (t *table) row(r row) {
 	if r.limit >= 0 {
 		limit = fmt.Sprint(r.limit)
 	}
-	fmt.Fprintf(t.w, "%s\t%gx\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t\n",
+	fmt.Fprintf(t.w, "%s\t%gx\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\t\n",
 		r.protection, r.load, r.offered, r.goodput, 100*r.goodput/r.capacity,
-		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit)
+		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit, ms(r.wait))
 }
 
 func (t *table) latency(d time.Duration) string { return latency(d, t.deadline) }
