@@ -22,10 +22,11 @@ import (
 // the outcomes to its standard output. The command runs its load
 // generator so, as a child process, as clients elsewhere would be: in the
 // server's process, the goroutines that send the requests and read the
-// answers wait for a CPU behind the cpu backend's handlers, which the Go
-// scheduler preempts every 10ms, and that wait, at the client, was a
-// third of the p99 latency measured (see the doc). The operating system
-// runs a process woken from the network at once.
+// answers wait for a P behind the cpu backend's handlers, which the Go
+// scheduler preempts after 10ms, and that wait added 20-30ms to each
+// latency at 2x-10x the capacity, as much as the unloaded latency (see
+// the doc); the operating system runs a process the network wakes
+// without waiting for the handlers' slices.
 const generatorEnv = "SLUICE_OVERLOAD_GENERATOR"
 
 // job is what a load generator runs: the streams of requests to URL for
