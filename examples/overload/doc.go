@@ -116,7 +116,13 @@
 // an idle host it should be at most about the 10ms slice: with a request
 // waiting for a worker behind the 2 in service, a p99 of about 10 + 20 +
 // 20ms plus the preemptions of the work, 2-2.6x the unloaded 25ms, under
-// the 3x asked (an estimate, not yet measured).
+// the 3x asked (an estimate, not yet measured). With a P more than the
+// workers that compute (GOMAXPROCS=3 go -C examples run ./overload
+// -workers 2 ...; the operating system then shares the 2 CPUs among 3
+// threads), the wait at 5x and 10x went, in two pairs of runs, from
+// 8-11ms (median) to 0.1ms, and the server's sched p99 from 21-25ms to
+// 0.3-8ms; but the work took 41-44ms (median) where it took 21-32ms, and
+// on that busy host the p99 gained nothing clear.
 // The requests at the backend, in service or waiting (median/p99), were
 // 3/5, 8/20 and 4/9 at 2x, 5x and 10x under adaptive limits of 3, 10
 // and 4: on the busy host the work itself took 20-400ms, and the limit
