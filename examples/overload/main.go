@@ -129,7 +129,7 @@ func parse(args []string, out io.Writer) (config, error) {
 }
 
 // run measures as args say, printing to out.
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	c, err := parse(args, out)
 	if err != nil {
 		return err
@@ -139,11 +139,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
 		if err := trace.Start(f); err != nil {
-			return err
+			return errors.Join(err, f.Close())
 		}
-		defer trace.Stop()
+		defer func() {
+			trace.Stop()
+			err = errors.Join(err, f.Close())
+		}()
 	}
 	if c.spin() {
 		c.rounds = calibrate(c.service)

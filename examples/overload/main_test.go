@@ -164,3 +164,13 @@ func TestP99Since(t *testing.T) {
 	assert.Equal(t, time.Millisecond, p99Since(h(0, 1, 0), h(99, 1, 0)), "counts before are not counted")
 	assert.Equal(t, 10*time.Millisecond, p99Since(h(0, 0, 0), h(0, 0, 1)), "the unbounded bucket's lower bound")
 }
+
+func TestRunWritesATrace(t *testing.T) {
+	file := t.TempDir() + "/trace.out"
+	err := run(context.Background(), []string{"-trace=" + file, "-warmup=0s", "-duration=200ms", "-load=1", "-protect=static", "-slowdown=false", "-priority=false"}, io.Discard)
+	require.NoError(t, err)
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Positive(t, info.Size())
+	assert.Error(t, run(context.Background(), []string{"-trace=" + t.TempDir() + "/no/such/dir/trace.out"}, io.Discard))
+}
