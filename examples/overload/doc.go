@@ -73,7 +73,7 @@
 // at least 90% of the capacity served at every load with a p99 at most 3x
 // the unloaded one. One command:
 //
-//	go -C examples run ./overload -backend cpu -service 20ms -warmup 3s -duration 5s -load 1,2,5,10 -protect adaptive,system -slowdown=false -priority=false
+//	go -C examples run ./overload -backend cpu -service 20ms -warmup 3s -duration 5s -load 1,2,5,10 -protect none,adaptive,system -slowdown=false -priority=false
 //
 // On 2026-11-28 at 11:52 UTC, the 2-vCPU VM idle, before the changes
 // below: capacity 96 requests/s, unloaded p50 21.0ms, p99 25.4ms; the
@@ -100,7 +100,8 @@
 // server wrote it; in a child process, 0.6-1.1ms and 0.1-1ms. A goroutine
 // that a timer or the network wakes waits for a P behind the backend's
 // handlers, which compute until the scheduler preempts them after 10ms;
-// a process the network wakes the operating system runs at once. So
+// the operating system runs a process the network wakes without waiting
+// for those slices. So
 // 20-30ms of each latency, as much as the whole unloaded one, was the
 // load generator's own wait, which clients elsewhere do not pay. The
 // execution traces of adaptive at 5x (-trace; go tool trace
@@ -123,10 +124,12 @@
 // 8-11ms (median) to 0.1ms, and the server's sched p99 from 21-25ms to
 // 0.3-8ms; but the work took 41-44ms (median) where it took 21-32ms, and
 // on that busy host the p99 gained nothing clear.
+//
 // The requests at the backend, in service or waiting (median/p99), were
 // 3/5, 8/20 and 4/9 at 2x, 5x and 10x under adaptive limits of 3, 10
-// and 4: on the busy host the work itself took 20-400ms, and the limit
-// rose where it varied most. The bounds are left as they are: the fake
+// and 4 (in a later run at 10x, 17/37 under a limit of 15): on the busy
+// host the work itself took 20-400ms, and the limit rose where it varied
+// most. The bounds are left as they are: the fake
 // clock's model holds them to 1.0-1.9x, and the busy host's figures
 // cannot tell a bound too high from the host's noise.
 //
@@ -141,6 +144,7 @@
 // the host gave the capacity run less than the rows: a busy host's
 // figures are noise for these ratios. On an idle VM they are to be
 // measured with the command above.
+//
 // Sentinel-Go is not in the table: its module is not served by the
 // module proxy here, and none of it may be committed.
 package main
