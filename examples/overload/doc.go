@@ -107,8 +107,12 @@
 // execution traces of adaptive at 5x (-trace; go tool trace
 // -pprof=sched) agree: 13.2s of goroutine waits in all in the server's
 // process with the generator in it at 70 requests/s offered, 5.1s with
-// the generator a child process at 128 requests/s. The load generator is
-// now a child process, and these figures are measured so.
+// the generator a child process at 128 requests/s. And the adaptive rule
+// at 5x, the two ways in turn (2026-11-28, 15:13 UTC, load average
+// 8-10): p50 68ms and 72ms, p99 135ms and 207ms with the generator in a
+// child process; 173ms and 150ms, 579ms and 608ms in the server's. The
+// load generator is now a child process, and these figures are measured
+// so.
 //
 // The same wait remains in the server before a request reaches the
 // guard: 7-15ms (median) from sent to the handler at 2x-10x, against
