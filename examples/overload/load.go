@@ -26,10 +26,10 @@ type outcome struct {
 	result  result
 }
 
-// stream is a flow of requests at a fixed rate, each with header.
+// stream is a flow of requests at a fixed rate, each with Header.
 type stream struct {
-	rate   float64 // per second
-	header http.Header
+	Rate   float64 // per second
+	Header http.Header
 }
 
 // drive sends each stream's requests to url for d, or until ctx ends,
@@ -42,7 +42,7 @@ func drive(ctx context.Context, client *http.Client, url string, streams []strea
 	var wg sync.WaitGroup
 	for i, s := range streams {
 		wg.Go(func() {
-			o := make([]outcome, int(s.rate*d.Seconds()))
+			o := make([]outcome, int(s.Rate*d.Seconds()))
 			sent := len(o)
 			var reqs sync.WaitGroup
 			defer func() {
@@ -50,7 +50,7 @@ func drive(ctx context.Context, client *http.Client, url string, streams []strea
 				outs[i] = o[:sent]
 			}()
 			for j := range o {
-				due := time.Duration(float64(j) * float64(time.Second) / s.rate)
+				due := time.Duration(float64(j) * float64(time.Second) / s.Rate)
 				if wait := due - time.Since(start); wait > 0 {
 					select {
 					case <-time.After(wait):
@@ -59,7 +59,7 @@ func drive(ctx context.Context, client *http.Client, url string, streams []strea
 						return
 					}
 				}
-				reqs.Go(func() { o[j] = send(client, url, s.header, start, due, deadline) })
+				reqs.Go(func() { o[j] = send(client, url, s.Header, start, due, deadline) })
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +24,13 @@ const unloaded = 0.5
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(generatorEnv) == "1" {
+		if err := generator(ctx, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "overload load generator:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "overload:", err)
@@ -40,6 +48,8 @@ type config struct {
 	loads             []float64
 	protections       []string
 	slowdown, levels  bool
+	inProcess         bool   // the load generator in this process
+	trace             string // the file of the run's execution trace, if any
 	// rounds is the work per request of the cpu backend (see calibrate),
 	// capacity its capacity measured (measureCapacity); 0 for the sleep
 	// backend, whose capacity is workers/service.
@@ -80,6 +90,8 @@ func parse(args []string, out io.Writer) (config, error) {
 	prot := fs.String("protect", "none,static,adaptive,system,system-rt", "the protections, comma-separated: "+strings.Join(protectionNames(), ", "))
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
 	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
+	fs.StringVar(&c.trace, "trace", "", "write the execution trace of the server's process (runtime/trace) to this file; go tool trace -pprof=sched reads where goroutines waited to run")
+	fs.BoolVar(&c.inProcess, "inprocess", false, "run the load generator in this process, not in a child process: its goroutines then wait for the CPUs behind the backend's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -117,10 +129,23 @@ func parse(args []string, out io.Writer) (config, error) {
 }
 
 // run measures as args say, printing to out.
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	c, err := parse(args, out)
 	if err != nil {
 		return err
+	}
+	if c.trace != "" {
+		f, err := os.Create(c.trace)
+		if err != nil {
+			return err
+		}
+		if err := trace.Start(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() {
+			trace.Stop()
+			err = errors.Join(err, f.Close())
+		}()
 	}
 	if c.spin() {
 		c.rounds = calibrate(c.service)
@@ -140,7 +165,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "unloaded (%gx, no protection: no request waits for a worker): p50 %s, p99 %s\n\n", unloaded, ms(base.p50), ms(base.p99))
+	fmt.Fprintf(out, "unloaded (%gx, no protection: no request waits for a worker): p50 %s, p99 %s, sched p99 %s\n", unloaded, ms(base.p50), ms(base.p99), ms(base.wait))
+	where := "a child process"
+	if c.inProcess {
+		where = "this process (-inprocess)"
+	}
+	fmt.Fprintf(out, "load generator: %s; sched p99: of how long the server process's goroutines waited to run\n\n", where)
 	t := newTable(out, c, base.p99)
 	for _, p := range c.protections {
 		for _, load := range c.loads {

@@ -3,14 +3,35 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain runs the test binary as the load generator when run makes it
+// its child (see generatorEnv).
+func TestMain(m *testing.M) {
+	if os.Getenv(generatorEnv) == "1" {
+		if err := generator(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer
@@ -20,7 +41,7 @@ func TestRunPrintsATable(t *testing.T) {
 		assert.Contains(t, out.String(), "host load average at start: ")
 		assert.Contains(t, out.String(), "host load average after the table: ")
 	}
-	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
+	for _, want := range []string{"backend: 10 workers x 50ms = 200 requests/s", "unloaded (0.5x", "load generator: a child process", "sched p99", "goodput/s", "static    2x", "adaptive    2x", "adaptive   critical", "adaptive  sheddable"} {
 		assert.Contains(t, out.String(), want)
 	}
 }
@@ -97,4 +118,59 @@ func TestCalibrate(t *testing.T) {
 	}
 	assert.Equal(t, int64(probeRounds), scaleRounds(time.Second, time.Second))
 	assert.Equal(t, int64(1), scaleRounds(time.Nanosecond, time.Second), "at least one")
+}
+
+// TestLoadGeneratorIsAChildProcess checks that the requests come from
+// another process than the server's (see generatorEnv), and that their
+// outcomes come back; with -inprocess, from this one.
+func TestLoadGeneratorIsAChildProcess(t *testing.T) {
+	for _, inProcess := range []bool{false, true} {
+		var mu sync.Mutex
+		pids := map[string]int{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			pids[r.Header.Get(generatorHeader)]++
+			mu.Unlock()
+			_, _ = io.WriteString(w, "ok")
+		}))
+		outs, err := generate(context.Background(), job{URL: srv.URL, Streams: []stream{{Rate: 20}, {Rate: 10}},
+			Total: 500 * time.Millisecond, Deadline: 5 * time.Second}, inProcess)
+		srv.Close()
+		require.NoError(t, err)
+		require.Len(t, outs, 2)
+		assert.Len(t, outs[0], 10, "in process %v", inProcess)
+		assert.Len(t, outs[1], 5, "in process %v", inProcess)
+		assert.Equal(t, ok, outs[0][3].result)
+		assert.Equal(t, 150*time.Millisecond, outs[0][3].at)
+		mu.Lock()
+		if own := strconv.Itoa(os.Getpid()); inProcess {
+			assert.Equal(t, map[string]int{own: 15}, pids)
+		} else {
+			assert.Len(t, pids, 1)
+			assert.NotContains(t, pids, own)
+			assert.NotContains(t, pids, "")
+		}
+		mu.Unlock()
+	}
+}
+
+func TestP99Since(t *testing.T) {
+	h := func(counts ...uint64) *metrics.Float64Histogram {
+		return &metrics.Float64Histogram{Counts: counts, Buckets: []float64{0, 0.001, 0.01, math.Inf(1)}}
+	}
+	assert.Equal(t, time.Duration(0), p99Since(h(5, 5, 5), h(5, 5, 5)), "none")
+	assert.Equal(t, time.Millisecond, p99Since(h(50, 0, 0), h(150, 0, 0)))
+	assert.Equal(t, 10*time.Millisecond, p99Since(h(0, 0, 0), h(98, 2, 0)), "the 99th of 100 in the second bucket")
+	assert.Equal(t, time.Millisecond, p99Since(h(0, 1, 0), h(99, 1, 0)), "counts before are not counted")
+	assert.Equal(t, 10*time.Millisecond, p99Since(h(0, 0, 0), h(0, 0, 1)), "the unbounded bucket's lower bound")
+}
+
+func TestRunWritesATrace(t *testing.T) {
+	file := t.TempDir() + "/trace.out"
+	err := run(context.Background(), []string{"-trace=" + file, "-warmup=0s", "-duration=200ms", "-load=1", "-protect=static", "-slowdown=false", "-priority=false"}, io.Discard)
+	require.NoError(t, err)
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Positive(t, info.Size())
+	assert.Error(t, run(context.Background(), []string{"-trace=" + t.TempDir() + "/no/such/dir/trace.out"}, io.Discard))
 }

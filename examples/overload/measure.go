@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"runtime/metrics"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -104,6 +105,9 @@ type trial struct {
 	outs    [][]outcome // by stream
 	limits  []sample    // every 100ms; none without a Guard
 	backend *backend
+	// wait is the 99th percentile of the time this process's goroutines
+	// waited to run (the server's, and the generator's when in process).
+	wait time.Duration
 }
 
 // try serves a fresh backend protected by p (leveled: by priority level),
@@ -126,7 +130,7 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 		sluicehttp.Handle(g, mux, route, b)
 		h = sluicehttp.Middleware(g)(mux)
 	}
-	url, client, shut, err := serve(h)
+	url, shut, err := serve(h)
 	if err != nil {
 		return trial{}, err
 	}
@@ -142,29 +146,57 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 	if at != nil {
 		at(b)
 	}
-	outs := drive(ctx, client, url, streams, total, c.deadline)
+	waits := schedLatencies()
+	outs, err := generate(ctx, job{URL: url, Streams: streams, Total: total, Deadline: c.deadline}, c.inProcess)
 	close(stop)
 	sampling.Wait()
-	return trial{outs: outs, limits: limits, backend: b}, ctx.Err()
+	return trial{outs: outs, limits: limits, backend: b, wait: p99Since(waits, schedLatencies())}, err
 }
 
-// serve serves h over loopback until shut, returning the URL of route and
-// a client for it.
-func serve(h http.Handler) (url string, client *http.Client, shut func(), err error) {
+// schedLatencies returns how long this process's goroutines waited to
+// run, since it started: a Go scheduler's runnable goroutine waits for a
+// CPU while others compute, the cpu backend's handlers up to the 10ms
+// after which the scheduler preempts them.
+func schedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64Histogram()
+}
+
+// p99Since returns the 99th percentile of the counts added from before
+// to after, histograms of the same buckets: the upper bound of its bucket
+// (the lower of the last, unbounded one); 0 with none.
+func p99Since(before, after *metrics.Float64Histogram) time.Duration {
+	var total, seen uint64
+	for i, n := range after.Counts {
+		total += n - before.Counts[i]
+	}
+	for i, n := range after.Counts {
+		if seen += n - before.Counts[i]; total > 0 && float64(seen) >= 0.99*float64(total) {
+			upper := after.Buckets[i+1]
+			if math.IsInf(upper, 1) {
+				upper = after.Buckets[i]
+			}
+			return time.Duration(upper * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+// serve serves h over loopback until shut, returning the URL of route.
+func serve(h http.Handler) (url string, shut func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(ln) })
-	tr := &http.Transport{MaxIdleConnsPerHost: 1 << 12}
 	shut = func() {
-		tr.CloseIdleConnections()
 		_ = srv.Close()
 		wg.Wait()
 	}
-	return "http://" + ln.Addr().String() + "/work", &http.Client{Transport: tr}, shut, nil
+	return "http://" + ln.Addr().String() + "/work", shut, nil
 }
 
 // capacityRun is how long measureCapacity measures, after as long again
@@ -176,35 +208,22 @@ const capacityRun = 2 * time.Second
 // as its previous one ended, keep every worker busy; it returns the
 // requests answered per second.
 func (c config) measureCapacity(ctx context.Context) (float64, error) {
-	url, client, shut, err := serve(newBackend(c.workers, c.spin(), c.cost()))
+	url, shut, err := serve(newBackend(c.workers, c.spin(), c.cost()))
 	if err != nil {
 		return 0, err
 	}
 	defer shut()
-	start := time.Now()
-	from, to := start.Add(capacityRun), start.Add(2*capacityRun)
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 * c.workers {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(to) {
-				res, err := client.Get(url)
-				if err != nil {
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if now := time.Now(); res.StatusCode == http.StatusOK && !now.Before(from) && now.Before(to) {
-					done.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	outs, err := generate(ctx, job{URL: url, Clients: 2 * c.workers, Total: 2 * capacityRun, Deadline: c.deadline}, c.inProcess)
+	if err != nil {
 		return 0, err
 	}
-	return float64(done.Load()) / capacityRun.Seconds(), nil
+	done := 0
+	for _, o := range outs[0] {
+		if o.result == ok && o.at >= capacityRun && o.at < 2*capacityRun {
+			done++
+		}
+	}
+	return float64(done) / capacityRun.Seconds(), nil
 }
 
 // sampleLimits returns the limit of g's first rule every 100ms from start
@@ -231,18 +250,19 @@ type row struct {
 	load       float64
 	capacity   float64 // requests per second
 	summary
-	limit int64 // the median of the samples of the rule's limit; -1 without
+	limit int64         // the median of the samples of the rule's limit; -1 without
+	wait  time.Duration // see trial
 }
 
 // measure runs protection name at load times the capacity.
 func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
 	p, _ := protectionByName(name)
 	capacity := c.rate()
-	t, err := c.try(ctx, p, false, []stream{{rate: load * capacity}}, c.warmup+c.duration, nil)
+	t, err := c.try(ctx, p, false, []stream{{Rate: load * capacity}}, c.warmup+c.duration, nil)
 	if err != nil {
 		return row{}, err
 	}
-	r := row{protection: name, load: load, capacity: capacity, limit: -1,
+	r := row{protection: name, load: load, capacity: capacity, limit: -1, wait: t.wait,
 		summary: summarize(t.outs[0], c.warmup, c.warmup+c.duration)}
 	var ls []int64
 	for _, s := range t.limits {
@@ -265,7 +285,7 @@ type table struct {
 
 func newTable(out io.Writer, c config, unloaded time.Duration) *table {
 	t := &table{tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight), c.deadline, unloaded}
-	fmt.Fprintln(t.w, "protection\tload\toffered/s\tgoodput/s\tof capacity\tp50\tp99\tp99/unloaded\trejected\ttimed out\tlimit\t")
+	fmt.Fprintln(t.w, "protection\tload\toffered/s\tgoodput/s\tof capacity\tp50\tp99\tp99/unloaded\trejected\ttimed out\tlimit\tsched p99\t")
 	return t
 }
 
@@ -274,9 +294,9 @@ func (t *table) row(r row) {
 	if r.limit >= 0 {
 		limit = fmt.Sprint(r.limit)
 	}
-	fmt.Fprintf(t.w, "%s\t%gx\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t\n",
+	fmt.Fprintf(t.w, "%s\t%gx\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\t\n",
 		r.protection, r.load, r.offered, r.goodput, 100*r.goodput/r.capacity,
-		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit)
+		t.latency(r.p50), t.latency(r.p99), t.ratio(r.p99), 100*r.rejected, 100*r.timedOut, limit, ms(r.wait))
 }
 
 func (t *table) latency(d time.Duration) string { return latency(d, t.deadline) }

@@ -39,7 +39,7 @@ func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, e
 	}
 	var streams []stream
 	for _, l := range levels {
-		streams = append(streams, stream{rate: l.load * capacity, header: http.Header{priorityHeader: {string(l.level)}}})
+		streams = append(streams, stream{Rate: l.load * capacity, Header: http.Header{priorityHeader: {string(l.level)}}})
 	}
 	t, err := c.try(ctx, p, true, streams, c.warmup+c.duration, nil)
 	if err != nil {

@@ -35,7 +35,7 @@ func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
 	capacity := c.rate()
 	r := slowed{before: c.duration / 2, after: c.duration}
 	slowAt := c.warmup + r.before
-	t, err := c.try(ctx, p, false, []stream{{rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
+	t, err := c.try(ctx, p, false, []stream{{Rate: slowdownLoad * capacity}}, slowAt+r.after, func(b *backend) {
 		time.AfterFunc(slowAt, func() { b.cost.Store(2 * c.cost()) })
 	})
 	if err != nil {
