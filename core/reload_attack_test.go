@@ -1,0 +1,107 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core"
+)
+
+// reloadCase is a rule whose limit is spent, then reloaded as changed by
+// change, keeping its name, kind, resource and param: SetRules keeps its
+// state ("a reload does not reset a limit", package doc), so at most most
+// more requests pass one second later. skip, when set, says why the case
+// fails on main (4fe9240) and who owns the fix.
+type reloadCase struct {
+	name   string
+	rule   core.Rule
+	change func(*core.Rule)
+	most   int
+	skip   string
+}
+
+// reloadCases are flow and hotspot rules of 5 per window (hotspot: for
+// the value "alice"), spent, then reloaded: unchanged, with another rule
+// added, with a larger limit (at most the difference), or with a longer
+// window or other buckets, table size or algorithm (which only make the
+// rule stricter or hold as many: none more).
+func reloadCases() []reloadCase {
+	flow := func(alg core.Algorithm) core.Rule {
+		return core.Rule{Name: "f", Resource: "GET /f", Kind: core.KindFlow, Algorithm: alg, Limit: 5, Window: time.Minute}
+	}
+	hot := loginRule(1000)
+	same := func(*core.Rule) {}
+	limit6 := func(r *core.Rule) { r.Limit = 6 }
+	window2 := func(r *core.Rule) { r.Window *= 2 }
+	const flowOwner = "flowpass (core/internal/flow): the counts carry over only when the window and buckets are unchanged"
+	const hotOwner = "hotspot (core/internal/hotspot.New): a new table, every value's bucket full, when MaxKeys or the algorithm changes"
+	const gcraOwner = "hotspot (flow/gcra): the TAT carries over, so a longer capacity leaves a spent value capacity-(TAT-now) of allowance"
+	var cases []reloadCase
+	for _, alg := range []core.Algorithm{core.AlgorithmLeapArray, core.AlgorithmSlidingLog, core.AlgorithmSlidingCounter, core.AlgorithmFixedWindow, core.AlgorithmTokenBucket} {
+		r := flow(alg)
+		cases = append(cases,
+			reloadCase{string(alg) + " unchanged", r, same, 0, ""},
+			reloadCase{string(alg) + " limit 5 to 6", r, limit6, 1, ""})
+		var skip string
+		switch alg {
+		case core.AlgorithmLeapArray, core.AlgorithmSlidingCounter, core.AlgorithmFixedWindow:
+			skip = flowOwner + ": 5 more pass"
+		case core.AlgorithmTokenBucket:
+			skip = gcraOwner + ": 2 more pass"
+		}
+		cases = append(cases, reloadCase{string(alg) + " window 1m to 2m", r, window2, 0, skip})
+	}
+	cases = append(cases,
+		reloadCase{"leap-array buckets 10 to 20", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 20 }, 0, flowOwner + ": 5 more pass"},
+		reloadCase{"hotspot unchanged", hot, same, 0, ""},
+		reloadCase{"hotspot limit 5 to 6", hot, limit6, 1, ""},
+		reloadCase{"hotspot maxKeys 1000 to 2000", hot, func(r *core.Rule) { r.MaxKeys = 2000 }, 0, hotOwner + ": 5 more pass"},
+		reloadCase{"hotspot window 15m to 30m", hot, window2, 0, gcraOwner + ": 2 more pass"},
+		reloadCase{"hotspot token to leaky bucket", hot, func(r *core.Rule) { r.Algorithm = core.AlgorithmLeakyBucket }, 0, hotOwner + ": 1 more passes"},
+	)
+	return cases
+}
+
+// TestReloadNeverResetsASpentLimit spends each reload case's limit, adds a
+// rule elsewhere, reloads the changed rule and counts what passes a second
+// later. The cases with skip fail on main: an operator who tightens a rule
+// (a longer window, a larger table after a flood) hands every limited
+// client a fresh allowance at that moment.
+func TestReloadNeverResetsASpentLimit(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range reloadCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.skip != "" {
+				t.Skip(tc.skip)
+			}
+			g, fc := newGuard(t, tc.rule)
+			enter := func() bool {
+				e, err := g.Enter(ctx, tc.rule.Resource, core.WithParams(core.ParamMap{"header:X-User-ID": {"alice"}}))
+				e.Exit(nil)
+				return err == nil
+			}
+			spent := 0
+			for range 6 {
+				if enter() {
+					spent++
+				}
+			}
+			require.Equal(t, 5, spent)
+			r := tc.rule
+			tc.change(&r)
+			require.NoError(t, g.SetRules([]core.Rule{r, {Name: "other", Resource: "GET /other", Kind: core.KindFlow, Limit: 1}}))
+			fc.Advance(time.Second)
+			passed := 0
+			for range 6 {
+				if enter() {
+					passed++
+				}
+			}
+			assert.LessOrEqual(t, passed, tc.most, "passed a second after the reload")
+		})
+	}
+}
