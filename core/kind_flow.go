@@ -29,7 +29,7 @@ func flowSpec() kindSpec {
 			if r.Store != "" {
 				return newStoreKind(r, false, g.stores, prev)
 			}
-			return newFlowKind(r, prev)
+			return newFlowKind(r, prev, int64(g.clock.Now()))
 		},
 	}
 }
@@ -56,12 +56,12 @@ func flowDefaults(r Rule) Rule {
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
 
-func newFlowKind(r Rule, prev limiter) (limiter, traits, error) {
+func newFlowKind(r Rule, prev limiter, now int64) (limiter, traits, error) {
 	var p flow.Limiter
 	if k, ok := prev.(*flowKind); ok {
 		p = k.l
 	}
-	l, err := flow.New(r.flowConfig(), p)
+	l, err := flow.Reload(r.flowConfig(), p, now)
 	if err != nil {
 		return nil, traits{}, err
 	}
