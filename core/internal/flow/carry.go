@@ -7,10 +7,8 @@ import (
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
-// Reload is New for the rule of prev reloaded at now: besides what New
-// carries over, a token or leaky bucket whose cost per request changes
-// (Window/Limit) keeps the requests it owes at now rather than its TAT
-// (see New).
+// Reload is New for the rule of prev reloaded at now, a token or leaky
+// bucket keeping the requests it owes at now (see New).
 func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 	l, err := New(cfg, prev)
 	if err != nil {
@@ -70,10 +68,7 @@ func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 }
 
 // keepOwed makes the TAT of g's state, which g shares with the bucket of
-// config old, owe at now the requests it owed under old: the debt TAT-now,
-// old's cost of those requests, becomes g's cost of them, rounded up; a
-// token bucket owes at most its capacity. A spent bucket thus stays spent
-// after a longer window, and a higher limit gives only the difference. A
+// config old, owe at now the requests it owed under old (GCRA.Owing). A
 // leaky bucket's holes are forgotten (their slots are kept as taken).
 func (g *gcra) keepOwed(old Config, now int64) {
 	cfg := g.cfg
@@ -87,17 +82,13 @@ func (g *gcra) keepOwed(old Config, now int64) {
 		s.holes.Forget(0)
 		s.nholes.Store(0)
 	}
+	prev := GCRA{Limit: old.Limit, Window: old.Window}
 	for {
 		ns, frac, fden := s.tat.Load(), s.frac, max(s.den, 1)
 		if ns <= now {
 			return // full: nothing owed
 		}
-		next := owed(Instant{ns - now, frac}, fden, old.Limit, int64(old.Window), cfg.Limit, int64(cfg.Window), den)
-		if cfg.Algorithm == TokenBucket {
-			if c := g.full.Capacity(); next.After(c) {
-				next = c
-			}
-		}
+		next := g.full.Owing(Instant{ns - now, frac}, fden, &prev)
 		if !g.locked {
 			next = Instant{NS: next.Ceil()}
 		}
@@ -106,6 +97,18 @@ func (g *gcra) keepOwed(old Config, now int64) {
 			return
 		}
 	}
+}
+
+// Owing returns the debt (TAT-now) of a bucket of p that owes the requests
+// a bucket of prev owes with debt d, d's fraction in units of 1/fden ns:
+// prev's cost of them becomes p's, rounded up to p's fraction; a token
+// bucket owes at most its capacity. Only Limit and Window of prev are read.
+func (p *GCRA) Owing(d Instant, fden int64, prev *GCRA) Instant {
+	next := owed(d, fden, prev.Limit, int64(prev.Window), p.Limit, int64(p.Window), p.denom())
+	if c := p.Capacity(); !p.Queue && next.After(c) {
+		next = c
+	}
+	return next
 }
 
 // owed returns the debt d, in units of 1/fden ns, of a bucket of oldLimit

@@ -72,7 +72,10 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
 // the old Limiter makes after a replay, by requests that read the rules
 // before the reload, are not in the new window. New keeps a bucket's TAT,
 // the time it needs to refill; Reload, given the time, keeps the requests
-// it owes instead (TestReloadKeepsWhatIsSpent).
+// it owes instead when its cost per request (Window/Limit) changes: its
+// debt TAT-now is converted, rounded up, a token bucket's to at most its
+// capacity, so a spent bucket stays spent after a longer window and a
+// raised limit gives only the difference (TestReloadKeepsWhatIsSpent).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {
