@@ -14,17 +14,18 @@ import (
 // reloadCase is a rule whose limit is spent, then reloaded as changed by
 // change, keeping its name, kind, resource and param: SetRules keeps its
 // state ("a reload does not reset a limit", package doc), so at most most
-// more requests pass one second later.
+// more requests pass one second later, and at least least (a raised limit
+// gives the difference).
 type reloadCase struct {
-	name   string
-	rule   core.Rule
-	change func(*core.Rule)
-	most   int
+	name        string
+	rule        core.Rule
+	change      func(*core.Rule)
+	least, most int
 }
 
 // reloadCases are flow and hotspot rules of 5 per window (hotspot: for
 // the value "alice"), spent, then reloaded: unchanged, with another rule
-// added, with a larger limit (at most the difference), or with a longer
+// added, with a larger limit (the difference), or with a longer or shorter
 // window or other buckets, table size or algorithm (which only make the
 // rule stricter or hold as many: none more).
 func reloadCases() []reloadCase {
@@ -35,21 +36,26 @@ func reloadCases() []reloadCase {
 	same := func(*core.Rule) {}
 	limit6 := func(r *core.Rule) { r.Limit = 6 }
 	window2 := func(r *core.Rule) { r.Window *= 2 }
+	halfWindow := func(r *core.Rule) { r.Window /= 2 }
 	var cases []reloadCase
 	for _, alg := range []core.Algorithm{core.AlgorithmLeapArray, core.AlgorithmSlidingLog, core.AlgorithmSlidingCounter, core.AlgorithmFixedWindow, core.AlgorithmTokenBucket} {
 		r := flow(alg)
 		cases = append(cases,
-			reloadCase{string(alg) + " unchanged", r, same, 0},
-			reloadCase{string(alg) + " limit 5 to 6", r, limit6, 1})
-		cases = append(cases, reloadCase{string(alg) + " window 1m to 2m", r, window2, 0})
+			reloadCase{string(alg) + " unchanged", r, same, 0, 0},
+			reloadCase{string(alg) + " limit 5 to 6", r, limit6, 1, 1},
+			reloadCase{string(alg) + " window 1m to 2m", r, window2, 0, 0},
+			reloadCase{string(alg) + " window 1m to 30s", r, halfWindow, 0, 0})
 	}
 	cases = append(cases,
-		reloadCase{"leap-array buckets 10 to 20", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 20 }, 0},
-		reloadCase{"hotspot unchanged", hot, same, 0},
-		reloadCase{"hotspot limit 5 to 6", hot, limit6, 1},
-		reloadCase{"hotspot maxKeys 1000 to 2000", hot, func(r *core.Rule) { r.MaxKeys = 2000 }, 0},
-		reloadCase{"hotspot window 15m to 30m", hot, window2, 0},
-		reloadCase{"hotspot token to leaky bucket", hot, func(r *core.Rule) { r.Algorithm = core.AlgorithmLeakyBucket }, 0},
+		reloadCase{"leap-array buckets 10 to 20", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 20 }, 0, 0},
+		reloadCase{"leap-array buckets 10 to 4", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 4 }, 0, 0},
+		reloadCase{"hotspot unchanged", hot, same, 0, 0},
+		reloadCase{"hotspot limit 5 to 6", hot, limit6, 1, 1},
+		reloadCase{"hotspot maxKeys 1000 to 2000", hot, func(r *core.Rule) { r.MaxKeys = 2000 }, 0, 0},
+		reloadCase{"hotspot maxKeys 1000 to 200", hot, func(r *core.Rule) { r.MaxKeys = 200 }, 0, 0},
+		reloadCase{"hotspot window 15m to 30m", hot, window2, 0, 0},
+		reloadCase{"hotspot window 15m to 7m30s", hot, halfWindow, 0, 0},
+		reloadCase{"hotspot token to leaky bucket", hot, func(r *core.Rule) { r.Algorithm = core.AlgorithmLeakyBucket }, 0, 0},
 	)
 	return cases
 }
@@ -88,6 +94,7 @@ func TestReloadNeverResetsASpentLimit(t *testing.T) {
 				}
 			}
 			assert.LessOrEqual(t, passed, tc.most, "passed a second after the reload")
+			assert.GreaterOrEqual(t, passed, tc.least, "passed a second after the reload")
 		})
 	}
 }

@@ -466,7 +466,7 @@ func TestReload(t *testing.T) {
 		// A token bucket keeps the time it needs to refill: half empty
 		// stays half empty at the new rate.
 		{"token-bucket limit raised", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: TokenBucket, Limit: 20}, 5, 10},
-		{"token-bucket to leaky-bucket", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10}, 10, 1},
+		{"token-bucket to leaky-bucket: the TAT carries over", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10}, 10, 0},
 		{"leaky-bucket slots kept", Config{Algorithm: LeakyBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10, MaxWait: 250 * ms}, 1, 2},
 		{"algorithm changed", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 5},
 	}
