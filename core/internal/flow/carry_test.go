@@ -78,3 +78,32 @@ func TestReloadedCountsLeave(t *testing.T) {
 	assert.False(t, next.Acquire(int64(120*s+499*ms), 1).OK)
 	assert.True(t, next.Acquire(int64(120*s+500*ms), 1).OK)
 }
+
+// TestReloadWhileDeciding reloads every algorithm into another window while
+// goroutines decide on the Limiter before: under -race, replays and
+// conversions read the old state safely.
+func TestReloadWhileDeciding(t *testing.T) {
+	for _, alg := range Algorithms() {
+		prev := mustNew(t, Config{Algorithm: alg, Limit: 100, Window: s}, nil)
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := int64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if d := prev.Acquire(i*int64(ms), 1); i%3 == 0 {
+					prev.Undo(d, 1)
+				}
+			}
+		}()
+		for i := range 20 {
+			_, err := Reload(Config{Algorithm: alg, Limit: 100, Window: time.Duration(1+i%2) * s}, prev, int64(i)*int64(ms))
+			require.NoError(t, err)
+		}
+		close(stop)
+		<-done
+	}
+}

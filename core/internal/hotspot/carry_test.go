@@ -143,3 +143,42 @@ func TestReloadKeepsDebts(t *testing.T) {
 		})
 	}
 }
+
+// TestReloadWhileDeciding reloads (another window, then another MaxKeys and
+// algorithm) while goroutines decide and give back on the Limiter before:
+// under -race, the carry reads every shard under its lock.
+func TestReloadWhileDeciding(t *testing.T) {
+	prev := mustNew(t, Config{Limit: 3, Window: time.Second, MaxKeys: 500}, nil)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for g := range 2 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := int64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d := prev.Acquire(i, fmt.Sprint(g, i%700), 1)
+				if i%3 == 0 {
+					prev.Undo(d, 1)
+				}
+			}
+		}()
+	}
+	var l *Limiter
+	var err error
+	for i := range 20 {
+		cfg := Config{Limit: 3, Window: time.Duration(1+i%2) * time.Second, MaxKeys: 500}
+		if i%4 == 3 {
+			cfg.MaxKeys, cfg.Algorithm, cfg.MaxWait = 300, LeakyBucket, time.Second
+		}
+		l, err = Reload(cfg, prev, int64(i))
+		require.NoError(t, err)
+		require.LessOrEqual(t, l.Len(), cfg.MaxKeys)
+	}
+	close(stop)
+	<-done
+	<-done
+}
