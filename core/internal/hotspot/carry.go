@@ -30,29 +30,30 @@ func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 type conversion struct {
 	def     [2]*flow.GCRA // of Config.Limit: before, after
 	over    map[id][2]*flow.GCRA
-	changes bool // some bucket's cost per request changes
+	debt    [2]*flow.GCRA // the pair whose cost grows most, for debts
+	changes bool          // some bucket's cost per request changes
 }
 
 func newConversion(prev, l *Limiter) *conversion {
-	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}}
-	c.changes = costChanges(c.def)
-	for _, v := range slices.Concat(mapKeys(prev.over), mapKeys(l.over)) {
-		if c.over == nil {
-			c.over = map[id][2]*flow.GCRA{}
+	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}, over: map[id][2]*flow.GCRA{}}
+	c.changes, c.debt = costChanges(c.def), c.def
+	growth := func(g [2]*flow.GCRA) float64 {
+		if !costChanges(g) {
+			return 1
 		}
-		g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
-		c.over[prev.tab.idOf(v)] = g
-		c.changes = c.changes || costChanges(g)
+		return float64(g[0].Limit) * float64(g[1].Window) / float64(g[1].Limit) / float64(g[0].Window)
+	}
+	for _, m := range []map[string]*flow.GCRA{prev.over, l.over} {
+		for v := range m {
+			g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
+			c.over[prev.tab.idOf(v)] = g
+			c.changes = c.changes || costChanges(g)
+			if growth(g) > growth(c.debt) {
+				c.debt = g
+			}
+		}
 	}
 	return c
-}
-
-func mapKeys(m map[string]*flow.GCRA) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	return ks
 }
 
 // costChanges reports whether the cost of a request differs between g's
@@ -68,6 +69,12 @@ func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 	if !ok {
 		g = c.def
 	}
+	return convertTAT(g, st, now)
+}
+
+// convertTAT returns TAT st at now of a bucket of g[0] as one of g[1]
+// owing as many requests.
+func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
 	if !st.After(flow.Instant{NS: now}) || !costChanges(g) {
 		return st
 	}
@@ -76,8 +83,7 @@ func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 }
 
 // convert converts every TAT of t, records and debts, under its shards'
-// locks, and forgets the gaps. Debts, kept per cell, convert by
-// Config.Limit's buckets.
+// locks, and forgets the gaps.
 func (t *table) convert(c *conversion, now int64) {
 	for i := range t.shards {
 		s := &t.shards[i]
@@ -99,12 +105,13 @@ func (t *table) convert(c *conversion, now int64) {
 	}
 }
 
-// convert converts the live debts of d by Config.Limit's buckets.
+// convert converts the live debts of d, whose values are not known, by
+// the buckets whose cost grows most (c.debt).
 func (d *debts) convert(c *conversion, now int64) {
 	d.until = noDebt
 	for j := range d.cells {
 		if cl := &d.cells[j]; cl.tat > now {
-			cl.tat = c.tat(id{}, flow.Instant{NS: cl.tat}, now).Ceil()
+			cl.tat = convertTAT(c.debt, flow.Instant{NS: cl.tat}, now).Ceil()
 			d.until = max(d.until, cl.tat)
 		}
 	}
