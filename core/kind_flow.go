@@ -27,7 +27,7 @@ func flowSpec() kindSpec {
 		summary:  flowSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, false, g.stores, prev)
+				return newStoreKind(r, false, g.stores, prev, int64(g.clock.Now()))
 			}
 			return newFlowKind(r, prev, int64(g.clock.Now()))
 		},

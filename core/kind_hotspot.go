@@ -40,7 +40,7 @@ func hotspotSpec() kindSpec {
 		summary: hotspotSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, true, g.stores, prev)
+				return newStoreKind(r, true, g.stores, prev, int64(g.clock.Now()))
 			}
 			return newHotspotKind(r, prev, g.topBlocked, int64(g.clock.Now()))
 		},

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
 )
 
 // reloadCase is a rule whose limit is spent, then reloaded as changed by
@@ -97,4 +98,35 @@ func TestReloadNeverResetsASpentLimit(t *testing.T) {
 			assert.GreaterOrEqual(t, passed, tc.least, "passed a second after the reload")
 		})
 	}
+}
+
+// TestReloadKeepsLocalFallbackSpent: a store rule's local fallback (its
+// store down) is a limiter of its own, carried over the same way: spent,
+// then reloaded with a window twice as long, it stays spent a second
+// later. Before the fix its token bucket kept its TAT and let one more
+// through.
+func TestReloadKeepsLocalFallbackSpent(t *testing.T) {
+	ctx := context.Background()
+	s := newSwitchable(t, clock.NewFake(0))
+	fc := clock.NewFake(time.Second)
+	rule := core.Rule{Name: "r", Resource: "GET /x", Kind: core.KindFlow, Algorithm: core.AlgorithmTokenBucket, Limit: 100, Window: time.Minute,
+		Store: "shared", OnFailure: core.FailLocal, LocalLimit: 2}
+	g, err := core.New(core.WithClock(fc), core.WithStore("shared", s), core.WithStoreBreaker(1, time.Hour), core.WithRules(rule))
+	require.NoError(t, err)
+	defer g.Close()
+	s.down.Store(true)
+	passed := func() (n int) {
+		for range 5 {
+			if e, err := g.Enter(ctx, "GET /x"); err == nil {
+				n++
+				e.Exit(nil)
+			}
+		}
+		return n
+	}
+	require.Equal(t, 2, passed(), "the local limit")
+	rule.Window *= 2
+	require.NoError(t, g.SetRules([]core.Rule{rule}))
+	fc.Advance(time.Second)
+	assert.Zero(t, passed(), "passed locally a second after the reload")
 }
