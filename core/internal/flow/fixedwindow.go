@@ -64,7 +64,7 @@ type counter struct {
 
 func newCounter(b base, prev Limiter) *counter {
 	c, cfg := &counter{base: b, ps: &periods{}, sliding: b.cfg.Algorithm == SlidingCounter}, b.cfg
-	if p, ok := prev.(*counter); ok && p.cfg.Algorithm == cfg.Algorithm {
+	if p, ok := prev.(*counter); ok { // fixed or sliding: the same periods
 		c.ps = p.ps
 		if p.cfg.Window != cfg.Window {
 			c.ps = replayPeriods(p.ps, int64(p.cfg.Window), int64(cfg.Window))

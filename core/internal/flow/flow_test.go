@@ -468,7 +468,8 @@ func TestReload(t *testing.T) {
 		{"token-bucket limit raised", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: TokenBucket, Limit: 20}, 5, 10},
 		{"token-bucket to leaky-bucket: the TAT carries over", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10}, 10, 0},
 		{"leaky-bucket slots kept", Config{Algorithm: LeakyBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10, MaxWait: 250 * ms}, 1, 2},
-		{"algorithm changed", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 5},
+		{"fixed-window to sliding-counter: the periods carry over", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 0},
+		{"leap-array to sliding-counter: not carried", Config{Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
