@@ -81,10 +81,12 @@
 // value and what is allowed; a set with an invalid rule is refused whole
 // and the rules in force stay. SetRules replaces the rules atomically: a
 // rule whose name, kind, resource and param are unchanged keeps its state
-// (window counts, bucket levels, requests in flight, a breaker's state),
-// so a reload does not reset a limit. A Rule marshals to JSON and YAML in
-// the rules file's form; its enumerated fields take typed constants or
-// plain strings ("token-bucket").
+// (window counts, bucket levels, requests in flight, a breaker's state), so
+// a reload does not reset a limit, also when it changes the window,
+// buckets, limit, table size or bucket algorithm: counts are replayed into
+// the new window and a bucket keeps the requests it owes. A Rule marshals
+// to JSON and YAML in the rules file's form; its enumerated fields take
+// typed constants or plain strings ("token-bucket").
 //
 // # Flow rules
 //

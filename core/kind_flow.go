@@ -27,9 +27,9 @@ func flowSpec() kindSpec {
 		summary:  flowSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, false, g.stores, prev)
+				return newStoreKind(r, false, g.stores, prev, int64(g.clock.Now()))
 			}
-			return newFlowKind(r, prev)
+			return newFlowKind(r, prev, int64(g.clock.Now()))
 		},
 	}
 }
@@ -56,12 +56,12 @@ func flowDefaults(r Rule) Rule {
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
 
-func newFlowKind(r Rule, prev limiter) (limiter, traits, error) {
+func newFlowKind(r Rule, prev limiter, now int64) (limiter, traits, error) {
 	var p flow.Limiter
 	if k, ok := prev.(*flowKind); ok {
 		p = k.l
 	}
-	l, err := flow.New(r.flowConfig(), p)
+	l, err := flow.Reload(r.flowConfig(), p, now)
 	if err != nil {
 		return nil, traits{}, err
 	}

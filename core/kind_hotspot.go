@@ -40,9 +40,9 @@ func hotspotSpec() kindSpec {
 		summary: hotspotSummary,
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, true, g.stores, prev)
+				return newStoreKind(r, true, g.stores, prev, int64(g.clock.Now()))
 			}
-			return newHotspotKind(r, prev, g.topBlocked)
+			return newHotspotKind(r, prev, g.topBlocked, int64(g.clock.Now()))
 		},
 	}
 }
@@ -91,13 +91,13 @@ type hotspotKind struct {
 	top []*topk.Sketch
 }
 
-func newHotspotKind(r Rule, prev limiter, topBlocked int) (limiter, traits, error) {
+func newHotspotKind(r Rule, prev limiter, topBlocked int, now int64) (limiter, traits, error) {
 	var p *hotspot.Limiter
 	var top []*topk.Sketch
 	if k, ok := prev.(*hotspotKind); ok {
 		p, top = k.l, k.top
 	}
-	l, err := hotspot.New(r.hotspotConfig(), p)
+	l, err := hotspot.Reload(r.hotspotConfig(), p, now)
 	if err != nil {
 		return nil, traits{}, err
 	}

@@ -52,8 +52,9 @@ func flowTraits(alg flow.Algorithm) traits {
 }
 
 // newStoreKind makes the limiter of rule r, which has a store, carrying the
-// local fallback's state over from prev; perValue for a hotspot rule.
-func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter) (limiter, traits, error) {
+// local fallback's state over from prev at now; perValue for a hotspot
+// rule.
+func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter, now int64) (limiter, traits, error) {
 	conn := conns[r.Store]
 	if conn == nil {
 		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
@@ -88,9 +89,9 @@ func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limit
 	local.Limit = r.LocalLimit
 	var err error
 	if perValue {
-		k.localHot, err = hotspot.New(local.hotspotConfig(), p.localHot)
+		k.localHot, err = hotspot.Reload(local.hotspotConfig(), p.localHot, now)
 	} else {
-		k.local, err = flow.New(local.flowConfig(), p.local)
+		k.local, err = flow.Reload(local.flowConfig(), p.local, now)
 	}
 	return k, t, err
 }

@@ -37,8 +37,8 @@ func TestTopBlockedValues(t *testing.T) {
 	send(g, users...)
 	// Each user's first request passes.
 	assert.Equal(t, []core.BlockedValue{{Value: "mallory", Blocked: 9}, {Value: "eve", Blocked: 4}}, ruleStats(t, g, "per-user").TopBlocked)
-	// A reload keeps the counts.
-	rule.Limit = 2
+	// A reload keeps the counts (a longer window: mallory stays spent).
+	rule.Window = 2 * time.Hour
 	require.NoError(t, g.SetRules([]core.Rule{rule}))
 	send(g, sent{"mallory", 1})
 	assert.Equal(t, core.BlockedValue{Value: "mallory", Blocked: 10}, ruleStats(t, g, "per-user").TopBlocked[0])

@@ -873,9 +873,9 @@ func testAllowedFields(t *testing.T, f factory) {
 	changed := slices.Clone(rules)
 	changed[0].Limit, changed[1].Window = 20, time.Minute
 	require.NoError(t, s.guard.SetRules(changed))
-	// alice's bucket is empty: t is when her next request passes, 500ms
-	// (her first was 500ms of the old limit).
-	check(s.get("/hello", "X-User-ID: alice"), `"hello-rate";q=20;w=2, "per-user";q=2;w=60`, `"hello-rate";r=17;t=2, "per-user";r=0;t=1`)
+	// alice's bucket is empty: t is when her next request passes, 30s
+	// (she owes her first at the new rate, 2 per minute).
+	check(s.get("/hello", "X-User-ID: alice"), `"hello-rate";q=20;w=2, "per-user";q=2;w=60`, `"hello-rate";r=17;t=2, "per-user";r=0;t=30`)
 	check(s.get("/hello"), `"hello-rate";q=20;w=2`, `"hello-rate";r=16;t=2`)
 
 	// Turned off, admitted responses have none; blocked ones keep theirs.

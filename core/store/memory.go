@@ -57,7 +57,7 @@ func (m *memory) limiter(key string, lim Limit) (flow.Limiter, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	l, err := flow.New(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, e.l)
+	l, err := flow.Reload(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, e.l, int64(m.clock.Now()))
 	if err != nil {
 		return nil, err
 	}

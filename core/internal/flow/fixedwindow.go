@@ -64,8 +64,11 @@ type counter struct {
 
 func newCounter(b base, prev Limiter) *counter {
 	c, cfg := &counter{base: b, ps: &periods{}, sliding: b.cfg.Algorithm == SlidingCounter}, b.cfg
-	if p, ok := prev.(*counter); ok && p.cfg.Algorithm == cfg.Algorithm && p.cfg.Window == cfg.Window {
+	if p, ok := prev.(*counter); ok { // fixed or sliding: the same periods
 		c.ps = p.ps
+		if p.cfg.Window != cfg.Window {
+			c.ps = replayPeriods(p.ps, int64(p.cfg.Window), int64(cfg.Window))
+		}
 	}
 	return c
 }

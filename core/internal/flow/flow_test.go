@@ -453,21 +453,23 @@ func TestReload(t *testing.T) {
 	}{
 		{"leap-array limit raised", Config{Limit: 5}, Config{Limit: 10}, 5, 5},
 		{"leap-array limit lowered", Config{Limit: 10}, Config{Limit: 4}, 3, 1},
-		{"leap-array buckets changed", Config{Limit: 5}, Config{Limit: 10, Buckets: 5}, 5, 10},
-		{"leap-array window changed", Config{Limit: 5}, Config{Limit: 10, Window: 2 * s}, 5, 10},
+		// Counts carry over into a window of another shape (replayed).
+		{"leap-array buckets changed", Config{Limit: 5}, Config{Limit: 10, Buckets: 5}, 5, 5},
+		{"leap-array window changed", Config{Limit: 5}, Config{Limit: 10, Window: 2 * s}, 5, 5},
 		{"fixed-window limit raised", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: FixedWindow, Limit: 10}, 5, 5},
-		{"fixed-window window changed", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: FixedWindow, Limit: 10, Window: 2 * s}, 5, 10},
+		{"fixed-window window changed", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: FixedWindow, Limit: 10, Window: 2 * s}, 5, 5},
 		{"sliding-counter limit raised", Config{Algorithm: SlidingCounter, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 10}, 5, 5},
-		{"sliding-counter window changed", Config{Algorithm: SlidingCounter, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 10, Window: 2 * s}, 5, 10},
+		{"sliding-counter window changed", Config{Algorithm: SlidingCounter, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 10, Window: 2 * s}, 5, 5},
 		{"sliding-log limit raised", Config{Algorithm: SlidingLog, Limit: 5}, Config{Algorithm: SlidingLog, Limit: 10}, 5, 5},
 		{"sliding-log limit lowered", Config{Algorithm: SlidingLog, Limit: 10}, Config{Algorithm: SlidingLog, Limit: 3}, 2, 1},
 		{"sliding-log window changed: timestamps still hold", Config{Algorithm: SlidingLog, Limit: 5}, Config{Algorithm: SlidingLog, Limit: 10, Window: 2 * s}, 5, 5},
 		// A token bucket keeps the time it needs to refill: half empty
 		// stays half empty at the new rate.
 		{"token-bucket limit raised", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: TokenBucket, Limit: 20}, 5, 10},
-		{"token-bucket to leaky-bucket", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10}, 10, 1},
+		{"token-bucket to leaky-bucket: the TAT carries over", Config{Algorithm: TokenBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10}, 10, 0},
 		{"leaky-bucket slots kept", Config{Algorithm: LeakyBucket, Limit: 10}, Config{Algorithm: LeakyBucket, Limit: 10, MaxWait: 250 * ms}, 1, 2},
-		{"algorithm changed", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 5},
+		{"fixed-window to sliding-counter: the periods carry over", Config{Algorithm: FixedWindow, Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 0},
+		{"leap-array to sliding-counter: not carried", Config{Limit: 5}, Config{Algorithm: SlidingCounter, Limit: 5}, 5, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

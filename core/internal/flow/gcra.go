@@ -393,13 +393,17 @@ func newGCRA(b base, prev Limiter) *gcra {
 	g.locked = cfg.Limit > 0 && (int64(cfg.Window)%cfg.Limit != 0 || b.warm != nil)
 	g.full = g.params(cfg.Limit).Prepare()
 	p, ok := prev.(*gcra)
-	if !ok || p.cfg.Algorithm != cfg.Algorithm {
+	if !ok {
 		g.st = new(bucketState)
 		return g
 	}
-	g.st = p.st
+	g.st = p.st // a token bucket's TAT and a leaky bucket's are one arithmetic
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
+	if p.cfg.Algorithm != cfg.Algorithm {
+		g.st.holes.Forget(0)
+		g.st.nholes.Store(0)
+	}
 	if !g.locked && g.st.frac > 0 {
 		// Rounded up: decisions without the mutex see whole nanoseconds.
 		g.st.tat.Add(1)

@@ -38,18 +38,24 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 	if b.warm == nil {
 		l.leases = make([]lease, stripe.Count())
 	}
-	if p, ok := prev.(*leapArray); ok && p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
-		// The counts carry over; what is left of the old limiter's leases
-		// goes back to the window.
-		l.arr = p.arr
+	p, ok := prev.(*leapArray)
+	if ok {
+		// What is left of the old limiter's leases goes back to its window,
+		// whose counts carry over.
 		for i := range p.leases {
 			p.giveBackLeft(p.leases[i].end())
 		}
-		return l, nil
+		if p.cfg.Window == cfg.Window && p.cfg.Buckets == cfg.Buckets {
+			l.arr = p.arr
+			return l, nil
+		}
 	}
 	arr, err := window.New(cfg.Buckets, cfg.Window)
 	if err != nil {
 		return nil, err
+	}
+	if ok {
+		replayArray(p.arr, arr)
 	}
 	l.arr = arr
 	return l, nil

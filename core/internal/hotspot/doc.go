@@ -283,12 +283,11 @@
 //
 // # Reloading rules
 //
-// New takes the Limiter of the same rule before a reload. When the
-// algorithm and MaxKeys are unchanged, the new Limiter shares the table:
-// buckets and in-flight counts carry over (a bucket refills at the new
-// rate), and Decisions of the old Limiter may be released through the new.
-// Otherwise the new Limiter starts with an empty table and no debts, and
-// Decisions of the old one still release into the old table.
+// New and Reload take the Limiter of the same rule before a reload and
+// carry its state over, so a reload does not reset a limit: a value keeps
+// the requests it owes at the reload under another window, limit,
+// MaxKeys or bucket algorithm (New's doc says how, and what it costs;
+// go test -run TestReloadKeeps ./core/internal/hotspot).
 //
 // Times are nanoseconds of the Guard's clock (package clock), passed to
 // Acquire by the caller, which reads the clock once for all the rules of a

@@ -40,7 +40,30 @@ type Decision struct {
 // New returns a Limiter for cfg, or an error listing every problem of cfg
 // (Config.Validate, then Config.Bounds), one flow.FieldError each. prev,
 // the Limiter of the same rule before a reload, passes on its table when
-// it has the same Algorithm and MaxKeys (see the package doc).
+// it has the same Algorithm and MaxKeys: buckets, debts and in-flight
+// counts carry over, and Decisions of either release into it. Reload,
+// given the time of the reload, carries more. A value keeps the requests
+// it owes when its cost per request (Window/its limit) changes: its debt
+// TAT-now is converted, rounded up (a token bucket's to at most its
+// capacity), so a spent value stays spent after a longer window and a
+// raised limit gives only the difference; evicted values' debts, whose
+// values are unknown, convert by the limit whose cost grows most. A bucket
+// table of another MaxKeys or algorithm (token and leaky buckets are the
+// same TAT arithmetic) takes the old one's seeds, its debts (copied to
+// the shards of their values, merged cell by cell into a table of fewer
+// shards; those of a shard whose cell count differs from the first's, by
+// one when MaxKeys is not a multiple of the shards, are left out), then
+// its values whose buckets are not full, converted, in their LRU segment;
+// a value a smaller table cannot hold leaves its debt as an eviction does.
+// Nothing of the old table is kept: memory stays bounded by the new
+// MaxKeys. Carrying 1 000 000 values took 0.06-0.3 s (the new table's
+// 137 MB allocated), converting them in place 0.06-0.17 s, on a busy 2-CPU
+// VM (go test -run '^$' -bench ReloadCarry1M -benchtime 3x -benchmem
+// ./core/internal/hotspot), each shard locked only while its records are
+// read. Gaps are forgotten (their slots kept as
+// taken). A Concurrency table of another MaxKeys starts empty: Decisions
+// release into the table they were made in. Requests the old Limiter
+// admits after the carry, having read the rules before, are not carried.
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	errs := cfg.Validate()

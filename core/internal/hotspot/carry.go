@@ -1,0 +1,196 @@
+package hotspot
+
+import (
+	"slices"
+
+	"github.com/sluicekit/sluice/core/internal/flow"
+)
+
+// Reload is New for the rule of prev reloaded at now, carrying what each
+// value owes at now into the new Limiter (see New).
+func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
+	l, err := New(cfg, prev)
+	if err != nil || prev == nil || l.bucket == nil || prev.bucket == nil {
+		return l, err
+	}
+	c := newConversion(prev, l)
+	if l.tab == prev.tab {
+		if c.changes {
+			l.tab.convert(c, now)
+		}
+		return l, nil
+	}
+	l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
+	l.tab.carry(prev.tab, c, now, l.keep)
+	return l, nil
+}
+
+// conversion maps a value's bucket of a Limiter to its bucket of the
+// Limiter that replaces it.
+type conversion struct {
+	def     [2]*flow.GCRA // of Config.Limit: before, after
+	over    map[id][2]*flow.GCRA
+	debt    [2]*flow.GCRA // the pair whose cost grows most, for debts
+	changes bool          // some bucket's cost per request changes
+}
+
+func newConversion(prev, l *Limiter) *conversion {
+	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}, over: map[id][2]*flow.GCRA{}}
+	c.changes, c.debt = costChanges(c.def), c.def
+	growth := func(g [2]*flow.GCRA) float64 {
+		if !costChanges(g) {
+			return 1
+		}
+		return float64(g[0].Limit) * float64(g[1].Window) / float64(g[1].Limit) / float64(g[0].Window)
+	}
+	for _, m := range []map[string]*flow.GCRA{prev.over, l.over} {
+		for v := range m {
+			g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
+			c.over[prev.tab.idOf(v)] = g
+			c.changes = c.changes || costChanges(g)
+			if growth(g) > growth(c.debt) {
+				c.debt = g
+			}
+		}
+	}
+	return c
+}
+
+// costChanges reports whether the cost of a request differs between g's
+// buckets, both of which admit.
+func costChanges(g [2]*flow.GCRA) bool {
+	return g[0].Limit > 0 && g[1].Limit > 0 && (g[0].Limit != g[1].Limit || g[0].Window != g[1].Window)
+}
+
+// tat returns the TAT under the new Limiter of value k whose TAT was st
+// (its fraction in units of the old limit) at now: the same when full.
+func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
+	g, ok := c.over[k]
+	if !ok {
+		g = c.def
+	}
+	return convertTAT(g, st, now)
+}
+
+// convertTAT returns TAT st at now of a bucket of g[0] as one of g[1]
+// owing as many requests.
+func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
+	if !st.After(flow.Instant{NS: now}) || !costChanges(g) {
+		return st
+	}
+	d := st.Minus(flow.Instant{NS: now}, g[0].Limit)
+	return flow.Instant{NS: now}.Plus(g[1].Owing(d, g[0].Limit, g[0]), g[1].Limit)
+}
+
+// convert converts every TAT of t, records and debts, under its shards'
+// locks, and forgets the gaps.
+func (t *table) convert(c *conversion, now int64) {
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		if s.frontRec >= 0 {
+			s.frontState = c.tat(s.front, s.frontState, now)
+		}
+		for j := range s.recs {
+			if r := &s.recs[j]; int32(j) != s.frontRec {
+				r.state = c.tat(r.id, r.state, now)
+			}
+			s.recs[j].gaps = 0
+		}
+		s.gaps.List = s.gaps.List[:0]
+		if t.debts != nil {
+			t.debts[i].convert(c, now)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// convert converts the live debts of d, whose values are not known, by
+// the buckets whose cost grows most (c.debt).
+func (d *debts) convert(c *conversion, now int64) {
+	d.until = noDebt
+	for j := range d.cells {
+		if cl := &d.cells[j]; cl.tat > now {
+			cl.tat = convertTAT(c.debt, flow.Instant{NS: cl.tat}, now).Ceil()
+			d.until = max(d.until, cl.tat)
+		}
+	}
+}
+
+// carry puts into t, a new bucket table with old's seeds, the debts and
+// the records of old whose buckets are not full at now, converted, each
+// shard of old read under its lock; a record used twice (protected) is used
+// twice in t. The records come last, so that those a smaller t evicts
+// leave their debts with the others.
+func (t *table) carry(old *table, c *conversion, now, keep int64) {
+	if old.debts != nil {
+		for j := range t.shards {
+			t.debts[j].carry(old, int32(j), uint64(len(t.shards)-1), now)
+			t.debts[j].convert(c, now)
+		}
+	}
+	type carried struct {
+		k    id
+		tat  int64
+		used bool
+	}
+	var batch []carried
+	for i := range old.shards {
+		s := &old.shards[i]
+		s.mu.Lock()
+		batch = batch[:0]
+		for j := range s.recs {
+			r := &s.recs[j]
+			if st := *s.stateOf(int32(j)); st.After(flow.Instant{NS: now}) {
+				batch = append(batch, carried{r.id, c.tat(r.id, st, now).Ceil(), r.seg == protected})
+			}
+		}
+		s.mu.Unlock()
+		for _, r := range batch {
+			si, ns := t.shard(r.k)
+			ns.mu.Lock()
+			if j := ns.insert(r.k, r.tat, now, t.debtsOf(si), keep); j >= 0 && r.used {
+				ns.touch(j)
+			}
+			ns.mu.Unlock()
+		}
+	}
+}
+
+// carry gives d, the debts of shard j of a new table of mask+1 shards with
+// old's seeds, the live debts of the shards of old whose values are in j,
+// each read under its shard's lock. Cells are chosen by the value's hash
+// and the number of cells, so a shard's cells are copied as they are; the
+// cells of several shards (a table of fewer shards) are merged cell by
+// cell, two debts of different values becoming one for both, the later
+// (mixed). Cells of another number than the first shard's are left out:
+// shards of one table have the same number unless MaxKeys is not a
+// multiple of the shards, and then differ by one cell at most.
+func (d *debts) carry(old *table, j int32, mask uint64, now int64) {
+	oldMask := old.shardMask
+	for o := uint64(j) & oldMask; o <= oldMask; o += mask + 1 {
+		s := &old.shards[o]
+		s.mu.Lock()
+		from := &old.debts[o]
+		switch {
+		case !from.owing(now):
+		case d.cells == nil:
+			d.cells = slices.Clone(from.cells)
+			d.until = from.until
+		case len(d.cells) == len(from.cells):
+			for k, x := range from.cells {
+				if y := &d.cells[k]; x.tat > now {
+					if y.tat > now && y.owner != x.owner {
+						x.owner = mixed
+					}
+					y.tat, y.owner = max(y.tat, x.tat), x.owner
+				}
+			}
+			d.until = max(d.until, from.until)
+		}
+		s.mu.Unlock()
+		if mask >= oldMask {
+			return // one shard of old holds j's values
+		}
+	}
+}
