@@ -68,68 +68,48 @@ func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 }
 
 // keepOwed makes the TAT of g's state, which g shares with the bucket of
-// config old, owe at now the requests it owed under old (GCRA.Owing). A
+// config old, owe at now the requests it owed under old (GCRA.Convert). A
 // leaky bucket's holes are forgotten (their slots are kept as taken).
 func (g *gcra) keepOwed(old Config, now int64) {
-	cfg := g.cfg
-	if old.Limit <= 0 || cfg.Limit <= 0 || old.Limit == cfg.Limit && old.Window == cfg.Window {
+	if old.Limit <= 0 || g.cfg.Limit <= 0 || old.Limit == g.cfg.Limit && old.Window == g.cfg.Window {
 		return
 	}
-	s, den := g.st, g.full.denom()
+	s, prev := g.st, GCRA{Limit: old.Limit, Window: old.Window}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.holes.List) > 0 {
-		s.holes.Forget(0)
-		s.nholes.Store(0)
-	}
-	prev := GCRA{Limit: old.Limit, Window: old.Window}
-	for {
-		ns, frac, fden := s.tat.Load(), s.frac, max(s.den, 1)
-		if ns <= now {
-			return // full: nothing owed
-		}
-		next := g.full.Owing(Instant{ns - now, frac}, fden, &prev)
+	s.holes.Forget(0)
+	s.nholes.Store(0)
+	for ns, frac := s.tat.Load(), s.frac; ns > now; ns, frac = s.tat.Load(), s.frac {
+		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &prev)
 		if !g.locked {
-			next = Instant{NS: next.Ceil()}
+			next = at(next.Ceil())
 		}
-		if s.tat.CompareAndSwap(ns, now+next.NS) {
-			s.frac, s.den = next.Frac, den
+		if s.swap(Instant{NS: ns}, next, g.full.denom()) {
 			return
 		}
 	}
 }
 
-// Owing returns the debt (TAT-now) of a bucket of p that owes the requests
-// a bucket of prev owes with debt d, d's fraction in units of 1/fden ns:
-// prev's cost of them becomes p's, rounded up to p's fraction; a token
+// Convert returns TAT t at now of a bucket of prev, t's fraction in units
+// of 1/fden ns, as the TAT of a bucket of p owing as many requests: prev's
+// cost of the debt t-now becomes p's, rounded up to p's fraction; a token
 // bucket owes at most its capacity. Only Limit and Window of prev are read.
-func (p *GCRA) Owing(d Instant, fden int64, prev *GCRA) Instant {
-	next := owed(d, fden, prev.Limit, int64(prev.Window), p.Limit, int64(p.Window), p.denom())
-	if c := p.Capacity(); !p.Queue && next.After(c) {
-		next = c
+func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
+	if !t.After(at(now)) {
+		return t // full: nothing owed
 	}
-	return next
-}
-
-// owed returns the debt d, in units of 1/fden ns, of a bucket of oldLimit
-// per oldWindow, as the debt of a bucket of newLimit per newWindow owing as
-// many requests, rounded up to a unit of 1/den ns.
-func owed(d Instant, fden, oldLimit, oldWindow, newLimit, newWindow, den int64) Instant {
-	b := func(x int64) *big.Int { return big.NewInt(x) }
-	num := new(big.Int).Mul(b(d.NS), b(fden))
-	num.Add(num, b(d.Frac))
-	num.Mul(num, b(oldLimit))
-	num.Mul(num, b(newWindow))
-	num.Mul(num, b(den))
-	q := new(big.Int).Mul(b(fden), b(oldWindow))
-	q.Mul(q, b(newLimit))
-	units, r := new(big.Int).QuoRem(num, q, new(big.Int))
-	if r.Sign() > 0 {
-		units.Add(units, b(1))
+	d, b, den := t.Minus(at(now), fden), big.NewInt, p.denom()
+	n, q := b(d.NS), b(fden)
+	n.Mul(n, q).Add(n, b(d.Frac)).Mul(n, b(prev.Limit)).Mul(n, b(int64(p.Window))).Mul(n, b(den))
+	q.Mul(q, b(int64(prev.Window))).Mul(q, b(p.Limit))
+	n.Add(n, q).Sub(n, b(1)).Quo(n, q) // in units of 1/den, rounded up
+	ns, f := n.QuoRem(n, b(den), q)
+	debt := at(int64(MaxSpan))
+	if ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
+		debt = Instant{ns.Int64(), f.Int64()}
 	}
-	ns, f := new(big.Int).QuoRem(units, b(den), new(big.Int))
-	if !ns.IsInt64() || ns.Int64() > int64(MaxSpan) {
-		return Instant{NS: int64(MaxSpan)}
+	if c := p.Capacity(); !p.Queue && debt.After(c) {
+		debt = c
 	}
-	return Instant{ns.Int64(), f.Int64()}
+	return at(now).Plus(debt, den)
 }

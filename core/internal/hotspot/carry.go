@@ -75,11 +75,10 @@ func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 // convertTAT returns TAT st at now of a bucket of g[0] as one of g[1]
 // owing as many requests.
 func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
-	if !st.After(flow.Instant{NS: now}) || !costChanges(g) {
+	if !costChanges(g) {
 		return st
 	}
-	d := st.Minus(flow.Instant{NS: now}, g[0].Limit)
-	return flow.Instant{NS: now}.Plus(g[1].Owing(d, g[0].Limit, g[0]), g[1].Limit)
+	return g[1].Convert(st, g[0].Limit, now, g[0])
 }
 
 // convert converts every TAT of t, records and debts, under its shards'
