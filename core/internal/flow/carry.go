@@ -1,51 +1,43 @@
 package flow
 
 import (
-	"math"
 	"math/big"
 
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Reload is New for the rule of prev reloaded at now, a token or leaky
-// bucket keeping the requests it owes at now (see New).
+// bucket keeping the requests it owes at now (see New): its TAT, shared
+// with prev, is converted (GCRA.Convert) and a leaky bucket's holes are
+// forgotten (their slots are kept as taken).
 func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 	l, err := New(cfg, prev)
-	if err != nil {
-		return nil, err
+	g, ok := l.(*gcra)
+	p, _ := prev.(*gcra)
+	if err != nil || !ok || p == nil || p.st != g.st || p.cfg.Limit <= 0 || g.cfg.Limit <= 0 || p.cfg.Limit == g.cfg.Limit && p.cfg.Window == g.cfg.Window {
+		return l, err
 	}
-	if g, ok := l.(*gcra); ok {
-		if p, ok := prev.(*gcra); ok && p.st == g.st {
-			g.keepOwed(p.cfg, now)
+	s, old := g.st, GCRA{Limit: p.cfg.Limit, Window: p.cfg.Window}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holes.Forget(0)
+	s.nholes.Store(0)
+	for ns, frac := s.tat.Load(), s.frac; ns > now; ns, frac = s.tat.Load(), s.frac {
+		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &old)
+		if !g.locked {
+			next = at(next.Ceil())
+		}
+		if s.swap(Instant{NS: ns}, next, g.full.denom()) {
+			break
 		}
 	}
 	return l, nil
 }
 
-// replayArray adds the pass counts of old's window to arr, a new array of
-// another shape, each old bucket's count at the last nanosecond of that
-// bucket, oldest first: a count lands in the new bucket holding the end of
-// its old one (the later one when the old bucket straddles new bucket
-// edges), so it leaves the new window no earlier than its requests would
-// have; counts older than the new window drop out as arr moves on. arr's
-// time may then run ahead of the clock by less than an old bucket, which
-// only makes its window end later (it counts an earlier reading in its
-// newest bucket).
-func replayArray(old, arr *window.LeapArray) {
-	if newest := old.Newest(); newest != math.MinInt64 {
-		bl := int64(old.BucketLen())
-		old.Each(newest, func(b *window.Bucket) {
-			if c := b.Get(window.Pass); c > 0 {
-				arr.Add(b.Start()+bl-1, window.Pass, c)
-			}
-		})
-	}
-}
-
 // replayPeriods returns periods of length newLen holding the counts of
-// old's current period and the one before, of length oldLen, as
-// replayArray does: each count goes to the new period holding the last
-// nanosecond of its old one. Two counts that land in one period add up;
+// old's current period and the one before, of length oldLen, each in the
+// new period holding the last nanosecond of its old one (as newLeapArray
+// replays buckets). Two counts that land in one period add up;
 // the previous count is kept as the new period's prev when it lands in the
 // period just before.
 func replayPeriods(old *periods, oldLen, newLen int64) *periods {
@@ -65,29 +57,6 @@ func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 	}
 	ps.cur.Store(np)
 	return ps
-}
-
-// keepOwed makes the TAT of g's state, which g shares with the bucket of
-// config old, owe at now the requests it owed under old (GCRA.Convert). A
-// leaky bucket's holes are forgotten (their slots are kept as taken).
-func (g *gcra) keepOwed(old Config, now int64) {
-	if old.Limit <= 0 || g.cfg.Limit <= 0 || old.Limit == g.cfg.Limit && old.Window == g.cfg.Window {
-		return
-	}
-	s, prev := g.st, GCRA{Limit: old.Limit, Window: old.Window}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.holes.Forget(0)
-	s.nholes.Store(0)
-	for ns, frac := s.tat.Load(), s.frac; ns > now; ns, frac = s.tat.Load(), s.frac {
-		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &prev)
-		if !g.locked {
-			next = at(next.Ceil())
-		}
-		if s.swap(Instant{NS: ns}, next, g.full.denom()) {
-			return
-		}
-	}
 }
 
 // Convert returns TAT t at now of a bucket of prev, t's fraction in units
