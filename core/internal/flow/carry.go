@@ -6,10 +6,9 @@ import (
 	"github.com/sluicekit/sluice/core/internal/window"
 )
 
-// Reload is New for the rule of prev reloaded at now, a token or leaky
-// bucket keeping the requests it owes at now (see New): its TAT, shared
-// with prev, is converted (GCRA.Convert) and a leaky bucket's holes are
-// forgotten (their slots are kept as taken).
+// Reload is New for the rule of prev reloaded at now, a bucket keeping the
+// requests it owes at now (see New; its holes are forgotten, their slots
+// kept as taken).
 func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 	l, err := New(cfg, prev)
 	g, ok := l.(*gcra)
@@ -35,11 +34,9 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 }
 
 // replayPeriods returns periods of length newLen holding the counts of
-// old's current period and the one before, of length oldLen, each in the
-// new period holding the last nanosecond of its old one (as newLeapArray
-// replays buckets). Two counts that land in one period add up;
-// the previous count is kept as the new period's prev when it lands in the
-// period just before.
+// old's current period and the one before, of length oldLen, each at the
+// last nanosecond of its old one (see New); a count that lands in the
+// period just before the new current one is its prev.
 func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 	ps := &periods{}
 	c := old.cur.Load()
@@ -59,10 +56,9 @@ func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 	return ps
 }
 
-// Convert returns TAT t at now of a bucket of prev, t's fraction in units
-// of 1/fden ns, as the TAT of a bucket of p owing as many requests: prev's
-// cost of the debt t-now becomes p's, rounded up to p's fraction; a token
-// bucket owes at most its capacity. Only Limit and Window of prev are read.
+// Convert returns TAT t at now of a bucket of prev (only its Limit and
+// Window are read), t's fraction in units of 1/fden ns, as the TAT of a
+// bucket of p owing as many requests (see New).
 func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	if !t.After(at(now)) {
 		return t // full: nothing owed

@@ -66,18 +66,20 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
 // before a rule reload, its state is carried over, so a reload does not
 // reset the limit: a window's counts (shared when the window and buckets
 // are unchanged, between a fixed window and a sliding counter too; else
-// each old bucket's count is replayed at its bucket's end into the new
-// shape, which errs on the side of the limit by less than an old bucket; a
-// switch between a leap array, a sliding log and the counters starts
-// afresh), a sliding log's timestamps, a bucket's TAT (token or leaky) with
-// in-flight waiters' slots, and warm-up heat. Admissions the old Limiter
-// makes after a replay, by requests that read the rules before the reload,
-// are not in the new window. New keeps a bucket's TAT, the time it needs to
-// refill; Reload, given the time, keeps the requests it owes instead when
-// its cost per request (Window/Limit) changes: its debt TAT-now is
-// converted, rounded up, a token bucket's to at most its capacity, so a
-// spent bucket stays spent after a longer window and a raised limit gives
-// only the difference (TestReloadKeepsWhatIsSpent).
+// each old bucket's count is replayed at its bucket's last nanosecond into
+// the new shape, so it leaves the new window no earlier than its requests
+// would have, the new window's time running ahead of the clock by less
+// than an old bucket; a switch between a leap array, a sliding log and the
+// counters starts afresh), a sliding log's timestamps, a bucket's TAT
+// (token or leaky) with in-flight waiters' slots, and warm-up heat.
+// Admissions the old Limiter makes after a replay, by requests that read
+// the rules before the reload, are not in the new window. New keeps a
+// bucket's TAT, the time it needs to refill; Reload, given the time, keeps
+// the requests it owes instead when its cost per request (Window/Limit)
+// changes: its debt TAT-now is converted, rounded up to the new fraction,
+// a token bucket's to at most its capacity, so a spent bucket stays spent
+// after a longer window and a raised limit gives only the difference
+// (TestReloadKeepsWhatIsSpent).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {

@@ -235,8 +235,7 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 // outcome writes to d the decision of advance's next and over for the
 // requests of c at now against tat (with a limit of 0 or a request larger
 // than the bucket, over is Window). Waits and hints are rounded up to a
-// nanosecond: never early. Without quota, an admitted decision's Remaining
-// and Next are left 0 (see DecideAt).
+// nanosecond: never early. quota is DecideAt's.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant, quota bool) {
 	if over.After(Instant{}) {
 		*d = Decision{Limit: p.Limit, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}

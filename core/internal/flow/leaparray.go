@@ -56,13 +56,8 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 		return nil, err
 	}
 	if ok && p.arr.Newest() != math.MinInt64 {
-		// Each old bucket's count is added at its last nanosecond, oldest
-		// first: it lands in the new bucket holding the end of its old one
-		// (the later one when the old bucket straddles new bucket edges),
-		// so it leaves the new window no earlier than its requests would
-		// have; counts older than the new window drop out as arr moves on.
-		// arr's time may then run ahead of the clock by less than an old
-		// bucket, which only makes its window end later.
+		// Each old bucket's count at its last nanosecond, oldest first (see
+		// New): counts older than the new window drop out as arr moves on.
 		bl := int64(p.arr.BucketLen())
 		p.arr.Each(p.arr.Newest(), func(b *window.Bucket) {
 			if c := b.Get(window.Pass); c > 0 {

@@ -6,8 +6,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
-// Reload is New for the rule of prev reloaded at now, carrying what each
-// value owes at now into the new Limiter (see New).
+// Reload is New carrying what each value owes at now (see New).
 func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 	l, err := New(cfg, prev)
 	if err != nil || prev == nil || l.bucket == nil || prev.bucket == nil {
@@ -63,7 +62,7 @@ func costChanges(g [2]*flow.GCRA) bool {
 }
 
 // tat returns the TAT under the new Limiter of value k whose TAT was st
-// (its fraction in units of the old limit) at now: the same when full.
+// (its fraction in units of the old limit) at now.
 func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 	g, ok := c.over[k]
 	if !ok {
@@ -72,8 +71,7 @@ func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 	return convertTAT(g, st, now)
 }
 
-// convertTAT returns TAT st at now of a bucket of g[0] as one of g[1]
-// owing as many requests.
+// convertTAT is tat by the buckets g, before and after.
 func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
 	if !costChanges(g) {
 		return st
@@ -116,11 +114,9 @@ func (d *debts) convert(c *conversion, now int64) {
 	}
 }
 
-// carry puts into t, a new bucket table with old's seeds, the debts and
-// the records of old whose buckets are not full at now, converted, each
-// shard of old read under its lock; a record used twice (protected) is used
-// twice in t. The records come last, so that those a smaller t evicts
-// leave their debts with the others.
+// carry puts into t, a new bucket table with old's seeds, what New's doc
+// says, each shard of old read under its lock: debts first, so that the
+// records a smaller t evicts leave their debts with the others.
 func (t *table) carry(old *table, c *conversion, now, keep int64) {
 	if old.debts != nil {
 		for j := range t.shards {
@@ -158,13 +154,9 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 
 // carry gives d, the debts of shard j of a new table of mask+1 shards with
 // old's seeds, the live debts of the shards of old whose values are in j,
-// each read under its shard's lock. Cells are chosen by the value's hash
-// and the number of cells, so a shard's cells are copied as they are; the
-// cells of several shards (a table of fewer shards) are merged cell by
-// cell, two debts of different values becoming one for both, the later
-// (mixed). Cells of another number than the first shard's are left out:
-// shards of one table have the same number unless MaxKeys is not a
-// multiple of the shards, and then differ by one cell at most.
+// as New's doc says, each read under its shard's lock: cells are chosen by
+// the value's hash and the number of cells, so they are copied or merged
+// cell by cell.
 func (d *debts) carry(old *table, j int32, mask uint64, now int64) {
 	oldMask := old.shardMask
 	for o := uint64(j) & oldMask; o <= oldMask; o += mask + 1 {

@@ -149,9 +149,7 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 // AcquireTo is Acquire writing the decision to d, every field of it,
 // instead of returning it: a Decision is too large to be returned in
 // registers, and a caller that keeps decisions (to give them back later)
-// saves copying it. Without quota, the caller reads no quota of an
-// admitted decision: a bucket's may leave Remaining and Next 0 (see
-// flow.GCRA.DecideAt).
+// saves copying it. quota is flow.GCRA.DecideAt's.
 func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64, quota bool) {
 	n = max(n, 1)
 	if l.cfg.Algorithm == Concurrency {
