@@ -85,14 +85,9 @@ func (t *table) convert(c *conversion, now int64) {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
-		if s.frontRec >= 0 {
-			s.frontState = c.tat(s.front, s.frontState, now)
-		}
 		for j := range s.recs {
-			if r := &s.recs[j]; int32(j) != s.frontRec {
-				r.state = c.tat(r.id, r.state, now)
-			}
-			s.recs[j].gaps = 0
+			st := s.stateOf(int32(j))
+			*st, s.recs[j].gaps = c.tat(s.recs[j].id, *st, now), 0
 		}
 		s.gaps.List = s.gaps.List[:0]
 		if t.debts != nil {
