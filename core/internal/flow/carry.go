@@ -13,16 +13,16 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 	l, err := New(cfg, prev)
 	g, ok := l.(*gcra)
 	p, _ := prev.(*gcra)
-	if err != nil || !ok || p == nil || p.st != g.st || p.cfg.Limit <= 0 || g.cfg.Limit <= 0 || p.cfg.Limit == g.cfg.Limit && p.cfg.Window == g.cfg.Window {
+	if err != nil || !ok || p == nil || p.st != g.st || !g.full.Converts(&p.full) {
 		return l, err
 	}
-	s, old := g.st, GCRA{Limit: p.cfg.Limit, Window: p.cfg.Window}
+	s := g.st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.holes.Forget(0)
 	s.nholes.Store(0)
 	for ns, frac := s.tat.Load(), s.frac; ns > now; ns, frac = s.tat.Load(), s.frac {
-		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &old)
+		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &p.full)
 		if !g.locked {
 			next = at(next.Ceil())
 		}
@@ -58,10 +58,11 @@ func replayPeriods(old *periods, oldLen, newLen int64) *periods {
 
 // Convert returns TAT t at now of a bucket of prev (only its Limit and
 // Window are read), t's fraction in units of 1/fden ns, as the TAT of a
-// bucket of p owing as many requests (see New).
+// bucket of p owing as many requests (see New): t itself when full or
+// when p does not convert prev.
 func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
-	if !t.After(at(now)) {
-		return t // full: nothing owed
+	if !t.After(at(now)) || !p.Converts(prev) {
+		return t
 	}
 	d, b, den := t.Minus(at(now), fden), big.NewInt, p.denom()
 	n, q := b(d.NS), b(fden)
@@ -77,4 +78,10 @@ func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 		debt = c
 	}
 	return at(now).Plus(debt, den)
+}
+
+// Converts reports whether a request costs another time (Window/Limit) in
+// a bucket of p than in one of prev, both of which admit.
+func (p *GCRA) Converts(prev *GCRA) bool {
+	return prev.Limit > 0 && p.Limit > 0 && (prev.Limit != p.Limit || prev.Window != p.Window)
 }

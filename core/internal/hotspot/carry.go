@@ -35,9 +35,9 @@ type conversion struct {
 
 func newConversion(prev, l *Limiter) *conversion {
 	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}, over: map[id][2]*flow.GCRA{}}
-	c.changes, c.debt = costChanges(c.def), c.def
+	c.changes, c.debt = c.def[1].Converts(c.def[0]), c.def
 	growth := func(g [2]*flow.GCRA) float64 {
-		if !costChanges(g) {
+		if !g[1].Converts(g[0]) {
 			return 1
 		}
 		return float64(g[0].Limit) * float64(g[1].Window) / float64(g[1].Limit) / float64(g[0].Window)
@@ -46,7 +46,7 @@ func newConversion(prev, l *Limiter) *conversion {
 		for v := range m {
 			g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
 			c.over[prev.tab.idOf(v)] = g
-			c.changes = c.changes || costChanges(g)
+			c.changes = c.changes || g[1].Converts(g[0])
 			if growth(g) > growth(c.debt) {
 				c.debt = g
 			}
@@ -55,26 +55,12 @@ func newConversion(prev, l *Limiter) *conversion {
 	return c
 }
 
-// costChanges reports whether the cost of a request differs between g's
-// buckets, both of which admit.
-func costChanges(g [2]*flow.GCRA) bool {
-	return g[0].Limit > 0 && g[1].Limit > 0 && (g[0].Limit != g[1].Limit || g[0].Window != g[1].Window)
-}
-
 // tat returns the TAT under the new Limiter of value k whose TAT was st
 // (its fraction in units of the old limit) at now.
 func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 	g, ok := c.over[k]
 	if !ok {
 		g = c.def
-	}
-	return convertTAT(g, st, now)
-}
-
-// convertTAT is tat by the buckets g, before and after.
-func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
-	if !costChanges(g) {
-		return st
 	}
 	return g[1].Convert(st, g[0].Limit, now, g[0])
 }
@@ -103,7 +89,7 @@ func (d *debts) convert(c *conversion, now int64) {
 	d.until = noDebt
 	for j := range d.cells {
 		if cl := &d.cells[j]; cl.tat > now {
-			cl.tat = convertTAT(c.debt, flow.Instant{NS: cl.tat}, now).Ceil()
+			cl.tat = c.debt[1].Convert(flow.Instant{NS: cl.tat}, c.debt[0].Limit, now, c.debt[0]).Ceil()
 			d.until = max(d.until, cl.tat)
 		}
 	}
@@ -119,12 +105,7 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 			t.debts[j].convert(c, now)
 		}
 	}
-	type carried struct {
-		k    id
-		tat  int64
-		used bool
-	}
-	var batch []carried
+	var batch []record // id, TAT (converted) and segment
 	for i := range old.shards {
 		s := &old.shards[i]
 		s.mu.Lock()
@@ -132,14 +113,14 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 		for j := range s.recs {
 			r := &s.recs[j]
 			if st := *s.stateOf(int32(j)); st.After(flow.Instant{NS: now}) {
-				batch = append(batch, carried{r.id, c.tat(r.id, st, now).Ceil(), r.seg == protected})
+				batch = append(batch, record{id: r.id, state: flow.Instant{NS: c.tat(r.id, st, now).Ceil()}, seg: r.seg})
 			}
 		}
 		s.mu.Unlock()
 		for _, r := range batch {
-			si, ns := t.shard(r.k)
+			si, ns := t.shard(r.id)
 			ns.mu.Lock()
-			if j := ns.insert(r.k, r.tat, now, t.debtsOf(si), keep); j >= 0 && r.used {
+			if j := ns.insert(r.id, r.state.NS, now, t.debtsOf(si), keep); j >= 0 && r.seg == protected {
 				ns.touch(j)
 			}
 			ns.mu.Unlock()
