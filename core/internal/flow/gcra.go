@@ -149,11 +149,6 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64, quota bool) Inst
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
 
-// Remaining returns the Remaining of a decision leaving the TAT at tat.
-func (p *GCRA) Remaining(now int64, tat Instant) int64 {
-	return p.remaining(now, tat, p.Capacity())
-}
-
 // Next returns the time after which a request of one fits when the TAT is
 // tat, rounded up to a nanosecond, 0 when it fits at now: the Next of an
 // admitted decision that leaves no quota, the RetryAfter of a request of
