@@ -38,7 +38,7 @@ type GCRA struct {
 	// Set by Prepare: the cost of one request, and the scale that turns
 	// time into requests without a division.
 	prepared bool
-	perNs    scale    // Limit/Window
+	perNs    uint64   // reciprocal(Limit, Window)
 	one      gcraCost // of one request
 }
 
@@ -85,7 +85,7 @@ func (a Instant) Ceil() int64 {
 func (p GCRA) Prepare() GCRA {
 	p.prepared = false
 	if p.Limit > 0 {
-		p.perNs = newScale(p.Limit, int64(p.Window))
+		p.perNs = reciprocal(p.Limit, int64(p.Window))
 		p.one = p.costOfMany(1)
 		p.prepared = true
 	}
@@ -276,12 +276,12 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 	}
 	if p.prepared {
 		switch {
-		case p.perNs.frac != 0:
+		case p.perNs != 0:
 			// No division: q is (left*Limit + Frac)/Window or up to two
 			// less (Limit < Window, Frac < Limit), and the remainder of
 			// that, below 3*Window (Window <= MaxSpan), is exact in 64
 			// bits.
-			q, _ := bits.Mul64(uint64(left.NS), p.perNs.frac)
+			q, _ := bits.Mul64(uint64(left.NS), p.perNs)
 			w := uint64(p.Window)
 			for r := uint64(left.NS)*uint64(p.Limit) + uint64(left.Frac) - q*w; r >= w; r -= w {
 				q++
