@@ -1,10 +1,6 @@
 package flow
 
-import (
-	"math/big"
-
-	"github.com/sluicekit/sluice/core/internal/window"
-)
+import "math/big"
 
 // Reload is New for the rule of prev reloaded at now, a bucket keeping the
 // requests it owes at now (see New; its holes are forgotten, their slots
@@ -31,29 +27,6 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 		}
 	}
 	return l, nil
-}
-
-// replayPeriods returns periods of length newLen holding the counts of
-// old's current period and the one before, of length oldLen, each at the
-// last nanosecond of its old one (see New); a count that lands in the
-// period just before the new current one is its prev.
-func replayPeriods(old *periods, oldLen, newLen int64) *periods {
-	ps := &periods{}
-	c := old.cur.Load()
-	if c == nil {
-		return ps
-	}
-	np := &period{start: window.Floor(c.start+oldLen-1, newLen)}
-	np.count.Store(max(c.count.Load(), 0))
-	switch before := window.Floor(c.start-1, newLen); {
-	case c.prev <= 0:
-	case before == np.start:
-		np.count.Add(c.prev)
-	case before == np.start-newLen:
-		np.prev = c.prev
-	}
-	ps.cur.Store(np)
-	return ps
 }
 
 // Convert returns TAT t at now of a bucket of prev (only its Limit and

@@ -60,10 +60,10 @@ type Decision struct {
 // 137 MB allocated), converting them in place 0.06-0.17 s, on a busy 2-CPU
 // VM (go test -run '^$' -bench ReloadCarry1M -benchtime 3x -benchmem
 // ./core/internal/hotspot), each shard locked only while its records are
-// read. Gaps are forgotten (their slots kept as
-// taken). A Concurrency table of another MaxKeys starts empty: Decisions
-// release into the table they were made in. Requests the old Limiter
-// admits after the carry, having read the rules before, are not carried.
+// read. Gaps are forgotten (their slots kept as taken). A Concurrency table
+// of another MaxKeys starts empty: Decisions release into the table they
+// were made in. Requests the old Limiter admits after the carry, having
+// read the rules before, are not carried.
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	errs := cfg.Validate()
