@@ -35,7 +35,7 @@ type GCRA struct {
 	// that warms up uses its full limit at every limit of the ramp,
 	// rounding costs up and tolerances down to it.
 	den int64
-	// Set by Prepare: the cost of one request, and the scale that turns
+	// Set by Prepare: the cost of one request, and the reciprocal that turns
 	// time into requests without a division.
 	prepared bool
 	perNs    uint64   // reciprocal(Limit, Window)
