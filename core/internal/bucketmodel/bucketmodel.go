@@ -29,11 +29,7 @@ func (b *Bucket) Acquire(now, n int64) (ok bool, wait, retry time.Duration) {
 	if n > b.Limit+b.Burst {
 		return false, 0, b.Window
 	}
-	cost := b.per(n)
-	tol := new(big.Rat).Add(rat(int64(b.Window)), b.per(b.Burst))
-	if b.Leaky {
-		tol = new(big.Rat).Add(rat(int64(b.MaxWait)), cost)
-	}
+	cost, tol := b.per(n), b.tol(n)
 	start := b.TAT()
 	if start.Cmp(rat(now)) < 0 {
 		start = rat(now)
@@ -52,10 +48,7 @@ func (b *Bucket) Acquire(now, n int64) (ok bool, wait, retry time.Duration) {
 
 // Remaining returns how many requests of one fit at now, rounded down.
 func (b *Bucket) Remaining(now int64) int64 {
-	capacity := new(big.Rat).Add(rat(int64(b.Window)), b.per(b.Burst))
-	if b.Leaky {
-		capacity = new(big.Rat).Add(rat(int64(b.MaxWait)), b.per(1))
-	}
+	capacity := b.tol(1)
 	ahead := new(big.Rat).Sub(b.TAT(), rat(now))
 	if ahead.Sign() < 0 {
 		ahead = rat(0)
@@ -75,6 +68,14 @@ func (b *Bucket) TAT() *big.Rat {
 		return rat(math.MinInt64)
 	}
 	return b.tat
+}
+
+// tol returns the tolerance of n requests (see Acquire).
+func (b *Bucket) tol(n int64) *big.Rat {
+	if b.Leaky {
+		return new(big.Rat).Add(rat(int64(b.MaxWait)), b.per(n))
+	}
+	return new(big.Rat).Add(rat(int64(b.Window)), b.per(b.Burst))
 }
 
 // per returns x*Window/Limit.

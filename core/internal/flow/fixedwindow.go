@@ -64,12 +64,30 @@ type counter struct {
 
 func newCounter(b base, prev Limiter) *counter {
 	c, cfg := &counter{base: b, ps: &periods{}, sliding: b.cfg.Algorithm == SlidingCounter}, b.cfg
-	if p, ok := prev.(*counter); ok { // fixed or sliding: the same periods
-		c.ps = p.ps
-		if p.cfg.Window != cfg.Window {
-			c.ps = replayPeriods(p.ps, int64(p.cfg.Window), int64(cfg.Window))
-		}
+	p, ok := prev.(*counter)
+	if ok && p.cfg.Window == cfg.Window {
+		c.ps = p.ps // fixed or sliding: the same periods
 	}
+	if !ok || c.ps == p.ps {
+		return c
+	}
+	// Another window: the counts of p's current period and the one before,
+	// each at the last nanosecond of its old one (see New); a count that
+	// lands in the period just before the new current one is its prev.
+	old, oldLen, newLen := p.ps.cur.Load(), int64(p.cfg.Window), int64(cfg.Window)
+	if old == nil {
+		return c
+	}
+	np := &period{start: window.Floor(old.start+oldLen-1, newLen)}
+	np.count.Store(max(old.count.Load(), 0))
+	switch before := window.Floor(old.start-1, newLen); {
+	case old.prev <= 0:
+	case before == np.start:
+		np.count.Add(old.prev)
+	case before == np.start-newLen:
+		np.prev = old.prev
+	}
+	c.ps.cur.Store(np)
 	return c
 }
 

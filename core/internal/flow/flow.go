@@ -3,8 +3,6 @@ package flow
 import (
 	"math/bits"
 	"time"
-
-	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // Decision is the outcome of Limiter.Acquire.
@@ -66,18 +64,20 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
 // before a rule reload, its state is carried over, so a reload does not
 // reset the limit: a window's counts (shared when the window and buckets
 // are unchanged, between a fixed window and a sliding counter too; else
-// each old bucket's count is replayed at its bucket's end into the new
-// shape, which errs on the side of the limit by less than an old bucket; a
-// switch between a leap array, a sliding log and the counters starts
-// afresh), a sliding log's timestamps, a bucket's TAT (token or leaky) with
-// in-flight waiters' slots, and warm-up heat. Admissions the old Limiter
-// makes after a replay, by requests that read the rules before the reload,
-// are not in the new window. New keeps a bucket's TAT, the time it needs to
-// refill; Reload, given the time, keeps the requests it owes instead when
-// its cost per request (Window/Limit) changes: its debt TAT-now is
-// converted, rounded up, a token bucket's to at most its capacity, so a
-// spent bucket stays spent after a longer window and a raised limit gives
-// only the difference (TestReloadKeepsWhatIsSpent).
+// each old bucket's count is replayed at its bucket's last nanosecond into
+// the new shape, so it leaves the new window no earlier than its requests
+// would have, the new window's time running ahead of the clock by less
+// than an old bucket; a switch between a leap array, a sliding log and the
+// counters starts afresh), a sliding log's timestamps, a bucket's TAT
+// (token or leaky) with in-flight waiters' slots, and warm-up heat.
+// Admissions the old Limiter makes after a replay, by requests that read
+// the rules before the reload, are not in the new window. New keeps a
+// bucket's TAT, the time it needs to refill; Reload, given the time, keeps
+// the requests it owes instead when its cost per request (Window/Limit)
+// changes: its debt TAT-now is converted, rounded up to the new fraction,
+// a token bucket's to at most its capacity, so a spent bucket stays spent
+// after a longer window and a raised limit gives only the difference
+// (TestReloadKeepsWhatIsSpent).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {
@@ -129,38 +129,15 @@ func (b *base) undone(n int64) { b.admitted(-n) }
 // common returns b, for a reload to carry its warm-up over.
 func (b *base) common() *base { return b }
 
-// scale is a fraction num/den with its reciprocal precomputed: of(x) is
-// ratemath.MulDiv(x, num, den), exactly, by two multiplications instead of
-// a 128-bit division when num < den.
-type scale struct {
-	num, den uint64
-	// frac is floor(num*2^64/den) when num < den, else 0. For x < 2^63,
-	// x*frac/2^64 lies within 1 below x*num/den, so its floor is the
-	// quotient or one less; of tells which with one more product.
-	frac uint64
-}
-
-func newScale(num, den int64) scale {
-	s := scale{num: uint64(num), den: uint64(den)}
-	if num >= 0 && den > 0 && num < den {
-		s.frac, _ = bits.Div64(uint64(num), 0, uint64(den))
+// reciprocal returns floor(num*2^64/den) when 0 <= num < den, else 0: for
+// x < 2^63, x times it over 2^64 lies within 1 below x*num/den, and turns
+// time into requests without a division (GCRA.remaining).
+func reciprocal(num, den int64) uint64 {
+	if num < 0 || den <= 0 || num >= den {
+		return 0
 	}
-	return s
-}
-
-// of returns x*num/den, rounded down, for 0 <= x.
-func (s scale) of(x int64) int64 {
-	if s.frac == 0 {
-		return ratemath.MulDiv(x, int64(s.num), int64(s.den))
-	}
-	q, _ := bits.Mul64(uint64(x), s.frac)
-	// q+1 is the quotient when (q+1)*den <= x*num.
-	hi, lo := bits.Mul64(uint64(x), s.num)
-	h1, l1 := bits.Mul64(q+1, s.den)
-	if h1 < hi || h1 == hi && l1 <= lo {
-		q++
-	}
-	return int64(q)
+	r, _ := bits.Div64(uint64(num), 0, uint64(den))
+	return r
 }
 
 // Mark returns the TAT after an admitted bucket decision: the end of its

@@ -35,10 +35,10 @@ type GCRA struct {
 	// that warms up uses its full limit at every limit of the ramp,
 	// rounding costs up and tolerances down to it.
 	den int64
-	// Set by Prepare: the cost of one request, and the scale that turns
+	// Set by Prepare: the cost of one request, and the reciprocal that turns
 	// time into requests without a division.
 	prepared bool
-	perNs    scale    // Limit/Window
+	perNs    uint64   // reciprocal(Limit, Window)
 	one      gcraCost // of one request
 }
 
@@ -85,7 +85,7 @@ func (a Instant) Ceil() int64 {
 func (p GCRA) Prepare() GCRA {
 	p.prepared = false
 	if p.Limit > 0 {
-		p.perNs = newScale(p.Limit, int64(p.Window))
+		p.perNs = reciprocal(p.Limit, int64(p.Window))
 		p.one = p.costOfMany(1)
 		p.prepared = true
 	}
@@ -148,11 +148,6 @@ func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64, quota bool) Inst
 
 // Cost returns the TAT n requests take: n*Window/Limit, rounded up.
 func (p *GCRA) Cost(n int64) Instant { return p.share(n, true) }
-
-// Remaining returns the Remaining of a decision leaving the TAT at tat.
-func (p *GCRA) Remaining(now int64, tat Instant) int64 {
-	return p.remaining(now, tat, p.Capacity())
-}
 
 // Next returns the time after which a request of one fits when the TAT is
 // tat, rounded up to a nanosecond, 0 when it fits at now: the Next of an
@@ -235,8 +230,7 @@ func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
 // outcome writes to d the decision of advance's next and over for the
 // requests of c at now against tat (with a limit of 0 or a request larger
 // than the bucket, over is Window). Waits and hints are rounded up to a
-// nanosecond: never early. Without quota, an admitted decision's Remaining
-// and Next are left 0 (see DecideAt).
+// nanosecond: never early. quota is DecideAt's.
 func (p *GCRA) outcome(d *Decision, c *gcraCost, tat, next Instant, now int64, over Instant, quota bool) {
 	if over.After(Instant{}) {
 		*d = Decision{Limit: p.Limit, Remaining: p.remaining(now, tat, c.capacity), RetryAfter: time.Duration(over.Ceil())}
@@ -282,12 +276,12 @@ func (p *GCRA) remaining(now int64, t, capacity Instant) int64 {
 	}
 	if p.prepared {
 		switch {
-		case p.perNs.frac != 0:
+		case p.perNs != 0:
 			// No division: q is (left*Limit + Frac)/Window or up to two
 			// less (Limit < Window, Frac < Limit), and the remainder of
 			// that, below 3*Window (Window <= MaxSpan), is exact in 64
 			// bits.
-			q, _ := bits.Mul64(uint64(left.NS), p.perNs.frac)
+			q, _ := bits.Mul64(uint64(left.NS), p.perNs)
 			w := uint64(p.Window)
 			for r := uint64(left.NS)*uint64(p.Limit) + uint64(left.Frac) - q*w; r >= w; r -= w {
 				q++

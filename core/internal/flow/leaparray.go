@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"math"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -54,8 +55,15 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		replayArray(p.arr, arr)
+	if ok && p.arr.Newest() != math.MinInt64 {
+		// Each old bucket's count at its last nanosecond, oldest first (see
+		// New): counts older than the new window drop out as arr moves on.
+		bl := int64(p.arr.BucketLen())
+		p.arr.Each(p.arr.Newest(), func(b *window.Bucket) {
+			if c := b.Get(window.Pass); c > 0 {
+				arr.Add(b.Start()+bl-1, window.Pass, c)
+			}
+		})
 	}
 	l.arr = arr
 	return l, nil

@@ -6,8 +6,7 @@ import (
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
 
-// Reload is New for the rule of prev reloaded at now, carrying what each
-// value owes at now into the new Limiter (see New).
+// Reload is New carrying what each value owes at now (see New).
 func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 	l, err := New(cfg, prev)
 	if err != nil || prev == nil || l.bucket == nil || prev.bucket == nil {
@@ -36,9 +35,9 @@ type conversion struct {
 
 func newConversion(prev, l *Limiter) *conversion {
 	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}, over: map[id][2]*flow.GCRA{}}
-	c.changes, c.debt = costChanges(c.def), c.def
+	c.changes, c.debt = c.def[1].Converts(c.def[0]), c.def
 	growth := func(g [2]*flow.GCRA) float64 {
-		if !costChanges(g) {
+		if !g[1].Converts(g[0]) {
 			return 1
 		}
 		return float64(g[0].Limit) * float64(g[1].Window) / float64(g[1].Limit) / float64(g[0].Window)
@@ -47,7 +46,7 @@ func newConversion(prev, l *Limiter) *conversion {
 		for v := range m {
 			g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
 			c.over[prev.tab.idOf(v)] = g
-			c.changes = c.changes || costChanges(g)
+			c.changes = c.changes || g[1].Converts(g[0])
 			if growth(g) > growth(c.debt) {
 				c.debt = g
 			}
@@ -56,30 +55,14 @@ func newConversion(prev, l *Limiter) *conversion {
 	return c
 }
 
-// costChanges reports whether the cost of a request differs between g's
-// buckets, both of which admit.
-func costChanges(g [2]*flow.GCRA) bool {
-	return g[0].Limit > 0 && g[1].Limit > 0 && (g[0].Limit != g[1].Limit || g[0].Window != g[1].Window)
-}
-
 // tat returns the TAT under the new Limiter of value k whose TAT was st
-// (its fraction in units of the old limit) at now: the same when full.
+// (its fraction in units of the old limit) at now.
 func (c *conversion) tat(k id, st flow.Instant, now int64) flow.Instant {
 	g, ok := c.over[k]
 	if !ok {
 		g = c.def
 	}
-	return convertTAT(g, st, now)
-}
-
-// convertTAT returns TAT st at now of a bucket of g[0] as one of g[1]
-// owing as many requests.
-func convertTAT(g [2]*flow.GCRA, st flow.Instant, now int64) flow.Instant {
-	if !st.After(flow.Instant{NS: now}) || !costChanges(g) {
-		return st
-	}
-	d := st.Minus(flow.Instant{NS: now}, g[0].Limit)
-	return flow.Instant{NS: now}.Plus(g[1].Owing(d, g[0].Limit, g[0]), g[1].Limit)
+	return g[1].Convert(st, g[0].Limit, now, g[0])
 }
 
 // convert converts every TAT of t, records and debts, under its shards'
@@ -88,14 +71,9 @@ func (t *table) convert(c *conversion, now int64) {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
-		if s.frontRec >= 0 {
-			s.frontState = c.tat(s.front, s.frontState, now)
-		}
 		for j := range s.recs {
-			if r := &s.recs[j]; int32(j) != s.frontRec {
-				r.state = c.tat(r.id, r.state, now)
-			}
-			s.recs[j].gaps = 0
+			st := s.stateOf(int32(j))
+			*st, s.recs[j].gaps = c.tat(s.recs[j].id, *st, now), 0
 		}
 		s.gaps.List = s.gaps.List[:0]
 		if t.debts != nil {
@@ -111,17 +89,15 @@ func (d *debts) convert(c *conversion, now int64) {
 	d.until = noDebt
 	for j := range d.cells {
 		if cl := &d.cells[j]; cl.tat > now {
-			cl.tat = convertTAT(c.debt, flow.Instant{NS: cl.tat}, now).Ceil()
+			cl.tat = c.debt[1].Convert(flow.Instant{NS: cl.tat}, c.debt[0].Limit, now, c.debt[0]).Ceil()
 			d.until = max(d.until, cl.tat)
 		}
 	}
 }
 
-// carry puts into t, a new bucket table with old's seeds, the debts and
-// the records of old whose buckets are not full at now, converted, each
-// shard of old read under its lock; a record used twice (protected) is used
-// twice in t. The records come last, so that those a smaller t evicts
-// leave their debts with the others.
+// carry puts into t, a new bucket table with old's seeds, what New's doc
+// says, each shard of old read under its lock: debts first, so that the
+// records a smaller t evicts leave their debts with the others.
 func (t *table) carry(old *table, c *conversion, now, keep int64) {
 	if old.debts != nil {
 		for j := range t.shards {
@@ -129,12 +105,7 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 			t.debts[j].convert(c, now)
 		}
 	}
-	type carried struct {
-		k    id
-		tat  int64
-		used bool
-	}
-	var batch []carried
+	var batch []record // id, TAT (converted) and segment
 	for i := range old.shards {
 		s := &old.shards[i]
 		s.mu.Lock()
@@ -142,14 +113,14 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 		for j := range s.recs {
 			r := &s.recs[j]
 			if st := *s.stateOf(int32(j)); st.After(flow.Instant{NS: now}) {
-				batch = append(batch, carried{r.id, c.tat(r.id, st, now).Ceil(), r.seg == protected})
+				batch = append(batch, record{id: r.id, state: flow.Instant{NS: c.tat(r.id, st, now).Ceil()}, seg: r.seg})
 			}
 		}
 		s.mu.Unlock()
 		for _, r := range batch {
-			si, ns := t.shard(r.k)
+			si, ns := t.shard(r.id)
 			ns.mu.Lock()
-			if j := ns.insert(r.k, r.tat, now, t.debtsOf(si), keep); j >= 0 && r.used {
+			if j := ns.insert(r.id, r.state.NS, now, t.debtsOf(si), keep); j >= 0 && r.seg == protected {
 				ns.touch(j)
 			}
 			ns.mu.Unlock()
@@ -159,13 +130,9 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 
 // carry gives d, the debts of shard j of a new table of mask+1 shards with
 // old's seeds, the live debts of the shards of old whose values are in j,
-// each read under its shard's lock. Cells are chosen by the value's hash
-// and the number of cells, so a shard's cells are copied as they are; the
-// cells of several shards (a table of fewer shards) are merged cell by
-// cell, two debts of different values becoming one for both, the later
-// (mixed). Cells of another number than the first shard's are left out:
-// shards of one table have the same number unless MaxKeys is not a
-// multiple of the shards, and then differ by one cell at most.
+// as New's doc says, each read under its shard's lock: cells are chosen by
+// the value's hash and the number of cells, so they are copied or merged
+// cell by cell.
 func (d *debts) carry(old *table, j int32, mask uint64, now int64) {
 	oldMask := old.shardMask
 	for o := uint64(j) & oldMask; o <= oldMask; o += mask + 1 {

@@ -60,10 +60,10 @@ type Decision struct {
 // 137 MB allocated), converting them in place 0.06-0.17 s, on a busy 2-CPU
 // VM (go test -run '^$' -bench ReloadCarry1M -benchtime 3x -benchmem
 // ./core/internal/hotspot), each shard locked only while its records are
-// read. Gaps are forgotten (their slots kept as
-// taken). A Concurrency table of another MaxKeys starts empty: Decisions
-// release into the table they were made in. Requests the old Limiter
-// admits after the carry, having read the rules before, are not carried.
+// read. Gaps are forgotten (their slots kept as taken). A Concurrency table
+// of another MaxKeys starts empty: Decisions release into the table they
+// were made in. Requests the old Limiter admits after the carry, having
+// read the rules before, are not carried.
 func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	cfg = cfg.WithDefaults()
 	errs := cfg.Validate()
@@ -149,9 +149,7 @@ func (l *Limiter) Acquire(now int64, value string, n int64) Decision {
 // AcquireTo is Acquire writing the decision to d, every field of it,
 // instead of returning it: a Decision is too large to be returned in
 // registers, and a caller that keeps decisions (to give them back later)
-// saves copying it. Without quota, the caller reads no quota of an
-// admitted decision: a bucket's may leave Remaining and Next 0 (see
-// flow.GCRA.DecideAt).
+// saves copying it. quota is flow.GCRA.DecideAt's.
 func (l *Limiter) AcquireTo(d *Decision, now int64, value string, n int64, quota bool) {
 	n = max(n, 1)
 	if l.cfg.Algorithm == Concurrency {

@@ -387,14 +387,9 @@ func (s *shard) pushFront(i int32) {
 }
 
 // demote moves the least recently used record of protected, l, to the head
-// of probation, by the CLOCK approximation of LRU: the record at the tail
-// of protected is demoted unless it was used since it was put at the head;
-// then it is put back at the head, its flag cleared (a second chance), and
-// the next tail is considered, up to secondChances times. Uses of
-// protected records thus write no list, and their order is only changed
-// here, at a promotion, a few records at a time: the tail the loop ends
-// at is demoted even if used (it was put at the head longer ago than every
-// other record of protected).
+// of probation by CLOCK (see the package doc): a used tail goes back to the
+// head, its flag cleared, up to secondChances times; the tail the loop ends
+// at is demoted even if used.
 func (s *shard) demote(l *list) {
 	d := l.tail
 	for range secondChances {
@@ -446,12 +441,9 @@ func (s *shard) unlink(i int32) {
 	l.n--
 }
 
-// round makes the fractions of the TATs of t whole nanoseconds, rounded up
-// (as the gaps shrink to whole nanoseconds), and returns the table's new
-// epoch: a fraction is in units of its value's limit, and a Limiter made
-// with other limits is about to decide on t. A Limiter of another epoch
-// rounds the TATs it decides on, before and after, and gives back whole
-// nanoseconds: fractions are only ever in the units of the latest limits.
+// round rounds the TATs and gaps of t up to whole nanoseconds and returns
+// the table's new epoch, for a Limiter of other limits (whose units the
+// fractions are not in) about to decide on t (see the package doc).
 func (t *table) round() uint64 {
 	e := t.epoch.Add(1)
 	for i := range t.shards {
@@ -467,9 +459,7 @@ func (t *table) round() uint64 {
 	return e
 }
 
-// maxGaps bounds the gaps a shard remembers: 256 of 40 bytes, allocated as
-// they are given back. A gap given back when the shard's are all live is
-// forgotten, which only makes later requests wait longer.
+// maxGaps bounds the gaps a shard remembers (see the package doc).
 const maxGaps = 256
 
 // decideGaps is flow.GCRA.DecideAt for record i of s, whose TAT *t is
