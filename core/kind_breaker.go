@@ -60,16 +60,8 @@ func breakerSpec() kindSpec {
 
 // breakerConfig returns the breaker.Config of a breaker rule.
 func (r *Rule) breakerConfig() breaker.Config {
-	return breaker.Config{
-		Strategy:    r.Strategy,
-		Threshold:   r.Threshold,
-		MaxRT:       r.MaxRT,
-		Window:      r.Window,
-		Buckets:     r.Buckets,
-		MinRequests: r.MinRequests,
-		OpenFor:     r.OpenFor,
-		Probes:      r.Probes,
-	}
+	return breaker.Config{Strategy: r.Strategy, Threshold: r.Threshold, MaxRT: r.MaxRT, Window: r.Window, Buckets: r.Buckets,
+		MinRequests: r.MinRequests, OpenFor: r.OpenFor, Probes: r.Probes}
 }
 
 // breakerKind is a breaker rule. The ticket of the binding's first breaker

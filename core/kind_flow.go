@@ -47,7 +47,7 @@ func flowSpec() kindSpec {
 		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, false, g.stores, prev, int64(g.clock.Now()))
+				return newStoreKind(g, r, prev, false)
 			}
 			var p flow.Limiter
 			if k, ok := prev.(*flowKind); ok {

@@ -82,7 +82,7 @@ func hotspotSpec() kindSpec {
 		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, true, g.stores, prev, int64(g.clock.Now()))
+				return newStoreKind(g, r, prev, true)
 			}
 			var p *hotspot.Limiter
 			var top []*topk.Sketch
