@@ -257,14 +257,13 @@
 // (admit) or closed (reject). Each store has one breaker per mode, so an
 // approximate rule never hides an exact rule's failures: after consecutive
 // failed rounds, or when the last 16 rounds of exact calls were slower
-// than WithStoreLatencyBudget (default 20ms; or 12 of them twice slower)
-// beyond the host's own lag, the
-// Guard leaves that mode of the store alone for a while, then probes it one
-// request at a time (WithStoreBreaker). An approximate rule whose store
-// cannot sync (package redisstore says for how long) applies its OnFailure
-// too. Guard.Stores reports each store's health per mode (since when, why,
-// latency, and each rule's policy and local limit); a rejection made by
-// the policy has BlockedError.Fallback set.
+// than WithStoreLatencyBudget (default 20ms), or 12 of them twice slower,
+// beyond the host's own lag, the Guard leaves that mode of the store alone
+// for a while, then probes it one request at a time (WithStoreBreaker). An
+// approximate rule whose store cannot sync (package redisstore says for how
+// long) applies its OnFailure too. Guard.Stores reports each store's health
+// per mode (since when, why, latency, and each rule's policy and local
+// limit); a rejection made by the policy has BlockedError.Fallback set.
 //
 // # Blocked requests
 //

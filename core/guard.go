@@ -308,14 +308,27 @@ func (g *Guard) SetRules(rules []Rule) error {
 	set := &ruleSet{clock: g.clock}
 	var problems []Problem
 	for i, r := range norm {
-		prev := old[r.Name]
-		if prev != nil && (prev.rule.Kind != r.Kind || prev.rule.Resource != r.Resource || prev.rule.Param != r.Param) {
-			prev = nil
+		rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
+		var prev limiter
+		if p := old[r.Name]; p != nil && p.rule.Kind == r.Kind && p.rule.Resource == r.Resource && p.rule.Param == r.Param {
+			rs.stats, prev = p.stats, p.lim
+		} else {
+			rs.stats = newRuleStats()
 		}
-		rs, err := g.compileRule(r, prev)
-		if err != nil {
+		k := g.kindSet.find(r.Kind) // a kind of g: the rules are valid
+		var err error
+		if rs.lim, rs.traits, err = k.limiter(g, r, prev); err != nil {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
 			continue
+		}
+		if rs.class == nil {
+			rs.class = &k.block
+		}
+		if r.Shadow {
+			rs.shadow, rs.quiet = true, !g.shadowQuotas
+			// What it holds for Exit, it holds only for the requests it
+			// admitted: noted in Entry.kept or Entry.keep (asking.keep).
+			rs.holds = rs.holds || rs.exits
 		}
 		set.rules = append(set.rules, rs)
 	}
@@ -330,29 +343,6 @@ func (g *Guard) SetRules(rules []Rule) error {
 	g.system.Run(cpu, load)
 	logNormalized(g.reporter.log, rules, norm)
 	return nil
-}
-
-// compileRule makes the limiter of r, carrying over the state of prev, the
-// same rule in the rule set being replaced, when prev is not nil.
-func (g *Guard) compileRule(r Rule, prev *ruleState) (*ruleState, error) {
-	rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
-	var p limiter
-	if prev != nil {
-		rs.stats, p = prev.stats, prev.lim
-	} else {
-		rs.stats = newRuleStats()
-	}
-	var err error
-	if rs.lim, rs.traits, err = g.newLimiter(r, p); err != nil {
-		return nil, err
-	}
-	if r.Shadow {
-		rs.shadow, rs.quiet = true, !g.shadowQuotas
-		// What it holds for Exit, it holds only for the requests it
-		// admitted: noted in Entry.kept or Entry.keep (asking.keep).
-		rs.holds = rs.holds || rs.exits
-	}
-	return rs, nil
 }
 
 // bind returns the rules of set that apply to name.

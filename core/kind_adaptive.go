@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluicekit/sluice/core/clock"
@@ -34,10 +36,17 @@ func adaptiveSpec() kindSpec {
 			r.MinLimit, r.MaxLimit, r.Window, r.Tolerance, r.ProbeInterval = c.MinLimit, c.MaxLimit, c.Interval, c.Tolerance, c.ProbeInterval
 			return r
 		},
-		block:   capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
-		summary: adaptiveSummary,
+		block: capacityBlock(grpcUnavailable, "OVERLOADED", true, ""),
+		summary: func(b *strings.Builder, r *Rule) {
+			fmt.Fprintf(b, "adaptive in flight, %d..%d", r.MinLimit, r.MaxLimit)
+		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
-			return newAdaptiveKind(r, prev, g.clock)
+			var p *adaptive.Controller
+			var pl *priority.Tracker
+			if k, ok := prev.(*adaptiveKind); ok {
+				p, pl = k.c, k.levels
+			}
+			return &adaptiveKind{adaptive.New(r.adaptiveConfig(), p), priority.New(pl), g.clock}, traits{exits: true, adapts: true}, nil
 		},
 	}
 }
@@ -50,16 +59,6 @@ type adaptiveKind struct {
 	c      *adaptive.Controller
 	levels *priority.Tracker
 	clock  clock.Clock // of the Guard, for undo
-}
-
-func newAdaptiveKind(r Rule, prev limiter, c clock.Clock) (limiter, traits, error) {
-	var p *adaptive.Controller
-	var pl *priority.Tracker
-	if k, ok := prev.(*adaptiveKind); ok {
-		p, pl = k.c, k.levels
-	}
-	ctl := adaptive.New(r.adaptiveConfig(), p)
-	return &adaptiveKind{ctl, priority.New(pl), c}, traits{exits: true, adapts: true}, nil
 }
 
 func (k *adaptiveKind) ask(a *asking, rs *ruleState) error {

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/breaker"
@@ -27,8 +29,17 @@ func breakerSpec() kindSpec {
 			r.Window, r.Buckets, r.MinRequests, r.OpenFor, r.Probes = c.Window, c.Buckets, c.MinRequests, c.OpenFor, c.Probes
 			return r
 		},
-		block:   shedBlock("CIRCUIT_OPEN", `%s is failing: circuit breaker "%s" is open`, "circuit open"),
-		summary: breakerSummary,
+		block: shedBlock("CIRCUIT_OPEN", `%s is failing: circuit breaker "%s" is open`, "circuit open"),
+		summary: func(b *strings.Builder, r *Rule) {
+			b.WriteString(string(r.Strategy))
+			if r.MaxRT > 0 {
+				fmt.Fprintf(b, " (> %s)", r.MaxRT)
+			}
+			fmt.Fprintf(b, " >= %v of >= %d in %s, open %s", r.Threshold, r.MinRequests, r.Window, r.OpenFor)
+			if r.Probes > 1 {
+				fmt.Fprintf(b, ", %d probes", r.Probes)
+			}
+		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			var p *breaker.Breaker
 			if k, ok := prev.(*breakerKind); ok {
@@ -49,16 +60,8 @@ func breakerSpec() kindSpec {
 
 // breakerConfig returns the breaker.Config of a breaker rule.
 func (r *Rule) breakerConfig() breaker.Config {
-	return breaker.Config{
-		Strategy:    r.Strategy,
-		Threshold:   r.Threshold,
-		MaxRT:       r.MaxRT,
-		Window:      r.Window,
-		Buckets:     r.Buckets,
-		MinRequests: r.MinRequests,
-		OpenFor:     r.OpenFor,
-		Probes:      r.Probes,
-	}
+	return breaker.Config{Strategy: r.Strategy, Threshold: r.Threshold, MaxRT: r.MaxRT, Window: r.Window, Buckets: r.Buckets,
+		MinRequests: r.MinRequests, OpenFor: r.OpenFor, Probes: r.Probes}
 }
 
 // breakerKind is a breaker rule. The ticket of the binding's first breaker

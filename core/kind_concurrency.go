@@ -1,8 +1,10 @@
 package core
 
 import (
+	"fmt"
 	"github.com/sluicekit/sluice/core/internal/concurrency"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"strings"
 )
 
 // concurrencySpec describes the concurrency kind.
@@ -19,7 +21,7 @@ func concurrencySpec() kindSpec {
 		},
 		block:   capacityBlock(grpcResourceExhausted, "CONCURRENCY_LIMITED", true, ""),
 		slots:   true,
-		summary: concurrencySummary,
+		summary: func(b *strings.Builder, r *Rule) { fmt.Fprintf(b, "%d in flight", r.Limit) },
 		limiter: func(_ *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			var p *concurrency.Limiter
 			if k, ok := prev.(*concKind); ok {
@@ -56,7 +58,7 @@ func askSlot[K slotKind](a *asking, rs *ruleState, ok bool, k K, level uint8) {
 	h := a.slot(rs)
 	h.level = level
 	if ok && a.blocked == nil {
-		if rs.holds { // a shadow rule's (see compileRule)
+		if rs.holds { // a shadow rule's (see Guard.SetRules)
 			a.keep(h)
 		}
 		return

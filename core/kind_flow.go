@@ -1,7 +1,9 @@
 package core
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 )
@@ -21,52 +23,47 @@ func flowSpec() kindSpec {
 			{key: "warmup", doc: "Ramps the limit from limit/coldFactor to limit over this time."},
 			{key: "coldFactor", doc: "With warmup: the limit starts at limit/coldFactor.", def: "3", min: 0},
 		}, storeFields()...),
-		check:    (*validator).checkFlow,
-		defaults: flowDefaults,
-		block:    quotaBlock(),
-		summary:  flowSummary,
+		check: func(v *validator, r *Rule) {
+			v.addAll(ruleFlowConfig(r).Validate())
+			v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
+		},
+		defaults: func(r Rule) Rule {
+			if r.Store != "" && r.Algorithm == "" {
+				r.Algorithm = defaultStoreAlgorithm
+			}
+			c := ruleFlowConfig(&r).WithDefaults()
+			r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
+			if r.Store != "" {
+				r.Buckets = 0
+			}
+			return r
+		},
+		block: quotaBlock(),
+		summary: func(b *strings.Builder, r *Rule) {
+			fmt.Fprintf(b, "%d per %s, %s", r.Limit, r.Window, r.Algorithm)
+			if r.Warmup > 0 {
+				fmt.Fprintf(b, ", warmup %s", r.Warmup)
+			}
+		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, false, g.stores, prev, int64(g.clock.Now()))
+				return newStoreKind(g, r, prev, false)
 			}
-			return newFlowKind(r, prev, int64(g.clock.Now()))
+			var p flow.Limiter
+			if k, ok := prev.(*flowKind); ok {
+				p = k.l
+			}
+			l, err := flow.Reload(r.flowConfig(), p, int64(g.clock.Now()))
+			if err != nil {
+				return nil, traits{}, err
+			}
+			return &flowKind{l}, flowTraits(l.Config().Algorithm), nil
 		},
 	}
 }
 
-// checkFlow checks a flow rule: its flow.Config and its store fields.
-func (v *validator) checkFlow(r *Rule) {
-	v.addAll(ruleFlowConfig(r).Validate())
-	v.checkStore(r, defaultStoreAlgorithm, AlgorithmSlidingCounter, AlgorithmTokenBucket, AlgorithmLeakyBucket)
-}
-
-// flowDefaults applies the defaults of a flow rule.
-func flowDefaults(r Rule) Rule {
-	if r.Store != "" && r.Algorithm == "" {
-		r.Algorithm = defaultStoreAlgorithm
-	}
-	c := ruleFlowConfig(&r).WithDefaults()
-	r.Algorithm, r.Window, r.Buckets, r.ColdFactor = Algorithm(c.Algorithm), c.Window, c.Buckets, c.ColdFactor
-	if r.Store != "" {
-		r.Buckets = 0
-	}
-	return r
-}
-
 // flowKind is a flow rule kept in memory.
 type flowKind struct{ l flow.Limiter }
-
-func newFlowKind(r Rule, prev limiter, now int64) (limiter, traits, error) {
-	var p flow.Limiter
-	if k, ok := prev.(*flowKind); ok {
-		p = k.l
-	}
-	l, err := flow.Reload(r.flowConfig(), p, now)
-	if err != nil {
-		return nil, traits{}, err
-	}
-	return &flowKind{l}, flowTraits(l.Config().Algorithm), nil
-}
 
 func (k *flowKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
@@ -30,56 +31,84 @@ func hotspotSpec() kindSpec {
 			{key: "onMissing", doc: "A request without the param is not limited by the rule (skip, the default), rejected as one that will never pass (reject, 403), or limited together with every other request without it (shared).",
 				def: "skip", enum: []string{"skip", "reject", "shared"}},
 		}, storeFields()...),
-		check: (*validator).checkHotspot,
+		check: func(v *validator, r *Rule) {
+			for _, fe := range r.hotspotConfig().Validate() {
+				if fe.Field == "maxKeys" && r.MaxKeys > maxHotspotKeys {
+					continue // the tighter bound below says it
+				}
+				v.add(fe.Field, "%s", fe.Msg)
+			}
+			v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
+			if msg := rulefields.ParamProblem(r.Param); msg != "" {
+				v.add("param", "%s", msg)
+			}
+			if r.MaxKeys > maxHotspotKeys {
+				v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
+			}
+			switch r.OnMissing {
+			case "", MissingSkip, MissingReject, MissingShared:
+			default:
+				v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
+			}
+			for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
+				switch {
+				case key == "":
+					v.add("overrides", "keys must not be empty")
+				case r.OnMissing == MissingShared && key[0] == 0:
+					v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
+				case len(key) > maxOverrideKeyLen:
+					v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
+				}
+			}
+			v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
+		},
 		defaults: func(r Rule) Rule {
 			c := r.hotspotConfig().WithDefaults()
 			r.Algorithm, r.Window, r.MaxKeys = Algorithm(c.Algorithm), c.Window, c.MaxKeys
 			return r
 		},
-		block:   quotaBlock(),
-		summary: hotspotSummary,
+		block: quotaBlock(),
+		summary: func(b *strings.Builder, r *Rule) {
+			if r.Algorithm == AlgorithmConcurrency {
+				fmt.Fprintf(b, "%d in flight per %s", r.Limit, r.Param)
+			} else {
+				fmt.Fprintf(b, "%d per %s per %s, %s", r.Limit, r.Window, r.Param, r.Algorithm)
+			}
+			if n := len(r.Overrides); n == 1 {
+				b.WriteString(", 1 override")
+			} else if n > 1 {
+				fmt.Fprintf(b, ", %d overrides", n)
+			}
+		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
 			if r.Store != "" {
-				return newStoreKind(r, true, g.stores, prev, int64(g.clock.Now()))
+				return newStoreKind(g, r, prev, true)
 			}
-			return newHotspotKind(r, prev, g.topBlocked, int64(g.clock.Now()))
+			var p *hotspot.Limiter
+			var top []*topk.Sketch
+			if k, ok := prev.(*hotspotKind); ok {
+				p, top = k.l, k.top
+			}
+			l, err := hotspot.Reload(r.hotspotConfig(), p, int64(g.clock.Now()))
+			if err != nil {
+				return nil, traits{}, err
+			}
+			if top == nil && g.topBlocked > 0 {
+				top = make([]*topk.Sketch, stripe.Count())
+				for i := range top {
+					top[i], _ = topk.New(g.topBlocked) // validated by the option
+				}
+			}
+			alg := l.Config().Algorithm
+			holds := alg == hotspot.Concurrency
+			return &hotspotKind{l: l, top: top}, traits{
+				waits:   alg == hotspot.LeakyBucket,
+				holds:   holds, // a per-value slot until Exit
+				window:  !holds,
+				refills: !holds,
+			}, nil
 		},
 	}
-}
-
-// checkHotspot checks a hotspot rule: its hotspot.Config (limit, window,
-// algorithm, burst, maxWait, maxKeys, override values), then what only the
-// rule has.
-func (v *validator) checkHotspot(r *Rule) {
-	for _, fe := range r.hotspotConfig().Validate() {
-		if fe.Field == "maxKeys" && r.MaxKeys > maxHotspotKeys {
-			continue // the tighter bound below says it
-		}
-		v.add(fe.Field, "%s", fe.Msg)
-	}
-	v.addAll(r.hotspotConfig().Bounds()) // the upper bounds Validate leaves
-	if msg := rulefields.ParamProblem(r.Param); msg != "" {
-		v.add("param", "%s", msg)
-	}
-	if r.MaxKeys > maxHotspotKeys {
-		v.add("maxKeys", "must be <= %d, got %d", maxHotspotKeys, r.MaxKeys)
-	}
-	switch r.OnMissing {
-	case "", MissingSkip, MissingReject, MissingShared:
-	default:
-		v.add("onMissing", "must be skip, reject or shared, got %s", quote(string(r.OnMissing)))
-	}
-	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
-		switch {
-		case key == "":
-			v.add("overrides", "keys must not be empty")
-		case r.OnMissing == MissingShared && key[0] == 0:
-			v.add("overrides", "key %s must not start with a NUL byte with onMissing shared (reserved for the requests without the param)", quote(key))
-		case len(key) > maxOverrideKeyLen:
-			v.add("overrides", "key %s must be at most %d bytes, got %d", quote(key), maxOverrideKeyLen, len(key))
-		}
-	}
-	v.checkStore(r, AlgorithmTokenBucket, AlgorithmTokenBucket, AlgorithmLeakyBucket)
 }
 
 // hotspotKind is a hotspot rule kept in memory: it limits each value of a
@@ -89,32 +118,6 @@ type hotspotKind struct {
 	// top counts the values blocked most, a sketch per CPU stripe (see
 	// WithTopBlockedValues); nil without.
 	top []*topk.Sketch
-}
-
-func newHotspotKind(r Rule, prev limiter, topBlocked int, now int64) (limiter, traits, error) {
-	var p *hotspot.Limiter
-	var top []*topk.Sketch
-	if k, ok := prev.(*hotspotKind); ok {
-		p, top = k.l, k.top
-	}
-	l, err := hotspot.Reload(r.hotspotConfig(), p, now)
-	if err != nil {
-		return nil, traits{}, err
-	}
-	if top == nil && topBlocked > 0 {
-		top = make([]*topk.Sketch, stripe.Count())
-		for i := range top {
-			top[i], _ = topk.New(topBlocked) // validated by the option
-		}
-	}
-	alg := l.Config().Algorithm
-	holds := alg == hotspot.Concurrency
-	return &hotspotKind{l: l, top: top}, traits{
-		waits:   alg == hotspot.LeakyBucket,
-		holds:   holds, // a per-value slot until Exit
-		window:  !holds,
-		refills: !holds,
-	}, nil
 }
 
 func (k *hotspotKind) ask(a *asking, rs *ruleState) error {

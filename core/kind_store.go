@@ -43,32 +43,18 @@ func storeFields() []fieldSpec {
 // flowTraits are the traits of a flow rule of algorithm alg, in memory or
 // in a store.
 func flowTraits(alg flow.Algorithm) traits {
-	return traits{
-		waits:   alg == flow.LeakyBucket,
-		window:  true,
-		refills: alg == flow.LeakyBucket || alg == flow.TokenBucket,
-		ramps:   true,
-	}
+	return traits{waits: alg == flow.LeakyBucket, window: true, refills: alg == flow.LeakyBucket || alg == flow.TokenBucket, ramps: true}
 }
 
 // newStoreKind makes the limiter of rule r, which has a store, carrying the
-// local fallback's state over from prev at now; perValue for a hotspot
-// rule.
-func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limiter, now int64) (limiter, traits, error) {
-	conn := conns[r.Store]
+// local fallback's state over from prev; perValue for a hotspot rule.
+func newStoreKind(g *Guard, r Rule, prev limiter, perValue bool) (limiter, traits, error) {
+	conn := g.stores[r.Store]
 	if conn == nil {
 		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
 	}
-	k := &storeKind{
-		perValue:  perValue,
-		s:         conn.s,
-		policy:    r.OnFailure,
-		overrides: r.Overrides,
-		lim: store.Limit{
-			Algorithm: r.Algorithm, Limit: r.Limit, Window: r.Window,
-			Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode),
-		},
-	}
+	k := &storeKind{perValue: perValue, s: conn.s, policy: r.OnFailure, overrides: r.Overrides, lim: store.Limit{
+		Algorithm: r.Algorithm, Limit: r.Limit, Window: r.Window, Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode)}}
 	if err := k.lim.Validate(); err != nil {
 		return nil, traits{}, err
 	}
@@ -88,7 +74,7 @@ func newStoreKind(r Rule, perValue bool, conns map[string]*storeConn, prev limit
 	local := r
 	local.Limit = r.LocalLimit
 	var err error
-	if perValue {
+	if now := int64(g.clock.Now()); perValue {
 		k.localHot, err = hotspot.Reload(local.hotspotConfig(), p.localHot, now)
 	} else {
 		k.local, err = flow.Reload(local.flowConfig(), p.local, now)

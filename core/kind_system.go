@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
@@ -27,14 +28,64 @@ func systemSpec() kindSpec {
 			priorityField(),
 		},
 		unsetHints: map[string]string{"limit": "its limit is threshold"},
-		check:      (*validator).checkSystem,
+		check: func(v *validator, r *Rule) {
+			th := r.Threshold
+			switch r.Signal {
+			case "":
+				v.add("signal", "is required for kind system (qps, inflight, rt, cpu or load)")
+			case SignalCPU:
+				if !(th > 0 && th <= 1) {
+					v.add("threshold", "must be a fraction of the CPU in (0, 1] for signal cpu, got %v", th)
+				}
+			case SignalQPS, SignalInFlight:
+				if !(th >= 1 && th <= maxCount) || th != math.Trunc(th) {
+					v.add("threshold", "must be a whole number of requests in [1, 2^53] for signal %s, got %v", r.Signal, th)
+				}
+			case SignalRT, SignalLoad:
+				if !(th > 0) || math.IsInf(th, 1) {
+					unit := "milliseconds"
+					if r.Signal == SignalLoad {
+						unit = "a load average"
+					}
+					v.add("threshold", "must be %s > 0 for signal %s, got %v", unit, r.Signal, th)
+				}
+			default:
+				v.add("signal", "must be qps, inflight, rt, cpu or load, got %s", quote(string(r.Signal)))
+			}
+			switch {
+			case r.Strategy == "":
+			case r.Strategy != StrategyBBR:
+				v.add("strategy", "must be bbr or empty for kind system, got %s", quote(string(r.Strategy)))
+			case r.Signal != SignalCPU:
+				v.add("strategy", "bbr only applies to signal cpu, got signal %s", quote(string(r.Signal)))
+			}
+			v.checkPriority(r)
+		},
 		schema: []any{map[string]any{"if": cpu,
 			"then": map[string]any{"properties": map[string]any{"threshold": map[string]any{"maximum": 1}}},
 			"else": map[string]any{"properties": map[string]any{"strategy": map[string]any{"not": map[string]any{"const": "bbr"}}}}}},
-		block:   shedBlock("OVERLOADED", `%s is overloaded: system rule "%s" sheds requests`, "the service is overloaded"),
-		summary: systemSummary,
+		block: shedBlock("OVERLOADED", `%s is overloaded: system rule "%s" sheds requests`, "the service is overloaded"),
+		summary: func(b *strings.Builder, r *Rule) {
+			fmt.Fprintf(b, "%s <= %v", r.Signal, r.Threshold)
+			if r.Strategy != "" {
+				fmt.Fprintf(b, ", %s", r.Strategy)
+			}
+		},
 		limiter: func(g *Guard, r Rule, prev limiter) (limiter, traits, error) {
-			return g.newSystemKind(r, prev)
+			c := system.Config{Signal: system.Signal(r.Signal), Threshold: r.Threshold, BBR: r.Strategy == StrategyBBR}
+			if c.Signal.Host() {
+				if err := g.system.Check(c.Signal); err != nil {
+					return nil, traits{}, fmt.Errorf("signal %s cannot be read on this host: %w", r.Signal, err)
+				}
+			}
+			var p *system.Limiter
+			if k, ok := prev.(*systemKind); ok {
+				p = k.l
+			}
+			fixed := c.Signal == system.InFlight || c.Signal == system.QPS // only a threshold on a count is below n for good
+			over := func(n int64) bool { return fixed && float64(n) > c.Threshold }
+			t := traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load, over: over}
+			return &systemKind{system.New(c, p), g.system, g.clock}, t, nil
 		},
 	}
 }
@@ -42,42 +93,6 @@ func systemSpec() kindSpec {
 // maxCount bounds the threshold of a system rule on a count: the largest
 // whole number a float64 holds exactly.
 const maxCount = 1 << 53
-
-// checkSystem checks a system rule: its signal, threshold, strategy and
-// priority param.
-func (v *validator) checkSystem(r *Rule) {
-	th := r.Threshold
-	switch r.Signal {
-	case "":
-		v.add("signal", "is required for kind system (qps, inflight, rt, cpu or load)")
-	case SignalCPU:
-		if !(th > 0 && th <= 1) {
-			v.add("threshold", "must be a fraction of the CPU in (0, 1] for signal cpu, got %v", th)
-		}
-	case SignalQPS, SignalInFlight:
-		if !(th >= 1 && th <= maxCount) || th != math.Trunc(th) {
-			v.add("threshold", "must be a whole number of requests in [1, 2^53] for signal %s, got %v", r.Signal, th)
-		}
-	case SignalRT, SignalLoad:
-		if !(th > 0) || math.IsInf(th, 1) {
-			unit := "milliseconds"
-			if r.Signal == SignalLoad {
-				unit = "a load average"
-			}
-			v.add("threshold", "must be %s > 0 for signal %s, got %v", unit, r.Signal, th)
-		}
-	default:
-		v.add("signal", "must be qps, inflight, rt, cpu or load, got %s", quote(string(r.Signal)))
-	}
-	switch {
-	case r.Strategy == "":
-	case r.Strategy != StrategyBBR:
-		v.add("strategy", "must be bbr or empty for kind system, got %s", quote(string(r.Strategy)))
-	case r.Signal != SignalCPU:
-		v.add("strategy", "bbr only applies to signal cpu, got signal %s", quote(string(r.Signal)))
-	}
-	v.checkPriority(r)
-}
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold (and for a second after), still admits
@@ -124,23 +139,6 @@ type systemKind struct {
 	l      *system.Limiter
 	sample *system.Sampler // of the Guard
 	clock  clock.Clock     // of the Guard, for undo
-}
-
-func (g *Guard) newSystemKind(r Rule, prev limiter) (limiter, traits, error) {
-	c := system.Config{Signal: system.Signal(r.Signal), Threshold: r.Threshold, BBR: r.Strategy == StrategyBBR}
-	if c.Signal.Host() {
-		if err := g.system.Check(c.Signal); err != nil {
-			return nil, traits{}, fmt.Errorf("signal %s cannot be read on this host: %w", r.Signal, err)
-		}
-	}
-	var p *system.Limiter
-	if k, ok := prev.(*systemKind); ok {
-		p = k.l
-	}
-	fixed := c.Signal == system.InFlight || c.Signal == system.QPS // only a threshold on a count is below n for good
-	over := func(n int64) bool { return fixed && float64(n) > c.Threshold }
-	t := traits{exits: true, cpu: c.Signal == system.CPU, load: c.Signal == system.Load, over: over}
-	return &systemKind{system.New(c, p), g.system, g.clock}, t, nil
 }
 
 func (k *systemKind) ask(a *asking, rs *ruleState) error {

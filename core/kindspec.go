@@ -40,7 +40,8 @@ type kindSpec struct {
 	// Rule.Summary).
 	summary func(b *strings.Builder, r *Rule)
 	// limiter makes the limiter of a valid rule of the kind, carrying over
-	// the state of prev (see Guard.newLimiter).
+	// the state of prev, the same rule's in the rule set being replaced
+	// (nil when none; a limiter of another type is ignored).
 	limiter func(g *Guard, r Rule, prev limiter) (limiter, traits, error)
 }
 
@@ -98,21 +99,6 @@ func reasonOf(b *BlockedError) int {
 // Reason returns why b blocked its request: the name of the kind of the
 // rule that blocked it, or ReasonFallback (see Totals.BlockedBy).
 func (e *BlockedError) Reason() string { return blockReasons[reasonOf(e)] }
-
-// newLimiter makes the limiter of rule r, of a kind the Guard knows,
-// carrying over the state of prev, the limiter of the same rule in the rule
-// set being replaced (nil when there is none; a limiter of another type is
-// ignored).
-func (g *Guard) newLimiter(r Rule, prev limiter) (limiter, traits, error) {
-	if k := g.kindSet.find(r.Kind); k != nil {
-		l, t, err := k.limiter(g, r, prev)
-		if t.class == nil {
-			t.class = &k.block
-		}
-		return l, t, err
-	}
-	return nil, traits{}, fmt.Errorf("kind %s is not supported by this version of sluice", r.Kind)
-}
 
 // kindSet is the kinds a Guard, the validator or a parser knows.
 type kindSet []kindSpec

@@ -252,12 +252,6 @@ func WithUnmatchedAfter(d time.Duration) Option {
 	})
 }
 
-// unmatched reports whether the rule, matched or not (see matched), is
-// flagged unmatched at now when rules are flagged after after.
-func (st *ruleStats) unmatched(now int64, after time.Duration, matched bool) bool {
-	return after > 0 && !matched && now-st.since.Load() >= int64(after)
-}
-
 // watch is the part of a Guard that looks at its rules from outside
 // requests: it warns about rules that apply to no request (see
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the

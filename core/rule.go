@@ -254,27 +254,12 @@ const (
 
 // flowConfig returns the flow.Config of a flow rule.
 func (r *Rule) flowConfig() flow.Config {
-	return flow.Config{
-		Algorithm:  flow.Algorithm(r.Algorithm),
-		Limit:      r.Limit,
-		Window:     r.Window,
-		Buckets:    r.Buckets,
-		Burst:      r.Burst,
-		MaxWait:    r.MaxWait,
-		Warmup:     r.Warmup,
-		ColdFactor: r.ColdFactor,
-	}
+	return flow.Config{Algorithm: flow.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window, Buckets: r.Buckets,
+		Burst: r.Burst, MaxWait: r.MaxWait, Warmup: r.Warmup, ColdFactor: r.ColdFactor}
 }
 
 // hotspotConfig returns the hotspot.Config of a hotspot rule.
 func (r *Rule) hotspotConfig() hotspot.Config {
-	return hotspot.Config{
-		Algorithm: hotspot.Algorithm(r.Algorithm),
-		Limit:     r.Limit,
-		Window:    r.Window,
-		Burst:     r.Burst,
-		MaxWait:   r.MaxWait,
-		MaxKeys:   r.MaxKeys,
-		Overrides: r.Overrides,
-	}
+	return hotspot.Config{Algorithm: hotspot.Algorithm(r.Algorithm), Limit: r.Limit, Window: r.Window, Burst: r.Burst,
+		MaxWait: r.MaxWait, MaxKeys: r.MaxKeys, Overrides: r.Overrides}
 }

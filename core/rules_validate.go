@@ -97,7 +97,11 @@ func (e *RulesError) Error() string {
 func (ks kindSet) checkRules(rules []Rule) error {
 	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
 	for i := range rules {
-		v.rule(i, &rules[i])
+		r := &rules[i]
+		v.index, v.name = i, r.Name
+		v.checkName(r.Name)
+		v.checkResource(r.Resource)
+		v.checkKind(r)
 	}
 	slices.SortStableFunc(v.problems, func(a, b Problem) int {
 		if a.Index != b.Index {
@@ -140,14 +144,6 @@ func (v *validator) addAll(fes []*rulefields.FieldError) {
 	for _, fe := range fes {
 		v.add(fe.Field, "%s", fe.Msg)
 	}
-}
-
-// rule checks rules[i].
-func (v *validator) rule(i int, r *Rule) {
-	v.index, v.name = i, r.Name
-	v.checkName(r.Name)
-	v.checkResource(r.Resource)
-	v.checkKind(r)
 }
 
 // nameChars are the characters of rule names besides ASCII letters and
@@ -333,16 +329,30 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 		return nil, err
 	}
 	out := make([]Rule, len(rules))
-	names := namer{taken: map[string]bool{}, next: map[string]int{}}
+	taken := map[string]bool{} // names given or explicit
+	next := map[string]int{}   // base name -> the last suffix number tried
 	for i, r := range rules {
 		out[i] = ks.withDefaults(r)
 		if r.Name != "" {
-			names.taken[r.Name] = true
+			taken[r.Name] = true
 		}
 	}
 	for i := range out {
-		if out[i].Name == "" {
-			out[i].Name = names.unique(defaultName(out[i], ks.find(out[i].Kind).field("param") != nil))
+		if out[i].Name != "" {
+			continue
+		}
+		// The base name, or with the first suffix #2, #3, ... that makes it
+		// a name not taken, cut so that it is at most 200 bytes long.
+		base := defaultName(out[i], ks.find(out[i].Kind).field("param") != nil)
+		for n := max(next[base], 1); out[i].Name == ""; n++ {
+			name := rulefields.Truncate(base, maxNameLen)
+			if n > 1 {
+				suffix := "#" + strconv.Itoa(n)
+				name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
+			}
+			if !taken[name] {
+				taken[name], next[base], out[i].Name = true, n, name
+			}
 		}
 	}
 	return out, nil
@@ -388,28 +398,4 @@ func logNormalized(log *slog.Logger, rules, norm []Rule) {
 		attrs = append(attrs, slog.Int("more", n-len(changed)))
 	}
 	log.LogAttrs(context.Background(), slog.LevelInfo, "sluice: rule resources normalized to their canonical form; write them so in the rules", attrs...)
-}
-
-// namer gives unnamed rules unique names.
-type namer struct {
-	taken map[string]bool // names given or explicit
-	next  map[string]int  // base name -> the last suffix number tried
-}
-
-// unique returns base, or base with the first suffix #2, #3, ... that
-// makes it a name not taken, cut so that it is at most 200 bytes long, and
-// takes it.
-func (nm *namer) unique(base string) string {
-	for n := max(nm.next[base], 1); ; n++ {
-		name := rulefields.Truncate(base, maxNameLen)
-		if n > 1 {
-			suffix := "#" + strconv.Itoa(n)
-			name = rulefields.Truncate(base, maxNameLen-len(suffix)) + suffix
-		}
-		if !nm.taken[name] {
-			nm.taken[name] = true
-			nm.next[base] = n
-			return name
-		}
-	}
 }

@@ -400,7 +400,8 @@ func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowe
 // block counts n requests blocked at now on the CPU cpu by the rule of rs,
 // or that it would have blocked (shadow: its blocks count apart); alone
 // counts a block the rule decided alone, evaluated too (ruleStripe.lone).
-// It tells the reporter so at most once per blockLogInterval.
+// It tells the reporter so at most once per blockLogInterval: the count
+// since the last report (none: math.MinInt64), logged being the count then.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
@@ -413,16 +414,11 @@ func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone boo
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
 	count.Add(n)
-	if last := st.lastLog.Load(); (last == math.MinInt64 || now-last >= int64(blockLogInterval)) && st.lastLog.CompareAndSwap(last, now) {
-		rs.report(g, now, last, logged, shadow)
+	last := st.lastLog.Load()
+	if (last != math.MinInt64 && now-last < int64(blockLogInterval)) || !st.lastLog.CompareAndSwap(last, now) {
+		return
 	}
-}
-
-// report tells the reporter that the rule of rs blocked requests, or would
-// have (shadow), since last, the time of its last report (math.MinInt64:
-// none), logged being the count then.
-func (rs *ruleState) report(g *Guard, now, last int64, logged *atomic.Int64, shadow bool) {
-	_, total, _, shadowTotal := rs.stats.counts(now)
+	_, total, _, shadowTotal := st.counts(now)
 	if shadow {
 		total = shadowTotal
 	}
@@ -437,7 +433,7 @@ func (rs *ruleState) snapshot(now int64, entered map[*resource]int64, unmatchedA
 	out := RuleStats{Rule: rs.rule, Fallbacks: rs.stats.fallbacks.Load()}
 	out.Blocked, out.BlockedTotal, out.Shadowed, out.ShadowedTotal = rs.stats.counts(now)
 	out.Resources, out.Evaluated = rs.stats.evaluations(entered)
-	out.Unmatched = rs.stats.unmatched(now, unmatchedAfter, len(out.Resources) > 0)
+	out.Unmatched = unmatchedAfter > 0 && len(out.Resources) == 0 && now-rs.stats.since.Load() >= int64(unmatchedAfter)
 	rs.lim.stats(&out, now)
 	return out
 }

@@ -173,13 +173,13 @@ type storeHealth struct {
 	timedEnd atomic.Int64
 }
 
+// The states of storeHealth.openUntil other than a time; probing is the
+// round a probe of an open breaker calls in.
 const (
 	healthy = math.MinInt64
 	inProbe = math.MaxInt64
+	probing = -1
 )
-
-// probing is the round a probe of an open breaker calls in.
-const probing = -1
 
 // allow reports whether a request at now may call the store, and the
 // round it calls in (probing for the probe of an open breaker): always
@@ -203,7 +203,11 @@ func (b *storeHealth) succeeded(start, round int64) {
 	if b.budget > 0 {
 		end := int64(b.clock.Now())
 		if b.slow(start, end, round) {
-			b.open(end, round, b.slowErr(end-start, round))
+			err := fmt.Errorf("store answered too slowly for the latency budget %s: the median of its last %d calls took %s", time.Duration(b.budget), timedRounds, time.Duration(b.sorted()[timedRounds/2]))
+			if round == probing {
+				err = fmt.Errorf("store answered the probe in %s, over the latency budget %s", time.Duration(end-start), time.Duration(b.budget))
+			}
+			b.open(end, round, err)
 			return
 		}
 		closes = end-start <= b.budget
@@ -256,13 +260,11 @@ func (b *storeHealth) hostLag() int64 {
 	if !b.sys {
 		return 0
 	}
+	const nap = 100 * time.Microsecond
 	start := time.Now()
-	time.Sleep(lagNap)
-	return max(int64(time.Since(start)-lagNap), 0)
+	time.Sleep(nap)
+	return max(int64(time.Since(start)-nap), 0)
 }
-
-// lagNap is the sleep hostLag times.
-const lagNap = 100 * time.Microsecond
 
 // sorted returns the durations of the last timed rounds, shortest first
 // (0: none yet).
@@ -273,14 +275,6 @@ func (b *storeHealth) sorted() [timedRounds]int64 {
 	}
 	slices.Sort(t[:])
 	return t
-}
-
-// slowErr is why a call of round that took took made the store too slow.
-func (b *storeHealth) slowErr(took, round int64) error {
-	if round == probing {
-		return fmt.Errorf("store answered the probe in %s, over the latency budget %s", time.Duration(took), time.Duration(b.budget))
-	}
-	return fmt.Errorf("store answered too slowly for the latency budget %s: the median of its last %d calls took %s", time.Duration(b.budget), timedRounds, time.Duration(b.sorted()[timedRounds/2]))
 }
 
 // open opens the breaker at now, from round, for err: a probe's failure
@@ -387,7 +381,20 @@ func (g *Guard) Stores() []StoreStatus {
 	for _, c := range g.stores {
 		st := StoreStatus{Name: c.name, Healthy: true}
 		for _, b := range []*storeHealth{&c.exact, &c.approx} {
-			m := b.status(c.name, rules)
+			m := StoreModeStatus{Mode: b.mode, Healthy: b.openUntil.Load() == healthy, Latency: time.Duration(b.sorted()[timedRounds/2]),
+				Errors: b.errors.Load(), Fallbacks: b.fallbacks.Load()}
+			if !m.Healthy {
+				m.Since = time.Duration(b.openedAt.Load())
+				if e := b.why.Load(); e != nil {
+					m.Err = *e
+				}
+			}
+			for _, rs := range rules {
+				if r := rs.rule; r.Store == c.name && r.Mode == b.mode {
+					r.Overrides = maps.Clone(r.Overrides)
+					m.Rules = append(m.Rules, r)
+				}
+			}
 			if m.Rules == nil && m.Healthy && m.Errors == 0 && m.Fallbacks == 0 {
 				continue
 			}
@@ -400,24 +407,4 @@ func (g *Guard) Stores() []StoreStatus {
 	}
 	slices.SortFunc(out, func(a, b StoreStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// status returns the state of b, the breaker of the rules of store name
-// among rules.
-func (b *storeHealth) status(name string, rules []*ruleState) StoreModeStatus {
-	m := StoreModeStatus{Mode: b.mode, Healthy: b.openUntil.Load() == healthy, Latency: time.Duration(b.sorted()[timedRounds/2]),
-		Errors: b.errors.Load(), Fallbacks: b.fallbacks.Load()}
-	if !m.Healthy {
-		m.Since = time.Duration(b.openedAt.Load())
-		if e := b.why.Load(); e != nil {
-			m.Err = *e
-		}
-	}
-	for _, rs := range rules {
-		if r := rs.rule; r.Store == name && r.Mode == b.mode {
-			r.Overrides = maps.Clone(r.Overrides)
-			m.Rules = append(m.Rules, r)
-		}
-	}
-	return m
 }
