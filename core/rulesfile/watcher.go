@@ -257,9 +257,6 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 // was read (see mtimeSlack), and returns the last read's observation.
 func (w *Watcher) observe() observation {
 	info, err := os.Stat(w.path)
-	if err == nil {
-		err = regular(w.path, info)
-	}
 	if err != nil {
 		return readFailure(err)
 	}
@@ -269,12 +266,7 @@ func (w *Watcher) observe() observation {
 		return w.last
 	}
 	readAt := time.Now()
-	f, err := os.Open(w.path)
-	if err != nil {
-		return readFailure(err)
-	}
-	defer f.Close()
-	data, info, err := readLimited(f, w.format)
+	data, info, err := readLimited(w.path, w.format)
 	if err != nil {
 		return readFailure(err)
 	}
