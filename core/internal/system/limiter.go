@@ -127,11 +127,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		}
 		if !ok {
 			s.w.Undo(b, window.Pass, n)
-			s.inFlight.Add(-n)
-			return false, limit
 		}
-		s.levels.Admitted(now, level, n, true)
-		return true, limit
 	case RT:
 		// The bound applies while the average response time over rtRecent
 		// is over threshold, or was so, or the bound refused a request,
@@ -165,8 +161,10 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		s.inFlight.Add(-n)
 		return false, limit
 	}
-	s.w.Add(now, window.Pass, n)
-	s.levels.Admitted(now, level, n, false)
+	if l.c.Signal != QPS { // counted above
+		s.w.Add(now, window.Pass, n)
+	}
+	s.levels.Admitted(now, level, n, l.c.Signal == QPS)
 	return true, limit
 }
 
@@ -234,9 +232,8 @@ func (s *state) little(now int64, threshold float64) float64 {
 // response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
-// bbr is the bound of the BBR check at now (see the package doc), 0 when
-// no request completed in the last rtpropLen: the highest completion rate
-// times the lowest response time (at least MinRT), plus one.
+// bbr is the bound of the BBR check at now (see the package doc and
+// MinRT), 0 when no request completed in the last rtpropLen.
 // Completions, not passes: under overload more requests enter than end,
 // and a bound on what entered would follow the flood. The one more is
 // what lets the bound grow (b requests in flight that a service of more
