@@ -311,14 +311,12 @@ func (b *Breaker) Undo(t Ticket) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.w.Load(); stateOf(w) == halfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
-		// Under mu no transition can happen; only probes let through
-		// race, each retry following one.
-		for !b.w.CompareAndSwap(w, w-issuedOne) {
-			w = b.w.Load()
-			if stateOf(w) != halfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
-				return
-			}
+	// Under mu no transition can happen; only probes let through race,
+	// each retry following one.
+	for {
+		w := b.w.Load()
+		if stateOf(w) != halfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 || b.w.CompareAndSwap(w, w-issuedOne) {
+			return
 		}
 	}
 }
