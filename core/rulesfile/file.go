@@ -174,22 +174,11 @@ func formatOf(path string) fileFormat {
 // readFile reads the rules file at path with readLimited, and its rules
 // with read.
 func readFile(path string) ([]core.Rule, *fileParser, error) {
-	format := formatOf(path)
-	if info, err := os.Stat(path); err == nil { // else Open says why
-		if err := regular(path, info); err != nil {
-			return nil, nil, err
-		}
-	}
-	fd, err := os.Open(path)
+	data, _, err := readLimited(path, formatOf(path))
 	if err != nil {
 		return nil, nil, err
 	}
-	defer fd.Close()
-	data, _, err := readLimited(fd, format)
-	if err != nil {
-		return nil, nil, err
-	}
-	return read(data, format)
+	return read(data, formatOf(path))
 }
 
 // regular returns an error, as os.Open's, unless info, path's, is a
@@ -212,11 +201,21 @@ func regular(path string, info os.FileInfo) error {
 	return nil
 }
 
-// readLimited reads a rules file from f, and returns its FileInfo: it
-// stops after the first byte over the size limit of format, so that read
-// refuses what it returns without parsing it. It allocates the file's size
-// once.
-func readLimited(f *os.File, format fileFormat) ([]byte, os.FileInfo, error) {
+// readLimited reads the rules file at path, a regular file (see regular),
+// and returns its FileInfo: it stops after the first byte over the size
+// limit of format, so that read refuses what it returns without parsing
+// it. It allocates the file's size once.
+func readLimited(path string, format fileFormat) ([]byte, os.FileInfo, error) {
+	if info, err := os.Stat(path); err == nil { // else Open says why
+		if err := regular(path, info); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
 	limit := int64(maxFileSize)
 	if format == formatYAML {
 		limit = maxYAMLSize

@@ -257,9 +257,6 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 // was read (see mtimeSlack), and returns the last read's observation.
 func (w *Watcher) observe() observation {
 	info, err := os.Stat(w.path)
-	if err == nil {
-		err = regular(w.path, info)
-	}
 	if err != nil {
 		return readFailure(err)
 	}
@@ -269,12 +266,7 @@ func (w *Watcher) observe() observation {
 		return w.last
 	}
 	readAt := time.Now()
-	f, err := os.Open(w.path)
-	if err != nil {
-		return readFailure(err)
-	}
-	defer f.Close()
-	data, info, err := readLimited(f, w.format)
+	data, info, err := readLimited(w.path, w.format)
 	if err != nil {
 		return readFailure(err)
 	}
@@ -299,8 +291,7 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 			before := w.guard.Rules()
 			if err = p.withLines(w.guard.SetRules(rules), 0); err == nil {
 				w.applied, w.failing, w.err = o.key, false, nil
-				w.stats.Reloads++
-				w.stats.LastSuccess = time.Now()
+				w.stats.Reloads, w.stats.LastSuccess = w.stats.Reloads+1, time.Now()
 				w.stats.LastDuration = w.stats.LastSuccess.Sub(start)
 				w.applyChange(ctx, before, w.guard.Rules(), initial)
 				return nil
@@ -315,10 +306,8 @@ func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	if initial {
 		return err
 	}
-	w.stats.Failures++
-	w.stats.LastFailure = time.Now()
-	w.stats.LastDuration = w.stats.LastFailure.Sub(start)
-	w.err = err
+	w.stats.Failures, w.stats.LastFailure = w.stats.Failures+1, time.Now()
+	w.stats.LastDuration, w.err = w.stats.LastFailure.Sub(start), err
 	if w.failing && o.key == w.reported {
 		return err
 	}

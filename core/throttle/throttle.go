@@ -64,13 +64,7 @@ type Option func(*Throttle) error
 // throttles (default 2). It must be at least 1: below, the client
 // would throttle an upstream that accepts every call.
 func WithK(k float64) Option {
-	return func(t *Throttle) error {
-		if !(k >= 1) || k > 1e6 {
-			return fmt.Errorf("throttle: WithK: must be between 1 and 1e6, got %v", k)
-		}
-		t.k = k
-		return nil
-	}
+	return option(!(k >= 1) || k > 1e6, "WithK", "between 1 and 1e6", k, func(t *Throttle) { t.k = k })
 }
 
 // WithWindow sets the sliding window calls are counted over (default
@@ -78,35 +72,29 @@ func WithK(k float64) Option {
 // upstream that keeps failing gets fewer calls (about one per window) and
 // one that recovers waits longer for them.
 func WithWindow(d time.Duration) Option {
-	return func(t *Throttle) error {
-		if d < 10*time.Millisecond || d > 24*time.Hour {
-			return fmt.Errorf("throttle: WithWindow: must be between 10ms and 24h, got %s", d)
-		}
-		t.window = d
-		return nil
-	}
+	return option(d < 10*time.Millisecond || d > 24*time.Hour, "WithWindow", "between 10ms and 24h", d, func(t *Throttle) { t.window = d })
 }
 
 // WithMaxPause bounds how long an upstream's retry time pauses a resource
 // (default 5m); 0 ignores retry times.
 func WithMaxPause(d time.Duration) Option {
-	return func(t *Throttle) error {
-		if d < 0 {
-			return fmt.Errorf("throttle: WithMaxPause: must be >= 0, got %s", d)
-		}
-		t.maxPause = d
-		return nil
-	}
+	return option(d < 0, "WithMaxPause", ">= 0", d, func(t *Throttle) { t.maxPause = d })
 }
 
 // WithMaxResources bounds the resources counted apart (default
 // 1024); beyond, the others share one count.
 func WithMaxResources(n int) Option {
+	return option(n < 1, "WithMaxResources", ">= 1", n, func(t *Throttle) { t.maxRes = n })
+}
+
+// option returns the Option named name that sets t with set, or, when
+// bad, fails saying the value got must be want.
+func option(bad bool, name, want string, got any, set func(*Throttle)) Option {
 	return func(t *Throttle) error {
-		if n < 1 {
-			return fmt.Errorf("throttle: WithMaxResources: must be >= 1, got %d", n)
+		if bad {
+			return fmt.Errorf("throttle: %s: must be %s, got %v", name, want, got)
 		}
-		t.maxRes = n
+		set(t)
 		return nil
 	}
 }

@@ -257,11 +257,7 @@ type stats struct{ arrs []*window.LeapArray }
 func (b *Breaker) newStats() *stats {
 	st := &stats{arrs: make([]*window.LeapArray, stripe.Count())}
 	for i := range st.arrs {
-		la, err := window.New(b.cfg.Buckets, b.cfg.Window)
-		if err != nil {
-			panic("breaker: validated config rejected by window.New: " + err.Error())
-		}
-		st.arrs[i] = la
+		st.arrs[i], _ = window.New(b.cfg.Buckets, b.cfg.Window) // validated: cannot fail
 	}
 	return st
 }
@@ -315,14 +311,12 @@ func (b *Breaker) Undo(t Ticket) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.w.Load(); stateOf(w) == halfOpen && t.of(epochOf(w)) && issuedOf(w) > 0 {
-		// Under mu no transition can happen; only probes let through
-		// race, each retry following one.
-		for !b.w.CompareAndSwap(w, w-issuedOne) {
-			w = b.w.Load()
-			if stateOf(w) != halfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 {
-				return
-			}
+	// Under mu no transition can happen; only probes let through race,
+	// each retry following one.
+	for {
+		w := b.w.Load()
+		if stateOf(w) != halfOpen || !t.of(epochOf(w)) || issuedOf(w) == 0 || b.w.CompareAndSwap(w, w-issuedOne) {
+			return
 		}
 	}
 }

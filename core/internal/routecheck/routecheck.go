@@ -105,16 +105,9 @@ func (c *Checker) check() {
 // routed reports whether match matches a route. c.mu is held.
 func (c *Checker) routed(match func(string) bool) bool {
 	for r := range c.routes {
-		if !strings.HasPrefix(r, "/") {
-			if match(r) {
-				return true
-			}
-			continue
-		}
-		for _, m := range c.methods {
-			if match(m + " " + r) {
-				return true
-			}
+		if !strings.HasPrefix(r, "/") && match(r) ||
+			strings.HasPrefix(r, "/") && slices.ContainsFunc(c.methods, func(m string) bool { return match(m + " " + r) }) {
+			return true
 		}
 	}
 	return false

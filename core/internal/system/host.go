@@ -75,36 +75,26 @@ func (h *Host) CPU() (float64, error) {
 	return min(max(used, 0), 1), nil
 }
 
-// readUsage returns the CPU time used so far, in nanoseconds: the
-// cgroup's whose quota binds, else the process's.
-func (h *Host) readUsage() (int64, error) {
-	switch {
-	case h.usageFile == "":
-		return h.processUsage()
-	case h.usageNanos:
-		return readCount(h.usageFile)
-	}
-	data, err := os.ReadFile(h.usageFile)
-	if err != nil {
-		return 0, err
-	}
-	us, err := ParseCPUStat(string(data))
-	return us * int64(time.Microsecond), err
-}
-
 // userHz is the unit of the times of /proc/self/stat: USER_HZ, 100 on
 // every Linux architecture Go runs on.
 const userHz = 100
 
-// processUsage returns the process's CPU time (user and system), in
-// nanoseconds, from /proc/self/stat.
-func (h *Host) processUsage() (int64, error) {
-	data, err := os.ReadFile(h.path("proc/self/stat"))
+// readUsage returns the CPU time used so far, in nanoseconds: the
+// cgroup's whose quota binds, else the process's (/proc/self/stat).
+func (h *Host) readUsage() (int64, error) {
+	if h.usageNanos && h.usageFile != "" {
+		return readCount(h.usageFile)
+	}
+	file, parse, unit := h.usageFile, ParseCPUStat, int64(time.Microsecond)
+	if file == "" {
+		file, parse, unit = h.path("proc/self/stat"), ParseSelfStat, int64(time.Second/userHz)
+	}
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
-	ticks, err := ParseSelfStat(string(data))
-	return ticks * int64(time.Second/userHz), err
+	n, err := parse(string(data))
+	return n * unit, err
 }
 
 // ParseSelfStat returns utime plus stime, in clock ticks, of a

@@ -127,11 +127,7 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		}
 		if !ok {
 			s.w.Undo(b, window.Pass, n)
-			s.inFlight.Add(-n)
-			return false, limit
 		}
-		s.levels.Admitted(now, level, n, true)
-		return true, limit
 	case RT:
 		// The bound applies while the average response time over rtRecent
 		// is over threshold, or was so, or the bound refused a request,
@@ -165,8 +161,10 @@ func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit
 		s.inFlight.Add(-n)
 		return false, limit
 	}
-	s.w.Add(now, window.Pass, n)
-	s.levels.Admitted(now, level, n, false)
+	if l.c.Signal != QPS { // counted above
+		s.w.Add(now, window.Pass, n)
+	}
+	s.levels.Admitted(now, level, n, l.c.Signal == QPS)
 	return true, limit
 }
 
@@ -234,8 +232,9 @@ func (s *state) little(now int64, threshold float64) float64 {
 // response counts as MinRT, so that the bound never falls to 0.
 const MinRT = time.Millisecond
 
-// bbr is the bound of the BBR check at now (see the package doc), 0 when
-// no request completed in the last rtpropLen. Completions, not passes: under overload more requests enter than end,
+// bbr is the bound of the BBR check at now (see the package doc and
+// MinRT), 0 when no request completed in the last rtpropLen.
+// Completions, not passes: under overload more requests enter than end,
 // and a bound on what entered would follow the flood. The one more is
 // what lets the bound grow (b requests in flight that a service of more
 // workers serves at once end b times as fast: a bound of b+1), and all
@@ -254,17 +253,10 @@ func (s *state) bbr(now int64) float64 {
 		}
 	})
 	if minRT == math.MaxInt64 {
-		minRT = 0
-	} else {
-		// A response faster than MinRT counts as MinRT: a bound of 0
-		// would admit one request at a time.
-		minRT = max(minRT, int64(MinRT))
-	}
-	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
-	if minRT == 0 {
 		return 0
 	}
-	return rate*float64(minRT)/float64(time.Second) + 1
+	rate := float64(maxDone) * float64(time.Second) / float64(s.w.BucketLen())
+	return rate*float64(max(minRT, int64(MinRT)))/float64(time.Second) + 1
 }
 
 // Release gives back the reservation of n requests of level admitted at

@@ -51,11 +51,7 @@ func (w *Worker) Restart(f func(ctx context.Context)) {
 func (w *Worker) start(f func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		f(ctx)
-	}()
+	w.wg.Go(func() { f(ctx) })
 }
 
 // cancelLocked ends the goroutine's context. w.mu is held.
