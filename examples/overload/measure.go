@@ -93,11 +93,14 @@ func protectionByName(name string) (protection, bool) {
 	return protection{}, false
 }
 
-// sample is the limit of a Guard's first rule at a time since the load
-// started.
+// sample is the state of a Guard's first rule at a time since the load
+// started: its limit, the requests in flight, and the response times its
+// controller compares (adaptive: the recent and the minimum RT; system:
+// the average and the lowest of the last second).
 type sample struct {
-	at    time.Duration
-	limit int64
+	at              time.Duration
+	limit, inFlight int64
+	recent, minimum time.Duration
 }
 
 // trial is one load on a fresh backend and Guard.
@@ -226,8 +229,8 @@ func (c config) measureCapacity(ctx context.Context) (float64, error) {
 	return float64(done) / capacityRun.Seconds(), nil
 }
 
-// sampleLimits returns the limit of g's first rule every 100ms from start
-// until stop is closed, when it has one (core.RuleStats.HasUse).
+// sampleLimits returns the state of g's first rule every 100ms from start
+// until stop is closed, when it has a limit (core.RuleStats.HasUse).
 func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -237,9 +240,18 @@ func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample
 		case <-stop:
 			return out
 		case now := <-t.C:
-			if rs := g.Snapshot().Rules[0]; rs.HasUse {
-				out = append(out, sample{now.Sub(start), rs.Limit})
+			rs := g.Snapshot().Rules[0]
+			if !rs.HasUse {
+				continue
 			}
+			s := sample{at: now.Sub(start), limit: rs.Limit, inFlight: rs.InFlight}
+			switch {
+			case rs.Adaptive != nil:
+				s.recent, s.minimum = rs.Adaptive.RecentRT, rs.Adaptive.MinRT
+			case rs.System != nil:
+				s.recent, s.minimum = rs.System.AvgRT, rs.System.MinRT
+			}
+			out = append(out, s)
 		}
 	}
 }
@@ -264,6 +276,12 @@ func (c config) measure(ctx context.Context, name string, load float64) (row, er
 	}
 	r := row{protection: name, load: load, capacity: capacity, limit: -1, wait: t.wait,
 		summary: summarize(t.outs[0], c.warmup, c.warmup+c.duration)}
+	if c.samples != nil {
+		for _, s := range t.limits {
+			fmt.Fprintf(c.samples, "%s\t%g\t%.1f\t%d\t%d\t%.2f\t%.2f\n", name, load, s.at.Seconds(), s.limit, s.inFlight,
+				float64(s.recent)/float64(time.Millisecond), float64(s.minimum)/float64(time.Millisecond))
+		}
+	}
 	var ls []int64
 	for _, s := range t.limits {
 		if s.at >= c.warmup {
