@@ -148,10 +148,8 @@ type state struct {
 	// whose lowest recent RT is probeRT.
 	congested, sinceProbe, fulls, probeEvery, probing int
 	probeRT                                           int64
-	probed                                            bool // a probe began
-	// slower: the probe under way came of congestion, which a service
-	// slower for good shows; only its RT may raise the minimum.
-	slower bool
+	// A probe began; the last came of congestion (its RT may raise the minimum).
+	probed, slower bool
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
@@ -305,9 +303,7 @@ func (k *state) update(first bool) {
 // to them) and is higher than the minimum: then they queued at the
 // probe's limit too, which is no minimum; the limit falls to at most
 // Tolerance times the probe's, and the next probe, soon, goes under it,
-// the minimum kept until then. A periodic probe's RT only lowers the
-// minimum: one higher had requests queue at its limit (see the package
-// doc).
+// the minimum kept until then. A periodic probe's RT only lowers it.
 func (k *state) endProbe() {
 	rt, old := k.probeRT, k.minRT.Load()
 	k.below = 0

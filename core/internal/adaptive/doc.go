@@ -16,21 +16,15 @@
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
-// more, whose lowest recent RT becomes the minimum if the probe came of
-// congestion (below: a service slower for good shows so); a periodic
-// probe's only lowers it, since one higher had requests queue at the
-// probe's limit. The first probe drops it to MinLimit; later ones to
-// 0.9/Tolerance of it, or of the most requests in flight in the last
-// interval when fewer (at least MinLimit), which at a small limit can
-// still be above the backend's parallelism: 3 before 2 CPUs. There a
-// periodic probe raised the minimum to the RT of 3 in flight, which reads
-// only 1.1-1.5x that of 2 when a request waits for a CPU before it reaches
-// the rule (the scheduler runs it when a computing request's slice ends),
-// and the limit held 4-6 with the p99 over 3x the unloaded one
-// (TestCapacityUnderOpenLoad's services with a scheduler slice: 3.4x at
-// 10x, now 2.5x). When a
-// probe's RT, higher than the minimum, fell in proportion to the requests
-// in flight (within 1.2x), they queued at its limit too: its RT is no
+// more, whose lowest recent RT becomes the minimum after congestion (a
+// service slower for good); a periodic probe's only lowers it. The first
+// probe drops it to MinLimit; later ones to 0.9/Tolerance of it, or of
+// the most requests in flight in the last interval when fewer (at least
+// MinLimit), which can be above the backend's parallelism: 3 before 2
+// CPUs, where a periodic probe raised the minimum to the RT of 3 and the
+// limit held 4-6 (see TestCapacityUnderOpenLoad). When a probe's RT,
+// higher than the minimum, fell in proportion to the requests in flight
+// (within 1.2x), they queued at its limit too: its RT is no
 // minimum, the limit falls to at most Tolerance times the probe's, and
 // the next probe, five intervals on, goes under it; so probes reach the
 // backend's real parallelism, not a queue above it. A probe comes when
@@ -69,18 +63,11 @@
 // compute 20ms a request, a request waiting to reach the rule until a
 // CPU frees or ends a 10ms slice, 96-101% with a p99 of 1.0-2.6x: go test
 // -run CapacityUnderOpenLoad -v ./core/internal/adaptive.
-// On the real CPU-bound backend (2 CPUs, 20ms of CPU a request; go -C
-// examples run ./overload -backend cpu -service 20ms -warmup 3s -duration
-// 5s -load 1,2,5,10 -protect none,adaptive,system -slowdown=false
-// -priority=false, -samples FILE for the limit, recent and minimum RT
-// every 100ms) the rule served 90-100% of the capacity on the idle VM
-// before this change, with a limit of 4-6 and a p99 of 3.4-3.7x the
-// unloaded one at 2x, up to 3.6x at 5x; traced on a loaded host, its
-// minimum was 24-27ms, the RT a probe at 3 in flight read, while the
-// fastest requests took 20-22ms. That command's doc has the latest
-// figures. The p99 there also holds the server's wait before a request
-// reaches the rule (about a 10ms scheduler slice at most on an idle
-// host), which no limit shortens.
+// On the real CPU-bound backend, examples/overload's doc has the figures
+// and the command (-samples writes the limit, recent and minimum RT every
+// 100ms); the p99 there also holds the server's wait before a request
+// reaches the rule (about a 10ms scheduler slice on an idle host), which
+// no limit shortens.
 //
 // Every request writes the controller's count of requests in flight, one
 // atomic shared by all CPUs, so that the limit is exact (reserve, then
