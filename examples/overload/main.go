@@ -50,6 +50,10 @@ type config struct {
 	slowdown, levels  bool
 	inProcess         bool   // the load generator in this process
 	trace             string // the file of the run's execution trace, if any
+	// samples receives the rule's state sampled every 100ms in each row
+	// (see sample), from the file of -samples; nil without.
+	samples     io.Writer
+	samplesFile string
 	// rounds is the work per request of the cpu backend (see calibrate),
 	// capacity its capacity measured (measureCapacity); 0 for the sleep
 	// backend, whose capacity is workers/service.
@@ -91,6 +95,7 @@ func parse(args []string, out io.Writer) (config, error) {
 	fs.BoolVar(&c.slowdown, "slowdown", true, "also run the adaptive rule while the backend becomes 2x slower")
 	fs.BoolVar(&c.levels, "priority", true, "also run the protections that shed by priority level with two levels")
 	fs.StringVar(&c.trace, "trace", "", "write the execution trace of the server's process (runtime/trace) to this file; go tool trace -pprof=sched reads where goroutines waited to run")
+	fs.StringVar(&c.samplesFile, "samples", "", "write the rule's state every 100ms of each row to this file, tab-separated: protection, load, seconds since the load started, limit (- while the system rule's bound does not apply), in flight, the response times it compares in ms (adaptive: recent and minimum; system: average and lowest of the last second), and the system rule's CPU reading")
 	fs.BoolVar(&c.inProcess, "inprocess", false, "run the load generator in this process, not in a child process: its goroutines then wait for the CPUs behind the backend's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -146,6 +151,15 @@ func run(ctx context.Context, args []string, out io.Writer) (err error) {
 			trace.Stop()
 			err = errors.Join(err, f.Close())
 		}()
+	}
+	if c.samplesFile != "" {
+		f, err := os.Create(c.samplesFile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, f.Close()) }()
+		fmt.Fprintln(f, "protection\tload\tat\tlimit\tinflight\trecent_ms\tmin_ms\thost")
+		c.samples = f
 	}
 	if c.spin() {
 		c.rounds = calibrate(c.service)

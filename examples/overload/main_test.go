@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,4 +174,27 @@ func TestRunWritesATrace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, info.Size())
 	assert.Error(t, run(context.Background(), []string{"-trace=" + t.TempDir() + "/no/such/dir/trace.out"}, io.Discard))
+}
+
+func TestRunWritesSamples(t *testing.T) {
+	file := t.TempDir() + "/samples.tsv"
+	err := run(context.Background(), []string{"-samples=" + file, "-warmup=0s", "-duration=500ms", "-load=1", "-protect=adaptive,system", "-slowdown=false", "-priority=false"}, io.Discard)
+	require.NoError(t, err)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Greater(t, len(lines), 1, "a header and samples: %q", b)
+	seen := map[string]bool{}
+	assert.Equal(t, "protection\tload\tat\tlimit\tinflight\trecent_ms\tmin_ms\thost", lines[0])
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		require.Len(t, f, 8, "%q", l)
+		seen[f[0]] = true
+		assert.Equal(t, "1", f[1], "%q", l)
+		if f[0] == "system" {
+			assert.Equal(t, "-", f[3], "no bound: the sleep backend leaves the CPU idle: %q", l)
+		}
+	}
+	assert.Equal(t, map[string]bool{"adaptive": true, "system": true}, seen)
+	assert.Error(t, run(context.Background(), []string{"-samples=" + t.TempDir() + "/no/such/dir/samples.tsv"}, io.Discard))
 }

@@ -93,11 +93,18 @@ func protectionByName(name string) (protection, bool) {
 	return protection{}, false
 }
 
-// sample is the limit of a Guard's first rule at a time since the load
-// started.
+// sample is the state of a Guard's first rule at a time since the load
+// started: its limit (when limited: the system rule's BBR bound applies
+// only while the CPU is over its threshold), the requests in flight, the
+// response times its controller compares (adaptive: the recent and the
+// minimum RT; system: the average and the lowest of the last second), and
+// the system rule's host signal.
 type sample struct {
-	at    time.Duration
-	limit int64
+	at              time.Duration
+	limited         bool
+	limit, inFlight int64
+	recent, minimum time.Duration
+	host            float64
 }
 
 // trial is one load on a fresh backend and Guard.
@@ -226,8 +233,9 @@ func (c config) measureCapacity(ctx context.Context) (float64, error) {
 	return float64(done) / capacityRun.Seconds(), nil
 }
 
-// sampleLimits returns the limit of g's first rule every 100ms from start
-// until stop is closed, when it has one (core.RuleStats.HasUse).
+// sampleLimits returns the state of g's first rule every 100ms from start
+// until stop is closed, when it has a limit (core.RuleStats.HasUse) or is
+// a system rule.
 func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -237,9 +245,17 @@ func sampleLimits(g *core.Guard, start time.Time, stop <-chan struct{}) []sample
 		case <-stop:
 			return out
 		case now := <-t.C:
-			if rs := g.Snapshot().Rules[0]; rs.HasUse {
-				out = append(out, sample{now.Sub(start), rs.Limit})
+			rs := g.Snapshot().Rules[0]
+			s := sample{at: now.Sub(start), limited: rs.HasUse, limit: rs.Limit, inFlight: rs.InFlight}
+			switch {
+			case rs.Adaptive != nil:
+				s.recent, s.minimum = rs.Adaptive.RecentRT, rs.Adaptive.MinRT
+			case rs.System != nil:
+				s.recent, s.minimum, s.host = rs.System.AvgRT, rs.System.MinRT, rs.System.Host
+			case !rs.HasUse:
+				continue
 			}
+			out = append(out, s)
 		}
 	}
 }
@@ -264,9 +280,19 @@ func (c config) measure(ctx context.Context, name string, load float64) (row, er
 	}
 	r := row{protection: name, load: load, capacity: capacity, limit: -1, wait: t.wait,
 		summary: summarize(t.outs[0], c.warmup, c.warmup+c.duration)}
+	if c.samples != nil {
+		for _, s := range t.limits {
+			limit := "-"
+			if s.limited {
+				limit = fmt.Sprint(s.limit)
+			}
+			fmt.Fprintf(c.samples, "%s\t%g\t%.1f\t%s\t%d\t%.2f\t%.2f\t%.2f\n", name, load, s.at.Seconds(), limit, s.inFlight,
+				float64(s.recent)/float64(time.Millisecond), float64(s.minimum)/float64(time.Millisecond), s.host)
+		}
+	}
 	var ls []int64
 	for _, s := range t.limits {
-		if s.at >= c.warmup {
+		if s.at >= c.warmup && s.limited {
 			ls = append(ls, s.limit)
 		}
 	}

@@ -148,7 +148,8 @@ type state struct {
 	// whose lowest recent RT is probeRT.
 	congested, sinceProbe, fulls, probeEvery, probing int
 	probeRT                                           int64
-	probed                                            bool // a probe began
+	// A probe began; the last came of congestion (its RT may raise the minimum).
+	probed, slower bool
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
@@ -275,6 +276,7 @@ func (k *state) update(first bool) {
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
 	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && full {
+		k.slower = k.congested >= k.c.MinRTIntervals
 		// Queueing, or a service slower or faster for good? Measure the
 		// RT at a lower limit, once the requests in flight at this one
 		// have ended.
@@ -301,7 +303,7 @@ func (k *state) update(first bool) {
 // to them) and is higher than the minimum: then they queued at the
 // probe's limit too, which is no minimum; the limit falls to at most
 // Tolerance times the probe's, and the next probe, soon, goes under it,
-// the minimum kept until then.
+// the minimum kept until then. A periodic probe's RT only lowers it.
 func (k *state) endProbe() {
 	rt, old := k.probeRT, k.minRT.Load()
 	k.below = 0
@@ -311,6 +313,9 @@ func (k *state) endProbe() {
 		if k.probeLimit > k.c.MinLimit && old > 0 {
 			k.below, k.probeEvery, rt = k.probeLimit, min(firstProbe, k.c.maxProbeEvery()), old
 		}
+	}
+	if !k.slower && old > 0 {
+		rt = min(rt, old)
 	}
 	k.minRT.Store(rt)
 	k.limit.Store(int64(k.exact))
