@@ -71,8 +71,9 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 
 // AcquireTo admits from the lease of cpu when it has n permits left for
 // the current bucket, field by field, else decides on the window (Acquire)
-// and, when the quota left is large, takes a new lease for cpu.
-func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
+// and, when the quota left is large, takes a new lease for cpu. quota is
+// flow.AcquireTo's.
+func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
 	if l.leases == nil {
 		*d = l.Acquire(now, n)
 		return
@@ -85,9 +86,12 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 			// The lease's permits are counted in b: the quota left is
 			// the window's, plus what the lease has left.
 			lim := l.cfg.Limit
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
 			d.ref, d.mark, d.markFrac = b, 0, 0
-			if d.Remaining == 0 {
+			if !quota {
+				return
+			}
+			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
 				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
 			}
 			return
