@@ -224,7 +224,22 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		if params == nil && lazy != nil && b.params {
 			params = lazy()
 		}
-		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())
+		now = b.read()
+		// The only rule of a binding may decide a request by itself
+		// (lone), here rather than in admit, a call fewer: nothing is
+		// reserved then, and its decision is acted on as one asked among
+		// others: an admission notes its quota policy (asking.decided), a
+		// rejection makes the error (Guard.blocked).
+		var l lone // field by field: a composite literal is built apart and copied
+		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, n, quotas != nil
+		switch rs := b.alone; {
+		case rs == nil || !l.decide(rs):
+			now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
+		case !l.d.OK:
+			err = g.blocked(b, resource, rs, &l.d.Decision, cpu, now, n)
+		case quotas != nil && rs.window:
+			*quotas = rs.noteQuota(*quotas, &l.d.Decision)
+		}
 	}
 	if !cached {
 		b.overflowed(cpu, n, err == nil)
