@@ -193,7 +193,7 @@ func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Pa
 
 // enter is Enter, gathering the request's params with lazy (see EnterLazy)
 // when no option gives them.
-func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (Entry, error) {
+func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (e Entry, err error) {
 	n := int64(1)
 	var params Params
 	var quotas *[]Quota
@@ -217,9 +217,8 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 	}
 	b := g.bindingOf(res, resource, cached)
 	cpu := g.resources.picker.Pick()
-	e := Entry{b: b, n: n}
+	e.b, e.n = b, n
 	var now int64
-	var err error
 	if len(b.rules) > 0 {
 		if params == nil && lazy != nil && b.params {
 			params = lazy()
