@@ -80,23 +80,27 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool)
 	}
 	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
 	w := ls.word.Load()
-	b := l.arr.Current(now)
-	if w&leaseLeft >= n {
-		if ls.tag.Load() == b.Start() && ls.word.CompareAndSwap(w, w-n) {
-			// The lease's permits are counted in b: the quota left is
-			// the window's, plus what the lease has left.
+	// The lease serves while its bucket, that of its tag, is the newest
+	// and holds now: Current's bucket, known without the call.
+	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag {
+		if ls.word.CompareAndSwap(w, w-n) {
+			// The lease's permits are counted in its bucket: the quota
+			// left is the window's, plus what the lease has left.
 			lim := l.cfg.Limit
 			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
-			d.ref, d.mark, d.markFrac = b, 0, 0
+			d.ref, d.mark, d.markFrac = nil, tag, 0
 			if !quota {
 				return
 			}
+			b := l.arr.Current(now)
 			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
 				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
 			}
 			return
 		}
-	} else if w&leaseLeft == 0 {
+	}
+	b := l.arr.Current(now)
+	if w&leaseLeft == 0 {
 		// An empty lease gives nothing back: when the window is full,
 		// the request is rejected without claiming the lease (a flood
 		// of rejections writes nothing).
@@ -121,7 +125,7 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	var permits, start int64
 	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
 		if ld := l.Acquire(now, chunk); ld.OK {
-			permits, start = chunk, ld.ref.(*window.Bucket).Start()
+			permits, start = chunk, ld.mark
 			d.Remaining = ld.Remaining + chunk
 		}
 	}
@@ -160,7 +164,7 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 	}
 	if sum <= lim {
 		l.admitted(n)
-		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, mark: b.Start()}
 		if d.Remaining == 0 {
 			d.Next = l.retryAfter(now, sum, 1, lim)
 		}
@@ -246,9 +250,11 @@ func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 	return time.Duration(max(wait, 0))
 }
 
+// Undo takes n permits out of the bucket an admitted decision counted
+// them in, its mark being the bucket's start, if it is still installed.
 func (l *leapArray) Undo(d Decision, n int64) {
-	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
-		l.arr.Undo(b, window.Pass, n)
+	if d.OK {
+		l.arr.UndoAt(d.mark, window.Pass, n)
 		l.undone(n)
 	}
 }

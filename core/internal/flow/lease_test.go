@@ -85,7 +85,7 @@ func TestLeaseEndsWithItsBucket(t *testing.T) {
 	assert.Equal(t, 1+chunk, l.arr.Sum(int64(50*ms), window.Pass))
 	d := l.AcquireOn(0, int64(150*ms), 1)
 	require.True(t, d.OK)
-	assert.Equal(t, int64(150*ms)-int64(150*ms)%int64(100*ms), d.ref.(*window.Bucket).Start(), "counted in the new bucket")
+	assert.Equal(t, int64(150*ms)-int64(150*ms)%int64(100*ms), d.mark, "counted in the new bucket")
 	var counts []int64
 	l.arr.Each(int64(150*ms), func(b *window.Bucket) { counts = append(counts, b.Get(window.Pass)) })
 	assert.Equal(t, []int64{10, 1 + chunkFor(l, lim-11)}, counts, "the old bucket got back what its lease had left")
