@@ -273,7 +273,9 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		now = b.read() // after the store's round trip (binding.stored)
 	}
 	if bk == nil {
-		bk = st.bucket(now)
+		if bk = st.stats.Cached(now); bk == nil { // bucket, inline when cached
+			bk = st.bucket(now)
+		}
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.

@@ -157,11 +157,20 @@ func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
 // Current returns the bucket for now, replacing a stale bucket in its slot.
 // When now is earlier than the newest bucket, the newest bucket is returned.
 func (a *LeapArray) Current(now int64) *Bucket {
-	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
-		// now is in the newest bucket, or earlier (counted in the newest).
+	if c := a.Cached(now); c != nil {
 		return c
 	}
 	return a.install(now)
+}
+
+// Cached is Current when now is in the newest bucket, or earlier (counted
+// in the newest), without a call: nil otherwise, when Current would
+// install a bucket. Small enough to be inlined where a request counts.
+func (a *LeapArray) Cached(now int64) *Bucket {
+	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
+		return c
+	}
+	return nil
 }
 
 // install is Current's slow path: it finds the slot of now and replaces its
