@@ -38,17 +38,13 @@ func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
 }
 
 // admit decides the request e of resource that no rule decides alone
-// (see Guard.enter): it asks the rules of e's binding in order
-// (asking.ask) and waits for the turn the waiting ones gave the request.
-// It returns the time the request proceeds, and the error that stops it;
-// on error, the reservations made are given back. It notes the quota
-// policies of the rate rules that admit the request in quotas (see
-// WithQuotas) and the reservations Exit ends (Entry.keep). cpu is the
-// caller's stripe index (see stripe.Picker), for the limiters that keep a
-// share of their quota per CPU. The rules after a rejecting one are asked
-// too (see Enter) by take and undo: the limiters have no read-only
-// question, and this costs only rejected requests. Rules kept in a store
-// are not (traits.shared).
+// (Guard.enter): it asks the rules of e's binding in order (asking.ask),
+// then waits for the turn they gave it. It returns when the request
+// proceeds, and the error that stops it, the reservations made given back;
+// it notes the quotas of the rate rules that admit it (WithQuotas) and
+// the reservations Exit ends (Entry.keep). cpu is the caller's stripe
+// (stripe.Picker). The rules after a rejecting one are asked too (see
+// Enter) by take and undo, but those kept in a store (traits.shared).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.

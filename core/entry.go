@@ -224,11 +224,9 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 			params = lazy()
 		}
 		now = b.read()
-		// The only rule of a binding may decide a request by itself
-		// (lone), here rather than in admit, a call fewer: nothing is
-		// reserved then, and its decision is acted on as one asked among
-		// others: an admission notes its quota policy (asking.decided), a
-		// rejection makes the error (Guard.blocked).
+		// The only rule of a binding may decide a request alone (lone), a
+		// call fewer than admit; its decision is acted on as admit's: a
+		// quota noted (asking.decided), an error made (Guard.blocked).
 		var l lone // field by field: a composite literal is built apart and copied
 		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, n, quotas != nil
 		switch rs := b.alone; {
@@ -273,8 +271,8 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		now = b.read() // after the store's round trip (binding.stored)
 	}
 	if bk == nil {
-		if bk = st.stats.Cached(now); bk == nil { // bucket, inline when cached
-			bk = st.bucket(now)
+		if bk = st.stats.Cached(now); bk == nil { // before the totals (see window.NewMarked)
+			bk = st.stats.Current(now)
 		}
 	}
 	// Before the atomic add, which waits for the writes before it: the
@@ -294,7 +292,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 // the resource's statistics, in the stripe of cpu.
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
-	st.bucket(now)
+	st.stats.Current(now) // before the count (see window.NewMarked)
 	why := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		why = reasonOf(be)
@@ -336,7 +334,7 @@ func (e *Entry) Exit(err error) {
 	}
 	now := e.b.read()
 	rt := max(now-e.start, 0)
-	bk := st.bucket(now) // before the totals (see window.NewMarked)
+	bk := st.stats.Current(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.

@@ -49,8 +49,7 @@ type Limiter interface {
 // for callers on one CPU and different for callers on different ones: a
 // LeapArray limiter serves it from a lease of that CPU (see the package
 // doc). Limits hold whatever cpu is; only speed depends on it. Without
-// quota, the caller reads no quota of an admitted decision: its Remaining
-// and Next may be left 0 (as GCRA.DecideAt's).
+// quota, an admitted decision's Remaining and Next may be left 0.
 func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 	switch l := l.(type) {
 	case *leapArray:

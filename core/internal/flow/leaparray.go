@@ -80,12 +80,11 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool)
 	}
 	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
 	w := ls.word.Load()
-	// The lease serves while its bucket, that of its tag, is the newest
-	// and holds now: Current's bucket, known without the call.
+	// The lease serves while its bucket (its tag) is the newest and holds
+	// now: Current's, known without the call.
 	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag {
 		if ls.word.CompareAndSwap(w, w-n) {
-			// The lease's permits are counted in its bucket: the quota
-			// left is the window's, plus what the lease has left.
+			// The quota left is the window's, plus what the lease has left.
 			lim := l.cfg.Limit
 			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
 			d.ref, d.mark, d.markFrac = nil, tag, 0
@@ -250,8 +249,7 @@ func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 	return time.Duration(max(wait, 0))
 }
 
-// Undo takes n permits out of the bucket an admitted decision counted
-// them in, its mark being the bucket's start, if it is still installed.
+// Undo takes n permits out of d's bucket (its mark), if still installed.
 func (l *leapArray) Undo(d Decision, n int64) {
 	if d.OK {
 		l.arr.UndoAt(d.mark, window.Pass, n)
