@@ -155,7 +155,7 @@ func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
 }
 
 // Cached is Current when now is in the newest bucket or earlier, nil when
-// Current would install one: small enough to be inlined, without a call.
+// Current must look in the slots: small enough to be inlined.
 func (a *LeapArray) Cached(now int64) *Bucket {
 	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
 		return c

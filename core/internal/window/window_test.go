@@ -370,8 +370,8 @@ func TestClockBackwards(t *testing.T) {
 }
 
 // TestCached: Cached is Current's bucket when that is the newest one
-// installed (now in it, or earlier), nil when Current would install one:
-// before the first bucket, and once now is past the newest.
+// installed (now in it, or earlier), nil when Current must look in the
+// slots: before the first bucket, and once now is past the newest.
 func TestCached(t *testing.T) {
 	a := newArray(t)
 	assert.Nil(t, a.Cached(1050), "no bucket yet")
