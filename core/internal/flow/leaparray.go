@@ -112,23 +112,26 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool)
 }
 
 // refill replaces the lease ls, which cannot serve n permits at now: it
-// gives back what the old lease had left, decides n on the window, and
-// when they are admitted and the quota left allows, leases a share of it.
+// gives back what the old lease had left and decides n on the window,
+// with a share of the quota left for a new lease when that allows one (in
+// one reservation; n alone when they do not fit together).
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	w, ok := ls.claim()
 	if !ok {
 		return l.Acquire(now, n) // another refill of this lease is under way
 	}
 	l.giveBackLeft(w&leaseLeft, ls.tag.Load())
-	d := l.Acquire(now, n)
-	var permits, start int64
-	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
-		if ld := l.Acquire(now, chunk); ld.OK {
-			permits, start = chunk, ld.mark
-			d.Remaining = ld.Remaining + chunk
-		}
+	chunk := stripe.LeaseSize(l.cfg.Limit-l.sum(l.arr.Current(now))-n, len(l.leases))
+	d := l.Acquire(now, n+chunk)
+	if !d.OK && chunk > 0 {
+		chunk, d = 0, l.Acquire(now, n)
 	}
-	ls.renew(w, permits, start)
+	if !d.OK {
+		chunk = 0
+	} else if chunk > 0 {
+		d.Remaining, d.Next = d.Remaining+chunk, 0 // the lease's permits are left
+	}
+	ls.renew(w, chunk, d.mark)
 	return d
 }
 
