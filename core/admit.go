@@ -12,36 +12,6 @@ import (
 	"github.com/sluicekit/sluice/core/internal/hotspot"
 )
 
-// admit decides the request e of resource: it asks the rules of e's
-// binding in order and waits for the turn the waiting ones gave the
-// request. It returns the time the request proceeds, and the error that
-// stops it; on error, the reservations made are given back. It notes the
-// quota policies of the rate rules that admit the request in quotas (see
-// WithQuotas) and the reservations Exit ends (Entry.keep). cpu is the
-// caller's stripe index (see stripe.Picker), for the limiters that keep a
-// share of their quota per CPU.
-//
-// The only rule of a binding may decide a request by itself (lone):
-// nothing is reserved then, and its decision is acted on as one asked
-// among others: an admission notes its quota policy (asking.decided), a
-// rejection makes the error (Guard.blocked).
-func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
-	if rs := e.b.alone; rs != nil {
-		var l lone // field by field: a composite literal is built apart and copied
-		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, e.n, quotas != nil
-		if l.decide(rs) {
-			if !l.d.OK {
-				return now, g.blocked(e.b, resource, rs, &l.d.Decision, cpu, now, e.n)
-			}
-			if quotas != nil && rs.window {
-				*quotas = rs.noteQuota(*quotas, &l.d.Decision)
-			}
-			return now, nil
-		}
-	}
-	return g.askAll(ctx, e, resource, params, quotas, cpu, now)
-}
-
 // lone is a request that the only rule of its binding decides by itself
 // (limiter.alone): what the rule reads, and its decision, written in place
 // (see asking.few).
@@ -67,12 +37,15 @@ func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
 	return ps
 }
 
-// askAll is admit for a request that no rule decides alone: each rule is
-// asked (asking.ask). The rules after a rejecting one are asked too (see
-// Enter) by take and undo: the limiters have no read-only question, and
-// this costs only rejected requests. Rules kept in a store are not
-// (traits.shared).
-func (g *Guard) askAll(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
+// admit decides the request e of resource that no rule decides alone
+// (Guard.enter): it asks the rules of e's binding in order (asking.ask),
+// then waits for the turn they gave it. It returns when the request
+// proceeds, and the error that stops it, the reservations made given back;
+// it notes the quotas of the rate rules that admit it (WithQuotas) and
+// the reservations Exit ends (Entry.keep). cpu is the caller's stripe
+// (stripe.Picker). The rules after a rejecting one are asked too (see
+// Enter) by take and undo, but those kept in a store (traits.shared).
+func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.
 	var a asking
@@ -312,7 +285,7 @@ func undo(admitted []held, cpu uint32, n int64) {
 
 // blocked returns the error of n requests of resource at now on the CPU
 // cpu that rs, the only rule of b, rejected alone with decision d, as
-// askAll's (asking.settle), and counts them in the rule's statistics,
+// admit's (asking.settle), and counts them in the rule's statistics,
 // blocked and evaluated (ruleStripe.lone). A flood of rejections allocates
 // nothing: the error is b's last one when that is the same error (an
 // error is never changed once returned, and its Policies have no room to

@@ -193,7 +193,7 @@ func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Pa
 
 // enter is Enter, gathering the request's params with lazy (see EnterLazy)
 // when no option gives them.
-func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (Entry, error) {
+func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (e Entry, err error) {
 	n := int64(1)
 	var params Params
 	var quotas *[]Quota
@@ -217,14 +217,26 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 	}
 	b := g.bindingOf(res, resource, cached)
 	cpu := g.resources.picker.Pick()
-	e := Entry{b: b, n: n}
+	e.b, e.n = b, n
 	var now int64
-	var err error
 	if len(b.rules) > 0 {
 		if params == nil && lazy != nil && b.params {
 			params = lazy()
 		}
-		now, err = g.admit(ctx, &e, resource, params, quotas, cpu, b.read())
+		now = b.read()
+		// The only rule of a binding may decide a request alone (lone), a
+		// call fewer than admit; its decision is acted on as admit's: a
+		// quota noted (asking.decided), an error made (Guard.blocked).
+		var l lone // field by field: a composite literal is built apart and copied
+		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, n, quotas != nil
+		switch rs := b.alone; {
+		case rs == nil || !l.decide(rs):
+			now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
+		case !l.d.OK:
+			err = g.blocked(b, resource, rs, &l.d.Decision, cpu, now, n)
+		case quotas != nil && rs.window:
+			*quotas = rs.noteQuota(*quotas, &l.d.Decision)
+		}
 	}
 	if !cached {
 		b.overflowed(cpu, n, err == nil)
@@ -259,7 +271,9 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		now = b.read() // after the store's round trip (binding.stored)
 	}
 	if bk == nil {
-		bk = st.bucket(now)
+		if bk = st.stats.Cached(now); bk == nil { // before the totals (see window.NewMarked)
+			bk = st.stats.Current(now)
+		}
 	}
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
@@ -278,7 +292,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 // the resource's statistics, in the stripe of cpu.
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st, _ := res.stripe(cpu)
-	st.bucket(now)
+	st.stats.Current(now) // before the count (see window.NewMarked)
 	why := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {
 		why = reasonOf(be)
@@ -320,7 +334,7 @@ func (e *Entry) Exit(err error) {
 	}
 	now := e.b.read()
 	rt := max(now-e.start, 0)
-	bk := st.bucket(now) // before the totals (see window.NewMarked)
+	bk := st.stats.Current(now) // before the totals (see window.NewMarked)
 	// Out of the resource's in-flight count before the slots are released,
 	// so that the count never includes a request admitted into a freed slot
 	// while this one is still counted: its peak never exceeds a limit.

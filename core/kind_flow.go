@@ -67,13 +67,13 @@ type flowKind struct{ l flow.Limiter }
 
 func (k *flowKind) ask(a *asking, rs *ruleState) error {
 	h := a.slot(rs)
-	flow.AcquireTo(k.l, &h.d.Decision, a.cpu, a.now, a.n)
+	flow.AcquireTo(k.l, &h.d.Decision, a.cpu, a.now, a.n, true)
 	a.decided(h)
 	return nil
 }
 
 func (k *flowKind) alone(l *lone, _ *ruleState) bool {
-	flow.AcquireTo(k.l, &l.d.Decision, l.cpu, l.now, l.n)
+	flow.AcquireTo(k.l, &l.d.Decision, l.cpu, l.now, l.n, l.quota)
 	return true
 }
 

@@ -14,8 +14,8 @@ type limiter interface {
 	// binding (binding.alone), writing the decision in l.d, and reports
 	// whether it did: a kind without a path of its own, or a request it
 	// cannot decide alone, returns false and goes through ask. It takes
-	// nothing to give back, and admit acts on its decision as on ask's
-	// (Guard.admit). It is called through lone.decide.
+	// nothing to give back, and Enter acts on its decision as admit on
+	// ask's (Guard.enter). It is called through lone.decide.
 	alone(l *lone, rs *ruleState) bool
 	// undo gives back the reservation h of n permits, taken on the CPU
 	// cpu, of a request that is not admitted after all. h is a copy: a

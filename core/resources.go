@@ -169,10 +169,6 @@ func (st *resStripe) totals() window.Counts {
 	return c
 }
 
-// bucket returns the statistics bucket of now, installed before the
-// request of now adds to the stripe's totals (see window.NewMarked).
-func (st *resStripe) bucket(now int64) *window.Bucket { return st.stats.Current(now) }
-
 // stripe returns the stripe picked by hint (see stripe.Picker), and its
 // index.
 func (r *resource) stripe(hint uint32) (*resStripe, uint8) {

@@ -48,11 +48,12 @@ type Limiter interface {
 // called by their type, so that d does not escape). cpu is the same number
 // for callers on one CPU and different for callers on different ones: a
 // LeapArray limiter serves it from a lease of that CPU (see the package
-// doc). Limits hold whatever cpu is; only speed depends on it.
-func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64) {
+// doc). Limits hold whatever cpu is; only speed depends on it. Without
+// quota, an admitted decision's Remaining and Next may be left 0.
+func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 	switch l := l.(type) {
 	case *leapArray:
-		l.AcquireTo(d, cpu, now, n)
+		l.AcquireTo(d, cpu, now, n, quota)
 	case *gcra:
 		l.AcquireTo(d, now, n)
 	default:

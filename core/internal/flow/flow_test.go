@@ -32,9 +32,9 @@ func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
 	return d
 }
 
-// AcquireOn is AcquireTo returning the decision.
+// AcquireOn is AcquireTo with the quota, returning the decision.
 func (l *leapArray) AcquireOn(cpu uint32, now, n int64) (d Decision) {
-	l.AcquireTo(&d, cpu, now, n)
+	l.AcquireTo(&d, cpu, now, n, true)
 	return d
 }
 

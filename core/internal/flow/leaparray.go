@@ -71,28 +71,35 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 
 // AcquireTo admits from the lease of cpu when it has n permits left for
 // the current bucket, field by field, else decides on the window (Acquire)
-// and, when the quota left is large, takes a new lease for cpu.
-func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
+// and, when the quota left is large, takes a new lease for cpu. quota is
+// flow.AcquireTo's.
+func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
 	if l.leases == nil {
 		*d = l.Acquire(now, n)
 		return
 	}
 	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
 	w := ls.word.Load()
-	b := l.arr.Current(now)
-	if w&leaseLeft >= n {
-		if ls.tag.Load() == b.Start() && ls.word.CompareAndSwap(w, w-n) {
-			// The lease's permits are counted in b: the quota left is
-			// the window's, plus what the lease has left.
+	// The lease serves while its bucket (its tag) is the newest and holds
+	// now: Current's, known without the call.
+	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag {
+		if ls.word.CompareAndSwap(w, w-n) {
+			// The quota left is the window's, plus what the lease has left.
 			lim := l.cfg.Limit
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, max(lim-l.sum(b), 0)+w&leaseLeft-n, 0, 0
-			d.ref, d.mark, d.markFrac = b, 0, 0
-			if d.Remaining == 0 {
+			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
+			d.ref, d.mark, d.markFrac = nil, tag, 0
+			if !quota {
+				return
+			}
+			b := l.arr.Current(now)
+			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
 				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
 			}
 			return
 		}
-	} else if w&leaseLeft == 0 {
+	}
+	b := l.arr.Current(now)
+	if w&leaseLeft == 0 {
 		// An empty lease gives nothing back: when the window is full,
 		// the request is rejected without claiming the lease (a flood
 		// of rejections writes nothing).
@@ -105,23 +112,26 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64) {
 }
 
 // refill replaces the lease ls, which cannot serve n permits at now: it
-// gives back what the old lease had left, decides n on the window, and
-// when they are admitted and the quota left allows, leases a share of it.
+// gives back what the old lease had left and decides n on the window,
+// with a share of the quota left for a new lease when that allows one (in
+// one reservation; n alone when they do not fit together).
 func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 	w, ok := ls.claim()
 	if !ok {
 		return l.Acquire(now, n) // another refill of this lease is under way
 	}
 	l.giveBackLeft(w&leaseLeft, ls.tag.Load())
-	d := l.Acquire(now, n)
-	var permits, start int64
-	if chunk := stripe.LeaseSize(d.Remaining, len(l.leases)); d.OK && chunk > 0 {
-		if ld := l.Acquire(now, chunk); ld.OK {
-			permits, start = chunk, ld.ref.(*window.Bucket).Start()
-			d.Remaining = ld.Remaining + chunk
-		}
+	chunk := stripe.LeaseSize(l.cfg.Limit-l.sum(l.arr.Current(now))-n, len(l.leases))
+	d := l.Acquire(now, n+chunk)
+	if !d.OK && chunk > 0 {
+		chunk, d = 0, l.Acquire(now, n)
 	}
-	ls.renew(w, permits, start)
+	if !d.OK {
+		chunk = 0
+	} else if chunk > 0 {
+		d.Remaining, d.Next = d.Remaining+chunk, 0 // the lease's permits are left
+	}
+	ls.renew(w, chunk, d.mark)
 	return d
 }
 
@@ -156,7 +166,7 @@ func (l *leapArray) Acquire(now int64, n int64) Decision {
 	}
 	if sum <= lim {
 		l.admitted(n)
-		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, ref: b}
+		d := Decision{OK: true, Limit: lim, Remaining: lim - sum, mark: b.Start()}
 		if d.Remaining == 0 {
 			d.Next = l.retryAfter(now, sum, 1, lim)
 		}
@@ -242,9 +252,10 @@ func (l *leapArray) retryAfterEach(now, used, n, lim int64) time.Duration {
 	return time.Duration(max(wait, 0))
 }
 
+// Undo takes n permits out of d's bucket (its mark), if still installed.
 func (l *leapArray) Undo(d Decision, n int64) {
-	if b, ok := d.ref.(*window.Bucket); ok && d.OK {
-		l.arr.Undo(b, window.Pass, n)
+	if d.OK {
+		l.arr.UndoAt(d.mark, window.Pass, n)
 		l.undone(n)
 	}
 }

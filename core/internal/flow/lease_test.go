@@ -50,6 +50,27 @@ func TestLeaseOnOneCPU(t *testing.T) {
 	assert.Equal(t, before-1, l.arr.Sum(at, window.Pass), "Undo of a leased permit")
 }
 
+// TestLeaseWithoutQuota: a decision asked without its quota (a request
+// whose RateLimit fields nobody reads) admits and counts as one asked with
+// it, and an Undo gives its permit back; only the quota is left unread.
+func TestLeaseWithoutQuota(t *testing.T) {
+	const lim = 1 << 20
+	l := leapOf(t, Config{Limit: lim, Window: s, Buckets: 10}, nil)
+	at := int64(500 * ms)
+	for i := int64(1); i <= 2*stripe.MaxLease; i++ {
+		var d Decision
+		AcquireTo(l, &d, 0, at, 1, false)
+		require.True(t, d.OK, "request %d", i)
+		assert.Equal(t, int64(lim), d.Limit, "request %d", i)
+		if i == 2*stripe.MaxLease {
+			l.Undo(d, 1)
+		}
+	}
+	d := l.AcquireOn(0, at, 1)
+	require.True(t, d.OK)
+	assert.Equal(t, int64(lim-2*stripe.MaxLease), d.Remaining, "quota after the requests without it, one undone")
+}
+
 // TestLeaseEndsWithItsBucket: a lease is used only while the bucket it was
 // counted in is current; the next request takes a new one in the new
 // bucket and gives back what the old one had left, so the old bucket
@@ -64,7 +85,7 @@ func TestLeaseEndsWithItsBucket(t *testing.T) {
 	assert.Equal(t, 1+chunk, l.arr.Sum(int64(50*ms), window.Pass))
 	d := l.AcquireOn(0, int64(150*ms), 1)
 	require.True(t, d.OK)
-	assert.Equal(t, int64(150*ms)-int64(150*ms)%int64(100*ms), d.ref.(*window.Bucket).Start(), "counted in the new bucket")
+	assert.Equal(t, int64(150*ms)-int64(150*ms)%int64(100*ms), d.mark, "counted in the new bucket")
 	var counts []int64
 	l.arr.Each(int64(150*ms), func(b *window.Bucket) { counts = append(counts, b.Get(window.Pass)) })
 	assert.Equal(t, []int64{10, 1 + chunkFor(l, lim-11)}, counts, "the old bucket got back what its lease had left")

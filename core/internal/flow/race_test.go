@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // admission is one admitted request of a concurrency test: the clock reading
@@ -80,7 +78,7 @@ func checkBucketWindows(t *testing.T, adm []admission, win, buckets, lim int64) 
 	perBucket := map[int64]int64{}
 	var first, last int64 = 1 << 62, 0
 	for _, a := range adm {
-		start := a.d.ref.(*window.Bucket).Start()
+		start := a.d.mark
 		require.Zero(t, start%bucketLen)
 		require.Less(t, a.at, start+bucketLen, "admitted at %d, counted in the bucket starting %d", a.at, start)
 		perBucket[start]++

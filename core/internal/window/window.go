@@ -154,19 +154,21 @@ func (a *LeapArray) slot(start int64) *atomic.Pointer[Bucket] {
 	return &a.slots[i]
 }
 
+// Cached is Current when now is in the newest bucket or earlier, nil when
+// Current must look in the slots: small enough to be inlined.
+func (a *LeapArray) Cached(now int64) *Bucket {
+	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
+		return c
+	}
+	return nil
+}
+
 // Current returns the bucket for now, replacing a stale bucket in its slot.
 // When now is earlier than the newest bucket, the newest bucket is returned.
 func (a *LeapArray) Current(now int64) *Bucket {
-	if c := a.cur.Load(); c != nil && now-c.start < a.bucketLen && a.latest.Load() == c.start {
-		// now is in the newest bucket, or earlier (counted in the newest).
+	if c := a.Cached(now); c != nil {
 		return c
 	}
-	return a.install(now)
-}
-
-// install is Current's slow path: it finds the slot of now and replaces its
-// bucket when it is from an earlier round.
-func (a *LeapArray) install(now int64) *Bucket {
 	ws := a.startOf(now)
 	s := a.slot(ws)
 	for {
@@ -206,9 +208,9 @@ func (a *LeapArray) raiseCur(b *Bucket) {
 // A count is never lost: if the bucket is replaced by a newer round while the
 // add is in flight, the count is added again to the newer bucket.
 func (a *LeapArray) Add(now int64, ev Event, v int64) *Bucket {
-	b := a.cur.Load()
-	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
-		b = a.install(now) // Current's slow path; its fast one is above
+	b := a.Cached(now)
+	if b == nil {
+		b = a.Current(now)
 	}
 	b.counts[ev].Add(v)
 	if a.cur.Load() == b && a.latest.Load() == b.start {
@@ -250,9 +252,9 @@ func (a *LeapArray) UndoAt(start int64, ev Event, v int64) {
 // AddRT records a completion at now: Complete += 1, RT += rt, minimum RT,
 // and Error += 1 when failed.
 func (a *LeapArray) AddRT(now int64, rt int64, failed bool) {
-	b := a.cur.Load()
-	if b == nil || now-b.start >= a.bucketLen || a.latest.Load() != b.start {
-		b = a.install(now) // Current's slow path, as in Add
+	b := a.Cached(now)
+	if b == nil {
+		b = a.Current(now)
 	}
 	b.addRT(rt, failed)
 	if a.cur.Load() != b || a.latest.Load() != b.start {

@@ -369,6 +369,22 @@ func TestClockBackwards(t *testing.T) {
 	assert.Equal(t, 2, n, "Each at an early reading walks the window of the newest bucket")
 }
 
+// TestCached: Cached is Current's bucket when that is the newest one
+// installed (now in it, or earlier), nil when Current must look in the
+// slots: before the first bucket, and once now is past the newest.
+func TestCached(t *testing.T) {
+	a := newArray(t)
+	assert.Nil(t, a.Cached(1050), "no bucket yet")
+	b := a.Current(1050)
+	for _, at := range []int64{1000, 1099, 700, -5000} {
+		assert.Same(t, b, a.Cached(at), "at %d", at)
+		assert.Same(t, a.Current(at), a.Cached(at), "at %d", at)
+	}
+	assert.Nil(t, a.Cached(1100), "past the newest bucket")
+	nb := a.Current(1100)
+	assert.Same(t, nb, a.Cached(1150))
+}
+
 // TestCountNotLostWhenBucketReplaced plays the interleaving Add guards
 // against: a writer took bucket b, another writer replaced b with a newer
 // round, then the first writer's count lands in b. settle must move it.
