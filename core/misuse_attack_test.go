@@ -31,7 +31,7 @@ func TestMisuseIsRefusedNotPanicked(t *testing.T) {
 	require.NoError(t, err)
 	for i := range 2 { // the second must wait for its turn
 		//lint:ignore SA1012 the misuse under test
-		_, err = g.Enter(nil, "GET /l") //nolint:staticcheck
+		_, err = g.Enter(nil, "GET /l")
 		require.EqualError(t, err, `sluice: Enter "GET /l": ctx is nil`, "request %d", i)
 	}
 	require.EqualError(t, g.Do(context.Background(), "GET /f", nil), "sluice: Do: fn is nil")
