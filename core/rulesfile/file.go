@@ -206,9 +206,8 @@ func regular(path string, info os.FileInfo) error {
 // limit of format, so that read refuses what it returns without parsing
 // it. It allocates the file's size once.
 func readLimited(path string, format fileFormat) ([]byte, os.FileInfo, error) {
-	// Without blocking, and checked once open: a named pipe, even one
-	// swapped in for the file after a check by path, is refused rather
-	// than waited on for a writer.
+	// Checked once open, opened without blocking: a named pipe swapped in
+	// after a check by path would wait for a writer.
 	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, nil, err

@@ -86,13 +86,12 @@ func (t *table) convert(c *conversion, now int64) {
 }
 
 // convert converts the live debts of d, whose values are not known, by
-// the buckets whose cost grows most (c.debt), a token bucket's capped at
-// the largest capacity (c.room): c.debt's may be smaller than the bucket
-// of the value that owes it.
+// the buckets whose cost grows most (c.debt), a token bucket's to at most
+// the largest capacity (c.room), not c.debt's, maybe its value's smaller.
 func (d *debts) convert(c *conversion, now int64) {
 	d.until = noDebt
 	to := *c.debt[1]
-	to.Queue = true // Convert caps no leaky bucket's debt
+	to.Queue = true // uncapped by Convert
 	for j := range d.cells {
 		if cl := &d.cells[j]; cl.tat > now {
 			cl.tat = to.Convert(flow.Instant{NS: cl.tat}, c.debt[0].Limit, now, c.debt[0]).Ceil()
