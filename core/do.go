@@ -19,6 +19,9 @@ var errPanicked = errors.New("sluice: the guarded function panicked")
 //		return inventory.Reserve(ctx, order)
 //	})
 func (g *Guard) Do(ctx context.Context, resource string, fn func(context.Context) error, opts ...EnterOption) error {
+	if fn == nil {
+		return errors.New("sluice: Do: fn is nil")
+	}
 	e, err := g.Enter(ctx, resource, opts...)
 	if err != nil {
 		return err

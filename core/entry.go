@@ -41,7 +41,8 @@ func WithQuotas(dst *[]Quota) EnterOption { return EnterOption{quotas: dst} }
 //
 // is safe. An Entry is a value: it holds no pooled object, so an Entry kept
 // after Exit can never end another request. Exit must not be called from two
-// goroutines at once on the same Entry.
+// goroutines at once on the same Entry, nor on two copies of it: each copy's
+// first Exit releases the request's slots.
 type Entry struct {
 	st       *resStripe // the statistics stripe the request was counted in
 	b        *binding
@@ -210,6 +211,9 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 	}
 	if n < 1 {
 		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
+	}
+	if ctx == nil { // else a panic once a request must wait, or a rule reads its priority
+		return Entry{}, fmt.Errorf("sluice: Enter %q: ctx is nil", resource)
 	}
 	res, cached := g.resources.hit(resource), true
 	if res == nil {

@@ -219,7 +219,10 @@ func WithMaxResources(n int) Option {
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
 	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("sluice: New: option %d is nil", i)
+		}
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}

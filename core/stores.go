@@ -197,7 +197,8 @@ func (b *storeHealth) allow(now int64) (int64, bool) {
 // streak of failures ends, and an open breaker closes (the reporter hears
 // of it); unless the store is too slow (see WithStoreLatencyBudget), which
 // opens the breaker, or keeps it open. A call over the budget closes no
-// breaker: one in flight with the call that opened it would.
+// breaker (one in flight with the call that opened it would), but a probe
+// within it net of the host's lag does.
 func (b *storeHealth) succeeded(start, round int64) {
 	closes := true
 	if b.budget > 0 {
@@ -210,7 +211,7 @@ func (b *storeHealth) succeeded(start, round int64) {
 			b.open(end, round, err)
 			return
 		}
-		closes = end-start <= b.budget
+		closes = round == probing || end-start <= b.budget
 	}
 	if b.streak.Load() != 0 {
 		b.streak.Store(0)

@@ -206,12 +206,9 @@ func regular(path string, info os.FileInfo) error {
 // limit of format, so that read refuses what it returns without parsing
 // it. It allocates the file's size once.
 func readLimited(path string, format fileFormat) ([]byte, os.FileInfo, error) {
-	if info, err := os.Stat(path); err == nil { // else Open says why
-		if err := regular(path, info); err != nil {
-			return nil, nil, err
-		}
-	}
-	f, err := os.Open(path)
+	// Checked once open, opened without blocking: a named pipe swapped in
+	// after a check by path would wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -221,6 +218,9 @@ func readLimited(path string, format fileFormat) ([]byte, os.FileInfo, error) {
 		limit = maxYAMLSize
 	}
 	info, err := f.Stat()
+	if err == nil {
+		err = regular(path, info)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -176,7 +176,10 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 		return nil, errors.New("sluice: rulesfile.NewWatcher: path is empty")
 	}
 	w := &Watcher{guard: g, path: path, format: formatOf(path), interval: defaultPollInterval}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("sluice: rulesfile.NewWatcher: option %d is nil", i)
+		}
 		if err := o.apply(w); err != nil {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}

@@ -17,7 +17,7 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 	defer s.mu.Unlock()
 	s.holes.Forget(0)
 	s.nholes.Store(0)
-	for ns, frac := s.tat.Load(), s.frac; ns > now; ns, frac = s.tat.Load(), s.frac {
+	for ns, frac := s.tat.Load(), s.frac; (Instant{ns, frac}).After(at(now)); ns, frac = s.tat.Load(), s.frac {
 		next := g.full.Convert(Instant{ns, frac}, max(s.den, 1), now, &p.full)
 		if !g.locked {
 			next = at(next.Ceil())

@@ -47,7 +47,8 @@ type Decision struct {
 // TAT-now is converted, rounded up (a token bucket's to at most its
 // capacity), so a spent value stays spent after a longer window and a
 // raised limit gives only the difference; evicted values' debts, whose
-// values are unknown, convert by the limit whose cost grows most. A bucket
+// values are unknown, convert by the limit whose cost grows most (a token
+// bucket's to at most the largest capacity of the new buckets). A bucket
 // table of another MaxKeys or algorithm (token and leaky buckets are the
 // same TAT arithmetic) takes the old one's seeds, its debts (copied to
 // the shards of their values, merged cell by cell into a table of fewer
