@@ -174,7 +174,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 	next.overrides[o] = name
 	next.overRules = append(st.overRules[:len(st.overRules):len(st.overRules)], r)
 	if err := s.g.SetRules(next.all()); err != nil {
-		return "", status.Errorf(codes.Internal, "descriptor limit override: %v", err)
+		return "", status.Errorf(codes.InvalidArgument, "descriptor limit override: %v", err) // its limit and window are the request's
 	}
 	s.st.Store(&next)
 	return name, nil
@@ -438,6 +438,9 @@ func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (ov
 	if m := l.GetUnitMultiplier(); m != nil {
 		if m.Value == 0 || m.Value > 1000 {
 			return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: unit_multiplier must be from 1 to 1000, got %d", i, m.Value)
+		}
+		if w > math.MaxInt64/time.Duration(m.Value) {
+			return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: %d times %v is longer than any window", i, m.Value, unit)
 		}
 		w *= time.Duration(m.Value)
 		lim.UnitMultiplier = m

@@ -110,7 +110,7 @@ func (w *Watcher) run(applied [32]byte) {
 			}
 		}
 		if err == nil {
-			applied = fp
+			applied, failed = fp, [32]byte{} // a failure after it is reported again
 			w.log.Info("sluiceenvoy: config applied", "paths", w.paths)
 		} else if fp != failed {
 			failed = fp

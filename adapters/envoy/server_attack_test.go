@@ -1,0 +1,86 @@
+package sluiceenvoy_test
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
+	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+)
+
+// TestHostileOverrideWindow: a descriptor's limit whose unit times
+// unit_multiplier is longer than a window can be is refused as the
+// client's mistake, never wrapped around into a shorter window (a YEAR
+// times 585 overflowed time.Duration into 21 days) nor answered Internal.
+func TestHostileOverrideWindow(t *testing.T) {
+	c, _, _ := serve(t, domain(t, edge))
+	for _, m := range []uint32{0, 1, 292, 293, 585, 1000} {
+		d := desc("generic_key", "free")
+		d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 1, Unit: typev3.RateLimitUnit_YEAR}
+		if m > 0 {
+			d.Limit.UnitMultiplier = wrapperspb.UInt32(m)
+		}
+		r, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{d}})
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "YEAR times %d: %v", m, r)
+	}
+}
+
+// TestHostileRequestHitsAddend: the request's hits_addend, up to
+// MaxUint32, is a cost that the limit refuses, never one that wraps into
+// a small or negative count.
+func TestHostileRequestHitsAddend(t *testing.T) {
+	c, _, _ := serve(t, domain(t, edge))
+	for _, kv := range [][]string{{"remote_address", "a"}, {"generic_key", "login"}} {
+		r, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", HitsAddend: math.MaxUint32,
+			Descriptors: []*ratelimitv3.RateLimitDescriptor{desc(kv...)}})
+		require.NoError(t, err)
+		assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.OverallCode, "%v", kv)
+		assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"), "%v: a cost above the limit never passes", kv)
+		// The refused hit took nothing.
+		assert.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, c, "edge", desc(kv...)).OverallCode, "%v", kv)
+	}
+}
+
+// TestWatcherReportsBadConfigAgain: a broken config written again after a
+// good one applied is reported again (OnReload and the log), not taken
+// for the failure already reported.
+func TestWatcherReportsBadConfigAgain(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "edge.yaml")
+	good := "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
+	bad := good + "  - key: bad\n    rate_limit: {unit: fortnight}\n"
+	write(t, file, good)
+	cfg, err := sluiceenvoy.LoadFiles(dir)
+	require.NoError(t, err)
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	defer g.Close()
+	s, err := sluiceenvoy.New(g, cfg)
+	require.NoError(t, err)
+	reloads := make(chan error, 10)
+	w, err := sluiceenvoy.NewWatcher(s, []string{dir}, sluiceenvoy.WatcherOptions{
+		Interval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), OnReload: func(err error) { reloads <- err },
+	})
+	require.NoError(t, err)
+	defer w.Close()
+	write(t, file, bad)
+	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	write(t, file, good+"  - key: x\n    rate_limit: {unit: hour, requests_per_unit: 1}\n")
+	require.NoError(t, wait(t, reloads))
+	write(t, file, bad)
+	require.ErrorContains(t, wait(t, reloads), "fortnight")
+}
