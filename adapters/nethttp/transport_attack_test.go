@@ -88,3 +88,53 @@ func TestTransportSwitchingProtocols(t *testing.T) {
 	st, _ := g.Stats("GET 127.0.0.1")
 	assert.Zero(t, st.InFlight)
 }
+
+// TestTransportRedirectsAndCancel: under a concurrency limit of 1, a chain
+// of redirects is followed (each hop's slot is freed before the next is
+// asked for), and a call cancelled while its body streams frees its slot
+// when the caller closes the body.
+func TestTransportRedirectsAndCancel(t *testing.T) {
+	stall := make(chan struct{})
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/r3":
+			_, _ = io.WriteString(w, "done")
+		case "/stall":
+			_, _ = io.WriteString(w, "part")
+			http.NewResponseController(w).Flush()
+			select {
+			case <-stall:
+			case <-r.Context().Done():
+			}
+		default:
+			http.Redirect(w, r, "/r"+string(r.URL.Path[2]+1), http.StatusTemporaryRedirect) // /r0 to /r1 ...
+		}
+	}))
+	defer close(stall)
+	g := newGuard(t, core.Rule{Name: "one-at-a-time", Resource: "* 127.0.0.1", Kind: core.KindConcurrency, Limit: 1})
+	tr, err := sluicehttp.NewTransport(g, nil)
+	require.NoError(t, err)
+	c := &http.Client{Transport: tr}
+	res, err := c.Post(srv.URL+"/r0", "text/plain", http.NoBody)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	assert.Equal(t, "done", string(body))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/stall", nil)
+	require.NoError(t, err)
+	res, err = c.Do(req)
+	require.NoError(t, err)
+	cancel()
+	_, err = io.ReadAll(res.Body)
+	assert.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, res.Body.Close())
+	st, _ := g.Stats("GET 127.0.0.1")
+	assert.Zero(t, st.InFlight)
+	assert.Equal(t, int64(1), st.Total.Error, "the cancelled call failed")
+	res, err = c.Get(srv.URL + "/r3")
+	require.NoError(t, err, "the slot is free")
+	require.NoError(t, res.Body.Close())
+}
