@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"time"
 )
@@ -132,7 +131,7 @@ func (w *Watcher) fingerprint() ([32]byte, error) {
 	}
 	h := sha256.New()
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			return [32]byte{}, err
 		}
