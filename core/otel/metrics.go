@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/labels"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -218,8 +219,8 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 	attrs := func(kv ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(kv...))
 	}
-	for _, r := range s.Resources {
-		res, t := attrResource.String(valid(r.Resource)), r.Total
+	for _, r := range labels.Resources(s.Resources) {
+		res, t := attrResource.String(r.Resource), r.Total
 		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
 		for _, why := range in.reasons {
 			o.ObserveInt64(in.requests, t.BlockedBy[why], attrs(res, attrResult.String(why)))

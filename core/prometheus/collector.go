@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/labels"
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
@@ -230,7 +231,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- m
 	}
 	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
-	for _, r := range s.Resources {
+	for _, r := range labels.Resources(s.Resources) {
 		t := r.Total
 		emit(d.requests, counter, float64(t.Pass), r.Resource, resultPassed)
 		for _, why := range c.reasons {
@@ -240,7 +241,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.failed, counter, float64(t.Error), r.Resource)
 		emit(d.rtSeconds, counter, t.RT.Seconds(), r.Resource)
 		emit(d.active, gauge, float64(r.InFlight), r.Resource)
-		m, err := durationMetric(d.duration, &t.RTHistogram, t.RT.Seconds(), labelValue(r.Resource))
+		m, err := durationMetric(d.duration, &t.RTHistogram, t.RT.Seconds(), r.Resource)
 		if err != nil {
 			m = prometheus.NewInvalidMetric(d.duration, err) // not expected, as for emit
 		}
