@@ -50,7 +50,7 @@
 // kinds, results, breaker states and store names: never a param value, so
 // a flood of user IDs or client IPs adds no point. Strings that are not
 // valid UTF-8 have each bad run replaced by U+FFFD; resources that come to
-// one name so are added up (core/internal/labels).
+// one name so are added up.
 //
 // Per resource (attribute sluice.resource), from the first request the
 // Guard saw for it (the Prometheus name after each):

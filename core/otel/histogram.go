@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/internal/labels"
 )
 
 // Producer hands a Guard's response time histograms to an OpenTelemetry
@@ -49,7 +48,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	s := p.g.Snapshot()
 	now := time.Now()
 	points := make([]metricdata.HistogramDataPoint[float64], 0, len(s.Resources))
-	for _, r := range labels.Resources(s.Resources) {
+	for _, r := range validResources(s.Resources) {
 		bounds, counts := r.Total.RTHistogram.Explicit()
 		var n uint64
 		for _, c := range counts {

@@ -116,8 +116,8 @@
 // Label values are the names as they are, quotes, backslashes, newlines
 // and any Unicode included (the exposition escapes them), except that
 // invalid UTF-8, which Prometheus refuses, is replaced by U+FFFD, and
-// resources that come to one name so are added up (core/internal/labels): a
-// scrape never fails on a name.
+// resources that come to one name so are added up: a scrape never fails
+// on a name.
 //
 // Two Guards in one registry need a const label to tell their series
 // apart, e.g. WithConstLabels(prometheus.Labels{"guard": "public"}); their
