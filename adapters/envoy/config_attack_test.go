@@ -3,7 +3,6 @@
 package sluiceenvoy_test
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,8 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
-	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/clock"
 )
 
 // returns runs f and reports whether it returned within a minute: a hang
@@ -39,20 +36,7 @@ func returns(f func()) bool {
 // blocked for ever (the Watcher's Close too), or never ended.
 func TestConfigNotRegularFile(t *testing.T) {
 	dir := t.TempDir()
-	good := "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
-	write(t, filepath.Join(dir, "edge.yaml"), good)
-	cfg, err := sluiceenvoy.LoadFiles(dir)
-	require.NoError(t, err)
-	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	defer g.Close()
-	s, err := sluiceenvoy.New(g, cfg)
-	require.NoError(t, err)
-	reloads := make(chan error, 10)
-	w, err := sluiceenvoy.NewWatcher(s, []string{dir}, sluiceenvoy.WatcherOptions{
-		Interval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), OnReload: func(err error) { reloads <- err },
-	})
-	require.NoError(t, err)
+	s, w, reloads := watched(t, dir, "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
 	t.Cleanup(func() { assert.True(t, returns(func() { _ = w.Close() }), "Close returns") })
 
 	fifo := filepath.Join(dir, "stuck.yaml")
@@ -63,7 +47,7 @@ func TestConfigNotRegularFile(t *testing.T) {
 		}
 	})
 	assert.True(t, returns(func() {
-		_, err = sluiceenvoy.LoadFiles(dir)
+		_, err := sluiceenvoy.LoadFiles(dir)
 		assert.ErrorContains(t, err, "stuck.yaml: a config file must be a regular file")
 	}), "LoadFiles returns")
 	require.ErrorContains(t, wait(t, reloads), "must be a regular file")
@@ -71,7 +55,7 @@ func TestConfigNotRegularFile(t *testing.T) {
 
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		assert.True(t, returns(func() {
-			_, err = sluiceenvoy.LoadFiles("/dev/zero")
+			_, err := sluiceenvoy.LoadFiles("/dev/zero")
 			assert.ErrorContains(t, err, "/dev/zero: a config file must be a regular file")
 		}), "LoadFiles returns")
 	}

@@ -63,12 +63,27 @@ func TestWatcherReportsBadConfigAgain(t *testing.T) {
 	file := filepath.Join(dir, "edge.yaml")
 	good := "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
 	bad := good + "  - key: bad\n    rate_limit: {unit: fortnight}\n"
-	write(t, file, good)
+	_, w, reloads := watched(t, dir, good)
+	t.Cleanup(func() { _ = w.Close() })
+	write(t, file, bad)
+	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	write(t, file, good+"  - key: x\n    rate_limit: {unit: hour, requests_per_unit: 1}\n")
+	require.NoError(t, wait(t, reloads))
+	write(t, file, bad)
+	require.ErrorContains(t, wait(t, reloads), "fortnight")
+}
+
+// watched serves the config files of dir, writing its edge.yaml with
+// content, under a Watcher polling every 5ms, which the caller closes; it
+// returns the Server, the Watcher and the results of its reloads.
+func watched(t *testing.T, dir, content string) (*sluiceenvoy.Server, *sluiceenvoy.Watcher, <-chan error) {
+	t.Helper()
+	write(t, filepath.Join(dir, "edge.yaml"), content)
 	cfg, err := sluiceenvoy.LoadFiles(dir)
 	require.NoError(t, err)
 	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
-	defer g.Close()
+	t.Cleanup(func() { _ = g.Close() })
 	s, err := sluiceenvoy.New(g, cfg)
 	require.NoError(t, err)
 	reloads := make(chan error, 10)
@@ -76,11 +91,5 @@ func TestWatcherReportsBadConfigAgain(t *testing.T) {
 		Interval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), OnReload: func(err error) { reloads <- err },
 	})
 	require.NoError(t, err)
-	defer w.Close()
-	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
-	write(t, file, good+"  - key: x\n    rate_limit: {unit: hour, requests_per_unit: 1}\n")
-	require.NoError(t, wait(t, reloads))
-	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	return s, w, reloads
 }
