@@ -136,6 +136,9 @@
 //     smaller ones are rejected too; here they pass while quota remains.
 //   - A descriptor's limit override has a count of its own; the reference
 //     shares the count of the config's limit of the same descriptor.
+//   - A limit per year is refused (New, SetConfig): a window is at most 52
+//     days, 30 with a Store. So is a descriptor's limit override longer
+//     than that (InvalidArgument).
 //   - hits_addend 0 on a descriptor (check without counting) and
 //     is_negative_hits are refused (InvalidArgument); the reference checks
 //     without counting and refunds.

@@ -37,6 +37,17 @@ func TestHostileOverrideWindow(t *testing.T) {
 		r, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{d}})
 		assert.Equal(t, codes.InvalidArgument, status.Code(err), "YEAR times %d: %v", m, r)
 	}
+	d := desc("generic_key", "free")
+	d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: math.MaxUint32, Unit: typev3.RateLimitUnit_SECOND}
+	_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{d}})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "a limit above one request per nanosecond")
+
+	// A config's limit per year is refused, loudly.
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	defer g.Close()
+	_, err = sluiceenvoy.New(g, domain(t, "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: year, requests_per_unit: 1}\n"))
+	assert.ErrorContains(t, err, "window must be <=")
 }
 
 // TestHostileRequestHitsAddend: the request's hits_addend, up to
