@@ -115,7 +115,9 @@
 // document the HTTP adapters send with a 429.
 //
 // An empty domain, no descriptors, a descriptor without entries or with an
-// empty key get the gRPC error InvalidArgument, an unknown domain NotFound
+// empty key, or one of a domain of sluice rules whose resource is over 1024
+// bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown
+// domain NotFound
 // (WithUnknownDomainOK answers OK instead, as the reference does), each with
 // a message saying what is wrong.
 //

@@ -317,7 +317,11 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				c.params = &c.value
 			}
 		default:
-			c.resource = rulesResource(req.Domain, d.Entries)
+			// The count of resources is bounded (core.WithMaxResources),
+			// not their length: a client would mint long ones.
+			if c.resource = rulesResource(req.Domain, d.Entries); len(c.resource) > maxRulesResource {
+				return nil, status.Errorf(codes.InvalidArgument, "descriptor %d: its resource, the domain and keys, is %d bytes, more than the %d of a rule's resource", i, len(c.resource), maxRulesResource)
+			}
 			c.entries = d.Entries
 			c.params = &c.entries
 		}
@@ -511,6 +515,10 @@ func closest(qs []core.Quota) core.Quota {
 }
 
 func clampU32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+
+// maxRulesResource is the length of the longest resource a rule names (a
+// longer one only a glob rule matches).
+const maxRulesResource = 1024
 
 // rulesResource is the resource of a descriptor of a domain of sluice
 // rules: the domain and the entries' keys, joined by '/'.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
 // TestHostileOverrideWindow: a descriptor's limit whose unit times
@@ -103,4 +105,22 @@ func watched(t *testing.T, dir, content string) (*sluiceenvoy.Server, *sluiceenv
 	})
 	require.NoError(t, err)
 	return s, w, reloads
+}
+
+// TestHostileLongKeys: a descriptor of a domain of sluice rules whose
+// resource (domain and keys) is longer than a rule's resource can be is
+// refused, and makes no resource: the Guard bounds the number of resource
+// names, not their length, so that a client sending 4 MB keys grew the
+// server by 4 MB a key, up to 10,000 of them.
+func TestHostileLongKeys(t *testing.T) {
+	rules, err := rulesfile.Parse([]byte("rules:\n  - resource: api/*\n    kind: flow\n    limit: 1000\n"))
+	require.NoError(t, err)
+	c, s, _ := serve(t, sluiceenvoy.Config{Rules: rules})
+	assert.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, c, "api", desc(strings.Repeat("k", 1020), "v")).OverallCode, "api/ and 1020 bytes: 1024")
+	before := len(s.Guard().Snapshot().Resources)
+	for _, k := range []string{strings.Repeat("k", 1021), strings.Repeat("x", 1<<20)} {
+		_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "api", Descriptors: []*ratelimitv3.RateLimitDescriptor{desc(k, "v")}})
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "a key of %d bytes", len(k))
+	}
+	assert.Equal(t, before, len(s.Guard().Snapshot().Resources), "no resource made")
 }
