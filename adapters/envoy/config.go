@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,7 +297,7 @@ func finalKey(key, value string) string {
 
 // LoadFiles reads the config files at paths, and the .yaml, .yml and .json
 // files of the directories among them (not of their subdirectories), in
-// name order: a YAML file whose top level has the key domain is a domain of
+// name order, each a regular file of at most 16 MiB: a YAML file whose top level has the key domain is a domain of
 // the envoyproxy/ratelimit format, any other a sluice rules file (package
 // rulesfile). It returns every problem, each with its file and line; two
 // files of one domain are a problem, as in the reference server (whose
@@ -310,7 +311,7 @@ func LoadFiles(paths ...string) (Config, error) {
 	var errs []error
 	domains := map[string]string{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -362,10 +363,36 @@ func configFiles(paths []string) ([]string, error) {
 			}
 		}
 	}
+	for _, f := range files {
+		// Reading a named pipe no process writes to blocks for ever (the
+		// Watcher's Close with it), and a device may never end.
+		if fi, err := os.Stat(f); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: a config file must be a regular file, got mode %s", f, fi.Mode().Type())
+		}
+	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no config file in %s", strings.Join(paths, ", "))
 	}
 	return files, nil
+}
+
+// maxConfigSize bounds the size of a config file: 16 MiB, a rules file's
+// bound (package rulesfile).
+const maxConfigSize = 16 << 20
+
+// readConfig reads the config file at path, refusing one over
+// maxConfigSize without reading more of it.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err == nil && len(data) > maxConfigSize {
+		err = fmt.Errorf("%s: a config file must be at most %d bytes", path, maxConfigSize)
+	}
+	return data, err
 }
 
 // isDomainFile reports whether data is a YAML mapping with the key domain.

@@ -115,7 +115,9 @@
 // document the HTTP adapters send with a 429.
 //
 // An empty domain, no descriptors, a descriptor without entries or with an
-// empty key get the gRPC error InvalidArgument, an unknown domain NotFound
+// empty key, or one of a domain of sluice rules whose resource is over 1024
+// bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown
+// domain NotFound
 // (WithUnknownDomainOK answers OK instead, as the reference does), each with
 // a message saying what is wrong.
 //
@@ -136,6 +138,9 @@
 //     smaller ones are rejected too; here they pass while quota remains.
 //   - A descriptor's limit override has a count of its own; the reference
 //     shares the count of the config's limit of the same descriptor.
+//   - A limit per year is refused (New, SetConfig): a window is at most 52
+//     days, 30 with a Store. So is a descriptor's limit override longer
+//     than that (InvalidArgument).
 //   - hits_addend 0 on a descriptor (check without counting) and
 //     is_negative_hits are refused (InvalidArgument); the reference checks
 //     without counting and refunds.

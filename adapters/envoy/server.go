@@ -174,7 +174,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 	next.overrides[o] = name
 	next.overRules = append(st.overRules[:len(st.overRules):len(st.overRules)], r)
 	if err := s.g.SetRules(next.all()); err != nil {
-		return "", status.Errorf(codes.Internal, "descriptor limit override: %v", err)
+		return "", status.Errorf(codes.InvalidArgument, "descriptor limit override: %v", err) // its limit and window are the request's
 	}
 	s.st.Store(&next)
 	return name, nil
@@ -317,7 +317,11 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				c.params = &c.value
 			}
 		default:
-			c.resource = rulesResource(req.Domain, d.Entries)
+			// The count of resources is bounded (core.WithMaxResources),
+			// not their length: a client would mint long ones.
+			if c.resource = rulesResource(req.Domain, d.Entries); len(c.resource) > maxRulesResource {
+				return nil, status.Errorf(codes.InvalidArgument, "descriptor %d: its resource, the domain and keys, is %d bytes, more than the %d of a rule's resource", i, len(c.resource), maxRulesResource)
+			}
 			c.entries = d.Entries
 			c.params = &c.entries
 		}
@@ -439,6 +443,9 @@ func overrideOf(i int, l *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (ov
 		if m.Value == 0 || m.Value > 1000 {
 			return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: unit_multiplier must be from 1 to 1000, got %d", i, m.Value)
 		}
+		if w > math.MaxInt64/time.Duration(m.Value) {
+			return override{}, nil, status.Errorf(codes.InvalidArgument, "descriptor %d: limit: %d times %v is longer than any window", i, m.Value, unit)
+		}
 		w *= time.Duration(m.Value)
 		lim.UnitMultiplier = m
 	}
@@ -508,6 +515,10 @@ func closest(qs []core.Quota) core.Quota {
 }
 
 func clampU32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+
+// maxRulesResource is the length of the longest resource a rule names (a
+// longer one only a glob rule matches).
+const maxRulesResource = 1024
 
 // rulesResource is the resource of a descriptor of a domain of sluice
 // rules: the domain and the entries' keys, joined by '/'.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"time"
 )
@@ -110,7 +109,7 @@ func (w *Watcher) run(applied [32]byte) {
 			}
 		}
 		if err == nil {
-			applied = fp
+			applied, failed = fp, [32]byte{} // a failure after it is reported again
 			w.log.Info("sluiceenvoy: config applied", "paths", w.paths)
 		} else if fp != failed {
 			failed = fp
@@ -132,7 +131,7 @@ func (w *Watcher) fingerprint() ([32]byte, error) {
 	}
 	h := sha256.New()
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			return [32]byte{}, err
 		}

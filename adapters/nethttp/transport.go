@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/extractors"
 )
@@ -44,7 +45,9 @@ type transport struct {
 // *core.BlockedError (which the client wraps in a *url.Error; errors.As
 // finds it). An admitted call ends when its response body is read to the
 // end or closed, as http.Client asks of every caller: a concurrency slot is
-// held, and the response time runs, until then. A transport error, or a
+// held, and the response time runs, until then (for a 101 Switching
+// Protocols, whose body stays the io.ReadWriteCloser net/http gives, until
+// it is closed). A transport error, a panic of base (which goes on), or a
 // response the error classifier counts as one (by default a status of 500
 // and above), is a failure for breakers.
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
@@ -94,7 +97,14 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		closeBody(r)
 		return nil, err
 	}
+	finished := false
+	defer func() {
+		if !finished { // base panicked: free the slot, and let the panic go on
+			e.Exit(httpadapter.ErrPanic)
+		}
+	}()
 	res, err := t.base.RoundTrip(r)
+	finished = true
 	if t.throttle != nil {
 		t.record(resource, res, err)
 	}
@@ -107,6 +117,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		body.ReadCloser = http.NoBody
 	}
 	res.Body = body
+	if w, ok := body.ReadCloser.(io.Writer); ok && res.StatusCode == http.StatusSwitchingProtocols {
+		res.Body = exitRWBody{body, w} // writable, as net/http gives it
+	}
 	return res, nil
 }
 
@@ -175,6 +188,15 @@ func (b *exitBody) Close() error {
 	b.exit(b.err)
 	return err
 }
+
+// exitRWBody is the exitBody of a 101 Switching Protocols response, whose
+// body net/http makes an io.ReadWriteCloser.
+type exitRWBody struct {
+	*exitBody
+	w io.Writer
+}
+
+func (b exitRWBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
 func (b *exitBody) exit(err error) {
 	if b.done.CompareAndSwap(false, true) {

@@ -49,7 +49,8 @@
 // beyond which resources count under core.OverflowResource), rule names,
 // kinds, results, breaker states and store names: never a param value, so
 // a flood of user IDs or client IPs adds no point. Strings that are not
-// valid UTF-8 have each bad run replaced by U+FFFD.
+// valid UTF-8 have each bad run replaced by U+FFFD; resources that come to
+// one name so are added up.
 //
 // Per resource (attribute sluice.resource), from the first request the
 // Guard saw for it (the Prometheus name after each):

@@ -48,14 +48,14 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	s := p.g.Snapshot()
 	now := time.Now()
 	points := make([]metricdata.HistogramDataPoint[float64], 0, len(s.Resources))
-	for _, r := range s.Resources {
+	for _, r := range validResources(s.Resources) {
 		bounds, counts := r.Total.RTHistogram.Explicit()
 		var n uint64
 		for _, c := range counts {
 			n += c
 		}
 		points = append(points, metricdata.HistogramDataPoint[float64]{
-			Attributes: attribute.NewSet(attrResource.String(valid(r.Resource))),
+			Attributes: attribute.NewSet(attrResource.String(r.Resource)),
 			StartTime:  p.start, Time: now,
 			Count: n, Bounds: bounds, BucketCounts: counts, Sum: r.Total.RT.Seconds(),
 		})

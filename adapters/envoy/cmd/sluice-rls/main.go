@@ -144,6 +144,9 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %q", s.mode)
 	}
+	if f := core.FailurePolicy(s.onFailure); f != core.FailLocal && f != core.FailOpen && f != core.FailClosed {
+		return s, fmt.Errorf("-on-failure must be local, open or closed, got %q", s.onFailure)
+	}
 	return s, nil
 }
 
