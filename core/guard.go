@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -404,6 +405,7 @@ type exitRule struct {
 // depends on the name only through the rules that match it, so names
 // matched by the same rules share one, kept in set.beyond.
 func (set *ruleSet) bindBeyond(name string) *binding {
+	name = strings.ToValidUTF8(name, "\uFFFD") // as resourceTable.get names resources
 	if len(set.rules) > 64 {
 		return set.bind(name)
 	}
@@ -433,7 +435,7 @@ func (g *Guard) bindingOf(r *resource, name string, cached bool) *binding {
 	if b := r.binding.Load(); b != nil && b.set == set {
 		return b
 	}
-	b := set.bind(name)
+	b := set.bind(r.name) // name's valid form (see resourceTable.get)
 	b.bindTo(r)
 	r.binding.Store(b)
 	return b

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
@@ -228,6 +229,9 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 			hot.CompareAndSwap(nil, found)
 		}
 		return found, true
+	}
+	if !utf8.ValidString(name) { // one resource for the names reported alike (U+FFFD)
+		return t.get(strings.ToValidUTF8(name, "\uFFFD"))
 	}
 	if t.full.Load() {
 		return t.overflow, false

@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,8 @@ import (
 // ResourceStats are the statistics of one resource: over the last second,
 // and since the Guard first saw the resource.
 type ResourceStats struct {
+	// Resource is the resource's name, valid UTF-8: names entered with
+	// invalid bytes are one resource, each run of them read as U+FFFD.
 	Resource string
 	// InFlight is the number of requests entered and not yet exited.
 	InFlight int64
@@ -198,7 +201,7 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 	r := g.resources.overflow
 	if name != OverflowResource {
 		g.resources.mu.Lock()
-		r = g.resources.dirty[name] // every resource
+		r = g.resources.dirty[strings.ToValidUTF8(name, "\uFFFD")] // every resource (see resourceTable.get)
 		g.resources.mu.Unlock()
 	}
 	if r == nil {

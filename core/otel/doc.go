@@ -49,8 +49,8 @@
 // beyond which resources count under core.OverflowResource), rule names,
 // kinds, results, breaker states and store names: never a param value, so
 // a flood of user IDs or client IPs adds no point. Strings that are not
-// valid UTF-8 have each bad run replaced by U+FFFD; resources that come to
-// one name so are added up.
+// valid UTF-8 have each bad run replaced by U+FFFD (resource names
+// already are, see core.ResourceStats).
 //
 // Per resource (attribute sluice.resource), from the first request the
 // Guard saw for it (the Prometheus name after each):

@@ -22,13 +22,14 @@ import (
 // TestExportersAddUpNamesOfOneLabel: resources whose names differ only in
 // invalid UTF-8 (a resource function naming requests by their raw path,
 // and a client sending /x%FF and /x%FE) come to one label value; both
-// exporters report it once, with their counts added up, where the
-// Prometheus collector's scrape failed (or dropped a series) on the
-// duplicate and the two exporters disagreed.
+// exporters report it once, the Guard counting those names as one
+// resource, where the Prometheus collector's scrape failed (or dropped a
+// series) on the duplicate and the two exporters disagreed. A rule naming
+// the resource with invalid bytes applies to every such name.
 func TestExportersAddUpNamesOfOneLabel(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	g, err := core.New(core.WithClock(fc), quiet, core.WithRules(
-		core.Rule{Name: "none", Resource: "GET /x\xfe", Kind: core.KindFlow, Limit: 0},
+		core.Rule{Name: "none", Resource: "GET /x\xfe", Kind: core.KindFlow, Limit: 3, Window: time.Hour},
 	))
 	require.NoError(t, err)
 	defer g.Close()

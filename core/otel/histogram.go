@@ -48,7 +48,7 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	s := p.g.Snapshot()
 	now := time.Now()
 	points := make([]metricdata.HistogramDataPoint[float64], 0, len(s.Resources))
-	for _, r := range validResources(s.Resources) {
+	for _, r := range s.Resources {
 		bounds, counts := r.Total.RTHistogram.Explicit()
 		var n uint64
 		for _, c := range counts {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -219,7 +218,7 @@ func (in *instruments) observe(o metric.Observer, s core.Snapshot) {
 	attrs := func(kv ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(kv...))
 	}
-	for _, r := range validResources(s.Resources) {
+	for _, r := range s.Resources {
 		res, t := attrResource.String(r.Resource), r.Total
 		o.ObserveInt64(in.requests, t.Pass, attrs(res, attrResult.String(resultPassed)))
 		for _, why := range in.reasons {
@@ -290,36 +289,4 @@ func valid(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// validResources returns rs named as they are reported (see valid), the
-// resources that come to one name added up (InFlight and Totals) into the
-// first: names that differ in invalid bytes only would be two series of
-// one name, which Prometheus refuses. The slice is new.
-// The Prometheus collector (core/prometheus) has the same function: the
-// two modules share no internal package.
-func validResources(rs []core.ResourceStats) []core.ResourceStats {
-	out, at := make([]core.ResourceStats, 0, len(rs)), make(map[string]int, len(rs))
-	for _, r := range rs {
-		r.Resource = valid(r.Resource)
-		i, seen := at[r.Resource]
-		if !seen {
-			at[r.Resource] = len(out)
-			out = append(out, r)
-			continue
-		}
-		m, t := &out[i], &out[i].Total
-		m.InFlight += r.InFlight
-		t.Pass, t.Block, t.Complete, t.Error, t.RT = t.Pass+r.Total.Pass, t.Block+r.Total.Block, t.Complete+r.Total.Complete, t.Error+r.Total.Error, t.RT+r.Total.RT
-		for k, n := range r.Total.RTHistogram {
-			t.RTHistogram[k] += n
-		}
-		if t.BlockedBy = maps.Clone(t.BlockedBy); t.BlockedBy == nil {
-			t.BlockedBy = map[string]int64{}
-		}
-		for why, n := range r.Total.BlockedBy {
-			t.BlockedBy[why] += n
-		}
-	}
-	return out
 }

@@ -230,7 +230,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- m
 	}
 	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
-	for _, r := range validResources(s.Resources) {
+	for _, r := range s.Resources {
 		t := r.Total
 		emit(d.requests, counter, float64(t.Pass), r.Resource, resultPassed)
 		for _, why := range c.reasons {
@@ -331,34 +331,4 @@ func Handler(g *core.Guard, opts ...Option) (http.Handler, error) {
 		return nil, fmt.Errorf("sluiceprom: %w", err)
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
-}
-
-// validResources returns rs named as they are reported (see labelValue), the
-// resources that come to one name added up (InFlight and Totals) into the
-// first: names that differ in invalid bytes only would be two series of
-// one name, which Prometheus refuses. The slice is new.
-func validResources(rs []core.ResourceStats) []core.ResourceStats {
-	out, at := make([]core.ResourceStats, 0, len(rs)), make(map[string]int, len(rs))
-	for _, r := range rs {
-		r.Resource = labelValue(r.Resource)
-		i, seen := at[r.Resource]
-		if !seen {
-			at[r.Resource] = len(out)
-			out = append(out, r)
-			continue
-		}
-		m, t := &out[i], &out[i].Total
-		m.InFlight += r.InFlight
-		t.Pass, t.Block, t.Complete, t.Error, t.RT = t.Pass+r.Total.Pass, t.Block+r.Total.Block, t.Complete+r.Total.Complete, t.Error+r.Total.Error, t.RT+r.Total.RT
-		for k, n := range r.Total.RTHistogram {
-			t.RTHistogram[k] += n
-		}
-		if t.BlockedBy = maps.Clone(t.BlockedBy); t.BlockedBy == nil {
-			t.BlockedBy = map[string]int64{}
-		}
-		for why, n := range r.Total.BlockedBy {
-			t.BlockedBy[why] += n
-		}
-	}
-	return out
 }

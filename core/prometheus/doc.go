@@ -115,9 +115,9 @@
 //
 // Label values are the names as they are, quotes, backslashes, newlines
 // and any Unicode included (the exposition escapes them), except that
-// invalid UTF-8, which Prometheus refuses, is replaced by U+FFFD, and
-// resources that come to one name so are added up: a scrape never fails
-// on a name.
+// invalid UTF-8, which Prometheus refuses, is replaced by U+FFFD (the
+// Guard keeps names entered with invalid bytes as one resource so named,
+// see core.ResourceStats): a scrape never fails on a name.
 //
 // Two Guards in one registry need a const label to tell their series
 // apart, e.g. WithConstLabels(prometheus.Labels{"guard": "public"}); their

@@ -22,6 +22,7 @@ func Methods() []string { return slices.Clone(methods[:]) }
 // lists as normalized or refused. Names with no '/' first and no method
 // are custom names, kept as they are.
 func Canonical(res string) (string, error) {
+	res = strings.ToValidUTF8(res, "\uFFFD") // as a Guard names resources
 	fields := strings.Fields(res)
 	if len(fields) == 0 {
 		return res, nil // a rule's validation requires a resource
