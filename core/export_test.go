@@ -1,8 +1,10 @@
 package core
 
+import "github.com/sluicekit/sluice/core/internal/resname"
+
 // Unexported names the tests of package core_test use.
 var (
-	CanonicalResource = canonicalResource
+	CanonicalResource = resname.Canonical
 	DefaultName       = builtinName
 )
 

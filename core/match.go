@@ -1,10 +1,6 @@
 package core
 
-import (
-	"strings"
-
-	"github.com/sluicekit/sluice/core/internal/resname"
-)
+import "strings"
 
 // pattern is a compiled resource pattern: an exact name, or a glob in which
 // each '*' matches any run of characters. A pattern that starts with '/'
@@ -55,8 +51,3 @@ func (p pattern) matchName(name string) bool {
 	}
 	return true
 }
-
-// canonicalResource returns the canonical form of a rule's Resource, or an
-// error saying what is wrong and what to write instead (see
-// resname.Canonical).
-func canonicalResource(res string) (string, error) { return resname.Canonical(res) }

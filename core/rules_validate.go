@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/internal/resname"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/store"
 )
@@ -171,7 +172,7 @@ func (v *validator) checkName(name string) {
 }
 
 // checkResource checks that a resource name or glob is present, bounded,
-// printable and has a canonical form (canonicalResource).
+// printable and has a canonical form (resname.Canonical).
 func (v *validator) checkResource(res string) {
 	switch {
 	case res == "":
@@ -181,7 +182,7 @@ func (v *validator) checkResource(res string) {
 	case strings.ContainsFunc(res, unicode.IsControl):
 		v.add("resource", "must not contain control characters, got %s", quote(res))
 	default:
-		if _, err := canonicalResource(res); err != nil {
+		if _, err := resname.Canonical(res); err != nil {
 			v.add("resource", "%s", err)
 		}
 	}
@@ -361,7 +362,7 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 // withDefaults returns a valid rule r with its resource in canonical form,
 // its defaults applied and its Overrides copied.
 func (ks kindSet) withDefaults(r Rule) Rule {
-	r.Resource, _ = canonicalResource(r.Resource) // valid: cannot fail
+	r.Resource, _ = resname.Canonical(r.Resource) // valid: cannot fail
 	r.Overrides = maps.Clone(r.Overrides)
 	if k := ks.find(r.Kind); k.defaults != nil {
 		r = k.defaults(r)
