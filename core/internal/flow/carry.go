@@ -32,7 +32,9 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 // Convert returns TAT t at now of a bucket of prev (only its Limit and
 // Window are read), t's fraction in units of 1/fden ns, as the TAT of a
 // bucket of p owing as many requests (see New): t itself when full or
-// when p does not convert prev.
+// when p does not convert prev. The debt is not cut to p's capacity: a
+// TAT beyond it is refused until it falls back within, so the client
+// waits what it owes out at p's rate; only beyond MaxSpan is it cut.
 func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	if !t.After(at(now)) || !p.Converts(prev) {
 		return t
@@ -43,12 +45,9 @@ func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	q.Mul(q, b(int64(prev.Window))).Mul(q, b(p.Limit))
 	n.Add(n, q).Sub(n, b(1)).Quo(n, q) // in units of 1/den, rounded up
 	ns, f := n.QuoRem(n, b(den), q)
-	debt := at(int64(MaxSpan))
+	debt := at(int64(MaxSpan)) // saturated: a TAT stays within MaxSpan of now
 	if ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
 		debt = Instant{ns.Int64(), f.Int64()}
-	}
-	if c := p.Capacity(); !p.Queue && debt.After(c) {
-		debt = c
 	}
 	return at(now).Plus(debt, den)
 }
