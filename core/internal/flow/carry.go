@@ -31,10 +31,8 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 
 // Convert returns TAT t at now of a bucket of prev (only its Limit and
 // Window are read), t's fraction in units of 1/fden ns, as the TAT of a
-// bucket of p owing as many requests (see New): t itself when full or
-// when p does not convert prev. The debt is not cut to p's capacity: a
-// TAT beyond it is refused until it falls back within, so the client
-// waits what it owes out at p's rate; only beyond MaxSpan is it cut.
+// bucket of p owing as many requests (see New), however many more than p
+// holds (up to MaxSpan): t itself when full or when p does not convert prev.
 func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	if !t.After(at(now)) || !p.Converts(prev) {
 		return t
