@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -177,4 +178,48 @@ func TestReloadCutHintsTheTrueWait(t *testing.T) {
 	require.NoError(t, err, "after the wait")
 	require.Len(t, qs, 1)
 	assert.Equal(t, core.Quota{Rule: "f", Limit: 1, Window: time.Minute, Remaining: 0, Reset: time.Minute}, qs[0])
+}
+
+// TestReloadFlappingGivesNothing reloads a token bucket flow rule and a
+// hotspot rule between two shapes of the same rate (100/s without a
+// burst, 200 per 2s) every 100ms for a minute while one client sends a
+// request every millisecond: no more pass than without reloads in the
+// larger shape, give or take a request per reload rounded. Before the fix,
+// about 33 000 passed instead of 6 200.
+func TestReloadFlappingGivesNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, r := range []core.Rule{{Name: "f", Resource: "POST /login", Kind: core.KindFlow, Algorithm: core.AlgorithmTokenBucket}, loginRule(1000)} {
+		t.Run(string(r.Kind), func(t *testing.T) {
+			shapes := [2]core.Rule{r, r}
+			shapes[0].Limit, shapes[0].Window = 100, time.Second
+			shapes[1].Limit, shapes[1].Window = 200, 2*time.Second
+			run := func(first int, flap bool) (passed, reloads int) {
+				fc := clock.NewFake(0)
+				g, err := core.New(core.WithClock(fc), core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(shapes[first]))
+				require.NoError(t, err)
+				defer func() { _ = g.Close() }()
+				for ms := range 60_000 {
+					if flap && ms > 0 && ms%100 == 0 {
+						reloads++
+						require.NoError(t, g.SetRules([]core.Rule{shapes[(first+reloads)%2]}))
+					}
+					e, err := g.Enter(ctx, r.Resource, core.WithParams(core.ParamMap{"header:X-User-ID": {"alice"}}))
+					if err == nil {
+						e.Exit(nil)
+						passed++
+					}
+					fc.Advance(time.Millisecond)
+				}
+				return passed, reloads
+			}
+			most := 0
+			for i := range shapes {
+				n, _ := run(i, false)
+				most = max(most, n)
+			}
+			got, reloads := run(0, true)
+			t.Logf("%d passed flapping (%d reloads), %d at most without", got, reloads, most)
+			assert.LessOrEqual(t, got, most+reloads)
+		})
+	}
 }

@@ -78,7 +78,7 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 // changes: its debt TAT-now is converted, rounded up to the new fraction,
 // whatever the new capacity, so a spent bucket stays spent after a longer
 // window or a reload reverted, and a raised limit gives only the
-// difference (TestReloadKeepsWhatIsSpent, TestReloadFlappingGivesNothing).
+// difference (go test -run TestReload ./core/internal/flow).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {
