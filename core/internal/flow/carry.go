@@ -42,12 +42,10 @@ func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	n.Mul(n, q).Add(n, b(d.Frac)).Mul(n, b(prev.Limit)).Mul(n, b(int64(p.Window))).Mul(n, b(den))
 	q.Mul(q, b(int64(prev.Window))).Mul(q, b(p.Limit))
 	n.Add(n, q).Sub(n, b(1)).Quo(n, q) // in units of 1/den, rounded up
-	ns, f := n.QuoRem(n, b(den), q)
-	debt := at(int64(MaxSpan)) // saturated: a TAT stays within MaxSpan of now
-	if ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
-		debt = Instant{ns.Int64(), f.Int64()}
+	if ns, f := n.QuoRem(n, b(den), q); ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
+		return at(now).Plus(Instant{ns.Int64(), f.Int64()}, den)
 	}
-	return at(now).Plus(debt, den)
+	return at(now + int64(MaxSpan)) // saturated: a TAT stays within MaxSpan of now
 }
 
 // Converts reports whether a request costs another time (Window/Limit) in

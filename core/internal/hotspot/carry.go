@@ -12,15 +12,13 @@ func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 	if err != nil || prev == nil || l.bucket == nil || prev.bucket == nil {
 		return l, err
 	}
-	c := newConversion(prev, l)
-	if l.tab == prev.tab {
-		if c.changes {
-			l.tab.convert(c, now)
-		}
-		return l, nil
+	switch c := newConversion(prev, l); {
+	case l.tab != prev.tab:
+		l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
+		l.tab.carry(prev.tab, c, now, l.keep)
+	case c.changes:
+		l.tab.convert(c, now)
 	}
-	l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
-	l.tab.carry(prev.tab, c, now, l.keep)
 	return l, nil
 }
 
