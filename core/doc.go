@@ -84,12 +84,14 @@
 // (window counts, bucket levels, requests in flight, a breaker's state), so
 // a reload does not reset a limit, also when it changes the window,
 // buckets, limit, table size or bucket algorithm: counts are replayed into
-// the new window and a bucket keeps the requests it owes. A switch between
-// a leap array, a sliding log and the counters (other than fixed window and
+// the new window and a bucket keeps all the requests it owes, however
+// small the new one: a cut rate is waited out and a reload reverted gives
+// nothing back (TestReloadCutHintsTheTrueWait). A switch between a leap
+// array, a sliding log and the counters (other than fixed window and
 // sliding counter), or a hotspot concurrency table of another size, starts
-// afresh (package flow's TestReload). A Rule marshals
-// to JSON and YAML in the rules file's form; its enumerated fields take
-// typed constants or plain strings ("token-bucket").
+// afresh (package flow's TestReload). A Rule marshals to JSON and YAML in
+// the rules file's form; its enumerated fields take typed constants or
+// plain strings ("token-bucket").
 //
 // # Flow rules
 //

@@ -31,8 +31,8 @@ func Reload(cfg Config, prev Limiter, now int64) (Limiter, error) {
 
 // Convert returns TAT t at now of a bucket of prev (only its Limit and
 // Window are read), t's fraction in units of 1/fden ns, as the TAT of a
-// bucket of p owing as many requests (see New): t itself when full or
-// when p does not convert prev.
+// bucket of p owing as many requests (see New), however many more than p
+// holds (up to MaxSpan): t itself when full or when p does not convert prev.
 func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	if !t.After(at(now)) || !p.Converts(prev) {
 		return t
@@ -42,15 +42,10 @@ func (p *GCRA) Convert(t Instant, fden, now int64, prev *GCRA) Instant {
 	n.Mul(n, q).Add(n, b(d.Frac)).Mul(n, b(prev.Limit)).Mul(n, b(int64(p.Window))).Mul(n, b(den))
 	q.Mul(q, b(int64(prev.Window))).Mul(q, b(p.Limit))
 	n.Add(n, q).Sub(n, b(1)).Quo(n, q) // in units of 1/den, rounded up
-	ns, f := n.QuoRem(n, b(den), q)
-	debt := at(int64(MaxSpan))
-	if ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
-		debt = Instant{ns.Int64(), f.Int64()}
+	if ns, f := n.QuoRem(n, b(den), q); ns.IsInt64() && ns.Int64() <= int64(MaxSpan) {
+		return at(now).Plus(Instant{ns.Int64(), f.Int64()}, den)
 	}
-	if c := p.Capacity(); !p.Queue && debt.After(c) {
-		debt = c
-	}
-	return at(now).Plus(debt, den)
+	return at(now + int64(MaxSpan)) // saturated: a TAT stays within MaxSpan of now
 }
 
 // Converts reports whether a request costs another time (Window/Limit) in

@@ -107,3 +107,47 @@ func TestReloadWhileDeciding(t *testing.T) {
 		<-done
 	}
 }
+
+// TestReloadTightenAndRevertKeepsTheDebt spends a token bucket of 100/s
+// and a burst of 100, reloads it to 10/s and straight back at the same
+// instant: it owes what it owed, so nothing passes, as without the
+// reloads. Before the fix, the debt was cut to the 10/s bucket's capacity
+// on the way: 190 passed.
+func TestReloadTightenAndRevertKeepsTheDebt(t *testing.T) {
+	const T = int64(100 * s)
+	wide := Config{Algorithm: TokenBucket, Limit: 100, Window: s, Burst: 100}
+	l := mustNew(t, wide, nil)
+	for i := range 200 {
+		require.True(t, l.Acquire(T, 1).OK, "request %d", i)
+	}
+	var err error
+	for _, cfg := range []Config{{Algorithm: TokenBucket, Limit: 10, Window: s}, wide} {
+		l, err = Reload(cfg, l, T)
+		require.NoError(t, err)
+	}
+	assert.False(t, l.Acquire(T, 1).OK)
+	assert.True(t, l.Acquire(T+int64(10*ms), 1).OK, "after one request's refill")
+}
+
+// TestReloadBigCutWaitsAtTheNewRate cuts a token bucket of 1000/s and a
+// burst of 1000, with 1000 spent (a second owed), to 1 per minute: the
+// 1000 requests owed take 1000 minutes at the new rate, which RetryAfter
+// tells, and the next request is admitted exactly then. Before the fix,
+// the debt was cut to the new capacity: a request passed a minute later.
+func TestReloadBigCutWaitsAtTheNewRate(t *testing.T) {
+	const T = int64(100 * s)
+	l := mustNew(t, Config{Algorithm: TokenBucket, Limit: 1000, Window: s, Burst: 1000}, nil)
+	for range 1000 {
+		require.True(t, l.Acquire(T, 1).OK)
+	}
+	l, err := Reload(Config{Algorithm: TokenBucket, Limit: 1, Window: time.Minute}, l, T)
+	require.NoError(t, err)
+	d := l.Acquire(T, 1)
+	require.False(t, d.OK)
+	assert.Equal(t, 1000*time.Minute, d.RetryAfter)
+	assert.Zero(t, d.Remaining)
+	assert.False(t, l.Acquire(T+int64(1000*time.Minute)-1, 1).OK, "a nanosecond early")
+	d = l.Acquire(T+int64(1000*time.Minute), 1)
+	assert.True(t, d.OK, "after the wait")
+	assert.Equal(t, time.Minute, d.Next, "the next a minute later")
+}

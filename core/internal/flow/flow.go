@@ -76,9 +76,9 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 // bucket's TAT, the time it needs to refill; Reload, given the time, keeps
 // the requests it owes instead when its cost per request (Window/Limit)
 // changes: its debt TAT-now is converted, rounded up to the new fraction,
-// a token bucket's to at most its capacity, so a spent bucket stays spent
-// after a longer window and a raised limit gives only the difference
-// (TestReloadKeepsWhatIsSpent).
+// whatever the new capacity, so a spent bucket stays spent after a longer
+// window or a reload reverted, and a raised limit gives only the
+// difference (go test -run TestReload ./core/internal/flow).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
 	if err := JoinFieldErrors(cfg.Validate()); err != nil {

@@ -135,10 +135,7 @@ func (p *GCRA) share(x int64, up bool) Instant {
 func (p *GCRA) DecideAt(d *Decision, tat Instant, now, n int64, quota bool) Instant {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
-	next, over := tat, at(int64(p.Window)) // never fits: rejected for a window
-	if c.fits {
-		next, over = c.advance(tat, now, p.denom())
-	}
+	next, over := c.advance(tat, now, p.denom())
 	p.outcome(d, c, tat, next, now, over, quota)
 	if over.After(Instant{}) {
 		return tat
@@ -166,10 +163,6 @@ func (p *GCRA) Next(now int64, tat Instant) time.Duration {
 func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 	var buf gcraCost
 	c := p.costOf(n, &buf)
-	if !c.fits {
-		p.outcome(d, c, at(tat.Load()), Instant{}, now, at(int64(p.Window)), true) // never fits: rejected for a window
-		return
-	}
 	den := p.denom()
 	for {
 		t := tat.Load()
@@ -186,7 +179,7 @@ func (p *GCRA) AcquireTo(d *Decision, tat *atomic.Int64, now, n int64) {
 type gcraCost struct {
 	capacity Instant // see GCRA.Capacity
 	cost     Instant // the TAT n requests take
-	tol      Instant // how far ahead of now the TAT may be after them
+	tol      Instant // how far ahead of now the TAT may be after them (Window if !fits)
 	fits     bool    // false: rejected whatever the TAT (limit 0, or n above the bucket's size)
 }
 
@@ -202,6 +195,7 @@ func (p *GCRA) costOf(n int64, buf *gcraCost) *gcraCost {
 
 // costOfMany is costOf's general case.
 func (p *GCRA) costOfMany(n int64) (c gcraCost) {
+	c.tol = at(int64(p.Window))
 	if p.Limit <= 0 {
 		return c
 	}
@@ -218,8 +212,12 @@ func (p *GCRA) costOfMany(n int64) (c gcraCost) {
 }
 
 // advance returns the TAT after the requests of c at now against tat, and
-// by how much it is beyond the tolerance: they fit when over <= 0.
+// by how much it is beyond the tolerance: they fit when over <= 0. Those
+// that never fit are rejected for a window.
 func (c *gcraCost) advance(tat Instant, now, den int64) (next, over Instant) {
+	if !c.fits {
+		return tat, c.tol
+	}
 	if tat.NS < now {
 		tat = at(now)
 	}
@@ -398,10 +396,8 @@ func newGCRA(b base, prev Limiter) *gcra {
 		g.st.holes.Forget(0)
 		g.st.nholes.Store(0)
 	}
-	if !g.locked && g.st.frac > 0 {
-		// Rounded up: decisions without the mutex see whole nanoseconds.
-		g.st.tat.Add(1)
-		g.st.frac = 0
+	if !g.locked {
+		g.st.load(0) // rounded up: decisions without the mutex see whole nanoseconds
 	}
 	if p.cfg.Limit != cfg.Limit {
 		g.st.holes.Round(nil) // their fractions were of another denominator
@@ -454,10 +450,7 @@ func (g *gcra) acquireLocked(d *Decision, p *GCRA, now, n int64) {
 				return
 			}
 		}
-		next, over := t, at(int64(p.Window)) // never fits: rejected for a window
-		if c.fits {
-			next, over = c.advance(t, now, den)
-		}
+		next, over := c.advance(t, now, den)
 		if rejected := over.After(Instant{}); rejected || s.swap(t, next, den) {
 			p.outcome(d, c, t, next, now, over, true)
 			if rejected && retry >= 0 {

@@ -12,15 +12,13 @@ func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 	if err != nil || prev == nil || l.bucket == nil || prev.bucket == nil {
 		return l, err
 	}
-	c := newConversion(prev, l)
-	if l.tab == prev.tab {
-		if c.changes {
-			l.tab.convert(c, now)
-		}
-		return l, nil
+	switch c := newConversion(prev, l); {
+	case l.tab != prev.tab:
+		l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
+		l.tab.carry(prev.tab, c, now, l.keep)
+	case c.changes:
+		l.tab.convert(c, now)
 	}
-	l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
-	l.tab.carry(prev.tab, c, now, l.keep)
 	return l, nil
 }
 
@@ -30,13 +28,12 @@ type conversion struct {
 	def     [2]*flow.GCRA // of Config.Limit: before, after
 	over    map[id][2]*flow.GCRA
 	debt    [2]*flow.GCRA // the pair whose cost grows most, for debts
-	room    int64         // the largest capacity of the new buckets, in ns
 	changes bool          // some bucket's cost per request changes
 }
 
 func newConversion(prev, l *Limiter) *conversion {
 	c := &conversion{def: [2]*flow.GCRA{prev.bucket, l.bucket}, over: map[id][2]*flow.GCRA{}}
-	c.changes, c.debt, c.room = c.def[1].Converts(c.def[0]), c.def, c.def[1].Capacity().Ceil()
+	c.changes, c.debt = c.def[1].Converts(c.def[0]), c.def
 	growth := func(g [2]*flow.GCRA) float64 {
 		if !g[1].Converts(g[0]) {
 			return 1
@@ -48,7 +45,6 @@ func newConversion(prev, l *Limiter) *conversion {
 			g := [2]*flow.GCRA{prev.bucketOf(v), l.bucketOf(v)}
 			c.over[prev.tab.idOf(v)] = g
 			c.changes = c.changes || g[1].Converts(g[0])
-			c.room = max(c.room, g[1].Capacity().Ceil())
 			if growth(g) > growth(c.debt) {
 				c.debt = g
 			}
@@ -86,18 +82,12 @@ func (t *table) convert(c *conversion, now int64) {
 }
 
 // convert converts the live debts of d, whose values are not known, by
-// the buckets whose cost grows most (c.debt), a token bucket's to at most
-// the largest capacity (c.room), not c.debt's, maybe its value's smaller.
+// the buckets whose cost grows most (c.debt).
 func (d *debts) convert(c *conversion, now int64) {
 	d.until = noDebt
-	to := *c.debt[1]
-	to.Queue = true // uncapped by Convert
 	for j := range d.cells {
 		if cl := &d.cells[j]; cl.tat > now {
-			cl.tat = to.Convert(flow.Instant{NS: cl.tat}, c.debt[0].Limit, now, c.debt[0]).Ceil()
-			if !c.debt[1].Queue {
-				cl.tat = min(cl.tat, now+c.room)
-			}
+			cl.tat = c.debt[1].Convert(flow.Instant{NS: cl.tat}, c.debt[0].Limit, now, c.debt[0]).Ceil()
 			d.until = max(d.until, cl.tat)
 		}
 	}

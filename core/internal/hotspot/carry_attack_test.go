@@ -18,8 +18,7 @@ import (
 // to a month, overrides added and dropped, MaxKeys from 1 up, so that
 // shrinking tables evict), and counts what passes for each value then:
 // never more than its last bucket's capacity less what it owed at the
-// first reload (a token bucket's debt capped at its capacity, any at
-// flow.MaxSpan). A debt of half a bucket or more is never reset, evicted
+// first reload (a debt capped only at flow.MaxSpan). A debt of half a bucket or more is never reset, evicted
 // or not; a lighter one evicted may come back (Config.MaxKeys).
 func TestReloadChainsKeepEveryValuesDebt(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 28))
@@ -102,9 +101,6 @@ func TestReloadChainsKeepEveryValuesDebt(t *testing.T) {
 				g := bucket(next, "v"+strconv.Itoa(v))
 				if g.Limit == 0 {
 					continue
-				}
-				if most := rat(g.Limit+g.Burst, 1); !g.Queue && owed[v].Cmp(most) > 0 {
-					owed[v] = most
 				}
 				if span := new(big.Rat).Mul(rat(int64(flow.MaxSpan), 1), rat(g.Limit, int64(g.Window))); owed[v].Cmp(span) > 0 {
 					owed[v] = span

@@ -182,3 +182,38 @@ func TestReloadWhileDeciding(t *testing.T) {
 	<-done
 	<-done
 }
+
+// TestReloadTightenAndRevertKeepsTheDebt spends "alice" on a token bucket
+// of 100/s and a burst of 100, tracked or evicted by a flood (her debt in
+// her shard's cells), and reloads to 10/s and straight back at the same
+// instant: she owes what she owed, so nothing passes, as without the
+// reloads, and one request's refill later one does. Before the fix, her
+// debt was cut to the 10/s bucket's capacity on the way: 190 passed.
+func TestReloadTightenAndRevertKeepsTheDebt(t *testing.T) {
+	const T = int64(100 * time.Second)
+	wide := Config{Limit: 100, Window: time.Second, Burst: 100, MaxKeys: 1000}
+	narrow := wide
+	narrow.Limit, narrow.Burst = 10, 0
+	for _, evicted := range []bool{false, true} {
+		t.Run(fmt.Sprint("evicted ", evicted), func(t *testing.T) {
+			l := mustNew(t, wide, nil)
+			for i := range 200 {
+				require.True(t, l.Acquire(T, "alice", 1).OK, "request %d", i)
+			}
+			for i := 0; evicted && i < 5000; i++ {
+				l.Acquire(T, fmt.Sprint("junk", i), 1)
+				l.Acquire(T, fmt.Sprint("junk", i), 1)
+			}
+			k := l.tab.idOf("alice")
+			_, s := l.tab.shard(k)
+			require.Equal(t, evicted, s.find(k) < 0, "alice is evicted")
+			var err error
+			for _, cfg := range []Config{narrow, wide} {
+				l, err = Reload(cfg, l, T)
+				require.NoError(t, err)
+			}
+			assert.False(t, l.Acquire(T, "alice", 1).OK)
+			assert.True(t, l.Acquire(T+int64(10*time.Millisecond), "alice", 1).OK, "after one request's refill")
+		})
+	}
+}

@@ -200,12 +200,12 @@
 // more is remembered owing both. Measured the same way with junk values
 // each sent 3 times: with 1000, every new user has 5; with 4000, 41-44%
 // during the flood and none right after it; with 10 000, 17-18% during and
-// none after. A debt, inherited or not, is paid at most one bucket capacity
-// (the longest over Limit and Overrides) after the last request admitted
-// before it was recorded: one capacity after a flood stops, every value not
-// limited by its own requests has its whole limit again. New values stay
-// exact while MaxKeys exceeds the number of values in heavy debt at once
-// (those that spent half their bucket within one capacity).
+// none after. A debt is paid at most one bucket capacity (the longest over
+// Limit and Overrides, unless a reload cut the rate) after the last request
+// admitted before it was recorded: one capacity after a flood stops, every
+// value not limited by its own requests has its whole limit again. New
+// values stay exact while MaxKeys exceeds the number of values in heavy
+// debt at once (those that spent half their bucket within one capacity).
 //
 // A cell tells values apart by 62 bits of their hash, less those that
 // choose their shard, which its values share (58 in a table of 64 shards,
@@ -284,9 +284,10 @@
 //
 // New and Reload take the Limiter of the same rule before a reload and
 // carry its state over, so a reload does not reset a limit: a value keeps
-// the requests it owes at the reload under another window, limit,
-// MaxKeys or bucket algorithm (New's doc says how, and what it costs;
-// go test -run TestReloadKeeps ./core/internal/hotspot).
+// all the requests it owes at the reload under another window, limit,
+// MaxKeys or bucket algorithm, so a reload reverted gives nothing back
+// (New's doc says how, and what it costs; go test -run TestReload
+// ./core/internal/hotspot).
 //
 // Times are nanoseconds of the Guard's clock (package clock), passed to
 // Acquire by the caller, which reads the clock once for all the rules of a

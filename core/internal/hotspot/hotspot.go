@@ -44,11 +44,11 @@ type Decision struct {
 // counts carry over, and Decisions of either release into it. Reload,
 // given the time of the reload, carries more. A value keeps the requests
 // it owes when its cost per request (Window/its limit) changes: its debt
-// TAT-now is converted, rounded up (a token bucket's to at most its
-// capacity), so a spent value stays spent after a longer window and a
-// raised limit gives only the difference; evicted values' debts, whose
-// values are unknown, convert by the limit whose cost grows most (a token
-// bucket's to at most the largest capacity of the new buckets). A bucket
+// TAT-now is converted, rounded up, and not cut to the new capacity, so a
+// spent value stays spent after a longer window, waits a cut rate out at
+// the new rate, gets only the difference of a raised limit and nothing of
+// a reload reverted; evicted values' debts, whose values are unknown,
+// convert by the limit whose cost grows most. A bucket
 // table of another MaxKeys or algorithm (token and leaky buckets are the
 // same TAT arithmetic) takes the old one's seeds, its debts (copied to
 // the shards of their values, merged cell by cell into a table of fewer
