@@ -26,7 +26,13 @@
 // of a tenth of a second in the last second times the lowest response
 // time of the last 10 seconds, plus one: what the service showed it serves
 // at once, and one waiting (Sentinel's check admits a request while those
-// in flight before it are at most the product). The guarantee, on the fake
+// in flight before it are at most the product). Completions are of the
+// requests served, as in rt's bound: one its caller gave up on (ended
+// with a context's error, see core's Entry.Exit) only leaves the requests
+// in flight, or the requests a flood left queued, ending at the rate they
+// came, made the bound that of the flood (13 for 3:
+// TestSystemRuleBBRCountsOnlyServedRequests in core,
+// TestBoundsCountOnlyServedRequests here). The guarantee, on the fake
 // clock: a saturated host (CPU read 1.0) before 2 workers of 20ms (100
 // requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x, 1s
 // deadline: at least 90% of the capacity served (measured 100%) with a

@@ -267,12 +267,19 @@ func (l *Limiter) Release(now, n int64, level int) {
 	l.s.levels.Undo(now, level, n, l.c.Signal == QPS)
 }
 
-// Done ends n admitted requests of level at now, after rt.
-func (l *Limiter) Done(now, rt, n int64, level int) {
+// Done ends n admitted requests of level at now, after rt. gone says
+// their caller gave up on them (or their deadline passed) before they were
+// served: they leave the requests in flight but are no completions, so
+// that requests abandoned in a queue, which end at the rate they came, do
+// not raise the completion rate the bounds of BBR and rt take for the
+// service's, nor set the response times.
+func (l *Limiter) Done(now, rt, n int64, level int, gone bool) {
 	l.s.inFlight.Add(-n)
-	l.s.w.AddRT(now, rt, false)
-	if l.c.BBR {
-		l.s.rtprop.AddRT(now, rt, false)
+	if !gone {
+		l.s.w.AddRT(now, rt, false)
+		if l.c.BBR {
+			l.s.rtprop.AddRT(now, rt, false)
+		}
 	}
 	l.s.levels.Done(level, n)
 }
