@@ -296,8 +296,9 @@ func (b *binding) read() int64 { return int64(b.clock.Now()) }
 // its concurrency slots, per-value ones included, and tells breakers the
 // outcome. An err that is or wraps context.Canceled or
 // context.DeadlineExceeded says the request's caller gave up (or its
-// deadline passed) before it was served: it fails, and system rules do not
-// count it as a completion (see StrategyBBR). Calls after the first, and
+// deadline passed) before it was served: it fails, system rules do not
+// count it as a completion (see StrategyBBR), and adaptive rules count its
+// response time only when over their minimum. Calls after the first, and
 // calls on the zero Entry, do nothing. Adapters call it from a deferred
 // function, so it runs when a handler panics too.
 //

@@ -97,7 +97,11 @@ func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 }
 
 func (k *adaptiveKind) exit(_ hold, end ending) {
-	k.c.Done(end.now, end.rt, end.n)
+	if end.gone {
+		k.c.Gone(end.now, end.rt, end.n)
+	} else {
+		k.c.Done(end.now, end.rt, end.n)
+	}
 	k.levels.Done(int(end.level), end.n)
 }
 

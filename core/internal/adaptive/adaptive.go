@@ -217,6 +217,20 @@ func (k *Controller) Done(now, rt, n int64) {
 	s.mu.Unlock()
 }
 
+// Gone ends a request of n slots whose caller gave up on it (or whose
+// deadline passed) after rt, at now: it would have taken longer, so its
+// response time counts, as Done's, only when over the minimum RT, where
+// it shows the service at least that slow (a queue its callers left, a
+// service that hangs); sooner, it only frees its slots: a caller quicker
+// to give up than the service is to answer must not lower the minimum.
+func (k *Controller) Gone(now, rt, n int64) {
+	if m := k.s.minRT.Load(); m > 0 && rt > m {
+		k.Done(now, rt, n)
+		return
+	}
+	k.Release(n)
+}
+
 // update ends an interval; first is true for the first request ever,
 // which only starts one.
 func (k *state) update(first bool) {

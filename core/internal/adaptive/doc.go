@@ -12,7 +12,10 @@
 // beyond, it shrinks towards the limit times Tolerance times the minimum
 // over the recent RT (at most halving it), smoothed. Requests then queue
 // for about a quarter to a half of a service time. The limit stays within
-// [MinLimit, MaxLimit].
+// [MinLimit, MaxLimit]. A request whose caller gave up (core's Entry.Exit
+// with a context's error: Gone) would have taken longer than it did: its
+// response time counts only when over the minimum RT, where it shows the
+// service at least that slow (TestGoneRequestsOnlyShowSlowness).
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
