@@ -150,6 +150,9 @@ type state struct {
 	probeRT                                           int64
 	// A probe began; the last came of congestion (its RT may raise the minimum).
 	probed, slower bool
+	// settle: a probe just ended, and the next interval's requests ran
+	// partly under its lower limit.
+	settle bool
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
@@ -274,12 +277,20 @@ func (k *state) update(first bool) {
 		k.fulls++
 	}
 	full := peak >= int64(k.exact) && 2*k.fulls > k.sinceProbe
+	// The RT under which the limit grows: halfway to the tolerance; right
+	// after a probe, whose fewer requests in flight lowered the RT of the
+	// interval's, the minimum (else the limit grew by its square root
+	// over the point where requests queue, and shrank back over a second).
+	grow := (1 + k.c.Tolerance) / 2
+	if k.settle {
+		grow, k.settle = 1, false
+	}
 	switch {
 	case gradient < 1:
 		target := k.exact * gradient
 		k.exact = k.exact*(1-smoothing) + target*smoothing
 		k.congested++
-	case used && float64(recent) <= (1+k.c.Tolerance)/2*float64(minRT):
+	case used && float64(recent) <= grow*float64(minRT):
 		// Well within the tolerance: room to grow. Beyond the halfway
 		// mark the limit holds, so that it does not swing around the
 		// point where requests begin to queue.
@@ -333,6 +344,7 @@ func (k *state) endProbe() {
 	}
 	k.minRT.Store(rt)
 	k.limit.Store(int64(k.exact))
+	k.settle = true
 }
 
 // Limit returns the limit in force.
