@@ -105,7 +105,7 @@ func TestAdaptiveRuleFindsItsLimitFromResponseTimes(t *testing.T) {
 // TestAdaptiveRuleTakesAbandonedRequestsForNoAnswer: a request that ends
 // with its context's error (Entry.Exit) was abandoned by its caller
 // before it was served: ended sooner than the service answers, it did
-// not set the minimum response time (see adaptive.Controller.Gone).
+// not set the minimum response time (see adaptive.Controller.Done).
 func TestAdaptiveRuleTakesAbandonedRequestsForNoAnswer(t *testing.T) {
 	fc := clock.NewFake(time.Second)
 	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{

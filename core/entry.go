@@ -107,8 +107,8 @@ type held struct {
 
 // ending is the end of an admitted request (Exit), as the rules that keep
 // something for Exit are told of it: on the CPU cpu at now, after rt, n
-// permits, failed or not, gone (its caller gave up: see Exit) or not, the
-// ticket of the binding's first breaker.
+// permits, failed or not, gone (see Exit) or not, the ticket of the
+// binding's first breaker.
 type ending struct {
 	cpu          uint32
 	now, rt, n   int64
@@ -294,13 +294,12 @@ func (b *binding) read() int64 { return int64(b.clock.Now()) }
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases
 // its concurrency slots, per-value ones included, and tells breakers the
-// outcome. An err that is or wraps context.Canceled or
-// context.DeadlineExceeded says the request's caller gave up (or its
-// deadline passed) before it was served: it fails, system rules do not
-// count it as a completion (see StrategyBBR), and adaptive rules count its
-// response time only when over their minimum. Calls after the first, and
-// calls on the zero Entry, do nothing. Adapters call it from a deferred
-// function, so it runs when a handler panics too.
+// outcome. An err that is or wraps context.Canceled or DeadlineExceeded
+// says its caller gave up: it fails, is no completion for system rules
+// (StrategyBBR), and adaptive rules count its response time only over
+// their minimum. Calls after the first, and calls on the zero Entry, do
+// nothing. Adapters call it from a deferred function, so it runs when a
+// handler panics too.
 //
 // Exit reads the clock only for a request whose response time is used
 // (Entry.w): when a rule of the resource reads it (breakers, adaptive and

@@ -150,9 +150,7 @@ type state struct {
 	probeRT                                           int64
 	// A probe began; the last came of congestion (its RT may raise the minimum).
 	probed, slower bool
-	// settle: a probe just ended, and the next interval's requests ran
-	// partly under its lower limit.
-	settle bool
+	settle         bool // a probe just ended: the next interval's ran partly under it
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
@@ -205,10 +203,15 @@ func (k *Controller) Release(n int64) { k.s.inFlight.Add(-n) }
 
 // Done ends a request of n slots that took rt, at now: its response time
 // counts for the interval ending next, and the first request ending after
-// it updates the limit.
-func (k *Controller) Done(now, rt, n int64) {
+// it updates the limit. When gone (its caller gave up), it would have taken
+// longer: its RT counts only over the minimum, showing the service at least
+// that slow; sooner, it must not lower the minimum.
+func (k *Controller) Done(now, rt, n int64, gone bool) {
 	s := k.s
 	s.inFlight.Add(-n)
+	if m := s.minRT.Load(); gone && (m == 0 || rt <= m) {
+		return
+	}
 	s.count.Add(1)
 	s.sum.Add(rt)
 	next := s.next.Load()
@@ -218,20 +221,6 @@ func (k *Controller) Done(now, rt, n int64) {
 	s.mu.Lock()
 	s.update(next == math.MinInt64)
 	s.mu.Unlock()
-}
-
-// Gone ends a request of n slots whose caller gave up on it (or whose
-// deadline passed) after rt, at now: it would have taken longer, so its
-// response time counts, as Done's, only when over the minimum RT, where
-// it shows the service at least that slow (a queue its callers left, a
-// service that hangs); sooner, it only frees its slots: a caller quicker
-// to give up than the service is to answer must not lower the minimum.
-func (k *Controller) Gone(now, rt, n int64) {
-	if m := k.s.minRT.Load(); m > 0 && rt > m {
-		k.Done(now, rt, n)
-		return
-	}
-	k.Release(n)
 }
 
 // update ends an interval; first is true for the first request ever,
@@ -277,10 +266,8 @@ func (k *state) update(first bool) {
 		k.fulls++
 	}
 	full := peak >= int64(k.exact) && 2*k.fulls > k.sinceProbe
-	// The RT under which the limit grows: halfway to the tolerance; right
-	// after a probe, whose fewer requests in flight lowered the RT of the
-	// interval's, the minimum (else the limit grew by its square root
-	// over the point where requests queue, and shrank back over a second).
+	// The RT under which the limit grows: halfway to the tolerance; after
+	// a probe, whose fewer requests in flight lowered the RT, the minimum.
 	grow := (1 + k.c.Tolerance) / 2
 	if k.settle {
 		grow, k.settle = 1, false

@@ -34,7 +34,7 @@ func driveProbing(k *Controller, start int64, rts []int64, inFlight func(limit i
 			}
 		}
 		for i := range taken {
-			k.Done(now+i, rt, 1)
+			k.Done(now+i, rt, 1, false)
 		}
 		now += 100 * ms
 		limits = append(limits, k.Limit())
@@ -161,9 +161,9 @@ func TestGoneRequestsOnlyShowSlowness(t *testing.T) {
 		for i := range n {
 			require.True(t, k.Acquire(1, 0))
 			if i%2 == 0 {
-				k.Gone(now+i, 5*ms, 1)
+				k.Done(now+i, 5*ms, 1, true)
 			} else {
-				k.Done(now+i, 20*ms, 1)
+				k.Done(now+i, 20*ms, 1, false)
 			}
 		}
 		now += 100 * ms
@@ -177,7 +177,7 @@ func TestGoneRequestsOnlyShowSlowness(t *testing.T) {
 		n := k.Limit()
 		for i := range n {
 			require.True(t, k.Acquire(1, 0))
-			k.Gone(now+i, 1000*ms, 1)
+			k.Done(now+i, 1000*ms, 1, true)
 		}
 		now += 100 * ms
 	}
@@ -190,7 +190,7 @@ func TestNewSharesTheStateOfPrev(t *testing.T) {
 	k2 := New(Config{MinLimit: 1, MaxLimit: 10}, k)
 	assert.Equal(t, int64(10), k2.Limit(), "brought within the new bounds")
 	assert.Equal(t, int64(3), k2.InFlight())
-	k.Done(0, ms, 3) // a request entered by k ends
+	k.Done(0, ms, 3, false) // a request entered by k ends
 	assert.Equal(t, int64(0), k2.InFlight())
 }
 
@@ -381,7 +381,7 @@ func BenchmarkAcquireDone(b *testing.B) {
 			b.Fatal("rejected")
 		}
 		*now += 1000
-		k.Done(*now, 10*ms, 1)
+		k.Done(*now, 10*ms, 1, false)
 	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()

@@ -93,7 +93,7 @@ func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed u
 	finish := func(r *capReq, now int64) {
 		r.over = true
 		if k != nil {
-			k.Done(now, now-r.at, 1)
+			k.Done(now, now-r.at, 1, false)
 		}
 		if r.sent >= int64(warmup) {
 			l := min(now-r.sent, int64(b.deadline))
@@ -244,7 +244,7 @@ func TestMinimumFallsOnAFewRequestsAnInterval(t *testing.T) {
 		now += int64(DefaultInterval)
 		for range 2 {
 			require.True(t, k.Acquire(1, 0))
-			k.Done(now, rt, 1)
+			k.Done(now, rt, 1, false)
 		}
 		if i == 49 {
 			_, m := k.RT()

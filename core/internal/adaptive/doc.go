@@ -14,10 +14,8 @@
 // (below), whose fewer requests in flight lower the RT of the next
 // interval's, it grows only at the minimum. Requests then queue
 // for about a quarter to a half of a service time. The limit stays within
-// [MinLimit, MaxLimit]. A request whose caller gave up (core's Entry.Exit
-// with a context's error: Gone) would have taken longer than it did: its
-// response time counts only when over the minimum RT, where it shows the
-// service at least that slow (TestGoneRequestsOnlyShowSlowness).
+// [MinLimit, MaxLimit]. The RT of a request its caller gave up on (see
+// Controller.Done) counts only over the minimum.
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
@@ -67,8 +65,7 @@
 // unloaded one (at least 85% and at most 3x are required); as 2 CPUs that
 // compute 20ms a request, a request waiting to reach the rule until a
 // CPU frees or ends a 10ms or 15ms slice, 96-101% with a p99 of
-// 1.0-3.0x (a 20ms slice: 3.2-3.8x, 4 in flight reading 1.5x the
-// minimum, within the tolerance): go test -run CapacityUnderOpenLoad -v
+// 1.0-3.0x (20ms: 3.2-3.8x): go test -run CapacityUnderOpenLoad -v
 // ./core/internal/adaptive.
 // On the real CPU-bound backend, examples/overload's doc has the figures
 // and the command (-samples writes the limit, recent and minimum RT every

@@ -267,12 +267,9 @@ func (l *Limiter) Release(now, n int64, level int) {
 	l.s.levels.Undo(now, level, n, l.c.Signal == QPS)
 }
 
-// Done ends n admitted requests of level at now, after rt. gone says
-// their caller gave up on them (or their deadline passed) before they were
-// served: they leave the requests in flight but are no completions, so
-// that requests abandoned in a queue, which end at the rate they came, do
-// not raise the completion rate the bounds of BBR and rt take for the
-// service's, nor set the response times.
+// Done ends n admitted requests of level at now, after rt. When gone
+// (their caller gave up), they are no completions: abandoned in a queue,
+// they end at the rate they came, not the service's.
 func (l *Limiter) Done(now, rt, n int64, level int, gone bool) {
 	l.s.inFlight.Add(-n)
 	if !gone {
