@@ -102,6 +102,52 @@ func TestAdaptiveRuleFindsItsLimitFromResponseTimes(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, fell.MinRT)
 }
 
+// TestAdaptiveRuleTakesAbandonedRequestsForNoAnswer: a request that ends
+// with its context's error (Entry.Exit) was abandoned by its caller
+// before it was served: ended sooner than the service answers, it did
+// not set the minimum response time (see adaptive.Controller.Done).
+func TestAdaptiveRuleTakesAbandonedRequestsForNoAnswer(t *testing.T) {
+	fc := clock.NewFake(time.Second)
+	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{
+		Name: "a", Resource: "*", Kind: core.KindAdaptive, MaxLimit: 20,
+	}))
+	require.NoError(t, err)
+	defer g.Close()
+	round := func(abandoned bool) {
+		var held []core.Entry
+		for {
+			e, err := g.Enter(context.Background(), "GET /x")
+			if err != nil {
+				break
+			}
+			held = append(held, e)
+		}
+		if abandoned { // half the callers give up after 5ms, with the context's error
+			fc.Advance(5 * time.Millisecond)
+			for i := 0; i < len(held); i += 2 {
+				held[i].Exit(context.DeadlineExceeded)
+			}
+			fc.Advance(95 * time.Millisecond)
+		} else {
+			fc.Advance(100 * time.Millisecond)
+		}
+		for i := range held {
+			held[i].Exit(nil)
+		}
+	}
+	for range 20 {
+		round(false)
+	}
+	st := g.Snapshot().Rules[0].Adaptive
+	require.Equal(t, int64(20), st.Limit)
+	for range 3 {
+		round(true)
+	}
+	st = g.Snapshot().Rules[0].Adaptive
+	assert.Equal(t, 100*time.Millisecond, st.MinRT, "not the 52.5ms average with the abandoned")
+	assert.Equal(t, int64(20), st.Limit)
+}
+
 func TestAdaptiveRuleKnobsReachItsController(t *testing.T) {
 	fc := clock.NewFake(time.Second)
 	g, err := core.New(core.WithClock(fc), core.WithRules(core.Rule{

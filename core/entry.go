@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -107,13 +108,14 @@ type held struct {
 
 // ending is the end of an admitted request (Exit), as the rules that keep
 // something for Exit are told of it: on the CPU cpu at now, after rt, n
-// permits, failed or not, the ticket of the binding's first breaker.
+// permits, failed or not, gone (see Exit) or not, the ticket of the
+// binding's first breaker.
 type ending struct {
-	cpu        uint32
-	now, rt, n int64
-	failed     bool
-	level      uint8 // the request's priority level (Entry.level)
-	brk        breaker.Ticket
+	cpu          uint32
+	now, rt, n   int64
+	failed, gone bool
+	level        uint8 // the request's priority level (Entry.level)
+	brk          breaker.Ticket
 }
 
 // quota returns the quota policy of the rule of rs after a decision that
@@ -310,9 +312,12 @@ func (b *binding) read() int64 { return int64(b.clock.Now()) }
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases
 // its concurrency slots, per-value ones included, and tells breakers the
-// outcome. Calls after the first, and calls on the zero Entry, do nothing.
-// Adapters call it from a deferred function, so it runs when a handler
-// panics too.
+// outcome. An err that is or wraps context.Canceled or DeadlineExceeded
+// says its caller gave up: it fails, is no completion for system rules
+// (StrategyBBR), and adaptive rules count its response time only over
+// their minimum. Calls after the first, and calls on the zero Entry, do
+// nothing. Adapters call it from a deferred function, so it runs when a
+// handler panics too.
 //
 // Exit reads the clock only for a request whose response time is used
 // (Entry.w): when a rule of the resource reads it (breakers, adaptive and
@@ -329,7 +334,7 @@ func (e *Entry) Exit(err error) {
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
 		st.exited.Add(1) // out of the in-flight count first (see below)
 		if len(e.b.exits) > 0 || e.few[0].rs != nil {
-			e.end(0, 0, err != nil) // no rule of b reads the time (limiter.times)
+			e.end(0, 0, err) // no rule of b reads the time (limiter.times)
 		}
 		if err != nil {
 			st.errors.Add(1)
@@ -344,7 +349,7 @@ func (e *Entry) Exit(err error) {
 	// while this one is still counted: its peak never exceeds a limit.
 	st.exit(e.n, rt, w)
 	if len(e.b.exits) > 0 || e.few[0].rs != nil { // more only after few
-		e.end(now, rt, err != nil)
+		e.end(now, rt, err)
 	}
 	if rt != 0 {
 		st.rt.Add(rt * w)
@@ -356,9 +361,10 @@ func (e *Entry) Exit(err error) {
 }
 
 // end tells the rules that keep something for Exit that the request ended
-// at now after rt, failed or not.
-func (e *Entry) end(now, rt int64, failed bool) {
-	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: failed, level: e.level, brk: e.brk}
+// at now after rt, with err (see Exit).
+func (e *Entry) end(now, rt int64, err error) {
+	end := ending{cpu: uint32(e.stripe), now: now, rt: rt, n: e.n, failed: err != nil, level: e.level, brk: e.brk}
+	end.gone = end.failed && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 	for _, x := range e.b.exits {
 		if x.bit&^e.kept == 0 {
 			x.rs.lim.exit(hold{}, end)

@@ -97,7 +97,7 @@ func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 }
 
 func (k *adaptiveKind) exit(_ hold, end ending) {
-	k.c.Done(end.now, end.rt, end.n)
+	k.c.Done(end.now, end.rt, end.n, end.gone)
 	k.levels.Done(int(end.level), end.n)
 }
 

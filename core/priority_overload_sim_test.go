@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -171,7 +170,7 @@ func simulate(t testing.TB, g *core.Guard, fc *clock.Fake, b backendSim, streams
 				continue // a started request runs to its end, late or not
 			}
 			r.over = true
-			r.e.Exit(errors.New("client gave up"))
+			r.e.Exit(context.DeadlineExceeded) // the client gave up
 			if r.counted {
 				out[r.st].lat = append(out[r.st].lat, b.deadline)
 				out[r.st].late++

@@ -145,7 +145,8 @@ type AdaptiveStats struct {
 type SystemStats struct {
 	// Pass counts the requests the rule admitted over the last second,
 	// AvgRT and MinRT the average and lowest response time of those that
-	// completed over it (0 when none did).
+	// completed over it (0 when none did), not of those their callers gave
+	// up on (see Entry.Exit).
 	Pass         int64
 	AvgRT, MinRT time.Duration
 	// Host is the latest reading of the signal cpu or load.

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,6 +244,53 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	b := blockedBy(t, err)
 	assert.Equal(t, int64(11), b.Limit, "the BBR bound: 100 ended per second x 100ms + 1")
 	for _, e := range held[10:] {
+		e.Exit(nil)
+	}
+}
+
+// TestSystemRuleBBRCountsOnlyServedRequests: requests admitted while the
+// bound was off queue in the service, and those whose callers give up end
+// at the rate they came, not the service's. Here 10 requests of 20ms are
+// served in a tenth of a second (a bound of 3) while 60 others, abandoned
+// in the queue, end in one tenth of a second with their context's error
+// (deadline passed, client gone, wrapped or not): counted as completions
+// they made a bound of 60 per tenth x 20ms + 1 = 13, where the service
+// sustains 3. A request that failed otherwise was served: it counts.
+func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
+	g, fc, src, r := bbrGuard(t)
+	ctx := context.Background()
+	enter := func(k int) []core.Entry {
+		var held []core.Entry
+		for range k {
+			e, err := g.Enter(ctx, "GET /x")
+			require.NoError(t, err)
+			held = append(held, e)
+		}
+		return held
+	}
+	queued := enter(60) // the CPU reads 0.1: no bound
+	served := enter(10)
+	fc.Advance(20 * time.Millisecond)
+	for i, e := range served {
+		if i%2 == 0 {
+			e.Exit(errors.New("the handler failed")) // served all the same
+		} else {
+			e.Exit(nil)
+		}
+	}
+	fc.Advance(500 * time.Millisecond)
+	for i, e := range queued {
+		e.Exit([]error{context.DeadlineExceeded, context.Canceled, fmt.Errorf("read body: %w", context.Canceled)}[i%3])
+	}
+	src.set(0.9, 0)
+	require.NoError(t, g.SetRules([]core.Rule{r}))
+	held := enter(3)
+	_, err := g.Enter(ctx, "GET /x")
+	assert.Equal(t, int64(3), blockedBy(t, err).Limit, "the BBR bound: 100 served per second x 20ms + 1")
+	snap := g.Snapshot()
+	require.NotNil(t, snap.Rules[0].System)
+	assert.Equal(t, 20*time.Millisecond, snap.Rules[0].System.AvgRT, "the average of the requests served")
+	for _, e := range held {
 		e.Exit(nil)
 	}
 }

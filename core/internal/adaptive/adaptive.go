@@ -150,6 +150,7 @@ type state struct {
 	probeRT                                           int64
 	// A probe began; the last came of congestion (its RT may raise the minimum).
 	probed, slower bool
+	settle         bool // a probe just ended: the next interval's ran partly under it
 	// A probe's limit, and the requests in flight and the recent RT before
 	// it; below, when its RT fell with the requests in flight as a queue's
 	// does, the limit the next probe goes under (else 0).
@@ -202,10 +203,15 @@ func (k *Controller) Release(n int64) { k.s.inFlight.Add(-n) }
 
 // Done ends a request of n slots that took rt, at now: its response time
 // counts for the interval ending next, and the first request ending after
-// it updates the limit.
-func (k *Controller) Done(now, rt, n int64) {
+// it updates the limit. When gone (its caller gave up), it would have taken
+// longer: its RT counts only over the minimum, showing the service at least
+// that slow; sooner, it must not lower the minimum.
+func (k *Controller) Done(now, rt, n int64, gone bool) {
 	s := k.s
 	s.inFlight.Add(-n)
+	if m := s.minRT.Load(); gone && (m == 0 || rt <= m) {
+		return
+	}
 	s.count.Add(1)
 	s.sum.Add(rt)
 	next := s.next.Load()
@@ -260,12 +266,18 @@ func (k *state) update(first bool) {
 		k.fulls++
 	}
 	full := peak >= int64(k.exact) && 2*k.fulls > k.sinceProbe
+	// The RT under which the limit grows: halfway to the tolerance; after
+	// a probe, whose fewer requests in flight lowered the RT, the minimum.
+	grow := (1 + k.c.Tolerance) / 2
+	if k.settle {
+		grow, k.settle = 1, false
+	}
 	switch {
 	case gradient < 1:
 		target := k.exact * gradient
 		k.exact = k.exact*(1-smoothing) + target*smoothing
 		k.congested++
-	case used && float64(recent) <= (1+k.c.Tolerance)/2*float64(minRT):
+	case used && float64(recent) <= grow*float64(minRT):
 		// Well within the tolerance: room to grow. Beyond the halfway
 		// mark the limit holds, so that it does not swing around the
 		// point where requests begin to queue.
@@ -319,6 +331,7 @@ func (k *state) endProbe() {
 	}
 	k.minRT.Store(rt)
 	k.limit.Store(int64(k.exact))
+	k.settle = true
 }
 
 // Limit returns the limit in force.

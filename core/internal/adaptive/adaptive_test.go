@@ -34,7 +34,7 @@ func driveProbing(k *Controller, start int64, rts []int64, inFlight func(limit i
 			}
 		}
 		for i := range taken {
-			k.Done(now+i, rt, 1)
+			k.Done(now+i, rt, 1, false)
 		}
 		now += 100 * ms
 		limits = append(limits, k.Limit())
@@ -143,13 +143,54 @@ func slicesMin(s []int64) int64 {
 	return m
 }
 
+// TestGoneRequestsOnlyShowSlowness: a request whose caller gave up would
+// have taken longer than it did. Callers that give up after 5ms, before
+// the 20ms the service takes, say nothing of it: counted, half of an
+// interval's requests so made its average 12.5ms, the new minimum, and the
+// limit fell. Abandoned after 1s (a service that hangs), they show it that
+// slow, and the limit falls.
+func TestGoneRequestsOnlyShowSlowness(t *testing.T) {
+	k := New(Config{MaxLimit: 40}, nil)
+	_, now := drive(k, 0, repeat(20*ms, 30), full)
+	before := k.Limit()
+	require.GreaterOrEqual(t, before, int64(16))
+	_, minimum := k.RT()
+	require.Equal(t, 20*time.Millisecond, minimum)
+	for range 3 {
+		n := k.Limit()
+		for i := range n {
+			require.True(t, k.Acquire(1, 0))
+			if i%2 == 0 {
+				k.Done(now+i, 5*ms, 1, true)
+			} else {
+				k.Done(now+i, 20*ms, 1, false)
+			}
+		}
+		now += 100 * ms
+	}
+	_, minimum = k.RT()
+	assert.Equal(t, 20*time.Millisecond, minimum, "callers quicker than the service")
+	assert.GreaterOrEqual(t, k.Limit(), before)
+	assert.Zero(t, k.InFlight())
+
+	for range 5 {
+		n := k.Limit()
+		for i := range n {
+			require.True(t, k.Acquire(1, 0))
+			k.Done(now+i, 1000*ms, 1, true)
+		}
+		now += 100 * ms
+	}
+	assert.Less(t, k.Limit(), before*2/3, "abandoned after 1s: the service hangs")
+}
+
 func TestNewSharesTheStateOfPrev(t *testing.T) {
 	k := New(Config{MaxLimit: 100}, nil)
 	require.True(t, k.Acquire(3, 0))
 	k2 := New(Config{MinLimit: 1, MaxLimit: 10}, k)
 	assert.Equal(t, int64(10), k2.Limit(), "brought within the new bounds")
 	assert.Equal(t, int64(3), k2.InFlight())
-	k.Done(0, ms, 3) // a request entered by k ends
+	k.Done(0, ms, 3, false) // a request entered by k ends
 	assert.Equal(t, int64(0), k2.InFlight())
 }
 
@@ -340,7 +381,7 @@ func BenchmarkAcquireDone(b *testing.B) {
 			b.Fatal("rejected")
 		}
 		*now += 1000
-		k.Done(*now, 10*ms, 1)
+		k.Done(*now, 10*ms, 1, false)
 	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()

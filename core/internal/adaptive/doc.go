@@ -10,9 +10,12 @@
 // requests use more than half of it; up to Tolerance times it holds, so
 // that it does not swing around the point where requests begin to queue;
 // beyond, it shrinks towards the limit times Tolerance times the minimum
-// over the recent RT (at most halving it), smoothed. Requests then queue
+// over the recent RT (at most halving it), smoothed. Right after a probe
+// (below), whose fewer requests in flight lower the RT of the next
+// interval's, it grows only at the minimum. Requests then queue
 // for about a quarter to a half of a service time. The limit stays within
-// [MinLimit, MaxLimit].
+// [MinLimit, MaxLimit]. The RT of a request its caller gave up on (see
+// Controller.Done) counts only over the minimum.
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
@@ -58,11 +61,12 @@
 // ./core/), which holds the cpu system rule with the BBR check to the same.
 // With the service time varying at random around 20ms or 60ms (lognormal,
 // coefficient of variation 0.5 and 1, as on a host other processes keep
-// busy), it serves 87-102% of the capacity with a p99 of 0.9-1.9x the
+// busy), it serves 86-102% of the capacity with a p99 of 0.9-1.9x the
 // unloaded one (at least 85% and at most 3x are required); as 2 CPUs that
 // compute 20ms a request, a request waiting to reach the rule until a
-// CPU frees or ends a 10ms slice, 96-101% with a p99 of 1.0-2.6x: go test
-// -run CapacityUnderOpenLoad -v ./core/internal/adaptive.
+// CPU frees or ends a 10ms or 15ms slice, 96-101% with a p99 of
+// 1.0-3.0x (20ms: 3.2-3.8x): go test -run CapacityUnderOpenLoad -v
+// ./core/internal/adaptive.
 // On the real CPU-bound backend, examples/overload's doc has the figures
 // and the command (-samples writes the limit, recent and minimum RT every
 // 100ms); the p99 there also holds the server's wait before a request

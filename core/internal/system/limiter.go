@@ -267,12 +267,16 @@ func (l *Limiter) Release(now, n int64, level int) {
 	l.s.levels.Undo(now, level, n, l.c.Signal == QPS)
 }
 
-// Done ends n admitted requests of level at now, after rt.
-func (l *Limiter) Done(now, rt, n int64, level int) {
+// Done ends n admitted requests of level at now, after rt. When gone
+// (their caller gave up), they are no completions: abandoned in a queue,
+// they end at the rate they came, not the service's.
+func (l *Limiter) Done(now, rt, n int64, level int, gone bool) {
 	l.s.inFlight.Add(-n)
-	l.s.w.AddRT(now, rt, false)
-	if l.c.BBR {
-		l.s.rtprop.AddRT(now, rt, false)
+	if !gone {
+		l.s.w.AddRT(now, rt, false)
+		if l.c.BBR {
+			l.s.rtprop.AddRT(now, rt, false)
+		}
 	}
 	l.s.levels.Done(level, n)
 }

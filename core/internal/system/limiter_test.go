@@ -72,7 +72,7 @@ func TestRTBound(t *testing.T) {
 	} {
 		now := start + st.at
 		for _, rt := range st.done {
-			l.Done(now, rt*ms, 1, priority.Default)
+			l.Done(now, rt*ms, 1, priority.Default, false)
 			inFlight--
 		}
 		for j, want := range st.pass {
@@ -137,7 +137,7 @@ func simulate(l *Limiter, host float64, workers int, service int64, jitter float
 			}
 			q := served[i]
 			rt := now - q.at
-			l.Done(now, rt, 1, int(q.level))
+			l.Done(now, rt, 1, int(q.level), false)
 			if counted {
 				r.done++
 				sumRT += rt
@@ -239,7 +239,7 @@ func TestBoundIsReported(t *testing.T) {
 		rt.Acquire(start, 1, 0, priority.Default)
 	}
 	for range 20 {
-		rt.Done(start+300*ms, 300*ms, 1, priority.Default)
+		rt.Done(start+300*ms, 300*ms, 1, priority.Default, false)
 	}
 	b, on := rt.Bound(start + 310*ms)
 	assert.True(t, on)
@@ -249,12 +249,45 @@ func TestBoundIsReported(t *testing.T) {
 
 	bbr := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
 	bbr.Acquire(start, 1, 0.9, priority.Default)
-	bbr.Done(start+50*ms, 50*ms, 1, priority.Default)
+	bbr.Done(start+50*ms, 50*ms, 1, priority.Default, false)
 	b, on = bbr.Bound(start + 60*ms)
 	assert.True(t, on)
 	assert.InDelta(t, 10*0.05+1, b, 1e-9, "1 in a tenth of a second times 50ms, plus one")
 	_, on = bbr.Bound(start + 1100*ms)
 	assert.False(t, on)
+}
+
+// TestBoundsCountOnlyServedRequests: requests whose callers gave up end at
+// the rate they came, not the service's: the bounds of rt and of the BBR
+// check take only the served for completions, and the response times
+// only theirs. Counted, the 30 abandoned here made rt's bound 5.4, not
+// 2.1, and the BBR check's 121, not 31.
+func TestBoundsCountOnlyServedRequests(t *testing.T) {
+	start := 10 * int64(time.Second)
+	for _, c := range []struct {
+		cfg  Config
+		host float64
+		want float64
+	}{
+		{Config{Signal: RT, Threshold: 100}, 0, 10/0.911*0.1 + 1},
+		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 100*0.3 + 1},
+	} {
+		l := New(c.cfg, nil)
+		for range 40 {
+			l.Acquire(start, 1, 0, priority.Critical) // the CPU under the threshold
+		}
+		for i := range 40 {
+			l.Done(start+300*ms, 300*ms, 1, priority.Critical, i >= 10)
+		}
+		l.Acquire(start+310*ms, 1, c.host, priority.Critical) // the BBR check: seen over the threshold
+		b, on := l.Bound(start + 310*ms)
+		assert.True(t, on, "%s", c.cfg.Signal)
+		assert.InDelta(t, c.want, b, 0.01, "%s: 10 served in a tenth of a second, 30 abandoned", c.cfg.Signal)
+		st := l.Stats(start + 310*ms)
+		assert.Equal(t, int64(10), st.Complete, "%s", c.cfg.Signal)
+		assert.Equal(t, 300*time.Millisecond, st.AvgRT, "%s", c.cfg.Signal)
+		assert.Zero(t, l.InFlight()-1, "%s: the abandoned left the requests in flight", c.cfg.Signal)
+	}
 }
 
 // TestRTBoundGrowsBackFromOne: a stall brings the bound of rt to one
@@ -267,7 +300,7 @@ func TestRTBoundGrowsBackFromOne(t *testing.T) {
 	now := 10 * int64(time.Second)
 	l.Acquire(now, 1, 0, priority.Default)
 	now += 300 * ms
-	l.Done(now, 300*ms, 1, priority.Default) // over: the bound applies
+	l.Done(now, 300*ms, 1, priority.Default, false) // over: the bound applies
 	var rounds []int
 	for range 60 { // 3.6s of rounds of 60ms
 		n := 0
@@ -280,7 +313,7 @@ func TestRTBoundGrowsBackFromOne(t *testing.T) {
 		rounds = append(rounds, n)
 		now += 60 * ms
 		for range n {
-			l.Done(now, 60*ms, 1, priority.Default)
+			l.Done(now, 60*ms, 1, priority.Default, false)
 		}
 	}
 	t.Log(rounds)
