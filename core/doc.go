@@ -91,9 +91,9 @@
 // sliding counter), or a hotspot concurrency table of another size, starts
 // afresh (package flow's TestReload), and a sliding log cut to a smaller
 // limit keeps only its newest timestamps: restored, it admits the
-// difference before the dropped ones leave the window. A Rule marshals to JSON and YAML in
-// the rules file's form; its enumerated fields take typed constants or
-// plain strings ("token-bucket").
+// difference before the dropped ones leave the window. A Rule marshals to
+// JSON and YAML in the rules file's form; its enumerated fields take typed
+// constants or plain strings ("token-bucket").
 //
 // # Flow rules
 //

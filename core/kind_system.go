@@ -100,8 +100,7 @@ const maxCount = 1 << 53
 // rate of the last second (per second, from its busiest tenth of a
 // second) times the lowest response time of the last 10 seconds, plus
 // one, and whenever none is in flight: Sentinel's BBR check, which keeps
-// the throughput the service showed it has with one request waiting. A
-// request that ends with a context's error (Entry.Exit) is no completion.
+// the throughput the service showed it has with one request waiting.
 // Before 2 workers of 20ms, open loop at 1x-10x their capacity, it serves
 // 100% of it with a p99 at most 1.9x the unloaded one (fake clock:
 // TestCapacityUnderOpenLoad). With priorities, a request counts against

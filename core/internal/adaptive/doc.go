@@ -23,9 +23,7 @@
 // service slower for good); a periodic probe's only lowers it. The first
 // probe drops it to MinLimit; later ones to 0.9/Tolerance of it, or of
 // the most requests in flight in the last interval when fewer (at least
-// MinLimit), which can be above the backend's parallelism: 3 before 2
-// CPUs, where a periodic probe raised the minimum to the RT of 3 and the
-// limit held 4-6 (see TestCapacityUnderOpenLoad). When a probe's RT,
+// MinLimit). When a probe's RT,
 // higher than the minimum, fell in proportion to the requests in flight
 // (within 1.2x), they queued at its limit too: its RT is no
 // minimum, the limit falls to at most Tolerance times the probe's, and
@@ -48,9 +46,8 @@
 // of 2, 10 and 100 workers, after the first two seconds: core's
 // TestAdaptiveProbesRefuseLittle).
 //
-// MinLimit defaults to 2 (it was 4): a backend of 2 workers (a CPU-bound
-// service on 2 CPUs) then keeps about 3 in flight, one waiting; at 4 or
-// more the minimum the probes found included a queue.
+// MinLimit defaults to 2: a backend of 2 workers (a CPU-bound service on
+// 2 CPUs) then keeps about 3 in flight, one waiting.
 //
 // The guarantee, on the fake clock: against a backend of 2 workers of
 // 20ms (100 requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x
@@ -73,12 +70,7 @@
 // reaches the rule (about a 10ms scheduler slice on an idle host), which
 // no limit shortens.
 //
-// Every request writes the controller's count of requests in flight, one
-// atomic shared by all CPUs, so that the limit is exact (reserve, then
-// check), and the count and total response time of the requests ended.
-// These contend: with two CPUs at it (BenchmarkAcquireDone), a request
-// costs no less than serially, 10-20ns on a loaded 2-core machine, about a
-// tenth of an Enter and Exit. Spreading the counts of ended requests over a
-// cache line per CPU made no difference measurable there, and the count in
-// flight cannot be spread without loosening the limit, so they stay shared.
+// Every request writes the count in flight, one atomic shared by all CPUs
+// so that the limit is exact, and the count and total RT of the requests
+// ended: 10-20ns a request with two CPUs at it (BenchmarkAcquireDone).
 package adaptive

@@ -255,30 +255,8 @@
 // rule, without WithQuotas) skips the bucket's Remaining and Next: 45.5 ->
 // 40 cpu-ns at 10 000 values of a limit of 10^12 an hour.
 //
-// In a Guard (core/internal/peerbench, BenchmarkHotspot10kSluice/serial,
-// binaries alternated 5 times, 2026-11-28) a pass with 10 000 users costs
-// about 105 cpu-ns, 35 more than a flow rule's: without the table's lock
-// 99.8 (an experiment, unsafe in parallel), with 100 users instead of
-// 10 000 99.6 (the cache misses); one hash instead of two, or one look for
-// the param's values instead of two, within 1. sethvargo/go-limiter's Take
-// costs about 71 at 10 000 users and 237 at 1 000 000, so the ratios
-// issue 28 asks (0.8 and 1.0) need about 89 and 237: the table alone
-// takes half of the first and most of the second, the Guard's clock and
-// statistics (about 65) the rest.
-//
-// Tried and not kept, as alternating rounds showed no gain: records of 64
-// bytes on cache lines, or with the fields a hit reads first; inlining the
-// probe; an index up to three quarters full (its longer probes cost more
-// than its smaller size saves); a decision without quota that writes no
-// handle and no mark for Undo, which a lone request never calls (32.0 ->
-// 31.3 cpu-ns at 10 000 values, noise); each value kept at a place of its
-// shard chosen by its hash, swapped there on insertion and promotion and
-// read before the index (38 -> 42 cpu-ns at 10 000 values, 198 -> 299 at
-// 1 000 000 in order, whose records are then no longer read in sequence,
-// 525 -> 510 in a random order). One 64-bit hash would save under a
-// nanosecond but confuse values at n/2^64 per lookup. A hit keeps its
-// lock: a TAT and its fraction are two words, which typed atomics cannot
-// update together.
+// The pass in a Guard, and what was tried and not kept, are measured in
+// core/internal/peerbench's README ("Where a pass goes").
 //
 // # Reloading rules
 //

@@ -25,11 +25,9 @@
 // threshold) bounds the requests in flight by the highest completion rate
 // of a tenth of a second in the last second times the lowest response
 // time of the last 10 seconds, plus one: what the service showed it serves
-// at once, and one waiting (Sentinel's check admits a request while those
-// in flight before it are at most the product). Completions, here and in
-// rt's bound, are of requests served, not ended with a context's error
-// (core's Entry.Exit): a flood left queued, abandoned, made the bound 13
-// for 3 (TestSystemRuleBBRCountsOnlyServedRequests). The guarantee, on
+// at once, and one waiting. Completions, here and in rt's bound, are of
+// requests served, not ended with a context's error (core's Entry.Exit;
+// TestSystemRuleBBRCountsOnlyServedRequests). The guarantee, on
 // the fake clock: a saturated host (CPU read 1.0) before 2 workers of
 // 20ms (100 requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x,
 // 1s deadline: at least 90% of the capacity served (measured 100%) with a
@@ -38,8 +36,7 @@
 // at 3x with the host saturated, under 1% of critical requests are shed,
 // sheddable ones first, the minimum response time read as the 2ms a
 // request takes: TestSystemRuleBBRShedsByPriorityUnderOverload in core.
-// On the real CPU-bound backend of examples/overload, see that command's
-// doc.
+// On a real CPU-bound backend: examples/overload's doc.
 //
 // It is internal to sluice: users write rules of kind system (core.Rule's
 // Signal, Threshold and Strategy fields) and give a Guard their own source
