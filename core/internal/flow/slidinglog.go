@@ -87,9 +87,8 @@ func (l *slidingLog) Undo(d Decision, n int64) {
 	if d.mark != l.seq {
 		return
 	}
-	size := len(l.ring)
-	for i := int64(0); i < n; i++ {
-		l.head = (l.head - 1 + size) % size
+	for range n {
+		l.head = (l.head - 1 + len(l.ring)) % len(l.ring)
 		l.ring[l.head] = math.MinInt64
 	}
 	l.seq -= n
