@@ -89,11 +89,11 @@
 // nothing back (TestReloadCutHintsTheTrueWait). A switch between a leap
 // array, a sliding log and the counters (other than fixed window and
 // sliding counter), or a hotspot concurrency table of another size, starts
-// afresh (package flow's TestReload), and a sliding log cut to a smaller
-// limit keeps only its newest timestamps: restored, it admits the
-// difference before the dropped ones leave the window. A Rule marshals to
-// JSON and YAML in the rules file's form; its enumerated fields take typed
-// constants or plain strings ("token-bucket").
+// afresh (package flow's TestReload); a sliding log cut to a smaller limit
+// keeps the timestamps it drops (8 bytes each) for the next reload
+// (TestSlidingLogReloadChain). A Rule marshals to JSON and YAML in the
+// rules file's form; its enumerated fields take typed constants or plain
+// strings ("token-bucket").
 //
 // # Flow rules
 //

@@ -31,8 +31,9 @@ type reloadCase struct {
 // the value "alice"), spent, then reloaded: unchanged, with another rule
 // added, with a larger limit (the difference), or with a longer or shorter
 // window or other buckets, table size or algorithm (which only make the
-// rule stricter or hold as many: none more), or with a bucket's limit cut
-// to 1 and restored (none more: before the fix, 4 passed).
+// rule stricter or hold as many: none more), or with a bucket's or a
+// sliding log's limit cut to 1 and restored (none more: before the fixes,
+// 4 passed).
 func reloadCases() []reloadCase {
 	flow := func(alg core.Algorithm) core.Rule {
 		return core.Rule{Name: "f", Resource: "GET /f", Kind: core.KindFlow, Algorithm: alg, Limit: 5, Window: time.Minute}
@@ -54,6 +55,7 @@ func reloadCases() []reloadCase {
 	}
 	cases = append(cases,
 		reloadCase{"token-bucket limit 5 to 1 and back", flow(core.AlgorithmTokenBucket), same, 0, 0, limit1},
+		reloadCase{"sliding-log limit 5 to 1 and back", flow(core.AlgorithmSlidingLog), same, 0, 0, limit1},
 		reloadCase{"leap-array buckets 10 to 20", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 20 }, 0, 0, nil},
 		reloadCase{"leap-array buckets 10 to 4", flow(core.AlgorithmLeapArray), func(r *core.Rule) { r.Buckets = 4 }, 0, 0, nil},
 		reloadCase{"hotspot unchanged", hot, same, 0, 0, nil},

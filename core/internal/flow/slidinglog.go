@@ -2,6 +2,7 @@ package flow
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -17,23 +18,23 @@ type slidingLog struct {
 	head int        // index of the oldest entry
 	seq  int64      // number of admissions written, for Undo
 	last int64      // latest time seen; earlier readings are treated as this one
+	cut  []int64    // older admissions a reload's smaller limit left out, ascending: read by the next reload only
 }
 
+// newSlidingLog keeps prev's admissions still in the window: the newest in
+// the ring, as many as fit, the others in cut.
 func newSlidingLog(b base, prev Limiter) *slidingLog {
-	l := &slidingLog{base: b, ring: make([]int64, b.cfg.Limit), last: math.MinInt64}
-	for i := range l.ring {
-		l.ring[i] = math.MinInt64
-	}
+	l, kept := &slidingLog{base: b, last: math.MinInt64}, []int64(nil)
 	if p, ok := prev.(*slidingLog); ok {
 		p.mu.Lock()
-		// Copy the newest entries, as many as fit, keeping their order.
-		k := min(len(p.ring), len(l.ring))
-		for i := 0; i < k; i++ {
-			l.ring[len(l.ring)-k+i] = p.entry(len(p.ring) - k + i)
-		}
+		kept = append(append(append(kept, p.cut...), p.ring[p.head:]...), p.ring[:p.head]...)
 		l.last = p.last
 		p.mu.Unlock()
 	}
+	kept = slices.DeleteFunc(kept, func(e int64) bool { return e == math.MinInt64 || l.last-e >= int64(b.cfg.Window) })
+	n := max(len(kept)-int(b.cfg.Limit), 0)
+	l.cut = append(l.cut, kept[:n]...)
+	l.ring = slices.Concat(slices.Repeat([]int64{math.MinInt64}, int(b.cfg.Limit)-len(kept)+n), kept[n:])
 	return l
 }
 
@@ -86,9 +87,8 @@ func (l *slidingLog) Undo(d Decision, n int64) {
 	if d.mark != l.seq {
 		return
 	}
-	size := len(l.ring)
-	for i := int64(0); i < n; i++ {
-		l.head = (l.head - 1 + size) % size
+	for range n {
+		l.head = (l.head - 1 + len(l.ring)) % len(l.ring)
 		l.ring[l.head] = math.MinInt64
 	}
 	l.seq -= n
