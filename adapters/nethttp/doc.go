@@ -177,8 +177,8 @@
 // (breakers included, as with gRPC), and the request is "gone"
 // (core.Entry.Exit): no completion for system rules, so that abandoned
 // requests do not raise a BBR bound. A response written after the client
-// left counts by its status, as any other. TestClientGoneBeforeAnswer
-// checks both (go test -run TestClientGoneBeforeAnswer ./adapters/nethttp/).
+// left counts by its status, as any other. The adapters' shared suite checks
+// both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 //
 // A request that waits for its turn under a leaky-bucket rule waits as long
 // as its context lives: when the client disconnects (or a deadline ends the
