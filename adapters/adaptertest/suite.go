@@ -195,6 +195,8 @@ func (s *server) routes() []Route {
 			_, _ = io.WriteString(w, strings.Join(k.want[1], ", ")) // the RateLimit it was given
 			s.kept <- k
 		}},
+		{"GET", "/gone", s.afterClientLeft("/gone", false)},
+		{"GET", "/late", s.afterClientLeft("/late", true)},
 		{"GET", "/hold", func(w http.ResponseWriter, r *http.Request) {
 			count("/hold")
 			s.entered <- struct{}{}
@@ -494,6 +496,7 @@ func Run(t *testing.T, f factory, skip ...string) {
 		{"Cost", testCost},
 		{"FrameworkClientIP", testFrameworkClientIP},
 		{"ExtractorDeclaredOnce", testDeclaredOnce},
+		{"ClientGoneBeforeAnswer", testClientGone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

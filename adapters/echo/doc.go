@@ -45,7 +45,11 @@
 // WithErrorClassifier changes that. The handler's error is returned
 // unchanged, for echo's HTTPErrorHandler. When a handler panics, the
 // request exits as an error and the panic goes on to middleware.Recover
-// (install it before this middleware), its concurrency slots released. A
+// (install it before this middleware), its concurrency slots released.
+// When the handler returned nil without writing anything after the
+// request's context ended, the request exits with the context's error: a
+// failure by default (breakers included), and gone for system rules
+// (core.Entry.Exit), as in package sluicehttp. A
 // request that waits for a leaky-bucket turn stops waiting when its client
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.

@@ -232,7 +232,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	}()
 	err = next(c)
 	finished = true
-	e.Exit(m.ExitError(status(c, err), err))
+	e.Exit(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err))
 	return err
 }
 

@@ -42,7 +42,11 @@
 // handler attached an error to the context (c.Error); WithErrorClassifier
 // changes that. When a handler panics, the request exits as an error and
 // the panic goes on to gin.Recovery (install it before this middleware),
-// its concurrency slots released. A request that waits for a leaky-bucket
+// its concurrency slots released. When the chain wrote nothing (no body,
+// no status but 200) and attached no error after the request's context
+// ended, the request exits with the context's error: a failure by default
+// (breakers included), and gone for system rules (core.Entry.Exit), as in
+// package sluicehttp. A request that waits for a leaky-bucket
 // turn stops waiting when its client disconnects: it is aborted, counted as
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).

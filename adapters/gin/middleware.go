@@ -3,6 +3,7 @@ package sluicegin
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -183,5 +184,8 @@ func (m *config) handle(c *gin.Context) {
 	if last := c.Errors.Last(); last != nil {
 		herr = last
 	}
-	e.Exit(m.ExitError(c.Writer.Status(), herr))
+	// A status set without a body is written after the chain: it counts as
+	// written.
+	written := c.Writer.Written() || c.Writer.Status() != http.StatusOK
+	e.Exit(m.HandlerExitError(r.Context(), written, c.Writer.Status(), herr))
 }

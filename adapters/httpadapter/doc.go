@@ -3,7 +3,9 @@
 // the RateLimit-Policy and RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-11, and an RFC 9457 problem body), the
 // RateLimit fields of admitted requests, and the classification of a
-// handler's outcome as success or error for the Guard's statistics.
+// handler's outcome as success or error for the Guard's statistics (a
+// request whose handler wrote nothing after its client left is a failure
+// whose client gave up: Common.HandlerExitError).
 //
 // Users reach it through the adapters' options and their
 // DefaultBlockHandler functions. It is exported, rather than internal,

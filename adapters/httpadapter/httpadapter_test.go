@@ -315,7 +315,17 @@ func TestCommon(t *testing.T) {
 	handlerErr := errors.New("handler")
 	assert.Equal(t, handlerErr, c.ExitError(200, handlerErr), "the handler's error is given to Exit")
 
+	// A handler that wrote nothing after its request's context ended: the
+	// client is gone, and Exit gets the context's error.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, c.HandlerExitError(ended, false, 200, nil), context.Canceled)
+	assert.NoError(t, c.HandlerExitError(ended, true, 200, nil), "a response written after the client left")
+	assert.NoError(t, c.HandlerExitError(context.Background(), false, 200, nil))
+	assert.Equal(t, handlerErr, c.HandlerExitError(ended, false, 200, handlerErr))
+
 	c.Classify = func(status int, err error) bool { return status == 404 }
+	assert.NoError(t, c.HandlerExitError(ended, false, 200, nil), "the classifier decides")
 	assert.ErrorIs(t, c.ExitError(404, nil), errStatus)
 	assert.NoError(t, c.ExitError(500, handlerErr))
 }

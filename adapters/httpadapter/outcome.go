@@ -1,6 +1,7 @@
 package httpadapter
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -112,4 +113,20 @@ func (c *Common) ExitError(status int, err error) error {
 		return err
 	}
 	return errStatus
+}
+
+// HandlerExitError is ExitError for a request a handler served, whose
+// context is ctx: when the handler reported no error and wrote nothing (no
+// header, no body: written false) and ctx has ended, the client gave up
+// before an answer, and the outcome is ctx.Err() (context.Canceled or
+// DeadlineExceeded) with status 200, what net/http sends then. Classify sees
+// that error and, by default, counts the request as a failure, as the gRPC
+// adapter does; given to Exit, it makes the request "gone" (core.Entry.Exit),
+// no completion for system rules. A response written after the client left
+// is counted by its status, as any other.
+func (c *Common) HandlerExitError(ctx context.Context, written bool, status int, err error) error {
+	if err == nil && !written {
+		err = ctx.Err()
+	}
+	return c.ExitError(status, err)
 }

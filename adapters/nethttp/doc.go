@@ -170,6 +170,16 @@
 // unchanged, to the server or to a recovery middleware around this one; its
 // concurrency slots are released either way.
 //
+// A handler that returns without writing anything (no header, no body)
+// after the request's context ended (the client gave up, or a deadline
+// passed) exits with the context's error: the classifier sees status 200
+// and context.Canceled or DeadlineExceeded, and by default counts a failure
+// (breakers included, as with gRPC), and the request is "gone"
+// (core.Entry.Exit): no completion for system rules, so that abandoned
+// requests do not raise a BBR bound. A response written after the client
+// left counts by its status, as any other. The adapters' shared suite checks
+// both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
+//
 // A request that waits for its turn under a leaky-bucket rule waits as long
 // as its context lives: when the client disconnects (or a deadline ends the
 // request) the wait ends, the request counts as blocked, and nothing is

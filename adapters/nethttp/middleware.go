@@ -240,7 +240,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
-	e.Exit(h.ExitError(rq.w.result(), nil))
+	e.Exit(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil))
 }
 
 // patternMethod returns the method of a ServeMux pattern ("GET" for
