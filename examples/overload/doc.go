@@ -128,10 +128,10 @@
 // that ends with a context's error (Entry.Exit) as a completion, and the
 // net/http middleware exits a request whose handler wrote nothing after
 // its client left with that error, as this backend's queued requests do.
-// One idle run with both (18:30 UTC): system 95/96/97/95% at 1x-10x, p99
-// 1.2/2.0/2.2/2.4x, bound 2-3; adaptive 99/97/99/95%, 2.9/3.2/2.8/2.8x,
-// limit 4 (that run had tolerance 1.4, which held the same limit 4 as
-// 1.5: the default stays).
+// One idle run with both (18:34 UTC): system 97/96/95/96% at 1x-10x, p99
+// 1.4/2.3/2.3/2.1x, bound 2-3; adaptive 97/98/95/95%, 2.9/3.0/2.4/2.8x,
+// limit 4; Sentinel 95/95/93/96%, 1.0/1.8/1.9/1.9x. A tolerance of 1.4
+// held the same limit 4 (2.9/3.2/2.8/2.8x at 18:30): the default stays.
 //
 // The load generator runs in a child process (-inprocess: in the server's,
 // as before 2026-11-28). In the server's process its goroutines, woken by
