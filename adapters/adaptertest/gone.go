@@ -17,7 +17,7 @@ import (
 // s.entered it runs, waits for the request's context to end, advances the
 // Guard's clock by 10ms and returns, writing "late" first when write is
 // set.
-func (s *server) afterClientLeft(name string, write bool) http.HandlerFunc {
+func (s *server) afterClientLeft(write bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.entered <- struct{}{}
 		<-r.Context().Done()

@@ -195,8 +195,8 @@ func (s *server) routes() []Route {
 			_, _ = io.WriteString(w, strings.Join(k.want[1], ", ")) // the RateLimit it was given
 			s.kept <- k
 		}},
-		{"GET", "/gone", s.afterClientLeft("/gone", false)},
-		{"GET", "/late", s.afterClientLeft("/late", true)},
+		{"GET", "/gone", s.afterClientLeft(false)},
+		{"GET", "/late", s.afterClientLeft(true)},
 		{"GET", "/hold", func(w http.ResponseWriter, r *http.Request) {
 			count("/hold")
 			s.entered <- struct{}{}
