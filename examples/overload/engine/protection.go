@@ -22,9 +22,10 @@ const PriorityHeader = "X-Priority"
 // Protections after them, each named by -protect.
 type Program struct {
 	Protections []Protection
-	// Trace, when set, is called as the load of each trial starts (every
-	// row, and the unloaded measurement before them); the function it
-	// returns, if not nil, is called when that load ended.
+	// Trace, when set, is called as the load of each trial starts (each
+	// measurement on a fresh backend: the unloaded one, every row, the
+	// slowdown and priority runs); the function it returns, if not nil,
+	// is called when that load ended.
 	Trace func(Trial) (end func())
 	// Interleave runs the table's rows load by load, each protection in
 	// turn at each load, rather than protection by protection: on a host
