@@ -34,9 +34,9 @@
 //     while it is over, it admits what the completion rate times the
 //     threshold allows (Little's law).
 //
-// The load generator runs in a child process (the command started again,
-// see generatorEnv), as clients elsewhere would: -inprocess runs it in
-// the server's process instead. Each row also prints sched p99, the 99th
+// The load generator runs in a child process (the command started
+// again, see package engine's generatorEnv), as clients elsewhere would:
+// -inprocess runs it in the server's process instead. Each row also prints sched p99, the 99th
 // percentile of how long the server process's goroutines waited to run
 // (runtime/metrics /sched/latencies:seconds), and the limit, the median
 // of the rule's limit sampled every 100ms (the adaptive limit; for the
@@ -66,8 +66,9 @@
 // (header X-Priority) at 0.5x and sheddable ones the rest.
 //
 // The measurements against real time that used to be tests are benchmarks
-// (bench_test.go): go test -C examples -run x -bench . -benchtime 1x
-// ./overload/.
+// (engine/bench_test.go): go test -C examples -run x -bench . -benchtime 1x
+// ./overload/engine/. The command is package engine's Program.Main:
+// another module's main may add protections to it (see below).
 //
 // # The CPU-bound benchmark
 //
@@ -90,8 +91,11 @@
 //	Sentinel   93-96  / 94-100 / 95    / 93-95    1.1-1.4 / 1.9-2.1 / 2.0-2.1 / 2.0-2.3x
 //
 // Sentinel is Sentinel-Go's BBR system rule (CpuUsage 0.8) in the same
-// runs, built outside the repository: its module is not served by the
-// module proxy here, and none of it may be committed. Both sluice rules
+// runs, from a harness then outside the repository, now the
+// benchmark-only module examples/overload/sentinel, whose doc tells what
+// it adds and shows a run (go -C examples/overload/sentinel run .
+// -backend cpu ... -protect none,adaptive,system,sentinel-bbr; its rows
+// interleave the loads, as these runs did). Both sluice rules
 // serve at least 90% at every load, at or above Sentinel's goodput. The
 // system rule meets the 3x everywhere. The adaptive rule holds 4 in
 // flight from 2x on, one more than 2 CPUs need (4 read 1.5x the minimum,

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -17,81 +17,6 @@ import (
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 )
-
-// route is the backend's route, and the resource the rules protect.
-const route = "GET /work"
-
-// protection is a way to protect the backend: the rules of its Guard.
-type protection struct {
-	name string
-	// rules returns the rules, which read a request's priority level from
-	// priorityHeader when leveled; nil: no Guard.
-	rules func(c config, leveled bool) []core.Rule
-	// leveled: the rules shed by priority level.
-	leveled bool
-}
-
-// priorityHeader is the header of a request's priority level.
-const priorityHeader = "X-Priority"
-
-// priorityParam returns the param of a request's priority level when
-// leveled, else "".
-func priorityParam(leveled bool) string {
-	if leveled {
-		return "header:" + priorityHeader
-	}
-	return ""
-}
-
-func protections() []protection {
-	return []protection{
-		{name: "none"},
-		{name: "static", rules: func(c config, _ bool) []core.Rule {
-			return []core.Rule{{Name: "static", Resource: route, Kind: core.KindConcurrency, Limit: int64(c.workers)}}
-		}},
-		{name: "adaptive", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
-			return []core.Rule{{Name: "adaptive", Resource: route, Kind: core.KindAdaptive, Priority: priorityParam(leveled)}}
-		}},
-		// Sentinel's system protection as its documentation sets it: while
-		// the CPU is busy, admit only what the recent throughput sustains.
-		// The CPU is the process's own: the cpu backend busies it.
-		{name: "system", leveled: true, rules: func(_ config, leveled bool) []core.Rule {
-			return []core.Rule{{Name: "system", Resource: route, Kind: core.KindSystem, Signal: core.SignalCPU,
-				Threshold: systemCPU, Strategy: core.StrategyBBR, Priority: priorityParam(leveled)}}
-		}},
-		// A latency target: hold the average response time at twice the
-		// backend's service time.
-		{name: "system-rt", leveled: true, rules: func(c config, leveled bool) []core.Rule {
-			return []core.Rule{{Name: "system-rt", Resource: route, Kind: core.KindSystem, Signal: core.SignalRT,
-				Threshold: systemRT * float64(c.service) / float64(time.Millisecond), Priority: priorityParam(leveled)}}
-		}},
-	}
-}
-
-// systemRT is the average response time, in multiples of the backend's
-// service time, that the system-rt rule holds the requests to.
-const systemRT = 2
-
-// systemCPU is the CPU usage above which the system rule's BBR check
-// applies.
-const systemCPU = 0.8
-
-func protectionNames() []string {
-	var names []string
-	for _, p := range protections() {
-		names = append(names, p.name)
-	}
-	return names
-}
-
-func protectionByName(name string) (protection, bool) {
-	for _, p := range protections() {
-		if p.name == name {
-			return p, true
-		}
-	}
-	return protection{}, false
-}
 
 // sample is the state of a Guard's first rule at a time since the load
 // started: its limit (when limited: the system rule's BBR bound applies
@@ -120,21 +45,29 @@ type trial struct {
 // try serves a fresh backend protected by p (leveled: by priority level),
 // drives streams at it for total, calling at(b) when the load starts, and
 // returns what became of the requests.
-func (c config) try(ctx context.Context, p protection, leveled bool, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
+func (c config) try(ctx context.Context, p Protection, leveled bool, streams []stream, total time.Duration, at func(b *backend)) (trial, error) {
 	b := newBackend(c.workers, c.spin(), c.cost())
 	mux := http.NewServeMux()
 	var h http.Handler = mux
 	var g *core.Guard
-	if p.rules == nil {
-		mux.Handle(route, b)
+	var served http.Handler = b
+	if p.Wrap != nil {
+		var err error
+		if served, err = p.Wrap(b); err != nil {
+			return trial{}, fmt.Errorf("protection %s: %w", p.Name, err)
+		}
+	}
+	if p.Rules == nil {
+		mux.Handle(Route, served)
 	} else {
 		var err error
-		g, err = core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(p.rules(c, leveled)...))
+		g, err = core.New(core.WithLogger(slog.New(slog.DiscardHandler)),
+			core.WithRules(p.Rules(Setup{Workers: c.workers, Service: c.service, Leveled: leveled})...))
 		if err != nil {
 			return trial{}, err
 		}
 		defer g.Close()
-		sluicehttp.Handle(g, mux, route, b)
+		sluicehttp.Handle(g, mux, Route, served)
 		h = sluicehttp.Middleware(g)(mux)
 	}
 	url, shut, err := serve(h)
@@ -153,8 +86,19 @@ func (c config) try(ctx context.Context, p protection, leveled bool, streams []s
 	if at != nil {
 		at(b)
 	}
+	end := func() {}
+	if c.prog.Trace != nil {
+		var rate float64
+		for _, s := range streams {
+			rate += s.Rate
+		}
+		end = c.prog.Trace(Trial{Protection: p.Name, Rate: rate, Warmup: c.warmup})
+	}
 	waits := schedLatencies()
 	outs, err := generate(ctx, job{URL: url, Streams: streams, Total: total, Deadline: c.deadline}, c.inProcess)
+	if end != nil {
+		end()
+	}
 	close(stop)
 	sampling.Wait()
 	return trial{outs: outs, limits: limits, backend: b, wait: p99Since(waits, schedLatencies())}, err
@@ -190,7 +134,7 @@ func p99Since(before, after *metrics.Float64Histogram) time.Duration {
 	return 0
 }
 
-// serve serves h over loopback until shut, returning the URL of route.
+// serve serves h over loopback until shut, returning the URL of Route.
 func serve(h http.Handler) (url string, shut func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -272,7 +216,7 @@ type row struct {
 
 // measure runs protection name at load times the capacity.
 func (c config) measure(ctx context.Context, name string, load float64) (row, error) {
-	p, _ := protectionByName(name)
+	p, _ := c.protection(name)
 	capacity := c.rate()
 	t, err := c.try(ctx, p, false, []stream{{Rate: load * capacity}}, c.warmup+c.duration, nil)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // benchmark). Each iteration is one measurement; each reports its figures
 // and fails when they miss the bounds below, which an idle machine keeps:
 //
-//	go test -C examples -run x -bench . -benchtime 1x ./overload/
+//	go test -C examples -run x -bench . -benchtime 1x ./overload/engine/
 //
 // What must hold whatever the machine is checked on the fake clock: core's
 // TestPriorityUnderOverload and TestPriorityKeepsGoodputAtSmallLimits (levels),

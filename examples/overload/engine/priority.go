@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type leveledRow struct {
 // priorityHigh times the capacity and sheddable ones making up
 // priorityLoad, and returns a row per level, the critical first.
 func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, error) {
-	p, _ := protectionByName(name)
+	p, _ := c.protection(name)
 	capacity := c.rate()
 	levels := []leveledRow{
 		{protection: name, level: core.PriorityCritical, load: priorityHigh},
@@ -39,7 +39,7 @@ func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, e
 	}
 	var streams []stream
 	for _, l := range levels {
-		streams = append(streams, stream{Rate: l.load * capacity, Header: http.Header{priorityHeader: {string(l.level)}}})
+		streams = append(streams, stream{Rate: l.load * capacity, Header: http.Header{PriorityHeader: {string(l.level)}}})
 	}
 	t, err := c.try(ctx, p, true, streams, c.warmup+c.duration, nil)
 	if err != nil {
@@ -60,11 +60,11 @@ func (c config) measureLevels(ctx context.Context, name string) ([]leveledRow, e
 func (c config) priorityRun(ctx context.Context, out io.Writer) error {
 	capacity := c.rate()
 	fmt.Fprintf(out, "\npriorities: %gx in all; %s at %gx (%.0f/s), %s the rest (%s header)\n",
-		priorityLoad, core.PriorityCritical, priorityHigh, priorityHigh*capacity, core.PrioritySheddable, priorityHeader)
+		priorityLoad, core.PriorityCritical, priorityHigh, priorityHigh*capacity, core.PrioritySheddable, PriorityHeader)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "protection\tlevel\toffered/s\tgoodput/s\tsucceeded\tp50\tp99\trejected\ttimed out\t")
 	for _, name := range c.protections {
-		if p, _ := protectionByName(name); !p.leveled {
+		if p, _ := c.protection(name); !p.Leveled {
 			continue
 		}
 		rows, err := c.measureLevels(ctx, name)

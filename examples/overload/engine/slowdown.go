@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type slowed struct {
 // measureSlowdown runs the adaptive rule at slowdownLoad times the capacity
 // while the backend becomes 2x slower halfway.
 func (c config) measureSlowdown(ctx context.Context) (slowed, error) {
-	p, _ := protectionByName("adaptive")
+	p, _ := c.protection("adaptive")
 	capacity := c.rate()
 	r := slowed{before: c.duration / 2, after: c.duration}
 	slowAt := c.warmup + r.before

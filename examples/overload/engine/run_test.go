@@ -1,8 +1,9 @@
-package main
+package engine
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 
 func TestRunPrintsATable(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-warmup=0s", "-duration=1s", "-load=2", "-protect=static,adaptive", "-slowdown=false"}, &out)
+	err := Program{}.Run(context.Background(), []string{"-warmup=0s", "-duration=1s", "-load=2", "-protect=static,adaptive", "-slowdown=false"}, &out)
 	require.NoError(t, err)
 	if _, err := os.Stat("/proc/loadavg"); err == nil {
 		assert.Contains(t, out.String(), "host load average at start: ")
@@ -56,7 +58,7 @@ func TestFlagErrors(t *testing.T) {
 		{"-duration=0s", "must be > 0"},
 		{"-backend=gpu", `-backend: unknown backend "gpu" (known: sleep, cpu)`},
 	} {
-		_, err := parse([]string{tc.args}, &bytes.Buffer{})
+		_, err := Program{}.parse([]string{tc.args}, &bytes.Buffer{})
 		assert.ErrorContains(t, err, tc.want, tc.args)
 	}
 }
@@ -81,13 +83,13 @@ func TestSettled(t *testing.T) {
 }
 
 func TestCPUBackendHasAWorkerPerCPU(t *testing.T) {
-	c, err := parse([]string{"-backend=cpu"}, &bytes.Buffer{})
+	c, err := Program{}.parse([]string{"-backend=cpu"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, runtime.GOMAXPROCS(0), c.workers)
-	c, err = parse([]string{"-backend=cpu", "-workers=3"}, &bytes.Buffer{})
+	c, err = Program{}.parse([]string{"-backend=cpu", "-workers=3"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, 3, c.workers)
-	c, err = parse(nil, &bytes.Buffer{})
+	c, err = Program{}.parse(nil, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, 10, c.workers)
 }
@@ -99,7 +101,7 @@ func TestRunCPUBackend(t *testing.T) {
 		t.Skip("10s of every CPU")
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-backend=cpu", "-warmup=0s", "-duration=1s", "-load=2", "-protect=static,system", "-slowdown=false", "-priority=false"}, &out)
+	err := Program{}.Run(context.Background(), []string{"-backend=cpu", "-warmup=0s", "-duration=1s", "-load=2", "-protect=static,system", "-slowdown=false", "-priority=false"}, &out)
 	require.NoError(t, err)
 	t.Log(out.String())
 	for _, want := range []string{"backend: cpu, ", "rounds of SHA-256", "capacity, measured closed loop", "static    2x", "system    2x"} {
@@ -168,17 +170,17 @@ func TestP99Since(t *testing.T) {
 
 func TestRunWritesATrace(t *testing.T) {
 	file := t.TempDir() + "/trace.out"
-	err := run(context.Background(), []string{"-trace=" + file, "-warmup=0s", "-duration=200ms", "-load=1", "-protect=static", "-slowdown=false", "-priority=false"}, io.Discard)
+	err := Program{}.Run(context.Background(), []string{"-trace=" + file, "-warmup=0s", "-duration=200ms", "-load=1", "-protect=static", "-slowdown=false", "-priority=false"}, io.Discard)
 	require.NoError(t, err)
 	info, err := os.Stat(file)
 	require.NoError(t, err)
 	assert.Positive(t, info.Size())
-	assert.Error(t, run(context.Background(), []string{"-trace=" + t.TempDir() + "/no/such/dir/trace.out"}, io.Discard))
+	assert.Error(t, Program{}.Run(context.Background(), []string{"-trace=" + t.TempDir() + "/no/such/dir/trace.out"}, io.Discard))
 }
 
 func TestRunWritesSamples(t *testing.T) {
 	file := t.TempDir() + "/samples.tsv"
-	err := run(context.Background(), []string{"-samples=" + file, "-warmup=0s", "-duration=500ms", "-load=1", "-protect=adaptive,system", "-slowdown=false", "-priority=false"}, io.Discard)
+	err := Program{}.Run(context.Background(), []string{"-samples=" + file, "-warmup=0s", "-duration=500ms", "-load=1", "-protect=adaptive,system", "-slowdown=false", "-priority=false"}, io.Discard)
 	require.NoError(t, err)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -196,5 +198,76 @@ func TestRunWritesSamples(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]bool{"adaptive": true, "system": true}, seen)
-	assert.Error(t, run(context.Background(), []string{"-samples=" + t.TempDir() + "/no/such/dir/samples.tsv"}, io.Discard))
+	assert.Error(t, Program{}.Run(context.Background(), []string{"-samples=" + t.TempDir() + "/no/such/dir/samples.tsv"}, io.Discard))
+}
+
+// TestProgramAddsProtections runs a program with a protection of its own
+// that wraps the backend, interleaved, with a trace: its wrapper serves the
+// requests, the rows run load by load, and the trace sees every trial's
+// load start and end, with its rate and warmup.
+func TestProgramAddsProtections(t *testing.T) {
+	var wrapped atomic.Int64
+	var mu sync.Mutex
+	var trials []Trial
+	ended := 0
+	p := Program{
+		Protections: []Protection{{Name: "counted", Wrap: func(b http.Handler) (http.Handler, error) {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				wrapped.Add(1)
+				b.ServeHTTP(w, r)
+			}), nil
+		}}},
+		Trace: func(tr Trial) func() {
+			mu.Lock()
+			defer mu.Unlock()
+			trials = append(trials, tr)
+			return func() {
+				mu.Lock()
+				defer mu.Unlock()
+				ended++
+			}
+		},
+		Interleave: true,
+	}
+	var out bytes.Buffer
+	err := p.Run(context.Background(), []string{"-warmup=100ms", "-duration=300ms", "-load=1,2", "-protect=counted,static", "-slowdown=false", "-priority=false"}, &out)
+	require.NoError(t, err)
+	t.Log(out.String())
+	assert.Equal(t, []Trial{
+		{Protection: "none", Rate: 100, Warmup: 100 * time.Millisecond}, // unloaded: 0.5x of 10 workers x 50ms
+		{Protection: "counted", Rate: 200, Warmup: 100 * time.Millisecond},
+		{Protection: "static", Rate: 200, Warmup: 100 * time.Millisecond},
+		{Protection: "counted", Rate: 400, Warmup: 100 * time.Millisecond},
+		{Protection: "static", Rate: 400, Warmup: 100 * time.Millisecond},
+	}, trials)
+	assert.Equal(t, len(trials), ended)
+	assert.Equal(t, int64(200*0.4+400*0.4), wrapped.Load(), "every request of the counted rows went through the wrapper")
+	var rows []string
+	for l := range strings.Lines(out.String()) {
+		if f := strings.Fields(l); len(f) > 2 && (f[0] == "counted" || f[0] == "static") {
+			rows = append(rows, f[0]+" "+f[1])
+		}
+	}
+	assert.Equal(t, []string{"counted 1x", "static 1x", "counted 2x", "static 2x"}, rows)
+}
+
+func TestProgramRejectsBadProtections(t *testing.T) {
+	wrap := func(b http.Handler) (http.Handler, error) { return b, nil }
+	for _, tc := range []struct {
+		p    Protection
+		want string
+	}{
+		{Protection{Wrap: wrap}, `protection 0: name "": want a name with no comma or space`},
+		{Protection{Name: "a,b", Wrap: wrap}, `protection 0: name "a,b": want a name with no comma or space`},
+		{Protection{Name: "static", Wrap: wrap}, `protection 0: name "static" is taken (taken: none, static, adaptive, system, system-rt)`},
+		{Protection{Name: "idle"}, "protection idle: neither Rules nor Wrap set"},
+	} {
+		err := Program{Protections: []Protection{tc.p}}.Run(context.Background(), []string{"-protect=none"}, io.Discard)
+		assert.ErrorContains(t, err, tc.want)
+	}
+	twice := Program{Protections: []Protection{{Name: "x", Wrap: wrap}, {Name: "x", Wrap: wrap}}}
+	assert.ErrorContains(t, twice.Run(context.Background(), nil, io.Discard), `protection 1: name "x" is taken (taken: none, static, adaptive, system, system-rt, x)`)
+	failing := Program{Protections: []Protection{{Name: "broken", Wrap: func(http.Handler) (http.Handler, error) { return nil, errors.New("no rules loaded") }}}}
+	err := failing.Run(context.Background(), []string{"-warmup=0s", "-duration=100ms", "-load=1", "-protect=broken", "-slowdown=false", "-priority=false"}, io.Discard)
+	assert.EqualError(t, err, "protection broken: no rules loaded")
 }
