@@ -152,7 +152,30 @@ func TestSluicecheck(t *testing.T) {
 		r = runCmd(t, bin, good)
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis (not checked: give the service's with -stores)\n", r.stdout)
+	})
 
+	t.Run("flags after files", func(t *testing.T) {
+		good := filepath.Join("..", "..", "rulesfile", "testdata", "rules-store.yaml")
+		r := runCmd(t, bin, good, "-stores", "redis")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis\n", r.stdout)
+		r = runCmd(t, bin, good, "-stores", "cache", good)
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, 4, strings.Count(r.stderr, `store "redis" is not among the stores given with -stores (cache)`), r.stderr)
+		assert.Equal(t, 2, strings.Count(r.stderr, good+": invalid: 2 problems\n"), "both files checked with -stores: %s", r.stderr)
+		r = runCmd(t, bin, good, "-bogus")
+		assert.Equal(t, 2, r.code, "an unknown flag after a file is a usage error")
+		assert.Contains(t, r.stderr, "usage: sluicecheck rules.yaml")
+
+		// After "--", every argument is a file, even one named like a flag.
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "-stores"), []byte("rules: []\n"), 0o600))
+		cmd := exec.Command(bin, "-stores", "redis", "--", "-stores")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		assert.Equal(t, "-stores: 0 rules (the file removes every rule)\n", string(out))
 	})
 
 	t.Run("YAML syntax", func(t *testing.T) {
