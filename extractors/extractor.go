@@ -52,6 +52,7 @@ const (
 // and its caches are bounded.
 type Extractor struct {
 	trusted     []netip.Prefix
+	ipHeaders   forwardingHeaders // read from trusted proxies
 	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
@@ -69,6 +70,7 @@ type Extractor struct {
 // config is what the options set; New validates it.
 type config struct {
 	trusted     []netip.Prefix
+	ipHeader    string // WithClientIPHeader's
 	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
@@ -101,8 +103,12 @@ func New(opts ...Option) (*Extractor, error) {
 			return nil, err
 		}
 	}
+	if c.ipHeader != "" && len(c.trusted) == 0 {
+		return nil, fmt.Errorf("extractors: WithClientIPHeader(%q): no proxy is trusted (WithTrustedProxies), so the header would never be read", c.ipHeader)
+	}
 	x := &Extractor{
 		trusted:     c.trusted,
+		ipHeaders:   headersOf(c.ipHeader),
 		ipv6Bits:    c.ipv6Bits,
 		maxValueLen: c.maxValueLen,
 		maxValues:   c.maxValues,
@@ -132,6 +138,28 @@ func WithTrustedProxies(prefixes ...string) Option {
 			}
 			c.trusted = appendPrefix(c.trusted, p)
 		}
+		return nil
+	})
+}
+
+// WithClientIPHeader names the one header the trusted proxies
+// (WithTrustedProxies) set to the client's address, as "X-Real-IP",
+// "Forwarded", "X-Forwarded-For" or "CF-Connecting-IP"; on gRPC, the
+// metadata of that name in lower case. The ip param of a request from a
+// trusted proxy then reads that header alone, and is the proxy itself when
+// the request lacks it. X-Forwarded-For and Forwarded are walked as lists of
+// hops (see the package doc); any other header holds one address, its last
+// line. Without it, the forwarding headers are read in their documented
+// order, X-Forwarded-For first: behind a proxy that sets only X-Real-IP or
+// Forwarded and passes on the client's own X-Forwarded-For, a client would
+// choose its address. The name is a letter, then letters, digits, '-', '_'
+// or '.'; New refuses it without a trusted proxy.
+func WithClientIPHeader(name string) Option {
+	return optionFunc(func(c *config) error {
+		if strings.Contains(name, ":") || core.ValidateParam(name) != nil { // a custom param name's syntax
+			return fmt.Errorf("extractors: WithClientIPHeader: want a header name: a letter, then letters, digits, '-', '_' or '.', got %q", name)
+		}
+		c.ipHeader = name
 		return nil
 	})
 }
