@@ -104,7 +104,7 @@ func New(opts ...Option) (*Extractor, error) {
 		}
 	}
 	if c.ipHeader != "" && len(c.trusted) == 0 {
-		return nil, fmt.Errorf("extractors: WithClientIPHeader(%q): no proxy is trusted (WithTrustedProxies), so the header would never be read", c.ipHeader)
+		return nil, fmt.Errorf("extractors: WithClientIPHeader(%s): no proxy is trusted (WithTrustedProxies), so the header would never be read", core.Quote(c.ipHeader))
 	}
 	x := &Extractor{
 		trusted:     c.trusted,
@@ -134,7 +134,7 @@ func WithTrustedProxies(prefixes ...string) Option {
 		for _, s := range prefixes {
 			p, ok := parsePrefix(s)
 			if !ok {
-				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", s)
+				return fmt.Errorf("extractors: WithTrustedProxies: %s is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", core.Quote(s))
 			}
 			c.trusted = appendPrefix(c.trusted, p)
 		}
@@ -157,7 +157,7 @@ func WithTrustedProxies(prefixes ...string) Option {
 func WithClientIPHeader(name string) Option {
 	return optionFunc(func(c *config) error {
 		if strings.Contains(name, ":") || core.ValidateParam(name) != nil { // a custom param name's syntax
-			return fmt.Errorf("extractors: WithClientIPHeader: want a header name: a letter, then letters, digits, '-', '_' or '.', got %q", name)
+			return fmt.Errorf("extractors: WithClientIPHeader: want a header name: a letter, then letters, digits, '-', '_' or '.', got %s", core.Quote(name))
 		}
 		c.ipHeader = name
 		return nil
@@ -224,10 +224,10 @@ func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 			return err
 		}
 		if fn == nil {
-			return fmt.Errorf("extractors: WithHTTPParam: %q: function is nil", name)
+			return fmt.Errorf("extractors: WithHTTPParam: %s: function is nil", core.Quote(name))
 		}
 		if _, dup := c.httpCustom[name]; dup || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithHTTPParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithHTTPParam: %s registered twice", core.Quote(name))
 		}
 		if c.httpCustom == nil {
 			c.httpCustom = map[string]func(r *http.Request) []string{}
@@ -246,10 +246,10 @@ func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) 
 			return err
 		}
 		if fn == nil {
-			return fmt.Errorf("extractors: WithGRPCParam: %q: function is nil", name)
+			return fmt.Errorf("extractors: WithGRPCParam: %s: function is nil", core.Quote(name))
 		}
 		if _, dup := c.grpcCustom[name]; dup || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithGRPCParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithGRPCParam: %s registered twice", core.Quote(name))
 		}
 		if c.grpcCustom == nil {
 			c.grpcCustom = map[string]func(ctx context.Context, fullMethod string) []string{}
@@ -280,10 +280,10 @@ func WithContextParam(name string, key any) Option {
 			return err
 		}
 		if key == nil || !reflect.TypeOf(key).Comparable() {
-			return fmt.Errorf("extractors: WithContextParam: %q: the key must be comparable and not nil, got %T", name, key)
+			return fmt.Errorf("extractors: WithContextParam: %s: the key must be comparable and not nil, got %T", core.Quote(name), key)
 		}
 		if c.httpCustom[name] != nil || c.grpcCustom[name] != nil || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithContextParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithContextParam: %s registered twice", core.Quote(name))
 		}
 		if c.ctxParams == nil {
 			c.ctxParams = map[string]any{}
@@ -315,9 +315,9 @@ func checkCustomName(option, name string) error {
 	p, err := parseParam(name)
 	switch {
 	case err != nil || strings.Contains(name, ":"):
-		return fmt.Errorf("extractors: %s: %q is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, name)
+		return fmt.Errorf("extractors: %s: %s is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, core.Quote(name))
 	case p.Kind != kindCustom:
-		return fmt.Errorf("extractors: %s: %q is a built-in param", option, name)
+		return fmt.Errorf("extractors: %s: %s is a built-in param", option, core.Quote(name))
 	}
 	return nil
 }
@@ -402,7 +402,7 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 	if protocol != "" {
 		protocol += " "
 	}
-	return fmt.Errorf("%q is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the Guard (core.WithParamSource)", spec, protocol, have, option)
+	return fmt.Errorf("%s is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the Guard (core.WithParamSource)", core.Quote(spec), protocol, have, option)
 }
 
 // PathParams gives the route parameters of a matched HTTP request: the gin

@@ -46,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/extractors"
 )
@@ -161,11 +162,11 @@ func (c checker) names(rules []core.Rule) error {
 		// The file is valid: a param the Extractor cannot read is custom.
 		if c.params != nil && r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(c.params, r.Param) {
 			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
-				Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(c.params, ", "))})
+				Msg: fmt.Sprintf("%s is not among the custom params given with -params (%s)", rulefields.Quote(r.Param), strings.Join(c.params, ", "))})
 		}
 		if c.stores != nil && r.Store != "" && !slices.Contains(c.stores, r.Store) {
 			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "store",
-				Msg: fmt.Sprintf("%q is not among the stores given with -stores (%s)", r.Store, strings.Join(c.stores, ", "))})
+				Msg: fmt.Sprintf("%s is not among the stores given with -stores (%s)", rulefields.Quote(r.Store), strings.Join(c.stores, ", "))})
 		}
 	}
 	if len(rerr.Problems) > 0 {

@@ -178,6 +178,21 @@ func TestSluicecheck(t *testing.T) {
 		assert.Equal(t, "-stores: 0 rules (the file removes every rule)\n", string(out))
 	})
 
+	t.Run("long values", func(t *testing.T) {
+		// A 1 MB store or param is named shortened, with the field.
+		big := strings.Repeat("a", 1<<20)
+		path := filepath.Join(t.TempDir(), "rules.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"rules": [
+  {"resource": "GET /a", "kind": "flow", "limit": 5, "window": "1s", "store": "`+big+`"},
+  {"resource": "GET /b", "kind": "hotspot", "limit": 5, "window": "1s", "param": "`+big+`"}
+]}`), 0o600))
+		r := runCmd(t, bin, "-stores", "redis", "-params", "user", path)
+		assert.Equal(t, 1, r.code)
+		assert.Less(t, len(r.stderr), 1024, "%.500s", r.stderr)
+		assert.Contains(t, r.stderr, `: store "aaaa`)
+		assert.Contains(t, r.stderr, `: param "aaaa`)
+	})
+
 	t.Run("YAML syntax", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
 		require.NoError(t, os.WriteFile(path, []byte("rules:\n  - resource: GET /a\n    kind: flow\n   limit: 5\n"), 0o600))

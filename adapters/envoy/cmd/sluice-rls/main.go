@@ -111,7 +111,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		case "true", "1":
 			*p = true
 		default:
-			envErr = fmt.Errorf("$%s must be true, false, 1 or 0, got %q", env, v)
+			envErr = fmt.Errorf("$%s must be true, false, 1 or 0, got %s", env, core.Quote(v))
 		}
 		fs.BoolVar(p, name, *p, usage+" ($"+env+")")
 	}
@@ -137,7 +137,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		return s, envErr
 	}
 	if fs.NArg() > 0 {
-		return s, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return s, fmt.Errorf("unexpected argument %s", core.Quote(fs.Arg(0)))
 	}
 	if s.config == "" {
 		return s, errors.New("-config (or $SLUICE_RLS_CONFIG) is required")
@@ -151,10 +151,10 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		}
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
-		return s, fmt.Errorf("-mode must be exact or approximate, got %q", s.mode)
+		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
 	}
 	if f := core.FailurePolicy(s.onFailure); f != core.FailLocal && f != core.FailOpen && f != core.FailClosed {
-		return s, fmt.Errorf("-on-failure must be local, open or closed, got %q", s.onFailure)
+		return s, fmt.Errorf("-on-failure must be local, open or closed, got %s", core.Quote(s.onFailure))
 	}
 	return s, nil
 }
