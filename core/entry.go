@@ -212,10 +212,10 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		}
 	}
 	if n < 1 {
-		return Entry{}, fmt.Errorf("sluice: Enter %q: count must be >= 1, got %d", resource, n)
+		return Entry{}, fmt.Errorf("sluice: Enter %s: count must be >= 1, got %d", quote(resource), n)
 	}
 	if ctx == nil { // else a panic once a request must wait, or a rule reads its priority
-		return Entry{}, fmt.Errorf("sluice: Enter %q: ctx is nil", resource)
+		return Entry{}, fmt.Errorf("sluice: Enter %s: ctx is nil", quote(resource))
 	}
 	res, cached := g.resources.hit(resource), true
 	if res == nil {

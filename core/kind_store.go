@@ -51,7 +51,7 @@ func flowTraits(alg flow.Algorithm) traits {
 func newStoreKind(g *Guard, r Rule, prev limiter, perValue bool) (limiter, traits, error) {
 	conn := g.stores[r.Store]
 	if conn == nil {
-		return nil, traits{}, fmt.Errorf("store %q is not given to the Guard (core.WithStore)", r.Store)
+		return nil, traits{}, fmt.Errorf("store %s is not given to the Guard (core.WithStore)", quote(r.Store))
 	}
 	k := &storeKind{perValue: perValue, s: conn.s, policy: r.OnFailure, overrides: r.Overrides, lim: store.Limit{
 		Algorithm: r.Algorithm, Limit: r.Limit, Window: r.Window, Burst: r.Burst, MaxWait: r.MaxWait, Mode: store.Mode(r.Mode)}}

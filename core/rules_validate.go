@@ -274,6 +274,10 @@ func (v *validator) checkPriority(r *Rule) {
 // quote is rulefields.Quote.
 func quote[T ~string](t T) string { return rulefields.Quote(t) }
 
+// Quote returns s quoted for an error message: as a Go string, shortened to
+// its first 64 bytes and "..." when longer.
+func Quote(s string) string { return rulefields.Quote(s) }
+
 // isName reports whether s has only ASCII letters, digits and nameChars.
 func isName(s string) bool {
 	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })

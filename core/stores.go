@@ -39,11 +39,11 @@ func WithStore(name string, s store.Store) Option {
 	return optionFunc(func(cfg *config) error {
 		switch {
 		case !rulefields.IsIdentifier(name):
-			return fmt.Errorf("WithStore: name must be letters, digits, '_', '.' and '-', got %q", name)
+			return fmt.Errorf("WithStore: name must be letters, digits, '_', '.' and '-', got %s", quote(name))
 		case s == nil:
-			return fmt.Errorf("WithStore(%q): store is nil", name)
+			return fmt.Errorf("WithStore(%s): store is nil", quote(name))
 		case cfg.stores[name] != nil:
-			return fmt.Errorf("WithStore(%q): a store of that name was already given", name)
+			return fmt.Errorf("WithStore(%s): a store of that name was already given", quote(name))
 		}
 		if cfg.stores == nil {
 			cfg.stores = map[string]store.Store{}

@@ -12,8 +12,8 @@ const maxHops = 32
 
 // clientIP returns the address of the client that sent r: the socket peer
 // (r.RemoteAddr), unless the peer lies in a trusted proxy prefix
-// (WithTrustedProxies). Then the forwarding headers are read, in this order
-// of preference:
+// (WithTrustedProxies). Then the forwarding headers are read (only the one
+// WithClientIPHeader names, when given), in this order of preference:
 //
 //   - X-Forwarded-For, all its lines as one list, walked from the right:
 //     trusted hops are skipped and the first untrusted address is the client;
@@ -41,22 +41,53 @@ func (x *Extractor) httpClientIP(r *http.Request) (netip.Addr, string) {
 	if !x.isTrusted(peer) {
 		return peer, text
 	}
-	return x.forwarded(peer, text, func(key string) []string { return r.Header[key] }, "X-Forwarded-For", "Forwarded", "X-Real-Ip")
+	return x.forwarded(peer, text, func(key string) []string { return r.Header[key] }, &x.ipHeaders.http)
+}
+
+// forwardingHeaders are the names of the forwarding headers read from a
+// trusted proxy, in order: X-Forwarded-For, Forwarded, and one that holds
+// an address (X-Real-IP); "" for one not read. HTTP names are canonical,
+// gRPC ones lower case.
+type forwardingHeaders struct{ http, grpc [3]string }
+
+// headersOf returns the forwarding headers read with WithClientIPHeader of
+// name, or, for "", by default.
+func headersOf(name string) forwardingHeaders {
+	var h forwardingHeaders
+	switch name = http.CanonicalHeaderKey(name); name {
+	case "":
+		h.http = [3]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
+	case "X-Forwarded-For":
+		h.http[0] = name
+	case "Forwarded":
+		h.http[1] = name
+	default:
+		h.http[2] = name
+	}
+	for i, n := range h.http {
+		h.grpc[i] = strings.ToLower(n)
+	}
+	return h
 }
 
 // forwarded returns the client behind the trusted peer given its forwarding
-// headers, looked up lazily with get under the names xffKey, fwdKey and
-// realKey.
-func (x *Extractor) forwarded(peer netip.Addr, text string, get func(key string) []string, xffKey, fwdKey, realKey string) (netip.Addr, string) {
-	if xff := get(xffKey); len(xff) > 0 {
-		return x.walkXFF(peer, text, xff)
+// headers, looked up lazily with get under names (see forwardingHeaders).
+func (x *Extractor) forwarded(peer netip.Addr, text string, get func(key string) []string, names *[3]string) (netip.Addr, string) {
+	if names[0] != "" {
+		if xff := get(names[0]); len(xff) > 0 {
+			return x.walkXFF(peer, text, xff)
+		}
 	}
-	if fwd := get(fwdKey); len(fwd) > 0 {
-		return x.walkForwarded(peer, text, fwd)
+	if names[1] != "" {
+		if fwd := get(names[1]); len(fwd) > 0 {
+			return x.walkForwarded(peer, text, fwd)
+		}
 	}
-	if real := get(realKey); len(real) > 0 {
-		if a, t := parseHop(trimOWS(real[len(real)-1])); a.IsValid() {
-			return a, t
+	if names[2] != "" {
+		if real := get(names[2]); len(real) > 0 {
+			if a, t := parseHop(trimOWS(real[len(real)-1])); a.IsValid() {
+				return a, t
+			}
 		}
 	}
 	return peer, text

@@ -98,7 +98,10 @@
 // (RFC 7239) the same way, and without either, X-Real-IP. A hop that is not an
 // address (garbage, "unknown", an obfuscated "_name") ends the walk at the
 // last trusted hop, so a client can never choose its own address by sending a
-// header through an untrusted path.
+// header through an untrusted path. A proxy that sets only X-Real-IP or
+// Forwarded, passing the client's own X-Forwarded-For on, would let the client
+// choose: name the header your proxies set with WithClientIPHeader, and only
+// it is read (X-Real-IP, Forwarded, X-Forwarded-For, CF-Connecting-IP ...).
 //
 // A host on IPv6 is given a whole subnet, a /64 at least, and can send each
 // request from a new address of it. So the ip param of an IPv6 client is its

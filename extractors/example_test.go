@@ -102,6 +102,23 @@ func ExampleParams_Param() {
 	// cookie:sid: []
 }
 
+// Behind a proxy that sets X-Real-IP and passes a client's own
+// X-Forwarded-For on, name its header: the ip param is then the proxy's
+// X-Real-IP whatever the client sends.
+func ExampleWithClientIPHeader() {
+	x, err := extractors.New(extractors.WithTrustedProxies("10.0.0.0/8"), extractors.WithClientIPHeader("X-Real-IP"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.0.0.1:4000"                 // the proxy
+	r.Header.Set("X-Forwarded-For", "203.0.113.9") // sent by the client
+	r.Header.Set("X-Real-IP", "198.51.100.7")      // set by the proxy
+	ip, _ := x.HTTPParams(r, nil).Param("ip", 0)
+	fmt.Println(ip)
+	// Output: 198.51.100.7
+}
+
 // A custom param is any function of the request, registered by the name
 // rules use.
 func ExampleWithHTTPParam() {

@@ -52,6 +52,7 @@ const (
 // and its caches are bounded.
 type Extractor struct {
 	trusted     []netip.Prefix
+	ipHeaders   forwardingHeaders // read from trusted proxies
 	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
@@ -69,6 +70,7 @@ type Extractor struct {
 // config is what the options set; New validates it.
 type config struct {
 	trusted     []netip.Prefix
+	ipHeader    string // WithClientIPHeader's
 	ipv6Bits    int
 	maxValueLen int
 	maxValues   int
@@ -101,8 +103,12 @@ func New(opts ...Option) (*Extractor, error) {
 			return nil, err
 		}
 	}
+	if c.ipHeader != "" && len(c.trusted) == 0 {
+		return nil, fmt.Errorf("extractors: WithClientIPHeader(%s): no proxy is trusted (WithTrustedProxies), so the header would never be read", core.Quote(c.ipHeader))
+	}
 	x := &Extractor{
 		trusted:     c.trusted,
+		ipHeaders:   headersOf(c.ipHeader),
 		ipv6Bits:    c.ipv6Bits,
 		maxValueLen: c.maxValueLen,
 		maxValues:   c.maxValues,
@@ -128,10 +134,32 @@ func WithTrustedProxies(prefixes ...string) Option {
 		for _, s := range prefixes {
 			p, ok := parsePrefix(s)
 			if !ok {
-				return fmt.Errorf("extractors: WithTrustedProxies: %q is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", s)
+				return fmt.Errorf("extractors: WithTrustedProxies: %s is not an IP address or CIDR prefix (an IPv4-mapped prefix must be at least /96)", core.Quote(s))
 			}
 			c.trusted = appendPrefix(c.trusted, p)
 		}
+		return nil
+	})
+}
+
+// WithClientIPHeader names the one header the trusted proxies
+// (WithTrustedProxies) set to the client's address, as "X-Real-IP",
+// "Forwarded", "X-Forwarded-For" or "CF-Connecting-IP"; on gRPC, the
+// metadata of that name in lower case. The ip param of a request from a
+// trusted proxy then reads that header alone, and is the proxy itself when
+// the request lacks it. X-Forwarded-For and Forwarded are walked as lists of
+// hops (see the package doc); any other header holds one address, its last
+// line. Without it, the forwarding headers are read in their documented
+// order, X-Forwarded-For first: behind a proxy that sets only X-Real-IP or
+// Forwarded and passes on the client's own X-Forwarded-For, a client would
+// choose its address. The name is a letter, then letters, digits, '-', '_'
+// or '.'; New refuses it without a trusted proxy.
+func WithClientIPHeader(name string) Option {
+	return optionFunc(func(c *config) error {
+		if strings.Contains(name, ":") || core.ValidateParam(name) != nil { // a custom param name's syntax
+			return fmt.Errorf("extractors: WithClientIPHeader: want a header name: a letter, then letters, digits, '-', '_' or '.', got %s", core.Quote(name))
+		}
+		c.ipHeader = name
 		return nil
 	})
 }
@@ -196,10 +224,10 @@ func WithHTTPParam(name string, fn func(r *http.Request) []string) Option {
 			return err
 		}
 		if fn == nil {
-			return fmt.Errorf("extractors: WithHTTPParam: %q: function is nil", name)
+			return fmt.Errorf("extractors: WithHTTPParam: %s: function is nil", core.Quote(name))
 		}
 		if _, dup := c.httpCustom[name]; dup || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithHTTPParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithHTTPParam: %s registered twice", core.Quote(name))
 		}
 		if c.httpCustom == nil {
 			c.httpCustom = map[string]func(r *http.Request) []string{}
@@ -218,10 +246,10 @@ func WithGRPCParam(name string, fn func(ctx context.Context, fullMethod string) 
 			return err
 		}
 		if fn == nil {
-			return fmt.Errorf("extractors: WithGRPCParam: %q: function is nil", name)
+			return fmt.Errorf("extractors: WithGRPCParam: %s: function is nil", core.Quote(name))
 		}
 		if _, dup := c.grpcCustom[name]; dup || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithGRPCParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithGRPCParam: %s registered twice", core.Quote(name))
 		}
 		if c.grpcCustom == nil {
 			c.grpcCustom = map[string]func(ctx context.Context, fullMethod string) []string{}
@@ -252,10 +280,10 @@ func WithContextParam(name string, key any) Option {
 			return err
 		}
 		if key == nil || !reflect.TypeOf(key).Comparable() {
-			return fmt.Errorf("extractors: WithContextParam: %q: the key must be comparable and not nil, got %T", name, key)
+			return fmt.Errorf("extractors: WithContextParam: %s: the key must be comparable and not nil, got %T", core.Quote(name), key)
 		}
 		if c.httpCustom[name] != nil || c.grpcCustom[name] != nil || c.ctxParams[name] != nil {
-			return fmt.Errorf("extractors: WithContextParam: %q registered twice", name)
+			return fmt.Errorf("extractors: WithContextParam: %s registered twice", core.Quote(name))
 		}
 		if c.ctxParams == nil {
 			c.ctxParams = map[string]any{}
@@ -287,9 +315,9 @@ func checkCustomName(option, name string) error {
 	p, err := parseParam(name)
 	switch {
 	case err != nil || strings.Contains(name, ":"):
-		return fmt.Errorf("extractors: %s: %q is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, name)
+		return fmt.Errorf("extractors: %s: %s is not a custom param name (want a letter, then letters, digits, '_', '.' or '-')", option, core.Quote(name))
 	case p.Kind != kindCustom:
-		return fmt.Errorf("extractors: %s: %q is a built-in param", option, name)
+		return fmt.Errorf("extractors: %s: %s is a built-in param", option, core.Quote(name))
 	}
 	return nil
 }
@@ -374,7 +402,7 @@ func checkCustom(spec, protocol, option string, custom []string) error {
 	if protocol != "" {
 		protocol += " "
 	}
-	return fmt.Errorf("%q is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the Guard (core.WithParamSource)", spec, protocol, have, option)
+	return fmt.Errorf("%s is not a custom param of the %sextractor (registered: %s): register it with extractors.%s and give that Extractor to the Guard (core.WithParamSource)", core.Quote(spec), protocol, have, option)
 }
 
 // PathParams gives the route parameters of a matched HTTP request: the gin

@@ -35,7 +35,8 @@ type GRPCCall interface {
 //     peer);
 //   - ip: the peer, or, when the peer is a trusted proxy, the client behind
 //     it from the incoming "x-forwarded-for" metadata (then "forwarded", then
-//     "x-real-ip"), walked as ClientIP walks HTTP headers;
+//     "x-real-ip"; or the one WithClientIPHeader names), walked as ClientIP
+//     walks HTTP headers;
 //   - method: the full method;
 //   - host: the incoming ":authority", normalized like the HTTP Host;
 //   - custom params registered with WithGRPCParam, and those of
@@ -144,6 +145,5 @@ func (h *held) clientIP(x *Extractor) (netip.Addr, string) {
 	if !x.isTrusted(a) {
 		return a, ""
 	}
-	return x.forwarded(a, "", func(key string) []string { return h.call.Metadata(h.ctx, key, false) },
-		"x-forwarded-for", "forwarded", "x-real-ip")
+	return x.forwarded(a, "", func(key string) []string { return h.call.Metadata(h.ctx, key, false) }, &x.ipHeaders.grpc)
 }

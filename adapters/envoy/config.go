@@ -127,7 +127,7 @@ func ParseDomain(name string, data []byte) (Domain, error) {
 		case "descriptors":
 			d.Descriptors = p.descriptors(v, "descriptors")
 		default:
-			p.errf(v, "unknown key %q (want domain or descriptors)", k)
+			p.errf(v, "unknown key %s (want domain or descriptors)", core.Quote(k))
 		}
 	})
 	if d.Name == "" && len(p.errs) == 0 {
@@ -166,7 +166,7 @@ func (p *parser) str(n *yaml.Node, where string) string {
 func (p *parser) boolean(n *yaml.Node, where string) bool {
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		p.errf(n, "%s must be true or false, got %q", where, n.Value)
+		p.errf(n, "%s must be true or false, got %s", where, core.Quote(n.Value))
 	}
 	return b
 }
@@ -202,7 +202,7 @@ func (p *parser) descriptors(n *yaml.Node, where string) []Descriptor {
 			case "quota_mode", "metadata":
 				p.errf(v, "%s.%s is a key of the reference server that sluice does not implement", at, k)
 			default:
-				p.errf(v, "%s: unknown key %q (want key, value, rate_limit, descriptors, shadow_mode, share_threshold, detailed_metric or value_to_metric)", at, k)
+				p.errf(v, "%s: unknown key %s (want key, value, rate_limit, descriptors, shadow_mode, share_threshold, detailed_metric or value_to_metric)", at, core.Quote(k))
 			}
 		})
 		if d.Key == "" {
@@ -211,14 +211,14 @@ func (p *parser) descriptors(n *yaml.Node, where string) []Descriptor {
 		}
 		fk := finalKey(d.Key, d.Value)
 		if seen[fk] {
-			p.errf(c, "%s: duplicate descriptor %q", at, fk)
+			p.errf(c, "%s: duplicate descriptor %s", at, core.Quote(fk))
 		}
 		seen[fk] = true
 		if d.ShareThreshold && !strings.Contains(fk, "*") {
-			p.errf(c, "%s: share_threshold needs a '*' in key or value, got %q", at, fk)
+			p.errf(c, "%s: share_threshold needs a '*' in key or value, got %s", at, core.Quote(fk))
 		}
 		if d.RateLimit != nil && d.RateLimit.Name != "" && slices.Contains(d.RateLimit.Replaces, d.RateLimit.Name) {
-			p.errf(c, "%s.rate_limit.replaces must not name the limit itself (%q)", at, d.RateLimit.Name)
+			p.errf(c, "%s.rate_limit.replaces must not name the limit itself (%s)", at, core.Quote(d.RateLimit.Name))
 		}
 		ds = append(ds, d)
 	}
@@ -235,7 +235,7 @@ func (p *parser) rateLimit(n *yaml.Node, at string) *RateLimit {
 		case "requests_per_unit":
 			u, err := strconv.ParseUint(v.Value, 10, 32)
 			if v.Kind != yaml.ScalarNode || err != nil {
-				p.errf(v, "%s.requests_per_unit must be an integer from 0 to %d, got %q", at, uint32(1<<32-1), v.Value)
+				p.errf(v, "%s.requests_per_unit must be an integer from 0 to %d, got %s", at, uint32(1<<32-1), core.Quote(v.Value))
 			}
 			rl.RequestsPerUnit = uint32(u)
 		case "unlimited":
@@ -251,7 +251,7 @@ func (p *parser) rateLimit(n *yaml.Node, at string) *RateLimit {
 				name := ""
 				p.mapping(r, fmt.Sprintf("%s.replaces[%d]", at, i), func(k string, v *yaml.Node) {
 					if k != "name" {
-						p.errf(v, "%s.replaces[%d]: unknown key %q (want name)", at, i, k)
+						p.errf(v, "%s.replaces[%d]: unknown key %s (want name)", at, i, core.Quote(k))
 						return
 					}
 					name = p.str(v, "name")
@@ -264,21 +264,21 @@ func (p *parser) rateLimit(n *yaml.Node, at string) *RateLimit {
 		case "sluice":
 			p.mapping(v, at+".sluice", func(k string, v *yaml.Node) {
 				if k != "algorithm" {
-					p.errf(v, "%s.sluice: unknown key %q (want algorithm)", at, k)
+					p.errf(v, "%s.sluice: unknown key %s (want algorithm)", at, core.Quote(k))
 					return
 				}
 				rl.Algorithm = core.Algorithm(p.str(v, at+".sluice.algorithm"))
 			})
 		default:
-			p.errf(v, "%s: unknown key %q (want unit, requests_per_unit, unlimited, name, replaces or sluice)", at, k)
+			p.errf(v, "%s: unknown key %s (want unit, requests_per_unit, unlimited, name, replaces or sluice)", at, core.Quote(k))
 		}
 	})
 	u := Unit(strings.ToLower(unit))
 	switch {
 	case rl.Unlimited && unit != "":
-		p.errf(n, "%s: unlimited takes no unit (got %q)", at, unit)
+		p.errf(n, "%s: unlimited takes no unit (got %s)", at, core.Quote(unit))
 	case !rl.Unlimited && u.Duration() == 0:
-		p.errf(n, "%s.unit must be second, minute, hour, day, week, month or year, got %q", at, unit)
+		p.errf(n, "%s.unit must be second, minute, hour, day, week, month or year, got %s", at, core.Quote(unit))
 	default:
 		rl.Unit = u
 	}
@@ -331,7 +331,7 @@ func LoadFiles(paths ...string) (Config, error) {
 			continue
 		}
 		if prev, dup := domains[d.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: domain %q is also the domain of %s", f, d.Name, prev))
+			errs = append(errs, fmt.Errorf("%s: domain %s is also the domain of %s", f, core.Quote(d.Name), prev))
 			continue
 		}
 		domains[d.Name] = f

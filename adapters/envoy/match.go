@@ -64,7 +64,7 @@ func compile(ds []Domain, defaults core.Rule, prev map[string]*leafStats) (map[s
 	out := make(map[string]*domain, len(ds))
 	for _, d := range ds {
 		if _, dup := out[d.Name]; dup {
-			return nil, nil, nil, fmt.Errorf("%s: domain %q twice", d.File, d.Name)
+			return nil, nil, nil, fmt.Errorf("%s: domain %s twice", d.File, core.Quote(d.Name))
 		}
 		dom := &domain{}
 		c.domain = d.Name

@@ -259,7 +259,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		return nil, status.Error(codes.InvalidArgument, "rate limit request: domain must not be empty")
 	}
 	if len(req.GetDescriptors()) == 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %q: no descriptors", req.Domain)
+		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: no descriptors", core.Quote(req.Domain))
 	}
 	st := s.st.Load()
 	dom := st.domains[req.Domain]
@@ -267,7 +267,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		if s.o.unknownOK {
 			return s.allOK(req), nil
 		}
-		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %q: no config file has it", req.Domain)
+		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
 	}
 	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
@@ -423,7 +423,7 @@ func validDescriptor(i int, d *ratelimitv3.RateLimitDescriptor, rules bool) erro
 			return status.Errorf(codes.InvalidArgument, "descriptor %d: entry %d: empty key", i, j)
 		}
 		if rules && strings.ContainsAny(e.Key, "/*") {
-			return status.Errorf(codes.InvalidArgument, "descriptor %d: entry %d: key %q: a key of a domain of sluice rules has no '/' or '*'", i, j, e.Key)
+			return status.Errorf(codes.InvalidArgument, "descriptor %d: entry %d: key %s: a key of a domain of sluice rules has no '/' or '*'", i, j, core.Quote(e.Key))
 		}
 	}
 	return nil

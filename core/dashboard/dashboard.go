@@ -48,7 +48,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 func WithTitle(title string) Option {
 	return optionFunc(func(c *config) error {
 		if title == "" || len(title) > 200 || strings.ContainsFunc(title, unicode.IsControl) {
-			return fmt.Errorf("WithTitle(%q): must be 1 to 200 bytes without control characters", title)
+			return fmt.Errorf("WithTitle(%s): must be 1 to 200 bytes without control characters", core.Quote(title))
 		}
 		c.Title = title
 		return nil

@@ -17,7 +17,8 @@
 // the file and line, the rule's index and name, the field, the value and
 // what is allowed. It checks every file, and exits with status 0 when all
 // are valid, 1 when any is invalid or cannot be read, and 2 on a usage
-// error.
+// error. Flags may come before or after the files; after "--", every
+// argument is a file.
 //
 // With -stores, it checks the stores the rules name: give it the names the
 // service gives its Guard with core.WithStore, as in "-stores redis", and
@@ -45,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/rulesfile"
 	"github.com/sluicekit/sluice/extractors"
 )
@@ -64,23 +66,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(flags.Output(), "usage: sluicecheck rules.yaml [more rules files]\n       sluicecheck -schema")
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	// Flags may follow files, as in "sluicecheck rules.yaml -stores redis";
+	// after "--" every argument is a file.
+	var files []string
+	for len(args) > 0 {
+		if err := flags.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
 		}
-		return 2
+		rest := flags.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			files = append(files, rest...)
+			break
+		}
+		if len(rest) > 0 {
+			files, rest = append(files, rest[0]), rest[1:]
+		}
+		args = rest
 	}
 	switch {
-	case *schema && flags.NArg() == 0:
+	case *schema && len(files) == 0:
 		fmt.Fprint(stdout, rulesfile.Schema)
 		return 0
-	case *schema, flags.NArg() == 0:
+	case *schema, len(files) == 0:
 		flags.Usage()
 		return 2
 	}
 	c := checker{params: list(*params), stores: list(*stores)}
 	status := 0
-	for _, path := range flags.Args() {
+	for _, path := range files {
 		if !c.check(path, stdout, stderr) {
 			status = 1
 		}
@@ -146,11 +162,11 @@ func (c checker) names(rules []core.Rule) error {
 		// The file is valid: a param the Extractor cannot read is custom.
 		if c.params != nil && r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(c.params, r.Param) {
 			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
-				Msg: fmt.Sprintf("%q is not among the custom params given with -params (%s)", r.Param, strings.Join(c.params, ", "))})
+				Msg: fmt.Sprintf("%s is not among the custom params given with -params (%s)", rulefields.Quote(r.Param), strings.Join(c.params, ", "))})
 		}
 		if c.stores != nil && r.Store != "" && !slices.Contains(c.stores, r.Store) {
 			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "store",
-				Msg: fmt.Sprintf("%q is not among the stores given with -stores (%s)", r.Store, strings.Join(c.stores, ", "))})
+				Msg: fmt.Sprintf("%s is not among the stores given with -stores (%s)", rulefields.Quote(r.Store), strings.Join(c.stores, ", "))})
 		}
 	}
 	if len(rerr.Problems) > 0 {

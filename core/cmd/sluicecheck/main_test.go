@@ -152,7 +152,45 @@ func TestSluicecheck(t *testing.T) {
 		r = runCmd(t, bin, good)
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis (not checked: give the service's with -stores)\n", r.stdout)
+	})
 
+	t.Run("flags after files", func(t *testing.T) {
+		good := filepath.Join("..", "..", "rulesfile", "testdata", "rules-store.yaml")
+		r := runCmd(t, bin, good, "-stores", "redis")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, good+": 2 rules: 1 flow, 1 hotspot; stores: redis\n", r.stdout)
+		r = runCmd(t, bin, good, "-stores", "cache", good)
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, 4, strings.Count(r.stderr, `store "redis" is not among the stores given with -stores (cache)`), r.stderr)
+		assert.Equal(t, 2, strings.Count(r.stderr, good+": invalid: 2 problems\n"), "both files checked with -stores: %s", r.stderr)
+		r = runCmd(t, bin, good, "-bogus")
+		assert.Equal(t, 2, r.code, "an unknown flag after a file is a usage error")
+		assert.Contains(t, r.stderr, "usage: sluicecheck rules.yaml")
+
+		// After "--", every argument is a file, even one named like a flag.
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "-stores"), []byte("rules: []\n"), 0o600))
+		cmd := exec.Command(bin, "-stores", "redis", "--", "-stores")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		assert.Equal(t, "-stores: 0 rules (the file removes every rule)\n", string(out))
+	})
+
+	t.Run("long values", func(t *testing.T) {
+		// A 1 MB store or param is named shortened, with the field.
+		big := strings.Repeat("a", 1<<20)
+		path := filepath.Join(t.TempDir(), "rules.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"rules": [
+  {"resource": "GET /a", "kind": "flow", "limit": 5, "window": "1s", "store": "`+big+`"},
+  {"resource": "GET /b", "kind": "hotspot", "limit": 5, "window": "1s", "param": "`+big+`"}
+]}`), 0o600))
+		r := runCmd(t, bin, "-stores", "redis", "-params", "user", path)
+		assert.Equal(t, 1, r.code)
+		assert.Less(t, len(r.stderr), 1024, "%.500s", r.stderr)
+		assert.Contains(t, r.stderr, `: store "aaaa`)
+		assert.Contains(t, r.stderr, `: param "aaaa`)
 	})
 
 	t.Run("YAML syntax", func(t *testing.T) {

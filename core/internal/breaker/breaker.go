@@ -87,7 +87,7 @@ func (c Config) Validate() []*rulefields.FieldError {
 	case "":
 		add("strategy", "is required (slow-ratio, error-ratio or error-count)")
 	default:
-		add("strategy", "must be slow-ratio, error-ratio or error-count, got %q", c.Strategy)
+		add("strategy", "must be slow-ratio, error-ratio or error-count, got %s", rulefields.Quote(c.Strategy))
 	}
 	switch {
 	case c.Strategy == pub.SlowRatio && c.MaxRT <= 0:

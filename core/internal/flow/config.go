@@ -117,7 +117,7 @@ func (c Config) Validate() []*FieldError {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if !slices.Contains(Algorithms(), c.Algorithm) {
-		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, Algorithms())
+		add("algorithm", "unknown algorithm %s (want one of %v)", rulefields.Quote(c.Algorithm), Algorithms())
 	}
 	if c.Limit < 0 {
 		add("limit", "must be >= 0, got %d", c.Limit)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Algorithm names how a hotspot rule limits each value. The values are the
@@ -96,7 +97,7 @@ func (c Config) Validate() []*flow.FieldError {
 		errs = append(errs, &flow.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if !c.Algorithm.valid() {
-		add("algorithm", "unknown algorithm %q (want one of %v)", c.Algorithm, []Algorithm{TokenBucket, LeakyBucket, Concurrency})
+		add("algorithm", "unknown algorithm %s (want one of %v)", rulefields.Quote(c.Algorithm), []Algorithm{TokenBucket, LeakyBucket, Concurrency})
 	}
 	buckets := c.Algorithm != Concurrency
 	// checkLimit checks a per-value limit: a bucket needs at least one
@@ -135,7 +136,7 @@ func (c Config) Validate() []*flow.FieldError {
 		add("maxKeys", "must be <= %d, got %d", MaxMaxKeys, c.MaxKeys)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Overrides)) {
-		checkLimit("overrides", fmt.Sprintf("value for %q ", k), c.Overrides[k])
+		checkLimit("overrides", "value for "+rulefields.Quote(k)+" ", c.Overrides[k])
 	}
 	return errs
 }

@@ -24,7 +24,8 @@ func TestReadmeFlagDefaults(t *testing.T) {
 		"mode": s.mode, "on-failure": s.onFailure,
 		"poll": s.poll.String(), "grace": s.grace.String(), "redis-timeout": s.redisTimeout.String(),
 		"x-ratelimit-headers": strconv.FormatBool(s.xHeaders), "unknown-domain-ok": strconv.FormatBool(s.unknownOK),
-		"pprof": strconv.FormatBool(s.pprof),
+		"pprof":             strconv.FormatBool(s.pprof),
+		"http-read-timeout": s.httpRead.String(), "http-write-timeout": s.httpWrite.String(), "http-idle-timeout": s.httpIdle.String(),
 	}
 	var usage bytes.Buffer
 	_, err = parse([]string{"-h"}, func(string) string { return "" }, &usage)

@@ -77,6 +77,7 @@ func setGC(getenv func(string) string) {
 type settings struct {
 	listen, httpAddr, config, redisAddr, mode, onFailure string
 	poll, grace, redisTimeout                            time.Duration
+	httpRead, httpWrite, httpIdle                        time.Duration
 	xHeaders, unknownOK, pprof                           bool
 }
 
@@ -110,7 +111,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		case "true", "1":
 			*p = true
 		default:
-			envErr = fmt.Errorf("$%s must be true, false, 1 or 0, got %q", env, v)
+			envErr = fmt.Errorf("$%s must be true, false, 1 or 0, got %s", env, core.Quote(v))
 		}
 		fs.BoolVar(p, name, *p, usage+" ($"+env+")")
 	}
@@ -123,6 +124,9 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.poll, "poll", "SLUICE_RLS_POLL", time.Second, "how often the config files are checked for changes")
 	dur(&s.grace, "grace", "SLUICE_RLS_GRACE", 10*time.Second, "longest wait for calls in flight at stop")
 	dur(&s.redisTimeout, "redis-timeout", "SLUICE_RLS_REDIS_TIMEOUT", 50*time.Millisecond, "longest wait for a Redis decision")
+	dur(&s.httpRead, "http-read-timeout", "SLUICE_RLS_HTTP_READ_TIMEOUT", 10*time.Second, "longest an HTTP client may take to send a request, headers and body")
+	dur(&s.httpWrite, "http-write-timeout", "SLUICE_RLS_HTTP_WRITE_TIMEOUT", time.Minute, "longest an HTTP response may take to be sent (a profile's seconds are added)")
+	dur(&s.httpIdle, "http-idle-timeout", "SLUICE_RLS_HTTP_IDLE_TIMEOUT", 2*time.Minute, "longest an HTTP connection may wait for its next request")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
 	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
@@ -133,7 +137,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		return s, envErr
 	}
 	if fs.NArg() > 0 {
-		return s, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return s, fmt.Errorf("unexpected argument %s", core.Quote(fs.Arg(0)))
 	}
 	if s.config == "" {
 		return s, errors.New("-config (or $SLUICE_RLS_CONFIG) is required")
@@ -141,11 +145,16 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	if s.pprof && s.httpAddr == "" {
 		return s, errors.New("-pprof needs an -http address to serve the profiles on")
 	}
+	for name, d := range map[string]time.Duration{"read": s.httpRead, "write": s.httpWrite, "idle": s.httpIdle} {
+		if d <= 0 {
+			return s, fmt.Errorf("-http-%s-timeout must be > 0, got %s", name, d)
+		}
+	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
-		return s, fmt.Errorf("-mode must be exact or approximate, got %q", s.mode)
+		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
 	}
 	if f := core.FailurePolicy(s.onFailure); f != core.FailLocal && f != core.FailOpen && f != core.FailClosed {
-		return s, fmt.Errorf("-on-failure must be local, open or closed, got %q", s.onFailure)
+		return s, fmt.Errorf("-on-failure must be local, open or closed, got %s", core.Quote(s.onFailure))
 	}
 	return s, nil
 }
@@ -264,7 +273,8 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 			return err
 		}
 		httpAddr = hl.Addr().String()
-		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// Slow or idle clients are cut off.
+		hsrv = &http.Server{Handler: mux, ReadTimeout: s.httpRead, WriteTimeout: s.httpWrite, IdleTimeout: s.httpIdle}
 		go func() { errc <- hsrv.Serve(hl) }()
 	}
 	log.Info("sluice-rls: serving", "grpc", lis.Addr().String(), "http", httpAddr, "domains", len(cfg.Domains), "rules", len(g.Rules()))
