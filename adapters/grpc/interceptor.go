@@ -157,7 +157,7 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 			return invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
 		})
 		if sent {
-			recordOutcome(th, resource, err, trailer)
+			recordOutcome(th, resource, err, trailer, false)
 		}
 		return err
 	}
@@ -196,7 +196,7 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 		if err != nil {
 			e.Exit(ic.outcome(ctx, method, err))
 			if th != nil {
-				recordOutcome(th, resource, err, nil)
+				recordOutcome(th, resource, err, nil, false)
 			}
 			return nil, err
 		}
@@ -353,6 +353,7 @@ type clientStream struct {
 	resource string
 	stop     func() bool
 	done     atomic.Bool
+	answered atomic.Bool // a message was received (for the throttle)
 }
 
 func (s *clientStream) RecvMsg(m any) error {
@@ -365,6 +366,9 @@ func (s *clientStream) RecvMsg(m any) error {
 	case s.single:
 		s.finish(nil, false)
 	default:
+		if s.ic.cfg.throttle != nil && !s.answered.Load() {
+			s.answered.Store(true)
+		}
 		return nil
 	}
 	s.stop() // read only here: the AfterFunc may run before stop is set
@@ -384,6 +388,6 @@ func (s *clientStream) finish(err error, ended bool) {
 		if ended {
 			trailer = s.ClientStream.Trailer()
 		}
-		recordOutcome(th, s.resource, err, trailer)
+		recordOutcome(th, s.resource, err, trailer, s.answered.Load())
 	}
 }

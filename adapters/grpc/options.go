@@ -137,12 +137,13 @@ func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err err
 
 // WithThrottle makes the client interceptors throttle outgoing calls on the
 // client side with t (see package throttle): when the server answers
-// ResourceExhausted or Unavailable, they reject a share of the calls to the
-// same resource locally, and a server's retry time (RetryInfo, or the
-// pushback trailer of a unary call) pauses those calls for that long. A
-// call the throttle rejects returns status Unavailable, with a RetryInfo
-// while paused, without reaching the server. Server interceptors do not
-// use it.
+// ResourceExhausted or Unavailable, or nothing before the call's deadline
+// (a call its caller cancelled does not count), they reject a share of
+// the calls to the same resource locally, and a server's retry time
+// (RetryInfo, or the pushback trailer of a unary call) pauses those calls
+// for that long. A call the throttle rejects returns status Unavailable,
+// with a RetryInfo while paused, without reaching the server. Server
+// interceptors do not use it.
 func WithThrottle(t *throttle.Throttle) Option {
 	return optionFunc(func(c *config) error {
 		if t == nil {

@@ -16,10 +16,15 @@ import (
 
 // recordOutcome tells th how a call to resource ended: rejected when the
 // server answered ResourceExhausted or Unavailable, paused for the retry
-// time of its RetryInfo detail or pushback trailer.
-func recordOutcome(th *throttle.Throttle, resource string, err error, trailer metadata.MD) {
+// time of its RetryInfo detail or pushback trailer, or when the call's
+// deadline passed before the server answered anything (answered: a
+// stream's message); not counted when its caller cancelled it.
+func recordOutcome(th *throttle.Throttle, resource string, err error, trailer metadata.MD, answered bool) {
 	st := status.Convert(err)
-	rejected := err != nil && (st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable)
+	if st.Code() == codes.Canceled {
+		return
+	}
+	rejected := st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded && !answered
 	var pause time.Duration
 	if rejected {
 		pause = retryDelay(st, trailer)

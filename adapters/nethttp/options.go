@@ -159,11 +159,11 @@ func WithRateLimitFields(on bool) Option {
 
 // WithThrottle makes a Transport throttle its calls on the client side
 // with t (see package throttle): when an upstream answers 429 or 503, or
-// not at all, the Transport rejects a share of the calls to it locally,
-// and an upstream's Retry-After pauses the calls to it for that long. A
-// call the throttle rejects returns a *throttle.Error, which matches
-// core.ErrBlocked. For NewTransport only; New, Middleware and Wrap refuse
-// it.
+// not at all (a call its caller cancelled does not count), the Transport
+// rejects a share of the calls to it locally, and an upstream's
+// Retry-After pauses the calls to it for that long. A call the throttle
+// rejects returns a *throttle.Error, which matches core.ErrBlocked. For
+// NewTransport only; New, Middleware and Wrap refuse it.
 func WithThrottle(t *throttle.Throttle) Option {
 	return optionFunc(func(c *config) error {
 		if t == nil {

@@ -1,6 +1,7 @@
 package sluicehttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -106,7 +107,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(r)
 	finished = true
 	if t.throttle != nil {
-		t.record(resource, res, err)
+		t.record(r.Context(), resource, res, err)
 	}
 	if err != nil {
 		e.Exit(t.ExitError(0, err))
@@ -131,10 +132,14 @@ func closeBody(r *http.Request) {
 }
 
 // record tells the throttle how a call ended: rejected when the upstream
-// answered 429 or 503 or not at all, paused for its Retry-After.
-func (t *transport) record(resource string, res *http.Response, err error) {
+// answered 429 or 503 or not at all, paused for its Retry-After; a call
+// its caller cancelled (ctx) is not counted, as the upstream owed it no
+// answer.
+func (t *transport) record(ctx context.Context, resource string, res *http.Response, err error) {
 	if err != nil {
-		t.throttle.Record(resource, false, 0)
+		if ctx.Err() != context.Canceled {
+			t.throttle.Record(resource, false, 0)
+		}
 		return
 	}
 	rejected := res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable
