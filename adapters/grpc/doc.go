@@ -96,7 +96,7 @@
 // ends (see Interceptors.StreamClient). With WithThrottle (package
 // throttle) the client also throttles itself while the server answers
 // ResourceExhausted or Unavailable, and pauses for the retry time it
-// gives; a call the throttle rejects gets Unavailable without reaching the
+// gives while it rejects most calls; a call the throttle rejects gets Unavailable without reaching the
 // server.
 //
 // # Construction

@@ -141,7 +141,7 @@ func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err err
 // (a call its caller cancelled does not count), they reject a share of
 // the calls to the same resource locally, and a server's retry time
 // (RetryInfo, or the pushback trailer of a unary call) pauses those calls
-// for that long. A call the throttle rejects returns status Unavailable,
+// for that long while it rejects most of them. A call the throttle rejects returns status Unavailable,
 // with a RetryInfo while paused, without reaching the server. Server
 // interceptors do not use it.
 func WithThrottle(t *throttle.Throttle) Option {

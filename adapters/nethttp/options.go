@@ -161,7 +161,8 @@ func WithRateLimitFields(on bool) Option {
 // with t (see package throttle): when an upstream answers 429 or 503, or
 // not at all (a call its caller cancelled does not count), the Transport
 // rejects a share of the calls to it locally, and an upstream's
-// Retry-After pauses the calls to it for that long. A call the throttle
+// Retry-After pauses the calls to it for that long while it rejects most
+// of them. A call the throttle
 // rejects returns a *throttle.Error, which matches core.ErrBlocked. For
 // NewTransport only; New, Middleware and Wrap refuse it.
 func WithThrottle(t *throttle.Throttle) Option {

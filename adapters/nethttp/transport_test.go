@@ -241,14 +241,17 @@ func TestTransportThrottle(t *testing.T) {
 		assert.Equal(t, http.StatusOK, status)
 	}
 
-	// A Retry-After pauses the resource: the next calls stay local.
+	// A Retry-After pauses the resource once the upstream rejects at least
+	// half the recent calls (the third in a row): the next calls stay local.
 	pausing := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
-	res, err := c.Get(pausing.URL)
-	require.NoError(t, err)
-	res.Body.Close()
+	for i := range 3 {
+		res, err := c.Get(pausing.URL)
+		require.NoError(t, err, "call %d", i)
+		res.Body.Close()
+	}
 	fc.Advance(10 * time.Second)
 	_, err = c.Get(pausing.URL)
 	var te *throttle.Error

@@ -26,7 +26,13 @@
 //
 // When the upstream says when to retry (an HTTP Retry-After, gRPC's
 // RetryInfo or pushback), the resource is paused for that long (at most
-// WithMaxPause): its calls are rejected without being counted.
+// WithMaxPause): its calls are rejected without being counted. It is
+// paused only while the upstream rejects at least 1 - 1/K of the recent
+// calls (the moving average below; from a healthy start, three rejections
+// in a row with K = 2): one user's 429 from an upstream with per-user
+// limits, or one instance's 503 behind a load balancer, pauses no one
+// else (TestOneUsersRetryAfterPausesNoOneElse: with 1 call in 100
+// answered 429 Retry-After: 60, the other 99 are all sent).
 //
 // # Calls rejected locally, and recovery
 //

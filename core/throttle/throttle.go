@@ -202,7 +202,8 @@ func (t *Throttle) share(s *state, now time.Duration) float64 {
 // ended: accepted, or rejected by the upstream for overload (HTTP 429 or
 // 503, gRPC ResourceExhausted or Unavailable, or no answer). retryAfter,
 // when above 0, is the upstream's retry time: the resource is paused for
-// that long, at most the maximum pause.
+// that long, at most the maximum pause, if the upstream rejects at least
+// 1 - 1/K of the recent calls (see the package documentation).
 func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Duration) {
 	now := t.clock.Now()
 	s := t.state(resource)
@@ -215,7 +216,7 @@ func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Durati
 		failed = 0
 	}
 	s.failing += failingWeight * (failed - s.failing)
-	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil {
+	if d := min(retryAfter, t.maxPause); d > 0 && now+d > s.pausedUntil && t.weight(s.failing) == 1 {
 		s.pausedUntil = now + d
 	}
 }

@@ -116,16 +116,20 @@ func TestPause(t *testing.T) {
 	th, fc := newThrottle(t, throttle.WithMaxPause(time.Minute))
 	require.NoError(t, th.Allow("up"))
 	th.Record("up", false, 30*time.Second)
+	var e *throttle.Error
+	require.ErrorAs(t, th.Allow("up"), &e)
+	assert.Zero(t, e.RetryAfter, "one rejection of a fresh resource pauses nothing")
+	th.Record("up", false, 30*time.Second) // calls sent before: the third
+	th.Record("up", false, 30*time.Second) // rejection in a row pauses
 	fc.Advance(10 * time.Second)
 	err := th.Allow("up")
-	var e *throttle.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 20*time.Second, e.RetryAfter)
 	assert.Equal(t, "sluice: up throttled by the client: the upstream asked to retry after 20s", err.Error())
 	assert.NoError(t, th.Allow("other"), "other resources are not paused")
 	fc.Advance(20 * time.Second)
 	require.NoError(t, th.Allow("up"), "the pause is over; the paused calls were not counted (p = 1/2)")
-	th.Record("up", true, time.Hour)
+	th.Record("up", false, time.Hour)
 	fc.Advance(time.Minute - time.Nanosecond)
 	require.Error(t, th.Allow("up"))
 	fc.Advance(time.Nanosecond)
@@ -164,7 +168,9 @@ func TestOptions(t *testing.T) {
 	// Without a clock, the system's: a pause's time left runs in real time.
 	th, err := throttle.New(nil, throttle.WithMaxPause(time.Hour))
 	require.NoError(t, err)
-	th.Record("up", false, time.Hour)
+	for range 3 {
+		th.Record("up", false, time.Hour)
+	}
 	time.Sleep(time.Millisecond)
 	var e *throttle.Error
 	require.ErrorAs(t, th.Allow("up"), &e)
