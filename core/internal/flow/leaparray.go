@@ -70,8 +70,7 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 }
 
 // AcquireTo admits from the lease of cpu when it has n permits left for
-// the current bucket, field by field, else decides on the window (Acquire)
-// and, when the quota left is large, takes a new lease for cpu. quota is
+// the current bucket, else decides on the window (unleased). quota is
 // flow.AcquireTo's.
 func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
 	if l.leases == nil {
@@ -82,22 +81,29 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool)
 	w := ls.word.Load()
 	// The lease serves while its bucket (its tag) is the newest and holds
 	// now: Current's, known without the call.
-	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag {
-		if ls.word.CompareAndSwap(w, w-n) {
-			// The quota left is the window's, plus what the lease has left.
-			lim := l.cfg.Limit
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
-			d.ref, d.mark, d.markFrac = nil, tag, 0
-			if !quota {
-				return
-			}
-			b := l.arr.Current(now)
-			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
-				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
-			}
-			return
+	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag &&
+		ls.word.CompareAndSwap(w, w-n) {
+		*d = Decision{OK: true, Limit: l.cfg.Limit, mark: tag}
+		if quota {
+			l.leftLeased(d, now, w&leaseLeft-n)
 		}
+		return
 	}
+	l.unleased(d, ls, w, now, n)
+}
+
+// leftLeased sets the quota left of d, admitted from a lease with left
+// permits left at now: the window's, plus left.
+func (l *leapArray) leftLeased(d *Decision, now, left int64) {
+	lim, b := l.cfg.Limit, l.arr.Current(now)
+	if d.Remaining = max(lim-l.sum(b), 0) + left; d.Remaining == 0 {
+		d.Next = l.retryAfter(now, l.sum(b), 1, lim)
+	}
+}
+
+// unleased decides n permits the lease ls, whose word was w, did not
+// serve: on the window, refilling the lease when the quota left allows.
+func (l *leapArray) unleased(d *Decision, ls *lease, w, now, n int64) {
 	b := l.arr.Current(now)
 	if w&leaseLeft == 0 {
 		// An empty lease gives nothing back: when the window is full,
