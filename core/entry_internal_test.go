@@ -216,7 +216,7 @@ func TestSampledEstimate(t *testing.T) {
 	// Count the readings of this resource's requests only: the Guard's
 	// goroutines, which Advance wakes, read the Guard's clock.
 	fc := &countingClock{Fake: fake}
-	b.clock = fc
+	b.since = func(time.Time) time.Duration { return fc.Now() }
 	ctx := context.Background()
 	var rt time.Duration
 	minRT := time.Duration(math.MaxInt64)
