@@ -156,7 +156,7 @@ func TestSampledResponseTimes(t *testing.T) {
 	limit := Rule{Name: "flow", Resource: "flow", Kind: KindFlow, Limit: 1 << 40}
 	ctx := context.Background()
 	weights := func(g *Guard, name string, opts ...EnterOption) map[uint8][]uint8 {
-		entries := make([]Entry, 40)
+		entries := make([]Entry, 80)
 		for i := range entries {
 			var err error
 			entries[i], err = g.Enter(ctx, name, opts...)
@@ -223,7 +223,7 @@ func TestSampledEstimate(t *testing.T) {
 	var hist RTHistogram
 	seen := map[uint8]int{} // requests by stripe
 	var reads int64
-	const requests = 40
+	const requests = 80
 	for i := range requests {
 		fc.reads.Store(0)
 		e, err := g.Enter(ctx, "r")
