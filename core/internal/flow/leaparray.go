@@ -70,7 +70,7 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 }
 
 // AcquireTo admits from the lease of cpu when it has n permits left for
-// the current bucket, else decides on the window (unleased). quota is
+// the current bucket, else decides on the window (refill). quota is
 // flow.AcquireTo's.
 func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
 	if l.leases == nil {
@@ -83,54 +83,40 @@ func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool)
 	// now: Current's, known without the call.
 	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag &&
 		ls.word.CompareAndSwap(w, w-n) {
-		*d = Decision{OK: true, Limit: l.cfg.Limit, mark: tag}
-		if quota {
-			l.leftLeased(d, now, w&leaseLeft-n)
+		lim := l.cfg.Limit
+		*d = Decision{OK: true, Limit: lim, mark: tag}
+		if quota { // the window's quota left, plus the lease's
+			b := l.arr.Current(now)
+			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
+				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
+			}
 		}
 		return
 	}
-	l.unleased(d, ls, w, now, n)
+	l.refill(d, ls, w, now, n)
 }
 
-// leftLeased sets the quota left of d, admitted from a lease with left
-// permits left at now: the window's, plus left.
-func (l *leapArray) leftLeased(d *Decision, now, left int64) {
-	lim, b := l.cfg.Limit, l.arr.Current(now)
-	if d.Remaining = max(lim-l.sum(b), 0) + left; d.Remaining == 0 {
-		d.Next = l.retryAfter(now, l.sum(b), 1, lim)
-	}
-}
-
-// unleased decides n permits the lease ls, whose word was w, did not
-// serve: on the window, refilling the lease when the quota left allows.
-func (l *leapArray) unleased(d *Decision, ls *lease, w, now, n int64) {
-	b := l.arr.Current(now)
-	if w&leaseLeft == 0 {
-		// An empty lease gives nothing back: when the window is full,
-		// the request is rejected without claiming the lease (a flood
-		// of rejections writes nothing).
-		if lim, used := l.cfg.Limit, l.sum(b); n > lim || used+n > lim {
-			*d = l.rejected(now, used, n, lim)
-			return
-		}
-	}
-	*d = l.refill(ls, now, n)
-}
-
-// refill replaces the lease ls, which cannot serve n permits at now: it
+// refill decides n permits at now that the lease ls, whose word was w,
+// did not serve. An empty lease gives nothing back: when the window is
+// full, the request is rejected without claiming the lease (a flood of
+// rejections writes nothing). Otherwise refill replaces the lease: it
 // gives back what the old lease had left and decides n on the window,
 // with a share of the quota left for a new lease when that allows one (in
 // one reservation; n alone when they do not fit together).
-func (l *leapArray) refill(ls *lease, now, n int64) Decision {
+func (l *leapArray) refill(d *Decision, ls *lease, w, now, n int64) {
+	if lim, used := l.cfg.Limit, l.sum(l.arr.Current(now)); w&leaseLeft == 0 && (n > lim || used+n > lim) {
+		*d = l.rejected(now, used, n, lim)
+		return
+	}
 	w, ok := ls.claim()
 	if !ok {
-		return l.Acquire(now, n) // another refill of this lease is under way
+		*d = l.Acquire(now, n) // another refill of this lease is under way
+		return
 	}
 	l.giveBackLeft(w&leaseLeft, ls.tag.Load())
 	chunk := stripe.LeaseSize(l.cfg.Limit-l.sum(l.arr.Current(now))-n, len(l.leases))
-	d := l.Acquire(now, n+chunk)
-	if !d.OK && chunk > 0 {
-		chunk, d = 0, l.Acquire(now, n)
+	if *d = l.Acquire(now, n+chunk); !d.OK && chunk > 0 {
+		chunk, *d = 0, l.Acquire(now, n)
 	}
 	if !d.OK {
 		chunk = 0
@@ -138,7 +124,6 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 		d.Remaining, d.Next = d.Remaining+chunk, 0 // the lease's permits are left
 	}
 	ls.renew(w, chunk, d.mark)
-	return d
 }
 
 // giveBackLeft takes left permits of a lease out of the count of its
