@@ -28,7 +28,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	clock     clock.Clock // its rule sets and bindings keep it too (see binding.clock)
+	clock     clock.Clock // its rule sets keep it too; bindings read it (binding.since)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
