@@ -69,33 +69,6 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 	return l, nil
 }
 
-// AcquireTo admits from the lease of cpu when it has n permits left for
-// the current bucket, else decides on the window (refill). quota is
-// flow.AcquireTo's.
-func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
-	if l.leases == nil {
-		*d = l.Acquire(now, n)
-		return
-	}
-	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
-	w := ls.word.Load()
-	// The lease serves while its bucket (its tag) is the newest and holds
-	// now: Current's, known without the call.
-	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag &&
-		ls.word.CompareAndSwap(w, w-n) {
-		lim := l.cfg.Limit
-		*d = Decision{OK: true, Limit: lim, mark: tag}
-		if quota { // the window's quota left, plus the lease's
-			b := l.arr.Current(now)
-			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
-				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
-			}
-		}
-		return
-	}
-	l.refill(d, ls, w, now, n)
-}
-
 // refill decides n permits at now that the lease ls, whose word was w,
 // did not serve. An empty lease gives nothing back: when the window is
 // full, the request is rejected without claiming the lease (a flood of
