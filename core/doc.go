@@ -325,6 +325,6 @@
 // drops no count and lets no limit be bypassed. Requests are timed on the
 // same clock, so a response time is true however busy the host is: every
 // request when a rule reads response times (breaker, adaptive, system),
-// otherwise a sample of one in 16 that stands for the others (see
+// otherwise a sample of one in 32 that stands for the others (see
 // ResourceStats).
 package core

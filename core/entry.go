@@ -176,8 +176,9 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // With rules that never wait Enter does not block; ctx is only consulted when the
 // request must wait, and for its priority level (WithPriority) by the rules
 // that shed by level.
-func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (Entry, error) {
-	return g.enter(ctx, resource, nil, opts)
+func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (e Entry, err error) {
+	err = g.enter(ctx, &e, resource, nil, opts)
+	return
 }
 
 // EnterLazy is Enter for a request whose params cost something to gather
@@ -190,13 +191,15 @@ func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption)
 // without them. EnterLazy keeps no reference to params once it returns: a
 // closure passed here costs no allocation. A WithParams option, if given,
 // is used instead, and params is not called; a nil params is Enter.
-func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Params, opts ...EnterOption) (Entry, error) {
-	return g.enter(ctx, resource, params, opts)
+func (g *Guard) EnterLazy(ctx context.Context, resource string, params func() Params, opts ...EnterOption) (e Entry, err error) {
+	err = g.enter(ctx, &e, resource, params, opts)
+	return
 }
 
-// enter is Enter, gathering the request's params with lazy (see EnterLazy)
+// enter is Enter writing the Entry to e, the caller's (a copy fewer than
+// returning it), gathering the request's params with lazy (see EnterLazy)
 // when no option gives them.
-func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, opts []EnterOption) (e Entry, err error) {
+func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func() Params, opts []EnterOption) (err error) {
 	n := int64(1)
 	var params Params
 	var quotas *[]Quota
@@ -212,10 +215,10 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		}
 	}
 	if n < 1 {
-		return Entry{}, fmt.Errorf("sluice: Enter %s: count must be >= 1, got %d", quote(resource), n)
+		return fmt.Errorf("sluice: Enter %s: count must be >= 1, got %d", quote(resource), n)
 	}
 	if ctx == nil { // else a panic once a request must wait, or a rule reads its priority
-		return Entry{}, fmt.Errorf("sluice: Enter %s: ctx is nil", quote(resource))
+		return fmt.Errorf("sluice: Enter %s: ctx is nil", quote(resource))
 	}
 	res, cached := g.resources.hit(resource), true
 	if res == nil {
@@ -237,7 +240,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		l.params, l.cpu, l.now, l.n, l.quota = params, cpu, now, n, quotas != nil
 		switch rs := b.alone; {
 		case rs == nil || !l.decide(rs):
-			now, err = g.admit(ctx, &e, resource, params, quotas, cpu, now)
+			now, err = g.admit(ctx, e, resource, params, quotas, cpu, now)
 		case !l.d.OK:
 			err = g.blocked(b, resource, rs, &l.d.Decision, cpu, now, n)
 		case quotas != nil && rs.window:
@@ -252,7 +255,8 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		if g.blockHooks != nil {
 			g.callBlockHooks(ctx, err)
 		}
-		return Entry{}, err
+		*e = Entry{}
+		return err
 	}
 	st, i := res.stripe(cpu)
 	w := int64(1) // see Entry.w
@@ -290,7 +294,7 @@ func (g *Guard) enter(ctx context.Context, resource string, lazy func() Params, 
 		inFlight = max(inFlight, res.inFlightSince())
 	}
 	bk.RaisePeak(inFlight)
-	return e, nil
+	return nil
 }
 
 // rejected counts n permits of res that Enter rejected at now with err (a
@@ -306,8 +310,9 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	st.blockedBy[why].Add(n)
 }
 
-// read reads the Guard's clock.
-func (b *binding) read() int64 { return int64(b.clock.Now()) }
+// read reads the Guard's clock: on the system clock, time.Since itself, a
+// call fewer than through clock.Clock.
+func (b *binding) read() int64 { return int64(b.since(b.origin)) }
 
 // Exit ends the request: it records its completion, response time and
 // whether it failed (err != nil) in the resource's statistics, releases

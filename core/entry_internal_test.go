@@ -156,7 +156,7 @@ func TestSampledResponseTimes(t *testing.T) {
 	limit := Rule{Name: "flow", Resource: "flow", Kind: KindFlow, Limit: 1 << 40}
 	ctx := context.Background()
 	weights := func(g *Guard, name string, opts ...EnterOption) map[uint8][]uint8 {
-		entries := make([]Entry, 40)
+		entries := make([]Entry, 80)
 		for i := range entries {
 			var err error
 			entries[i], err = g.Enter(ctx, name, opts...)
@@ -216,14 +216,14 @@ func TestSampledEstimate(t *testing.T) {
 	// Count the readings of this resource's requests only: the Guard's
 	// goroutines, which Advance wakes, read the Guard's clock.
 	fc := &countingClock{Fake: fake}
-	b.clock = fc
+	b.since = func(time.Time) time.Duration { return fc.Now() }
 	ctx := context.Background()
 	var rt time.Duration
 	minRT := time.Duration(math.MaxInt64)
 	var hist RTHistogram
 	seen := map[uint8]int{} // requests by stripe
 	var reads int64
-	const requests = 40
+	const requests = 80
 	for i := range requests {
 		fc.reads.Store(0)
 		e, err := g.Enter(ctx, "r")

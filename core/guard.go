@@ -28,7 +28,7 @@ const defaultMaxResources = 10000
 // process never see each other's rules or counts. A Guard is safe for
 // concurrent use.
 type Guard struct {
-	clock     clock.Clock // its rule sets and bindings keep it too (see binding.clock)
+	clock     clock.Clock // its rule sets keep it too; bindings read it (binding.since)
 	resources *resourceTable
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
@@ -104,12 +104,12 @@ type ruleState struct {
 // last, so that a request rejected by another does not take a pacing slot.
 type binding struct {
 	set *ruleSet
-	// clock is set.clock, the Guard's: Exit reads it through the Entry's
-	// binding (an Entry without the Guard is smaller, and copied faster),
-	// and a binding kept by the Guard's goroutines (a resource's) does
-	// not keep the Guard from being collected.
-	clock clock.Clock
-	rules []*ruleState
+	// since(origin) reads set.clock (see read): Exit reads it through
+	// the Entry's binding, which does not keep the Guard from being
+	// collected, as an Entry holding the Guard would, and be larger.
+	since  func(time.Time) time.Duration
+	origin time.Time
+	rules  []*ruleState
 	// exits are the rules Exit ends a request for once (traits.exits),
 	// but a gate after the first, whose reservation is in Entry.keep,
 	// and the shadow rules past the bits of Entry.kept.
@@ -351,7 +351,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 
 // bind returns the rules of set that apply to name.
 func (set *ruleSet) bind(name string) *binding {
-	b := &binding{set: set, clock: set.clock}
+	b := &binding{set: set}
 	var gates, waiting []*ruleState
 	for _, rs := range set.rules {
 		switch {
@@ -370,8 +370,11 @@ func (set *ruleSet) bind(name string) *binding {
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0
-	_, sys := set.clock.(*sysclock.System)
-	b.timed = b.timed || !sys
+	if sys, ok := set.clock.(*sysclock.System); ok {
+		b.since, b.origin = time.Since, sys.Origin
+	} else {
+		b.since, b.timed = func(time.Time) time.Duration { return set.clock.Now() }, true
+	}
 	bit := uint8(1) // the next of Entry.kept, 0 once all are taken
 	for i, rs := range b.rules {
 		first := i == 0 && rs.gate // its ticket in Entry.brk

@@ -83,8 +83,9 @@ func (st *resStripe) exit(n, rt, w int64) {
 // than Complete.
 //
 // 16 rather than 8 took a pass without rules from 40 to 36 cpu-ns and one
-// flow rule's from 77 to 73 (core/internal/peerbench, alternated rounds).
-const rtSampling = 16
+// flow rule's from 77 to 73, 32 rather than 16 one flow rule's from 62.0
+// to 60.4 (core/internal/peerbench, alternated rounds).
+const rtSampling = 32
 
 // completed returns the requests completed through the stripe: never more
 // than were, exited read first (see exit).

@@ -33,15 +33,15 @@ type ResourceStats struct {
 	// Response times (RT, MinRT, Total.RT, Total.RTHistogram) are
 	// estimated from a sample when no rule of the resource reads them
 	// (breaker, adaptive and system rules do) and the Guard is on the
-	// system clock: the first of every 16 requests of one permit entering
-	// on a CPU is timed and counts 16 times, so that Exit reads no clock for
-	// the others. The estimate is within 15 requests a CPU of the true
+	// system clock: the first of every 32 requests of one permit entering
+	// on a CPU is timed and counts 32 times, so that Exit reads no clock for
+	// the others. The estimate is within 31 requests a CPU of the true
 	// count, MinRT is the least sampled time (never below the true least),
 	// and a completion not timed counts in the last second's figures at
 	// the time of the latest request entering on its CPU (its own start or
 	// later), not at its end. On a resource without rules, Enter reads no
 	// clock either for a request not timed: it counts in the last second's
-	// figures at the time of the last timed request of its CPU, at most 15
+	// figures at the time of the last timed request of its CPU, at most 31
 	// of its requests before. Every request is timed otherwise, with
 	// WithCount above 1, and with WithClock. The counts of Total are exact.
 	Pass, Block, Complete, Error int64

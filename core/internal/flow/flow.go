@@ -3,6 +3,8 @@ package flow
 import (
 	"math/bits"
 	"time"
+
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // Decision is the outcome of Limiter.Acquire.
@@ -52,8 +54,28 @@ type Limiter interface {
 // quota, an admitted decision's Remaining and Next may be left 0.
 func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 	switch l := l.(type) {
-	case *leapArray:
-		l.AcquireTo(d, cpu, now, n, quota)
+	case *leapArray: // in place, a call fewer on a request's pass
+		if l.leases == nil {
+			*d = l.Acquire(now, n)
+			return
+		}
+		// A lease of cpu serves n permits while its bucket (its tag) is the
+		// newest and holds now: Current's, known without the call.
+		ls := &l.leases[stripe.Of(cpu, len(l.leases))]
+		w := ls.word.Load()
+		if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag &&
+			ls.word.CompareAndSwap(w, w-n) {
+			lim := l.cfg.Limit
+			*d = Decision{OK: true, Limit: lim, mark: tag}
+			if quota { // the window's quota left, plus the lease's
+				b := l.arr.Current(now)
+				if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
+					d.Next = l.retryAfter(now, l.sum(b), 1, lim)
+				}
+			}
+			return
+		}
+		l.refill(d, ls, w, now, n)
 	case *gcra:
 		l.AcquireTo(d, now, n)
 	default:

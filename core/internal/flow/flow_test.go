@@ -34,7 +34,7 @@ func (p *GCRA) Acquire(tat *atomic.Int64, now, n int64) (d Decision) {
 
 // AcquireOn is AcquireTo with the quota, returning the decision.
 func (l *leapArray) AcquireOn(cpu uint32, now, n int64) (d Decision) {
-	l.AcquireTo(&d, cpu, now, n, true)
+	AcquireTo(l, &d, cpu, now, n, true)
 	return d
 }
 

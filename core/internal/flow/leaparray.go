@@ -69,62 +69,27 @@ func newLeapArray(b base, prev Limiter) (*leapArray, error) {
 	return l, nil
 }
 
-// AcquireTo admits from the lease of cpu when it has n permits left for
-// the current bucket, field by field, else decides on the window (Acquire)
-// and, when the quota left is large, takes a new lease for cpu. quota is
-// flow.AcquireTo's.
-func (l *leapArray) AcquireTo(d *Decision, cpu uint32, now, n int64, quota bool) {
-	if l.leases == nil {
-		*d = l.Acquire(now, n)
-		return
-	}
-	ls := &l.leases[stripe.Of(cpu, len(l.leases))]
-	w := ls.word.Load()
-	// The lease serves while its bucket (its tag) is the newest and holds
-	// now: Current's, known without the call.
-	if tag := ls.tag.Load(); w&leaseLeft >= n && uint64(now-tag) < uint64(l.arr.BucketLen()) && l.arr.Newest() == tag {
-		if ls.word.CompareAndSwap(w, w-n) {
-			// The quota left is the window's, plus what the lease has left.
-			lim := l.cfg.Limit
-			d.OK, d.Wait, d.Limit, d.Remaining, d.RetryAfter, d.Next = true, 0, lim, 0, 0, 0
-			d.ref, d.mark, d.markFrac = nil, tag, 0
-			if !quota {
-				return
-			}
-			b := l.arr.Current(now)
-			if d.Remaining = max(lim-l.sum(b), 0) + w&leaseLeft - n; d.Remaining == 0 {
-				d.Next = l.retryAfter(now, l.sum(b), 1, lim)
-			}
-			return
-		}
-	}
-	b := l.arr.Current(now)
-	if w&leaseLeft == 0 {
-		// An empty lease gives nothing back: when the window is full,
-		// the request is rejected without claiming the lease (a flood
-		// of rejections writes nothing).
-		if lim, used := l.cfg.Limit, l.sum(b); n > lim || used+n > lim {
-			*d = l.rejected(now, used, n, lim)
-			return
-		}
-	}
-	*d = l.refill(ls, now, n)
-}
-
-// refill replaces the lease ls, which cannot serve n permits at now: it
+// refill decides n permits at now that the lease ls, whose word was w,
+// did not serve. An empty lease gives nothing back: when the window is
+// full, the request is rejected without claiming the lease (a flood of
+// rejections writes nothing). Otherwise refill replaces the lease: it
 // gives back what the old lease had left and decides n on the window,
 // with a share of the quota left for a new lease when that allows one (in
 // one reservation; n alone when they do not fit together).
-func (l *leapArray) refill(ls *lease, now, n int64) Decision {
+func (l *leapArray) refill(d *Decision, ls *lease, w, now, n int64) {
+	if lim, used := l.cfg.Limit, l.sum(l.arr.Current(now)); w&leaseLeft == 0 && (n > lim || used+n > lim) {
+		*d = l.rejected(now, used, n, lim)
+		return
+	}
 	w, ok := ls.claim()
 	if !ok {
-		return l.Acquire(now, n) // another refill of this lease is under way
+		*d = l.Acquire(now, n) // another refill of this lease is under way
+		return
 	}
 	l.giveBackLeft(w&leaseLeft, ls.tag.Load())
 	chunk := stripe.LeaseSize(l.cfg.Limit-l.sum(l.arr.Current(now))-n, len(l.leases))
-	d := l.Acquire(now, n+chunk)
-	if !d.OK && chunk > 0 {
-		chunk, d = 0, l.Acquire(now, n)
+	if *d = l.Acquire(now, n+chunk); !d.OK && chunk > 0 {
+		chunk, *d = 0, l.Acquire(now, n)
 	}
 	if !d.OK {
 		chunk = 0
@@ -132,7 +97,6 @@ func (l *leapArray) refill(ls *lease, now, n int64) Decision {
 		d.Remaining, d.Next = d.Remaining+chunk, 0 // the lease's permits are left
 	}
 	ls.renew(w, chunk, d.mark)
-	return d
 }
 
 // giveBackLeft takes left permits of a lease out of the count of its
