@@ -132,6 +132,7 @@ type Rule struct {
 	MinRequests int64 `json:"minRequests,omitempty"`
 	// OpenFor is how long an open breaker rejects requests before it lets
 	// probes through (half-open), and how long a probe may take. Default 5s.
+	// At most 2^52 ns (about 52 days).
 	OpenFor time.Duration `json:"openFor,omitempty"`
 	// Probes is the number of requests a half-open breaker lets through;
 	// all must succeed for it to close. Default 1.

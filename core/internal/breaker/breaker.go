@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pub "github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
@@ -107,8 +108,8 @@ func (c Config) Validate() []*rulefields.FieldError {
 	if c.MinRequests < 1 {
 		add("minRequests", "must be >= 1, got %d", c.MinRequests)
 	}
-	if c.OpenFor <= 0 {
-		add("openFor", "must be > 0, got %s", c.OpenFor)
+	if c.OpenFor <= 0 || c.OpenFor > flow.MaxSpan {
+		add("openFor", "must be > 0 and <= %s (%d ns), got %s", flow.MaxSpan, int64(flow.MaxSpan), c.OpenFor)
 	}
 	if c.Probes < 1 || c.Probes > MaxProbes {
 		add("probes", "must be between 1 and %d, got %d", MaxProbes, c.Probes)
