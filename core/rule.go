@@ -140,7 +140,7 @@ type Rule struct {
 
 	// MinLimit and MaxLimit bound the limit of an adaptive rule on
 	// requests in flight. Defaults 2 (or MaxLimit when lower) and 1000
-	// (or MinLimit when higher).
+	// (or MinLimit when higher). At most 2^52.
 	MinLimit int64 `json:"minLimit,omitempty"`
 	MaxLimit int64 `json:"maxLimit,omitempty"`
 	// Tolerance is how many times its lowest response time an adaptive
