@@ -235,6 +235,11 @@ func (s *Store) takeTracked(ctx context.Context, e *entry, n, t int64) (store.De
 		}
 		t = int64(time.Since(s.start))
 	}
+	if e.synced.Load() == 0 && !s.healthy() {
+		// Nothing known of the other instances' counts: a local decision
+		// could admit the whole limit in each of them.
+		return store.Decision{}, fmt.Errorf("redisstore: %w: approximate counts never read from Redis: %v", store.ErrUnavailable, s.Err())
+	}
 	return e.take(s.picker, s.nowAt(t), n), nil
 }
 

@@ -111,7 +111,11 @@
 // periods, at least 1s, plus the lag of a busy host: see WithSyncPeriod and
 // WithMaxLag) after the start of the last successful sync round, each
 // instance goes on limiting on its own counts and the others' as last read:
-// it admits at most L less what it saw counted. Then Take fails (an error
+// it admits at most L less what it saw counted. A key that never read the
+// counts from Redis (new to the instance: a Store started, a key first
+// used, or a rule reloaded into approximate mode during the outage) fails
+// at once: the instance knows nothing of the others' admissions
+// (TestApproxNeverSyncedDuringOutage). Then Take fails (an error
 // wrapping store.ErrUnavailable that says for how long the counts were not
 // synchronized), and a Guard applies the rule's failure policy, reports the
 // store's approximate mode unhealthy in Guard.Stores (since when, and each
