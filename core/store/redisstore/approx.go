@@ -814,7 +814,11 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) (bool, error) {
 		firstErr = err
 	}
 	for i, e := range chunk {
-		if err := s.apply(e, snaps[i], calls[i+head], gen); err != nil && firstErr == nil {
+		err := s.apply(e, snaps[i], calls[i+head], gen)
+		if err != nil && e.dead() {
+			s.retire(e) // a replaced entry: pushed again next round
+		}
+		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
