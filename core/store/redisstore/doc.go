@@ -169,7 +169,8 @@
 // periods: each sync round of a Store that tracks keys, quiet ones too,
 // reads and sets its marker (a round trip each sync period), and a round
 // that finds it gone has the next one push every key it tracks
-// (TestApproxCountsBackAfterDataLoss).
+// (TestApproxCountsBackAfterDataLoss). In a Cluster, only the node holding
+// the marker is watched so; keys evicted under maxmemory are not noticed.
 //
 // WINDOW is a Go duration ("1s"). Each key expires once its state no longer
 // matters (two windows after its window started, or when its bucket is
