@@ -22,6 +22,7 @@ const (
 	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
 	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
 	maxStoreTrip        = 1000
+	maxStoreBackoff     = time.Hour
 	// defaultStoreBudget is the latency of a store's calls for exact rules
 	// over which its exact breaker opens.
 	defaultStoreBudget = 20 * time.Millisecond
@@ -56,9 +57,10 @@ func WithStore(name string, s store.Store) Option {
 // WithStoreBreaker sets the breaker the Guard keeps for each store: after
 // trip consecutive failed rounds of calls (default 5, 1 to 1000; 1 opens it
 // on any failure) the breaker opens, and the Guard leaves the store alone
-// for backoff (default 1s). Meanwhile the rules of that store apply their
-// failure policy at once; then one request at a time probes the store, and
-// a success closes the breaker. 0 keeps the default of either.
+// for backoff (default 1s), at most 1h. Meanwhile the rules of that store
+// apply their failure policy at once; then one request at a time probes
+// the store, and a success closes the breaker. 0 keeps the default of
+// either.
 //
 // A call that fails makes only its own request apply the failure policy; a
 // success resets the count. Calls that were in flight together form one
@@ -72,6 +74,9 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 		}
 		if backoff < 0 {
 			return fmt.Errorf("WithStoreBreaker: backoff must be > 0 (0: the default), got %s", backoff)
+		}
+		if backoff > maxStoreBackoff {
+			return fmt.Errorf("WithStoreBreaker: backoff must be <= %s, got %s", maxStoreBackoff, backoff)
 		}
 		if trip > 0 {
 			cfg.storeTrip = trip
