@@ -309,7 +309,11 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 				continue
 			}
 			since := st.since.Load()
-			if due := since + int64(w.after); due > now {
+			due := since + int64(w.after)
+			if due < since {
+				due = math.MaxInt64 // overflowed: never
+			}
+			if due > now {
 				next = min(next, due)
 			} else if st.warned.CompareAndSwap(false, true) {
 				w.rp.send(&unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)})
