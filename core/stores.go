@@ -342,8 +342,8 @@ func (b *storeHealth) retryAfter(now int64) time.Duration {
 // StoreStatus is the state of a store a Guard uses.
 type StoreStatus struct {
 	Name string
-	// Healthy is false while the breaker of one of the store's modes is
-	// open (see Modes).
+	// Healthy is false while the breaker of one of the store's modes that
+	// the rules use is open (see Modes).
 	Healthy bool
 	// Errors and Fallbacks are the sums of the Modes'.
 	Errors, Fallbacks int64
@@ -404,7 +404,9 @@ func (g *Guard) Stores() []StoreStatus {
 			if m.Rules == nil && m.Healthy && m.Errors == 0 && m.Fallbacks == 0 {
 				continue
 			}
-			st.Healthy = st.Healthy && m.Healthy
+			// A mode no rule uses has no calls to probe it: its open
+			// breaker says nothing of the store now.
+			st.Healthy = st.Healthy && (m.Healthy || m.Rules == nil)
 			st.Errors += m.Errors
 			st.Fallbacks += m.Fallbacks
 			st.Modes = append(st.Modes, m)
