@@ -103,7 +103,7 @@ func (c Config) Validate() []*rulefields.FieldError {
 	case c.Buckets < 1 || c.Buckets > window.MaxBuckets:
 		add("buckets", "must be between 1 and %d, got %d", window.MaxBuckets, c.Buckets)
 	case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
-		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
+		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets: the window must be a multiple of %s", c.Window, c.Buckets, time.Duration(c.Buckets))
 	}
 	if c.MinRequests < 1 {
 		add("minRequests", "must be >= 1, got %d", c.MinRequests)
