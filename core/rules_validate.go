@@ -220,8 +220,7 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
 	} else if r.LocalLimit > 0 && cmp.Or(r.OnFailure, FailLocal) == FailLocal {
-		// The local limiter is the rule's algorithm at localLimit.
-		local := *r
+		local := *r // the local limiter: the rule's algorithm at localLimit
 		local.Limit, local.Algorithm = r.LocalLimit, cmp.Or(r.Algorithm, def)
 		for _, fe := range local.flowConfig().Validate() {
 			if fe.Field == "limit" {

@@ -22,7 +22,6 @@ const (
 	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
 	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
 	maxStoreTrip        = 1000
-	maxStoreBackoff     = time.Hour
 	// defaultStoreBudget is the latency of a store's calls for exact rules
 	// over which its exact breaker opens.
 	defaultStoreBudget = 20 * time.Millisecond
@@ -57,10 +56,9 @@ func WithStore(name string, s store.Store) Option {
 // WithStoreBreaker sets the breaker the Guard keeps for each store: after
 // trip consecutive failed rounds of calls (default 5, 1 to 1000; 1 opens it
 // on any failure) the breaker opens, and the Guard leaves the store alone
-// for backoff (default 1s), at most 1h. Meanwhile the rules of that store
-// apply their failure policy at once; then one request at a time probes
-// the store, and a success closes the breaker. 0 keeps the default of
-// either.
+// for backoff (default 1s), up to 1h. Meanwhile the rules of that store
+// apply their failure policy at once; then one request at a time probes the
+// store, and a success closes the breaker. 0 keeps the default of either.
 //
 // A call that fails makes only its own request apply the failure policy; a
 // success resets the count. Calls that were in flight together form one
@@ -75,8 +73,8 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 		if backoff < 0 {
 			return fmt.Errorf("WithStoreBreaker: backoff must be > 0 (0: the default), got %s", backoff)
 		}
-		if backoff > maxStoreBackoff {
-			return fmt.Errorf("WithStoreBreaker: backoff must be <= %s, got %s", maxStoreBackoff, backoff)
+		if backoff > time.Hour {
+			return fmt.Errorf("WithStoreBreaker: backoff must be <= 1h, got %s", backoff)
 		}
 		if trip > 0 {
 			cfg.storeTrip = trip
@@ -404,8 +402,6 @@ func (g *Guard) Stores() []StoreStatus {
 			if m.Rules == nil && m.Healthy && m.Errors == 0 && m.Fallbacks == 0 {
 				continue
 			}
-			// A mode no rule uses has no calls to probe it: its open
-			// breaker says nothing of the store now.
 			st.Healthy = st.Healthy && (m.Healthy || m.Rules == nil)
 			st.Errors += m.Errors
 			st.Fallbacks += m.Fallbacks

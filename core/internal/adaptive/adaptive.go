@@ -72,10 +72,9 @@ func (c Config) Validate() []*rulefields.FieldError {
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &rulefields.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	switch {
-	case c.MinLimit < 0:
+	if c.MinLimit < 0 {
 		add("minLimit", "must be >= 1, got %d", c.MinLimit)
-	case c.MinLimit > flow.MaxLimit:
+	} else if c.MinLimit > flow.MaxLimit {
 		add("minLimit", "must be <= %d, got %d", int64(flow.MaxLimit), c.MinLimit)
 	}
 	switch {
