@@ -795,7 +795,7 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) (bool, error) {
 	calls := make([]*call, len(chunk)+head)
 	calls[0] = &call{script: scriptTime}
 	calls[1] = &call{}
-	calls[1].set(scriptAlive, s.o.prefix+":{"+s.id+"}:alive", aliveTTL.Milliseconds())
+	calls[1].set(scriptAlive, s.o.prefix+":{"+s.id+"}:alive", 2*s.o.maxSyncAge.Milliseconds())
 	before := int64(time.Since(s.start))
 	now := before + s.offset.Load()
 	snaps := make([]snapshot, len(chunk))
@@ -825,10 +825,6 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) (bool, error) {
 	had, ok := calls[1].val.(int64)
 	return calls[1].err == nil && ok && had == 0, firstErr
 }
-
-// aliveTTL is the expiry of a Store's marker (see syncChunk), set again at
-// each sync round that exchanges counts.
-const aliveTTL = time.Minute
 
 func (e *entry) hasPending() bool {
 	if !e.sliding {

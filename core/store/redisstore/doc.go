@@ -157,7 +157,7 @@
 //	PREFIX:{KEY}:tb:in:ID (lb:in:ID) approximate bucket: the record of an instance
 //	                                 entry's pushes, "SEQ TOTAL" (ns of cost)
 //	PREFIX:{STORE}:alive             a Store's marker (STORE its random id), set at
-//	                                 each sync round, expiring a minute later
+//	                                 each sync round, expiring two sync ages later
 //
 // ID is a random id of the Store and the number of the local entry of the
 // key. Approximate pushes are idempotent: each sends the entry's running
