@@ -309,7 +309,7 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 				continue
 			}
 			since := st.since.Load()
-			if due := since + int64(w.after); due > now {
+			if due := since + min(int64(w.after), math.MaxInt64-max(since, 0)); due > now { // saturated
 				next = min(next, due)
 			} else if st.warned.CompareAndSwap(false, true) {
 				w.rp.send(&unmatchedReport{index: i, rule: rs.rule.Name, resource: rs.rule.Resource, over: time.Duration(now - since)})

@@ -132,6 +132,7 @@ type Rule struct {
 	MinRequests int64 `json:"minRequests,omitempty"`
 	// OpenFor is how long an open breaker rejects requests before it lets
 	// probes through (half-open), and how long a probe may take. Default 5s.
+	// At most 2^52 ns (about 52 days).
 	OpenFor time.Duration `json:"openFor,omitempty"`
 	// Probes is the number of requests a half-open breaker lets through;
 	// all must succeed for it to close. Default 1.
@@ -139,7 +140,7 @@ type Rule struct {
 
 	// MinLimit and MaxLimit bound the limit of an adaptive rule on
 	// requests in flight. Defaults 2 (or MaxLimit when lower) and 1000
-	// (or MinLimit when higher).
+	// (or MinLimit when higher). At most 2^52.
 	MinLimit int64 `json:"minLimit,omitempty"`
 	MaxLimit int64 `json:"maxLimit,omitempty"`
 	// Tolerance is how many times its lowest response time an adaptive

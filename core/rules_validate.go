@@ -219,6 +219,14 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	}
 	if r.LocalLimit < 0 {
 		v.add("localLimit", "must be >= 0, got %d", r.LocalLimit)
+	} else if r.LocalLimit > 0 && cmp.Or(r.OnFailure, FailLocal) == FailLocal {
+		local := *r // the local limiter: the rule's algorithm at localLimit
+		local.Limit, local.Algorithm = r.LocalLimit, cmp.Or(r.Algorithm, def)
+		for _, fe := range local.flowConfig().Validate() {
+			if fe.Field == "limit" {
+				v.add("localLimit", "%s", fe.Msg)
+			}
+		}
 	}
 	if r.Window > flow.MaxStoreWindow {
 		v.add("window", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.Window)

@@ -56,9 +56,9 @@ func WithStore(name string, s store.Store) Option {
 // WithStoreBreaker sets the breaker the Guard keeps for each store: after
 // trip consecutive failed rounds of calls (default 5, 1 to 1000; 1 opens it
 // on any failure) the breaker opens, and the Guard leaves the store alone
-// for backoff (default 1s). Meanwhile the rules of that store apply their
-// failure policy at once; then one request at a time probes the store, and
-// a success closes the breaker. 0 keeps the default of either.
+// for backoff (default 1s), up to 1h. Meanwhile the rules of that store
+// apply their failure policy at once; then one request at a time probes the
+// store, and a success closes the breaker. 0 keeps the default of either.
 //
 // A call that fails makes only its own request apply the failure policy; a
 // success resets the count. Calls that were in flight together form one
@@ -72,6 +72,9 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 		}
 		if backoff < 0 {
 			return fmt.Errorf("WithStoreBreaker: backoff must be > 0 (0: the default), got %s", backoff)
+		}
+		if backoff > time.Hour {
+			return fmt.Errorf("WithStoreBreaker: backoff must be <= 1h, got %s", backoff)
 		}
 		if trip > 0 {
 			cfg.storeTrip = trip
@@ -337,8 +340,8 @@ func (b *storeHealth) retryAfter(now int64) time.Duration {
 // StoreStatus is the state of a store a Guard uses.
 type StoreStatus struct {
 	Name string
-	// Healthy is false while the breaker of one of the store's modes is
-	// open (see Modes).
+	// Healthy is false while the breaker of one of the store's modes that
+	// the rules use is open (see Modes).
 	Healthy bool
 	// Errors and Fallbacks are the sums of the Modes'.
 	Errors, Fallbacks int64
@@ -399,7 +402,7 @@ func (g *Guard) Stores() []StoreStatus {
 			if m.Rules == nil && m.Healthy && m.Errors == 0 && m.Fallbacks == 0 {
 				continue
 			}
-			st.Healthy = st.Healthy && m.Healthy
+			st.Healthy = st.Healthy && (m.Healthy || m.Rules == nil)
 			st.Errors += m.Errors
 			st.Fallbacks += m.Fallbacks
 			st.Modes = append(st.Modes, m)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
@@ -73,10 +74,14 @@ func (c Config) Validate() []*rulefields.FieldError {
 	}
 	if c.MinLimit < 0 {
 		add("minLimit", "must be >= 1, got %d", c.MinLimit)
+	} else if c.MinLimit > flow.MaxLimit {
+		add("minLimit", "must be <= %d, got %d", int64(flow.MaxLimit), c.MinLimit)
 	}
 	switch {
 	case c.MaxLimit < 0:
 		add("maxLimit", "must be >= 1, got %d", c.MaxLimit)
+	case c.MaxLimit > flow.MaxLimit:
+		add("maxLimit", "must be <= %d, got %d", int64(flow.MaxLimit), c.MaxLimit)
 	case c.MaxLimit > 0 && c.MaxLimit < c.MinLimit:
 		add("maxLimit", "must be >= minLimit (%d), got %d", c.MinLimit, c.MaxLimit)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pub "github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
@@ -102,13 +103,13 @@ func (c Config) Validate() []*rulefields.FieldError {
 	case c.Buckets < 1 || c.Buckets > window.MaxBuckets:
 		add("buckets", "must be between 1 and %d, got %d", window.MaxBuckets, c.Buckets)
 	case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
-		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
+		add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets: the window must be a multiple of %s", c.Window, c.Buckets, time.Duration(c.Buckets))
 	}
 	if c.MinRequests < 1 {
 		add("minRequests", "must be >= 1, got %d", c.MinRequests)
 	}
-	if c.OpenFor <= 0 {
-		add("openFor", "must be > 0, got %s", c.OpenFor)
+	if c.OpenFor <= 0 || c.OpenFor > flow.MaxSpan {
+		add("openFor", "must be > 0 and <= %s (%d ns), got %s", flow.MaxSpan, int64(flow.MaxSpan), c.OpenFor)
 	}
 	if c.Probes < 1 || c.Probes > MaxProbes {
 		add("probes", "must be between 1 and %d, got %d", MaxProbes, c.Probes)

@@ -133,8 +133,8 @@ func (c Config) Validate() []*FieldError {
 		switch {
 		case c.Buckets < 1 || c.Buckets > MaxBuckets:
 			add("buckets", "must be between 1 and %d, got %d", MaxBuckets, c.Buckets)
-		case c.Window > 0 && int64(c.Window)%int64(c.Buckets) != 0:
-			add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets", c.Window, c.Buckets)
+		case c.Window > 0 && c.Window <= MaxSpan && int64(c.Window)%int64(c.Buckets) != 0:
+			add("buckets", "window %s is not a whole number of nanoseconds per bucket with %d buckets: the window must be a multiple of %s", c.Window, c.Buckets, time.Duration(c.Buckets))
 		}
 	} else if c.Buckets != 0 {
 		add("buckets", "only applies to algorithm %s, got %d with %s", LeapArray, c.Buckets, c.Algorithm)

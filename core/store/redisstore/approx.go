@@ -235,6 +235,11 @@ func (s *Store) takeTracked(ctx context.Context, e *entry, n, t int64) (store.De
 		}
 		t = int64(time.Since(s.start))
 	}
+	if e.synced.Load() == 0 && !s.healthy() {
+		// Nothing known of the other instances' counts: a local decision
+		// could admit the whole limit in each of them.
+		return store.Decision{}, fmt.Errorf("redisstore: %w: approximate counts never read from Redis: %v", store.ErrUnavailable, s.Err())
+	}
 	return e.take(s.picker, s.nowAt(t), n), nil
 }
 
@@ -667,13 +672,14 @@ func (s *Store) Err() error {
 type Stats struct {
 	// Tracked is the number of keys tracked locally.
 	Tracked int64
-	// Syncs counts the sync rounds that exchanged counts with Redis;
-	// SyncErrors those of them that failed, wholly or in part.
+	// Syncs counts the sync rounds that went to Redis (those of a Store
+	// tracking keys); SyncErrors those of them that failed, wholly or in
+	// part.
 	Syncs, SyncErrors int64
 	// MaxSyncGap is the longest time, since New, from the start of a
 	// successful sync round to the end of the next successful one, or to
-	// now while that one has not come (a round with nothing to exchange
-	// succeeds), so it grows during an outage until Close: an admission
+	// now while that one has not come (a round of a Store that tracks no
+	// key succeeds), so it grows during an outage until Close: an admission
 	// reaches Redis within this Store's MaxSyncGap, and another Store's
 	// decisions within that Store's MaxSyncGap more (see the package
 	// documentation). About the sync period plus a round trip while the
@@ -731,7 +737,7 @@ func (s *Store) syncOnce() {
 		}
 		return true
 	})
-	if len(work) == 0 {
+	if len(work) == 0 && s.tracked.Load() == 0 {
 		// Nothing to exchange: a success, unless the last exchange failed
 		// and Redis still does not answer (which would make approximate
 		// limits fresh again while Redis is down).
@@ -740,13 +746,26 @@ func (s *Store) syncOnce() {
 		}
 		return
 	}
+	// Keys tracked but quiet: a round without entries still reads the
+	// marker, which tells whether Redis lost their counts.
 	var firstErr error
-	for len(work) > 0 {
+	lost := false
+	for first := true; first || len(work) > 0; first = false {
 		chunk := work[:min(len(work), s.o.batch)]
 		work = work[len(chunk):]
-		if err := s.syncChunk(chunk, gen); err != nil && firstErr == nil {
+		l, err := s.syncChunk(chunk, gen)
+		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		lost = lost || l
+	}
+	if lost {
+		// Redis lost its data (or the marker expired): the next round
+		// pushes every key's counts again, the quiet ones too.
+		s.entries.Range(func(_, v any) bool {
+			v.(*entry).state.Or(stUsed)
+			return true
+		})
 	}
 	s.syncs.Add(1)
 	if firstErr != nil {
@@ -768,15 +787,21 @@ func (s *Store) syncDone(start int64) {
 	s.okSyncStart.Store(start)
 }
 
-func (s *Store) syncChunk(chunk []*entry, gen int64) error {
-	calls := make([]*call, len(chunk)+1)
+// syncChunk exchanges the entries of chunk, in one pipeline with a read
+// of Redis's clock and of the Store's marker. It reports whether the
+// marker was missing: Redis lost what the Store pushed before.
+func (s *Store) syncChunk(chunk []*entry, gen int64) (bool, error) {
+	const head = 2
+	calls := make([]*call, len(chunk)+head)
 	calls[0] = &call{script: scriptTime}
+	calls[1] = &call{}
+	calls[1].set(scriptAlive, s.o.prefix+":{"+s.id+"}:alive", 2*s.o.maxSyncAge.Milliseconds())
 	before := int64(time.Since(s.start))
 	now := before + s.offset.Load()
 	snaps := make([]snapshot, len(chunk))
 	for i, e := range chunk {
-		calls[i+1] = &call{}
-		snaps[i] = s.prepare(e, calls[i+1], now)
+		calls[i+head] = &call{}
+		snaps[i] = s.prepare(e, calls[i+head], now)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.clientTimeout())
 	defer cancel()
@@ -789,11 +814,16 @@ func (s *Store) syncChunk(chunk []*entry, gen int64) error {
 		firstErr = err
 	}
 	for i, e := range chunk {
-		if err := s.apply(e, snaps[i], calls[i+1], gen); err != nil && firstErr == nil {
+		err := s.apply(e, snaps[i], calls[i+head], gen)
+		if err != nil && e.dead() {
+			s.retire(e) // a replaced entry: pushed again next round
+		}
+		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	return firstErr
+	had, ok := calls[1].val.(int64)
+	return calls[1].err == nil && ok && had == 0, firstErr
 }
 
 func (e *entry) hasPending() bool {

@@ -111,7 +111,11 @@
 // periods, at least 1s, plus the lag of a busy host: see WithSyncPeriod and
 // WithMaxLag) after the start of the last successful sync round, each
 // instance goes on limiting on its own counts and the others' as last read:
-// it admits at most L less what it saw counted. Then Take fails (an error
+// it admits at most L less what it saw counted. A key that never read the
+// counts from Redis (new to the instance: a Store started, a key first
+// used, or a rule reloaded into approximate mode during the outage) fails
+// at once: the instance knows nothing of the others' admissions
+// (TestApproxNeverSyncedDuringOutage). Then Take fails (an error
 // wrapping store.ErrUnavailable that says for how long the counts were not
 // synchronized), and a Guard applies the rule's failure policy, reports the
 // store's approximate mode unhealthy in Guard.Stores (since when, and each
@@ -152,14 +156,21 @@
 //	                                 instance entry (ID)
 //	PREFIX:{KEY}:tb:in:ID (lb:in:ID) approximate bucket: the record of an instance
 //	                                 entry's pushes, "SEQ TOTAL" (ns of cost)
+//	PREFIX:{STORE}:alive             a Store's marker (STORE its random id), set at
+//	                                 each sync round, expiring two sync ages later
 //
 // ID is a random id of the Store and the number of the local entry of the
 // key. Approximate pushes are idempotent: each sends the entry's running
 // total (of a window, or of a bucket's cost), and Redis adds what its record
 // lacks; a push whose reply was lost (a connection cut, a Redis killed
 // between the command and its reply) is sent again and counts once. A Redis
-// that lost its data (a restart without persistence) gets each instance's
-// whole count of the current window back at the next sync.
+// that lost its data (a restart without persistence, FLUSHALL) gets each
+// instance's whole count of the current window back within two sync
+// periods: each sync round of a Store that tracks keys, quiet ones too,
+// reads and sets its marker (a round trip each sync period), and a round
+// that finds it gone has the next one push every key it tracks
+// (TestApproxCountsBackAfterDataLoss). In a Cluster, only the node holding
+// the marker is watched so; keys evicted under maxmemory are not noticed.
 //
 // WINDOW is a Go duration ("1s"). Each key expires once its state no longer
 // matters (two windows after its window started, or when its bucket is

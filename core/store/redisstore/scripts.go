@@ -176,6 +176,15 @@ local t = redis.call('TIME')
 return {t[1], t[2]}
 `)
 
+// scriptAlive reports whether a Store's marker (KEYS[1]) was still in
+// Redis, 1 or 0, and sets it again for ARGV[1] milliseconds: a Redis that
+// lost its data lost the marker with it (see syncOnce).
+var scriptAlive = redis.NewScript(`
+local had = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return had
+`)
+
 // scriptApproxSliding pushes an instance entry's counts of the current
 // window (KEYS[1], the count of all instances) and the previous one
 // (KEYS[2]), and returns both global counts and the entry's counts Redis

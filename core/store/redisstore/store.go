@@ -88,7 +88,7 @@ type Store struct {
 	lastErr     atomic.Pointer[errBox]
 	syncMu      sync.Mutex // one sync at a time (the loop, Close)
 	retiredMu   sync.Mutex
-	retired     []*entry // replaced entries whose counts the next sync pushes
+	retired     []*entry // replaced entries whose counts the next sync pushes (again, when it failed)
 }
 
 type errBox struct{ err error }
