@@ -319,8 +319,8 @@ func (b *binding) read() int64 { return int64(b.since(b.origin)) }
 // its concurrency slots, per-value ones included, and tells breakers the
 // outcome. An err that is or wraps context.Canceled or DeadlineExceeded
 // says its caller gave up: it fails, is no completion for system rules
-// (StrategyBBR), and adaptive rules count its response time only over
-// their minimum. Calls after the first, and calls on the zero Entry, do
+// (StrategyBBR), adaptive rules count its response time only over their
+// minimum, and breakers only by it (slow-ratio). Calls after the first, and calls on the zero Entry, do
 // nothing. Adapters call it from a deferred function, so it runs when a
 // handler panics too.
 //

@@ -97,6 +97,10 @@ func (k *breakerKind) exit(h hold, end ending) {
 	if h.rs != nil {
 		t = h.t
 	}
+	if end.gone {
+		k.b.GoneOn(end.cpu, end.now, t, time.Duration(end.rt))
+		return
+	}
 	k.b.DoneOn(end.cpu, end.now, t, time.Duration(end.rt), end.failed)
 }
 

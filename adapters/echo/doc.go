@@ -48,7 +48,7 @@
 // (install it before this middleware), its concurrency slots released.
 // When the handler returned nil without writing anything after the
 // request's context ended, the request exits with the context's error: a
-// failure by default (breakers included), and gone for system rules
+// failure by default, and gone for system rules and breakers
 // (core.Entry.Exit), as in package sluicehttp. A
 // request that waits for a leaky-bucket turn stops waiting when its client
 // disconnects: it is counted as blocked and the middleware writes nothing

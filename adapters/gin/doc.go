@@ -44,9 +44,9 @@
 // the panic goes on to gin.Recovery (install it before this middleware),
 // its concurrency slots released. When the chain wrote nothing (no body,
 // no status but 200) and attached no error after the request's context
-// ended, the request exits with the context's error: a failure by default
-// (breakers included), and gone for system rules (core.Entry.Exit), as in
-// package sluicehttp. A request that waits for a leaky-bucket
+// ended, the request exits with the context's error: a failure by default,
+// and gone for system rules and breakers (core.Entry.Exit), as in package
+// sluicehttp. A request that waits for a leaky-bucket
 // turn stops waiting when its client disconnects: it is aborted, counted as
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).

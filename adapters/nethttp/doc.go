@@ -173,10 +173,10 @@
 // A handler that returns without writing anything (no header, no body)
 // after the request's context ended (the client gave up, or a deadline
 // passed) exits with the context's error: the classifier sees status 200
-// and context.Canceled or DeadlineExceeded, and by default counts a failure
-// (breakers included, as with gRPC), and the request is "gone"
-// (core.Entry.Exit): no completion for system rules, so that abandoned
-// requests do not raise a BBR bound. A response written after the client
+// and context.Canceled or DeadlineExceeded, and by default counts a failure,
+// and the request is "gone" (core.Entry.Exit): no completion for system
+// rules, so that abandoned requests do not raise a BBR bound, and no error
+// for breakers, so that clients hanging up cannot open one. A response written after the client
 // left counts by its status, as any other. The adapters' shared suite checks
 // both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 //

@@ -377,6 +377,18 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 	b.transition(w, now, open, total, nbad, reason)
 }
 
+// GoneOn reports, as DoneOn, a request whose caller gave up. A slow-ratio
+// breaker counts it by its response time; the others do not count it, and
+// a probe's place goes to another request: clients hanging up cannot open
+// a breaker.
+func (b *Breaker) GoneOn(cpu uint32, now int64, t Ticket, rt time.Duration) {
+	if b.cfg.Strategy == pub.SlowRatio {
+		b.DoneOn(cpu, now, t, rt, true)
+		return
+	}
+	b.Undo(t)
+}
+
 // probeDone counts the outcome of a probe of the half-open period of t.
 func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 	b.mu.Lock()
