@@ -286,7 +286,11 @@ func (k *state) update(first bool) {
 		// Well within the tolerance: room to grow. Beyond the halfway
 		// mark the limit holds, so that it does not swing around the
 		// point where requests begin to queue.
-		k.exact += math.Sqrt(k.exact)
+		l := k.exact
+		if recent > minRT {
+			l = math.Floor(l)
+		}
+		k.exact = l + math.Sqrt(l)
 		fallthrough
 	default:
 		k.congested = 0

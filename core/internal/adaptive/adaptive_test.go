@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -315,6 +316,51 @@ func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLimitDoesNotOvershootOnTwoCPUs runs the controller, saturated,
+// before a backend whose RT by the requests in flight is what the
+// CPU-bound backend of examples/overload read (-samples, 2 CPUs of 20ms):
+// 2 in flight at the minimum, 3 at 1.05-1.25x it (a request freed slot
+// waits for a CPU to reach the rule), 4 at 1.5-1.7x, 5 at 1.9-2.2x. The
+// requests of an interval end in it. After the first second the limit is
+// never above 4, and 3 or 4 outside probes. Before, it grew from 3 by the
+// square root of its unrounded value, which the slow shrinking at 4 had
+// left at 3.9-4.0: to 5-6, held 5 intervals of every 20 (16%), where
+// requests queued for 2-3 service times.
+func TestLimitDoesNotOvershootOnTwoCPUs(t *testing.T) {
+	read := [][2]float64{2: {1, 1.05}, 3: {1.05, 1.25}, 4: {1.5, 1.7}, 5: {1.9, 2.2}}
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		rt := func(n int64) int64 {
+			r := [2]float64{float64(n) / 2.5, float64(n)/2.5 + 0.3}
+			if n < int64(len(read)) {
+				r = read[max(n, 2)]
+			}
+			return int64((r[0] + rng.Float64()*(r[1]-r[0])) * 21.5 * float64(ms))
+		}
+		k := New(Config{}, nil)
+		var now int64
+		counts := map[int64]int{}
+		for i := range 300 {
+			for k.Acquire(1, 0) { // as many as it admits: a flood
+			}
+			n := k.InFlight()
+			ends := max(n*100*ms/rt(n), 1)
+			for j := range ends { // the last ends the interval
+				k.Done(now+100*ms-(ends-1-j), rt(n), 1, false)
+				k.Acquire(1, 0)
+			}
+			now += 100 * ms
+			if i >= 50 && k.s.probing == 0 {
+				counts[k.Limit()]++
+			}
+		}
+		t.Logf("seed %d: intervals at each limit outside probes: %v", seed, counts)
+		for l, c := range counts {
+			assert.True(t, l == 3 || l == 4, "seed %d: %d intervals at %d", seed, c, l)
+		}
 	}
 }
 

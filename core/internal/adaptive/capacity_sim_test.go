@@ -168,10 +168,12 @@ func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed u
 // rule until a CPU frees or ends a slice of 10ms or 15ms. Arrivals at a
 // fixed rate of 1x, 2x, 5x and 10x the capacity, 1s deadline, 5 seeds
 // each. Every row serves at least 85% of the capacity (measured: 86-102%,
-// the lowest at 1x with a varied service) with a p99 latency at most 3x
-// the unloaded one (measured: 0.9-3.0x, the highest at 2x with the 15ms
-// slice). Before, probes stopped at minLimit 4, above the 2 workers, so
-// that the minimum response time they measured included a queue: p99 4-6x
+// the lowest at 1x with a varied service) with a p99 latency at most 2.8x
+// the unloaded one (measured: 0.9-2.7x, the highest at 1x, where the rule
+// does not limit). Before, a limit of 3 grew from the unrounded 3.9 a
+// slow shrink at 4 had left, to 5, held a sixth of the time: 3.0x at 2x
+// with the 15ms slice (now 2.2x). Earlier, probes stopped at minLimit 4,
+// above the 2 workers, so that the minimum response time they measured included a queue: p99 4-6x
 // at 2x-10x with a constant 20ms; a periodic probe at 3 in flight, above
 // the 2 CPUs, raised the minimum to the RT of 3, over which 5 in flight
 // read 1.4x: 3.4x at 10x with the 10ms slice; and the interval after a
@@ -202,7 +204,7 @@ func TestCapacityUnderOpenLoad(t *testing.T) {
 			t.Logf("%v cv %.1f slice %v load %2.0fx: goodput %3.0f-%3.0f%% of capacity, p99 %.1f-%.1fx unloaded (%.0fms)",
 				b.service, b.cv, b.slice, load, 100*goods[0], 100*goods[len(goods)-1], p99s[0], p99s[len(p99s)-1], unloaded/1e6)
 			assert.GreaterOrEqual(t, goods[0], 0.85, "%v cv %.1f slice %v at %.0fx", b.service, b.cv, b.slice, load)
-			assert.LessOrEqual(t, p99s[len(p99s)-1], 3.0, "%v cv %.1f slice %v at %.0fx: p99 over the unloaded one", b.service, b.cv, b.slice, load)
+			assert.LessOrEqual(t, p99s[len(p99s)-1], 2.8, "%v cv %.1f slice %v at %.0fx: p99 over the unloaded one", b.service, b.cv, b.slice, load)
 		}
 	}
 }
