@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -125,13 +124,7 @@ type SystemSource interface {
 // WithSystemSource makes the Guard read the host signals of system rules
 // from s instead of the host's files: tests give a fake one.
 func WithSystemSource(s SystemSource) Option {
-	return optionFunc(func(cfg *config) error {
-		if s == nil {
-			return errors.New("WithSystemSource: source is nil")
-		}
-		cfg.systemSource = s
-		return nil
-	})
+	return option(s == nil, "WithSystemSource: source is nil", func(cfg *config) { cfg.systemSource = s })
 }
 
 // systemKind is a system rule.
