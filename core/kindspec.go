@@ -292,11 +292,9 @@ type KindDef struct {
 	Kind Kind
 	// Doc says what it limits, in a few words.
 	Doc string
-	// Fields are the fields a rule of the kind takes, by their names in a
-	// rules file, besides name, resource, kind and shadow: a rule that
-	// sets another is refused. A rules file may leave any of them out:
-	// Check refuses a zero value that cannot be meant (a limit of 0 left
-	// by a file cut short).
+	// Fields are as KindInfo's: a rule that sets another is refused. A
+	// rules file may leave any of them out: Check refuses a zero value that
+	// cannot be meant (a limit of 0 left by a file cut short).
 	Fields []string
 	// Check returns the problems of a rule of the kind, each a field's
 	// name (Problem.Field) and what is wrong with its value (Problem.Msg:
