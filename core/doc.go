@@ -199,8 +199,7 @@
 // While half-open, only the probes' outcomes count, and the outcomes of
 // requests admitted before a state change never count after it. A reload
 // that keeps the rule keeps its state. State changes go to
-// WithBreakerListener's function and to the log, on a goroutine of the
-// Guard, never a request's (a full queue drops and counts them).
+// WithBreakerListener's function and to the log, never from a request.
 //
 // # Adaptive and system rules, priorities
 //
@@ -235,12 +234,10 @@
 //
 // # Kinds of your own
 //
-// WithKind adds a kind of rule to a Guard (KindDef): its name, the Rule
-// fields it takes, its checks and how its blocks are answered (status,
-// problem type, gRPC code and reason); a rule of a built-in kind that its
-// Enforce returns limits the requests. Rules files (rulesfile.NewGuard with
-// the same option), the adapters and Snapshot treat it as a built-in kind;
-// Kinds lists the built-in ones.
+// WithKind adds a kind of rule of a Guard's own (KindDef says what it
+// defines), enforced by a rule of a built-in kind. Rules files
+// (rulesfile.NewGuard with the same option), the adapters and Snapshot
+// treat it as a built-in kind; Kinds lists the built-in ones.
 //
 // # Shared stores
 //
