@@ -1,9 +1,6 @@
 package core
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // WithBlockHook makes Enter call f with the request's context and its
 // BlockedError each time rules block a request, before Enter returns it:
@@ -12,13 +9,7 @@ import (
 // Requests that pass do not call it. Hooks given more than once are all
 // called, in order.
 func WithBlockHook(f func(ctx context.Context, b *BlockedError)) Option {
-	return optionFunc(func(cfg *config) error {
-		if f == nil {
-			return errors.New("WithBlockHook: hook is nil")
-		}
-		cfg.blockHooks = append(cfg.blockHooks, f)
-		return nil
-	})
+	return option(f == nil, "WithBlockHook: hook is nil", func(cfg *config) { cfg.blockHooks = append(cfg.blockHooks, f) })
 }
 
 // callBlockHooks calls the Guard's block hooks when err is a block.

@@ -51,12 +51,9 @@
 //
 // # Rules
 //
-// A rule's Resource is a resource name or a glob: '*' matches any run of
-// characters, '/' included ("GET /items/*", "/pkg.Svc/*", "*"), and the
-// method may be '*'. A template without a method ("/items/{id}") applies to
-// every method, as "* /items/{id}" does. A rule has one state shared by
-// every resource it matches: "*" with a concurrency limit of 200 means 200
-// in flight across all resources. Every matching rule applies and a request
+// A rule's Resource is a resource name or a glob (see Rule.Resource). A
+// rule has one state shared by every resource it matches: "*" with a
+// concurrency limit of 200 means 200 in flight across all resources. Every matching rule applies and a request
 // passes only if all pass; what the rules that admitted it reserved is
 // given back when a later one rejects it.
 //
@@ -202,8 +199,7 @@
 // While half-open, only the probes' outcomes count, and the outcomes of
 // requests admitted before a state change never count after it. A reload
 // that keeps the rule keeps its state. State changes go to
-// WithBreakerListener's function and to the log, on a goroutine of the
-// Guard, never a request's (a full queue drops and counts them).
+// WithBreakerListener's function and to the log, never from a request.
 //
 // # Adaptive and system rules, priorities
 //
@@ -224,32 +220,24 @@
 // whose signal the host cannot give is refused. WithSystemSource gives
 // tests a source of their own.
 //
-// A request has a Priority: critical, default or sheddable, from
-// WithPriority on its context, else from the param a rule's Priority
-// names ("header:X-Priority"), else default. Adaptive and system rules
-// shed the lower levels first, and a level only once every lower one is
-// shed; a single level coming alone has the whole limit. There is no
+// A request has a Priority (critical, default or sheddable) by which
+// adaptive and system rules shed, the lower levels first. There is no
 // queue: a burst of critical requests finds room only where room was kept
 // free.
 //
 // # Shadow rules
 //
-// A shadow rule (Rule.Shadow, or every rule with WithShadow) decides each
-// request as the enforced rule would and keeps the same state, but a
-// request it would reject takes nothing of it and goes on:
-// RuleStats.Shadowed counts those, and they are logged like blocks, marked
-// shadow=true. A shadow rule sends no RateLimit fields unless the Guard
-// has WithShadowQuotas. Switching a rule between shadow and enforced by a
-// reload keeps its state and counts.
+// A shadow rule (Rule.Shadow, or every rule with WithShadow, which says
+// how) is evaluated and counted, never enforced: RuleStats.Shadowed counts
+// the requests it would have rejected. Switching a rule between shadow and
+// enforced by a reload keeps its state and counts.
 //
 // # Kinds of your own
 //
-// WithKind adds a kind of rule to a Guard (KindDef): its name, the Rule
-// fields it takes, its checks and how its blocks are answered (status,
-// problem type, gRPC code and reason); a rule of a built-in kind that its
-// Enforce returns limits the requests. Rules files (rulesfile.NewGuard with
-// the same option), the adapters and Snapshot treat it as a built-in kind;
-// Kinds lists the built-in ones.
+// WithKind adds a kind of rule of a Guard's own (KindDef says what it
+// defines), enforced by a rule of a built-in kind. Rules files
+// (rulesfile.NewGuard with the same option), the adapters and Snapshot
+// treat it as a built-in kind; Kinds lists the built-in ones.
 //
 // # Shared stores
 //
@@ -257,9 +245,8 @@
 // with WithStore (package store; Redis: package redisstore), so its limit
 // holds for every instance together. A flow rule then uses sliding-counter
 // (its default there), token-bucket or leaky-bucket, a hotspot rule
-// token-bucket (its default) or leaky-bucket. Its Mode is exact (a round
-// trip per decision) or approximate (local decisions, counts synced
-// periodically). While the store fails, a request applies the rule's
+// token-bucket (its default) or leaky-bucket; Rule.Mode says how the store
+// decides. While the store fails, a request applies the rule's
 // OnFailure: local (the default: this instance alone, at LocalLimit), open
 // (admit) or closed (reject). Each store has one breaker per mode, so an
 // approximate rule never hides an exact rule's failures: after consecutive

@@ -182,24 +182,27 @@ type optionFunc func(*config) error
 
 func (f optionFunc) apply(c *config) error { return f(c) }
 
-// WithClock makes the Guard read time from c instead of the system's
-// monotonic clock. Tests pass a *clock.Fake.
-func WithClock(c clock.Clock) Option {
+// option returns an Option that fails with problem when bad, and else
+// configures a Guard with set.
+func option(bad bool, problem string, set func(*config)) Option {
 	return optionFunc(func(cfg *config) error {
-		if c == nil {
-			return errors.New("WithClock: clock is nil")
+		if bad {
+			return errors.New(problem)
 		}
-		cfg.clock = c
+		set(cfg)
 		return nil
 	})
 }
 
+// WithClock makes the Guard read time from c instead of the system's
+// monotonic clock. Tests pass a *clock.Fake.
+func WithClock(c clock.Clock) Option {
+	return option(c == nil, "WithClock: clock is nil", func(cfg *config) { cfg.clock = c })
+}
+
 // WithRules sets the Guard's initial rules.
 func WithRules(rules ...Rule) Option {
-	return optionFunc(func(cfg *config) error {
-		cfg.rules = append(cfg.rules, rules...)
-		return nil
-	})
+	return option(false, "", func(cfg *config) { cfg.rules = append(cfg.rules, rules...) })
 }
 
 // WithMaxResources bounds the number of distinct resource names the Guard
@@ -207,13 +210,8 @@ func WithRules(rules ...Rule) Option {
 // still get every matching rule applied, but share the statistics of the
 // resource named OverflowResource and their rules are matched on each call.
 func WithMaxResources(n int) Option {
-	return optionFunc(func(cfg *config) error {
-		if n < 1 {
-			return fmt.Errorf("WithMaxResources: must be >= 1, got %d", n)
-		}
-		cfg.maxResources = n
-		return nil
-	})
+	return option(n < 1, fmt.Sprintf("WithMaxResources: must be >= 1, got %d", n),
+		func(cfg *config) { cfg.maxResources = n })
 }
 
 // New returns a Guard configured by opts. It returns an error naming the

@@ -197,13 +197,8 @@ const maxTopBlocked = 100
 // cut) in memory and shows them to whoever sees the statistics. k is 1 to
 // 100.
 func WithTopBlockedValues(k int) Option {
-	return optionFunc(func(cfg *config) error {
-		if k < 1 || k > maxTopBlocked {
-			return fmt.Errorf("WithTopBlockedValues(%d): k must be between 1 and %d", k, maxTopBlocked)
-		}
-		cfg.topBlocked = k
-		return nil
-	})
+	return option(k < 1 || k > maxTopBlocked, fmt.Sprintf("WithTopBlockedValues(%d): k must be between 1 and %d", k, maxTopBlocked),
+		func(cfg *config) { cfg.topBlocked = k })
 }
 
 // firstValue returns the first value of the param of rs, a hotspot rule, in

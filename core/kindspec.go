@@ -105,10 +105,8 @@ type kindSet []kindSpec
 
 // find returns the descriptor of kind k, or nil.
 func (ks kindSet) find(k Kind) *kindSpec {
-	for i := range ks {
-		if ks[i].kind == k {
-			return &ks[i]
-		}
+	if i := slices.IndexFunc(ks, func(s kindSpec) bool { return s.kind == k }); i >= 0 {
+		return &ks[i]
 	}
 	return nil
 }
@@ -136,10 +134,8 @@ func (ks kindSet) taking(field string) kindSet {
 // field returns the kind's spec of field, or nil when the kind does not
 // take it.
 func (k *kindSpec) field(key string) *fieldSpec {
-	for i := range k.fields {
-		if k.fields[i].key == key {
-			return &k.fields[i]
-		}
+	if i := slices.IndexFunc(k.fields, func(f fieldSpec) bool { return f.key == key }); i >= 0 {
+		return &k.fields[i]
 	}
 	return nil
 }
@@ -296,11 +292,9 @@ type KindDef struct {
 	Kind Kind
 	// Doc says what it limits, in a few words.
 	Doc string
-	// Fields are the fields a rule of the kind takes, by their names in a
-	// rules file, besides name, resource, kind and shadow: a rule that
-	// sets another is refused. A rules file may leave any of them out:
-	// Check refuses a zero value that cannot be meant (a limit of 0 left
-	// by a file cut short).
+	// Fields are as KindInfo's: a rule that sets another is refused. A
+	// rules file may leave any of them out: Check refuses a zero value that
+	// cannot be meant (a limit of 0 left by a file cut short).
 	Fields []string
 	// Check returns the problems of a rule of the kind, each a field's
 	// name (Problem.Field) and what is wrong with its value (Problem.Msg:

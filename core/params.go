@@ -63,13 +63,7 @@ type ParamSource interface {
 // Guard given no extractor of their own read params with it (they find it
 // in ParamSources), and refuse to start when given another.
 func WithParamSource(s ParamSource) Option {
-	return optionFunc(func(cfg *config) error {
-		if s == nil {
-			return errors.New("WithParamSource: source is nil")
-		}
-		cfg.sources = append(cfg.sources, s)
-		return nil
-	})
+	return option(s == nil, "WithParamSource: source is nil", func(cfg *config) { cfg.sources = append(cfg.sources, s) })
 }
 
 // CustomParams returns a ParamSource of the custom params a program passes

@@ -7,10 +7,8 @@ import (
 	"time"
 )
 
-// fileForm returns r in the form of the rules file, a struct of Rule's
-// fields with json and yaml names: durations are Go duration strings and
-// zero fields are left out, except limit where the rule's kind must give it
-// (flow, concurrency, hotspot: 0 blocks every request).
+// fileForm returns r in the form of the rules file (see MarshalJSON), a
+// struct of Rule's fields with json and yaml names.
 func (r Rule) fileForm() any {
 	k := kindSet(builtinKinds()).find(r.Kind)
 	rv := reflect.ValueOf(r)

@@ -17,10 +17,7 @@ package core
 // WithQuotas and BlockedError.Policies (so adapters send no
 // RateLimit fields for it) unless WithShadowQuotas.
 func WithShadow() Option {
-	return optionFunc(func(cfg *config) error {
-		cfg.shadowAll = true
-		return nil
-	})
+	return option(false, "", func(cfg *config) { cfg.shadowAll = true })
 }
 
 // WithShadowQuotas makes the quota policies of shadow rules reported as
@@ -30,10 +27,7 @@ func WithShadow() Option {
 // Remaining 0. A request another rule blocks lists a shadow rule's policy
 // when the shadow rule admitted it.
 func WithShadowQuotas() Option {
-	return optionFunc(func(cfg *config) error {
-		cfg.shadowQuotas = true
-		return nil
-	})
+	return option(false, "", func(cfg *config) { cfg.shadowQuotas = true })
 }
 
 // shadow acts on the rejection in h, the last slot, by a shadow rule: it

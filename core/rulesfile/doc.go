@@ -172,17 +172,13 @@
 //
 // # Reloading
 //
-// NewWatcher loads the file (a missing or invalid file is an error and
-// nothing starts); Run then polls it until its context ends, and Reload
-// applies it at once (from a SIGHUP handler, say). A new version replaces
-// the rules with core.Guard.SetRules: rules that keep their name, kind,
-// resource and param keep their state. A version that is invalid or
-// unreadable (a syntax error, an unknown field, a value out of range, a
-// deleted or empty file, a file cut short) is not applied and the rules in
-// force stay, until the file is fixed or recreated; only "rules: []"
-// removes every rule. OnReload's function gets each applied version, with
-// the rules added, removed and changed, and each problem, once per
-// distinct content, with its rule, field and line.
+// A Watcher (NewWatcher, Run, Reload, OnReload) replaces the rules with
+// each new version of the file by core.Guard.SetRules: rules that keep
+// their name, kind, resource and param keep their state. A version that
+// is invalid or unreadable (a syntax error, an unknown field, a value out
+// of range, a deleted or empty file, a file cut short) is not applied and
+// the rules in force stay, until the file is fixed or recreated; only
+// "rules: []" removes every rule.
 //
 // No input makes Load, Parse, NewGuard, Rules or a Watcher panic, YAML or
 // JSON (FuzzParse, run by .ci/fuzz; its corpus keeps every crasher found).

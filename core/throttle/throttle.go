@@ -227,8 +227,7 @@ func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Durati
 const failingWeight = 0.25
 
 // minSeen is the least share of a window the rejection share's doubt, a
-// call per window, is scaled to: a throttle that has counted calls for a
-// tenth of a window does not judge as if it had seen a whole one.
+// call per window, is scaled to (see the package doc).
 const minSeen = 0.5
 
 // weight returns how much a call rejected locally counts as attempted,

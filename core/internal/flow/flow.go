@@ -7,27 +7,14 @@ import (
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
-// Decision is the outcome of Limiter.Acquire.
+// Decision is the outcome of Limiter.Acquire. Its exported fields mean
+// what those of store.Decision, which a Store copies them to, do; Limit is
+// lower than Config.Limit while a limit warms up.
 type Decision struct {
-	// OK reports whether the request is admitted.
-	OK bool
-	// Wait is, for an admitted request, how long it must wait for its turn
-	// before it proceeds (LeakyBucket); 0 otherwise.
-	Wait time.Duration
-	// Limit is the limit in force at the decision (lower than Config.Limit
-	// while warming up).
-	Limit int64
-	// Remaining is the quota left after the decision: how many more
-	// requests of one could be admitted right now.
-	Remaining int64
-	// RetryAfter is, for a rejected request, the time after which the same
-	// request would be admitted if nothing else arrived; 0 when admitted.
-	RetryAfter time.Duration
-	// Next is, for an admitted request that leaves no quota (Remaining 0),
-	// the time after which a next request of one would be admitted if
-	// nothing else arrived: the RetryAfter of a request of one rejected
-	// right after it. 0 otherwise.
-	Next time.Duration
+	OK               bool
+	Wait             time.Duration
+	Limit, Remaining int64
+	RetryAfter, Next time.Duration
 
 	ref      any   // algorithm state the reservation was made in, for Undo
 	mark     int64 // algorithm value of the reservation, for Undo

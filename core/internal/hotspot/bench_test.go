@@ -10,6 +10,24 @@ import (
 	"time"
 )
 
+// The figures, in process CPU time per request on a 2-CPU AMD EPYC virtual
+// machine with other work running (load average 3-5), medians of 3 runs of
+// go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/:
+//
+//   - 31 cpu-ns on a hot value (BenchmarkHotspotHotKey), of which the lock
+//     (two atomic read-modify-writes) takes about 11, the bucket's
+//     arithmetic about 5 and the two hashes about 4;
+//   - 37 with 10 000 values taking turns (BenchmarkHotspot10kKeys);
+//   - 180-190 with 1 000 000 values in a table of 2 000 000, taking turns
+//     in the order they were inserted (BenchmarkHotspot1MKeysHeld), and
+//     470 in a random order (BenchmarkHotspot1MKeysHeldRandom). A request
+//     waits for its index slot, then its record, from memory (without the
+//     lock, an experiment, no faster); records read in arrival order are
+//     read in sequence, which the hardware prefetches.
+//
+// AcquireTo without quota skips the bucket's Remaining and Next: 45.5 ->
+// 40 cpu-ns at 10 000 values of a limit of 10^12 an hour.
+
 // huge is a limit no benchmark reaches.
 const huge = 1 << 40
 

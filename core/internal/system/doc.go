@@ -27,16 +27,9 @@
 // time of the last 10 seconds, plus one: what the service showed it serves
 // at once, and one waiting. Completions, here and in rt's bound, are of
 // requests served, not ended with a context's error (core's Entry.Exit;
-// TestSystemRuleBBRCountsOnlyServedRequests). The guarantee, on
-// the fake clock: a saturated host (CPU read 1.0) before 2 workers of
-// 20ms (100 requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x,
-// 1s deadline: at least 90% of the capacity served (measured 100%) with a
-// p99 latency at most 3x the unloaded one (measured 1.0x, 1.8x, 1.9x,
-// 1.9x): go test -run CapacityUnderOpenLoad -v ./core/. With priorities,
-// at 3x with the host saturated, under 1% of critical requests are shed,
-// sheddable ones first, the minimum response time read as the 2ms a
-// request takes: TestSystemRuleBBRShedsByPriorityUnderOverload in core.
-// On a real CPU-bound backend: examples/overload's doc.
+// TestSystemRuleBBRCountsOnlyServedRequests). What it guarantees, with
+// the figures and tests: core.StrategyBBR's doc; on a real CPU-bound
+// backend: examples/overload's doc.
 //
 // It is internal to sluice: users write rules of kind system (core.Rule's
 // Signal, Threshold and Strategy fields) and give a Guard their own source

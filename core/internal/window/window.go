@@ -297,15 +297,7 @@ func (a *LeapArray) span(d int64) int64 { return min(max(d, 0), a.interval) }
 // of any newer bucket (installed by a goroutine whose clock is ahead), so a
 // check made at now never misses a reservation that belongs to its window.
 func (a *LeapArray) SumOver(now int64, span time.Duration, ev Event) int64 {
-	from := a.startOf(now) - a.span(int64(span))
-	var sum int64
-	for i := range a.slots {
-		b := a.slots[i].Load()
-		if b != nil && b.start > from {
-			sum += b.counts[ev].Load()
-		}
-	}
-	return sum
+	return a.SumBetween(a.startOf(now)-a.span(int64(span)), math.MaxInt64, ev)
 }
 
 // SumBetween returns the total of ev over the buckets whose start lies in
