@@ -69,8 +69,8 @@ func FuzzParseParam(f *testing.F) {
 // result must be the zero Addr or a valid address without zone or IPv4
 // mapping; forwarding headers must count only when the peer is trusted; a
 // trusted-proxy answer other than the peer must be a hop the headers name;
-// and the ip param must be the address's canonical text, or for IPv6 that
-// of its /64.
+// the ip param must be the address's canonical text, or for IPv6 that of
+// its /64; and with WithClientIPHeader only the header it names counts.
 func FuzzClientIP(f *testing.F) {
 	f.Add("10.0.0.1:1", "198.51.100.7, 10.0.0.2", "", "")
 	f.Add("10.0.0.1:1", "", `for="[2001:db8::1]:80", for=_x`, "")
@@ -87,6 +87,10 @@ func FuzzClientIP(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	named, err := extractors.New(extractors.WithTrustedProxies(trusted...), extractors.WithClientIPHeader("X-Real-IP"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, remote, xff, forwarded, realIP string) {
 		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/"}, RemoteAddr: remote, Header: http.Header{}}
 		for name, v := range map[string]string{"X-Forwarded-For": xff, "Forwarded": forwarded, "X-Real-Ip": realIP} {
@@ -96,6 +100,14 @@ func FuzzClientIP(f *testing.F) {
 		}
 		got := x.ClientIP(r)
 		peer := plain.ClientIP(r)
+		fromNamed := named.ClientIP(r)
+		only := &http.Request{Method: "GET", URL: r.URL, RemoteAddr: remote, Header: http.Header{}}
+		if realIP != "" {
+			only.Header["X-Real-Ip"] = []string{realIP}
+		}
+		if again := named.ClientIP(only); again != fromNamed {
+			t.Fatalf("WithClientIPHeader(X-Real-IP): %v with the other headers, %v without", fromNamed, again)
+		}
 		if peer.IsValid() && (peer.Zone() != "" || peer.Is4In6()) {
 			t.Fatalf("peer %v not normalized", peer)
 		}
