@@ -92,3 +92,16 @@ func TestErrorsQuoteLongValuesShort(t *testing.T) {
 	assert.Equal(t, `"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"...`, core.Quote(big))
 	assert.Equal(t, `"a\nb"`, core.Quote("a\nb"))
 }
+
+// TestHugeParamNamesRefused: a param names a header, query, cookie, path
+// or metadata key, or a custom param, of at most 256 bytes; a megabyte
+// one, which every request would look up, was accepted.
+func TestHugeParamNamesRefused(t *testing.T) {
+	huge := "header:" + strings.Repeat("x", 1<<20)
+	_, err := core.New(core.WithRules(core.Rule{Resource: "GET /a", Kind: core.KindHotspot, Param: huge, Limit: 5, Window: time.Second}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "param must be at most 256 bytes, got 1048583 bytes")
+	assert.Less(t, len(err.Error()), 512)
+	assert.NoError(t, core.ValidateParam("header:"+strings.Repeat("x", 249)), "256 bytes are allowed")
+	assert.Error(t, core.ValidateParam("header:"+strings.Repeat("x", 250)))
+}

@@ -179,18 +179,26 @@ func TestSluicecheck(t *testing.T) {
 	})
 
 	t.Run("long values", func(t *testing.T) {
-		// A 1 MB store or param is named shortened, with the field.
+		// A 1 MB store or a 256-byte param (the longest) is named
+		// shortened, with the field; a 1 MB param is refused as too long.
 		big := strings.Repeat("a", 1<<20)
 		path := filepath.Join(t.TempDir(), "rules.json")
 		require.NoError(t, os.WriteFile(path, []byte(`{"rules": [
   {"resource": "GET /a", "kind": "flow", "limit": 5, "window": "1s", "store": "`+big+`"},
-  {"resource": "GET /b", "kind": "hotspot", "limit": 5, "window": "1s", "param": "`+big+`"}
+  {"resource": "GET /b", "kind": "hotspot", "limit": 5, "window": "1s", "param": "`+big[:256]+`"}
 ]}`), 0o600))
 		r := runCmd(t, bin, "-stores", "redis", "-params", "user", path)
 		assert.Equal(t, 1, r.code)
 		assert.Less(t, len(r.stderr), 1024, "%.500s", r.stderr)
-		assert.Contains(t, r.stderr, `: store "aaaa`)
-		assert.Contains(t, r.stderr, `: param "aaaa`)
+		assert.Contains(t, r.stderr, `: store "`+big[:64]+`"...`)
+		assert.Contains(t, r.stderr, `: param "`+big[:64]+`"...`)
+		require.NoError(t, os.WriteFile(path, []byte(`{"rules": [
+  {"resource": "GET /b", "kind": "hotspot", "limit": 5, "window": "1s", "param": "`+big+`"}
+]}`), 0o600))
+		r = runCmd(t, bin, path)
+		assert.Equal(t, 1, r.code)
+		assert.Less(t, len(r.stderr), 1024, "%.500s", r.stderr)
+		assert.Contains(t, r.stderr, "param must be at most 256 bytes, got 1048576 bytes")
 	})
 
 	t.Run("YAML syntax", func(t *testing.T) {

@@ -89,6 +89,10 @@ var (
 	bareParams = [...]string{"ip", "method", "host", "peer"}
 )
 
+// MaxParamLen bounds a param's spec: a header, query, cookie, path or
+// metadata name, or a custom param's.
+const MaxParamLen = 256
+
 // ParamProblem returns what is wrong with param as the Param of a hotspot
 // rule (or the Priority of a rule), or "" when it is well formed: KIND:NAME
 // (NAME without spaces or control characters), a bare param, or a custom
@@ -100,6 +104,8 @@ func ParamProblem(param string) string {
 	switch {
 	case param == "":
 		return "is required for kind hotspot, e.g. header:X-User-ID or ip"
+	case len(param) > MaxParamLen:
+		return fmt.Sprintf("must be at most %d bytes, got %d bytes: %s", MaxParamLen, len(param), Quote(param))
 	case !found && slices.Contains(bareParams[:], param):
 		return ""
 	case !found && IsIdentifier(param):
