@@ -71,14 +71,7 @@ func TestAdaptiveRuleFindsItsLimitFromResponseTimes(t *testing.T) {
 	// round takes as many requests in flight as the rule admits, which
 	// end after rt, one interval of the controller or more.
 	round := func(rt time.Duration) {
-		var held []core.Entry
-		for {
-			e, err := g.Enter(context.Background(), "GET /x")
-			if err != nil {
-				break
-			}
-			held = append(held, e)
-		}
+		held := admitAll(g, "GET /x")
 		fc.Advance(rt)
 		for i := range held {
 			held[i].Exit(nil)
@@ -114,14 +107,7 @@ func TestAdaptiveRuleTakesAbandonedRequestsForNoAnswer(t *testing.T) {
 	require.NoError(t, err)
 	defer g.Close()
 	round := func(abandoned bool) {
-		var held []core.Entry
-		for {
-			e, err := g.Enter(context.Background(), "GET /x")
-			if err != nil {
-				break
-			}
-			held = append(held, e)
-		}
+		held := admitAll(g, "GET /x")
 		if abandoned { // half the callers give up after 5ms, with the context's error
 			fc.Advance(5 * time.Millisecond)
 			for i := 0; i < len(held); i += 2 {
@@ -163,14 +149,7 @@ func TestAdaptiveRuleKnobsReachItsController(t *testing.T) {
 	// once per window of 1s.
 	var limits []int64
 	for range 35 {
-		var held []core.Entry
-		for {
-			e, err := g.Enter(context.Background(), "GET /x")
-			if err != nil {
-				break
-			}
-			held = append(held, e)
-		}
+		held := admitAll(g, "GET /x")
 		fc.Advance(100 * time.Millisecond)
 		for i := range held {
 			held[i].Exit(nil)
@@ -224,5 +203,18 @@ func TestAdaptiveProbesRefuseLittle(t *testing.T) {
 			assert.LessOrEqual(t, all, 0.1, "%d workers at %gx: of all", b.workers, load)
 			assert.LessOrEqual(t, worst, 0.1, "%d workers at %gx: of the half second at %v", b.workers, load, worstAt)
 		}
+	}
+}
+
+// admitAll enters requests of resource until the Guard rejects one, and
+// returns those it admitted, in flight.
+func admitAll(g *core.Guard, resource string) []core.Entry {
+	var held []core.Entry
+	for {
+		e, err := g.Enter(context.Background(), resource)
+		if err != nil {
+			return held
+		}
+		held = append(held, e)
 	}
 }

@@ -320,9 +320,9 @@ func (b *binding) read() int64 { return int64(b.since(b.origin)) }
 // outcome. An err that is or wraps context.Canceled or DeadlineExceeded
 // says its caller gave up: it fails, is no completion for system rules
 // (StrategyBBR), adaptive rules count its response time only over their
-// minimum, and breakers only by it (slow-ratio). Calls after the first, and calls on the zero Entry, do
-// nothing. Adapters call it from a deferred function, so it runs when a
-// handler panics too.
+// minimum, and breakers only by it (slow-ratio). Calls after the first,
+// and calls on the zero Entry, do nothing. Adapters call it from a
+// deferred function, so it runs when a handler panics too.
 //
 // Exit reads the clock only for a request whose response time is used
 // (Entry.w): when a rule of the resource reads it (breakers, adaptive and
