@@ -172,15 +172,17 @@ func (v *validator) checkName(name string) {
 }
 
 // checkResource checks that a resource name or glob is present, bounded,
-// printable and has a canonical form (resname.Canonical).
+// printable (no control characters, no invisible format characters such as
+// U+202E, which make a rule look like another) and has a canonical form
+// (resname.Canonical).
 func (v *validator) checkResource(res string) {
 	switch {
 	case res == "":
 		v.add("resource", "is required")
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
-	case strings.ContainsFunc(res, unicode.IsControl):
-		v.add("resource", "must not contain control characters, got %s", quote(res))
+	case strings.ContainsFunc(res, unprintable):
+		v.add("resource", "must not contain control or format characters, got %s", quote(res))
 	default:
 		if _, err := resname.Canonical(res); err != nil {
 			v.add("resource", "%s", err)
@@ -290,6 +292,8 @@ func Quote(s string) string { return rulefields.Quote(s) }
 func isName(s string) bool {
 	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })
 }
+
+func unprintable(c rune) bool { return unicode.IsControl(c) || unicode.Is(unicode.Cf, c) }
 
 func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0

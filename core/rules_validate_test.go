@@ -167,7 +167,13 @@ func TestCheckRulesProblems(t *testing.T) {
 		}},
 		{"control characters", Rule{Name: "a\tb", Resource: "GET\n/x", Kind: KindConcurrency}, []string{
 			`rules[0] ("a\tb"): name must contain only ASCII letters, digits and -_.:/{}*$#() (it is written as is in RateLimit fields, problem bodies, metrics and logs), got "a\tb"`,
-			`rules[0] ("a\tb"): resource must not contain control characters, got "GET\n/x"`,
+			`rules[0] ("a\tb"): resource must not contain control or format characters, got "GET\n/x"`,
+		}},
+		{"format characters", Rule{Name: "rtl", Resource: "GET /x\u202e", Kind: KindConcurrency}, []string{
+			`rules[0] (rtl): resource must not contain control or format characters, got "GET /x\u202e"`,
+		}},
+		{"zero-width space", Rule{Name: "zw", Resource: "GET /\u200bx", Kind: KindConcurrency}, []string{
+			`rules[0] (zw): resource must not contain control or format characters, got "GET /\u200bx"`,
 		}},
 		{"flow", Rule{Name: "f", Resource: "*", Kind: KindFlow, Limit: -5, Window: -time.Second, Burst: 5, Param: "ip", MaxKeys: 3, Overrides: map[string]int64{"a": 1}}, []string{
 			"rules[0] (f): limit must be >= 0, got -5",
