@@ -1,12 +1,16 @@
 package store
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/ratemath"
 )
 
 // defaultMemoryKeys is the default bound on the number of keys a memory
@@ -19,20 +23,32 @@ type memory struct {
 	max   int
 
 	mu   sync.Mutex
-	lims map[string]memLimit
+	lims map[string]*memLimit
+	// byUntil holds every key with a time at or before its limit's
+	// until, least first: an evictable key is found without a scan.
+	byUntil untilHeap
 }
 
 type memLimit struct {
 	lim Limit
 	l   flow.Limiter
+	// until is a time from which the limit's state is back to full (no
+	// admission of it counts any more); it only grows.
+	until atomic.Int64
 }
 
 // NewMemory returns a Store in the process's memory, on clock c: limits are
 // shared by the Guards of one process. It keeps at most maxKeys keys
-// (100000 when maxKeys is 0); beyond, a new key replaces an arbitrary one,
-// which then starts afresh. Approximate limits are decided exactly. Close
-// does nothing: the store has no goroutine. It is the reference the Redis
-// store's behaviour is tested against.
+// (100000 when maxKeys is 0): about 300 bytes each for a sliding counter,
+// 480 for a bucket, with 12-byte keys (30 and 48MB at the default). A new
+// key beyond replaces a key whose limit is back to full (a sliding
+// counter's two windows over, a bucket refilled); when every key's
+// admissions still count, Take fails for the new key with an error
+// wrapping ErrKeyUnavailable, on which a Guard applies the rule's failure
+// policy to that request: a flood of keys never resets what a key admitted.
+// Approximate limits are decided exactly. Close does nothing: the store has
+// no goroutine. It is the reference the Redis store's behaviour is tested
+// against.
 func NewMemory(c clock.Clock, maxKeys int) (Store, error) {
 	switch {
 	case c == nil:
@@ -42,42 +58,121 @@ func NewMemory(c clock.Clock, maxKeys int) (Store, error) {
 	case maxKeys == 0:
 		maxKeys = defaultMemoryKeys
 	}
-	return &memory{clock: c, max: maxKeys, lims: map[string]memLimit{}}, nil
+	return &memory{clock: c, max: maxKeys, lims: map[string]*memLimit{}}, nil
 }
 
-// limiter returns the flow limiter of key for lim, making it (or remaking
+// limiter returns the limit of key for lim at now, making it (or remaking
 // it, carrying its state over, when lim changed) as needed.
-func (m *memory) limiter(key string, lim Limit) (flow.Limiter, error) {
+func (m *memory) limiter(key string, lim Limit, now int64) (*memLimit, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.lims[key]
 	if ok && e.lim == lim {
-		return e.l, nil
+		return e, nil
 	}
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	l, err := flow.Reload(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, e.l, int64(m.clock.Now()))
+	var prev flow.Limiter
+	if ok {
+		prev = e.l
+	}
+	l, err := flow.Reload(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, prev, now)
 	if err != nil {
 		return nil, err
 	}
-	if !ok && len(m.lims) >= m.max {
-		for k := range m.lims {
-			delete(m.lims, k)
-			break
+	ne := &memLimit{lim: lim, l: l}
+	if ok {
+		// The state carried over, paced at the new rate, is full again
+		// at the latest when a full one would be.
+		if u := e.until.Load(); u > now {
+			ne.until.Store(max(u, now+lim.span()))
 		}
+	} else if len(m.lims) >= m.max && !m.evict(now) {
+		return nil, fmt.Errorf("store.NewMemory: %w: %w: all %d keys hold admissions that still count", ErrUnavailable, ErrKeyUnavailable, m.max)
 	}
-	m.lims[key] = memLimit{lim: lim, l: l}
-	return l, nil
+	if !ok {
+		heap.Push(&m.byUntil, untilKey{key: key})
+	}
+	m.lims[key] = ne
+	return ne, nil
+}
+
+// evict forgets a key whose limit is back to full at now, and reports
+// whether there was one. Under m.mu.
+func (m *memory) evict(now int64) bool {
+	for len(m.byUntil) > 0 {
+		k := &m.byUntil[0]
+		if k.until > now {
+			return false // every key's until is later
+		}
+		if u := m.lims[k.key].until.Load(); u > now {
+			k.until = u // admitted since it was pushed
+			heap.Fix(&m.byUntil, 0)
+			continue
+		}
+		delete(m.lims, k.key)
+		heap.Pop(&m.byUntil)
+		return true
+	}
+	return false
+}
+
+// span is the longest an admission of lim counts: two windows of a
+// sliding counter; a bucket's refill from empty plus a leaky bucket's
+// longest wait (up to 2^61ns).
+func (l Limit) span() int64 {
+	if l.Algorithm == SlidingCounter {
+		return 2 * int64(l.Window)
+	}
+	return min(ratemath.MulDiv(int64(l.Window), l.Limit+l.Burst+1, l.Limit), 1<<60) + int64(l.MaxWait)
+}
+
+// admitted records n requests admitted at now.
+func (e *memLimit) admitted(now, n int64) {
+	w := int64(e.lim.Window)
+	u := window.Floor(now, w) + 2*w
+	if e.lim.Algorithm != SlidingCounter { // the TAT moves on by n costs, from now or from itself
+		cost := ratemath.MulDiv(n, w, e.lim.Limit)
+		if w%e.lim.Limit != 0 {
+			cost++
+		}
+		u = min(max(e.until.Load(), now)+cost, now+e.lim.span())
+	}
+	for old := e.until.Load(); old < u && !e.until.CompareAndSwap(old, u); old = e.until.Load() {
+	}
+}
+
+// untilHeap is a min-heap of keys by until (container/heap).
+type untilHeap []untilKey
+
+type untilKey struct {
+	until int64
+	key   string
+}
+
+func (h untilHeap) Len() int           { return len(h) }
+func (h untilHeap) Less(i, j int) bool { return h[i].until < h[j].until }
+func (h untilHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *untilHeap) Push(x any)        { *h = append(*h, x.(untilKey)) }
+func (h *untilHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // Take decides n requests of key under lim.
 func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
-	l, err := m.limiter(key, lim)
+	now := int64(m.clock.Now())
+	e, err := m.limiter(key, lim, now)
 	if err != nil {
 		return Decision{}, err
 	}
-	f := l.Acquire(int64(m.clock.Now()), n)
+	f := e.l.Acquire(now, n)
+	if f.OK {
+		e.admitted(now, n)
+	}
 	var d Decision
 	d.setFlow(&f)
 	return d, nil
