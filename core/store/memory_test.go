@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/storetest"
@@ -85,6 +86,45 @@ func TestMemoryFloodKeepsLimitedKeys(t *testing.T) {
 			assert.Positive(t, admitted("newcomer"), "junk keys refilled make room")
 		})
 	}
+}
+
+// TestMemoryFullUnderAGuard floods a Guard's hotspot rule on a memory
+// store of 10 keys: the limited user stays limited by the store, the new
+// users beyond the store's room get the rule's local limit, and the store
+// stays healthy (a full store is no failure of it: its breaker never opens).
+func TestMemoryFullUnderAGuard(t *testing.T) {
+	fc := clock.NewFake(time.Hour)
+	m, err := store.NewMemory(fc, 10)
+	require.NoError(t, err)
+	g, err := core.New(core.WithClock(fc), core.WithStore("m", m), core.WithRules(core.Rule{Name: "per-user", Resource: "x",
+		Kind: core.KindHotspot, Param: "header:U", Limit: 5, Window: time.Minute, Store: "m", LocalLimit: 2}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	enter := func(user string) error {
+		e, err := g.Enter(context.Background(), "x", core.WithParams(core.ParamMap{"header:U": {user}}))
+		e.Exit(nil)
+		return err
+	}
+	for range 5 {
+		require.NoError(t, enter("victim"))
+	}
+	for i := range 100 {
+		before := g.Stores()[0].Fallbacks
+		require.NoError(t, enter("junk"+time.Duration(i).String()))
+		assert.Equal(t, i >= 9, g.Stores()[0].Fallbacks > before, "user %d of 100: the store has room for 9 besides the victim", i)
+		var v *core.BlockedError
+		require.ErrorAs(t, enter("victim"), &v)
+		assert.False(t, v.Fallback, "the victim is limited by the store")
+	}
+	require.NoError(t, enter("newcomer"))
+	require.NoError(t, enter("newcomer"))
+	var b *core.BlockedError
+	require.ErrorAs(t, enter("newcomer"), &b)
+	assert.True(t, b.Fallback, "the local limit, 2")
+	st := g.Stores()[0]
+	assert.True(t, st.Healthy)
+	assert.Zero(t, st.Errors)
+	assert.Equal(t, int64(91+3), st.Fallbacks)
 }
 
 func TestNewMemoryRejectsBadArguments(t *testing.T) {
