@@ -291,9 +291,7 @@ func (b *storeHealth) open(now, round int64, err error) {
 		b.openUntil.CompareAndSwap(inProbe, now+b.backoff)
 		return
 	}
-	// When and why first, so that Stores never shows an open breaker with
-	// the previous outage's; one opening at a time, so that they are the
-	// opening's own.
+	// When and why before it opens, lest Stores show the previous outage's.
 	b.opening.Lock()
 	defer b.opening.Unlock()
 	if b.openUntil.Load() != healthy {

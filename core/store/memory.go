@@ -22,19 +22,15 @@ type memory struct {
 	clock clock.Clock
 	max   int
 
-	mu   sync.Mutex
-	lims map[string]*memLimit
-	// byUntil holds every key with a time at or before its limit's
-	// until, least first: an evictable key is found without a scan.
-	byUntil untilHeap
+	mu      sync.Mutex
+	lims    map[string]*memLimit
+	byUntil untilHeap // every key, by an until at or before its own
 }
 
 type memLimit struct {
-	lim Limit
-	l   flow.Limiter
-	// until is a time from which the limit's state is back to full (no
-	// admission of it counts any more); it only grows.
-	until atomic.Int64
+	lim   Limit
+	l     flow.Limiter
+	until atomic.Int64 // from when no admission counts: the state is full again
 }
 
 // NewMemory returns a Store in the process's memory, on clock c: limits are
@@ -73,23 +69,18 @@ func (m *memory) limiter(key string, lim Limit, now int64) (*memLimit, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	var prev flow.Limiter
-	if ok {
-		prev = e.l
-	}
-	l, err := flow.Reload(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, prev, now)
-	if err != nil {
-		return nil, err
-	}
-	ne := &memLimit{lim: lim, l: l}
-	if ok {
-		// The state carried over, paced at the new rate, is full again
-		// at the latest when a full one would be.
-		if u := e.until.Load(); u > now {
-			ne.until.Store(max(u, now+lim.span()))
-		}
-	} else if len(m.lims) >= m.max && !m.evict(now) {
+	ne := &memLimit{lim: lim}
+	switch {
+	case !ok && len(m.lims) >= m.max && !m.evict(now):
 		return nil, fmt.Errorf("store.NewMemory: %w: %w: all %d keys hold admissions that still count", ErrUnavailable, ErrKeyUnavailable, m.max)
+	case !ok:
+		e = ne
+	case e.until.Load() > now: // the state carried over is full again when a full one would be
+		ne.until.Store(max(e.until.Load(), now+lim.span()))
+	}
+	var err error
+	if ne.l, err = flow.Reload(flow.Config{Algorithm: flow.Algorithm(lim.Algorithm), Limit: lim.Limit, Window: lim.Window, Burst: lim.Burst, MaxWait: lim.MaxWait}, e.l, now); err != nil {
+		return nil, err
 	}
 	if !ok {
 		heap.Push(&m.byUntil, untilKey{key: key})
@@ -98,8 +89,7 @@ func (m *memory) limiter(key string, lim Limit, now int64) (*memLimit, error) {
 	return ne, nil
 }
 
-// evict forgets a key whose limit is back to full at now, and reports
-// whether there was one. Under m.mu.
+// evict forgets a key whose limit is full again at now, if any. Under m.mu.
 func (m *memory) evict(now int64) bool {
 	for len(m.byUntil) > 0 {
 		k := &m.byUntil[0]
@@ -119,8 +109,7 @@ func (m *memory) evict(now int64) bool {
 }
 
 // span is the longest an admission of lim counts: two windows of a
-// sliding counter; a bucket's refill from empty plus a leaky bucket's
-// longest wait (up to 2^61ns).
+// sliding counter; a bucket's refill from empty plus a leaky bucket's wait.
 func (l Limit) span() int64 {
 	if l.Algorithm == SlidingCounter {
 		return 2 * int64(l.Window)
@@ -155,12 +144,7 @@ func (h untilHeap) Len() int           { return len(h) }
 func (h untilHeap) Less(i, j int) bool { return h[i].until < h[j].until }
 func (h untilHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *untilHeap) Push(x any)        { *h = append(*h, x.(untilKey)) }
-func (h *untilHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+func (h *untilHeap) Pop() any          { x := (*h)[len(*h)-1]; *h = (*h)[:len(*h)-1]; return x }
 
 // Take decides n requests of key under lim.
 func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
