@@ -35,7 +35,8 @@ type transport struct {
 //
 // The resource of a request is "METHOD HOST", its method and URL host name
 // without the port ("GET api.example.com"; rules may name
-// "* api.example.com" for every method), or what WithResource returns.
+// "* api.example.com" for every method), or what WithResource returns; a
+// throttle tells the ports apart (WithThrottle).
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
 // and WithThrottle apply; WithBlockHandler and WithRateLimitFields are for
 // servers, and NewTransport returns an error naming them, as it does a rule
