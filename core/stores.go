@@ -377,7 +377,8 @@ type StoreModeStatus struct {
 	Latency time.Duration
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead
-	// of the store, because their call failed or the breaker was open.
+	// of the store, because their call failed, the breaker was open, or
+	// the store could not keep their key (store.ErrKeyUnavailable).
 	Errors, Fallbacks int64
 	// Rules are the Guard's rules of this store and mode, in rule order:
 	// while the mode is not Healthy, each applies its OnFailure policy,
