@@ -22,7 +22,7 @@ type memory struct {
 	clock clock.Clock
 	max   int
 
-	mu      sync.Mutex
+	mu      sync.RWMutex // read by each decision: evict never drops a limit one counts in
 	lims    map[string]*memLimit
 	byUntil untilHeap // every key, by an until at or before its own
 }
@@ -58,10 +58,8 @@ func NewMemory(c clock.Clock, maxKeys int) (Store, error) {
 }
 
 // limiter returns the limit of key for lim at now, making it (or remaking
-// it, carrying its state over, when lim changed) as needed.
+// it, carrying its state over, when lim changed) as needed. Under m.mu.
 func (m *memory) limiter(key string, lim Limit, now int64) (*memLimit, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	e, ok := m.lims[key]
 	if ok && e.lim == lim {
 		return e, nil
@@ -149,9 +147,18 @@ func (h *untilHeap) Pop() any          { x := (*h)[len(*h)-1]; *h = (*h)[:len(*h
 // Take decides n requests of key under lim.
 func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Decision, error) {
 	now := int64(m.clock.Now())
-	e, err := m.limiter(key, lim, now)
-	if err != nil {
-		return Decision{}, err
+	m.mu.RLock()
+	e := m.lims[key]
+	if e == nil || e.lim != lim {
+		m.mu.RUnlock()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		var err error
+		if e, err = m.limiter(key, lim, now); err != nil {
+			return Decision{}, err
+		}
+	} else {
+		defer m.mu.RUnlock()
 	}
 	f := e.l.Acquire(now, n)
 	if f.OK {
@@ -164,9 +171,9 @@ func (m *memory) Take(ctx context.Context, key string, lim Limit, n int64) (Deci
 
 // Undo gives back an admitted decision of Take.
 func (m *memory) Undo(ctx context.Context, key string, lim Limit, d Decision, n int64) error {
-	m.mu.Lock()
+	m.mu.RLock()
 	e, ok := m.lims[key]
-	m.mu.Unlock()
+	m.mu.RUnlock()
 	if ok {
 		e.l.Undo(d.flow(), n)
 	}
