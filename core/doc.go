@@ -255,9 +255,11 @@
 // beyond the host's own lag, the Guard leaves that mode of the store alone
 // for a while, then probes it one request at a time (WithStoreBreaker). An
 // approximate rule whose store cannot sync (package redisstore says for how
-// long) applies its OnFailure too. Guard.Stores reports each store's health
-// per mode (since when, why, latency, and each rule's policy and local
-// limit); a rejection made by the policy has BlockedError.Fallback set.
+// long) applies its OnFailure too, and so does, without counting against
+// the breaker, a key its store cannot keep yet (store.ErrKeyUnavailable).
+// Guard.Stores reports each store's health per mode (since when, why,
+// latency, and each rule's policy and local limit); a rejection made by
+// the policy has BlockedError.Fallback set.
 //
 // # Blocked requests
 //

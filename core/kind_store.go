@@ -150,7 +150,11 @@ func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limi
 			b.abandoned(now, round)
 			return err // the caller gave up: not the store's failure
 		}
-		b.failed(now, round, err)
+		if errors.Is(err, store.ErrKeyUnavailable) {
+			b.abandoned(now, round) // a key the store cannot decide yet: not its failure
+		} else {
+			b.failed(now, round, err)
+		}
 	}
 	b.fallbacks.Add(1)
 	h.rs.stats.fallbacks.Add(1)

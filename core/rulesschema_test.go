@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 var updateSchema = flag.Bool("update", false, "rewrite rulesfile/rules.schema.json from the kind descriptors")
@@ -209,6 +211,9 @@ func fieldSchema(ks kindSet, key string, t reflect.Type) jsonObject {
 	}
 	p = p.set("type", map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer",
 		reflect.Float64: "number", reflect.Bool: "boolean"}[t.Kind()])
+	if key == "param" || key == "priority" { // a param, checked by rulefields.ParamProblem
+		p = p.set("maxLength", rulefields.MaxParamLen)
+	}
 	for _, b := range []struct {
 		name string
 		of   func(*fieldSpec) any

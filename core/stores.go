@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -167,6 +168,7 @@ type storeHealth struct {
 	fallbacks atomic.Int64 // decisions made by failure policies
 	openedAt  atomic.Int64 // when the breaker last opened
 	why       atomic.Pointer[error]
+	opening   sync.Mutex // held by open while it opens the breaker
 	// timed holds the durations of the last timed rounds (0: none yet),
 	// the one of round i at i%timedRounds; timedEnd is when the last timed
 	// call ended: a call that started before it was in flight with it,
@@ -289,11 +291,16 @@ func (b *storeHealth) open(now, round int64, err error) {
 		b.openUntil.CompareAndSwap(inProbe, now+b.backoff)
 		return
 	}
-	if b.openUntil.CompareAndSwap(healthy, now+b.backoff) {
-		b.openedAt.Store(now)
-		b.why.Store(&err)
-		b.reporter.send(&storeReport{name: b.store, err: err})
+	// When and why before it opens, lest Stores show the previous outage's.
+	b.opening.Lock()
+	defer b.opening.Unlock()
+	if b.openUntil.Load() != healthy {
+		return
 	}
+	b.openedAt.Store(now)
+	b.why.Store(&err)
+	b.openUntil.Store(now + b.backoff) // only open changes healthy to another state
+	b.reporter.send(&storeReport{name: b.store, err: err})
 }
 
 // failed records a call of round, made at now, that failed with err: a
@@ -370,7 +377,8 @@ type StoreModeStatus struct {
 	Latency time.Duration
 	// Errors counts the calls that failed; Fallbacks the decisions that
 	// rules made by their failure policy (local, open or closed) instead
-	// of the store, because their call failed or the breaker was open.
+	// of the store, because their call failed, the breaker was open, or
+	// the store could not keep their key (store.ErrKeyUnavailable).
 	Errors, Fallbacks int64
 	// Rules are the Guard's rules of this store and mode, in rule order:
 	// while the mode is not Healthy, each applies its OnFailure policy,

@@ -162,8 +162,11 @@ func WithRateLimitFields(on bool) Option {
 // not at all (a call its caller cancelled does not count), the Transport
 // rejects a share of the calls to it locally, and an upstream's
 // Retry-After pauses the calls to it for that long while it rejects most
-// of them. A call the throttle
-// rejects returns a *throttle.Error, which matches core.ErrBlocked. For
+// of them. The throttle keeps an upstream's calls under the call's
+// resource, followed by its URL's port when that is not the scheme's
+// default ("GET api.example.com:8443"; with WithResource, its name alone).
+// A call the throttle rejects returns a *throttle.Error, which matches
+// core.ErrBlocked. For
 // NewTransport only; New, Middleware and Wrap refuse it.
 func WithThrottle(t *throttle.Throttle) Option {
 	return optionFunc(func(c *config) error {

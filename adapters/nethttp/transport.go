@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,8 @@ type transport struct {
 //
 // The resource of a request is "METHOD HOST", its method and URL host name
 // without the port ("GET api.example.com"; rules may name
-// "* api.example.com" for every method), or what WithResource returns.
+// "* api.example.com" for every method), or what WithResource returns; a
+// throttle tells the ports apart (WithThrottle).
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
 // and WithThrottle apply; WithBlockHandler and WithRateLimitFields are for
 // servers, and NewTransport returns an error naming them, as it does a rule
@@ -72,14 +74,16 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.skip != nil && t.skip(r) {
 		return t.base.RoundTrip(r)
 	}
-	var resource string
+	var resource, upstream string
 	if t.resource != nil {
 		resource = t.resource(r)
+		upstream = resource
 	} else {
 		resource = t.Extractor.HTTPResource(r.Method, r.URL.Hostname())
+		upstream = withPort(resource, r.URL)
 	}
 	if t.throttle != nil {
-		if err := t.throttle.Allow(resource); err != nil {
+		if err := t.throttle.Allow(upstream); err != nil {
 			closeBody(r)
 			return nil, err
 		}
@@ -107,7 +111,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(r)
 	finished = true
 	if t.throttle != nil {
-		t.record(r.Context(), resource, res, err)
+		t.record(r.Context(), upstream, res, err)
 	}
 	if err != nil {
 		e.Exit(t.ExitError(0, err))
@@ -122,6 +126,19 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		res.Body = exitRWBody{body, w} // writable, as net/http gives it
 	}
 	return res, nil
+}
+
+// withPort returns resource with u's port after a colon when it is not
+// the default of u's scheme: the name a throttle keeps an upstream's
+// calls under, so that services on two ports of one host are throttled
+// apart.
+func withPort(resource string, u *url.URL) string {
+	switch p := u.Port(); {
+	case p == "", p == "80" && (u.Scheme == "http" || u.Scheme == "ws"), p == "443" && (u.Scheme == "https" || u.Scheme == "wss"):
+		return resource
+	default:
+		return resource + ":" + p
+	}
 }
 
 // closeBody closes r's body, as a RoundTripper that does not send r must.

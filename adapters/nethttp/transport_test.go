@@ -210,9 +210,9 @@ func TestTransportThrottle(t *testing.T) {
 
 	u.status.Store(http.StatusTooManyRequests)
 	throttled := 0
+	var te *throttle.Error
 	for range 200 {
 		status, err := call(c, u, "/x")
-		var te *throttle.Error
 		switch {
 		case errors.As(err, &te):
 			throttled++
@@ -243,24 +243,60 @@ func TestTransportThrottle(t *testing.T) {
 
 	// A Retry-After pauses the resource once the upstream rejects at least
 	// half the recent calls (the third in a row): the next calls stay local.
+	// (Another port: the throttle knows nothing of it yet, and rejects
+	// some of its first calls locally.)
+	var pausingHits atomic.Int64
 	pausing := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pausingHits.Add(1)
 		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
-	for i := range 3 {
+	for i := 0; pausingHits.Load() < 3; i++ {
+		require.Less(t, i, 100, "calls to reach the upstream 3 times")
 		res, err := c.Get(pausing.URL)
-		require.NoError(t, err, "call %d", i)
-		res.Body.Close()
+		if err == nil {
+			res.Body.Close()
+		} else {
+			require.ErrorAs(t, err, &te)
+			require.Zero(t, te.RetryAfter, "no pause before the third answer")
+		}
 	}
 	fc.Advance(10 * time.Second)
 	_, err = c.Get(pausing.URL)
-	var te *throttle.Error
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 20*time.Second, te.RetryAfter)
 
 	assert.PanicsWithValue(t, "sluicehttp: Middleware: WithThrottle applies only to NewTransport", func() {
 		sluicehttp.Middleware(g, sluicehttp.WithThrottle(th))
 	})
+}
+
+// TestTransportThrottlesPortsApart runs two upstreams on two ports of
+// 127.0.0.1: the one that answers 503 to every call is throttled, and the
+// healthy one still gets every call.
+//
+// Failed before: the throttle kept calls by host without the port, so the
+// healthy upstream's calls were rejected locally with the failing one's.
+func TestTransportThrottlesPortsApart(t *testing.T) {
+	failing, ok := newUpstream(t), newUpstream(t)
+	failing.status.Store(http.StatusServiceUnavailable)
+	g := newGuard(t)
+	th, err := throttle.New(g.Clock())
+	require.NoError(t, err)
+	c := client(t, g, sluicehttp.WithThrottle(th))
+	var te *throttle.Error
+	for range 100 {
+		if _, err := call(c, failing, "/x"); err != nil {
+			require.ErrorAs(t, err, &te)
+		}
+	}
+	require.NotNil(t, te, "the failing upstream is throttled")
+	assert.Equal(t, "GET 127.0.0.1:"+failing.srv.URL[strings.LastIndex(failing.srv.URL, ":")+1:], te.Resource)
+	for i := range 100 {
+		status, err := call(c, ok, "/x")
+		require.NoError(t, err, "call %d to the healthy upstream", i)
+		assert.Equal(t, http.StatusOK, status)
+	}
 }
 
 // TestTransportCost: WithCost makes an outgoing request take the permits

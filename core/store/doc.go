@@ -21,6 +21,11 @@
 // it cannot synchronize counts for a while), so that their rules apply their
 // failure policy too.
 //
+// NewMemory holds a bounded number of keys and never forgets one whose
+// admissions still count: a flood of new keys beyond the bound has the
+// failure policy decide the new ones, and every key it held keeps its count
+// (go test -run TestMemoryFloodKeepsLimitedKeys ./core/store).
+//
 // A Store of one's own needs only exported names: Decision's Ref and Mark
 // carry what its Undo needs (the Guard passes them back unchanged), Bucket
 // is the arithmetic of the Guard's token and leaky buckets, package

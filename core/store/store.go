@@ -141,3 +141,12 @@ type Store interface {
 // ErrUnavailable is the error a Store returns, wrapped, when it cannot reach
 // its backend; errors.Is(err, ErrUnavailable).
 var ErrUnavailable = errors.New("store unavailable")
+
+// ErrKeyUnavailable is the error a Store returns, wrapped with
+// ErrUnavailable, when it cannot decide one key now though it is not
+// failing: an approximate limit whose shared counts it never read, during
+// a failure of its backend shorter than the time it keeps deciding on
+// stale counts; a memory store full of keys whose counts all still matter.
+// The Guard applies the rule's failure policy to the request without
+// counting a failure of the store.
+var ErrKeyUnavailable = errors.New("key not kept")

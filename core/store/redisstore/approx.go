@@ -230,15 +230,17 @@ func (s *Store) takeTracked(ctx context.Context, e *entry, n, t int64) (store.De
 		e.state.Or(stUsed)
 	}
 	if e.stale(s.gen.Load()) && s.healthy() {
-		if err := s.refresh(ctx, e); err != nil && ctx.Err() != nil {
-			return store.Decision{}, err
+		if err := s.refresh(ctx, e); err != nil && (ctx.Err() != nil || e.synced.Load() == 0) {
+			return store.Decision{}, err // Redis failed this call
 		}
 		t = int64(time.Since(s.start))
 	}
-	if e.synced.Load() == 0 && !s.healthy() {
+	if e.synced.Load() == 0 {
 		// Nothing known of the other instances' counts: a local decision
-		// could admit the whole limit in each of them.
-		return store.Decision{}, fmt.Errorf("redisstore: %w: approximate counts never read from Redis: %v", store.ErrUnavailable, s.Err())
+		// could admit the whole limit in each of them. Redis failed an
+		// earlier call: a failure of the store, which this one does not
+		// repeat.
+		return store.Decision{}, fmt.Errorf("redisstore: %w: %w: approximate counts never read from Redis: %v", store.ErrUnavailable, store.ErrKeyUnavailable, s.Err())
 	}
 	return e.take(s.picker, s.nowAt(t), n), nil
 }

@@ -112,11 +112,16 @@
 // WithMaxLag) after the start of the last successful sync round, each
 // instance goes on limiting on its own counts and the others' as last read:
 // it admits at most L less what it saw counted. A key that never read the
-// counts from Redis (new to the instance: a Store started, a key first
-// used, or a rule reloaded into approximate mode during the outage) fails
-// at once: the instance knows nothing of the others' admissions
-// (TestApproxNeverSyncedDuringOutage). Then Take fails (an error
-// wrapping store.ErrUnavailable that says for how long the counts were not
+// counts from Redis (new to the instance: a Store started, a key first used,
+// or a rule reloaded into approximate mode during the outage) fails at once,
+// the instance knowing nothing of the others' admissions, with an error
+// wrapping store.ErrKeyUnavailable: a Guard applies the rule's failure
+// policy to its requests (FailLocal: LocalLimit, below) without counting a
+// failure of the store, so one failed sync round does not send the keys that
+// did read their counts to the failure policy, and the store stays healthy
+// (go test -run 'NeverSynced|NewKeysDuringASyncBlip' in this module). Once
+// the sync age has passed, Take fails (an error wrapping
+// store.ErrUnavailable that says for how long the counts were not
 // synchronized), and a Guard applies the rule's failure policy, reports the
 // store's approximate mode unhealthy in Guard.Stores (since when, and each
 // rule's policy and local limit) and stops calling it but for a probe each
@@ -128,8 +133,11 @@
 // the outage starts, at most N·(L + LocalLimit) in the window of the switch,
 // and N·LocalLimit in each window after it; a LocalLimit of L/N (the share
 // of each instance) keeps the fleet at L. FailClosed admits nothing,
-// FailOpen everything. A sync that is only late, on a busy host, does not
-// make Take fail: the counts of the instances are then as stale as
+// FailOpen everything. The same bounds hold for a key that never read its
+// counts during a failed sync round: what its failure policy admitted is not
+// pushed, so in the window it reads them an instance admits up to LocalLimit
+// plus its approximate count. A sync that is only late, on a busy host, does
+// not make Take fail: the counts of the instances are then as stale as
 // MaxSyncGap says. Counts are pushed once Redis is back; the next successful
 // sync makes Take decide locally again, and the Guard's next probe finds it.
 // TestGuardModesFailApart kills and freezes Redis under a Guard with an

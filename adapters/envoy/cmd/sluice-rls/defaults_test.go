@@ -26,6 +26,8 @@ func TestReadmeFlagDefaults(t *testing.T) {
 		"x-ratelimit-headers": strconv.FormatBool(s.xHeaders), "unknown-domain-ok": strconv.FormatBool(s.unknownOK),
 		"pprof":             strconv.FormatBool(s.pprof),
 		"http-read-timeout": s.httpRead.String(), "http-write-timeout": s.httpWrite.String(), "http-idle-timeout": s.httpIdle.String(),
+		"grpc-max-connection-idle": s.grpcIdle.String(), "grpc-keepalive-time": s.grpcPing.String(),
+		"grpc-keepalive-timeout": s.grpcPingTimeout.String(), "grpc-keepalive-min-time": s.grpcMinPing.String(),
 	}
 	var usage bytes.Buffer
 	_, err = parse([]string{"-h"}, func(string) string { return "" }, &usage)

@@ -11,7 +11,10 @@
 // gRPC health checking (grpc.health.v1, service "" and
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
 // /healthz, Prometheus metrics at /metrics, the dashboard at /dashboard/
-// and, with -pprof, Go's profiles at /debug/pprof/. On SIGTERM or SIGINT
+// and, with -pprof, Go's profiles at /debug/pprof/. A gRPC connection
+// stays open while idle unless -grpc-max-connection-idle is set; one whose
+// client stops answering pings is closed within -grpc-keepalive-time plus
+// -grpc-keepalive-timeout (1m20s by default). On SIGTERM or SIGINT
 // it reports NOT_SERVING, finishes the calls in flight (for at most -grace)
 // and exits. Unless $GOGC is set, it runs Go's garbage collector at
 // GOGC=400 (see gcPercent).
@@ -41,6 +44,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
 	"github.com/sluicekit/sluice/core"
@@ -78,6 +82,7 @@ type settings struct {
 	listen, httpAddr, config, redisAddr, mode, onFailure string
 	poll, grace, redisTimeout                            time.Duration
 	httpRead, httpWrite, httpIdle                        time.Duration
+	grpcIdle, grpcPing, grpcPingTimeout, grpcMinPing     time.Duration
 	xHeaders, unknownOK, pprof                           bool
 }
 
@@ -127,6 +132,10 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.httpRead, "http-read-timeout", "SLUICE_RLS_HTTP_READ_TIMEOUT", 10*time.Second, "longest an HTTP client may take to send a request, headers and body")
 	dur(&s.httpWrite, "http-write-timeout", "SLUICE_RLS_HTTP_WRITE_TIMEOUT", time.Minute, "longest an HTTP response may take to be sent (a profile's seconds are added)")
 	dur(&s.httpIdle, "http-idle-timeout", "SLUICE_RLS_HTTP_IDLE_TIMEOUT", 2*time.Minute, "longest an HTTP connection may wait for its next request")
+	dur(&s.grpcIdle, "grpc-max-connection-idle", "SLUICE_RLS_GRPC_MAX_CONNECTION_IDLE", 0, "close a gRPC connection without a call for this long; 0: never (Envoy keeps its connections open)")
+	dur(&s.grpcPing, "grpc-keepalive-time", "SLUICE_RLS_GRPC_KEEPALIVE_TIME", time.Minute, "ping a gRPC client after this long without activity (at least 1s)")
+	dur(&s.grpcPingTimeout, "grpc-keepalive-timeout", "SLUICE_RLS_GRPC_KEEPALIVE_TIMEOUT", 20*time.Second, "close a gRPC connection whose client does not answer a ping within this")
+	dur(&s.grpcMinPing, "grpc-keepalive-min-time", "SLUICE_RLS_GRPC_KEEPALIVE_MIN_TIME", 10*time.Second, "least time between a gRPC client's pings, with or without calls; a client that pings more often is disconnected")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
 	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
@@ -149,6 +158,14 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		if d <= 0 {
 			return s, fmt.Errorf("-http-%s-timeout must be > 0, got %s", name, d)
 		}
+	}
+	switch {
+	case s.grpcIdle < 0:
+		return s, fmt.Errorf("-grpc-max-connection-idle must be >= 0 (0: never), got %s", s.grpcIdle)
+	case s.grpcPing < time.Second:
+		return s, fmt.Errorf("-grpc-keepalive-time must be >= 1s, got %s", s.grpcPing)
+	case s.grpcPingTimeout <= 0 || s.grpcMinPing <= 0:
+		return s, fmt.Errorf("-grpc-keepalive-timeout and -grpc-keepalive-min-time must be > 0, got %s and %s", s.grpcPingTimeout, s.grpcMinPing)
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
@@ -231,7 +248,12 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 	// a fresh goroutine grows its stack (a decision with a store is deep),
 	// 11-15% of the server's CPU in exact mode by pprof. A call finding
 	// every worker busy gets a goroutine of its own, as without a pool.
-	gs := grpc.NewServer(grpc.NumStreamWorkers(uint32(32 * runtime.GOMAXPROCS(0))))
+	// A peer that stops answering pings is cut off; an idle connection
+	// is closed only when asked (Envoy reconnects, but pays a handshake
+	// on the first call after it).
+	gs := grpc.NewServer(grpc.NumStreamWorkers(uint32(32*runtime.GOMAXPROCS(0))),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.grpcIdle, Time: s.grpcPing, Timeout: s.grpcPingTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: s.grpcMinPing, PermitWithoutStream: true}))
 	srv.Register(gs)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
