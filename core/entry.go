@@ -203,7 +203,8 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 	n := int64(1)
 	var params Params
 	var quotas *[]Quota
-	for _, o := range opts {
+	for i := range opts {
+		o := &opts[i] // not a copy: it would stall on reading back the caller's writes
 		if o.hasCount {
 			n = o.count
 		}

@@ -347,6 +347,13 @@ func (s *shard) unindex(tag uint32, i int32) {
 // is (see demote). A pinned record is in no list; seen again, it will return
 // to protected.
 func (s *shard) touch(i int32) {
+	if r := &s.recs[i]; r.seg != protected || r.flags != flagUsed {
+		s.use(i) // a hot record, used and in protected, is only read
+	}
+}
+
+// use is touch for a record that is not hot.
+func (s *shard) use(i int32) {
 	r := &s.recs[i]
 	switch {
 	case r.flags&flagPinned != 0:
@@ -355,7 +362,7 @@ func (s *shard) touch(i int32) {
 		s.unlink(i)
 		r.seg = protected
 		s.pushFront(i)
-	case r.flags&flagUsed == 0: // a hot record is only read
+	default:
 		r.flags |= flagUsed
 	}
 }
