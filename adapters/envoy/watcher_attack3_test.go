@@ -43,7 +43,7 @@ func TestWatcherReportsBadConfigAfterRevert(t *testing.T) {
 
 	write(t, file, bad)
 	require.ErrorContains(t, wait(t, reloads), "fortnight")
-	write(t, file, good) // the config in force: nothing to apply
+	write(t, file, good)                              // the config in force: nothing to apply
 	for deadline := time.After(30 * time.Second); ; { // a hang guard, not a timing bound
 		var msg string
 		select {
