@@ -123,10 +123,16 @@ func (c *Common) ExitError(status int, err error) error {
 // that error and, by default, counts the request as a failure, as the gRPC
 // adapter does; given to Exit, it makes the request "gone" (core.Entry.Exit),
 // no completion for system rules. A response written after the client left
-// is counted by its status, as any other.
+// is counted by its status; when that counts as a failure, the hang-up may
+// have caused it (a reverse proxy answers 502), and the outcome also wraps
+// ctx.Err(): gone, so that hang-ups cannot open an error breaker.
 func (c *Common) HandlerExitError(ctx context.Context, written bool, status int, err error) error {
 	if err == nil && !written {
 		err = ctx.Err()
 	}
-	return c.ExitError(status, err)
+	out := c.ExitError(status, err)
+	if out == errStatus && ctx.Err() != nil {
+		return errors.Join(errStatus, ctx.Err())
+	}
+	return out
 }

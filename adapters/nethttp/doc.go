@@ -177,7 +177,8 @@
 // and the request is "gone" (core.Entry.Exit): no completion for system
 // rules, so that abandoned requests do not raise a BBR bound, and no error
 // for breakers, so that clients hanging up cannot open one. A response written after the client
-// left counts by its status, as any other. The adapters' shared suite checks
+// left counts by its status; when that is a failure (a reverse proxy's 502
+// for the hang-up), the request is gone too. The adapters' shared suite checks
 // both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 //
 // A request that waits for its turn under a leaky-bucket rule waits as long
