@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
+	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
 	"github.com/sluicekit/sluice/adapters/grpc/internal/greeterpb"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
@@ -45,25 +46,41 @@ func (hangupGreeter) Count(_ *greeterpb.CountRequest, s grpc.ServerStreamingServ
 // handler's Canceled status on, which wraps no context error: every
 // hang-up counted as a failure, and five of them opened the breaker
 // against every later caller.
+//
+// The same holds for the client interceptors, whose caller is the calling
+// code: hedged requests cancel their losers, and a user navigating away
+// cancels theirs, with the upstream healthy.
 func TestClientsHangingUpOpenNoBreaker(t *testing.T) {
-	for _, method := range []string{sayHello, count} {
+	for _, tc := range []struct {
+		method string
+		client bool
+	}{{sayHello, false}, {count, false}, {sayHello, true}, {count, true}} {
+		method := tc.method
 		fc := clock.NewFake(time.Hour)
 		g := newGuard(t, fc, core.Rule{Name: "b", Resource: method, Kind: core.KindBreaker,
 			Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5})
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		srv := grpc.NewServer(guarded(g)...)
+		var srvOpts []grpc.ServerOption
+		var dialOpts []grpc.DialOption
+		if tc.client {
+			dialOpts = []grpc.DialOption{grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g)),
+				grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(g))}
+		} else {
+			srvOpts = guarded(g)
+		}
+		srv := grpc.NewServer(srvOpts...)
 		greeterpb.RegisterGreeterServer(srv, hangupGreeter{})
 		go func() { _ = srv.Serve(lis) }()
 		t.Cleanup(srv.Stop)
-		c := greeterpb.NewGreeterClient(dial(t, lis.Addr().String()))
+		c := greeterpb.NewGreeterClient(dial(t, lis.Addr().String(), dialOpts...))
 
 		inFlight := func(n int64) func() bool {
 			return func() bool { st, _ := g.Stats(method); return st.InFlight == n }
 		}
 		for i := range 10 {
 			b := g.Snapshot().Rules[0].Breaker
-			require.Equal(t, breaker.Closed, b.State, "%s: after %d hang-ups, %d counted as failures", method, i, b.Bad)
+			require.Equal(t, breaker.Closed, b.State, "%+v: after %d hang-ups, %d counted as failures", tc, i, b.Bad)
 			ctx, cancel := context.WithCancel(ctxT(t))
 			if method == count {
 				s, err := c.Count(ctx, &greeterpb.CountRequest{})
@@ -77,6 +94,6 @@ func TestClientsHangingUpOpenNoBreaker(t *testing.T) {
 			cancel()
 			require.Eventually(t, inFlight(0), 10*time.Second, time.Millisecond)
 		}
-		assert.Equal(t, breaker.Closed, g.Snapshot().Rules[0].Breaker.State, method)
+		assert.Equal(t, breaker.Closed, g.Snapshot().Rules[0].Breaker.State, "%+v", tc)
 	}
 }
