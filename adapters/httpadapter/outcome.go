@@ -115,6 +115,22 @@ func (c *Common) ExitError(status int, err error) error {
 	return errStatus
 }
 
+// PanicExitError is the error to give Entry.Exit for a request, whose
+// context is ctx, whose handler panicked (or called runtime.Goexit):
+// ErrPanic, also wrapping ctx.Err() once ctx has ended, as the request is
+// then gone (see HandlerExitError): a handler aborts when it cannot write
+// to a client that hung up (httputil.ReverseProxy panics with
+// http.ErrAbortHandler).
+func PanicExitError(ctx context.Context) error { return gone(ctx, ErrPanic) }
+
+// gone returns err, also wrapping ctx.Err() once ctx has ended.
+func gone(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
 // HandlerExitError is ExitError for a request a handler served, whose
 // context is ctx: when the handler reported no error and wrote nothing (no
 // header, no body: written false) and ctx has ended, the client gave up
@@ -130,9 +146,8 @@ func (c *Common) HandlerExitError(ctx context.Context, written bool, status int,
 	if err == nil && !written {
 		err = ctx.Err()
 	}
-	out := c.ExitError(status, err)
-	if out == errStatus && ctx.Err() != nil {
-		return errors.Join(errStatus, ctx.Err())
+	if out := c.ExitError(status, err); out != errStatus {
+		return out
 	}
-	return out
+	return gone(ctx, errStatus)
 }

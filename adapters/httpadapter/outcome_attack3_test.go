@@ -14,7 +14,8 @@ import (
 // failure, written after the request's context ended, is given to Exit as
 // the caller having given up (a reverse proxy answers 502 to a client that
 // hung up); a success written then, or a failure before, is counted as it
-// is.
+// is. So is a panic: a reverse proxy aborts with http.ErrAbortHandler when
+// the client it streams to hangs up.
 func TestFailureWrittenAfterTheClientLeftIsGone(t *testing.T) {
 	var c Common
 	g, err := core.New()
@@ -29,4 +30,9 @@ func TestFailureWrittenAfterTheClientLeftIsGone(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.NoError(t, c.HandlerExitError(ended, true, 200, nil))
 	assert.Equal(t, errStatus, c.HandlerExitError(context.Background(), true, 502, nil))
+
+	assert.Equal(t, ErrPanic, PanicExitError(context.Background()))
+	err = PanicExitError(ended)
+	assert.ErrorIs(t, err, ErrPanic)
+	assert.ErrorIs(t, err, context.Canceled, "a handler aborting for a client gone")
 }

@@ -166,7 +166,8 @@
 // An admitted request exits the Guard exactly once, when the handler
 // returns, as a success or an error for the Guard's statistics: an error
 // when the status written is 500 or more (WithErrorClassifier changes
-// that). A handler that panics exits as an error, and the panic goes on
+// that). A handler that panics exits as an error (gone, see below, when the
+// client had left: a reverse proxy aborts so), and the panic goes on
 // unchanged, to the server or to a recovery middleware around this one; its
 // concurrency slots are released either way.
 //

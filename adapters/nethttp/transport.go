@@ -101,7 +101,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	finished := false
 	defer func() {
 		if !finished { // base panicked: free the slot, and let the panic go on
-			e.Exit(httpadapter.ErrPanic)
+			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
 	res, err := t.base.RoundTrip(r)
