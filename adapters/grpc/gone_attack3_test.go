@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
@@ -96,4 +97,25 @@ func TestClientsHangingUpOpenNoBreaker(t *testing.T) {
 		}
 		assert.Equal(t, breaker.Closed, g.Snapshot().Rules[0].Breaker.State, "%+v", tc)
 	}
+}
+
+// TestClientDeadlinesStillOpenTheBreaker: on a client, a call that ends
+// with DeadlineExceeded is the upstream's slowness, not a caller giving
+// up: five of them open an error breaker, as before.
+func TestClientDeadlinesStillOpenTheBreaker(t *testing.T) {
+	g := newGuard(t, clock.NewFake(time.Hour), core.Rule{Name: "b", Resource: sayHello, Kind: core.KindBreaker,
+		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	greeterpb.RegisterGreeterServer(srv, hangupGreeter{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c := greeterpb.NewGreeterClient(dial(t, lis.Addr().String(), grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(g))))
+	for range 5 {
+		ctx, cancel := context.WithTimeout(ctxT(t), 10*time.Millisecond)
+		assert.Equal(t, codes.DeadlineExceeded, status.Code(hello(ctx, c, "")))
+		cancel()
+	}
+	assert.Equal(t, breaker.Open, g.Snapshot().Rules[0].Breaker.State)
 }
