@@ -15,9 +15,9 @@ var (
 	// errStatus is given to Exit when the error classifier counts a
 	// response as an error by its status alone.
 	errStatus = errors.New("sluice: the response status counts as an error")
-	// ErrPanic is given to Exit when the handler panicked (or called
+	// errPanic is given to Exit when the handler panicked (or called
 	// runtime.Goexit) instead of returning.
-	ErrPanic = errors.New("sluice: the handler panicked")
+	errPanic = errors.New("sluice: the handler panicked")
 )
 
 // minFailureStatus is the lowest response status the default error
@@ -117,11 +117,11 @@ func (c *Common) ExitError(status int, err error) error {
 
 // PanicExitError is the error to give Entry.Exit for a request, whose
 // context is ctx, whose handler panicked (or called runtime.Goexit):
-// ErrPanic, also wrapping ctx.Err() once ctx has ended, as the request is
+// errPanic, also wrapping ctx.Err() once ctx has ended, as the request is
 // then gone (see HandlerExitError): a handler aborts when it cannot write
 // to a client that hung up (httputil.ReverseProxy panics with
 // http.ErrAbortHandler).
-func PanicExitError(ctx context.Context) error { return gone(ctx, ErrPanic) }
+func PanicExitError(ctx context.Context) error { return gone(ctx, errPanic) }
 
 // gone returns err, also wrapping ctx.Err() once ctx has ended.
 func gone(ctx context.Context, err error) error {

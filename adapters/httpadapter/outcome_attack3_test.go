@@ -31,8 +31,8 @@ func TestFailureWrittenAfterTheClientLeftIsGone(t *testing.T) {
 	assert.NoError(t, c.HandlerExitError(ended, true, 200, nil))
 	assert.Equal(t, errStatus, c.HandlerExitError(context.Background(), true, 502, nil))
 
-	assert.Equal(t, ErrPanic, PanicExitError(context.Background()))
+	assert.Equal(t, errPanic, PanicExitError(context.Background()))
 	err = PanicExitError(ended)
-	assert.ErrorIs(t, err, ErrPanic)
+	assert.ErrorIs(t, err, errPanic)
 	assert.ErrorIs(t, err, context.Canceled, "a handler aborting for a client gone")
 }
