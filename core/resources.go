@@ -201,7 +201,8 @@ type resourceTable struct {
 }
 
 // OverflowResource is the name under which statistics of resources beyond
-// the Guard's resource bound are kept (see WithMaxResources).
+// the Guard's resource bound are kept (see WithMaxResources), and those of
+// a resource given that name.
 const OverflowResource = "(overflow)"
 
 func newResourceTable(max int) *resourceTable {
@@ -234,7 +235,7 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 	if !utf8.ValidString(name) { // one resource for the names reported alike (U+FFFD)
 		return t.get(strings.ToValidUTF8(name, "\uFFFD"))
 	}
-	if t.full.Load() {
+	if t.full.Load() || name == OverflowResource { // one resource of that name
 		return t.overflow, false
 	}
 	t.mu.Lock()

@@ -227,7 +227,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	finished := false
 	defer func() {
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.ErrPanic)
+			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
 	err = next(c)

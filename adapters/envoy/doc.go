@@ -86,7 +86,8 @@
 //	    limit: 5000
 //
 // Any kind of rule applies (a concurrency limit is released at once: a
-// ShouldRateLimit call is its whole request). A domain is known when a rule's
+// ShouldRateLimit call is its whole request) but breakers, which are
+// refused: a call has no outcome that could open one. A domain is known when a rule's
 // resource names it (the text before its first '/', or a glob matching it);
 // keys with '/' or '*' are refused in those domains.
 //

@@ -3,6 +3,7 @@ package sluiceenvoy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -104,6 +105,9 @@ func (s *Server) SetConfig(c Config) error {
 	}
 	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats}
 	for _, r := range c.Rules {
+		if r.Kind == core.KindBreaker {
+			return fmt.Errorf("rule %s: kind breaker never opens here: a ShouldRateLimit call ends at once, with no outcome of the service behind Envoy", core.Quote(r.Name))
+		}
 		res := r.Resource
 		star := strings.IndexByte(res, '*')
 		slash := strings.IndexByte(res, '/')

@@ -97,6 +97,10 @@ func (w *Watcher) run(applied [32]byte) {
 		if err != nil {
 			fp = sha256.Sum256([]byte(err.Error())) // report each error once
 		}
+		if err == nil && fp == applied && failed != ([32]byte{}) {
+			failed = [32]byte{} // a failure after it is reported again
+			w.log.Info("sluiceenvoy: config files are back to the config in force", "paths", w.paths)
+		}
 		if err == nil && (fp == applied || fp != last) {
 			last = fp
 			continue

@@ -20,7 +20,8 @@
 // (core.WithParamSource) or to the middleware (WithExtractor). The client
 // IP is the socket peer unless the Extractor trusts the peer as a proxy,
 // or, with WithFrameworkClientIP, c.ClientIP(), which follows the engine's
-// trusted-proxy settings. A param of extractors.WithContextParam reads
+// trusted-proxy settings (gin trusts every proxy until SetTrustedProxies
+// is called). A param of extractors.WithContextParam reads
 // what an earlier middleware stored with c.Set (or in the request's
 // context), so that an authentication middleware's user limits as is.
 // WithCost makes a request take several permits, as core.WithCount does.

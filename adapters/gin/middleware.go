@@ -175,7 +175,7 @@ func (m *config) handle(c *gin.Context) {
 	finished := false
 	defer func() {
 		if !finished { // the chain panicked: count it, and let the panic go on
-			e.Exit(httpadapter.ErrPanic)
+			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
 	c.Next()

@@ -68,8 +68,11 @@ func WithExtractor(x *extractors.Extractor) Option {
 // WithFrameworkClientIP makes the ip param c.ClientIP(): the client as
 // gin's trusted-proxy settings (Engine.SetTrustedProxies,
 // Engine.TrustedPlatform) find it, so that proxies are configured once,
-// in gin, rather than in the Extractor too. The Extractor's IPv6 prefix
-// (extractors.WithIPv6Prefix) still applies.
+// in gin, rather than in the Extractor too. gin trusts every proxy until
+// SetTrustedProxies is called (gin.New and gin.Default do not): without it,
+// c.ClientIP() believes the X-Forwarded-For and X-Real-IP headers of any
+// client. The Extractor's IPv6 prefix (extractors.WithIPv6Prefix) still
+// applies.
 func WithFrameworkClientIP() Option {
 	return optionFunc(func(c *config) error {
 		c.clientIP = true

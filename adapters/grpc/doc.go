@@ -32,7 +32,12 @@
 // process as for any handler panic). A server stream's entry lasts the whole
 // stream, so a concurrency rule counts open streams. By default every error
 // whose status code is not OK counts as a failure in the Guard's statistics
-// (an error without a status has code Unknown); WithErrorClassifier changes that. WithSkipper lets
+// (an error without a status has code Unknown); WithErrorClassifier changes that. A call failing
+// with Canceled after its context ended was given up by its caller (a
+// client hanging up, on servers; the calling code, on clients), and so was
+// a server's call failing with DeadlineExceeded then: Exit is told so
+// (core.Entry.Exit), and error breakers do not count it. On a client,
+// DeadlineExceeded is the upstream's slowness, and counts as a failure. WithSkipper lets
 // calls through without entering the Guard (health checks, reflection).
 // WithCost makes a call take several permits (core.WithCount), from its
 // request message. A param of extractors.WithContextParam reads a value an

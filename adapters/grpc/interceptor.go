@@ -3,6 +3,7 @@ package sluicegrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -117,7 +118,7 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 		outcome := errPanicked // unless the handler returns
 		defer func() { e.Exit(outcome) }()
 		resp, err := handler(ctx, req)
-		outcome = ic.outcome(ctx, method, err)
+		outcome = ic.outcome(ctx, method, err, false)
 		return resp, err
 	}
 }
@@ -194,7 +195,7 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		started = true
 		if err != nil {
-			e.Exit(ic.outcome(ctx, method, err))
+			e.Exit(ic.outcome(ctx, method, err, true))
 			if th != nil {
 				recordOutcome(th, resource, err, nil, false)
 			}
@@ -235,7 +236,7 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	outcome := errPanicked // unless fn returns
 	defer func() { e.Exit(outcome) }()
 	err := fn(ctx)
-	outcome = ic.outcome(ctx, fullMethod, err)
+	outcome = ic.outcome(ctx, fullMethod, err, to.client)
 	return err
 }
 
@@ -326,10 +327,18 @@ func (to sink) setTrailer(ctx context.Context, md metadata.MD) {
 	}
 }
 
-// outcome is the error Exit records for a call that returned err.
-func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err error) error {
+// outcome is the error Exit records for a call that returned err. A call
+// that failed with Canceled once its context ended was given up by its
+// caller, and so was a server's call failing with DeadlineExceeded (on a
+// client, that is the upstream's slowness): gRPC's errors wrap no context
+// error, so the error then wraps the context's, for Exit to see it
+// (core.Entry.Exit).
+func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err error, client bool) error {
 	if err == nil || !ic.cfg.isFailure(ctx, fullMethod, err) {
 		return nil
+	}
+	if c := status.Code(err); (c == codes.Canceled || c == codes.DeadlineExceeded && !client) && ctx.Err() != nil {
+		return fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	return err
 }
@@ -382,7 +391,7 @@ func (s *clientStream) finish(err error, ended bool) {
 	if !s.done.CompareAndSwap(false, true) {
 		return
 	}
-	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err))
+	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
 	if th := s.ic.cfg.throttle; th != nil {
 		var trailer metadata.MD
 		if ended {

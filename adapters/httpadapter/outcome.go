@@ -15,9 +15,9 @@ var (
 	// errStatus is given to Exit when the error classifier counts a
 	// response as an error by its status alone.
 	errStatus = errors.New("sluice: the response status counts as an error")
-	// ErrPanic is given to Exit when the handler panicked (or called
+	// errPanic is given to Exit when the handler panicked (or called
 	// runtime.Goexit) instead of returning.
-	ErrPanic = errors.New("sluice: the handler panicked")
+	errPanic = errors.New("sluice: the handler panicked")
 )
 
 // minFailureStatus is the lowest response status the default error
@@ -115,6 +115,22 @@ func (c *Common) ExitError(status int, err error) error {
 	return errStatus
 }
 
+// PanicExitError is the error to give Entry.Exit for a request, whose
+// context is ctx, whose handler panicked (or called runtime.Goexit):
+// errPanic, also wrapping ctx.Err() once ctx has ended, as the request is
+// then gone (see HandlerExitError): a handler aborts when it cannot write
+// to a client that hung up (httputil.ReverseProxy panics with
+// http.ErrAbortHandler).
+func PanicExitError(ctx context.Context) error { return gone(ctx, errPanic) }
+
+// gone returns err, also wrapping ctx.Err() once ctx has ended.
+func gone(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
 // HandlerExitError is ExitError for a request a handler served, whose
 // context is ctx: when the handler reported no error and wrote nothing (no
 // header, no body: written false) and ctx has ended, the client gave up
@@ -123,10 +139,15 @@ func (c *Common) ExitError(status int, err error) error {
 // that error and, by default, counts the request as a failure, as the gRPC
 // adapter does; given to Exit, it makes the request "gone" (core.Entry.Exit),
 // no completion for system rules. A response written after the client left
-// is counted by its status, as any other.
+// is counted by its status; when that counts as a failure, the hang-up may
+// have caused it (a reverse proxy answers 502), and the outcome also wraps
+// ctx.Err(): gone, so that hang-ups cannot open an error breaker.
 func (c *Common) HandlerExitError(ctx context.Context, written bool, status int, err error) error {
 	if err == nil && !written {
 		err = ctx.Err()
 	}
-	return c.ExitError(status, err)
+	if out := c.ExitError(status, err); out != errStatus {
+		return out
+	}
+	return gone(ctx, errStatus)
 }

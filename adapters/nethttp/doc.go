@@ -166,7 +166,8 @@
 // An admitted request exits the Guard exactly once, when the handler
 // returns, as a success or an error for the Guard's statistics: an error
 // when the status written is 500 or more (WithErrorClassifier changes
-// that). A handler that panics exits as an error, and the panic goes on
+// that). A handler that panics exits as an error (gone, see below, when the
+// client had left: a reverse proxy aborts so), and the panic goes on
 // unchanged, to the server or to a recovery middleware around this one; its
 // concurrency slots are released either way.
 //
@@ -177,7 +178,8 @@
 // and the request is "gone" (core.Entry.Exit): no completion for system
 // rules, so that abandoned requests do not raise a BBR bound, and no error
 // for breakers, so that clients hanging up cannot open one. A response written after the client
-// left counts by its status, as any other. The adapters' shared suite checks
+// left counts by its status; when that is a failure (a reverse proxy's 502
+// for the hang-up), the request is gone too. The adapters' shared suite checks
 // both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 //
 // A request that waits for its turn under a leaky-bucket rule waits as long

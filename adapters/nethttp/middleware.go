@@ -235,7 +235,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	finished := false
 	defer func() {
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.ErrPanic)
+			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
 	h.serve(route, rq.pat, &rq.w, r)

@@ -50,9 +50,11 @@ type transport struct {
 // end or closed, as http.Client asks of every caller: a concurrency slot is
 // held, and the response time runs, until then (for a 101 Switching
 // Protocols, whose body stays the io.ReadWriteCloser net/http gives, until
-// it is closed). A transport error, a panic of base (which goes on), or a
-// response the error classifier counts as one (by default a status of 500
-// and above), is a failure for breakers.
+// it is closed). A transport error, a deadline of the call passing before
+// the answer (the upstream's slowness), a panic of base (which goes on), or
+// a response the error classifier counts as one (by default a status of
+// 500 and above), is a failure for breakers; a call its caller cancelled is
+// not (core.Entry.Exit).
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -105,7 +107,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	finished := false
 	defer func() {
 		if !finished { // base panicked: free the slot, and let the panic go on
-			e.Exit(httpadapter.ErrPanic)
+			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
 	res, err := t.base.RoundTrip(r)
@@ -114,7 +116,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.record(r.Context(), upstream, res, err)
 	}
 	if err != nil {
-		e.Exit(t.ExitError(0, err))
+		e.Exit(upstreamErr(t.ExitError(0, err)))
 		return nil, err
 	}
 	body := &exitBody{ReadCloser: res.Body, e: e, err: t.ExitError(res.StatusCode, nil)}
@@ -139,6 +141,19 @@ func withPort(resource string, u *url.URL) string {
 	default:
 		return resource + ":" + p
 	}
+}
+
+// errDeadline is the outcome of a call whose deadline passed before the
+// upstream answered: its slowness, a failure for breakers, where the
+// context's error would tell Exit that the caller gave up.
+var errDeadline = errors.New("sluice: the upstream did not answer before the call's deadline")
+
+// upstreamErr returns err, or errDeadline for an error of a deadline.
+func upstreamErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errDeadline
+	}
+	return err
 }
 
 // closeBody closes r's body, as a RoundTripper that does not send r must.
@@ -198,7 +213,7 @@ type exitBody struct {
 func (b *exitBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
-		b.exit(err) // the body failed: the call did
+		b.exit(upstreamErr(err)) // the body failed: the call did
 	} else if err != nil {
 		b.exit(b.err)
 	}
