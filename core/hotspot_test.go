@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
+	"github.com/sluicekit/sluice/core/store"
 )
 
 func TestHotspotLimitsEachValue(t *testing.T) {
@@ -141,4 +144,41 @@ func TestHotspotConcurrencyReleasedOnExitAndPanic(t *testing.T) {
 	e, err := g.Enter(ctx, "r", alice)
 	require.NoError(t, err, "the panicking handler released alice's slot")
 	e.Exit(nil)
+}
+
+// endless is a Params with a value for every index: "u0", "u1", ...
+type endless struct{ calls *int }
+
+func (e endless) Param(_ string, i int) (string, bool) {
+	*e.calls++
+	return fmt.Sprintf("u%d", i), true
+}
+
+func TestHotspotEndlessParamsBounded(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		r := core.Rule{Name: "per-user", Resource: "r", Kind: core.KindHotspot, Param: "header:X-User", Limit: 1, Window: time.Minute}
+		fc := clock.NewFake(time.Hour)
+		opts := []core.Option{core.WithClock(fc)}
+		if shared {
+			m, err := store.NewMemory(fc, 0)
+			require.NoError(t, err)
+			r.Store = "mem"
+			opts = append(opts, core.WithStore("mem", m))
+		}
+		g, err := core.New(append(opts, core.WithRules(r))...)
+		require.NoError(t, err)
+		calls := 0
+		e, err := g.Enter(context.Background(), "r", core.WithParams(endless{&calls}))
+		require.NoError(t, err, "store %v", shared)
+		e.Exit(nil)
+		assert.LessOrEqual(t, calls, 66, "store %v: Param calls", shared)
+		// The first 64 values are used up; a request with only the 64th
+		// ("u63") is refused, one with the 65th ("u64") was never limited.
+		_, err = g.Enter(context.Background(), "r", core.WithParams(core.ParamMap{"header:X-User": {"u63"}}))
+		blockedBy(t, err)
+		e, err = g.Enter(context.Background(), "r", core.WithParams(core.ParamMap{"header:X-User": {"u64"}}))
+		require.NoError(t, err, "store %v", shared)
+		e.Exit(nil)
+		require.NoError(t, g.Close())
+	}
 }

@@ -228,8 +228,11 @@ func (a *asking) firstValue(rs *ruleState) (string, bool) {
 }
 
 // value returns the value of index i of the param of rs in the request a is
-// admitting, and false when there is none.
+// admitting, and false when there is none or i is maxParamValues or more.
 func (a *asking) value(rs *ruleState, i int) (string, bool) {
+	if i >= maxParamValues {
+		return "", false
+	}
 	v, ok := a.params.Param(rs.rule.Param, i)
 	return rs.escape(v), ok
 }

@@ -20,9 +20,14 @@ type Params interface {
 	// request has no i-th value: a param may carry several values (a
 	// repeated header, a comma-separated list), and every one is limited.
 	// Rule.OnMissing says what a rule does with a request without its
-	// param.
+	// param. Enter reads at most maxParamValues (64) values of a param
+	// (the extractors yield at most 16); the rest are not limited.
 	Param(param string, i int) (string, bool)
 }
+
+// maxParamValues bounds the values of one param Enter reads from a request,
+// so that a Params yielding values for ever costs bounded time and memory.
+const maxParamValues = 64
 
 // ParamMap is a Params holding values in a map, for callers that have them
 // at hand and for tests.
