@@ -209,6 +209,24 @@ func TestCapacityUnderOpenLoad(t *testing.T) {
 	}
 }
 
+// TestGrowthJudgedSparesParallelBackends runs the controller before
+// backends of 4 and 10 workers of 20ms varying at random (coefficient of
+// variation 0.5) at 1x, 2x and 10x their capacity, 3 seeds each: a growth
+// there buys throughput until the workers are busy, and every row serves
+// at least 90% of the capacity (measured 90-100%, as before growth was
+// judged by the throughput it buys).
+func TestGrowthJudgedSparesParallelBackends(t *testing.T) {
+	for _, workers := range []int{4, 10} {
+		b := capSim{workers: workers, service: 20 * time.Millisecond, cv: 0.5, deadline: time.Second}
+		for _, load := range []float64{1, 2, 10} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				g, _, _ := b.run(New(Config{}, nil), load, 3*time.Second, 5*time.Second, seed)
+				assert.GreaterOrEqual(t, g, 0.9, "%d workers at %gx, seed %d", workers, load, seed)
+			}
+		}
+	}
+}
+
 // TestLimitStaysBoundedOnASlowVariedService runs the controller before 2
 // workers of 125ms and 250ms varying widely at random (coefficient of
 // variation 2), so that an interval sees about one request end and many
