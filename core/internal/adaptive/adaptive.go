@@ -168,11 +168,10 @@ type state struct {
 	// The requests ended in intervals of fewer than minSamples, not yet
 	// pooledSamples: their count and total RT.
 	fewN, fewSum int64
-	// Growth is judged by the completions per second it buys: rate is
-	// their recent number per ns (smoothed), last the time of the last
-	// update; grewFrom the level a growth left, until judged, at fromRate,
-	// and grownN and grownT the requests ended and the time since; the
-	// limit does not grow from heldAt or above while requests fill it.
+	// Growth, judged by the requests ended per ns it buys (see judge): rate
+	// their recent number (smoothed), last the time of the last update;
+	// grewFrom the level a growth left, at fromRate, and grownN ended in
+	// grownT since; heldAt the level not grown from while requests fill it.
 	last, grewFrom, grownN, grownT, heldAt int64
 	rate, fromRate                         float64
 }
@@ -345,14 +344,8 @@ func (k *state) update(now int64, first bool) {
 	k.limit.Store(int64(k.exact))
 }
 
-// judge judges the last growth of the limit by the requests ended since
-// (count in elapsed; peak the most in flight): it bought throughput when
-// they end faster than before by more than half their count's noise (its
-// square root), and the next may come at once. Else, once judgeIntervals
-// and judgeN requests have passed, judge returns the level to go back to
-// when they end slower and filled the limit in the last interval: the
-// requests it let in only queued; from there the limit holds while the
-// requests fill it.
+// judge judges the last growth by the requests ended since (see the
+// package doc): it returns the level to go back to, or 0.
 func (k *state) judge(count, elapsed, peak int64) (undo int64) {
 	if k.grewFrom == 0 {
 		return 0

@@ -11,22 +11,19 @@
 // unrounded value, which a slow shrink may leave almost one above, only at
 // the minimum RT): 3 on 2 CPUs grows to 4, not 5
 // (TestLimitDoesNotOvershootOnTwoCPUs). A growth is judged by the
-// throughput it buys: once 3 intervals and 16 requests have ended after it,
-// when they ended no faster per second than before it (the rate of the
-// last intervals, smoothed) and filled the new limit, the requests it let
-// in only queued: the limit goes back to where it grew from and holds
-// there while requests fill it (a probe or an interval with room ends the
-// hold); a growth whose requests end faster by more than half their
-// count's noise (its square root) allows the next at once. On 2 CPUs, 4 in
-// flight read 1.5-1.7x the minimum and 3 1.05-1.25x, under the growth
-// line, but 4 end no more per second: the limit holds 3 in 55-75% of the
-// intervals (4 in 90% before, TestLimitDoesNotOvershootOnTwoCPUs), while
-// backends of 4 and 10 varied workers still get at least 90% of their
-// capacity at 1x-10x (TestGrowthJudgedSparesParallelBackends). Up to
-// Tolerance times it holds, so that it does not swing around the point
-// where requests begin to queue; beyond, it shrinks towards the limit times
-// Tolerance times the minimum over the recent RT (at most halving it),
-// smoothed. Right after a probe (below), whose fewer requests in flight
+// throughput it buys: when the requests ended in the 3 intervals (and 16
+// requests) after it ended no faster per second than before (smoothed) and
+// filled the new limit, they only queued: the limit goes back and holds
+// there while requests fill it (until a probe); ended faster by half their
+// count's noise (its square root), the next growth may come at once. On 2
+// CPUs 4 in flight read 1.5-1.7x the minimum and 3 1.05-1.25x, but 4 end no
+// more per second: the limit holds 3 in 55-75% of the intervals (4 in 90%
+// before), while 4 and 10 varied workers still get 90% of their capacity
+// (TestGrowthJudgedSparesParallelBackends). With the recent RT up to
+// Tolerance times the minimum the limit holds, so that it does not swing
+// around the point where requests begin to queue; beyond, it shrinks
+// towards the limit times Tolerance times the minimum over the recent RT
+// (at most halving it), smoothed. Right after a probe (below), whose fewer requests in flight
 // lower the RT of the next interval's, it grows only at the minimum.
 // Requests then queue for about a quarter to a half of a service time. The
 // limit stays within [MinLimit, MaxLimit]. The RT of a request its caller
