@@ -110,11 +110,11 @@
 // that filled it is undone and the limit holds 3 while requests fill it.
 // On the fake clock's model of this host (its RT readings by the count in
 // flight) the limit holds 3 in 55-75% of the intervals, against 4 in 90%
-// before. On this host it is not yet measured: the runs of 22:00-22:40 UTC,
-// before and after interleaved, 9 or more each, ran beside other
-// processes (load average 3-9 on the 2 CPUs); the capacity measured 11-96
-// requests/s from run to run, the unloaded p99 25-980ms, and neither
-// version's rows differ beyond that noise (p99 0.4-13x either way).
+// before. On this host it is not yet measured: the runs of 22:00-22:35 UTC,
+// before and after interleaved, 18 each (9 at nice -10), ran beside other
+// processes (load average 1.7-9.6 on the 2 CPUs); the capacity measured
+// 11-86 requests/s from run to run, the unloaded p99 27-467ms, and neither
+// version's rows differ beyond that noise (p99 0.2-13x either way).
 //
 // The cause, traced interval by interval on a loaded host: a request
 // waits for a CPU before it reaches the rule (the scheduler runs it when a

@@ -86,7 +86,7 @@
 // at 41ms while a neighbour ran): the 3x is not met there. Judging growth
 // by the throughput it buys (above) is meant to hold 3 there; whether it
 // does is not yet measured on an idle host (examples/overload's doc has the
-// runs of 2026-11-28 22:00-22:40 UTC, too noisy to tell).
+// runs of 2026-11-28 22:00-22:35 UTC, too noisy to tell).
 //
 // Every request writes the count in flight, one atomic shared by all CPUs so
 // that the limit is exact, and the count and total RT of the requests ended:
