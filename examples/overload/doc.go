@@ -104,6 +104,18 @@
 // 2.5-3.0 / 2.7-3.2x: the unloaded p99 (the denominator) moved 23.6-31.9ms
 // between runs, the p99 at 3-4 in flight 62-82ms.
 //
+// Since 2026-11-28 22:00 UTC the adaptive rule judges a growth of its
+// limit by the throughput it buys (core/internal/adaptive's doc): 4 in
+// flight end no more requests per second than 3, so a growth from 3 to 4
+// that filled it is undone and the limit holds 3 while requests fill it.
+// On the fake clock's model of this host (its RT readings by the count in
+// flight) the limit holds 3 in 55-75% of the intervals, against 4 in 90%
+// before. On this host it is not yet measured: the runs of 22:00-22:35 UTC,
+// before and after interleaved, 18 each (9 at nice -10), ran beside other
+// processes (load average 1.7-9.6 on the 2 CPUs); the capacity measured
+// 11-86 requests/s from run to run, the unloaded p99 27-467ms, and neither
+// version's rows differ beyond that noise (p99 0.2-13x either way).
+//
 // The cause, traced interval by interval on a loaded host: a request
 // waits for a CPU before it reaches the rule (the scheduler runs it when a
 // computing request's 10ms slice ends), so a slot the rule frees stays

@@ -45,6 +45,11 @@ const (
 	// minimum (see the package doc).
 	minSamples    = 8
 	pooledSamples = 32
+	// A growth is judged over judgeIntervals intervals and judgeN
+	// requests ended at the new limit, at least.
+	judgeIntervals = 3
+	judgeN         = 16
+	rateSmoothing  = 0.3 // the weight of an interval's rate in the recent one
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -163,6 +168,12 @@ type state struct {
 	// The requests ended in intervals of fewer than minSamples, not yet
 	// pooledSamples: their count and total RT.
 	fewN, fewSum int64
+	// Growth, judged by the requests ended per ns it buys (see judge): rate
+	// their recent number (smoothed), last the time of the last update;
+	// grewFrom the level a growth left, at fromRate, and grownN ended in
+	// grownT since; heldAt the level not grown from while requests fill it.
+	last, grewFrom, grownN, grownT, heldAt int64
+	rate, fromRate                         float64
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -224,22 +235,27 @@ func (k *Controller) Done(now, rt, n int64, gone bool) {
 		return
 	}
 	s.mu.Lock()
-	s.update(next == math.MinInt64)
+	s.update(now, next == math.MinInt64)
 	s.mu.Unlock()
 }
 
 // update ends an interval; first is true for the first request ever,
 // which only starts one.
-func (k *state) update(first bool) {
+func (k *state) update(now int64, first bool) {
 	count, sum := k.count.Swap(0), k.sum.Swap(0)
 	peak := k.peak.Swap(k.inFlight.Load())
+	elapsed := now - k.last
+	k.last = now
 	if first || count == 0 {
 		return
 	}
 	recent := max(sum/count, 1)
 	k.recentRT.Store(recent)
 	k.sinceProbe++
+	r := float64(count) / float64(max(elapsed, 1))
+	k.rate += (r - k.rate) * rateSmoothing
 	if k.probing > 0 {
+		k.grewFrom, k.heldAt = 0, 0
 		k.probeRT = min(k.probeRT, recent)
 		if k.probing--; k.probing == 0 {
 			k.endProbe()
@@ -277,12 +293,17 @@ func (k *state) update(first bool) {
 	if k.settle {
 		grow, k.settle = 1, false
 	}
+	undo := k.judge(count, elapsed, peak)
+	if peak < int64(k.exact) {
+		k.heldAt = 0
+	}
+	held := k.heldAt > 0 && int64(k.exact) >= k.heldAt
 	switch {
 	case gradient < 1:
 		target := k.exact * gradient
 		k.exact = k.exact*(1-smoothing) + target*smoothing
 		k.congested++
-	case used && float64(recent) <= grow*float64(minRT):
+	case used && float64(recent) <= grow*float64(minRT) && k.grewFrom == 0 && !held:
 		// Well within the tolerance: room to grow. Beyond the halfway
 		// mark the limit holds, so that it does not swing around the
 		// point where requests begin to queue.
@@ -291,9 +312,13 @@ func (k *state) update(first bool) {
 			l = math.Floor(l)
 		}
 		k.exact = l + math.Sqrt(l)
+		k.grewFrom, k.fromRate, k.grownN, k.grownT = int64(l), k.rate, 0, 0
 		fallthrough
 	default:
 		k.congested = 0
+	}
+	if undo > 0 {
+		k.exact = min(k.exact, float64(undo))
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
 	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && full {
@@ -317,6 +342,26 @@ func (k *state) update(first bool) {
 		return
 	}
 	k.limit.Store(int64(k.exact))
+}
+
+// judge judges the last growth by the requests ended since (see the
+// package doc): it returns the level to go back to, or 0.
+func (k *state) judge(count, elapsed, peak int64) (undo int64) {
+	if k.grewFrom == 0 {
+		return 0
+	}
+	k.grownN += count
+	k.grownT += elapsed
+	got := float64(k.grownN) / (float64(k.grownT) * k.fromRate)
+	switch {
+	case got > 1+0.5/math.Sqrt(float64(k.grownN)):
+	case k.grownT < judgeIntervals*k.interval.Load() || k.grownN < judgeN:
+		return 0
+	case got < 1 && peak >= int64(k.exact):
+		undo, k.heldAt = k.grewFrom, k.grewFrom
+	}
+	k.grewFrom = 0
+	return undo
 }
 
 // endProbe ends a probe: its lowest recent RT becomes the minimum, unless

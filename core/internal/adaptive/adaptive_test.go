@@ -325,7 +325,11 @@ func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
 // 2 in flight at the minimum, 3 at 1.05-1.25x it (a request freed slot
 // waits for a CPU to reach the rule), 4 at 1.5-1.7x, 5 at 1.9-2.2x. The
 // requests of an interval end in it. After the first second the limit is
-// never above 4, and 3 or 4 outside probes. Before, it grew from 3 by the
+// never above 4, and 3 or 4 outside probes; 3 in most intervals (measured
+// 55-75%; 4 holds a second queued request): the growth from 3 to 4 buys
+// no throughput, so it is undone and the limit holds 3 while the requests
+// fill it. Before, 3 read within the growth line and grew back to 4 at
+// once: 4 in 90% of the intervals. Earlier, it grew from 3 by the
 // square root of its unrounded value, which the slow shrinking at 4 had
 // left at 3.9-4.0: to 5-6, held 5 intervals of every 20 (16%), where
 // requests queued for 2-3 service times.
@@ -361,6 +365,7 @@ func TestLimitDoesNotOvershootOnTwoCPUs(t *testing.T) {
 		for l, c := range counts {
 			assert.True(t, l == 3 || l == 4, "seed %d: %d intervals at %d", seed, c, l)
 		}
+		assert.Greater(t, counts[3], counts[4], "seed %d: 3 in most intervals", seed)
 	}
 }
 

@@ -167,8 +167,9 @@ func (b capSim) run(k *Controller, load float64, warmup, d time.Duration, seed u
 // (0.2), as 2 CPUs under Go's scheduler, a request waiting to reach the
 // rule until a CPU frees or ends a slice of 10ms or 15ms. Arrivals at a
 // fixed rate of 1x, 2x, 5x and 10x the capacity, 1s deadline, 5 seeds
-// each. Every row serves at least 85% of the capacity (measured: 86-102%,
-// the lowest at 1x with a varied service) with a p99 latency at most 2.8x
+// each. Every row serves at least 85% of the capacity (measured: 85-101%,
+// the lowest at 1x-2x with a varied service: 60ms, cv 1 at 2x read 88%
+// before growth was judged by its throughput) with a p99 latency at most 2.8x
 // the unloaded one (measured: 0.9-2.7x, the highest at 1x, where the rule
 // does not limit). Before, a limit of 3 grew from the unrounded 3.9 a
 // slow shrink at 4 had left, to 5, held a sixth of the time: 3.0x at 2x
@@ -205,6 +206,24 @@ func TestCapacityUnderOpenLoad(t *testing.T) {
 				b.service, b.cv, b.slice, load, 100*goods[0], 100*goods[len(goods)-1], p99s[0], p99s[len(p99s)-1], unloaded/1e6)
 			assert.GreaterOrEqual(t, goods[0], 0.85, "%v cv %.1f slice %v at %.0fx", b.service, b.cv, b.slice, load)
 			assert.LessOrEqual(t, p99s[len(p99s)-1], 2.8, "%v cv %.1f slice %v at %.0fx: p99 over the unloaded one", b.service, b.cv, b.slice, load)
+		}
+	}
+}
+
+// TestGrowthJudgedSparesParallelBackends runs the controller before
+// backends of 4 and 10 workers of 20ms varying at random (coefficient of
+// variation 0.5) at 1x, 2x and 10x their capacity, 3 seeds each: a growth
+// there buys throughput until the workers are busy, and every row serves
+// at least 90% of the capacity (measured 90-100%, as before growth was
+// judged by the throughput it buys).
+func TestGrowthJudgedSparesParallelBackends(t *testing.T) {
+	for _, workers := range []int{4, 10} {
+		b := capSim{workers: workers, service: 20 * time.Millisecond, cv: 0.5, deadline: time.Second}
+		for _, load := range []float64{1, 2, 10} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				g, _, _ := b.run(New(Config{}, nil), load, 3*time.Second, 5*time.Second, seed)
+				assert.GreaterOrEqual(t, g, 0.9, "%d workers at %gx, seed %d", workers, load, seed)
+			}
 		}
 	}
 }

@@ -10,15 +10,24 @@
 // more than half of it, from the limit in force (whose RT was read; from its
 // unrounded value, which a slow shrink may leave almost one above, only at
 // the minimum RT): 3 on 2 CPUs grows to 4, not 5
-// (TestLimitDoesNotOvershootOnTwoCPUs). Up to Tolerance times it holds, so
-// that it does not swing around the point where requests begin to queue;
-// beyond, it shrinks towards the limit times Tolerance times the minimum
-// over the recent RT (at most halving it), smoothed. Right after a probe
-// (below), whose fewer requests in flight lower the RT of the next
-// interval's, it grows only at the minimum. Requests then queue for about a
-// quarter to a half of a service time. The limit stays within [MinLimit,
-// MaxLimit]. The RT of a request its caller gave up on (see Controller.Done)
-// counts only over the minimum.
+// (TestLimitDoesNotOvershootOnTwoCPUs). A growth is judged by the
+// throughput it buys: when the requests ended in the 3 intervals (and 16
+// requests) after it ended no faster per second than before (smoothed) and
+// filled the new limit, they only queued: the limit goes back and holds
+// there while requests fill it (until a probe); ended faster by half their
+// count's noise (its square root), the next growth may come at once. On 2
+// CPUs 4 in flight read 1.5-1.7x the minimum and 3 1.05-1.25x, but 4 end no
+// more per second: the limit holds 3 in 55-75% of the intervals (4 in 90%
+// before), while 4 and 10 varied workers still get 90% of their capacity
+// (TestGrowthJudgedSparesParallelBackends). With the recent RT up to
+// Tolerance times the minimum the limit holds, so that it does not swing
+// around the point where requests begin to queue; beyond, it shrinks
+// towards the limit times Tolerance times the minimum over the recent RT
+// (at most halving it), smoothed. Right after a probe (below), whose fewer requests in flight
+// lower the RT of the next interval's, it grows only at the minimum.
+// Requests then queue for about a quarter to a half of a service time. The
+// limit stays within [MinLimit, MaxLimit]. The RT of a request its caller
+// gave up on (see Controller.Done) counts only over the minimum.
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
@@ -58,7 +67,7 @@
 // which holds the cpu system rule with the BBR check to the same. With the
 // service time varying at random around 20ms or 60ms (lognormal, coefficient
 // of variation 0.5 and 1, as on a host other processes keep busy), it serves
-// 86-102% of the capacity with a p99 of 0.9-1.9x the unloaded one (at least
+// 85-101% of the capacity with a p99 of 0.9-1.8x the unloaded one (at least
 // 85% and at most 3x are required); as 2 CPUs that compute 20ms a request, a
 // request waiting to reach the rule until a CPU frees or ends a 10ms or 15ms
 // slice, 96-101% with a p99 of 1.0-2.7x (at most 2.8x required; 20ms:
@@ -74,7 +83,10 @@
 // 1.5-1.7x the minimum and 3 1.05-1.25x, so the limit holds 4, over the
 // tolerance: at 2x-10x 86-97% of the capacity served, p99 2.9-3.6x
 // (Sentinel-Go's BBR rule 2.0-3.6x beside it; 5.1x once, a minimum RT read
-// at 41ms while a neighbour ran): the 3x is not met there.
+// at 41ms while a neighbour ran): the 3x is not met there. Judging growth
+// by the throughput it buys (above) is meant to hold 3 there; whether it
+// does is not yet measured on an idle host (examples/overload's doc has the
+// runs of 2026-11-28 22:00-22:35 UTC, too noisy to tell).
 //
 // Every request writes the count in flight, one atomic shared by all CPUs so
 // that the limit is exact, and the count and total RT of the requests ended:
