@@ -47,6 +47,7 @@ type state struct {
 	overrides    map[override]string
 	overRules    []core.Rule
 	stats        map[string]*leafStats // by rule name
+	files        [32]byte              // Config.files
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -103,7 +104,7 @@ func (s *Server) SetConfig(c Config) error {
 	if err != nil {
 		return err
 	}
-	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats}
+	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats, files: c.files}
 	for _, r := range c.Rules {
 		if r.Kind == core.KindBreaker {
 			return fmt.Errorf("rule %s: kind breaker never opens here: a ShouldRateLimit call ends at once, with no outcome of the service behind Envoy", core.Quote(r.Name))
