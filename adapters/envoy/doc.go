@@ -133,8 +133,10 @@
 //
 // A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
 // -max-descriptors): one with more gets InvalidArgument and decides
-// nothing (TestMaxDescriptors), as a request that could never pass; one
-// of 20,000 descriptors took 92 ms and filled the Guard's resource table.
+// nothing (TestMaxDescriptors); one of 20,000 descriptors took 92 ms and
+// filled the Guard's resource table. Envoy lets a request through on an
+// error unless failure_mode_deny is set: a route whose rate_limits make
+// more descriptors needs a higher bound.
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
 // bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown
