@@ -2,8 +2,10 @@ package sluiceenvoy
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,6 +103,10 @@ type RateLimit struct {
 type Config struct {
 	Domains []Domain
 	Rules   []core.Rule
+	// files is the fingerprint of the files LoadFiles read the config
+	// from (see fingerprint), zero for a Config made otherwise: a Watcher
+	// of the same paths starts from it.
+	files [32]byte
 }
 
 // ParseDomain reads one file of the envoyproxy/ratelimit config format.
@@ -310,12 +316,14 @@ func LoadFiles(paths ...string) (Config, error) {
 	var c Config
 	var errs []error
 	domains := map[string]string{}
+	h := sha256.New()
 	for _, f := range files {
 		data, err := readConfig(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		hashFile(h, f, data)
 		if !isDomainFile(data) {
 			rules, err := rulesfile.Parse(data)
 			if err != nil {
@@ -337,7 +345,34 @@ func LoadFiles(paths ...string) (Config, error) {
 		domains[d.Name] = f
 		c.Domains = append(c.Domains, d)
 	}
+	h.Sum(c.files[:0])
 	return c, errors.Join(errs...)
+}
+
+// fingerprint hashes the names and contents of the config files at paths,
+// as LoadFiles reads them.
+func fingerprint(paths []string) ([32]byte, error) {
+	var out [32]byte
+	files, err := configFiles(paths)
+	if err != nil {
+		return out, err
+	}
+	h := sha256.New()
+	for _, f := range files {
+		data, err := readConfig(f)
+		if err != nil {
+			return out, err
+		}
+		hashFile(h, f, data)
+	}
+	h.Sum(out[:0])
+	return out, nil
+}
+
+// hashFile adds the config file named f, holding data, to a fingerprint.
+func hashFile(h hash.Hash, f string, data []byte) {
+	fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+	h.Write(data)
 }
 
 // configFiles returns the config files of paths, as LoadFiles reads them.

@@ -36,7 +36,7 @@ func returns(f func()) bool {
 // blocked for ever (the Watcher's Close too), or never ended.
 func TestConfigNotRegularFile(t *testing.T) {
 	dir := t.TempDir()
-	s, w, reloads := watched(t, dir, "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
+	s, w := watched(t, dir, "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
 	t.Cleanup(func() { assert.True(t, returns(func() { _ = w.Close() }), "Close returns") })
 
 	fifo := filepath.Join(dir, "stuck.yaml")
@@ -50,7 +50,7 @@ func TestConfigNotRegularFile(t *testing.T) {
 		_, err := sluiceenvoy.LoadFiles(dir)
 		assert.ErrorContains(t, err, "stuck.yaml: a config file must be a regular file")
 	}), "LoadFiles returns")
-	require.ErrorContains(t, wait(t, reloads), "must be a regular file")
+	require.ErrorContains(t, w.reload(), "must be a regular file")
 	assert.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, dial(t, s), "edge", desc("remote_address", "a")).OverallCode, "the config in force serves")
 
 	if _, err := os.Stat("/dev/zero"); err == nil {

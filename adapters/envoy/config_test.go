@@ -98,12 +98,7 @@ func TestReloadWhileServing(t *testing.T) {
 	s, err := sluiceenvoy.New(g, cfg)
 	require.NoError(t, err)
 	c := dial(t, s)
-	reloads := make(chan error, 10)
-	w, err := sluiceenvoy.NewWatcher(s, []string{dir}, sluiceenvoy.WatcherOptions{
-		Interval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), OnReload: func(err error) { reloads <- err },
-	})
-	require.NoError(t, err)
-	defer w.Close()
+	w := newWatch(t, s, nil, dir)
 
 	// Requests go on during reloads.
 	stop := make(chan struct{})
@@ -130,27 +125,71 @@ func TestReloadWhileServing(t *testing.T) {
 	ask(t, c, "edge", desc("remote_address", "a"))
 	// A broken file: refused, the limit stays in force.
 	write(t, file, v1+"  - key: bad\n    rate_limit: {unit: fortnight}\n")
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	require.ErrorContains(t, w.reload(), "fortnight")
 	r := ask(t, c, "edge", desc("remote_address", "a"))
 	assert.Equal(t, uint32(0), r.Statuses[0].LimitRemaining)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "edge", desc("remote_address", "a")).OverallCode)
 
 	// A good one: a new limit applies, the kept one keeps its count.
 	write(t, file, v1+"  - key: generic_key\n    value: y\n    rate_limit: {unit: minute, requests_per_unit: 0}\n")
-	require.NoError(t, wait(t, reloads))
+	require.NoError(t, w.reload())
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "edge", desc("generic_key", "y")).OverallCode)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "edge", desc("remote_address", "a")).OverallCode)
 	close(stop)
 	assert.Positive(t, <-served)
 }
 
-func wait(t *testing.T, ch <-chan error) error {
+// watch is a Watcher under test on a fake clock of its own: the test makes
+// it poll, so that what it does is a sequence of polls, not a race with
+// the wall clock.
+type watch struct {
+	*sluiceenvoy.Watcher
+	t       *testing.T
+	clk     *clock.Fake
+	reloads chan error // what OnReload was given
+}
+
+// watchEvery is a test Watcher's Interval.
+const watchEvery = time.Second
+
+// newWatch starts a Watcher of paths for s, logging to log (nil: nowhere),
+// closed when the test ends.
+func newWatch(t *testing.T, s *sluiceenvoy.Server, log *slog.Logger, paths ...string) *watch {
 	t.Helper()
+	w := &watch{t: t, clk: clock.NewFake(0), reloads: make(chan error, 10)}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	w.Watcher, err = sluiceenvoy.NewWatcher(s, paths, sluiceenvoy.WatcherOptions{
+		Interval: watchEvery, Clock: w.clk, Logger: log, OnReload: func(err error) { w.reloads <- err },
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+// poll makes the Watcher poll once and returns when it is done.
+func (w *watch) poll() {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a timing bound
+	defer cancel()
+	require.NoError(w.t, w.clk.WaitForSleepers(ctx, 1), "the Watcher does not wait for its next poll")
+	w.clk.Advance(watchEvery)
+	require.NoError(w.t, w.clk.WaitForSleepers(ctx, 1), "the Watcher's poll does not end")
+}
+
+// reload makes the Watcher poll twice, which a change of the files takes to
+// apply, and returns what it then reported.
+func (w *watch) reload() error {
+	w.t.Helper()
+	w.poll()
+	w.poll()
 	select {
-	case err := <-ch:
+	case err := <-w.reloads:
 		return err
-	case <-time.After(30 * time.Second): // a hang guard, not a timing bound
-		t.Fatal("no reload")
+	default:
+		w.t.Fatal("no reload after two polls")
 		return nil
 	}
 }

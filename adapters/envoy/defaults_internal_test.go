@@ -36,6 +36,7 @@ descriptors:
 	w, err := NewWatcher(s, []string{t.TempDir()}, WatcherOptions{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, w.Close()) }()
+	require.Equal(t, s.g.Clock(), w.clk, "a Watcher polls on its Server's Guard's clock by default")
 
 	prose := func(a core.Algorithm) string { return strings.ReplaceAll(string(a), "-", " ") }
 	for _, c := range []struct {

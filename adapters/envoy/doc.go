@@ -11,7 +11,10 @@
 //	s.Register(grpcServer)
 //
 // The Server owns the Guard's rules: New and SetConfig set them from a
-// Config, and a Watcher keeps them in step with config files. A config with
+// Config, and a Watcher keeps them in step with config files, polling on
+// the Guard's clock (WatcherOptions.Clock); a change made to the files
+// between LoadFiles and NewWatcher applies at its first polls
+// (TestWatcherAppliesChangeBeforeStart). A config with
 // a problem is refused whole, with every problem named (file, line, field),
 // and the config in force stays; the counts of the limits a new config keeps
 // carry over.
@@ -91,6 +94,19 @@
 // resource names it (the text before its first '/', or a glob matching it);
 // keys with '/' or '*' are refused in those domains.
 //
+// Sluice rules limit the descriptors of these domains only: a rule's
+// resource must have a '/' (New and SetConfig refuse "*" or "api", naming
+// the rule), and the resources of the envoyproxy/ratelimit limits
+// ("edge.remote_address") and of descriptors' limit overrides
+// ("override:100-per-60s") have none, so that no glob reaches them; "*/*"
+// is every descriptor of every domain of sluice rules
+// (TestRulesStayInTheirDomains). A descriptor that no rule matches is OK,
+// without limit, and makes no resource of the Guard; each distinct one a
+// glob rule matches is a resource (its statistics, not its decision),
+// within the Guard's bound (core.WithMaxResources, 10,000 by default),
+// beyond which they share core.OverflowResource's statistics
+// (TestUnmatchedDescriptorsMakeNoResource).
+//
 // # The request
 //
 // Every descriptor is decided, in order, each by its own Guard.Enter; the
@@ -115,6 +131,12 @@
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //
+// A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
+// -max-descriptors): one with more gets InvalidArgument and decides
+// nothing (TestMaxDescriptors); one of 20,000 descriptors took 92 ms and
+// filled the Guard's resource table. Envoy lets a request through on an
+// error unless failure_mode_deny is set: a route whose rate_limits make
+// more descriptors needs a higher bound.
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
 // bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown

@@ -43,10 +43,13 @@ type state struct {
 	// domains of rules whose resource has a '*' before any '/'.
 	ruleDomains  map[string]bool
 	rulePrefixes []string
-	rules        []core.Rule // of the Config, compiled domains' first
-	overrides    map[override]string
-	overRules    []core.Rule
-	stats        map[string]*leafStats // by rule name
+	// patterns are the resources of the sluice rules, split on '*'.
+	patterns  [][]string
+	rules     []core.Rule // of the Config, compiled domains' first
+	overrides map[override]string
+	overRules []core.Rule
+	stats     map[string]*leafStats // by rule name
+	files     [32]byte              // Config.files
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -63,7 +66,7 @@ func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")
 	}
-	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides}}
+	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides, maxDescriptors: defaultMaxDescriptors}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("sluiceenvoy: New: nil Option")
@@ -103,7 +106,7 @@ func (s *Server) SetConfig(c Config) error {
 	if err != nil {
 		return err
 	}
-	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats}
+	st := &state{domains: doms, ruleDomains: map[string]bool{}, stats: stats, files: c.files}
 	for _, r := range c.Rules {
 		if r.Kind == core.KindBreaker {
 			return fmt.Errorf("rule %s: kind breaker never opens here: a ShouldRateLimit call ends at once, with no outcome of the service behind Envoy", core.Quote(r.Name))
@@ -112,13 +115,17 @@ func (s *Server) SetConfig(c Config) error {
 		star := strings.IndexByte(res, '*')
 		slash := strings.IndexByte(res, '/')
 		switch {
-		case slash >= 0 && (star < 0 || slash < star):
-			st.ruleDomains[res[:slash]] = true
-		case star >= 0:
+		case slash < 0:
+			// Without a '/' it would match no descriptor of a domain of
+			// sluice rules, and could match the limits of the config's
+			// domains and the overrides, whose resources have none.
+			return fmt.Errorf("rule %s: resource %s: a resource of sluice rules is a domain and keys joined by '/' (api/user, api/*, */* for every descriptor of every domain of sluice rules), so that it limits no descriptor of another domain", core.Quote(r.Name), core.Quote(res))
+		case star >= 0 && star < slash:
 			st.rulePrefixes = append(st.rulePrefixes, res[:star])
 		default:
-			st.ruleDomains[res] = true
+			st.ruleDomains[res[:slash]] = true
 		}
+		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}
 	st.rules = append(rules, c.Rules...)
 	if old != nil {
@@ -149,6 +156,23 @@ func (st *state) known(domain string) bool {
 	return false
 }
 
+// matched reports whether a sluice rule matches resource, as core matches
+// it: a resource no rule matches is not entered, so that it makes no
+// resource of the Guard.
+func (st *state) matched(resource string) bool {
+	for _, p := range st.patterns {
+		if wildcardMatch(p, resource) {
+			return true
+		}
+		// A pattern starting with '/' also matches a method, a space
+		// and a name it matches (core.Rule.Resource).
+		if i := strings.IndexByte(resource, ' '); i > 0 && strings.HasPrefix(p[0], "/") && wildcardMatch(p, resource[i+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
 // overrideRule returns the resource of the rule of o, adding it to the
 // Guard's rules when it is new.
 func (s *Server) overrideRule(o override) (string, error) {
@@ -166,7 +190,8 @@ func (s *Server) overrideRule(o override) (string, error) {
 			"descriptor limit override %d per %s: the server already has %d distinct overrides, the most WithMaxOverrides allows",
 			o.rpu, o.window, len(st.overrides))
 	}
-	name := "override:" + strconv.FormatUint(uint64(o.rpu), 10) + "/" + strconv.FormatInt(int64(o.window/time.Second), 10) + "s"
+	// No '/': no resource of sluice rules matches it (see SetConfig).
+	name := "override:" + strconv.FormatUint(uint64(o.rpu), 10) + "-per-" + strconv.FormatInt(int64(o.window/time.Second), 10) + "s"
 	r := s.o.defaults
 	r.Name, r.Resource, r.Kind, r.Param = name, name, core.KindHotspot, descriptorParam
 	r.Limit, r.Window = int64(o.rpu), o.window
@@ -265,6 +290,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: no descriptors", core.Quote(req.Domain))
 	}
+	if n := len(req.Descriptors); n > s.o.maxDescriptors {
+		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: %d descriptors, more than the %d the server takes (WithMaxDescriptors, sluice-rls -max-descriptors)", core.Quote(req.Domain), n, s.o.maxDescriptors)
+	}
 	st := s.st.Load()
 	dom := st.domains[req.Domain]
 	if dom == nil && !st.known(req.Domain) {
@@ -325,6 +353,10 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			// not their length: a client would mint long ones.
 			if c.resource = rulesResource(req.Domain, d.Entries); len(c.resource) > maxRulesResource {
 				return nil, status.Errorf(codes.InvalidArgument, "descriptor %d: its resource, the domain and keys, is %d bytes, more than the %d of a rule's resource", i, len(c.resource), maxRulesResource)
+			}
+			if !st.matched(c.resource) {
+				c.resource = "" // OK, without limit
+				continue
 			}
 			c.entries = d.Entries
 			c.params = &c.entries

@@ -76,20 +76,19 @@ func TestWatcherReportsBadConfigAgain(t *testing.T) {
 	file := filepath.Join(dir, "edge.yaml")
 	good := "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
 	bad := good + "  - key: bad\n    rate_limit: {unit: fortnight}\n"
-	_, w, reloads := watched(t, dir, good)
-	t.Cleanup(func() { _ = w.Close() })
+	_, w := watched(t, dir, good)
 	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	require.ErrorContains(t, w.reload(), "fortnight")
 	write(t, file, good+"  - key: x\n    rate_limit: {unit: hour, requests_per_unit: 1}\n")
-	require.NoError(t, wait(t, reloads))
+	require.NoError(t, w.reload())
 	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	require.ErrorContains(t, w.reload(), "fortnight")
 }
 
 // watched serves the config files of dir, writing its edge.yaml with
-// content, under a Watcher polling every 5ms, which the caller closes; it
-// returns the Server, the Watcher and the results of its reloads.
-func watched(t *testing.T, dir, content string) (*sluiceenvoy.Server, *sluiceenvoy.Watcher, <-chan error) {
+// content, under a Watcher (see watch); it returns the Server and the
+// Watcher.
+func watched(t *testing.T, dir, content string) (*sluiceenvoy.Server, *watch) {
 	t.Helper()
 	write(t, filepath.Join(dir, "edge.yaml"), content)
 	cfg, err := sluiceenvoy.LoadFiles(dir)
@@ -99,12 +98,7 @@ func watched(t *testing.T, dir, content string) (*sluiceenvoy.Server, *sluiceenv
 	t.Cleanup(func() { _ = g.Close() })
 	s, err := sluiceenvoy.New(g, cfg)
 	require.NoError(t, err)
-	reloads := make(chan error, 10)
-	w, err := sluiceenvoy.NewWatcher(s, []string{dir}, sluiceenvoy.WatcherOptions{
-		Interval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), OnReload: func(err error) { reloads <- err },
-	})
-	require.NoError(t, err)
-	return s, w, reloads
+	return s, newWatch(t, s, nil, dir)
 }
 
 // TestHostileLongKeys: a descriptor of a domain of sluice rules whose

@@ -1,20 +1,23 @@
 package sluiceenvoy
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/sluicekit/sluice/core/clock"
 )
 
 // Watcher keeps a Server's config in step with config files while it
 // serves: every poll it reads the files (see LoadFiles) and, when their
-// content changed and two consecutive polls saw the same content (a file
-// caught halfway through its writing does not apply), gives the Server the
-// new config. A config with a problem is logged, once per content, and the
-// config in force stays. Close stops it.
+// content is not the config in force and two consecutive polls saw the same
+// content (a file caught halfway through its writing does not apply), gives
+// the Server the new config. A config with a problem is logged, once per
+// content, and the config in force stays. Close stops it.
 //
 // It polls rather than watching file system events, as package rulesfile's
 // Watcher does, and for the same reasons; it reads the files at each poll
@@ -23,9 +26,10 @@ type Watcher struct {
 	s        *Server
 	paths    []string
 	interval time.Duration // WatcherOptions.Interval
+	clk      clock.Clock
 	log      *slog.Logger
 	onReload func(error)
-	stop     chan struct{}
+	stop     context.CancelFunc
 	done     chan struct{}
 }
 
@@ -37,6 +41,10 @@ const defaultWatchInterval = time.Second
 type WatcherOptions struct {
 	// Interval is the time between polls; default 1s.
 	Interval time.Duration
+	// Clock measures the interval; default the Server's Guard's clock
+	// (core.WithClock), so that a test drives the Watcher with a
+	// clock.Fake.
+	Clock clock.Clock
 	// Logger receives a line per config applied (Info) and per problem
 	// (Warn); default slog.Default().
 	Logger *slog.Logger
@@ -47,7 +55,12 @@ type WatcherOptions struct {
 
 // NewWatcher starts a Watcher of the config files at paths (files and
 // directories, as LoadFiles takes them) for s. The first poll is one
-// Interval away: s serves the config it was made with until then.
+// Interval away: s serves the config it was made with until then. The
+// Watcher takes for the config in force that of the files LoadFiles read,
+// when s was given a Config LoadFiles returned for the same paths: a change
+// made to the files after that, before NewWatcher, applies at its first
+// polls. Given any other Config, s is given the files' config at the first
+// polls.
 func NewWatcher(s *Server, paths []string, o WatcherOptions) (*Watcher, error) {
 	if s == nil {
 		return nil, errors.New("sluiceenvoy: NewWatcher: nil *Server")
@@ -61,39 +74,33 @@ func NewWatcher(s *Server, paths []string, o WatcherOptions) (*Watcher, error) {
 	if o.Interval == 0 {
 		o.Interval = defaultWatchInterval
 	}
+	if o.Clock == nil {
+		o.Clock = s.g.Clock()
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	w := &Watcher{s: s, paths: slices.Clone(paths), interval: o.Interval, log: o.Logger, onReload: o.OnReload,
-		stop: make(chan struct{}), done: make(chan struct{})}
-	first, _ := w.fingerprint()
-	go w.run(first)
+	ctx, stop := context.WithCancel(context.Background())
+	w := &Watcher{s: s, paths: slices.Clone(paths), interval: o.Interval, clk: o.Clock, log: o.Logger, onReload: o.OnReload,
+		stop: stop, done: make(chan struct{})}
+	go w.run(ctx, s.st.Load().files)
 	return w, nil
 }
 
 // Close stops w and waits for its goroutine to end. It is idempotent.
 func (w *Watcher) Close() error {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
+	w.stop()
 	<-w.done
 	return nil
 }
 
-func (w *Watcher) run(applied [32]byte) {
+// run polls until ctx is done; applied is the fingerprint of the files
+// whose config is in force.
+func (w *Watcher) run(ctx context.Context, applied [32]byte) {
 	defer close(w.done)
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
 	var last, failed [32]byte
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-		}
-		fp, err := w.fingerprint()
+	for w.clk.Sleep(ctx, w.interval) == nil && ctx.Err() == nil {
+		fp, err := fingerprint(w.paths)
 		if err != nil {
 			fp = sha256.Sum256([]byte(err.Error())) // report each error once
 		}
@@ -106,14 +113,15 @@ func (w *Watcher) run(applied [32]byte) {
 			continue
 		}
 		last = fp
+		var c Config
 		if err == nil {
-			var c Config
 			if c, err = LoadFiles(w.paths...); err == nil {
 				err = w.s.SetConfig(c)
 			}
 		}
 		if err == nil {
-			applied, failed = fp, [32]byte{} // a failure after it is reported again
+			// The files as LoadFiles read them, which may be newer than fp.
+			applied, failed = c.files, [32]byte{} // a failure after it is reported again
 			w.log.Info("sluiceenvoy: config applied", "paths", w.paths)
 		} else if fp != failed {
 			failed = fp
@@ -125,24 +133,4 @@ func (w *Watcher) run(applied [32]byte) {
 			w.onReload(err)
 		}
 	}
-}
-
-// fingerprint hashes the names and contents of the config files.
-func (w *Watcher) fingerprint() ([32]byte, error) {
-	files, err := configFiles(w.paths)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	h := sha256.New()
-	for _, f := range files {
-		data, err := readConfig(f)
-		if err != nil {
-			return [32]byte{}, err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
-		h.Write(data)
-	}
-	var out [32]byte
-	h.Sum(out[:0])
-	return out, nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
@@ -33,30 +33,20 @@ func TestWatcherReportsBadConfigAfterRevert(t *testing.T) {
 	t.Cleanup(func() { _ = g.Close() })
 	s, err := sluiceenvoy.New(g, cfg)
 	require.NoError(t, err)
-	reloads := make(chan error, 10)
 	logs := make(chan string, 100)
-	w, err := sluiceenvoy.NewWatcher(s, []string{dir}, sluiceenvoy.WatcherOptions{
-		Interval: 5 * time.Millisecond, Logger: slog.New(msgHandler(logs)), OnReload: func(err error) { reloads <- err },
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = w.Close() })
+	w := newWatch(t, s, slog.New(msgHandler(logs)), dir)
 
 	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
-	write(t, file, good)                              // the config in force: nothing to apply
-	for deadline := time.After(30 * time.Second); ; { // a hang guard, not a timing bound
-		var msg string
-		select {
-		case msg = <-logs:
-		case <-deadline:
-			t.Fatal("the watcher never said the files are back to the config in force")
-		}
-		if strings.Contains(msg, "back to the config in force") {
-			break
-		}
+	require.ErrorContains(t, w.reload(), "fortnight")
+	write(t, file, good) // the config in force: nothing to apply
+	w.poll()
+	var said []string
+	for len(logs) > 0 {
+		said = append(said, <-logs)
 	}
+	assert.Contains(t, said, "sluiceenvoy: config files are back to the config in force")
 	write(t, file, bad)
-	require.ErrorContains(t, wait(t, reloads), "fortnight")
+	require.ErrorContains(t, w.reload(), "fortnight")
 }
 
 // msgHandler is a slog.Handler sending each record's message to ch.

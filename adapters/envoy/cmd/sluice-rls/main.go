@@ -34,6 +34,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,7 @@ type settings struct {
 	poll, grace, redisTimeout                            time.Duration
 	httpRead, httpWrite, httpIdle                        time.Duration
 	grpcIdle, grpcPing, grpcPingTimeout, grpcMinPing     time.Duration
+	maxDescriptors                                       int
 	xHeaders, unknownOK, pprof                           bool
 }
 
@@ -110,6 +112,16 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 			*p = d
 		}
 	}
+	integer := func(p *int, name, env string, def int, usage string) {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				envErr = fmt.Errorf("$%s must be an integer, got %s", env, core.Quote(v))
+			}
+			def = n
+		}
+		fs.IntVar(p, name, def, usage+" ($"+env+")")
+	}
 	boolean := func(p *bool, name, env, usage string) {
 		switch v := getenv(env); v {
 		case "", "false", "0":
@@ -136,6 +148,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.grpcPing, "grpc-keepalive-time", "SLUICE_RLS_GRPC_KEEPALIVE_TIME", time.Minute, "ping a gRPC client after this long without activity (at least 1s)")
 	dur(&s.grpcPingTimeout, "grpc-keepalive-timeout", "SLUICE_RLS_GRPC_KEEPALIVE_TIMEOUT", 20*time.Second, "close a gRPC connection whose client does not answer a ping within this")
 	dur(&s.grpcMinPing, "grpc-keepalive-min-time", "SLUICE_RLS_GRPC_KEEPALIVE_MIN_TIME", 10*time.Second, "least time between a gRPC client's pings, with or without calls; a client that pings more often is disconnected")
+	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more gets InvalidArgument")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
 	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
@@ -166,6 +179,9 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 		return s, fmt.Errorf("-grpc-keepalive-time must be >= 1s, got %s", s.grpcPing)
 	case s.grpcPingTimeout <= 0 || s.grpcMinPing <= 0:
 		return s, fmt.Errorf("-grpc-keepalive-timeout and -grpc-keepalive-min-time must be > 0, got %s and %s", s.grpcPingTimeout, s.grpcMinPing)
+	}
+	if s.maxDescriptors < 1 {
+		return s, fmt.Errorf("-max-descriptors must be >= 1, got %d", s.maxDescriptors)
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
@@ -223,7 +239,7 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 		return err
 	}
 	defer g.Close()
-	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults)}
+	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults), sluiceenvoy.WithMaxDescriptors(s.maxDescriptors)}
 	if s.xHeaders {
 		opts = append(opts, sluiceenvoy.WithXRateLimitHeaders())
 	}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/stretchr/testify/assert"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestMaxDescriptorsFlag: -max-descriptors bounds the descriptors of a
+// request, which gets InvalidArgument beyond it; a bound below 1 is a usage
+// error.
+func TestMaxDescriptorsFlag(t *testing.T) {
+	conn, _, _ := instance(t, "-config", configDir(t), "-max-descriptors", "2")
+	c := rlsv3.NewRateLimitServiceClient(conn)
+	two := req("remote_address", "a")
+	two.Descriptors = append(two.Descriptors, two.Descriptors[0])
+	_, err := c.ShouldRateLimit(context.Background(), two)
+	assert.NoError(t, err)
+	three := &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: append([]*ratelimitv3.RateLimitDescriptor{two.Descriptors[0]}, two.Descriptors...)}
+	_, err = c.ShouldRateLimit(context.Background(), three)
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	assert.Equal(t, 2, run(ctx, []string{"-config", configDir(t), "-max-descriptors", "0", "-listen", "127.0.0.1:0", "-http", ""}, func(string) string { return "" }, &out, nil))
+	assert.Contains(t, out.String(), "-max-descriptors must be >= 1, got 0")
+	out.Reset()
+	assert.Equal(t, 2, run(ctx, []string{"-config", configDir(t), "-listen", "127.0.0.1:0", "-http", ""}, func(k string) string {
+		if k == "SLUICE_RLS_MAX_DESCRIPTORS" {
+			return "many"
+		}
+		return ""
+	}, &out, nil))
+	assert.Contains(t, out.String(), `$SLUICE_RLS_MAX_DESCRIPTORS must be an integer, got "many"`)
+}
