@@ -217,7 +217,7 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter, stores: map[string]store.Store{}}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("sluice: New: option %d is nil", i)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -37,13 +36,7 @@ type BreakerEvent struct {
 // full are dropped and counted (Snapshot.DroppedEvents). Close stops the
 // goroutine; changes after Close are dropped.
 func WithBreakerListener(f func(BreakerEvent)) Option {
-	return optionFunc(func(cfg *config) error {
-		if f == nil {
-			return errors.New("WithBreakerListener: listener is nil")
-		}
-		cfg.listeners = append(cfg.listeners, f)
-		return nil
-	})
+	return option(f == nil, "WithBreakerListener: listener is nil", func(cfg *config) { cfg.listeners = append(cfg.listeners, f) })
 }
 
 // WithLogger makes the Guard log breaker state changes, store failures and
@@ -53,13 +46,7 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 // over that are counted and the count is logged with the next one. Use
 // slog.New(slog.DiscardHandler) for no log.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(cfg *config) error {
-		if l == nil {
-			return errors.New("WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)")
-		}
-		cfg.logger = l
-		return nil
-	})
+	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
 
 // blockLogInterval is how often at most a Guard logs that a rule blocks
@@ -243,13 +230,8 @@ const defaultUnmatchedAfter = 5 * time.Minute
 // 0 turns the warning and the flag off, for a Guard whose rules cover
 // routes that may go unused that long. d must not be negative.
 func WithUnmatchedAfter(d time.Duration) Option {
-	return optionFunc(func(cfg *config) error {
-		if d < 0 {
-			return fmt.Errorf("WithUnmatchedAfter: must be >= 0 (0 turns the warning off), got %s", d)
-		}
-		cfg.unmatched = d
-		return nil
-	})
+	return option(d < 0, fmt.Sprintf("WithUnmatchedAfter: must be >= 0 (0 turns the warning off), got %s", d),
+		func(cfg *config) { cfg.unmatched = d })
 }
 
 // watch is the part of a Guard that looks at its rules from outside

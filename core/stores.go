@@ -46,9 +46,6 @@ func WithStore(name string, s store.Store) Option {
 		case cfg.stores[name] != nil:
 			return fmt.Errorf("WithStore(%s): a store of that name was already given", quote(name))
 		}
-		if cfg.stores == nil {
-			cfg.stores = map[string]store.Store{}
-		}
 		cfg.stores[name] = s
 		return nil
 	})
@@ -77,12 +74,7 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 		if backoff > time.Hour {
 			return fmt.Errorf("WithStoreBreaker: backoff must be <= 1h, got %s", backoff)
 		}
-		if trip > 0 {
-			cfg.storeTrip = trip
-		}
-		if backoff > 0 {
-			cfg.storeBackoff = backoff
-		}
+		cfg.storeTrip, cfg.storeBackoff = cmp.Or(trip, cfg.storeTrip), cmp.Or(backoff, cfg.storeBackoff)
 		return nil
 	})
 }
@@ -107,9 +99,7 @@ func WithStoreLatencyBudget(budget time.Duration) Option {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
 			return fmt.Errorf("WithStoreLatencyBudget: budget must be between %s and %s (0: the default), got %s", minStoreBudget, maxStoreBudget, budget)
 		}
-		if budget > 0 {
-			cfg.storeBudget = budget
-		}
+		cfg.storeBudget = cmp.Or(budget, cfg.storeBudget)
 		return nil
 	})
 }
