@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -226,16 +227,11 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings,
+	g := &Guard{clock: cmp.Or[clock.Clock](cfg.clock, sysclock.New()), stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings,
 		kindSet: append(builtinKinds(), cfg.kinds...)}
-	if g.clock == nil {
-		g.clock = sysclock.New()
-	}
-	if cfg.systemSource == nil { // the host's signals
-		cfg.systemSource = system.NewHost("/", sysclock.New(), nil)
-	}
+	source := cmp.Or[system.Source](cfg.systemSource, system.NewHost("/", sysclock.New(), nil)) // or the host's signals
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
-		system: system.NewSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
+		system: system.NewSampler(source, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
 	g.watch = &watch{after: cfg.unmatched, clock: g.clock, rp: g.reporter, routes: routecheck.New(g.reporter.log, maxLoggedRules)}
 	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {

@@ -22,14 +22,8 @@ func compilePattern(s string) pattern {
 
 // match reports whether name matches p.
 func (p pattern) match(name string) bool {
-	if p.matchName(name) {
-		return true
-	}
-	if !p.anyMethod {
-		return false
-	}
-	i := strings.IndexByte(name, ' ')
-	return i > 0 && p.matchName(name[i+1:])
+	method, rest, ok := strings.Cut(name, " ")
+	return p.matchName(name) || p.anyMethod && ok && method != "" && p.matchName(rest)
 }
 
 // matchName reports whether name matches p as a whole.

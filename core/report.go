@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -115,10 +116,7 @@ type reporter struct {
 }
 
 func newReporter(clock func() time.Duration, log *slog.Logger, listeners []func(BreakerEvent)) *reporter {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
+	return &reporter{clock: clock, log: cmp.Or(log, slog.Default()), listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
 }
 
 // send queues r without waiting; a full queue, or a stopped reporter, drops
@@ -217,9 +215,7 @@ func (rp *reporter) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 	rp.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// defaultUnmatchedAfter is how long a rule may apply to no request, after
-// the Guard starts or the SetRules that set or changed it, before the Guard
-// warns about it, by default (WithUnmatchedAfter).
+// defaultUnmatchedAfter is WithUnmatchedAfter's default.
 const defaultUnmatchedAfter = 5 * time.Minute
 
 // WithUnmatchedAfter sets how long a rule may apply to no request after the

@@ -1,6 +1,7 @@
 package rulesfile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -345,12 +346,7 @@ func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, in
 	}
 }
 
-func (w *Watcher) log() *slog.Logger {
-	if w.logger != nil {
-		return w.logger
-	}
-	return slog.Default()
-}
+func (w *Watcher) log() *slog.Logger { return cmp.Or(w.logger, slog.Default()) }
 
 // appendNames appends to attrs an attribute listing at most
 // maxLoggedNames names, and how many more there are; nothing when there

@@ -21,15 +21,11 @@
 // TestHostCPUWithoutQuotaIsTheProcesssOwn read each case from a fake
 // tree; go test ./core/internal/system/ runs them.
 //
-// The BBR check (strategy bbr, while the host signal is over its
-// threshold) bounds the requests in flight by the highest completion rate
-// of a tenth of a second in the last second times the lowest response
-// time of the last 10 seconds, plus one: what the service showed it serves
-// at once, and one waiting. Completions, here and in rt's bound, are of
-// requests served, not ended with a context's error (core's Entry.Exit;
-// TestSystemRuleBBRCountsOnlyServedRequests). What it guarantees, with
-// the figures and tests: core.StrategyBBR's doc; on a real CPU-bound
-// backend: examples/overload's doc.
+// The BBR check (strategy bbr) is described, with what it guarantees, its
+// figures and tests, by core.StrategyBBR's doc; on a real CPU-bound
+// backend, by examples/overload's. Completions, there and in rt's bound,
+// are of requests served, not ended with a context's error (core's
+// Entry.Exit; TestSystemRuleBBRCountsOnlyServedRequests).
 //
 // It is internal to sluice: users write rules of kind system (core.Rule's
 // Signal, Threshold and Strategy fields) and give a Guard their own source
