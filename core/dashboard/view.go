@@ -150,13 +150,10 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 	for _, r := range s.Rules {
 		v := rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: r.Rule.Summary(),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
-			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), maxRuleResources)], ResourceCount: len(r.Resources),
+			Evaluated: r.Evaluated, Resources: append([]string{}, r.Resources[:min(len(r.Resources), maxRuleResources)]...), ResourceCount: len(r.Resources),
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
-			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm)}
-		if v.Resources == nil {
-			v.Resources = []string{}
-		}
-		v.TopBlocked = r.TopBlocked
+			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm),
+			TopBlocked: r.TopBlocked}
 		if b := r.Breaker; b != nil {
 			v.Breaker = &breaker{State: string(b.State), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}
