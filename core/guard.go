@@ -275,15 +275,13 @@ func (g *Guard) Rules() []Rule {
 }
 
 // SetRules validates rules and, when they are all valid, replaces the rules
-// in force atomically; otherwise it returns a *RulesError naming every
-// problem and keeps the rules in force. The state of a rule whose name, kind,
-// resource and param are unchanged carries over: its window counts, bucket
-// levels and requests in flight are kept, converted to a new window or
-// limit, so a reload does not reset a limit.
-// Requests in flight when the rules change are released against the rules
-// they entered under. A rule naming a param that none of the Guard's param
-// sources supplies is a problem (see ParamSource). Resources are put in canonical form
-// (see Rule.Resource), and those that were not are logged at Info.
+// in force atomically, a rule whose name, kind, resource and param are
+// unchanged keeping its state ("Rules" in the package doc); otherwise it
+// returns a *RulesError naming every problem (a param no param source
+// supplies is one, see ParamSource) and keeps the rules in force. Requests
+// in flight when the rules change are released against the rules they
+// entered under. Resources are put in canonical form (see Rule.Resource),
+// and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := g.kindSet.normalizeRules(rules)
 	if err != nil {

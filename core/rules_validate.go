@@ -386,9 +386,7 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)
 		r.OnFailure = cmp.Or(r.OnFailure, FailLocal)
-		if r.LocalLimit == 0 {
-			r.LocalLimit = r.Limit
-		}
+		r.LocalLimit = cmp.Or(r.LocalLimit, r.Limit)
 	}
 	return r
 }
