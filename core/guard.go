@@ -266,12 +266,7 @@ func (g *Guard) Clock() clock.Clock { return g.clock }
 // Rules returns the rules in force, normalized (defaults applied, names
 // filled in).
 func (g *Guard) Rules() []Rule {
-	set := g.rules.Load()
-	out := make([]Rule, len(set.rules))
-	for i, rs := range set.rules {
-		out[i] = rs.rule
-	}
-	return out
+	return mapped(g.rules.Load().rules, func(rs *ruleState) Rule { return rs.rule })
 }
 
 // SetRules validates rules and, when they are all valid, replaces the rules

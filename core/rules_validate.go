@@ -84,11 +84,7 @@ type RulesError struct {
 
 // Error returns the problems, one per line.
 func (e *RulesError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.Error()
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(mapped(e.Problems, Problem.Error), "\n")
 }
 
 // checkRules checks every rule of rules and returns nil when all are
@@ -204,10 +200,7 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	if r.Algorithm != "" && !slices.Contains(algs, r.Algorithm) {
-		names := make([]string, len(algs))
-		for i, a := range algs {
-			names[i] = string(a)
-		}
+		names := mapped(algs, func(a Algorithm) string { return string(a) })
 		v.add("algorithm", "must be %s with a store, got %s", joinWords(names, "or"), quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
