@@ -25,9 +25,9 @@ type BreakerEvent struct {
 	At       time.Duration // the Guard's clock
 	// Requests and Bad are the requests completed in the rule's window and
 	// the bad ones among them when it tripped; on other changes, the probes
-	// that succeeded and failed.
+	// that succeeded and failed (Bad 1, or 0 for a probe that timed out).
 	Requests, Bad int64
-	Reason        string // why, for people
+	Reason        string // why, for people: "error ratio 0.6 >= 0.5 of 10 requests in 10s", ...
 }
 
 // WithBreakerListener adds f to the functions the Guard calls with every

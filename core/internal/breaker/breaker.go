@@ -101,18 +101,13 @@ func (c Config) Validate() []*rulefields.FieldError {
 	return errs
 }
 
-// Transition is a change of a breaker's state.
+// Transition is a change of a breaker's state, at At (ns on the clock),
+// as core.BreakerEvent reports it.
 type Transition struct {
-	From, To pub.State
-	At       int64 // clock time, ns
-	// Requests and Bad are the requests completed in the window and the bad
-	// ones among them when a closed breaker trips; the probes that
-	// succeeded and failed (Bad is 1, or 0 for a probe that timed out) on
-	// the other transitions.
+	From, To      pub.State
+	At            int64
 	Requests, Bad int64
-	// Reason says why, for people: "error ratio 0.6 >= 0.5 of 10
-	// requests", "probe failed", ...
-	Reason string
+	Reason        string
 }
 
 // Ticket is what Allow gives an admitted request, to hand back to DoneOn or
