@@ -2,10 +2,8 @@ package core
 
 import "strings"
 
-// pattern is a compiled resource pattern: an exact name, or a glob in which
-// each '*' matches any run of characters. A pattern that starts with '/'
-// (a template without a method, or a gRPC full method) also matches every
-// name made of a method, a space and a name it matches.
+// pattern is a compiled Rule.Resource: an exact name, or a glob; one that
+// starts with '/' also matches it after any method and a space.
 type pattern struct {
 	exact     string
 	parts     []string // glob: the literal parts around the stars; nil for exact

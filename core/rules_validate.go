@@ -87,10 +87,9 @@ func (e *RulesError) Error() string {
 	return strings.Join(mapped(e.Problems, Problem.Error), "\n")
 }
 
-// checkRules checks every rule of rules and returns nil when all are
-// valid, or a *RulesError listing their problems, ordered by rule index and
-// then by field in the order of the rules file documentation (problems of
-// one field in the order found).
+// checkRules returns nil when every rule of rules is valid, or a
+// *RulesError of their problems, in NormalizeRules's order (those of one
+// field in the order found).
 func (ks kindSet) checkRules(rules []Rule) error {
 	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
 	for i := range rules {
@@ -351,8 +350,6 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 		if out[i].Name != "" {
 			continue
 		}
-		// The base name, or with the first suffix #2, #3, ... that makes it
-		// a name not taken, cut so that it is at most 200 bytes long.
 		base := defaultName(out[i], ks.find(out[i].Kind).field("param") != nil)
 		for n := max(next[base], 1); out[i].Name == ""; n++ {
 			name := rulefields.Truncate(base, maxNameLen)
