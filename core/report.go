@@ -246,16 +246,14 @@ type watch struct {
 	worker worker.Worker
 }
 
-// rulesSet is called by SetRules once set replaced prev (nil at New): it
+// rulesSet is called by SetRules once set replaced prev (empty at New): it
 // dates the rules added or changed, checks set against the routes, and
 // restarts the goroutine on set.
 func (w *watch) rulesSet(prev, set *ruleSet) {
 	now := int64(w.clock.Now())
 	kept := map[*ruleStats]Rule{}
-	if prev != nil {
-		for _, rs := range prev.rules {
-			kept[rs.stats] = rs.rule
-		}
+	for _, rs := range prev.rules {
+		kept[rs.stats] = rs.rule
 	}
 	routes := make([]routecheck.Rule, len(set.rules))
 	for i, rs := range set.rules {
