@@ -163,12 +163,12 @@ func OnReload(f func(Change, error)) WatchOption {
 	return watchOption(f == nil, "OnReload: func is nil", func(w *Watcher) { w.onReload = f })
 }
 
-// NewWatcher loads the rules file at path (YAML, or JSON when its name
-// ends in ".json", as Load reads it) into g with g.SetRules, and returns a
-// watcher that applies the file's later versions while Run runs. It returns
-// an error, and changes nothing, when an option is invalid or the file
-// cannot be read or is invalid. The watcher measures its poll interval on
-// g's clock (core.WithClock), so tests drive it with a clock.Fake.
+// NewWatcher loads the rules file at path (as Load reads it) into g with
+// g.SetRules, and returns a watcher that applies the file's later versions
+// while Run runs. It returns an error, and changes nothing, when an option
+// is invalid or the file cannot be read or is invalid. The watcher measures
+// its poll interval on g's clock (core.WithClock), so tests drive it with a
+// clock.Fake.
 func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, error) {
 	if g == nil {
 		return nil, errors.New("sluice: rulesfile.NewWatcher: guard is nil")
