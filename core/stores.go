@@ -23,14 +23,10 @@ const (
 	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
 	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
 	maxStoreTrip        = 1000
-	// defaultStoreBudget is the latency of a store's calls for exact rules
-	// over which its exact breaker opens.
-	defaultStoreBudget = 20 * time.Millisecond
-	minStoreBudget     = time.Millisecond
-	maxStoreBudget     = time.Minute
-	// timedRounds is how many of the last timed rounds of calls are kept
-	// (see WithStoreLatencyBudget).
-	timedRounds = 16
+	defaultStoreBudget  = 20 * time.Millisecond // of the calls of exact rules
+	minStoreBudget      = time.Millisecond
+	maxStoreBudget      = time.Minute
+	timedRounds         = 16 // the last rounds of calls timed, kept
 )
 
 // WithStore gives the Guard the store s under name: rules whose Store is
