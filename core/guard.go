@@ -20,9 +20,7 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// defaultMaxResources is the default bound on the number of resource names a
-// Guard keeps statistics for (WithMaxResources).
-const defaultMaxResources = 10000
+const defaultMaxResources = 10000 // WithMaxResources's default
 
 // Guard holds a rule set, the state of its limits and the statistics of the
 // resources entered through it. Guards share nothing: two Guards in one

@@ -20,14 +20,12 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// defaultMaxKeys is the number of param values a hotspot rule tracks when
-// its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
-const defaultMaxKeys = hotspot.DefaultMaxKeys
-
-// defaultStoreAlgorithm is the algorithm of a flow rule with a store when
-// its Algorithm is empty. A hotspot rule, which has no sliding counter,
-// keeps its default, token-bucket.
-const defaultStoreAlgorithm = AlgorithmSlidingCounter
+// Defaults of rule fields: a hotspot rule's MaxKeys, and the Algorithm of a
+// flow rule with a store (a hotspot rule keeps its own, token-bucket).
+const (
+	defaultMaxKeys        = hotspot.DefaultMaxKeys
+	defaultStoreAlgorithm = AlgorithmSlidingCounter
+)
 
 // Bounds that NormalizeRules enforces.
 const (

@@ -18,18 +18,16 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// defaultPollInterval is how often a Watcher looks at its rules file,
-// by default (WithPollInterval).
-const defaultPollInterval = time.Second
-
-// mtimeSlack is how long after a file's modification time a Watcher
-// keeps reading the file although its size and modification time look
-// unchanged: file systems record modification times coarsely (2s on FAT).
-const mtimeSlack = 2 * time.Second
-
-// maxLoggedNames bounds the rule names a Watcher puts in one log line
-// per list (added, removed, changed); Change has them all.
-const maxLoggedNames = 10
+const (
+	defaultPollInterval = time.Second // WithPollInterval's default
+	// mtimeSlack is how long after a file's modification time a Watcher
+	// keeps reading the file although its size and modification time look
+	// unchanged: file systems record modification times coarsely (2s on FAT).
+	mtimeSlack = 2 * time.Second
+	// maxLoggedNames bounds the rule names a Watcher puts in one log line
+	// per list (added, removed, changed); Change has them all.
+	maxLoggedNames = 10
+)
 
 // Watcher keeps a Guard's rules in step with a rules file while the
 // Guard serves (see the package documentation, Reloading). The file holds
