@@ -67,12 +67,9 @@
 // starting with '/' after a method; spaces inside a template; braces that
 // are not a whole segment {name}, a last {name...} or a last {$}.
 //
-// Rule names hold ASCII letters, digits and -_.:/{}*$#(), at most 200
-// bytes, unique, so that a name is written alike in the RateLimit fields,
-// problem bodies, metric labels and logs. A rule without a name gets
-// KIND:RESOURCE with spaces as colons, and :PARAM for hotspot rules
-// ("flow:GET:/items/{id}", "hotspot:GET:/items/{id}:header:X-User-ID"),
-// with #2, #3 on collisions.
+// Rule names are unique and written alike in RateLimit fields, problem
+// bodies, metric labels and logs (see Rule.Name); NormalizeRules says what
+// name a rule without one gets.
 //
 // New and SetRules validate the rules, with errors naming the rule, field,
 // value and what is allowed; a set with an invalid rule is refused whole
@@ -229,8 +226,7 @@
 //
 // A shadow rule (Rule.Shadow, or every rule with WithShadow, which says
 // how) is evaluated and counted, never enforced: RuleStats.Shadowed counts
-// the requests it would have rejected. Switching a rule between shadow and
-// enforced by a reload keeps its state and counts.
+// the requests it would have rejected.
 //
 // # Kinds of your own
 //

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,9 +20,7 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// defaultMaxResources is the default bound on the number of resource names a
-// Guard keeps statistics for (WithMaxResources).
-const defaultMaxResources = 10000
+const defaultMaxResources = 10000 // WithMaxResources's default
 
 // Guard holds a rule set, the state of its limits and the statistics of the
 // resources entered through it. Guards share nothing: two Guards in one
@@ -217,7 +216,7 @@ func WithMaxResources(n int) Option {
 // New returns a Guard configured by opts. It returns an error naming the
 // problem when an option or a rule is invalid.
 func New(opts ...Option) (*Guard, error) {
-	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter}
+	cfg := config{maxResources: defaultMaxResources, unmatched: defaultUnmatchedAfter, stores: map[string]store.Store{}}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("sluice: New: option %d is nil", i)
@@ -226,16 +225,11 @@ func New(opts ...Option) (*Guard, error) {
 			return nil, fmt.Errorf("sluice: %w", err)
 		}
 	}
-	g := &Guard{clock: cfg.clock, stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings,
+	g := &Guard{clock: cmp.Or[clock.Clock](cfg.clock, sysclock.New()), stores: map[string]*storeConn{}, sources: cfg.sources, pools: new(pools), settings: cfg.settings,
 		kindSet: append(builtinKinds(), cfg.kinds...)}
-	if g.clock == nil {
-		g.clock = sysclock.New()
-	}
-	if cfg.systemSource == nil { // the host's signals
-		cfg.systemSource = system.NewHost("/", sysclock.New(), nil)
-	}
+	source := cmp.Or[system.Source](cfg.systemSource, system.NewHost("/", sysclock.New(), nil)) // or the host's signals
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
-		system: system.NewSampler(cfg.systemSource, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
+		system: system.NewSampler(source, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
 	g.watch = &watch{after: cfg.unmatched, clock: g.clock, rp: g.reporter, routes: routecheck.New(g.reporter.log, maxLoggedRules)}
 	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {
@@ -270,24 +264,17 @@ func (g *Guard) Clock() clock.Clock { return g.clock }
 // Rules returns the rules in force, normalized (defaults applied, names
 // filled in).
 func (g *Guard) Rules() []Rule {
-	set := g.rules.Load()
-	out := make([]Rule, len(set.rules))
-	for i, rs := range set.rules {
-		out[i] = rs.rule
-	}
-	return out
+	return mapped(g.rules.Load().rules, func(rs *ruleState) Rule { return rs.rule })
 }
 
 // SetRules validates rules and, when they are all valid, replaces the rules
-// in force atomically; otherwise it returns a *RulesError naming every
-// problem and keeps the rules in force. The state of a rule whose name, kind,
-// resource and param are unchanged carries over: its window counts, bucket
-// levels and requests in flight are kept, converted to a new window or
-// limit, so a reload does not reset a limit.
-// Requests in flight when the rules change are released against the rules
-// they entered under. A rule naming a param that none of the Guard's param
-// sources supplies is a problem (see ParamSource). Resources are put in canonical form
-// (see Rule.Resource), and those that were not are logged at Info.
+// in force atomically, a rule whose name, kind, resource and param are
+// unchanged keeping its state ("Rules" in the package doc); otherwise it
+// returns a *RulesError naming every problem (a param no param source
+// supplies is one, see ParamSource) and keeps the rules in force. Requests
+// in flight when the rules change are released against the rules they
+// entered under. Resources are put in canonical form (see Rule.Resource),
+// and those that were not are logged at Info.
 func (g *Guard) SetRules(rules []Rule) error {
 	norm, err := g.kindSet.normalizeRules(rules)
 	if err != nil {

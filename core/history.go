@@ -54,14 +54,8 @@ type RuleHistory struct {
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
 	end, res, rules := g.history.History(after)
-	out := History{End: end}
-	for _, rs := range res {
-		out.Resources = append(out.Resources, ResourceHistory(rs))
-	}
-	for _, rs := range rules {
-		out.Rules = append(out.Rules, RuleHistory(rs))
-	}
-	return out
+	return History{End: end, Resources: mapped(res, func(r history.ResourceSeries) ResourceHistory { return ResourceHistory(r) }),
+		Rules: mapped(rules, func(r history.RuleSeries) RuleHistory { return RuleHistory(r) })}
 }
 
 // historySample returns what the history records of a Snapshot of g.

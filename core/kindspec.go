@@ -113,11 +113,7 @@ func (ks kindSet) find(k Kind) *kindSpec {
 
 // names returns the kinds' names written as a choice: "a, b or c".
 func (ks kindSet) names(conj string) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = string(k.kind)
-	}
-	return joinWords(names, conj)
+	return joinWords(mapped(ks, func(k kindSpec) string { return string(k.kind) }), conj)
 }
 
 // taking returns the kinds that take field.
@@ -147,6 +143,15 @@ func joinWords(words []string, conj string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+}
+
+// mapped returns f of each element of s, in order.
+func mapped[E, T any](s []E, f func(E) T) []T {
+	out := make([]T, len(s))
+	for i, e := range s {
+		out[i] = f(e)
+	}
+	return out
 }
 
 // ruleFields returns the fields of Rule, by their rules-file names, in
@@ -349,10 +354,7 @@ func (d *KindDef) check(known kindSet) error {
 
 // spec returns the descriptor of d.
 func (d KindDef) spec() kindSpec {
-	fields := make([]fieldSpec, len(d.Fields))
-	for i, f := range d.Fields {
-		fields[i] = fieldSpec{key: f}
-	}
+	fields := mapped(d.Fields, func(f string) fieldSpec { return fieldSpec{key: f} })
 	builtin := kindSet(builtinKinds())
 	return kindSpec{
 		kind: d.Kind, doc: d.Doc, fields: fields, block: d.Block,

@@ -2,10 +2,8 @@ package core
 
 import "strings"
 
-// pattern is a compiled resource pattern: an exact name, or a glob in which
-// each '*' matches any run of characters. A pattern that starts with '/'
-// (a template without a method, or a gRPC full method) also matches every
-// name made of a method, a space and a name it matches.
+// pattern is a compiled Rule.Resource: an exact name, or a glob; one that
+// starts with '/' also matches it after any method and a space.
 type pattern struct {
 	exact     string
 	parts     []string // glob: the literal parts around the stars; nil for exact
@@ -22,14 +20,8 @@ func compilePattern(s string) pattern {
 
 // match reports whether name matches p.
 func (p pattern) match(name string) bool {
-	if p.matchName(name) {
-		return true
-	}
-	if !p.anyMethod {
-		return false
-	}
-	i := strings.IndexByte(name, ' ')
-	return i > 0 && p.matchName(name[i+1:])
+	method, rest, ok := strings.Cut(name, " ")
+	return p.matchName(name) || p.anyMethod && ok && method != "" && p.matchName(rest)
 }
 
 // matchName reports whether name matches p as a whole.

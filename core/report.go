@@ -1,8 +1,8 @@
 package core
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -25,9 +25,9 @@ type BreakerEvent struct {
 	At       time.Duration // the Guard's clock
 	// Requests and Bad are the requests completed in the rule's window and
 	// the bad ones among them when it tripped; on other changes, the probes
-	// that succeeded and failed.
+	// that succeeded and failed (Bad 1, or 0 for a probe that timed out).
 	Requests, Bad int64
-	Reason        string // why, for people
+	Reason        string // why, for people: "error ratio 0.6 >= 0.5 of 10 requests in 10s", ...
 }
 
 // WithBreakerListener adds f to the functions the Guard calls with every
@@ -37,13 +37,7 @@ type BreakerEvent struct {
 // full are dropped and counted (Snapshot.DroppedEvents). Close stops the
 // goroutine; changes after Close are dropped.
 func WithBreakerListener(f func(BreakerEvent)) Option {
-	return optionFunc(func(cfg *config) error {
-		if f == nil {
-			return errors.New("WithBreakerListener: listener is nil")
-		}
-		cfg.listeners = append(cfg.listeners, f)
-		return nil
-	})
+	return option(f == nil, "WithBreakerListener: listener is nil", func(cfg *config) { cfg.listeners = append(cfg.listeners, f) })
 }
 
 // WithLogger makes the Guard log breaker state changes, store failures and
@@ -53,13 +47,7 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 // over that are counted and the count is logged with the next one. Use
 // slog.New(slog.DiscardHandler) for no log.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(cfg *config) error {
-		if l == nil {
-			return errors.New("WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)")
-		}
-		cfg.logger = l
-		return nil
-	})
+	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
 
 // blockLogInterval is how often at most a Guard logs that a rule blocks
@@ -128,10 +116,7 @@ type reporter struct {
 }
 
 func newReporter(clock func() time.Duration, log *slog.Logger, listeners []func(BreakerEvent)) *reporter {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &reporter{clock: clock, log: log, listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
+	return &reporter{clock: clock, log: cmp.Or(log, slog.Default()), listeners: listeners, queue: make(chan report, reportQueue), tokens: logBurst}
 }
 
 // send queues r without waiting; a full queue, or a stopped reporter, drops
@@ -230,9 +215,7 @@ func (rp *reporter) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 	rp.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// defaultUnmatchedAfter is how long a rule may apply to no request, after
-// the Guard starts or the SetRules that set or changed it, before the Guard
-// warns about it, by default (WithUnmatchedAfter).
+// defaultUnmatchedAfter is WithUnmatchedAfter's default.
 const defaultUnmatchedAfter = 5 * time.Minute
 
 // WithUnmatchedAfter sets how long a rule may apply to no request after the
@@ -243,13 +226,8 @@ const defaultUnmatchedAfter = 5 * time.Minute
 // 0 turns the warning and the flag off, for a Guard whose rules cover
 // routes that may go unused that long. d must not be negative.
 func WithUnmatchedAfter(d time.Duration) Option {
-	return optionFunc(func(cfg *config) error {
-		if d < 0 {
-			return fmt.Errorf("WithUnmatchedAfter: must be >= 0 (0 turns the warning off), got %s", d)
-		}
-		cfg.unmatched = d
-		return nil
-	})
+	return option(d < 0, fmt.Sprintf("WithUnmatchedAfter: must be >= 0 (0 turns the warning off), got %s", d),
+		func(cfg *config) { cfg.unmatched = d })
 }
 
 // watch is the part of a Guard that looks at its rules from outside
@@ -268,16 +246,14 @@ type watch struct {
 	worker worker.Worker
 }
 
-// rulesSet is called by SetRules once set replaced prev (nil at New): it
+// rulesSet is called by SetRules once set replaced prev (empty at New): it
 // dates the rules added or changed, checks set against the routes, and
 // restarts the goroutine on set.
 func (w *watch) rulesSet(prev, set *ruleSet) {
 	now := int64(w.clock.Now())
 	kept := map[*ruleStats]Rule{}
-	if prev != nil {
-		for _, rs := range prev.rules {
-			kept[rs.stats] = rs.rule
-		}
+	for _, rs := range prev.rules {
+		kept[rs.stats] = rs.rule
 	}
 	routes := make([]routecheck.Rule, len(set.rules))
 	for i, rs := range set.rules {

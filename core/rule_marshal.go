@@ -48,15 +48,11 @@ func (r Rule) fileForm() any {
 // fields named as in the json tags, durations as Go durations ("1s",
 // "250ms"), zero fields left out except resource, kind and the limit of a
 // flow, concurrency or hotspot rule.
-func (r Rule) MarshalJSON() ([]byte, error) {
-	return json.Marshal(r.fileForm())
-}
+func (r Rule) MarshalJSON() ([]byte, error) { return json.Marshal(r.fileForm()) }
 
 // MarshalYAML writes r as a rule of a YAML rules file, in the form of
 // MarshalJSON, for go.yaml.in/yaml/v3 and gopkg.in/yaml.v3.
-func (r Rule) MarshalYAML() (any, error) {
-	return r.fileForm(), nil
-}
+func (r Rule) MarshalYAML() (any, error) { return r.fileForm(), nil }
 
 // UnmarshalJSON refuses to read r: a rule in the form of a rules file is
 // read by package rulesfile (rulesfile.Rules), which checks each field's

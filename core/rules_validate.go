@@ -20,14 +20,12 @@ import (
 	"github.com/sluicekit/sluice/core/store"
 )
 
-// defaultMaxKeys is the number of param values a hotspot rule tracks when
-// its MaxKeys is 0. Beyond it the rule evicts the values it has seen least.
-const defaultMaxKeys = hotspot.DefaultMaxKeys
-
-// defaultStoreAlgorithm is the algorithm of a flow rule with a store when
-// its Algorithm is empty. A hotspot rule, which has no sliding counter,
-// keeps its default, token-bucket.
-const defaultStoreAlgorithm = AlgorithmSlidingCounter
+// Defaults of rule fields: a hotspot rule's MaxKeys, and the Algorithm of a
+// flow rule with a store (a hotspot rule keeps its own, token-bucket).
+const (
+	defaultMaxKeys        = hotspot.DefaultMaxKeys
+	defaultStoreAlgorithm = AlgorithmSlidingCounter
+)
 
 // Bounds that NormalizeRules enforces.
 const (
@@ -84,17 +82,12 @@ type RulesError struct {
 
 // Error returns the problems, one per line.
 func (e *RulesError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.Error()
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(mapped(e.Problems, Problem.Error), "\n")
 }
 
-// checkRules checks every rule of rules and returns nil when all are
-// valid, or a *RulesError listing their problems, ordered by rule index and
-// then by field in the order of the rules file documentation (problems of
-// one field in the order found).
+// checkRules returns nil when every rule of rules is valid, or a
+// *RulesError of their problems, in NormalizeRules's order (those of one
+// field in the order found).
 func (ks kindSet) checkRules(rules []Rule) error {
 	v := validator{kinds: ks, fields: ruleFields(), firstUse: map[string]int{}}
 	for i := range rules {
@@ -204,10 +197,7 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 		v.add("store", "must be a store name of letters, digits, '_', '.' and '-', got %s", quote(r.Store))
 	}
 	if r.Algorithm != "" && !slices.Contains(algs, r.Algorithm) {
-		names := make([]string, len(algs))
-		for i, a := range algs {
-			names[i] = string(a)
-		}
+		names := mapped(algs, func(a Algorithm) string { return string(a) })
 		v.add("algorithm", "must be %s with a store, got %s", joinWords(names, "or"), quote(r.Algorithm))
 	}
 	const msg = "does not apply to rules with a store"
@@ -358,8 +348,6 @@ func (ks kindSet) normalizeRules(rules []Rule) ([]Rule, error) {
 		if out[i].Name != "" {
 			continue
 		}
-		// The base name, or with the first suffix #2, #3, ... that makes it
-		// a name not taken, cut so that it is at most 200 bytes long.
 		base := defaultName(out[i], ks.find(out[i].Kind).field("param") != nil)
 		for n := max(next[base], 1); out[i].Name == ""; n++ {
 			name := rulefields.Truncate(base, maxNameLen)
@@ -386,9 +374,7 @@ func (ks kindSet) withDefaults(r Rule) Rule {
 	if r.Store != "" {
 		r.Mode = cmp.Or(r.Mode, store.Exact)
 		r.OnFailure = cmp.Or(r.OnFailure, FailLocal)
-		if r.LocalLimit == 0 {
-			r.LocalLimit = r.Limit
-		}
+		r.LocalLimit = cmp.Or(r.LocalLimit, r.Limit)
 	}
 	return r
 }

@@ -46,11 +46,7 @@ func (a *asking) shadow(h *held) {
 // rate rule when the Guard reports them (WithShadowQuotas): none for a
 // request that lacks the param of a hotspot rule, which has no quota.
 func (a *asking) shadowQuota(h *held) {
-	rs := h.rs
-	if rs.quiet || h.missing {
-		return
-	}
-	if a.quotas && rs.window {
+	if rs := h.rs; a.quotas && rs.window && !rs.quiet && !h.missing {
 		a.policies = rs.noteQuota(a.policies, &h.d.Decision)
 	}
 }

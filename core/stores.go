@@ -23,14 +23,10 @@ const (
 	defaultStoreBackoff = time.Second // how long an open breaker leaves the store alone
 	defaultStoreTrip    = 5           // consecutive failed rounds of calls that open it
 	maxStoreTrip        = 1000
-	// defaultStoreBudget is the latency of a store's calls for exact rules
-	// over which its exact breaker opens.
-	defaultStoreBudget = 20 * time.Millisecond
-	minStoreBudget     = time.Millisecond
-	maxStoreBudget     = time.Minute
-	// timedRounds is how many of the last timed rounds of calls are kept
-	// (see WithStoreLatencyBudget).
-	timedRounds = 16
+	defaultStoreBudget  = 20 * time.Millisecond // of the calls of exact rules
+	minStoreBudget      = time.Millisecond
+	maxStoreBudget      = time.Minute
+	timedRounds         = 16 // the last rounds of calls timed, kept
 )
 
 // WithStore gives the Guard the store s under name: rules whose Store is
@@ -45,9 +41,6 @@ func WithStore(name string, s store.Store) Option {
 			return fmt.Errorf("WithStore(%s): store is nil", quote(name))
 		case cfg.stores[name] != nil:
 			return fmt.Errorf("WithStore(%s): a store of that name was already given", quote(name))
-		}
-		if cfg.stores == nil {
-			cfg.stores = map[string]store.Store{}
 		}
 		cfg.stores[name] = s
 		return nil
@@ -77,12 +70,7 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 		if backoff > time.Hour {
 			return fmt.Errorf("WithStoreBreaker: backoff must be <= 1h, got %s", backoff)
 		}
-		if trip > 0 {
-			cfg.storeTrip = trip
-		}
-		if backoff > 0 {
-			cfg.storeBackoff = backoff
-		}
+		cfg.storeTrip, cfg.storeBackoff = cmp.Or(trip, cfg.storeTrip), cmp.Or(backoff, cfg.storeBackoff)
 		return nil
 	})
 }
@@ -107,9 +95,7 @@ func WithStoreLatencyBudget(budget time.Duration) Option {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
 			return fmt.Errorf("WithStoreLatencyBudget: budget must be between %s and %s (0: the default), got %s", minStoreBudget, maxStoreBudget, budget)
 		}
-		if budget > 0 {
-			cfg.storeBudget = budget
-		}
+		cfg.storeBudget = cmp.Or(budget, cfg.storeBudget)
 		return nil
 	})
 }

@@ -42,18 +42,17 @@ func (s series) MarshalJSON() ([]byte, error) {
 }
 
 type resource struct {
-	Name     string  `json:"name"`
-	InFlight int64   `json:"inFlight"`
-	Pass     int64   `json:"pass"`
-	Block    int64   `json:"block"`
-	Complete int64   `json:"complete"`
-	Error    int64   `json:"error"`
-	AvgRTMs  float64 `json:"avgRtMs"`
-	MinRTMs  float64 `json:"minRtMs"`
-	Peak     int64   `json:"peak"`
-	Total    totals  `json:"total"`
-	// History is the resource's history (core.ResourceHistory), by series.
-	History map[string]series `json:"history,omitempty"`
+	Name     string            `json:"name"`
+	InFlight int64             `json:"inFlight"`
+	Pass     int64             `json:"pass"`
+	Block    int64             `json:"block"`
+	Complete int64             `json:"complete"`
+	Error    int64             `json:"error"`
+	AvgRTMs  float64           `json:"avgRtMs"`
+	MinRTMs  float64           `json:"minRtMs"`
+	Peak     int64             `json:"peak"`
+	Total    totals            `json:"total"`
+	History  map[string]series `json:"history,omitempty"`
 }
 
 type totals struct {
@@ -67,29 +66,26 @@ type totals struct {
 }
 
 type rule struct {
-	Name         string   `json:"name"`
-	Kind         string   `json:"kind"`
-	Resource     string   `json:"resource"`
-	Summary      string   `json:"summary"` // the limit, for people: "100 per 1s, leap-array"
-	Blocked      int64    `json:"blocked"` // last second
-	BlockedTotal int64    `json:"blockedTotal"`
-	Fallbacks    int64    `json:"fallbacks"`
-	InFlight     int64    `json:"inFlight"`
-	Breaker      *breaker `json:"breaker,omitempty"`
-	Evaluated    int64    `json:"evaluated"`
-	// Resources are the first maxRuleResources of RuleStats.Resources.
-	Resources     []string `json:"resources"`
-	ResourceCount int      `json:"resourceCount"`
-	Unmatched     bool     `json:"unmatched"`
-	Shadow        bool     `json:"shadow"`
-	Shadowed      int64    `json:"shadowed"`
-	ShadowedTotal int64    `json:"shadowedTotal"`
-	Algorithm     string   `json:"algorithm,omitempty"`
-	// WindowMs is the rule's window: the page draws a flow rule's limit
-	// per second on its resource's chart.
-	WindowMs   float64             `json:"windowMs"`
-	History    map[string]series   `json:"history,omitempty"` // core.RuleHistory, by series
-	TopBlocked []core.BlockedValue `json:"topBlocked,omitempty"`
+	Name          string              `json:"name"`
+	Kind          string              `json:"kind"`
+	Resource      string              `json:"resource"`
+	Summary       string              `json:"summary"` // the limit, for people: "100 per 1s, leap-array"
+	Blocked       int64               `json:"blocked"` // last second
+	BlockedTotal  int64               `json:"blockedTotal"`
+	Fallbacks     int64               `json:"fallbacks"`
+	InFlight      int64               `json:"inFlight"`
+	Breaker       *breaker            `json:"breaker,omitempty"`
+	Evaluated     int64               `json:"evaluated"`
+	Resources     []string            `json:"resources"`
+	ResourceCount int                 `json:"resourceCount"`
+	Unmatched     bool                `json:"unmatched"`
+	Shadow        bool                `json:"shadow"`
+	Shadowed      int64               `json:"shadowed"`
+	ShadowedTotal int64               `json:"shadowedTotal"`
+	Algorithm     string              `json:"algorithm,omitempty"`
+	WindowMs      float64             `json:"windowMs"`
+	History       map[string]series   `json:"history,omitempty"` // core.RuleHistory, by series
+	TopBlocked    []core.BlockedValue `json:"topBlocked,omitempty"`
 }
 
 // maxRuleResources bounds the resources listed per rule (rule.Resources).
@@ -150,13 +146,10 @@ func view(s core.Snapshot, h core.History, now time.Time) snapshot {
 	for _, r := range s.Rules {
 		v := rule{Name: r.Rule.Name, Kind: string(r.Rule.Kind), Resource: r.Rule.Resource, Summary: r.Rule.Summary(),
 			Blocked: r.Blocked, BlockedTotal: r.BlockedTotal, Fallbacks: r.Fallbacks, InFlight: r.InFlight,
-			Evaluated: r.Evaluated, Resources: r.Resources[:min(len(r.Resources), maxRuleResources)], ResourceCount: len(r.Resources),
+			Evaluated: r.Evaluated, Resources: append([]string{}, r.Resources[:min(len(r.Resources), maxRuleResources)]...), ResourceCount: len(r.Resources),
 			Unmatched: r.Unmatched, WindowMs: ms(r.Rule.Window), History: ruleHist[r.Rule.Name],
-			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm)}
-		if v.Resources == nil {
-			v.Resources = []string{}
-		}
-		v.TopBlocked = r.TopBlocked
+			Shadow: r.Rule.Shadow, Shadowed: r.Shadowed, ShadowedTotal: r.ShadowedTotal, Algorithm: string(r.Rule.Algorithm),
+			TopBlocked: r.TopBlocked}
 		if b := r.Breaker; b != nil {
 			v.Breaker = &breaker{State: string(b.State), Requests: b.Requests, Bad: b.Bad, Trips: b.Trips, RetryAfterMs: ms(b.RetryAfter)}
 		}

@@ -93,11 +93,10 @@ type handler struct {
 
 // check returns the report of the Guard's readiness now.
 func (h *handler) check() report {
-	r := report{Ready: true, Stores: []store{}}
+	r := report{Stores: []store{}}
 	for _, s := range h.g.Stores() {
 		r.Stores = append(r.Stores, store{Name: s.Name, Healthy: s.Healthy, Errors: s.Errors, Fallbacks: s.Fallbacks})
 		if !s.Healthy && h.cfg.requireStores {
-			r.Ready = false
 			r.Problems = append(r.Problems, "store "+s.Name+" is down")
 		}
 	}
@@ -108,11 +107,11 @@ func (h *handler) check() report {
 		if err := st.Err; err != nil {
 			r.Rules.Error = err.Error()
 			if h.cfg.requireRules {
-				r.Ready = false
 				r.Problems = append(r.Problems, "rules file "+r.Rules.File+" was refused; older rules are in force")
 			}
 		}
 	}
+	r.Ready = r.Problems == nil
 	return r
 }
 

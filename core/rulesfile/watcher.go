@@ -1,6 +1,7 @@
 package rulesfile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -17,18 +18,16 @@ import (
 	"github.com/sluicekit/sluice/core"
 )
 
-// defaultPollInterval is how often a Watcher looks at its rules file,
-// by default (WithPollInterval).
-const defaultPollInterval = time.Second
-
-// mtimeSlack is how long after a file's modification time a Watcher
-// keeps reading the file although its size and modification time look
-// unchanged: file systems record modification times coarsely (2s on FAT).
-const mtimeSlack = 2 * time.Second
-
-// maxLoggedNames bounds the rule names a Watcher puts in one log line
-// per list (added, removed, changed); Change has them all.
-const maxLoggedNames = 10
+const (
+	defaultPollInterval = time.Second // WithPollInterval's default
+	// mtimeSlack is how long after a file's modification time a Watcher
+	// keeps reading the file although its size and modification time look
+	// unchanged: file systems record modification times coarsely (2s on FAT).
+	mtimeSlack = 2 * time.Second
+	// maxLoggedNames bounds the rule names a Watcher puts in one log line
+	// per list (added, removed, changed); Change has them all.
+	maxLoggedNames = 10
+)
 
 // Watcher keeps a Guard's rules in step with a rules file while the
 // Guard serves (see the package documentation, Reloading). The file holds
@@ -162,12 +161,12 @@ func OnReload(f func(Change, error)) WatchOption {
 	return watchOption(f == nil, "OnReload: func is nil", func(w *Watcher) { w.onReload = f })
 }
 
-// NewWatcher loads the rules file at path (YAML, or JSON when its name
-// ends in ".json", as Load reads it) into g with g.SetRules, and returns a
-// watcher that applies the file's later versions while Run runs. It returns
-// an error, and changes nothing, when an option is invalid or the file
-// cannot be read or is invalid. The watcher measures its poll interval on
-// g's clock (core.WithClock), so tests drive it with a clock.Fake.
+// NewWatcher loads the rules file at path (as Load reads it) into g with
+// g.SetRules, and returns a watcher that applies the file's later versions
+// while Run runs. It returns an error, and changes nothing, when an option
+// is invalid or the file cannot be read or is invalid. The watcher measures
+// its poll interval on g's clock (core.WithClock), so tests drive it with a
+// clock.Fake.
 func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, error) {
 	if g == nil {
 		return nil, errors.New("sluice: rulesfile.NewWatcher: guard is nil")
@@ -345,12 +344,7 @@ func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, in
 	}
 }
 
-func (w *Watcher) log() *slog.Logger {
-	if w.logger != nil {
-		return w.logger
-	}
-	return slog.Default()
-}
+func (w *Watcher) log() *slog.Logger { return cmp.Or(w.logger, slog.Default()) }
 
 // appendNames appends to attrs an attribute listing at most
 // maxLoggedNames names, and how many more there are; nothing when there

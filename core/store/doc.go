@@ -8,18 +8,12 @@
 // giving reservations back) and asks the Store only for the count.
 //
 // When a Store fails (Take returns an error), the Guard applies the rule's
-// failure policy to that request: fail open, fail closed, or decide on a
-// local limit. Only a pattern that means an outage (consecutive failed rounds
-// of calls, or exact calls all slower than the latency budget) makes it stop
-// calling the Store for a while (core.WithStoreBreaker,
-// core.WithStoreLatencyBudget), so a Redis that is down costs a few
-// timeouts, not one per request; then it probes the Store one request at a
-// time and goes back to it by itself. The Guard keeps one such breaker per
-// store and mode: the calls of approximate limits, local and fast, never
-// hide the failures of exact ones. A Store that keeps approximate limits
-// fails their Take once it can no longer keep them (package redisstore: when
-// it cannot synchronize counts for a while), so that their rules apply their
-// failure policy too.
+// failure policy to that request, and leaves the Store alone for a while
+// only after a pattern that means an outage, one breaker per store and mode
+// ("Shared stores" in package core's documentation). A Store that keeps
+// approximate limits fails their Take once it can no longer keep them
+// (package redisstore: when it cannot synchronize counts for a while), so
+// that their rules apply their failure policy too.
 //
 // NewMemory holds a bounded number of keys and never forgets one whose
 // admissions still count: a flood of new keys beyond the bound has the

@@ -13,9 +13,7 @@ import (
 	"github.com/sluicekit/sluice/core/ratemath"
 )
 
-// defaultMemoryKeys is the default bound on the number of keys a memory
-// store keeps.
-const defaultMemoryKeys = 100000
+const defaultMemoryKeys = 100000 // NewMemory's default maxKeys
 
 // memory is the Store of NewMemory.
 type memory struct {

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -102,10 +103,7 @@ func option(bad bool, name, want string, got any, set func(*Throttle)) Option {
 // New returns a Throttle on clock c: a Guard's (guard.Clock()), so that
 // a fake clock drives both in tests; nil is the system's monotonic clock.
 func New(c clock.Clock, opts ...Option) (*Throttle, error) {
-	if c == nil {
-		c = sysclock.New()
-	}
-	t := &Throttle{clock: c, k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
+	t := &Throttle{clock: cmp.Or[clock.Clock](c, sysclock.New()), k: defaultK, window: defaultWindow, maxPause: defaultMaxPause,
 		maxRes: defaultMaxResources, random: rand.Float64, resources: map[string]*state{}}
 	for _, o := range opts {
 		if o == nil {

@@ -27,34 +27,18 @@ const (
 // MaxProbes bounds Config.Probes.
 const MaxProbes = 1000
 
-// Config describes a circuit breaker. Zero fields take the defaults listed on
-// each field.
+// Config describes a circuit breaker: its fields are core.Rule's of the
+// same names (see there), the window kept in a leap array of Buckets
+// buckets. Zero fields take the Default constants.
 type Config struct {
-	Strategy pub.Strategy
-	// Threshold is the ratio of bad requests, in (0, 1], that trips a
-	// SlowRatio or ErrorRatio breaker, or the number of failed requests,
-	// a whole number >= 1, that trips an ErrorCount breaker.
-	Threshold float64
-	// MaxRT is, for SlowRatio, the response time above which a request is
-	// slow.
-	MaxRT time.Duration
-	// Window is the span of the statistics the breaker trips on, kept in
-	// a leap array of Buckets buckets. Default DefaultWindow and
-	// DefaultBuckets.
-	Window  time.Duration
-	Buckets int
-	// MinRequests is the number of requests that must complete in the
-	// window before the breaker may trip. Default DefaultMinRequests.
+	Strategy    pub.Strategy
+	Threshold   float64
+	MaxRT       time.Duration
+	Window      time.Duration
+	Buckets     int
 	MinRequests int64
-	// OpenFor is how long the breaker stays open before it lets probes
-	// through (half-open). It is also how long a probe may take: a probe
-	// that has not completed OpenFor after the breaker went half-open
-	// counts as failed. Default DefaultOpenFor.
-	OpenFor time.Duration
-	// Probes is the number of requests a half-open breaker lets through;
-	// it closes when all of them succeed and opens again as soon as one
-	// fails. Default DefaultProbes.
-	Probes int64
+	OpenFor     time.Duration
+	Probes      int64
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -117,18 +101,13 @@ func (c Config) Validate() []*rulefields.FieldError {
 	return errs
 }
 
-// Transition is a change of a breaker's state.
+// Transition is a change of a breaker's state, at At (ns on the clock),
+// as core.BreakerEvent reports it.
 type Transition struct {
-	From, To pub.State
-	At       int64 // clock time, ns
-	// Requests and Bad are the requests completed in the window and the bad
-	// ones among them when a closed breaker trips; the probes that
-	// succeeded and failed (Bad is 1, or 0 for a probe that timed out) on
-	// the other transitions.
+	From, To      pub.State
+	At            int64
 	Requests, Bad int64
-	// Reason says why, for people: "error ratio 0.6 >= 0.5 of 10
-	// requests", "probe failed", ...
-	Reason string
+	Reason        string
 }
 
 // Ticket is what Allow gives an admitted request, to hand back to DoneOn or

@@ -3,17 +3,11 @@
 // fail, rejects every request for a while, so that a failing dependency is
 // given time to recover instead of more load.
 //
-// A Breaker is closed, open or half-open:
-//
-//	closed --(bad outcomes reach Threshold, with >= MinRequests in Window)--> open
-//	open --(OpenFor passed; the next request)--> half-open
-//	half-open --(all Probes succeed)--> closed, with statistics started afresh
-//	half-open --(a probe fails, or one is still out after OpenFor)--> open
-//
-// Its Strategy (see package core/breaker) says what a bad outcome is, over
-// the last Window, kept in leap arrays of the breaker's own (package
-// window). A good outcome can never trip a breaker, so DoneOn does the
-// window sums only for bad ones.
+// A Breaker is closed, open or half-open, as core's package doc (Circuit
+// breakers) says. Its Strategy (see package core/breaker) says what a bad
+// outcome is, over the last Window, kept in leap arrays of the breaker's
+// own (package window). A good outcome can never trip a breaker, so DoneOn
+// does the window sums only for bad ones.
 //
 // Unlike Sentinel's breakers, a half-open breaker counts only the outcomes
 // of its own probes (each request carries a Ticket naming the period it was

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rthist"
+	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/internal/worker"
 )
 
@@ -165,10 +166,7 @@ func (h *Recorder) Wait() { h.worker.Wait() }
 // sample is taken then). The first sample only reads the totals. It
 // reports false when the source is gone.
 func (h *Recorder) Record(now time.Duration) bool {
-	sec := int64(now / time.Second)
-	if now < 0 && now%time.Second != 0 {
-		sec--
-	}
+	sec := window.Floor(int64(now), int64(time.Second)) / int64(time.Second)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sampled && sec <= h.last {
@@ -334,10 +332,7 @@ func share(n, k int64) float32 { return float32(float64(n) / float64(k)) }
 // series ends at the second that ended at end (see core.History); res by
 // name, the overflow last, and rules in the order of the last sample.
 func (h *Recorder) Read(after time.Duration) (end time.Duration, res []ResourceSeries, rules []RuleSeries) {
-	from := int64(after/time.Second) + 1
-	if after < 0 && after%time.Second != 0 {
-		from--
-	}
+	from := window.Floor(int64(after), int64(time.Second))/int64(time.Second) + 1
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	res = make([]ResourceSeries, 0, min(len(h.res), h.own+1))

@@ -93,11 +93,8 @@ var (
 // metadata name, or a custom param's.
 const MaxParamLen = 256
 
-// ParamProblem returns what is wrong with param as the Param of a hotspot
-// rule (or the Priority of a rule), or "" when it is well formed: KIND:NAME
-// (NAME without spaces or control characters), a bare param, or a custom
-// extractor name (IsIdentifier), whose source the Guard checks
-// (core.ParamSource).
+// ParamProblem returns what is wrong with param as the Param or Priority
+// of a rule, or "" when it is well formed (see core.ValidateParam).
 func ParamProblem(param string) string {
 	const want = "(want header, query, cookie, path or metadata)"
 	kind, name, found := strings.Cut(param, ":")

@@ -4,32 +4,27 @@
 // signal (CPU usage, load average) that a Sampler reads off the request
 // path, from a Source: Host reads the machine's or the container's.
 //
-// The CPU usage Host reads is the service's own pressure, never the whole
-// machine's: busy neighbours must not make a service under its capacity
-// shed, nor quiet ones let a flood through. Host finds, once, the CPU
-// quota that binds the process: the smallest set on its cgroup or any
-// parent up to the root of the hierarchy it sees, in cgroup v2 (cpu.max)
-// and v1 (cpu.cfs_quota_us over cpu.cfs_period_us), the hierarchies
-// located through /proc/self/cgroup and /proc/self/mountinfo. With one,
-// the usage is that cgroup's (v2 cpu.stat usage_usec, v1 cpuacct.usage)
-// over the quota, or over GOMAXPROCS when fewer; a quota on a parent is
-// shared with the parent's other cgroups, whose use counts, as it does
-// towards the throttling. With none (no cgroup, "max", -1), the usage is
-// the process's own CPU time, user and system (/proc/self/stat), over
-// GOMAXPROCS. A quota set above the cgroup namespace a container sees is
-// not visible to it. TestHostCPUOfTheBindingQuota and
-// TestHostCPUWithoutQuotaIsTheProcesssOwn read each case from a fake
-// tree; go test ./core/internal/system/ runs them.
+// The CPU usage Host reads is the service's own (see core.SignalCPU for
+// why). Host finds, once, the CPU quota that binds the process: the
+// smallest set on its cgroup or any parent up to the root of the hierarchy
+// it sees, in cgroup v2 (cpu.max) and v1 (cpu.cfs_quota_us over
+// cpu.cfs_period_us), the hierarchies located through /proc/self/cgroup and
+// /proc/self/mountinfo. With one, the usage is that cgroup's (v2 cpu.stat
+// usage_usec, v1 cpuacct.usage) over the quota, or over GOMAXPROCS when
+// fewer; a quota on a parent is shared with the parent's other cgroups,
+// whose use counts, as it does towards the throttling. With none (no
+// cgroup, "max", -1), the usage is the process's own CPU time, user and
+// system (/proc/self/stat), over GOMAXPROCS. A quota set above the cgroup
+// namespace a container sees is not visible to it.
+// TestHostCPUOfTheBindingQuota and TestHostCPUWithoutQuotaIsTheProcesssOwn
+// read each case from a fake tree; go test ./core/internal/system/ runs
+// them.
 //
-// The BBR check (strategy bbr, while the host signal is over its
-// threshold) bounds the requests in flight by the highest completion rate
-// of a tenth of a second in the last second times the lowest response
-// time of the last 10 seconds, plus one: what the service showed it serves
-// at once, and one waiting. Completions, here and in rt's bound, are of
-// requests served, not ended with a context's error (core's Entry.Exit;
-// TestSystemRuleBBRCountsOnlyServedRequests). What it guarantees, with
-// the figures and tests: core.StrategyBBR's doc; on a real CPU-bound
-// backend: examples/overload's doc.
+// The BBR check (strategy bbr) is described, with what it guarantees, its
+// figures and tests, by core.StrategyBBR's doc; on a real CPU-bound
+// backend, by examples/overload's. Completions, there and in rt's bound,
+// are of requests served, not ended with a context's error (core's
+// Entry.Exit; TestSystemRuleBBRCountsOnlyServedRequests).
 //
 // It is internal to sluice: users write rules of kind system (core.Rule's
 // Signal, Threshold and Strategy fields) and give a Guard their own source

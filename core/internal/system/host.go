@@ -216,10 +216,8 @@ func (h *Host) findQuota() (quota float64, usage string, nanos bool) {
 			})
 		}
 	}
-	if usage != "" {
-		if _, err := os.Stat(usage); err != nil {
-			usage = "" // the process's usage over the quota, then
-		}
+	if _, err := os.Stat(usage); err != nil {
+		usage = "" // the process's usage over the quota, then
 	}
 	return quota, usage, nanos
 }
@@ -256,13 +254,7 @@ func (h *Host) cpuacctUsage(level, cpu, own string) string {
 }
 
 // depth returns the number of elements of a cgroup path.
-func depth(p string) int {
-	p = filepath.Clean("/" + p)
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
-}
+func depth(p string) int { return strings.Count(strings.TrimSuffix(filepath.Clean("/"+p), "/"), "/") }
 
 // readCount returns the non-negative integer of the file at path.
 func readCount(path string) (int64, error) {
