@@ -49,8 +49,10 @@ import (
 // shortening quote of values in errors, which extractors and the Envoy
 // module (no access to core's internal packages) use too. 410: +1,
 // store.ErrKeyUnavailable, one key a Store cannot decide yet (not a failure
-// of the store, which its breaker would count).
-const maxExported = 410
+// of the store, which its breaker would count). 411: +1,
+// sluiceenvoy.WithMaxDescriptors, the bound on one RLS request's
+// descriptors (one request of 20,000 filled the Guard's resources).
+const maxExported = 411
 
 // TestExportedSurface counts what `go doc` shows of every public package of
 // every module in the repository, and checks that each has a doc comment:
