@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Mode is how a shared limit is decided.
@@ -113,7 +114,7 @@ func (l Limit) Validate() error {
 		}
 	}
 	cfg := flow.Config{Algorithm: flow.Algorithm(l.Algorithm), Limit: l.Limit, Window: l.Window, Burst: l.Burst, MaxWait: l.MaxWait}
-	return flow.JoinFieldErrors(cfg.Validate())
+	return rulefields.Join(cfg.Validate())
 }
 
 // Store keeps limits that several Guards (usually in several processes)

@@ -216,7 +216,3 @@ func BucketLimitProblem(largest, limit int64, window time.Duration) string {
 	return fmt.Sprintf("must be <= %d with a store and a window of %s, or divide the window's %d nanoseconds (a bucket in a store counts whole nanoseconds per request), got %d",
 		largest, window, int64(window), limit)
 }
-
-// JoinFieldErrors returns errs joined into one error, or nil when there
-// are none.
-func JoinFieldErrors(errs []*FieldError) error { return rulefields.Join(errs) }

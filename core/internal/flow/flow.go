@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
@@ -90,7 +91,7 @@ func AcquireTo(l Limiter, d *Decision, cpu uint32, now, n int64, quota bool) {
 // difference (go test -run TestReload ./core/internal/flow).
 func New(cfg Config, prev Limiter) (Limiter, error) {
 	cfg = cfg.WithDefaults()
-	if err := JoinFieldErrors(cfg.Validate()); err != nil {
+	if err := rulefields.Join(cfg.Validate()); err != nil {
 		return nil, err
 	}
 	b := base{cfg: cfg}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
+	"github.com/sluicekit/sluice/core/internal/rulefields"
 )
 
 // Limiter limits each value of a request parameter separately, tracking at
@@ -71,7 +72,7 @@ func New(cfg Config, prev *Limiter) (*Limiter, error) {
 	if errs == nil {
 		errs = cfg.Bounds()
 	}
-	if err := flow.JoinFieldErrors(errs); err != nil {
+	if err := rulefields.Join(errs); err != nil {
 		return nil, err
 	}
 	cfg.Overrides = maps.Clone(cfg.Overrides)
