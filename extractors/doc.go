@@ -35,7 +35,8 @@
 // method and host. Requests that matched no route share the resource
 // Unmatched; methods outside the standard set share "OTHER". Raw paths never
 // become names, so clients cannot mint resources. gRPC resources are the
-// full method, "/pkg.Service/Method", as grpc reports it.
+// full method, "/pkg.Service/Method", as grpc reports it, for the methods the
+// server registers, and Unmatched for the others.
 //
 // # Params
 //

@@ -125,10 +125,14 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 
 // StreamServer returns the stream server interceptor. The entry lasts the
 // whole stream: a concurrency rule counts the stream in flight until its
-// handler returns.
+// handler returns. Calls to methods the server does not register, which
+// reach a grpc.UnknownServiceHandler (grpc passes it no service, srv nil,
+// and a bidirectional stream), share the resource extractors.Unmatched
+// unless WithResource names them.
 func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss}, func(context.Context) error {
+		unregistered := srv == nil && info.IsClientStream && info.IsServerStream
+		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, unregistered: unregistered}, func(context.Context) error {
 			return handler(srv, ss)
 		})
 	}
@@ -213,11 +217,13 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 var errPanicked = errors.New("sluicegrpc: handler panicked")
 
 // sink says where a blocked call's trailer goes: to the server stream ss, to
-// the call's grpc.Trailer options on clients, or else to grpc.SetTrailer.
+// the call's grpc.Trailer options on clients, or else to grpc.SetTrailer;
+// and whether the server registers the call's method.
 type sink struct {
-	ss       grpc.ServerStream
-	callOpts []grpc.CallOption
-	client   bool
+	ss           grpc.ServerStream
+	callOpts     []grpc.CallOption
+	client       bool
+	unregistered bool // a server call for a grpc.UnknownServiceHandler
 }
 
 // guard is the code path the interceptors share: skip, Enter, run the call,
@@ -247,7 +253,10 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 // call's params are gathered in a holder lent by ic.params only when the
 // rules deciding the call read them (core.Guard.EnterLazy).
 func (ic *Interceptors) enter(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
-	resource := ic.resourceOf(ctx, fullMethod)
+	resource := extractors.Unmatched
+	if !to.unregistered || ic.cfg.resource != nil {
+		resource = ic.resourceOf(ctx, fullMethod)
+	}
 	var p *extractors.Params
 	lend := func() core.Params {
 		p = ic.lend(ctx, fullMethod)
