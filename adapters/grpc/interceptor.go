@@ -170,9 +170,11 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 
 // StreamClient returns the stream client interceptor. The entry lasts until
 // the stream ends: RecvMsg returns an error (io.EOF is success), the single
-// response of a stream without server streaming is received, or the call's
-// context is done. A stream the caller abandons without any of these (which
-// also leaks gRPC's own resources) keeps its entry.
+// response of a stream without server streaming is received, the call's
+// context is done, or gRPC ends the stream otherwise (grpc.OnFinish: the
+// ClientConn closed, which counts as the caller giving up; SendMsg or
+// Header failed). A stream the caller abandons without any of these
+// (which also leaks gRPC's own resources) keeps its entry.
 func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
@@ -196,19 +198,20 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 				e.Exit(errPanicked) // the streamer panicked; the panic goes on
 			}
 		}()
-		cs, err := streamer(ctx, desc, cc, method, opts...)
+		s := &clientStream{ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams, resource: resource}
+		cs, err := streamer(ctx, desc, cc, method, append(opts[:len(opts):len(opts)], grpc.OnFinish(s.onFinish))...)
 		started = true
 		if err != nil {
-			e.Exit(ic.outcome(ctx, method, err, true))
-			if th != nil {
-				recordOutcome(th, resource, err, nil, false)
-			}
+			s.finish(err, false)
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams, resource: resource}
-		s.stop = context.AfterFunc(ctx, func() {
+		s.ClientStream = cs
+		stop := context.AfterFunc(ctx, func() {
 			s.finish(status.FromContextError(ctx.Err()).Err(), false)
 		})
+		if s.stop.Store(&stop); s.done.Load() { // finish may have missed it
+			stop()
+		}
 		return s, nil
 	}
 }
@@ -369,12 +372,32 @@ type clientStream struct {
 	single bool // no server streaming: one response ends the stream
 	// resource is the stream's resource when the client throttles.
 	resource string
-	stop     func() bool
+	stop     atomic.Pointer[func() bool] // of the AfterFunc of ctx
 	done     atomic.Bool
 	answered atomic.Bool // a message was received (for the throttle)
+	// receiving is set while RecvMsg runs; ended holds the error gRPC
+	// ended the stream with (onFinish) while it did.
+	receiving atomic.Bool
+	ended     atomic.Pointer[error]
+}
+
+// onFinish is the stream's grpc.OnFinish callback: gRPC ended the stream
+// with err. It leaves the stream to a RecvMsg under way, which returns the
+// end with its trailer, unless that RecvMsg returns a message. A Canceled
+// status while the call's context lives is the ClientConn closing: the
+// caller gave up on the stream.
+func (s *clientStream) onFinish(err error) {
+	if status.Code(err) == codes.Canceled && s.ctx.Err() == nil {
+		err = fmt.Errorf("%w (%w)", err, context.Canceled)
+	}
+	s.ended.Store(&err)
+	if !s.receiving.Load() {
+		s.finish(err, false)
+	}
 }
 
 func (s *clientStream) RecvMsg(m any) error {
+	s.receiving.Store(true)
 	err := s.ClientStream.RecvMsg(m)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -387,9 +410,13 @@ func (s *clientStream) RecvMsg(m any) error {
 		if s.ic.cfg.throttle != nil && !s.answered.Load() {
 			s.answered.Store(true)
 		}
+		s.receiving.Store(false)
+		if end := s.ended.Load(); end != nil { // after the Store: see onFinish
+			s.finish(*end, false)
+		}
 		return nil
 	}
-	s.stop() // read only here: the AfterFunc may run before stop is set
+	s.receiving.Store(false)
 	return err
 }
 
@@ -399,6 +426,9 @@ func (s *clientStream) RecvMsg(m any) error {
 func (s *clientStream) finish(err error, ended bool) {
 	if !s.done.CompareAndSwap(false, true) {
 		return
+	}
+	if stop := s.stop.Load(); stop != nil {
+		(*stop)()
 	}
 	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
 	if th := s.ic.cfg.throttle; th != nil {

@@ -65,7 +65,7 @@ func TestUnknownMethodsShareOneResource(t *testing.T) {
 		case 0: // an unknown service
 			method = fmt.Sprintf("/evil%d.Service%x/M", i, rnd.Uint64())
 		case 1: // an unknown method of a registered service
-			method = fmt.Sprintf("/greeter.Greeter/Nope%x", rnd.Uint64())
+			method = fmt.Sprintf("/sluice.examples.Greeter/Nope%x", rnd.Uint64())
 		default: // markup, for the dashboard
 			method = fmt.Sprintf("/<script>%x</script>/%x", rnd.Uint64(), rnd.Uint64())
 		}
