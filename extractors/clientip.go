@@ -136,16 +136,17 @@ func (x *Extractor) walkXFF(last netip.Addr, lastText string, lines []string) (n
 }
 
 // walkForwarded walks the for= nodes of Forwarded lines from the right,
-// starting after the trusted peer.
+// starting after the trusted peer. Each line is split from the right
+// (lastElem), so that the elements a proxy appended to a client's line
+// read as the proxy wrote them, whatever quotes the client left open.
 func (x *Extractor) walkForwarded(last netip.Addr, lastText string, lines []string) (netip.Addr, string) {
-	var elems [maxHops]span
 	hops := 0
 	for li := len(lines) - 1; li >= 0; li-- {
 		line := lines[li]
-		n := splitQuoted(line, ',', elems[:])
-		for k := n - 1; k >= 0 && k >= n-len(elems); k-- {
-			e := elems[k%len(elems)]
-			elem := trimOWS(line[e.start:e.end])
+		for end := len(line); end >= 0; {
+			start := lastElem(line, end)
+			elem := trimOWS(line[start:end])
+			end = start - 1
 			if elem == "" {
 				continue
 			}
@@ -163,6 +164,35 @@ func (x *Extractor) walkForwarded(last netip.Addr, lastText string, lines []stri
 		}
 	}
 	return last, lastText
+}
+
+// lastElem returns where the last element of s[:end] starts: after the
+// last comma outside quoted strings (RFC 7230 quoted-string, with backslash
+// escapes), read from the right.
+func lastElem(s string, end int) int {
+	quoted := false
+	for i := end - 1; i >= 0; i-- {
+		switch s[i] {
+		case '"':
+			if !quoted || !escaped(s, i) {
+				quoted = !quoted
+			}
+		case ',':
+			if !quoted {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// escaped reports whether s[i] follows an odd number of backslashes.
+func escaped(s string, i int) bool {
+	n := 0
+	for i--; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // span is the byte range [start, end) of an element of a line.

@@ -35,7 +35,8 @@
 // method and host. Requests that matched no route share the resource
 // Unmatched; methods outside the standard set share "OTHER". Raw paths never
 // become names, so clients cannot mint resources. gRPC resources are the
-// full method, "/pkg.Service/Method", as grpc reports it.
+// full method, "/pkg.Service/Method", as grpc reports it, for the methods the
+// server registers, and Unmatched for the others.
 //
 // # Params
 //
@@ -95,7 +96,9 @@
 // ignored). From a trusted proxy it walks X-Forwarded-For (every line, as one
 // list) from the right, skipping trusted hops, and takes the first untrusted
 // address; without X-Forwarded-For it reads the for= parameters of Forwarded
-// (RFC 7239) the same way, and without either, X-Real-IP. A hop that is not an
+// (RFC 7239) the same way, each line split from the right so that a quote a
+// client leaves open cannot swallow the element its proxy appended; and
+// without either, X-Real-IP. A hop that is not an
 // address (garbage, "unknown", an obfuscated "_name") ends the walk at the
 // last trusted hop, so a client can never choose its own address by sending a
 // header through an untrusted path. A proxy that sets only X-Real-IP or

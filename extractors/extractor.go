@@ -28,8 +28,9 @@ const (
 	defaultIPv6Prefix = 64
 )
 
-// Unmatched is the resource of HTTP requests that matched no route. They all
-// share it, so random paths cannot mint resources.
+// Unmatched is the resource of HTTP requests that matched no route, and of
+// gRPC calls to methods the server does not register. They all share it,
+// so random paths and method names cannot mint resources.
 const Unmatched = "(unmatched)"
 
 // overflowValue is the value a param yields, in place of all the values

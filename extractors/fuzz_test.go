@@ -135,6 +135,15 @@ func FuzzClientIP(f *testing.F) {
 		if ok && !utf8.ValidString(v) {
 			t.Fatalf("ip param %q not UTF-8", v)
 		}
+		// A trusted proxy appending its element to the client's line
+		// decides, whatever the client wrote on its left.
+		const client = "198.51.100.77"
+		for name, appended := range map[string]string{"X-Forwarded-For": xff + ", " + client, "Forwarded": forwarded + ", for=" + client} {
+			r := &http.Request{Method: "GET", URL: r.URL, RemoteAddr: "10.9.9.9:1", Header: http.Header{name: {appended}}}
+			if got := x.ClientIP(r); got != netip.MustParseAddr(client) {
+				t.Fatalf("%s: %q from a trusted proxy: got %v", name, appended, got)
+			}
+		}
 	})
 }
 

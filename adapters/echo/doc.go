@@ -49,8 +49,9 @@
 // When the handler returned nil without writing anything after the
 // request's context ended, the request exits with the context's error: a
 // failure by default, and gone for system rules and breakers
-// (core.Entry.Exit), as in package sluicehttp. A
-// request that waits for a leaky-bucket turn stops waiting when its client
+// (core.Entry.Exit), as in package sluicehttp; so is a request failing
+// (by its error or its status) once its context ended, as a downstream
+// call fails when the client hangs up. A request that waits for a leaky-bucket turn stops waiting when its client
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //

@@ -47,7 +47,9 @@
 // no status but 200) and attached no error after the request's context
 // ended, the request exits with the context's error: a failure by default,
 // and gone for system rules and breakers (core.Entry.Exit), as in package
-// sluicehttp. A request that waits for a leaky-bucket
+// sluicehttp; so is a request failing (by an attached error or its status)
+// once its context ended, as a downstream call fails when the client hangs
+// up. A request that waits for a leaky-bucket
 // turn stops waiting when its client disconnects: it is aborted, counted as
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).

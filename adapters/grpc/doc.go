@@ -13,7 +13,15 @@
 // # Resources and params
 //
 // The resource of a call is its full method, "/pkg.Service/Method" (rules may
-// use globs such as "/pkg.Service/*"); WithResource changes it. Hotspot rules
+// use globs such as "/pkg.Service/*"); WithResource changes it. Calls to
+// methods the server does not register, which only a server with
+// grpc.UnknownServiceHandler (a proxy) serves, share the resource
+// extractors.Unmatched, as HTTP requests no route matched do (the stream
+// interceptor knows them by the nil service gRPC passes it, so a service
+// registered with a nil implementation counts as unregistered): names clients
+// make up never become resources (without WithResource, which is given
+// every raw name: a proxy limiting the methods it forwards one by one
+// should map the names it knows and the rest to one). Hotspot rules
 // read the call's params through the extractors.Extractor given to the
 // Guard (core.WithParamSource) or to the interceptors (WithExtractor;
 // default extractors.New()): "metadata:NAME" (incoming metadata on servers,

@@ -125,10 +125,14 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 
 // StreamServer returns the stream server interceptor. The entry lasts the
 // whole stream: a concurrency rule counts the stream in flight until its
-// handler returns.
+// handler returns. Calls to methods the server does not register, which
+// reach a grpc.UnknownServiceHandler (grpc passes it no service, srv nil,
+// and a bidirectional stream), share the resource extractors.Unmatched
+// unless WithResource names them.
 func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss}, func(context.Context) error {
+		unregistered := srv == nil && info.IsClientStream && info.IsServerStream
+		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, unregistered: unregistered}, func(context.Context) error {
 			return handler(srv, ss)
 		})
 	}
@@ -166,9 +170,11 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 
 // StreamClient returns the stream client interceptor. The entry lasts until
 // the stream ends: RecvMsg returns an error (io.EOF is success), the single
-// response of a stream without server streaming is received, or the call's
-// context is done. A stream the caller abandons without any of these (which
-// also leaks gRPC's own resources) keeps its entry.
+// response of a stream without server streaming is received, the call's
+// context is done, or gRPC ends the stream otherwise (grpc.OnFinish: the
+// ClientConn closed, which counts as the caller giving up; SendMsg or
+// Header failed). A stream the caller abandons without any of these
+// (which also leaks gRPC's own resources) keeps its entry.
 func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if ic.cfg.skip != nil && ic.cfg.skip(ctx, method) {
@@ -192,19 +198,20 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 				e.Exit(errPanicked) // the streamer panicked; the panic goes on
 			}
 		}()
-		cs, err := streamer(ctx, desc, cc, method, opts...)
+		s := &clientStream{ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams, resource: resource}
+		cs, err := streamer(ctx, desc, cc, method, append(opts[:len(opts):len(opts)], grpc.OnFinish(s.onFinish))...)
 		started = true
 		if err != nil {
-			e.Exit(ic.outcome(ctx, method, err, true))
-			if th != nil {
-				recordOutcome(th, resource, err, nil, false)
-			}
+			s.finish(err, false)
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, ic: ic, ctx: ctx, method: method, entry: e, single: !desc.ServerStreams, resource: resource}
-		s.stop = context.AfterFunc(ctx, func() {
+		s.ClientStream = cs
+		stop := context.AfterFunc(ctx, func() {
 			s.finish(status.FromContextError(ctx.Err()).Err(), false)
 		})
+		if s.stop.Store(&stop); s.done.Load() { // finish may have missed it
+			stop()
+		}
 		return s, nil
 	}
 }
@@ -213,11 +220,13 @@ func (ic *Interceptors) StreamClient() grpc.StreamClientInterceptor {
 var errPanicked = errors.New("sluicegrpc: handler panicked")
 
 // sink says where a blocked call's trailer goes: to the server stream ss, to
-// the call's grpc.Trailer options on clients, or else to grpc.SetTrailer.
+// the call's grpc.Trailer options on clients, or else to grpc.SetTrailer;
+// and whether the server registers the call's method.
 type sink struct {
-	ss       grpc.ServerStream
-	callOpts []grpc.CallOption
-	client   bool
+	ss           grpc.ServerStream
+	callOpts     []grpc.CallOption
+	client       bool
+	unregistered bool // a server call for a grpc.UnknownServiceHandler
 }
 
 // guard is the code path the interceptors share: skip, Enter, run the call,
@@ -247,7 +256,10 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 // call's params are gathered in a holder lent by ic.params only when the
 // rules deciding the call read them (core.Guard.EnterLazy).
 func (ic *Interceptors) enter(e *core.Entry, ctx context.Context, fullMethod string, req any, to sink) error {
-	resource := ic.resourceOf(ctx, fullMethod)
+	resource := extractors.Unmatched
+	if !to.unregistered || ic.cfg.resource != nil {
+		resource = ic.resourceOf(ctx, fullMethod)
+	}
 	var p *extractors.Params
 	lend := func() core.Params {
 		p = ic.lend(ctx, fullMethod)
@@ -360,12 +372,32 @@ type clientStream struct {
 	single bool // no server streaming: one response ends the stream
 	// resource is the stream's resource when the client throttles.
 	resource string
-	stop     func() bool
+	stop     atomic.Pointer[func() bool] // of the AfterFunc of ctx
 	done     atomic.Bool
 	answered atomic.Bool // a message was received (for the throttle)
+	// receiving is set while RecvMsg runs; ended holds the error gRPC
+	// ended the stream with (onFinish) while it did.
+	receiving atomic.Bool
+	ended     atomic.Pointer[error]
+}
+
+// onFinish is the stream's grpc.OnFinish callback: gRPC ended the stream
+// with err. It leaves the stream to a RecvMsg under way, which returns the
+// end with its trailer, unless that RecvMsg returns a message. A Canceled
+// status while the call's context lives is the ClientConn closing: the
+// caller gave up on the stream.
+func (s *clientStream) onFinish(err error) {
+	if status.Code(err) == codes.Canceled && s.ctx.Err() == nil {
+		err = fmt.Errorf("%w (%w)", err, context.Canceled)
+	}
+	s.ended.Store(&err)
+	if !s.receiving.Load() {
+		s.finish(err, false)
+	}
 }
 
 func (s *clientStream) RecvMsg(m any) error {
+	s.receiving.Store(true)
 	err := s.ClientStream.RecvMsg(m)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -378,9 +410,13 @@ func (s *clientStream) RecvMsg(m any) error {
 		if s.ic.cfg.throttle != nil && !s.answered.Load() {
 			s.answered.Store(true)
 		}
+		s.receiving.Store(false)
+		if end := s.ended.Load(); end != nil { // after the Store: see onFinish
+			s.finish(*end, false)
+		}
 		return nil
 	}
-	s.stop() // read only here: the AfterFunc may run before stop is set
+	s.receiving.Store(false)
 	return err
 }
 
@@ -390,6 +426,9 @@ func (s *clientStream) RecvMsg(m any) error {
 func (s *clientStream) finish(err error, ended bool) {
 	if !s.done.CompareAndSwap(false, true) {
 		return
+	}
+	if stop := s.stop.Load(); stop != nil {
+		(*stop)()
 	}
 	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
 	if th := s.ic.cfg.throttle; th != nil {

@@ -322,7 +322,11 @@ func TestCommon(t *testing.T) {
 	assert.ErrorIs(t, c.HandlerExitError(ended, false, 200, nil), context.Canceled)
 	assert.NoError(t, c.HandlerExitError(ended, true, 200, nil), "a response written after the client left")
 	assert.NoError(t, c.HandlerExitError(context.Background(), false, 200, nil))
-	assert.Equal(t, handlerErr, c.HandlerExitError(ended, false, 200, handlerErr))
+	assert.Equal(t, handlerErr, c.HandlerExitError(context.Background(), false, 200, handlerErr))
+	// A handler's error after the client left: the hang-up may have caused it.
+	err = c.HandlerExitError(ended, false, 200, handlerErr)
+	assert.ErrorIs(t, err, handlerErr)
+	assert.ErrorIs(t, err, context.Canceled)
 
 	c.Classify = func(status int, err error) bool { return status == 404 }
 	assert.NoError(t, c.HandlerExitError(ended, false, 200, nil), "the classifier decides")

@@ -123,9 +123,10 @@ func (c *Common) ExitError(status int, err error) error {
 // http.ErrAbortHandler).
 func PanicExitError(ctx context.Context) error { return gone(ctx, errPanic) }
 
-// gone returns err, also wrapping ctx.Err() once ctx has ended.
+// gone returns err, also wrapping ctx.Err() once ctx has ended, unless err
+// is nil or wraps it already.
 func gone(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
 		return errors.Join(err, cerr)
 	}
 	return err
@@ -138,16 +139,14 @@ func gone(ctx context.Context, err error) error {
 // DeadlineExceeded) with status 200, what net/http sends then. Classify sees
 // that error and, by default, counts the request as a failure, as the gRPC
 // adapter does; given to Exit, it makes the request "gone" (core.Entry.Exit),
-// no completion for system rules. A response written after the client left
-// is counted by its status; when that counts as a failure, the hang-up may
-// have caused it (a reverse proxy answers 502), and the outcome also wraps
-// ctx.Err(): gone, so that hang-ups cannot open an error breaker.
+// no completion for system rules. A response written, or an error reported,
+// after the client left is counted by its status and error; when that
+// counts as a failure, the hang-up may have caused it (a reverse proxy
+// answers 502, a downstream gRPC call fails with Canceled), and the outcome
+// also wraps ctx.Err(): gone, so that hang-ups cannot open an error breaker.
 func (c *Common) HandlerExitError(ctx context.Context, written bool, status int, err error) error {
 	if err == nil && !written {
 		err = ctx.Err()
 	}
-	if out := c.ExitError(status, err); out != errStatus {
-		return out
-	}
-	return gone(ctx, errStatus)
+	return gone(ctx, c.ExitError(status, err))
 }
