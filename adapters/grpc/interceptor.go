@@ -346,7 +346,15 @@ func (to sink) setTrailer(ctx context.Context, md metadata.MD) {
 // error, so the error then wraps the context's, for Exit to see it
 // (core.Entry.Exit).
 func (ic *Interceptors) outcome(ctx context.Context, fullMethod string, err error, client bool) error {
-	if err == nil || !ic.cfg.isFailure(ctx, fullMethod, err) {
+	if err == nil {
+		return nil // small enough to inline: a call that succeeds pays no call here
+	}
+	return ic.failure(ctx, fullMethod, err, client)
+}
+
+// failure is outcome for a call that returned err != nil.
+func (ic *Interceptors) failure(ctx context.Context, fullMethod string, err error, client bool) error {
+	if !ic.cfg.isFailure(ctx, fullMethod, err) {
 		return nil
 	}
 	if c := status.Code(err); (c == codes.Canceled || c == codes.DeadlineExceeded && !client) && ctx.Err() != nil {
