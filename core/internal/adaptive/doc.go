@@ -77,16 +77,11 @@
 // command (-samples writes the limit, recent and minimum RT every 100ms);
 // the p99 there also holds the server's wait before a request reaches the
 // rule (about a 10ms scheduler slice on an idle host), which no limit
-// shortens. There, 2026-11-28 19:51-20:15 UTC with other processes busy
-// (load average 1-4 on the 2 CPUs), the limit was above 4 in 11% of the
-// samples at 2x-10x (21% before the growth from the limit in force); 4 reads
-// 1.5-1.7x the minimum and 3 1.05-1.25x, so the limit holds 4, over the
-// tolerance: at 2x-10x 86-97% of the capacity served, p99 2.9-3.6x
-// (Sentinel-Go's BBR rule 2.0-3.6x beside it; 5.1x once, a minimum RT read
-// at 41ms while a neighbour ran): the 3x is not met there. Judging growth
-// by the throughput it buys (above) is meant to hold 3 there; whether it
-// does is not yet measured on an idle host (examples/overload's doc has the
-// runs of 2026-11-28 22:00-22:35 UTC, too noisy to tell).
+// shortens. There, on the idle host (2026-11-28 22:57 and 23:06 UTC), the
+// rule served 94-100% of the capacity at every load with a p99 of 1.6-3.2x
+// the unloaded one (over 3x in 1 of 8 rows), holding 4 in flight where 2
+// CPUs need 2-3: its RT readings at 4 straddle the tolerance, part of the
+// queue being before the rule.
 //
 // Every request writes the count in flight, one atomic shared by all CPUs so
 // that the limit is exact, and the count and total RT of the requests ended:
