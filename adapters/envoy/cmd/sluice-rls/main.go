@@ -387,10 +387,22 @@ func (c refCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect sends the counts of each domain and key: limits of one path
+// ("a.b" and "b" under "a") add up, as the reference's statistics of one
+// name do, where two series of one name and labels would fail the scrape.
 func (c refCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, st := range c.s.DescriptorStats() {
-		for i, v := range [5]uint64{st.TotalHits, st.OverLimit, st.NearLimit, st.WithinLimit, st.ShadowMode} {
-			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
+	stats := c.s.DescriptorStats() // ordered by domain and key
+	for i := 0; i < len(stats); {
+		st := stats[i]
+		v := [5]uint64{}
+		for ; i < len(stats) && stats[i].Domain == st.Domain && stats[i].Key == st.Key; i++ {
+			s := &stats[i]
+			for j, n := range [5]uint64{s.TotalHits, s.OverLimit, s.NearLimit, s.WithinLimit, s.ShadowMode} {
+				v[j] += n
+			}
+		}
+		for j, n := range v {
+			ch <- prometheus.MustNewConstMetric(c.descs[j], prometheus.CounterValue, float64(n), st.Domain, st.Key)
 		}
 	}
 }
