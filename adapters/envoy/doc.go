@@ -96,7 +96,8 @@
 //
 // Sluice rules limit the descriptors of these domains only: a rule's
 // resource must have a '/' (New and SetConfig refuse "*" or "api", naming
-// the rule), and the resources of the envoyproxy/ratelimit limits
+// the rule) and must not name a domain that an envoyproxy/ratelimit file
+// has ("edge/user" beside edge.yaml would never apply: refused too), and the resources of the envoyproxy/ratelimit limits
 // ("edge.remote_address") and of descriptors' limit overrides
 // ("override:100-per-60s") have none, so that no glob reaches them; "*/*"
 // is every descriptor of every domain of sluice rules

@@ -122,6 +122,10 @@ func (s *Server) SetConfig(c Config) error {
 			return fmt.Errorf("rule %s: resource %s: a resource of sluice rules is a domain and keys joined by '/' (api/user, api/*, */* for every descriptor of every domain of sluice rules), so that it limits no descriptor of another domain", core.Quote(r.Name), core.Quote(res))
 		case star >= 0 && star < slash:
 			st.rulePrefixes = append(st.rulePrefixes, res[:star])
+		case doms[res[:slash]] != nil:
+			// Its domain's descriptors are decided by the limits of its
+			// envoyproxy/ratelimit file: the rule would never apply.
+			return fmt.Errorf("rule %s: resource %s: domain %s has an envoyproxy/ratelimit config file, whose limits alone decide its descriptors; limit it there, or name another domain", core.Quote(r.Name), core.Quote(res), core.Quote(res[:slash]))
 		default:
 			st.ruleDomains[res[:slash]] = true
 		}
