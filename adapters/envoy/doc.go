@@ -88,16 +88,19 @@
 //	    kind: flow
 //	    limit: 5000
 //
-// Any kind of rule applies (a concurrency limit is released at once: a
-// ShouldRateLimit call is its whole request) but breakers, which are
-// refused: a call has no outcome that could open one. A domain is known when a rule's
+// A hotspot rule on a resource without '*' whose param is none of its keys
+// would limit nothing, and is refused (unless its onMissing is shared or
+// reject). Any kind of rule applies (a concurrency limit is released at
+// once: a ShouldRateLimit call is its whole request) but breakers, which
+// are refused: a call has no outcome that could open one. A domain is known when a rule's
 // resource names it (the text before its first '/', or a glob matching it);
 // keys with '/' or '*' are refused in those domains.
 //
 // Sluice rules limit the descriptors of these domains only: a rule's
 // resource must have a '/' (New and SetConfig refuse "*" or "api", naming
 // the rule) and must not name a domain that an envoyproxy/ratelimit file
-// has ("edge/user" beside edge.yaml would never apply: refused too), and the resources of the envoyproxy/ratelimit limits
+// has ("edge/user" beside edge.yaml, which would never apply), and the
+// resources of the envoyproxy/ratelimit limits
 // ("edge.remote_address") and of descriptors' limit overrides
 // ("override:100-per-60s") have none, so that no glob reaches them; "*/*"
 // is every descriptor of every domain of sluice rules

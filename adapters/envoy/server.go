@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +129,11 @@ func (s *Server) SetConfig(c Config) error {
 			return fmt.Errorf("rule %s: resource %s: domain %s has an envoyproxy/ratelimit config file, whose limits alone decide its descriptors; limit it there, or name another domain", core.Quote(r.Name), core.Quote(res), core.Quote(res[:slash]))
 		default:
 			st.ruleDomains[res[:slash]] = true
+			keys := strings.Split(res[slash+1:], "/")
+			if star < 0 && r.Kind == core.KindHotspot && !slices.Contains(keys, r.Param) &&
+				(r.OnMissing == "" || r.OnMissing == core.MissingSkip) {
+				return fmt.Errorf("rule %s: param %s is no key of the descriptors of %s (%s): the rule would limit none of them", core.Quote(r.Name), core.Quote(r.Param), core.Quote(res), strings.Join(keys, ", "))
+			}
 		}
 		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}
