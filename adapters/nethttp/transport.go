@@ -54,7 +54,9 @@ type transport struct {
 // the answer (the upstream's slowness), a panic of base (which goes on), or
 // a response the error classifier counts as one (by default a status of
 // 500 and above), is a failure for breakers; a call its caller cancelled is
-// not (core.Entry.Exit).
+// not (core.Entry.Exit), nor one that failed because reading its request
+// body did (the caller's file or pipe), which a throttle does not count
+// either.
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -110,8 +112,19 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
+	var sent *sentBody
+	if r.Body != nil && r.Body != http.NoBody {
+		sent = &sentBody{ReadCloser: r.Body}
+		r = r.WithContext(r.Context()) // a copy: a RoundTripper leaves r as it is
+		r.Body = sent
+	}
 	res, err := t.base.RoundTrip(r)
 	finished = true
+	if err != nil && sent != nil && sent.failed.Load() {
+		// The caller's body failed, not the upstream: the caller gave up.
+		e.Exit(errors.Join(err, context.Canceled))
+		return nil, err
+	}
 	if t.throttle != nil {
 		t.record(r.Context(), upstream, res, err)
 	}
@@ -199,6 +212,20 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return max(at.Sub(now), 0)
 	}
 	return 0
+}
+
+// sentBody is a request body that records whether reading it failed.
+type sentBody struct {
+	io.ReadCloser
+	failed atomic.Bool
+}
+
+func (b *sentBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed.Store(true)
+	}
+	return n, err
 }
 
 // exitBody is a response body that exits its request's entry when it is
