@@ -127,11 +127,13 @@
 // no limit matches has neither limit nor remaining, as in the reference.
 //
 // response_headers_to_add carries the RateLimit-Policy and RateLimit fields
-// (draft-ietf-httpapi-ratelimit-headers) of every limited descriptor
+// (draft-ietf-httpapi-ratelimit-headers), as the HTTP adapters write them,
+// of every limited descriptor
 // (WithoutRateLimitHeaders removes them), and with WithXRateLimitHeaders the
 // X-RateLimit-Limit, -Remaining and -Reset headers of draft 03, as Envoy's
 // filter writes them with enable_x_ratelimit_headers. An OVER_LIMIT answer
-// also carries Retry-After (unless the request can never pass),
+// also carries Retry-After (unless the request can never pass, or only a
+// limit on requests in flight rejected it, which has no retry time),
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //
