@@ -34,7 +34,8 @@ type transport struct {
 //	client := &http.Client{Transport: t}
 //
 // The resource of a request is "METHOD HOST", its method and URL host name
-// without the port ("GET api.example.com"; rules may name
+// as the host param reads it, without port or trailing dot, in lower case
+// ("GET api.example.com" for https://API.example.com.:443/; rules may name
 // "* api.example.com" for every method), or what WithResource returns; a
 // throttle tells the ports apart (WithThrottle).
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
@@ -83,7 +84,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resource = t.resource(r)
 		upstream = resource
 	} else {
-		resource = t.Extractor.HTTPResource(r.Method, r.URL.Hostname())
+		resource = t.Extractor.HTTPResource(r.Method, extractors.NormalizeHost(r.URL.Host))
 		upstream = withPort(resource, r.URL)
 	}
 	if t.throttle != nil {
