@@ -50,13 +50,7 @@ func TestTransportRequestBodyErrorsAreTheCallers(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, u.srv.URL+"/upload", body)
 		require.NoError(t, err)
 		req.ContentLength = 1000
-		res, err := c.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return res.StatusCode, nil
+		return send(c, req)
 	}
 	for i := range 6 {
 		body := io.NopCloser(&failingBody{n: 100})
