@@ -97,8 +97,9 @@
 // keys with '/' or '*' are refused in those domains.
 //
 // Sluice rules limit the descriptors of these domains only: a rule's
-// resource must have a '/' (New and SetConfig refuse "*" or "api", naming
-// the rule) and must not name a domain that an envoyproxy/ratelimit file
+// resource must have a '/' after a domain, and no empty key (New and
+// SetConfig refuse "*", "api", "/api/user" or "api/", naming the rule) and
+// must not name a domain that an envoyproxy/ratelimit file
 // has ("edge/user" beside edge.yaml, which would never apply), and the
 // resources of the envoyproxy/ratelimit limits
 // ("edge.remote_address") and of descriptors' limit overrides

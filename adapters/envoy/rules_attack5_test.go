@@ -78,3 +78,18 @@ func TestRuleParamNotAKeyRefused(t *testing.T) {
 	assert.Equal(t, "OVER_LIMIT", ask(t, c, "web", desc("user", "bob")).OverallCode.String())
 	require.Error(t, s.SetConfig(sluiceenvoy.Config{Rules: parseRules(t, "rules:\n  - {name: users, resource: api/user, kind: hotspot, param: usr, limit: 1}\n")}))
 }
+
+// TestRulesOfNoDescriptorRefused: a resource of sluice rules with an empty
+// domain ("/api/user", written as a path) or an empty key ("api/",
+// "api//user") names descriptors no request has (requests with an empty
+// domain or key are refused), so its rule would never apply. New refuses
+// it, naming the rule. Before, it was taken and limited nothing.
+func TestRulesOfNoDescriptorRefused(t *testing.T) {
+	for _, res := range []string{"/api/user", "api/", "api//user"} {
+		g, err := core.New()
+		require.NoError(t, err)
+		_, err = sluiceenvoy.New(g, sluiceenvoy.Config{Rules: []core.Rule{{Name: "r", Resource: res, Kind: core.KindFlow, Limit: 1}}})
+		assert.ErrorContains(t, err, `rule "r"`, res)
+		_ = g.Close()
+	}
+}
