@@ -7,7 +7,8 @@
 //	sluice-rls -config /etc/ratelimit/config -redis redis:6379
 //
 // Each flag can also be set by an environment variable, named in -help
-// (SLUICE_RLS_LISTEN, ...); a flag given wins. The gRPC port also serves
+// (SLUICE_RLS_LISTEN, ...); a flag given wins. -mode, -on-failure and
+// -redis-timeout, set without -redis, are refused. The gRPC port also serves
 // gRPC health checking (grpc.health.v1, service "" and
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
 // /healthz, Prometheus metrics at /metrics, the dashboard at /dashboard/
@@ -189,7 +190,21 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	if f := core.FailurePolicy(s.onFailure); f != core.FailLocal && f != core.FailOpen && f != core.FailClosed {
 		return s, fmt.Errorf("-on-failure must be local, open or closed, got %s", core.Quote(s.onFailure))
 	}
+	if s.redisAddr == "" {
+		// Counts in each instance's memory, where a Redis was meant.
+		for name, env := range map[string]string{"mode": "SLUICE_RLS_MODE", "on-failure": "SLUICE_RLS_ON_FAILURE", "redis-timeout": "SLUICE_RLS_REDIS_TIMEOUT"} {
+			if getenv(env) != "" || given(fs, name) {
+				return s, fmt.Errorf("-%s applies only with -redis, which is not set: counts would be kept in this instance's memory", name)
+			}
+		}
+	}
 	return s, nil
+}
+
+// given reports whether the flag name was given in fs's arguments.
+func given(fs *flag.FlagSet, name string) (found bool) {
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 // run serves until ctx ends and returns the exit code. ready, when not nil,
