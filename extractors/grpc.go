@@ -119,7 +119,7 @@ func (p *Params) grpcParam(param string, i int) (string, bool) {
 		v = h.method
 	case codeHost:
 		if vs := h.call.Metadata(h.ctx, ":authority", false); len(vs) > 0 {
-			v = normalizeHost(vs[len(vs)-1])
+			v = NormalizeHost(vs[len(vs)-1])
 		}
 	}
 	if v == "" {

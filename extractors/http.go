@@ -156,7 +156,7 @@ func (p *Params) Param(param string, i int) (string, bool) {
 	case codeMethod:
 		v = standardMethod(p.r.Method)
 	case codeHost:
-		v = normalizeHost(p.r.Host)
+		v = NormalizeHost(p.r.Host)
 	}
 	if v == "" {
 		return "", false
@@ -178,9 +178,10 @@ func (p *Params) contextValue(key any) any {
 // standardMethod returns m when it is a standard HTTP method, else "OTHER".
 func standardMethod(m string) string { return methodName(methodIndex(m)) }
 
-// normalizeHost returns host without port, brackets and trailing dot, in
-// lower case: the forms a client may vary a host name by.
-func normalizeHost(host string) string {
+// NormalizeHost returns host, a Host field or a URL's host with or without
+// a port, as the host param reads it: without port, brackets and trailing
+// dot, in lower case, the forms a host name may vary by.
+func NormalizeHost(host string) string {
 	if strings.HasPrefix(host, "[") {
 		if end := strings.IndexByte(host, ']'); end > 0 {
 			host = host[1:end]

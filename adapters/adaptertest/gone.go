@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"testing"
@@ -63,6 +64,57 @@ func testClientGone(t *testing.T, f factory) {
 			sys := s.guard.Snapshot().Rules[0].System
 			assert.Equal(t, int64(1), sys.Pass)
 			assert.Equal(t, tc.avgRT, sys.AvgRT)
+		})
+	}
+}
+
+// testErrorAfterHangUp: handlers whose clients hang up report what their
+// downstream call then fails with (Options.Fail): a gRPC client's Canceled
+// status, which wraps no context error, or a 502. A failure reported
+// after the client left is "gone" (core.Entry.Exit) in every HTTP adapter,
+// so that hang-ups cannot open an error breaker; before, in gin and echo,
+// the same failure with an error attached counted, and six clients hanging
+// up opened the breaker against every later caller. The failures still
+// count as errors in the statistics.
+func testErrorAfterHangUp(t *testing.T, f factory) {
+	for _, downstream := range []error{errors.New("rpc error: code = Canceled desc = context canceled"), ErrBadGateway} {
+		t.Run(downstream.Error(), func(t *testing.T) {
+			fail := func(r *http.Request) error {
+				if r.URL.Path == "/gone" {
+					return downstream
+				}
+				return nil
+			}
+			s := start(t, f, Options{Fail: fail}, core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker,
+				Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5})
+			for i := range 6 {
+				ctx, cancel := context.WithCancel(t.Context())
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/gone", nil)
+				require.NoError(t, err)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if res, err := s.client.Do(req); err == nil {
+						res.Body.Close()
+					}
+				}()
+				select {
+				case <-s.entered:
+				case <-done:
+					cancel()
+					t.Fatalf("the breaker opened after %d hang-ups reporting %v", i, downstream)
+				}
+				cancel()
+				<-done
+				select { // the server reports the request when the adapter has exited it
+				case <-s.served:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the request never ended")
+				}
+			}
+			assert.Zero(t, s.stats("GET /gone").InFlight)
+			assert.Equal(t, int64(6), s.stats("GET /gone").Total.Error)
+			assert.Equal(t, http.StatusOK, s.get("/hello").status, "the breaker opened on hang-ups: %v", downstream)
 		})
 	}
 }

@@ -55,7 +55,17 @@ type Options struct {
 	// Guard holds options of the Guard the test starts, after its clock
 	// and rules (core.WithParamSource, say); factories ignore it.
 	Guard []core.Option
+	// Fail, when not nil, is called when a route's handler returns: an
+	// error it returns is reported the way the framework's handlers report
+	// one (gin: c.AbortWithError(http.StatusBadGateway, err); echo: the
+	// handler returns it, ErrBadGateway as echo's HTTPError of status 502;
+	// net/http: a 502 written, as a reverse proxy answers).
+	Fail func(r *http.Request) error
 }
+
+// ErrBadGateway stands for the framework's own error of status 502 Bad
+// Gateway (Options.Fail).
+var ErrBadGateway = errors.New("adaptertest: bad gateway")
 
 // The authentication of Options.Auth: the header the suite's clients send
 // their user in, and the keys the authentication middlewares store it
@@ -497,6 +507,7 @@ func Run(t *testing.T, f factory, skip ...string) {
 		{"FrameworkClientIP", testFrameworkClientIP},
 		{"ExtractorDeclaredOnce", testDeclaredOnce},
 		{"ClientGoneBeforeAnswer", testClientGone},
+		{"HandlerErrorAfterHangUpOpensNoBreaker", testErrorAfterHangUp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,7 +71,7 @@ func recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 
 // newEcho returns an Echo serving routes through guard, with a recovery
 // middleware before the adapter.
-func newEcho(g *core.Guard, opts []sluiceecho.Option, routes []adaptertest.Route) *echo.Echo {
+func newEcho(g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) *echo.Echo {
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard)
 	e.IPExtractor = echo.ExtractIPFromXFFHeader() // trusts loopback proxies
@@ -84,9 +84,18 @@ func newEcho(g *core.Guard, opts []sluiceecho.Option, routes []adaptertest.Route
 			return next(c)
 		}
 	})
-	e.Use(sluiceecho.Middleware(g, opts...))
+	e.Use(sluiceecho.Middleware(g, options(o)...))
 	for _, rt := range routes {
-		e.Add(rt.Method, adaptertest.ColonPath(rt.Path), echo.WrapHandler(rt.Handler))
+		h := echo.WrapHandler(rt.Handler)
+		e.Add(rt.Method, adaptertest.ColonPath(rt.Path), func(c echo.Context) error {
+			if err := h(c); err != nil || o.Fail == nil {
+				return err
+			}
+			if err := o.Fail(c.Request()); err != adaptertest.ErrBadGateway {
+				return err
+			}
+			return echo.NewHTTPError(http.StatusBadGateway)
+		})
 	}
 	return e
 }
@@ -94,6 +103,6 @@ func newEcho(g *core.Guard, opts []sluiceecho.Option, routes []adaptertest.Route
 // TestSuite runs the adapter suite against the echo middleware.
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t testing.TB, g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) http.Handler {
-		return newEcho(g, options(o), routes)
+		return newEcho(g, o, routes)
 	})
 }

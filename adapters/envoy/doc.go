@@ -88,15 +88,20 @@
 //	    kind: flow
 //	    limit: 5000
 //
-// Any kind of rule applies (a concurrency limit is released at once: a
-// ShouldRateLimit call is its whole request) but breakers, which are
-// refused: a call has no outcome that could open one. A domain is known when a rule's
+// A hotspot rule on a resource without '*' whose param is none of its keys
+// would limit nothing, and is refused (unless its onMissing is shared or
+// reject). Any kind of rule applies (a concurrency limit is released at
+// once: a ShouldRateLimit call is its whole request) but breakers, which
+// are refused: a call has no outcome that could open one. A domain is known when a rule's
 // resource names it (the text before its first '/', or a glob matching it);
 // keys with '/' or '*' are refused in those domains.
 //
 // Sluice rules limit the descriptors of these domains only: a rule's
-// resource must have a '/' (New and SetConfig refuse "*" or "api", naming
-// the rule), and the resources of the envoyproxy/ratelimit limits
+// resource must have a '/' after a domain, and no empty key (New and
+// SetConfig refuse "*", "api", "/api/user" or "api/", naming the rule) and
+// must not name a domain that an envoyproxy/ratelimit file
+// has ("edge/user" beside edge.yaml, which would never apply), and the
+// resources of the envoyproxy/ratelimit limits
 // ("edge.remote_address") and of descriptors' limit overrides
 // ("override:100-per-60s") have none, so that no glob reaches them; "*/*"
 // is every descriptor of every domain of sluice rules
@@ -123,11 +128,13 @@
 // no limit matches has neither limit nor remaining, as in the reference.
 //
 // response_headers_to_add carries the RateLimit-Policy and RateLimit fields
-// (draft-ietf-httpapi-ratelimit-headers) of every limited descriptor
+// (draft-ietf-httpapi-ratelimit-headers), as the HTTP adapters write them,
+// of every limited descriptor
 // (WithoutRateLimitHeaders removes them), and with WithXRateLimitHeaders the
 // X-RateLimit-Limit, -Remaining and -Reset headers of draft 03, as Envoy's
 // filter writes them with enable_x_ratelimit_headers. An OVER_LIMIT answer
-// also carries Retry-After (unless the request can never pass),
+// also carries Retry-After (unless the request can never pass, or only a
+// limit on requests in flight rejected it, which has no retry time),
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //

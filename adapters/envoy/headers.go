@@ -9,6 +9,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 	"github.com/sluicekit/sluice/core"
 )
 
@@ -31,28 +32,7 @@ func (s *Server) addHeaders(r *reply, admitted []core.Quota, blocked []*core.Blo
 		}
 		if len(qs) > 0 {
 			// Both values in one string: one allocation.
-			v := r.buf[:0]
-			for i, q := range qs {
-				if i > 0 {
-					v = append(v, ", "...)
-				}
-				v = appendSFString(v, q.Rule)
-				v = strconv.AppendInt(append(v, ";q="...), q.Limit, 10)
-				if q.Window > 0 {
-					v = strconv.AppendInt(append(v, ";w="...), max(ceilSeconds(q.Window), 1), 10)
-				}
-			}
-			n := len(v)
-			for i, q := range qs {
-				if i > 0 {
-					v = append(v, ", "...)
-				}
-				v = appendSFString(v, q.Rule)
-				v = strconv.AppendInt(append(v, ";r="...), max(q.Remaining, 0), 10)
-				if q.Window > 0 {
-					v = strconv.AppendInt(append(v, ";t="...), ceilSeconds(q.Reset), 10)
-				}
-			}
+			v, n := httpadapter.AppendRateLimitFields(r.buf[:0], qs)
 			both := string(v)
 			r.header("RateLimit-Policy", both[:n])
 			r.header("RateLimit", both[n:])
@@ -65,8 +45,8 @@ func (s *Server) addHeaders(r *reply, admitted []core.Quota, blocked []*core.Blo
 	}
 	if resp.OverallCode == rlsv3.RateLimitResponse_OVER_LIMIT && len(blocked) > 0 {
 		b := decisive(blocked)
-		if !b.Never {
-			r.header("Retry-After", strconv.FormatInt(ceilSeconds(b.RetryAfter), 10))
+		if s := ceilSeconds(b.RetryAfter); s > 0 && !b.Never { // a limit in flight has no retry time
+			r.header("Retry-After", strconv.FormatInt(s, 10))
 		}
 		r.header("Content-Type", "application/problem+json")
 		resp.RawBody = problem(b, blocked)
@@ -129,12 +109,8 @@ func decisive(bs []*core.BlockedError) *core.BlockedError {
 // for a request that can never pass) and violated-policies.
 func problem(b *core.BlockedError, all []*core.BlockedError) []byte {
 	typ, title := problemQuotaExceeded, "Quota Exceeded"
-	detail := b.Resource + " allows " + strconv.FormatInt(b.Limit, 10) + " requests per " + b.Window.String()
 	if b.Never {
 		typ, title = problemWillNotPass, "Request Will Not Pass"
-		detail += ": this request will never pass; do not retry it"
-	} else {
-		detail += "; retry in " + strconv.FormatInt(ceilSeconds(b.RetryAfter), 10) + "s"
 	}
 	var violated []string
 	for _, o := range all {
@@ -157,7 +133,7 @@ func problem(b *core.BlockedError, all []*core.BlockedError) []byte {
 		Window     float64  `json:"window"`
 		RetryAfter *int64   `json:"retryAfter,omitempty"`
 		Violated   []string `json:"violated-policies"`
-	}{typ, title, 429, detail, b.Rule, b.Limit, b.Window.Seconds(), nil, violated}
+	}{typ, title, 429, httpadapter.Detail(b), b.Rule, b.Limit, b.Window.Seconds(), nil, violated}
 	if !b.Never {
 		r := ceilSeconds(b.RetryAfter)
 		doc.RetryAfter = &r

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,15 +116,28 @@ func (s *Server) SetConfig(c Config) error {
 		star := strings.IndexByte(res, '*')
 		slash := strings.IndexByte(res, '/')
 		switch {
-		case slash < 0:
+		case slash <= 0:
 			// Without a '/' it would match no descriptor of a domain of
 			// sluice rules, and could match the limits of the config's
-			// domains and the overrides, whose resources have none.
+			// domains and the overrides, whose resources have none; with
+			// an empty domain, no request's.
 			return fmt.Errorf("rule %s: resource %s: a resource of sluice rules is a domain and keys joined by '/' (api/user, api/*, */* for every descriptor of every domain of sluice rules), so that it limits no descriptor of another domain", core.Quote(r.Name), core.Quote(res))
 		case star >= 0 && star < slash:
 			st.rulePrefixes = append(st.rulePrefixes, res[:star])
+		case doms[res[:slash]] != nil:
+			// Its domain's descriptors are decided by the limits of its
+			// envoyproxy/ratelimit file: the rule would never apply.
+			return fmt.Errorf("rule %s: resource %s: domain %s has an envoyproxy/ratelimit config file, whose limits alone decide its descriptors; limit it there, or name another domain", core.Quote(r.Name), core.Quote(res), core.Quote(res[:slash]))
 		default:
 			st.ruleDomains[res[:slash]] = true
+			keys := strings.Split(res[slash+1:], "/")
+			if star < 0 && slices.Contains(keys, "") {
+				return fmt.Errorf("rule %s: resource %s has an empty key, which no descriptor has: the rule would limit none", core.Quote(r.Name), core.Quote(res))
+			}
+			if star < 0 && r.Kind == core.KindHotspot && !slices.Contains(keys, r.Param) &&
+				(r.OnMissing == "" || r.OnMissing == core.MissingSkip) {
+				return fmt.Errorf("rule %s: param %s is no key of the descriptors of %s (%s): the rule would limit none of them", core.Quote(r.Name), core.Quote(r.Param), core.Quote(res), strings.Join(keys, ", "))
+			}
 		}
 		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}

@@ -14,7 +14,8 @@
 // "GET /files/{path...}", so one rules file serves the net/http and echo
 // adapters too. Requests that match no route (gin's 404 and 405) share the
 // resource extractors.Unmatched. Path params (path:NAME) are the route's
-// parameters; the other params (header:NAME, query:NAME, cookie:NAME, ip,
+// parameters, a catch-all's without its leading '/' ("a/b.txt" for
+// /files/a/b.txt, as net/http gives it); the other params (header:NAME, query:NAME, cookie:NAME, ip,
 // method, host, custom ones) are read by package extractors, only when a
 // matching hotspot rule names them, with the Extractor given to the Guard
 // (core.WithParamSource) or to the middleware (WithExtractor). The client

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -114,8 +115,17 @@ type request struct {
 // and its c.Get values for extractors.WithContextParam.
 type ginContext struct{ c *gin.Context }
 
-// PathParam returns the value of the route parameter name.
-func (g *ginContext) PathParam(name string) (string, bool) { return g.c.Params.Get(name) }
+// PathParam returns the value of the route parameter name; a catch-all's
+// ("/files/*path") without the leading '/' gin gives it, as net/http's
+// {path...} and echo's "*" give theirs, so that one rules file's values
+// and overrides apply through every adapter.
+func (g *ginContext) PathParam(name string) (string, bool) {
+	v, ok := g.c.Params.Get(name)
+	if ok && strings.HasPrefix(v, "/") && strings.HasSuffix(g.c.FullPath(), "/*"+name) {
+		v = v[1:]
+	}
+	return v, ok
+}
 
 // ContextValue returns the value c.Get gives for key.
 func (g *ginContext) ContextValue(key any) (any, bool) { return g.c.Get(key) }

@@ -60,7 +60,7 @@ func options(o adaptertest.Options) []sluicegin.Option {
 
 // newEngine returns a gin engine serving routes through guard, with gin's
 // recovery before the middleware.
-func newEngine(g *core.Guard, opts []sluicegin.Option, routes []adaptertest.Route) *gin.Engine {
+func newEngine(g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) *gin.Engine {
 	r := gin.New()
 	if err := r.SetTrustedProxies([]string{"127.0.0.1"}); err != nil {
 		panic(err)
@@ -73,9 +73,18 @@ func newEngine(g *core.Guard, opts []sluicegin.Option, routes []adaptertest.Rout
 			c.Set(adaptertest.AuthKey, user)
 		}
 	})
-	r.Use(sluicegin.Middleware(g, opts...))
+	r.Use(sluicegin.Middleware(g, options(o)...))
 	for _, rt := range routes {
-		r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), gin.WrapF(rt.Handler))
+		h := gin.WrapF(rt.Handler)
+		r.Handle(rt.Method, adaptertest.ColonPath(rt.Path), func(c *gin.Context) {
+			h(c)
+			if o.Fail == nil {
+				return
+			}
+			if err := o.Fail(c.Request); err != nil {
+				_ = c.AbortWithError(http.StatusBadGateway, err)
+			}
+		})
 	}
 	return r
 }
@@ -83,6 +92,6 @@ func newEngine(g *core.Guard, opts []sluicegin.Option, routes []adaptertest.Rout
 // TestSuite runs the adapter suite against the gin middleware.
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t testing.TB, g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) http.Handler {
-		return newEngine(g, options(o), routes)
+		return newEngine(g, o, routes)
 	})
 }

@@ -108,7 +108,8 @@
 // trailer. An outgoing stream's entry lasts until the stream
 // ends (see Interceptors.StreamClient). With WithThrottle (package
 // throttle) the client also throttles itself while the server answers
-// ResourceExhausted or Unavailable, and pauses for the retry time it
+// ResourceExhausted or Unavailable (not gRPC's own ResourceExhausted for a
+// message over a size limit, which says nothing of its load), and pauses for the retry time it
 // gives while it rejects most calls; a call the throttle rejects gets Unavailable without reaching the
 // server.
 //

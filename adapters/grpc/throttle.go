@@ -3,6 +3,7 @@ package sluicegrpc
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -18,10 +19,12 @@ import (
 // server answered ResourceExhausted or Unavailable, paused for the retry
 // time of its RetryInfo detail or pushback trailer, or when the call's
 // deadline passed before the server answered anything (answered: a
-// stream's message); not counted when its caller cancelled it.
+// stream's message); not counted when its caller cancelled it, nor when a
+// message was over a size limit (gRPC's own ResourceExhausted, which says
+// nothing of the server's load).
 func recordOutcome(th *throttle.Throttle, resource string, err error, trailer metadata.MD, answered bool) {
 	st := status.Convert(err)
-	if st.Code() == codes.Canceled {
+	if st.Code() == codes.Canceled || st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max") {
 		return
 	}
 	rejected := st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded && !answered

@@ -140,6 +140,29 @@ func appendLimitField(dst []byte, q core.Quota) []byte {
 	return appendSFInteger(dst, ceilSeconds(q.Reset))
 }
 
+// AppendRateLimitFields appends to dst the value of the RateLimit-Policy
+// field listing the policies qs, in order, then that of the RateLimit
+// field, as the HTTP adapters send them, and returns dst and the length of
+// the first value within what it appended: for a server that sends the
+// fields its own way (package sluiceenvoy).
+func AppendRateLimitFields(dst []byte, qs []core.Quota) ([]byte, int) {
+	start := len(dst)
+	for i := range qs {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = appendPolicyField(dst, qs[i])
+	}
+	n := len(dst) - start
+	for i := range qs {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = appendLimitField(dst, qs[i])
+	}
+	return dst, n
+}
+
 // setRateLimitFields sets the RateLimit-Policy and RateLimit fields of h to
 // list the policies qs, in order (draft-ietf-httpapi-ratelimit-headers
 // fields are Lists), replacing any already set; with no policy it removes
@@ -152,20 +175,7 @@ func setRateLimitFields(h http.Header, qs ...core.Quota) {
 		return
 	}
 	var arr [256]byte // the fields of a few rules with short names
-	buf := arr[:0]
-	for i := range qs {
-		if i > 0 {
-			buf = append(buf, ", "...)
-		}
-		buf = appendPolicyField(buf, qs[i])
-	}
-	n := len(buf)
-	for i := range qs {
-		if i > 0 {
-			buf = append(buf, ", "...)
-		}
-		buf = appendLimitField(buf, qs[i])
-	}
+	buf, n := AppendRateLimitFields(arr[:0], qs)
 	s := string(buf)
 	vals := []string{s[:n], s[n:]}
 	h[keyRateLimitPolicy] = vals[0:1:1] // capacity 1: an append copies

@@ -193,6 +193,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resource = h.resource(r)
 	case h.router != nil:
 		route, rq.pat = h.router.Handler(r)
+		if r.Method == http.MethodConnect {
+			rq.pat = h.redirectPattern(r, rq.pat)
+		}
 		rq.patFound = true
 		resource = h.Extractor.HTTPResource(patternMethod(rq.pat, r.Method), rq.pat)
 	default:
@@ -261,6 +264,22 @@ func patternMethod(pattern, method string) string {
 		}
 	}
 	return method
+}
+
+// redirectPattern returns the pattern of a CONNECT request that the router
+// matched as pat. A ServeMux that redirects a CONNECT request to its path
+// with a trailing slash returns that path as the pattern
+// ("/users/u1/" for "/users/{id}/"): a name the client chose, which
+// becomes the pattern of the path it is redirected to.
+func (h *handler) redirectPattern(r *http.Request, pat string) string {
+	if r.URL == nil || !strings.HasPrefix(pat, "/") ||
+		!strings.HasSuffix(pat, "/") || strings.HasSuffix(r.URL.Path, "/") {
+		return pat
+	}
+	to := *r
+	to.URL = &url.URL{Host: r.URL.Host, Path: pat}
+	_, pat = h.router.Handler(&to)
+	return pat
 }
 
 // pattern returns the pattern of the router that r matches.

@@ -45,6 +45,20 @@ func options(o adaptertest.Options) []sluicehttp.Option {
 	return opts
 }
 
+// failing returns h, which then writes 502 when fail returns an error for
+// the request (adaptertest.Options.Fail).
+func failing(h http.HandlerFunc, fail func(*http.Request) error) http.Handler {
+	if fail == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h(w, r)
+		if fail(r) != nil {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+}
+
 // recoverer answers 500 to a request whose handler panicked, as a
 // recovery middleware of the application would.
 func recoverer(h http.Handler) http.Handler {
@@ -75,7 +89,7 @@ func TestMiddleware(t *testing.T) {
 	adaptertest.Run(t, func(t testing.TB, g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) http.Handler {
 		mux := http.NewServeMux()
 		for _, rt := range routes {
-			mux.HandleFunc(rt.Method+" "+rt.Path, rt.Handler)
+			mux.Handle(rt.Method+" "+rt.Path, failing(rt.Handler, o.Fail))
 		}
 		return recoverer(authenticate(sluicehttp.Middleware(g, options(o)...)(mux)))
 	}, "FrameworkClientIP") // net/http has no proxy settings but the Extractor's
@@ -88,7 +102,7 @@ func TestWrap(t *testing.T) {
 	adaptertest.Run(t, func(t testing.TB, g *core.Guard, o adaptertest.Options, routes []adaptertest.Route) http.Handler {
 		mux := http.NewServeMux()
 		for _, rt := range routes {
-			mux.Handle(rt.Method+" "+rt.Path, sluicehttp.Wrap(g, rt.Handler, options(o)...))
+			mux.Handle(rt.Method+" "+rt.Path, sluicehttp.Wrap(g, failing(rt.Handler, o.Fail), options(o)...))
 		}
 		return recoverer(authenticate(mux))
 	}, "UnmatchedShareOneResource", "FrameworkClientIP")

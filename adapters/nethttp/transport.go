@@ -34,7 +34,8 @@ type transport struct {
 //	client := &http.Client{Transport: t}
 //
 // The resource of a request is "METHOD HOST", its method and URL host name
-// without the port ("GET api.example.com"; rules may name
+// as the host param reads it, without port or trailing dot, in lower case
+// ("GET api.example.com" for https://API.example.com.:443/; rules may name
 // "* api.example.com" for every method), or what WithResource returns; a
 // throttle tells the ports apart (WithThrottle).
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
@@ -54,7 +55,9 @@ type transport struct {
 // the answer (the upstream's slowness), a panic of base (which goes on), or
 // a response the error classifier counts as one (by default a status of
 // 500 and above), is a failure for breakers; a call its caller cancelled is
-// not (core.Entry.Exit).
+// not (core.Entry.Exit), nor one that failed because reading its request
+// body did (the caller's file or pipe), which a throttle does not count
+// either.
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -81,7 +84,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resource = t.resource(r)
 		upstream = resource
 	} else {
-		resource = t.Extractor.HTTPResource(r.Method, r.URL.Hostname())
+		resource = t.Extractor.HTTPResource(r.Method, extractors.NormalizeHost(r.URL.Host))
 		upstream = withPort(resource, r.URL)
 	}
 	if t.throttle != nil {
@@ -110,8 +113,19 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
+	var sent *sentBody
+	if r.Body != nil && r.Body != http.NoBody {
+		sent = &sentBody{ReadCloser: r.Body}
+		r = r.WithContext(r.Context()) // a copy: a RoundTripper leaves r as it is
+		r.Body = sent
+	}
 	res, err := t.base.RoundTrip(r)
 	finished = true
+	if err != nil && sent != nil && sent.failed.Load() {
+		// The caller's body failed, not the upstream: the caller gave up.
+		e.Exit(errors.Join(err, context.Canceled))
+		return nil, err
+	}
 	if t.throttle != nil {
 		t.record(r.Context(), upstream, res, err)
 	}
@@ -199,6 +213,20 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return max(at.Sub(now), 0)
 	}
 	return 0
+}
+
+// sentBody is a request body that records whether reading it failed.
+type sentBody struct {
+	io.ReadCloser
+	failed atomic.Bool
+}
+
+func (b *sentBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed.Store(true)
+	}
+	return n, err
 }
 
 // exitBody is a response body that exits its request's entry when it is

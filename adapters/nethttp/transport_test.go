@@ -59,6 +59,12 @@ func call(c *http.Client, u *upstream, path string, header ...string) (int, erro
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return send(c, req)
+}
+
+// send sends req with c and returns the response's status, its body read
+// and closed, or the error.
+func send(c *http.Client, req *http.Request) (int, error) {
 	res, err := c.Do(req)
 	if err != nil {
 		return 0, err

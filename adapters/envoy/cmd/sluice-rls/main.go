@@ -7,7 +7,8 @@
 //	sluice-rls -config /etc/ratelimit/config -redis redis:6379
 //
 // Each flag can also be set by an environment variable, named in -help
-// (SLUICE_RLS_LISTEN, ...); a flag given wins. The gRPC port also serves
+// (SLUICE_RLS_LISTEN, ...); a flag given wins. -mode, -on-failure and
+// -redis-timeout, set without -redis, are refused. The gRPC port also serves
 // gRPC health checking (grpc.health.v1, service "" and
 // "envoy.service.ratelimit.v3.RateLimitService"); the HTTP port serves
 // /healthz, Prometheus metrics at /metrics, the dashboard at /dashboard/
@@ -189,7 +190,21 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	if f := core.FailurePolicy(s.onFailure); f != core.FailLocal && f != core.FailOpen && f != core.FailClosed {
 		return s, fmt.Errorf("-on-failure must be local, open or closed, got %s", core.Quote(s.onFailure))
 	}
+	if s.redisAddr == "" {
+		// Counts in each instance's memory, where a Redis was meant.
+		for name, env := range map[string]string{"mode": "SLUICE_RLS_MODE", "on-failure": "SLUICE_RLS_ON_FAILURE", "redis-timeout": "SLUICE_RLS_REDIS_TIMEOUT"} {
+			if getenv(env) != "" || given(fs, name) {
+				return s, fmt.Errorf("-%s applies only with -redis, which is not set: counts would be kept in this instance's memory", name)
+			}
+		}
+	}
 	return s, nil
+}
+
+// given reports whether the flag name was given in fs's arguments.
+func given(fs *flag.FlagSet, name string) (found bool) {
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 // run serves until ctx ends and returns the exit code. ready, when not nil,
@@ -387,10 +402,22 @@ func (c refCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect sends the counts of each domain and key: limits of one path
+// ("a.b" and "b" under "a") add up, as the reference's statistics of one
+// name do, where two series of one name and labels would fail the scrape.
 func (c refCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, st := range c.s.DescriptorStats() {
-		for i, v := range [5]uint64{st.TotalHits, st.OverLimit, st.NearLimit, st.WithinLimit, st.ShadowMode} {
-			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v), st.Domain, st.Key)
+	stats := c.s.DescriptorStats() // ordered by domain and key
+	for i := 0; i < len(stats); {
+		st := stats[i]
+		v := [5]uint64{}
+		for ; i < len(stats) && stats[i].Domain == st.Domain && stats[i].Key == st.Key; i++ {
+			s := &stats[i]
+			for j, n := range [5]uint64{s.TotalHits, s.OverLimit, s.NearLimit, s.WithinLimit, s.ShadowMode} {
+				v[j] += n
+			}
+		}
+		for j, n := range v {
+			ch <- prometheus.MustNewConstMetric(c.descs[j], prometheus.CounterValue, float64(n), st.Domain, st.Key)
 		}
 	}
 }
