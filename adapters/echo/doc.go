@@ -13,7 +13,9 @@
 // "/items/:id" is the resource "GET /items/{id}", so one rules file serves
 // the net/http and gin adapters too. Requests that match no route (echo's
 // 404 and 405) share the resource extractors.Unmatched. Path params
-// (path:NAME) are the route's parameters; the other params (header:NAME,
+// (path:NAME) are the route's parameters, percent-decoded as net/http
+// decodes them (echo gives "%62ob" undecoded when the path has escapes it
+// would not write; the param is "bob"); the other params (header:NAME,
 // query:NAME, cookie:NAME, ip, method, host, custom ones) are read by
 // package extractors, only when a matching hotspot rule names them, with
 // the Extractor given to the Guard (core.WithParamSource) or to the

@@ -127,11 +127,16 @@ func isClientHTTPError(err error) bool {
 // c.ParamNames and c.ParamValues.
 type pathParams struct{ c echo.Context }
 
-// PathParam returns the value of the route parameter name.
+// PathParam returns the value of the route parameter name, decoded as
+// net/http decodes it: echo routes by the request's raw path when it has
+// escapes of its own (URL.RawPath), and then gives the values undecoded.
 func (p *pathParams) PathParam(name string) (string, bool) {
 	names, values := p.c.ParamNames(), p.c.ParamValues()
 	for i, n := range names {
 		if n == name && i < len(values) {
+			if p.c.Request().URL.RawPath != "" {
+				return httpadapter.PathUnescape(values[i]), true
+			}
 			return values[i], true
 		}
 	}

@@ -2,6 +2,7 @@ package httpadapter
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/sluicekit/sluice/extractors"
@@ -47,4 +48,18 @@ func (c *Common) CheckRoutes(routes []Route) {
 	c.Guard.AddRoutes(RouteNames(c.Extractor, routes)...)
 	c.Guard.CheckRoutes()
 	c.routed.Store(true)
+}
+
+// PathUnescape percent-decodes a route parameter's value taken from a
+// request's escaped path as ServeMux decodes its wildcards' values,
+// keeping it as is when it is not valid escaping: the value the path
+// params of every HTTP adapter are.
+func PathUnescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
 }

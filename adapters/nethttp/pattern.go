@@ -1,8 +1,9 @@
 package sluicehttp
 
 import (
-	"net/url"
 	"strings"
+
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 )
 
 // patternValue returns the value that the wildcard name of the ServeMux
@@ -25,12 +26,12 @@ func patternValue(pattern, path, name string) (string, bool) {
 			wild := pseg[1 : len(pseg)-1]
 			if multi, ok := strings.CutSuffix(wild, "..."); ok {
 				if multi == name {
-					return unescape(path), true
+					return httpadapter.PathUnescape(path), true
 				}
 				return "", false
 			}
 			if wild == name {
-				return unescape(seg), true
+				return httpadapter.PathUnescape(seg), true
 			}
 		}
 		pat, path = prest, rest
@@ -45,16 +46,4 @@ func splitSegment(s string) (seg, rest string) {
 		return s[:i], s[i:]
 	}
 	return s, ""
-}
-
-// unescape percent-decodes a path segment as ServeMux does, keeping it as
-// is when it is not valid.
-func unescape(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s
-	}
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
 }
