@@ -411,9 +411,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 				ls := c.leaf.stats
 				ls.totalHits.Add(uint64(c.cost))
 				ls.within.Add(uint64(c.cost))
-				if float64(q.Limit-q.Remaining) > nearLimitRatio*float64(q.Limit) {
-					ls.nearLimit.Add(uint64(c.cost))
-				}
+				ls.nearLimit.Add(nearHits(q, c.cost))
 			}
 		case errors.As(err, &r.blocked):
 			b := r.blocked

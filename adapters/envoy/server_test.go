@@ -349,3 +349,18 @@ func TestMaxOverrides(t *testing.T) {
 	_, err := sluiceenvoy.New(nil, sluiceenvoy.Config{})
 	assert.ErrorContains(t, err, "nil *core.Guard")
 }
+
+// TestNearLimitCountsHitsPastTheThreshold: a request of several hits counts
+// near the limit only those past 80% of it, as the reference server does.
+func TestNearLimitCountsHitsPastTheThreshold(t *testing.T) {
+	c, s, _ := serve(t, domain(t, "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 10}"))
+	d := desc("k", "v")
+	for _, hits := range []uint64{7, 2, 1} { // counts 7, 9 (8 is the threshold), 10
+		d.HitsAddend = wrapperspb.UInt64(hits)
+		require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, c, "d", d).OverallCode)
+	}
+	st := s.DescriptorStats()
+	require.Len(t, st, 1)
+	assert.Equal(t, uint64(2), st[0].NearLimit, "hits 9 and 10")
+	assert.Equal(t, uint64(10), st[0].WithinLimit)
+}

@@ -2,13 +2,25 @@ package sluiceenvoy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/sluicekit/sluice/core"
 )
 
 // nearLimitRatio is the share of a limit above which a hit is near the
 // limit, the reference server's default (NEAR_LIMIT_RATIO).
 const nearLimitRatio = 0.8
+
+// nearHits is how many of an admitted request's cost hits fall above the
+// near-limit threshold of q's limit, as the reference counts them: all of
+// them when the count was past it before, else those past it after.
+func nearHits(q core.Quota, cost int64) uint64 {
+	threshold := int64(math.Floor(nearLimitRatio * float64(q.Limit)))
+	after := q.Limit - q.Remaining
+	return uint64(max(0, after-max(threshold, after-cost)))
+}
 
 // DescriptorStats are the statistics of a limit of the envoyproxy/ratelimit
 // config, under the reference server's names: its hits (the sum of the costs
