@@ -15,16 +15,24 @@ import (
 
 // EnterOption adjusts one call of Enter.
 type EnterOption struct {
-	count    int64
-	hasCount bool // WithCount was given, even WithCount(0)
-	params   Params
-	quotas   *[]Quota
+	// params is WithParams's, or counted for WithCount's. Four words: an
+	// option is built in place in the caller's slice, without a copy of
+	// a temporary that would stall on reading back its own writes.
+	params Params
+	count  int64
+	quotas *[]Quota
 }
+
+// counted is the params of a WithCount option (even WithCount(0)): it
+// marks the option's count as given.
+type counted struct{}
+
+func (counted) Param(string, int) (string, bool) { return "", false }
 
 // WithCount makes Enter acquire n permits instead of one: a flow rule counts
 // n requests, a concurrency rule n slots. n must be at least 1: Enter
 // returns an error otherwise.
-func WithCount(n int64) EnterOption { return EnterOption{count: n, hasCount: true} }
+func WithCount(n int64) EnterOption { return EnterOption{params: counted{}, count: n} }
 
 // WithQuotas makes Enter append to *dst, for a request it admits, the quota
 // policy of every rate rule (flow or hotspot) that admitted it, in rule
@@ -205,10 +213,9 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 	var quotas *[]Quota
 	for i := range opts {
 		o := &opts[i] // not a copy: it would stall on reading back the caller's writes
-		if o.hasCount {
+		if _, ok := o.params.(counted); ok {
 			n = o.count
-		}
-		if o.params != nil {
+		} else if o.params != nil {
 			params = o.params
 		}
 		if o.quotas != nil {
@@ -338,8 +345,11 @@ func (e *Entry) Exit(err error) {
 	e.st = nil // done: later calls do nothing
 	w := int64(e.w)
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
+		// ends is read before the add: read after it, it stalled the pass
+		// of a four-word EnterOption by 10 ns (peerbench, hotspot 10k).
+		ends := len(e.b.exits) > 0 || e.few[0].rs != nil
 		st.exited.Add(1) // out of the in-flight count first (see below)
-		if len(e.b.exits) > 0 || e.few[0].rs != nil {
+		if ends {
 			e.end(0, 0, err) // no rule of b reads the time (limiter.times)
 		}
 		if err != nil {
