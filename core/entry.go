@@ -15,16 +15,12 @@ import (
 
 // EnterOption adjusts one call of Enter.
 type EnterOption struct {
-	// params is WithParams's, or counted for WithCount's. Four words: an
-	// option is built in place in the caller's slice, without a copy of
-	// a temporary that would stall on reading back its own writes.
-	params Params
+	params Params // counted for WithCount's; four words: built in the caller's slice, not copied
 	count  int64
 	quotas *[]Quota
 }
 
-// counted is the params of a WithCount option (even WithCount(0)): it
-// marks the option's count as given.
+// counted is the params of a WithCount option, marking its count as given.
 type counted struct{}
 
 func (counted) Param(string, int) (string, bool) { return "", false }
@@ -67,11 +63,9 @@ type Entry struct {
 	kept uint8
 	brk  breaker.Ticket // of the binding's first breaker; the others' are in few and more
 	// few and more are the reservations Exit ends (see traits.holds): the
-	// first in place, so that keeping it allocates nothing, the others in
-	// more. One only: each more in place costs every Enter, which copies
-	// the Entry (the first breaker's ticket is in brk, without one). The
-	// Entry's size stays a multiple of 16 bytes (see TestEntrySize); it
-	// reaches the Guard's clock through b.
+	// first in place (keeping it allocates nothing), the others in more, as
+	// each in place costs every Enter's copy of the Entry. Its size stays a
+	// multiple of 16 bytes (see TestEntrySize); b leads to the clock.
 	few  [1]hold
 	more []hold
 }
@@ -345,10 +339,8 @@ func (e *Entry) Exit(err error) {
 	e.st = nil // done: later calls do nothing
 	w := int64(e.w)
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
-		// ends is read before the add: read after it, it stalled the pass
-		// of a four-word EnterOption by 10 ns (peerbench, hotspot 10k).
-		ends := len(e.b.exits) > 0 || e.few[0].rs != nil
-		st.exited.Add(1) // out of the in-flight count first (see below)
+		ends := len(e.b.exits) > 0 || e.few[0].rs != nil // before the add: after it, a stall of 10 ns
+		st.exited.Add(1)                                 // out of the in-flight count first (see below)
 		if ends {
 			e.end(0, 0, err) // no rule of b reads the time (limiter.times)
 		}
