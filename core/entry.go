@@ -15,16 +15,20 @@ import (
 
 // EnterOption adjusts one call of Enter.
 type EnterOption struct {
-	count    int64
-	hasCount bool // WithCount was given, even WithCount(0)
-	params   Params
-	quotas   *[]Quota
+	params Params // counted for WithCount's; four words: built in the caller's slice, not copied
+	count  int64
+	quotas *[]Quota
 }
+
+// counted is the params of a WithCount option, marking its count as given.
+type counted struct{}
+
+func (counted) Param(string, int) (string, bool) { return "", false }
 
 // WithCount makes Enter acquire n permits instead of one: a flow rule counts
 // n requests, a concurrency rule n slots. n must be at least 1: Enter
 // returns an error otherwise.
-func WithCount(n int64) EnterOption { return EnterOption{count: n, hasCount: true} }
+func WithCount(n int64) EnterOption { return EnterOption{params: counted{}, count: n} }
 
 // WithQuotas makes Enter append to *dst, for a request it admits, the quota
 // policy of every rate rule (flow or hotspot) that admitted it, in rule
@@ -59,11 +63,9 @@ type Entry struct {
 	kept uint8
 	brk  breaker.Ticket // of the binding's first breaker; the others' are in few and more
 	// few and more are the reservations Exit ends (see traits.holds): the
-	// first in place, so that keeping it allocates nothing, the others in
-	// more. One only: each more in place costs every Enter, which copies
-	// the Entry (the first breaker's ticket is in brk, without one). The
-	// Entry's size stays a multiple of 16 bytes (see TestEntrySize); it
-	// reaches the Guard's clock through b.
+	// first in place (keeping it allocates nothing), the others in more, as
+	// each in place costs every Enter's copy of the Entry. Its size stays a
+	// multiple of 16 bytes (see TestEntrySize); b leads to the clock.
 	few  [1]hold
 	more []hold
 }
@@ -205,10 +207,9 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 	var quotas *[]Quota
 	for i := range opts {
 		o := &opts[i] // not a copy: it would stall on reading back the caller's writes
-		if o.hasCount {
+		if _, ok := o.params.(counted); ok {
 			n = o.count
-		}
-		if o.params != nil {
+		} else if o.params != nil {
 			params = o.params
 		}
 		if o.quotas != nil {
@@ -338,8 +339,9 @@ func (e *Entry) Exit(err error) {
 	e.st = nil // done: later calls do nothing
 	w := int64(e.w)
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
-		st.exited.Add(1) // out of the in-flight count first (see below)
-		if len(e.b.exits) > 0 || e.few[0].rs != nil {
+		ends := len(e.b.exits) > 0 || e.few[0].rs != nil // before the add: after it, a stall of 10 ns
+		st.exited.Add(1)                                 // out of the in-flight count first (see below)
+		if ends {
 			e.end(0, 0, err) // no rule of b reads the time (limiter.times)
 		}
 		if err != nil {

@@ -138,15 +138,13 @@ func (k *hotspotKind) alone(l *lone, rs *ruleState) bool {
 	if l.params == nil {
 		return false
 	}
-	v, ok := l.params.Param(rs.rule.Param, 0)
-	if !ok {
-		return false
+	if v, ok := l.params.Param(rs.rule.Param, 0); ok {
+		if _, more := l.params.Param(rs.rule.Param, 1); !more {
+			k.decide(&l.d, l.cpu, l.now, rs.escape(v), l.n, l.quota)
+			return true
+		}
 	}
-	if _, more := l.params.Param(rs.rule.Param, 1); more {
-		return false
-	}
-	k.decide(&l.d, l.cpu, l.now, rs.escape(v), l.n, l.quota)
-	return true
+	return false
 }
 
 // decide decides n permits of the value v at now on the CPU cpu into d
