@@ -107,8 +107,8 @@
 // middle of a plain value or comment ("limit: 1" cut from "limit: 100"; a
 // JSON file cannot end early and parse); a key with no value ("window:";
 // null, written out, leaves the field zero); a flow, concurrency or
-// hotspot rule without limit ("limit: 0", written out, blocks every
-// request). A YAML file cut exactly at a line break after a complete rule
+// hotspot rule without limit, or with a null one, as a template renders a
+// missing value ("limit: 0", written out, blocks every request). A YAML file cut exactly at a line break after a complete rule
 // is a valid shorter file that no check can tell apart: write rules files
 // by rename (see "Partial writes").
 //
