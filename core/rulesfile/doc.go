@@ -16,7 +16,7 @@
 // # Grammar
 //
 // A rules file is YAML, or JSON when its name ends in .json, with the same
-// fields. Its one key, rules, holds a list of rules, each a mapping of the
+// fields, in UTF-8 (a byte order mark first is allowed). Its one key, rules, holds a list of rules, each a mapping of the
 // fields of core.Rule named as in its json tags; durations are Go durations
 // ("1.5s", "500ms"). Unknown fields and values are errors. Every field:
 //
