@@ -190,8 +190,9 @@
 //   - open: every request is blocked for OpenFor (default 5s).
 //   - half-open: Probes requests pass (default 1) and the others are
 //     blocked. When all succeed the breaker closes, its statistics started
-//     afresh; when one fails, or has not finished after OpenFor, it opens
-//     again.
+//     afresh; when one fails, or has not finished OpenFor after the last
+//     probe passed, it opens again. A probe another rule rejects gives its
+//     place to a later request.
 //
 // While half-open, only the probes' outcomes count, and the outcomes of
 // requests admitted before a state change never count after it. A reload

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/hotspot"
+	"github.com/sluicekit/sluice/core/ratemath"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -73,6 +75,14 @@ func newStoreKind(g *Guard, r Rule, prev limiter, perValue bool) (limiter, trait
 	}
 	local := r
 	local.Limit = r.LocalLimit
+	if r.Limit > 0 && r.LocalLimit != r.Limit && perValue { // each value's share, as LocalLimit is Limit's
+		local.Overrides = maps.Clone(r.Overrides)
+		for v, o := range local.Overrides {
+			if o > 0 {
+				local.Overrides[v] = max(ratemath.MulDiv(o, r.LocalLimit, r.Limit), 1)
+			}
+		}
+	}
 	var err error
 	if now := int64(g.clock.Now()); perValue {
 		k.localHot, err = hotspot.Reload(local.hotspotConfig(), p.localHot, now)

@@ -154,8 +154,10 @@ func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 
 // ValidateParam returns an error saying what is wrong with param as the
 // Param of a hotspot rule, or nil when it is well formed: KIND:NAME for the
-// kinds header, query, cookie, path and metadata (NAME without spaces or
-// control characters), one of the words ip, method, host and peer, or a
+// kinds header, query, cookie, path and metadata (NAME without spaces,
+// format or control characters; of a header, cookie or metadata, ASCII
+// letters, digits and !#$%&'*+-.^_`|~ only, as no request carries another),
+// one of the words ip, method, host and peer, or a
 // custom extractor name of letters, digits, '_', '.' and '-' starting with
 // a letter.
 func ValidateParam(param string) error {

@@ -112,7 +112,8 @@ type Rule struct {
 	OnFailure FailurePolicy `json:"onFailure,omitempty"`
 	// LocalLimit is the limit per Window this process applies while the
 	// store fails and OnFailure is local: its share of Limit (say Limit
-	// divided by the number of instances). Default Limit.
+	// divided by the number of instances). Default Limit. A hotspot rule's
+	// overrides get the same share (LocalLimit/Limit of theirs, at least 1).
 	LocalLimit int64 `json:"localLimit,omitempty"`
 
 	// Strategy is what a breaker trips on: breaker.SlowRatio,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -587,12 +585,7 @@ func TestSystemRuleBBRShedsByPriorityUnderOverload(t *testing.T) {
 // may use (its /proc/self/stat): it judges the service's own pressure.
 // Before, it read the machine's /proc/stat and shed every request.
 func TestSystemCPURuleIgnoresBusyNeighbours(t *testing.T) {
-	root := t.TempDir()
-	write := func(name, data string) {
-		p := filepath.Join(root, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
-	}
+	root, write := hostTree(t)
 	write("proc/stat", "cpu 1000000 0 0 0 0 0 0 0 0 0\n")
 	write("proc/self/cgroup", "0::/\n")
 	write("proc/self/stat", "7 (svc) S 1 7 7 0 -1 0 0 0 0 0 100 0 0 0 20 0 4 0 1 1 1\n")

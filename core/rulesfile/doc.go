@@ -16,7 +16,7 @@
 // # Grammar
 //
 // A rules file is YAML, or JSON when its name ends in .json, with the same
-// fields. Its one key, rules, holds a list of rules, each a mapping of the
+// fields, in UTF-8 (a byte order mark first is allowed). Its one key, rules, holds a list of rules, each a mapping of the
 // fields of core.Rule named as in its json tags; durations are Go durations
 // ("1.5s", "500ms"). Unknown fields and values are errors. Every field:
 //
@@ -107,8 +107,8 @@
 // middle of a plain value or comment ("limit: 1" cut from "limit: 100"; a
 // JSON file cannot end early and parse); a key with no value ("window:";
 // null, written out, leaves the field zero); a flow, concurrency or
-// hotspot rule without limit ("limit: 0", written out, blocks every
-// request). A YAML file cut exactly at a line break after a complete rule
+// hotspot rule without limit, or with a null one, as a template renders a
+// missing value ("limit: 0", written out, blocks every request). A YAML file cut exactly at a line break after a complete rule
 // is a valid shorter file that no check can tell apart: write rules files
 // by rename (see "Partial writes").
 //

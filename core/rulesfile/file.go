@@ -89,10 +89,20 @@ func NewGuard(path string, opts ...core.Option) (*core.Guard, error) {
 // documentation (Errors) gives its bounds of size, rules, problems and
 // memory. No input makes Parse panic (FuzzParse).
 func Parse(data []byte) ([]core.Rule, error) {
-	if len(data) <= maxFileSize && json.Valid(data) {
+	if len(data) <= maxFileSize && json.Valid(withoutBOM(data)) {
 		return parse(data, formatJSON)
 	}
 	return parse(data, formatYAML)
+}
+
+// withoutBOM returns data without the UTF-8 byte order mark (U+FEFF) that
+// some editors write first: a JSON file may start with one, as a YAML
+// file may.
+func withoutBOM(data []byte) []byte {
+	if len(data) >= 3 && string(data[:3]) == "\uFEFF" {
+		return data[3:]
+	}
+	return data
 }
 
 // parse is Parse of data in format.
@@ -120,7 +130,7 @@ func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	var err error
 	switch format {
 	case formatJSON:
-		rules, err = readJSON(data, false, p)
+		rules, err = readJSON(withoutBOM(data), false, p)
 	case formatYAML:
 		var root *yaml.Node
 		if root, err = decodeYAML(data); err == nil {

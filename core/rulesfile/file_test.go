@@ -386,6 +386,7 @@ rules:
 		}},
 		{"no limit", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n  - {resource: b, kind: concurrency, limit: null}\n  - {resource: c, kind: breaker, strategy: error-count, threshold: 5}\n", []string{
 			`rules[0] (x): line 2: limit is required for kind flow (limit: 0 blocks every request)`,
+			`rules[1]: line 5: limit must be a number for kind concurrency, got null (limit: 0, written out, blocks every request)`,
 		}},
 		{"cut in the middle of a value", formatYAML, "rules:\n  - name: x\n    resource: a\n    kind: flow\n    limit: 1", []string{
 			`line 5: the file ends without a line break after "    limit: 1": it may have been cut short in the middle of a value; end it with a line break`,

@@ -247,6 +247,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 	}
 	rp := ruleParser{p: p, index: index, name: explicitName(n)}
 	seen := keyLines{}
+	nulls := map[string]*yaml.Node{} // the keys written with null
 	for key, val := range pairs(n) {
 		name, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
@@ -257,12 +258,19 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			if i, ok := p.fields[name]; ok {
 				p.fieldAt = append(p.fieldAt, fieldLine{int32(i), int32(key.Line)})
 			}
+			if isNull(val) && val.Value != "" { // "key:" alone is reported by field
+				nulls[name] = key
+			}
 			rp.field(r, name, key, val)
 		}
 	}
 	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
 		for _, f := range p.kinds[i].Given {
-			if _, ok := seen[f]; !ok {
+			// A null is no value written out, as a template renders a missing one.
+			if key := nulls[f]; key != nil {
+				rp.add(f, key, "must be a number for kind %s, got null (%s: 0, written out, blocks every request)", r.Kind, f)
+				p.unread[fieldKey{index, f}] = true
+			} else if _, ok := seen[f]; !ok {
 				rp.add(f, n, "is required for kind %s (%s: 0 blocks every request)", r.Kind, f)
 				p.unread[fieldKey{index, f}] = true
 			}

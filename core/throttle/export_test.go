@@ -12,7 +12,7 @@ func WithRandom(f func() float64) Option {
 // Share returns the share of the calls to resource Allow rejects now,
 // without deciding one.
 func (t *Throttle) Share(resource string) float64 {
-	s := t.state(resource)
+	s := t.state(resource, t.clock.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return t.share(s, t.clock.Now())

@@ -83,7 +83,9 @@ func WithMaxPause(d time.Duration) Option {
 }
 
 // WithMaxResources bounds the resources counted apart (default
-// 1024); beyond, the others share one count.
+// 1024); beyond, the others share one count, until a resource counted
+// apart has nothing counted in its window and no pause: it is then
+// forgotten, as one never seen, and the next new resource takes its place.
 func WithMaxResources(n int) Option {
 	return option(n < 1, "WithMaxResources", ">= 1", n, func(t *Throttle) { t.maxRes = n })
 }
@@ -140,19 +142,39 @@ func (e *Error) Error() string {
 // Is reports whether target is core.ErrBlocked.
 func (e *Error) Is(target error) bool { return target == core.ErrBlocked }
 
-// state returns the state of resource.
-func (t *Throttle) state(resource string) *state {
+// state returns the state of resource at now.
+func (t *Throttle) state(resource string, now time.Duration) *state {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s, ok := t.resources[resource]; ok {
 		return s
 	}
-	if len(t.resources) >= t.maxRes {
+	if len(t.resources) >= t.maxRes && !t.forgetIdle(now) {
 		return t.overflow
 	}
 	s := t.newState()
 	t.resources[resource] = s
 	return s
+}
+
+// forgetIdle forgets a resource whose state is as a new one's at now,
+// nothing counted in its window and no pause, among 8 of them (the map's
+// order is random), and reports whether it found one. t.mu is held.
+func (t *Throttle) forgetIdle(now time.Duration) bool {
+	looks := 0
+	for name, s := range t.resources {
+		s.mu.Lock()
+		c := s.counts.SnapshotOver(int64(now), t.window)
+		idle := s.pausedUntil <= now && c.Pass+c.Block == 0
+		s.mu.Unlock()
+		if idle {
+			delete(t.resources, name)
+		}
+		if looks++; idle || looks == 8 {
+			return idle
+		}
+	}
+	return false
 }
 
 // newState returns the state of a resource not seen yet.
@@ -168,7 +190,7 @@ func (t *Throttle) newState() *state {
 // blocked it, say) does not count.
 func (t *Throttle) Allow(resource string) error {
 	now := t.clock.Now()
-	s := t.state(resource)
+	s := t.state(resource, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if left := s.pausedUntil - now; left > 0 {
@@ -204,7 +226,7 @@ func (t *Throttle) share(s *state, now time.Duration) float64 {
 // 1 - 1/K of the recent calls (see the package documentation).
 func (t *Throttle) Record(resource string, accepted bool, retryAfter time.Duration) {
 	now := t.clock.Now()
-	s := t.state(resource)
+	s := t.state(resource, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Add(int64(now), window.Pass, 1)

@@ -26,10 +26,11 @@
 // starts (rulesfile.Load checks the rest of a rule on a store). Without
 // -stores, the summary names the stores the file uses, unchecked.
 //
-// With -params, it also refuses a hotspot rule naming a custom param that is
-// not in the list: give it the custom params the service's extractors
-// register (extractors.WithHTTPParam, WithGRPCParam), as in
-// "-params user,tenant", to catch the rule the service would refuse.
+// With -params, it also refuses a rule naming a custom param (a hotspot
+// rule's param, a system or adaptive rule's priority) that is not in the
+// list: give it the custom params the service's extractors register
+// (extractors.WithHTTPParam, WithGRPCParam), as in "-params user,tenant",
+// to catch the rule the service would refuse.
 //
 // With -schema, it prints the JSON Schema of a rules file (rulesfile.Schema)
 // for editors, and exits.
@@ -149,9 +150,9 @@ func (c checker) check(path string, stdout, stderr io.Writer) bool {
 	return false
 }
 
-// names returns a *core.RulesError of the custom params (with -params) and
-// stores (with -stores) the valid rules name that the service does not
-// supply, or nil.
+// names returns a *core.RulesError of the custom params, priority ones
+// included (with -params), and stores (with -stores) the valid rules name
+// that the service does not supply, or nil.
 func (c checker) names(rules []core.Rule) error {
 	var rerr core.RulesError
 	builtin, err := extractors.New() // reads the built-in params, no custom one
@@ -160,9 +161,11 @@ func (c checker) names(rules []core.Rule) error {
 	}
 	for i, r := range rules {
 		// The file is valid: a param the Extractor cannot read is custom.
-		if c.params != nil && r.Param != "" && builtin.CheckParam(r.Param) != nil && !slices.Contains(c.params, r.Param) {
-			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "param",
-				Msg: fmt.Sprintf("%s is not among the custom params given with -params (%s)", rulefields.Quote(r.Param), strings.Join(c.params, ", "))})
+		for _, f := range [...]struct{ field, param string }{{"param", r.Param}, {"priority", r.Priority}} {
+			if c.params != nil && f.param != "" && builtin.CheckParam(f.param) != nil && !slices.Contains(c.params, f.param) {
+				rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: f.field,
+					Msg: fmt.Sprintf("%s is not among the custom params given with -params (%s)", rulefields.Quote(f.param), strings.Join(c.params, ", "))})
+			}
 		}
 		if c.stores != nil && r.Store != "" && !slices.Contains(c.stores, r.Store) {
 			rerr.Problems = append(rerr.Problems, core.Problem{Index: i, Name: r.Name, Field: "store",

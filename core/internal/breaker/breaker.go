@@ -177,7 +177,8 @@ type Breaker struct {
 
 	w     atomic.Uint64 // state word
 	until atomic.Int64  // open: the time the breaker goes half-open
-	// probeBy is the probes' deadline, half-open. Not until: a request that
+	// probeBy is the probes' deadline, half-open: OpenFor after the last
+	// probe let through. Not until: a request that
 	// read the open state while a transition to half-open was under way
 	// would read the deadline as the open state's and be rejected.
 	probeBy atomic.Int64
@@ -269,6 +270,10 @@ func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
 		case halfOpen:
 			if issuedOf(w) < b.cfg.Probes {
 				if b.w.CompareAndSwap(w, w+issuedOne) {
+					// OpenFor of its own, also in a place a probe gave back (Undo).
+					by := now + int64(b.cfg.OpenFor)
+					for p := b.probeBy.Load(); p < by && !b.probeBy.CompareAndSwap(p, by); p = b.probeBy.Load() {
+					}
 					return ticket(epochOf(w), true), 0, true
 				}
 				continue // another probe, or a transition: look again

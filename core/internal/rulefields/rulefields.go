@@ -113,8 +113,17 @@ func ParamProblem(param string) string {
 		return fmt.Sprintf("has unknown kind %s in %s %s", Quote(kind), Quote(param), want)
 	case name == "":
 		return fmt.Sprintf("%s needs a name after the colon, e.g. %s:X-User-ID", Quote(param), kind)
-	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return fmt.Sprintf("name must not contain spaces or control characters, got %s", Quote(param))
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }):
+		return fmt.Sprintf("name must not contain spaces, format or control characters, got %s", Quote(param))
+	}
+	// Header, cookie and metadata names are HTTP tokens (RFC 9110): no
+	// request carries another, and a rule naming one would limit nobody.
+	const tokenChars = "!#$%&'*+-.^_`|~"
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return r >= utf8.RuneSelf || !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(tokenChars, r)
+	}); i >= 0 && kind != "query" && kind != "path" {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Sprintf("name must be ASCII letters, digits and %s (no %s name has another character), got %s, with %U", tokenChars, kind, Quote(param), r)
 	}
 	return ""
 }

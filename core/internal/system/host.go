@@ -18,8 +18,8 @@ import (
 // Host is the Source of the process's own pressure, from the files of the
 // machine or container it runs on: its cgroup's or its own CPU usage (see
 // the package doc), /proc/loadavg's load average. Its first CPU reading is
-// 0; each later one covers the time since the previous. Host is not safe
-// for concurrent use: a Sampler serializes its calls.
+// 0; each later one covers the time since the previous, at least minSpan.
+// Host is not safe for concurrent use: a Sampler serializes its calls.
 type Host struct {
 	root  string // the file system root: "/" but in tests
 	clock clock.Clock
@@ -32,9 +32,11 @@ type Host struct {
 	quota      float64
 	usageFile  string
 	usageNanos bool // usageFile counts nanoseconds (v1), not microseconds
-	// The previous CPU reading: usage in nanoseconds at at.
+	// The previous CPU reading: usage in nanoseconds at at, and the
+	// fraction it gave.
 	usage, at int64
 	primed    bool
+	last      float64
 }
 
 // NewHost returns the Host whose files are under root ("/"), timing its
@@ -49,20 +51,24 @@ func NewHost(root string, c clock.Clock, cpus func() int) *Host {
 
 func (h *Host) path(p string) string { return filepath.Join(h.root, p) }
 
-// CPU returns the process's CPU usage since the previous call, over the
-// CPUs it may use: its quota's, or GOMAXPROCS (the fewer), at most 1.
+// CPU returns the process's CPU usage since the previous reading (the
+// previous reading itself when it is less than minSpan old), over the CPUs
+// it may use: its quota's, or GOMAXPROCS (the fewer), at most 1.
 func (h *Host) CPU() (float64, error) {
 	if !h.found {
 		h.found = true
 		h.quota, h.usageFile, h.usageNanos = h.findQuota()
 	}
+	now := int64(h.clock.Now())
+	if elapsed := now - h.at; h.primed && elapsed >= 0 && elapsed < int64(minSpan) {
+		return h.last, nil
+	}
 	usage, err := h.readUsage()
 	if err != nil {
 		return 0, fmt.Errorf("cpu usage: %w", err)
 	}
-	now := int64(h.clock.Now())
 	prevUsage, prevAt, primed := h.usage, h.at, h.primed
-	h.usage, h.at, h.primed = usage, now, true
+	h.usage, h.at, h.primed, h.last = usage, now, true, 0
 	elapsed := now - prevAt
 	if !primed || elapsed <= 0 || usage < prevUsage {
 		return 0, nil
@@ -71,9 +77,14 @@ func (h *Host) CPU() (float64, error) {
 	if h.quota > 0 {
 		capacity = min(capacity, h.quota)
 	}
-	used := float64(usage-prevUsage) / (float64(elapsed) * capacity)
-	return min(max(used, 0), 1), nil
+	h.last = min(max(float64(usage-prevUsage)/(float64(elapsed)*capacity), 0), 1)
+	return h.last, nil
 }
+
+// minSpan is the shortest span a CPU reading covers: a call sooner after
+// the previous reading (a reload checking a rule's signal, say) returns
+// that reading, the usage over a few milliseconds being all or nothing.
+const minSpan = Every / 2
 
 // userHz is the unit of the times of /proc/self/stat: USER_HZ, 100 on
 // every Linux architecture Go runs on.
