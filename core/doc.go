@@ -145,7 +145,7 @@
 // never pass, or count it in one state shared by all such requests (a
 // budget for anonymous traffic, say).
 //
-// Values are tracked by a 128-bit keyed hash, never stored, in a table of
+// Values are tracked by a 64-bit keyed hash, never stored, in a table of
 // at most MaxKeys values (default 100,000). The table evicts one-time
 // values first, so a flood of new values does not evict the hot ones; a
 // value evicted before its bucket is full again leaves its debt in a fixed

@@ -14,10 +14,10 @@ import (
 // machine with other work running (load average 3-5), medians of 3 runs of
 // go test -run '^$' -bench . -benchtime 300ms ./core/internal/hotspot/:
 //
-//   - 31 cpu-ns on a hot value (BenchmarkHotspotHotKey), of which the lock
+//   - 26 cpu-ns on a hot value (BenchmarkHotspotHotKey), of which the lock
 //     (two atomic read-modify-writes) takes about 11, the bucket's
-//     arithmetic about 5 and the two hashes about 4;
-//   - 37 with 10 000 values taking turns (BenchmarkHotspot10kKeys);
+//     arithmetic about 5 and the hash about 2 (two hashes: 28);
+//   - 35 with 10 000 values taking turns (BenchmarkHotspot10kKeys);
 //   - 180-190 with 1 000 000 values in a table of 2 000 000, taking turns
 //     in the order they were inserted (BenchmarkHotspot1MKeysHeld), and
 //     470 in a random order (BenchmarkHotspot1MKeysHeldRandom). A request

@@ -14,7 +14,7 @@ func Reload(cfg Config, prev *Limiter, now int64) (*Limiter, error) {
 	}
 	switch c := newConversion(prev, l); {
 	case l.tab != prev.tab:
-		l.tab.seed, l.tab.seed2 = prev.tab.seed, prev.tab.seed2 // l is not in use yet
+		l.tab.seed = prev.tab.seed // l is not in use yet
 		l.tab.carry(prev.tab, c, now, l.keep)
 	case c.changes:
 		l.tab.convert(c, now)
@@ -93,7 +93,7 @@ func (d *debts) convert(c *conversion, now int64) {
 	}
 }
 
-// carry puts into t, a new bucket table with old's seeds, what New's doc
+// carry puts into t, a new bucket table with old's seed, what New's doc
 // says, each shard of old read under its lock: debts first, so that the
 // records a smaller t evicts leave their debts with the others.
 func (t *table) carry(old *table, c *conversion, now, keep int64) {
@@ -127,7 +127,7 @@ func (t *table) carry(old *table, c *conversion, now, keep int64) {
 }
 
 // carry gives d, the debts of shard j of a new table of mask+1 shards with
-// old's seeds, the live debts of the shards of old whose values are in j,
+// old's seed, the live debts of the shards of old whose values are in j,
 // as New's doc says, each read under its shard's lock: cells are chosen by
 // the value's hash and the number of cells, so they are copied or merged
 // cell by cell.

@@ -64,7 +64,7 @@ type Config struct {
 	MaxWait time.Duration
 	// MaxKeys bounds the number of values tracked at once. Default
 	// DefaultMaxKeys, at most MaxMaxKeys. Values of any length take the
-	// same memory: a value is known by a 128-bit keyed hash, never stored.
+	// same memory: a value is known by a 64-bit keyed hash, never stored.
 	// An evicted value that spent half its bucket or more keeps its debt:
 	// its limit is never reset by other values; one that spent less gets
 	// back at most what it spent (see the package documentation).

@@ -41,16 +41,14 @@ type debtCell struct {
 	owner uint64 // cellID of the value whose TAT it is (| heavyBit when heavy), or mixed
 }
 
-// cellID returns the identity of k in its cells: its h with bit 1 set and
-// heavyBit clear, which never equals mixed. It tells values of a shard
-// apart by the 58 to 62 bits of h that do not choose the shard, while the
-// cells are chosen by h2.
-func cellID(k id) uint64 { return (k.h | 2) &^ heavyBit }
+// cellID returns the identity of k in its cells: k with bit 1 set and
+// heavyBit clear, never mixed (the package doc says what it tells apart).
+func cellID(k id) uint64 { return (uint64(k) | 2) &^ heavyBit }
 
-// cellsOf returns the cells of k.
+// cellsOf returns the cells of k: top bits of its halves, above its shard's.
 func (d *debts) cellsOf(k id) (a, b *debtCell) {
 	n := uint64(len(d.cells))
-	return &d.cells[uint64(uint32(k.h2))*n>>32], &d.cells[(k.h2>>32)*n>>32]
+	return &d.cells[uint64(uint32(k))*n>>32], &d.cells[(uint64(k)>>32)*n>>32]
 }
 
 // owing reports whether any value may owe a debt at now: when not, no cell

@@ -51,7 +51,7 @@ type Decision struct {
 // a reload reverted; evicted values' debts, whose values are unknown,
 // convert by the limit whose cost grows most. A bucket
 // table of another MaxKeys or algorithm (token and leaky buckets are the
-// same TAT arithmetic) takes the old one's seeds, its debts (copied to
+// same TAT arithmetic) takes the old one's seed, its debts (copied to
 // the shards of their values, merged cell by cell into a table of fewer
 // shards; those of a shard whose cell count differs from the first's, by
 // one when MaxKeys is not a multiple of the shards, are left out), then

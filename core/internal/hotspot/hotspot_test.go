@@ -339,7 +339,7 @@ func TestAcquireToOverwrites(t *testing.T) {
 					require.Equal(t, k, got.k)
 				}
 				want.lim, want.shard, want.rec, got.lim, got.shard, got.rec = nil, 0, 0, nil, 0, 0
-				want.k, got.k = id{}, id{}
+				want.k, got.k = 0, 0
 			}
 			require.Equal(t, want, got, "%s step %d (%s)", cfg.Algorithm, i, v)
 		}

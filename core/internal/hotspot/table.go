@@ -49,23 +49,23 @@ const (
 )
 
 // table is the bounded key table of a Limiter: one record per tracked value,
-// in shards chosen by the value's hash. A value is known by a 128-bit keyed
+// in shards chosen by the value's hash. A value is known by a 64-bit keyed
 // hash of it (its id); the value itself is never stored. Every field of a
 // shard, records included, is guarded by the shard's mutex; the table's own
 // fields never change after newTable.
 type table struct {
-	seed, seed2 maphash.Seed // per table, secret: the two halves of an id
-	shardMask   uint64
-	shards      []shard
-	debts       []debts // of each shard, for a bucket table; nil for Concurrency
+	seed      maphash.Seed // per table, secret
+	shardMask uint64
+	shards    []shard
+	debts     []debts // of each shard, for a bucket table; nil for Concurrency
 	// epoch is that of the Limiter whose limits the fractions of the
 	// table's TATs are in: the latest New that changed them (see round).
 	epoch atomic.Uint64
 }
 
-// id is the identity of a value: two 64-bit keyed hashes of it. The low
-// bits of h choose the shard, its high 32 bits are the tag.
-type id struct{ h, h2 uint64 }
+// id is the identity of a value: its keyed hash. Its low bits choose the
+// shard, its high 32 bits are the tag.
+type id uint64
 
 // shard is one lock's worth of a table: its records, an open-addressing
 // index from id to record, the two segments of its LRU, and the gaps of its
@@ -77,8 +77,8 @@ type id struct{ h, h2 uint64 }
 // pairs, and goroutines working on different shards do not slow each other
 // down. The first line holds what a decision writes (the mutex, the LRU
 // lists' ends, the front's state), the second what it only reads (the
-// slices, the front's value), which stays in every CPU's cache, the third
-// what only a miss or a leaky bucket's gaps use. TestShardSize checks the
+// slices, the front's value, the capacities), which stays in every CPU's
+// cache, the third a leaky bucket's gaps. TestShardSize checks the
 // layout.
 //
 // The front (see the package doc) is a copy of a record's bucket state:
@@ -95,13 +95,13 @@ type shard struct {
 	// slots is the index: a power-of-two ring of entries (see entry), 0
 	// for an empty slot, probed linearly from the entry's home and kept at
 	// most half full, so that every probe ends at an empty slot.
-	slots []uint32
-	front id // the value of the front record
+	slots   []uint32
+	front   id    // the value of the front record
+	capRecs int32 // most records the shard may hold
+	protCap int32 // most records the protected segment may hold
 
-	capRecs int32      // most records the shard may hold
-	protCap int32      // most records the protected segment may hold
-	gaps    flow.Holes // of its leaky buckets (the flow rules' holes), owned by records, at most maxGaps
-	_       [24]byte
+	gaps flow.Holes // of its leaky buckets (the flow rules' holes), owned by records, at most maxGaps
+	_    [32]byte
 }
 
 // promote makes record i the front, writing the state of the record that
@@ -138,7 +138,7 @@ type list struct {
 
 // record is the state of one value. A record is reused for another value
 // when it is evicted; gen tells its lives apart, so that a Decision made in
-// an earlier life never acts on a later one. 56 bytes, no pointers: the
+// an earlier life never acts on a later one. 48 bytes, no pointers: the
 // garbage collector does not scan records.
 type record struct {
 	// state is the TAT of the value's bucket, or (Concurrency) requests in
@@ -160,7 +160,7 @@ func newTable(maxKeys int, buckets bool) *table {
 	for n < maxShards && maxKeys/(2*n) >= minShardKeys || (maxKeys+n-1)/n > maxShardKeys {
 		n *= 2
 	}
-	t := &table{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
+	t := &table{seed: maphash.MakeSeed(), shardMask: uint64(n - 1), shards: make([]shard, n)}
 	if buckets {
 		t.debts = make([]debts, n)
 		for i := range t.debts {
@@ -181,7 +181,7 @@ func newTable(maxKeys int, buckets bool) *table {
 
 // idOf returns the id of value.
 func (t *table) idOf(value string) id {
-	return id{maphash.String(t.seed, value), maphash.String(t.seed2, value)}
+	return id(maphash.String(t.seed, value))
 }
 
 // debtsOf returns the debts of shard si, or nil for a Concurrency table.
@@ -194,7 +194,7 @@ func (t *table) debtsOf(si int32) *debts {
 
 // shard returns the shard of k and its index.
 func (t *table) shard(k id) (int32, *shard) {
-	i := int32(k.h & t.shardMask)
+	i := int32(uint64(k) & t.shardMask)
 	return i, &t.shards[i]
 }
 
@@ -212,7 +212,7 @@ func (t *table) len() int {
 
 // tag returns the tag of k: 32 bits of its hash other than those that
 // choose its shard. Its top 32-recBits bits are in k's index entry.
-func (k id) tag() uint32 { return uint32(k.h >> 32) }
+func (k id) tag() uint32 { return uint32(k >> 32) }
 
 // entry returns the index entry of record i, of tag: the top bits of tag,
 // whose low bits are the entry's home slot (see home), above i+1.
