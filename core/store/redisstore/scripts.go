@@ -62,10 +62,12 @@ local vs, vn = tonumber(string.sub(v, 1, -10)) or 0, tonumber(string.sub(v, -9))
 // leaky bucket, in order, as GCRA, for a Store whose keys expire idle after
 // their state stops mattering (the idle expiry is part of the script: one
 // argument fewer to send and convert). KEYS[1] holds the TAT (theoretical
-// arrival time), KEYS[2] the cost of one request it was written at: a TAT
-// written at another cost (the limit or window was reloaded) is first
-// converted to as many requests owed at this one, as the memory store
-// does (flow.Reload); without a cost it is taken as written at this one.
+// arrival time), KEYS[2] the cost of one request it was written at,
+// written when it differs, to expire with the TAT (a TAT extended past it
+// gets it again at its next write): a TAT written at another cost (the
+// limit or window was reloaded) is first converted to as many requests
+// owed at this one, as the memory store does (flow.Reload); without a cost
+// it is taken as written at this one.
 // The TAT keeps its own format, which the previous release reads. ARGV:
 // the cost of one request, then for each request its cost and tolerance in
 // nanoseconds. Each request's answer is one integer: TAT-now after the
@@ -85,12 +87,13 @@ if v then` + luaSplit + `
     ahead = (vs - s) * 1000000000 + (vn - u)
     if ahead < 0 then ahead = 0 end
   end
-  if ahead > 0 then
-    local k = redis.call('GET', KEYS[2])
-    if k and k ~= ARGV[1] then
-      k = tonumber(k)
-      if k and k > 0 then ahead = math.ceil(ahead / k * ARGV[1]) end
-    end
+end
+local k = false
+if ahead > 0 then
+  k = redis.call('GET', KEYS[2])
+  if k and k ~= ARGV[1] then
+    local k0 = tonumber(k)
+    if k0 and k0 > 0 then ahead = math.ceil(ahead / k0 * ARGV[1]) end
   end
 end
 local out
@@ -116,7 +119,7 @@ local x = u + ahead
 local xn = x % 1000000000
 local ttl = string.format('%d', math.floor(ahead / 1000000) + ` + strconv.FormatInt(idle.Milliseconds(), 10) + `)
 redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', ttl)
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+if k ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl) end
 return out
 `)
 }
@@ -135,7 +138,8 @@ return 1
 // previous window's count, C the current window's. Windows start at the
 // first request and follow each other. KEYS[2] holds the window (ns) the
 // state of the limit was last written in, under KEYS[1] or another
-// window's key: when it names another window and KEYS[1] is empty, the
+// window's key, written when a window starts, to expire a window after
+// the state would: when it names another window and KEYS[1] is empty, the
 // script answers {2, that window, 0, 0} for each request, and is called
 // again with that window's key as KEYS[3], whose counts it carries into
 // KEYS[1] as the memory store does (flow.Reload): each count at the last
@@ -167,11 +171,12 @@ if not v then
 end
 local p0, c0
 if v then v, p0, c0 = string.match(v, '^(%d+) (%d+) (%d+)$') end
+local moved = true
 if v then` + luaSplit + `
   e = (s - vs) * 1000000000 + (u - vn)
   if e < 0 then e = 0 end
   if e < w0 then
-    ss, sn, p, c = vs, vn, tonumber(p0), tonumber(c0)
+    ss, sn, p, c, moved = vs, vn, tonumber(p0), tonumber(c0), changed
   elseif e < 2 * w0 then
     ss, sn, p, c, e = vs, vn + w0, tonumber(c0), 0, e - w0
   else
@@ -202,7 +207,9 @@ if changed then
   local xn = sn % 1000000000
   local ttl = string.format('%d', math.floor((2 * w - e) / 1000000) + tonumber(ARGV[2]))
   redis.call('SET', KEYS[1], string.format('%d%09d %d %d', ss + (sn - xn) / 1000000000, xn, p, c), 'PX', ttl)
-  redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+  if moved then
+    redis.call('SET', KEYS[2], ARGV[1], 'PX', string.format('%d', math.floor((3 * w - e) / 1000000) + tonumber(ARGV[2])))
+  end
 end
 return out
 `)
