@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,5 +129,37 @@ func TestReloadedBucketKeepsItsDebt(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReloadedWindowCarriedOnce: the first decisions in a sliding
+// counter's new window, arriving together (batched in one pipeline, the
+// decisions of one key in one script call), carry the old window's counts
+// once: 10 of 10 a minute spent, 32 concurrent requests under a window of
+// 2 minutes admit none, and under 30s none either (memory: the 10 count
+// until the old window's end).
+func TestReloadedWindowCarriedOnce(t *testing.T) {
+	srv := redisstore.SharedRedis(t)
+	ctx := context.Background()
+	for _, w := range []time.Duration{2 * time.Minute, 30 * time.Second} {
+		in := newInstance(t, srv, redistest.UniquePrefix(), patient)
+		lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 10, Window: time.Minute}
+		d, err := in.st.Take(ctx, "k", lim, 10)
+		require.NoError(t, err)
+		require.True(t, d.OK)
+		lim.Window = w
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				d, err := in.st.Take(ctx, "k", lim, 1)
+				assert.NoError(t, err)
+				if d.OK {
+					admitted.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		assert.Zero(t, admitted.Load(), "window %s: the 10 spent carried once", w)
 	}
 }
