@@ -162,7 +162,8 @@
 // its next exchange reads their carried counts. Instances that reload at
 // different times decide meanwhile on their own rule: during that skew an
 // instance still on the old window writes the old keys, which the others no
-// longer read. TestReloadedWindowKeepsWhatWasSpent and
+// longer read. An approximate sliding counter decided in Redis (a key beyond
+// WithMaxKeys) starts its new window's keys afresh. TestReloadedWindowKeepsWhatWasSpent and
 // TestReloadedBucketKeepsItsDebt compare each algorithm and mode with the
 // memory store (go test -run TestReloaded ./ in this module). The cost: a
 // bucket's decision reads the cost beside its TAT, a sliding counter's
