@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/ratemath"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/stripe"
@@ -20,6 +21,7 @@ type entry struct {
 	w       int64
 	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
 	gkey    string // bucket: the TAT's key, shared with exact mode
+	costKey string // bucket: the key of the cost the TAT was written at (newScriptGCRA)
 	// id names the entry in Redis's records of pushes: the Store's id and
 	// the entry's number. seq numbers its pushes.
 	id  string
@@ -133,7 +135,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 		return e
 	}
 	g := gcraOf(lim)
-	e.gkey = s.redisKey(key, g.suffix)
+	e.gkey, e.costKey = s.gcraKeys(key, g.suffix)
 	// The same bucket as the exact scripts': whole-nanosecond costs (see
 	// costOf). lim is valid (Take), so NewBucket does not fail; if it did,
 	// the key would be decided in Redis.
@@ -154,12 +156,15 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		if e.lim == lim && !e.dead() {
 			return e
 		}
-		// The limit changed (or the sweep is forgetting e): start afresh.
-		// The counts in Redis stay, and the next sync pushes what the old
-		// entry admitted.
+		// The limit changed (or the sweep is forgetting e): a new entry
+		// carries e's counts over (carry). The next sync pushes what e
+		// admitted, before the new entry's counts.
 		ne := s.newEntry(key, lim)
 		if ne == nil {
 			return nil
+		}
+		if e.lim != lim {
+			ne.carry(e, s.now())
 		}
 		if s.entries.CompareAndSwap(key, v, ne) {
 			s.retire(e)
@@ -179,6 +184,51 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 	}
 	s.tracked.Add(1)
 	return ne
+}
+
+// carry gives e, new, the state of old, the entry its limit replaced, at
+// now, as the memory store does (flow.Reload): a bucket's requests owed at
+// the new cost; a sliding counter's counts each at the last nanosecond of
+// its old window (aligned windows, as in memory). Counts old pushes to the
+// keys of the same window count as the other instances' until e's first
+// exchange reads them back; counts of another window's keys are e's own, to
+// push to its keys. old synchronized, e decides at once on what old knew.
+func (e *entry) carry(old *entry, now int64) {
+	e.synced.Store(old.synced.Load())
+	if e.sliding != old.sliding {
+		return
+	}
+	if !e.sliding {
+		ahead := old.tat.Load() - now
+		if ahead > 0 && e.cost1 > 0 && old.cost1 > 0 {
+			owed := ratemath.MulDiv(ahead, e.cost1, old.cost1)
+			if ratemath.MulDiv(owed, old.cost1, e.cost1) < ahead { // rounded up
+				owed++
+			}
+			e.tat.Store(now + min(owed, int64(flow.MaxSpan)))
+		}
+		return
+	}
+	old.mu.Lock()
+	if idx := now / old.w; idx > old.idx {
+		old.roll(idx)
+	}
+	idx, own, others := old.idx, [2]int64{old.cur, old.prev}, [2]int64{max(old.othersCur, 0), max(old.othersPrev, 0)}
+	old.mu.Unlock()
+	cur := (idx+1)*old.w - 1 // the last nanosecond of old's current window
+	e.idx = max(cur/e.w, now/e.w)
+	e.idxNow.Store(e.idx)
+	if old.w == e.w {
+		others[0], others[1] = others[0]+own[0], others[1]+own[1]
+		own = [2]int64{}
+	}
+	e.cur, e.othersCur = own[0], others[0]
+	switch (idx*old.w - 1) / e.w { // where old's previous window's last nanosecond lands
+	case e.idx:
+		e.cur, e.othersCur = e.cur+own[1], e.othersCur+others[1]
+	case e.idx - 1:
+		e.prev, e.othersPrev = own[1], others[1]
+	}
 }
 
 // retire marks e dead and keeps it for the next sync to push its counts.
@@ -476,8 +526,8 @@ type snapshot struct {
 func (s *Store) prepare(e *entry, c *call, now int64) snapshot {
 	if !e.sliding {
 		sn := snapshot{total: e.admitted.Load()}
-		c.set(scriptApproxGCRA, e.gkey, e.seq.Add(1), sn.total, e.pushed.Load(), strconv.FormatInt(e.tat.Load(), 10), s.o.idle.Milliseconds())
-		c.keys = append(c.keys, e.gkey+":in:"+e.id)
+		c.set(scriptApproxGCRA, e.gkey, e.seq.Add(1), sn.total, e.pushed.Load(), strconv.FormatInt(e.tat.Load(), 10), s.o.idle.Milliseconds(), e.cost1)
+		c.keys = append(c.keys, e.gkey+":in:"+e.id, e.costKey)
 		return sn
 	}
 	e.mu.Lock()

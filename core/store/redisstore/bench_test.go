@@ -102,6 +102,11 @@ var exactVariants = []exactVariant{{"unbatched", 1, false}, {"batched", defaultB
 // through v's Store (failing b when it is rejected), after one warm-up
 // decision; both are closed when b ends.
 func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, func() error) {
+	return v.openAlg(b, srv, store.SlidingCounter)
+}
+
+// openAlg is open for a limit of algorithm alg.
+func (v exactVariant) openAlg(b *testing.B, srv *redistest.Server, alg store.Algorithm) (*redis.Client, func() error) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: v.ctxOK})
 	b.Cleanup(func() { _ = c.Close() })
 	st, err := New(c, WithPrefix(redistest.UniquePrefix()), WithBatchSize(v.batch), WithTimeout(time.Second))
@@ -109,7 +114,10 @@ func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: 1 << 40, Window: time.Second}
+	lim := store.Limit{Algorithm: alg, Limit: 1 << 40, Window: time.Second}
+	if alg != store.SlidingCounter {
+		lim.Limit = 1e6 // whole nanoseconds a request
+	}
 	take := func() error {
 		d, err := st.Take(context.Background(), "bench", lim, 1)
 		if err == nil && !d.OK {
@@ -132,33 +140,39 @@ func (v exactVariant) open(b *testing.B, srv *redistest.Server) (*redis.Client, 
 //	go -C core/store/redisstore test -run '^$' -bench ExactVsPing -benchtime 3s .
 func BenchmarkRedisExactVsPing(b *testing.B) {
 	srv := sharedServer(b)
-	for _, v := range exactVariants {
-		b.Run(v.name, func(b *testing.B) {
-			c, take := v.open(b, srv)
-			ping := func() error { return c.Ping(context.Background()).Err() }
-			var tPing, tTake time.Duration
-			i := 0
-			for b.Loop() {
-				first, second, tFirst, tSecond := ping, take, &tPing, &tTake
-				if i%2 == 1 {
-					first, second, tFirst, tSecond = take, ping, &tTake, &tPing
-				}
-				t0 := time.Now()
-				err1 := first()
-				t1 := time.Now()
-				err2 := second()
-				*tFirst += t1.Sub(t0)
-				*tSecond += time.Since(t1)
-				if err := errors.Join(err1, err2); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(tPing.Nanoseconds())/float64(i), "ping-ns")
-			b.ReportMetric(float64(tTake.Nanoseconds())/float64(i), "exact-ns")
-			b.ReportMetric(float64(tTake)/float64(tPing), "exact/ping")
-		})
+	for _, alg := range []store.Algorithm{store.SlidingCounter, store.TokenBucket} {
+		for _, v := range exactVariants {
+			b.Run(string(alg)+"/"+v.name, func(b *testing.B) { exactVsPing(b, v, srv, alg) })
+		}
 	}
+}
+
+// exactVsPing is BenchmarkRedisExactVsPing of variant v with a limit of
+// algorithm alg.
+func exactVsPing(b *testing.B, v exactVariant, srv *redistest.Server, alg store.Algorithm) {
+	c, take := v.openAlg(b, srv, alg)
+	ping := func() error { return c.Ping(context.Background()).Err() }
+	var tPing, tTake time.Duration
+	i := 0
+	for b.Loop() {
+		first, second, tFirst, tSecond := ping, take, &tPing, &tTake
+		if i%2 == 1 {
+			first, second, tFirst, tSecond = take, ping, &tTake, &tPing
+		}
+		t0 := time.Now()
+		err1 := first()
+		t1 := time.Now()
+		err2 := second()
+		*tFirst += t1.Sub(t0)
+		*tSecond += time.Since(t1)
+		if err := errors.Join(err1, err2); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(tPing.Nanoseconds())/float64(i), "ping-ns")
+	b.ReportMetric(float64(tTake.Nanoseconds())/float64(i), "exact-ns")
+	b.ReportMetric(float64(tTake)/float64(tPing), "exact/ping")
 }
 
 func BenchmarkRedisApprox(b *testing.B) {

@@ -62,7 +62,14 @@ local vs, vn = tonumber(string.sub(v, 1, -10)) or 0, tonumber(string.sub(v, -9))
 // leaky bucket, in order, as GCRA, for a Store whose keys expire idle after
 // their state stops mattering (the idle expiry is part of the script: one
 // argument fewer to send and convert). KEYS[1] holds the TAT (theoretical
-// arrival time). ARGV: for each request its cost and tolerance in
+// arrival time), KEYS[2] the cost of one request it was written at,
+// written when it differs, to expire with the TAT (a TAT extended past it
+// gets it again at its next write): a TAT written at another cost (the
+// limit or window was reloaded) is first converted to as many requests
+// owed at this one, as the memory store does (flow.Reload); without a cost
+// it is taken as written at this one.
+// The TAT keeps its own format, which the previous release reads. ARGV:
+// the cost of one request, then for each request its cost and tolerance in
 // nanoseconds. Each request's answer is one integer: TAT-now after the
 // decision (>= 0) when admitted, else -1 minus TAT-now before it (< 0).
 // One request is answered by an integer, more by an array.
@@ -81,17 +88,25 @@ if v then` + luaSplit + `
     if ahead < 0 then ahead = 0 end
   end
 end
+local k = false
+if ahead > 0 then
+  k = redis.call('GET', KEYS[2])
+  if k and k ~= ARGV[1] then
+    local k0 = tonumber(k)
+    if k0 and k0 > 0 then ahead = math.ceil(ahead / k0 * ARGV[1]) end
+  end
+end
 local out
-if #ARGV == 2 then
-  out = ahead + ARGV[1]
-  if out - ARGV[2] > 0 then return -ahead - 1 end
+if #ARGV == 3 then
+  out = ahead + ARGV[2]
+  if out - ARGV[3] > 0 then return -ahead - 1 end
   ahead = out
 else
   local last = -1
   out = {}
   for i = 2, #ARGV, 2 do
-    local nxt = ahead + ARGV[i - 1]
-    if nxt - ARGV[i] > 0 then
+    local nxt = ahead + ARGV[i]
+    if nxt - ARGV[i + 1] > 0 then
       out[i / 2] = -ahead - 1
     else
       ahead, last = nxt, nxt
@@ -102,7 +117,9 @@ else
 end
 local x = u + ahead
 local xn = x % 1000000000
-redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', string.format('%d', math.floor(ahead / 1000000) + ` + strconv.FormatInt(idle.Milliseconds(), 10) + `))
+local ttl = string.format('%d', math.floor(ahead / 1000000) + ` + strconv.FormatInt(idle.Milliseconds(), 10) + `)
+redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', ttl)
+if k ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl) end
 return out
 `)
 }
@@ -119,40 +136,80 @@ return 1
 // scriptSliding decides requests of a sliding counter, in order. KEYS[1]
 // holds "S P C": S the start of the current window (nanoseconds), P the
 // previous window's count, C the current window's. Windows start at the
-// first request and follow each other. ARGV: window in nanoseconds, idle
-// expiry in milliseconds, then for each request its limit and n. It returns
-// for each request {ok, p, c, e}: the counts after the decision and the time
-// elapsed in the current window.
+// first request and follow each other. KEYS[2] holds the window (ns) the
+// state of the limit was last written in, under KEYS[1] or another
+// window's key, written when a window starts, to expire a window after
+// the state would: when it names another window and KEYS[1] is empty, the
+// script answers {2, that window, 0, 0} for each request, and is called
+// again with that window's key as KEYS[3], whose counts it carries into
+// KEYS[1] as the memory store does (flow.Reload): each count at the last
+// nanosecond of its old window, the new current window ending where the old
+// one did. ARGV: window in nanoseconds, idle expiry in milliseconds, then
+// for each request its limit and n. It returns for each request {ok, p, c,
+// e}: the counts after the decision and the time elapsed in the current
+// window.
 var scriptSliding = redis.NewScript(luaNow + `
 local w = tonumber(ARGV[1])
 local ss, sn, p, c, e = s, u, 0, 0, 0
-local s0, p0, c0
+local out, changed = {}, false
 local v = redis.call('GET', KEYS[1])
+local w0 = w
+if not v then
+  w0 = tonumber(redis.call('GET', KEYS[2]) or ARGV[1]) or w
+  if w0 ~= w and w0 > 0 then
+    if not KEYS[3] then
+      for i = 3, #ARGV, 2 do
+        out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = 2, w0, 0, 0
+      end
+      return out
+    end
+    v = redis.call('GET', KEYS[3])
+    changed = true
+  else
+    w0 = w
+  end
+end
+local p0, c0
 if v then v, p0, c0 = string.match(v, '^(%d+) (%d+) (%d+)$') end
+local moved = true
 if v then` + luaSplit + `
   e = (s - vs) * 1000000000 + (u - vn)
   if e < 0 then e = 0 end
-  if e < w then
-    ss, sn, p, c = vs, vn, tonumber(p0), tonumber(c0)
-  elseif e < 2 * w then
-    ss, sn, p, c, e = vs, vn + w, tonumber(c0), 0, e - w
+  if e < w0 then
+    ss, sn, p, c, moved = vs, vn, tonumber(p0), tonumber(c0), changed
+  elseif e < 2 * w0 then
+    ss, sn, p, c, e = vs, vn + w0, tonumber(c0), 0, e - w0
   else
     e = 0
   end
+  if w0 ~= w and (p > 0 or c > 0) then
+    local d = w0 - w
+    sn, e = sn + d, e - d
+    if d < 0 then
+      p, c = 0, c + p
+    elseif w0 >= 2 * w then
+      p = 0
+    end
+  end
 end
-local out, changed = {}, false
-local weighed = p * (w - e) / w
+local ew = e
+if ew < 0 then ew = 0 end
+local weighed = p * (w - ew) / w
 for i = 3, #ARGV, 2 do
   local lim, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
   local ok = 0
   if weighed + (c + n) <= lim then
     c, changed, ok = c + n, true, 1
   end
-  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = ok, p, c, e
+  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = ok, p, c, ew
 end
 if changed then
   local xn = sn % 1000000000
-  redis.call('SET', KEYS[1], string.format('%d%09d %d %d', ss + (sn - xn) / 1000000000, xn, p, c), 'PX', string.format('%d', math.floor((2 * w - e) / 1000000) + tonumber(ARGV[2])))
+  local ttl = string.format('%d', math.floor((2 * w - e) / 1000000) + tonumber(ARGV[2]))
+  redis.call('SET', KEYS[1], string.format('%d%09d %d %d', ss + (sn - xn) / 1000000000, xn, p, c), 'PX', ttl)
+  if moved then
+    redis.call('SET', KEYS[2], ARGV[1], 'PX', string.format('%d', math.floor((3 * w - e) / 1000000) + tonumber(ARGV[2])))
+  end
 end
 return out
 `)
@@ -257,8 +314,10 @@ return {1, p, c}
 // and without a record (a new entry, or one expired with its bucket) the
 // total confirmed before (ARGV[3]) is taken as counted. ARGV: sequence
 // number, total, total confirmed, the entry's TAT in nanoseconds, idle
-// expiry in milliseconds. It returns {TAT, the entry's total counted}, both
-// as decimal strings of nanoseconds.
+// expiry in milliseconds, the cost of one request. KEYS[3] holds the cost
+// of one request the stored TAT was written at, which it converts as
+// newScriptGCRA does. It returns {TAT, the entry's total counted}, both as
+// decimal strings of nanoseconds.
 var scriptApproxGCRA = redis.NewScript(luaLib + `
 local now = clock()
 local seq, idle = tonumber(ARGV[1]), tonumber(ARGV[5])
@@ -281,12 +340,19 @@ if not lus then lus, lns = 0, 0 end
 local rus, rns = lus, lns
 local g = redis.call('GET', KEYS[1])
 local gus, gns = rd(g or nil)
+local k = redis.call('GET', KEYS[3])
+if gus and k and k ~= ARGV[6] then
+  k = tonumber(k)
+  local ga = (gus - now) * 1000 + gns
+  if k and k > 0 and ga > 0 then gus, gns = now, math.ceil(ga / k * ARGV[6]) end
+end
 if gus and (gus - lus) * 1000 + (gns - lns) + delta > 0 then rus, rns = gus, gns + delta end
 local out = wr(rus, rns)
 local ahead = (rus - now) * 1000 + rns
 local ttl = int(math.floor(math.max(ahead, 0) / 1000000) + idle)
 if ahead > 0 and out ~= g then
   redis.call('SET', KEYS[1], out, 'PX', ttl)
+  redis.call('SET', KEYS[3], ARGV[6], 'PX', ttl)
 end
 if fresh then
   redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. rt, 'PX', ttl)

@@ -272,6 +272,21 @@ func (s *Store) redisKey(key, suffix string) string {
 	return b.String()
 }
 
+// gcraKeys returns the keys of a bucket's TAT and of the cost of one
+// request it was written at (newScriptGCRA), made in one allocation.
+func (s *Store) gcraKeys(key, suffix string) (tat, cost string) {
+	cost = s.redisKey(key, suffix+":cost")
+	return cost[:len(cost)-len(":cost")], cost
+}
+
+// slidingKeys returns the keys of an exact sliding counter's state in
+// window w and of the window its state was last written in
+// (scriptSliding), made in one allocation.
+func (s *Store) slidingKeys(key string, w time.Duration) (state, window string) {
+	state = s.redisKey(key, "sc:"+w.String())
+	return state, state[:strings.LastIndexByte(state, ':')]
+}
+
 // takeExact decides in Redis.
 func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
 	if lim.Limit == 0 {
@@ -281,10 +296,14 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	var g gcra
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		c.decide(scriptSliding, s.redisKey(key, "sc:"+lim.Window.String()), 4, 2, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
+		st, win := s.slidingKeys(key, lim.Window)
+		c.decide(scriptSliding, st, 4, 2, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
+		c.keys = append(c.keys, win)
 	default:
 		g = gcraOf(lim)
-		c.decide(s.gcra, s.redisKey(key, g.suffix), 1, 0, g.cost(n), g.tol(n))
+		tat, cost := s.gcraKeys(key, g.suffix)
+		c.decide(s.gcra, tat, 1, 1, g.cost1, g.cost(n), g.tol(n))
+		c.keys = append(c.keys, cost)
 	}
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
@@ -294,6 +313,17 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 		var v [4]int64
 		if !intsInto(v[:], c.val) {
 			return store.Decision{}, nonsense(c.val)
+		}
+		if v[0] == 2 && v[1] > 0 { // the window changed: carry the old one's counts
+			st, win := c.keys[0], c.keys[1]
+			c.set(scriptSliding, st, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
+			c.keys = append(c.keys, win, s.redisKey(key, "sc:"+time.Duration(v[1]).String()))
+			if err := s.do(ctx, c); err != nil {
+				return store.Decision{}, err
+			}
+			if !intsInto(v[:], c.val) || v[0] == 2 {
+				return store.Decision{}, nonsense(c.val)
+			}
 		}
 		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
 	}
