@@ -232,8 +232,9 @@
 //
 // An exact decision costs a PING plus the script's run in Redis. Counted
 // with callgrind in redis-server 7.0 (1000 EVALSHA calls, far from the
-// limit): a token bucket decision runs 56k instructions, a sliding counter
-// 82k (before: 64k and 84k, and 79k and 95k in the release before),
+// limit) before the scripts carried state across reloads (see Reloads for
+// what that added): a token bucket decision ran 56k instructions, a sliding
+// counter 82k (79k and 95k in the release before),
 // redis_rate's script 72k, a script making only the same three calls
 // (TIME, GET, SET PX) 42k, one doing nothing 18k with a bucket's key and
 // three arguments (14k without arguments: 1.5-2k each). Most of the rest
