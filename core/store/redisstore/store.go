@@ -316,6 +316,7 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 		}
 		if v[0] == 2 && v[1] > 0 { // the window changed: carry the old one's counts
 			st, win := c.keys[0], c.keys[1]
+			c.state.Store(callWaiting) // a dispatcher took the first trip
 			c.set(scriptSliding, st, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
 			c.keys = append(c.keys, win, s.redisKey(key, "sc:"+time.Duration(v[1]).String()))
 			if err := s.do(ctx, c); err != nil {
