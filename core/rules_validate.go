@@ -174,7 +174,7 @@ func (v *validator) checkResource(res string) {
 		v.add("resource", "is required")
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
-	case strings.ContainsFunc(res, unprintable):
+	case strings.ContainsFunc(res, func(c rune) bool { return unicode.IsControl(c) || unicode.Is(unicode.Cf, c) }):
 		v.add("resource", "must not contain control or format characters, got %s", quote(res))
 	default:
 		if _, err := resname.Canonical(res); err != nil {
@@ -282,8 +282,6 @@ func Quote(s string) string { return rulefields.Quote(s) }
 func isName(s string) bool {
 	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })
 }
-
-func unprintable(c rune) bool { return unicode.IsControl(c) || unicode.Is(unicode.Cf, c) }
 
 func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0
