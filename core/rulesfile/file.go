@@ -28,9 +28,7 @@ const (
 	formatJSON
 )
 
-// Bounds of a rules file, whose figures the package documentation
-// (Errors) gives: a YAML file's node tree is built whole, so its cap is
-// smaller; a JSON file is read one rule at a time (readJSON).
+// Bounds of a rules file (see the package documentation, Errors).
 const (
 	maxFileSize = 16 << 20
 	maxYAMLSize = 512 << 10

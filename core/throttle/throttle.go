@@ -49,10 +49,7 @@ type state struct {
 	counts      *window.LeapArray
 	failing     float64 // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
-	// owed is the share of a call let through that the calls rejected
-	// so far are owed, in [0, 1): each call adds its share to let
-	// through, 1 - p, and goes when the sum reaches 1 (error diffusion).
-	owed float64
+	owed        float64 // in [0, 1): what the resource is owed (see the package doc)
 	// since is when the counts of the window began: the first call
 	// Allow saw with nothing counted in the window.
 	since time.Duration
