@@ -32,8 +32,7 @@ type Guard struct {
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
 	settings
-	// kindSet are the kinds of rules the Guard knows; fixed at New.
-	kindSet kindSet
+	kindSet kindSet // the kinds of rules the Guard knows; fixed at New
 
 	pools *pools
 
@@ -48,10 +47,8 @@ type Guard struct {
 type owned struct {
 	reporter *reporter
 	watch    *watch
-	// system samples the host signals of system rules (see
-	// WithSystemSource).
-	system  *system.Sampler
-	history *history.Recorder
+	system   *system.Sampler // of the host signals of system rules
+	history  *history.Recorder
 }
 
 // stop stops the goroutines and waits for them, the reporter's last, so

@@ -51,7 +51,6 @@ type traits struct {
 	cpu, load bool
 	// over, when set, reports whether n permits are more than the rule
 	// ever admits at once, whatever its decisions' limits (see neverAt).
-	over func(n int64) bool
-	// class is how the kind's blocks are answered (kindSpec.block).
-	class *BlockClass
+	over  func(n int64) bool
+	class *BlockClass // how the kind's blocks are answered (kindSpec.block)
 }

@@ -26,16 +26,13 @@ type kindSpec struct {
 	unsetHints map[string]string
 	// check adds the problems of the fields of a rule of the kind that
 	// their own bounds do not say (nil: none).
-	check func(v *validator, r *Rule)
-	// defaults returns a valid rule with the kind's defaults (nil: none).
-	defaults func(r Rule) Rule
+	check    func(v *validator, r *Rule)
+	defaults func(r Rule) Rule // a valid rule with the kind's defaults (nil: none)
 	// schema are the kind's JSON Schema conditions beyond its fields'
 	// (see rulesSchema).
 	schema []any
-	// block is how the kind's blocks are answered.
-	block BlockClass
-	// slots is KindInfo.Slots.
-	slots bool
+	block  BlockClass // how the kind's blocks are answered
+	slots  bool       // KindInfo.Slots
 	// summary describes the kind's own fields of a rule for people (see
 	// Rule.Summary).
 	summary func(b *strings.Builder, r *Rule)
