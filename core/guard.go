@@ -122,8 +122,7 @@ type binding struct {
 	// Enter reads the clock again once the rules decided, so that the
 	// store's round trip is not in the request's response time.
 	stored bool
-	// wait is true when a rule of b may make requests wait for their turn.
-	wait bool
+	wait   bool // a rule of b may make requests wait for their turn
 	// params is true when a rule of b reads a request's params (see
 	// EnterLazy).
 	params bool
@@ -144,8 +143,7 @@ type binding struct {
 type settings struct {
 	// blockHooks are called for each block (WithBlockHook).
 	blockHooks []func(context.Context, *BlockedError)
-	// topBlocked is the k of WithTopBlockedValues, 0 without.
-	topBlocked int
+	topBlocked int // the k of WithTopBlockedValues, 0 without
 	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
 	// reports their quotas (WithShadowQuotas).
 	shadowAll, shadowQuotas bool

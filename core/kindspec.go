@@ -52,9 +52,8 @@ type fieldSpec struct {
 	// value (limit: 0 blocks every request); required for one that must
 	// not be zero (the validator says so).
 	given, required bool
-	// min, xmin (exclusive) and max bound a number (nil: no bound).
-	min, xmin, max any
-	enum           []string // the values a text field takes (nil: any)
+	min, xmin, max  any      // bounds of a number, xmin exclusive (nil: none)
+	enum            []string // the values a text field takes (nil: any)
 }
 
 // commonFields are the fields of every rule, whatever its kind.

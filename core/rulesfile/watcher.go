@@ -50,11 +50,10 @@ type Watcher struct {
 	mu sync.Mutex // guards the fields below
 	// last is the previous poll's observation of the file; info and readAt
 	// are the file's FileInfo and the wall time when it was last read.
-	last   observation
-	info   os.FileInfo
-	readAt time.Time
-	// applied is the key of the content in force.
-	applied obsKey
+	last    observation
+	info    os.FileInfo
+	readAt  time.Time
+	applied obsKey // the key of the content in force
 	// reported is the key of the last problem reported, valid while
 	// failing is true; err is the problem of the file as last seen.
 	reported obsKey

@@ -18,8 +18,7 @@ type Limiter struct {
 // state is the count of a rule's slots, shared by its Limiters across
 // reloads.
 type state struct {
-	// taken counts the slots taken: in flight, and free in a CPU's lease.
-	taken atomic.Int64
+	taken atomic.Int64 // the slots taken: in flight, and free in a CPU's lease
 	// limit is the limit of the rule's newest Limiter: requests admitted
 	// under an older one release their slots to leases only while it
 	// leaves room, so that a lowered limit takes hold.

@@ -27,13 +27,11 @@ type Checker struct {
 	methods []string // the methods a route without one serves: all
 	most    int      // the rules a record lists
 
-	mu     sync.Mutex // guards the fields below
-	rules  []Rule     // the HTTP rules in force
-	routes map[string]bool
-	// checking is set once Check was called: SetRules checks then.
-	checking bool
-	// unrouted names the rules in force logged as matching no route.
-	unrouted map[string]bool
+	mu       sync.Mutex // guards the fields below
+	rules    []Rule     // the HTTP rules in force
+	routes   map[string]bool
+	checking bool            // once Check was called: SetRules checks then
+	unrouted map[string]bool // the rules in force logged as matching no route
 }
 
 // New returns a Checker that logs to log, listing up to most rules a
