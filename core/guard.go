@@ -305,9 +305,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
 			continue
 		}
-		if rs.class == nil {
-			rs.class = &k.block
-		}
+		rs.class = cmp.Or(rs.class, &k.block)
 		if r.Shadow {
 			rs.shadow, rs.quiet = true, !g.shadowQuotas
 			// What it holds for Exit, it holds only for the requests it

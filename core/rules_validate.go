@@ -98,10 +98,7 @@ func (ks kindSet) checkRules(rules []Rule) error {
 		v.checkKind(r)
 	}
 	slices.SortStableFunc(v.problems, func(a, b Problem) int {
-		if a.Index != b.Index {
-			return a.Index - b.Index
-		}
-		return rulefields.Rank(v.fields, a.Field) - rulefields.Rank(v.fields, b.Field)
+		return cmp.Or(a.Index-b.Index, rulefields.Rank(v.fields, a.Field)-rulefields.Rank(v.fields, b.Field))
 	})
 	if v.more {
 		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})

@@ -2,6 +2,7 @@ package rulesfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"iter"
 	"math"
@@ -95,10 +96,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		}
 	}
 	slices.SortStableFunc(all, func(a, b core.Problem) int {
-		if a.Index != b.Index {
-			return a.Index - b.Index
-		}
-		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
+		return cmp.Or(a.Index-b.Index, rulefields.Rank(p.names, a.Field)-rulefields.Rank(p.names, b.Field))
 	})
 	return capped(all, more)
 }
