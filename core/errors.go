@@ -68,9 +68,7 @@ type BlockedError struct {
 	// rejected it have Blocked set, and their Reset is their own retry
 	// time. Breakers and system rules have none: they are no quota.
 	Policies []Quota
-	// class is how the block is answered (see Class); nil for a
-	// BlockedError made outside a Guard.
-	class *BlockClass
+	class    *BlockClass // how it is answered (Class); nil when made outside a Guard
 }
 
 // Quota is one quota policy of a request after a decision, as the

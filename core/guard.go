@@ -123,16 +123,12 @@ type binding struct {
 	// store's round trip is not in the request's response time.
 	stored bool
 	wait   bool // a rule of b may make requests wait for their turn
-	// params is true when a rule of b reads a request's params (see
-	// EnterLazy).
-	params bool
+	params bool // a rule of b reads a request's params (see EnterLazy)
 	// timed is true when Exit reads the clock for every request of b: a
 	// rule of b reads when requests end (limiter.times), or the clock is
 	// not the system clock. Otherwise it times a sample (see rtSampling).
-	timed bool
-	// matched has bit i set for each rule i of set that b holds, when b
-	// is one of set.beyond.
-	matched uint64
+	timed   bool
+	matched uint64 // in set.beyond: bit i set for each rule i of set b holds
 	// rejection holds the last error of a request b's rules rejected: the
 	// next rejection that would be the same error returns it (see
 	// Guard.blocked and Guard.shared).
@@ -141,12 +137,9 @@ type binding struct {
 
 // settings are the options a Guard reads as New was given them.
 type settings struct {
-	// blockHooks are called for each block (WithBlockHook).
-	blockHooks []func(context.Context, *BlockedError)
-	topBlocked int // the k of WithTopBlockedValues, 0 without
-	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
-	// reports their quotas (WithShadowQuotas).
-	shadowAll, shadowQuotas bool
+	blockHooks              []func(context.Context, *BlockedError) // called for each block (WithBlockHook)
+	topBlocked              int                                    // the k of WithTopBlockedValues, 0 without
+	shadowAll, shadowQuotas bool                                   // WithShadow, WithShadowQuotas
 }
 
 // config is what the options of New set.

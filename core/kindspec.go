@@ -28,11 +28,9 @@ type kindSpec struct {
 	// their own bounds do not say (nil: none).
 	check    func(v *validator, r *Rule)
 	defaults func(r Rule) Rule // a valid rule with the kind's defaults (nil: none)
-	// schema are the kind's JSON Schema conditions beyond its fields'
-	// (see rulesSchema).
-	schema []any
-	block  BlockClass // how the kind's blocks are answered
-	slots  bool       // KindInfo.Slots
+	schema   []any             // its JSON Schema conditions beyond its fields' (see rulesSchema)
+	block    BlockClass        // how the kind's blocks are answered
+	slots    bool              // KindInfo.Slots
 	// summary describes the kind's own fields of a rule for people (see
 	// Rule.Summary).
 	summary func(b *strings.Builder, r *Rule)

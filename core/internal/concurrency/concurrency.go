@@ -24,9 +24,7 @@ type state struct {
 	// leaves room, so that a lowered limit takes hold.
 	limit  atomic.Int64
 	leases []lease // one per stripe
-	// room is the number of slots not taken from which CPUs keep free
-	// slots (stripe.MinLeased).
-	room int64
+	room   int64   // the slots not taken from which CPUs keep free slots (stripe.MinLeased)
 }
 
 // lease is the free slots one CPU keeps, on a cache line of its own.
