@@ -249,18 +249,16 @@ type KindInfo struct {
 // Kinds returns the built-in kinds of rules, in a fixed order: flow,
 // concurrency, hotspot, breaker, adaptive and system. The slice is new.
 func Kinds() []KindInfo {
-	ks := builtinKinds()
-	out := make([]KindInfo, len(ks))
-	for i, k := range ks {
-		out[i] = KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
+	return mapped(builtinKinds(), func(k kindSpec) KindInfo {
+		info := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
 		for _, f := range k.fields {
-			out[i].Fields = append(out[i].Fields, f.key)
+			info.Fields = append(info.Fields, f.key)
 			if f.given {
-				out[i].Given = append(out[i].Given, f.key)
+				info.Given = append(info.Given, f.key)
 			}
 		}
-	}
-	return out
+		return info
+	})
 }
 
 // checkKind checks the kind of r and, when known, the fields of its kind.
