@@ -184,9 +184,8 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	o := w.observe()
-	w.last = o
-	if err := w.load(context.Background(), o, true); err != nil {
+	w.last = w.observe()
+	if err := w.load(context.Background(), w.last, true); err != nil {
 		return nil, err
 	}
 	return w, nil
