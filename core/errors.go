@@ -39,9 +39,8 @@ type BlockedError struct {
 	Limit int64
 	// Window is the period of Limit (Quota.Window); 0 for concurrency
 	// limits (of kind concurrency, or hotspot with algorithm concurrency).
-	Window time.Duration
-	// Remaining is that rule's quota left at the decision, at most Limit.
-	Remaining int64
+	Window    time.Duration
+	Remaining int64 // that rule's quota left at the decision, at most Limit
 	// RetryAfter is the latest of the times after which each rejecting
 	// rule would admit the same request if nothing else arrived, rounded
 	// up to the millisecond: the earliest a retry may pass, as far as the

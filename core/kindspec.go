@@ -231,15 +231,12 @@ func (e *BlockedError) Error() string {
 // dashboard, a rules checker, exporters).
 type KindInfo struct {
 	Kind Kind
-	// Doc says what the kind limits, in a few words.
-	Doc string
+	Doc  string // what the kind limits, in a few words
 	// Fields are the fields a rule of the kind takes, by their names in a
 	// rules file, besides name, resource, kind and shadow.
 	Fields []string
-	// Given are the fields a rules file must give, even at 0.
-	Given []string
-	// Block is how its blocks are answered.
-	Block BlockClass
+	Given  []string   // the fields a rules file must give, even at 0
+	Block  BlockClass // how its blocks are answered
 	// Slots is true when its rules' limit is a fixed count of slots, one
 	// for each request in flight (RuleStats.InFlight), which exporters
 	// report by rule.
@@ -287,8 +284,7 @@ type KindDef struct {
 	// Kind is its name in rules and rules files: a letter, then letters,
 	// digits, '_', '.' and '-'; not a built-in kind's.
 	Kind Kind
-	// Doc says what it limits, in a few words.
-	Doc string
+	Doc  string // what it limits, in a few words
 	// Fields are as KindInfo's: a rule that sets another is refused. A
 	// rules file may leave any of them out: Check refuses a zero value that
 	// cannot be meant (a limit of 0 left by a file cut short).

@@ -38,8 +38,6 @@ type Stats struct {
 	// Requests and Bad are the requests completed in the window while
 	// closed, and the bad ones among them.
 	Requests, Bad int64
-	// Trips counts the times the breaker opened.
-	Trips int64
-	// RetryAfter is, while open, the time until it goes half-open.
-	RetryAfter time.Duration
+	Trips         int64         // the times the breaker opened
+	RetryAfter    time.Duration // while open, the time until it goes half-open
 }

@@ -65,8 +65,7 @@ type Watcher struct {
 // ReloadStats are the counts of a Watcher's loads of its rules file
 // (Watcher.Stats), for metrics and alerts.
 type ReloadStats struct {
-	// Path is the rules file's path, as NewWatcher was given it.
-	Path string
+	Path string // the rules file's path, as NewWatcher was given it
 	// Reloads counts the versions of the file applied, NewWatcher's
 	// included; Failures the loads refused: each version (or read error)
 	// the watcher tried, and each Reload that found the file invalid.
@@ -87,10 +86,8 @@ type ReloadStats struct {
 // core.Rule.Name (the name the file gives them, or the one
 // core.NormalizeRules derives).
 type Change struct {
-	// Path is the rules file.
-	Path string
-	// Rules is the number of rules in force after the change.
-	Rules int
+	Path  string // the rules file
+	Rules int    // the number of rules in force after the change
 	// Added, Removed and Changed name the rules that the new rule set has
 	// and the old had not, the old had and the new has not, and that both
 	// have with different fields. A changed rule keeps its counts when its
