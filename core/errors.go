@@ -96,10 +96,8 @@ type Quota struct {
 	// admitted the request but has no quota left (Remaining 0), the
 	// time from when the request proceeds until it would admit the next,
 	// rounded up to the millisecond: what a rejection right after it says.
-	Reset time.Duration
-	// Blocked is true when the rule rejected the request (in
-	// BlockedError.Policies only).
-	Blocked bool
+	Reset   time.Duration
+	Blocked bool // the rule rejected the request (in BlockedError.Policies only)
 }
 
 // BlockClass is how the blocks of a kind of rule are answered, which the
@@ -110,16 +108,10 @@ type BlockClass struct {
 	// Status is the HTTP status: 429 Too Many Requests for a quota the
 	// client exceeded, 503 Service Unavailable for a server that cannot
 	// take the request now, whoever sends it.
-	Status int
-	// Problem is the problem type of the response body (RFC 9457) and
-	// Title its title.
-	Problem, Title string
-	// GRPCCode is the gRPC status code, by number: 8 ResourceExhausted, 14
-	// Unavailable.
-	GRPCCode uint32
-	// Reason is the reason of the google.rpc.ErrorInfo detail of a gRPC
-	// status ("RATE_LIMITED", ...).
-	Reason string
+	Status         int
+	Problem, Title string // the problem type (RFC 9457) of the response body, and its title
+	GRPCCode       uint32 // the gRPC status code: 8 ResourceExhausted, 14 Unavailable
+	Reason         string // of the google.rpc.ErrorInfo detail of a gRPC status ("RATE_LIMITED", ...)
 	// Quota is true for the blocks of a quota policy: they carry
 	// RateLimit fields, the limit and the rules that rejected. Blocks of
 	// a rule that is none (a breaker, a system rule) carry only a retry

@@ -27,13 +27,11 @@ type kindSpec struct {
 	// check adds the problems of the fields of a rule of the kind that
 	// their own bounds do not say (nil: none).
 	check    func(v *validator, r *Rule)
-	defaults func(r Rule) Rule // a valid rule with the kind's defaults (nil: none)
-	schema   []any             // its JSON Schema conditions beyond its fields' (see rulesSchema)
-	block    BlockClass        // how the kind's blocks are answered
-	slots    bool              // KindInfo.Slots
-	// summary describes the kind's own fields of a rule for people (see
-	// Rule.Summary).
-	summary func(b *strings.Builder, r *Rule)
+	defaults func(r Rule) Rule                 // a valid rule with the kind's defaults (nil: none)
+	schema   []any                             // its JSON Schema conditions beyond its fields' (see rulesSchema)
+	block    BlockClass                        // how the kind's blocks are answered
+	slots    bool                              // KindInfo.Slots
+	summary  func(b *strings.Builder, r *Rule) // the kind's own fields of r, for Rule.Summary
 	// limiter makes the limiter of a valid rule of the kind, carrying over
 	// the state of prev, the same rule's in the rule set being replaced
 	// (nil when none; a limiter of another type is ignored).

@@ -49,10 +49,8 @@ type state struct {
 	counts      *window.LeapArray
 	failing     float64 // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
-	owed        float64 // in [0, 1): what the resource is owed (see the package doc)
-	// since is when the counts of the window began: the first call
-	// Allow saw with nothing counted in the window.
-	since time.Duration
+	owed        float64       // in [0, 1): what the resource is owed (see the package doc)
+	since       time.Duration // when the window's counts began: Allow's first call with none counted
 }
 
 // Option configures New.
@@ -122,10 +120,8 @@ type Error struct {
 	Resource string
 	// RetryAfter is the time left of the upstream's pause, 0 when the call
 	// was rejected for the upstream's rejections.
-	RetryAfter time.Duration
-	// Probability is the share of calls the Throttle rejected at the
-	// decision; 1 while paused.
-	Probability float64
+	RetryAfter  time.Duration
+	Probability float64 // the share of calls the Throttle rejected at the decision; 1 while paused
 }
 
 // Error describes the rejection.
