@@ -17,8 +17,7 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// The indexes of ReasonFallback and ReasonCancelled in blockReasons.
-const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1
+const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1 // their indexes in blockReasons
 
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,

@@ -89,9 +89,7 @@ func systemSpec() kindSpec {
 	}
 }
 
-// maxCount bounds the threshold of a system rule on a count: the largest
-// whole number a float64 holds exactly.
-const maxCount = 1 << 53
+const maxCount = 1 << 53 // bounds a system rule's threshold on a count: the largest integer a float64 holds exactly
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold (and for a second after), still admits

@@ -52,8 +52,7 @@ type fieldSpec struct {
 	enum            []string // the values a text field takes (nil: any)
 }
 
-// commonFields are the fields of every rule, whatever its kind.
-var commonFields = [...]string{"name", "resource", "kind", "shadow"}
+var commonFields = [...]string{"name", "resource", "kind", "shadow"} // the fields of every rule, whatever its kind
 
 // builtinKinds returns the descriptors of the built-in kinds, in the order
 // documented for Kind. It is the one list of them. A kind's blocks count

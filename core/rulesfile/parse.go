@@ -38,8 +38,7 @@ type fileParser struct {
 	dropped  bool              // problems were left out (maxProblems)
 }
 
-// maxProblems bounds the problems a rules file reports.
-const maxProblems = rulefields.MaxProblems
+const maxProblems = rulefields.MaxProblems // bounds the problems a rules file reports
 
 // ruleLines are the line of a rule and the range of fieldAt that holds
 // the lines of the keys of the fields it sets (the first of each).

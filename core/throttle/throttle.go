@@ -22,8 +22,7 @@ const (
 	defaultMaxResources = 1024
 )
 
-// buckets is the number of buckets a window is counted in.
-const buckets = 10
+const buckets = 10 // the number of buckets a window is counted in
 
 // Throttle decides whether a client sends a call to its upstream (see the
 // package documentation). It is safe for concurrent use.

@@ -33,9 +33,7 @@ type lease struct {
 	_    [56]byte
 }
 
-// maxLease is the most free slots a CPU keeps; what it takes at once is
-// sized by stripe.LeaseSize.
-const maxLease = stripe.MaxLease
+const maxLease = stripe.MaxLease // the most free slots a CPU keeps (what it takes at once: stripe.LeaseSize)
 
 // New returns a Limiter allowing limit requests in flight. When prev is the
 // Limiter of the same rule before a rule reload, the in-flight count is
