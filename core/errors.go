@@ -143,8 +143,7 @@ const (
 	grpcUnavailable       = 14
 )
 
-// quotaBlock is the class of a quota the client exceeded: 429,
-// ResourceExhausted.
+// quotaBlock is the class of a quota exceeded: 429, ResourceExhausted.
 func quotaBlock() BlockClass {
 	return BlockClass{Status: 429, Problem: problemQuotaExceeded, Title: "Quota Exceeded",
 		GRPCCode: grpcResourceExhausted, Reason: "RATE_LIMITED", Quota: true}

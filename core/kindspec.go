@@ -118,8 +118,7 @@ func (ks kindSet) taking(field string) kindSet {
 	return out
 }
 
-// field returns the kind's spec of field, or nil when the kind does not
-// take it.
+// field returns the kind's spec of key, nil when the kind does not take it.
 func (k *kindSpec) field(key string) *fieldSpec {
 	if i := slices.IndexFunc(k.fields, func(f fieldSpec) bool { return f.key == key }); i >= 0 {
 		return &k.fields[i]
@@ -127,8 +126,7 @@ func (k *kindSpec) field(key string) *fieldSpec {
 	return nil
 }
 
-// joinWords returns words as "a", "a and b" or "a, b and c", with conj
-// for "and".
+// joinWords returns words as "a", "a and b" or "a, b and c" (conj for "and").
 func joinWords(words []string, conj string) string {
 	if len(words) <= 1 {
 		return strings.Join(words, "")
@@ -145,12 +143,10 @@ func mapped[E, T any](s []E, f func(E) T) []T {
 	return out
 }
 
-// ruleFields returns the fields of Rule, by their rules-file names, in
-// report order (the order of the struct: field i of Rule is the i-th).
+// ruleFields returns Rule's fields by their rules-file names, in struct order.
 func ruleFields() []string { return rulefields.Names(reflect.TypeFor[Rule]()) }
 
-// isSetValue reports whether a field of a Rule is set: not zero, and for
-// a map not empty.
+// isSetValue reports whether a Rule field is set: not zero, nor an empty map.
 func isSetValue(v reflect.Value) bool {
 	if v.Kind() == reflect.Map {
 		return v.Len() != 0

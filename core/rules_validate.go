@@ -232,8 +232,7 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	}
 }
 
-// storeCost checks a bucket's limit of a rule with a store (see
-// flow.BucketLimitOK).
+// storeCost checks a store rule's bucket limit (see flow.BucketLimitOK).
 func (v *validator) storeCost(field, what string, limit, window int64) {
 	if largest, ok := flow.BucketLimitOK(limit, time.Duration(window)); !ok {
 		v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, time.Duration(window)))

@@ -155,8 +155,7 @@ func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	return rules, p, nil
 }
 
-// tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
-// given on the line of rules[maxRules].
+// tooManyRulesMsg is the problem of over maxRules rules, on rules[maxRules]'s line.
 func tooManyRulesMsg() string {
 	return fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)
 }

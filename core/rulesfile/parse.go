@@ -71,8 +71,7 @@ func (p *fileParser) add(index int, name, field string, n *yaml.Node, format str
 	p.problems = append(p.problems, core.Problem{Index: index, Name: name, Field: field, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// full reports whether the parser has recorded maxProblems problems: a
-// reader may stop reading rules.
+// full reports whether maxProblems problems are recorded: reading may stop.
 func (p *fileParser) full() bool {
 	return len(p.problems) >= maxProblems
 }
@@ -208,8 +207,7 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	return list
 }
 
-// isList reports whether n is a list, recording a problem of a rules list
-// when not.
+// isList reports whether n is a list, else records a rules list problem.
 func (p *fileParser) isList(n *yaml.Node) bool {
 	if n.Kind != yaml.SequenceNode {
 		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
