@@ -120,9 +120,7 @@ type BlockClass struct {
 	// format of the resource and the rule's name:
 	// `%s is failing: circuit breaker "%s" is open`.
 	Detail string
-	// says is the state a block of a rule that is no quota names
-	// (shedBlock); "" for a quota, whose limit is named instead.
-	says string
+	says   string // the state a block that is no quota's names (shedBlock); "" for a quota
 	// reason is the index in blockReasons that Totals.BlockedBy counts the
 	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
 	// the kind's of the rule enforcing it.

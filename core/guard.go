@@ -74,11 +74,9 @@ type pools struct {
 
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
-	clock clock.Clock  // the Guard's
-	rules []*ruleState // in rule order
-	// beyond holds bindings of names beyond the Guard's resource bound
-	// (see bindBeyond), by the rules that match them.
-	beyond [8]atomic.Pointer[binding]
+	clock  clock.Clock                // the Guard's
+	rules  []*ruleState               // in rule order
+	beyond [8]atomic.Pointer[binding] // of names beyond the resource bound, by the rules they match (bindBeyond)
 }
 
 // ruleState is a compiled rule with its limiter.

@@ -69,10 +69,8 @@ type ReloadStats struct {
 	// Reloads counts the versions of the file applied, NewWatcher's
 	// included; Failures the loads refused: each version (or read error)
 	// the watcher tried, and each Reload that found the file invalid.
-	Reloads, Failures int64
-	// LastSuccess and LastFailure are the wall-clock times of the last of
-	// each; zero before the first.
-	LastSuccess, LastFailure time.Time
+	Reloads, Failures        int64
+	LastSuccess, LastFailure time.Time // the wall-clock times of the last of each; zero before the first
 	// LastDuration is how long the last load, applied or refused, took to
 	// parse the file and set its rules.
 	LastDuration time.Duration
