@@ -146,8 +146,7 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-// systemRejection is a rejection of the rule k under limit (see
-// system.Limiter.Acquire).
+// systemRejection is a rejection of k under limit (see system.Limiter.Acquire).
 type systemRejection struct {
 	k     *systemKind
 	limit int64

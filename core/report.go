@@ -62,8 +62,7 @@ const (
 	maxLoggedRules = 20
 )
 
-// report is one thing the reporter tells, which deliver tells on the
-// reporter's goroutine.
+// report is one thing the reporter tells, on its goroutine (deliver).
 type report interface{ deliver(rp *reporter) }
 
 // breakerReport tells a breaker's change of state.

@@ -46,8 +46,7 @@ type ruleLines struct {
 	line, start, end int
 }
 
-// fieldLine is the line of a field's key; field is the index of the field
-// in core.Rule.
+// fieldLine is the line of a field's key; field is its index in core.Rule.
 type fieldLine struct {
 	field, line int32
 }

@@ -100,8 +100,7 @@ type obsKey struct {
 	err string
 }
 
-// observation is what a poll saw: the file's content, or why it could not
-// be read.
+// observation is what a poll saw: the file's content, or why it cannot be read.
 type observation struct {
 	key  obsKey
 	data []byte

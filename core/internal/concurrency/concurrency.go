@@ -15,8 +15,7 @@ type Limiter struct {
 	s     *state
 }
 
-// state is the count of a rule's slots, shared by its Limiters across
-// reloads.
+// state is the count of a rule's slots, shared by its Limiters across reloads.
 type state struct {
 	taken atomic.Int64 // the slots taken: in flight, and free in a CPU's lease
 	// limit is the limit of the rule's newest Limiter: requests admitted
