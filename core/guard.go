@@ -247,8 +247,7 @@ func (g *Guard) Close() error {
 // Clock returns the Guard's clock.
 func (g *Guard) Clock() clock.Clock { return g.clock }
 
-// Rules returns the rules in force, normalized (defaults applied, names
-// filled in).
+// Rules returns the rules in force, normalized (defaults applied, names set).
 func (g *Guard) Rules() []Rule {
 	return mapped(g.rules.Load().rules, func(rs *ruleState) Rule { return rs.rule })
 }

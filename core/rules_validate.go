@@ -142,8 +142,7 @@ func (v *validator) addAll(fes []*rulefields.FieldError) {
 // all carry as they are (see checkName).
 const nameChars = "-_.:/{}*$#()"
 
-// checkName checks an explicit name: bounded, of the name charset, and
-// unique.
+// checkName checks an explicit name: bounded, of the name charset, and unique.
 func (v *validator) checkName(name string) {
 	if name == "" {
 		return

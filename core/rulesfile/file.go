@@ -178,8 +178,7 @@ func formatOf(path string) fileFormat {
 	return formatYAML
 }
 
-// readFile reads the rules file at path with readLimited, and its rules
-// with read.
+// readFile reads the rules file at path (readLimited) and its rules (read).
 func readFile(path string) ([]core.Rule, *fileParser, error) {
 	data, _, err := readLimited(path, formatOf(path))
 	if err != nil {

@@ -310,8 +310,7 @@ func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any
 	rp.p.add(rp.index, rp.name, field, n, format, args...)
 }
 
-// field sets the field named key of r from val. A null value leaves the
-// field zero.
+// field sets field key of r from val; a null value leaves the field zero.
 func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	index, ok := rp.p.fields[key]
 	if !ok {

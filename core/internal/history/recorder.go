@@ -295,8 +295,7 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 	tr.prev, tr.seen = cur, sec
 }
 
-// put records vals in r for the k seconds ending at second sec, the last
-// Seconds of them.
+// put records vals in r for the k seconds ending at sec (the last Seconds).
 func (h *Recorder) put(r *Ring, sec, k int64, vals []float32) {
 	if _, last := r.Held(); last >= sec {
 		return

@@ -34,8 +34,7 @@ type Checker struct {
 	unrouted map[string]bool // the rules in force logged as matching no route
 }
 
-// New returns a Checker that logs to log, listing up to most rules a
-// record.
+// New returns a Checker that logs to log, listing up to most rules a record.
 func New(log *slog.Logger, most int) *Checker {
 	return &Checker{log: log, methods: resname.Methods(), most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
 }
@@ -73,8 +72,7 @@ func (c *Checker) SetRules(rules []Rule) {
 	}
 }
 
-// check logs the rules that match no route and were not logged so. c.mu is
-// held.
+// check logs the rules that match no route, not logged so yet. c.mu is held.
 func (c *Checker) check() {
 	if len(c.routes) == 0 {
 		return

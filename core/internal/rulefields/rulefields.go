@@ -68,12 +68,10 @@ type FieldError struct {
 	Msg   string
 }
 
-// Error returns the field name followed by the message, as in
-// "limit must be >= 0, got -5".
+// Error returns the field name and the message: "limit must be >= 0, got -5".
 func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
 
-// Join returns errs joined into one error (errors.Join), or nil when there
-// are none.
+// Join returns errs joined into one error (errors.Join), nil when none.
 func Join(errs []*FieldError) error {
 	all := make([]error, len(errs))
 	for i, e := range errs {

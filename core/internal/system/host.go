@@ -106,8 +106,7 @@ func (h *Host) readUsage() (int64, error) {
 	return n * unit, err
 }
 
-// ParseSelfStat returns utime plus stime, in clock ticks, of a
-// /proc/<pid>/stat file.
+// ParseSelfStat returns utime plus stime, in clock ticks, of /proc/<pid>/stat.
 func ParseSelfStat(s string) (int64, error) {
 	// The command, in parentheses, may hold spaces and parentheses: the
 	// fields are those after the last ')', from the state (field 3).

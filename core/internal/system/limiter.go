@@ -79,8 +79,7 @@ type state struct {
 	levels   *priority.Tracker
 }
 
-// New returns a Limiter configured by c, sharing the statistics of prev
-// when prev is not nil.
+// New returns a Limiter configured by c, sharing prev's statistics (if any).
 func New(c Config, prev *Limiter) *Limiter {
 	if prev != nil {
 		return &Limiter{c, prev.s}
