@@ -93,9 +93,8 @@ func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatYAML)
 }
 
-// withoutBOM returns data without the UTF-8 byte order mark (U+FEFF) that
-// some editors write first: a JSON file may start with one, as a YAML
-// file may.
+// withoutBOM returns data without the UTF-8 byte order mark (U+FEFF) some
+// editors write first, which a JSON file may start with, as a YAML file may.
 func withoutBOM(data []byte) []byte {
 	if len(data) >= 3 && string(data[:3]) == "\uFEFF" {
 		return data[3:]
@@ -262,9 +261,8 @@ func syntaxProblem(err error) error {
 	return problem(-1, "", line, "%s", msg)
 }
 
-// decodeYAML parses a YAML document into its node tree. A document that
-// is empty or holds only comments gives nil; a second document is an
-// error.
+// decodeYAML parses a YAML document into its node tree: nil when it is empty
+// or only comments; a second document is an error.
 func decodeYAML(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, next yaml.Node

@@ -273,9 +273,8 @@ func readFailure(err error) observation {
 	return observation{key: obsKey{err: err.Error()}, err: err}
 }
 
-// load applies the content o saw, or reports why it cannot; initial is
-// true for NewWatcher's load, which reports nothing: it returns the
-// error.
+// load applies the content o saw, or reports why it cannot; NewWatcher's load
+// (initial) reports nothing: it returns the error.
 func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	start := time.Now()
 	problem := o.err // what is wrong, for the log, which gives the path apart
@@ -338,9 +337,8 @@ func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, in
 
 func (w *Watcher) log() *slog.Logger { return cmp.Or(w.logger, slog.Default()) }
 
-// appendNames appends to attrs an attribute listing at most
-// maxLoggedNames names, and how many more there are; nothing when there
-// are no names.
+// appendNames appends to attrs an attribute of at most maxLoggedNames names
+// and how many more there are; none without names.
 func appendNames(attrs []slog.Attr, key string, list []string) []slog.Attr {
 	switch {
 	case len(list) == 0:

@@ -25,9 +25,8 @@ func Names(t reflect.Type) []string {
 	return names
 }
 
-// Rank returns the position of field among names (see Names): 0 for a
-// problem of a whole rule (empty field), then the fields in order, then
-// other names.
+// Rank returns the position of field among names (see Names): 0 for a whole
+// rule's problem (no field), then the fields in order, then other names.
 func Rank(names []string, field string) int {
 	if field == "" {
 		return 0
