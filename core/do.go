@@ -5,8 +5,7 @@ import (
 	"errors"
 )
 
-// errPanicked is the outcome Do records for a function that panicked.
-var errPanicked = errors.New("sluice: the guarded function panicked")
+var errPanicked = errors.New("sluice: the guarded function panicked") // Do's outcome of a panic
 
 // Do runs fn under the rules of resource: it enters resource with ctx and
 // opts, and returns Enter's error without calling fn when the request is

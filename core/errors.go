@@ -17,8 +17,7 @@ const (
 	ReasonCancelled = "cancelled"
 )
 
-// The indexes of ReasonFallback and ReasonCancelled in blockReasons.
-const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1
+const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1 // their indexes in blockReasons
 
 // BlockedError is the error Enter returns when rules reject a request. It
 // carries what an adapter puts in the response: the rule that decided it,
@@ -39,9 +38,8 @@ type BlockedError struct {
 	Limit int64
 	// Window is the period of Limit (Quota.Window); 0 for concurrency
 	// limits (of kind concurrency, or hotspot with algorithm concurrency).
-	Window time.Duration
-	// Remaining is that rule's quota left at the decision, at most Limit.
-	Remaining int64
+	Window    time.Duration
+	Remaining int64 // that rule's quota left at the decision, at most Limit
 	// RetryAfter is the latest of the times after which each rejecting
 	// rule would admit the same request if nothing else arrived, rounded
 	// up to the millisecond: the earliest a retry may pass, as far as the
@@ -68,9 +66,7 @@ type BlockedError struct {
 	// rejected it have Blocked set, and their Reset is their own retry
 	// time. Breakers and system rules have none: they are no quota.
 	Policies []Quota
-	// class is how the block is answered (see Class); nil for a
-	// BlockedError made outside a Guard.
-	class *BlockClass
+	class    *BlockClass // how it is answered (Class); nil when made outside a Guard
 }
 
 // Quota is one quota policy of a request after a decision, as the
@@ -99,10 +95,8 @@ type Quota struct {
 	// admitted the request but has no quota left (Remaining 0), the
 	// time from when the request proceeds until it would admit the next,
 	// rounded up to the millisecond: what a rejection right after it says.
-	Reset time.Duration
-	// Blocked is true when the rule rejected the request (in
-	// BlockedError.Policies only).
-	Blocked bool
+	Reset   time.Duration
+	Blocked bool // the rule rejected the request (in BlockedError.Policies only)
 }
 
 // BlockClass is how the blocks of a kind of rule are answered, which the
@@ -113,16 +107,10 @@ type BlockClass struct {
 	// Status is the HTTP status: 429 Too Many Requests for a quota the
 	// client exceeded, 503 Service Unavailable for a server that cannot
 	// take the request now, whoever sends it.
-	Status int
-	// Problem is the problem type of the response body (RFC 9457) and
-	// Title its title.
-	Problem, Title string
-	// GRPCCode is the gRPC status code, by number: 8 ResourceExhausted, 14
-	// Unavailable.
-	GRPCCode uint32
-	// Reason is the reason of the google.rpc.ErrorInfo detail of a gRPC
-	// status ("RATE_LIMITED", ...).
-	Reason string
+	Status         int
+	Problem, Title string // the problem type (RFC 9457) of the response body, and its title
+	GRPCCode       uint32 // the gRPC status code: 8 ResourceExhausted, 14 Unavailable
+	Reason         string // of the google.rpc.ErrorInfo detail of a gRPC status ("RATE_LIMITED", ...)
 	// Quota is true for the blocks of a quota policy: they carry
 	// RateLimit fields, the limit and the rules that rejected. Blocks of
 	// a rule that is none (a breaker, a system rule) carry only a retry
@@ -132,9 +120,7 @@ type BlockClass struct {
 	// format of the resource and the rule's name:
 	// `%s is failing: circuit breaker "%s" is open`.
 	Detail string
-	// says is the state a block of a rule that is no quota names
-	// (shedBlock); "" for a quota, whose limit is named instead.
-	says string
+	says   string // the state a block that is no quota's names (shedBlock); "" for a quota
 	// reason is the index in blockReasons that Totals.BlockedBy counts the
 	// blocks under: the kind's, or for a kind of a Guard's own (WithKind)
 	// the kind's of the rule enforcing it.
@@ -155,8 +141,7 @@ const (
 	grpcUnavailable       = 14
 )
 
-// quotaBlock is the class of a quota the client exceeded: 429,
-// ResourceExhausted.
+// quotaBlock is the class of a quota exceeded: 429, ResourceExhausted.
 func quotaBlock() BlockClass {
 	return BlockClass{Status: 429, Problem: problemQuotaExceeded, Title: "Quota Exceeded",
 		GRPCCode: grpcResourceExhausted, Reason: "RATE_LIMITED", Quota: true}

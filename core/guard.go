@@ -32,8 +32,7 @@ type Guard struct {
 	stores    map[string]*storeConn // by name; fixed at New
 	*owned
 	settings
-	// kindSet are the kinds of rules the Guard knows; fixed at New.
-	kindSet kindSet
+	kindSet kindSet // the kinds of rules the Guard knows; fixed at New
 
 	pools *pools
 
@@ -48,10 +47,8 @@ type Guard struct {
 type owned struct {
 	reporter *reporter
 	watch    *watch
-	// system samples the host signals of system rules (see
-	// WithSystemSource).
-	system  *system.Sampler
-	history *history.Recorder
+	system   *system.Sampler // of the host signals of system rules
+	history  *history.Recorder
 }
 
 // stop stops the goroutines and waits for them, the reporter's last, so
@@ -77,11 +74,9 @@ type pools struct {
 
 // ruleSet is one immutable generation of compiled rules.
 type ruleSet struct {
-	clock clock.Clock  // the Guard's
-	rules []*ruleState // in rule order
-	// beyond holds bindings of names beyond the Guard's resource bound
-	// (see bindBeyond), by the rules that match them.
-	beyond [8]atomic.Pointer[binding]
+	clock  clock.Clock                // the Guard's
+	rules  []*ruleState               // in rule order
+	beyond [8]atomic.Pointer[binding] // of names beyond the resource bound, by the rules they match (bindBeyond)
 }
 
 // ruleState is a compiled rule with its limiter.
@@ -125,18 +120,13 @@ type binding struct {
 	// Enter reads the clock again once the rules decided, so that the
 	// store's round trip is not in the request's response time.
 	stored bool
-	// wait is true when a rule of b may make requests wait for their turn.
-	wait bool
-	// params is true when a rule of b reads a request's params (see
-	// EnterLazy).
-	params bool
+	wait   bool // a rule of b may make requests wait for their turn
+	params bool // a rule of b reads a request's params (see EnterLazy)
 	// timed is true when Exit reads the clock for every request of b: a
 	// rule of b reads when requests end (limiter.times), or the clock is
 	// not the system clock. Otherwise it times a sample (see rtSampling).
-	timed bool
-	// matched has bit i set for each rule i of set that b holds, when b
-	// is one of set.beyond.
-	matched uint64
+	timed   bool
+	matched uint64 // in set.beyond: bit i set for each rule i of set b holds
 	// rejection holds the last error of a request b's rules rejected: the
 	// next rejection that would be the same error returns it (see
 	// Guard.blocked and Guard.shared).
@@ -145,13 +135,9 @@ type binding struct {
 
 // settings are the options a Guard reads as New was given them.
 type settings struct {
-	// blockHooks are called for each block (WithBlockHook).
-	blockHooks []func(context.Context, *BlockedError)
-	// topBlocked is the k of WithTopBlockedValues, 0 without.
-	topBlocked int
-	// shadowAll makes every rule a shadow rule (WithShadow), shadowQuotas
-	// reports their quotas (WithShadowQuotas).
-	shadowAll, shadowQuotas bool
+	blockHooks              []func(context.Context, *BlockedError) // called for each block (WithBlockHook)
+	topBlocked              int                                    // the k of WithTopBlockedValues, 0 without
+	shadowAll, shadowQuotas bool                                   // WithShadow, WithShadowQuotas
 }
 
 // config is what the options of New set.
@@ -261,8 +247,7 @@ func (g *Guard) Close() error {
 // Clock returns the Guard's clock.
 func (g *Guard) Clock() clock.Clock { return g.clock }
 
-// Rules returns the rules in force, normalized (defaults applied, names
-// filled in).
+// Rules returns the rules in force, normalized (defaults applied, names set).
 func (g *Guard) Rules() []Rule {
 	return mapped(g.rules.Load().rules, func(rs *ruleState) Rule { return rs.rule })
 }
@@ -310,9 +295,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Msg: err.Error()})
 			continue
 		}
-		if rs.class == nil {
-			rs.class = &k.block
-		}
+		rs.class = cmp.Or(rs.class, &k.block)
 		if r.Shadow {
 			rs.shadow, rs.quiet = true, !g.shadowQuotas
 			// What it holds for Exit, it holds only for the requests it

@@ -89,9 +89,7 @@ func systemSpec() kindSpec {
 	}
 }
 
-// maxCount bounds the threshold of a system rule on a count: the largest
-// whole number a float64 holds exactly.
-const maxCount = 1 << 53
+const maxCount = 1 << 53 // bounds a system rule's threshold on a count: the largest integer a float64 holds exactly
 
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold (and for a second after), still admits
@@ -148,8 +146,7 @@ func (k *systemKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-// systemRejection is a rejection of the rule k under limit (see
-// system.Limiter.Acquire).
+// systemRejection is a rejection of k under limit (see system.Limiter.Acquire).
 type systemRejection struct {
 	k     *systemKind
 	limit int64

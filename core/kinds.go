@@ -37,21 +37,18 @@ type limiter interface {
 // traits is what the engine needs to know of a rule's kind besides its
 // limiter. A kind's constructor sets them.
 type traits struct {
-	waits   bool // admitted requests may wait for their turn (leaky bucket): asked last
-	holds   bool // an admitted request may keep its reservation for Exit (Entry.keep)
-	exits   bool // Exit ends each admitted request for the rule once (binding.exits)
-	window  bool // a rate limit per window (not a concurrency limit): it has a Quota
-	refills bool // a token or leaky bucket
-	ramps   bool // a decision may carry a warm-up ramp's limit instead of the rule's
-	gate    bool // a breaker: asked first, it is no quota policy and limits no count
-	shared  bool // kept in a store: not asked after a rejection (see storeKind.ask)
-	adapts  bool // its limit moves: a request above it now may pass later
-	// cpu and load are true when it reads the host's CPU usage or load
-	// average: the Guard samples them while the rule is in force.
-	cpu, load bool
+	waits     bool // admitted requests may wait for their turn (leaky bucket): asked last
+	holds     bool // an admitted request may keep its reservation for Exit (Entry.keep)
+	exits     bool // Exit ends each admitted request for the rule once (binding.exits)
+	window    bool // a rate limit per window (not a concurrency limit): it has a Quota
+	refills   bool // a token or leaky bucket
+	ramps     bool // a decision may carry a warm-up ramp's limit instead of the rule's
+	gate      bool // a breaker: asked first, it is no quota policy and limits no count
+	shared    bool // kept in a store: not asked after a rejection (see storeKind.ask)
+	adapts    bool // its limit moves: a request above it now may pass later
+	cpu, load bool // it reads the host's CPU usage, load average: sampled while it is in force
 	// over, when set, reports whether n permits are more than the rule
 	// ever admits at once, whatever its decisions' limits (see neverAt).
-	over func(n int64) bool
-	// class is how the kind's blocks are answered (kindSpec.block).
-	class *BlockClass
+	over  func(n int64) bool
+	class *BlockClass // how the kind's blocks are answered (kindSpec.block)
 }

@@ -26,19 +26,12 @@ type kindSpec struct {
 	unsetHints map[string]string
 	// check adds the problems of the fields of a rule of the kind that
 	// their own bounds do not say (nil: none).
-	check func(v *validator, r *Rule)
-	// defaults returns a valid rule with the kind's defaults (nil: none).
-	defaults func(r Rule) Rule
-	// schema are the kind's JSON Schema conditions beyond its fields'
-	// (see rulesSchema).
-	schema []any
-	// block is how the kind's blocks are answered.
-	block BlockClass
-	// slots is KindInfo.Slots.
-	slots bool
-	// summary describes the kind's own fields of a rule for people (see
-	// Rule.Summary).
-	summary func(b *strings.Builder, r *Rule)
+	check    func(v *validator, r *Rule)
+	defaults func(r Rule) Rule                 // a valid rule with the kind's defaults (nil: none)
+	schema   []any                             // its JSON Schema conditions beyond its fields' (see rulesSchema)
+	block    BlockClass                        // how the kind's blocks are answered
+	slots    bool                              // KindInfo.Slots
+	summary  func(b *strings.Builder, r *Rule) // the kind's own fields of r, for Rule.Summary
 	// limiter makes the limiter of a valid rule of the kind, carrying over
 	// the state of prev, the same rule's in the rule set being replaced
 	// (nil when none; a limiter of another type is ignored).
@@ -55,13 +48,11 @@ type fieldSpec struct {
 	// value (limit: 0 blocks every request); required for one that must
 	// not be zero (the validator says so).
 	given, required bool
-	// min, xmin (exclusive) and max bound a number (nil: no bound).
-	min, xmin, max any
-	enum           []string // the values a text field takes (nil: any)
+	min, xmin, max  any      // bounds of a number, xmin exclusive (nil: none)
+	enum            []string // the values a text field takes (nil: any)
 }
 
-// commonFields are the fields of every rule, whatever its kind.
-var commonFields = [...]string{"name", "resource", "kind", "shadow"}
+var commonFields = [...]string{"name", "resource", "kind", "shadow"} // the fields of every rule, whatever its kind
 
 // builtinKinds returns the descriptors of the built-in kinds, in the order
 // documented for Kind. It is the one list of them. A kind's blocks count
@@ -127,8 +118,7 @@ func (ks kindSet) taking(field string) kindSet {
 	return out
 }
 
-// field returns the kind's spec of field, or nil when the kind does not
-// take it.
+// field returns the kind's spec of key, nil when the kind does not take it.
 func (k *kindSpec) field(key string) *fieldSpec {
 	if i := slices.IndexFunc(k.fields, func(f fieldSpec) bool { return f.key == key }); i >= 0 {
 		return &k.fields[i]
@@ -136,8 +126,7 @@ func (k *kindSpec) field(key string) *fieldSpec {
 	return nil
 }
 
-// joinWords returns words as "a", "a and b" or "a, b and c", with conj
-// for "and".
+// joinWords returns words as "a", "a and b" or "a, b and c" (conj for "and").
 func joinWords(words []string, conj string) string {
 	if len(words) <= 1 {
 		return strings.Join(words, "")
@@ -154,12 +143,10 @@ func mapped[E, T any](s []E, f func(E) T) []T {
 	return out
 }
 
-// ruleFields returns the fields of Rule, by their rules-file names, in
-// report order (the order of the struct: field i of Rule is the i-th).
+// ruleFields returns Rule's fields by their rules-file names, in struct order.
 func ruleFields() []string { return rulefields.Names(reflect.TypeFor[Rule]()) }
 
-// isSetValue reports whether a field of a Rule is set: not zero, and for
-// a map not empty.
+// isSetValue reports whether a Rule field is set: not zero, nor an empty map.
 func isSetValue(v reflect.Value) bool {
 	if v.Kind() == reflect.Map {
 		return v.Len() != 0
@@ -237,15 +224,12 @@ func (e *BlockedError) Error() string {
 // dashboard, a rules checker, exporters).
 type KindInfo struct {
 	Kind Kind
-	// Doc says what the kind limits, in a few words.
-	Doc string
+	Doc  string // what the kind limits, in a few words
 	// Fields are the fields a rule of the kind takes, by their names in a
 	// rules file, besides name, resource, kind and shadow.
 	Fields []string
-	// Given are the fields a rules file must give, even at 0.
-	Given []string
-	// Block is how its blocks are answered.
-	Block BlockClass
+	Given  []string   // the fields a rules file must give, even at 0
+	Block  BlockClass // how its blocks are answered
 	// Slots is true when its rules' limit is a fixed count of slots, one
 	// for each request in flight (RuleStats.InFlight), which exporters
 	// report by rule.
@@ -255,18 +239,16 @@ type KindInfo struct {
 // Kinds returns the built-in kinds of rules, in a fixed order: flow,
 // concurrency, hotspot, breaker, adaptive and system. The slice is new.
 func Kinds() []KindInfo {
-	ks := builtinKinds()
-	out := make([]KindInfo, len(ks))
-	for i, k := range ks {
-		out[i] = KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
+	return mapped(builtinKinds(), func(k kindSpec) KindInfo {
+		info := KindInfo{Kind: k.kind, Doc: k.doc, Block: k.block, Slots: k.slots}
 		for _, f := range k.fields {
-			out[i].Fields = append(out[i].Fields, f.key)
+			info.Fields = append(info.Fields, f.key)
 			if f.given {
-				out[i].Given = append(out[i].Given, f.key)
+				info.Given = append(info.Given, f.key)
 			}
 		}
-	}
-	return out
+		return info
+	})
 }
 
 // checkKind checks the kind of r and, when known, the fields of its kind.
@@ -295,8 +277,7 @@ type KindDef struct {
 	// Kind is its name in rules and rules files: a letter, then letters,
 	// digits, '_', '.' and '-'; not a built-in kind's.
 	Kind Kind
-	// Doc says what it limits, in a few words.
-	Doc string
+	Doc  string // what it limits, in a few words
 	// Fields are as KindInfo's: a rule that sets another is refused. A
 	// rules file may leave any of them out: Check refuses a zero value that
 	// cannot be meant (a limit of 0 left by a file cut short).

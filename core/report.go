@@ -50,9 +50,7 @@ func WithLogger(l *slog.Logger) Option {
 	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
 
-// blockLogInterval is how often at most a Guard logs that a rule blocks
-// requests, per rule.
-const blockLogInterval = 10 * time.Second
+const blockLogInterval = 10 * time.Second // how often at most a Guard logs that a rule blocks requests
 
 // Reporter bounds: queued reports, the log's rate and burst, and the
 // rules a record lists (of rules whose resource was normalized, or that
@@ -64,8 +62,7 @@ const (
 	maxLoggedRules = 20
 )
 
-// report is one thing the reporter tells, which deliver tells on the
-// reporter's goroutine.
+// report is one thing the reporter tells, on its goroutine (deliver).
 type report interface{ deliver(rp *reporter) }
 
 // breakerReport tells a breaker's change of state.
@@ -215,8 +212,7 @@ func (rp *reporter) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 	rp.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// defaultUnmatchedAfter is WithUnmatchedAfter's default.
-const defaultUnmatchedAfter = 5 * time.Minute
+const defaultUnmatchedAfter = 5 * time.Minute // WithUnmatchedAfter's default
 
 // WithUnmatchedAfter sets how long a rule may apply to no request after the
 // Guard starts, or after the SetRules that added or changed it, before the

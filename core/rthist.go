@@ -17,8 +17,7 @@ import (
 // nanosecond. It counts requests, not permits (WithCount).
 type RTHistogram [rtBuckets]int64
 
-// rtBuckets is the number of buckets of an RTHistogram; rtMinExp is the
-// exponent of the upper bound of bucket 0, in seconds.
+// The number of buckets of an RTHistogram and rtBucket's exponent (see rthist).
 const (
 	rtBuckets = rthist.Buckets
 	rtMinExp  = rthist.MinExp

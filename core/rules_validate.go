@@ -98,10 +98,7 @@ func (ks kindSet) checkRules(rules []Rule) error {
 		v.checkKind(r)
 	}
 	slices.SortStableFunc(v.problems, func(a, b Problem) int {
-		if a.Index != b.Index {
-			return a.Index - b.Index
-		}
-		return rulefields.Rank(v.fields, a.Field) - rulefields.Rank(v.fields, b.Field)
+		return cmp.Or(a.Index-b.Index, rulefields.Rank(v.fields, a.Field)-rulefields.Rank(v.fields, b.Field))
 	})
 	if v.more {
 		v.problems = append(v.problems, Problem{Index: -1, Msg: rulefields.MoreProblems()})
@@ -145,8 +142,7 @@ func (v *validator) addAll(fes []*rulefields.FieldError) {
 // all carry as they are (see checkName).
 const nameChars = "-_.:/{}*$#()"
 
-// checkName checks an explicit name: bounded, of the name charset, and
-// unique.
+// checkName checks an explicit name: bounded, of the name charset, and unique.
 func (v *validator) checkName(name string) {
 	if name == "" {
 		return
@@ -174,7 +170,7 @@ func (v *validator) checkResource(res string) {
 		v.add("resource", "is required")
 	case len(res) > maxResourceLen:
 		v.add("resource", "must be at most %d bytes, got %d", maxResourceLen, len(res))
-	case strings.ContainsFunc(res, unprintable):
+	case strings.ContainsFunc(res, func(c rune) bool { return unicode.IsControl(c) || unicode.Is(unicode.Cf, c) }):
 		v.add("resource", "must not contain control or format characters, got %s", quote(res))
 	default:
 		if _, err := resname.Canonical(res); err != nil {
@@ -235,8 +231,7 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 	}
 }
 
-// storeCost checks a bucket's limit of a rule with a store (see
-// flow.BucketLimitOK).
+// storeCost checks a store rule's bucket limit (see flow.BucketLimitOK).
 func (v *validator) storeCost(field, what string, limit, window int64) {
 	if largest, ok := flow.BucketLimitOK(limit, time.Duration(window)); !ok {
 		v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, time.Duration(window)))
@@ -282,8 +277,6 @@ func Quote(s string) string { return rulefields.Quote(s) }
 func isName(s string) bool {
 	return !strings.ContainsFunc(s, func(c rune) bool { return c >= utf8.RuneSelf || !isNameChar(byte(c)) })
 }
-
-func unprintable(c rune) bool { return unicode.IsControl(c) || unicode.Is(unicode.Cf, c) }
 
 func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(nameChars, c) >= 0

@@ -34,12 +34,8 @@ const (
 
 // Stats is the state of a breaker and the statistics it trips on.
 type Stats struct {
-	State State
-	// Requests and Bad are the requests completed in the window while
-	// closed, and the bad ones among them.
-	Requests, Bad int64
-	// Trips counts the times the breaker opened.
-	Trips int64
-	// RetryAfter is, while open, the time until it goes half-open.
-	RetryAfter time.Duration
+	State         State
+	Requests, Bad int64         // the requests completed in the window while closed, and the bad ones
+	Trips         int64         // the times the breaker opened
+	RetryAfter    time.Duration // while open, the time until it goes half-open
 }

@@ -9,8 +9,7 @@ import (
 	"github.com/sluicekit/sluice/core/rulesfile"
 )
 
-// report is the body Handler serves: the package doc describes it, and
-// its parts below, field by field.
+// report is the body Handler serves, described field by field in the package doc.
 type report struct {
 	Ready    bool     `json:"ready"`
 	Problems []string `json:"problems,omitempty"`

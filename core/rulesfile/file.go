@@ -28,9 +28,7 @@ const (
 	formatJSON
 )
 
-// Bounds of a rules file, whose figures the package documentation
-// (Errors) gives: a YAML file's node tree is built whole, so its cap is
-// smaller; a JSON file is read one rule at a time (readJSON).
+// Bounds of a rules file (see the package documentation, Errors).
 const (
 	maxFileSize = 16 << 20
 	maxYAMLSize = 512 << 10
@@ -95,9 +93,8 @@ func Parse(data []byte) ([]core.Rule, error) {
 	return parse(data, formatYAML)
 }
 
-// withoutBOM returns data without the UTF-8 byte order mark (U+FEFF) that
-// some editors write first: a JSON file may start with one, as a YAML
-// file may.
+// withoutBOM returns data without the UTF-8 byte order mark (U+FEFF) some
+// editors write first, which a JSON file may start with, as a YAML file may.
 func withoutBOM(data []byte) []byte {
 	if len(data) >= 3 && string(data[:3]) == "\uFEFF" {
 		return data[3:]
@@ -157,8 +154,7 @@ func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	return rules, p, nil
 }
 
-// tooManyRulesMsg is the problem of a rules list of more than maxRules rules,
-// given on the line of rules[maxRules].
+// tooManyRulesMsg is the problem of over maxRules rules, on rules[maxRules]'s line.
 func tooManyRulesMsg() string {
 	return fmt.Sprintf("must hold at most %d rules, got more: rules[%d] starts on this line", maxRules, maxRules)
 }
@@ -181,8 +177,7 @@ func formatOf(path string) fileFormat {
 	return formatYAML
 }
 
-// readFile reads the rules file at path with readLimited, and its rules
-// with read.
+// readFile reads the rules file at path (readLimited) and its rules (read).
 func readFile(path string) ([]core.Rule, *fileParser, error) {
 	data, _, err := readLimited(path, formatOf(path))
 	if err != nil {
@@ -266,9 +261,8 @@ func syntaxProblem(err error) error {
 	return problem(-1, "", line, "%s", msg)
 }
 
-// decodeYAML parses a YAML document into its node tree. A document that
-// is empty or holds only comments gives nil; a second document is an
-// error.
+// decodeYAML parses a YAML document into its node tree: nil when it is empty
+// or only comments; a second document is an error.
 func decodeYAML(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, next yaml.Node

@@ -26,14 +26,12 @@ const (
 
 // readJSON reads the rules of the JSON data with p: a rules file, as
 // p.document reads a node tree, or a rules list (list true, for
-// Rules.UnmarshalJSON). It checks the syntax and counts the rules
-// (jsonRulesCount), to refuse too many before reading any, then builds the
-// node tree of one rule at a time, in nodes reused from rule to rule,
-// leaving out what no problem needs: the contents of lists and mappings in
-// a rule (but for its overrides) and of top-level keys other than rules,
-// each skipped in one json.Decoder.Decode. Its errors are
-// *core.RulesError: syntax, too many rules, or a mapping over maxTopKeys,
-// maxRuleKeys or maxOverrides.
+// Rules.UnmarshalJSON). It checks the syntax and counts the rules, to
+// refuse too many before reading any, then builds the node tree of one
+// rule at a time, in nodes reused from rule to rule, without what no
+// problem needs (see openKind). Its errors are *core.RulesError: syntax,
+// too many rules, or a mapping over maxTopKeys, maxRuleKeys or
+// maxOverrides.
 func readJSON(data []byte, list bool, p *fileParser) ([]core.Rule, error) {
 	j := &jsonReader{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
 	j.dec.UseNumber()

@@ -2,6 +2,7 @@ package rulesfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"iter"
 	"math"
@@ -37,8 +38,7 @@ type fileParser struct {
 	dropped  bool              // problems were left out (maxProblems)
 }
 
-// maxProblems bounds the problems a rules file reports.
-const maxProblems = rulefields.MaxProblems
+const maxProblems = rulefields.MaxProblems // bounds the problems a rules file reports
 
 // ruleLines are the line of a rule and the range of fieldAt that holds
 // the lines of the keys of the fields it sets (the first of each).
@@ -46,8 +46,7 @@ type ruleLines struct {
 	line, start, end int
 }
 
-// fieldLine is the line of a field's key; field is the index of the field
-// in core.Rule.
+// fieldLine is the line of a field's key; field is its index in core.Rule.
 type fieldLine struct {
 	field, line int32
 }
@@ -71,8 +70,7 @@ func (p *fileParser) add(index int, name, field string, n *yaml.Node, format str
 	p.problems = append(p.problems, core.Problem{Index: index, Name: name, Field: field, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// full reports whether the parser has recorded maxProblems problems: a
-// reader may stop reading rules.
+// full reports whether maxProblems problems are recorded: reading may stop.
 func (p *fileParser) full() bool {
 	return len(p.problems) >= maxProblems
 }
@@ -95,10 +93,7 @@ func (p *fileParser) merge(validated []core.Problem) []core.Problem {
 		}
 	}
 	slices.SortStableFunc(all, func(a, b core.Problem) int {
-		if a.Index != b.Index {
-			return a.Index - b.Index
-		}
-		return rulefields.Rank(p.names, a.Field) - rulefields.Rank(p.names, b.Field)
+		return cmp.Or(a.Index-b.Index, rulefields.Rank(p.names, a.Field)-rulefields.Rank(p.names, b.Field))
 	})
 	return capped(all, more)
 }
@@ -211,8 +206,7 @@ func (p *fileParser) topLevel(root *yaml.Node) *yaml.Node {
 	return list
 }
 
-// isList reports whether n is a list, recording a problem of a rules list
-// when not.
+// isList reports whether n is a list, else records a rules list problem.
 func (p *fileParser) isList(n *yaml.Node) bool {
 	if n.Kind != yaml.SequenceNode {
 		p.add(-1, "", "rules", n, "must be a list of rules, got %s", describe(n))
@@ -316,8 +310,7 @@ func (rp *ruleParser) add(field string, n *yaml.Node, format string, args ...any
 	rp.p.add(rp.index, rp.name, field, n, format, args...)
 }
 
-// field sets the field named key of r from val. A null value leaves the
-// field zero.
+// field sets field key of r from val; a null value leaves the field zero.
 func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 	index, ok := rp.p.fields[key]
 	if !ok {

@@ -50,11 +50,10 @@ type Watcher struct {
 	mu sync.Mutex // guards the fields below
 	// last is the previous poll's observation of the file; info and readAt
 	// are the file's FileInfo and the wall time when it was last read.
-	last   observation
-	info   os.FileInfo
-	readAt time.Time
-	// applied is the key of the content in force.
-	applied obsKey
+	last    observation
+	info    os.FileInfo
+	readAt  time.Time
+	applied obsKey // the key of the content in force
 	// reported is the key of the last problem reported, valid while
 	// failing is true; err is the problem of the file as last seen.
 	reported obsKey
@@ -66,15 +65,12 @@ type Watcher struct {
 // ReloadStats are the counts of a Watcher's loads of its rules file
 // (Watcher.Stats), for metrics and alerts.
 type ReloadStats struct {
-	// Path is the rules file's path, as NewWatcher was given it.
-	Path string
+	Path string // the rules file's path, as NewWatcher was given it
 	// Reloads counts the versions of the file applied, NewWatcher's
 	// included; Failures the loads refused: each version (or read error)
 	// the watcher tried, and each Reload that found the file invalid.
-	Reloads, Failures int64
-	// LastSuccess and LastFailure are the wall-clock times of the last of
-	// each; zero before the first.
-	LastSuccess, LastFailure time.Time
+	Reloads, Failures        int64
+	LastSuccess, LastFailure time.Time // the wall-clock times of the last of each; zero before the first
 	// LastDuration is how long the last load, applied or refused, took to
 	// parse the file and set its rules.
 	LastDuration time.Duration
@@ -88,10 +84,8 @@ type ReloadStats struct {
 // core.Rule.Name (the name the file gives them, or the one
 // core.NormalizeRules derives).
 type Change struct {
-	// Path is the rules file.
-	Path string
-	// Rules is the number of rules in force after the change.
-	Rules int
+	Path  string // the rules file
+	Rules int    // the number of rules in force after the change
 	// Added, Removed and Changed name the rules that the new rule set has
 	// and the old had not, the old had and the new has not, and that both
 	// have with different fields. A changed rule keeps its counts when its
@@ -106,8 +100,7 @@ type obsKey struct {
 	err string
 }
 
-// observation is what a poll saw: the file's content, or why it could not
-// be read.
+// observation is what a poll saw: the file's content, or why it cannot be read.
 type observation struct {
 	key  obsKey
 	data []byte
@@ -185,9 +178,8 @@ func NewWatcher(g *core.Guard, path string, opts ...WatchOption) (*Watcher, erro
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	o := w.observe()
-	w.last = o
-	if err := w.load(context.Background(), o, true); err != nil {
+	w.last = w.observe()
+	if err := w.load(context.Background(), w.last, true); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -281,9 +273,8 @@ func readFailure(err error) observation {
 	return observation{key: obsKey{err: err.Error()}, err: err}
 }
 
-// load applies the content o saw, or reports why it cannot; initial is
-// true for NewWatcher's load, which reports nothing: it returns the
-// error.
+// load applies the content o saw, or reports why it cannot; NewWatcher's load
+// (initial) reports nothing: it returns the error.
 func (w *Watcher) load(ctx context.Context, o observation, initial bool) error {
 	start := time.Now()
 	problem := o.err // what is wrong, for the log, which gives the path apart
@@ -346,9 +337,8 @@ func (w *Watcher) applyChange(ctx context.Context, before, after []core.Rule, in
 
 func (w *Watcher) log() *slog.Logger { return cmp.Or(w.logger, slog.Default()) }
 
-// appendNames appends to attrs an attribute listing at most
-// maxLoggedNames names, and how many more there are; nothing when there
-// are no names.
+// appendNames appends to attrs an attribute of at most maxLoggedNames names
+// and how many more there are; none without names.
 func appendNames(attrs []slog.Attr, key string, list []string) []slog.Attr {
 	switch {
 	case len(list) == 0:

@@ -22,8 +22,7 @@ const (
 	defaultMaxResources = 1024
 )
 
-// buckets is the number of buckets a window is counted in.
-const buckets = 10
+const buckets = 10 // the number of buckets a window is counted in
 
 // Throttle decides whether a client sends a call to its upstream (see the
 // package documentation). It is safe for concurrent use.
@@ -49,13 +48,8 @@ type state struct {
 	counts      *window.LeapArray
 	failing     float64 // the upstream's recent rejection ratio (see weight)
 	pausedUntil time.Duration
-	// owed is the share of a call let through that the calls rejected
-	// so far are owed, in [0, 1): each call adds its share to let
-	// through, 1 - p, and goes when the sum reaches 1 (error diffusion).
-	owed float64
-	// since is when the counts of the window began: the first call
-	// Allow saw with nothing counted in the window.
-	since time.Duration
+	owed        float64       // in [0, 1): what the resource is owed (see the package doc)
+	since       time.Duration // when the window's counts began: Allow's first call with none counted
 }
 
 // Option configures New.
@@ -125,10 +119,8 @@ type Error struct {
 	Resource string
 	// RetryAfter is the time left of the upstream's pause, 0 when the call
 	// was rejected for the upstream's rejections.
-	RetryAfter time.Duration
-	// Probability is the share of calls the Throttle rejected at the
-	// decision; 1 while paused.
-	Probability float64
+	RetryAfter  time.Duration
+	Probability float64 // the share of calls the Throttle rejected at the decision; 1 while paused
 }
 
 // Error describes the rejection.

@@ -15,19 +15,15 @@ type Limiter struct {
 	s     *state
 }
 
-// state is the count of a rule's slots, shared by its Limiters across
-// reloads.
+// state is the count of a rule's slots, shared by its Limiters across reloads.
 type state struct {
-	// taken counts the slots taken: in flight, and free in a CPU's lease.
-	taken atomic.Int64
+	taken atomic.Int64 // the slots taken: in flight, and free in a CPU's lease
 	// limit is the limit of the rule's newest Limiter: requests admitted
 	// under an older one release their slots to leases only while it
 	// leaves room, so that a lowered limit takes hold.
 	limit  atomic.Int64
 	leases []lease // one per stripe
-	// room is the number of slots not taken from which CPUs keep free
-	// slots (stripe.MinLeased).
-	room int64
+	room   int64   // the slots not taken from which CPUs keep free slots (stripe.MinLeased)
 }
 
 // lease is the free slots one CPU keeps, on a cache line of its own.
@@ -36,9 +32,7 @@ type lease struct {
 	_    [56]byte
 }
 
-// maxLease is the most free slots a CPU keeps; what it takes at once is
-// sized by stripe.LeaseSize.
-const maxLease = stripe.MaxLease
+const maxLease = stripe.MaxLease // the most free slots a CPU keeps (what it takes at once: stripe.LeaseSize)
 
 // New returns a Limiter allowing limit requests in flight. When prev is the
 // Limiter of the same rule before a rule reload, the in-flight count is

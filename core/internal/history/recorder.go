@@ -295,8 +295,7 @@ func (h *Recorder) putRule(r Rule, sec, k int64) {
 	tr.prev, tr.seen = cur, sec
 }
 
-// put records vals in r for the k seconds ending at second sec, the last
-// Seconds of them.
+// put records vals in r for the k seconds ending at sec (the last Seconds).
 func (h *Recorder) put(r *Ring, sec, k int64, vals []float32) {
 	if _, last := r.Held(); last >= sec {
 		return
@@ -328,9 +327,9 @@ func percentiles(hist []int64, avg float32) (p50, p99 float32) {
 // share returns n shared evenly between k seconds.
 func share(n, k int64) float32 { return float32(float64(n) / float64(k)) }
 
-// Read returns the history of the seconds that ended after after: each
-// series ends at the second that ended at end (see core.History); res by
-// name, the overflow last, and rules in the order of the last sample.
+// Read returns the history of the seconds that ended after after, as
+// core.History has it: res by name, the overflow last, and rules in the
+// order of the last sample.
 func (h *Recorder) Read(after time.Duration) (end time.Duration, res []ResourceSeries, rules []RuleSeries) {
 	from := window.Floor(int64(after), int64(time.Second))/int64(time.Second) + 1
 	h.mu.Lock()

@@ -87,8 +87,7 @@ type Slab struct {
 	free         []float32 // of the last block, not yet handed out
 }
 
-// maxBlock bounds the rings of a block of a Slab.
-const maxBlock = 16
+const maxBlock = 16 // bounds the rings of a block of a Slab
 
 // NewSlab returns a Slab of rings of length samples of cols columns.
 func NewSlab(length, cols int) (*Slab, error) {

@@ -100,8 +100,7 @@ func isWildcard(seg string, last bool) bool {
 	return isParamName(name) || last && name == "$"
 }
 
-// isParamName reports whether s is a route parameter name: letters, digits
-// and '_'.
+// isParamName reports whether s is a route parameter name: letters, digits, '_'.
 func isParamName(s string) bool {
 	return s != "" && !strings.ContainsFunc(s, func(c rune) bool {
 		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')

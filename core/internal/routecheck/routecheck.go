@@ -27,17 +27,14 @@ type Checker struct {
 	methods []string // the methods a route without one serves: all
 	most    int      // the rules a record lists
 
-	mu     sync.Mutex // guards the fields below
-	rules  []Rule     // the HTTP rules in force
-	routes map[string]bool
-	// checking is set once Check was called: SetRules checks then.
-	checking bool
-	// unrouted names the rules in force logged as matching no route.
-	unrouted map[string]bool
+	mu       sync.Mutex // guards the fields below
+	rules    []Rule     // the HTTP rules in force
+	routes   map[string]bool
+	checking bool            // once Check was called: SetRules checks then
+	unrouted map[string]bool // the rules in force logged as matching no route
 }
 
-// New returns a Checker that logs to log, listing up to most rules a
-// record.
+// New returns a Checker that logs to log, listing up to most rules a record.
 func New(log *slog.Logger, most int) *Checker {
 	return &Checker{log: log, methods: resname.Methods(), most: most, routes: map[string]bool{}, unrouted: map[string]bool{}}
 }
@@ -75,8 +72,7 @@ func (c *Checker) SetRules(rules []Rule) {
 	}
 }
 
-// check logs the rules that match no route and were not logged so. c.mu is
-// held.
+// check logs the rules that match no route, not logged so yet. c.mu is held.
 func (c *Checker) check() {
 	if len(c.routes) == 0 {
 		return

@@ -25,9 +25,8 @@ func Names(t reflect.Type) []string {
 	return names
 }
 
-// Rank returns the position of field among names (see Names): 0 for a
-// problem of a whole rule (empty field), then the fields in order, then
-// other names.
+// Rank returns the position of field among names (see Names): 0 for a whole
+// rule's problem (no field), then the fields in order, then other names.
 func Rank(names []string, field string) int {
 	if field == "" {
 		return 0
@@ -68,12 +67,10 @@ type FieldError struct {
 	Msg   string
 }
 
-// Error returns the field name followed by the message, as in
-// "limit must be >= 0, got -5".
+// Error returns the field name and the message: "limit must be >= 0, got -5".
 func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
 
-// Join returns errs joined into one error (errors.Join), or nil when there
-// are none.
+// Join returns errs joined into one error (errors.Join), nil when none.
 func Join(errs []*FieldError) error {
 	all := make([]error, len(errs))
 	for i, e := range errs {

@@ -86,9 +86,7 @@ func (h *Host) CPU() (float64, error) {
 // that reading, the usage over a few milliseconds being all or nothing.
 const minSpan = Every / 2
 
-// userHz is the unit of the times of /proc/self/stat: USER_HZ, 100 on
-// every Linux architecture Go runs on.
-const userHz = 100
+const userHz = 100 // the unit of /proc/self/stat's times: USER_HZ, 100 on every Linux architecture
 
 // readUsage returns the CPU time used so far, in nanoseconds: the
 // cgroup's whose quota binds, else the process's (/proc/self/stat).
@@ -108,8 +106,7 @@ func (h *Host) readUsage() (int64, error) {
 	return n * unit, err
 }
 
-// ParseSelfStat returns utime plus stime, in clock ticks, of a
-// /proc/<pid>/stat file.
+// ParseSelfStat returns utime plus stime, in clock ticks, of /proc/<pid>/stat.
 func ParseSelfStat(s string) (int64, error) {
 	// The command, in parentheses, may hold spaces and parentheses: the
 	// fields are those after the last ')', from the state (field 3).

@@ -79,8 +79,7 @@ type state struct {
 	levels   *priority.Tracker
 }
 
-// New returns a Limiter configured by c, sharing the statistics of prev
-// when prev is not nil.
+// New returns a Limiter configured by c, sharing prev's statistics (if any).
 func New(c Config, prev *Limiter) *Limiter {
 	if prev != nil {
 		return &Limiter{c, prev.s}
@@ -190,8 +189,7 @@ func (s *state) under(now, n, v int64, level int, bound float64) bool {
 	return own <= n || float64(own) <= bound
 }
 
-// rtHigh reports whether the average response time over rtRecent is over
-// threshold, in milliseconds.
+// rtHigh reports whether rtRecent's average response time is over threshold (ms).
 func (s *state) rtHigh(now int64, threshold float64) bool {
 	snap := s.w.SnapshotOver(now, rtRecent)
 	return snap.Complete > 0 && float64(snap.RT) > threshold*float64(time.Millisecond)*float64(snap.Complete)
@@ -203,8 +201,7 @@ func (s *state) on(now int64) bool {
 	return last != math.MinInt64 && now-last < int64(hold)
 }
 
-// overAt records that the signal was over its threshold at now, at most
-// once a millisecond.
+// overAt records that the signal was over its threshold at now, once a ms at most.
 func (s *state) overAt(now int64) {
 	if last := s.over.Load(); last == math.MinInt64 || now-last >= int64(time.Millisecond) {
 		s.over.Store(now)
