@@ -1,0 +1,108 @@
+package sluiceotel_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/sluicekit/sluice/core"
+	sluiceotel "github.com/sluicekit/sluice/core/otel"
+	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
+)
+
+// TestExportersAgreeOnTheSystemClockUnderAFlood attacks the promise that
+// both exporters expose the same series with the same labels and values
+// (package doc, "the same names, labels and values whichever exporter")
+// where the fake-clock tests cannot: a Guard on the system clock, whose
+// response times are sampled (one request in 32 timed, counting 32 times),
+// flooded by goroutines on a saturated CPU with thousands of distinct
+// resource names and hotspot param values, while both exporters are
+// scraped. Once the flood ends, the two scrapes are the same series with
+// the same values, histograms included; the resources are those of the
+// bound plus (overflow), and no param value is a label.
+func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
+	const maxResources = 16 // windows of an hour: no count changes between the two scrapes
+	g, err := core.New(quiet, core.WithMaxResources(maxResources), core.WithRules(
+		core.Rule{Name: "per-user", Resource: "GET /u", Kind: core.KindHotspot, Param: "user", Limit: 3, Window: time.Hour},
+		core.Rule{Name: "all", Resource: "*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Hour},
+		core.Rule{Name: "inflight", Resource: "GET /*", Kind: core.KindConcurrency, Limit: 1 << 20},
+	))
+	require.NoError(t, err)
+	defer g.Close()
+	ph, err := sluiceprom.Handler(g)
+	require.NoError(t, err)
+	p, err := sluiceotel.NewProducer(g)
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(p))
+	require.NoError(t, err)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	_, err = sluiceotel.Register(g, sluiceotel.WithMeterProvider(mp))
+	require.NoError(t, err)
+	oh := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+
+	// Busy goroutines saturate the CPUs for the flood's length.
+	stop := make(chan struct{})
+	var busy sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		busy.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	}
+	var flood sync.WaitGroup
+	var sent atomic.Int64
+	for w := range 4 {
+		flood.Go(func() {
+			for i := range 3000 {
+				resource := "GET /u"
+				if i%2 == 1 {
+					resource = fmt.Sprintf("GET /junk/%d/%d\xff\"\n", w, i)
+				}
+				user := core.WithParams(core.ParamMap{"user": {fmt.Sprintf("user-%d-%d\"}", w, i)}})
+				if e, err := g.Enter(context.Background(), resource, user); err == nil {
+					e.Exit(nil)
+				}
+				sent.Add(1)
+			}
+		})
+	}
+	for range 5 { // scrapes during the flood never fail
+		scrapeText(t, ph)
+		scrapeText(t, oh)
+	}
+	flood.Wait()
+	close(stop)
+	busy.Wait()
+	require.EqualValues(t, 12000, sent.Load())
+
+	prom, otel := series(t, scrapeText(t, ph)), series(t, scrapeText(t, oh))
+	assert.Equal(t, prom, otel, "after the flood, the same series and values")
+	resources := 0
+	for k := range prom {
+		assert.NotContains(t, k, "user-", "a param value is never a label")
+		if strings.HasPrefix(k, "sluice_active_requests{") {
+			resources++
+		}
+	}
+	assert.Equal(t, maxResources+1, resources, "the bound's resources and (overflow)")
+	assert.Contains(t, prom, `sluice_active_requests{sluice_resource="(overflow)"}`)
+}
