@@ -20,6 +20,7 @@ import (
 	"github.com/sluicekit/sluice/core"
 	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // TestExportersAgreeOnTheSystemClockUnderAFlood attacks the promise that
@@ -97,10 +98,20 @@ func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 	prom, otel := series(t, scrapeText(t, ph)), series(t, scrapeText(t, oh))
 	assert.Equal(t, prom, otel, "after the flood, the same series and values")
 	resources := 0
-	for k := range prom {
+	for k, v := range prom {
 		assert.NotContains(t, k, "user-", "a param value is never a label")
 		if strings.HasPrefix(k, "sluice_active_requests{") {
 			resources++
+		}
+		// The histogram counts sampled response times (core.ResourceStats):
+		// within 31 requests a CPU of the completed requests.
+		if labels, ok := strings.CutPrefix(k, "sluice_request_duration_seconds{"); ok {
+			var count, completed int
+			_, err := fmt.Sscanf(v, "HISTOGRAM %d", &count)
+			require.NoError(t, err, v)
+			_, err = fmt.Sscanf(prom["sluice_completed_requests_total{"+labels], "COUNTER %d", &completed)
+			require.NoError(t, err, k)
+			assert.InDelta(t, completed, count, float64(31*stripe.Count()), "%s: histogram count %d, completed %d", k, count, completed)
 		}
 	}
 	assert.Equal(t, maxResources+1, resources, "the bound's resources and (overflow)")
