@@ -51,7 +51,7 @@ func TestREADMECommandsNameWhatExists(t *testing.T) {
 	for _, m := range runs {
 		assert.True(t, isMain(rel(m[1])), "README: go run %s is no command", m[1])
 	}
-	dirs := regexp.MustCompile(`go -C (\S+) (run|test) (\S+)`).FindAllStringSubmatch(string(readme), -1)
+	dirs := regexp.MustCompile(`go -C ([^\s\x60]+) (run|test) ([^\s\x60]+)`).FindAllStringSubmatch(string(readme), -1)
 	require.NotEmpty(t, dirs)
 	for _, m := range dirs {
 		assert.Contains(t, modules, m[1], "README: go -C %s is no module", m[1])
@@ -62,4 +62,35 @@ func TestREADMECommandsNameWhatExists(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s+cd (\S+) && go run (\S+)`).FindAllStringSubmatch(string(readme), -1) {
 		assert.True(t, isMain(filepath.Join(m[1], m[2])), "README: cd %s && go run %s is no command", m[1], m[2])
 	}
+}
+
+// TestExampleCommandsRun checks the commands the examples' documentation
+// gives: run from the repository's root, `go run ./examples/X` fails (the
+// examples are a module of their own: "main module does not contain
+// package"), so none is written that way, and each `go -C examples run ./X`
+// names a directory holding a main package.
+func TestExampleCommandsRun(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var checked int
+	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		assert.NotRegexp(t, `go run \./examples/`, string(b), "%s: run from the root, go run ./examples/... is not found; write go -C examples run ./...", path)
+		for _, m := range regexp.MustCompile(`go -C examples run \./([^\s\x60]+)`).FindAllStringSubmatch(string(b), -1) {
+			files, _ := filepath.Glob(filepath.Join(root, "examples", m[1], "*.go"))
+			assert.True(t, slices.ContainsFunc(files, func(f string) bool {
+				src, err := os.ReadFile(f)
+				return err == nil && regexp.MustCompile(`(?m)^package main$`).Match(src)
+			}), "%s: go -C examples run ./%s is no command", path, m[1])
+			checked++
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.NotZero(t, checked)
 }
