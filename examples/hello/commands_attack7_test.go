@@ -73,7 +73,7 @@ func TestExampleCommandsRun(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var checked int
 	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") || !slices.Contains([]string{".go", ".md", ".yaml"}, filepath.Ext(path)) {
 			return err
 		}
 		b, err := os.ReadFile(path)
@@ -81,7 +81,7 @@ func TestExampleCommandsRun(t *testing.T) {
 			return err
 		}
 		assert.NotRegexp(t, `go run \./examples/`, string(b), "%s: run from the root, go run ./examples/... is not found; write go -C examples run ./...", path)
-		for _, m := range regexp.MustCompile(`go -C examples run \./([^\s\x60]+)`).FindAllStringSubmatch(string(b), -1) {
+		for _, m := range regexp.MustCompile(`go -C examples run \./([^\s\x60()]*[^\s\x60().,])`).FindAllStringSubmatch(string(b), -1) {
 			files, _ := filepath.Glob(filepath.Join(root, "examples", m[1], "*.go"))
 			assert.True(t, slices.ContainsFunc(files, func(f string) bool {
 				src, err := os.ReadFile(f)
