@@ -10,15 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/sluicekit/sluice/core"
-	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -44,16 +39,7 @@ func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 	defer g.Close()
 	ph, err := sluiceprom.Handler(g)
 	require.NoError(t, err)
-	p, err := sluiceotel.NewProducer(g)
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(p))
-	require.NoError(t, err)
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
-	defer func() { _ = mp.Shutdown(context.Background()) }()
-	_, err = sluiceotel.Register(g, sluiceotel.WithMeterProvider(mp))
-	require.NoError(t, err)
-	oh := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	oh := otelHandler(t, g)
 
 	// Busy goroutines saturate the CPUs for the flood's length.
 	stop := make(chan struct{})
