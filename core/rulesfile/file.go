@@ -120,7 +120,7 @@ func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 	var err error
 	switch format {
 	case formatJSON:
-		rules, err = readJSON(data, false, p)
+		rules, err = readJSON(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), false, p) // a byte order mark, as YAML skips
 	case formatYAML:
 		var root *yaml.Node
 		if root, err = decodeYAML(data); err == nil {
