@@ -42,16 +42,11 @@ func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 	oh := otelHandler(t, g)
 
 	// Busy goroutines saturate the CPUs for the flood's length.
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var busy sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		busy.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() {
 			}
 		})
 	}
@@ -77,7 +72,7 @@ func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 		scrapeText(t, oh)
 	}
 	flood.Wait()
-	close(stop)
+	stop.Store(true)
 	busy.Wait()
 	require.EqualValues(t, 12000, sent.Load())
 
