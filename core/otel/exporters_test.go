@@ -122,6 +122,14 @@ func promScrape(t *testing.T, g *core.Guard, w *rulesfile.Watcher) string {
 // histograms for g and w.
 func otelScrape(t *testing.T, g *core.Guard, w *rulesfile.Watcher) string {
 	t.Helper()
+	return scrapeText(t, otelHandler(t, g, sluiceotel.WithWatcher(w)))
+}
+
+// otelHandler returns the handler of OpenTelemetry's Prometheus exporter,
+// with its default options, of Register's instruments (with opts) and the
+// Producer's histograms for g, until t ends.
+func otelHandler(t *testing.T, g *core.Guard, opts ...sluiceotel.Option) http.Handler {
+	t.Helper()
 	p, err := sluiceotel.NewProducer(g)
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
@@ -129,9 +137,9 @@ func otelScrape(t *testing.T, g *core.Guard, w *rulesfile.Watcher) string {
 	require.NoError(t, err)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	_, err = sluiceotel.Register(g, sluiceotel.WithMeterProvider(mp), sluiceotel.WithWatcher(w))
+	_, err = sluiceotel.Register(g, append(opts, sluiceotel.WithMeterProvider(mp))...)
 	require.NoError(t, err)
-	return scrapeText(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
 // exporterLabel reports whether a label is one OpenTelemetry's exporter

@@ -7,16 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/clock"
-	sluiceotel "github.com/sluicekit/sluice/core/otel"
 	sluiceprom "github.com/sluicekit/sluice/core/prometheus"
 )
 
@@ -41,16 +36,7 @@ func TestExportersAgreeAcrossReloadAndHostileNames(t *testing.T) {
 	defer g.Close()
 	ph, err := sluiceprom.Handler(g)
 	require.NoError(t, err)
-	p, err := sluiceotel.NewProducer(g)
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(p))
-	require.NoError(t, err)
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
-	defer func() { _ = mp.Shutdown(context.Background()) }()
-	_, err = sluiceotel.Register(g, sluiceotel.WithMeterProvider(mp))
-	require.NoError(t, err)
-	oh := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	oh := otelHandler(t, g)
 
 	hostile := []string{"GET /a", "GET /b", "q\"uote", `back\slash`, "new\nline", "br{ace}=\"x\"", strings.Repeat("é", 300), "bad\xff\xfe", "bad\xff\xfd"}
 	for i := range 50 {

@@ -53,7 +53,11 @@
 //	                                                     scrapers that ask for them
 //
 // Response times are measured on the monotonic clock; core.RTHistogram says
-// which request counts in which bucket. Fallback means a rule with a store
+// which request counts in which bucket. Where no rule of a resource reads
+// them, they are sampled (core.ResourceStats: one request in 32 timed,
+// counting 32 times), so the histogram's _count and the response time
+// total are estimates, within 31 requests a CPU of the completed requests
+// (TestExportersAgreeOnTheSystemClockUnderAFlood in core/otel). Fallback means a rule with a store
 // blocked the request by its failure policy while the store failed;
 // cancelled, that its context ended while it waited for its turn in a leaky
 // bucket.

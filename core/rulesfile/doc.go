@@ -207,7 +207,9 @@
 // say, can be caught halfway by a poll; waiting for the content to hold
 // still for a poll period keeps the files cut short that Parse cannot
 // tell apart (see Errors) from ever applying. A change therefore applies one to
-// two poll periods after it is written. Writers that take longer than a
+// two poll periods after it is written. A file that changed at each of 10
+// polls in a row is reported as a problem is, once, until a version holds
+// still. Writers that take longer than a
 // poll period to write the file should write a temporary file in the same
 // directory and rename it over the rules file, which replaces it at once.
 //

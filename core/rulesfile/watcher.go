@@ -26,7 +26,8 @@ const (
 	mtimeSlack = 2 * time.Second
 	// maxLoggedNames bounds the rule names a Watcher puts in one log line
 	// per list (added, removed, changed); Change has them all.
-	maxLoggedNames = 10
+	maxLoggedNames    = 10
+	maxUnsettledPolls = 10 // polls in a row seeing a new version before a Watcher reports it
 )
 
 // Watcher keeps a Guard's rules in step with a rules file while the
@@ -56,10 +57,11 @@ type Watcher struct {
 	applied obsKey // the key of the content in force
 	// reported is the key of the last problem reported, valid while
 	// failing is true; err is the problem of the file as last seen.
-	reported obsKey
-	failing  bool
-	err      error
-	stats    ReloadStats // but Failing, which is err != nil
+	reported  obsKey
+	failing   bool
+	err       error
+	stats     ReloadStats // but Failing, which is err != nil
+	unsettled int         // polls in a row that saw the file changed
 }
 
 // ReloadStats are the counts of a Watcher's loads of its rules file
@@ -232,6 +234,9 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 	o := w.observe()
 	stable := o.key == w.last.key
 	w.last = o
+	if w.unsettled++; stable {
+		w.unsettled = 0
+	}
 	switch {
 	case o.key == w.applied: // after the file was seen unreadable or different
 		if w.err != nil {
@@ -239,6 +244,16 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 		}
 		w.failing, w.err = false, nil
 		return nil
+	case !now && w.unsettled == maxUnsettledPolls: // no version applies, and none is refused: say so
+		if !w.failing {
+			w.reported = obsKey{}
+		}
+		w.failing, w.err = true, fmt.Errorf("rules file %s: changed at each of the last %d polls; a version applies once two polls in a row see it", w.path, maxUnsettledPolls)
+		w.log().LogAttrs(ctx, slog.LevelWarn, "sluice: rules file never holds still; the rules in force are kept", slog.String("path", w.path), slog.String("err", w.err.Error()))
+		if w.onReload != nil {
+			w.onReload(Change{Path: w.path}, w.err)
+		}
+		return w.err
 	case !now && (!stable || w.failing && o.key == w.reported):
 		return nil // wait for the content to hold still; or it already failed
 	}

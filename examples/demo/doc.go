@@ -4,9 +4,9 @@
 // traffic patterns at once, and prints once per second what each rule let
 // through and what it blocked, then a summary that checks every rule held:
 //
-//	go run ./examples/demo
-//	go run ./examples/demo -duration 30s -addr 127.0.0.1:8080
-//	go run ./examples/demo -rules my-rules.yaml
+//	go -C examples run ./demo
+//	go -C examples run ./demo -duration 30s -addr 127.0.0.1:8080
+//	go -C examples run ./demo -rules my-rules.yaml
 //
 // The traffic patterns are:
 //
@@ -39,6 +39,6 @@
 // tables. The server also serves the Guard's live dashboard at
 // /debug/sluice/ and its Prometheus metrics at /metrics:
 //
-//	go run ./examples/demo -duration 2m -addr 127.0.0.1:8080 &
+//	go -C examples run ./demo -duration 2m -addr 127.0.0.1:8080 &
 //	open http://127.0.0.1:8080/debug/sluice/
 package main

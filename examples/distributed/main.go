@@ -4,12 +4,12 @@
 // the load command, which prints each second what every instance admitted
 // and the total against the global limit:
 //
-//	go run ./examples/distributed -addr 127.0.0.1:8081 -name a &
-//	go run ./examples/distributed -addr 127.0.0.1:8082 -name b &
-//	go run ./examples/distributed -addr 127.0.0.1:8083 -name c &
-//	go run ./examples/distributed/load -targets 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083
+//	go -C examples run ./distributed -addr 127.0.0.1:8081 -name a &
+//	go -C examples run ./distributed -addr 127.0.0.1:8082 -name b &
+//	go -C examples run ./distributed -addr 127.0.0.1:8083 -name c &
+//	go -C examples run ./distributed/load -targets 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083
 //
-// or all of them in one process: go run ./examples/distributed/load
+// or all of them in one process: go -C examples run ./distributed/load
 // -instances 3.
 //
 // Flags: -addr (default 127.0.0.1:8080), -redis (default 127.0.0.1:6379; a

@@ -1,8 +1,8 @@
 // Command echo serves a few routes from an Echo behind the sluice
 // middleware, with rules that make the limits easy to see:
 //
-//	go run ./examples/echo                          # default rules, 127.0.0.1:8080
-//	go run ./examples/echo -addr :9090 -rules my-rules.yaml
+//	go -C examples run ./echo                       # default rules, 127.0.0.1:8080
+//	go -C examples run ./echo -addr :9090 -rules my-rules.yaml
 //
 // With -rules, the example applies the file's changes while it serves:
 // it looks at the file every -reload (default 1s; 0: never), applies a new

@@ -1,8 +1,8 @@
 // Command gin serves a few routes from a gin engine behind the sluice
 // middleware, with rules that make the limits easy to see:
 //
-//	go run ./examples/gin                           # default rules, 127.0.0.1:8080
-//	go run ./examples/gin -addr :9090 -rules my-rules.yaml
+//	go -C examples run ./gin                        # default rules, 127.0.0.1:8080
+//	go -C examples run ./gin -addr :9090 -rules my-rules.yaml
 //
 // With -rules, the example applies the file's changes while it serves:
 // it looks at the file every -reload (default 1s; 0: never), applies a new

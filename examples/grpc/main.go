@@ -11,10 +11,10 @@
 // problem of a bad version, whose rules are not applied. Server reflection
 // is on, so grpcurl can call it:
 //
-//	go run ./examples/grpc -addr 127.0.0.1:50051
+//	go -C examples run ./grpc -addr 127.0.0.1:50051
 //	grpcurl -plaintext -H 'x-user-id: alice' -d '{"name":"alice"}' 127.0.0.1:50051 sluice.examples.Greeter/SayHello
 //	grpcurl -plaintext -d '{"n":5,"interval_ms":500}' 127.0.0.1:50051 sluice.examples.Greeter/Count
-//	go run ./examples/grpc/client -addr 127.0.0.1:50051 -n 10 -user alice
+//	go -C examples run ./grpc/client -addr 127.0.0.1:50051 -n 10 -user alice
 //
 // Interrupt it (Ctrl-C, SIGTERM) to stop it gracefully: it stops accepting
 // calls and lets those in flight finish, for up to -grace.

@@ -4,8 +4,8 @@
 // how many requests each resource passed and blocked, and which rule blocked
 // them.
 //
-//	go run ./examples/quickstart
-//	go run ./examples/quickstart -rules my-rules.yaml -duration 10s
+//	go -C examples run ./quickstart
+//	go -C examples run ./quickstart -rules my-rules.yaml -duration 10s
 package main
 
 import (

@@ -37,6 +37,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,15 +88,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		args = rest
 	}
+	paramList, perr := list("params", *params)
+	storeList, serr := list("stores", *stores)
+	var usage error
 	switch {
 	case *schema && len(files) == 0:
 		fmt.Fprint(stdout, rulesfile.Schema)
 		return 0
-	case *schema, len(files) == 0:
+	case *schema:
+		usage = fmt.Errorf("-schema prints the schema and takes no rules file, got %s", strings.Join(files, " "))
+	case len(files) == 0:
+		usage = errors.New("no rules file given")
+	default:
+		usage = cmp.Or(perr, serr)
+	}
+	if usage != nil {
+		fmt.Fprintln(stderr, "sluicecheck:", usage)
 		flags.Usage()
 		return 2
 	}
-	c := checker{params: list(*params), stores: list(*stores)}
+	c := checker{params: paramList, stores: storeList}
 	status := 0
 	for _, path := range files {
 		if !c.check(path, stdout, stderr) {
@@ -105,15 +117,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// list returns the names of a comma-separated flag value, nil for "".
-func list(flag string) []string {
+// list returns the names of the comma-separated value of flag name, nil
+// for "", or an error when a name is empty.
+func list(name, value string) ([]string, error) {
 	var names []string
-	if flag != "" {
-		for _, name := range strings.Split(flag, ",") {
-			names = append(names, strings.TrimSpace(name))
+	if value != "" {
+		for _, n := range strings.Split(value, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return nil, fmt.Errorf("-%s: empty name in %q; give names separated by commas", name, value)
+			}
+			names = append(names, n)
 		}
 	}
-	return names
+	return names, nil
 }
 
 // checker checks rules files with what the flags give: the custom params

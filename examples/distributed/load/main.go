@@ -3,10 +3,10 @@
 // total against the global limit: the limit holds for all of them, however
 // the requests spread.
 //
-//	go run ./examples/distributed/load                      # 3 instances in this process, Redis at 127.0.0.1:6379
-//	go run ./examples/distributed/load -instances 4 -rate 200 -duration 10s
-//	go run ./examples/distributed/load -path /search        # the approximate limit
-//	go run ./examples/distributed/load -targets 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083
+//	go -C examples run ./distributed/load                   # 3 instances in this process, Redis at 127.0.0.1:6379
+//	go -C examples run ./distributed/load -instances 4 -rate 200 -duration 10s
+//	go -C examples run ./distributed/load -path /search     # the approximate limit
+//	go -C examples run ./distributed/load -targets 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083
 //
 // Without -targets it starts -instances instances of the example's server
 // on loopback ports, sharing the Redis at -redis under a key prefix of

@@ -3,8 +3,8 @@
 // with the answer, or blocked with the rule and the retry delay the server
 // sent (google.rpc.ErrorInfo and RetryInfo details).
 //
-//	go run ./examples/grpc/client -addr 127.0.0.1:50051 -n 10 -user alice
-//	go run ./examples/grpc/client -stream -n 3
+//	go -C examples run ./grpc/client -addr 127.0.0.1:50051 -n 10 -user alice
+//	go -C examples run ./grpc/client -stream -n 3
 package main
 
 import (
