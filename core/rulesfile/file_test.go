@@ -270,7 +270,7 @@ rules:
 		}},
 		{"integer overflow", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
 			`rules[0]: line 1: limit must be an integer, got 1e30`,
-			`rules[0]: line 1: burst is out of range, got 9223372036854775808`,
+			`rules[0]: line 1: burst must be <= 9223372036854775807, got 9223372036854775808`,
 		}},
 		{"duplicate name", formatYAML, `
 rules:

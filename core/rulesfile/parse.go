@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -364,6 +365,8 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		want, ok = "must be true or false", tag == "!!bool"
 	case f.CanFloat():
 		want, ok = "must be a number", tag == "!!int" || tag == "!!float"
+	case f.CanInt() && outOfRange(n, f.Type().Bits()) != "":
+		return outOfRange(n, f.Type().Bits())
 	default:
 		want, ok = "must be an integer", tag == "!!int"
 	}
@@ -373,7 +376,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
 	case err != nil && f.CanInt():
-		return "is out of range, got " + describe(n)
+		return cmp.Or(outOfRange(n, f.Type().Bits()), "is out of range, got "+describe(n))
 	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
 		return want + ", got " + describe(n)
 	}
@@ -411,6 +414,9 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 
 // intValue returns the value of an integer scalar, or a problem.
 func intValue(n *yaml.Node) (int64, string) {
+	if msg := outOfRange(n, 64); msg != "" {
+		return 0, msg
+	}
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 		return 0, "must be an integer, got " + describe(n)
 	}
@@ -419,6 +425,22 @@ func intValue(n *yaml.Node) (int64, string) {
 		return 0, "is out of range, got " + describe(n)
 	}
 	return v, ""
+}
+
+// outOfRange is the problem of a decimal integer beyond a signed integer of
+// bits bits (which YAML reads as a float), or "".
+func outOfRange(n *yaml.Node, bits int) string {
+	digits := strings.TrimLeft(n.Value, "+-")
+	if n.Kind != yaml.ScalarNode || digits == "" || len(n.Value)-len(digits) > 1 || strings.Trim(digits, "0123456789") != "" {
+		return ""
+	}
+	if _, err := strconv.ParseInt(n.Value, 10, bits); err == nil {
+		return ""
+	}
+	if n.Value[0] == '-' {
+		return fmt.Sprintf("must be >= %d, got %s", int64(-1)<<(bits-1), describe(n))
+	}
+	return fmt.Sprintf("must be <= %d, got %s", uint64(1)<<(bits-1)-1, describe(n))
 }
 
 // pairs yields the keys and values of a mapping node.
