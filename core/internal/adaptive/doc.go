@@ -77,9 +77,9 @@
 // command (-samples writes the limit, recent and minimum RT every 100ms);
 // the p99 there also holds the server's wait before a request reaches the
 // rule (about a 10ms scheduler slice on an idle host), which no limit
-// shortens. There, on the idle host (2026-11-28 22:57 and 23:06 UTC), the
-// rule served 94-100% of the capacity at every load with a p99 of 1.6-3.2x
-// the unloaded one (over 3x in 1 of 8 rows), holding 4 in flight where 2
+// shortens. There, on the idle host (four runs, 2026-11-28 and 29), the
+// rule served 93-100% of the capacity at every load with a p99 of 1.6-3.3x
+// the unloaded one (over 3x in 2 of 16 rows), holding 3-4 in flight where 2
 // CPUs need 2-3: its RT readings at 4 straddle the tolerance, part of the
 // queue being before the rule.
 //
