@@ -91,22 +91,22 @@
 //	system     92-99  / 95-101 / 92-97 / 92-94    1.2-1.9 / 1.8-2.5 / 1.7-2.7 / 1.8-2.6x   bound 2-3
 //	Sentinel   93-97  / 95-98  / 95-98 / 93-94    1.1-1.3 / 1.7-2.1 / 1.8-2.1 / 1.9-2.3x
 //
-// Sentinel is Sentinel-Go v1.0.4's BBR system rule (CpuUsage 0.8), from
-// the benchmark-only module examples/overload/sentinel, whose doc tells
-// what it adds. Both sluice rules serve at least 90% at every load, at or
-// about Sentinel's goodput. The system rule meets the 3x everywhere; the
-// adaptive rule in 14 of these 16 rows (3.2x and 3.3x at 5x; session 19's
-// runs: 3 of 16 rows over, up to 3.6x at 1x). It holds 3-4 in flight
-// where the system rule holds 2-3: its RT readings at 4 (-samples: 26-37ms against a
-// minimum of 20.4ms) straddle the tolerance 1.5, because part of the queue
-// is before the rule (requests wait for a CPU to reach it: the client's
-// p50 at 4 is 39-42ms). Judging a growth by the throughput it buys
-// (core/internal/adaptive) makes the fake clock's model of this host hold
-// 3 in 55-75% of the intervals (4 in 90% before); on the host the limit
-// reads 3 or 4 (the 2026-11-29 runs: 3 in 3 of 8 rows). A cap at a
-// multiple of the bandwidth-delay product (rate times minimum RT, as BBR
-// bounds) was tried and not kept: it refused
-// bursts a varied service carries (70-80% at 1x on the fake clock).
+// Sentinel is Sentinel-Go v1.0.4's BBR system rule (CpuUsage 0.8), from the
+// benchmark-only module examples/overload/sentinel, whose doc tells what it
+// adds. Both sluice rules serve at least 90% at every load, at or about
+// Sentinel's goodput. The system rule meets the 3x everywhere; the adaptive
+// rule in 14 of these 16 rows (3.2x and 3.3x at 5x; session 19's runs: 3 of
+// 16 rows over, up to 3.6x at 1x). It holds 3-4 in flight where the system
+// rule holds 2-3: its RT readings at 4 (-samples: 26-37ms against a minimum
+// of 20.4ms) straddle the tolerance 1.5, because part of the queue is
+// before the rule (requests wait for a CPU to reach it: the client's p50 at
+// 4 is 39-42ms). Judging a growth by the throughput it buys
+// (core/internal/adaptive) makes the fake clock's model of this host hold 3
+// in 55-75% of the intervals (4 in 90% before); on the host the limit reads
+// 3 or 4 (the 2026-11-29 runs: 3 in 3 of 8 rows). A cap at a multiple of
+// the bandwidth-delay product (rate times minimum RT, as BBR bounds) was
+// tried and not kept: it refused bursts a varied service carries (70-80% at
+// 1x on the fake clock).
 //
 // The cause, traced interval by interval on a loaded host: a request
 // waits for a CPU before it reaches the rule (the scheduler runs it when a
