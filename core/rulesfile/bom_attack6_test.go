@@ -35,6 +35,9 @@ func TestJSONWithByteOrderMark(t *testing.T) {
 	got, err = rulesfile.Parse([]byte(bom + body))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+	got, err = rulesfile.Parse([]byte(bom + "rules:\n  - name: a\n    resource: GET /x\n    kind: flow\n    limit: 5\n"))
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "YAML too")
 
 	_, err = rulesfile.Parse([]byte(bom + "{\"rules\": [\n  {\"name\": \"a\", \"resource\": \"GET /x\", \"kind\": \"flow\", \"limit\": -1}\n]}\n"))
 	assert.EqualError(t, err, "rules[0] (a): line 2: limit must be >= 0, got -1")
