@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/ratemath"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/stripe"
@@ -186,6 +185,10 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 	return ne
 }
 
+// maxAhead bounds how far ahead of now a carried TAT runs, as core's buckets
+// bound theirs (2^52ns, about 52 days).
+const maxAhead = 1 << 52
+
 // carry gives e, new, the state of old, the entry its limit replaced, at
 // now, as the memory store does (flow.Reload): a bucket's requests owed at
 // the new cost; a sliding counter's counts each at the last nanosecond of
@@ -205,7 +208,7 @@ func (e *entry) carry(old *entry, now int64) {
 			if ratemath.MulDiv(owed, old.cost1, e.cost1) < ahead { // rounded up
 				owed++
 			}
-			e.tat.Store(now + min(owed, int64(flow.MaxSpan)))
+			e.tat.Store(now + min(owed, maxAhead))
 		}
 		return
 	}
