@@ -156,13 +156,16 @@
 // counter's keys name the window, and Redis keeps the window last written:
 // the first decision in a new window carries the old window's counts over
 // (each at the last nanosecond of its old window, the new current window
-// ending where the old one did), in one more round trip. In approximate
+// ending where the old one did), in one more round trip, and deletes the
+// old window's key: a window changed back carries what was spent under the
+// other, not what its old key held before. In approximate
 // mode the key's entry carries its counts and TAT to the entry of the new
 // limit: what this instance admitted, and what it knew of the others until
 // its next exchange reads their carried counts. Instances that reload at
-// different times decide meanwhile on their own rule: during that skew an
-// instance still on the old window writes the old keys, which the others no
-// longer read. An approximate sliding counter decided in Redis (a key beyond
+// different times decide meanwhile on their own rule: during that skew
+// exact sliding counters on either window carry the count to their own key
+// in turn (one count, a round trip more each time the other window wrote
+// last). An approximate sliding counter decided in Redis (a key beyond
 // WithMaxKeys) starts its new window's keys afresh. TestReloadedWindowKeepsWhatWasSpent and
 // TestReloadedBucketKeepsItsDebt compare each algorithm and mode with the
 // memory store (go test -run TestReloaded ./ in this module). The cost: a

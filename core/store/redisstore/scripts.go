@@ -144,14 +144,15 @@ return 1
 // again with that window's key as KEYS[3], whose counts it carries into
 // KEYS[1] as the memory store does (flow.Reload): each count at the last
 // nanosecond of its old window, the new current window ending where the old
-// one did. ARGV: window in nanoseconds, idle expiry in milliseconds, then
-// for each request its limit and n. It returns for each request {ok, p, c,
-// e}: the counts after the decision and the time elapsed in the current
-// window.
+// one did, and deletes KEYS[3] (a window changed back finds its old key
+// gone, not what it held before the change). ARGV: window in nanoseconds,
+// idle expiry in milliseconds, then for each request its limit and n. It
+// returns for each request {ok, p, c, e}: the counts after the decision and
+// the time elapsed in the current window.
 var scriptSliding = redis.NewScript(luaNow + `
 local w = tonumber(ARGV[1])
 local ss, sn, p, c, e = s, u, 0, 0, 0
-local out, changed = {}, false
+local out, changed, carried = {}, false, false
 local v = redis.call('GET', KEYS[1])
 local w0 = w
 if not v then
@@ -164,7 +165,7 @@ if not v then
       return out
     end
     v = redis.call('GET', KEYS[3])
-    changed = true
+    changed, carried = true, true
   else
     w0 = w
   end
@@ -210,6 +211,7 @@ if changed then
   if moved then
     redis.call('SET', KEYS[2], ARGV[1], 'PX', string.format('%d', math.floor((3 * w - e) / 1000000) + tonumber(ARGV[2])))
   end
+  if carried then redis.call('DEL', KEYS[3]) end
 end
 return out
 `)
