@@ -63,8 +63,7 @@ local vs, vn = tonumber(string.sub(v, 1, -10)) or 0, tonumber(string.sub(v, -9))
 // their state stops mattering (the idle expiry is part of the script: one
 // argument fewer to send and convert). KEYS[1] holds the TAT (theoretical
 // arrival time), KEYS[2] the cost of one request it was written at,
-// written when it differs, to expire with the TAT (a TAT extended past it
-// gets it again at its next write): a TAT written at another cost (the
+// written with it, to expire with it: a TAT written at another cost (the
 // limit or window was reloaded) is first converted to as many requests
 // owed at this one, as the memory store does (flow.Reload); without a cost
 // it is taken as written at this one.
@@ -119,7 +118,7 @@ local x = u + ahead
 local xn = x % 1000000000
 local ttl = string.format('%d', math.floor(ahead / 1000000) + ` + strconv.FormatInt(idle.Milliseconds(), 10) + `)
 redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', ttl)
-if k ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl) end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
 return out
 `)
 }
