@@ -16,7 +16,6 @@ import (
 // as failed: the breaker stays half-open for as long as the stream lasts,
 // sending requests to an upstream that does not answer.
 func TestHungProbeReopensThoughOthersAreGivenBack(t *testing.T) {
-
 	open := time.Second
 	b := mustNew(t, Config{Strategy: ErrorCount, Threshold: 1, MinRequests: 1, Window: time.Second, Buckets: 10, OpenFor: open, Probes: 2}, nil)
 	now := int64(time.Hour)
