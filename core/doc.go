@@ -190,8 +190,8 @@
 //   - open: every request is blocked for OpenFor (default 5s).
 //   - half-open: Probes requests pass (default 1) and the others are
 //     blocked. When all succeed the breaker closes, its statistics started
-//     afresh; when one fails, or has not finished OpenFor after the last
-//     probe passed, it opens again. A probe another rule rejects gives its
+//     afresh; when one fails, or one has not finished OpenFor after it
+//     passed (or after another succeeded), it opens again. A probe another rule rejects gives its
 //     place to a later request.
 //
 // While half-open, only the probes' outcomes count, and the outcomes of

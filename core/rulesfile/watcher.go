@@ -245,10 +245,8 @@ func (w *Watcher) poll(ctx context.Context, now bool) error {
 		w.failing, w.err = false, nil
 		return nil
 	case !now && w.unsettled == maxUnsettledPolls: // no version applies, and none is refused: say so
-		if !w.failing {
-			w.reported = obsKey{}
-		}
-		w.failing, w.err = true, fmt.Errorf("rules file %s: changed at each of the last %d polls; a version applies once two polls in a row see it", w.path, maxUnsettledPolls)
+		// The version the file comes to rest on is reported, even one refused before.
+		w.failing, w.reported, w.err = true, obsKey{}, fmt.Errorf("rules file %s: changed at each of the last %d polls; a version applies once two polls in a row see it", w.path, maxUnsettledPolls)
 		w.log().LogAttrs(ctx, slog.LevelWarn, "sluice: rules file never holds still; the rules in force are kept", slog.String("path", w.path), slog.String("err", w.err.Error()))
 		if w.onReload != nil {
 			w.onReload(Change{Path: w.path}, w.err)

@@ -177,15 +177,15 @@ type Breaker struct {
 
 	w     atomic.Uint64 // state word
 	until atomic.Int64  // open: the time the breaker goes half-open
-	// probeBy is the probes' deadline, half-open: OpenFor after the last
-	// probe let through. Not until: a request that
+	// probeBy is the probes' deadline, half-open: OpenFor after the oldest
+	// probe in flight was let through, or the last succeeded. Not until: a request that
 	// read the open state while a transition to half-open was under way
 	// would read the deadline as the open state's and be rejected.
 	probeBy atomic.Int64
 	stats   atomic.Pointer[stats]
 
-	mu     sync.Mutex // serializes transitions
-	passed int64      // probes that succeeded in the current half-open period; guarded by mu
+	mu     sync.Mutex   // serializes transitions
+	passed atomic.Int64 // probes that succeeded in the current half-open period; written under mu
 	trips  atomic.Int64
 }
 
@@ -268,19 +268,20 @@ func (b *Breaker) Allow(now int64) (Ticket, time.Duration, bool) {
 			}
 			b.transition(w, now, halfOpen, 0, 0, "open for "+b.cfg.OpenFor.String())
 		case halfOpen:
-			if issuedOf(w) < b.cfg.Probes {
+			// probeBy is the deadline of the oldest probe in flight; none
+			// is when the probes let through all succeeded or were given back.
+			inFlight := issuedOf(w) > b.passed.Load()
+			if until := b.probeBy.Load(); !inFlight || now < until {
+				if issuedOf(w) >= b.cfg.Probes {
+					return 0, time.Duration(until - now), false
+				}
 				if b.w.CompareAndSwap(w, w+issuedOne) {
-					// OpenFor of its own, also in a place a probe gave back (Undo).
-					by := now + int64(b.cfg.OpenFor)
-					for p := b.probeBy.Load(); p < by && !b.probeBy.CompareAndSwap(p, by); p = b.probeBy.Load() {
+					if !inFlight { // the oldest in flight: OpenFor of its own
+						b.pushProbeBy(now)
 					}
 					return ticket(epochOf(w), true), 0, true
 				}
 				continue // another probe, or a transition: look again
-			}
-			until := b.probeBy.Load()
-			if now < until {
-				return 0, time.Duration(until - now), false
 			}
 			// A probe took longer than OpenFor: it counts as failed.
 			b.transition(w, now, open, -1, 0, "probe did not complete within "+b.cfg.OpenFor.String())
@@ -384,10 +385,20 @@ func (b *Breaker) probeDone(now int64, t Ticket, bad bool) {
 	switch {
 	case bad:
 		b.transitionLocked(w, now, open, -1, 1, "probe failed")
-	case b.passed+1 >= b.cfg.Probes:
-		b.transitionLocked(w, now, closed, b.passed+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed+1, b.cfg.Probes))
+	case b.passed.Load()+1 >= b.cfg.Probes:
+		b.transitionLocked(w, now, closed, b.passed.Load()+1, 0, fmt.Sprintf("%d of %d probes succeeded", b.passed.Load()+1, b.cfg.Probes))
 	default:
-		b.passed++
+		// The probes still in flight are younger than this one: OpenFor
+		// from now, at most Probes-1 times a half-open period.
+		b.passed.Add(1)
+		b.pushProbeBy(now)
+	}
+}
+
+// pushProbeBy moves the probes' deadline to now+OpenFor, if later.
+func (b *Breaker) pushProbeBy(now int64) {
+	by := now + int64(b.cfg.OpenFor)
+	for p := b.probeBy.Load(); p < by && !b.probeBy.CompareAndSwap(p, by); p = b.probeBy.Load() {
 	}
 }
 
@@ -403,7 +414,7 @@ func (b *Breaker) transition(from uint64, now int64, to state, requests, bad int
 // transitionLocked is transition with mu held.
 func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, bad int64, reason string) {
 	if requests < 0 {
-		requests = b.passed
+		requests = b.passed.Load()
 	}
 	cur := b.w.Load()
 	if stateOf(cur) != stateOf(from) || epochOf(cur) != epochOf(from) {
@@ -415,7 +426,7 @@ func (b *Breaker) transitionLocked(from uint64, now int64, to state, requests, b
 		b.trips.Add(1)
 	case halfOpen:
 		b.probeBy.Store(now + int64(b.cfg.OpenFor))
-		b.passed = 0
+		b.passed.Store(0)
 	case closed:
 		b.stats.Store(b.newStats())
 	}

@@ -63,8 +63,7 @@ local vs, vn = tonumber(string.sub(v, 1, -10)) or 0, tonumber(string.sub(v, -9))
 // their state stops mattering (the idle expiry is part of the script: one
 // argument fewer to send and convert). KEYS[1] holds the TAT (theoretical
 // arrival time), KEYS[2] the cost of one request it was written at,
-// written when it differs, to expire with the TAT (a TAT extended past it
-// gets it again at its next write): a TAT written at another cost (the
+// written with it, to expire with it: a TAT written at another cost (the
 // limit or window was reloaded) is first converted to as many requests
 // owed at this one, as the memory store does (flow.Reload); without a cost
 // it is taken as written at this one.
@@ -119,7 +118,7 @@ local x = u + ahead
 local xn = x % 1000000000
 local ttl = string.format('%d', math.floor(ahead / 1000000) + ` + strconv.FormatInt(idle.Milliseconds(), 10) + `)
 redis.call('SET', KEYS[1], string.format('%d%09d', s + (x - xn) / 1000000000, xn), 'PX', ttl)
-if k ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl) end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
 return out
 `)
 }
@@ -144,14 +143,15 @@ return 1
 // again with that window's key as KEYS[3], whose counts it carries into
 // KEYS[1] as the memory store does (flow.Reload): each count at the last
 // nanosecond of its old window, the new current window ending where the old
-// one did. ARGV: window in nanoseconds, idle expiry in milliseconds, then
-// for each request its limit and n. It returns for each request {ok, p, c,
-// e}: the counts after the decision and the time elapsed in the current
-// window.
+// one did, and deletes KEYS[3] (a window changed back finds its old key
+// gone, not what it held before the change). ARGV: window in nanoseconds,
+// idle expiry in milliseconds, then for each request its limit and n. It
+// returns for each request {ok, p, c, e}: the counts after the decision and
+// the time elapsed in the current window.
 var scriptSliding = redis.NewScript(luaNow + `
 local w = tonumber(ARGV[1])
 local ss, sn, p, c, e = s, u, 0, 0, 0
-local out, changed = {}, false
+local out, changed, carried = {}, false, false
 local v = redis.call('GET', KEYS[1])
 local w0 = w
 if not v then
@@ -164,7 +164,7 @@ if not v then
       return out
     end
     v = redis.call('GET', KEYS[3])
-    changed = true
+    changed, carried = true, true
   else
     w0 = w
   end
@@ -210,6 +210,7 @@ if changed then
   if moved then
     redis.call('SET', KEYS[2], ARGV[1], 'PX', string.format('%d', math.floor((3 * w - e) / 1000000) + tonumber(ARGV[2])))
   end
+  if carried then redis.call('DEL', KEYS[3]) end
 end
 return out
 `)
