@@ -24,7 +24,7 @@ import (
 // nothing of the server's load).
 func recordOutcome(th *throttle.Throttle, resource string, err error, trailer metadata.MD, answered bool) {
 	st := status.Convert(err)
-	if st.Code() == codes.Canceled || st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max") {
+	if st.Code() == codes.Canceled || st.Code() == codes.ResourceExhausted && sizeLimited(st.Message()) {
 		return
 	}
 	rejected := st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded && !answered
@@ -62,4 +62,13 @@ func throttledStatus(err error) error {
 		}
 	}
 	return st.Err()
+}
+
+// sizeLimited reports whether msg is gRPC's own error for a message over a
+// size limit ("grpc: received message larger than max (N vs. M)", "trying
+// to send message larger than max ..."), not a server's words.
+func sizeLimited(msg string) bool {
+	msg = strings.TrimPrefix(msg, "grpc: ")
+	return (strings.HasPrefix(msg, "received message ") || strings.HasPrefix(msg, "message after decompression ") ||
+		strings.HasPrefix(msg, "trying to send message ")) && strings.Contains(msg, " larger than max")
 }

@@ -272,9 +272,8 @@ func patternMethod(pattern, method string) string {
 // ("/users/u1/" for "/users/{id}/"): a name the client chose, which
 // becomes the pattern of the path it is redirected to.
 func (h *handler) redirectPattern(r *http.Request, pat string) string {
-	if r.URL == nil || !strings.HasPrefix(pat, "/") ||
-		!strings.HasSuffix(pat, "/") || strings.HasSuffix(r.URL.Path, "/") {
-		return pat
+	if r.URL == nil || r.URL.Path == "" || pat != r.URL.Path+"/" {
+		return pat // no redirect: a subtree's pattern ("/static/" for "/static/app.js") is the route's
 	}
 	to := *r
 	to.URL = &url.URL{Host: r.URL.Host, Path: pat}

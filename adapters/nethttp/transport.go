@@ -56,8 +56,8 @@ type transport struct {
 // a response the error classifier counts as one (by default a status of
 // 500 and above), is a failure for breakers; a call its caller cancelled is
 // not (core.Entry.Exit), nor one that failed because reading its request
-// body did (the caller's file or pipe), which a throttle does not count
-// either.
+// body did (the caller's file or pipe) or it was not of its ContentLength,
+// which a throttle does not count either.
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -115,7 +115,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}()
 	var sent *sentBody
 	if r.Body != nil && r.Body != http.NoBody {
-		sent = &sentBody{ReadCloser: r.Body}
+		sent = &sentBody{ReadCloser: r.Body, want: r.ContentLength}
 		r = r.WithContext(r.Context()) // a copy: a RoundTripper leaves r as it is
 		r.Body = sent
 	}
@@ -215,15 +215,19 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// sentBody is a request body that records whether reading it failed.
+// sentBody is a request body that records whether reading it failed, or
+// ended after other than want bytes (a Content-Length the body does not
+// have, which net/http refuses) when want > 0.
 type sentBody struct {
 	io.ReadCloser
-	failed atomic.Bool
+	want, read int64
+	failed     atomic.Bool
 }
 
 func (b *sentBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
+	b.read += int64(n)
+	if err != nil && (err != io.EOF || b.want > 0 && b.read != b.want) {
 		b.failed.Store(true)
 	}
 	return n, err

@@ -192,9 +192,9 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	}
 	if s.redisAddr == "" {
 		// Counts in each instance's memory, where a Redis was meant.
-		for name, env := range map[string]string{"mode": "SLUICE_RLS_MODE", "on-failure": "SLUICE_RLS_ON_FAILURE", "redis-timeout": "SLUICE_RLS_REDIS_TIMEOUT"} {
-			if getenv(env) != "" || given(fs, name) {
-				return s, fmt.Errorf("-%s applies only with -redis, which is not set: counts would be kept in this instance's memory", name)
+		for _, f := range [...]struct{ name, env string }{{"mode", "SLUICE_RLS_MODE"}, {"on-failure", "SLUICE_RLS_ON_FAILURE"}, {"redis-timeout", "SLUICE_RLS_REDIS_TIMEOUT"}} {
+			if getenv(f.env) != "" || given(fs, f.name) {
+				return s, fmt.Errorf("-%s ($%s) applies only with -redis ($SLUICE_RLS_REDIS), which is not set: counts would be kept in this instance's memory", f.name, f.env)
 			}
 		}
 	}
