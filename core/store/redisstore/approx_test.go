@@ -55,13 +55,25 @@ func pacedRun(t *testing.T, stores []*Store, key string, lim store.Limit, interv
 	return perWindow, total
 }
 
+// syncSpan is S, the span in which one Store's admissions may go unseen by
+// another: 2*period plus 100ms for the round trip and scheduling delays,
+// or, when the host ran later than that, twice the longest sync gap a
+// Store saw (its admissions reach Redis within its MaxSyncGap, the other's
+// read within that one's).
+func syncSpan(stores []*Store, period time.Duration) time.Duration {
+	s := 2*period + 100*time.Millisecond
+	for _, st := range stores {
+		s = max(s, 2*st.Stats().MaxSyncGap)
+	}
+	return s
+}
+
 // TestApproxMultiInstanceBound runs 3 Stores on one Redis, 30 goroutines
 // offering 6x the limit, and checks every window against the documented
 // bound: L + (N-1)*A(S), where A(S) is the most one instance admits in
-// S = 2*syncPeriod + the round trip. Pacing bounds A(S) by the offered
-// rate: 10 goroutines, each at most one request per interval, admit at most
-// 10*(S/interval+1) in any span S. S is taken generously (100ms for the round
-// trip and scheduling delays of a loaded machine).
+// S (syncSpan: what two sync gaps may leave unseen). Pacing bounds A(S) by
+// the offered rate: 10 goroutines, each at most one request per interval,
+// admit at most 10*(S/interval+1) in any span S.
 func TestApproxMultiInstanceBound(t *testing.T) {
 	srv := sharedServer(t)
 	prefix := redistest.UniquePrefix()
@@ -81,7 +93,7 @@ func TestApproxMultiInstanceBound(t *testing.T) {
 	lim := store.Limit{Algorithm: store.SlidingCounter, Limit: limit, Window: time.Second, Mode: store.Approximate}
 	perWindow, _ := pacedRun(t, stores, "approx-bound", lim, interval, 2600*time.Millisecond)
 
-	s := 2*period + 100*time.Millisecond
+	s := syncSpan(stores, period)
 	a := int64(10 * (s/interval + 1))
 	bound := int64(limit) + (n-1)*a
 	var first, last int64 = 1 << 62, 0
@@ -122,7 +134,7 @@ func TestApproxBucketMultiInstance(t *testing.T) {
 	start := time.Now()
 	_, total := pacedRun(t, stores, "approx-bucket", lim, interval, run)
 	took := time.Since(start)
-	s := 2*period + 100*time.Millisecond
+	s := syncSpan(stores, period)
 	a := int64(10 * (s/interval + 1))
 	allowed := 60 + int64(took.Seconds()*50) + 1
 	t.Logf("%d admitted in %s: capacity and refill %d, bound %d, %d offered", total, took, allowed, allowed+(n-1)*a, int64(took.Seconds()*600))
