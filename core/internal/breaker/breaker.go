@@ -363,11 +363,13 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 }
 
 // GoneOn reports, as DoneOn, a request whose caller gave up. A slow-ratio
-// breaker counts it by its response time; the others do not count it, and
-// a probe's place goes to another request: clients hanging up cannot open
-// a breaker.
+// breaker counts it as slow when it ran longer than MaxRT; otherwise, as
+// the other strategies always do, it does not count it (cut short, it
+// tells nothing of the service), and a probe's place goes to another
+// request: clients hanging up can neither open a breaker nor keep one
+// closed or close it (TestClientsHangingUpFastKeepNoSlowBreakerClosed).
 func (b *Breaker) GoneOn(cpu uint32, now int64, t Ticket, rt time.Duration) {
-	if b.cfg.Strategy == pub.SlowRatio {
+	if b.cfg.Strategy == pub.SlowRatio && rt > b.cfg.MaxRT {
 		b.DoneOn(cpu, now, t, rt, true)
 		return
 	}
