@@ -196,8 +196,9 @@ type Breaker struct {
 //
 // When prev is not nil, the new breaker takes over its state (an open
 // breaker stays open until its time) and, when the window and buckets are
-// the same, its statistics; when cfg is prev's configuration, New returns
-// prev itself.
+// the same and so is what a bad outcome is (an error, or a response slower
+// than the same MaxRT), its statistics; when cfg is prev's configuration,
+// New returns prev itself.
 func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 	cfg = cfg.WithDefaults()
 	if errs := cfg.Validate(); errs != nil {
@@ -219,7 +220,8 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 		b.until.Store(prev.until.Load())
 		b.probeBy.Store(prev.probeBy.Load())
 		b.trips.Store(prev.trips.Load())
-		if old := prev.stats.Load(); old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
+		sameBad := (cfg.Strategy == pub.SlowRatio) == (prev.cfg.Strategy == pub.SlowRatio) && cfg.MaxRT == prev.cfg.MaxRT
+		if old := prev.stats.Load(); sameBad && old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
 			b.stats.Store(old)
 		}
 		prev.mu.Unlock()
