@@ -19,7 +19,9 @@ import (
 // not resolve.
 type refuse struct{}
 
-func (refuse) RoundTrip(*http.Request) (*http.Response, error) { return nil, errors.New("no such host") }
+func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("no such host")
+}
 
 // TestOutgoingCallsToLongHostsKeepMemoryBounded: the outgoing transport
 // names a call's resource after its host, and a program that calls
