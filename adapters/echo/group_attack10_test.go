@@ -62,3 +62,21 @@ func TestGroupMiddlewareKeepsNotFoundUnmatched(t *testing.T) {
 		})
 	}
 }
+
+// TestRootGroupMiddlewareKeepsItsRoutes: with the middleware on the group
+// of the whole server (prefix ""), echo's catch-all routes sit at "/" and
+// "/*": a route of the application at "/" is still its own resource, and
+// only the methods it does not serve there are unmatched.
+func TestRootGroupMiddlewareKeepsItsRoutes(t *testing.T) {
+	g := newGuard(t)
+	e := echo.New()
+	e.Logger.SetOutput(io.Discard)
+	root := e.Group("", sluiceecho.Middleware(g))
+	root.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "home") })
+	srv := serve(t, e)
+	assert.Equal(t, 200, do(t, srv, "GET", "/"))
+	assert.Equal(t, 404, do(t, srv, "POST", "/"))
+	assert.Equal(t, 404, do(t, srv, "GET", "/nope"))
+	assert.Equal(t, int64(1), mustStats(t, g, "GET /").Pass)
+	assert.Equal(t, int64(2), mustStats(t, g, extractors.Unmatched).Pass)
+}
