@@ -196,8 +196,10 @@
 //
 // While half-open, only the probes' outcomes count, and the outcomes of
 // requests admitted before a state change never count after it. A reload
-// that keeps the rule keeps its state. State changes go to
-// WithBreakerListener's function and to the log, never from a request.
+// that keeps the rule keeps its state, and its counts unless it changes
+// the window or what is bad (strategy slow-ratio or not, MaxRT). State
+// changes go to WithBreakerListener's function and to the log, never from
+// a request.
 //
 // # Adaptive and system rules, priorities
 //

@@ -322,7 +322,8 @@ func (b *binding) read() int64 { return int64(b.since(b.origin)) }
 // outcome. An err that is or wraps context.Canceled or DeadlineExceeded
 // says its caller gave up: it fails, is no completion for system rules
 // (StrategyBBR), adaptive rules count its response time only over their
-// minimum, and breakers only by it (slow-ratio). Calls after the first,
+// minimum, and breakers only as slow, once it ran longer than a slow-ratio
+// breaker's MaxRT. Calls after the first,
 // and calls on the zero Entry, do nothing. Adapters call it from a
 // deferred function, so it runs when a handler panics too.
 //

@@ -12,7 +12,8 @@
 // matched with its parameters written as net/http writes them: the route
 // "/items/:id" is the resource "GET /items/{id}", so one rules file serves
 // the net/http and gin adapters too. Requests that match no route (echo's
-// 404 and 405) share the resource extractors.Unmatched. Path params
+// 404 and 405, also the 404s of the catch-all routes Group.Use adds) share
+// the resource extractors.Unmatched (TestGroupMiddlewareKeepsNotFoundUnmatched). Path params
 // (path:NAME) are the route's parameters, percent-decoded as net/http
 // decodes them (echo gives "%62ob" undecoded when the path has escapes it
 // would not write; the param is "bob"); the other params (header:NAME,

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,9 +26,11 @@ import (
 // that matched (c.Path()) with its parameters written as in net/http
 // ("/items/:id" is "GET /items/{id}", "/files/*" is "GET /files/{*...}");
 // requests that matched no route share extractors.Unmatched: those echo
-// answers 404 (no path) or 405 (a path without the method). A route
-// registered with e.RouteNotFound is a route: its requests have its
-// template. Path params (path:NAME) are the route's parameters
+// answers 404 (no path, or one of the catch-all routes Group.Use adds so
+// that a group's middleware sees its 404s, answered by
+// echo.NotFoundHandler) or 405 (a path without the method). A route
+// registered with e.RouteNotFound and a handler of the application is a
+// route: its requests have its template. Path params (path:NAME) are the route's parameters
 // (c.ParamNames, c.ParamValues).
 //
 // A blocked request gets DefaultBlockHandler's response (or
@@ -93,6 +99,10 @@ func newMiddleware(fn string, guard *core.Guard, opts []Option) (echo.Middleware
 type middleware struct {
 	config
 	requests sync.Pool // of *request
+	// notFound holds the paths of echo's own catch-all routes (routesOf),
+	// each with the methods an application route serves at that path;
+	// stored before the routes are checked, at the first request.
+	notFound atomic.Pointer[map[string][]string]
 }
 
 // request is what Enter reads of an echo request: its params, the
@@ -166,31 +176,58 @@ func (m *middleware) resourceOf(c echo.Context, r *http.Request) string {
 		return m.resource(c)
 	}
 	if m.RoutesPending() {
-		m.CheckRoutes(routesOf(c.Echo()))
+		routes, notFound := routesOf(c.Echo())
+		m.notFound.Store(&notFound)
+		m.CheckRoutes(routes)
 	}
 	path := c.Path()
-	// Echo routes an unmatched request to its NotFoundHandler with no path,
-	// or, when the path exists without the method, to its
-	// MethodNotAllowedHandler with the path of the route and the Allow
-	// header's value stored in the context.
-	if path == "" || c.Get(echo.ContextKeyHeaderAllow) != nil {
+	// Echo routes an unmatched request to its NotFoundHandler with no path
+	// (or a group's catch-all path), or, when the path exists without the
+	// method, to its MethodNotAllowedHandler with the path of the route and
+	// the Allow header's value stored in the context.
+	if path == "" || c.Get(echo.ContextKeyHeaderAllow) != nil || m.echoNotFound(path, r.Method) {
 		return extractors.Unmatched
 	}
 	return m.Extractor.HTTPResource(r.Method, path)
 }
 
-// routesOf returns the routes of e. A RouteNotFound route serves every
-// method.
-func routesOf(e *echo.Echo) []httpadapter.Route {
+// echoNotFound reports whether a request of method routed to path reached
+// one of echo's own catch-all routes.
+func (m *middleware) echoNotFound(path, method string) bool {
+	nf := m.notFound.Load()
+	if nf == nil || len(*nf) == 0 {
+		return false
+	}
+	methods, ok := (*nf)[path]
+	return ok && !slices.Contains(methods, method)
+}
+
+// routesOf returns the routes of e, and the paths of the catch-all routes
+// echo adds itself (Group.Use: RouteNotFound routes answered by
+// echo.NotFoundHandler), which are no route of the application, each
+// with the methods a route of e serves at that path. A RouteNotFound route
+// serves every method.
+func routesOf(e *echo.Echo) ([]httpadapter.Route, map[string][]string) {
+	own := runtime.FuncForPC(reflect.ValueOf(echo.NotFoundHandler).Pointer()).Name() // as echo names routes
 	var routes []httpadapter.Route
+	notFound := map[string][]string{}
 	for _, r := range e.Routes() {
 		method := r.Method
 		if method == echo.RouteNotFound {
+			if r.Name == own {
+				notFound[r.Path] = nil
+				continue
+			}
 			method = ""
 		}
 		routes = append(routes, httpadapter.Route{Method: method, Path: r.Path})
 	}
-	return routes
+	for _, r := range routes {
+		if methods, ok := notFound[r.Path]; ok {
+			notFound[r.Path] = append(methods, r.Method)
+		}
+	}
+	return routes, notFound
 }
 
 func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {

@@ -159,7 +159,7 @@ func (ic *Interceptors) UnaryClient() grpc.UnaryClientInterceptor {
 		var trailer metadata.MD
 		err := ic.guard(ctx, method, req, sink{callOpts: opts, client: true}, func(ctx context.Context) error {
 			sent = true
-			return invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
+			return invoker(ctx, method, req, reply, cc, append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))...) // a copy: opts is the caller's
 		})
 		if sent {
 			recordOutcome(th, resource, err, trailer, false)

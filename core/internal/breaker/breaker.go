@@ -196,8 +196,9 @@ type Breaker struct {
 //
 // When prev is not nil, the new breaker takes over its state (an open
 // breaker stays open until its time) and, when the window and buckets are
-// the same, its statistics; when cfg is prev's configuration, New returns
-// prev itself.
+// the same and so is what a bad outcome is (an error, or a response slower
+// than the same MaxRT), its statistics; when cfg is prev's configuration,
+// New returns prev itself.
 func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 	cfg = cfg.WithDefaults()
 	if errs := cfg.Validate(); errs != nil {
@@ -219,7 +220,8 @@ func New(cfg Config, prev *Breaker, notify func(Transition)) (*Breaker, error) {
 		b.until.Store(prev.until.Load())
 		b.probeBy.Store(prev.probeBy.Load())
 		b.trips.Store(prev.trips.Load())
-		if old := prev.stats.Load(); old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
+		sameBad := (cfg.Strategy == pub.SlowRatio) == (prev.cfg.Strategy == pub.SlowRatio) && cfg.MaxRT == prev.cfg.MaxRT
+		if old := prev.stats.Load(); sameBad && old.arrs[0].Interval() == cfg.Window && old.arrs[0].Buckets() == cfg.Buckets {
 			b.stats.Store(old)
 		}
 		prev.mu.Unlock()
@@ -363,11 +365,13 @@ func (b *Breaker) DoneOn(cpu uint32, now int64, t Ticket, rt time.Duration, fail
 }
 
 // GoneOn reports, as DoneOn, a request whose caller gave up. A slow-ratio
-// breaker counts it by its response time; the others do not count it, and
-// a probe's place goes to another request: clients hanging up cannot open
-// a breaker.
+// breaker counts it as slow when it ran longer than MaxRT; otherwise, as
+// the other strategies always do, it does not count it (cut short, it
+// tells nothing of the service), and a probe's place goes to another
+// request: clients hanging up can neither open a breaker nor keep one
+// closed or close it (TestClientsHangingUpFastKeepNoSlowBreakerClosed).
 func (b *Breaker) GoneOn(cpu uint32, now int64, t Ticket, rt time.Duration) {
-	if b.cfg.Strategy == pub.SlowRatio {
+	if b.cfg.Strategy == pub.SlowRatio && rt > b.cfg.MaxRT {
 		b.DoneOn(cpu, now, t, rt, true)
 		return
 	}

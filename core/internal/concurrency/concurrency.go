@@ -82,14 +82,18 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	if f := ls.free.Load(); f >= n && ls.free.CompareAndSwap(f, f-n) {
 		return true
 	}
+	if n > l.limit {
+		return false
+	}
+	// v < n and t < chunk: the sum wrapped past 2^63 (a limit near it).
 	v := l.s.taken.Add(n)
-	if v > l.limit {
+	if v > l.limit || v < n {
 		l.s.taken.Add(-n)
 		return false
 	}
 	lim := min(l.limit, l.s.limit.Load())
 	if chunk := stripe.LeaseSize(lim-v, len(l.s.leases)); chunk > 0 {
-		if l.s.taken.Add(chunk) <= lim {
+		if t := l.s.taken.Add(chunk); t <= lim && t >= chunk {
 			ls.free.Add(chunk)
 		} else {
 			l.s.taken.Add(-chunk)
@@ -104,7 +108,7 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 // rule's newest Limiter, else to the shared count.
 func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
 	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
-	if f := ls.free.Load(); f+n <= maxLease && l.s.limit.Load()-l.s.taken.Load() >= l.s.room {
+	if f := ls.free.Load(); n <= maxLease-f && l.s.limit.Load()-l.s.taken.Load() >= l.s.room {
 		ls.free.Add(n)
 		return
 	}

@@ -240,7 +240,8 @@ func (l *Limiter) enter(d *Decision, now int64, value string, n int64) {
 		return
 	}
 	r := &s.recs[i]
-	if v := r.state.NS + n; v <= lim {
+	if n <= lim-r.state.NS { // not NS+n <= lim: a count near 2^63 would wrap
+		v := r.state.NS + n
 		r.state.NS = v
 		s.pin(i)
 		*d = Decision{Decision: flow.Decision{OK: true, Limit: lim, Remaining: lim - v}, lim: l, shard: si, rec: i, gen: r.gen}
