@@ -3,6 +3,7 @@ package rulesfile
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -259,6 +260,7 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			rp.field(r, name, key, val)
 		}
 	}
+	rp.reportHuge(r)
 	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
 		for _, f := range p.kinds[i].Given {
 			// A null is no value written out, as a template renders a missing one.
@@ -303,7 +305,16 @@ func (s keyLines) dup(p *fileParser, index int, ruleName, field string, key *yam
 type ruleParser struct {
 	p     *fileParser
 	index int
-	name  string // the rule's name, for problems
+	name  string      // the rule's name, for problems
+	huge  []hugeValue // the integers written beyond their field's bits
+}
+
+// hugeValue is an integer written beyond the bits of its field (or of an
+// override's limit, key), set to the nearest value the field holds, sat.
+type hugeValue struct {
+	field, key string
+	n          *yaml.Node
+	sat        int64
 }
 
 // add records a problem of field of the rule at node n.
@@ -326,6 +337,13 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		return
 	}
 	f := reflect.ValueOf(r).Elem().Field(index)
+	if f.CanInt() && f.Type() != reflect.TypeFor[time.Duration]() {
+		if sat, ok := beyond(val, f.Type().Bits()); ok {
+			f.SetInt(sat)
+			rp.huge = append(rp.huge, hugeValue{field: key, n: val, sat: sat})
+			return
+		}
+	}
 	if f.Kind() == reflect.Map {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
 	} else if msg := setValue(f, val); msg != "" {
@@ -365,8 +383,6 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		want, ok = "must be true or false", tag == "!!bool"
 	case f.CanFloat():
 		want, ok = "must be a number", tag == "!!int" || tag == "!!float"
-	case f.CanInt() && outOfRange(n, f.Type().Bits()) != "":
-		return outOfRange(n, f.Type().Bits())
 	default:
 		want, ok = "must be an integer", tag == "!!int"
 	}
@@ -375,8 +391,6 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	}
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
-	case err != nil && f.CanInt():
-		return cmp.Or(outOfRange(n, f.Type().Bits()), "is out of range, got "+describe(n))
 	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
 		return want + ", got " + describe(n)
 	}
@@ -401,6 +415,11 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
 		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
 		default:
+			if sat, ok := beyond(val, 64); ok {
+				out[value] = sat
+				rp.huge = append(rp.huge, hugeValue{field: "overrides", key: value, n: val, sat: sat})
+				continue
+			}
 			limit, msg := intValue(val)
 			if msg != "" {
 				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
@@ -414,33 +433,61 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 
 // intValue returns the value of an integer scalar, or a problem.
 func intValue(n *yaml.Node) (int64, string) {
-	if msg := outOfRange(n, 64); msg != "" {
-		return 0, msg
-	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		return 0, "must be an integer, got " + describe(n)
-	}
 	var v int64
-	if err := n.Decode(&v); err != nil {
-		return 0, "is out of range, got " + describe(n)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+		return 0, "must be an integer, got " + describe(n)
 	}
 	return v, ""
 }
 
-// outOfRange is the problem of a decimal integer beyond a signed integer of
-// bits bits (which YAML reads as a float), or "".
-func outOfRange(n *yaml.Node, bits int) string {
-	digits := strings.TrimLeft(n.Value, "+-")
-	if n.Kind != yaml.ScalarNode || digits == "" || len(n.Value)-len(digits) > 1 || strings.Trim(digits, "0123456789") != "" {
-		return ""
+// beyond reports whether n is an integer, as YAML writes one (decimal,
+// 0x, 0o or 0b, with a sign, underscores between digits), beyond a signed
+// integer of bits bits, and returns the nearest value such an integer holds.
+func beyond(n *yaml.Node, bits int) (int64, bool) {
+	if n.Kind != yaml.ScalarNode || n.Style != 0 { // quoted or tagged
+		return 0, false
 	}
-	if _, err := strconv.ParseInt(n.Value, 10, bits); err == nil {
-		return ""
+	sat, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, bits)
+	return sat, errors.Is(err, strconv.ErrRange)
+}
+
+// reportHuge records the problem of each integer of rule r written beyond
+// its field's bits: the problem core.NormalizeRules finds in r with the
+// nearest value the field holds, which says the field's own bound, with
+// the value as written; or, when that names no such value, the bound of
+// the field's bits. Each such field is then left unset.
+func (rp *ruleParser) reportHuge(r *core.Rule) {
+	if rp.huge == nil {
+		return
 	}
-	if n.Value[0] == '-' {
-		return fmt.Sprintf("must be >= %d, got %s", int64(-1)<<(bits-1), describe(n))
+	var validated []core.Problem
+	if _, err := core.NormalizeRules([]core.Rule{*r}); err != nil {
+		if rerr, ok := err.(*core.RulesError); ok {
+			validated = rerr.Problems
+		}
 	}
-	return fmt.Sprintf("must be <= %d, got %s", uint64(1)<<(bits-1)-1, describe(n))
+	for _, h := range rp.huge {
+		sat := strconv.FormatInt(h.sat, 10)
+		written := strings.ReplaceAll(rulefields.Quote(h.n.Value), `"`, "")
+		msg := "must be <= " + sat + ", got " + written
+		if h.sat < 0 {
+			msg = "must be >= " + sat + ", got " + written
+		}
+		for _, v := range validated {
+			i := strings.LastIndex(v.Msg, " "+sat)
+			if v.Field == h.field && i >= 0 && (h.key == "" || strings.Contains(v.Msg, rulefields.Quote(h.key))) {
+				msg = v.Msg[:i+1] + written + v.Msg[i+1+len(sat):]
+				break
+			}
+		}
+		rp.add(h.field, h.n, "%s", msg)
+		if h.key != "" {
+			delete(r.Overrides, h.key)
+			continue
+		}
+		rp.p.unread[fieldKey{rp.index, h.field}] = true
+		reflect.ValueOf(r).Elem().Field(rp.p.fields[h.field]).SetZero()
+	}
 }
 
 // pairs yields the keys and values of a mapping node.
