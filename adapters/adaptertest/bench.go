@@ -109,7 +109,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 		r := newReq()
 		w := newBenchWriter()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer reportCPU(b)()
 		for b.Loop() {
 			w.reset()
 			r.Pattern = ""
@@ -121,7 +121,7 @@ func BenchServe(b *testing.B, h http.Handler, url string) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer reportCPU(b)()
 		b.RunParallel(func(pb *testing.PB) {
 			r := newReq() // one per goroutine: routers write to the request
 			w := newBenchWriter()
@@ -188,10 +188,10 @@ func BenchPair(b *testing.B, on, off http.Handler, url string) {
 	b.ReportMetric(0, "ns/op") // a round is 400 requests of two kinds
 }
 
-// ReportCPU starts counting the process's CPU time; the function it
+// reportCPU starts counting the process's CPU time; the function it
 // returns, called when b's loop is done, reports it per iteration as
 // "cpu-ns/op".
-func ReportCPU(b *testing.B) func() {
+func reportCPU(b *testing.B) func() {
 	start, ok := processCPU()
 	return func() {
 		end, _ := processCPU()
