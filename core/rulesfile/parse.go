@@ -260,7 +260,9 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			rp.field(r, name, key, val)
 		}
 	}
-	rp.reportHuge(r)
+	if rp.huge != nil {
+		rp.reportHuge(r)
+	}
 	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
 		for _, f := range p.kinds[i].Given {
 			// A null is no value written out, as a template renders a missing one.
@@ -309,8 +311,8 @@ type ruleParser struct {
 	huge  []hugeValue // the integers written beyond their field's bits
 }
 
-// hugeValue is an integer written beyond the bits of its field (or of an
-// override's limit, key), set to the nearest value the field holds, sat.
+// hugeValue is an integer, n, written beyond the bits of its field (or of
+// an override's limit, key), which holds the nearest value, sat.
 type hugeValue struct {
 	field, key string
 	n          *yaml.Node
@@ -337,12 +339,8 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		return
 	}
 	f := reflect.ValueOf(r).Elem().Field(index)
-	if f.CanInt() && f.Type() != reflect.TypeFor[time.Duration]() {
-		if sat, ok := beyond(val, f.Type().Bits()); ok {
-			f.SetInt(sat)
-			rp.huge = append(rp.huge, hugeValue{field: key, n: val, sat: sat})
-			return
-		}
+	if f.CanInt() && f.Type() != reflect.TypeFor[time.Duration]() && rp.beyond(key, "", val, f) {
+		return
 	}
 	if f.Kind() == reflect.Map {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
@@ -369,7 +367,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 			f.SetInt(int64(d))
 			return ""
 		}
-		if v, msg := intValue(n); msg == "" && v == 0 {
+		if v := int64(1); tag == "!!int" && n.Decode(&v) == nil && v == 0 {
 			return ""
 		}
 		return "must be a Go duration such as 1s or 250ms, got " + describe(n)
@@ -407,86 +405,62 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 		return nil
 	}
 	out := make(map[string]int64, len(n.Content)/2)
-	seen := keyLines{}
+	seen, limit := keyLines{}, reflect.New(reflect.TypeFor[int64]()).Elem()
 	for key, val := range pairs(n) {
 		value, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
 		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
+		case rp.beyond("overrides", value, val, limit):
+			out[value] = limit.Int()
 		default:
-			if sat, ok := beyond(val, 64); ok {
-				out[value] = sat
-				rp.huge = append(rp.huge, hugeValue{field: "overrides", key: value, n: val, sat: sat})
-				continue
-			}
-			limit, msg := intValue(val)
-			if msg != "" {
+			if msg := setValue(limit, val); msg != "" {
 				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
 				continue
 			}
-			out[value] = limit
+			out[value] = limit.Int()
 		}
 	}
 	return out
 }
 
-// intValue returns the value of an integer scalar, or a problem.
-func intValue(n *yaml.Node) (int64, string) {
-	var v int64
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
-		return 0, "must be an integer, got " + describe(n)
+// beyond reports whether n is an integer as YAML writes them (0x, 0o, 0b,
+// signs, underscores) beyond the bits of f, the field (or an override's
+// limit, key), and then sets f to the nearest value it holds (reportHuge).
+func (rp *ruleParser) beyond(field, key string, n *yaml.Node, f reflect.Value) bool {
+	sat, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, f.Type().Bits())
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || !errors.Is(err, strconv.ErrRange) { // quoted or tagged: a string
+		return false
 	}
-	return v, ""
-}
-
-// beyond reports whether n is an integer, as YAML writes one (decimal,
-// 0x, 0o or 0b, with a sign, underscores between digits), beyond a signed
-// integer of bits bits, and returns the nearest value such an integer holds.
-func beyond(n *yaml.Node, bits int) (int64, bool) {
-	if n.Kind != yaml.ScalarNode || n.Style != 0 { // quoted or tagged
-		return 0, false
-	}
-	sat, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, bits)
-	return sat, errors.Is(err, strconv.ErrRange)
+	f.SetInt(sat)
+	rp.huge = append(rp.huge, hugeValue{field, key, n, sat})
+	return true
 }
 
 // reportHuge records the problem of each integer of rule r written beyond
 // its field's bits: the problem core.NormalizeRules finds in r with the
-// nearest value the field holds, which says the field's own bound, with
-// the value as written; or, when that names no such value, the bound of
-// the field's bits. Each such field is then left unset.
+// nearest value the field holds (its own bound), with the value as
+// written; the bound of the field's bits when that names no such value.
+// Each such field is then left unset.
 func (rp *ruleParser) reportHuge(r *core.Rule) {
-	if rp.huge == nil {
-		return
-	}
-	var validated []core.Problem
-	if _, err := core.NormalizeRules([]core.Rule{*r}); err != nil {
-		if rerr, ok := err.(*core.RulesError); ok {
-			validated = rerr.Problems
-		}
-	}
+	problems := validated([]core.Rule{*r})
 	for _, h := range rp.huge {
-		sat := strconv.FormatInt(h.sat, 10)
-		written := strings.ReplaceAll(rulefields.Quote(h.n.Value), `"`, "")
-		msg := "must be <= " + sat + ", got " + written
-		if h.sat < 0 {
-			msg = "must be >= " + sat + ", got " + written
-		}
-		for _, v := range validated {
+		sat, written := strconv.FormatInt(h.sat, 10), strings.ReplaceAll(rulefields.Quote(h.n.Value), `"`, "")
+		msg := fmt.Sprintf("must be %s %s, got %s", map[bool]string{true: ">=", false: "<="}[h.sat < 0], sat, written)
+		for _, v := range problems {
 			i := strings.LastIndex(v.Msg, " "+sat)
 			if v.Field == h.field && i >= 0 && (h.key == "" || strings.Contains(v.Msg, rulefields.Quote(h.key))) {
 				msg = v.Msg[:i+1] + written + v.Msg[i+1+len(sat):]
 				break
 			}
 		}
-		rp.add(h.field, h.n, "%s", msg)
-		if h.key != "" {
+		if rp.add(h.field, h.n, "%s", msg); h.key != "" {
 			delete(r.Overrides, h.key)
-			continue
+		} else {
+			rp.p.unread[fieldKey{rp.index, h.field}] = true
+			reflect.ValueOf(r).Elem().Field(rp.p.fields[h.field]).SetZero()
 		}
-		rp.p.unread[fieldKey{rp.index, h.field}] = true
-		reflect.ValueOf(r).Elem().Field(rp.p.fields[h.field]).SetZero()
 	}
 }
 
