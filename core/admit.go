@@ -13,7 +13,7 @@ import (
 )
 
 // lone is a request that the only rule of its binding decides by itself
-// (limiter.alone): what the rule reads, and its decision, written in place
+// (lone.decide): what the rule reads, and its decision, written in place
 // (see asking.few).
 type lone struct {
 	params Params

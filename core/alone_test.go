@@ -13,7 +13,7 @@ import (
 )
 
 // TestAloneAsWithOthers: a flow or concurrency rule alone on its resource,
-// which decides requests by itself (limiter.alone), decides as it does
+// which decides requests by itself (lone.decide), decides as it does
 // with another rule that admits everything: the same admissions, quota
 // policies, errors and statistics.
 func TestAloneAsWithOthers(t *testing.T) {

@@ -25,9 +25,10 @@ func (a *asking) ask(rs *ruleState) error {
 	panic(fmt.Sprintf("sluice: limiter %T is missing from asking.ask", rs.lim))
 }
 
-// decide asks the kind of rs to decide l alone (limiter.alone), on its
-// concrete type, as asking.ask does; the kinds that never do are not
-// listed.
+// decide decides the request l for rs, the only rule of its binding, in
+// l.d, and reports whether it did (by the alone method of the kinds
+// listed; false: through ask). It takes nothing to give back, and Enter
+// acts on its decision as admit on ask's (Guard.enter).
 func (l *lone) decide(rs *ruleState) bool {
 	switch k := rs.lim.(type) {
 	case *flowKind:

@@ -109,7 +109,7 @@ type binding struct {
 	// and the shadow rules past the bits of Entry.kept.
 	exits []exitRule
 	// alone is the only rule of b when its kind may decide a request by
-	// itself (limiter.alone): it neither waits, keeps a reservation for
+	// itself (lone.decide): it neither waits, keeps a reservation for
 	// Exit nor is a shadow rule.
 	alone *ruleState
 	// keeps is true when admitted requests may keep reservations for Exit

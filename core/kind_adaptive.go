@@ -89,8 +89,6 @@ func (k *adaptiveKind) rejection() flow.Decision {
 	return flow.Decision{Limit: lim, Remaining: max(lim-k.c.InFlight(), 0), RetryAfter: max(recent, time.Millisecond)}
 }
 
-func (*adaptiveKind) alone(*lone, *ruleState) bool { return false }
-
 func (k *adaptiveKind) undo(h held, _ uint32, n int64) {
 	k.c.Release(n)
 	k.levels.Undo(int64(k.clock.Now()), int(h.level), n, false)

@@ -88,8 +88,6 @@ func (k *breakerKind) ask(a *asking, rs *ruleState) error {
 	return nil
 }
 
-func (*breakerKind) alone(*lone, *ruleState) bool { return false }
-
 func (k *breakerKind) undo(h held, _ uint32, _ int64) { k.b.Undo(h.t) }
 
 func (k *breakerKind) exit(h hold, end ending) {

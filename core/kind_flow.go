@@ -93,5 +93,5 @@ func (k *flowKind) stats(out *RuleStats, now int64) {
 	}
 	d := k.l.Acquire(now, r.Limit+r.Burst+1)
 	out.Limit = d.Limit + r.Burst
-	out.Use, out.HasUse = max(out.Limit-d.Remaining, 0), true
+	out.Use, out.HasUse = max(out.Limit-d.Remaining-flow.Leased(k.l, now), 0), true
 }

@@ -182,8 +182,6 @@ func (k *storeKind) take(ctx context.Context, h *held, now int64, lim store.Limi
 	return nil
 }
 
-func (*storeKind) alone(*lone, *ruleState) bool { return false }
-
 func (k *storeKind) undo(h held, _ uint32, n int64) {
 	switch {
 	case !h.fallback:

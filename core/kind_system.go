@@ -168,8 +168,6 @@ func (r systemRejection) rejection() flow.Decision {
 	return d
 }
 
-func (*systemKind) alone(*lone, *ruleState) bool { return false }
-
 func (k *systemKind) undo(h held, _ uint32, n int64) {
 	k.l.Release(int64(k.clock.Now()), n, int(h.level))
 }

@@ -10,13 +10,6 @@ type limiter interface {
 	// It returns an error only when the request cannot be decided (its
 	// context ended). It is called through asking.ask, not the interface.
 	ask(a *asking, rs *ruleState) error
-	// alone decides the request l for the rule rs, the only one of its
-	// binding (binding.alone), writing the decision in l.d, and reports
-	// whether it did: a kind without a path of its own, or a request it
-	// cannot decide alone, returns false and goes through ask. It takes
-	// nothing to give back, and Enter acts on its decision as admit on
-	// ask's (Guard.enter). It is called through lone.decide.
-	alone(l *lone, rs *ruleState) bool
 	// undo gives back the reservation h of n permits, taken on the CPU
 	// cpu, of a request that is not admitted after all. h is a copy: a
 	// pointer passed to a method of an interface escapes to the heap.

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,4 +97,40 @@ func TestRuleUseTakesNothing(t *testing.T) {
 			assert.Equal(t, st.Limit, st.Use, "all taken")
 		})
 	}
+}
+
+// TestRuleUseCountsRequestsNotLeases: a flow rule's Use is the requests of
+// its window, with a limit large enough that CPUs lease shares of it in
+// advance (the leap array's leases) and whatever the requests' CPUs, one
+// window after the other. Before, Use counted the permits leased and not
+// yet used: 12,037 after 12,000 requests.
+func TestRuleUseCountsRequestsNotLeases(t *testing.T) {
+	g, fc := newGuard(t, core.Rule{Name: "huge", Resource: "GET /h", Kind: core.KindFlow, Limit: 1 << 40})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 4 { // requests on several CPUs, as they come
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3000 {
+				e, err := g.Enter(ctx, "GET /h")
+				if err == nil {
+					e.Exit(nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st := ruleStats(t, g, "huge")
+	assert.Equal(t, []any{int64(1 << 40), int64(12_000), true}, tuple(st.Limit, st.Use, st.HasUse))
+
+	fc.Advance(600 * time.Millisecond) // another bucket of the window
+	for range 500 {
+		e, err := g.Enter(ctx, "GET /h")
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	assert.EqualValues(t, 12_500, ruleStats(t, g, "huge").Use)
+	fc.Advance(600 * time.Millisecond) // the first bucket left the window
+	assert.EqualValues(t, 500, ruleStats(t, g, "huge").Use)
 }

@@ -287,7 +287,7 @@ type ruleStripe struct {
 	evaluated atomic.Int64 // permits evaluated that no resource counts (see ruleStats), but those of lone
 	shadowed  atomic.Int64 // would have been blocked, since the rule was first set
 	// lone counts the permits the rule blocked deciding alone (see
-	// limiter.alone), which it evaluated too: one atomic add for both
+	// lone.decide), which it evaluated too: one atomic add for both
 	// counts.
 	lone atomic.Int64
 	_    [24]byte

@@ -180,7 +180,11 @@ func standardMethod(m string) string { return methodName(methodIndex(m)) }
 
 // NormalizeHost returns host, a Host field or a URL's host with or without
 // a port, as the host param reads it: without port, brackets and trailing
-// dot, in lower case, the forms a host name may vary by.
+// dot, in lower case, the forms a host name may vary by. It does not
+// convert an internationalized name: "bücher.example" and its ASCII form
+// "xn--bcher-kva.example", which clients send, are two hosts (the
+// conversion, golang.org/x/net/idna, would add a dependency to every
+// module of sluice).
 func NormalizeHost(host string) string {
 	if strings.HasPrefix(host, "[") {
 		if end := strings.IndexByte(host, ']'); end > 0 {

@@ -15,7 +15,9 @@
 // adapters too. Requests that match no route (gin's 404 and 405) share the
 // resource extractors.Unmatched. Path params (path:NAME) are the route's
 // parameters, a catch-all's without its leading '/' ("a/b.txt" for
-// /files/a/b.txt, as net/http gives it); the other params (header:NAME, query:NAME, cookie:NAME, ip,
+// /files/a/b.txt, as net/http gives it), decoded as net/http decodes them
+// when gin routes by the escaped path (UseRawPath, UseEscapedPath: gin
+// gives "a b" for /items/a+b%2F, net/http and the param "a+b/"); the other params (header:NAME, query:NAME, cookie:NAME, ip,
 // method, host, custom ones) are read by package extractors, only when a
 // matching hotspot rule names them, with the Extractor given to the Guard
 // (core.WithParamSource) or to the middleware (WithExtractor). The client

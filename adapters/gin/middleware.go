@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -115,16 +116,53 @@ type request struct {
 // and its c.Get values for extractors.WithContextParam.
 type ginContext struct{ c *gin.Context }
 
-// PathParam returns the value of the route parameter name; a catch-all's
-// ("/files/*path") without the leading '/' gin gives it, as net/http's
-// {path...} and echo's "*" give theirs, so that one rules file's values
-// and overrides apply through every adapter.
+// PathParam returns the value of the route parameter name as net/http and
+// echo give it, so that one rules file's values and overrides apply
+// through every adapter: a catch-all's ("/files/*path") without the
+// leading '/' gin gives it, and, when gin routed by the escaped path
+// (UseRawPath, UseEscapedPath), decoded from it as a path is decoded:
+// gin then decodes it as a query, '+' as a space, or not at all
+// (UnescapePathValues false).
 func (g *ginContext) PathParam(name string) (string, bool) {
 	v, ok := g.c.Params.Get(name)
-	if ok && strings.HasPrefix(v, "/") && strings.HasSuffix(g.c.FullPath(), "/*"+name) {
+	if !ok {
+		return v, ok
+	}
+	full := g.c.FullPath()
+	if s, found := escapedParam(full, g.c.Request.URL.EscapedPath(), name); found && strings.ContainsAny(s, "%+") {
+		// The value gin gives when it routed by the escaped path; the same
+		// decoded value otherwise, except where the decoded path has more
+		// segments than the escaped one: gin's value is then the one.
+		if u, err := url.QueryUnescape(s); v == s || err == nil && v == u {
+			v = httpadapter.PathUnescape(s)
+		}
+	}
+	if strings.HasPrefix(v, "/") && strings.HasSuffix(full, "/*"+name) {
 		v = v[1:]
 	}
 	return v, ok
+}
+
+// escapedParam returns the text of the escaped path at the parameter name
+// of the gin route template: ":name" the rest of its segment, after what
+// precedes it in the template's; "*name", the rest of the path from the
+// '/' before it, as gin gives it.
+func escapedParam(template, escaped, name string) (string, bool) {
+	path := escaped
+	for {
+		tseg, trest, tmore := strings.Cut(template, "/")
+		pseg, prest, pmore := strings.Cut(path, "/")
+		if start := len(escaped) - len(path) - 1; tseg == "*"+name && start >= 0 {
+			return escaped[start:], true
+		}
+		if prefix, ok := strings.CutSuffix(tseg, ":"+name); ok && strings.HasPrefix(pseg, prefix) {
+			return pseg[len(prefix):], true
+		}
+		if !tmore || !pmore {
+			return "", false
+		}
+		template, path = trest, prest
+	}
 }
 
 // ContextValue returns the value c.Get gives for key.

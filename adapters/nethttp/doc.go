@@ -121,6 +121,12 @@
 //	t, err := sluicehttp.NewTransport(guard, nil, sluicehttp.WithThrottle(th))
 //	client := &http.Client{Transport: t}
 //
+// An upload of a file keeps net/http's sendfile: 4 MiB over loopback
+// allocates 6.2 KB through NewTransport, 5.6 KB through net/http's
+// Transport alone (39 KB before sendfile was kept: a 32 KB copy buffer);
+// their CPU times per upload do not differ beyond noise (go test -run '^$'
+// -bench TransportFileUpload -benchmem -count 5 ./adapters/nethttp).
+//
 // # Routes
 //
 // Handle registers a route on a ServeMux and tells the Guard about it, so

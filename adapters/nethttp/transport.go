@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sluicekit/sluice/adapters/httpadapter"
@@ -37,7 +38,11 @@ type transport struct {
 // as the host param reads it, without port or trailing dot, in lower case
 // ("GET api.example.com" for https://API.example.com.:443/; rules may name
 // "* api.example.com" for every method), or what WithResource returns; a
-// throttle tells the ports apart (WithThrottle).
+// throttle tells the ports apart (WithThrottle). An internationalized host
+// name is its resource as the URL writes it: "bücher.example" and
+// "xn--bcher-kva.example", the ASCII form net/http sends for both, are two
+// resources (see extractors.NormalizeHost); a rule on such a host names
+// both forms, or WithResource converts them.
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
 // and WithThrottle apply; WithBlockHandler and WithRateLimitFields are for
 // servers, and NewTransport returns an error naming them, as it does a rule
@@ -56,8 +61,10 @@ type transport struct {
 // a response the error classifier counts as one (by default a status of
 // 500 and above), is a failure for breakers; a call its caller cancelled is
 // not (core.Entry.Exit), nor one that failed because reading its request
-// body did (the caller's file or pipe) or it was not of its ContentLength,
-// which a throttle does not count either.
+// body did (the caller's file or pipe, or the body GetBody rebuilt for
+// net/http to send again) or it was not of its ContentLength, which a
+// throttle does not count either. A file body is still sent with sendfile
+// where net/http sends one so (no TLS, a known ContentLength).
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -113,15 +120,18 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
-	var sent *sentBody
+	var sent *upload
 	if r.Body != nil && r.Body != http.NoBody {
-		sent = &sentBody{ReadCloser: r.Body, want: r.ContentLength}
+		sent = &upload{want: r.ContentLength, get: r.GetBody}
 		r = r.WithContext(r.Context()) // a copy: a RoundTripper leaves r as it is
-		r.Body = sent
+		r.Body = sent.wrap(r.Body)
+		if r.GetBody != nil {
+			r.GetBody = sent.getBody
+		}
 	}
 	res, err := t.base.RoundTrip(r)
 	finished = true
-	if err != nil && sent != nil && sent.failed.Load() {
+	if err != nil && sent != nil && sent.last.Load().failed.Load() {
 		// The caller's body failed, not the upstream: the caller gave up.
 		e.Exit(errors.Join(err, context.Canceled))
 		return nil, err
@@ -215,6 +225,42 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// upload is the body of a request sent through the base RoundTripper:
+// the body last given to it, the first or one rebuilt for a retry
+// (GetBody), records whether reading it failed (sentBody).
+type upload struct {
+	want int64                         // the request's ContentLength
+	get  func() (io.ReadCloser, error) // the request's GetBody
+	last atomic.Pointer[sentBody]
+}
+
+// wrap returns body as a sentBody, the last one; a file stays one that
+// net/http's Transport sends with sendfile (sentFile).
+func (u *upload) wrap(body io.ReadCloser) io.ReadCloser {
+	b := &sentBody{ReadCloser: body, want: u.want}
+	u.last.Store(b)
+	if f, ok := body.(sendfileBody); ok {
+		return &sentFile{b, f}
+	}
+	return b
+}
+
+// getBody is the request's GetBody, which net/http's Transport calls to
+// send the body again, its body wrapped; failing, it is the caller's failure.
+func (u *upload) getBody() (io.ReadCloser, error) {
+	body, err := u.get()
+	if err != nil {
+		b := &sentBody{}
+		b.failed.Store(true)
+		u.last.Store(b)
+		return nil, err
+	}
+	if body == nil || body == http.NoBody {
+		return body, nil
+	}
+	return u.wrap(body), nil
+}
+
 // sentBody is a request body that records whether reading it failed, or
 // ended after other than want bytes (a Content-Length the body does not
 // have, which net/http refuses) when want > 0.
@@ -222,6 +268,48 @@ type sentBody struct {
 	io.ReadCloser
 	want, read int64
 	failed     atomic.Bool
+}
+
+// sendfileBody is a body that net's sendfile reads by its file descriptor
+// (syscall.Conn; an *os.File), whose offset says how far it read.
+type sendfileBody interface {
+	syscall.Conn
+	io.Seeker
+}
+
+// sentFile is the sentBody of a file, which net/http's Transport sends
+// with sendfile when the connection has no TLS and the Content-Length is
+// known: the kernel reads the file, sentBody.Read does not, and the
+// file's offset counts what it read. A file's read error within sendfile
+// (the disk's) is the upstream's failure, not the caller's.
+type sentFile struct {
+	*sentBody
+	f sendfileBody
+}
+
+// SyscallConn returns the file's syscall.RawConn, counting what sendfile reads.
+func (s *sentFile) SyscallConn() (syscall.RawConn, error) {
+	rc, err := s.f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return sentRawConn{rc, s}, nil
+}
+
+// sentRawConn is a file's syscall.RawConn whose Read counts the bytes of
+// the file read in it (by sendfile) in the sentBody's.
+type sentRawConn struct {
+	syscall.RawConn
+	s *sentFile
+}
+
+func (c sentRawConn) Read(f func(fd uintptr) bool) error {
+	start, serr := c.s.f.Seek(0, io.SeekCurrent)
+	err := c.RawConn.Read(f)
+	if end, eerr := c.s.f.Seek(0, io.SeekCurrent); serr == nil && eerr == nil {
+		c.s.read += end - start
+	}
+	return err
 }
 
 func (b *sentBody) Read(p []byte) (int, error) {

@@ -100,6 +100,9 @@
 //
 //	rules file rules.yaml: rules[2] (per-user): line 9: limit must be >= 0, got -5
 //
+// An integer beyond 64 bits (decimal, 0x, 0o or 0b) gets its field's own
+// bound too: "limit must be >= 0, got -0x10000000000000000".
+//
 // A file cut short never applies as a smaller rule set. Refused, naming the
 // line: an empty file, one of comments only, or a bare "rules:" or "rules:
 // null" (a file with no rules says so with "rules: []", in JSON {"rules":

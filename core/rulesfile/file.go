@@ -3,6 +3,7 @@ package rulesfile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,15 +144,18 @@ func read(data []byte, format fileFormat) ([]core.Rule, *fileParser, error) {
 		p.checkEnd(data)
 	}
 	if p.problems != nil {
-		var validated []core.Problem
-		if _, err := core.NormalizeRules(rules); err != nil {
-			if rerr, ok := err.(*core.RulesError); ok {
-				validated = rerr.Problems
-			}
-		}
-		return nil, nil, &core.RulesError{Problems: p.merge(validated)}
+		return nil, nil, &core.RulesError{Problems: p.merge(validated(rules))}
 	}
 	return rules, p, nil
+}
+
+// validated returns the problems core.NormalizeRules finds in rules.
+func validated(rules []core.Rule) []core.Problem {
+	var rerr *core.RulesError
+	if _, err := core.NormalizeRules(rules); errors.As(err, &rerr) {
+		return rerr.Problems
+	}
+	return nil
 }
 
 // tooManyRulesMsg is the problem of over maxRules rules, on rules[maxRules]'s line.

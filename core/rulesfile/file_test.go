@@ -268,7 +268,7 @@ rules:
 		{"float limit JSON", formatJSON, "{\"rules\": [\n{\"resource\": \"a\", \"kind\": \"flow\",\n \"limit\": 1.5}]}", []string{
 			`rules[0]: line 3: limit must be an integer, got 1.5`,
 		}},
-		{"integer overflow", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "burst": 9223372036854775808}]}`, []string{
+		{"integer overflow", formatJSON, `{"rules": [{"resource": "a", "kind": "flow", "limit": 1e30, "algorithm": "token-bucket", "burst": 9223372036854775808}]}`, []string{
 			`rules[0]: line 1: limit must be an integer, got 1e30`,
 			`rules[0]: line 1: burst must be <= 9223372036854775807, got 9223372036854775808`,
 		}},

@@ -115,7 +115,7 @@ func (j *jsonReader) open(depth int) (*yaml.Node, error) {
 			n.Kind = yaml.MappingNode
 		}
 	case string:
-		n.Tag, n.Value = "!!str", t
+		n.Tag, n.Value, n.Style = "!!str", t, yaml.DoubleQuotedStyle
 	case json.Number:
 		n.Tag, n.Value = "!!int", string(t)
 		if strings.ContainsAny(n.Value, ".eE") {

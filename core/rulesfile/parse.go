@@ -3,6 +3,7 @@ package rulesfile
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -259,6 +260,9 @@ func (p *fileParser) rule(index int, n *yaml.Node, r *core.Rule) {
 			rp.field(r, name, key, val)
 		}
 	}
+	if rp.huge != nil {
+		rp.reportHuge(r)
+	}
 	if i := slices.IndexFunc(p.kinds, func(k core.KindInfo) bool { return k.Kind == r.Kind }); i >= 0 {
 		for _, f := range p.kinds[i].Given {
 			// A null is no value written out, as a template renders a missing one.
@@ -303,7 +307,16 @@ func (s keyLines) dup(p *fileParser, index int, ruleName, field string, key *yam
 type ruleParser struct {
 	p     *fileParser
 	index int
-	name  string // the rule's name, for problems
+	name  string      // the rule's name, for problems
+	huge  []hugeValue // the integers written beyond their field's bits
+}
+
+// hugeValue is an integer, n, written beyond the bits of its field (or of
+// an override's limit, key), which holds the nearest value, sat.
+type hugeValue struct {
+	field, key string
+	n          *yaml.Node
+	sat        int64
 }
 
 // add records a problem of field of the rule at node n.
@@ -326,6 +339,9 @@ func (rp *ruleParser) field(r *core.Rule, key string, keyNode, val *yaml.Node) {
 		return
 	}
 	f := reflect.ValueOf(r).Elem().Field(index)
+	if f.CanInt() && f.Type() != reflect.TypeFor[time.Duration]() && rp.beyond(key, "", val, f) {
+		return
+	}
 	if f.Kind() == reflect.Map {
 		f.Set(reflect.ValueOf(rp.overrides(val)))
 	} else if msg := setValue(f, val); msg != "" {
@@ -351,7 +367,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 			f.SetInt(int64(d))
 			return ""
 		}
-		if v, msg := intValue(n); msg == "" && v == 0 {
+		if v := int64(1); tag == "!!int" && n.Decode(&v) == nil && v == 0 {
 			return ""
 		}
 		return "must be a Go duration such as 1s or 250ms, got " + describe(n)
@@ -365,8 +381,6 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		want, ok = "must be true or false", tag == "!!bool"
 	case f.CanFloat():
 		want, ok = "must be a number", tag == "!!int" || tag == "!!float"
-	case f.CanInt() && outOfRange(n, f.Type().Bits()) != "":
-		return outOfRange(n, f.Type().Bits())
 	default:
 		want, ok = "must be an integer", tag == "!!int"
 	}
@@ -375,8 +389,6 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	}
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
-	case err != nil && f.CanInt():
-		return cmp.Or(outOfRange(n, f.Type().Bits()), "is out of range, got "+describe(n))
 	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
 		return want + ", got " + describe(n)
 	}
@@ -393,54 +405,63 @@ func (rp *ruleParser) overrides(n *yaml.Node) map[string]int64 {
 		return nil
 	}
 	out := make(map[string]int64, len(n.Content)/2)
-	seen := keyLines{}
+	seen, limit := keyLines{}, reflect.New(reflect.TypeFor[int64]()).Elem()
 	for key, val := range pairs(n) {
 		value, ok := key.Value, key.Kind == yaml.ScalarNode
 		switch {
 		case !ok:
 			rp.add("overrides", key, "keys must be param values, got %s", describe(key))
 		case seen.dup(rp.p, rp.index, rp.name, "overrides", key, value): // reported
+		case rp.beyond("overrides", value, val, limit):
+			out[value] = limit.Int()
 		default:
-			limit, msg := intValue(val)
-			if msg != "" {
+			if msg := setValue(limit, val); msg != "" {
 				rp.add("overrides", val, "value for %s %s", rulefields.Quote(value), msg)
 				continue
 			}
-			out[value] = limit
+			out[value] = limit.Int()
 		}
 	}
 	return out
 }
 
-// intValue returns the value of an integer scalar, or a problem.
-func intValue(n *yaml.Node) (int64, string) {
-	if msg := outOfRange(n, 64); msg != "" {
-		return 0, msg
+// beyond reports whether n is an integer as YAML writes them (0x, 0o, 0b,
+// signs, underscores) beyond the bits of f, the field (or an override's
+// limit, key), and then sets f to the nearest value it holds (reportHuge).
+func (rp *ruleParser) beyond(field, key string, n *yaml.Node, f reflect.Value) bool {
+	sat, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, f.Type().Bits())
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || !errors.Is(err, strconv.ErrRange) { // quoted or tagged: a string
+		return false
 	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		return 0, "must be an integer, got " + describe(n)
-	}
-	var v int64
-	if err := n.Decode(&v); err != nil {
-		return 0, "is out of range, got " + describe(n)
-	}
-	return v, ""
+	f.SetInt(sat)
+	rp.huge = append(rp.huge, hugeValue{field, key, n, sat})
+	return true
 }
 
-// outOfRange is the problem of a decimal integer beyond a signed integer of
-// bits bits (which YAML reads as a float), or "".
-func outOfRange(n *yaml.Node, bits int) string {
-	digits := strings.TrimLeft(n.Value, "+-")
-	if n.Kind != yaml.ScalarNode || digits == "" || len(n.Value)-len(digits) > 1 || strings.Trim(digits, "0123456789") != "" {
-		return ""
+// reportHuge records the problem of each integer of rule r written beyond
+// its field's bits: the problem core.NormalizeRules finds in r with the
+// nearest value the field holds (its own bound), with the value as
+// written; the bound of the field's bits when that names no such value.
+// Each such field is then left unset.
+func (rp *ruleParser) reportHuge(r *core.Rule) {
+	problems := validated([]core.Rule{*r})
+	for _, h := range rp.huge {
+		sat, written := strconv.FormatInt(h.sat, 10), strings.ReplaceAll(rulefields.Quote(h.n.Value), `"`, "")
+		msg := fmt.Sprintf("must be %s %s, got %s", map[bool]string{true: ">=", false: "<="}[h.sat < 0], sat, written)
+		for _, v := range problems {
+			i := strings.LastIndex(v.Msg, " "+sat)
+			if v.Field == h.field && i >= 0 && (h.key == "" || strings.Contains(v.Msg, rulefields.Quote(h.key))) {
+				msg = v.Msg[:i+1] + written + v.Msg[i+1+len(sat):]
+				break
+			}
+		}
+		if rp.add(h.field, h.n, "%s", msg); h.key != "" {
+			delete(r.Overrides, h.key)
+		} else {
+			rp.p.unread[fieldKey{rp.index, h.field}] = true
+			reflect.ValueOf(r).Elem().Field(rp.p.fields[h.field]).SetZero()
+		}
 	}
-	if _, err := strconv.ParseInt(n.Value, 10, bits); err == nil {
-		return ""
-	}
-	if n.Value[0] == '-' {
-		return fmt.Sprintf("must be >= %d, got %s", int64(-1)<<(bits-1), describe(n))
-	}
-	return fmt.Sprintf("must be <= %d, got %s", uint64(1)<<(bits-1)-1, describe(n))
 }
 
 // pairs yields the keys and values of a mapping node.

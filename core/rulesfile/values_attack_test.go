@@ -30,7 +30,7 @@ func flowYAML(extra string) string {
 func TestHostileValuesNameRuleFieldAndValue(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"limit past float64", `{"rules":[{"name":"a","resource":"r","kind":"flow","limit":1e400}]}`, `rules[0] (a): line 1: limit must be an integer, got 1e400`},
-		{"limit past int64", `{"rules":[{"name":"a","resource":"r","kind":"flow","limit":9223372036854775808}]}`, `rules[0] (a): line 1: limit must be <= 9223372036854775807, got 9223372036854775808`},
+		{"limit past int64", `{"rules":[{"name":"a","resource":"r","kind":"flow","limit":9223372036854775808}]}`, `rules[0] (a): line 1: limit must be <= 4503599627370496, got 9223372036854775808`},
 		{"limit max int64", flowYAML("  limit: 9223372036854775807\n"), `rules[0] (a): line 5: limit must be <= 4503599627370496, got 9223372036854775807`},
 		{"limit NaN", flowYAML("  limit: .nan\n"), `rules[0] (a): line 5: limit must be an integer, got .nan`},
 		{"limit -Inf", flowYAML("  limit: -.inf\n"), `rules[0] (a): line 5: limit must be an integer, got -.inf`},

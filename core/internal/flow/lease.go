@@ -57,3 +57,17 @@ func (ls *lease) end() (left, tag int64) {
 	}
 	return 0, 0
 }
+
+// Leased returns the permits of the window at now that l's CPUs leased in
+// advance and have not used (0 without leases): not requests.
+func Leased(l Limiter, now int64) (left int64) {
+	if la, ok := l.(*leapArray); ok {
+		ws := la.arr.Current(now).Start()
+		for i := range la.leases {
+			if w, tag := la.leases[i].word.Load(), la.leases[i].tag.Load(); uint64(ws-tag) < uint64(la.cfg.Window) {
+				left += w & leaseLeft
+			}
+		}
+	}
+	return left
+}
