@@ -155,15 +155,20 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		if e.lim == lim && !e.dead() {
 			return e
 		}
-		// The limit changed (or the sweep is forgetting e): a new entry
-		// carries e's counts over (carry). The next sync pushes what e
-		// admitted, before the new entry's counts.
+		// The limit changed (or the sweep, or another replacement, is
+		// forgetting e): a new entry carries e's counts over (carry). e
+		// dies first, so a Take that decides on e after carry read it
+		// finds it dead and decides again on the new entry: every
+		// admission made on e counts in what carry reads. The next sync
+		// pushes what e admitted, before the new entry's counts.
 		ne := s.newEntry(key, lim)
 		if ne == nil {
 			return nil
 		}
-		if e.lim != lim {
-			ne.carry(e, s.now())
+		e.state.Or(stDead)
+		ne.carry(e, s.now())
+		if s.carried != nil {
+			s.carried()
 		}
 		if s.entries.CompareAndSwap(key, v, ne) {
 			s.retire(e)
@@ -260,21 +265,30 @@ func (s *Store) lookup(key string, lim store.Limit) *entry {
 // store's bound is decided in Redis.
 //
 // A decision on an entry that died meanwhile (the sweep forgot it, or
-// its limit was replaced) is made again on the key's new entry, once; then
-// in Redis. Its count may then be pushed twice (the old entry of a replaced
-// limit pushes what it admitted), never lost.
+// its limit was replaced) is made again on the key's new entry: only a
+// decision on an entry still live after it is returned, so every
+// admission counts in what a replacement carries (see entry). Its count
+// may then be pushed twice (the old entry pushes what it admitted), never
+// lost. Each decision made again means another Take replaced the entry;
+// after maxRedecide of them it fails with store.ErrKeyUnavailable, rather
+// than decide in Redis on counts that lack this instance's last ones.
 func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
-	for range 2 {
+	for range maxRedecide {
 		e := s.entry(key, lim)
 		if e == nil {
-			break
+			return s.takeRemote(ctx, key, lim, n)
 		}
 		if d, err := s.takeTracked(ctx, e, n, int64(time.Since(s.start))); err != nil || !e.dead() {
 			return d, err
 		}
 	}
-	return s.takeRemote(ctx, key, lim, n)
+	return store.Decision{}, fmt.Errorf("redisstore: %w: %w: the key's limit was replaced %d times during one decision", store.ErrUnavailable, store.ErrKeyUnavailable, maxRedecide)
 }
+
+// maxRedecide bounds the decisions takeApprox makes again on a key whose
+// entry is replaced under them (8 goroutines deciding one key under two
+// limits in turn made at most 4).
+const maxRedecide = 64
 
 // takeTracked decides on a tracked entry at t (the time since s.start).
 // The caller checks that e is not dead afterwards.

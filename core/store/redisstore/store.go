@@ -89,6 +89,9 @@ type Store struct {
 	syncMu      sync.Mutex // one sync at a time (the loop, Close)
 	retiredMu   sync.Mutex
 	retired     []*entry // replaced entries whose counts the next sync pushes (again, when it failed)
+	// carried, when set (by tests), runs in entry between carrying a
+	// replaced entry's counts and replacing it.
+	carried func()
 }
 
 type errBox struct{ err error }
