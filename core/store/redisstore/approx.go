@@ -727,9 +727,20 @@ func (s *Store) setErr(err error) {
 	s.lastErr.Store(&errBox{err: err})
 }
 
+// Ping reads Redis's clock, within the timeout, and returns the error if
+// Redis does not answer, which Err reports until an exchange succeeds (the
+// sync tries again each sync period). A Store that is not pinged reads
+// Redis's clock at its first sync round.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed()
+	}
+	return s.fetchOffset(ctx)
+}
+
 // Err returns the error of the approximate mode's last exchange with Redis
-// (a sync, or a key's first read), or nil when it succeeded. While it is not
-// nil, approximate limits are decided on local counts only.
+// (a sync, a key's first read, or Ping), or nil when it succeeded. While it
+// is not nil, approximate limits are decided on local counts only.
 func (s *Store) Err() error {
 	if b := s.lastErr.Load(); b != nil {
 		return b.err
@@ -807,10 +818,11 @@ func (s *Store) syncOnce() {
 		return true
 	})
 	if len(work) == 0 && s.tracked.Load() == 0 {
-		// Nothing to exchange: a success, unless the last exchange failed
-		// and Redis still does not answer (which would make approximate
-		// limits fresh again while Redis is down).
-		if s.healthy() || s.fetchOffset(context.Background()) == nil {
+		// Nothing to exchange: a success, unless Redis never answered
+		// or the last exchange failed, and Redis still does not answer
+		// (which would report it healthy, or make approximate limits
+		// fresh again, while Redis is down).
+		if s.healthy() && s.offsetKnown.Load() || s.fetchOffset(context.Background()) == nil {
 			s.syncDone(start)
 		}
 		return

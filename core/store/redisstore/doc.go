@@ -315,7 +315,12 @@
 //
 // Approximate decisions go on when Redis is down, on local counts, for
 // the sync age (see Overshoot of approximate limits); Err reports the last
-// sync's error and Stats counts syncs and failed syncs. Close pushes the
+// sync's error and Stats counts syncs and failed syncs. A Store reads
+// Redis's clock at its first sync round, even with no key to sync, so Err
+// reports a Redis that never answered within a sync period; Ping checks at
+// once (a startup check whose failure Err keeps until Redis answers), and
+// the sync clears Err once Redis answers (go test -run
+// TestErrWhileRedisNeverAnswered in this module). Close pushes the
 // last counts, stops the Store's goroutines and waits for them; calls after
 // Close fail with store.ErrUnavailable ("store is closed").
 package redisstore
