@@ -21,6 +21,10 @@ type entry struct {
 	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
 	gkey    string // bucket: the TAT's key, shared with exact mode
 	costKey string // bucket: the key of the cost the TAT was written at (newScriptGCRA)
+	// exactState and marker are a sliding counter's keys of exact mode's
+	// state of its window and of the window marker (slidingKeys), which its
+	// exchanges use (scriptApproxSliding).
+	exactState, marker string
 	// id names the entry in Redis's records of pushes: the Store's id and
 	// the entry's number. seq numbers its pushes.
 	id  string
@@ -131,6 +135,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	if lim.Algorithm == store.SlidingCounter {
 		e.sliding = true
 		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
+		e.exactState, e.marker = s.slidingKeys(key, lim.Window)
 		return e
 	}
 	g := gcraOf(lim)
@@ -557,7 +562,11 @@ func (s *Store) prepare(e *entry, c *call, now int64) snapshot {
 	ttl := s.ttlMillis(now, (sn.idx+2)*e.w)
 	cur, prev := e.base+strconv.FormatInt(sn.idx, 10), e.base+strconv.FormatInt(sn.idx-1, 10)
 	c.set(scriptApproxSliding, cur, e.id, seq, sn.cur, sn.prev, ttl, max(ttl-e.w/int64(time.Millisecond), 1))
-	c.keys = append(c.keys, prev, cur+":in", prev+":in")
+	c.keys = append(c.keys, prev, cur+":in", prev+":in", e.marker)
+	if e.synced.Load() == 0 { // a new entry: the rule may have been exact
+		c.keys = append(c.keys, e.exactState)
+		c.args = append(c.args, strconv.FormatInt(e.w, 10), strconv.FormatInt(sn.idx*e.w, 10))
+	}
 	return sn
 }
 
