@@ -296,7 +296,11 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	if lim.Limit == 0 {
 		return store.Decision{RetryAfter: lim.Window}, nil
 	}
+	start := int64(time.Since(s.start))
 	if v, ok := s.entries.Load(key); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = s.bounded(ctx, start)
+		defer cancel()
 		s.leaveApprox(ctx, key, v.(*entry))
 	}
 	c := s.getCall()
@@ -317,7 +321,7 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 		return store.Decision{}, err
 	}
 	if lim.Algorithm == store.SlidingCounter {
-		d, err := s.slidingReply(ctx, c, key, lim, n, st, win)
+		d, err := s.slidingReply(ctx, c, key, lim, n, st, win, start)
 		if err == nil { // else a dispatcher may hold c still
 			s.putCall(c)
 		}
@@ -357,8 +361,9 @@ func (s *Store) leaveApprox(ctx context.Context, key string, e *entry) {
 // slidingReply reads the reply of c, an exact sliding counter's decision
 // of n under lim (keys st and win, slidingKeys), and when its counts are
 // elsewhere (approximate mode's, or another window's) moves or carries
-// them, then decides again.
-func (s *Store) slidingReply(ctx context.Context, c *call, key string, lim store.Limit, n int64, st, win string) (store.Decision, error) {
+// them, then decides again, all within the timeout of the decision's
+// first trip, made at start.
+func (s *Store) slidingReply(ctx context.Context, c *call, key string, lim store.Limit, n int64, st, win string, start int64) (store.Decision, error) {
 	var v [4]int64
 	for try := 0; ; try++ {
 		if !intsInto(v[:], c.val) || v[0] > 1 && try == 2 {
@@ -366,6 +371,11 @@ func (s *Store) slidingReply(ctx context.Context, c *call, key string, lim store
 		}
 		if v[0] < 2 {
 			return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
+		}
+		if try == 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = s.bounded(ctx, start)
+			defer cancel()
 		}
 		c.state.Store(callWaiting) // a dispatcher took the last trip
 		if v[0] == 3 {
@@ -681,6 +691,13 @@ func (s *Store) do(ctx context.Context, c *call) error {
 		}
 		t.Reset(time.Duration(due - int64(time.Since(s.start))))
 	}
+}
+
+// bounded returns ctx, ending when a call made at start (the time since
+// s.start) times out (see do): the later round trips of one decision get
+// what is left of its first one's timeout, not one each.
+func (s *Store) bounded(ctx context.Context, start int64) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, s.start.Add(time.Duration(start+int64(s.o.timeout)+s.lag(start))))
 }
 
 // Lag: how late the process runs, as the Store's timers show it.
