@@ -308,7 +308,12 @@
 // call that has no answer by then, or whose answer is an error or makes no
 // sense, returns an error wrapping store.ErrUnavailable (and the context's
 // error when the context ended), on which the Guard applies the rule's
-// failure policy and its health breaker. The dispatchers do the network
+// failure policy and its health breaker. A decision that makes more than
+// one round trip (the first exact one after a change of window or of mode)
+// has one timeout for all of them (go test -run
+// TestReloadTripsShareOneTimeout: a later trip held as by a frozen Redis
+// ends by the first one's deadline; it had a timeout of its own before).
+// The dispatchers do the network
 // I/O and the caller waits for them no longer than that, so this holds
 // whatever the client's own timeouts; a call made on the caller's
 // goroutine is bounded by its context, which the Store gives only to a
