@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/core/store/redisstore"
 	"github.com/sluicekit/sluice/core/store/redisstore/internal/redistest"
@@ -138,4 +139,44 @@ func TestModeChangeMovedOnce(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, admitted.Load(), "the 10 spent moved once")
+}
+
+// TestGuardModeChangeKeepsWhatWasSpent: the same through a Guard whose rule
+// is reloaded (SetRules) from one mode to the other. Before the fix a
+// sliding counter admitted 10 after the change, and an approximate token
+// bucket switched to exact 10 too (its admissions not pushed yet).
+func TestGuardModeChangeKeepsWhatWasSpent(t *testing.T) {
+	srv := redisstore.SharedRedis(t)
+	for _, alg := range []core.Algorithm{core.AlgorithmSlidingCounter, core.AlgorithmTokenBucket} {
+		for _, from := range []store.Mode{store.Exact, store.Approximate} {
+			t.Run(fmt.Sprint(alg, " from ", from), func(t *testing.T) {
+				rule := core.Rule{Name: "r", Resource: "GET /x", Kind: core.KindFlow, Algorithm: alg, Limit: 10,
+					Window: time.Minute, Store: "redis", Mode: from}
+				in := newInstance(t, srv, redistest.UniquePrefix(), patient, core.WithRules(rule))
+				enter := func() bool {
+					e, err := in.g.Enter(context.Background(), rule.Resource)
+					if err != nil {
+						blocked(t, err)
+						return false
+					}
+					e.Exit(nil)
+					return true
+				}
+				for range 6 {
+					require.True(t, enter())
+				}
+				rule.Mode = map[store.Mode]store.Mode{store.Exact: store.Approximate, store.Approximate: store.Exact}[from]
+				require.NoError(t, in.g.SetRules([]core.Rule{rule}))
+				admitted := 0
+				for range 20 {
+					if enter() {
+						admitted++
+					}
+				}
+				assert.LessOrEqual(t, admitted, 4, "admitted at once in %s mode after 6 of 10 in %s", rule.Mode, from)
+				assert.GreaterOrEqual(t, admitted, 4-slack(store.Algorithm(alg)), "admitted at once in %s mode after 6 of 10 in %s", rule.Mode, from)
+				assert.Zero(t, in.g.Stores()[0].Fallbacks, "decided by the store")
+			})
+		}
+	}
 }
