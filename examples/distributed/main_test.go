@@ -206,17 +206,24 @@ func TestDefaultRules(t *testing.T) {
 	assert.NotZero(t, codes[http.StatusTooManyRequests], "%v", codes)
 }
 
-// TestRedisDown starts an instance whose Redis does not answer: it serves
-// anyway, its rules fall back to their local limits, and GET /status
-// shows the fallbacks.
+// TestRedisDown starts an instance whose Redis does not answer (a closed
+// port): GET /status says so before any request (it showed the store
+// healthy until calls had failed, though startup logged that Redis did not
+// answer); it serves anyway, its rules fall back to their local limits,
+// and GET /status shows the fallbacks.
 func TestRedisDown(t *testing.T) {
 	base := start(t, server.Config{Redis: exampletest.DeadRedis(t), RulesFile: rulesFile(t, testRules), Name: "alone"})
+	s := status(t, base)
+	require.Len(t, s.Stores, 1)
+	assert.False(t, s.Stores[0].Healthy, "the startup check failed")
+	assert.NotEmpty(t, s.SyncError)
+	assert.Zero(t, s.Stores[0].Errors, "no call yet")
 	codes := map[int]int{}
 	for range 8 {
 		codes[get(t, base+"/hello").status]++
 	}
 	assert.Equal(t, map[int]int{http.StatusOK: 3, http.StatusTooManyRequests: 5}, codes, "the local limit of 3")
-	s := status(t, base)
+	s = status(t, base)
 	require.Len(t, s.Stores, 1)
 	assert.False(t, s.Stores[0].Healthy)
 	assert.Equal(t, int64(8), s.Stores[0].Fallbacks)

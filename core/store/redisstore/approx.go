@@ -21,6 +21,10 @@ type entry struct {
 	base    string // sliding: PREFIX:{KEY}:asc:WINDOW: (the window's index follows)
 	gkey    string // bucket: the TAT's key, shared with exact mode
 	costKey string // bucket: the key of the cost the TAT was written at (newScriptGCRA)
+	// exactState and marker are a sliding counter's keys of exact mode's
+	// state of its window and of the window marker (slidingKeys), which its
+	// exchanges use (scriptApproxSliding).
+	exactState, marker string
 	// id names the entry in Redis's records of pushes: the Store's id and
 	// the entry's number. seq numbers its pushes.
 	id  string
@@ -131,6 +135,7 @@ func (s *Store) newEntry(key string, lim store.Limit) *entry {
 	if lim.Algorithm == store.SlidingCounter {
 		e.sliding = true
 		e.base = s.redisKey(key, "asc:"+lim.Window.String()+":")
+		e.exactState, e.marker = s.slidingKeys(key, lim.Window)
 		return e
 	}
 	g := gcraOf(lim)
@@ -155,15 +160,20 @@ func (s *Store) entry(key string, lim store.Limit) *entry {
 		if e.lim == lim && !e.dead() {
 			return e
 		}
-		// The limit changed (or the sweep is forgetting e): a new entry
-		// carries e's counts over (carry). The next sync pushes what e
-		// admitted, before the new entry's counts.
+		// The limit changed (or the sweep, or another replacement, is
+		// forgetting e): a new entry carries e's counts over (carry). e
+		// dies first, so a Take that decides on e after carry read it
+		// finds it dead and decides again on the new entry: every
+		// admission made on e counts in what carry reads. The next sync
+		// pushes what e admitted, before the new entry's counts.
 		ne := s.newEntry(key, lim)
 		if ne == nil {
 			return nil
 		}
-		if e.lim != lim {
-			ne.carry(e, s.now())
+		e.state.Or(stDead)
+		ne.carry(e, s.now())
+		if s.carried != nil {
+			s.carried()
 		}
 		if s.entries.CompareAndSwap(key, v, ne) {
 			s.retire(e)
@@ -260,21 +270,30 @@ func (s *Store) lookup(key string, lim store.Limit) *entry {
 // store's bound is decided in Redis.
 //
 // A decision on an entry that died meanwhile (the sweep forgot it, or
-// its limit was replaced) is made again on the key's new entry, once; then
-// in Redis. Its count may then be pushed twice (the old entry of a replaced
-// limit pushes what it admitted), never lost.
+// its limit was replaced) is made again on the key's new entry: only a
+// decision on an entry still live after it is returned, so every
+// admission counts in what a replacement carries (see entry). Its count
+// may then be pushed twice (the old entry pushes what it admitted), never
+// lost. Each decision made again means another Take replaced the entry;
+// after maxRedecide of them it fails with store.ErrKeyUnavailable, rather
+// than decide in Redis on counts that lack this instance's last ones.
 func (s *Store) takeApprox(ctx context.Context, key string, lim store.Limit, n int64) (store.Decision, error) {
-	for range 2 {
+	for range maxRedecide {
 		e := s.entry(key, lim)
 		if e == nil {
-			break
+			return s.takeRemote(ctx, key, lim, n)
 		}
 		if d, err := s.takeTracked(ctx, e, n, int64(time.Since(s.start))); err != nil || !e.dead() {
 			return d, err
 		}
 	}
-	return s.takeRemote(ctx, key, lim, n)
+	return store.Decision{}, fmt.Errorf("redisstore: %w: %w: the key's limit was replaced %d times during one decision", store.ErrUnavailable, store.ErrKeyUnavailable, maxRedecide)
 }
+
+// maxRedecide bounds the decisions takeApprox makes again on a key whose
+// entry is replaced under them (8 goroutines deciding one key under two
+// limits in turn made at most 4).
+const maxRedecide = 64
 
 // takeTracked decides on a tracked entry at t (the time since s.start).
 // The caller checks that e is not dead afterwards.
@@ -543,7 +562,11 @@ func (s *Store) prepare(e *entry, c *call, now int64) snapshot {
 	ttl := s.ttlMillis(now, (sn.idx+2)*e.w)
 	cur, prev := e.base+strconv.FormatInt(sn.idx, 10), e.base+strconv.FormatInt(sn.idx-1, 10)
 	c.set(scriptApproxSliding, cur, e.id, seq, sn.cur, sn.prev, ttl, max(ttl-e.w/int64(time.Millisecond), 1))
-	c.keys = append(c.keys, prev, cur+":in", prev+":in")
+	c.keys = append(c.keys, prev, cur+":in", prev+":in", e.marker)
+	if e.synced.Load() == 0 { // a new entry: the rule may have been exact
+		c.keys = append(c.keys, e.exactState)
+		c.args = append(c.args, strconv.FormatInt(e.w, 10), strconv.FormatInt(sn.idx*e.w, 10))
+	}
 	return sn
 }
 
@@ -713,9 +736,20 @@ func (s *Store) setErr(err error) {
 	s.lastErr.Store(&errBox{err: err})
 }
 
+// Ping reads Redis's clock, within the timeout, and returns the error if
+// Redis does not answer, which Err reports until an exchange succeeds (the
+// sync tries again each sync period). A Store that is not pinged reads
+// Redis's clock at its first sync round.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed()
+	}
+	return s.fetchOffset(ctx)
+}
+
 // Err returns the error of the approximate mode's last exchange with Redis
-// (a sync, or a key's first read), or nil when it succeeded. While it is not
-// nil, approximate limits are decided on local counts only.
+// (a sync, a key's first read, or Ping), or nil when it succeeded. While it
+// is not nil, approximate limits are decided on local counts only.
 func (s *Store) Err() error {
 	if b := s.lastErr.Load(); b != nil {
 		return b.err
@@ -793,10 +827,11 @@ func (s *Store) syncOnce() {
 		return true
 	})
 	if len(work) == 0 && s.tracked.Load() == 0 {
-		// Nothing to exchange: a success, unless the last exchange failed
-		// and Redis still does not answer (which would make approximate
-		// limits fresh again while Redis is down).
-		if s.healthy() || s.fetchOffset(context.Background()) == nil {
+		// Nothing to exchange: a success, unless Redis never answered
+		// or the last exchange failed, and Redis still does not answer
+		// (which would report it healthy, or make approximate limits
+		// fresh again, while Redis is down).
+		if s.healthy() && s.offsetKnown.Load() || s.fetchOffset(context.Background()) == nil {
 			s.syncDone(start)
 		}
 		return

@@ -161,7 +161,20 @@
 // other, not what its old key held before. In approximate
 // mode the key's entry carries its counts and TAT to the entry of the new
 // limit: what this instance admitted, and what it knew of the others until
-// its next exchange reads their carried counts. Instances that reload at
+// its next exchange reads their carried counts. A decision in flight on the
+// old limit (a request that entered before the reload) counts in what is
+// carried: the old entry is marked replaced before its counts are read, and
+// a decision that finds its entry replaced after deciding is made again on
+// the new one (its count may then be pushed twice: fewer admitted, never
+// more). So a reload admits at most the limit (plus the overshoot of
+// approximate limits, below): TestApproxReloadCarriesDecisionsInFlight runs
+// 5 decisions on the old limit between the carry and the replacement (10
+// admitted of 10; 15 before), TestApproxReloadsBackAndForthKeepTheLimit 8
+// goroutines deciding one key under two windows in turn (at most 10 of 10;
+// 11 in nearly every run before, 12 at times): go test -run
+// 'TestApproxReload' ./ in this module. A decision whose entry was replaced
+// 64 times under it fails with store.ErrKeyUnavailable (the goroutines of
+// that test needed at most 4). Instances that reload at
 // different times decide meanwhile on their own rule: during that skew
 // exact sliding counters on either window carry the count to their own key
 // in turn (one count, a round trip more each time the other window wrote
@@ -179,6 +192,33 @@
 // decision's round trip here (exact/ping of buckets 1.16-1.18 before,
 // 1.18-1.24 after, with a client honouring contexts).
 //
+// A change of mode keeps what was spent too. An exact decision first
+// pushes what the key's approximate entry, if any, admitted since its last
+// sync (one map lookup on each exact decision), then forgets the entry, so
+// that a change back reads the counts anew. Buckets keep one TAT in both
+// modes. A sliding counter's counts move between the modes' keys, once, in
+// Redis: an approximate entry's first exchange moves the exact state of its
+// window into the approximate counts (each count at the last nanosecond of
+// its exact window, in the current window if that is later) and deletes it;
+// an exact decision that finds no exact state and approximate mode's mark
+// on the window marker (each exchange sets it) moves the approximate counts
+// of the current and previous windows to an exact window starting where
+// the approximate one did, and takes them off the approximate counts, in
+// one more round trip (and one more to decide); the first decisions
+// arriving together move the counts once. 6 of 10 spent in one mode, the
+// other admits 4 at once (10 before), on the same instance or another;
+// switched three times with 3 spent in each mode, the fourth admits 1 (3
+// before); a bucket's last one may be refused, its approximate decisions
+// being made on a view of Redis's clock a few microseconds off:
+// go test -run TestModeChange ./ in this module. A reload that
+// changes a sliding counter's mode and window at once starts afresh, as do
+// keys decided in Redis beyond WithMaxKeys: up to twice the limit in the
+// window of the change. While instances run a rule in different modes (a
+// rolling reload), each mode decides on the counts its own keys hold, which
+// move only when the exact state is empty or an approximate entry is new:
+// up to the limit in each mode (the approximate one with its overshoot) in
+// a window of that skew.
+//
 // # Key layout
 //
 // Every key is PREFIX:{KEY}:SUFFIX, PREFIX from WithPrefix (default
@@ -191,7 +231,8 @@
 //	PREFIX:{KEY}:sc:WINDOW           exact sliding counter: "S P C", S the start of the
 //	                                 current window (ns), P and C the counts of the
 //	                                 previous and current windows
-//	PREFIX:{KEY}:sc                  the window (ns) the sliding counter was last written in
+//	PREFIX:{KEY}:sc                  the window (ns) the sliding counter was last written in,
+//	                                 or "a": approximate mode's counts hold it
 //	PREFIX:{KEY}:tb, PREFIX:{KEY}:lb token and leaky bucket: the TAT (ns), in both modes
 //	PREFIX:{KEY}:tb:cost (lb:cost)   the cost of one request (ns) the TAT was written at
 //	PREFIX:{KEY}:asc:WINDOW:INDEX    approximate sliding counter: the count of window
@@ -267,7 +308,12 @@
 // call that has no answer by then, or whose answer is an error or makes no
 // sense, returns an error wrapping store.ErrUnavailable (and the context's
 // error when the context ended), on which the Guard applies the rule's
-// failure policy and its health breaker. The dispatchers do the network
+// failure policy and its health breaker. A decision that makes more than
+// one round trip (the first exact one after a change of window or of mode)
+// has one timeout for all of them (go test -run
+// TestReloadTripsShareOneTimeout: a later trip held as by a frozen Redis
+// ends by the first one's deadline; it had a timeout of its own before).
+// The dispatchers do the network
 // I/O and the caller waits for them no longer than that, so this holds
 // whatever the client's own timeouts; a call made on the caller's
 // goroutine is bounded by its context, which the Store gives only to a
@@ -315,7 +361,12 @@
 //
 // Approximate decisions go on when Redis is down, on local counts, for
 // the sync age (see Overshoot of approximate limits); Err reports the last
-// sync's error and Stats counts syncs and failed syncs. Close pushes the
+// sync's error and Stats counts syncs and failed syncs. A Store reads
+// Redis's clock at its first sync round, even with no key to sync, so Err
+// reports a Redis that never answered within a sync period; Ping checks at
+// once (a startup check whose failure Err keeps until Redis answers), and
+// the sync clears Err once Redis answers (go test -run
+// TestErrWhileRedisNeverAnswered in this module). Close pushes the
 // last counts, stops the Store's goroutines and waits for them; calls after
 // Close fail with store.ErrUnavailable ("store is closed").
 package redisstore

@@ -144,7 +144,10 @@ return 1
 // KEYS[1] as the memory store does (flow.Reload): each count at the last
 // nanosecond of its old window, the new current window ending where the old
 // one did, and deletes KEYS[3] (a window changed back finds its old key
-// gone, not what it held before the change). ARGV: window in nanoseconds,
+// gone, not what it held before the change). When KEYS[2] is "a" (the
+// counts are approximate mode's) and KEYS[1] is empty, it answers {3, 0,
+// 0, 0} for each request: scriptSlidingFromApprox moves them, and the
+// script is called again. ARGV: window in nanoseconds,
 // idle expiry in milliseconds, then for each request its limit and n. It
 // returns for each request {ok, p, c, e}: the counts after the decision and
 // the time elapsed in the current window.
@@ -155,7 +158,14 @@ local out, changed, carried = {}, false, false
 local v = redis.call('GET', KEYS[1])
 local w0 = w
 if not v then
-  w0 = tonumber(redis.call('GET', KEYS[2]) or ARGV[1]) or w
+  local m = redis.call('GET', KEYS[2])
+  if m == 'a' then
+    for i = 3, #ARGV, 2 do
+      out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = 3, 0, 0, 0
+    end
+    return out
+  end
+  w0 = tonumber(m or ARGV[1]) or w
   if w0 ~= w and w0 > 0 then
     if not KEYS[3] then
       for i = 3, #ARGV, 2 do
@@ -215,6 +225,28 @@ end
 return out
 `)
 
+// scriptSlidingFromApprox moves the counts of an approximate sliding
+// counter (KEYS[3] and KEYS[4], its current and previous windows, of all
+// instances) to the exact state (KEYS[1]) when that is empty and the marker
+// (KEYS[2]) says the counts are approximate mode's (the rule was
+// approximate): the exact window starts where the approximate one did
+// (ARGV[1], ns since 1970), with its counts; the approximate counts are
+// taken off theirs, so that a change back to approximate mode carries them
+// once. ARGV: that start, the window (ns), the idle expiry (ms). It
+// returns 1 when it moved them.
+var scriptSlidingFromApprox = redis.NewScript(luaNow + `
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('GET', KEYS[2]) ~= 'a' then return 0 end
+local c = math.max(tonumber(redis.call('GET', KEYS[3]) or '0') or 0, 0)
+local p = math.max(tonumber(redis.call('GET', KEYS[4]) or '0') or 0, 0)
+local v, w, idle = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])` + luaSplit + `
+local e = math.max((s - vs) * 1000000000 + (u - (vn or u)), 0)
+redis.call('SET', KEYS[1], string.format('%s %d %d', v, p, c), 'PX', string.format('%d', math.floor(math.max(2 * w - e, 0) / 1000000) + idle))
+redis.call('SET', KEYS[2], ARGV[2], 'PX', string.format('%d', math.floor(math.max(3 * w - e, 0) / 1000000) + idle))
+if c > 0 then redis.call('DECRBY', KEYS[3], string.format('%d', c)) end
+if p > 0 then redis.call('DECRBY', KEYS[4], string.format('%d', p)) end
+return 1
+`)
+
 // scriptUndoSliding gives n (ARGV[1]) back to the sliding counter in
 // KEYS[1]: to the current window, or the previous one when the window moved
 // on since.
@@ -254,8 +286,34 @@ return had
 // repeat, or a late push of a concurrent sync) adds nothing. A lost reply
 // is then repeated safely. ARGV: the entry's id, the push's sequence
 // number, the two totals, the keys' expiries in milliseconds. A window
-// without a record and a total of 0 is only read.
+// without a record and a total of 0 is only read. KEYS[5], the limit's
+// marker of the window last written (scriptSliding), is set to "a": the
+// counts are approximate mode's (scriptSlidingFromApprox). An entry's first
+// exchange also names the exact state of its window (KEYS[6]), the window
+// (ARGV[7], ns) and the start of the current window (ARGV[8], ns since
+// 1970): when the marker names that window (the rule was exact), the exact
+// counts move to the approximate ones, each at the last nanosecond of its
+// exact window (as a change of window carries them), in the current window
+// if that is later, and the exact state is deleted.
 var scriptApproxSliding = redis.NewScript(luaLib + `
+if KEYS[6] and redis.call('GET', KEYS[5]) == ARGV[7] then
+  local v, p0, c0 = string.match(redis.call('GET', KEYS[6]) or '', '^(%d+) (%d+) (%d+)$')
+  if v then
+    local w, a = tonumber(ARGV[7]), ARGV[8]
+    local d = ((tonumber(string.sub(v, 1, -10)) or 0) - (tonumber(string.sub(a, 1, -10)) or 0)) * 1000000000 +
+      ((tonumber(string.sub(v, -9)) or 0) - (tonumber(string.sub(a, -9)) or 0))
+    for _, x in ipairs({{d + w - 1, tonumber(c0)}, {d - 1, tonumber(p0)}}) do
+      local k, ttl = KEYS[1], ARGV[5]
+      if x[1] < 0 then k, ttl = KEYS[2], ARGV[6] end
+      if x[1] >= -w and x[2] > 0 then
+        redis.call('INCRBY', k, int(x[2]))
+        redis.call('PEXPIRE', k, ttl)
+      end
+    end
+    redis.call('DEL', KEYS[6])
+  end
+end
+redis.call('SET', KEYS[5], 'a', 'PX', ARGV[5])
 local id, seq = ARGV[1], tonumber(ARGV[2])
 local function push(k, rk, total, ttl)
   total = tonumber(total)

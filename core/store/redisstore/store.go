@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,9 @@ type Store struct {
 	syncMu      sync.Mutex // one sync at a time (the loop, Close)
 	retiredMu   sync.Mutex
 	retired     []*entry // replaced entries whose counts the next sync pushes (again, when it failed)
+	// carried, when set (by tests), runs in entry between carrying a
+	// replaced entry's counts and replacing it.
+	carried func()
 }
 
 type errBox struct{ err error }
@@ -292,11 +296,19 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	if lim.Limit == 0 {
 		return store.Decision{RetryAfter: lim.Window}, nil
 	}
+	start := int64(time.Since(s.start))
+	if v, ok := s.entries.Load(key); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = s.bounded(ctx, start)
+		defer cancel()
+		s.leaveApprox(ctx, key, v.(*entry))
+	}
 	c := s.getCall()
 	var g gcra
+	var st, win string
 	switch lim.Algorithm {
 	case store.SlidingCounter:
-		st, win := s.slidingKeys(key, lim.Window)
+		st, win = s.slidingKeys(key, lim.Window)
 		c.decide(scriptSliding, st, 4, 2, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
 		c.keys = append(c.keys, win)
 	default:
@@ -308,26 +320,14 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 	if err := s.do(ctx, c); err != nil {
 		return store.Decision{}, err
 	}
-	defer s.putCall(c)
 	if lim.Algorithm == store.SlidingCounter {
-		var v [4]int64
-		if !intsInto(v[:], c.val) {
-			return store.Decision{}, nonsense(c.val)
+		d, err := s.slidingReply(ctx, c, key, lim, n, st, win, start)
+		if err == nil { // else a dispatcher may hold c still
+			s.putCall(c)
 		}
-		if v[0] == 2 && v[1] > 0 { // the window changed: carry the old one's counts
-			st, win := c.keys[0], c.keys[1]
-			c.state.Store(callWaiting) // a dispatcher took the first trip
-			c.set(scriptSliding, st, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
-			c.keys = append(c.keys, win, s.redisKey(key, "sc:"+time.Duration(v[1]).String()))
-			if err := s.do(ctx, c); err != nil {
-				return store.Decision{}, err
-			}
-			if !intsInto(v[:], c.val) || v[0] == 2 {
-				return store.Decision{}, nonsense(c.val)
-			}
-		}
-		return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
+		return d, err
 	}
+	defer s.putCall(c)
 	var v [1]int64
 	if !intsInto(v[:], c.val) {
 		return store.Decision{}, nonsense(c.val)
@@ -340,6 +340,65 @@ func (s *Store) takeExact(ctx context.Context, key string, lim store.Limit, n in
 		return g.decision(false, ahead, over, n), nil
 	}
 	return g.decision(true, v[0], 0, n), nil
+}
+
+// leaveApprox forgets e, the approximate entry of key, whose rule is now
+// exact: what it admitted last is pushed first (or by the next sync, when
+// that fails), and a Take in approximate mode again makes a new entry,
+// which reads the counts exact mode left (scriptApproxSliding). e leaves
+// the map after the push: a concurrent exact decision that finds it pushes
+// too (idempotent), so none decides before the push.
+func (s *Store) leaveApprox(ctx context.Context, key string, e *entry) {
+	e.state.Or(stDead)
+	if e.hasPending() && s.exchange(ctx, e) != nil {
+		s.retire(e)
+	}
+	if s.entries.CompareAndDelete(key, e) {
+		s.tracked.Add(-1)
+	}
+}
+
+// slidingReply reads the reply of c, an exact sliding counter's decision
+// of n under lim (keys st and win, slidingKeys), and when its counts are
+// elsewhere (approximate mode's, or another window's) moves or carries
+// them, then decides again, all within the timeout of the decision's
+// first trip, made at start.
+func (s *Store) slidingReply(ctx context.Context, c *call, key string, lim store.Limit, n int64, st, win string, start int64) (store.Decision, error) {
+	var v [4]int64
+	for try := 0; ; try++ {
+		if !intsInto(v[:], c.val) || v[0] > 1 && try == 2 {
+			return store.Decision{}, nonsense(c.val)
+		}
+		if v[0] < 2 {
+			return slidingDecision(lim, v[0] == 1, v[1], v[2], v[3], n), nil
+		}
+		if try == 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = s.bounded(ctx, start)
+			defer cancel()
+		}
+		c.state.Store(callWaiting) // a dispatcher took the last trip
+		if v[0] == 3 {
+			// The counts are approximate mode's: moved to the exact state first.
+			w := int64(lim.Window)
+			a := s.now() / w
+			base := s.redisKey(key, "asc:"+lim.Window.String()+":")
+			c.set(scriptSlidingFromApprox, st, strconv.FormatInt(a*w, 10), w, s.o.idle.Milliseconds())
+			c.keys = append(c.keys, win, base+strconv.FormatInt(a, 10), base+strconv.FormatInt(a-1, 10))
+			if err := s.do(ctx, c); err != nil {
+				return store.Decision{}, err
+			}
+			c.state.Store(callWaiting)
+		}
+		c.set(scriptSliding, st, int64(lim.Window), s.o.idle.Milliseconds(), lim.Limit, n)
+		c.keys = append(c.keys, win)
+		if v[0] == 2 { // the window changed: carry the old one's counts
+			c.keys = append(c.keys, s.redisKey(key, "sc:"+time.Duration(v[1]).String()))
+		}
+		if err := s.do(ctx, c); err != nil {
+			return store.Decision{}, err
+		}
+	}
 }
 
 // slidingDecision is the decision of a sliding counter with p requests in
@@ -632,6 +691,13 @@ func (s *Store) do(ctx context.Context, c *call) error {
 		}
 		t.Reset(time.Duration(due - int64(time.Since(s.start))))
 	}
+}
+
+// bounded returns ctx, ending when a call made at start (the time since
+// s.start) times out (see do): the later round trips of one decision get
+// what is left of its first one's timeout, not one each.
+func (s *Store) bounded(ctx context.Context, start int64) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, s.start.Add(time.Duration(start+int64(s.o.timeout)+s.lag(start))))
 }
 
 // Lag: how late the process runs, as the Store's timers show it.

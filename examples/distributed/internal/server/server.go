@@ -66,16 +66,16 @@ type Status struct {
 	Instance string       `json:"instance"`
 	Redis    string       `json:"redis"`
 	Stores   []StoreState `json:"stores"`
-	// SyncError is the error of the approximate mode's last sync with
-	// Redis, "" when it worked.
+	// SyncError is the error of the store's last exchange with Redis
+	// (the startup check, an approximate sync), "" when it worked.
 	SyncError string `json:"syncError,omitempty"`
 	// Rules are the rules in force, in the form of a rules file.
 	Rules rulesfile.Rules `json:"rules"`
 }
 
 // StoreState is a core.StoreStatus in JSON: the health of a store the
-// Guard uses, the calls that failed and the decisions its rules' failure
-// policies made.
+// Guard uses (false too while SyncError is set), the calls that failed and
+// the decisions its rules' failure policies made.
 type StoreState struct {
 	Name      string `json:"name"`
 	Healthy   bool   `json:"healthy"`
@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	defer guard.Close()
 
 	ping, cancel := context.WithTimeout(ctx, time.Second)
-	if err := client.Ping(ping).Err(); err != nil {
+	if err := st.Ping(ping); err != nil { // st.Err reports it until Redis answers
 		logf("redis at %s does not answer (%v): rules with a store apply their onFailure policy until it does", redisAddr, err)
 	}
 	cancel()
@@ -150,11 +150,14 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		s := Status{Instance: name, Redis: redisAddr, Rules: guard.Rules()}
-		for _, st := range guard.Stores() {
-			s.Stores = append(s.Stores, StoreState{st.Name, st.Healthy, st.Errors, st.Fallbacks})
+		// The Guard's breaker opens after failed calls; the store knows
+		// sooner that Redis does not answer (at startup, or a failed sync).
+		syncErr := st.Err()
+		for _, gs := range guard.Stores() {
+			s.Stores = append(s.Stores, StoreState{gs.Name, gs.Healthy && syncErr == nil, gs.Errors, gs.Fallbacks})
 		}
-		if err := st.Err(); err != nil {
-			s.SyncError = err.Error()
+		if syncErr != nil {
+			s.SyncError = syncErr.Error()
 		}
 		writeJSON(w, s)
 	})
