@@ -139,3 +139,36 @@ func TestRulesStayInTheirDomains(t *testing.T) {
 	assert.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", desc("user", "bob")).OverallCode)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, rpc, "api", desc("key", "x")).OverallCode, "*/* counts api's descriptors together")
 }
+
+// TestFloodLeavesConfiguredLimitsTheirStatistics: descriptors of
+// client-chosen keys that a glob rule (api/*) matches fill the Guard's
+// resource bound, over many requests of 64 descriptors; the limits of the
+// config, asked only after the flood, and one a reload adds after it, keep
+// statistics of their own. Before, they counted under core.OverflowResource
+// (their decisions were right).
+func TestFloodLeavesConfiguredLimitsTheirStatistics(t *testing.T) {
+	const yaml = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
+	cfg := domain(t, yaml)
+	cfg.Rules = []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	rpc, s, _ := serve(t, cfg)
+	for i := range 160 { // 160 x 64 keys: more than the Guard's 10,000 resources
+		require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", descs(64*i, 64)...).OverallCode)
+	}
+	over, ok := s.Guard().Stats(core.OverflowResource)
+	require.True(t, ok, "the flood went over the bound")
+	assert.Equal(t, int64(160*64-10_000), over.Total.Pass)
+
+	cfg = domain(t, yaml+"  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
+	cfg.Rules = []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	require.NoError(t, s.SetConfig(cfg), "a reload after the flood")
+	for name, want := range map[string][2]int64{"remote_address": {3, 1}, "user": {1, 3}} {
+		for range 4 {
+			ask(t, rpc, "edge", desc(name, "a"))
+		}
+		st, ok := s.Guard().Stats("edge." + name)
+		require.True(t, ok, name)
+		assert.Equal(t, want, [2]int64{st.Total.Pass, st.Total.Block}, name)
+	}
+	after, _ := s.Guard().Stats(core.OverflowResource)
+	assert.Equal(t, over.Total, after.Total, "nothing more counted under the overflow resource")
+}
