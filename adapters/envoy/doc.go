@@ -138,12 +138,17 @@
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //
-// A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
-// -max-descriptors): one with more gets InvalidArgument and decides
-// nothing (TestMaxDescriptors); one of 20,000 descriptors took 92 ms and
-// filled the Guard's resource table. Envoy lets a request through on an
-// error unless failure_mode_deny is set: a route whose rate_limits make
-// more descriptors needs a higher bound.
+// At most 64 descriptors of a request are decided (WithMaxDescriptors;
+// sluice-rls -max-descriptors): one of 20,000 took 92 ms. A request with
+// more is never let through unlimited by default: it is OVER_LIMIT,
+// deciding and counting none, with a problem document naming the bound and
+// no Retry-After, which Envoy answers with a 429 whatever its
+// failure_mode_deny (BeyondDeny). BeyondFirst decides its first 64 and
+// answers OK for the others; BeyondError answers InvalidArgument, which
+// Envoy lets through unless failure_mode_deny is set
+// (WithBeyondMaxDescriptors; sluice-rls -beyond-max-descriptors;
+// TestMaxDescriptors). A route whose rate_limits make more descriptors
+// needs a higher bound.
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
 // bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown

@@ -67,7 +67,7 @@ func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")
 	}
-	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides, maxDescriptors: defaultMaxDescriptors}}
+	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides, maxDescriptors: defaultMaxDescriptors, beyond: BeyondDeny}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("sluiceenvoy: New: nil Option")
@@ -304,9 +304,6 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: no descriptors", core.Quote(req.Domain))
 	}
-	if n := len(req.Descriptors); n > s.o.maxDescriptors {
-		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: %d descriptors, more than the %d the server takes (WithMaxDescriptors, sluice-rls -max-descriptors)", core.Quote(req.Domain), n, s.o.maxDescriptors)
-	}
 	st := s.st.Load()
 	dom := st.domains[req.Domain]
 	if dom == nil && !st.known(req.Domain) {
@@ -315,9 +312,20 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		}
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
 	}
+	ds := req.Descriptors
+	if n := len(ds); n > s.o.maxDescriptors {
+		msg := fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", n, s.o.maxDescriptors)
+		switch s.o.beyond {
+		case BeyondError:
+			return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: %s", core.Quote(req.Domain), msg)
+		case BeyondDeny:
+			return tooMany(req, s.o.maxDescriptors, msg), nil
+		}
+		ds = ds[:s.o.maxDescriptors] // BeyondFirst
+	}
 	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
-	for i, d := range req.Descriptors {
+	for i, d := range ds {
 		c := &r.slots[i].check
 		if err := validDescriptor(i, d, dom == nil); err != nil {
 			return nil, err
@@ -447,6 +455,20 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 	d.Seconds, d.Nanos = int64(x/time.Second), int32(x%time.Second)
 	return d
+}
+
+// tooMany is the answer to a request of more than max descriptors with
+// BeyondDeny: every descriptor OVER_LIMIT, none decided, and the problem
+// document of a request that will never pass.
+func tooMany(req *rlsv3.RateLimitRequest, max int, detail string) *rlsv3.RateLimitResponse {
+	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
+		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
+	for range req.Descriptors {
+		resp.Statuses = append(resp.Statuses, &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT})
+	}
+	b := &core.BlockedError{Resource: req.Domain, Rule: "max-descriptors", Limit: int64(max), Never: true}
+	resp.RawBody = problem(b, []*core.BlockedError{b}, detail)
+	return resp
 }
 
 // allOK is the answer to a request of an unknown domain with
