@@ -51,6 +51,7 @@ type state struct {
 	overRules []core.Rule
 	stats     map[string]*leafStats // by rule name
 	files     [32]byte              // Config.files
+	waits     bool                  // a rule makes requests wait for their turn (MaxWait)
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -142,6 +143,7 @@ func (s *Server) SetConfig(c Config) error {
 		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}
 	st.rules = append(rules, c.Rules...)
+	st.waits = slices.ContainsFunc(st.rules, func(r core.Rule) bool { return r.MaxWait > 0 })
 	if old != nil {
 		st.overrides, st.overRules = old.overrides, old.overRules
 	}
@@ -384,6 +386,15 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			c.params = &c.entries
 		}
 	}
+	// Envoy lets a request through once its timeout, the call's deadline,
+	// passed (unless failure_mode_deny): a wait for a turn after it ends
+	// before, as OVER_LIMIT.
+	ectx := ctx
+	if d, ok := ctx.Deadline(); ok && st.waits {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/4))
+		defer cancel()
+	}
 	resp := &r.resp
 	admitted := r.admitted1[:0]
 	var blocked []*core.BlockedError
@@ -403,7 +414,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		if c.params != nil {
 			opts[2], n = core.WithParams(c.params), 3
 		}
-		e, err := s.g.Enter(ctx, c.resource, opts[:n]...)
+		e, err := s.g.Enter(ectx, c.resource, opts[:n]...)
 		e.Exit(nil)
 		var q core.Quota // of the current limit
 		switch {
@@ -434,6 +445,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			q = core.Quota{Limit: b.Limit, Window: b.Window}
 		case ctx.Err() != nil:
 			return nil, status.FromContextError(ctx.Err()).Err()
+		case ectx.Err() != nil: // its turn after the deadline, given back
+			ds.Code, resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT, rlsv3.RateLimitResponse_OVER_LIMIT
+			continue
 		default:
 			return nil, status.Errorf(codes.Internal, "descriptor %d: %v", i, err)
 		}
