@@ -477,8 +477,9 @@ func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 func tooMany(req *rlsv3.RateLimitRequest, max int, detail string) *rlsv3.RateLimitResponse {
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
 		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
+	over := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT} // one for all: a request may have 100,000s
 	for range req.Descriptors {
-		resp.Statuses = append(resp.Statuses, &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT})
+		resp.Statuses = append(resp.Statuses, over)
 	}
 	b := &core.BlockedError{Resource: req.Domain, Rule: "max-descriptors", Limit: int64(max), Never: true}
 	resp.RawBody = problem(b, []*core.BlockedError{b}, detail)
