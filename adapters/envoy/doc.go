@@ -46,7 +46,10 @@
 //
 // Each limit becomes a rule named after its path, as the reference names its
 // statistics ("edge.remote_address", "edge.tenant.plan_gold"; bytes rule
-// names do not allow, '*' and '/' among them, are written '_'). A limit whose
+// names do not allow, '*' and '/' among them, are written '_'; a path two
+// limits share, such as domain a's b.c and domain a.b's c, takes #2 for the
+// later one, and a reload leaves each limit its name, counts and statistics
+// whatever domains it adds: TestReloadKeepsEachLimitItsName). A limit whose
 // path has only exact values is a flow rule: one count, the leap-array
 // algorithm (a sliding window of 10 buckets). A limit whose path has a node
 // without value or with a '*' is a hotspot rule keyed by the request's
@@ -110,7 +113,12 @@
 // glob rule matches is a resource (its statistics, not its decision),
 // within the Guard's bound (core.WithMaxResources, 10,000 by default),
 // beyond which they share core.OverflowResource's statistics
-// (TestUnmatchedDescriptorsMakeNoResource).
+// (TestUnmatchedDescriptorsMakeNoResource). The limits of the config, of
+// exact-named rules and of overrides have resources of their own, made
+// when they are set, which no such flood takes: after 10,240 client-chosen
+// descriptors in 160 requests, the limits asked afterwards, and one a reload
+// added, count their own requests (TestFloodLeavesConfiguredLimitsTheirStatistics;
+// sluice-rls's /metrics: TestFloodLeavesConfiguredLimitsTheirMetrics).
 //
 // # The request
 //
@@ -138,17 +146,30 @@
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //
-// At most 64 descriptors of a request are decided (WithMaxDescriptors;
-// sluice-rls -max-descriptors): one of 20,000 took 92 ms. A request with
-// more is never let through unlimited by default: it is OVER_LIMIT,
-// deciding and counting none, with a problem document naming the bound and
-// no Retry-After, which Envoy answers with a 429 whatever its
-// failure_mode_deny (BeyondDeny). BeyondFirst decides its first 64 and
-// answers OK for the others; BeyondError answers InvalidArgument, which
-// Envoy lets through unless failure_mode_deny is set
-// (WithBeyondMaxDescriptors; sluice-rls -beyond-max-descriptors;
-// TestMaxDescriptors). A route whose rate_limits make more descriptors
-// needs a higher bound.
+// Envoy lets a request through when the service answers an error, or
+// nothing within the filter's timeout (the call's gRPC deadline, 20 ms by
+// default), unless failure_mode_deny is set; the server answers with a
+// decision where it can:
+//
+//   - At most 64 descriptors of a request are decided (WithMaxDescriptors;
+//     sluice-rls -max-descriptors): deciding 20,000 took 92 ms. A request
+//     with more is OVER_LIMIT by default, deciding and counting none, with
+//     a problem document naming the bound and no Retry-After: Envoy answers
+//     429 whatever its failure_mode_deny (BeyondDeny; about 0.16 ms and
+//     165 kB for 20,000 descriptors: go test -run XXX -bench
+//     ShouldRateLimit/beyond -benchmem). BeyondFirst decides its first 64
+//     and answers OK for the others; BeyondError answers InvalidArgument,
+//     which Envoy lets through unless failure_mode_deny is set
+//     (WithBeyondMaxDescriptors; sluice-rls -beyond-max-descriptors;
+//     TestMaxDescriptors). shadow_mode does not apply to this refusal. A
+//     route whose rate_limits make more descriptors needs a higher bound.
+//   - A leaky-bucket rule with a maxWait makes a call wait for its turn,
+//     for at most three quarters of the time left before the call's
+//     deadline: a later turn is given back and the descriptor answered
+//     OVER_LIMIT then (without Retry-After), so that Envoy never lets a
+//     request the bucket paces through on its timeout
+//     (TestWaitBeyondDeadlineIsOverLimit: turns 10 s away, calls of 2 s).
+//
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
 // bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown
@@ -195,7 +216,10 @@
 // sluice-rls instances on one Redis in exact mode admit the limit together
 // (cmd/sluice-rls TestRedisExactSharedByInstances: 40 callers, limit 30). A
 // config that fails to load leaves the one in force serving
-// (TestReloadWhileServing).
+// (TestReloadWhileServing). No request is let through unlimited for having
+// too many descriptors or a turn beyond Envoy's timeout (see The request),
+// and no flood of client-chosen descriptors takes the statistics of a
+// configured limit (see sluice rules files).
 //
 // A decision without gRPC costs about 0.65 µs and 2 allocations for a limit
 // of fixed values (flow), 0.85 µs and 3 for a per-address limit over 1,000

@@ -476,10 +476,11 @@ func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 // document of a request that will never pass.
 func tooMany(req *rlsv3.RateLimitRequest, max int, detail string) *rlsv3.RateLimitResponse {
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
+		Statuses:             make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(req.Descriptors)),
 		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
-	over := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT} // one for all: a request may have 100,000s
-	for range req.Descriptors {
-		resp.Statuses = append(resp.Statuses, over)
+	over := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT} // one for all
+	for i := range resp.Statuses {
+		resp.Statuses[i] = over
 	}
 	b := &core.BlockedError{Resource: req.Domain, Rule: "max-descriptors", Limit: int64(max), Never: true}
 	resp.RawBody = problem(b, []*core.BlockedError{b}, detail)
