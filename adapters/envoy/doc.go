@@ -151,17 +151,14 @@
 // default), unless failure_mode_deny is set; the server answers with a
 // decision where it can:
 //
-//   - At most 64 descriptors of a request are decided (WithMaxDescriptors;
-//     sluice-rls -max-descriptors): deciding 20,000 took 92 ms. A request
-//     with more is OVER_LIMIT by default, deciding and counting none, with
-//     a problem document naming the bound and no Retry-After: Envoy answers
-//     429 whatever its failure_mode_deny (BeyondDeny; about 0.16 ms and
-//     165 kB for 20,000 descriptors: go test -run XXX -bench
-//     ShouldRateLimit/beyond -benchmem). BeyondFirst decides its first 64
-//     and answers OK for the others; BeyondError answers InvalidArgument,
-//     which Envoy lets through unless failure_mode_deny is set
-//     (WithBeyondMaxDescriptors; sluice-rls -beyond-max-descriptors;
-//     TestMaxDescriptors). shadow_mode does not apply to this refusal. A
+//   - A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
+//     -max-descriptors): deciding 20,000 took 92 ms. One with more is
+//     OVER_LIMIT, deciding and counting none, with a problem document
+//     naming the bound and no Retry-After: Envoy answers 429 whatever its
+//     failure_mode_deny, and shadow_mode does not apply (TestMaxDescriptors;
+//     about 0.16 ms and 165 kB for 20,000 descriptors: go test -run XXX
+//     -bench ShouldRateLimit/beyond -benchmem). Before, it was an error,
+//     which Envoy lets through unlimited unless failure_mode_deny is set; a
 //     route whose rate_limits make more descriptors needs a higher bound.
 //   - A leaky-bucket rule with a maxWait makes a call wait for its turn,
 //     for at most three quarters of the time left before the call's
@@ -200,6 +197,8 @@
 //   - hits_addend 0 on a descriptor (check without counting) and
 //     is_negative_hits are refused (InvalidArgument); the reference checks
 //     without counting and refunds.
+//   - A request of more than 64 descriptors is OVER_LIMIT (see The
+//     request); the reference decides them all.
 //   - Errors: an unknown domain is NotFound (see WithUnknownDomainOK); a bad
 //     request InvalidArgument, where the reference answers Unknown.
 //   - Statistics: Server.DescriptorStats counts each limit's hits under the

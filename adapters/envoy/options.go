@@ -33,7 +33,6 @@ type options struct {
 	unknownOK      bool
 	maxOverrides   int
 	maxDescriptors int
-	beyond         Beyond
 }
 
 // WithRuleDefaults makes the rules of the limits of the envoyproxy/ratelimit
@@ -94,50 +93,18 @@ func WithMaxOverrides(n int) Option {
 	})
 }
 
-// WithMaxDescriptors bounds the number of descriptors of a request that a
-// Server decides (default 64; Envoy sends one per rate_limits entry of a
-// route that produces one, a few in practice); WithBeyondMaxDescriptors
-// says what it answers to a request with more. Each descriptor is a
-// decision, and a resource of the Guard when a rule matches it: without a
-// bound one request of 20,000 descriptors took 92 ms.
+// WithMaxDescriptors bounds the number of descriptors of a request (default
+// 64; Envoy sends one per rate_limits entry of a route that produces one, a
+// few in practice). A request with more is OVER_LIMIT, none of its
+// descriptors decided (see the package documentation). Each descriptor is
+// a decision, and a resource of the Guard when a rule matches it: without
+// a bound one request of 20,000 descriptors took 92 ms.
 func WithMaxDescriptors(n int) Option {
 	return optionFunc(func(o *options) error {
 		if n < 1 {
 			return fmt.Errorf("sluiceenvoy: WithMaxDescriptors: n must be >= 1, got %d", n)
 		}
 		o.maxDescriptors = n
-		return nil
-	})
-}
-
-// Beyond is what a Server answers to a request of more descriptors than
-// WithMaxDescriptors allows.
-type Beyond string
-
-const (
-	// BeyondDeny answers OVER_LIMIT, with a problem document naming the
-	// bound and no Retry-After, deciding and counting none of the
-	// descriptors: Envoy refuses the request (429) whatever its
-	// failure_mode_deny. The default: a route with more rate_limits than
-	// the bound is refused at once, never left without limits.
-	BeyondDeny Beyond = "deny"
-	// BeyondFirst decides the first n descriptors, as any request's, and
-	// answers OK, without limit, for the others, which it does not read.
-	BeyondFirst Beyond = "first"
-	// BeyondError answers the gRPC error InvalidArgument, deciding
-	// nothing: Envoy lets the request through unless failure_mode_deny is
-	// set (then it answers status_on_error, 500 by default).
-	BeyondError Beyond = "error"
-)
-
-// WithBeyondMaxDescriptors sets what a Server answers to a request of more
-// descriptors than WithMaxDescriptors allows (BeyondDeny by default).
-func WithBeyondMaxDescriptors(b Beyond) Option {
-	return optionFunc(func(o *options) error {
-		if b != BeyondDeny && b != BeyondFirst && b != BeyondError {
-			return fmt.Errorf("sluiceenvoy: WithBeyondMaxDescriptors: must be deny, first or error, got %s", core.Quote(string(b)))
-		}
-		o.beyond = b
 		return nil
 	})
 }

@@ -68,7 +68,7 @@ func New(g *core.Guard, c Config, opts ...Option) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("sluiceenvoy: New: nil *core.Guard")
 	}
-	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides, maxDescriptors: defaultMaxDescriptors, beyond: BeyondDeny}}
+	s := &Server{g: g, o: options{maxOverrides: defaultMaxOverrides, maxDescriptors: defaultMaxDescriptors}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("sluiceenvoy: New: nil Option")
@@ -314,20 +314,12 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		}
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
 	}
-	ds := req.Descriptors
-	if n := len(ds); n > s.o.maxDescriptors {
-		msg := fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", n, s.o.maxDescriptors)
-		switch s.o.beyond {
-		case BeyondError:
-			return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: %s", core.Quote(req.Domain), msg)
-		case BeyondDeny:
-			return tooMany(req, s.o.maxDescriptors, msg), nil
-		}
-		ds = ds[:s.o.maxDescriptors] // BeyondFirst
+	if n := len(req.Descriptors); n > s.o.maxDescriptors {
+		return tooMany(req, s.o.maxDescriptors), nil
 	}
 	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
-	for i, d := range ds {
+	for i, d := range req.Descriptors {
 		c := &r.slots[i].check
 		if err := validDescriptor(i, d, dom == nil); err != nil {
 			return nil, err
@@ -471,10 +463,10 @@ func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 	return d
 }
 
-// tooMany is the answer to a request of more than max descriptors with
-// BeyondDeny: every descriptor OVER_LIMIT, none decided, and the problem
-// document of a request that will never pass.
-func tooMany(req *rlsv3.RateLimitRequest, max int, detail string) *rlsv3.RateLimitResponse {
+// tooMany is the answer to a request of more than max descriptors: every
+// descriptor OVER_LIMIT, none decided, and the problem document of a
+// request that will never pass, naming the bound.
+func tooMany(req *rlsv3.RateLimitRequest, max int) *rlsv3.RateLimitResponse {
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
 		Statuses:             make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(req.Descriptors)),
 		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
@@ -483,7 +475,7 @@ func tooMany(req *rlsv3.RateLimitRequest, max int, detail string) *rlsv3.RateLim
 		resp.Statuses[i] = over
 	}
 	b := &core.BlockedError{Resource: req.Domain, Rule: "max-descriptors", Limit: int64(max), Never: true}
-	resp.RawBody = problem(b, []*core.BlockedError{b}, detail)
+	resp.RawBody = problem(b, []*core.BlockedError{b}, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass", len(req.Descriptors), max))
 	return resp
 }
 

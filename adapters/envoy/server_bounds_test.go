@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
 	"github.com/sluicekit/sluice/core"
@@ -38,65 +35,40 @@ func resources(s *sluiceenvoy.Server) []string {
 }
 
 // TestMaxDescriptors: a request of more descriptors than the bound (64 by
-// default, WithMaxDescriptors) is answered by WithBeyondMaxDescriptors's
-// policy. By default (deny) it is OVER_LIMIT, with a problem document
-// naming the bound and no Retry-After, deciding and counting nothing; with
-// first, its first n descriptors are decided and the others OK without
-// limit; with error, it gets InvalidArgument and decides nothing. Before,
-// every such request got InvalidArgument, which Envoy lets through
-// unlimited unless failure_mode_deny is set: a route with 65 rate_limits
-// was never limited.
+// default, WithMaxDescriptors) is OVER_LIMIT, with a problem document
+// naming the bound and no Retry-After, deciding and counting nothing.
+// Before, it got InvalidArgument, which Envoy lets through unlimited unless
+// failure_mode_deny is set: a route with 65 rate_limits was never limited.
 func TestMaxDescriptors(t *testing.T) {
 	rules := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1000, Window: time.Minute}}
 	for _, c := range []struct {
-		name   string
-		opts   []sluiceenvoy.Option
-		max    int
-		beyond sluiceenvoy.Beyond
+		name string
+		opts []sluiceenvoy.Option
+		max  int
 	}{
-		{"default", nil, 64, sluiceenvoy.BeyondDeny},
-		{"WithMaxDescriptors(3)", []sluiceenvoy.Option{sluiceenvoy.WithMaxDescriptors(3)}, 3, sluiceenvoy.BeyondDeny},
-		{"first", []sluiceenvoy.Option{sluiceenvoy.WithBeyondMaxDescriptors(sluiceenvoy.BeyondFirst)}, 64, sluiceenvoy.BeyondFirst},
-		{"error", []sluiceenvoy.Option{sluiceenvoy.WithMaxDescriptors(3), sluiceenvoy.WithBeyondMaxDescriptors(sluiceenvoy.BeyondError)}, 3, sluiceenvoy.BeyondError},
+		{"default", nil, 64},
+		{"WithMaxDescriptors(3)", []sluiceenvoy.Option{sluiceenvoy.WithMaxDescriptors(3)}, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rpc, s, _ := serve(t, sluiceenvoy.Config{Rules: rules}, c.opts...)
-			decided := 0
 			for _, n := range []int{c.max + 1, 20_000} {
 				r, err := rpc.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "api", Descriptors: descs(0, n)})
-				msg := fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides", n, c.max)
-				switch c.beyond {
-				case sluiceenvoy.BeyondError:
-					assert.Equal(t, codes.InvalidArgument, status.Code(err), "%d descriptors", n)
-					assert.ErrorContains(t, err, msg)
-					continue
-				case sluiceenvoy.BeyondDeny:
-					require.NoError(t, err)
-					assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.OverallCode)
-					require.Len(t, r.Statuses, n)
-					assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.Statuses[n-1].Code)
-					assert.Equal(t, "application/problem+json", header(r.ResponseHeadersToAdd, "Content-Type"))
-					assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"), "it will never pass")
-					var doc map[string]any
-					require.NoError(t, json.Unmarshal(r.RawBody, &doc))
-					assert.Equal(t, msg+" (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", doc["detail"])
-					assert.Equal(t, "max-descriptors", doc["rule"])
-					assert.EqualValues(t, c.max, doc["limit"])
-				case sluiceenvoy.BeyondFirst:
-					require.NoError(t, err)
-					assert.Equal(t, rlsv3.RateLimitResponse_OK, r.OverallCode)
-					require.Len(t, r.Statuses, n)
-					decided += c.max
-					assert.Equal(t, uint32(1000-decided), r.Statuses[c.max-1].LimitRemaining, "the first %d decided", c.max)
-					assert.Nil(t, r.Statuses[c.max].CurrentLimit, "the others not")
-				}
+				require.NoError(t, err)
+				assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.OverallCode)
+				require.Len(t, r.Statuses, n)
+				assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.Statuses[n-1].Code)
+				assert.Equal(t, "application/problem+json", header(r.ResponseHeadersToAdd, "Content-Type"))
+				assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"), "it will never pass")
+				var doc map[string]any
+				require.NoError(t, json.Unmarshal(r.RawBody, &doc))
+				assert.Equal(t, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass", n, c.max), doc["detail"])
+				assert.Equal(t, "max-descriptors", doc["rule"])
+				assert.EqualValues(t, c.max, doc["limit"])
 			}
-			ks := resources(s)
-			assert.Equal(t, c.beyond == sluiceenvoy.BeyondFirst, slices.Contains(ks, "api/k0"), "decided: %v", ks)
-			assert.False(t, slices.Contains(ks, fmt.Sprint("api/k", c.max)), "decided: %v", ks)
+			assert.Empty(t, resources(s), "a refused request decides nothing")
 			r := ask(t, rpc, "api", descs(0, c.max)...)
 			assert.Equal(t, rlsv3.RateLimitResponse_OK, r.OverallCode)
-			assert.Equal(t, uint32(1000-decided-c.max), r.Statuses[c.max-1].LimitRemaining, "api/* counts them together")
+			assert.Equal(t, uint32(1000-c.max), r.Statuses[c.max-1].LimitRemaining, "api/* counts them together, and only them")
 		})
 	}
 	_, err := sluiceenvoy.New(nil, sluiceenvoy.Config{}, sluiceenvoy.WithMaxDescriptors(0))
@@ -106,8 +78,6 @@ func TestMaxDescriptors(t *testing.T) {
 	t.Cleanup(func() { _ = g.Close() })
 	_, err = sluiceenvoy.New(g, sluiceenvoy.Config{}, sluiceenvoy.WithMaxDescriptors(0))
 	assert.ErrorContains(t, err, "WithMaxDescriptors: n must be >= 1, got 0")
-	_, err = sluiceenvoy.New(g, sluiceenvoy.Config{}, sluiceenvoy.WithBeyondMaxDescriptors("allow"))
-	assert.ErrorContains(t, err, `WithBeyondMaxDescriptors: must be deny, first or error, got "allow"`)
 }
 
 // TestUnmatchedDescriptorsMakeNoResource: a descriptor of a domain of

@@ -82,7 +82,6 @@ func setGC(getenv func(string) string) {
 
 type settings struct {
 	listen, httpAddr, config, redisAddr, mode, onFailure string
-	beyond                                               string
 	poll, grace, redisTimeout                            time.Duration
 	httpRead, httpWrite, httpIdle                        time.Duration
 	grpcIdle, grpcPing, grpcPingTimeout, grpcMinPing     time.Duration
@@ -150,8 +149,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.grpcPing, "grpc-keepalive-time", "SLUICE_RLS_GRPC_KEEPALIVE_TIME", time.Minute, "ping a gRPC client after this long without activity (at least 1s)")
 	dur(&s.grpcPingTimeout, "grpc-keepalive-timeout", "SLUICE_RLS_GRPC_KEEPALIVE_TIMEOUT", 20*time.Second, "close a gRPC connection whose client does not answer a ping within this")
 	dur(&s.grpcMinPing, "grpc-keepalive-min-time", "SLUICE_RLS_GRPC_KEEPALIVE_MIN_TIME", 10*time.Second, "least time between a gRPC client's pings, with or without calls; a client that pings more often is disconnected")
-	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors of a request that are decided")
-	str(&s.beyond, "beyond-max-descriptors", "SLUICE_RLS_BEYOND_MAX_DESCRIPTORS", "deny", "a request of more descriptors than -max-descriptors: deny (OVER_LIMIT, none decided), first (the first decided, the others OK) or error (InvalidArgument: Envoy's failure_mode_deny decides)")
+	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more is OVER_LIMIT, none decided")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
 	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
@@ -185,9 +183,6 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	}
 	if s.maxDescriptors < 1 {
 		return s, fmt.Errorf("-max-descriptors must be >= 1, got %d", s.maxDescriptors)
-	}
-	if b := sluiceenvoy.Beyond(s.beyond); b != sluiceenvoy.BeyondDeny && b != sluiceenvoy.BeyondFirst && b != sluiceenvoy.BeyondError {
-		return s, fmt.Errorf("-beyond-max-descriptors must be deny, first or error, got %s", core.Quote(s.beyond))
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
@@ -259,8 +254,7 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 		return err
 	}
 	defer g.Close()
-	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults), sluiceenvoy.WithMaxDescriptors(s.maxDescriptors),
-		sluiceenvoy.WithBeyondMaxDescriptors(sluiceenvoy.Beyond(s.beyond))}
+	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults), sluiceenvoy.WithMaxDescriptors(s.maxDescriptors)}
 	if s.xHeaders {
 		opts = append(opts, sluiceenvoy.WithXRateLimitHeaders())
 	}
