@@ -160,6 +160,9 @@
 //     -bench ShouldRateLimit/beyond -benchmem). Before, it was an error,
 //     which Envoy lets through unlimited unless failure_mode_deny is set; a
 //     route whose rate_limits make more descriptors needs a higher bound.
+//     So is a request whose limit override would be one distinct limit
+//     more than WithMaxOverrides (64; sluice-rls -max-overrides) allows,
+//     which was ResourceExhausted (TestMaxOverrides).
 //   - A leaky-bucket rule with a maxWait makes a call wait for its turn,
 //     for at most three quarters of the time left before the call's
 //     deadline: a later turn is given back and the descriptor answered

@@ -81,8 +81,8 @@ func WithUnknownDomainOK() Option {
 
 // WithMaxOverrides bounds the number of distinct limits that descriptors'
 // limit overrides may ask for (default 64): each is a rule of the Guard,
-// added at its first request; a request asking for one more gets the gRPC
-// error ResourceExhausted.
+// added at its first request; a request asking for one more is OVER_LIMIT,
+// none of its descriptors decided (see the package documentation).
 func WithMaxOverrides(n int) Option {
 	return optionFunc(func(o *options) error {
 		if n < 0 {

@@ -189,6 +189,10 @@ func (st *state) matched(resource string) bool {
 	return false
 }
 
+// errMaxOverrides is overrideRule's error when o would be one override
+// more than WithMaxOverrides allows.
+var errMaxOverrides = errors.New("too many overrides")
+
 // overrideRule returns the resource of the rule of o, adding it to the
 // Guard's rules when it is new.
 func (s *Server) overrideRule(o override) (string, error) {
@@ -202,9 +206,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 		return name, nil
 	}
 	if len(st.overrides) >= s.o.maxOverrides {
-		return "", status.Errorf(codes.ResourceExhausted,
-			"descriptor limit override %d per %s: the server already has %d distinct overrides, the most WithMaxOverrides allows",
-			o.rpu, o.window, len(st.overrides))
+		return "", errMaxOverrides
 	}
 	// No '/': no resource of sluice rules matches it (see SetConfig).
 	name := "override:" + strconv.FormatUint(uint64(o.rpu), 10) + "-per-" + strconv.FormatInt(int64(o.window/time.Second), 10) + "s"
@@ -315,7 +317,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
 	}
 	if n := len(req.Descriptors); n > s.o.maxDescriptors {
-		return tooMany(req, s.o.maxDescriptors), nil
+		return refused(req, "max-descriptors", s.o.maxDescriptors, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", n, s.o.maxDescriptors)), nil
 	}
 	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
@@ -338,7 +340,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			if err != nil {
 				return nil, err
 			}
-			if c.resource, err = s.overrideRule(o); err != nil {
+			if c.resource, err = s.overrideRule(o); errors.Is(err, errMaxOverrides) {
+				return refused(req, "max-overrides", s.o.maxOverrides, fmt.Sprintf("descriptor %d: limit override %d per %s: the server already has %d distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides)", i, o.rpu, o.window, s.o.maxOverrides)), nil
+			} else if err != nil {
 				return nil, err
 			}
 			c.limit = lim
@@ -463,10 +467,11 @@ func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 	return d
 }
 
-// tooMany is the answer to a request of more than max descriptors: every
-// descriptor OVER_LIMIT, none decided, and the problem document of a
-// request that will never pass, naming the bound.
-func tooMany(req *rlsv3.RateLimitRequest, max int) *rlsv3.RateLimitResponse {
+// refused is the answer to a request beyond a bound of the server (rule,
+// limit), which Envoy would let through on an error: every descriptor
+// OVER_LIMIT, none decided, and the problem document of a request that will
+// never pass, saying why (detail).
+func refused(req *rlsv3.RateLimitRequest, rule string, limit int, detail string) *rlsv3.RateLimitResponse {
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
 		Statuses:             make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(req.Descriptors)),
 		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
@@ -474,8 +479,8 @@ func tooMany(req *rlsv3.RateLimitRequest, max int) *rlsv3.RateLimitResponse {
 	for i := range resp.Statuses {
 		resp.Statuses[i] = over
 	}
-	b := &core.BlockedError{Resource: req.Domain, Rule: "max-descriptors", Limit: int64(max), Never: true}
-	resp.RawBody = problem(b, []*core.BlockedError{b}, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass", len(req.Descriptors), max))
+	b := &core.BlockedError{Resource: req.Domain, Rule: rule, Limit: int64(limit), Never: true}
+	resp.RawBody = problem(b, []*core.BlockedError{b}, detail+": it will never pass")
 	return resp
 }
 

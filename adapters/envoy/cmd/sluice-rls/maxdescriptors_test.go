@@ -7,6 +7,7 @@ import (
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +36,7 @@ func TestMaxDescriptorsFlag(t *testing.T) {
 	cancel()
 	var out bytes.Buffer
 	assert.Equal(t, 2, run(ctx, []string{"-config", configDir(t), "-max-descriptors", "0", "-listen", "127.0.0.1:0", "-http", ""}, func(string) string { return "" }, &out, nil))
-	assert.Contains(t, out.String(), "-max-descriptors must be >= 1, got 0")
+	assert.Contains(t, out.String(), "-max-descriptors must be >= 1 and -max-overrides >= 0, got 0 and 64")
 	out.Reset()
 	assert.Equal(t, 2, run(ctx, []string{"-config", configDir(t), "-listen", "127.0.0.1:0", "-http", ""}, func(k string) string {
 		if k == "SLUICE_RLS_MAX_DESCRIPTORS" {
@@ -44,4 +45,24 @@ func TestMaxDescriptorsFlag(t *testing.T) {
 		return ""
 	}, &out, nil))
 	assert.Contains(t, out.String(), `$SLUICE_RLS_MAX_DESCRIPTORS must be an integer, got "many"`)
+}
+
+// TestMaxOverridesFlag: -max-overrides bounds the distinct limits that
+// descriptors' limit overrides ask for; a request asking for one more is
+// OVER_LIMIT. Before, the bound was fixed at 64 and a request beyond it got
+// ResourceExhausted, which Envoy lets through unless failure_mode_deny.
+func TestMaxOverridesFlag(t *testing.T) {
+	conn, _, _ := instance(t, "-config", configDir(t), "-max-overrides", "1")
+	c := rlsv3.NewRateLimitServiceClient(conn)
+	for i, rpu := range []uint32{7, 7, 8} {
+		r := req("remote_address", "a")
+		r.Descriptors[0].Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: rpu, Unit: typev3.RateLimitUnit_MINUTE}
+		resp, err := c.ShouldRateLimit(context.Background(), r)
+		require.NoError(t, err)
+		want := rlsv3.RateLimitResponse_OK
+		if rpu == 8 { // a second distinct override
+			want = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		assert.Equal(t, want, resp.OverallCode, "request %d: %d a minute", i, rpu)
+	}
 }
