@@ -168,7 +168,8 @@
 //     deadline: a later turn is given back and the descriptor answered
 //     OVER_LIMIT then (without Retry-After), so that Envoy never lets a
 //     request the bucket paces through on its timeout
-//     (TestWaitBeyondDeadlineIsOverLimit: turns 10 s away, calls of 2 s).
+//     (TestWaitBeyondDeadlineIsOverLimit: a turn 10 s away, a call of 4 s
+//     answered after 3 s).
 //
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
