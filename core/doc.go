@@ -47,7 +47,8 @@
 // and methods outside the standard set count as "OTHER". gRPC resources are
 // full methods, "/pkg.Service/Method". Any other name ("checkout") is a
 // custom name, for Enter calls of your own. Names beyond WithMaxResources
-// keep their rules but share the statistics of OverflowResource.
+// (see there for rules' exact names) keep their rules but share the
+// statistics of OverflowResource.
 //
 // # Rules
 //

@@ -194,6 +194,7 @@ func WithRules(rules ...Rule) Option {
 // keeps statistics for (default 10000). Beyond it, new names
 // still get every matching rule applied, but share the statistics of the
 // resource named OverflowResource and their rules are matched on each call.
+// The names rules give exactly (no '*') get resources as the rules are set, up to n more.
 func WithMaxResources(n int) Option {
 	return option(n < 1, fmt.Sprintf("WithMaxResources: must be >= 1, got %d", n),
 		func(cfg *config) { cfg.maxResources = n })
@@ -307,6 +308,7 @@ func (g *Guard) SetRules(rules []Rule) error {
 	if len(problems) > 0 {
 		return &RulesError{Problems: problems}
 	}
+	g.resources.reserve(set.rules)
 	g.watch.rulesSet(g.rules.Swap(set), set)
 	var cpu, load bool // a rule reads CPU usage, the load average (traits.cpu, traits.load)
 	for _, rs := range set.rules {

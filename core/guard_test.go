@@ -306,6 +306,45 @@ func TestHostileResourceNamesStayBounded(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestFloodLeavesConfiguredResourcesTheirOwn: names a glob rule matches
+// fill the resource bound, but the resource of an exact-named rule, set
+// before the flood or by a reload after it, keeps statistics of its own.
+// Before, a rule's resource first entered after the flood counted under
+// OverflowResource.
+func TestFloodLeavesConfiguredResourcesTheirOwn(t *testing.T) {
+	glob := core.Rule{Name: "any", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40}
+	login := core.Rule{Name: "login", Resource: "login", Kind: core.KindFlow, Limit: 5}
+	g, err := core.New(core.WithClock(clock.NewFake(0)), core.WithMaxResources(100), core.WithRules(glob, login))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	ctx := context.Background()
+	for i := range 1000 {
+		e, err := g.Enter(ctx, fmt.Sprint("api/", i))
+		require.NoError(t, err)
+		e.Exit(nil)
+	}
+	_, ok := g.Stats("login")
+	assert.False(t, ok, "a configured resource never entered has no statistics")
+	signup := core.Rule{Name: "signup", Resource: "signup", Kind: core.KindFlow, Limit: 5}
+	for _, name := range []string{"login", "signup"} {
+		if name == "signup" {
+			require.NoError(t, g.SetRules([]core.Rule{glob, login, signup}))
+		}
+		for range 7 {
+			if e, err := g.Enter(ctx, name); err == nil {
+				e.Exit(nil)
+			}
+		}
+		st, ok := g.Stats(name)
+		require.True(t, ok, name)
+		assert.Equal(t, [2]int64{5, 2}, [2]int64{st.Total.Pass, st.Total.Block}, name)
+	}
+	over, _ := g.Stats(core.OverflowResource)
+	assert.Equal(t, int64(900), over.Total.Pass, "the flood beyond the bound, and only it")
+	snap := g.Snapshot()
+	assert.Len(t, snap.Resources, 100+2+1)
+}
+
 func TestGuardsAreIndependent(t *testing.T) {
 	rule := core.Rule{Name: "f", Resource: "r", Kind: core.KindFlow, Limit: 1}
 	a, _ := newGuard(t, rule)

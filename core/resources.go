@@ -181,8 +181,9 @@ func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
 // resourceTable maps names to resources. Lookups read an immutable map
 // through one atomic load and never lock. New names go to dirty, under mu,
 // which is copied to read after enough lookups had to lock, so the cost of
-// copying is spread over the lookups. The table holds at most max resources;
+// copying is spread over the lookups. Lookups make at most max resources;
 // names beyond share one overflow resource, so hostile names cannot grow it.
+// Rules' exact names get theirs when the rules are set, up to max (reserve).
 type resourceTable struct {
 	// hot holds, in slot len(name)%len(hot), the first resource looked up
 	// in read with a name of that length: a request to it compares one
@@ -198,6 +199,7 @@ type resourceTable struct {
 	overflow *resource
 	stripes  int // statistics stripes per resource
 	picker   *stripe.Picker
+	made     [2]int // resources made by lookups, by reserve; guarded by mu
 }
 
 // OverflowResource is the name under which statistics of resources beyond
@@ -242,20 +244,39 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 	defer t.mu.Unlock()
 	r, ok := t.dirty[name]
 	if !ok {
-		if len(t.dirty) >= t.max {
+		if t.made[0] >= t.max {
 			t.full.Store(true)
 			return t.overflow, false
 		}
 		r = newResource(name, t.stripes)
-		t.dirty[name] = r
+		t.dirty[name], t.made[0] = r, t.made[0]+1
 	}
-	t.misses++
-	if t.misses > len(t.dirty)/8 {
-		read := maps.Clone(t.dirty)
-		t.read.Store(&read)
-		t.misses = 0
+	if t.misses++; t.misses > len(t.dirty)/8 {
+		t.publish()
 	}
 	return r, true
+}
+
+// publish copies dirty to read.
+func (t *resourceTable) publish() {
+	read := maps.Clone(t.dirty)
+	t.read.Store(&read)
+	t.misses = 0
+}
+
+// reserve makes the resources of the rules of exact names, but OverflowResource.
+func (t *resourceTable) reserve(rules []*ruleState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rs := range rules {
+		if _, ok := t.dirty[rs.rule.Resource]; !ok && rs.pattern.parts == nil && rs.rule.Resource != OverflowResource && t.made[1] < t.max {
+			t.dirty[rs.rule.Resource], t.made[1] = newResource(rs.rule.Resource, t.stripes), t.made[1]+1
+			t.misses = len(t.dirty) // published below
+		}
+	}
+	if t.misses > len(t.dirty)/8 {
+		t.publish()
+	}
 }
 
 // all returns every resource, by name, the overflow one last.

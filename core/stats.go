@@ -166,7 +166,7 @@ type BlockedValue struct {
 // statistics and its stores' health.
 type Snapshot struct {
 	At        time.Duration   // the Guard's clock
-	Resources []ResourceStats // by name, OverflowResource last when it has counted requests
+	Resources []ResourceStats // that counted requests, by name, OverflowResource last
 	Rules     []RuleStats     // in rule order
 	Stores    []StoreStatus   // by name
 	// DroppedEvents counts the breaker changes that listeners did not get
@@ -185,7 +185,7 @@ func (g *Guard) Snapshot() Snapshot {
 	for _, r := range g.resources.all() {
 		rs := r.snapshot(now)
 		entered[r] = rs.Total.Pass
-		if r != g.resources.overflow || rs.Total.Pass+rs.Total.Block > 0 {
+		if rs.Total.Pass+rs.Total.Block > 0 { // a rule's resource is made before it is entered (SetRules)
 			s.Resources = append(s.Resources, rs)
 		}
 	}
@@ -196,7 +196,7 @@ func (g *Guard) Snapshot() Snapshot {
 }
 
 // Stats returns the statistics of the resource called name, or false when the Guard keeps
-// none for it (it was never entered, or went over the resource bound and is
+// none for it (it counted no request yet, or went over the resource bound and is
 // counted under OverflowResource).
 func (g *Guard) Stats(name string) (ResourceStats, bool) {
 	r := g.resources.overflow
@@ -208,7 +208,8 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 	if r == nil {
 		return ResourceStats{}, false
 	}
-	return r.snapshot(int64(g.clock.Now())), true
+	rs := r.snapshot(int64(g.clock.Now()))
+	return rs, rs.Total.Pass+rs.Total.Block > 0
 }
 
 func (r *resource) snapshot(now int64) ResourceStats {

@@ -20,6 +20,7 @@ type requestPath struct {
 	s           *sluiceenvoy.Server
 	addrs       []*rlsv3.RateLimitRequest
 	fixed, both *rlsv3.RateLimitRequest
+	many        *rlsv3.RateLimitRequest // of 20,000 descriptors
 }
 
 func newRequestPath(tb testing.TB) requestPath {
@@ -52,12 +53,17 @@ descriptors:
 	fixed := &ratelimitv3.RateLimitDescriptor{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "generic_key", Value: "api"}}}
 	p.fixed = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{fixed}}
 	p.both = &rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{p.addrs[0].Descriptors[0], fixed}}
+	p.many = &rlsv3.RateLimitRequest{Domain: "bench"}
+	for i := range 20_000 {
+		p.many.Descriptors = append(p.many.Descriptors, p.addrs[i%len(p.addrs)].Descriptors[0])
+	}
 	return p
 }
 
 // BenchmarkShouldRateLimit is a decision without gRPC, in memory: one
 // descriptor of the per-address limit (hotspot), one of the fixed value
-// (flow), and both in one request.
+// (flow), both in one request, and a request of 20,000 descriptors, beyond
+// the bound (answered OVER_LIMIT, none decided: BeyondDeny).
 //
 //	go test -run XXX -bench ShouldRateLimit -benchmem
 func BenchmarkShouldRateLimit(b *testing.B) {
@@ -76,7 +82,7 @@ func BenchmarkShouldRateLimit(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		req  *rlsv3.RateLimitRequest
-	}{{"flow", p.fixed}, {"two-descriptors", p.both}} {
+	}{{"flow", p.fixed}, {"two-descriptors", p.both}, {"beyond-20000", p.many}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

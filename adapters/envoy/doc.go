@@ -46,7 +46,10 @@
 //
 // Each limit becomes a rule named after its path, as the reference names its
 // statistics ("edge.remote_address", "edge.tenant.plan_gold"; bytes rule
-// names do not allow, '*' and '/' among them, are written '_'). A limit whose
+// names do not allow, '*' and '/' among them, are written '_'; a path two
+// limits share, such as domain a's b.c and domain a.b's c, takes #2 for the
+// later one, and a reload leaves each limit its name, counts and statistics
+// whatever domains it adds: TestReloadKeepsEachLimitItsName). A limit whose
 // path has only exact values is a flow rule: one count, the leap-array
 // algorithm (a sliding window of 10 buckets). A limit whose path has a node
 // without value or with a '*' is a hotspot rule keyed by the request's
@@ -110,7 +113,12 @@
 // glob rule matches is a resource (its statistics, not its decision),
 // within the Guard's bound (core.WithMaxResources, 10,000 by default),
 // beyond which they share core.OverflowResource's statistics
-// (TestUnmatchedDescriptorsMakeNoResource).
+// (TestUnmatchedDescriptorsMakeNoResource). The limits of the config, of
+// exact-named rules and of overrides have resources of their own, made
+// when they are set, which no such flood takes: after 10,240 client-chosen
+// descriptors in 160 requests, the limits asked afterwards, and one a reload
+// added, count their own requests (TestFloodLeavesConfiguredLimitsTheirStatistics;
+// sluice-rls's /metrics: TestFloodLeavesConfiguredLimitsTheirMetrics).
 //
 // # The request
 //
@@ -138,12 +146,31 @@
 // Content-Type application/problem+json and, as raw_body, the problem
 // document the HTTP adapters send with a 429.
 //
-// A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
-// -max-descriptors): one with more gets InvalidArgument and decides
-// nothing (TestMaxDescriptors); one of 20,000 descriptors took 92 ms and
-// filled the Guard's resource table. Envoy lets a request through on an
-// error unless failure_mode_deny is set: a route whose rate_limits make
-// more descriptors needs a higher bound.
+// Envoy lets a request through when the service answers an error, or
+// nothing within the filter's timeout (the call's gRPC deadline, 20 ms by
+// default), unless failure_mode_deny is set; the server answers with a
+// decision where it can:
+//
+//   - A request has at most 64 descriptors (WithMaxDescriptors; sluice-rls
+//     -max-descriptors): deciding 20,000 took 92 ms. One with more is
+//     OVER_LIMIT, deciding and counting none, with a problem document
+//     naming the bound and no Retry-After: Envoy answers 429 whatever its
+//     failure_mode_deny, and shadow_mode does not apply (TestMaxDescriptors;
+//     about 0.16 ms and 165 kB for 20,000 descriptors: go test -run XXX
+//     -bench ShouldRateLimit/beyond -benchmem). Before, it was an error,
+//     which Envoy lets through unlimited unless failure_mode_deny is set; a
+//     route whose rate_limits make more descriptors needs a higher bound.
+//     So is a request whose limit override would be one distinct limit
+//     more than WithMaxOverrides (64; sluice-rls -max-overrides) allows,
+//     which was ResourceExhausted (TestMaxOverrides).
+//   - A leaky-bucket rule with a maxWait makes a call wait for its turn,
+//     for at most three quarters of the time left before the call's
+//     deadline: a later turn is given back and the descriptor answered
+//     OVER_LIMIT then (without Retry-After), so that Envoy never lets a
+//     request the bucket paces through on its timeout
+//     (TestWaitBeyondDeadlineIsOverLimit: a turn 10 s away, a call of 4 s
+//     answered after 3 s).
+//
 // An empty domain, no descriptors, a descriptor without entries or with an
 // empty key, or one of a domain of sluice rules whose resource is over 1024
 // bytes (a rule's longest) get the gRPC error InvalidArgument, an unknown
@@ -174,6 +201,8 @@
 //   - hits_addend 0 on a descriptor (check without counting) and
 //     is_negative_hits are refused (InvalidArgument); the reference checks
 //     without counting and refunds.
+//   - A request of more than 64 descriptors is OVER_LIMIT (see The
+//     request); the reference decides them all.
 //   - Errors: an unknown domain is NotFound (see WithUnknownDomainOK); a bad
 //     request InvalidArgument, where the reference answers Unknown.
 //   - Statistics: Server.DescriptorStats counts each limit's hits under the
@@ -190,7 +219,10 @@
 // sluice-rls instances on one Redis in exact mode admit the limit together
 // (cmd/sluice-rls TestRedisExactSharedByInstances: 40 callers, limit 30). A
 // config that fails to load leaves the one in force serving
-// (TestReloadWhileServing).
+// (TestReloadWhileServing). No request is let through unlimited for having
+// too many descriptors or a turn beyond Envoy's timeout (see The request),
+// and no flood of client-chosen descriptors takes the statistics of a
+// configured limit (see sluice rules files).
 //
 // A decision without gRPC costs about 0.65 µs and 2 allocations for a limit
 // of fixed values (flow), 0.85 µs and 3 for a per-address limit over 1,000

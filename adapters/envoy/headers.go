@@ -49,7 +49,7 @@ func (s *Server) addHeaders(r *reply, admitted []core.Quota, blocked []*core.Blo
 			r.header("Retry-After", strconv.FormatInt(s, 10))
 		}
 		r.header("Content-Type", "application/problem+json")
-		resp.RawBody = problem(b, blocked)
+		resp.RawBody = problem(b, blocked, httpadapter.Detail(b))
 	}
 }
 
@@ -107,7 +107,7 @@ func decisive(bs []*core.BlockedError) *core.BlockedError {
 // response, with the members the HTTP adapters give a 429: type, title,
 // status, detail, rule, limit, window (seconds), retryAfter (seconds; not
 // for a request that can never pass) and violated-policies.
-func problem(b *core.BlockedError, all []*core.BlockedError) []byte {
+func problem(b *core.BlockedError, all []*core.BlockedError, detail string) []byte {
 	typ, title := problemQuotaExceeded, "Quota Exceeded"
 	if b.Never {
 		typ, title = problemWillNotPass, "Request Will Not Pass"
@@ -133,7 +133,7 @@ func problem(b *core.BlockedError, all []*core.BlockedError) []byte {
 		Window     float64  `json:"window"`
 		RetryAfter *int64   `json:"retryAfter,omitempty"`
 		Violated   []string `json:"violated-policies"`
-	}{typ, title, 429, httpadapter.Detail(b), b.Rule, b.Limit, b.Window.Seconds(), nil, violated}
+	}{typ, title, 429, detail, b.Rule, b.Limit, b.Window.Seconds(), nil, violated}
 	if !b.Never {
 		r := ceilSeconds(b.RetryAfter)
 		doc.RetryAfter = &r

@@ -111,12 +111,13 @@ func (c *compiler) leaf(path string, rl RateLimit, shadow, varies bool) *leaf {
 	if rl.Unlimited {
 		return l
 	}
-	l.resource = c.uniqueName(path)
+	key := strings.TrimPrefix(path, c.domain+".")
+	l.resource = c.uniqueName(path, key)
 	l.hotspot = varies
 	l.limit = int64(rl.RequestsPerUnit)
 	l.stats = c.prev[l.resource]
 	if l.stats == nil {
-		l.stats = &leafStats{domain: c.domain, key: strings.TrimPrefix(path, c.domain+".")}
+		l.stats = &leafStats{domain: c.domain, key: key}
 	}
 	c.stats[l.resource] = l.stats
 	r := c.defaults
@@ -133,11 +134,14 @@ func (c *compiler) leaf(path string, rl RateLimit, shadow, varies bool) *leaf {
 	return l
 }
 
-// uniqueName returns path as a rule name: its bytes that rule names do not
-// allow replaced by '_', '*' and '/' included (the name is also a resource,
-// and must be no glob), cut to 190 bytes, with a suffix #2, #3, ... when an
-// earlier limit has the name.
-func (c *compiler) uniqueName(path string) string {
+// uniqueName returns path, of the limit of key in c.domain, as a rule
+// name: its bytes that rule names do not allow replaced by '_', '*' and '/'
+// included (the name is also a resource, and must be no glob), cut to 190
+// bytes, with a suffix #2, #3, ... when an earlier limit has the name, or
+// another limit had it in the config in force (c.prev): a name, and so the
+// counts and statistics it carries over, stays with its limit whatever the
+// order of the domains (a.b.c is domain a's b.c and domain a.b's c).
+func (c *compiler) uniqueName(path, key string) string {
 	b := []byte(path)
 	for i, ch := range b {
 		ok := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("-_.:$#()", ch) >= 0
@@ -149,7 +153,11 @@ func (c *compiler) uniqueName(path string) string {
 		b = b[:190]
 	}
 	name := string(b)
-	for i := 2; c.names[name]; i++ {
+	taken := func(name string) bool {
+		p := c.prev[name]
+		return c.names[name] || p != nil && (p.domain != c.domain || p.key != key)
+	}
+	for i := 2; taken(name); i++ {
 		name = string(b) + "#" + strconv.Itoa(i)
 	}
 	c.names[name] = true

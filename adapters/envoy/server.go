@@ -51,6 +51,7 @@ type state struct {
 	overRules []core.Rule
 	stats     map[string]*leafStats // by rule name
 	files     [32]byte              // Config.files
+	waits     bool                  // a rule makes requests wait for their turn (MaxWait)
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -142,6 +143,7 @@ func (s *Server) SetConfig(c Config) error {
 		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}
 	st.rules = append(rules, c.Rules...)
+	st.waits = slices.ContainsFunc(st.rules, func(r core.Rule) bool { return r.MaxWait > 0 })
 	if old != nil {
 		st.overrides, st.overRules = old.overrides, old.overRules
 	}
@@ -187,6 +189,10 @@ func (st *state) matched(resource string) bool {
 	return false
 }
 
+// errMaxOverrides is overrideRule's error when o would be one override
+// more than WithMaxOverrides allows.
+var errMaxOverrides = errors.New("too many overrides")
+
 // overrideRule returns the resource of the rule of o, adding it to the
 // Guard's rules when it is new.
 func (s *Server) overrideRule(o override) (string, error) {
@@ -200,9 +206,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 		return name, nil
 	}
 	if len(st.overrides) >= s.o.maxOverrides {
-		return "", status.Errorf(codes.ResourceExhausted,
-			"descriptor limit override %d per %s: the server already has %d distinct overrides, the most WithMaxOverrides allows",
-			o.rpu, o.window, len(st.overrides))
+		return "", errMaxOverrides
 	}
 	// No '/': no resource of sluice rules matches it (see SetConfig).
 	name := "override:" + strconv.FormatUint(uint64(o.rpu), 10) + "-per-" + strconv.FormatInt(int64(o.window/time.Second), 10) + "s"
@@ -304,9 +308,6 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	if len(req.GetDescriptors()) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: no descriptors", core.Quote(req.Domain))
 	}
-	if n := len(req.Descriptors); n > s.o.maxDescriptors {
-		return nil, status.Errorf(codes.InvalidArgument, "rate limit request for domain %s: %d descriptors, more than the %d the server takes (WithMaxDescriptors, sluice-rls -max-descriptors)", core.Quote(req.Domain), n, s.o.maxDescriptors)
-	}
 	st := s.st.Load()
 	dom := st.domains[req.Domain]
 	if dom == nil && !st.known(req.Domain) {
@@ -314,6 +315,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			return s.allOK(req), nil
 		}
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
+	}
+	if n := len(req.Descriptors); n > s.o.maxDescriptors {
+		return refused(req, "max-descriptors", s.o.maxDescriptors, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", n, s.o.maxDescriptors)), nil
 	}
 	r := newReply(len(req.Descriptors))
 	var replaced map[string]bool
@@ -336,7 +340,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			if err != nil {
 				return nil, err
 			}
-			if c.resource, err = s.overrideRule(o); err != nil {
+			if c.resource, err = s.overrideRule(o); errors.Is(err, errMaxOverrides) {
+				return refused(req, "max-overrides", s.o.maxOverrides, fmt.Sprintf("descriptor %d: limit override %d per %s: the server already has %d distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides)", i, o.rpu, o.window, s.o.maxOverrides)), nil
+			} else if err != nil {
 				return nil, err
 			}
 			c.limit = lim
@@ -376,6 +382,15 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			c.params = &c.entries
 		}
 	}
+	// Envoy lets a request through once its timeout, the call's deadline,
+	// passed (unless failure_mode_deny): a wait for a turn after it ends
+	// before, as OVER_LIMIT.
+	ectx := ctx
+	if d, ok := ctx.Deadline(); ok && st.waits {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/4))
+		defer cancel()
+	}
 	resp := &r.resp
 	admitted := r.admitted1[:0]
 	var blocked []*core.BlockedError
@@ -395,7 +410,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		if c.params != nil {
 			opts[2], n = core.WithParams(c.params), 3
 		}
-		e, err := s.g.Enter(ctx, c.resource, opts[:n]...)
+		e, err := s.g.Enter(ectx, c.resource, opts[:n]...)
 		e.Exit(nil)
 		var q core.Quota // of the current limit
 		switch {
@@ -426,6 +441,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			q = core.Quota{Limit: b.Limit, Window: b.Window}
 		case ctx.Err() != nil:
 			return nil, status.FromContextError(ctx.Err()).Err()
+		case ectx.Err() != nil: // its turn after the deadline, given back
+			ds.Code, resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT, rlsv3.RateLimitResponse_OVER_LIMIT
+			continue
 		default:
 			return nil, status.Errorf(codes.Internal, "descriptor %d: %v", i, err)
 		}
@@ -447,6 +465,23 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 func setDuration(d *durationpb.Duration, x time.Duration) *durationpb.Duration {
 	d.Seconds, d.Nanos = int64(x/time.Second), int32(x%time.Second)
 	return d
+}
+
+// refused is the answer to a request beyond a bound of the server (rule,
+// limit), which Envoy would let through on an error: every descriptor
+// OVER_LIMIT, none decided, and the problem document of a request that will
+// never pass, saying why (detail).
+func refused(req *rlsv3.RateLimitRequest, rule string, limit int, detail string) *rlsv3.RateLimitResponse {
+	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT,
+		Statuses:             make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(req.Descriptors)),
+		ResponseHeadersToAdd: []*corev3.HeaderValue{{Key: "Content-Type", Value: "application/problem+json"}}}
+	over := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OVER_LIMIT} // one for all
+	for i := range resp.Statuses {
+		resp.Statuses[i] = over
+	}
+	b := &core.BlockedError{Resource: req.Domain, Rule: rule, Limit: int64(limit), Never: true}
+	resp.RawBody = problem(b, []*core.BlockedError{b}, detail+": it will never pass")
+	return resp
 }
 
 // allOK is the answer to a request of an unknown domain with

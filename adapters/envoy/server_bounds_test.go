@@ -2,8 +2,8 @@ package sluiceenvoy_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,8 +11,6 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
 	"github.com/sluicekit/sluice/core"
@@ -37,10 +35,10 @@ func resources(s *sluiceenvoy.Server) []string {
 }
 
 // TestMaxDescriptors: a request of more descriptors than the bound (64 by
-// default, WithMaxDescriptors) is refused whole with InvalidArgument,
-// naming the bound, and decides nothing. Before, one request of 20,000
-// descriptors of distinct keys was decided, each its own resource, until
-// the Guard's resource table was full.
+// default, WithMaxDescriptors) is OVER_LIMIT, with a problem document
+// naming the bound and no Retry-After, deciding and counting nothing.
+// Before, it got InvalidArgument, which Envoy lets through unlimited unless
+// failure_mode_deny is set: a route with 65 rate_limits was never limited.
 func TestMaxDescriptors(t *testing.T) {
 	rules := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1000, Window: time.Minute}}
 	for _, c := range []struct {
@@ -54,14 +52,23 @@ func TestMaxDescriptors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rpc, s, _ := serve(t, sluiceenvoy.Config{Rules: rules}, c.opts...)
 			for _, n := range []int{c.max + 1, 20_000} {
-				_, err := rpc.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "api", Descriptors: descs(0, n)})
-				assert.Equal(t, codes.InvalidArgument, status.Code(err), "%d descriptors", n)
-				assert.ErrorContains(t, err, fmt.Sprintf("%d descriptors, more than the %d", n, c.max))
+				r, err := rpc.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "api", Descriptors: descs(0, n)})
+				require.NoError(t, err)
+				assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.OverallCode)
+				require.Len(t, r.Statuses, n)
+				assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.Statuses[n-1].Code)
+				assert.Equal(t, "application/problem+json", header(r.ResponseHeadersToAdd, "Content-Type"))
+				assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"), "it will never pass")
+				var doc map[string]any
+				require.NoError(t, json.Unmarshal(r.RawBody, &doc))
+				assert.Equal(t, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass", n, c.max), doc["detail"])
+				assert.Equal(t, "max-descriptors", doc["rule"])
+				assert.EqualValues(t, c.max, doc["limit"])
 			}
-			assert.False(t, slices.Contains(resources(s), "api/k0"), "a refused request decides nothing")
+			assert.Empty(t, resources(s), "a refused request decides nothing")
 			r := ask(t, rpc, "api", descs(0, c.max)...)
 			assert.Equal(t, rlsv3.RateLimitResponse_OK, r.OverallCode)
-			assert.Equal(t, uint32(1000-c.max), r.Statuses[c.max-1].LimitRemaining, "api/* counts them together")
+			assert.Equal(t, uint32(1000-c.max), r.Statuses[c.max-1].LimitRemaining, "api/* counts them together, and only them")
 		})
 	}
 	_, err := sluiceenvoy.New(nil, sluiceenvoy.Config{}, sluiceenvoy.WithMaxDescriptors(0))
@@ -138,4 +145,37 @@ func TestRulesStayInTheirDomains(t *testing.T) {
 
 	assert.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", desc("user", "bob")).OverallCode)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, rpc, "api", desc("key", "x")).OverallCode, "*/* counts api's descriptors together")
+}
+
+// TestFloodLeavesConfiguredLimitsTheirStatistics: descriptors of
+// client-chosen keys that a glob rule (api/*) matches fill the Guard's
+// resource bound, over many requests of 64 descriptors; the limits of the
+// config, asked only after the flood, and one a reload adds after it, keep
+// statistics of their own. Before, they counted under core.OverflowResource
+// (their decisions were right).
+func TestFloodLeavesConfiguredLimitsTheirStatistics(t *testing.T) {
+	const yaml = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
+	cfg := domain(t, yaml)
+	cfg.Rules = []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	rpc, s, _ := serve(t, cfg)
+	for i := range 160 { // 160 x 64 keys: more than the Guard's 10,000 resources
+		require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", descs(64*i, 64)...).OverallCode)
+	}
+	over, ok := s.Guard().Stats(core.OverflowResource)
+	require.True(t, ok, "the flood went over the bound")
+	assert.Equal(t, int64(160*64-10_000), over.Total.Pass)
+
+	cfg = domain(t, yaml+"  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
+	cfg.Rules = []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	require.NoError(t, s.SetConfig(cfg), "a reload after the flood")
+	for name, want := range map[string][2]int64{"remote_address": {3, 1}, "user": {1, 3}} {
+		for range 4 {
+			ask(t, rpc, "edge", desc(name, "a"))
+		}
+		st, ok := s.Guard().Stats("edge." + name)
+		require.True(t, ok, name)
+		assert.Equal(t, want, [2]int64{st.Total.Pass, st.Total.Block}, name)
+	}
+	after, _ := s.Guard().Stats(core.OverflowResource)
+	assert.Equal(t, over.Total, after.Total, "nothing more counted under the overflow resource")
 }

@@ -335,17 +335,31 @@ func TestFloodKeepsLimitedAddress(t *testing.T) {
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, ask(t, c, "d", desc("remote_address", "victim")).OverallCode)
 }
 
+// TestMaxOverrides: descriptors' limit overrides make at most
+// WithMaxOverrides distinct limits; a request asking for one more is
+// OVER_LIMIT, deciding none of its descriptors, with a problem document
+// naming the bound. Before, it got ResourceExhausted, which Envoy lets
+// through unlimited unless failure_mode_deny is set: with per-tenant limits
+// from metadata, every tenant past the 64th distinct limit was unlimited.
 func TestMaxOverrides(t *testing.T) {
 	c, _, _ := serve(t, domain(t, edge), sluiceenvoy.WithMaxOverrides(2))
-	for i, want := range []codes.Code{codes.OK, codes.OK, codes.OK, codes.ResourceExhausted} {
+	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT} {
 		d := desc("generic_key", "free")
 		d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: uint32(10 + min(i, 2)), Unit: typev3.RateLimitUnit_MINUTE}
 		if i == 2 {
 			d.Limit.RequestsPerUnit = 10 // a limit already asked for
 		}
-		_, err := c.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{d}})
-		assert.Equal(t, want, status.Code(err), "override %d", i)
+		r := ask(t, c, "edge", desc("remote_address", "a"), d)
+		assert.Equal(t, want, r.OverallCode, "override %d", i)
+		if want == rlsv3.RateLimitResponse_OVER_LIMIT {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(r.RawBody, &doc))
+			assert.Equal(t, "descriptor 1: limit override 12 per 1m0s: the server already has 2 distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides): it will never pass", doc["detail"])
+			assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"))
+		}
 	}
+	assert.Equal(t, uint32(0), ask(t, c, "edge", desc("remote_address", "a")).Statuses[0].LimitRemaining,
+		"3 a minute: the refused request counted nothing")
 	_, err := sluiceenvoy.New(nil, sluiceenvoy.Config{})
 	assert.ErrorContains(t, err, "nil *core.Guard")
 }

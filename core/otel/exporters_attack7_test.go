@@ -27,7 +27,8 @@ import (
 // resource names and hotspot param values, while both exporters are
 // scraped. Once the flood ends, the two scrapes are the same series with
 // the same values, histograms included; the resources are those of the
-// bound plus (overflow), and no param value is a label.
+// bound, the rule's own (GET /u, made by New beyond the bound) and
+// (overflow), and no param value is a label.
 func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 	const maxResources = 16 // windows of an hour: no count changes between the two scrapes
 	g, err := core.New(quiet, core.WithMaxResources(maxResources), core.WithRules(
@@ -95,6 +96,6 @@ func TestExportersAgreeOnTheSystemClockUnderAFlood(t *testing.T) {
 			assert.InDelta(t, completed, count, float64(31*stripe.Count()), "%s: histogram count %d, completed %d", k, count, completed)
 		}
 	}
-	assert.Equal(t, maxResources+1, resources, "the bound's resources and (overflow)")
+	assert.Equal(t, maxResources+2, resources, "the bound's resources, GET /u and (overflow)")
 	assert.Contains(t, prom, `sluice_active_requests{sluice_resource="(overflow)"}`)
 }

@@ -23,8 +23,9 @@ import (
 // exporters expose the same series with the same values each time; after
 // the reload neither keeps a series of the rules that went (a cumulative
 // OpenTelemetry reader could keep the last point of an attribute set no
-// longer observed), and the resources are those of the bound plus
-// (overflow), however many names were sent.
+// longer observed), and the resources are those of the bound, the rules'
+// own (GET /a, GET /b, made by New beyond the bound) and (overflow),
+// however many names were sent.
 func TestExportersAgreeAcrossReloadAndHostileNames(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	g, err := core.New(core.WithClock(fc), quiet, core.WithMaxResources(8), core.WithRules(
@@ -67,7 +68,7 @@ func TestExportersAgreeAcrossReloadAndHostileNames(t *testing.T) {
 				resources[k] = true
 			}
 		}
-		assert.Len(t, resources, 9, "%s: 8 resources and (overflow)", stage)
+		assert.Len(t, resources, 11, "%s: 8 resources, GET /a, GET /b and (overflow)", stage)
 	}
 	check("before")
 	for _, name := range []string{"old-name", "removed"} {

@@ -24,7 +24,7 @@ func TestReadmeFlagDefaults(t *testing.T) {
 		"mode": s.mode, "on-failure": s.onFailure,
 		"poll": s.poll.String(), "grace": s.grace.String(), "redis-timeout": s.redisTimeout.String(),
 		"x-ratelimit-headers": strconv.FormatBool(s.xHeaders), "unknown-domain-ok": strconv.FormatBool(s.unknownOK),
-		"pprof": strconv.FormatBool(s.pprof), "max-descriptors": strconv.Itoa(s.maxDescriptors),
+		"pprof": strconv.FormatBool(s.pprof), "max-descriptors": strconv.Itoa(s.maxDescriptors), "max-overrides": strconv.Itoa(s.maxOverrides),
 		"http-read-timeout": s.httpRead.String(), "http-write-timeout": s.httpWrite.String(), "http-idle-timeout": s.httpIdle.String(),
 		"grpc-max-connection-idle": s.grpcIdle.String(), "grpc-keepalive-time": s.grpcPing.String(),
 		"grpc-keepalive-timeout": s.grpcPingTimeout.String(), "grpc-keepalive-min-time": s.grpcMinPing.String(),

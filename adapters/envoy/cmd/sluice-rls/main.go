@@ -85,7 +85,7 @@ type settings struct {
 	poll, grace, redisTimeout                            time.Duration
 	httpRead, httpWrite, httpIdle                        time.Duration
 	grpcIdle, grpcPing, grpcPingTimeout, grpcMinPing     time.Duration
-	maxDescriptors                                       int
+	maxDescriptors, maxOverrides                         int
 	xHeaders, unknownOK, pprof                           bool
 }
 
@@ -149,7 +149,8 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.grpcPing, "grpc-keepalive-time", "SLUICE_RLS_GRPC_KEEPALIVE_TIME", time.Minute, "ping a gRPC client after this long without activity (at least 1s)")
 	dur(&s.grpcPingTimeout, "grpc-keepalive-timeout", "SLUICE_RLS_GRPC_KEEPALIVE_TIMEOUT", 20*time.Second, "close a gRPC connection whose client does not answer a ping within this")
 	dur(&s.grpcMinPing, "grpc-keepalive-min-time", "SLUICE_RLS_GRPC_KEEPALIVE_MIN_TIME", 10*time.Second, "least time between a gRPC client's pings, with or without calls; a client that pings more often is disconnected")
-	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more gets InvalidArgument")
+	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more is OVER_LIMIT, none decided")
+	integer(&s.maxOverrides, "max-overrides", "SLUICE_RLS_MAX_OVERRIDES", 64, "most distinct limits descriptors' limit overrides ask for; a request asking for one more is OVER_LIMIT, none decided")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
 	boolean(&s.pprof, "pprof", "SLUICE_RLS_PPROF", "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on the HTTP address")
@@ -181,8 +182,8 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	case s.grpcPingTimeout <= 0 || s.grpcMinPing <= 0:
 		return s, fmt.Errorf("-grpc-keepalive-timeout and -grpc-keepalive-min-time must be > 0, got %s and %s", s.grpcPingTimeout, s.grpcMinPing)
 	}
-	if s.maxDescriptors < 1 {
-		return s, fmt.Errorf("-max-descriptors must be >= 1, got %d", s.maxDescriptors)
+	if s.maxDescriptors < 1 || s.maxOverrides < 0 {
+		return s, fmt.Errorf("-max-descriptors must be >= 1 and -max-overrides >= 0, got %d and %d", s.maxDescriptors, s.maxOverrides)
 	}
 	if s.mode != string(store.Exact) && s.mode != string(store.Approximate) {
 		return s, fmt.Errorf("-mode must be exact or approximate, got %s", core.Quote(s.mode))
@@ -254,7 +255,8 @@ func serve(ctx context.Context, s settings, log *slog.Logger, ready chan<- [2]st
 		return err
 	}
 	defer g.Close()
-	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults), sluiceenvoy.WithMaxDescriptors(s.maxDescriptors)}
+	opts := []sluiceenvoy.Option{sluiceenvoy.WithRuleDefaults(defaults), sluiceenvoy.WithMaxDescriptors(s.maxDescriptors),
+		sluiceenvoy.WithMaxOverrides(s.maxOverrides)}
 	if s.xHeaders {
 		opts = append(opts, sluiceenvoy.WithXRateLimitHeaders())
 	}
