@@ -159,33 +159,26 @@ func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 }
 
 // overrideKeyProblems returns a problem for each override key of rule r (at
-// index i) that every one of sources, those supplying its param, refuses.
-func overrideKeyProblems(i int, r Rule, sources []ParamSource) []Problem {
-	var problems []Problem
+// index i) that each of sources with a CheckValue method refuses.
+func overrideKeyProblems(i int, r Rule, sources []ParamSource) (problems []Problem) {
 	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
-		if err := keyRefusal(sources, r.Param, key); err != nil {
+		var err error
+		for _, s := range sources {
+			if c, ok := s.(valueChecker); ok {
+				if err = c.CheckValue(r.Param, key); err == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
 			problems = append(problems, Problem{Index: i, Name: r.Name, Field: "overrides", Msg: fmt.Sprintf("key %s can never apply: %v", quote(key), err)})
 		}
 	}
 	return problems
 }
 
-// valueChecker is a ParamSource that says which values it never yields.
 type valueChecker interface {
 	CheckValue(param, value string) error
-}
-
-// keyRefusal returns the error of the last of sources that say which values
-// they yield when each of those refuses key as a value of param, else nil.
-func keyRefusal(sources []ParamSource, param, key string) (err error) {
-	for _, s := range sources {
-		if c, ok := s.(valueChecker); ok {
-			if err = c.CheckValue(param, key); err == nil {
-				return nil
-			}
-		}
-	}
-	return err
 }
 
 // ValidateParam returns an error saying what is wrong with param as the
