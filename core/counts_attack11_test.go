@@ -65,3 +65,20 @@ func TestHugeCountsNeverWrapStatistics(t *testing.T) {
 	require.Len(t, last.Rules, 2)
 	assert.EqualValues(t, math.MaxInt64, last.Rules[0].BlockedTotal, "saturated")
 }
+
+// TestHugeCountsNeverWrapTopBlocked: the values a hotspot rule blocked most
+// (WithTopBlockedValues) count permits too: 3000 requests of
+// WithCount(math.MaxInt64) of one value leave its count saturated.
+func TestHugeCountsNeverWrapTopBlocked(t *testing.T) {
+	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithTopBlockedValues(10), core.WithRules(
+		core.Rule{Name: "r", Resource: "x", Kind: core.KindHotspot, Param: "u", Limit: 10, Window: time.Second}))
+	require.NoError(t, err)
+	defer g.Close()
+	for range 3000 {
+		_, err := g.Enter(context.Background(), "x", core.WithCount(math.MaxInt64), core.WithParams(core.ParamMap{"u": {"a"}}))
+		require.Error(t, err)
+	}
+	top := g.Snapshot().Rules[0].TopBlocked
+	require.Len(t, top, 1)
+	assert.EqualValues(t, math.MaxInt64, top[0].Blocked, "saturated")
+}
