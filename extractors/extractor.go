@@ -2,6 +2,7 @@ package extractors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -376,8 +377,18 @@ type source struct {
 // "-bin"), one with a comma or with spaces or tabs around it; an ip, peer
 // or host not in the form they are read in ("2001:db8::/64" for an IPv6
 // client's ip param, an IPv4 address without "::ffff:", a host in lower
-// case without port).
-func (s source) CheckValue(spec, value string) error { return s.forms.check(spec, value) }
+// case without port, a method as the protocol's requests have it).
+func (s source) CheckValue(spec, value string) error {
+	if p, err := parseParam(spec); err == nil && p.Kind == kindMethod {
+		switch {
+		case !s.grpc && standardMethod(value) != value:
+			return fmt.Errorf("method yields it as %s (every method outside the standard set is OTHER)", core.Quote(standardMethod(value)))
+		case s.grpc && !strings.HasPrefix(value, "/"):
+			return errors.New("method yields a call's full method, as /pkg.Service/Method")
+		}
+	}
+	return s.forms.check(spec, value)
+}
 
 func (s source) CheckParam(spec string) error {
 	var custom []string
