@@ -412,7 +412,7 @@ func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowe
 	for i := range st.stripes {
 		sp := &st.stripes[i]
 		last := sp.blocks.MarkedOver(now, statInterval)
-		blocked, shadowed = blocked+last.Block, shadowed+last.Pass
+		blocked, shadowed = window.Plus(blocked, last.Block), window.Plus(shadowed, last.Pass)
 		blockedTotal = window.Plus(blockedTotal, window.Plus(sp.blocked.Load(), sp.lone.Load()))
 		shadowedTotal = window.Plus(shadowedTotal, sp.shadowed.Load())
 	}
