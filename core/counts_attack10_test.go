@@ -106,7 +106,6 @@ func TestHugeCountsOverflowNoInFlightShedding(t *testing.T) {
 // rule of limit 10 show Block 9223372036854775805 (cumulative counters an
 // exporter turns into a reset, or a rate of 9.2e18 per second).
 func TestHugeCountsKeepStatisticsSane(t *testing.T) {
-	t.Skip("bug: statistics count permits in int64 without bound: WithCount near 2^63 wraps InFlight, Pass and Block (core/stats.go; a bound on WithCount at Enter, such as the 2^52 of limits, would leave 2048 such requests to wrap a total)")
 	g, err := core.New(core.WithClock(clock.NewFake(time.Hour)), core.WithRules(core.Rule{Name: "r", Resource: "x", Kind: core.KindFlow, Limit: 10}))
 	require.NoError(t, err)
 	defer g.Close()

@@ -27,7 +27,8 @@ func (counted) Param(string, int) (string, bool) { return "", false }
 
 // WithCount makes Enter acquire n permits instead of one: a flow rule counts
 // n requests, a concurrency rule n slots. n must be at least 1: Enter
-// returns an error otherwise.
+// returns an error otherwise. Statistics count at most 2^52 permits of one
+// request, and their totals saturate at math.MaxInt64 rather than wrap.
 func WithCount(n int64) EnterOption { return EnterOption{params: counted{}, count: n} }
 
 // WithQuotas makes Enter append to *dst, for a request it admits, the quota
@@ -290,7 +291,7 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 	// Before the atomic add, which waits for the writes before it: the
 	// copy of e returned then does not stall on reading them back.
 	e.st, e.start, e.stripe, e.w = st, now, i, uint8(w)
-	entered := st.entered.Add(n)
+	entered := count(&st.entered, n)
 	inFlight := entered - st.exited.Load()
 	if entered>>peakSampling != (entered-n)>>peakSampling {
 		inFlight = max(inFlight, res.inFlightSince())
@@ -309,7 +310,7 @@ func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
 	if be, ok := err.(*BlockedError); ok {
 		why = reasonOf(be)
 	}
-	st.blockedBy[why].Add(n)
+	count(&st.blockedBy[why], n)
 }
 
 // read reads the Guard's clock: on the system clock, time.Since itself, a
@@ -341,7 +342,7 @@ func (e *Entry) Exit(err error) {
 	w := int64(e.w)
 	if w == 0 { // not timed: one permit, in the histogram's first bucket
 		ends := len(e.b.exits) > 0 || e.few[0].rs != nil // before the add: after it, a stall of 10 ns
-		st.exited.Add(1)                                 // out of the in-flight count first (see below)
+		count(&st.exited, 1)                             // out of the in-flight count first (see below)
 		if ends {
 			e.end(0, 0, err) // no rule of b reads the time (limiter.times)
 		}

@@ -255,7 +255,9 @@ func (g *Guard) Rules() []Rule {
 
 // SetRules validates rules and, when they are all valid, replaces the rules
 // in force atomically, a rule whose name, kind, resource and param are
-// unchanged keeping its state ("Rules" in the package doc); otherwise it
+// unchanged keeping its state ("Rules" in the package doc), and one whose
+// name, kind and resource are its statistics (RuleStats counts, the
+// exporters' series); otherwise it
 // returns a *RulesError naming every problem (a param no param source
 // supplies is one, see ParamSource) and keeps the rules in force. Requests
 // in flight when the rules change are released against the rules they
@@ -285,8 +287,11 @@ func (g *Guard) SetRules(rules []Rule) error {
 	for i, r := range norm {
 		rs := &ruleState{rule: r, pattern: compilePattern(r.Resource)}
 		var prev limiter
-		if p := old[r.Name]; p != nil && p.rule.Kind == r.Kind && p.rule.Resource == r.Resource && p.rule.Param == r.Param {
-			rs.stats, prev = p.stats, p.lim
+		if p := old[r.Name]; p != nil && p.rule.Kind == r.Kind && p.rule.Resource == r.Resource {
+			rs.stats = p.stats // the counts of the rule's series (name, kind, resource)
+			if p.rule.Param == r.Param {
+				prev = p.lim
+			}
 		} else {
 			rs.stats = newRuleStats()
 		}

@@ -153,7 +153,7 @@ func (k *hotspotKind) alone(l *lone, rs *ruleState) bool {
 func (k *hotspotKind) decide(d *hotspot.Decision, cpu uint32, now int64, v string, n int64, quota bool) {
 	k.l.AcquireTo(d, now, v, n, quota)
 	if k.top != nil && !d.OK {
-		k.top[stripe.Of(cpu, len(k.top))].Add(v, n)
+		k.top[stripe.Of(cpu, len(k.top))].Add(v, min(n, maxCounted))
 	}
 }
 

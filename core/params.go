@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -58,6 +59,11 @@ func WithParams(p Params) EnterOption { return EnterOption{params: p} }
 // one (WithParamSource, Guard.AddParamSource), a rule whose param no source
 // supplies is refused by New, SetRules and every reload, which keep the
 // rules in force: a rule never waits for a param that never comes.
+//
+// A source that also has a method CheckValue(param, value string) error
+// says which values it can never yield for a param it supplies: a hotspot
+// override whose key each supplying source with that method refuses is
+// refused too (the adapters' extractor sources have it).
 type ParamSource interface {
 	CheckParam(param string) error
 }
@@ -134,22 +140,45 @@ func paramSourceProblems(rules []Rule, sources []ParamSource) []Problem {
 				continue
 			}
 			var msgs []string
+			var supply []ParamSource
 			for _, s := range sources {
-				err := s.CheckParam(f.param)
-				if err == nil {
-					msgs = nil
-					break
-				}
-				if m := err.Error(); !slices.Contains(msgs, m) {
+				if err := s.CheckParam(f.param); err == nil {
+					supply = append(supply, s)
+				} else if m := err.Error(); !slices.Contains(msgs, m) {
 					msgs = append(msgs, m)
 				}
 			}
-			if len(msgs) > 0 {
+			if len(supply) == 0 {
 				problems = append(problems, Problem{Index: i, Name: r.Name, Field: f.field, Msg: strings.Join(msgs, "; ")})
+			} else if f.field == "param" {
+				problems = append(problems, overrideKeyProblems(i, r, supply)...)
 			}
 		}
 	}
 	return problems
+}
+
+// overrideKeyProblems returns a problem for each override key of rule r (at
+// index i) that each of sources with a CheckValue method refuses.
+func overrideKeyProblems(i int, r Rule, sources []ParamSource) (problems []Problem) {
+	for _, key := range slices.Sorted(maps.Keys(r.Overrides)) {
+		var err error
+		for _, s := range sources {
+			if c, ok := s.(valueChecker); ok {
+				if err = c.CheckValue(r.Param, key); err == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			problems = append(problems, Problem{Index: i, Name: r.Name, Field: "overrides", Msg: fmt.Sprintf("key %s can never apply: %v", quote(key), err)})
+		}
+	}
+	return problems
+}
+
+type valueChecker interface {
+	CheckValue(param, value string) error
 }
 
 // ValidateParam returns an error saying what is wrong with param as the

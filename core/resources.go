@@ -66,9 +66,9 @@ func (st *resStripe) exit(n, rt, w int64) {
 		st.rts[k].Add(w)
 	}
 	if n > 1 {
-		st.multi.Add(n - 1)
+		count(&st.multi, min(n, maxCounted)-1)
 	}
-	st.exited.Add(n)
+	count(&st.exited, n)
 }
 
 // rtSampling is how many requests of one permit a timed one stands for
@@ -132,14 +132,14 @@ func (r *resource) inFlightSince() int64 {
 // stripes (resStripe.entered, exited).
 func (r *resource) entered() (n int64) {
 	for i := range r.stripes {
-		n += r.stripes[i].entered.Load()
+		n = window.Plus(n, r.stripes[i].entered.Load())
 	}
 	return n
 }
 
 func (r *resource) exited() (n int64) {
 	for i := range r.stripes {
-		n += r.stripes[i].exited.Load()
+		n = window.Plus(n, r.stripes[i].exited.Load())
 	}
 	return n
 }
@@ -166,7 +166,7 @@ func (st *resStripe) totals() window.Counts {
 	c := window.Counts{window.Pass: st.entered.Load(), window.Error: st.errors.Load(), window.RT: st.rt.Load(),
 		window.Complete: st.completed()}
 	for i := range st.blockedBy {
-		c[window.Block] += st.blockedBy[i].Load()
+		c[window.Block] = window.Plus(c[window.Block], st.blockedBy[i].Load())
 	}
 	return c
 }

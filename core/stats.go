@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicekit/sluice/core/breaker"
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/window"
 	"github.com/sluicekit/sluice/core/stripe"
 )
@@ -225,16 +226,16 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	var by [maxReasons]int64
 	for i := range r.stripes {
 		t := &r.stripes[i]
-		out.Total.Pass += t.entered.Load()
+		out.Total.Pass = window.Plus(out.Total.Pass, t.entered.Load())
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
 		t.addRTs(&out.Total.RTHistogram)
 		for j := range by {
-			by[j] += t.blockedBy[j].Load()
+			by[j] = window.Plus(by[j], t.blockedBy[j].Load())
 		}
 	}
 	for i, n := range by {
-		if out.Total.Block += n; n > 0 {
+		if out.Total.Block = window.Plus(out.Total.Block, n); n > 0 {
 			if out.Total.BlockedBy == nil {
 				out.Total.BlockedBy = map[string]int64{}
 			}
@@ -297,7 +298,7 @@ type ruleStripe struct {
 // totals returns the stripe's counts that its window records in each
 // bucket (see window.NewMarked): blocked as Block, shadowed as Pass.
 func (sp *ruleStripe) totals() window.Counts {
-	return window.Counts{window.Block: sp.blocked.Load() + sp.lone.Load(), window.Pass: sp.shadowed.Load()}
+	return window.Counts{window.Block: window.Plus(sp.blocked.Load(), sp.lone.Load()), window.Pass: sp.shadowed.Load()}
 }
 
 func newRuleStats() *ruleStats {
@@ -328,12 +329,29 @@ func (b *binding) bindTo(r *resource) {
 	}
 }
 
+// maxCounted is the most permits statistics count of one request: a
+// request of more (core.WithCount near 2^63) counts as this many, which no
+// rate rule admits at once (flow.MaxLimit).
+const maxCounted = flow.MaxLimit
+
+// count adds the n permits of a request (at most maxCounted) to the
+// statistics counter c, which saturates at math.MaxInt64 rather than wrap,
+// and returns its new value.
+func count(c *atomic.Int64, n int64) int64 {
+	v := c.Add(min(n, maxCounted))
+	if v < 0 { // wrapped: counters only grow
+		c.Store(math.MaxInt64)
+		return math.MaxInt64
+	}
+	return v
+}
+
 // evaluated counts n permits evaluated on the CPU cpu by each rule of rules
 // that no resource counts for them (see ruleStats).
 func evaluated(rules []*ruleState, cpu uint32, n int64) {
 	for _, rs := range rules {
 		st := rs.stats
-		st.stripes[stripe.Of(cpu, len(st.stripes))].evaluated.Add(n)
+		count(&st.stripes[stripe.Of(cpu, len(st.stripes))].evaluated, n)
 	}
 }
 
@@ -368,7 +386,7 @@ func (st *ruleStats) matched() bool {
 func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) {
 	var n int64
 	for i := range st.stripes {
-		n += st.stripes[i].evaluated.Load() + st.stripes[i].lone.Load()
+		n = window.Plus(n, window.Plus(st.stripes[i].evaluated.Load(), st.stripes[i].lone.Load()))
 	}
 	st.mu.Lock()
 	names := make([]string, 0, len(st.bound)+1)
@@ -378,7 +396,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 		if !ok {
 			e = r.entered()
 		}
-		n += max(e-base, 0) // r read before it was bound: it counts at the next snapshot
+		n = window.Plus(n, max(e-base, 0)) // r read before it was bound: it counts at the next snapshot
 	}
 	st.mu.Unlock()
 	slices.Sort(names)
@@ -395,9 +413,9 @@ func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowe
 	for i := range st.stripes {
 		sp := &st.stripes[i]
 		last := sp.blocks.MarkedOver(now, statInterval)
-		blocked, shadowed = blocked+last.Block, shadowed+last.Pass
-		blockedTotal += sp.blocked.Load() + sp.lone.Load()
-		shadowedTotal += sp.shadowed.Load()
+		blocked, shadowed = window.Plus(blocked, last.Block), window.Plus(shadowed, last.Pass)
+		blockedTotal = window.Plus(blockedTotal, window.Plus(sp.blocked.Load(), sp.lone.Load()))
+		shadowedTotal = window.Plus(shadowedTotal, sp.shadowed.Load())
 	}
 	return blocked, blockedTotal, shadowed, shadowedTotal
 }
@@ -410,15 +428,15 @@ func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowe
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
 	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
-	count, logged := &sp.blocked, &st.logged
+	c, logged := &sp.blocked, &st.logged
 	switch {
 	case shadow:
-		count, logged = &sp.shadowed, &st.shadowLogged
+		c, logged = &sp.shadowed, &st.shadowLogged
 	case alone:
-		count = &sp.lone
+		c = &sp.lone
 	}
 	sp.blocks.Current(now) // before the count (see window.NewMarked)
-	count.Add(n)
+	count(c, n)
 	last := st.lastLog.Load()
 	if (last != math.MinInt64 && now-last < int64(blockLogInterval)) || !st.lastLog.CompareAndSwap(last, now) {
 		return

@@ -89,6 +89,12 @@
 //     every request with too many values shares one value, and one limit,
 //     instead of escaping it.
 //
+// A hotspot override whose key the Extractor can never yield (longer than
+// WithMaxValueLen, a header value with a comma or surrounding spaces, an ip
+// or host not in the form it is read in, as "2001:db8::/64" for an IPv6
+// client's ip param) is refused by the Guard of an adapter reading params
+// with the Extractor, naming rule and key, rather than never applying.
+//
 // # Client IP
 //
 // The client IP is the socket peer unless the peer lies in a trusted proxy prefix

@@ -2,6 +2,7 @@ package extractors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -344,29 +345,49 @@ func (x *Extractor) CheckParam(spec string) error {
 // HTTPSource returns the core.ParamSource of the params this Extractor
 // reads from HTTP requests: the built-in params and the custom params
 // registered with WithHTTPParam or WithContextParam. The HTTP adapters add
-// it to their Guard. Sources of Extractors without custom HTTP params are
-// equal.
+// it to their Guard. Sources of Extractors without custom HTTP params and
+// with the same caps are equal.
 func (x *Extractor) HTTPSource() core.ParamSource {
 	if len(x.httpCustom) == 0 && len(x.ctxParams) == 0 {
-		return source{grpc: false}
+		return source{forms: valueForms{x.maxValueLen, x.ipv6Bits}, grpc: false}
 	}
-	return source{x: x, grpc: false}
+	return source{x: x, forms: valueForms{x.maxValueLen, x.ipv6Bits}, grpc: false}
 }
 
 // GRPCSource is HTTPSource for gRPC calls: the built-in params and the
 // custom params registered with WithGRPCParam or WithContextParam.
 func (x *Extractor) GRPCSource() core.ParamSource {
 	if len(x.grpcCustom) == 0 && len(x.ctxParams) == 0 {
-		return source{grpc: true}
+		return source{forms: valueForms{x.maxValueLen, x.ipv6Bits}, grpc: true}
 	}
-	return source{x: x, grpc: true}
+	return source{x: x, forms: valueForms{x.maxValueLen, x.ipv6Bits}, grpc: true}
 }
 
 // source is the view of an Extractor's params for one protocol; x is nil
 // when the Extractor has no custom params for it.
 type source struct {
-	x    *Extractor
-	grpc bool
+	x     *Extractor
+	forms valueForms
+	grpc  bool
+}
+
+// CheckValue returns an error, saying what the param yields instead, when
+// the extractor can never yield value for the param spec (core.ParamSource):
+// a value longer than WithMaxValueLen; of a header or metadata (not
+// "-bin"), one with a comma or with spaces or tabs around it; an ip, peer
+// or host not in the form they are read in ("2001:db8::/64" for an IPv6
+// client's ip param, an IPv4 address without "::ffff:", a host in lower
+// case without port, a method as the protocol's requests have it).
+func (s source) CheckValue(spec, value string) error {
+	if p, err := parseParam(spec); err == nil && p.Kind == kindMethod {
+		switch {
+		case !s.grpc && standardMethod(value) != value:
+			return fmt.Errorf("method yields it as %s (every method outside the standard set is OTHER)", core.Quote(standardMethod(value)))
+		case s.grpc && !strings.HasPrefix(value, "/"):
+			return errors.New("method yields a call's full method, as /pkg.Service/Method")
+		}
+	}
+	return s.forms.check(spec, value)
 }
 
 func (s source) CheckParam(spec string) error {
@@ -383,6 +404,45 @@ func (s source) CheckParam(spec string) error {
 		return checkCustom(spec, "gRPC", "WithGRPCParam or WithContextParam", custom)
 	}
 	return checkCustom(spec, "HTTP", "WithHTTPParam or WithContextParam", custom)
+}
+
+// valueForms is what an Extractor's options do to the values it yields.
+type valueForms struct{ maxValueLen, ipv6Bits int }
+
+// check is source.CheckValue.
+func (f valueForms) check(spec, value string) error {
+	p, err := parseParam(spec)
+	if err != nil {
+		return nil // CheckParam refuses spec
+	}
+	if len(value) > f.maxValueLen {
+		return fmt.Errorf("the extractor keeps the first %d bytes of a value (extractors.WithMaxValueLen), got %d", f.maxValueLen, len(value))
+	}
+	want := value
+	switch p.Kind {
+	case kindHeader, kindMetadata:
+		if !strings.HasSuffix(strings.ToLower(p.Name), "-bin") && (trimOWS(value) != value || strings.IndexByte(value, ',') >= 0) {
+			return fmt.Errorf("%s values are split at commas, with the spaces and tabs around each removed", p)
+		}
+	case kindIP, kindPeer:
+		host, _, _ := strings.Cut(value, "/")
+		a, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("%s values are IP addresses, as 192.0.2.1 or 2001:db8::1", p)
+		}
+		a = a.Unmap().WithZone("")
+		want = a.String()
+		if p.Kind == kindIP && a.Is6() && f.ipv6Bits < 128 {
+			pre, _ := a.Prefix(f.ipv6Bits)
+			want = pre.String()
+		}
+	case kindHost:
+		want = NormalizeHost(value)
+	}
+	if want != value {
+		return fmt.Errorf("%s yields it as %s", p, core.Quote(want))
+	}
+	return nil
 }
 
 // checkCustom returns an error when spec is malformed or names a custom

@@ -38,9 +38,14 @@
 // as failed, its concurrency slots are released and the panic goes on (to a
 // recovery interceptor placed after this one, or to gRPC, which ends the
 // process as for any handler panic). A server stream's entry lasts the whole
-// stream, so a concurrency rule counts open streams. By default every error
-// whose status code is not OK counts as a failure in the Guard's statistics
-// (an error without a status has code Unknown); WithErrorClassifier changes that. A call failing
+// stream, so a concurrency rule counts open streams. By default only the
+// codes a server fault yields count as failures in the Guard's statistics,
+// as the HTTP adapters count only 5xx: Unknown (an error without a status
+// has it), DeadlineExceeded, Internal, Unavailable and DataLoss. A caller's
+// mistakes (NotFound, InvalidArgument, Unauthenticated, PermissionDenied,
+// AlreadyExists, FailedPrecondition, OutOfRange, Unimplemented,
+// ResourceExhausted, Canceled...) do not, so one client's bad calls cannot
+// open an error breaker for every client; WithErrorClassifier changes that. A call failing
 // with Canceled after its context ended was given up by its caller (a
 // client hanging up, on servers; the calling code, on clients), and so was
 // a server's call failing with DeadlineExceeded then: Exit is told so

@@ -413,21 +413,21 @@ func TestErrorClassifier(t *testing.T) {
 	g := newGuard(t, fc, rule)
 	_, c, _ := serve(t, guarded(g)...)
 	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
+	require.Equal(t, codes.Internal, status.Code(hello(ctx, c, "fail")))
 	require.NoError(t, hello(ctx, c, "alice"))
 	st, _ := g.Stats(sayHello)
-	assert.EqualValues(t, 2, st.Complete)
-	assert.EqualValues(t, 1, st.Error, "by default every non-OK code is an error")
+	assert.EqualValues(t, 3, st.Complete)
+	assert.EqualValues(t, 1, st.Error, "by default only a server fault (Internal) is an error, not NotFound")
 
 	g = newGuard(t, fc, rule)
-	clientErrors := sluicegrpc.WithErrorClassifier(func(_ context.Context, _ string, err error) bool {
-		c := status.Code(err)
-		return c != codes.OK && c != codes.NotFound
+	everyCode := sluicegrpc.WithErrorClassifier(func(_ context.Context, _ string, err error) bool {
+		return status.Code(err) != codes.OK
 	})
-	_, c, _ = serve(t, guarded(g, clientErrors)...)
+	_, c, _ = serve(t, guarded(g, everyCode)...)
 	require.Equal(t, codes.NotFound, status.Code(hello(ctx, c, "missing")))
 	st, _ = g.Stats(sayHello)
 	assert.EqualValues(t, 1, st.Complete)
-	assert.EqualValues(t, 0, st.Error, "the classifier excluded NotFound")
+	assert.EqualValues(t, 1, st.Error, "the classifier counts NotFound")
 }
 
 func TestMetadataHotspot(t *testing.T) {

@@ -363,11 +363,16 @@ func (ic *Interceptors) failure(ctx context.Context, fullMethod string, err erro
 	return err
 }
 
-// defaultIsFailure is the default error classifier: every error whose gRPC
-// status code is not OK (errors that carry no status have code Unknown)
-// counts as a failure.
+// defaultIsFailure is the default error classifier: only the codes a server
+// fault yields (Unknown, as errors without a status have, DeadlineExceeded,
+// Internal, Unavailable, DataLoss) count as failures, as the HTTP adapters
+// count only 5xx; the codes of a caller's mistakes do not.
 func defaultIsFailure(_ context.Context, _ string, err error) bool {
-	return status.Code(err) != codes.OK
+	switch status.Code(err) {
+	case codes.Unknown, codes.DeadlineExceeded, codes.Internal, codes.Unavailable, codes.DataLoss:
+		return true
+	}
+	return false
 }
 
 // clientStream holds the entry of an outgoing stream until the stream ends.

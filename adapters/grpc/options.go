@@ -121,10 +121,9 @@ func WithBlockHandler(fn func(ctx context.Context, fullMethod string, b *core.Bl
 // WithErrorClassifier makes the interceptors ask fn whether a call that
 // returned the non-nil error err failed, for the Guard's error statistics
 // (core.ResourceStats.Error, and the breaker rules that will read them).
-// A nil error is always a success. The default counts every error whose
-// status code is not OK (an error without a status has code Unknown); a service whose clients' mistakes
-// should not count against it can exclude codes such as InvalidArgument,
-// NotFound or AlreadyExists. A handler that panics always counts as failed.
+// A nil error is always a success. The default counts only the codes of a
+// server fault (see "Entries and outcomes" in the package docs). A handler
+// that panics always counts as failed.
 func WithErrorClassifier(fn func(ctx context.Context, fullMethod string, err error) bool) Option {
 	return optionFunc(func(c *config) error {
 		if fn == nil {

@@ -42,7 +42,11 @@ type transport struct {
 // name is its resource as the URL writes it: "bücher.example" and
 // "xn--bcher-kva.example", the ASCII form net/http sends for both, are two
 // resources (see extractors.NormalizeHost); a rule on such a host names
-// both forms, or WithResource converts them.
+// both forms, or WithResource converts them. A call to a host longer than
+// DNS allows (253 bytes) fails at once, without a resource: hosts from
+// users' URLs (webhooks) cost about 4.6 KB each, up to WithMaxResources
+// hosts (TestOutgoingCallsToHostsOfAnyLengthOverLoopback,
+// `go test -run HostsOfAnyLength -v ./adapters/nethttp`).
 // WithExtractor, WithSkipper, WithResource, WithCost, WithErrorClassifier
 // and WithThrottle apply; WithBlockHandler and WithRateLimitFields are for
 // servers, and NewTransport returns an error naming them, as it does a rule
@@ -79,6 +83,11 @@ func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (ht
 	return &transport{config: c, base: base}, nil
 }
 
+// maxHostLen is the longest host name DNS resolves (RFC 1035, without the
+// trailing dot): a call to a longer host is refused before it costs a
+// resource name.
+const maxHostLen = 253
+
 // RoundTrip admits r under the Guard's rules and sends it through the base
 // RoundTripper, or returns the rejection without sending it (closing r's
 // body, as a RoundTripper must).
@@ -91,7 +100,12 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resource = t.resource(r)
 		upstream = resource
 	} else {
-		resource = t.Extractor.HTTPResource(r.Method, extractors.NormalizeHost(r.URL.Host))
+		host := extractors.NormalizeHost(r.URL.Host)
+		if len(host) > maxHostLen {
+			closeBody(r)
+			return nil, fmt.Errorf("sluicehttp: Transport: a host of %d bytes, longer than a DNS name (%d bytes at most): not sent", len(host), maxHostLen)
+		}
+		resource = t.Extractor.HTTPResource(r.Method, host)
 		upstream = withPort(resource, r.URL)
 	}
 	if t.throttle != nil {

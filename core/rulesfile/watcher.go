@@ -90,8 +90,9 @@ type Change struct {
 	Rules int    // the number of rules in force after the change
 	// Added, Removed and Changed name the rules that the new rule set has
 	// and the old had not, the old had and the new has not, and that both
-	// have with different fields. A changed rule keeps its counts when its
-	// kind, resource and param are unchanged (see core.Guard.SetRules).
+	// have with different fields. A changed rule keeps its statistics when
+	// its kind and resource are unchanged, and its state when its param is
+	// too (see core.Guard.SetRules).
 	Added, Removed, Changed []string
 }
 

@@ -32,6 +32,11 @@
 // (extractors.WithHTTPParam, WithGRPCParam), as in "-params user,tenant",
 // to catch the rule the service would refuse.
 //
+// It refuses a hotspot override whose key no request can carry, as the
+// adapters do with the defaults of their extractors: a key longer than 256
+// bytes (extractors.WithMaxValueLen), a header value with a comma or
+// spaces around it, an ip, host or method not in the form requests give.
+//
 // With -schema, it prints the JSON Schema of a rules file (rulesfile.Schema)
 // for editors, and exits.
 package main
@@ -43,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -188,10 +194,43 @@ func (c checker) names(rules []core.Rule) error {
 				Msg: fmt.Sprintf("%s is not among the stores given with -stores (%s)", rulefields.Quote(r.Store), strings.Join(c.stores, ", "))})
 		}
 	}
+	rerr.Problems = append(rerr.Problems, overrideProblems(rules, builtin)...)
 	if len(rerr.Problems) > 0 {
 		return &rerr
 	}
 	return nil
+}
+
+// overrideProblems returns a problem for each override key of a rule on a
+// built-in param that no request can carry, as the adapters refuse it
+// with their extractors (here with the defaults of extractors.New).
+func overrideProblems(rules []core.Rule, builtin *extractors.Extractor) []core.Problem {
+	var keyed []core.Rule
+	var at []int // the index in rules of each of keyed
+	for i, r := range rules {
+		if len(r.Overrides) > 0 && builtin.CheckParam(r.Param) == nil {
+			r.Store = "" // the service's stores are not here
+			keyed, at = append(keyed, r), append(at, i)
+		}
+	}
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)),
+		core.WithParamSource(builtin.HTTPSource()), core.WithParamSource(builtin.GRPCSource()))
+	if err != nil || len(keyed) == 0 {
+		return nil
+	}
+	defer g.Close()
+	var rerr *core.RulesError
+	if !errors.As(g.SetRules(keyed), &rerr) {
+		return nil
+	}
+	var problems []core.Problem
+	for _, p := range rerr.Problems {
+		if p.Field == "overrides" && p.Index >= 0 && p.Index < len(at) {
+			p.Index = at[p.Index]
+			problems = append(problems, p)
+		}
+	}
+	return problems
 }
 
 // unwrapped returns err without the path, which check gives already.

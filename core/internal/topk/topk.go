@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/sluicekit/sluice/core/internal/window"
 )
 
 // Sketch counts the values added most, approximately, in fixed memory: the
@@ -51,7 +53,7 @@ func (t *Sketch) Add(v string, n int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if i, ok := t.idx[v]; ok {
-		t.ents[i].Count += n
+		t.ents[i].Count = window.Plus(t.ents[i].Count, n)
 		return
 	}
 	if len(v) == MaxValueLen {
@@ -71,7 +73,7 @@ func (t *Sketch) Add(v string, n int64) {
 	e := &t.ents[low]
 	delete(t.idx, e.Value)
 	t.idx[v] = low
-	*e = Count{Value: v, Count: e.Count + n, Err: e.Count}
+	*e = Count{Value: v, Count: window.Plus(e.Count, n), Err: e.Count}
 }
 
 // Top appends the counters of t to dst, highest count first.
@@ -91,8 +93,8 @@ func Merge(counts []Count, k int) []Count {
 	var out []Count
 	for _, c := range counts {
 		if i, ok := sum[c.Value]; ok {
-			out[i].Count += c.Count
-			out[i].Err += c.Err
+			out[i].Count = window.Plus(out[i].Count, c.Count)
+			out[i].Err = window.Plus(out[i].Err, c.Err)
 			continue
 		}
 		sum[c.Value] = len(out)

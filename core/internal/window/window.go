@@ -391,14 +391,23 @@ func (b *Bucket) marks() Counts {
 }
 
 // Merge returns the totals of s and o together, as if their buckets were
-// one: counts add up, MinRT is the smaller of those recorded, Peak the
-// higher.
+// one: counts add up (see Plus), MinRT is the smaller of those recorded,
+// Peak the higher.
 func (s Snapshot) Merge(o Snapshot) Snapshot {
 	minRT := min(s.MinRT, o.MinRT)
 	if s.Complete == 0 || o.Complete == 0 {
 		minRT = max(s.MinRT, o.MinRT) // only one side recorded one, or none did
 	}
-	return Snapshot{s.Pass + o.Pass, s.Block + o.Block, s.Complete + o.Complete, s.Error + o.Error, s.RT + o.RT, minRT, max(s.Peak, o.Peak)}
+	return Snapshot{Plus(s.Pass, o.Pass), Plus(s.Block, o.Block), Plus(s.Complete, o.Complete), Plus(s.Error, o.Error), Plus(s.RT, o.RT), minRT, max(s.Peak, o.Peak)}
+}
+
+// Plus returns a + b, two counts (not negative), or math.MaxInt64 when the
+// sum overflows: totals saturate rather than wrap.
+func Plus(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
 }
 
 // Count returns the count of ev in the bucket starting at start, or 0 when
