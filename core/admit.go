@@ -390,16 +390,14 @@ func (b *BlockedError) passed(h *held, n int64) {
 
 // reject adds to b the rejection of n requests at now by the rule of h,
 // with h's decision, and counts it in the rule's statistics (once per
-// request, however many values of a hotspot rule it rejects). The rule
-// becomes the one b describes when it is the first to reject, when it
-// never admits the request and none before it was found to, or when its
-// retry time is later than theirs. The request is never admitted when it
-// lacks the param of a rule that rejects such requests (h.missing), or the
-// rule's limit is below n (neverAt), which a failure policy's decision
-// (h.fallback) tells nothing of. Its quota policy's Reset is the retry time
-// rounded up to the millisecond (no adapter tells a finer one; a flood of
-// rejections then makes the same error for a millisecond, see
-// Guard.blocked), 0 when never.
+// request, however many values of a hotspot rule it rejects); the rule
+// becomes the one b describes as BlockedError.Rule says. The request is
+// never admitted when it lacks the param of a rule that rejects such
+// requests (h.missing), or the rule's limit is below n (neverAt), which a
+// failure policy's decision (h.fallback) tells nothing of. Its quota
+// policy's Reset is the retry time rounded up to the millisecond (no
+// adapter tells a finer one; a flood of rejections then makes the same
+// error for a millisecond, see Guard.blocked), 0 when never.
 func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs, d := h.rs, &h.d
 	never := h.missing || !h.fallback && rs.neverAt(d.Limit, n)

@@ -40,12 +40,10 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 	return option(f == nil, "WithBreakerListener: listener is nil", func(cfg *config) { cfg.listeners = append(cfg.listeners, f) })
 }
 
-// WithLogger makes the Guard log breaker state changes, store failures and
-// recoveries, and rules that block requests (once per blockLogInterval per
-// rule, with the count) to l, instead of slog.Default(). The log is
-// rate-limited: at most 10 records per second with bursts of 20; records
-// over that are counted and the count is logged with the next one. Use
-// slog.New(slog.DiscardHandler) for no log.
+// WithLogger makes the Guard log what "Statistics and logs" in the package
+// doc lists to l, instead of slog.Default(), at most 10 records per second
+// with bursts of 20; records over that are counted and the count is logged
+// with the next one. Use slog.New(slog.DiscardHandler) for no log.
 func WithLogger(l *slog.Logger) Option {
 	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
@@ -303,10 +301,9 @@ func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 
 // CheckRoutes logs at Warn, in one record, the HTTP rules in force that
 // match none of the routes given to AddRoutes, and does so again after
-// every SetRules from then on; each rule is logged once per rule set. The
-// adapters call it at their first request, when the service has
-// registered its routes, or a service once it has given them all: a rule
-// matching only routes not given is reported. Without routes it does
+// every SetRules from then on; each rule is logged once per rule set. Call
+// it once every route was given (the adapters do at their first request):
+// a rule matching only routes not given is reported. Without routes it does
 // nothing. HTTP rules are those whose resource is "METHOD TEMPLATE", or a
 // template that is not a gRPC full method ("/pkg.Service/Method": two
 // segments, a '.' in the first); rules naming gRPC methods or custom names
