@@ -65,10 +65,6 @@
 // starting with '/' after a method; spaces inside a template; braces that
 // are not a whole segment {name}, a last {name...} or a last {$}.
 //
-// Rule names are unique and written alike in RateLimit fields, problem
-// bodies, metric labels and logs (see Rule.Name); NormalizeRules says what
-// name a rule without one gets.
-//
 // New and SetRules validate the rules, with errors naming the rule, field,
 // value and what is allowed; a set with an invalid rule is refused whole
 // and the rules in force stay. SetRules replaces the rules atomically: a
@@ -274,17 +270,13 @@
 //
 // # Statistics and logs
 //
-// Snapshot returns, for each resource, the last second (passed, blocked,
-// completed, errors, average and minimum response time, peak and current
-// in flight) and totals since it was first entered (blocked requests by
-// reason, response times in power-of-two buckets); for each rule what it
-// blocked and evaluated, its limit in force and its use, a breaker's
-// state; each store's health. Package prometheus, package otel and package
-// dashboard read it. History returns the last 10 minutes, a point a
-// second, which the Guard keeps in fixed memory from History's first call
-// (TestHistoryMemoryIsBounded). WithTopBlockedValues, off by default since
-// it keeps request values, tracks the values each hotspot rule blocked
-// most.
+// Snapshot returns the statistics of each resource (its last second, and
+// totals since it was first entered), of each rule and of each store;
+// package prometheus, package otel and package dashboard read it. History
+// returns the last 10 minutes, a point a second, which the Guard keeps in
+// fixed memory from History's first call (TestHistoryMemoryIsBounded).
+// WithTopBlockedValues, off by default since it keeps request values,
+// tracks the values each hotspot rule blocked most.
 //
 // The Guard logs to slog.Default (WithLogger for another): breaker state
 // changes, a store failing and working again, rules that match nothing,

@@ -78,8 +78,7 @@ type hold struct {
 	t  breaker.Ticket
 }
 
-// keep keeps the reservation of h, a rule that admitted the request, for
-// Exit.
+// keep keeps for Exit the reservation of h, a rule that admitted the request.
 func (e *Entry) keep(h *held) {
 	if k := (hold{rs: h.rs, h: h.d.Hold(), t: h.t}); e.few[0].rs == nil {
 		e.few[0] = k

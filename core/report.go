@@ -48,16 +48,15 @@ func WithLogger(l *slog.Logger) Option {
 	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
 
-const blockLogInterval = 10 * time.Second // how often at most a Guard logs that a rule blocks requests
-
-// Reporter bounds: queued reports, the log's rate and burst, and the
-// rules a record lists (of rules whose resource was normalized, or that
-// match no route).
+// Reporter bounds: queued reports, the log's rate and burst, how often at
+// most it logs that a rule blocks requests, and the rules a record lists
+// (of rules whose resource was normalized, or that match no route).
 const (
-	reportQueue    = 1024
-	logRate        = 10 // records per second
-	logBurst       = 20
-	maxLoggedRules = 20
+	reportQueue      = 1024
+	logRate          = 10 // records per second
+	logBurst         = 20
+	blockLogInterval = 10 * time.Second
+	maxLoggedRules   = 20
 )
 
 // report is one thing the reporter tells, on its goroutine (deliver).
@@ -229,8 +228,7 @@ func WithUnmatchedAfter(d time.Duration) Option {
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the
 // rule set in force may become due, and hands the HTTP rules in force to
 // the route checker (see Guard.CheckRoutes). It holds no reference to the
-// Guard, which may be collected while its goroutine sleeps (see
-// worker.Sleep).
+// Guard, which may be collected while its goroutine sleeps.
 type watch struct {
 	after  time.Duration // 0: no warning
 	clock  clock.Clock
@@ -294,9 +292,8 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 
 // AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",
-// serves every method), for CheckRoutes. The adapters that can list their
-// routes call it (sluicegin.WithRoutes, sluiceecho, sluicehttp.Handle); a
-// service can call it with the routes of another router.
+// serves every method), for CheckRoutes (see "Rules that match nothing"
+// in the package doc).
 func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 
 // CheckRoutes logs at Warn, in one record, the HTTP rules in force that
