@@ -42,9 +42,8 @@ func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
 // then waits for the turn they gave it. It returns when the request
 // proceeds, and the error that stops it, the reservations made given back;
 // it notes the quotas of the rate rules that admit it (WithQuotas) and
-// the reservations Exit ends (Entry.keep). cpu is the caller's stripe
-// (stripe.Picker). The rules after a rejecting one are asked too (see
-// Enter) by take and undo, but those kept in a store (traits.shared).
+// the reservations Exit ends (Entry.keep). The rules after a rejecting
+// one are asked too, but those kept in a store (traits.shared).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.
@@ -289,10 +288,9 @@ func undo(admitted []held, cpu uint32, n int64) {
 // blocked and evaluated (ruleStripe.lone). A flood of rejections allocates
 // nothing: the error is b's last one when that is the same error (an
 // error is never changed once returned, and its Policies have no room to
-// append in place). This pays:
-// an error of its own per rejection (240 B) took a flow rule's rejection
-// from 76 to 264 ns of process CPU time (BenchmarkBlockedSluiceFlow in
-// core/internal/peerbench), garbage collection included.
+// append in place). This pays: an error of its own per rejection (240 B)
+// took a flow rule's rejection from 76 to 264 ns of process CPU time, GC
+// included (BenchmarkBlockedSluiceFlow in core/internal/peerbench).
 func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Decision, cpu uint32, now, n int64) *BlockedError {
 	by := rejectionKey{rs: rs, limit: d.Limit, remaining: max(d.Remaining, 0)}
 	if rs.ramps {

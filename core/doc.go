@@ -51,9 +51,9 @@
 //
 // A rule's Resource is a resource name or a glob (see Rule.Resource). A
 // rule has one state shared by every resource it matches: "*" with a
-// concurrency limit of 200 means 200 in flight across all resources. Every matching rule applies and a request
-// passes only if all pass; what the rules that admitted it reserved is
-// given back when a later one rejects it.
+// concurrency limit of 200 means 200 in flight across all resources. A
+// request passes only if every matching rule passes it; what the rules
+// that admitted it reserved is given back when a later one rejects it.
 //
 // A resource written otherwise is normalized, and the rule applies with
 // one Info log line when the rules are set: a lowercase method, stray

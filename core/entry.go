@@ -108,9 +108,7 @@ type held struct {
 }
 
 // ending is the end of an admitted request (Exit), as the rules that keep
-// something for Exit are told of it: on the CPU cpu at now, after rt, n
-// permits, failed or not, gone (see Exit) or not, the ticket of the
-// binding's first breaker.
+// something for Exit are told of it (gone: see Exit).
 type ending struct {
 	cpu          uint32
 	now, rt, n   int64

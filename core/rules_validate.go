@@ -137,9 +137,7 @@ func (v *validator) addAll(fes []*rulefields.FieldError) {
 	}
 }
 
-// nameChars are the characters of rule names besides ASCII letters and
-// digits: those RateLimit fields, problem bodies, metric labels and logs
-// all carry as they are (see checkName).
+// nameChars are the characters of rule names besides ASCII letters and digits.
 const nameChars = "-_.:/{}*$#()"
 
 // checkName checks an explicit name: bounded, of the name charset, and unique.
