@@ -42,9 +42,8 @@ func (rs *ruleState) noteQuota(ps []Quota, d *flow.Decision) []Quota {
 // then waits for the turn they gave it. It returns when the request
 // proceeds, and the error that stops it, the reservations made given back;
 // it notes the quotas of the rate rules that admit it (WithQuotas) and
-// the reservations Exit ends (Entry.keep). cpu is the caller's stripe
-// (stripe.Picker). The rules after a rejecting one are asked too (see
-// Enter) by take and undo, but those kept in a store (traits.shared).
+// the reservations Exit ends (Entry.keep). The rules after a rejecting
+// one are asked too, but those kept in a store (traits.shared).
 func (g *Guard) admit(ctx context.Context, e *Entry, resource string, params Params, quotas *[]Quota, cpu uint32, now int64) (int64, error) {
 	n := e.n
 	// Field by field: a composite literal is built apart and copied.
@@ -289,10 +288,9 @@ func undo(admitted []held, cpu uint32, n int64) {
 // blocked and evaluated (ruleStripe.lone). A flood of rejections allocates
 // nothing: the error is b's last one when that is the same error (an
 // error is never changed once returned, and its Policies have no room to
-// append in place). This pays:
-// an error of its own per rejection (240 B) took a flow rule's rejection
-// from 76 to 264 ns of process CPU time (BenchmarkBlockedSluiceFlow in
-// core/internal/peerbench), garbage collection included.
+// append in place). This pays: an error of its own per rejection (240 B)
+// took a flow rule's rejection from 76 to 264 ns of process CPU time, GC
+// included (BenchmarkBlockedSluiceFlow in core/internal/peerbench).
 func (g *Guard) blocked(b *binding, resource string, rs *ruleState, d *flow.Decision, cpu uint32, now, n int64) *BlockedError {
 	by := rejectionKey{rs: rs, limit: d.Limit, remaining: max(d.Remaining, 0)}
 	if rs.ramps {
@@ -390,16 +388,14 @@ func (b *BlockedError) passed(h *held, n int64) {
 
 // reject adds to b the rejection of n requests at now by the rule of h,
 // with h's decision, and counts it in the rule's statistics (once per
-// request, however many values of a hotspot rule it rejects). The rule
-// becomes the one b describes when it is the first to reject, when it
-// never admits the request and none before it was found to, or when its
-// retry time is later than theirs. The request is never admitted when it
-// lacks the param of a rule that rejects such requests (h.missing), or the
-// rule's limit is below n (neverAt), which a failure policy's decision
-// (h.fallback) tells nothing of. Its quota policy's Reset is the retry time
-// rounded up to the millisecond (no adapter tells a finer one; a flood of
-// rejections then makes the same error for a millisecond, see
-// Guard.blocked), 0 when never.
+// request, however many values of a hotspot rule it rejects); the rule
+// becomes the one b describes as BlockedError.Rule says. The request is
+// never admitted when it lacks the param of a rule that rejects such
+// requests (h.missing), or the rule's limit is below n (neverAt), which a
+// failure policy's decision (h.fallback) tells nothing of. Its quota
+// policy's Reset is the retry time rounded up to the millisecond (no
+// adapter tells a finer one; a flood of rejections then makes the same
+// error for a millisecond, see Guard.blocked), 0 when never.
 func (g *Guard) reject(b *BlockedError, h *held, cpu uint32, now, n int64) {
 	rs, d := h.rs, &h.d
 	never := h.missing || !h.fallback && rs.neverAt(d.Limit, n)

@@ -8,11 +8,10 @@ import (
 var errPanicked = errors.New("sluice: the guarded function panicked") // Do's outcome of a panic
 
 // Do runs fn under the rules of resource: it enters resource with ctx and
-// opts, and returns Enter's error without calling fn when the request is
-// blocked (a *BlockedError, or ctx's error while it waited for its turn);
+// opts, and returns Enter's error without calling fn when there is one;
 // otherwise it calls fn with ctx, exits with fn's error, so that failures
-// count for breakers, and returns that error. When fn panics, the request
-// counts as failed (for statistics and breakers) and the panic goes on.
+// count for breakers, and returns that error. A panic of fn counts as a
+// failure too, and goes on.
 //
 //	err := guard.Do(ctx, "inventory", func(ctx context.Context) error {
 //		return inventory.Reserve(ctx, order)

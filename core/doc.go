@@ -27,11 +27,8 @@
 //	}
 //	defer e.Exit(nil) // records completion and response time, releases concurrency
 //
-// or one, when the work is a function: Guard.Do runs it only when admitted
-// and counts its error, or its panic, as a failure. Exit ends an Entry; a
-// second call does nothing. WithCount makes a request take several permits;
-// WithQuotas returns the quotas that applied, which the RateLimit fields
-// advertise.
+// or one, Guard.Do, when the work is a function. WithCount makes a request
+// take several permits; WithQuotas returns the quotas that applied.
 //
 // With one flow rule, Enter reads the monotonic clock once, to decide and to
 // time the request, and Exit for a sample of the requests (see Time); they
@@ -54,9 +51,9 @@
 //
 // A rule's Resource is a resource name or a glob (see Rule.Resource). A
 // rule has one state shared by every resource it matches: "*" with a
-// concurrency limit of 200 means 200 in flight across all resources. Every matching rule applies and a request
-// passes only if all pass; what the rules that admitted it reserved is
-// given back when a later one rejects it.
+// concurrency limit of 200 means 200 in flight across all resources. A
+// request passes only if every matching rule passes it; what the rules
+// that admitted it reserved is given back when a later one rejects it.
 //
 // A resource written otherwise is normalized, and the rule applies with
 // one Info log line when the rules are set: a lowercase method, stray
@@ -67,10 +64,6 @@
 // glob syntax sluice does not have ('?', '[', ']', "**"); a template not
 // starting with '/' after a method; spaces inside a template; braces that
 // are not a whole segment {name}, a last {name...} or a last {$}.
-//
-// Rule names are unique and written alike in RateLimit fields, problem
-// bodies, metric labels and logs (see Rule.Name); NormalizeRules says what
-// name a rule without one gets.
 //
 // New and SetRules validate the rules, with errors naming the rule, field,
 // value and what is allowed; a set with an invalid rule is refused whole
@@ -164,18 +157,12 @@
 // Keep MaxKeys above the number of values seen within one window to keep
 // new values exact.
 //
-// A custom param, or a proxy to trust, is declared once: in the
-// extractor given to the Guard (WithParamSource with an
-// extractors.Extractor), which New checks the rules against and which the
-// Guard's adapters find (ParamSources) and read params with. Each adapter
-// also tells its Guard which params its extractor supplies (a
-// ParamSource). From then on a hotspot rule naming a param no source
-// supplies (a typo, a custom param nobody registered) is refused: by New,
-// or by the adapter's constructor at start-up, and every later SetRules and
-// reload returns the problem and keeps the rules in force. A Guard used
-// without adapters accepts any well-formed param; one that serves adapters
-// and also takes params from the program declares them with
-// WithParamSource(CustomParams("tenant")).
+// A custom param, or a proxy to trust, is declared once, in the extractor
+// given to the Guard (WithParamSource), which its adapters read params
+// with. Once a Guard has a param source (an adapter's, or CustomParams for
+// params the program passes), a hotspot rule naming a param no source
+// supplies (a typo, say) is refused, and the rules in force stay (see
+// ParamSource).
 //
 // # Circuit breakers
 //
@@ -246,34 +233,29 @@
 // holds for every instance together. A flow rule then uses sliding-counter
 // (its default there), token-bucket or leaky-bucket, a hotspot rule
 // token-bucket (its default) or leaky-bucket; Rule.Mode says how the store
-// decides. While the store fails, a request applies the rule's
-// OnFailure: local (the default: this instance alone, at LocalLimit), open
-// (admit) or closed (reject). Each store has one breaker per mode, so an
-// approximate rule never hides an exact rule's failures: after consecutive
-// failed rounds, or when the last 16 rounds of exact calls were slower
-// than WithStoreLatencyBudget (default 20ms), or 12 of them twice slower,
-// beyond the host's own lag, the Guard leaves that mode of the store alone
-// for a while, then probes it one request at a time (WithStoreBreaker). An
-// approximate rule whose store cannot sync (package redisstore says for how
-// long) applies its OnFailure too, and so does, without counting against
-// the breaker, a key its store cannot keep yet (store.ErrKeyUnavailable).
-// Guard.Stores reports each store's health per mode (since when, why,
-// latency, and each rule's policy and local limit); a rejection made by
-// the policy has BlockedError.Fallback set.
+// decides. While the store fails, a request applies the rule's OnFailure:
+// local (the default: this instance alone, at LocalLimit), open (admit) or
+// closed (reject). Each store has one breaker per mode, so an approximate
+// rule never hides an exact rule's failures: after failures
+// (WithStoreBreaker), or exact calls slower than WithStoreLatencyBudget
+// (default 20ms) beyond the host's own lag, the Guard leaves that mode of
+// the store alone for a while, then probes it one request at a time. An
+// approximate rule whose store cannot sync (package redisstore says for
+// how long) applies its OnFailure too, and so does, without counting
+// against the breaker, a key its store cannot keep yet
+// (store.ErrKeyUnavailable). Guard.Stores reports each store's health per
+// mode (since when, why, latency, and each rule's policy and local limit);
+// a rejection made by the policy has BlockedError.Fallback set.
 //
 // # Blocked requests
 //
 // Every rule that applies is asked, also after one has rejected the
 // request (the rules after it keep nothing of it), so
 // BlockedError.RetryAfter is the latest time any rejecting rule allows: a
-// client that waits that long is not refused by a rule nobody asked. Rule,
-// Limit and Window describe the rule with that time; Policies lists every
-// quota policy, Blocked set on those that rejected; Never is set for a
-// request no wait lets through (a limit of 0 for it, or more permits than
-// a rule ever holds). Rules kept in a store are the exception: they are
-// not asked after a rule in memory rejected the request, so that a flood
-// rejected anyway does not load the store. Requests rejected alike may
-// share one *BlockedError, which callers must not modify.
+// client that waits that long is not refused by a rule nobody asked; and
+// BlockedError.Policies lists every quota policy. Rules kept in a store
+// are the exception: they are not asked after a rule in memory rejected
+// the request, so that a flood rejected anyway does not load the store.
 //
 // # Rules that match nothing
 //
@@ -288,17 +270,13 @@
 //
 // # Statistics and logs
 //
-// Snapshot returns, for each resource, the last second (passed, blocked,
-// completed, errors, average and minimum response time, peak and current
-// in flight) and totals since it was first entered (blocked requests by
-// reason, response times in power-of-two buckets); for each rule what it
-// blocked and evaluated, its limit in force and its use, a breaker's
-// state; each store's health. Package prometheus, package otel and package
-// dashboard read it. History returns the last 10 minutes, a point a
-// second, which the Guard keeps in fixed memory from History's first call
-// (TestHistoryMemoryIsBounded). WithTopBlockedValues, off by default since
-// it keeps request values, tracks the values each hotspot rule blocked
-// most.
+// Snapshot returns the statistics of each resource (its last second, and
+// totals since it was first entered), of each rule and of each store;
+// package prometheus, package otel and package dashboard read it. History
+// returns the last 10 minutes, a point a second, which the Guard keeps in
+// fixed memory from History's first call (TestHistoryMemoryIsBounded).
+// WithTopBlockedValues, off by default since it keeps request values,
+// tracks the values each hotspot rule blocked most.
 //
 // The Guard logs to slog.Default (WithLogger for another): breaker state
 // changes, a store failing and working again, rules that match nothing,
@@ -314,6 +292,6 @@
 // drops no count and lets no limit be bypassed. Requests are timed on the
 // same clock, so a response time is true however busy the host is: every
 // request when a rule reads response times (breaker, adaptive, system),
-// otherwise a sample of one in 32 that stands for the others (see
-// ResourceStats).
+// on a WithClock clock or of several permits, otherwise a sample of one in
+// 32 that stands for the others (see ResourceStats).
 package core

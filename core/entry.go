@@ -79,8 +79,7 @@ type hold struct {
 	t  breaker.Ticket
 }
 
-// keep keeps the reservation of h, a rule that admitted the request, for
-// Exit.
+// keep keeps for Exit the reservation of h, a rule that admitted the request.
 func (e *Entry) keep(h *held) {
 	if k := (hold{rs: h.rs, h: h.d.Hold(), t: h.t}); e.few[0].rs == nil {
 		e.few[0] = k
@@ -110,9 +109,7 @@ type held struct {
 }
 
 // ending is the end of an admitted request (Exit), as the rules that keep
-// something for Exit are told of it: on the CPU cpu at now, after rt, n
-// permits, failed or not, gone (see Exit) or not, the ticket of the
-// binding's first breaker.
+// something for Exit are told of it (gone: see Exit).
 type ending struct {
 	cpu          uint32
 	now, rt, n   int64
@@ -163,22 +160,12 @@ func scaleUp(d time.Duration, num, den int64) time.Duration {
 // request is done, or an error: a *BlockedError (errors.Is(err, ErrBlocked))
 // when a rule rejects the request, ctx's error when ctx ends while the
 // request waits for its turn (leaky-bucket rules), or an error describing
-// bad arguments. Every rule whose resource matches applies; the request
-// passes only if all pass, and the reservations of the rules that admitted it
-// are given back when a later one rejects it. The rules after a rejecting
-// one are still asked, what they grant given back at once, so that the
-// BlockedError tells every rule that rejects the request and the latest
-// time any of them allows. Hotspot rules read the params
-// they name from WithParams, once per value; a request without WithParams,
-// or without the param, is what the rule's OnMissing says: not limited by
-// the rule (the default), rejected, or limited with the others lacking it.
-//
-// Rules decide, and requests are timed (statistics, response times), on the
-// Guard's clock: the monotonic clock unless WithClock gives another, so that
-// a response time is the time the request took however busy the host is.
-// With rules that never wait Enter does not block; ctx is only consulted when the
-// request must wait, and for its priority level (WithPriority) by the rules
-// that shed by level.
+// bad arguments. Every rule whose resource matches applies (see "Rules" and
+// "Blocked requests" in the package doc); hotspot rules read the params
+// they name from WithParams (see Rule.OnMissing for a request without).
+// With rules that never wait Enter does not block; ctx is only consulted
+// when the request must wait, and for its priority level (WithPriority) by
+// the rules that shed by level.
 func (g *Guard) Enter(ctx context.Context, resource string, opts ...EnterOption) (e Entry, err error) {
 	err = g.enter(ctx, &e, resource, nil, opts)
 	return
@@ -324,15 +311,9 @@ func (b *binding) read() int64 { return int64(b.since(b.origin)) }
 // says its caller gave up: it fails, is no completion for system rules
 // (StrategyBBR), adaptive rules count its response time only over their
 // minimum, and breakers only as slow, once it ran longer than a slow-ratio
-// breaker's MaxRT. Calls after the first,
-// and calls on the zero Entry, do nothing. Adapters call it from a
-// deferred function, so it runs when a handler panics too.
-//
-// Exit reads the clock only for a request whose response time is used
-// (Entry.w): when a rule of the resource reads it (breakers, adaptive and
-// system rules), with a clock given by WithClock, for a request of several
-// permits, and otherwise for one request in rtSampling of each statistics
-// stripe (see rtSampling).
+// breaker's MaxRT. Adapters call it from a deferred function, so it runs
+// when a handler panics too. It reads the clock only for a request whose
+// response time is used (Entry.w; "Time" in the package doc).
 func (e *Entry) Exit(err error) {
 	st := e.st
 	if st == nil {

@@ -19,12 +19,10 @@ const (
 
 const reasonFallback, reasonCancelled = maxReasons - 2, maxReasons - 1 // their indexes in blockReasons
 
-// BlockedError is the error Enter returns when rules reject a request. It
-// carries what an adapter puts in the response: the rule that decided it,
-// its limit, the quota left, when to retry, and the quota policies of every
-// rule that applied (see "Blocked requests" in the package doc for which
-// rules are asked). Enter may return the same BlockedError for several
-// requests rejected alike: it must not be changed.
+// BlockedError is the error Enter returns when rules reject a request, with
+// what an adapter puts in the response (see "Blocked requests" in the
+// package doc for which rules are asked). Enter may return the same
+// BlockedError for several requests rejected alike: it must not be changed.
 type BlockedError struct {
 	Resource string // the resource entered
 	// Rule is the name of the rule that decided the response: one that
@@ -43,12 +41,12 @@ type BlockedError struct {
 	// RetryAfter is the latest of the times after which each rejecting
 	// rule would admit the same request if nothing else arrived, rounded
 	// up to the millisecond: the earliest a retry may pass, as far as the
-	// state at the decision can tell. A concurrency limit adds none (a slot frees whenever a request
-	// in flight ends), so RetryAfter is 0 when only such limits rejected.
-	// For a breaker (Kind KindBreaker; Limit, Window and Remaining 0) it is
-	// the time until the breaker lets probes through, or, while it is
-	// half-open with every probe out, until the probes' deadline. It is 0
-	// when Never is true.
+	// state at the decision can tell. A concurrency limit adds none (a
+	// slot frees whenever a request in flight ends), so RetryAfter is 0
+	// when only such limits rejected. For a breaker (Kind KindBreaker;
+	// Limit, Window and Remaining 0) it is the time until the breaker lets
+	// probes through, or, while it is half-open with every probe out, until
+	// the probes' deadline. It is 0 when Never is true.
 	RetryAfter time.Duration
 	// Fallback is true when the rule keeps its counts in a store that
 	// failed, and the rejection is its failure policy's (closed, or the

@@ -230,16 +230,14 @@ func New(opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-// Close stops the goroutines of the Guard: the one that warns about rules
-// that match no request (see WithUnmatchedAfter), the one that samples the
-// host signals of system rules (see Signal; their readings stay as they
-// were), the one that records its history (see History) and the one that
-// calls breaker listeners and logs (see WithBreakerListener), after it
-// delivered what was queued. The Guard stays usable: after Close, breaker
-// changes are no longer reported, and the history records a second only
-// when History is called. A Guard that becomes unreachable without Close
-// stops the goroutines when it is collected. Close is idempotent and
-// returns nil.
+// Close stops the goroutines of the Guard: the ones that warn about rules
+// that match no request, sample the host signals of system rules (their
+// readings stay as they were) and record its history, and, once it
+// delivered what was queued, the one that calls breaker listeners and logs.
+// The Guard stays usable: after Close, breaker changes are no longer
+// reported, and the history records a second only when History is called.
+// A Guard that becomes unreachable without Close stops the goroutines when
+// it is collected. Close is idempotent and returns nil.
 func (g *Guard) Close() error {
 	g.owned.stop()
 	return nil

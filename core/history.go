@@ -53,7 +53,9 @@ type RuleHistory struct {
 // per rule, for up to 1000 resources (those first seen); the requests to
 // resources beyond count in the history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
-	end, res, rules := g.history.History(after)
+	g.history.Start()
+	g.history.Record(g.clock.Now())
+	end, res, rules := g.history.Read(after)
 	return History{End: end, Resources: mapped(res, func(r history.ResourceSeries) ResourceHistory { return ResourceHistory(r) }),
 		Rules: mapped(rules, func(r history.RuleSeries) RuleHistory { return RuleHistory(r) })}
 }

@@ -1,8 +1,6 @@
 package core
 
-// limiter is the state of one rule of one kind: each kind has a type of its
-// own and a descriptor (kindSpec), in a file of its own (kind_*.go), and
-// builtinKinds lists it.
+// limiter is the state of one rule, of a type of its kind's (see kindSpec).
 type limiter interface {
 	// ask decides the request a is admitting for the rule rs: it takes a
 	// reservation (a.slot), fills in its decision and acts on it

@@ -268,11 +268,9 @@ func (v *validator) checkKind(r *Rule) {
 }
 
 // KindDef defines a kind of rule of a Guard's own (WithKind), which a rule
-// of a built-in kind enforces: its name, the Rule fields it takes and
-// their checks, how its blocks are answered, and the rule that enforces
-// it. The validator, the rules file's parser (through Guard.SetRules and
-// rulesfile.NewGuard) and the adapters read it as they read the built-in
-// kinds' descriptors.
+// of a built-in kind enforces. The validator, the rules file's parser
+// (through Guard.SetRules and rulesfile.NewGuard) and the adapters read it
+// as they read the built-in kinds' descriptors.
 type KindDef struct {
 	// Kind is its name in rules and rules files: a letter, then letters,
 	// digits, '_', '.' and '-'; not a built-in kind's.

@@ -40,26 +40,23 @@ func WithBreakerListener(f func(BreakerEvent)) Option {
 	return option(f == nil, "WithBreakerListener: listener is nil", func(cfg *config) { cfg.listeners = append(cfg.listeners, f) })
 }
 
-// WithLogger makes the Guard log breaker state changes, store failures and
-// recoveries, and rules that block requests (once per blockLogInterval per
-// rule, with the count) to l, instead of slog.Default(). The log is
-// rate-limited: at most 10 records per second with bursts of 20; records
-// over that are counted and the count is logged with the next one. Use
-// slog.New(slog.DiscardHandler) for no log.
+// WithLogger makes the Guard log what "Statistics and logs" in the package
+// doc lists to l, instead of slog.Default(), at most 10 records per second
+// with bursts of 20; records over that are counted and the count is logged
+// with the next one. Use slog.New(slog.DiscardHandler) for no log.
 func WithLogger(l *slog.Logger) Option {
 	return option(l == nil, "WithLogger: logger is nil (slog.New(slog.DiscardHandler) logs nothing)", func(cfg *config) { cfg.logger = l })
 }
 
-const blockLogInterval = 10 * time.Second // how often at most a Guard logs that a rule blocks requests
-
-// Reporter bounds: queued reports, the log's rate and burst, and the
-// rules a record lists (of rules whose resource was normalized, or that
-// match no route).
+// Reporter bounds: queued reports, the log's rate and burst, how often at
+// most it logs that a rule blocks requests, and the rules a record lists
+// (of rules whose resource was normalized, or that match no route).
 const (
-	reportQueue    = 1024
-	logRate        = 10 // records per second
-	logBurst       = 20
-	maxLoggedRules = 20
+	reportQueue      = 1024
+	logRate          = 10 // records per second
+	logBurst         = 20
+	blockLogInterval = 10 * time.Second
+	maxLoggedRules   = 20
 )
 
 // report is one thing the reporter tells, on its goroutine (deliver).
@@ -231,8 +228,7 @@ func WithUnmatchedAfter(d time.Duration) Option {
 // WithUnmatchedAfter), from a goroutine that runs only while a rule of the
 // rule set in force may become due, and hands the HTTP rules in force to
 // the route checker (see Guard.CheckRoutes). It holds no reference to the
-// Guard, which may be collected while its goroutine sleeps (see
-// worker.Sleep).
+// Guard, which may be collected while its goroutine sleeps.
 type watch struct {
 	after  time.Duration // 0: no warning
 	clock  clock.Clock
@@ -296,17 +292,15 @@ func (w *watch) run(ctx context.Context, set *ruleSet) {
 
 // AddRoutes tells the Guard routes the service serves, as resource names
 // ("GET /items/{id}"; a template without a method, "/static/{path...}",
-// serves every method), for CheckRoutes. The adapters that can list their
-// routes call it (sluicegin.WithRoutes, sluiceecho, sluicehttp.Handle); a
-// service can call it with the routes of another router.
+// serves every method), for CheckRoutes (see "Rules that match nothing"
+// in the package doc).
 func (g *Guard) AddRoutes(routes ...string) { g.watch.routes.Add(routes...) }
 
 // CheckRoutes logs at Warn, in one record, the HTTP rules in force that
 // match none of the routes given to AddRoutes, and does so again after
-// every SetRules from then on; each rule is logged once per rule set. The
-// adapters call it at their first request, when the service has
-// registered its routes, or a service once it has given them all: a rule
-// matching only routes not given is reported. Without routes it does
+// every SetRules from then on; each rule is logged once per rule set. Call
+// it once every route was given (the adapters do at their first request):
+// a rule matching only routes not given is reported. Without routes it does
 // nothing. HTTP rules are those whose resource is "METHOD TEMPLATE", or a
 // template that is not a gRPC full method ("/pkg.Service/Method": two
 // segments, a '.' in the first); rules naming gRPC methods or custom names

@@ -53,8 +53,7 @@ type Rule struct {
 	// ("/items/{id}") applies to every method, and a gRPC full method
 	// ("/pkg.Svc/Method") to that method. A lowercase method, gin and echo
 	// parameters (":id") and catch-alls ("*name") are normalized; the error
-	// of what is refused says what to write. A rule matching
-	// several resources has one state shared by all of them.
+	// of what is refused says what to write.
 	Resource string `json:"resource"`
 	Kind     Kind   `json:"kind"`
 	// Limit is requests per Window (flow, hotspot) or requests in flight

@@ -137,9 +137,7 @@ func (v *validator) addAll(fes []*rulefields.FieldError) {
 	}
 }
 
-// nameChars are the characters of rule names besides ASCII letters and
-// digits: those RateLimit fields, problem bodies, metric labels and logs
-// all carry as they are (see checkName).
+// nameChars are the characters of rule names besides ASCII letters and digits.
 const nameChars = "-_.:/{}*$#()"
 
 // checkName checks an explicit name: bounded, of the name charset, and unique.
@@ -223,18 +221,16 @@ func (v *validator) checkStore(r *Rule, def Algorithm, algs ...Algorithm) {
 		v.add("maxWait", "must be <= %s with a store, got %s", flow.MaxStoreWindow, r.MaxWait)
 	}
 	if alg := cmp.Or(r.Algorithm, def); alg == AlgorithmTokenBucket || alg == AlgorithmLeakyBucket {
-		w := int64(cmp.Or(r.Window, time.Second))
-		v.storeCost("limit", "", r.Limit, w)
-		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
-			v.storeCost("overrides", fmt.Sprintf("value %s: ", quote(k)), r.Overrides[k], w)
+		w := cmp.Or(r.Window, time.Second)
+		cost := func(field, what string, limit int64) { // a bucket limit the store can keep (see flow.BucketLimitOK)
+			if largest, ok := flow.BucketLimitOK(limit, w); !ok {
+				v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, w))
+			}
 		}
-	}
-}
-
-// storeCost checks a store rule's bucket limit (see flow.BucketLimitOK).
-func (v *validator) storeCost(field, what string, limit, window int64) {
-	if largest, ok := flow.BucketLimitOK(limit, time.Duration(window)); !ok {
-		v.add(field, "%s%s", what, flow.BucketLimitProblem(largest, limit, time.Duration(window)))
+		cost("limit", "", r.Limit)
+		for _, k := range slices.Sorted(maps.Keys(r.Overrides)) {
+			cost("overrides", fmt.Sprintf("value %s: ", quote(k)), r.Overrides[k])
+		}
 	}
 }
 
@@ -258,10 +254,7 @@ func (v *validator) zero(field string, set bool, msg string) {
 
 // checkPriority checks the priority param of a rule that sheds by priority.
 func (v *validator) checkPriority(r *Rule) {
-	if r.Priority == "" {
-		return
-	}
-	if msg := rulefields.ParamProblem(r.Priority); msg != "" {
+	if msg := rulefields.ParamProblem(r.Priority); r.Priority != "" && msg != "" {
 		v.add("priority", "%s", msg)
 	}
 }

@@ -4,8 +4,7 @@
 //
 // Times are durations since an arbitrary origin fixed when the clock is made.
 // They only ever go forward on the system clock; a fake clock may be set
-// backwards, and every sluice algorithm tolerates that without dropping counts
-// or letting a limit be bypassed.
+// backwards, which the Guard tolerates (see "Time" in package core).
 //
 // A Fake drives a Guard in tests instead of sleeping: Advance and Set move
 // its time, and WaitForSleepers waits until the Guard's goroutines sleep on

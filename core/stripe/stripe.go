@@ -26,10 +26,9 @@ func Count() int {
 // may come to hold tokens of the same stripe. Each stripe therefore
 // remembers the token that picked it last: a token that finds another one
 // there several picks in a row moves to a stripe at random, until the
-// processors picking at once have stripes of their own. Getting a token and
-// putting it back costs about as much as an uncontended atomic add, and no
-// more when every CPU picks at once. The zero Picker is not usable: make
-// one with NewPicker.
+// processors picking at once have stripes of their own. A pick costs about
+// an uncontended atomic add, also when every CPU picks at once. The zero
+// Picker is not usable: make one with NewPicker.
 type Picker struct {
 	tokens sync.Pool
 	next   atomic.Uint32

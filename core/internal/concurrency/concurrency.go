@@ -6,10 +6,8 @@ import (
 	"github.com/sluicekit/sluice/core/stripe"
 )
 
-// Limiter bounds the number of requests in flight. It reserves first and
-// checks after (add, compare, undo on failure), so any number of goroutines
-// together never hold more than the limit. The zero value is not usable: call
-// New.
+// Limiter bounds the number of requests in flight (see the package doc).
+// The zero value is not usable: call New.
 type Limiter struct {
 	limit int64
 	s     *state
@@ -73,10 +71,7 @@ func (l *Limiter) InFlight() int64 {
 // AcquireOn takes n slots if they fit, for a caller on the CPU cpu: any
 // number, the same for the callers on one CPU (the Guard passes the stripe
 // of the processor its goroutine runs on); the limit holds whatever cpu is,
-// and a rejected request is not counted. It takes the slots
-// from the CPU's lease when it has them, and otherwise from the shared
-// count, then, with a limit of at least stripe.MinLeased and many slots
-// left, fills the CPU's lease. It reports whether the slots were taken.
+// and a rejected request is not counted. It reports whether it took them.
 func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
 	if f := ls.free.Load(); f >= n && ls.free.CompareAndSwap(f, f-n) {
@@ -102,10 +97,9 @@ func (l *Limiter) AcquireOn(cpu uint32, n int64) bool {
 	return true
 }
 
-// ReleaseOn gives back n slots taken by AcquireOn, by a caller
-// on the CPU cpu: to the CPU's lease while it holds at most maxLease and
-// at least stripe.MinLeased slots are not taken under the limit of the
-// rule's newest Limiter, else to the shared count.
+// ReleaseOn gives back n slots taken by AcquireOn, by a caller on the CPU
+// cpu: to the CPU's lease while the rule's newest limit leaves room (see
+// the package doc), else to the shared count.
 func (l *Limiter) ReleaseOn(cpu uint32, n int64) {
 	ls := &l.s.leases[stripe.Of(cpu, len(l.s.leases))]
 	if f := ls.free.Load(); n <= maxLease-f && l.s.limit.Load()-l.s.taken.Load() >= l.s.room {

@@ -133,14 +133,6 @@ func NewRecorder[T any](c clock.Clock, src *T, sample func(*T) Sample) *Recorder
 		}}
 }
 
-// History starts the goroutine, records the second of now unless it was,
-// and returns what Read returns: what core.Guard.History returns.
-func (h *Recorder) History(after time.Duration) (end time.Duration, res []ResourceSeries, rules []RuleSeries) {
-	h.Start()
-	h.Record(h.clock.Now())
-	return h.Read(after)
-}
-
 // Start starts the goroutine unless it runs or the Recorder was closed,
 // and reports whether it started it.
 func (h *Recorder) Start() bool {
