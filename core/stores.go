@@ -26,7 +26,10 @@ const (
 	defaultStoreBudget  = 20 * time.Millisecond // of the calls of exact rules
 	minStoreBudget      = time.Millisecond
 	maxStoreBudget      = time.Minute
-	timedRounds         = 16 // the last rounds of calls timed, kept
+	timedRounds         = 16                     // the last rounds of calls timed, kept
+	lagNap              = 100 * time.Microsecond // a short sleep, whose lateness is the host's lag
+	lagSpan             = 10 * time.Millisecond  // the most that hostLag sleeps
+	lagMemory           = time.Second            // how long hostLag remembers a lag
 )
 
 // WithStore gives the Guard the store s under name: rules whose Store is
@@ -89,7 +92,9 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 // the breaker after 16 calls, one three times slower on 3 calls in 4 after
 // 12; slow replies among fast ones do not, nor does a busy host that runs
 // goroutines (or Redis) late: the calls must be over the budget by more
-// than how late a short sleep then wakes up.
+// than a short sleep overslept in the last second (the request whose call
+// looks too slow sleeps for up to 10ms in short sleeps, as one may wake on
+// time on a busy host), so a slow store opens it a second after a lag ends.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -113,9 +118,11 @@ func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *re
 	trip := int64(cmp.Or(cfg.storeTrip, defaultStoreTrip))
 	backoff := int64(cmp.Or(cfg.storeBackoff, defaultStoreBackoff))
 	conn := &storeConn{name: name, s: s}
-	_, sys := c.(*sysclock.System)
 	conn.exact = storeHealth{store: name, mode: store.Exact, backoff: backoff, trip: trip,
-		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, sys: sys, reporter: rp}
+		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, reporter: rp}
+	if _, sys := c.(*sysclock.System); sys {
+		conn.exact.nap = nap
+	}
 	conn.approx = storeHealth{store: name, mode: store.Approximate, backoff: backoff, trip: trip, reporter: rp}
 	conn.exact.openUntil.Store(healthy)
 	conn.approx.openUntil.Store(healthy)
@@ -142,9 +149,9 @@ type storeHealth struct {
 	mode     store.Mode
 	backoff  int64
 	trip     int64
-	budget   int64       // 0: calls are not timed
-	clock    clock.Clock // times the calls, when budget > 0
-	sys      bool        // clock is the system's: hostLag measures
+	budget   int64        // 0: calls are not timed
+	clock    clock.Clock  // times the calls, when budget > 0
+	nap      func() int64 // one short sleep's lateness (hostLag); nil on a clock other than the system's
 	reporter *reporter
 
 	openUntil atomic.Int64 // healthy while closed; inProbe while a probe runs
@@ -162,6 +169,8 @@ type storeHealth struct {
 	timed    [timedRounds]atomic.Int64
 	rounds   atomic.Int64
 	timedEnd atomic.Int64
+	lag      atomic.Int64 // the largest lateness of a nap, seen at lagAt
+	lagAt    atomic.Int64
 }
 
 // The states of storeHealth.openUntil other than a time; probing is the
@@ -220,7 +229,7 @@ func (b *storeHealth) succeeded(start, round int64) {
 func (b *storeHealth) slow(start, end, round int64) bool {
 	took := max(end-start, 1)
 	if round == probing {
-		if took > b.budget && took-b.hostLag() > b.budget {
+		if need := took - b.budget; need > 0 && b.hostLag(need, end) < need {
 			return true
 		}
 		for i := range b.timed { // a fresh start
@@ -235,27 +244,35 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 	}
 	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
 	r := b.sorted()
-	all, most := r[0] > b.budget, r[timedRounds/4] > 2*b.budget
-	if !all && !most {
-		return false
-	}
-	lag := b.hostLag()
-	return all && r[0]-lag > b.budget || most && r[timedRounds/4]-lag > 2*b.budget
+	need := max(r[0]-b.budget, r[timedRounds/4]-2*b.budget, 0) // the host's lag that explains them
+	return need > 0 && b.hostLag(need, end) < need
 }
 
-// hostLag returns how late the process runs now: how much longer than
-// asked a short sleep takes, which on a busy host is the time a goroutine
-// waits for a CPU after its timer fired (or its reply came). 0 on a clock
-// other than the system's (a fake one, in tests). Read only when the store
-// looks slow.
-func (b *storeHealth) hostLag() int64 {
-	if !b.sys {
-		return 0
+// hostLag returns how late the process runs (goroutines wait that long for
+// a CPU), read when the store looks slow: the most a nap overslept in the
+// last lagMemory before now, napping until one oversleeps by need, or for
+// min(need, lagSpan): one nap on a busy host may wake on time. 0 on a fake clock.
+func (b *storeHealth) hostLag(need, now int64) int64 {
+	lag := b.lag.Load()
+	if now-b.lagAt.Load() > int64(lagMemory) {
+		lag = 0
 	}
-	const nap = 100 * time.Microsecond
+	for slept := int64(0); b.nap != nil && lag < need && slept < min(need, int64(lagSpan)); {
+		late := b.nap()
+		if slept += int64(lagNap) + late; late > lag {
+			lag = late
+			b.lag.Store(late)
+			b.lagAt.Store(now)
+		}
+	}
+	return lag
+}
+
+// nap returns how much longer than lagNap a sleep of lagNap takes.
+func nap() int64 {
 	start := time.Now()
-	time.Sleep(nap)
-	return max(int64(time.Since(start)-nap), 0)
+	time.Sleep(lagNap)
+	return max(int64(time.Since(start)-lagNap), 0)
 }
 
 // sorted returns the durations of the last timed rounds, shortest first

@@ -26,7 +26,7 @@ func TestStoreProbeWithinHostLagRecovers(t *testing.T) {
 	rp := newReporter(func() time.Duration { return c.Now() }, slog.New(slog.DiscardHandler), nil)
 	t.Cleanup(rp.stop)
 	const budget, backoff = int64(20 * time.Millisecond), int64(time.Second)
-	b := &storeHealth{store: "redis", mode: store.Exact, backoff: backoff, trip: 1, budget: budget, clock: c, sys: true, reporter: rp}
+	b := &storeHealth{store: "redis", mode: store.Exact, backoff: backoff, trip: 1, budget: budget, clock: c, nap: nap, reporter: rp}
 	b.openUntil.Store(healthy)
 
 	round, ok := b.allow(int64(c.Now()))

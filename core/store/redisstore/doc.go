@@ -353,7 +353,10 @@
 // again. TestGuardSlowRedisLatencyBudget runs a Guard behind a proxy that
 // delays Redis's replies by 40ms, then by none; TestGuardSlowRepliesUnderLoad
 // checks that a busy host's late goroutines do not open it
-// (go test -run 'TestGuardSlow').
+// (go test -run 'TestGuardSlow'). With two busy processes besides, on a
+// 2-core host shared with other builds, it failed 6 runs in 16 when the
+// Guard measured the host's lag by one short sleep, and 1 in 16 since, in
+// two series (go test -count 16 -run TestGuardSlowRepliesUnderLoad).
 //
 // Undo is best effort: an exact sliding counter or token bucket gives the
 // count back in Redis; an exact leaky bucket leaves the slot empty (only the
