@@ -209,8 +209,13 @@ func New(c Config, prev *Controller) *Controller {
 // 0 without levels).
 func (k *Controller) Acquire(n, allow int64) bool {
 	s := k.s
+	lim := s.limit.Load() + allow
+	if n > lim { // checked first: a huge n would wrap the count
+		s.refused.Add(1)
+		return false
+	}
 	v := s.inFlight.Add(n)
-	if v > s.limit.Load()+allow {
+	if v > lim {
 		s.inFlight.Add(-n)
 		s.refused.Add(1)
 		return false
