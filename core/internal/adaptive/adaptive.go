@@ -49,7 +49,10 @@ const (
 	// requests ended at the new limit, at least.
 	judgeIntervals = 3
 	judgeN         = 16
-	rateSmoothing  = 0.3 // the weight of an interval's rate in the recent one
+	// Under overload, a growth must end more requests per second by
+	// judgeRT/(Tolerance-1) times the share it slowed them by.
+	judgeRT       = 0.25
+	rateSmoothing = 0.3 // the weight of an interval's rate in the recent one
 )
 
 // Config configures a Controller; zero fields take their defaults.
@@ -143,6 +146,7 @@ type state struct {
 	// The requests ended since the last update: their count and total
 	// response time.
 	count, sum atomic.Int64
+	refused    atomic.Int64 // requests refused since the last update
 	next       atomic.Int64 // the time of the next update
 	interval   atomic.Int64
 	recentRT   atomic.Int64 // the recent RT of the last update
@@ -170,10 +174,12 @@ type state struct {
 	fewN, fewSum int64
 	// Growth, judged by the requests ended per ns it buys (see judge): rate
 	// their recent number (smoothed), last the time of the last update;
-	// grewFrom the level a growth left, at fromRate, and grownN ended in
-	// grownT since; heldAt the level not grown from while requests fill it.
-	last, grewFrom, grownN, grownT, heldAt int64
-	rate, fromRate                         float64
+	// grewFrom the level a growth left, at fromRate and fromRT (the recent
+	// RT), and grownN ended in grownT since, taking grownSum, with
+	// grownRefused refused; heldAt the level not grown from while requests
+	// fill it and more are refused than served (an overload).
+	last, grewFrom, grownN, grownT, grownSum, grownRefused, heldAt int64
+	rate, fromRate, fromRT                                         float64
 }
 
 // New returns a controller configured by c (with defaults). It shares the
@@ -203,9 +209,15 @@ func New(c Config, prev *Controller) *Controller {
 // 0 without levels).
 func (k *Controller) Acquire(n, allow int64) bool {
 	s := k.s
+	lim := s.limit.Load() + allow
+	if n > lim { // checked first: a huge n would wrap the count
+		s.refused.Add(1)
+		return false
+	}
 	v := s.inFlight.Add(n)
-	if v > s.limit.Load()+allow {
+	if v > lim {
 		s.inFlight.Add(-n)
+		s.refused.Add(1)
 		return false
 	}
 	if v > s.peak.Load() {
@@ -242,7 +254,7 @@ func (k *Controller) Done(now, rt, n int64, gone bool) {
 // update ends an interval; first is true for the first request ever,
 // which only starts one.
 func (k *state) update(now int64, first bool) {
-	count, sum := k.count.Swap(0), k.sum.Swap(0)
+	count, sum, refused := k.count.Swap(0), k.sum.Swap(0), k.refused.Swap(0)
 	peak := k.peak.Swap(k.inFlight.Load())
 	elapsed := now - k.last
 	k.last = now
@@ -293,10 +305,11 @@ func (k *state) update(now int64, first bool) {
 	if k.settle {
 		grow, k.settle = 1, false
 	}
-	undo := k.judge(count, elapsed, peak)
-	if peak < int64(k.exact) {
+	if peak < int64(k.exact) || refused < count {
 		k.heldAt = 0
 	}
+	undo := k.judge(count, sum, refused, elapsed, peak)
+	judging := k.grewFrom // a growth of an earlier interval, not judged yet
 	held := k.heldAt > 0 && int64(k.exact) >= k.heldAt
 	switch {
 	case gradient < 1:
@@ -312,16 +325,19 @@ func (k *state) update(now int64, first bool) {
 			l = math.Floor(l)
 		}
 		k.exact = l + math.Sqrt(l)
-		k.grewFrom, k.fromRate, k.grownN, k.grownT = int64(l), k.rate, 0, 0
+		k.grewFrom, k.fromRate, k.fromRT, k.grownN, k.grownT, k.grownSum, k.grownRefused = int64(l), k.rate, float64(recent), 0, 0, 0, 0
 		fallthrough
 	default:
 		k.congested = 0
 	}
 	if undo > 0 {
-		k.exact = min(k.exact, float64(undo))
+		k.exact = min(k.exact, float64(undo)+0.5)
 	}
 	k.exact = min(max(k.exact, float64(k.c.MinLimit)), float64(k.c.MaxLimit))
 	if k.congested >= k.c.MinRTIntervals || k.sinceProbe >= k.probeEvery && full {
+		if judging > 0 { // a growth not judged is not kept
+			k.exact = min(k.exact, float64(judging)+0.5)
+		}
 		k.slower = k.congested >= k.c.MinRTIntervals
 		// Queueing, or a service slower or faster for good? Measure the
 		// RT at a lower limit, once the requests in flight at this one
@@ -346,18 +362,22 @@ func (k *state) update(now int64, first bool) {
 
 // judge judges the last growth by the requests ended since (see the
 // package doc): it returns the level to go back to, or 0.
-func (k *state) judge(count, elapsed, peak int64) (undo int64) {
+func (k *state) judge(count, sum, refused, elapsed, peak int64) (undo int64) {
 	if k.grewFrom == 0 {
 		return 0
 	}
 	k.grownN += count
 	k.grownT += elapsed
+	k.grownSum += sum
+	k.grownRefused += refused
 	got := float64(k.grownN) / (float64(k.grownT) * k.fromRate)
+	slower := float64(k.grownSum)/float64(k.grownN)/k.fromRT - 1
+	want := 1 + max(slower, 0)*judgeRT/(k.c.Tolerance-1)
 	switch {
-	case got > 1+0.5/math.Sqrt(float64(k.grownN)):
+	case got > want+0.5/math.Sqrt(float64(k.grownN)) || k.grownRefused < k.grownN:
 	case k.grownT < judgeIntervals*k.interval.Load() || k.grownN < judgeN:
 		return 0
-	case got < 1 && peak >= int64(k.exact):
+	case got < want && peak >= int64(k.exact):
 		undo, k.heldAt = k.grewFrom, k.grewFrom
 	}
 	k.grewFrom = 0

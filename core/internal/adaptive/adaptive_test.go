@@ -319,20 +319,18 @@ func TestLimitSettlesNearTheBackendsConcurrency(t *testing.T) {
 	}
 }
 
-// TestLimitDoesNotOvershootOnTwoCPUs runs the controller, saturated,
-// before a backend whose RT by the requests in flight is what the
-// CPU-bound backend of examples/overload read (-samples, 2 CPUs of 20ms):
-// 2 in flight at the minimum, 3 at 1.05-1.25x it (a request freed slot
-// waits for a CPU to reach the rule), 4 at 1.5-1.7x, 5 at 1.9-2.2x. The
-// requests of an interval end in it. After the first second the limit is
-// never above 4, and 3 or 4 outside probes; 3 in most intervals (measured
-// 55-75%; 4 holds a second queued request): the growth from 3 to 4 buys
-// no throughput, so it is undone and the limit holds 3 while the requests
-// fill it. Before, 3 read within the growth line and grew back to 4 at
-// once: 4 in 90% of the intervals. Earlier, it grew from 3 by the
-// square root of its unrounded value, which the slow shrinking at 4 had
-// left at 3.9-4.0: to 5-6, held 5 intervals of every 20 (16%), where
-// requests queued for 2-3 service times.
+// TestLimitDoesNotOvershootOnTwoCPUs runs the controller, flooded (5x
+// what is served), before a backend whose RT and requests ended per
+// interval by the requests in flight are what the CPU-bound backend of
+// examples/overload read (-samples, 2 CPUs of 20ms): 2 in flight at the
+// minimum RT, 3 at 1.05-1.25x it (a freed slot waits for a CPU to reach
+// the rule), 4 at 1.5-1.7x, 5 at 1.9-2.2x; 4 end 3% more requests than 3.
+// After the first 5 seconds the limit is 3 or 4 outside probes, 3 in at
+// least 75% of the intervals (measured 85-92%): under overload the growth
+// to 4 must end 19% more requests for its 39% slower ones, so it is
+// undone, and one a probe cut short is not kept. Before, a growth was kept
+// when it bought any throughput: 4 in 34-83% of the intervals, with a p99
+// over 3x the unloaded one on the host.
 func TestLimitDoesNotOvershootOnTwoCPUs(t *testing.T) {
 	read := [][2]float64{2: {1, 1.05}, 3: {1.05, 1.25}, 4: {1.5, 1.7}, 5: {1.9, 2.2}}
 	for seed := range uint64(5) {
@@ -344,14 +342,18 @@ func TestLimitDoesNotOvershootOnTwoCPUs(t *testing.T) {
 			}
 			return int64((r[0] + rng.Float64()*(r[1]-r[0])) * 21.5 * float64(ms))
 		}
+		// Requests ended per 100ms by the requests in flight, as the host
+		// measured: 4 end 3% more than 3 (a freed slot waits for a CPU).
+		perInterval := []float64{2: 8, 3: 9.6, 4: 9.9, 5: 9.9}
 		k := New(Config{}, nil)
 		var now int64
 		counts := map[int64]int{}
 		for i := range 300 {
-			for k.Acquire(1, 0) { // as many as it admits: a flood
+			for range 50 { // a flood: 5x what is served
+				k.Acquire(1, 0)
 			}
 			n := k.InFlight()
-			ends := max(n*100*ms/rt(n), 1)
+			ends := int64(perInterval[min(max(n, 2), 5)] + rng.Float64())
 			for j := range ends { // the last ends the interval
 				k.Done(now+100*ms-(ends-1-j), rt(n), 1, false)
 				k.Acquire(1, 0)
@@ -365,7 +367,7 @@ func TestLimitDoesNotOvershootOnTwoCPUs(t *testing.T) {
 		for l, c := range counts {
 			assert.True(t, l == 3 || l == 4, "seed %d: %d intervals at %d", seed, c, l)
 		}
-		assert.Greater(t, counts[3], counts[4], "seed %d: 3 in most intervals", seed)
+		assert.GreaterOrEqual(t, counts[3], 3*counts[4], "seed %d: 3 in at least 75%% of the intervals", seed)
 	}
 }
 

@@ -2,32 +2,37 @@
 // on requests in flight that it finds from their response times, with no
 // capacity given.
 //
-// The controller compares, once per Interval, the average response time of
+// Once per Interval the controller compares the average response time of
 // the requests that ended in it (the recent RT) with the lowest seen (the
-// minimum RT, what the service takes when nothing queues). While the recent
-// RT stays within halfway to Tolerance times the minimum (1.25x by default)
-// the limit grows by its square root per interval, as long as requests use
-// more than half of it, from the limit in force (whose RT was read; from its
-// unrounded value, which a slow shrink may leave almost one above, only at
-// the minimum RT): 3 on 2 CPUs grows to 4, not 5
-// (TestLimitDoesNotOvershootOnTwoCPUs). A growth is judged by the
-// throughput it buys: when the requests ended in the 3 intervals (and 16
-// requests) after it ended no faster per second than before (smoothed) and
-// filled the new limit, they only queued: the limit goes back and holds
-// there while requests fill it (until a probe); ended faster by half their
-// count's noise (its square root), the next growth may come at once. On 2
-// CPUs 4 in flight read 1.5-1.7x the minimum and 3 1.05-1.25x, but 4 end no
-// more per second: the limit holds 3 in 55-75% of the intervals (4 in 90%
-// before), while 4 and 10 varied workers still get 90% of their capacity
-// (TestGrowthJudgedSparesParallelBackends). With the recent RT up to
-// Tolerance times the minimum the limit holds, so that it does not swing
-// around the point where requests begin to queue; beyond, it shrinks
-// towards the limit times Tolerance times the minimum over the recent RT
-// (at most halving it), smoothed. Right after a probe (below), whose fewer requests in flight
-// lower the RT of the next interval's, it grows only at the minimum.
-// Requests then queue for about a quarter to a half of a service time. The
-// limit stays within [MinLimit, MaxLimit]. The RT of a request its caller
-// gave up on (see Controller.Done) counts only over the minimum.
+// minimum RT, what the service takes when nothing queues). Within halfway
+// to Tolerance times the minimum (1.25x by default) the limit grows by its
+// square root, while requests use more than half of it, from the limit in
+// force (whose RT was read; from its unrounded value only at the minimum
+// RT): 3 grows to 4, not 5. Up to Tolerance times the minimum it holds, so
+// that it does not swing around the point where requests begin to queue;
+// beyond, it shrinks towards the limit times Tolerance times the minimum
+// over the recent RT (at most halving it), smoothed. Right after a probe
+// (below), whose fewer requests lower the next interval's RT, it grows only
+// at the minimum. The limit stays within [MinLimit, MaxLimit]; the RT of a
+// request its caller gave up on counts only over the minimum
+// (Controller.Done).
+//
+// Under overload (more requests refused than served since it), a growth
+// must buy throughput for the RT it costs: unless the requests ended in the
+// 3 intervals (and 16 requests) after it end more per second than before
+// (smoothed) by a quarter over Tolerance-1 of the share their RT grew by
+// (half of it by default), and filled the new limit, it is undone, to half
+// a slot above the old level, which holds while requests fill it and the
+// overload lasts (until a probe); a probe that comes first undoes it too.
+// Ended faster by that and half their count's noise (its square root), or
+// with no overload, the next growth may come at once: after an overload the
+// limit grows back an interval at a time (core's
+// TestPriorityLetsLowerLevelsInAfterOverload). On 2 CPUs, 3 in flight read
+// 1.05-1.25x the minimum and 4 1.5-1.7x for 3% more requests ended:
+// flooded, the limit holds 3 in 85-92% of the intervals (17-66% when any
+// gain kept a growth: TestLimitDoesNotOvershootOnTwoCPUs), while 4 and 10
+// varied workers still get 90% of their capacity
+// (TestGrowthJudgedSparesParallelBackends).
 //
 // The minimum RT is measured anew by probes: the limit drops until the
 // requests in flight have ended (about the recent RT) and two intervals
@@ -56,7 +61,7 @@
 // first two seconds: core's TestAdaptiveProbesRefuseLittle).
 //
 // MinLimit defaults to 2: a backend of 2 workers (a CPU-bound service on 2
-// CPUs) then keeps 3-4 in flight, 1-2 waiting.
+// CPUs) then keeps 3 in flight under overload, 1 waiting.
 //
 // The guarantee, on the fake clock: against a backend of 2 workers of 20ms
 // (100 requests/s), open loop at a fixed rate of 1x, 2x, 5x and 10x its

@@ -135,8 +135,9 @@ func (t *Tracker) Reserve(now int64, level int, limit int64) int64 {
 // little, and those find room for their bursts beyond the limit, taking
 // it from the lower ones (refused until the requests in flight are back
 // under their bound), instead of room kept idle for them. A level loses
-// at most a third of the limit: at a limit of 3 (an adaptive rule before
-// 2 workers) the lowest keeps 2, not 1.
+// at most a fifth of the limit: at a limit of 2 to 4 (an adaptive rule
+// before 2 workers) the lowest keeps all of it, and the levels above go
+// beyond it.
 func (t *Tracker) Allowance(now int64, level int, limit int64) int64 {
 	var a int64
 	for m := range Levels {
@@ -148,7 +149,7 @@ func (t *Tracker) Allowance(now int64, level int, limit int64) int64 {
 			a -= headroom(limit)
 		}
 	}
-	return max(a, -limit/3)
+	return max(a, -limit/5)
 }
 
 // RateReserve is Reserve for a limit on requests per second: a level above

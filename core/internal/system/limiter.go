@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/priority"
 	"github.com/sluicekit/sluice/core/internal/window"
 )
@@ -106,6 +107,9 @@ func (l *Limiter) Config() Config { return l.c }
 // bound, see under.
 func (l *Limiter) Acquire(now, n int64, host float64, level int) (ok bool, limit int64) {
 	s, th := l.s, l.c.Threshold
+	if n > flow.MaxLimit { // no bound is higher; 2^11 such in flight stay within 64 bits
+		return false, 0
+	}
 	v := s.inFlight.Add(n)
 	switch l.c.Signal {
 	case InFlight:
