@@ -82,11 +82,10 @@
 // command (-samples writes the limit, recent and minimum RT every 100ms);
 // the p99 there also holds the server's wait before a request reaches the
 // rule (about a 10ms scheduler slice on an idle host), which no limit
-// shortens. There, on the idle host (four runs, 2026-11-28 and 29), the
-// rule served 93-100% of the capacity at every load with a p99 of 1.6-3.3x
-// the unloaded one (over 3x in 2 of 16 rows), holding 3-4 in flight where 2
-// CPUs need 2-3: its RT readings at 4 straddle the tolerance, part of the
-// queue being before the rule.
+// shortens. There, on the idle host (two runs, 2026-11-29 03:56 and 03:59
+// UTC), the rule served 90-98% of the capacity at every load with a p99 of
+// 2.4-3.0x the unloaded one, holding 3-4 in flight (four earlier runs,
+// before the overload judge: 93-100%, 1.6-3.3x, over 3x in 2 of 16 rows).
 //
 // Every request writes the count in flight, one atomic shared by all CPUs so
 // that the limit is exact, and the count and total RT of the requests ended:
