@@ -16,8 +16,9 @@ import (
 
 // TestTransportBodyOfTheWrongLengthIsTheCallers: uploads whose body is
 // shorter or longer than the Content-Length the caller set (a file
-// truncated or grown while it is sent) fail in net/http before any answer,
-// and are the caller's failure, not the upstream's: they open no breaker.
+// truncated or grown while it is sent) fail in net/http before any answer
+// (a longer one may get the upstream's answer first), and are the caller's
+// failure, not the upstream's: they open no breaker.
 // Before, three of them opened the breaker on every call to the host.
 func TestTransportBodyOfTheWrongLengthIsTheCallers(t *testing.T) {
 	u := newUpstream(t)
@@ -33,8 +34,14 @@ func TestTransportBodyOfTheWrongLengthIsTheCallers(t *testing.T) {
 	for i := range 3 {
 		_, err := upload(100, 1000)
 		require.ErrorContains(t, err, "ContentLength=1000 with Body length 100", "upload %d", i)
-		_, err = upload(2000, 1000)
-		require.ErrorContains(t, err, "ContentLength=1000 with Body length 2000", "upload %d", i)
+		// The upstream reads its 1000 bytes and answers: net/http returns
+		// that answer when it comes before its own check for more bytes
+		// (a race of its write and read loops), else the length error.
+		if status, err := upload(2000, 1000); err != nil {
+			require.ErrorContains(t, err, "ContentLength=1000 with Body length 2000", "upload %d", i)
+		} else {
+			assert.Equal(t, http.StatusOK, status, "upload %d", i)
+		}
 	}
 	st, _ := g.Stats("POST 127.0.0.1")
 	assert.Zero(t, st.InFlight)
