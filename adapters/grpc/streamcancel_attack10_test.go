@@ -2,7 +2,6 @@ package sluicegrpc_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -36,20 +35,8 @@ func TestStreamsCancelledMidStreamReleaseAndOpenNothing(t *testing.T) {
 	fc := clock.NewFake(time.Hour)
 	server := newGuard(t, fc, limit, errs, slow)
 	client := newGuard(t, fc, limit, errs, slow)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer(guarded(server)...)
-	greeterpb.RegisterGreeterServer(srv, &testGreeter{release: make(chan struct{})})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		srv.Stop()
-		<-done
-	})
-	c := greeterpb.NewGreeterClient(dial(t, lis.Addr().String(), grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(client))))
+	_, _, conn := serve(t, guarded(server)...)
+	c := greeterpb.NewGreeterClient(dial(t, conn.Target(), grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(client))))
 	inFlight := func(g *core.Guard, want int64) func() bool {
 		return func() bool { st, _ := g.Stats(count); return st.InFlight == want }
 	}
