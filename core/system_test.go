@@ -175,11 +175,11 @@ func TestSystemRuleBBR(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 
-	// 10 requests in a tenth of a second, of 20ms each: 100 per second
+	// 50 requests of 20ms ended within half a second: 100 per second
 	// times 20ms sustains 2 in flight, and the bound is one more (one
 	// waiting, which lets the throughput show more).
 	var held []core.Entry
-	for range 10 {
+	for range 50 {
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -217,11 +217,11 @@ func TestSystemRuleBBR(t *testing.T) {
 }
 
 // TestSystemRuleBBRBoundsByCompletions floods a rule: 100 requests enter
-// in a tenth of a second while only 10 of them end, after 100ms each. The
-// throughput the service showed is the 10 that ended (100 per second),
-// which sustains 10 in flight (a bound of 11 with the one waiting), not
-// the 100 that entered (1000 per second, 101): a bound on what enters
-// would follow the flood.
+// in a tenth of a second while only 50 of them end, after 100ms each. The
+// throughput the service showed is the 50 that ended (100 per second over
+// the half second the rate is read over), which sustains 10 in flight (a
+// bound of 11 with the one waiting), not the 100 that entered (200 per
+// second, 21): a bound on what enters would follow the flood.
 func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -232,28 +232,29 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 		held = append(held, e)
 	}
 	fc.Advance(100 * time.Millisecond)
-	for _, e := range held[:10] {
+	for _, e := range held[:50] {
 		e.Exit(nil)
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	// 90 in flight, far above the 10 the completions sustain.
+	// 50 in flight, far above the 10 the completions sustain.
 	_, err := g.Enter(ctx, "GET /x")
 	b := blockedBy(t, err)
 	assert.Equal(t, int64(11), b.Limit, "the BBR bound: 100 ended per second x 100ms + 1")
-	for _, e := range held[10:] {
+	for _, e := range held[50:] {
 		e.Exit(nil)
 	}
 }
 
 // TestSystemRuleBBRCountsOnlyServedRequests: requests admitted while the
 // bound was off queue in the service, and those whose callers give up end
-// at the rate they came, not the service's. Here 10 requests of 20ms are
-// served in a tenth of a second (a bound of 3) while 60 others, abandoned
-// in the queue, end in one tenth of a second with their context's error
-// (deadline passed, client gone, wrapped or not): counted as completions
-// they made a bound of 60 per tenth x 20ms + 1 = 13, where the service
-// sustains 3. A request that failed otherwise was served: it counts.
+// at the rate they came, not the service's. Here 50 requests of 20ms are
+// served (100 per second over the half second the rate is read over: a
+// bound of 3) while 60 others, abandoned in the queue, end a tenth of a
+// second later with their context's error (deadline passed, client gone,
+// wrapped or not): counted as completions they made a bound of 220 per
+// second x 20ms + 1 = 5.4, where the service sustains 3. A request that
+// failed otherwise was served: it counts (uncounted, a bound of 2).
 func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -267,7 +268,7 @@ func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 		return held
 	}
 	queued := enter(60) // the CPU reads 0.1: no bound
-	served := enter(10)
+	served := enter(50)
 	fc.Advance(20 * time.Millisecond)
 	for i, e := range served {
 		if i%2 == 0 {
@@ -276,7 +277,7 @@ func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 			e.Exit(nil)
 		}
 	}
-	fc.Advance(500 * time.Millisecond)
+	fc.Advance(100 * time.Millisecond)
 	for i, e := range queued {
 		e.Exit([]error{context.DeadlineExceeded, context.Canceled, fmt.Errorf("read body: %w", context.Canceled)}[i%3])
 	}
@@ -303,7 +304,7 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 	ctx := context.Background()
 	wave := func(rt time.Duration) {
 		var held []core.Entry
-		for range 10 {
+		for range 50 {
 			e, err := g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
 			held = append(held, e)
@@ -315,7 +316,7 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 	}
 	wave(20 * time.Millisecond)
 	fc.Advance(2 * time.Second)
-	wave(500 * time.Millisecond) // 10 ended in a tenth of a second: 100 per second
+	wave(500 * time.Millisecond) // 50 ended in half a second: 100 per second
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	var held []core.Entry
@@ -339,7 +340,7 @@ func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	var held []core.Entry
-	for range 10 { // 100 per second, of 20ms: a bound of 3
+	for range 50 { // 100 per second over half a second, of 20ms: a bound of 3
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -453,7 +454,7 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	g, _, src, r := bbrGuard(t)
 	ctx := context.Background()
-	for range 1000 { // 10000 per second, of 0s each
+	for range 5000 { // 10000 per second over half a second, of 0s each
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		e.Exit(nil)

@@ -248,11 +248,13 @@ func TestBoundIsReported(t *testing.T) {
 	assert.False(t, on, "reading it recorded nothing")
 
 	bbr := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
-	bbr.Acquire(start, 1, 0.9, priority.Default)
-	bbr.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	for range 20 {
+		bbr.Acquire(start, 1, 0.9, priority.Default)
+		bbr.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	}
 	b, on = bbr.Bound(start + 60*ms)
 	assert.True(t, on)
-	assert.InDelta(t, 10*0.05+1, b, 1e-9, "1 in a tenth of a second times 50ms, plus one")
+	assert.InDelta(t, 40*0.05+1, b, 1e-9, "20 in half a second times 50ms, plus one")
 	_, on = bbr.Bound(start + 1100*ms)
 	assert.False(t, on)
 }
@@ -261,7 +263,7 @@ func TestBoundIsReported(t *testing.T) {
 // the rate they came, not the service's: the bounds of rt and of the BBR
 // check take only the served for completions, and the response times
 // only theirs. Counted, the 30 abandoned here made rt's bound 5.4, not
-// 2.1, and the BBR check's 121, not 31.
+// 2.1, and the BBR check's 25, not 7.
 func TestBoundsCountOnlyServedRequests(t *testing.T) {
 	start := 10 * int64(time.Second)
 	for _, c := range []struct {
@@ -270,7 +272,7 @@ func TestBoundsCountOnlyServedRequests(t *testing.T) {
 		want float64
 	}{
 		{Config{Signal: RT, Threshold: 100}, 0, 10/0.911*0.1 + 1},
-		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 100*0.3 + 1},
+		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 20*0.3 + 1},
 	} {
 		l := New(c.cfg, nil)
 		for range 40 {
@@ -282,7 +284,7 @@ func TestBoundsCountOnlyServedRequests(t *testing.T) {
 		l.Acquire(start+310*ms, 1, c.host, priority.Critical) // the BBR check: seen over the threshold
 		b, on := l.Bound(start + 310*ms)
 		assert.True(t, on, "%s", c.cfg.Signal)
-		assert.InDelta(t, c.want, b, 0.01, "%s: 10 served in a tenth of a second, 30 abandoned", c.cfg.Signal)
+		assert.InDelta(t, c.want, b, 0.01, "%s: 10 served, 30 abandoned", c.cfg.Signal)
 		st := l.Stats(start + 310*ms)
 		assert.Equal(t, int64(10), st.Complete, "%s", c.cfg.Signal)
 		assert.Equal(t, 300*time.Millisecond, st.AvgRT, "%s", c.cfg.Signal)
