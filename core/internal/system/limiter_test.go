@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/priority"
 )
@@ -254,7 +255,7 @@ func TestBoundIsReported(t *testing.T) {
 	}
 	b, on = bbr.Bound(start + 60*ms)
 	assert.True(t, on)
-	assert.InDelta(t, 40*0.05+1, b, 1e-9, "20 in half a second times 50ms, plus one")
+	assert.InDelta(t, 40*0.05+2, b, 1e-9, "20 in half a second times 50ms, plus one, plus one while nothing was refused")
 	_, on = bbr.Bound(start + 1100*ms)
 	assert.False(t, on)
 }
@@ -263,7 +264,7 @@ func TestBoundIsReported(t *testing.T) {
 // the rate they came, not the service's: the bounds of rt and of the BBR
 // check take only the served for completions, and the response times
 // only theirs. Counted, the 30 abandoned here made rt's bound 5.4, not
-// 2.1, and the BBR check's 25, not 7.
+// 2.1, and the BBR check's 26, not 8.
 func TestBoundsCountOnlyServedRequests(t *testing.T) {
 	start := 10 * int64(time.Second)
 	for _, c := range []struct {
@@ -272,7 +273,7 @@ func TestBoundsCountOnlyServedRequests(t *testing.T) {
 		want float64
 	}{
 		{Config{Signal: RT, Threshold: 100}, 0, 10/0.911*0.1 + 1},
-		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 20*0.3 + 1},
+		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 20*0.3 + 2},
 	} {
 		l := New(c.cfg, nil)
 		for range 40 {
@@ -321,4 +322,36 @@ func TestRTBoundGrowsBackFromOne(t *testing.T) {
 	t.Log(rounds)
 	assert.Equal(t, 1, rounds[0])
 	assert.Greater(t, rounds[len(rounds)-1], 20, "grown back")
+}
+
+// TestBBRKeepsOneWaitingUntilFlooded: the BBR check keeps room for one
+// request waiting over what the service sustains until it refused a fifth
+// as many requests as the rule admitted over the last second; then that
+// room goes.
+func TestBBRKeepsOneWaitingUntilFlooded(t *testing.T) {
+	start := 10 * int64(time.Second)
+	l := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
+	for range 20 { // 40 per second, of 50ms: 2 in flight sustained
+		l.Acquire(start, 1, 0.1, priority.Default)
+		l.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	}
+	now := start + 60*ms
+	in := 0
+	for {
+		ok, limit := l.Acquire(now, 1, 0.9, priority.Default)
+		if !ok {
+			assert.Equal(t, int64(4), limit)
+			break
+		}
+		in++
+	}
+	assert.Equal(t, 4, in, "2 sustained, one more, one waiting: nothing refused yet")
+	for range 4 { // 5 refused of 24 admitted
+		ok, _ := l.Acquire(now, 1, 0.9, priority.Default)
+		require.False(t, ok)
+	}
+	l.Done(now, 50*ms, 1, priority.Default, false)
+	ok, limit := l.Acquire(now, 1, 0.9, priority.Default)
+	assert.False(t, ok, "flooded: 3 in flight, no room for one waiting")
+	assert.Equal(t, int64(3), limit)
 }
