@@ -94,10 +94,15 @@ const maxCount = 1 << 53 // bounds a system rule's threshold on a count: the lar
 // StrategyBBR is the Strategy of a system rule of signal cpu that, while
 // CPU usage is over its threshold (and for a second after), still admits
 // requests as long as those in flight stay at most the highest completion
-// rate of the last second (per second, from its busiest tenth of a
-// second) times the lowest response time of the last 10 seconds, plus
-// one, and whenever none is in flight: Sentinel's BBR check, which keeps
-// the throughput the service showed it has with one request waiting.
+// rate of the last second (per second, from its busiest half second)
+// times the lowest response time of the last 10 seconds, plus one, at
+// least 2 once a request ended in those 10 seconds, and whenever none is
+// in flight: Sentinel's BBR check, which keeps the throughput the service
+// showed it has. Until it refused a fifth as many requests as the rule
+// admitted in the last second (a load about the capacity, which comes in
+// bursts), one more may wait. On a CPU-bound service of 2 CPUs it then
+// keeps 2 in flight, as Sentinel's does, and refuses fewer at 1x
+// (examples/overload's CPU-bound benchmark).
 // Before 2 workers of 20ms with the host saturated, open loop at 1x-10x
 // their capacity, 1s deadline, it serves at least 90% of it (measured
 // 100%) with a p99 at most 3x the unloaded one (measured 1.0x-1.9x; fake

@@ -175,11 +175,12 @@ func TestSystemRuleBBR(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 
-	// 10 requests in a tenth of a second, of 20ms each: 100 per second
-	// times 20ms sustains 2 in flight, and the bound is one more (one
-	// waiting, which lets the throughput show more).
+	// 50 requests of 20ms ended within half a second: 100 per second
+	// times 20ms sustains 2 in flight, and the bound is one more (which
+	// lets the throughput show more), and one more waiting while the rule
+	// has refused less than a fifth as many requests as it admitted.
 	var held []core.Entry
-	for range 10 {
+	for range 50 {
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -193,7 +194,7 @@ func TestSystemRuleBBR(t *testing.T) {
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	fc.Advance(30 * time.Millisecond)
 
-	for i, want := range []bool{true, true, true, false, false} {
+	for i, want := range []bool{true, true, true, true, false, false} {
 		e, err := g.Enter(ctx, "GET /x")
 		if want {
 			require.NoError(t, err, "request %d", i)
@@ -201,7 +202,7 @@ func TestSystemRuleBBR(t *testing.T) {
 			continue
 		}
 		b := blockedBy(t, err)
-		assert.Equal(t, int64(3), b.Limit, "the BBR bound")
+		assert.Equal(t, int64(4), b.Limit, "the BBR bound")
 		assert.Equal(t, system.Every, b.RetryAfter)
 	}
 	fc.Advance(20 * time.Millisecond)
@@ -217,11 +218,11 @@ func TestSystemRuleBBR(t *testing.T) {
 }
 
 // TestSystemRuleBBRBoundsByCompletions floods a rule: 100 requests enter
-// in a tenth of a second while only 10 of them end, after 100ms each. The
-// throughput the service showed is the 10 that ended (100 per second),
-// which sustains 10 in flight (a bound of 11 with the one waiting), not
-// the 100 that entered (1000 per second, 101): a bound on what enters
-// would follow the flood.
+// in a tenth of a second while only 50 of them end, after 100ms each. The
+// throughput the service showed is the 50 that ended (100 per second over
+// the half second the rate is read over), which sustains 10 in flight (a
+// bound of 12 with the one more and one waiting), not the 100 that entered
+// (200 per second, 22): a bound on what enters would follow the flood.
 func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -232,28 +233,29 @@ func TestSystemRuleBBRBoundsByCompletions(t *testing.T) {
 		held = append(held, e)
 	}
 	fc.Advance(100 * time.Millisecond)
-	for _, e := range held[:10] {
+	for _, e := range held[:50] {
 		e.Exit(nil)
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	// 90 in flight, far above the 10 the completions sustain.
+	// 50 in flight, far above the 10 the completions sustain.
 	_, err := g.Enter(ctx, "GET /x")
 	b := blockedBy(t, err)
-	assert.Equal(t, int64(11), b.Limit, "the BBR bound: 100 ended per second x 100ms + 1")
-	for _, e := range held[10:] {
+	assert.Equal(t, int64(12), b.Limit, "the BBR bound: 100 ended per second x 100ms + 1 + 1")
+	for _, e := range held[50:] {
 		e.Exit(nil)
 	}
 }
 
 // TestSystemRuleBBRCountsOnlyServedRequests: requests admitted while the
 // bound was off queue in the service, and those whose callers give up end
-// at the rate they came, not the service's. Here 10 requests of 20ms are
-// served in a tenth of a second (a bound of 3) while 60 others, abandoned
-// in the queue, end in one tenth of a second with their context's error
-// (deadline passed, client gone, wrapped or not): counted as completions
-// they made a bound of 60 per tenth x 20ms + 1 = 13, where the service
-// sustains 3. A request that failed otherwise was served: it counts.
+// at the rate they came, not the service's. Here 50 requests of 20ms are
+// served (100 per second over the half second the rate is read over: a
+// bound of 4, one waiting) while 60 others, abandoned in the queue, end a
+// tenth of a second later with their context's error (deadline passed,
+// client gone, wrapped or not): counted as completions they made a bound
+// of 220 per second x 20ms + 2 = 6.4. A request that failed otherwise was
+// served: it counts (uncounted, a bound of 3).
 func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
@@ -267,7 +269,7 @@ func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 		return held
 	}
 	queued := enter(60) // the CPU reads 0.1: no bound
-	served := enter(10)
+	served := enter(50)
 	fc.Advance(20 * time.Millisecond)
 	for i, e := range served {
 		if i%2 == 0 {
@@ -276,15 +278,15 @@ func TestSystemRuleBBRCountsOnlyServedRequests(t *testing.T) {
 			e.Exit(nil)
 		}
 	}
-	fc.Advance(500 * time.Millisecond)
+	fc.Advance(100 * time.Millisecond)
 	for i, e := range queued {
 		e.Exit([]error{context.DeadlineExceeded, context.Canceled, fmt.Errorf("read body: %w", context.Canceled)}[i%3])
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	held := enter(3)
+	held := enter(4)
 	_, err := g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(3), blockedBy(t, err).Limit, "the BBR bound: 100 served per second x 20ms + 1")
+	assert.Equal(t, int64(4), blockedBy(t, err).Limit, "the BBR bound: 100 served per second x 20ms + 2")
 	snap := g.Snapshot()
 	require.NotNil(t, snap.Rules[0].System)
 	assert.Equal(t, 20*time.Millisecond, snap.Rules[0].System.AvgRT, "the average of the requests served")
@@ -303,7 +305,7 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 	ctx := context.Background()
 	wave := func(rt time.Duration) {
 		var held []core.Entry
-		for range 10 {
+		for range 50 {
 			e, err := g.Enter(ctx, "GET /x")
 			require.NoError(t, err)
 			held = append(held, e)
@@ -315,17 +317,17 @@ func TestSystemRuleBBRRemembersTheLowestResponseTime(t *testing.T) {
 	}
 	wave(20 * time.Millisecond)
 	fc.Advance(2 * time.Second)
-	wave(500 * time.Millisecond) // 10 ended in a tenth of a second: 100 per second
+	wave(500 * time.Millisecond) // 50 ended in half a second: 100 per second
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	var held []core.Entry
-	for i := range 3 { // 100 per second x 20ms + 1
+	for i := range 4 { // 100 per second x 20ms + 2
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 		held = append(held, e)
 	}
 	_, err := g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(3), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
+	assert.Equal(t, int64(4), blockedBy(t, err).Limit, "the bound takes the 20ms of 2s ago, not the queue's 500ms")
 	for _, e := range held {
 		e.Exit(nil)
 	}
@@ -339,7 +341,7 @@ func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
 	g, fc, src, r := bbrGuard(t)
 	ctx := context.Background()
 	var held []core.Entry
-	for range 10 { // 100 per second, of 20ms: a bound of 3
+	for range 50 { // 100 per second over half a second, of 20ms: a bound of 4
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -358,7 +360,7 @@ func TestSystemRuleBBRHoldsAfterTheSignalDips(t *testing.T) {
 	src.set(0.3, 0) // a dip
 	require.NoError(t, g.SetRules([]core.Rule{r}))
 	fc.Advance(500 * time.Millisecond)
-	for range 2 {
+	for range 3 {
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		held = append(held, e)
@@ -453,19 +455,19 @@ func TestSystemSamplerRunsOffTheRequestPath(t *testing.T) {
 func TestSystemRuleBBRWithInstantResponses(t *testing.T) {
 	g, _, src, r := bbrGuard(t)
 	ctx := context.Background()
-	for range 1000 { // 10000 per second, of 0s each
+	for range 5000 { // 10000 per second over half a second, of 0s each
 		e, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err)
 		e.Exit(nil)
 	}
 	src.set(0.9, 0)
 	require.NoError(t, g.SetRules([]core.Rule{r}))
-	for i := range 11 { // 10000/s times 1ms, plus one
+	for i := range 12 { // 10000/s times 1ms, plus 2
 		_, err := g.Enter(ctx, "GET /x")
 		require.NoError(t, err, "request %d", i)
 	}
 	_, err := g.Enter(ctx, "GET /x")
-	assert.Equal(t, int64(11), blockedBy(t, err).Limit)
+	assert.Equal(t, int64(12), blockedBy(t, err).Limit)
 }
 
 // A system rule is no quota policy: a request it rejects along with a

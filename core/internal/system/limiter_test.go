@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicekit/sluice/core/internal/priority"
 )
@@ -248,11 +249,13 @@ func TestBoundIsReported(t *testing.T) {
 	assert.False(t, on, "reading it recorded nothing")
 
 	bbr := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
-	bbr.Acquire(start, 1, 0.9, priority.Default)
-	bbr.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	for range 20 {
+		bbr.Acquire(start, 1, 0.9, priority.Default)
+		bbr.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	}
 	b, on = bbr.Bound(start + 60*ms)
 	assert.True(t, on)
-	assert.InDelta(t, 10*0.05+1, b, 1e-9, "1 in a tenth of a second times 50ms, plus one")
+	assert.InDelta(t, 40*0.05+2, b, 1e-9, "20 in half a second times 50ms, plus one, plus one while nothing was refused")
 	_, on = bbr.Bound(start + 1100*ms)
 	assert.False(t, on)
 }
@@ -261,7 +264,7 @@ func TestBoundIsReported(t *testing.T) {
 // the rate they came, not the service's: the bounds of rt and of the BBR
 // check take only the served for completions, and the response times
 // only theirs. Counted, the 30 abandoned here made rt's bound 5.4, not
-// 2.1, and the BBR check's 121, not 31.
+// 2.1, and the BBR check's 26, not 8.
 func TestBoundsCountOnlyServedRequests(t *testing.T) {
 	start := 10 * int64(time.Second)
 	for _, c := range []struct {
@@ -270,7 +273,7 @@ func TestBoundsCountOnlyServedRequests(t *testing.T) {
 		want float64
 	}{
 		{Config{Signal: RT, Threshold: 100}, 0, 10/0.911*0.1 + 1},
-		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 100*0.3 + 1},
+		{Config{Signal: CPU, Threshold: 0.5, BBR: true}, 0.9, 20*0.3 + 2},
 	} {
 		l := New(c.cfg, nil)
 		for range 40 {
@@ -282,7 +285,7 @@ func TestBoundsCountOnlyServedRequests(t *testing.T) {
 		l.Acquire(start+310*ms, 1, c.host, priority.Critical) // the BBR check: seen over the threshold
 		b, on := l.Bound(start + 310*ms)
 		assert.True(t, on, "%s", c.cfg.Signal)
-		assert.InDelta(t, c.want, b, 0.01, "%s: 10 served in a tenth of a second, 30 abandoned", c.cfg.Signal)
+		assert.InDelta(t, c.want, b, 0.01, "%s: 10 served, 30 abandoned", c.cfg.Signal)
 		st := l.Stats(start + 310*ms)
 		assert.Equal(t, int64(10), st.Complete, "%s", c.cfg.Signal)
 		assert.Equal(t, 300*time.Millisecond, st.AvgRT, "%s", c.cfg.Signal)
@@ -319,4 +322,36 @@ func TestRTBoundGrowsBackFromOne(t *testing.T) {
 	t.Log(rounds)
 	assert.Equal(t, 1, rounds[0])
 	assert.Greater(t, rounds[len(rounds)-1], 20, "grown back")
+}
+
+// TestBBRKeepsOneWaitingUntilFlooded: the BBR check keeps room for one
+// request waiting over what the service sustains until it refused a fifth
+// as many requests as the rule admitted over the last second; then that
+// room goes.
+func TestBBRKeepsOneWaitingUntilFlooded(t *testing.T) {
+	start := 10 * int64(time.Second)
+	l := New(Config{Signal: CPU, Threshold: 0.5, BBR: true}, nil)
+	for range 20 { // 40 per second, of 50ms: 2 in flight sustained
+		l.Acquire(start, 1, 0.1, priority.Default)
+		l.Done(start+50*ms, 50*ms, 1, priority.Default, false)
+	}
+	now := start + 60*ms
+	in := 0
+	for {
+		ok, limit := l.Acquire(now, 1, 0.9, priority.Default)
+		if !ok {
+			assert.Equal(t, int64(4), limit)
+			break
+		}
+		in++
+	}
+	assert.Equal(t, 4, in, "2 sustained, one more, one waiting: nothing refused yet")
+	for range 4 { // 5 refused of 24 admitted
+		ok, _ := l.Acquire(now, 1, 0.9, priority.Default)
+		require.False(t, ok)
+	}
+	l.Done(now, 50*ms, 1, priority.Default, false)
+	ok, limit := l.Acquire(now, 1, 0.9, priority.Default)
+	assert.False(t, ok, "flooded: 3 in flight, no room for one waiting")
+	assert.Equal(t, int64(3), limit)
 }
