@@ -118,7 +118,11 @@
 // when they are set, which no such flood takes: after 10,240 client-chosen
 // descriptors in 160 requests, the limits asked afterwards, and one a reload
 // added, count their own requests (TestFloodLeavesConfiguredLimitsTheirStatistics;
-// sluice-rls's /metrics: TestFloodLeavesConfiguredLimitsTheirMetrics).
+// sluice-rls's /metrics: TestFloodLeavesConfiguredLimitsTheirMetrics). So
+// does the dashboard's history, which keeps every configured limit's and
+// up to 1,000 others', those first seen: after 1,152 client-chosen
+// descriptors, the limits asked afterwards have a history of their own
+// (TestFloodLeavesConfiguredLimitsTheirHistory).
 //
 // # The request
 //

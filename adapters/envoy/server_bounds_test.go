@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,4 +265,47 @@ func TestBoundsInShadowMode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFloodLeavesConfiguredLimitsTheirHistory: the history the dashboard
+// shows (core.Guard.History) keeps 1,000 resources that no rule names,
+// those first seen; a flood of 1,152 client-chosen descriptors that a glob
+// rule matches takes those, and the limits of the config, asked only
+// after it, and one a reload adds, still get a history of their own.
+// Before, they counted in the overflow resource's history, hidden.
+func TestFloodLeavesConfiguredLimitsTheirHistory(t *testing.T) {
+	const yaml = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
+	glob := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	cfg := domain(t, yaml)
+	cfg.Rules = glob
+	rpc, s, fc := serve(t, cfg)
+	g := s.Guard()
+	g.History(0) // starts recording
+	for i := range 18 {
+		require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", descs(64*i, 64)...).OverallCode)
+	}
+	fc.Advance(time.Second)
+	g.History(0)
+	cfg = domain(t, yaml+"  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
+	cfg.Rules = glob
+	require.NoError(t, s.SetConfig(cfg), "a reload after the flood")
+	for range 4 {
+		ask(t, rpc, "edge", desc("remote_address", "a"))
+		ask(t, rpc, "edge", desc("user", "a"))
+	}
+	fc.Advance(time.Second)
+	passed := map[string]float64{}
+	flood := 0
+	for _, r := range g.History(0).Resources {
+		for _, v := range r.Pass {
+			passed[r.Resource] += v
+		}
+		if strings.HasPrefix(r.Resource, "api/") {
+			flood++
+		}
+	}
+	assert.Equal(t, 1000, flood, "the flood's resources with a history")
+	assert.Equal(t, float64(18*64-1000), passed[core.OverflowResource])
+	assert.Equal(t, float64(3), passed["edge.remote_address"], "a limit of the config")
+	assert.Equal(t, float64(1), passed["edge.user"], "a limit a reload added")
 }
