@@ -23,10 +23,8 @@ type Sample struct {
 	// resources beyond its own bound count in its history.
 	Resources []Resource
 	Overflow  Resource
-	Rules     []Rule // in rule order
-	// Named reports whether a rule names the resource (not by a glob): it
-	// has a history of its own whatever the bound.
-	Named func(name string) bool
+	Rules     []Rule                 // in rule order
+	Named     func(name string) bool // whether a rule names it (no glob): it has a history whatever the bound
 }
 
 // Resource is a resource's totals (see core.Totals); RT is in nanoseconds.
@@ -225,9 +223,8 @@ func counters(r *Resource) [resCounters]int64 {
 }
 
 // track returns the track of the resource called name, counting from cur
-// when new and k is 0 (the baseline), with a ring of its own once named
-// reports it, else when new while the bound allows; the overflow's (named
-// nil) gets one once it counts requests. h.mu is held.
+// when new and k is 0 (the baseline), with a ring of its own if named reports
+// it or, new, while the bound allows (named nil: the overflow's). h.mu is held.
 func (h *Recorder) track(name string, k int64, named func(string) bool, cur [resCounters]int64) *resTrack {
 	tr := h.res[name]
 	if tr == nil {
