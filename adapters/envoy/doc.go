@@ -238,6 +238,12 @@
 // and no flood of client-chosen descriptors takes the statistics of a
 // configured limit (see sluice rules files).
 //
+// A limit of the config that no request asked yet takes about 1.9 kB of
+// heap on 1 CPU and 2.8 kB on 16 (10,000 exact-named limits: 28 MB;
+// TestMemoryPerLimit, go test -run TestMemoryPerLimit -v .): the per-CPU
+// statistics stripes of its resource and rule are made at its first
+// request, about 0.8 kB a CPU more (it was 14.4 kB on 16 CPUs, 144 MB).
+//
 // A decision without gRPC costs about 0.65 µs and 2 allocations for a limit
 // of fixed values (flow), 0.85 µs and 3 for a per-address limit over 1,000
 // addresses (hotspot), in memory (go test -run XXX -bench ShouldRateLimit
