@@ -248,7 +248,7 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 		*e = Entry{}
 		return err
 	}
-	st, i := res.stripe(cpu)
+	st, i := res.stripes.of(cpu)
 	w := int64(1) // see Entry.w
 	if !b.timed && n == 1 {
 		w = 0
@@ -291,7 +291,7 @@ func (g *Guard) enter(ctx context.Context, e *Entry, resource string, lazy func(
 // block, or the end of the context of a request waiting for its turn) in
 // the resource's statistics, in the stripe of cpu.
 func (g *Guard) rejected(res *resource, err error, cpu uint32, now, n int64) {
-	st, _ := res.stripe(cpu)
+	st, _ := res.stripes.of(cpu)
 	st.stats.Current(now) // before the count (see window.NewMarked)
 	why := reasonCancelled
 	if be, ok := err.(*BlockedError); ok {

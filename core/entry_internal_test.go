@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/window"
+	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // TestEntrySize: an Entry is returned by value and copied by its callers
@@ -68,13 +69,12 @@ func TestStripesMergeAndPeak(t *testing.T) {
 	g, err := New(WithClock(clock.NewFake(time.Second)))
 	require.NoError(t, err)
 	ctx := context.Background()
-	res, _ := g.resources.get("r")
 	picker := g.resources.picker
 	if raceEnabled {
 		t.Skip("under -race, sync.Pool drops tokens at random")
 	}
-	per := 1 << peakSampling
-	entries := make([]Entry, per*len(res.stripes))
+	per, stripes := 1<<peakSampling, stripe.Count()
+	entries := make([]Entry, per*stripes)
 	seen := map[uint8]int{}
 	var held []func()
 	for i := range entries {
@@ -86,7 +86,7 @@ func TestStripesMergeAndPeak(t *testing.T) {
 		require.NoError(t, err)
 		seen[entries[i].stripe]++
 	}
-	assert.Len(t, seen, len(res.stripes), "entries made while tokens were held count in different stripes")
+	assert.Len(t, seen, stripes, "entries made while tokens were held count in different stripes")
 	st, _ := g.Stats("r")
 	assert.Equal(t, int64(len(entries)), st.InFlight)
 	assert.Equal(t, int64(len(entries)), st.Peak, "a stripe adds up every stripe's count at its 64th entry")

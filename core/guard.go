@@ -340,6 +340,7 @@ func (set *ruleSet) bind(name string) *binding {
 		b.stored = b.stored || rs.shared
 		b.params = b.params || rs.rule.Param != "" || rs.rule.Priority != ""
 		b.timed = b.timed || rs.lim.times()
+		rs.stats.stripes.make((*ruleStripe).init) // before a request it decides counts in them
 	}
 	b.rules = append(append(gates, b.rules...), waiting...)
 	b.wait = len(waiting) > 0
@@ -412,6 +413,7 @@ func (g *Guard) bindingOf(r *resource, name string, cached bool) *binding {
 		return b
 	}
 	b := set.bind(r.name) // name's valid form (see resourceTable.get)
+	r.stripes.make((*resStripe).init)
 	b.bindTo(r)
 	r.binding.Store(b)
 	return b

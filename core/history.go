@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/sluicekit/sluice/core/internal/history"
@@ -50,8 +51,9 @@ type RuleHistory struct {
 // (dashboard.New calls it): that call starts a goroutine of the Guard that
 // samples its counters once a second, which Close stops; a request costs
 // nothing more. Its memory is fixed: about 15 kB per resource and 12 kB
-// per rule, for up to 1000 resources (those first seen); the requests to
-// resources beyond count in the history of OverflowResource.
+// per rule, for the resources rules name (not by a glob) and up to 1000
+// others (those first seen); the requests to resources beyond count in the
+// history of OverflowResource.
 func (g *Guard) History(after time.Duration) History {
 	g.history.Start()
 	g.history.Record(g.clock.Now())
@@ -65,6 +67,14 @@ func (g *Guard) historySample() history.Sample {
 	s := g.Snapshot()
 	out := history.Sample{Overflow: history.Resource{Name: OverflowResource},
 		Resources: make([]history.Resource, 0, len(s.Resources)), Rules: make([]history.Rule, 0, len(s.Rules))}
+	named := sync.OnceValue(func() map[string]bool { // asked for names new to the history or beyond its bound
+		m := map[string]bool{}
+		for _, rs := range g.rules.Load().rules {
+			m[rs.rule.Resource] = m[rs.rule.Resource] || rs.pattern.parts == nil
+		}
+		return m
+	})
+	out.Named = func(name string) bool { return named()[name] }
 	for _, r := range s.Resources {
 		t := r.Total
 		hr := history.Resource{Name: r.Resource, Pass: t.Pass, Block: t.Block, Error: t.Error, Complete: t.Complete,

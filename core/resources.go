@@ -25,8 +25,43 @@ const (
 // rules bound to it under the current rule set.
 type resource struct {
 	name    string
-	stripes []resStripe
+	stripes stripes[resStripe]
 	binding atomic.Pointer[binding]
+}
+
+// stripes are the statistics stripes of a resource or a rule, one per CPU
+// (stripe.Count), made before its first request (Guard.bindingOf,
+// ruleSet.bind): a resource or rule no request reaches costs none.
+type stripes[T any] struct{ p atomic.Pointer[[]T] }
+
+// each yields the stripes, none before the first write.
+func (s *stripes[T]) each(yield func(*T) bool) {
+	if p := s.p.Load(); p != nil {
+		for i := range *p {
+			if !yield(&(*p)[i]) {
+				return
+			}
+		}
+	}
+}
+
+// make makes the stripes, each set up by init, unless they are.
+func (s *stripes[T]) make(init func(*T)) {
+	if s.p.Load() != nil {
+		return
+	}
+	made := make([]T, stripe.Count())
+	for i := range made {
+		init(&made[i])
+	}
+	s.p.CompareAndSwap(nil, &made)
+}
+
+// of returns the stripe picked by hint (see stripe.Picker), and its index.
+func (s *stripes[T]) of(hint uint32) (*T, uint8) {
+	ss := *s.p.Load()
+	i := stripe.Of(hint, len(ss))
+	return &ss[i], uint8(i)
 }
 
 const maxReasons = 8 // the reasons resStripe.blockedBy counts under (blockReasons)
@@ -128,15 +163,15 @@ func (r *resource) inFlightSince() int64 {
 // entered and exited return the permits admitted and exited through r's
 // stripes (resStripe.entered, exited).
 func (r *resource) entered() (n int64) {
-	for i := range r.stripes {
-		n = window.Plus(n, r.stripes[i].entered.Load())
+	for st := range r.stripes.each {
+		n = window.Plus(n, st.entered.Load())
 	}
 	return n
 }
 
 func (r *resource) exited() (n int64) {
-	for i := range r.stripes {
-		n = window.Plus(n, r.stripes[i].exited.Load())
+	for st := range r.stripes.each {
+		n = window.Plus(n, st.exited.Load())
 	}
 	return n
 }
@@ -146,13 +181,8 @@ func (r *resource) exited() (n int64) {
 // inFlightSince); otherwise it records its own stripe's count as a peak.
 const peakSampling = 6
 
-func newResource(name string, stripes int) *resource {
-	r := &resource{name: name, stripes: make([]resStripe, stripes)}
-	for i := range r.stripes {
-		st := &r.stripes[i]
-		st.stats, _ = window.NewMarked(statBuckets, statInterval, st.totals) // constants: cannot fail
-	}
-	return r
+func (st *resStripe) init() {
+	st.stats, _ = window.NewMarked(statBuckets, statInterval, st.totals) // constants: cannot fail
 }
 
 // totals returns the stripe's counts since the resource was made, by
@@ -166,13 +196,6 @@ func (st *resStripe) totals() window.Counts {
 		c[window.Block] = window.Plus(c[window.Block], st.blockedBy[i].Load())
 	}
 	return c
-}
-
-// stripe returns the stripe picked by hint (see stripe.Picker), and its
-// index.
-func (r *resource) stripe(hint uint32) (*resStripe, uint8) {
-	i := stripe.Of(hint, len(r.stripes))
-	return &r.stripes[i], uint8(i)
 }
 
 // resourceTable maps names to resources. Lookups read an immutable map
@@ -194,7 +217,6 @@ type resourceTable struct {
 	max      int
 	full     atomic.Bool
 	overflow *resource
-	stripes  int // statistics stripes per resource
 	picker   *stripe.Picker
 	made     [2]int // resources made by lookups, by reserve; guarded by mu
 }
@@ -205,8 +227,8 @@ type resourceTable struct {
 const OverflowResource = "(overflow)"
 
 func newResourceTable(max int) *resourceTable {
-	stripes := stripe.Count()
-	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: newResource(OverflowResource, stripes), stripes: stripes, picker: stripe.NewPicker()}
+	t := &resourceTable{dirty: map[string]*resource{}, max: max, overflow: &resource{name: OverflowResource}, picker: stripe.NewPicker()}
+	t.overflow.stripes.make((*resStripe).init) // its bindings are the rules' beyond the bound
 	t.read.Store(&map[string]*resource{})
 	return t
 }
@@ -245,7 +267,7 @@ func (t *resourceTable) get(name string) (*resource, bool) {
 			t.full.Store(true)
 			return t.overflow, false
 		}
-		r = newResource(name, t.stripes)
+		r = &resource{name: name}
 		t.dirty[name], t.made[0] = r, t.made[0]+1
 	}
 	if t.misses++; t.misses > len(t.dirty)/8 {
@@ -267,7 +289,7 @@ func (t *resourceTable) reserve(rules []*ruleState) {
 	defer t.mu.Unlock()
 	for _, rs := range rules {
 		if _, ok := t.dirty[rs.rule.Resource]; !ok && rs.pattern.parts == nil && rs.rule.Resource != OverflowResource && t.made[1] < t.max {
-			t.dirty[rs.rule.Resource], t.made[1] = newResource(rs.rule.Resource, t.stripes), t.made[1]+1
+			t.dirty[rs.rule.Resource], t.made[1] = &resource{name: rs.rule.Resource}, t.made[1]+1
 			t.misses = len(t.dirty) // published below
 		}
 	}

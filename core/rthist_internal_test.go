@@ -47,7 +47,9 @@ func TestRTBucket(t *testing.T) {
 // requests less the others' (see resStripe), permits beyond the first not
 // counted, and never goes down when a reader finds an exit half counted.
 func TestStripeHistogram(t *testing.T) {
-	st := &newResource("r", 1).stripes[0]
+	r := &resource{name: "r"}
+	r.stripes.make((*resStripe).init)
+	st, _ := r.stripes.of(0)
 	hist := func() RTHistogram {
 		var h RTHistogram
 		st.addRTs(&h)

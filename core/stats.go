@@ -11,7 +11,6 @@ import (
 	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/internal/flow"
 	"github.com/sluicekit/sluice/core/internal/window"
-	"github.com/sluicekit/sluice/core/stripe"
 )
 
 // ResourceStats are the statistics of one resource: over the last second,
@@ -215,8 +214,8 @@ func (g *Guard) Stats(name string) (ResourceStats, bool) {
 
 func (r *resource) snapshot(now int64) ResourceStats {
 	var s window.Snapshot
-	for i := range r.stripes {
-		s = s.Merge(r.stripes[i].stats.MarkedOver(now, statInterval))
+	for st := range r.stripes.each {
+		s = s.Merge(st.stats.MarkedOver(now, statInterval))
 	}
 	out := ResourceStats{Resource: r.name, InFlight: r.inFlight(), Pass: s.Pass, Block: s.Block, Complete: s.Complete,
 		Error: s.Error, RT: time.Duration(s.RT), MinRT: time.Duration(s.MinRT), Peak: s.Peak}
@@ -224,8 +223,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 	// passed, not yet completed, never completed without having passed.
 	out.Total.Complete = r.exited()
 	var by [maxReasons]int64
-	for i := range r.stripes {
-		t := &r.stripes[i]
+	for t := range r.stripes.each {
 		out.Total.Pass = window.Plus(out.Total.Pass, t.entered.Load())
 		out.Total.Error += t.errors.Load()
 		out.Total.RT += time.Duration(t.rt.Load())
@@ -259,7 +257,7 @@ func (r *resource) snapshot(now int64) ResourceStats {
 // cancelled), and those of the overflow resource, shared by names with
 // different rules. Evaluated is their sum, which only grows.
 type ruleStats struct {
-	stripes   []ruleStripe
+	stripes   stripes[ruleStripe]
 	fallbacks atomic.Int64
 	// since is the Guard's time when the rule was set in its current form
 	// (see Guard.watch), warned whether it was since logged as unmatched.
@@ -301,12 +299,12 @@ func (sp *ruleStripe) totals() window.Counts {
 	return window.Counts{window.Block: window.Plus(sp.blocked.Load(), sp.lone.Load()), window.Pass: sp.shadowed.Load()}
 }
 
+func (sp *ruleStripe) init() {
+	sp.blocks, _ = window.NewMarked(statBuckets, statInterval, sp.totals) // constants: cannot fail
+}
+
 func newRuleStats() *ruleStats {
-	st := &ruleStats{stripes: make([]ruleStripe, stripe.Count()), bound: map[*resource]int64{}}
-	for i := range st.stripes {
-		sp := &st.stripes[i]
-		sp.blocks, _ = window.NewMarked(statBuckets, statInterval, sp.totals) // constants: cannot fail
-	}
+	st := &ruleStats{bound: map[*resource]int64{}}
 	st.lastLog.Store(math.MinInt64)
 	return st
 }
@@ -351,7 +349,8 @@ func count(c *atomic.Int64, n int64) int64 {
 func evaluated(rules []*ruleState, cpu uint32, n int64) {
 	for _, rs := range rules {
 		st := rs.stats
-		count(&st.stripes[stripe.Of(cpu, len(st.stripes))].evaluated, n)
+		sp, _ := st.stripes.of(cpu)
+		count(&sp.evaluated, n)
 	}
 }
 
@@ -385,8 +384,8 @@ func (st *ruleStats) matched() bool {
 // of resources read already.
 func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) {
 	var n int64
-	for i := range st.stripes {
-		n = window.Plus(n, window.Plus(st.stripes[i].evaluated.Load(), st.stripes[i].lone.Load()))
+	for sp := range st.stripes.each {
+		n = window.Plus(n, window.Plus(sp.evaluated.Load(), sp.lone.Load()))
 	}
 	st.mu.Lock()
 	names := make([]string, 0, len(st.bound)+1)
@@ -410,8 +409,7 @@ func (st *ruleStats) evaluations(entered map[*resource]int64) ([]string, int64) 
 // now and since it was first set, and those it would have blocked in
 // shadow, likewise.
 func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowedTotal int64) {
-	for i := range st.stripes {
-		sp := &st.stripes[i]
+	for sp := range st.stripes.each {
 		last := sp.blocks.MarkedOver(now, statInterval)
 		blocked, shadowed = window.Plus(blocked, last.Block), window.Plus(shadowed, last.Pass)
 		blockedTotal = window.Plus(blockedTotal, window.Plus(sp.blocked.Load(), sp.lone.Load()))
@@ -427,7 +425,7 @@ func (st *ruleStats) counts(now int64) (blocked, blockedTotal, shadowed, shadowe
 // since the last report (none: math.MinInt64), logged being the count then.
 func (rs *ruleState) block(g *Guard, cpu uint32, now, n int64, shadow, alone bool) {
 	st := rs.stats
-	sp := &st.stripes[stripe.Of(cpu, len(st.stripes))]
+	sp, _ := st.stripes.of(cpu)
 	c, logged := &sp.blocked, &st.logged
 	switch {
 	case shadow:

@@ -2,6 +2,7 @@ package sluiceenvoy_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 // answered OVER_LIMIT before the deadline, its turn given back; one whose
 // turn comes in time waits for it. Before, every call that waited past
 // the deadline got DeadlineExceeded, so that Envoy let through, unlimited,
-// every request the bucket was pacing.
+// every request the bucket was pacing. The refusal carries Retry-After,
+// the RateLimit fields and the problem document, as the others do (it had
+// none).
 func TestWaitBeyondDeadlineIsOverLimit(t *testing.T) {
 	rules := []core.Rule{{Name: "paced", Resource: "api/*", Kind: core.KindFlow, Limit: 1, Window: 10 * time.Second,
 		Algorithm: core.AlgorithmLeakyBucket, MaxWait: time.Minute}}
@@ -38,6 +41,19 @@ func TestWaitBeyondDeadlineIsOverLimit(t *testing.T) {
 	r := call(4 * time.Second)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.OverallCode)
 	assert.Equal(t, rlsv3.RateLimitResponse_OVER_LIMIT, r.Statuses[0].Code)
+	// As any other refusal: Retry-After, RateLimit fields and the problem
+	// document, of its turn at most maxWait (1 minute) away.
+	assert.Equal(t, "60", header(r.ResponseHeadersToAdd, "Retry-After"))
+	assert.Equal(t, `"paced";q=1;w=10`, header(r.ResponseHeadersToAdd, "RateLimit-Policy"))
+	assert.Equal(t, `"paced";r=0;t=60`, header(r.ResponseHeadersToAdd, "RateLimit"))
+	assert.Equal(t, "application/problem+json", header(r.ResponseHeadersToAdd, "Content-Type"))
+	assert.Equal(t, time.Minute, r.Statuses[0].DurationUntilReset.AsDuration())
+	assert.Equal(t, uint32(1), r.Statuses[0].GetCurrentLimit().GetRequestsPerUnit())
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(r.RawBody, &doc))
+	assert.Equal(t, "paced", doc["rule"])
+	assert.EqualValues(t, 60, doc["retryAfter"])
+	assert.Equal(t, []any{"paced"}, doc["violated-policies"])
 	done := make(chan *rlsv3.RateLimitResponse)
 	go func() { done <- call(5 * time.Second) }()
 	require.NoError(t, fc.WaitForSleepers(context.Background(), 1))

@@ -54,7 +54,8 @@ type leafStats struct {
 
 // domain is a compiled Domain.
 type domain struct {
-	root node
+	root  node
+	rules []core.Rule // of its limits
 }
 
 // compile builds the trees of ds and the rules of their limits, each rule
@@ -68,7 +69,9 @@ func compile(ds []Domain, defaults core.Rule, prev map[string]*leafStats) (map[s
 		}
 		dom := &domain{}
 		c.domain = d.Name
+		first := len(c.rules)
 		c.nodes(&dom.root, d.Name, d.Descriptors, false)
+		dom.rules = c.rules[first:len(c.rules):len(c.rules)]
 		out[d.Name] = dom
 	}
 	return out, c.rules, c.stats, nil

@@ -82,7 +82,8 @@ func WithUnknownDomainOK() Option {
 // WithMaxOverrides bounds the number of distinct limits that descriptors'
 // limit overrides may ask for (default 64): each is a rule of the Guard,
 // added at its first request; a request asking for one more is OVER_LIMIT,
-// none of its descriptors decided (see the package documentation).
+// none of its descriptors decided, unless the Guard makes every rule a
+// shadow rule (see the package documentation).
 func WithMaxOverrides(n int) Option {
 	return optionFunc(func(o *options) error {
 		if n < 0 {
@@ -96,7 +97,8 @@ func WithMaxOverrides(n int) Option {
 // WithMaxDescriptors bounds the number of descriptors of a request (default
 // 64; Envoy sends one per rate_limits entry of a route that produces one, a
 // few in practice). A request with more is OVER_LIMIT, none of its
-// descriptors decided (see the package documentation). Each descriptor is
+// descriptors decided, unless only shadow limits could limit it (see the
+// package documentation). Each descriptor is
 // a decision, and a resource of the Guard when a rule matches it: without
 // a bound one request of 20,000 descriptors took 92 ms.
 func WithMaxDescriptors(n int) Option {

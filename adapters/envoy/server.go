@@ -47,11 +47,17 @@ type state struct {
 	// patterns are the resources of the sluice rules, split on '*'.
 	patterns  [][]string
 	rules     []core.Rule // of the Config, compiled domains' first
+	limits    int         // the rules of the compiled domains, the first of rules
 	overrides map[override]string
 	overRules []core.Rule
-	stats     map[string]*leafStats // by rule name
-	files     [32]byte              // Config.files
-	waits     bool                  // a rule makes requests wait for their turn (MaxWait)
+	stats     map[string]*leafStats    // by rule name
+	files     [32]byte                 // Config.files
+	waits     map[string]time.Duration // the MaxWait of the rules with one, by name
+	// enforced are the names of the rules the Guard enforces, those not
+	// in shadow mode; shadowAll is true when the Guard makes every rule a
+	// shadow rule (core.WithShadow), the rules of overrides too.
+	enforced  map[string]bool
+	shadowAll bool
 }
 
 // override is a limit a request's descriptor gives (its limit field).
@@ -142,21 +148,59 @@ func (s *Server) SetConfig(c Config) error {
 		}
 		st.patterns = append(st.patterns, strings.Split(res, "*"))
 	}
-	st.rules = append(rules, c.Rules...)
-	st.waits = slices.ContainsFunc(st.rules, func(r core.Rule) bool { return r.MaxWait > 0 })
+	st.rules, st.limits, st.waits = append(rules, c.Rules...), len(rules), map[string]time.Duration{}
+	for _, r := range c.Rules {
+		if r.MaxWait > 0 {
+			st.waits[r.Name] = r.MaxWait
+		}
+	}
 	if old != nil {
 		st.overrides, st.overRules = old.overrides, old.overRules
 	}
-	if err := s.g.SetRules(st.all()); err != nil {
+	if err := st.setRules(s.g); err != nil {
 		return err
 	}
 	s.st.Store(st)
 	return nil
 }
 
-// all returns the rules of st: the config's and the overrides'.
-func (st *state) all() []core.Rule {
-	return append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)
+// setRules gives g the rules of st, the config's and the overrides', and
+// notes which g enforces.
+func (st *state) setRules(g *core.Guard) error {
+	all := append(st.rules[:len(st.rules):len(st.rules)], st.overRules...)
+	if err := g.SetRules(all); err != nil {
+		return err
+	}
+	set := make(map[string]bool, len(all)) // the rules set in shadow mode
+	for _, r := range all {
+		set[r.Name] = r.Shadow
+	}
+	st.enforced, st.shadowAll = make(map[string]bool, len(all)), false
+	for _, r := range g.Rules() {
+		st.enforced[r.Name] = !r.Shadow
+		st.shadowAll = st.shadowAll || (r.Shadow && !set[r.Name])
+	}
+	return nil
+}
+
+// enforces reports whether a rule that is not in shadow mode may limit a
+// descriptor of req: one of the limits of its domain, a sluice rule whose
+// resource may name its domain, or the rule of a limit override, which is
+// never in shadow mode (as in the reference server) unless every rule is.
+func (st *state) enforces(req *rlsv3.RateLimitRequest) bool {
+	if !st.shadowAll && slices.ContainsFunc(req.Descriptors, func(d *ratelimitv3.RateLimitDescriptor) bool { return d.GetLimit() != nil }) {
+		return true
+	}
+	dom := st.domains[req.Domain]
+	rules := st.rules[st.limits:]
+	if dom != nil {
+		rules = dom.rules
+	}
+	return slices.ContainsFunc(rules, func(r core.Rule) bool {
+		d, _, _ := strings.Cut(r.Resource, "/")
+		star := strings.IndexByte(d, '*')
+		return st.enforced[r.Name] && (dom != nil || d == req.Domain || (star >= 0 && strings.HasPrefix(req.Domain, d[:star])))
+	})
 }
 
 // known reports whether domain has a config.
@@ -220,7 +264,7 @@ func (s *Server) overrideRule(o override) (string, error) {
 	}
 	next.overrides[o] = name
 	next.overRules = append(st.overRules[:len(st.overRules):len(st.overRules)], r)
-	if err := s.g.SetRules(next.all()); err != nil {
+	if err := next.setRules(s.g); err != nil {
 		return "", status.Errorf(codes.InvalidArgument, "descriptor limit override: %v", err) // its limit and window are the request's
 	}
 	s.st.Store(&next)
@@ -317,6 +361,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		return nil, status.Errorf(codes.NotFound, "rate limit request: unknown domain %s: no config file has it", core.Quote(req.Domain))
 	}
 	if n := len(req.Descriptors); n > s.o.maxDescriptors {
+		if !st.enforces(req) {
+			return s.allOK(req), nil // shadow mode: nothing refuses
+		}
 		return refused(req, "max-descriptors", s.o.maxDescriptors, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors)", n, s.o.maxDescriptors)), nil
 	}
 	r := newReply(len(req.Descriptors))
@@ -340,7 +387,9 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 			if err != nil {
 				return nil, err
 			}
-			if c.resource, err = s.overrideRule(o); errors.Is(err, errMaxOverrides) {
+			if c.resource, err = s.overrideRule(o); errors.Is(err, errMaxOverrides) && st.shadowAll {
+				continue // its rule would be a shadow rule: OK, without limit
+			} else if errors.Is(err, errMaxOverrides) {
 				return refused(req, "max-overrides", s.o.maxOverrides, fmt.Sprintf("descriptor %d: limit override %d per %s: the server already has %d distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides)", i, o.rpu, o.window, s.o.maxOverrides)), nil
 			} else if err != nil {
 				return nil, err
@@ -386,7 +435,7 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	// passed (unless failure_mode_deny): a wait for a turn after it ends
 	// before, as OVER_LIMIT.
 	ectx := ctx
-	if d, ok := ctx.Deadline(); ok && st.waits {
+	if d, ok := ctx.Deadline(); ok && len(st.waits) > 0 {
 		var cancel context.CancelFunc
 		ectx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/4))
 		defer cancel()
@@ -442,8 +491,11 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 		case ctx.Err() != nil:
 			return nil, status.FromContextError(ctx.Err()).Err()
 		case ectx.Err() != nil: // its turn after the deadline, given back
+			b := st.lateTurn(c.resource, r.quotas)
+			blocked = append(blocked, b)
 			ds.Code, resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT, rlsv3.RateLimitResponse_OVER_LIMIT
-			continue
+			ds.DurationUntilReset = setDuration(&sl.reset, b.RetryAfter)
+			q = core.Quota{Limit: b.Limit, Window: b.Window}
 		default:
 			return nil, status.Errorf(codes.Internal, "descriptor %d: %v", i, err)
 		}
@@ -459,6 +511,29 @@ func (s *Server) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReques
 	}
 	s.addHeaders(r, admitted, blocked)
 	return resp, nil
+}
+
+// lateTurn is the rejection of a request of resource whose turn came after
+// Envoy's deadline, given back, whose rules admitted it with the quotas qs
+// (core.WithQuotas): by the one of them with the longest MaxWait, its turn
+// at most that far (not known closer), after which it may pass.
+func (st *state) lateTurn(resource string, qs []core.Quota) *core.BlockedError {
+	b := &core.BlockedError{Resource: resource, Kind: core.KindFlow, Policies: slices.Clone(qs)}
+	for i := range b.Policies {
+		if w := st.waits[b.Policies[i].Rule]; w > b.RetryAfter {
+			q := &b.Policies[i]
+			b.Rule, b.Limit, b.Window, b.RetryAfter = q.Rule, q.Limit, q.Window, w
+			q.Blocked, q.Remaining, q.Reset = true, 0, w
+		}
+	}
+	if b.Rule == "" { // no quota of a waiting rule noted: the longest wait of all
+		for name, w := range st.waits {
+			if w > b.RetryAfter {
+				b.Rule, b.RetryAfter = name, w
+			}
+		}
+	}
+	return b
 }
 
 // setDuration sets d to x and returns it.
@@ -480,7 +555,7 @@ func refused(req *rlsv3.RateLimitRequest, rule string, limit int, detail string)
 		resp.Statuses[i] = over
 	}
 	b := &core.BlockedError{Resource: req.Domain, Rule: rule, Limit: int64(limit), Never: true}
-	resp.RawBody = problem(b, []*core.BlockedError{b}, detail+": it will never pass")
+	resp.RawBody = problem(b, []*core.BlockedError{b}, detail+": it will never pass (a bound of the server, which shadow mode lifts only when no limit that may apply is enforced)")
 	return resp
 }
 

@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	sluiceenvoy "github.com/sluicekit/sluice/adapters/envoy"
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
 )
 
 // descs returns n descriptors of distinct keys k<from>, k<from+1>, ...
@@ -61,7 +65,7 @@ func TestMaxDescriptors(t *testing.T) {
 				assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"), "it will never pass")
 				var doc map[string]any
 				require.NoError(t, json.Unmarshal(r.RawBody, &doc))
-				assert.Equal(t, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass", n, c.max), doc["detail"])
+				assert.Equal(t, fmt.Sprintf("the request has %d descriptors, more than the %d the rate limit service decides (sluiceenvoy.WithMaxDescriptors, sluice-rls -max-descriptors): it will never pass (a bound of the server, which shadow mode lifts only when no limit that may apply is enforced)", n, c.max), doc["detail"])
 				assert.Equal(t, "max-descriptors", doc["rule"])
 				assert.EqualValues(t, c.max, doc["limit"])
 			}
@@ -178,4 +182,130 @@ func TestFloodLeavesConfiguredLimitsTheirStatistics(t *testing.T) {
 	}
 	after, _ := s.Guard().Stats(core.OverflowResource)
 	assert.Equal(t, over.Total, after.Total, "nothing more counted under the overflow resource")
+}
+
+// serveWith is serve with the Guard's options gopts (after the fake clock).
+func serveWith(t *testing.T, cfg sluiceenvoy.Config, gopts []core.Option, opts ...sluiceenvoy.Option) (rlsv3.RateLimitServiceClient, *sluiceenvoy.Server) {
+	t.Helper()
+	g, err := core.New(append([]core.Option{core.WithClock(clock.NewFake(time.Hour)), core.WithLogger(slog.New(slog.DiscardHandler))}, gopts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	s, err := sluiceenvoy.New(g, cfg, opts...)
+	require.NoError(t, err)
+	return dial(t, s), s
+}
+
+// TestBoundsInShadowMode: a bound of the server (WithMaxDescriptors,
+// WithMaxOverrides) refuses a request only when a limit that is not in
+// shadow mode may apply to it: one of its domain's limits, a sluice rule
+// that may name its domain, or a limit override (never in shadow mode, as
+// in the reference server, unless core.WithShadow makes every rule a
+// shadow rule). A request that only shadow limits could limit is OK,
+// none of its descriptors decided. Before, every request beyond a bound
+// was OVER_LIMIT, in shadow mode too, where no limit may refuse.
+func TestBoundsInShadowMode(t *testing.T) {
+	const shadowYAML = "domain: edge\ndescriptors:\n  - key: k0\n    shadow_mode: true\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
+	shadowRule := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1, Window: time.Minute, Shadow: true}}
+	enforced := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1, Window: time.Minute}}
+	override := func(rpu uint32) *ratelimitv3.RateLimitDescriptor {
+		d := desc("k0", "v")
+		d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: rpu, Unit: typev3.RateLimitUnit_MINUTE}
+		return d
+	}
+	over := append(descs(0, 3), override(5)) // 4 descriptors, one an override
+	for _, c := range []struct {
+		name   string
+		cfg    sluiceenvoy.Config
+		gopts  []core.Option
+		domain string
+		ds     []*ratelimitv3.RateLimitDescriptor
+		want   rlsv3.RateLimitResponse_Code
+	}{
+		{"shadow_mode limits", domain(t, shadowYAML), nil, "edge", descs(0, 4), rlsv3.RateLimitResponse_OK},
+		{"an enforced limit beside them", domain(t, shadowYAML+"  - key: k1\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"), nil, "edge", descs(0, 4), rlsv3.RateLimitResponse_OVER_LIMIT},
+		{"a limit override", domain(t, shadowYAML), nil, "edge", over, rlsv3.RateLimitResponse_OVER_LIMIT},
+		{"core.WithShadow", domain(t, shadowYAML+"  - key: k1\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"), []core.Option{core.WithShadow()}, "edge", over, rlsv3.RateLimitResponse_OK},
+		{"shadow rules", sluiceenvoy.Config{Rules: shadowRule}, nil, "api", descs(0, 4), rlsv3.RateLimitResponse_OK},
+		{"enforced rules", sluiceenvoy.Config{Rules: enforced}, nil, "api", descs(0, 4), rlsv3.RateLimitResponse_OVER_LIMIT},
+		{"enforced rules, core.WithShadow", sluiceenvoy.Config{Rules: enforced}, []core.Option{core.WithShadow()}, "api", descs(0, 4), rlsv3.RateLimitResponse_OK},
+		{"an enforced glob of another domain", sluiceenvoy.Config{Rules: append(enforced[:0:0], shadowRule[0], core.Rule{Name: "b", Resource: "b*/*", Kind: core.KindFlow, Limit: 1, Window: time.Minute})}, nil, "api", descs(0, 4), rlsv3.RateLimitResponse_OK},
+		{"an enforced glob of this domain", sluiceenvoy.Config{Rules: append(enforced[:0:0], shadowRule[0], core.Rule{Name: "a", Resource: "a*/x", Kind: core.KindFlow, Limit: 1, Window: time.Minute})}, nil, "api", descs(0, 4), rlsv3.RateLimitResponse_OVER_LIMIT},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rpc, s := serveWith(t, c.cfg, c.gopts, sluiceenvoy.WithMaxDescriptors(3))
+			r := ask(t, rpc, c.domain, c.ds...)
+			assert.Equal(t, c.want, r.OverallCode)
+			for i, st := range r.Statuses {
+				assert.Equal(t, c.want, st.Code, "descriptor %d", i)
+			}
+			if c.want == rlsv3.RateLimitResponse_OVER_LIMIT {
+				assert.Contains(t, string(r.RawBody), "a bound of the server, which shadow mode lifts only when no limit that may apply is enforced")
+			} else {
+				assert.Empty(t, r.ResponseHeadersToAdd)
+				assert.Empty(t, resources(s), "nothing decided")
+			}
+		})
+	}
+
+	// WithMaxOverrides: the override beyond the bound is OK without limit
+	// when its rule would be a shadow rule, and the others decided.
+	for _, c := range []struct {
+		name  string
+		gopts []core.Option
+		want  rlsv3.RateLimitResponse_Code
+	}{{"enforced", nil, rlsv3.RateLimitResponse_OVER_LIMIT}, {"core.WithShadow", []core.Option{core.WithShadow(), core.WithShadowQuotas()}, rlsv3.RateLimitResponse_OK}} {
+		t.Run("max overrides "+c.name, func(t *testing.T) {
+			rpc, _ := serveWith(t, domain(t, shadowYAML), c.gopts, sluiceenvoy.WithMaxOverrides(1))
+			require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "edge", override(5)).OverallCode)
+			r := ask(t, rpc, "edge", desc("k0", "v"), override(6))
+			assert.Equal(t, c.want, r.OverallCode)
+			if c.want == rlsv3.RateLimitResponse_OK {
+				assert.Equal(t, uint32(1), r.Statuses[0].GetCurrentLimit().GetRequestsPerUnit(), "the shadow limit decided")
+				assert.Nil(t, r.Statuses[1].CurrentLimit, "the override beyond the bound: no limit")
+			}
+		})
+	}
+}
+
+// TestFloodLeavesConfiguredLimitsTheirHistory: the history the dashboard
+// shows (core.Guard.History) keeps 1,000 resources that no rule names,
+// those first seen; a flood of 1,152 client-chosen descriptors that a glob
+// rule matches takes those, and the limits of the config, asked only
+// after it, and one a reload adds, still get a history of their own.
+// Before, they counted in the overflow resource's history, hidden.
+func TestFloodLeavesConfiguredLimitsTheirHistory(t *testing.T) {
+	const yaml = "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 3}\n"
+	glob := []core.Rule{{Name: "api", Resource: "api/*", Kind: core.KindFlow, Limit: 1 << 40, Window: time.Minute}}
+	cfg := domain(t, yaml)
+	cfg.Rules = glob
+	rpc, s, fc := serve(t, cfg)
+	g := s.Guard()
+	g.History(0) // starts recording
+	for i := range 18 {
+		require.Equal(t, rlsv3.RateLimitResponse_OK, ask(t, rpc, "api", descs(64*i, 64)...).OverallCode)
+	}
+	fc.Advance(time.Second)
+	g.History(0)
+	cfg = domain(t, yaml+"  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")
+	cfg.Rules = glob
+	require.NoError(t, s.SetConfig(cfg), "a reload after the flood")
+	for range 4 {
+		ask(t, rpc, "edge", desc("remote_address", "a"))
+		ask(t, rpc, "edge", desc("user", "a"))
+	}
+	fc.Advance(time.Second)
+	passed := map[string]float64{}
+	flood := 0
+	for _, r := range g.History(0).Resources {
+		for _, v := range r.Pass {
+			passed[r.Resource] += v
+		}
+		if strings.HasPrefix(r.Resource, "api/") {
+			flood++
+		}
+	}
+	assert.Equal(t, 1000, flood, "the flood's resources with a history")
+	assert.Equal(t, float64(18*64-1000), passed[core.OverflowResource])
+	assert.Equal(t, float64(3), passed["edge.remote_address"], "a limit of the config")
+	assert.Equal(t, float64(1), passed["edge.user"], "a limit a reload added")
 }

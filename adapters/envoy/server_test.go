@@ -354,7 +354,7 @@ func TestMaxOverrides(t *testing.T) {
 		if want == rlsv3.RateLimitResponse_OVER_LIMIT {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(r.RawBody, &doc))
-			assert.Equal(t, "descriptor 1: limit override 12 per 1m0s: the server already has 2 distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides): it will never pass", doc["detail"])
+			assert.Equal(t, "descriptor 1: limit override 12 per 1m0s: the server already has 2 distinct overrides, the most it takes (sluiceenvoy.WithMaxOverrides, sluice-rls -max-overrides): it will never pass (a bound of the server, which shadow mode lifts only when no limit that may apply is enforced)", doc["detail"])
 			assert.Empty(t, header(r.ResponseHeadersToAdd, "Retry-After"))
 		}
 	}

@@ -98,8 +98,9 @@
 // second ending at historyEnd (the server's wall clock), which is
 // historyAt on the Guard's clock. Series are as core.ResourceHistory and
 // core.RuleHistory describe them; a series is shorter than the others when
-// its resource or rule came later. Resources beyond the 1000 the Guard
-// keeps a history for have none.
+// its resource or rule came later. Resources beyond those the Guard keeps
+// a history for (those rules name and 1000 others: core.Guard.History)
+// have none.
 //
 // # Security
 //

@@ -23,7 +23,8 @@ type Sample struct {
 	// resources beyond its own bound count in its history.
 	Resources []Resource
 	Overflow  Resource
-	Rules     []Rule // in rule order
+	Rules     []Rule                 // in rule order
+	Named     func(name string) bool // whether a rule names it (no glob): it has a history whatever the bound
 }
 
 // Resource is a resource's totals (see core.Totals); RT is in nanoseconds.
@@ -73,8 +74,8 @@ const (
 )
 
 // The bounds of a Recorder: it keeps the last Seconds seconds, one point a
-// second, of up to Resources resources (those first seen; the others count
-// in the overflow's history).
+// second, of the resources rules name (Sample.Named) and up to Resources
+// others (those first seen; the others count in the overflow's history).
 const (
 	Seconds   = 600
 	Resources = 1000
@@ -98,7 +99,7 @@ type Recorder struct {
 	overflow string // the overflow's name, in res
 	rules    map[RuleID]*ruleTrack
 	order    []RuleID // the rules of the last sample
-	own      int      // resources with a ring of their own
+	own      int      // resources no rule names with a ring of their own
 }
 
 // resTrack is the history of a resource: its ring, nil when it counts in
@@ -174,11 +175,11 @@ func (h *Recorder) Record(now time.Duration) bool {
 	}
 	h.sampled, h.last = true, sec
 	h.overflow = s.Overflow.Name
-	over := h.track(s.Overflow.Name, k, true, counters(&s.Overflow))
+	over := h.track(s.Overflow.Name, k, nil, counters(&s.Overflow))
 	for i := range s.Resources {
 		r := &s.Resources[i]
 		cur := counters(r)
-		tr := h.track(r.Name, k, false, cur)
+		tr := h.track(r.Name, k, s.Named, cur)
 		to := tr
 		if tr.ring == nil {
 			to = over
@@ -221,21 +222,24 @@ func counters(r *Resource) [resCounters]int64 {
 	return c
 }
 
-// track returns the track of the resource called name, new with a ring of
-// its own while the bound allows, and counting from cur when k is 0 (the
-// baseline). h.mu is held.
-func (h *Recorder) track(name string, k int64, overflow bool, cur [resCounters]int64) *resTrack {
+// track returns the track of the resource called name, counting from cur
+// when new and k is 0 (the baseline), with a ring of its own if named reports
+// it or, new, while the bound allows (named nil: the overflow's). h.mu is held.
+func (h *Recorder) track(name string, k int64, named func(string) bool, cur [resCounters]int64) *resTrack {
 	tr := h.res[name]
 	if tr == nil {
 		tr = &resTrack{}
 		if k == 0 {
 			tr.prev = cur // the baseline: counted before recording
 		}
-		if !overflow && h.own < Resources {
+		if named != nil && !named(name) && h.own < Resources {
 			tr.ring = h.slab.Ring()
 			h.own++
 		}
 		h.res[name] = tr
+	}
+	if tr.ring == nil && named != nil && named(name) {
+		tr.ring = h.slab.Ring()
 	}
 	return tr
 }

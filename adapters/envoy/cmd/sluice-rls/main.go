@@ -149,7 +149,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (settings, 
 	dur(&s.grpcPing, "grpc-keepalive-time", "SLUICE_RLS_GRPC_KEEPALIVE_TIME", time.Minute, "ping a gRPC client after this long without activity (at least 1s)")
 	dur(&s.grpcPingTimeout, "grpc-keepalive-timeout", "SLUICE_RLS_GRPC_KEEPALIVE_TIMEOUT", 20*time.Second, "close a gRPC connection whose client does not answer a ping within this")
 	dur(&s.grpcMinPing, "grpc-keepalive-min-time", "SLUICE_RLS_GRPC_KEEPALIVE_MIN_TIME", 10*time.Second, "least time between a gRPC client's pings, with or without calls; a client that pings more often is disconnected")
-	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more is OVER_LIMIT, none decided")
+	integer(&s.maxDescriptors, "max-descriptors", "SLUICE_RLS_MAX_DESCRIPTORS", 64, "most descriptors in a request; a request with more is OVER_LIMIT, none decided, unless only shadow limits could limit it")
 	integer(&s.maxOverrides, "max-overrides", "SLUICE_RLS_MAX_OVERRIDES", 64, "most distinct limits descriptors' limit overrides ask for; a request asking for one more is OVER_LIMIT, none decided")
 	boolean(&s.xHeaders, "x-ratelimit-headers", "SLUICE_RLS_X_RATELIMIT_HEADERS", "also add X-RateLimit-* headers (draft 03)")
 	boolean(&s.unknownOK, "unknown-domain-ok", "SLUICE_RLS_UNKNOWN_DOMAIN_OK", "answer OK to an unknown domain, as envoyproxy/ratelimit does, instead of NotFound")
