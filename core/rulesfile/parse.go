@@ -387,6 +387,10 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	if !ok {
 		return want + ", got " + describe(n)
 	}
+	if d, o := leadingZero(n.Value); tag == "!!int" && d != "" {
+		return want + " without a leading 0, got " + n.Value +
+			": YAML 1.1 reads it as octal, YAML 1.2 as decimal; write " + d + ", or " + o + " for octal"
+	}
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
 	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
@@ -394,6 +398,22 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	}
 	f.Set(v.Elem())
 	return ""
+}
+
+// leadingZero returns, for an integer written with a leading 0 and more
+// digits ("010", "-0_10"), which the YAML library reads as YAML 1.1 octal
+// (8) and YAML 1.2 editors as decimal (10), its decimal and octal forms
+// without it ("10", "0o10"); else "", "".
+func leadingZero(s string) (dec, oct string) {
+	sign := ""
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		sign, s = strings.TrimPrefix(s[:1], "+"), s[1:]
+	}
+	if len(s) < 2 || s[0] != '0' || (s[1] < '0' || s[1] > '9') && s[1] != '_' {
+		return "", ""
+	}
+	d := cmp.Or(strings.TrimLeft(s, "0_"), "0")
+	return sign + d, sign + "0o" + d
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken
