@@ -209,7 +209,8 @@ func overrideProblems(rules []core.Rule, builtin *extractors.Extractor) []core.P
 	var at []int // the index in rules of each of keyed
 	for i, r := range rules {
 		if len(r.Overrides) > 0 && builtin.CheckParam(r.Param) == nil {
-			r.Store = "" // the service's stores are not here
+			// The service's stores are not here: the rule is checked as a local one.
+			r.Store, r.Mode, r.OnFailure, r.LocalLimit = "", "", "", 0
 			keyed, at = append(keyed, r), append(at, i)
 		}
 	}
