@@ -25,8 +25,40 @@ func TestOverrideKeysOfStoreRulesAreRefused(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"-stores", "redis", path}, &stdout, &stderr)
 	assert.Equal(t, 1, code, "stdout: %s", stdout.String())
-	assert.Equal(t, path+`: rules[0] (shared): overrides key " vip" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
-`+path+`: rules[1] (local): overrides key "a,b" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
+	assert.Equal(t, path+`:2: rules[0] (shared): overrides key " vip" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
+`+path+`:3: rules[1] (local): overrides key "a,b" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
 `+path+`: invalid: 2 problems
+`, stderr.String())
+}
+
+// TestOverrideKeyProblemsGiveTheirLine: sluicecheck prints each problem
+// "as rules.yaml:9: rules[2] (per-user): ...", the file and line (its
+// doc); an override key no request can carry gets the line of the rule's
+// overrides.
+// Before, those problems, found on a Guard of their own, had no line, and
+// a file of many rules left the operator to search for the key.
+func TestOverrideKeyProblemsGiveTheirLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - name: per-user
+    resource: "GET /items/{id}"
+    kind: hotspot
+    param: header:X-User
+    limit: 3
+    overrides:
+      gold: 10
+      "silver ": 5
+  - name: per-tenant
+    resource: "*"
+    kind: hotspot
+    param: tenant
+    limit: 3
+    overrides: {" any": 1}
+`), 0o600))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{path}, &stdout, &stderr)
+	assert.Equal(t, 1, code, "stdout: %s", stdout.String())
+	assert.Equal(t, path+`:7: rules[0] (per-user): overrides key "silver " can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
+`+path+`: invalid: 1 problem
 `, stderr.String())
 }
