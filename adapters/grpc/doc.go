@@ -45,7 +45,11 @@
 // mistakes (NotFound, InvalidArgument, Unauthenticated, PermissionDenied,
 // AlreadyExists, FailedPrecondition, OutOfRange, Unimplemented,
 // ResourceExhausted, Canceled...) do not, so one client's bad calls cannot
-// open an error breaker for every client; WithErrorClassifier changes that. A call failing
+// open an error breaker for every client; WithErrorClassifier changes that.
+// Nor does, whatever the classifier, a stream whose handler returns the
+// Internal error RecvMsg gave for a message gRPC could not decode (a unary
+// request gRPC cannot decode is refused before the interceptors run). A
+// call failing
 // with Canceled after its context ended was given up by its caller (a
 // client hanging up, on servers; the calling code, on clients), and so was
 // a server's call failing with DeadlineExceeded then: Exit is told so

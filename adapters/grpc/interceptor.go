@@ -132,8 +132,9 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		unregistered := srv == nil && info.IsClientStream && info.IsServerStream
-		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, unregistered: unregistered}, func(context.Context) error {
-			return handler(srv, ss)
+		rs := &recvStream{ServerStream: ss}
+		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, rs: rs, unregistered: unregistered}, func(context.Context) error {
+			return handler(srv, rs)
 		})
 	}
 }
@@ -226,7 +227,36 @@ type sink struct {
 	ss           grpc.ServerStream
 	callOpts     []grpc.CallOption
 	client       bool
-	unregistered bool // a server call for a grpc.UnknownServiceHandler
+	unregistered bool        // a server call for a grpc.UnknownServiceHandler
+	rs           *recvStream // a server stream's, as its handler has it
+}
+
+// recvStream is a server stream that keeps the error its RecvMsg returned
+// for what the client sent (a message gRPC cannot decode or decompress:
+// Internal), which handlers return as is: the client's doing, like a unary
+// request gRPC cannot decode (refused before the interceptor), and no
+// failure of the server.
+type recvStream struct {
+	grpc.ServerStream
+	err atomic.Pointer[error]
+}
+
+func (s *recvStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if status.Code(err) == codes.Internal {
+		s.err.Store(&err)
+	}
+	return err
+}
+
+// clients reports whether err is an error RecvMsg returned for what the
+// client sent.
+func (s *recvStream) clients(err error) bool {
+	if s == nil || err == nil {
+		return false
+	}
+	kept := s.err.Load()
+	return kept != nil && *kept == err
 }
 
 // guard is the code path the interceptors share: skip, Enter, run the call,
@@ -245,7 +275,10 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	outcome := errPanicked // unless fn returns
 	defer func() { e.Exit(outcome) }()
 	err := fn(ctx)
-	outcome = ic.outcome(ctx, fullMethod, err, to.client)
+	outcome = nil
+	if !to.rs.clients(err) {
+		outcome = ic.outcome(ctx, fullMethod, err, to.client)
+	}
 	return err
 }
 
