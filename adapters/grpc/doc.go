@@ -49,8 +49,7 @@
 // Nor does, whatever the classifier, a stream whose handler returns the
 // Internal error RecvMsg gave for a message gRPC could not decode (a unary
 // request gRPC cannot decode is refused before the interceptors run). A
-// call failing
-// with Canceled after its context ended was given up by its caller (a
+// call failing with Canceled after its context ended was given up by its caller (a
 // client hanging up, on servers; the calling code, on clients), and so was
 // a server's call failing with DeadlineExceeded then: Exit is told so
 // (core.Entry.Exit), and error breakers do not count it. On a client,
