@@ -388,8 +388,7 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 		return want + ", got " + describe(n)
 	}
 	if d, o := leadingZero(n.Value); tag == "!!int" && d != "" {
-		return want + " without a leading 0, got " + n.Value +
-			": YAML 1.1 reads it as octal, YAML 1.2 as decimal; write " + d + ", or " + o + " for octal"
+		return want + " without a leading 0, got " + n.Value + ": YAML 1.1 reads it as octal, YAML 1.2 as decimal; write " + d + ", or " + o + " for octal"
 	}
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
@@ -400,20 +399,14 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	return ""
 }
 
-// leadingZero returns, for an integer written with a leading 0 and more
-// digits ("010", "-0_10"), which the YAML library reads as YAML 1.1 octal
-// (8) and YAML 1.2 editors as decimal (10), its decimal and octal forms
-// without it ("10", "0o10"); else "", "".
+// leadingZero returns, for an integer written with a leading 0 ("010",
+// "-0_10"), its decimal and octal forms without it ("10", "0o10"); else "".
 func leadingZero(s string) (dec, oct string) {
-	sign := ""
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		sign, s = strings.TrimPrefix(s[:1], "+"), s[1:]
+	if digits := strings.TrimLeft(s, "+-"); len(digits) > 1 && digits[0] == '0' && strings.Trim(digits, "0123456789_") == "" {
+		sign, d := strings.TrimPrefix(s[:len(s)-len(digits)], "+"), cmp.Or(strings.TrimLeft(digits, "0_"), "0")
+		return sign + d, sign + "0o" + d
 	}
-	if len(s) < 2 || s[0] != '0' || (s[1] < '0' || s[1] > '9') && s[1] != '_' {
-		return "", ""
-	}
-	d := cmp.Or(strings.TrimLeft(s, "0_"), "0")
-	return sign + d, sign + "0o" + d
+	return "", ""
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken
