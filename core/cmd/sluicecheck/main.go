@@ -35,7 +35,8 @@
 // It refuses a hotspot override whose key no request can carry, as the
 // adapters do with the defaults of their extractors: a key longer than 256
 // bytes (extractors.WithMaxValueLen), a header value with a comma or
-// spaces around it, an ip, host or method not in the form requests give.
+// spaces around it, a cookie value with a ';' or spaces at its end, an ip,
+// host or method not in the form requests give.
 //
 // With -schema, it prints the JSON Schema of a rules file (rulesfile.Schema)
 // for editors, and exits.
