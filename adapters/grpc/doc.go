@@ -48,7 +48,9 @@
 // open an error breaker for every client; WithErrorClassifier changes that.
 // Nor does, whatever the classifier, a stream whose handler returns the
 // Internal error RecvMsg gave for a message gRPC could not decode (a unary
-// request gRPC cannot decode is refused before the interceptors run). A
+// request gRPC cannot decode is refused before the interceptors run), nor,
+// on a client, a unary call whose request gRPC could not marshal (Internal:
+// a proto3 string of invalid UTF-8, say), which never left. A
 // call failing with Canceled after its context ended was given up by its caller (a
 // client hanging up, on servers; the calling code, on clients), and so was
 // a server's call failing with DeadlineExceeded then: Exit is told so

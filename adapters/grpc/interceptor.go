@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -276,10 +279,26 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	defer func() { e.Exit(outcome) }()
 	err := fn(ctx)
 	outcome = nil
-	if !to.rs.clients(err) {
+	if !to.rs.clients(err) && !(to.client && unsendable(req, err)) {
 		outcome = ic.outcome(ctx, fullMethod, err, to.client)
 	}
 	return err
+}
+
+// unsendable reports whether err is gRPC's error for a request req of a
+// unary call that its proto codec could not marshal (Internal, "grpc:
+// error while marshaling": a proto3 string of invalid UTF-8, say): the
+// caller's request, which never left, and no failure of the upstream. A
+// server whose answer it could not marshal fails with the same words; req
+// then marshals.
+func unsendable(req any, err error) bool {
+	if st, ok := status.FromError(err); req == nil || !ok || st.Code() != codes.Internal ||
+		!strings.HasPrefix(st.Message(), "grpc: error while marshaling") {
+		return false
+	}
+	b, merr := encoding.GetCodecV2(grpcproto.Name).Marshal(req)
+	b.Free()
+	return merr != nil
 }
 
 // enter enters the call's resource, writing the entry to *e (the zero
