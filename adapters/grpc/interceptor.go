@@ -278,27 +278,55 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	outcome := errPanicked // unless fn returns
 	defer func() { e.Exit(outcome) }()
 	err := fn(ctx)
-	outcome = nil
-	if !to.rs.clients(err) && !(to.client && unsendable(req, err)) {
+	switch {
+	case to.rs.clients(err):
+		outcome = nil
+	case to.client && unsendable(ctx, req, err):
+		outcome = errors.Join(err, context.Canceled) // never sent: the caller gave up
+	default:
 		outcome = ic.outcome(ctx, fullMethod, err, to.client)
 	}
 	return err
 }
 
-// unsendable reports whether err is gRPC's error for a request req of a
-// unary call that its proto codec could not marshal (Internal, "grpc:
-// error while marshaling": a proto3 string of invalid UTF-8, say): the
-// caller's request, which never left, and no failure of the upstream. A
-// server whose answer it could not marshal fails with the same words; req
-// then marshals.
-func unsendable(req any, err error) bool {
-	if st, ok := status.FromError(err); req == nil || !ok || st.Code() != codes.Internal ||
-		!strings.HasPrefix(st.Message(), "grpc: error while marshaling") {
+// unsendable reports whether err is gRPC's Internal error for a call it
+// refused to send, the caller's: its outgoing metadata gRPC does not carry
+// (a value outside printable ASCII, a user's name with an accent, say), or
+// a request req, of a unary call, its proto codec cannot marshal ("grpc:
+// error while marshaling": a proto3 string of invalid UTF-8). A server
+// whose answer it cannot marshal fails with the same words; req then
+// marshals.
+func unsendable(ctx context.Context, req any, err error) bool {
+	if err == nil {
+		return false
+	}
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Internal {
+		return false
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	for k, vs := range md {
+		if k == "" || k[0] != ':' && strings.TrimFunc(k, metadataKeyRune) != "" {
+			return true
+		}
+		for _, v := range vs {
+			if !strings.HasSuffix(k, "-bin") && strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+				return true
+			}
+		}
+	}
+	if req == nil || !strings.HasPrefix(st.Message(), "grpc: error while marshaling") {
 		return false
 	}
 	b, merr := encoding.GetCodecV2(grpcproto.Name).Marshal(req)
 	b.Free()
 	return merr != nil
+}
+
+// metadataKeyRune reports whether r may be in a metadata key: 0-9, a-z,
+// '-', '_' and '.'.
+func metadataKeyRune(r rune) bool {
+	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.'
 }
 
 // enter enters the call's resource, writing the entry to *e (the zero
@@ -495,7 +523,11 @@ func (s *clientStream) finish(err error, ended bool) {
 	if stop := s.stop.Load(); stop != nil {
 		(*stop)()
 	}
-	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
+	if unsendable(s.ctx, nil, err) {
+		s.entry.Exit(errors.Join(err, context.Canceled)) // never sent: the caller gave up
+	} else {
+		s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
+	}
 	if th := s.ic.cfg.throttle; th != nil {
 		var trailer metadata.MD
 		if ended {

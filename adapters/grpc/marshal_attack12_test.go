@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	sluicegrpc "github.com/sluicekit/sluice/adapters/grpc"
@@ -22,11 +23,13 @@ import (
 // upstream through the client interceptors, under an error-count breaker,
 // with names its own users send; one user's name is not valid UTF-8, which
 // a proto3 string cannot hold, so gRPC fails the call before sending it,
-// with Internal ("grpc: error while marshaling"). That is the caller's
-// request, not the upstream failing (as an upload whose body cannot be
-// read is the caller's, for the HTTP Transport): before, 5 such calls
-// opened the breaker and every other user's call to the healthy upstream
-// got Unavailable. The upstream failing still counts.
+// with Internal ("grpc: error while marshaling"); another's, with an
+// accent, goes in metadata, which gRPC refuses outside printable ASCII,
+// with Internal too. That is the caller's request, not the upstream
+// failing (as an upload whose body cannot be read is the caller's, for
+// the HTTP Transport): before, 5 such calls opened the breaker and every
+// other user's call to the healthy upstream got Unavailable. The upstream
+// failing still counts.
 func TestRequestsTheClientCannotMarshalOpenNoBreaker(t *testing.T) {
 	client := newGuard(t, clock.NewFake(time.Hour), core.Rule{Name: "upstream", Resource: "/sluice.examples.Greeter/*", Kind: core.KindBreaker,
 		Strategy: "error-count", Threshold: 5, MinRequests: 1})
@@ -39,6 +42,20 @@ func TestRequestsTheClientCannotMarshalOpenNoBreaker(t *testing.T) {
 	}
 	assert.Zero(t, svc.hellos.Load(), "a call reached the upstream")
 	require.NoError(t, hello(ctxT(t), c, "alice"), "another user's call")
+
+	// Metadata gRPC does not send (a user's name with an accent, outside
+	// printable ASCII): Internal before the call leaves, unary or stream.
+	sc := greeterpb.NewGreeterClient(dial(t, conn.Target(),
+		grpc.WithChainUnaryInterceptor(sluicegrpc.UnaryClientInterceptor(client)),
+		grpc.WithChainStreamInterceptor(sluicegrpc.StreamClientInterceptor(client))))
+	for range 10 {
+		ctx := metadata.AppendToOutgoingContext(ctxT(t), "x-user-name", "José")
+		require.Equal(t, codes.Internal, status.Code(hello(ctx, sc, "jose")))
+		_, err := sc.Count(ctx, &greeterpb.CountRequest{N: 1})
+		require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	}
+	assert.EqualValues(t, 1, svc.hellos.Load()+svc.streams.Load(), "a call reached the upstream (but alice's)")
+	require.NoError(t, hello(ctxT(t), sc, "alice"), "another user's call")
 
 	for range 5 {
 		require.Equal(t, codes.Internal, status.Code(hello(ctxT(t), c, "fail")))
