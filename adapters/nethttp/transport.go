@@ -68,7 +68,8 @@ type transport struct {
 // not (core.Entry.Exit), nor one that failed because reading its request
 // body did (the caller's file or pipe, or the body GetBody rebuilt for
 // net/http to send again) or it was not of its ContentLength, nor one
-// net/http refused to send (a header value with a line break, say), which
+// net/http refused to send (a header value with a line break, a URL of
+// another scheme than http and https), which
 // a throttle does not count either. A file body is still sent with sendfile
 // where net/http sends one so (no TLS, a known ContentLength).
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
@@ -172,11 +173,12 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // unsendable reports whether net/http refuses to send r, before any
-// connection, for its method or a header field: a name or method that is
-// no token (RFC 9110, 5.6.2), a value with a control character but tab (a
-// line break in a value a user gave, say).
+// connection: a URL of another scheme than http and https (a webhook URL a
+// user gave, say), or a method or header field name that is no token (RFC
+// 9110, 5.6.2), or a header value with a control character but tab (a line
+// break in a value a user gave).
 func unsendable(r *http.Request) bool {
-	if r.Method != "" && !isToken(r.Method) {
+	if r.URL.Scheme != "http" && r.URL.Scheme != "https" || r.Method != "" && !isToken(r.Method) {
 		return true
 	}
 	for k, vv := range r.Header {
