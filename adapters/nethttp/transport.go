@@ -69,9 +69,9 @@ type transport struct {
 // body did (the caller's file or pipe, or the body GetBody rebuilt for
 // net/http to send again) or it was not of its ContentLength, nor one
 // net/http refused to send (a header value with a line break, a URL of
-// another scheme than http and https), which
-// a throttle does not count either. A file body is still sent with sendfile
-// where net/http sends one so (no TLS, a known ContentLength).
+// another scheme than http and https), which a throttle does not count
+// either. A file body is still sent with sendfile where net/http sends one
+// so (no TLS, a known ContentLength).
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
