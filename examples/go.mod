@@ -16,6 +16,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b
 	google.golang.org/grpc v1.85.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

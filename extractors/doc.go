@@ -90,10 +90,11 @@
 //     instead of escaping it.
 //
 // A hotspot override whose key the Extractor can never yield (longer than
-// WithMaxValueLen, a header value with a comma or surrounding spaces, an ip
-// or host not in the form it is read in, as "2001:db8::/64" for an IPv6
-// client's ip param) is refused by the Guard of an adapter reading params
-// with the Extractor, naming rule and key, rather than never applying.
+// WithMaxValueLen, a header value with a comma or surrounding spaces, a
+// cookie value with a ';' or spaces at its end, an ip or host not in the
+// form it is read in, as "2001:db8::/64" for an IPv6 client's ip param) is
+// refused by the Guard of an adapter reading params with the Extractor,
+// naming rule and key, rather than never applying.
 //
 // # Client IP
 //

@@ -424,6 +424,10 @@ func (f valueForms) check(spec, value string) error {
 		if !strings.HasSuffix(strings.ToLower(p.Name), "-bin") && (trimOWS(value) != value || strings.IndexByte(value, ',') >= 0) {
 			return fmt.Errorf("%s values are split at commas, with the spaces and tabs around each removed", p)
 		}
+	case kindCookie:
+		if strings.IndexByte(value, ';') >= 0 || strings.TrimRight(value, " \t") != value {
+			return fmt.Errorf("%s values end before a ';', without the spaces and tabs before it", p)
+		}
 	case kindIP, kindPeer:
 		host, _, _ := strings.Cut(value, "/")
 		a, err := netip.ParseAddr(host)

@@ -42,8 +42,11 @@
 // entering the Guard.
 //
 // An admitted request exits the Guard once, when the chain after the
-// middleware returns: as an error when the status is 500 or more or a
-// handler attached an error to the context (c.Error); WithErrorClassifier
+// middleware returns: as an error when the status is 500 or more, or a
+// handler attached an error to the context (c.Error) and answered below
+// 400 or not at all (an error attached to a 4xx, as c.Bind attaches to the
+// 400 it answers a malformed body with, is the client's: one client's bad
+// requests cannot open an error breaker for all); WithErrorClassifier
 // changes that. When a handler panics, the request exits as an error and
 // the panic goes on to gin.Recovery (install it before this middleware),
 // its concurrency slots released. When the chain wrote nothing (no body,

@@ -66,6 +66,9 @@ func newMiddleware(fn string, guard *core.Guard, opts []Option) (gin.HandlerFunc
 			return nil, fmt.Errorf("sluicegin: %s: %w", fn, err)
 		}
 	}
+	if c.Classify == nil {
+		c.Classify = classify
+	}
 	if err := c.FinishErr(); err != nil {
 		return nil, fmt.Errorf("sluicegin: %s: %w", fn, err)
 	}
@@ -74,6 +77,15 @@ func newMiddleware(fn string, guard *core.Guard, opts []Option) (gin.HandlerFunc
 	}
 	c.requests.New = func() any { return new(request) }
 	return c.handle, nil
+}
+
+// classify is the default error classifier of gin requests: a status of
+// 500 or more, or an error attached to a response below 400 (or to none).
+// An error attached to a 4xx is a client's mistake answered, not a failure
+// of the server: c.Bind attaches one to the 400 it writes for a body it
+// cannot read.
+func classify(status int, err error) bool {
+	return status >= http.StatusInternalServerError || err != nil && status < http.StatusBadRequest
 }
 
 // WithRoutes makes the middleware tell the Guard the routes of r, the

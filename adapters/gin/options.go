@@ -116,8 +116,10 @@ func WithBlockHandler(fn func(c *gin.Context, b *core.BlockedError)) Option {
 // errors in the Guard's statistics (Entry.Exit with a non-nil error): fn
 // gets the response status (c.Writer.Status()) and the last error the
 // handlers attached to the context (c.Errors.Last(), nil when none). The
-// default counts a status of 500 and above, or an attached error. A
-// handler that panics always counts as an error; fn is not consulted.
+// default counts a status of 500 and above, and an attached error unless
+// the status is a client error (400 to 499: c.Bind's answer to a malformed
+// body). A handler that panics always counts as an error; fn is not
+// consulted.
 func WithErrorClassifier(fn func(status int, err error) bool) Option {
 	return common(httpadapter.WithErrorClassifier(fn))
 }

@@ -45,9 +45,15 @@
 // mistakes (NotFound, InvalidArgument, Unauthenticated, PermissionDenied,
 // AlreadyExists, FailedPrecondition, OutOfRange, Unimplemented,
 // ResourceExhausted, Canceled...) do not, so one client's bad calls cannot
-// open an error breaker for every client; WithErrorClassifier changes that. A call failing
-// with Canceled after its context ended was given up by its caller (a
-// client hanging up, on servers; the calling code, on clients), and so was
+// open an error breaker for every client; WithErrorClassifier changes that.
+// Nor does, whatever the classifier, a stream whose handler returns the
+// Internal error RecvMsg gave for a message gRPC could not decode (a unary
+// request gRPC cannot decode is refused before the interceptors run). On a
+// client, a call gRPC refused to send (Internal: outgoing metadata outside
+// printable ASCII, a unary request it could not marshal) is the caller's
+// giving up, never the upstream failing. A call failing with Canceled
+// after its context ended was given up by its caller (a client hanging up,
+// on servers; the calling code, on clients), and so was
 // a server's call failing with DeadlineExceeded then: Exit is told so
 // (core.Entry.Exit), and error breakers do not count it. On a client,
 // DeadlineExceeded is the upstream's slowness, and counts as a failure. WithSkipper lets

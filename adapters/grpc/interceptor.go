@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -132,8 +135,9 @@ func (ic *Interceptors) UnaryServer() grpc.UnaryServerInterceptor {
 func (ic *Interceptors) StreamServer() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		unregistered := srv == nil && info.IsClientStream && info.IsServerStream
-		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, unregistered: unregistered}, func(context.Context) error {
-			return handler(srv, ss)
+		rs := &recvStream{ServerStream: ss}
+		return ic.guard(ss.Context(), info.FullMethod, nil, sink{ss: ss, rs: rs, unregistered: unregistered}, func(context.Context) error {
+			return handler(srv, rs)
 		})
 	}
 }
@@ -226,7 +230,36 @@ type sink struct {
 	ss           grpc.ServerStream
 	callOpts     []grpc.CallOption
 	client       bool
-	unregistered bool // a server call for a grpc.UnknownServiceHandler
+	unregistered bool        // a server call for a grpc.UnknownServiceHandler
+	rs           *recvStream // a server stream's, as its handler has it
+}
+
+// recvStream is a server stream that keeps the error its RecvMsg returned
+// for what the client sent (a message gRPC cannot decode or decompress:
+// Internal), which handlers return as is: the client's doing, like a unary
+// request gRPC cannot decode (refused before the interceptor), and no
+// failure of the server.
+type recvStream struct {
+	grpc.ServerStream
+	err atomic.Pointer[error]
+}
+
+func (s *recvStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if status.Code(err) == codes.Internal {
+		s.err.Store(&err)
+	}
+	return err
+}
+
+// clients reports whether err is an error RecvMsg returned for what the
+// client sent.
+func (s *recvStream) clients(err error) bool {
+	if s == nil || err == nil {
+		return false
+	}
+	kept := s.err.Load()
+	return kept != nil && *kept == err
 }
 
 // guard is the code path the interceptors share: skip, Enter, run the call,
@@ -245,8 +278,55 @@ func (ic *Interceptors) guard(ctx context.Context, fullMethod string, req any, t
 	outcome := errPanicked // unless fn returns
 	defer func() { e.Exit(outcome) }()
 	err := fn(ctx)
-	outcome = ic.outcome(ctx, fullMethod, err, to.client)
+	switch {
+	case to.rs.clients(err):
+		outcome = nil
+	case to.client && unsendable(ctx, req, err):
+		outcome = errors.Join(err, context.Canceled) // never sent: the caller gave up
+	default:
+		outcome = ic.outcome(ctx, fullMethod, err, to.client)
+	}
 	return err
+}
+
+// unsendable reports whether err is gRPC's Internal error for a call it
+// refused to send, the caller's: its outgoing metadata gRPC does not carry
+// (a value outside printable ASCII, a user's name with an accent, say), or
+// a request req, of a unary call, its proto codec cannot marshal ("grpc:
+// error while marshaling": a proto3 string of invalid UTF-8). A server
+// whose answer it cannot marshal fails with the same words; req then
+// marshals.
+func unsendable(ctx context.Context, req any, err error) bool {
+	if err == nil {
+		return false
+	}
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Internal {
+		return false
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	for k, vs := range md {
+		if k == "" || k[0] != ':' && strings.TrimFunc(k, metadataKeyRune) != "" {
+			return true
+		}
+		for _, v := range vs {
+			if !strings.HasSuffix(k, "-bin") && strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+				return true
+			}
+		}
+	}
+	if req == nil || !strings.HasPrefix(st.Message(), "grpc: error while marshaling") {
+		return false
+	}
+	b, merr := encoding.GetCodecV2(grpcproto.Name).Marshal(req)
+	b.Free()
+	return merr != nil
+}
+
+// metadataKeyRune reports whether r may be in a metadata key: 0-9, a-z,
+// '-', '_' and '.'.
+func metadataKeyRune(r rune) bool {
+	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.'
 }
 
 // enter enters the call's resource, writing the entry to *e (the zero
@@ -443,7 +523,11 @@ func (s *clientStream) finish(err error, ended bool) {
 	if stop := s.stop.Load(); stop != nil {
 		(*stop)()
 	}
-	s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
+	if unsendable(s.ctx, nil, err) {
+		s.entry.Exit(errors.Join(err, context.Canceled)) // never sent: the caller gave up
+	} else {
+		s.entry.Exit(s.ic.outcome(s.ctx, s.method, err, true))
+	}
 	if th := s.ic.cfg.throttle; th != nil {
 		var trailer metadata.MD
 		if ended {

@@ -182,8 +182,10 @@ func setRateLimitFields(h http.Header, qs ...core.Quota) {
 	h[keyRateLimit] = vals[1:2:2]
 }
 
-// Bounds of quotaTexts: rule names come from rules, so real programs stay
-// far below maxCachedQuotas; beyond it, texts are made per response. The
+// Bounds of quotaTexts: rule names and limits come from rules (a hotspot
+// rule's overrides give values limits of their own), so real programs stay
+// far below maxCachedQuotas texts; a text beyond it starts the cache afresh,
+// so that the texts of older rule sets do not stay. The
 // first maxHotQuotas texts are also kept in a list searched before the map:
 // comparing a few names (the same strings each time, so equal by pointer)
 // is cheaper than hashing one.
@@ -197,9 +199,7 @@ const (
 // RateLimit-Policy member and the start of its RateLimit member (its name
 // and ";r="), for the rule's limit and window.
 type quotaText struct {
-	rule   string
-	limit  int64
-	window time.Duration
+	quotaKey
 	policy string
 	prefix string
 	// joined is the RateLimit-Policy field last made of several rules
@@ -215,18 +215,22 @@ type joinedPolicy struct {
 }
 
 // of reports whether t is the text of q.
-func (t *quotaText) of(q *core.Quota) bool {
-	return t.rule == q.Rule && t.limit == q.Limit && t.window == q.Window
-}
+func (t *quotaText) of(q *core.Quota) bool { return t.quotaKey == quotaKey{q.Rule, q.Limit, q.Window} }
 
-// quotaTexts caches the quotaText of each rule by name, so that an
-// admitted response's fields cost one short string and no formatting of
-// names. A rule whose limit or window changed (a new rule set) gets a new
-// text. Reads are lock-free; a miss copies the map.
+// quotaTexts caches the quotaText of each rule, limit and window, so that
+// an admitted response's fields cost one short string and no formatting of
+// names. Reads are lock-free; a miss copies the map.
 type quotaTexts struct {
 	hot atomic.Pointer[[]*quotaText]
-	m   atomic.Pointer[map[string]*quotaText]
+	m   atomic.Pointer[map[quotaKey]*quotaText]
 	mu  sync.Mutex
+}
+
+// quotaKey is what a quotaText is the text of.
+type quotaKey struct {
+	rule   string
+	limit  int64
+	window time.Duration
 }
 
 // text returns the quotaText of q.
@@ -238,27 +242,25 @@ func (c *quotaTexts) text(q *core.Quota) *quotaText {
 			}
 		}
 	}
+	key := quotaKey{q.Rule, q.Limit, q.Window}
 	if m := c.m.Load(); m != nil {
-		if t := (*m)[q.Rule]; t != nil && t.of(q) {
+		if t := (*m)[key]; t != nil {
 			return t
 		}
 	}
 	prefix := append(appendSFString(nil, q.Rule), ";r="...)
-	t := &quotaText{rule: q.Rule, limit: q.Limit, window: q.Window, policy: string(appendPolicyField(nil, *q)), prefix: string(prefix)}
+	t := &quotaText{quotaKey: key, policy: string(appendPolicyField(nil, *q)), prefix: string(prefix)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var old map[string]*quotaText
-	if m := c.m.Load(); m != nil {
+	var old map[quotaKey]*quotaText
+	if m := c.m.Load(); m != nil && len(*m) < maxCachedQuotas {
 		old = *m
 	}
-	if len(old) >= maxCachedQuotas {
-		return t
-	}
-	m := make(map[string]*quotaText, len(old)+1)
+	m := make(map[quotaKey]*quotaText, len(old)+1)
 	for k, v := range old {
 		m[k] = v
 	}
-	m[q.Rule] = t
+	m[key] = t
 	c.m.Store(&m)
 	var hot []*quotaText
 	if h := c.hot.Load(); h != nil {

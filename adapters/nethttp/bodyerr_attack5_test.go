@@ -6,14 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
-	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/breaker"
 	"github.com/sluicekit/sluice/core/throttle"
 )
 
@@ -40,9 +37,7 @@ func (b *failingBody) Read(p []byte) (int, error) {
 // opened the breaker on every call to the host. An upstream that fails
 // still opens it.
 func TestTransportRequestBodyErrorsAreTheCallers(t *testing.T) {
-	u := newUpstream(t)
-	g := newGuard(t, core.Rule{Name: "upstream-breaker", Resource: "* 127.0.0.1", Kind: core.KindBreaker,
-		Strategy: breaker.ErrorCount, Threshold: 3, MinRequests: 1, Window: time.Minute, OpenFor: time.Minute})
+	u, g := guardedUpstream(t)
 	th, err := throttle.New(g.Clock())
 	require.NoError(t, err)
 	c := client(t, g, sluicehttp.WithThrottle(th))
@@ -62,13 +57,5 @@ func TestTransportRequestBodyErrorsAreTheCallers(t *testing.T) {
 	status, err := upload(strings.NewReader(strings.Repeat("x", 1000)))
 	require.NoError(t, err, "neither the breaker nor the throttle keeps a good upload back")
 	assert.Equal(t, http.StatusOK, status)
-
-	u.status.Store(http.StatusInternalServerError)
-	for range 3 {
-		status, err := call(c, u, "/x")
-		require.NoError(t, err)
-		assert.Equal(t, http.StatusInternalServerError, status)
-	}
-	_, err = call(c, u, "/x")
-	assert.Equal(t, core.KindBreaker, blockedBy(t, err).Kind, "a failing upstream opens the breaker")
+	failingUpstreamOpensTheBreaker(t, c, u)
 }

@@ -5,13 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sluicekit/sluice/core"
-	"github.com/sluicekit/sluice/core/breaker"
 )
 
 // TestTransportBodyOfTheWrongLengthIsTheCallers: uploads whose body is
@@ -21,9 +17,7 @@ import (
 // failure, not the upstream's: they open no breaker.
 // Before, three of them opened the breaker on every call to the host.
 func TestTransportBodyOfTheWrongLengthIsTheCallers(t *testing.T) {
-	u := newUpstream(t)
-	g := newGuard(t, core.Rule{Name: "upstream-breaker", Resource: "* 127.0.0.1", Kind: core.KindBreaker,
-		Strategy: breaker.ErrorCount, Threshold: 3, MinRequests: 1, Window: time.Minute, OpenFor: time.Minute})
+	u, g := guardedUpstream(t)
 	c := client(t, g)
 	upload := func(size int, length int64) (int, error) {
 		req, err := http.NewRequest(http.MethodPost, u.srv.URL+"/upload", io.NopCloser(strings.NewReader(strings.Repeat("x", size))))

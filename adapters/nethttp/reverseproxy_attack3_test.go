@@ -33,19 +33,8 @@ func TestClientsHangingUpThroughAProxyOpenNoBreaker(t *testing.T) {
 		arrived <- struct{}{}
 		<-r.Context().Done()
 	}))
-	t.Cleanup(backend.Close)
-	u, err := url.Parse(backend.URL)
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.ErrorLog = nil
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker,
-		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
-	h, err := sluicehttp.New(g)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h(proxy))
-	t.Cleanup(srv.Close)
+	srv, g := guardedProxy(t, backend, core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker,
+		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5})
 
 	for i := range 10 {
 		b := g.Snapshot().Rules[0].Breaker
@@ -85,20 +74,8 @@ func TestClientsHangingUpMidResponseOpenNoBreaker(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 	}))
-	t.Cleanup(backend.Close)
-	u, err := url.Parse(backend.URL)
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker,
-		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
-	h, err := sluicehttp.New(g)
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h(proxy))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, g := guardedProxy(t, backend, core.Rule{Name: "b", Resource: "*", Kind: core.KindBreaker,
+		Strategy: "error-ratio", Threshold: 0.5, MinRequests: 5})
 
 	for i := range 10 {
 		b := g.Snapshot().Rules[0].Breaker
@@ -112,4 +89,25 @@ func TestClientsHangingUpMidResponseOpenNoBreaker(t *testing.T) {
 		res.Body.Close() // mid-body: the connection is closed
 		require.Eventually(t, func() bool { return g.Snapshot().Resources[0].InFlight == 0 }, 10*time.Second, time.Millisecond)
 	}
+}
+
+// guardedProxy returns a server of a reverse proxy to backend, logging
+// nothing, guarded by a Guard with rule.
+func guardedProxy(t *testing.T, backend *httptest.Server, rule core.Rule) (*httptest.Server, *core.Guard) {
+	t.Helper()
+	t.Cleanup(backend.Close)
+	u, err := url.Parse(backend.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)), core.WithRules(rule))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	h, err := sluicehttp.New(g)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h(proxy))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, g
 }

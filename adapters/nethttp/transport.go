@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -66,9 +67,11 @@ type transport struct {
 // 500 and above), is a failure for breakers; a call its caller cancelled is
 // not (core.Entry.Exit), nor one that failed because reading its request
 // body did (the caller's file or pipe, or the body GetBody rebuilt for
-// net/http to send again) or it was not of its ContentLength, which a
-// throttle does not count either. A file body is still sent with sendfile
-// where net/http sends one so (no TLS, a known ContentLength).
+// net/http to send again) or it was not of its ContentLength, nor one
+// net/http refused to send (a header value with a line break, a URL of
+// another scheme than http and https), which a throttle does not count
+// either. A file body is still sent with sendfile where net/http sends one
+// so (no TLS, a known ContentLength).
 func NewTransport(guard *core.Guard, base http.RoundTripper, opts ...Option) (http.RoundTripper, error) {
 	c, err := newConfig("NewTransport", guard, opts)
 	if err != nil {
@@ -145,8 +148,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	res, err := t.base.RoundTrip(r)
 	finished = true
-	if err != nil && sent != nil && sent.last.Load().failed.Load() {
-		// The caller's body failed, not the upstream: the caller gave up.
+	if err != nil && (sent != nil && sent.last.Load().failed.Load() || unsendable(r)) {
+		// The caller's body failed, or net/http refused the caller's
+		// request: not the upstream. The caller gave up.
 		e.Exit(errors.Join(err, context.Canceled))
 		return nil, err
 	}
@@ -166,6 +170,41 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		res.Body = exitRWBody{body, w} // writable, as net/http gives it
 	}
 	return res, nil
+}
+
+// unsendable reports whether net/http refuses to send r, before any
+// connection: a URL of another scheme than http and https (a webhook URL a
+// user gave, say), or a method or header field name that is no token (RFC
+// 9110, 5.6.2), or a header value with a control character but tab (a line
+// break in a value a user gave).
+func unsendable(r *http.Request) bool {
+	if r.URL.Scheme != "http" && r.URL.Scheme != "https" || r.Method != "" && !isToken(r.Method) {
+		return true
+	}
+	for k, vv := range r.Header {
+		if !isToken(k) {
+			return true
+		}
+		for _, v := range vv {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isToken reports whether s is a token: one or more of the characters
+// "!#$%&'*+-.^_`|~", digits and letters.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // withPort returns resource with u's port after a colon when it is not

@@ -42,6 +42,27 @@ func newUpstream(t *testing.T) *upstream {
 	return u
 }
 
+// guardedUpstream returns an upstream and a Guard whose error-count
+// breaker opens on the third failed call to it, for a minute.
+func guardedUpstream(t *testing.T) (*upstream, *core.Guard) {
+	return newUpstream(t), newGuard(t, core.Rule{Name: "upstream-breaker", Resource: "* 127.0.0.1", Kind: core.KindBreaker,
+		Strategy: breaker.ErrorCount, Threshold: 3, MinRequests: 1, Window: time.Minute, OpenFor: time.Minute})
+}
+
+// failingUpstreamOpensTheBreaker checks that three 500s of u through c
+// open guardedUpstream's breaker.
+func failingUpstreamOpensTheBreaker(t *testing.T, c *http.Client, u *upstream) {
+	t.Helper()
+	u.status.Store(http.StatusInternalServerError)
+	for range 3 {
+		status, err := call(c, u, "/x")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusInternalServerError, status)
+	}
+	_, err := call(c, u, "/x")
+	assert.Equal(t, core.KindBreaker, blockedBy(t, err).Kind, "a failing upstream opens the breaker")
+}
+
 func client(t *testing.T, g *core.Guard, opts ...sluicehttp.Option) *http.Client {
 	t.Helper()
 	tr, err := sluicehttp.NewTransport(g, nil, opts...)

@@ -102,6 +102,8 @@
 //
 // An integer beyond 64 bits (decimal, 0x, 0o or 0b) gets its field's own
 // bound too: "limit must be >= 0, got -0x10000000000000000".
+// An integer with a leading 0 ("limit: 0100": YAML 1.1 octal 64, YAML 1.2
+// decimal 100) is refused: write 100, or 0o100.
 //
 // A file cut short never applies as a smaller rule set. Refused, naming the
 // line: an empty file, one of comments only, or a bare "rules:" or "rules:

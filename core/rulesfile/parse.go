@@ -387,6 +387,9 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	if !ok {
 		return want + ", got " + describe(n)
 	}
+	if d, o := leadingZero(n.Value); tag == "!!int" && d != "" {
+		return want + " without a leading 0, got " + n.Value + ": YAML 1.1 reads it as octal, YAML 1.2 as decimal; write " + d + ", or " + o + " for octal"
+	}
 	v := reflect.New(f.Type())
 	switch err := n.Decode(v.Interface()); {
 	case err != nil, f.CanFloat() && (math.IsInf(v.Elem().Float(), 0) || math.IsNaN(v.Elem().Float())):
@@ -394,6 +397,16 @@ func setValue(f reflect.Value, n *yaml.Node) string {
 	}
 	f.Set(v.Elem())
 	return ""
+}
+
+// leadingZero returns, for an integer written with a leading 0 ("010",
+// "-0_10"), its decimal and octal forms without it ("10", "0o10"); else "".
+func leadingZero(s string) (dec, oct string) {
+	if digits := strings.TrimLeft(s, "+-"); len(digits) > 1 && digits[0] == '0' && strings.Trim(digits, "0123456789_") == "" {
+		sign, d := strings.TrimPrefix(s[:len(s)-len(digits)], "+"), cmp.Or(strings.TrimLeft(digits, "0_"), "0")
+		return sign + d, sign + "0o" + d
+	}
+	return "", ""
 }
 
 // overrides reads the overrides mapping n: param values (any scalar, taken

@@ -14,7 +14,8 @@ import (
 // gopkg.in/yaml.v3. It checks the name and type of each field, durations,
 // duplicate keys and that limit is given, as Parse does, but neither
 // validates nor normalizes the rules: core.New and Guard.SetRules do. Its
-// errors are *core.RulesError, with lines in YAML and JSON alike.
+// errors are *core.RulesError, with lines (but for gopkg.in/yaml.v3, see
+// UnmarshalYAML).
 type Rules []core.Rule
 
 // UnmarshalJSON reads rs from a JSON list of rules as a JSON rules file's
@@ -32,14 +33,37 @@ func (rs *Rules) UnmarshalJSON(data []byte) error {
 	return rs.set(out, p)
 }
 
-// UnmarshalYAML reads rs from a YAML list of rules.
-func (rs *Rules) UnmarshalYAML(n *yaml.Node) error {
-	p := newFileParser(core.Kinds())
-	if !p.isList(n) {
-		return rs.set(nil, p)
+// UnmarshalYAML reads rs from a YAML list of rules, as go.yaml.in/yaml/v3
+// and gopkg.in/yaml.v3 both call it: the first hands it the list's node, its
+// problems with lines; the other values, read encoded again, without.
+func (rs *Rules) UnmarshalYAML(unmarshal func(any) error) error {
+	var n node
+	lines := unmarshal(&n) == nil && n.n != nil
+	if !lines {
+		var v any
+		if err := unmarshal(&v); err != nil {
+			return err
+		}
+		if text, err := yaml.Marshal(v); err != nil || yaml.Unmarshal(text, &n) != nil || n.n == nil {
+			return err // nil for null
+		}
 	}
-	return rs.set(p.rules(n), p)
+	p := newFileParser(core.Kinds())
+	var rules []core.Rule
+	if p.isList(n.n) {
+		rules = p.rules(n.n)
+	}
+	err := rs.set(rules, p)
+	rerr, _ := err.(*core.RulesError)
+	for i := 0; !lines && rerr != nil && i < len(rerr.Problems); i++ {
+		rerr.Problems[i].Line = 0
+	}
+	return err
 }
+
+type node struct{ n *yaml.Node } // a node as go.yaml.in/yaml/v3 decodes it
+
+func (n *node) UnmarshalYAML(v *yaml.Node) error { n.n = v; return nil }
 
 // set sets rs to rules, read by p, or returns p's problems.
 func (rs *Rules) set(rules []core.Rule, p *fileParser) error {

@@ -35,7 +35,8 @@
 // It refuses a hotspot override whose key no request can carry, as the
 // adapters do with the defaults of their extractors: a key longer than 256
 // bytes (extractors.WithMaxValueLen), a header value with a comma or
-// spaces around it, an ip, host or method not in the form requests give.
+// spaces around it, a cookie value with a ';' or spaces at its end, an ip,
+// host or method not in the form requests give.
 //
 // With -schema, it prints the JSON Schema of a rules file (rulesfile.Schema)
 // for editors, and exits.
@@ -54,8 +55,10 @@ import (
 	"strings"
 
 	"github.com/sluicekit/sluice/core"
+	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/rulesfile"
+	"github.com/sluicekit/sluice/core/store"
 	"github.com/sluicekit/sluice/extractors"
 )
 
@@ -149,7 +152,7 @@ type checker struct {
 func (c checker) check(path string, stdout, stderr io.Writer) bool {
 	rules, err := rulesfile.Load(path)
 	if err == nil {
-		err = c.names(rules)
+		err = c.names(path, rules)
 	}
 	if err == nil {
 		fmt.Fprintf(stdout, "%s: %s\n", path, c.summary(rules))
@@ -175,7 +178,7 @@ func (c checker) check(path string, stdout, stderr io.Writer) bool {
 // names returns a *core.RulesError of the custom params, priority ones
 // included (with -params), and stores (with -stores) the valid rules name
 // that the service does not supply, or nil.
-func (c checker) names(rules []core.Rule) error {
+func (c checker) names(path string, rules []core.Rule) error {
 	var rerr core.RulesError
 	builtin, err := extractors.New() // reads the built-in params, no custom one
 	if err != nil {
@@ -194,40 +197,45 @@ func (c checker) names(rules []core.Rule) error {
 				Msg: fmt.Sprintf("%s is not among the stores given with -stores (%s)", rulefields.Quote(r.Store), strings.Join(c.stores, ", "))})
 		}
 	}
-	rerr.Problems = append(rerr.Problems, overrideProblems(rules, builtin)...)
+	rerr.Problems = append(rerr.Problems, overrideProblems(path, rules, builtin)...)
 	if len(rerr.Problems) > 0 {
 		return &rerr
 	}
 	return nil
 }
 
-// overrideProblems returns a problem for each override key of a rule on a
-// built-in param that no request can carry, as the adapters refuse it
-// with their extractors (here with the defaults of extractors.New).
-func overrideProblems(rules []core.Rule, builtin *extractors.Extractor) []core.Problem {
-	var keyed []core.Rule
-	var at []int // the index in rules of each of keyed
-	for i, r := range rules {
-		if len(r.Overrides) > 0 && builtin.CheckParam(r.Param) == nil {
-			r.Store = "" // the service's stores are not here
-			keyed, at = append(keyed, r), append(at, i)
+// overrideProblems returns a problem, with its line, for each override key
+// of a rule on a built-in param that no request can carry, as the adapters
+// refuse it with their extractors (here with the defaults of
+// extractors.New): it starts a Guard with the file at path, whose rules
+// are rules, as the service would, its custom params and stores stood in for.
+func overrideProblems(path string, rules []core.Rule, builtin *extractors.Extractor) []core.Problem {
+	opts := []core.Option{core.WithLogger(slog.New(slog.DiscardHandler)),
+		core.WithParamSource(builtin.HTTPSource()), core.WithParamSource(builtin.GRPCSource())}
+	var custom, stores []string
+	for _, r := range rules {
+		for _, p := range [...]string{r.Param, r.Priority} {
+			if p != "" && builtin.CheckParam(p) != nil {
+				custom = append(custom, p)
+			}
+		}
+		if r.Store != "" && !slices.Contains(stores, r.Store) {
+			stores = append(stores, r.Store)
+			s, _ := store.NewMemory(clock.NewFake(0), 0) // cannot fail with a clock
+			opts = append(opts, core.WithStore(r.Store, s))
 		}
 	}
-	g, err := core.New(core.WithLogger(slog.New(slog.DiscardHandler)),
-		core.WithParamSource(builtin.HTTPSource()), core.WithParamSource(builtin.GRPCSource()))
-	if err != nil || len(keyed) == 0 {
-		return nil
+	g, err := rulesfile.NewGuard(path, append(opts, core.WithParamSource(core.CustomParams(custom...)))...)
+	if err == nil {
+		_ = g.Close()
 	}
-	defer g.Close()
 	var rerr *core.RulesError
-	if !errors.As(g.SetRules(keyed), &rerr) {
-		return nil
-	}
 	var problems []core.Problem
-	for _, p := range rerr.Problems {
-		if p.Field == "overrides" && p.Index >= 0 && p.Index < len(at) {
-			p.Index = at[p.Index]
-			problems = append(problems, p)
+	if errors.As(err, &rerr) {
+		for _, p := range rerr.Problems {
+			if p.Field == "overrides" {
+				problems = append(problems, p)
+			}
 		}
 	}
 	return problems

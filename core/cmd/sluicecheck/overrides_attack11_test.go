@@ -26,8 +26,8 @@ func TestOverrideKeysNoRequestCarriesAreRefused(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{path}, &stdout, &stderr)
 	assert.Equal(t, 1, code, "stdout: %s", stdout.String())
-	assert.Equal(t, path+`: rules[1] (per-user): overrides key " vip" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
-`+path+`: rules[2] (per-ip): overrides key "::ffff:192.0.2.1" can never apply: ip yields it as "192.0.2.1"
+	assert.Equal(t, path+`:3: rules[1] (per-user): overrides key " vip" can never apply: header:X-User values are split at commas, with the spaces and tabs around each removed
+`+path+`:4: rules[2] (per-ip): overrides key "::ffff:192.0.2.1" can never apply: ip yields it as "192.0.2.1"
 `+path+`: invalid: 2 problems
 `, stderr.String())
 }
