@@ -217,7 +217,11 @@
 // rolling reload), each mode decides on the counts its own keys hold, which
 // move only when the exact state is empty or an approximate entry is new:
 // up to the limit in each mode (the approximate one with its overshoot) in
-// a window of that skew.
+// a window of that skew. An approximate admission undone after its count moved
+// to the exact state leaves the approximate counts below 0 (-1 for one):
+// the right net of both modes' counts, which every decision reads as at
+// least 0, so that no mode admits more for it (go test -run
+// TestModeChangeMoveThenUndo ./ in this module).
 //
 // # Key layout
 //
