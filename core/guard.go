@@ -49,6 +49,7 @@ type owned struct {
 	watch    *watch
 	system   *system.Sampler // of the host signals of system rules
 	history  *history.Recorder
+	lag      *lagWatch // of the stores' latency budgets
 }
 
 // stop stops the goroutines and waits for them, the reporter's last, so
@@ -57,6 +58,7 @@ func (o *owned) stop() {
 	o.watch.worker.Close()
 	o.system.Stop()
 	o.history.Close()
+	o.lag.stop()
 	o.reporter.stop()
 }
 
@@ -216,11 +218,11 @@ func New(opts ...Option) (*Guard, error) {
 		kindSet: append(builtinKinds(), cfg.kinds...)}
 	source := cmp.Or[system.Source](cfg.systemSource, system.NewHost("/", sysclock.New(), nil)) // or the host's signals
 	g.owned = &owned{reporter: newReporter(g.clock.Now, cfg.logger, cfg.listeners),
-		system: system.NewSampler(source, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample)}
+		system: system.NewSampler(source, g.clock), history: history.NewRecorder(g.clock, g, (*Guard).historySample), lag: newLagWatch(g.clock)}
 	g.watch = &watch{after: cfg.unmatched, clock: g.clock, rp: g.reporter, routes: routecheck.New(g.reporter.log, maxLoggedRules)}
 	runtime.AddCleanup(g, (*owned).stop, g.owned)
 	for name, s := range cfg.stores {
-		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.reporter)
+		g.stores[name] = newStoreConn(name, s, &cfg, g.clock, g.lag, g.reporter)
 	}
 	g.resources = newResourceTable(cfg.maxResources)
 	g.rules.Store(&ruleSet{clock: g.clock})

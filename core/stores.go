@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicekit/sluice/core/clock"
 	"github.com/sluicekit/sluice/core/internal/rulefields"
 	"github.com/sluicekit/sluice/core/internal/sysclock"
+	"github.com/sluicekit/sluice/core/internal/worker"
 	"github.com/sluicekit/sluice/core/store"
 )
 
@@ -26,10 +28,10 @@ const (
 	defaultStoreBudget  = 20 * time.Millisecond // of the calls of exact rules
 	minStoreBudget      = time.Millisecond
 	maxStoreBudget      = time.Minute
-	timedRounds         = 16                     // the last rounds of calls timed, kept
-	lagNap              = 100 * time.Microsecond // a short sleep, whose lateness is the host's lag
-	lagSpan             = 10 * time.Millisecond  // the most that hostLag sleeps
-	lagMemory           = time.Second            // how long hostLag remembers a lag
+	timedRounds         = 16 // the last rounds of calls timed, kept
+	// A lagWatch's naps: lagNap each, wanted lagKeep at least, their
+	// lateness kept by slots of lagSlot ns (67ms), lagSlots (8.6s).
+	lagNap, lagKeep, lagSlot, lagSlots = time.Millisecond, time.Second, 1 << 26, 128
 )
 
 // WithStore gives the Guard the store s under name: rules whose Store is
@@ -89,12 +91,14 @@ func WithStoreBreaker(trip int, backoff time.Duration) Option {
 // timed; approximate rules, whose calls are local, are never.
 //
 // A store slower than the budget on every call (a Redis 40ms away) opens
-// the breaker after 16 calls, one three times slower on 3 calls in 4 after
-// 12; slow replies among fast ones do not, nor does a busy host that runs
+// the breaker after 17 calls, one three times slower on 3 calls in 4 after
+// 13; slow replies among fast ones do not, nor does a busy host that runs
 // goroutines (or Redis) late: the calls must be over the budget by more
-// than a short sleep overslept in the last second (the request whose call
-// looks too slow sleeps for up to 10ms in short sleeps, as one may wake on
-// time on a busy host), so a slow store opens it a second after a lag ends.
+// than the host's lag over their span, which a goroutine of the Guard
+// measures, sleeping 1ms at a time, from the first call over the budget
+// until a second (or that span) after the last, or Close. No request waits
+// for it; the 17th call is the first whose span it measured, and a probe
+// over the budget whose span it did not measure lets the next request probe.
 func WithStoreLatencyBudget(budget time.Duration) Option {
 	return optionFunc(func(cfg *config) error {
 		if budget != 0 && (budget < minStoreBudget || budget > maxStoreBudget) {
@@ -114,15 +118,12 @@ type storeConn struct {
 	exact, approx storeHealth
 }
 
-func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, rp *reporter) *storeConn {
+func newStoreConn(name string, s store.Store, cfg *config, c clock.Clock, lw *lagWatch, rp *reporter) *storeConn {
 	trip := int64(cmp.Or(cfg.storeTrip, defaultStoreTrip))
 	backoff := int64(cmp.Or(cfg.storeBackoff, defaultStoreBackoff))
 	conn := &storeConn{name: name, s: s}
 	conn.exact = storeHealth{store: name, mode: store.Exact, backoff: backoff, trip: trip,
-		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, reporter: rp}
-	if _, sys := c.(*sysclock.System); sys {
-		conn.exact.nap = nap
-	}
+		budget: int64(cmp.Or(cfg.storeBudget, defaultStoreBudget)), clock: c, lag: lw, reporter: rp}
 	conn.approx = storeHealth{store: name, mode: store.Approximate, backoff: backoff, trip: trip, reporter: rp}
 	conn.exact.openUntil.Store(healthy)
 	conn.approx.openUntil.Store(healthy)
@@ -149,9 +150,9 @@ type storeHealth struct {
 	mode     store.Mode
 	backoff  int64
 	trip     int64
-	budget   int64        // 0: calls are not timed
-	clock    clock.Clock  // times the calls, when budget > 0
-	nap      func() int64 // one short sleep's lateness (hostLag); nil on a clock other than the system's
+	budget   int64       // 0: calls are not timed
+	clock    clock.Clock // times the calls, when budget > 0
+	lag      *lagWatch   // nil on a clock other than the system's: no lag
 	reporter *reporter
 
 	openUntil atomic.Int64 // healthy while closed; inProbe while a probe runs
@@ -163,14 +164,14 @@ type storeHealth struct {
 	why       atomic.Pointer[error]
 	opening   sync.Mutex // held by open while it opens the breaker
 	// timed holds the durations of the last timed rounds (0: none yet),
-	// the one of round i at i%timedRounds; timedEnd is when the last timed
-	// call ended: a call that started before it was in flight with it,
-	// and is not timed (see WithStoreLatencyBudget).
+	// the one of round i at i%timedRounds, started at starts[i%timedRounds];
+	// timedEnd is when the last timed call ended: a call that started
+	// before it was in flight with it, and is not timed (see
+	// WithStoreLatencyBudget).
 	timed    [timedRounds]atomic.Int64
+	starts   [timedRounds]atomic.Int64
 	rounds   atomic.Int64
 	timedEnd atomic.Int64
-	lag      atomic.Int64 // the largest lateness of a nap, seen at lagAt
-	lagAt    atomic.Int64
 }
 
 // The states of storeHealth.openUntil other than a time; probing is the
@@ -223,14 +224,21 @@ func (b *storeHealth) succeeded(start, round int64) {
 
 // slow reports whether a call of round from start to end makes the store
 // too slow: a probe over the budget; or, closed, the last timedRounds
-// rounds (see WithStoreLatencyBudget). Either way, by more than the host's lag (hostLag): on a
-// busy host a call's goroutine runs late after its reply came, which is
-// not the store's latency.
+// rounds (see WithStoreLatencyBudget). Either way, by more than the host's
+// lag over their span (lagWatch): on a busy host a call's goroutine runs
+// late after its reply came, which is not the store's latency. A probe
+// over the budget whose span the lag was not measured over lets the next
+// request probe (open then leaves the breaker so).
 func (b *storeHealth) slow(start, end, round int64) bool {
 	took := max(end-start, 1)
 	if round == probing {
-		if need := took - b.budget; need > 0 && b.hostLag(need, end) < need {
-			return true
+		if need := took - b.budget; need > 0 {
+			if lag, known := b.lag.over(start, end, took); !known || lag < need {
+				if !known {
+					b.openUntil.CompareAndSwap(inProbe, end)
+				}
+				return true
+			}
 		}
 		for i := range b.timed { // a fresh start
 			b.timed[i].Store(0)
@@ -242,37 +250,102 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 	if start < t || !b.timedEnd.CompareAndSwap(t, end) {
 		return false // in flight with a timed call
 	}
-	b.timed[b.rounds.Add(1)%timedRounds].Store(took)
+	i := b.rounds.Add(1)
+	b.timed[i%timedRounds].Store(took)
+	b.starts[i%timedRounds].Store(start)
 	r := b.sorted()
-	need := max(r[0]-b.budget, r[timedRounds/4]-2*b.budget, 0) // the host's lag that explains them
-	return need > 0 && b.hostLag(need, end) < need
-}
-
-// hostLag returns how late the process runs (goroutines wait that long for
-// a CPU), read when the store looks slow: the most a nap overslept in the
-// last lagMemory before now, napping until one oversleeps by need, or for
-// min(need, lagSpan): one nap on a busy host may wake on time. 0 on a fake clock.
-func (b *storeHealth) hostLag(need, now int64) int64 {
-	lag := b.lag.Load()
-	if now-b.lagAt.Load() > int64(lagMemory) {
-		lag = 0
-	}
-	for slept := int64(0); b.nap != nil && lag < need && slept < min(need, int64(lagSpan)); {
-		late := b.nap()
-		if slept += int64(lagNap) + late; late > lag {
-			lag = late
-			b.lag.Store(late)
-			b.lagAt.Store(now)
+	from := start // of the oldest round kept
+	for j := range b.starts {
+		if b.timed[j].Load() > 0 {
+			from = min(from, b.starts[j].Load())
 		}
 	}
-	return lag
+	need := max(r[0]-b.budget, r[timedRounds/4]-2*b.budget, 0) // the host's lag that explains them
+	if took <= b.budget && need == 0 {
+		return false
+	}
+	lag, known := b.lag.over(from, end, end-from)
+	return known && lag < need
 }
 
-// nap returns how much longer than lagNap a sleep of lagNap takes.
-func nap() int64 {
-	start := time.Now()
-	time.Sleep(lagNap)
-	return max(int64(time.Since(start)-lagNap), 0)
+// lagWatch measures the host's lag (how late a Guard's goroutines run)
+// for its stores' latency budgets, off the requests' path: while wanted,
+// its goroutine naps lagNap at a time and keeps the most a nap overslept
+// in each slot of lagSlot of the clock (slot n at n%lagSlots).
+type lagWatch struct {
+	worker           worker.Worker
+	clock            clock.Clock
+	sleep            func(time.Duration)
+	running, stopped atomic.Bool
+	until, from, due atomic.Int64 // naps wanted until; ran from (0: none run); the nap in progress due at (0: none)
+	slots            [lagSlots]struct{ n, late atomic.Int64 }
+}
+
+// newLagWatch returns the lagWatch of a Guard on clock c, nil unless c is
+// the system clock.
+func newLagWatch(c clock.Clock) *lagWatch {
+	if _, sys := c.(*sysclock.System); sys {
+		return &lagWatch{clock: c, sleep: time.Sleep}
+	}
+	return nil
+}
+
+// over returns the most a nap overslept from from to now, the nap in
+// progress counted, and whether naps ran throughout; and wants naps for
+// keep (at least lagKeep) after now. 0 and true for a nil or stopped w.
+func (w *lagWatch) over(from, now, keep int64) (int64, bool) {
+	if w == nil || w.stopped.Load() {
+		return 0, true
+	}
+	w.until.Store(max(w.until.Load(), now+max(keep, int64(lagKeep))))
+	if w.running.CompareAndSwap(false, true) {
+		w.worker.Restart(w.nap)
+	}
+	if f := w.from.Load(); f == 0 || f > from {
+		return 0, false
+	}
+	var lag int64
+	if due := w.due.Load(); due != 0 {
+		lag = max(now-due, 0)
+	}
+	for n := max(from/lagSlot, now/lagSlot-lagSlots+1); n <= now/lagSlot; n++ {
+		if s := &w.slots[n%lagSlots]; s.n.Load() == n {
+			lag = max(lag, s.late.Load())
+		}
+	}
+	return lag, true
+}
+
+// nap naps until ctx ends or naps are no longer wanted.
+func (w *lagWatch) nap(ctx context.Context) {
+	defer w.running.Store(false)
+	defer w.from.Store(0)
+	now := int64(w.clock.Now())
+	for w.from.Store(now); ctx.Err() == nil && now <= w.until.Load(); w.due.Store(0) {
+		w.due.Store(now + int64(lagNap))
+		w.sleep(lagNap)
+		end := int64(w.clock.Now())
+		w.saw(end, end-now-int64(lagNap))
+		now = end
+	}
+}
+
+// saw records that a nap ending at end overslept by late.
+func (w *lagWatch) saw(end, late int64) {
+	s := &w.slots[end/lagSlot%lagSlots]
+	if n := end / lagSlot; s.n.Load() != n {
+		s.late.Store(0)
+		s.n.Store(n)
+	}
+	s.late.Store(max(s.late.Load(), late))
+}
+
+// stop stops the naps for good; nil-safe.
+func (w *lagWatch) stop() {
+	if w != nil {
+		w.stopped.Store(true)
+		w.worker.Close()
+	}
 }
 
 // sorted returns the durations of the last timed rounds, shortest first
