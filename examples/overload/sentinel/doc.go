@@ -65,32 +65,32 @@
 //
 // # A run
 //
-// 2026-11-28, 20:29 UTC, run.sh with its flags (the command above), on
-// this project's 2-vCPU VM otherwise idle (load average 2.1 at the start,
-// 2.3 at the end): capacity 92 requests/s, unloaded p50 21.4ms, p99
-// 28.0ms:
+// 2026-11-29, 06:20 UTC, run.sh with its flags (the command above), main
+// b76add7, on this project's 2-vCPU VM otherwise idle (load average 2.4 at
+// the start, 2.2 at the end): capacity 95 requests/s, unloaded p50 21.0ms,
+// p99 24.4ms:
 //
-//	   protection  load  offered/s  goodput/s  of capacity     p50     p99  p99/unloaded  rejected  timed out  limit  sched p99
-//	         none    1x         92         92         100%  44.3ms  79.1ms          2.8x        0%         0%      -     21.0ms
-//	     adaptive    1x         92         92         100%  22.0ms  37.8ms          1.3x        0%         0%     20     21.0ms
-//	       system    1x         92         90          98%  21.7ms  29.5ms          1.1x        2%         0%      2     21.0ms
-//	system-always    1x         92         92         100%  23.2ms  35.3ms          1.3x        0%         0%      3     21.0ms
-//	 sentinel-bbr    1x         92         90          98%  21.4ms  31.0ms          1.1x        2%         0%      -     21.0ms
-//	         none    2x        184          2           3%    >=1s    >=1s       >=35.7x        0%        99%      -     21.0ms
-//	     adaptive    2x        184         93         101%  43.2ms  67.5ms          2.4x       49%         0%      4     21.0ms
-//	       system    2x        184         91          99%  24.7ms  53.0ms          1.9x       51%         0%      2     21.0ms
-//	system-always    2x        184         91          99%  32.6ms  65.6ms          2.3x       50%         0%      3     21.0ms
-//	 sentinel-bbr    2x        184         92         100%  24.0ms  51.9ms          1.9x       50%         0%      -     21.0ms
-//	         none    5x        460          0           0%    >=1s    >=1s       >=35.7x        0%       100%      -     21.0ms
-//	     adaptive    5x        460         91          99%  43.9ms  73.3ms          2.6x       80%         0%      4     21.0ms
-//	       system    5x        460         90          98%  35.8ms  66.4ms          2.4x       80%         0%      3     21.0ms
-//	system-always    5x        460         91          99%  35.2ms  64.9ms          2.3x       80%         0%      3     21.0ms
-//	 sentinel-bbr    5x        460         90          97%  24.6ms  51.3ms          1.8x       81%         0%      -     21.0ms
-//	         none   10x        920          0           0%    >=1s    >=1s       >=35.7x        0%       100%      -     21.0ms
-//	     adaptive   10x        920         91          99%  42.6ms  71.6ms          2.6x       90%         0%      4     16.8ms
-//	       system   10x        920         90          98%  35.4ms  68.3ms          2.4x       90%         0%      3     16.8ms
-//	system-always   10x        920         89          97%  33.6ms  62.6ms          2.2x       90%         0%      3     21.0ms
-//	 sentinel-bbr   10x        920         90          98%  23.9ms  52.8ms          1.9x       90%         0%      -     21.0ms
+//	   protection  load  offered/s  goodput/s  of capacity     p50      p99  p99/unloaded  rejected  timed out  limit  sched p99
+//	         none    1x         95         95         100%  63.0ms  117.1ms          4.8x        0%         0%      -     21.0ms
+//	     adaptive    1x         95         92          97%  45.9ms   83.0ms          3.4x        3%         0%      5     21.0ms
+//	       system    1x         95         94          99%  25.8ms   40.0ms          1.6x        1%         0%      3     21.0ms
+//	system-always    1x         95         95         100%  22.4ms   35.2ms          1.4x        0%         0%      3     21.0ms
+//	 sentinel-bbr    1x         95         92          97%  21.7ms   28.6ms          1.2x        3%         0%      -     21.0ms
+//	         none    2x        190          5           5%    >=1s     >=1s       >=41.1x        0%        97%      -     21.0ms
+//	     adaptive    2x        190         94          99%  40.2ms   74.9ms          3.1x       50%         0%      4     21.0ms
+//	       system    2x        190         91          96%  23.7ms   45.7ms          1.9x       52%         0%      2     21.0ms
+//	system-always    2x        190         94          99%  23.3ms   49.9ms          2.0x       51%         0%      2     21.0ms
+//	 sentinel-bbr    2x        190         95         100%  23.5ms   50.3ms          2.1x       50%         0%      -     21.0ms
+//	         none    5x        475          2           2%    >=1s     >=1s       >=41.1x        0%       100%      -     21.0ms
+//	     adaptive    5x        475         92          97%  35.7ms   63.0ms          2.6x       81%         0%      3     21.0ms
+//	       system    5x        475         93          98%  23.0ms   49.7ms          2.0x       80%         0%      2     21.0ms
+//	system-always    5x        475         93          98%  23.0ms   46.8ms          1.9x       80%         0%      2     21.0ms
+//	 sentinel-bbr    5x        475         93          98%  23.1ms   49.0ms          2.0x       80%         0%      -     21.0ms
+//	         none   10x        950          0           0%    >=1s     >=1s       >=41.1x        0%       100%      -     21.0ms
+//	     adaptive   10x        950         93          98%  38.1ms   69.4ms          2.9x       90%         0%      4     21.0ms
+//	       system   10x        950         90          95%  23.2ms   47.2ms          1.9x       90%         0%      2     21.0ms
+//	system-always   10x        950         90          95%  23.7ms   51.5ms          2.1x       91%         0%      2     21.0ms
+//	 sentinel-bbr   10x        950         90          95%  23.1ms   48.0ms          2.0x       90%         0%      -     21.0ms
 //
 // On a host whose other processes take most of the CPUs (19:36 UTC, load
 // average 3.6-9.7, the server process using 0.2-0.6 of its 2), sluice's
