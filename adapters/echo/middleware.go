@@ -272,9 +272,10 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
+	body := httpadapter.WrapBody(r)
 	err = next(c)
 	finished = true
-	e.Exit(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err))
+	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err)))
 	return err
 }
 

@@ -238,6 +238,7 @@ func (m *config) handle(c *gin.Context) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
+	body := httpadapter.WrapBody(r)
 	c.Next()
 	finished = true
 	var herr error
@@ -247,5 +248,5 @@ func (m *config) handle(c *gin.Context) {
 	// A status set without a body is written after the chain: it counts as
 	// written.
 	written := c.Writer.Written() || c.Writer.Status() != http.StatusOK
-	e.Exit(m.HandlerExitError(r.Context(), written, c.Writer.Status(), herr))
+	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), written, c.Writer.Status(), herr)))
 }

@@ -1,8 +1,6 @@
 package sluicehttp
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -175,8 +173,8 @@ type request struct {
 	w        responseWriter
 	h        *handler
 	r        *http.Request
-	body     sentBody // r's body, as next reads it: a read that failed is the client's
-	pat      string   // the pattern of the router that r matches, once patFound
+	body     httpadapter.Body // r's body, as next reads it: a read that failed is the client's
+	pat      string           // the pattern of the router that r matches, once patFound
 	patFound bool
 }
 
@@ -244,18 +242,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
-	if r.Body != nil && r.Body != http.NoBody {
-		rq.body.ReadCloser, r.Body = r.Body, &rq.body
-	}
+	rq.body.Wrap(r)
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
-	err = h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)
-	if err != nil && rq.body.failed.Load() {
-		// The client's body failed (malformed, cut short, too slow): the
-		// failure is the client's, as a reverse proxy's 502 for it is.
-		err = errors.Join(err, context.Canceled)
-	}
-	e.Exit(err)
+	e.Exit(rq.body.ExitError(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)))
 }
 
 // patternMethod returns the method of a ServeMux pattern ("GET" for

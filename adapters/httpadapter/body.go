@@ -1,0 +1,61 @@
+package httpadapter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// Body is a request's body as the handler reads it, recording whether a
+// read of it failed: the client sent it malformed (a bad chunked
+// encoding), cut it short or too slowly. A failure of the request after
+// that is the client's, not the server's: a reverse proxy answers 502 for
+// a body it cannot forward, though its backend is healthy (ExitError).
+// A handler may keep r.Body: a Body is not reused.
+type Body struct {
+	io.ReadCloser
+	failed atomic.Bool
+}
+
+// WrapBody puts r's body, when it has one, through a new Body, which it
+// returns (nil when r has no body).
+func WrapBody(r *http.Request) *Body {
+	if !hasBody(r) {
+		return nil
+	}
+	b := new(Body)
+	b.Wrap(r)
+	return b
+}
+
+// Wrap puts r's body, when it has one, through b, a Body of no request.
+func (b *Body) Wrap(r *http.Request) {
+	if hasBody(r) {
+		b.ReadCloser, r.Body = r.Body, b
+	}
+}
+
+func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
+
+// Read reads the body, recording a failure (an error other than io.EOF).
+func (b *Body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed.Store(true)
+	}
+	return n, err
+}
+
+// ExitError returns err, the error to give Entry.Exit for the request
+// whose body b is, also wrapping context.Canceled when err is not nil and
+// a read of b failed: the failure is the client's, and the request
+// "gone" (core.Entry.Exit), so that a client's bad uploads cannot open a
+// breaker. b may be nil (no body).
+func (b *Body) ExitError(err error) error {
+	if err == nil || b == nil || !b.failed.Load() || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return errors.Join(err, context.Canceled)
+}
