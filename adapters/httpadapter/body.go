@@ -16,7 +16,7 @@ import (
 // A handler may keep r.Body: a Body is not reused.
 type Body struct {
 	io.ReadCloser
-	failed atomic.Bool
+	failed, ended atomic.Bool
 }
 
 // WrapBody puts r's body, when it has one, through a new Body, which it
@@ -39,14 +39,22 @@ func (b *Body) Wrap(r *http.Request) {
 
 func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
 
-// Read reads the body, recording a failure (an error other than io.EOF).
+// Read reads the body, recording its end (io.EOF) or a failure (another
+// error).
 func (b *Body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
+	switch {
+	case err == io.EOF:
+		b.ended.Store(true)
+	case err != nil:
 		b.failed.Store(true)
 	}
 	return n, err
 }
+
+// Unread reports whether the request has a body (Wrap put it through b)
+// that was not read to its end.
+func (b *Body) Unread() bool { return b.ReadCloser != nil && !b.ended.Load() }
 
 // ExitError returns err, the error to give Entry.Exit for the request
 // whose body b is, also wrapping context.Canceled when err is not nil and

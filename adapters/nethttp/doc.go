@@ -199,7 +199,12 @@
 // The ResponseWriter the handler gets records the status and passes
 // everything on; it implements http.Flusher, http.Hijacker, io.ReaderFrom
 // and io.StringWriter, and http.ResponseController reaches the writer
-// beneath it.
+// beneath it. http.MaxBytesReader given this writer cannot tell net/http
+// that its limit was hit; the middleware does, so that the server still
+// answers with "Connection: close" and reads no more of an oversized body:
+// when the handler answers 413 before the body's end, or leaves in r.Body
+// a MaxBytesReader whose limit was hit (go test -run
+// TestOversizedBodyClosesTheConnection ./adapters/nethttp/).
 //
 // # Cost
 //

@@ -243,8 +243,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	rq.body.Wrap(r)
+	rq.w.body = &rq.body
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
+	if rq.body.ReadCloser != nil && r.Body != &rq.body && overLimit(r.Body) {
+		tooLarge(w) // the handler's limit on r.Body was hit, and w could not hear it
+	}
 	e.Exit(rq.body.ExitError(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)))
 }
 
