@@ -275,6 +275,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	body := httpadapter.WrapBody(r)
 	err = next(c)
 	finished = true
+	body.Unwrap(r)
 	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err)))
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
@@ -78,4 +79,43 @@ func TestMalformedUploadsThroughAProxyOpenNoBreaker(t *testing.T) {
 		post()
 	}
 	assert.Equal(t, breaker.Open, g.Snapshot().Rules[0].Breaker.State, "a failing backend opens the breaker")
+}
+
+// TestBytesAfterAMalformedBodyAreNoRequest: a client sends an upload
+// whose chunked body is malformed, followed on the same connection by
+// another request, which a handler that reads and closes the body must
+// never serve: net/http closes the connection after a body closed on a
+// failed read, since what follows the bad chunk is no request. The
+// middleware's body wrapper must not hide the failed body from net/http.
+func TestBytesAfterAMalformedBodyAreNoRequest(t *testing.T) {
+	var served atomic.Int64
+	h := func(c *gin.Context) {
+		served.Add(1)
+		_, err := io.ReadAll(c.Request.Body)
+		_ = c.Request.Body.Close()
+		if err != nil {
+			c.Status(http.StatusBadRequest)
+		}
+	}
+	r := gin.New()
+	r.Use(sluicegin.Middleware(newGuard(t)))
+	r.POST("/upload", h)
+	r.GET("/smuggled", h)
+	srv := serve(t, r)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprint(conn, "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"+
+		"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+	assert.True(t, res.Close, "Connection: close")
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = http.ReadResponse(br, nil)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the connection is closed")
+	assert.EqualValues(t, 1, served.Load(), "requests served")
 }

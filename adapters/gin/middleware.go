@@ -241,6 +241,7 @@ func (m *config) handle(c *gin.Context) {
 	body := httpadapter.WrapBody(r)
 	c.Next()
 	finished = true
+	body.Unwrap(r)
 	var herr error
 	if last := c.Errors.Last(); last != nil {
 		herr = last

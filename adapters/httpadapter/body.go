@@ -39,6 +39,17 @@ func (b *Body) Wrap(r *http.Request) {
 
 func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
 
+// Unwrap gives r back the body Wrap put through b, unless the handler
+// replaced it. Call it when the handler returned: net/http then deals with
+// what is left of the body by its type, and closes the connection when
+// the body was closed after a failed read, lest the bytes after a
+// malformed chunk be read as another request. b may be nil (no body).
+func (b *Body) Unwrap(r *http.Request) {
+	if b != nil && b.ReadCloser != nil && r.Body == io.ReadCloser(b) {
+		r.Body = b.ReadCloser
+	}
+}
+
 // Read reads the body, recording its end (io.EOF) or a failure (another
 // error).
 func (b *Body) Read(p []byte) (int, error) {

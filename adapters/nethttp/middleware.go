@@ -249,6 +249,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rq.body.ReadCloser != nil && r.Body != &rq.body && overLimit(r.Body) {
 		tooLarge(w) // the handler's limit on r.Body was hit, and w could not hear it
 	}
+	rq.body.Unwrap(r)
 	e.Exit(rq.body.ExitError(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)))
 }
 
