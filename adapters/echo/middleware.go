@@ -266,16 +266,16 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 			return nil
 		}
 	}
+	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
+		body.Unwrap(r) // a panic too may end in a response (a recovery's)
 		if !finished { // next panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
-	body := httpadapter.WrapBody(r)
 	err = next(c)
 	finished = true
-	body.Unwrap(r)
 	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err)))
 	return err
 }

@@ -232,16 +232,16 @@ func (m *config) handle(c *gin.Context) {
 		c.Abort()
 		return
 	}
+	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
+		body.Unwrap(r) // a panic too may end in a response (a recovery's)
 		if !finished { // the chain panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
-	body := httpadapter.WrapBody(r)
 	c.Next()
 	finished = true
-	body.Unwrap(r)
 	var herr error
 	if last := c.Errors.Last(); last != nil {
 		herr = last

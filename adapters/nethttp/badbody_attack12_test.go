@@ -119,7 +119,8 @@ func TestMalformedUploadsThroughAProxyOpenNoBreaker(t *testing.T) {
 // failed read, since what follows the bad chunk is no request. Before,
 // the middleware's body wrapper hid the failed body from net/http, which
 // kept the connection and served the bytes after the bad chunk as a
-// request of their own (a smuggled GET got 200).
+// request of their own (a smuggled GET got 200), also when the handler
+// then panicked and a recovery middleware answered.
 func TestBytesAfterAMalformedBodyAreNoRequest(t *testing.T) {
 	g, err := core.New()
 	require.NoError(t, err)
@@ -129,31 +130,46 @@ func TestBytesAfterAMalformedBodyAreNoRequest(t *testing.T) {
 		served.Add(1)
 		_, err := io.ReadAll(r.Body)
 		_ = r.Body.Close()
+		if err != nil && r.URL.Path == "/panic" {
+			panic(err)
+		}
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 		}
 	})
-	for name, h := range map[string]http.Handler{"Middleware": sluicehttp.Middleware(g)(h), "Wrap": sluicehttp.Wrap(g, h)} {
-		t.Run(name, func(t *testing.T) {
-			served.Store(0)
-			srv := httptest.NewServer(h)
-			t.Cleanup(srv.Close)
-			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-			require.NoError(t, err)
-			defer conn.Close()
-			_, err = fmt.Fprint(conn, "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"+
-				"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
-			require.NoError(t, err)
-			br := bufio.NewReader(conn)
-			res, err := http.ReadResponse(br, nil)
-			require.NoError(t, err)
-			res.Body.Close()
-			assert.Equal(t, http.StatusBadRequest, res.StatusCode)
-			assert.True(t, res.Close, "Connection: close")
-			require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
-			_, err = http.ReadResponse(br, nil)
-			assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the connection is closed")
-			assert.EqualValues(t, 1, served.Load(), "requests served")
+	recovery := func(next http.Handler) http.Handler { // a recovery middleware answering 400
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if recover() != nil {
+					w.WriteHeader(http.StatusBadRequest)
+				}
+			}()
+			next.ServeHTTP(w, r)
 		})
+	}
+	for name, h := range map[string]http.Handler{"Middleware": recovery(sluicehttp.Middleware(g)(h)), "Wrap": recovery(sluicehttp.Wrap(g, h))} {
+		for _, path := range []string{"/upload", "/panic"} {
+			t.Run(name+path, func(t *testing.T) {
+				served.Store(0)
+				srv := httptest.NewServer(h)
+				t.Cleanup(srv.Close)
+				conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+				require.NoError(t, err)
+				defer conn.Close()
+				_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"+
+					"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", path)
+				require.NoError(t, err)
+				br := bufio.NewReader(conn)
+				res, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				res.Body.Close()
+				assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+				assert.True(t, res.Close, "Connection: close")
+				require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+				_, err = http.ReadResponse(br, nil)
+				assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the connection is closed")
+				assert.EqualValues(t, 1, served.Load(), "requests served")
+			})
+		}
 	}
 }

@@ -236,20 +236,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	rq.body.Wrap(r)
+	rq.w.body = &rq.body
 	finished := false
 	defer func() {
-		if !finished { // next panicked: count it, and let the panic go on
+		rq.body.Unwrap(r) // a panic too may end in a response (a recovery's)
+		if !finished {    // next panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
-	rq.body.Wrap(r)
-	rq.w.body = &rq.body
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
 	if rq.body.ReadCloser != nil && r.Body != &rq.body && overLimit(r.Body) {
 		tooLarge(w) // the handler's limit on r.Body was hit, and w could not hear it
 	}
-	rq.body.Unwrap(r)
 	e.Exit(rq.body.ExitError(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)))
 }
 
