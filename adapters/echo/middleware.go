@@ -269,7 +269,8 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
-		body.Unwrap(r) // a panic too may end in a response (a recovery's)
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		body.Unwrap(r)
 		if !finished { // next panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}

@@ -235,7 +235,8 @@ func (m *config) handle(c *gin.Context) {
 	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
-		body.Unwrap(r) // a panic too may end in a response (a recovery's)
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		body.Unwrap(r)
 		if !finished { // the chain panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}

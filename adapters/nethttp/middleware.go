@@ -240,8 +240,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq.w.body = &rq.body
 	finished := false
 	defer func() {
-		rq.body.Unwrap(r) // a panic too may end in a response (a recovery's)
-		if !finished {    // next panicked: count it, and let the panic go on
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		rq.body.Unwrap(r)
+		if !finished { // next panicked: count it, and let the panic go on
 			e.Exit(httpadapter.PanicExitError(r.Context()))
 		}
 	}()
