@@ -56,9 +56,9 @@
 // (by its error or its status) once its context ended, as a downstream
 // call fails when the client hangs up. So is a failure after reading the
 // request's body failed (malformed, cut short, too slow): a client, still
-// there, whose bad upload a reverse proxy answers 502, or a handler
-// returns the read's error for, cannot open a breaker (5 such uploads did;
-// go test -run TestMalformedUploadsOpenNoBreaker .). A request that waits for a leaky-bucket turn stops waiting when its client
+// there, whose bad upload a reverse proxy answers 502 (or a handler fails
+// or panics for) cannot open a breaker (5 such uploads did; go test -run
+// TestSuite/MalformedBody .). A request that waits for a leaky-bucket turn stops waiting when its client
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //

@@ -272,7 +272,7 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 		// r gets its body back for net/http, also after a panic (a recovery may answer).
 		body.Unwrap(r)
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
 	err = next(c)

@@ -57,8 +57,8 @@
 // once its context ended, as a downstream call fails when the client hangs
 // up. So is a failure after reading the request's body failed (malformed,
 // cut short, too slow): a client, still there, whose bad upload a reverse
-// proxy answers 502 cannot open a breaker (5 such uploads did; go test
-// -run TestMalformedUploadsThroughAProxyOpenNoBreaker .). A request that waits for a leaky-bucket
+// proxy answers 502 (or a handler panics for) cannot open a breaker (5
+// such uploads did; go test -run TestSuite/MalformedBody .). A request that waits for a leaky-bucket
 // turn stops waiting when its client disconnects: it is aborted, counted as
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).

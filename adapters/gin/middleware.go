@@ -238,7 +238,7 @@ func (m *config) handle(c *gin.Context) {
 		// r gets its body back for net/http, also after a panic (a recovery may answer).
 		body.Unwrap(r)
 		if !finished { // the chain panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
 	c.Next()

@@ -189,7 +189,8 @@
 // both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 // So is a failure after reading the request's body failed (malformed, cut
 // short, too slow): a client, still there, whose bad upload a reverse
-// proxy answers 502, cannot open a breaker either.
+// proxy answers 502 (or a handler panics for), cannot open a breaker
+// either.
 //
 // A request that waits for its turn under a leaky-bucket rule waits as long
 // as its context lives: when the client disconnects (or a deadline ends the

@@ -243,7 +243,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// r gets its body back for net/http, also after a panic (a recovery may answer).
 		rq.body.Unwrap(r)
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(rq.body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
 	h.serve(route, rq.pat, &rq.w, r)
