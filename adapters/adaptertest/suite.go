@@ -205,6 +205,8 @@ func (s *server) routes() []Route {
 			_, _ = io.WriteString(w, strings.Join(k.want[1], ", ")) // the RateLimit it was given
 			s.kept <- k
 		}},
+		{"POST", "/upload", upload(false)},
+		{"POST", "/upload-panic", upload(true)},
 		{"GET", "/gone", s.afterClientLeft(false)},
 		{"GET", "/late", s.afterClientLeft(true)},
 		{"GET", "/hold", func(w http.ResponseWriter, r *http.Request) {
@@ -508,6 +510,7 @@ func Run(t *testing.T, f factory, skip ...string) {
 		{"ExtractorDeclaredOnce", testDeclaredOnce},
 		{"ClientGoneBeforeAnswer", testClientGone},
 		{"HandlerErrorAfterHangUpOpensNoBreaker", testErrorAfterHangUp},
+		{"MalformedBodyOpensNoBreakerAndEndsTheConnection", testMalformedBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,12 +54,17 @@
 // failure by default, and gone for system rules and breakers
 // (core.Entry.Exit), as in package sluicehttp; so is a request failing
 // (by its error or its status) once its context ended, as a downstream
-// call fails when the client hangs up. A request that waits for a leaky-bucket turn stops waiting when its client
+// call fails when the client hangs up. So is a failure after reading the
+// request's body failed (malformed, cut short, too slow): a client, still
+// there, whose bad upload a reverse proxy answers 502 (or a handler fails
+// or panics for) cannot open a breaker (5 such uploads did; go test -run
+// TestSuite/MalformedBody .). A request that waits for a leaky-bucket turn stops waiting when its client
 // disconnects: it is counted as blocked and the middleware writes nothing
 // and returns nil.
 //
 // On the pass path the middleware allocates nothing of its own per
-// request: the params Enter reads (which the Guard uses only during
+// request but, for a request with a body, the httpadapter.Body it reads
+// through: the params Enter reads (which the Guard uses only during
 // Enter) come from a pool of the middleware's, and the RateLimit fields'
 // texts and values are carved from blocks that serve ten responses or
 // more (httpadapter.QuotaFields).

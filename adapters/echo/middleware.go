@@ -266,15 +266,18 @@ func (m *middleware) serve(c echo.Context, next echo.HandlerFunc) (err error) {
 			return nil
 		}
 	}
+	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		body.Unwrap(r)
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
 	err = next(c)
 	finished = true
-	e.Exit(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err))
+	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), c.Response().Committed, status(c, err), err)))
 	return err
 }
 

@@ -55,12 +55,16 @@
 // and gone for system rules and breakers (core.Entry.Exit), as in package
 // sluicehttp; so is a request failing (by an attached error or its status)
 // once its context ended, as a downstream call fails when the client hangs
-// up. A request that waits for a leaky-bucket
+// up. So is a failure after reading the request's body failed (malformed,
+// cut short, too slow): a client, still there, whose bad upload a reverse
+// proxy answers 502 (or a handler panics for) cannot open a breaker (5
+// such uploads did; go test -run TestSuite/MalformedBody .). A request that waits for a leaky-bucket
 // turn stops waiting when its client disconnects: it is aborted, counted as
 // blocked, and the middleware writes nothing (gin then ends it as it ends
 // any request no handler answered, on a connection no one reads).
 //
-// On the pass path the middleware allocates nothing per request: the
+// On the pass path the middleware allocates nothing per request but, for
+// a request with a body, the httpadapter.Body it reads through: the
 // route parameters are handed to the extractor in place, the params Enter
 // reads (which the Guard uses only during Enter) come from a pool of the
 // middleware's, and the RateLimit fields' texts and values are carved

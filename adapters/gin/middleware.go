@@ -232,10 +232,13 @@ func (m *config) handle(c *gin.Context) {
 		c.Abort()
 		return
 	}
+	body := httpadapter.WrapBody(r)
 	finished := false
 	defer func() {
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		body.Unwrap(r)
 		if !finished { // the chain panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
 	c.Next()
@@ -247,5 +250,5 @@ func (m *config) handle(c *gin.Context) {
 	// A status set without a body is written after the chain: it counts as
 	// written.
 	written := c.Writer.Written() || c.Writer.Status() != http.StatusOK
-	e.Exit(m.HandlerExitError(r.Context(), written, c.Writer.Status(), herr))
+	e.Exit(body.ExitError(m.HandlerExitError(r.Context(), written, c.Writer.Status(), herr)))
 }

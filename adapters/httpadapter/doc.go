@@ -5,7 +5,8 @@
 // RateLimit fields of admitted requests, and the classification of a
 // handler's outcome as success or error for the Guard's statistics (a
 // request whose handler wrote nothing after its client left is a failure
-// whose client gave up: Common.HandlerExitError).
+// whose client gave up: Common.HandlerExitError; so is one failing after
+// the client sent its body malformed: Body).
 //
 // Users reach it through the adapters' options and their
 // DefaultBlockHandler functions. It is exported, rather than internal,

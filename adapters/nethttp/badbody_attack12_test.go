@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	sluicehttp "github.com/sluicekit/sluice/adapters/nethttp"
 	"github.com/sluicekit/sluice/core"
 	"github.com/sluicekit/sluice/core/breaker"
 )
@@ -109,4 +110,66 @@ func TestMalformedUploadsThroughAProxyOpenNoBreaker(t *testing.T) {
 		res.Body.Close()
 	}
 	assert.Equal(t, breaker.Open, g.Snapshot().Rules[0].Breaker.State, "a failing backend opens the breaker")
+}
+
+// TestBytesAfterAMalformedBodyAreNoRequest: a client sends an upload
+// whose chunked body is malformed, followed on the same connection by
+// another request, which a handler that reads and closes the body must
+// never serve: net/http closes the connection after a body closed on a
+// failed read, since what follows the bad chunk is no request. Before,
+// the middleware's body wrapper hid the failed body from net/http, which
+// kept the connection and served the bytes after the bad chunk as a
+// request of their own (a smuggled GET got 200), also when the handler
+// then panicked and a recovery middleware answered.
+func TestBytesAfterAMalformedBodyAreNoRequest(t *testing.T) {
+	g, err := core.New()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	var served atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		_, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil && r.URL.Path == "/panic" {
+			panic(err)
+		}
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	})
+	recovery := func(next http.Handler) http.Handler { // a recovery middleware answering 400
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if recover() != nil {
+					w.WriteHeader(http.StatusBadRequest)
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+	for name, h := range map[string]http.Handler{"Middleware": recovery(sluicehttp.Middleware(g)(h)), "Wrap": recovery(sluicehttp.Wrap(g, h))} {
+		for _, path := range []string{"/upload", "/panic"} {
+			t.Run(name+path, func(t *testing.T) {
+				served.Store(0)
+				srv := httptest.NewServer(h)
+				t.Cleanup(srv.Close)
+				conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+				require.NoError(t, err)
+				defer conn.Close()
+				_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"+
+					"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", path)
+				require.NoError(t, err)
+				br := bufio.NewReader(conn)
+				res, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				res.Body.Close()
+				assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+				assert.True(t, res.Close, "Connection: close")
+				require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+				_, err = http.ReadResponse(br, nil)
+				assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the connection is closed")
+				assert.EqualValues(t, 1, served.Load(), "requests served")
+			})
+		}
+	}
 }

@@ -189,7 +189,8 @@
 // both (go test -run '^Test(Middleware|Wrap)$/ClientGoneBeforeAnswer' ./adapters/nethttp/).
 // So is a failure after reading the request's body failed (malformed, cut
 // short, too slow): a client, still there, whose bad upload a reverse
-// proxy answers 502, cannot open a breaker either.
+// proxy answers 502 (or a handler panics for), cannot open a breaker
+// either.
 //
 // A request that waits for its turn under a leaky-bucket rule waits as long
 // as its context lives: when the client disconnects (or a deadline ends the
@@ -199,7 +200,12 @@
 // The ResponseWriter the handler gets records the status and passes
 // everything on; it implements http.Flusher, http.Hijacker, io.ReaderFrom
 // and io.StringWriter, and http.ResponseController reaches the writer
-// beneath it.
+// beneath it. http.MaxBytesReader given this writer cannot tell net/http
+// that its limit was hit; the middleware does, so that the server still
+// answers with "Connection: close" and reads no more of an oversized body:
+// when the handler answers 413 before the body's end, or leaves in r.Body
+// a MaxBytesReader whose limit was hit (go test -run
+// TestOversizedBodyClosesTheConnection ./adapters/nethttp/).
 //
 // # Cost
 //

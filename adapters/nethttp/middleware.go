@@ -1,8 +1,6 @@
 package sluicehttp
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -175,8 +173,8 @@ type request struct {
 	w        responseWriter
 	h        *handler
 	r        *http.Request
-	body     sentBody // r's body, as next reads it: a read that failed is the client's
-	pat      string   // the pattern of the router that r matches, once patFound
+	body     httpadapter.Body // r's body, as next reads it: a read that failed is the client's
+	pat      string           // the pattern of the router that r matches, once patFound
 	patFound bool
 }
 
@@ -238,24 +236,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	rq.body.Wrap(r)
+	rq.w.body = &rq.body
 	finished := false
 	defer func() {
+		// r gets its body back for net/http, also after a panic (a recovery may answer).
+		rq.body.Unwrap(r)
 		if !finished { // next panicked: count it, and let the panic go on
-			e.Exit(httpadapter.PanicExitError(r.Context()))
+			e.Exit(rq.body.ExitError(httpadapter.PanicExitError(r.Context())))
 		}
 	}()
-	if r.Body != nil && r.Body != http.NoBody {
-		rq.body.ReadCloser, r.Body = r.Body, &rq.body
-	}
 	h.serve(route, rq.pat, &rq.w, r)
 	finished = true
-	err = h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)
-	if err != nil && rq.body.failed.Load() {
-		// The client's body failed (malformed, cut short, too slow): the
-		// failure is the client's, as a reverse proxy's 502 for it is.
-		err = errors.Join(err, context.Canceled)
+	if rq.body.ReadCloser != nil && r.Body != &rq.body && overLimit(r.Body) {
+		tooLarge(w) // the handler's limit on r.Body was hit, and w could not hear it
 	}
-	e.Exit(err)
+	e.Exit(rq.body.ExitError(h.HandlerExitError(r.Context(), rq.w.status != 0, rq.w.result(), nil)))
 }
 
 // patternMethod returns the method of a ServeMux pattern ("GET" for

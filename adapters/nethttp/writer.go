@@ -2,9 +2,14 @@ package sluicehttp
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/sluicekit/sluice/adapters/httpadapter"
 )
 
 // responseWriter is the http.ResponseWriter the middleware hands the
@@ -17,7 +22,8 @@ import (
 // (deadlines, full duplex).
 type responseWriter struct {
 	http.ResponseWriter
-	status int // 0 until the header is written
+	status int               // 0 until the header is written
+	body   *httpadapter.Body // the request's body, as the handler reads it
 }
 
 // result returns the status the response ended with: the one written, or
@@ -29,12 +35,39 @@ func (w *responseWriter) result() int {
 	return w.status
 }
 
-// WriteHeader records the first final status and passes code on.
+// WriteHeader records the first final status and passes code on. A 413
+// before the body was read to its end is most likely the answer to
+// http.MaxBytesReader's error, which cannot reach net/http's writer through
+// this one: net/http is told (tooLarge).
 func (w *responseWriter) WriteHeader(code int) {
 	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		w.status = code
+		if code == http.StatusRequestEntityTooLarge && w.body.Unread() {
+			tooLarge(w.ResponseWriter)
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// tooLarge tells w, net/http's writer, that the request's body is larger
+// than the handler allows, as http.MaxBytesReader tells the writer it was
+// given when its limit is hit: the server closes the connection after the
+// response (and says so in it, when its header is not written yet) and
+// reads no more of the body. It does nothing when w is another writer.
+func tooLarge(w http.ResponseWriter) {
+	_, _ = http.MaxBytesReader(w, io.NopCloser(strings.NewReader("!")), 0).Read(make([]byte, 1))
+}
+
+// overLimit reports whether body, the request's body as the handler left
+// it, is an http.MaxBytesReader whose limit was hit. A MaxBytesReader
+// returns its error without reading when asked for no bytes.
+func overLimit(body io.Reader) bool {
+	if body == nil || reflect.TypeOf(body) != reflect.TypeOf(http.MaxBytesReader(nil, nil, 0)) {
+		return false
+	}
+	_, err := body.Read(nil)
+	var tooBig *http.MaxBytesError
+	return errors.As(err, &tooBig)
 }
 
 // Write records status 200 if none was written and passes b on.
