@@ -254,15 +254,15 @@ func (b *storeHealth) slow(start, end, round int64) bool {
 	b.timed[i%timedRounds].Store(took)
 	b.starts[i%timedRounds].Store(start)
 	r := b.sorted()
+	need := max(r[0]-b.budget, r[timedRounds/4]-2*b.budget, 0) // the host's lag that explains them
+	if took <= b.budget && need == 0 {
+		return false
+	}
 	from := start // of the oldest round kept
 	for j := range b.starts {
 		if b.timed[j].Load() > 0 {
 			from = min(from, b.starts[j].Load())
 		}
-	}
-	need := max(r[0]-b.budget, r[timedRounds/4]-2*b.budget, 0) // the host's lag that explains them
-	if took <= b.budget && need == 0 {
-		return false
 	}
 	lag, known := b.lag.over(from, end, end-from)
 	return known && lag < need
